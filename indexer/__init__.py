@@ -1,0 +1,34 @@
+"""indexer: index a folder of documents into SQLite (sqlite-vec + FTS5) and search it by meaning.
+
+    from indexer import Index
+    with Index.open("index.db") as index:
+        index.build("docs")
+        for hit in index.search("how do I rotate keys"):
+            print(hit.score, hit.citation, hit.heading)
+"""
+
+from indexer.api import Index
+from indexer.backends.base import EmbeddingBackend
+from indexer.errors import (
+    BackendError,
+    BackendUnreachableError,
+    ConfigError,
+    IndexerError,
+    IndexLockedError,
+    VectorCheckError,
+)
+from indexer.pipeline import BuildReport
+from indexer.search import Hit
+
+__all__ = [
+    "BackendError",
+    "BackendUnreachableError",
+    "BuildReport",
+    "ConfigError",
+    "EmbeddingBackend",
+    "Hit",
+    "Index",
+    "IndexLockedError",
+    "IndexerError",
+    "VectorCheckError",
+]

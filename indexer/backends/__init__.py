@@ -1,0 +1,36 @@
+"""Embedding backends and the one place that turns a recorded config back into a backend."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from indexer.backends.base import EmbeddingBackend
+from indexer.errors import ConfigError
+
+BACKEND_KINDS = ("embedded", "ollama", "openai")
+
+
+def make_backend(config: dict[str, Any]) -> EmbeddingBackend:
+    """Build a backend from a config dict as :meth:`EmbeddingBackend.config` returns it.
+
+    ``config["backend"]`` names the kind; the other keys are the class's keyword arguments.
+    Imports are per kind so a query on the embedded model never pays for HTTP code, and the reverse.
+    """
+    options = {key: value for key, value in config.items() if key != "backend"}
+    kind = config.get("backend", "embedded")
+    if kind == "embedded":
+        from indexer.backends.embedded import EmbeddedBackend
+
+        return EmbeddedBackend(**options)
+    if kind == "ollama":
+        from indexer.backends.ollama import OllamaBackend
+
+        return OllamaBackend(**options)
+    if kind == "openai":
+        from indexer.backends.openai import OpenAIBackend
+
+        return OpenAIBackend(**options)
+    raise ConfigError(f"unknown backend {kind!r} (choose one of: {', '.join(BACKEND_KINDS)})")
+
+
+__all__ = ["BACKEND_KINDS", "EmbeddingBackend", "make_backend"]

@@ -1,0 +1,85 @@
+"""The cut-off point between the pipeline and whatever computes vectors.
+
+A backend turns a batch of texts into one vector per text. Everything else (batching, checking the
+vectors, storing them) is the pipeline's job, so a backend stays small. The base class refuses to
+embed: a backend that cannot embed must say so by raising, never by returning empty vectors.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+
+from indexer.errors import UnsupportedInputError
+
+
+
+class EmbeddingBackend:
+    """Base class for embedding backends.
+
+    Subclasses override :meth:`embed` and set :attr:`model_name`. Optional hooks let the pipeline
+    do better work: :meth:`count_tokens` lets the chunker measure chunks in the model's own tokens,
+    :attr:`max_tokens` is the model's input limit, and :meth:`describe` names everything that
+    changes a vector so the index can fingerprint the build.
+    """
+
+    #: Short name of the backend kind ("embedded", "ollama", "openai", ...).
+    kind: str = "base"
+    #: The model that computes the vectors; recorded in the index.
+    model_name: str = ""
+    #: Whether :meth:`embed` can produce vectors at all.
+    can_embed: bool = False
+    #: Whether the backend accepts images; none of ours does, so images are refused.
+    accepts_images: bool = False
+    #: The longest input, counted as :meth:`count_tokens` counts (special tokens excluded), that is
+    #: embedded whole; the chunker keeps every chunk at or under it.
+    max_tokens: int = 512
+    #: Batches this backend handles well at once (the pipeline keeps this many in flight).
+    default_concurrency: int = 1
+    #: Prefixes some models need to tell a search query from a document.
+    query_prefix: str = ""
+    document_prefix: str = ""
+
+    def embed(self, texts: list[str]) -> Any:
+        """Return one vector per text, in input order (a list of lists or a 2-D numpy array).
+
+        Raise :class:`indexer.errors.BackendError` (or a subclass) when the batch cannot be embedded.
+        """
+        raise NotImplementedError(f"{type(self).__name__} cannot embed text")
+
+    def embed_images(self, images: Sequence[bytes]) -> Any:
+        """Refuse images: no backend here can embed them, and dropping them silently would lose content."""
+        raise UnsupportedInputError(f"backend {self.kind!r} ({self.model_name}) does not accept images")
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        """Number of tokens each text costs; the default is a conservative estimate (one per 3 bytes)."""
+        return [len(text.encode("utf-8")) // 3 + 1 for text in texts]
+
+    @property
+    def dimension(self) -> int | None:
+        """The vector length when known before the first call, else None (learned from the first batch)."""
+        return None
+
+    def config(self) -> dict[str, Any]:
+        """JSON-safe settings that recreate this backend with :func:`indexer.backends.make_backend`.
+
+        Recorded in the index so a query embeds with the same model. Never holds a secret.
+        """
+        return {"backend": self.kind, "model": self.model_name}
+
+    def describe(self) -> dict[str, Any]:
+        """Everything about this backend that changes the vectors it makes (goes into the fingerprint)."""
+        return {"backend": self.kind, "model": self.model_name}
+
+    def usage(self) -> dict[str, int]:
+        """Requests and tokens spent since the backend was made (for the build report)."""
+        return {"requests": 0, "tokens": 0}
+
+    def close(self) -> None:
+        """Release connections or sessions; the default has nothing to release."""
+
+    def __enter__(self) -> "EmbeddingBackend":
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,195 @@
+"""Stage 1: find the text files under a folder and read them.
+
+Walking only looks at names and ``stat``; contents are read later, and only for files whose size or
+modification time changed, so an unchanged re-index reads no file contents at all.
+"""
+
+from __future__ import annotations
+
+import codecs
+import os
+import re
+import stat
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html import unescape
+from pathlib import Path
+
+TEXT_EXTENSIONS = frozenset(
+    """md markdown mdx txt text rst adoc asciidoc org tex html htm xhtml
+    py pyi js jsx mjs cjs ts tsx go rs c h cc cpp cxx hpp hh java kt kts scala swift m mm cs fs vb
+    rb php pl pm lua r jl hs ml mli ex exs erl clj cljs dart zig nim sh bash zsh fish ps1 bat sql
+    css scss sass less vue svelte json jsonl yaml yml toml ini cfg conf properties env xml csv tsv
+    graphql proto tf hcl gradle cmake mk dockerfile ipynb""".split()
+)
+TEXT_FILENAMES = frozenset(
+    """makefile dockerfile readme license licence copying changelog authors notice contributing
+    gemfile rakefile procfile vagrantfile justfile""".split()
+)
+SKIPPED_FOLDERS = frozenset(
+    """node_modules __pycache__ venv .venv env site-packages dist-packages .tox .nox .mypy_cache
+    .pytest_cache .ruff_cache""".split()
+)
+MARKDOWN_EXTENSIONS = frozenset({"md", "markdown", "mdx"})
+HTML_EXTENSIONS = frozenset({"html", "htm", "xhtml"})
+BINARY_SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file found under a root: where it is and the ``stat`` facts that decide whether it changed."""
+
+    root: Path
+    path: str  # relative to root, with forward slashes
+    size: int
+    mtime_ns: int
+
+    @property
+    def absolute(self) -> Path:
+        return self.root / self.path
+
+    @property
+    def extension(self) -> str:
+        name = self.path.rsplit("/", 1)[-1].lower()
+        return name.rsplit(".", 1)[-1] if "." in name else ""
+
+
+@dataclass(frozen=True)
+class WalkResult:
+    """What the walk found: the candidate text files, and the files it passed over with the reason."""
+
+    files: list[SourceFile]
+    ignored: list[tuple[str, str]]  # (relative path, reason): links out of the folder, non-text types
+
+
+class UnreadableFile(Exception):
+    """A file that is binary or cannot be decoded; the message says which, for a one-line warning."""
+
+
+def is_text_name(path: str) -> bool:
+    """Whether a file name looks like text we index (by extension or well-known name)."""
+    name = path.rsplit("/", 1)[-1].lower()
+    if name in TEXT_FILENAMES:
+        return True
+    return "." in name and name.rsplit(".", 1)[-1] in TEXT_EXTENSIONS
+
+
+def walk(root: Path) -> WalkResult:
+    """Every candidate text file under ``root``, in a stable (sorted) order.
+
+    Hidden folders, ``.git``, ``node_modules`` and virtual environments are skipped. Symbolic links are
+    followed only when they resolve inside ``root``; each real folder is entered once, so a link loop
+    ends nothing but itself.
+    """
+    root = Path(root)
+    real_root = os.path.realpath(root)
+    files: list[SourceFile] = []
+    ignored: list[tuple[str, str]] = []
+    seen_folders: set[tuple[int, int]] = set()
+    root_stat = os.stat(root)
+    seen_folders.add((root_stat.st_dev, root_stat.st_ino))
+    _walk_folder(root, "", real_root, seen_folders, files, ignored)
+    return WalkResult(files=files, ignored=ignored)
+
+
+def _walk_folder(
+    root: Path,
+    prefix: str,
+    real_root: str,
+    seen_folders: set[tuple[int, int]],
+    files: list[SourceFile],
+    ignored: list[tuple[str, str]],
+) -> None:
+    folder = root / prefix if prefix else root
+    try:
+        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+    except OSError as error:
+        ignored.append((prefix or ".", f"cannot list folder: {error.strerror}"))
+        return
+    for entry in entries:
+        relative = f"{prefix}/{entry.name}" if prefix else entry.name
+        try:
+            is_link = entry.is_symlink()
+            if is_link and not _inside(os.path.realpath(entry.path), real_root):
+                ignored.append((relative, "symbolic link leading outside the folder"))
+                continue
+            info = os.stat(entry.path)  # follows links that stay inside the root
+        except OSError as error:
+            ignored.append((relative, f"cannot stat: {error.strerror or error}"))
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            if _skip_folder(entry.name) or (info.st_dev, info.st_ino) in seen_folders:
+                continue
+            seen_folders.add((info.st_dev, info.st_ino))
+            _walk_folder(root, relative, real_root, seen_folders, files, ignored)
+        elif stat.S_ISREG(info.st_mode):
+            if not is_text_name(relative):
+                ignored.append((relative, "not a text file type"))
+                continue
+            files.append(SourceFile(root=root, path=relative, size=info.st_size, mtime_ns=info.st_mtime_ns))
+
+
+def _skip_folder(name: str) -> bool:
+    return name.startswith(".") or name in SKIPPED_FOLDERS or name.endswith(".egg-info")
+
+
+def _inside(real_path: str, real_root: str) -> bool:
+    return real_path == real_root or real_path.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def read_bytes(source: SourceFile) -> bytes:
+    """The file's bytes (an ``OSError`` propagates: the caller reports the file and goes on)."""
+    return source.absolute.read_bytes()
+
+
+def decode(data: bytes) -> str:
+    """Decode a file's bytes as text or raise :class:`UnreadableFile` saying why.
+
+    UTF-8 (with or without BOM) and UTF-16 with a BOM are accepted. A NUL byte means binary.
+    """
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        try:
+            return data.decode("utf-16")
+        except UnicodeDecodeError as error:
+            raise UnreadableFile(f"cannot be decoded as UTF-16 (byte {error.start})") from error
+    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+        raise UnreadableFile("binary file (contains NUL bytes)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise UnreadableFile(f"cannot be decoded as UTF-8 (invalid byte at offset {error.start})") from error
+
+
+_SCRIPT_OR_STYLE = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAG = re.compile(r"<[^>]*>", re.DOTALL)
+_HTML_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
+
+
+def html_to_text(html: str) -> str:
+    """Strip tags from HTML while keeping every line where it was, so line numbers still point
+    into the source file. Headings become Markdown headings so the chunker sees the structure."""
+
+    def blank_keeping_newlines(match: re.Match[str]) -> str:
+        return "\n" * match.group(0).count("\n")
+
+    def heading(match: re.Match[str]) -> str:
+        inner = _TAG.sub(blank_keeping_newlines, match.group(2))
+        return "#" * int(match.group(1)) + " " + inner
+
+    text = _SCRIPT_OR_STYLE.sub(blank_keeping_newlines, html)
+    text = _HTML_HEADING.sub(heading, text)
+    text = _TAG.sub(blank_keeping_newlines, text)
+    return unescape(text)
+
+
+def text_of(source: SourceFile, data: bytes) -> str:
+    """The text to chunk for a file: decoded, with HTML reduced to its words."""
+    text = decode(data)
+    if source.extension in HTML_EXTENSIONS:
+        return html_to_text(text)
+    return text
+
+
+def is_markdown(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1].lower()
+    return "." in name and name.rsplit(".", 1)[-1] in MARKDOWN_EXTENSIONS | HTML_EXTENSIONS

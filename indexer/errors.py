@@ -1,0 +1,54 @@
+"""One exception hierarchy: each class is one thing a user can act on, with its exit code."""
+
+from __future__ import annotations
+
+
+class IndexerError(Exception):
+    """Base of every error the library raises on purpose; the CLI prints it as one line."""
+
+    exit_code = 2
+
+
+class ConfigError(IndexerError):
+    """A bad option, a missing index, or a build that does not match the index (usage or configuration)."""
+
+    exit_code = 2
+
+
+class IndexLockedError(IndexerError):
+    """Another build holds the index's writer lock."""
+
+    exit_code = 3
+
+
+class BackendError(IndexerError):
+    """The embedding backend failed for one batch (refused, bad answer, retries exhausted)."""
+
+    exit_code = 1
+
+
+class BackendUnreachableError(BackendError):
+    """The backend cannot be used at all (connection refused, unknown model, bad credentials)."""
+
+    exit_code = 4
+
+
+class InputTooLongError(BackendError):
+    """The backend said an input is longer than its context; the caller may split and retry."""
+
+
+class VectorCheckError(BackendError):
+    """The vectors a backend returned failed the check (count, order, shape, finiteness, norm)."""
+
+
+class UnsupportedInputError(IndexerError):
+    """The backend cannot embed this kind of input (for example images)."""
+
+    exit_code = 2
+
+
+EXIT_OK = 0
+EXIT_PARTIAL = 1
+EXIT_CONFIG = 2
+EXIT_LOCKED = 3
+EXIT_UNREACHABLE = 4

@@ -1,0 +1,120 @@
+"""Stage 6: answer a question from the index: vector, keyword, or both fused."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from indexer.backends.base import EmbeddingBackend
+from indexer.errors import ConfigError
+from indexer.store import Store
+from indexer.validation import check_vectors
+
+MODES = ("hybrid", "vector", "keyword")
+RRF_K = 60  # the usual constant of reciprocal rank fusion: damps the weight of the very first ranks
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One search result: where it is, how well it matched, and its text.
+
+    ``score`` is higher for better matches: cosine similarity in vector mode, BM25 (sign flipped) in
+    keyword mode, the reciprocal-rank-fusion score in hybrid mode. ``vector_score`` and
+    ``keyword_score`` carry each list's own score where the chunk appeared in it.
+    """
+
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    heading: str
+    text: str
+    root: str
+    mode: str
+    vector_score: float | None = None
+    keyword_score: float | None = None
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}:{self.start_line}-{self.end_line}"
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def search(
+    store: Store,
+    backend: EmbeddingBackend | None,
+    text: str,
+    k: int = 5,
+    mode: str = "hybrid",
+    paths: Sequence[str] = (),
+    types: Sequence[str] = (),
+    min_score: float | None = None,
+) -> list[Hit]:
+    """The ``k`` best chunks for ``text``. Filters (path globs, file types) apply inside each search,
+    so ``k`` hits come back whenever ``k`` chunks pass the filters."""
+    if mode not in MODES:
+        raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
+    if k <= 0:
+        return []
+    allowed = store.chunk_ids_matching(paths, types) if (paths or types) else None
+    pool = k if mode != "hybrid" else max(4 * k, 50)
+    vector_scores: dict[int, float] = {}
+    keyword_scores: dict[int, float] = {}
+    vector_ranked: list[int] = []
+    keyword_ranked: list[int] = []
+    if mode in ("vector", "hybrid"):
+        if backend is None:
+            raise ConfigError("vector search needs an embedding backend")
+        for chunk_id, distance in store.nearest(embed_query(backend, text, store.dimension), pool, allowed):
+            vector_scores[chunk_id] = 1.0 - distance
+            vector_ranked.append(chunk_id)
+    if mode in ("keyword", "hybrid"):
+        for chunk_id, bm25 in store.keyword_matches(keyword_query(text), pool, allowed):
+            keyword_scores[chunk_id] = -bm25
+            keyword_ranked.append(chunk_id)
+    if mode == "vector":
+        ranked = [(chunk_id, vector_scores[chunk_id]) for chunk_id in vector_ranked]
+    elif mode == "keyword":
+        ranked = [(chunk_id, keyword_scores[chunk_id]) for chunk_id in keyword_ranked]
+    else:
+        ranked = fuse([vector_ranked, keyword_ranked])
+    if min_score is not None:
+        ranked = [(chunk_id, score) for chunk_id, score in ranked if score >= min_score]
+    ranked = ranked[:k]
+    chunks = store.chunks_by_ids([chunk_id for chunk_id, _ in ranked])
+    return [
+        Hit(
+            path=chunks[chunk_id].path, start_line=chunks[chunk_id].start_line, end_line=chunks[chunk_id].end_line,
+            score=float(score), heading=chunks[chunk_id].heading, text=chunks[chunk_id].text,
+            root=chunks[chunk_id].root, mode=mode, vector_score=vector_scores.get(chunk_id),
+            keyword_score=keyword_scores.get(chunk_id),
+        )  # fmt: skip
+        for chunk_id, score in ranked
+        if chunk_id in chunks
+    ]
+
+
+def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):  # noqa: ANN201 (np.ndarray)
+    """The question's vector, made the way the index's documents were (query prefix included) and
+    held to the same vector check as any stored vector."""
+    vectors = backend.embed([backend.query_prefix + text])
+    return check_vectors(vectors, 1, dimension)[0]
+
+
+def keyword_query(text: str) -> str:
+    """An FTS5 query that matches any of the words (each quoted, so no word is read as an operator)."""
+    words = dict.fromkeys(word.lower() for word in _WORD.findall(text))
+    return " OR ".join(f'"{word}"' for word in words)
+
+
+def fuse(rankings: Sequence[Sequence[int]]) -> list[tuple[int, float]]:
+    """Reciprocal rank fusion: each list gives 1 / (RRF_K + rank) to each of its items."""
+    scores: dict[int, float] = {}
+    for ranking in rankings:
+        for rank, chunk_id in enumerate(ranking, start=1):
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + 1.0 / (RRF_K + rank)
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))

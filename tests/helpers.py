@@ -1,0 +1,94 @@
+"""Test backends: real EmbeddingBackend subclasses with known behaviour, for tests and benchmarks."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+
+import numpy as np
+
+from indexer import EmbeddingBackend
+
+
+def hash_vector(text: str, dimension: int) -> np.ndarray:
+    """A deterministic unit vector for a text (same text, same vector, whatever the batch)."""
+    seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+    vector = np.random.default_rng(seed).standard_normal(dimension).astype(np.float32)
+    return vector / np.linalg.norm(vector)
+
+
+class HashBackend(EmbeddingBackend):
+    """Instant, deterministic vectors; counts calls and the texts it embedded."""
+
+    kind = "test-hash"
+    can_embed = True
+
+    def __init__(self, dimension: int = 32, max_tokens: int = 64, model_name: str = "hash-v1") -> None:
+        self._dimension = dimension
+        self.max_tokens = max_tokens
+        self.model_name = model_name
+        self.calls = 0
+        self.embedded: list[str] = []
+        self._lock = threading.Lock()
+
+    @property
+    def dimension(self) -> int:
+        return self._dimension
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        return [len(text.split()) for text in texts]
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        with self._lock:
+            self.calls += 1
+            self.embedded.extend(texts)
+        return np.stack([hash_vector(text, self._dimension) for text in texts]) if texts else np.zeros((0, 0))
+
+    def describe(self) -> dict[str, object]:
+        return {"backend": self.kind, "model": self.model_name, "dimension": self._dimension}
+
+    def usage(self) -> dict[str, int]:
+        return {"requests": self.calls, "tokens": sum(len(text.split()) for text in self.embedded)}
+
+
+class FaultyBackend(HashBackend):
+    """Like HashBackend, but batch number ``fail_on`` (1-based) comes back wrong in the given way."""
+
+    def __init__(self, fault: str, fail_on: int = 1, **options: object) -> None:
+        super().__init__(**options)  # type: ignore[arg-type]
+        self.fault = fault
+        self.fail_on = fail_on
+
+    def embed(self, texts: list[str]):  # noqa: ANN201
+        vectors = [list(map(float, row)) for row in super().embed(texts)]
+        if self.calls != self.fail_on:
+            return vectors
+        if self.fault == "too_few":
+            return vectors[:-1]
+        if self.fault == "too_many":
+            return vectors + [vectors[0]]
+        if self.fault == "empty":
+            vectors[0] = []
+            return vectors
+        if self.fault == "empty_list":
+            return []
+        if self.fault == "nan":
+            vectors[-1][3] = float("nan")
+            return vectors
+        if self.fault == "inf":
+            vectors[0][0] = float("inf")
+            return vectors
+        if self.fault == "zero":
+            vectors[0] = [0.0] * len(vectors[0])
+            return vectors
+        if self.fault == "wrong_dimension":
+            return [row + [0.5] for row in vectors]
+        if self.fault == "ragged":
+            vectors[1] = vectors[1][:-1]
+            return vectors
+        if self.fault == "not_numbers":
+            vectors[0][0] = "x"
+            return vectors
+        if self.fault == "raise":
+            raise RuntimeError("the model fell over")
+        raise AssertionError(f"unknown fault {self.fault}")

@@ -1,0 +1,241 @@
+"""The build: batching, the vector check, incremental re-indexing, deletion, failure isolation."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import snapshot, write
+from helpers import FaultyBackend, HashBackend
+
+from indexer import ConfigError, Index
+from indexer.store import Store
+
+
+def build(index_path: Path, folder: Path, backend, **options):  # noqa: ANN001, ANN201
+    with Index.open(index_path) as index:
+        return index.build(folder, backend=backend, warn=lambda message: None, **options)
+
+
+def many_chunk_file(path: Path, sections: int = 1, paragraphs: int = 100) -> Path:
+    """A Markdown file whose paragraphs are each about one chunk long for HashBackend (max 64 words)."""
+    parts = []
+    for section in range(sections):
+        parts.append(f"# Section {section}\n")
+        for number in range(paragraphs // sections):
+            words = " ".join(f"w{section}x{number}y{k}" for k in range(20 + (number * 7) % 25))
+            parts.append(f"Paragraph {number} of section {section}: {words}.\n")
+    return write(path, "\n".join(parts))
+
+
+def test_build_sends_fixed_size_batches_and_stores_every_chunk(index_path, docs, backend):
+    report = build(index_path, docs, backend, batch_size=2)
+    assert report.exit_code == 0
+    assert report.files_added == 3
+    with Index.open(index_path) as index:
+        assert index.store.counts() == {"files": 3, "chunks": report.chunks_embedded}
+        assert index.store.integrity_problems() == []
+    sizes = [len(batch) for batch in _batches(backend, 2)]
+    assert all(size <= 2 for size in sizes)
+    assert backend.calls == report.batches == -(-report.chunks_embedded // 2)
+
+
+def _batches(backend: HashBackend, size: int) -> list[list[str]]:
+    return [backend.embedded[i : i + size] for i in range(0, len(backend.embedded), size)]
+
+
+@pytest.mark.parametrize(
+    "fault", ["too_few", "too_many", "empty", "empty_list", "nan", "inf", "zero", "wrong_dimension", "ragged",
+              "not_numbers", "raise"],
+)  # fmt: skip
+def test_a_refused_batch_leaves_the_index_exactly_as_it_was(index_path, docs, fault):
+    build(index_path, docs, HashBackend())
+    before = snapshot(index_path)
+    for path in docs.rglob("*.*"):
+        path.write_text(path.read_text() + "\nAn added line that changes every file.\n")
+    report = build(index_path, docs, FaultyBackend(fault, fail_on=1), batch_size=100)
+    assert report.exit_code == 1
+    assert report.files_failed == 3
+    assert {failure.path for failure in report.failures} == {"guide.md", "notes.txt", "sub/deep.md"}
+    assert all("batch 1" in failure.reason for failure in report.failures)
+    assert snapshot(index_path) == before
+
+
+def test_a_refused_batch_on_a_new_index_stores_nothing(index_path, docs):
+    report = build(index_path, docs, FaultyBackend("nan", fail_on=1), batch_size=100)
+    assert report.exit_code == 1
+    with Index.open(index_path) as index:
+        assert index.store.counts() == {"files": 0, "chunks": 0}
+
+
+def test_backend_failing_on_third_batch_keeps_earlier_files_and_next_run_embeds_only_the_failed(
+    index_path, tmp_path
+):
+    folder = tmp_path / "many"
+    for number in range(6):
+        write(folder / f"f{number}.md", f"# File {number}\n\nunique words for file number {number}.\n")
+    report = build(index_path, folder, FaultyBackend("raise", fail_on=3), batch_size=1)
+    assert report.exit_code == 1
+    assert [failure.path for failure in report.failures] == ["f2.md"]
+    assert report.files_added == 5
+    retry = HashBackend()
+    second = build(index_path, folder, retry, batch_size=1)
+    assert second.exit_code == 0
+    assert second.files_added == 1 and second.files_unchanged == 5
+    assert retry.embedded == ["File 2\n# File 2\n\nunique words for file number 2."]
+
+
+def test_failed_file_keeps_its_previous_version(index_path, tmp_path):
+    folder = tmp_path / "docs"
+    write(folder / "a.md", "old text of a\n")
+    write(folder / "b.md", "old text of b\n")
+    build(index_path, folder, HashBackend(), batch_size=1)
+    write(folder / "a.md", "new text of a\n")
+    write(folder / "b.md", "new text of b\n")
+    report = build(index_path, folder, FaultyBackend("empty", fail_on=2), batch_size=1)
+    assert report.exit_code == 1
+    with Index.open(index_path) as index:
+        texts = dict(index.store.db.execute("SELECT f.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id"))
+    assert texts == {"a.md": "new text of a", "b.md": "old text of b"}
+
+
+def test_unchanged_rerun_calls_the_backend_zero_times_and_reads_no_file(index_path, docs, monkeypatch):
+    build(index_path, docs, HashBackend())
+    counting = HashBackend()
+    opened: list[str] = []
+    real_read_bytes = Path.read_bytes
+
+    def spy(self: Path) -> bytes:
+        opened.append(str(self))
+        return real_read_bytes(self)
+
+    monkeypatch.setattr(Path, "read_bytes", spy)
+    report = build(index_path, docs, counting)
+    assert counting.calls == 0
+    assert opened == []
+    assert report.files_unchanged == 3 and report.chunks_embedded == 0
+
+
+def test_touching_a_file_reembeds_nothing(index_path, docs):
+    build(index_path, docs, HashBackend())
+    stat = (docs / "guide.md").stat()
+    os.utime(docs / "guide.md", ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    counting = HashBackend()
+    report = build(index_path, docs, counting)
+    assert counting.calls == 0 and report.files_unchanged == 3
+    again = HashBackend()
+    build(index_path, docs, again)  # the new mtime was recorded: not even read this time
+    assert again.calls == 0
+
+
+def test_one_line_edit_in_a_100_chunk_file_reembeds_at_most_three_chunks(index_path, tmp_path):
+    folder = tmp_path / "big"
+    path = many_chunk_file(folder / "big.md")
+    first = build(index_path, folder, HashBackend())
+    assert first.chunks_embedded >= 90
+    lines = path.read_text().split("\n")
+    middle = len(lines) // 2
+    while not lines[middle].startswith("Paragraph"):
+        middle += 1
+    lines[middle] = lines[middle].replace("Paragraph", "Edited paragraph", 1)
+    path.write_text("\n".join(lines))
+    counting = HashBackend()
+    report = build(index_path, folder, counting)
+    assert 1 <= report.chunks_embedded <= 3
+    assert report.files_changed == 1
+
+
+def test_edit_at_the_top_keeps_the_vectors_of_later_sections(index_path, tmp_path):
+    folder = tmp_path / "big"
+    path = many_chunk_file(folder / "big.md", sections=5)
+    build(index_path, folder, HashBackend())
+    path.write_text("A new first line that shifts every line number.\n\n" + path.read_text())
+    counting = HashBackend()
+    report = build(index_path, folder, counting)
+    assert report.chunks_embedded <= 2
+    with Index.open(index_path) as index:
+        assert report.chunks_reused == index.store.counts()["chunks"] - report.chunks_embedded >= 80
+        first_line = index.store.db.execute("SELECT min(start_line) FROM chunks WHERE heading = 'Section 4'")
+        assert first_line.fetchall()[0][0] > 3  # line numbers moved with the text
+
+
+def test_renamed_and_copied_files_reuse_vectors(index_path, docs):
+    build(index_path, docs, HashBackend())
+    (docs / "guide.md").rename(docs / "renamed.md")
+    (docs / "copy.txt").write_text((docs / "notes.txt").read_text())
+    counting = HashBackend()
+    report = build(index_path, docs, counting)
+    assert counting.calls == 0
+    assert report.files_added == 2 and report.files_removed == 1
+    with Index.open(index_path) as index:
+        paths = {row[0] for row in index.store.db.execute("SELECT path FROM files")}
+        assert index.store.integrity_problems() == []
+    assert paths == {"renamed.md", "notes.txt", "copy.txt", "sub/deep.md"}
+
+
+def test_deleted_file_disappears_from_index_and_results(index_path, docs):
+    build(index_path, docs, HashBackend())
+    (docs / "notes.txt").unlink()
+    report = build(index_path, docs, HashBackend())
+    assert report.files_removed == 1
+    with Index.open(index_path, backend=HashBackend()) as index:
+        assert index.search("cats", mode="keyword") == []
+        assert all(hit.path != "notes.txt" for hit in index.search("Plain notes about cats", k=10, mode="vector"))
+        assert index.store.integrity_problems() == []
+
+
+def test_deletion_only_touches_the_folder_being_built(index_path, tmp_path):
+    first, second = tmp_path / "one", tmp_path / "two"
+    write(first / "a.md", "alpha file\n")
+    write(second / "b.md", "beta file\n")
+    build(index_path, first, HashBackend())
+    report = build(index_path, second, HashBackend())
+    assert report.files_removed == 0
+    with Index.open(index_path) as index:
+        assert {hit.path for hit in index.search("file", k=5, mode="keyword")} == {"a.md", "b.md"}
+
+
+def test_file_that_becomes_binary_or_undecodable_is_removed_with_a_warning(index_path, docs):
+    build(index_path, docs, HashBackend())
+    (docs / "guide.md").write_bytes(b"\x89PNG\x00\x00binary")
+    (docs / "notes.txt").write_bytes(b"caf\xe9 \xff\xfe")
+    warnings: list[str] = []
+    with Index.open(index_path) as index:
+        report = index.build(docs, backend=HashBackend(), warn=warnings.append)
+        assert index.search("Install", mode="keyword") == []
+        assert index.search("cats", mode="keyword") == []
+    assert report.exit_code == 0 and report.files_skipped == 2
+    assert any(w.startswith("guide.md: skipped, binary") for w in warnings)
+    assert any(w.startswith("notes.txt: skipped, cannot be decoded as UTF-8") for w in warnings)
+
+
+def test_fingerprint_change_is_refused_without_rebuild(index_path, docs):
+    build(index_path, docs, HashBackend(model_name="hash-v1"))
+    with pytest.raises(ConfigError, match="embedding.model: 'hash-v1' -> 'hash-v2'.*--rebuild"):
+        build(index_path, docs, HashBackend(model_name="hash-v2"))
+
+
+def test_rebuild_swaps_in_the_new_index(index_path, docs):
+    build(index_path, docs, HashBackend(dimension=32, model_name="hash-v1"))
+    report = build(index_path, docs, HashBackend(dimension=48, model_name="hash-v2"), rebuild=True)
+    assert report.exit_code == 0
+    with Index.open(index_path) as index:
+        assert index.store.dimension == 48
+        assert index.store.get_meta("model") == "hash-v2"
+        assert index.store.counts()["files"] == 3
+        assert index.store.integrity_problems() == []
+    assert not Path(str(index_path) + ".rebuild").exists()
+
+
+def test_missing_folder_is_a_config_error(index_path, tmp_path):
+    with pytest.raises(ConfigError, match="does-not-exist"):
+        build(index_path, tmp_path / "does-not-exist", HashBackend())
+
+
+def test_store_reopens_with_migrations_applied_once(index_path, docs):
+    build(index_path, docs, HashBackend())
+    with Store.open(index_path) as store:
+        assert store.applied_migrations() == ["0001_initial.sql"]
+        assert store.migrate() == []
+        assert store.db.execute("PRAGMA journal_mode").fetchall()[0][0] == "wal"
