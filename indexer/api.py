@@ -186,9 +186,11 @@ class Index:
             types: file extensions to keep, e.g. ``["md", "txt"]``.
             min_score: drop hits whose score (in the mode's own scale) is lower.
         """
-        if self.store.counts()["chunks"] == 0:
-            return []
-        return search(self.store, self.backend if mode != "keyword" else None, text, k, mode, paths, types, min_score)
+        backend = self.backend if mode != "keyword" else None
+        with self.store.snapshot():
+            if self.store.counts()["chunks"] == 0:
+                return []
+            return search(self.store, backend, text, k, mode, paths, types, min_score)
 
     # -- status -------------------------------------------------------------------------------
 

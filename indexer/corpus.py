@@ -78,8 +78,8 @@ def walk(root: Path) -> WalkResult:
     """Every candidate text file under ``root``, in a stable (sorted) order.
 
     Hidden folders, ``.git``, ``node_modules`` and virtual environments are skipped. Symbolic links are
-    followed only when they resolve inside ``root``; each real folder is entered once, so a link loop
-    ends nothing but itself.
+    followed only when they resolve inside ``root``; each real folder is entered once (under its own
+    name when it has one), so a link loop ends nothing but itself.
     """
     root = Path(root)
     real_root = os.path.realpath(root)
@@ -102,7 +102,8 @@ def _walk_folder(
 ) -> None:
     folder = root / prefix if prefix else root
     try:
-        entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        # real entries before links, so a folder is found under its own name before any alias
+        entries = sorted(os.scandir(folder), key=lambda entry: (entry.is_symlink(), entry.name))
     except OSError as error:
         ignored.append((prefix or ".", f"cannot list folder: {error.strerror}"))
         return

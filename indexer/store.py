@@ -159,6 +159,16 @@ class Store:
             self.db.execute("ROLLBACK")
             raise
 
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: every query inside sees the same committed state, even while a build
+        commits files (WAL lets readers keep their snapshot without blocking the writer)."""
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+
     # -- metadata -----------------------------------------------------------------------------
 
     def get_meta(self, key: str) -> str | None:

@@ -1,0 +1,58 @@
+"""A build in its own process, for tests that kill it, lock against it or query during it.
+
+    python tests/build_worker.py INDEX FOLDER [--delay SECONDS] [--batch-size N] [--wait SECONDS]
+
+Uses the deterministic HashBackend, slowed by ``--delay`` seconds per batch. Prints "started" once the
+writer lock is held, then the report as JSON; exits with the report's (or the error's) exit code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from helpers import HashBackend  # noqa: E402
+
+from indexer import Index, IndexerError  # noqa: E402
+
+
+class SlowHashBackend(HashBackend):
+    def __init__(self, delay: float) -> None:
+        super().__init__()
+        self.delay = delay
+
+    def embed(self, texts: list[str]):  # noqa: ANN201
+        if self.calls == 0:
+            print("started", flush=True)
+        time.sleep(self.delay)
+        return super().embed(texts)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("index")
+    parser.add_argument("folder")
+    parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--batch-size", type=int, default=4)
+    parser.add_argument("--wait", type=float, default=0.0)
+    options = parser.parse_args()
+    try:
+        with Index.open(options.index) as index:
+            report = index.build(
+                options.folder, backend=SlowHashBackend(options.delay), batch_size=options.batch_size,
+                wait=options.wait, warn=lambda message: None,
+            )  # fmt: skip
+    except IndexerError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return error.exit_code
+    print(json.dumps({"added": report.files_added, "embedded": report.chunks_embedded}), flush=True)
+    return report.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

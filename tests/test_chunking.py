@@ -1,0 +1,119 @@
+"""Chunker properties: full coverage, right line numbers, the token limit, stable boundaries."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexer.chunking import ChunkSettings, chunk_text, split_chunk
+
+
+def count_words(texts: list[str]) -> list[int]:
+    return [len(text.split()) for text in texts]
+
+
+SETTINGS = ChunkSettings.for_limit(40)
+
+word = st.text(alphabet="abcdefghijklmnopqrstuvwxyzé0123456789_", min_size=1, max_size=12)
+line = st.one_of(
+    st.just(""),
+    st.lists(word, min_size=1, max_size=60).map(" ".join),
+    st.builds(lambda level, title: "#" * level + " " + title, st.integers(1, 4), word),
+    st.just("```"),
+)
+document = st.lists(line, min_size=1, max_size=80).map("\n".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(document, st.booleans())
+def test_every_line_is_in_a_chunk_and_no_chunk_is_over_the_limit(text, structured):
+    chunks = chunk_text(text, count_words, SETTINGS, structured=structured)
+    lines = text.split("\n")
+    if not any(line.strip() for line in lines):
+        assert chunks == []
+        return
+    covered = set()
+    for chunk in chunks:
+        assert 1 <= chunk.start_line <= chunk.end_line <= len(lines)
+        covered.update(range(chunk.start_line, chunk.end_line + 1))
+        assert count_words([chunk.embed_text])[0] <= SETTINGS.max_tokens
+    assert covered == set(range(1, len(lines) + 1))
+
+
+@settings(max_examples=200, deadline=None)
+@given(document)
+def test_chunk_text_comes_from_its_lines(text):
+    lines = text.split("\n")
+    for chunk in chunk_text(text, count_words, SETTINGS):
+        source = " ".join(" ".join(lines[chunk.start_line - 1 : chunk.end_line]).split())
+        assert " ".join(chunk.text.split()) in source
+
+
+@settings(max_examples=100, deadline=None)
+@given(document)
+def test_same_text_gives_the_same_chunks(text):
+    assert chunk_text(text, count_words, SETTINGS) == chunk_text(text, count_words, SETTINGS)
+
+
+def test_headings_give_each_chunk_its_heading_path():
+    text = "# Top\n\nintro words\n\n## Install\n\nrun pip install\n\n### On Linux\n\nuse apt too\n\n## Use\n\nrun it\n"
+    chunks = chunk_text(text, count_words, SETTINGS)
+    assert [(chunk.heading, chunk.start_line) for chunk in chunks] == [
+        ("Top", 1), ("Top > Install", 5), ("Top > Install > On Linux", 9), ("Top > Use", 13),
+    ]  # fmt: skip
+    assert chunks[2].embed_text == "Top > Install > On Linux\n### On Linux\n\nuse apt too"
+
+
+def test_hash_inside_a_code_fence_is_not_a_heading():
+    text = "# Doc\n\n```sh\n# install\npip install x\n```\n"
+    chunks = chunk_text(text, count_words, SETTINGS)
+    assert [chunk.heading for chunk in chunks] == ["Doc"]
+
+
+def test_code_comments_are_not_headings_when_unstructured():
+    chunks = chunk_text("# a comment\nx = 1\n", count_words, SETTINGS, structured=False)
+    assert [chunk.heading for chunk in chunks] == [""]
+
+
+def test_restructuredtext_titles_are_headings():
+    text = "Guide\n=====\n\nintro\n\nInstall\n-------\n\nsteps\n"
+    assert [chunk.heading for chunk in chunk_text(text, count_words, SETTINGS)] == ["Guide", "Guide > Install"]
+
+
+def test_a_fence_that_fits_is_kept_whole():
+    code = "\n".join(f"line{i} x" for i in range(12))
+    text = f"# Doc\n\nbefore\n\n```\n{code}\n\nmore{code}\n```\n\nafter\n"
+    chunks = chunk_text(text, count_words, ChunkSettings.for_limit(60))
+    assert any("```\nline0 x" in chunk.text and "moreline0 x\nline1" in chunk.text for chunk in chunks)
+    small = chunk_text(text, count_words, ChunkSettings(max_tokens=53, overlap_tokens=0))
+    fenced = [chunk for chunk in small if "line5 x" in chunk.text]
+    assert len(fenced) == 1 and fenced[0].text.startswith("```\nline0") and "line11 x\n```" in fenced[0].text
+
+
+def test_a_line_longer_than_the_limit_is_cut_between_words():
+    long_line = " ".join(f"w{i}" for i in range(100))
+    chunks = chunk_text(long_line, count_words, SETTINGS)
+    assert len(chunks) >= 3
+    assert all(chunk.start_line == chunk.end_line == 1 for chunk in chunks)
+    assert " ".join(chunk.text for chunk in chunks).split()[:5] == ["w0", "w1", "w2", "w3", "w4"]
+    assert {word for chunk in chunks for word in chunk.text.split()} == set(long_line.split())
+
+
+def test_an_edit_in_one_section_keeps_the_other_sections_chunks():
+    sections = [f"# S{n}\n\n" + "\n\n".join(f"para {n} {p} " + "word " * (5 + p % 7) for p in range(12)) for n in range(4)]
+    before = chunk_text("\n\n".join(sections), count_words, SETTINGS)
+    sections[1] = sections[1].replace("para 1 3", "para 1 3 with an edit", 1)
+    after = chunk_text("\n\n".join(sections), count_words, SETTINGS)
+    unchanged = lambda chunks, heading: [c.text for c in chunks if c.heading == heading]  # noqa: E731
+    for heading in ("S0", "S2", "S3"):
+        assert unchanged(before, heading) == unchanged(after, heading)
+    assert unchanged(before, "S1") != unchanged(after, "S1")
+
+
+def test_split_chunk_halves_by_lines_then_words():
+    chunk = chunk_text("a b\nc d\ne f\ng h", count_words, SETTINGS)[0]
+    halves = split_chunk(chunk)
+    assert [h.text for h in halves] == ["a b\nc d", "e f\ng h"]
+    assert [(h.start_line, h.end_line) for h in halves] == [(1, 2), (3, 4)]
+    single = split_chunk(halves[0].__class__(1, 1, "", "one two three"))
+    assert [h.text for h in single] == ["one", "two three"]

@@ -1,0 +1,166 @@
+"""One writer at a time, readers during builds, and crash safety under SIGKILL."""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import write
+from helpers import HashBackend
+
+from indexer import Index, IndexLockedError
+
+WORKER = Path(__file__).parent / "build_worker.py"
+
+
+def start_worker(index_path: Path, folder: Path, delay: float = 0.05, wait: float = 0) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, str(WORKER), str(index_path), str(folder), "--delay", str(delay), "--wait", str(wait)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def wait_until_started(process: subprocess.Popen) -> None:
+    assert process.stdout is not None
+    line = process.stdout.readline()
+    assert line.strip() == "started", process.stderr.read() if process.stderr else line
+
+
+def corpus(folder: Path, files: int = 30, version: str = "v1") -> Path:
+    for number in range(files):
+        paragraphs = "\n\n".join(f"{version} paragraph {p} of file {number} " + "word " * (10 + p * 3) for p in range(6))
+        write(folder / f"doc{number:02}.md", f"# Document {number}\n\n{paragraphs}\n")
+    return folder
+
+
+def test_second_build_is_refused_naming_the_holder(index_path, tmp_path):
+    folder = corpus(tmp_path / "docs")
+    holder = start_worker(index_path, folder, delay=0.2)
+    try:
+        wait_until_started(holder)
+        with Index.open(index_path) as index, pytest.raises(IndexLockedError, match=f"pid {holder.pid}"):
+            index.build(folder, backend=HashBackend())
+        second = start_worker(index_path, folder)
+        assert second.wait(timeout=60) == 3
+        assert "is being built by pid" in second.stderr.read()
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_second_build_with_wait_runs_after_the_first(index_path, tmp_path):
+    folder = corpus(tmp_path / "docs", files=6)
+    first = start_worker(index_path, folder, delay=0.1)
+    wait_until_started(first)
+    second = start_worker(index_path, folder, wait=60)
+    assert first.wait(timeout=60) == 0
+    assert second.wait(timeout=60) == 0
+    assert '"embedded": 0' in second.stdout.read()  # it waited, then found nothing left to do
+
+
+def test_lock_of_a_killed_build_does_not_block(index_path, tmp_path):
+    folder = corpus(tmp_path / "docs", files=6)
+    holder = start_worker(index_path, folder, delay=5)
+    wait_until_started(holder)
+    holder.send_signal(signal.SIGKILL)
+    holder.wait()
+    with Index.open(index_path) as index:
+        report = index.build(folder, backend=HashBackend(), warn=lambda message: None)
+        assert report.exit_code == 0
+        assert index.status()["builds"][1]["outcome"] == "interrupted"
+
+
+def test_queries_answer_during_a_build(index_path, tmp_path):
+    folder = corpus(tmp_path / "docs")
+    with Index.open(index_path) as index:
+        index.build(folder, backend=HashBackend(), warn=lambda message: None)
+    corpus(folder, version="v2")
+    builder = start_worker(index_path, folder, delay=0.02)
+    try:
+        wait_until_started(builder)
+        answered = 0
+        with Index.open(index_path, create=False, backend=HashBackend()) as index:
+            while builder.poll() is None:
+                assert len(index.search("paragraph of file", k=3, mode="hybrid")) == 3
+                answered += 1
+        assert builder.returncode == 0
+        assert answered > 5
+    finally:
+        builder.kill()
+        builder.wait()
+
+
+def file_chunks(index_path: Path) -> dict[str, list[tuple]]:
+    with Index.open(index_path, create=False) as index:
+        rows = index.store.db.execute(
+            "SELECT f.path, c.start_line, c.end_line, c.text FROM chunks c JOIN files f ON f.id = c.file_id "
+            "ORDER BY f.path, c.seq"
+        ).fetchall()
+    chunks: dict[str, list[tuple]] = {}
+    for path, *rest in rows:
+        chunks.setdefault(path, []).append(tuple(rest))
+    return chunks
+
+
+def vectors_by_chunk(index_path: Path) -> dict[tuple, np.ndarray]:
+    with Index.open(index_path, create=False) as index:
+        rows = index.store.db.execute(
+            "SELECT f.path, c.start_line, c.text, v.embedding FROM chunks c JOIN files f ON f.id = c.file_id "
+            "JOIN chunk_vectors v ON v.rowid = c.id"
+        ).fetchall()
+    return {(path, line, text): np.frombuffer(blob, dtype=np.float32) for path, line, text, blob in rows}
+
+
+def clean_build(folder: Path, index_path: Path) -> Path:
+    with Index.open(index_path) as index:
+        index.build(folder, backend=HashBackend(), batch_size=4, warn=lambda message: None)
+    return index_path
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_never_corrupts_and_the_next_run_completes(tmp_path):
+    rng = random.Random(20261129)
+    old_folder, new_folder = corpus(tmp_path / "old"), tmp_path / "new"
+    corpus(new_folder, files=24, version="v1")
+    corpus(new_folder, files=12, version="v2")  # 12 changed, 12 unchanged, 6 deleted
+    for number in range(3):
+        write(new_folder / f"added{number}.md", f"# Added {number}\n\nbrand new file {number}\n")
+    old_chunks = file_chunks(clean_build(old_folder, tmp_path / "old.db"))
+    new_chunks = file_chunks(clean_build(new_folder, tmp_path / "new.db"))
+    reference_vectors = vectors_by_chunk(tmp_path / "new.db")
+    deadline = time.monotonic() + 120
+    for trial in range(20):
+        assert time.monotonic() < deadline, f"crash trials too slow (trial {trial})"
+        work = tmp_path / f"trial{trial}"
+        docs = work / "docs"
+        docs.mkdir(parents=True)
+        for source in old_folder.iterdir():
+            (docs / source.name).write_bytes(source.read_bytes())
+        index_path = clean_build(docs, work / "index.db")
+        for source in docs.iterdir():
+            source.unlink()
+        for source in new_folder.iterdir():
+            (docs / source.name).write_bytes(source.read_bytes())
+        worker = start_worker(index_path, docs, delay=0.01)
+        time.sleep(rng.uniform(0.2, 1.5))
+        os.kill(worker.pid, signal.SIGKILL)
+        worker.wait()
+        with Index.open(index_path, create=False) as index:
+            assert index.store.integrity_problems() == []
+        for path, chunks in file_chunks(index_path).items():
+            assert chunks in (old_chunks.get(path), new_chunks.get(path)), f"trial {trial}: {path} is half-written"
+        counting = HashBackend()
+        with Index.open(index_path) as index:
+            report = index.build(docs, backend=counting, batch_size=4, warn=lambda message: None)
+        assert report.exit_code == 0
+        assert file_chunks(index_path) == new_chunks
+        vectors = vectors_by_chunk(index_path)
+        assert vectors.keys() == reference_vectors.keys()
+        assert all(np.allclose(vectors[key], reference_vectors[key], atol=1e-6) for key in vectors)

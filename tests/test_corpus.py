@@ -1,0 +1,82 @@
+"""Walking a folder: what is taken, what is skipped, links, odd names."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from conftest import write
+
+from indexer import corpus
+
+
+def paths(folder: Path) -> list[str]:
+    return [source.path for source in corpus.walk(folder).files]
+
+
+def test_text_files_are_taken_and_hidden_vendor_and_venv_folders_skipped(tmp_path):
+    write(tmp_path / "a.md", "x")
+    write(tmp_path / "src" / "main.py", "x")
+    write(tmp_path / "conf" / "app.yaml", "x")
+    write(tmp_path / "Makefile", "x")
+    write(tmp_path / "page.html", "x")
+    write(tmp_path / ".git" / "config.md", "x")
+    write(tmp_path / ".hidden" / "n.md", "x")
+    write(tmp_path / "node_modules" / "pkg" / "readme.md", "x")
+    write(tmp_path / ".venv" / "lib" / "x.py", "x")
+    write(tmp_path / "venv" / "lib" / "x.py", "x")
+    (tmp_path / "image.png").write_bytes(b"\x89PNG\x00")
+    result = corpus.walk(tmp_path)
+    assert [s.path for s in result.files] == ["Makefile", "a.md", "conf/app.yaml", "page.html", "src/main.py"]
+    assert ("image.png", "not a text file type") in result.ignored
+
+
+def test_odd_file_names_work(tmp_path):
+    for name in ["with space.md", "new\nline.md", "crème brûlée.md", "日本語.txt"]:
+        write(tmp_path / name, "text")
+    assert sorted(paths(tmp_path)) == sorted(["with space.md", "new\nline.md", "crème brûlée.md", "日本語.txt"])
+
+
+def test_links_out_of_the_folder_are_not_followed(tmp_path):
+    root = tmp_path / "root"
+    outside = tmp_path / "outside"
+    write(outside / "secret.md", "secret")
+    write(root / "inside.md", "fine")
+    os.symlink(outside, root / "link-to-outside")
+    os.symlink(outside / "secret.md", root / "secret-link.md")
+    os.symlink("/etc", root / "etc")
+    result = corpus.walk(root)
+    assert [s.path for s in result.files] == ["inside.md"]
+    assert {path for path, _ in result.ignored} >= {"link-to-outside", "secret-link.md", "etc"}
+
+
+def test_links_inside_the_folder_are_followed_and_a_loop_ends_only_itself(tmp_path):
+    write(tmp_path / "real" / "doc.md", "x")
+    os.symlink(tmp_path / "real", tmp_path / "alias")
+    os.symlink(tmp_path, tmp_path / "real" / "loop")
+    os.symlink(tmp_path / "real" / "doc.md", tmp_path / "doc-link.md")
+    write(tmp_path / "zzz.md", "after the loop")
+    found = paths(tmp_path)
+    assert "real/doc.md" in found and "doc-link.md" in found and "zzz.md" in found
+    assert len(found) == len(set(found))
+    assert not any(path.startswith("real/loop/") for path in found)
+
+
+def test_decode_refuses_binary_and_broken_encodings():
+    with pytest.raises(corpus.UnreadableFile, match="binary"):
+        corpus.decode(b"abc\x00def")
+    with pytest.raises(corpus.UnreadableFile, match="UTF-8"):
+        corpus.decode(b"caf\xe9")
+    assert corpus.decode("\ufeffhello".encode()) == "hello"
+    assert corpus.decode("hello".encode("utf-16")) == "hello"
+
+
+def test_html_keeps_line_numbers_and_turns_headings_into_markdown():
+    html = "<html>\n<head><style>\nbody {}\n</style></head>\n<h2>Title</h2>\n<p>Some &amp; text</p>\n</html>"
+    text = corpus.html_to_text(html)
+    lines = text.split("\n")
+    assert len(lines) == len(html.split("\n"))
+    assert lines[4] == "## Title"
+    assert lines[5] == "Some & text"
+    assert "body" not in text
