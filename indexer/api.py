@@ -39,6 +39,7 @@ class Index:
         self.store = store
         self.path = store.path
         self._backend = backend
+        self._searches = 0
 
     @classmethod
     def open(
@@ -187,6 +188,10 @@ class Index:
             min_score: drop hits whose score (in the mode's own scale) is lower.
         """
         backend = self.backend if mode != "keyword" else None
+        self._searches += 1
+        # A process that searches again will likely go on: from the second search, vectors are
+        # searched in memory (loaded once) rather than scanned in SQLite each time.
+        self.store.vectors_in_memory = self._searches >= 2
         with self.store.snapshot():
             if self.store.counts()["chunks"] == 0:
                 return []

@@ -222,3 +222,68 @@ def status(db_path: str | None, as_json: bool) -> None:
             f"{build_row['chunks_embedded']} embedded, {build_row['chunks_reused']} re-used; "
             f"{build_row['requests']} requests, {build_row['tokens']} tokens"
         )
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=str))
+@db_option
+@click.option("--debounce", type=click.IntRange(min=0), default=500, show_default=True,
+              help="Milliseconds of quiet before a burst of changes triggers a build.")
+@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="One JSON summary line per build.")
+def watch(folder: str, db_path: str | None, debounce: int, batch_size: int, as_json: bool) -> None:
+    """Index FOLDER, then re-index it whenever its files change (Ctrl-C stops)."""
+    from indexer.watch import watch as watch_folder
+
+    def show(report: Any) -> None:
+        for failure in report.failures[:20]:
+            click.echo(f"error: {failure.path}: {failure.reason}", err=True)
+        click.echo(json.dumps(report_dict(report)) if as_json else report.summary())
+
+    warn = lambda message: click.echo(f"warning: {message}", err=True)  # noqa: E731
+    with Index.open(db_path or default_index_path()) as index:
+        watch_folder(index, folder, show, debounce_ms=debounce, batch_size=batch_size, warn=warn)
+
+
+@main.command("eval", epilog=EXIT_CODES_HELP)
+@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=str))
+@click.option("--qrels", "split", default="test", show_default=True, help="Judgments to use: qrels/SPLIT.tsv.")
+@click.option("--cache", "cache_dir", default=None, metavar="DIR",
+              help="Where the documents and their index are kept between runs (default: ~/.cache/indexer/eval/...).")
+@click.option("--mode", "modes", multiple=True, type=click.Choice(["vector", "keyword", "hybrid"]),
+              help="Modes to score (default: all three).")
+@click.option("--whole-documents", is_flag=True,
+              help="Also score the model on each whole document embedded directly (no chunking).")
+@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
+def evaluate(folder: str, split: str, cache_dir: str | None, modes: tuple[str, ...], whole_documents: bool,
+             batch_size: int, as_json: bool) -> None:  # fmt: skip
+    """Score retrieval on a BEIR-layout collection: nDCG@10, Recall@100, MRR@10 per mode."""
+    import time
+    from pathlib import Path
+
+    from indexer import evaluation
+
+    started = time.perf_counter()
+    collection = evaluation.load_collection(folder, split)
+    cache = Path(cache_dir) if cache_dir else evaluation.default_cache(folder)
+    evaluation.write_documents(collection, cache / "documents")
+    with Index.open(cache / "index.db") as index:
+        report = index.build(cache / "documents", batch_size=batch_size, progress=sys.stderr.isatty(),
+                             warn=lambda message: None)  # fmt: skip
+        if report.exit_code != 0:
+            raise IndexerError(f"building the evaluation index failed: {report.failures[:1] or report.stopped}")
+        click.echo(f"index: {report.summary()}", err=True)
+        results = evaluation.evaluate(collection, index, modes or evaluation.MODES)
+        if whole_documents:
+            results["whole_documents"] = evaluation.evaluate_whole_documents(collection, index.backend, cache)
+    seconds = time.perf_counter() - started
+    if as_json:
+        click.echo(json.dumps(results, indent=2))
+        return
+    click.echo(f"{collection.name}: {len(collection.documents)} documents, {len(collection.queries)} judged queries "
+               f"(qrels/{split}.tsv), {seconds:.1f} s")  # fmt: skip
+    click.echo(f"{'mode':<16}{'nDCG@10':>9}{'Recall@100':>12}{'MRR@10':>9}{'median ms':>11}")
+    for mode, scores in results.items():
+        click.echo(f"{mode:<16}{scores['ndcg@10']:>9.4f}{scores['recall@100']:>12.4f}{scores['mrr@10']:>9.4f}"
+                   f"{scores.get('median_ms', float('nan')):>11.1f}")  # fmt: skip

@@ -25,6 +25,7 @@ import sqlite_vec
 
 from indexer.chunking import Chunk
 from indexer.errors import ConfigError, IndexerError, IndexLockedError
+from indexer.vector_search import VectorMatrix
 
 BUSY_TIMEOUT_MS = 10_000
 VECTOR_TABLE = "chunk_vectors"
@@ -83,6 +84,11 @@ class Store:
     def __init__(self, path: str, connection: apsw.Connection) -> None:
         self.path = path
         self.db = connection
+        #: search vectors in memory (see :mod:`indexer.vector_search`) instead of scanning ``vec0``
+        self.vectors_in_memory = False
+        self._matrix: VectorMatrix | None = None
+        self._matrix_version: tuple[int, int] | None = None
+        self._own_commits = 0
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], create: bool = True) -> Store:
@@ -158,6 +164,7 @@ class Store:
                 raise
             self.db.execute("ROLLBACK")
             raise
+        self._own_commits += 1
 
     @contextmanager
     def snapshot(self) -> Iterator[None]:
@@ -292,6 +299,8 @@ class Store:
         """
         if k <= 0 or not self.has_vector_table() or (allowed_ids is not None and not allowed_ids):
             return []
+        if self.vectors_in_memory:
+            return self._vector_matrix().nearest(query, k, allowed_ids)
         blob = np.asarray(query, dtype=np.float32).tobytes()
         if allowed_ids is None:
             sql = f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ?"
@@ -303,6 +312,16 @@ class Store:
             )
             rows = self.db.execute(sql, (blob, k, json.dumps(list(allowed_ids))))
         return [(row[0], row[1]) for row in rows]
+
+    def _vector_matrix(self) -> VectorMatrix:
+        """All vectors in memory, reloaded when any connection has committed since the last load."""
+        version = (self.db.execute("PRAGMA data_version").fetchall()[0][0], self._own_commits)
+        if self._matrix is None or version != self._matrix_version:
+            rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}").fetchall()
+            ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+            vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), -1)
+            self._matrix, self._matrix_version = VectorMatrix(ids, vectors), version
+        return self._matrix
 
     def keyword_matches(
         self, fts_query: str, k: int, allowed_ids: Sequence[int] | None = None

@@ -1,0 +1,374 @@
+"""The HTTP plumbing shared by the backends that talk to an embedding server.
+
+One :class:`HttpClient` per backend keeps a pool of connections, retries what is worth retrying and turns
+every failure into one of the library's errors, with a one-line message that names the backend, the URL
+and what happened. Deciding what a failure means lives here, in one place, so the Ollama and the
+OpenAI-compatible backends (and every server that imitates them) are judged by the same rules:
+
+* a connection that breaks, a timeout, 408, 429 and 5xx are retried with exponential backoff and full
+  jitter, or after the wait the server asks for (``Retry-After`` or ``retry-after-ms``);
+* an input or batch the server calls too long raises :class:`InputTooLongError` at once, because only
+  a smaller request can succeed;
+* bad credentials, an unknown model, an exhausted quota and a server that never answers raise
+  :class:`BackendUnreachableError`: the build cannot go on;
+* anything else raises :class:`BackendError` for the one batch.
+"""
+
+from __future__ import annotations
+
+import email.utils
+import functools
+import json
+import random
+import ssl
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import httpx
+
+from indexer.backends.base import EmbeddingBackend
+from indexer.backends.prefixes import resolve_prefixes
+from indexer.errors import BackendError, BackendUnreachableError, ConfigError, InputTooLongError
+
+#: Statuses that mean "try again later"; 501 and 505 are 5xx but permanent.
+_PERMANENT_5XX = frozenset({501, 505})
+
+#: Error codes or types (OpenAI style) that mean the request is too big to be embedded at once.
+_TOO_LONG_CODES = frozenset({"max_tokens_per_request", "context_length_exceeded"})
+
+#: How servers say an input (or the whole batch) is too long; matched in the lowercased message.
+_TOO_LONG_PHRASES = (
+    "exceeds the context length",  # Ollama: "the input length exceeds the context length"
+    "exceeds maximum context length",  # Ollama: "input exceeds maximum context length ..."
+    "longer than the context length",  # Ollama with truncation off, SGLang
+    "maximum context length",  # OpenAI (classic wording), vLLM
+    "maximum input length",  # OpenAI: "Invalid 'input[0]': maximum input length is 8192 tokens."
+    "tokens per request",  # OpenAI: "Requested N tokens, max 300000 tokens per request"
+    "request too large",  # OpenAI 429: a single request bigger than the tokens-per-minute limit
+    "must have less than",  # TEI: "Input validation error: `inputs` must have less than 512 tokens"
+    "too large to process",  # llama.cpp: "input is too large to process. increase the physical batch size"
+    "larger than the max context size",  # llama.cpp
+    "exceeds the available context size",  # llama.cpp
+    "prompt sequence length is greater than",  # mistral.rs
+    "longer than the maximum model length",  # vLLM
+    "exceeds the context window",  # OpenAI (newer wording)
+    "input is too long",
+)
+
+#: Codes or types that mean the account has no quota left: waiting does not help.
+_QUOTA_CODES = frozenset({"insufficient_quota"})
+
+#: How much of a server's error text goes into a message.
+_MAX_SERVER_TEXT = 300
+
+
+@dataclass(frozen=True)
+class ErrorResponse:
+    """A non-2xx answer, reduced to what deciding and reporting need."""
+
+    status: int
+    #: The server's own explanation, on one line, secrets removed.
+    message: str
+    #: Error codes and types the body carried (lowercased), e.g. ``{"insufficient_quota"}``.
+    codes: frozenset[str]
+
+
+#: A backend's chance to explain an error response in its own terms before the generic rules apply:
+#: return the error class and the text of what happened, or None to let the generic rules decide.
+Explain = Callable[[ErrorResponse], tuple[type[BackendError], str] | None]
+
+
+class HttpClient:
+    """A pooled HTTP client that posts JSON, retries with backoff and counts requests and tokens.
+
+    Args:
+        backend: The backend kind, used in every message ("ollama", "openai").
+        base_url: The server's URL; paths given to :meth:`post_json` are appended to it.
+        headers: Extra headers for every request (for example ``Authorization``).
+        secrets: Strings that must never appear in a message (API keys); they are replaced by ``***``.
+        timeout: Seconds to wait for the server's answer (read timeout).
+        connect_timeout: Seconds to wait for a connection.
+        max_attempts: Attempts per request, the first included.
+        base_delay: Backoff before the second attempt, doubled each time, in seconds.
+        max_delay: The longest backoff between two attempts, in seconds.
+        max_retry_after: The longest wait a server may ask for; asking more gives up at once.
+        max_connections: Connections kept open at most; more threads than this wait for one.
+        explain: A backend's hook to explain error responses (see :data:`Explain`).
+    """
+
+    def __init__(
+        self,
+        backend: str,
+        base_url: str,
+        *,
+        headers: dict[str, str] | None = None,
+        secrets: Iterable[str] = (),
+        timeout: float = 120.0,
+        connect_timeout: float = 10.0,
+        max_attempts: int = 5,
+        base_delay: float = 0.5,
+        max_delay: float = 30.0,
+        max_retry_after: float = 60.0,
+        max_connections: int = 32,
+        explain: Explain | None = None,
+    ) -> None:
+        if max_attempts < 1:
+            raise ConfigError(f"{backend} backend: max_attempts must be at least 1, not {max_attempts}")
+        self.backend = backend
+        url, auth = _split_credentials(backend, base_url)
+        self.base_url = str(url).rstrip("/")
+        self.timeout = timeout
+        self.connect_timeout = connect_timeout
+        self.max_attempts = max_attempts
+        self.base_delay = base_delay
+        self.max_delay = max_delay
+        self.max_retry_after = max_retry_after
+        self._secrets = tuple(secret for secret in (*secrets, *(auth or ())) if secret)
+        self._explain = explain
+        self._client = httpx.Client(
+            auth=auth,
+            headers=headers,
+            verify=_ssl_context(),
+            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
+        )
+        self._lock = threading.Lock()
+        self._requests = 0
+        self._tokens = 0
+
+    def post_json(self, path: str, payload: dict[str, Any]) -> Any:
+        """POST ``payload`` as JSON to ``base_url + path`` and return the decoded JSON answer.
+
+        Retries connection failures, timeouts, 408, 429 and 5xx up to ``max_attempts`` times. Raises
+        :class:`InputTooLongError`, :class:`BackendUnreachableError` or :class:`BackendError`.
+        """
+        url = self.base_url + path
+        last_failure = ""
+        unreachable = False
+        for attempt in range(1, self.max_attempts + 1):
+            self._count_request()
+            wait: float | None = None
+            try:
+                response = self._client.post(url, json=payload)
+            except httpx.ConnectError as exc:
+                last_failure, unreachable = f"cannot connect ({self._one_line(str(exc))})", True
+            except httpx.ConnectTimeout:
+                last_failure, unreachable = "cannot connect (connect timeout)", True
+            except httpx.TimeoutException:
+                last_failure, unreachable = f"no answer within {self.timeout:g} s (timeout)", False
+            except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+                reason = self._one_line(str(exc)) or type(exc).__name__
+                last_failure, unreachable = f"connection broken ({reason})", False
+            except (httpx.UnsupportedProtocol, httpx.ProxyError) as exc:
+                raise self.error(BackendUnreachableError, f"cannot send the request ({exc})", url) from None
+            except httpx.HTTPError as exc:
+                raise self.error(BackendError, f"request failed ({type(exc).__name__}: {exc})", url) from None
+            else:
+                if response.is_success:
+                    return self._decode(url, response)
+                failure = self._read_failure(response)
+                self._raise_if_final(url, failure)
+                last_failure, unreachable = f"HTTP {failure.status}: {failure.message}", False
+                wait = retry_after_seconds(response.headers)
+                if wait is not None and wait > self.max_retry_after:
+                    raise self.error(
+                        BackendError,
+                        f"{last_failure}; the server asks to wait {wait:g} s, longer than the "
+                        f"{self.max_retry_after:g} s this client waits",
+                        url,
+                    )
+            if attempt < self.max_attempts:
+                time.sleep(wait if wait is not None else self._backoff(attempt))
+        kind = BackendUnreachableError if unreachable else BackendError
+        raise self.error(kind, f"{last_failure}; gave up after {self.max_attempts} attempts", url)
+
+    def error(self, kind: type[BackendError], what: str, url: str | None = None) -> BackendError:
+        """Build ``kind`` with the one-line message every backend error carries."""
+        shown = display_url(url or self.base_url)
+        return kind(self._one_line(f"{self.backend} backend at {shown}: {what}"))
+
+    def add_tokens(self, count: int) -> None:
+        """Add tokens the server reports having spent."""
+        with self._lock:
+            self._tokens += count
+
+    def usage(self) -> dict[str, int]:
+        """Requests (every HTTP attempt) and tokens spent so far."""
+        with self._lock:
+            return {"requests": self._requests, "tokens": self._tokens}
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self._client.close()
+
+    def __repr__(self) -> str:
+        return f"HttpClient({self.backend!r}, {display_url(self.base_url)!r})"
+
+    def _count_request(self) -> None:
+        with self._lock:
+            self._requests += 1
+
+    def _backoff(self, attempt: int) -> float:
+        # Full jitter: many threads that failed together do not all come back together.
+        return random.uniform(0.0, min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))
+
+    def _decode(self, url: str, response: httpx.Response) -> Any:
+        try:
+            return json.loads(response.content)
+        except ValueError:
+            sample = self._one_line(response.text[:80])
+            raise self.error(BackendError, f"answered with malformed JSON: {sample!r}", url) from None
+
+    def _read_failure(self, response: httpx.Response) -> ErrorResponse:
+        try:
+            body = json.loads(response.content)
+        except ValueError:
+            body = None
+        message, codes = _error_fields(body)
+        if not message:
+            message = response.text.strip() or response.reason_phrase
+        return ErrorResponse(response.status_code, self._one_line(message)[:_MAX_SERVER_TEXT], codes)
+
+    def _raise_if_final(self, url: str, failure: ErrorResponse) -> None:
+        """Raise when ``failure`` cannot be cured by waiting; return when a retry may help."""
+        status, said = failure.status, f"HTTP {failure.status}: {failure.message}"
+        if is_input_too_long(failure):
+            raise self.error(InputTooLongError, f"input too long ({said})", url)
+        if self._explain is not None:
+            explained = self._explain(failure)
+            if explained is not None:
+                kind, what = explained
+                raise self.error(kind, what, url)
+        if status in (401, 403):
+            raise self.error(BackendUnreachableError, f"credentials refused ({said})", url)
+        if status == 429 and failure.codes & _QUOTA_CODES:
+            raise self.error(BackendUnreachableError, f"quota exhausted ({said})", url)
+        if status == 404:
+            raise self.error(BackendUnreachableError, f"not found, check the model and URL ({said})", url)
+        if status in (408, 429) or (status >= 500 and status not in _PERMANENT_5XX):
+            return
+        raise self.error(BackendError, f"request refused ({said})", url)
+
+    def _one_line(self, text: str) -> str:
+        for secret in self._secrets:
+            text = text.replace(secret, "***")
+        return " ".join(text.split())
+
+
+class HttpBackend(EmbeddingBackend):
+    """What the HTTP backends share: an :class:`HttpClient`, the prefixes, usage and closing.
+
+    Subclasses set :attr:`http` in their constructor after calling :meth:`_setup`.
+    """
+
+    can_embed = True
+    http: HttpClient
+
+    def _setup(
+        self, model: str, query_prefix: str | None, document_prefix: str | None, max_tokens: int | None
+    ) -> None:
+        self.model_name = model
+        prefixes = resolve_prefixes(model, query_prefix, document_prefix)
+        self.query_prefix = prefixes.query
+        self.document_prefix = prefixes.document
+        if max_tokens is not None:
+            self.max_tokens = max_tokens
+
+    def usage(self) -> dict[str, int]:
+        """Requests (every HTTP attempt, retries included) and tokens the server reported."""
+        return self.http.usage()
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self.http.close()
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(model={self.model_name!r}, url={display_url(self.http.base_url)!r})"
+
+
+@functools.cache
+def _ssl_context() -> ssl.SSLContext:
+    # Loading the CA bundle takes tens of milliseconds: once per process is enough for every client.
+    return httpx.create_ssl_context()
+
+
+def is_input_too_long(failure: ErrorResponse) -> bool:
+    """Whether the server refused the request for its size, so a smaller one may succeed."""
+    if failure.status == 413:
+        return True
+    if failure.status < 400:
+        return False
+    message = failure.message.lower()
+    return bool(failure.codes & _TOO_LONG_CODES) or any(phrase in message for phrase in _TOO_LONG_PHRASES)
+
+
+def retry_after_seconds(headers: httpx.Headers) -> float | None:
+    """The wait a server asks for: ``retry-after-ms``, else ``Retry-After`` in seconds or as an HTTP date."""
+    milliseconds = headers.get("retry-after-ms")
+    if milliseconds is not None:
+        try:
+            return max(0.0, float(milliseconds) / 1000)
+        except ValueError:
+            pass
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        moment = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, moment.timestamp() - time.time())
+
+
+def display_url(url: str) -> str:
+    """``url`` without user name, password or query string, fit for a message or a config."""
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+def _split_credentials(backend: str, base_url: str) -> tuple[httpx.URL, tuple[str, str] | None]:
+    """The URL without its user name and password, and those as basic-auth credentials, if any.
+
+    Kept apart so that no URL this client holds, logs or shows carries a password.
+    """
+    try:
+        url = httpx.URL(base_url.strip())
+    except httpx.InvalidURL as exc:
+        raise ConfigError(f"{backend} backend: invalid URL {display_url(base_url)!r} ({exc})") from None
+    if url.scheme not in ("http", "https") or not url.host:
+        raise ConfigError(f"{backend} backend: {display_url(base_url)!r} is not an http:// or https:// URL")
+    if not (url.username or url.password):
+        return url, None
+    return url.copy_with(userinfo=b""), (url.username, url.password)
+
+
+def _error_fields(body: Any) -> tuple[str, frozenset[str]]:
+    """The message and codes of the error bodies servers send.
+
+    OpenAI and llama.cpp send ``{"error": {"message", "type", "code"}}``, Ollama and TEI's own routes
+    ``{"error": "...", "error_type"}``, TEI's OpenAI routes and mistral.rs ``{"message", "type", "code"}``,
+    FastAPI servers ``{"detail": ...}``.
+    """
+    if not isinstance(body, dict):
+        return "", frozenset()
+    error = body.get("error")
+    fields = error if isinstance(error, dict) else body
+    message = fields.get("message")
+    if isinstance(error, str):
+        message = error
+    if message is None and "detail" in body:
+        message = body["detail"]
+    codes = frozenset(
+        fields[key].lower() for key in ("code", "type", "error_type") if isinstance(fields.get(key), str)
+    )
+    if message is None:
+        return "", codes
+    return (message if isinstance(message, str) else json.dumps(message)), codes

@@ -1,0 +1,177 @@
+"""Embeddings from an Ollama server, through its native ``/api/embed`` endpoint.
+
+The whole batch goes in one request. Ollama runs one embedding request per model at a time, so one
+batch in flight is all it can use (:attr:`OllamaBackend.default_concurrency` is 1).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from typing import Any
+
+from indexer.backends.http import ErrorResponse, HttpBackend, HttpClient, display_url
+from indexer.errors import BackendError, BackendUnreachableError
+
+DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
+_DEFAULT_PORT = 11434
+_SCHEME_PORTS = {"http": 80, "https": 443}
+#: Addresses a server listens on to accept every interface; a client reaches them on the loopback.
+_LISTEN_ALL = {"0.0.0.0": "127.0.0.1", "::": "::1"}
+
+
+def ollama_base_url(host: str | None) -> str:
+    """The server URL for an ``OLLAMA_HOST``-style value, read the way Ollama reads it.
+
+    The scheme is optional (default ``http``); without a scheme the port defaults to 11434, with
+    ``http://`` or ``https://`` to 80 or 443; ``:PORT`` alone means 127.0.0.1; an empty value means
+    ``http://127.0.0.1:11434``; a port that is not a number from 0 to 65535 falls back to the default,
+    as Ollama does; a path is kept. Unlike Ollama, a listen-everywhere address (``0.0.0.0`` or ``::``,
+    common in OLLAMA_HOST because the server shares it) is reached on the loopback address, since
+    connecting to it fails on some systems.
+    """
+    value = (host or "").strip().strip("\"'").strip()
+    if value == "ollama.com":
+        return "https://ollama.com:443"
+    scheme, separator, rest = value.partition("://")
+    if not separator:
+        scheme, rest = "http", value
+    default_port = _SCHEME_PORTS.get(scheme, _DEFAULT_PORT) if separator else _DEFAULT_PORT
+    hostport, _, path = rest.partition("/")
+    name, port_text = _split_host_port(hostport)
+    name = _LISTEN_ALL.get(name, name) or "127.0.0.1"
+    port = int(port_text) if port_text.isdigit() and int(port_text) <= 65535 else default_port
+    if _is_ipv6(name):
+        name = f"[{name}]"
+    path = path.rstrip("/")
+    return f"{scheme}://{name}:{port}" + (f"/{path}" if path else "")
+
+
+def _split_host_port(hostport: str) -> tuple[str, str]:
+    """``host`` and ``port`` text; the port is empty when ``hostport`` has none."""
+    if hostport.startswith("["):
+        inside, bracket, after = hostport[1:].partition("]")
+        if bracket and after.startswith(":"):
+            return inside, after[1:]
+        return inside, ""
+    if hostport.count(":") == 1:
+        name, _, port = hostport.partition(":")
+        return name, port
+    return hostport, ""
+
+
+def _is_ipv6(name: str) -> bool:
+    try:
+        return isinstance(ipaddress.ip_address(name), ipaddress.IPv6Address)
+    except ValueError:
+        return False
+
+
+class OllamaBackend(HttpBackend):
+    """Embed with a model served by Ollama.
+
+    Args:
+        model: The Ollama model name, for example ``nomic-embed-text`` or ``embeddinggemma:300m``.
+        host: The server, in any form ``OLLAMA_HOST`` accepts; default: ``OLLAMA_HOST``, else
+            ``http://127.0.0.1:11434``.
+        truncate: Let Ollama cut inputs longer than the model's context. Off by default, so an
+            over-long input is reported (:class:`InputTooLongError`) instead of silently shortened.
+        keep_alive: How long Ollama keeps the model loaded after a request (for example ``"10m"``);
+            sent only when set.
+        query_prefix, document_prefix: Override the prefixes known for the model ("" means none).
+        timeout: Seconds to wait for an answer; the first request may have to load the model.
+        max_attempts: Attempts per batch, the first included.
+        connect_timeout: Seconds to wait for a connection.
+        retry_base_delay, retry_max_delay: Backoff between attempts, in seconds.
+        max_tokens: The longest chunk the chunker may make for this model (default 512).
+    """
+
+    kind = "ollama"
+    default_concurrency = 1
+
+    def __init__(
+        self,
+        model: str,
+        host: str | None = None,
+        truncate: bool = False,
+        keep_alive: str | None = None,
+        query_prefix: str | None = None,
+        document_prefix: str | None = None,
+        timeout: float = 120.0,
+        max_attempts: int = 5,
+        connect_timeout: float = 10.0,
+        retry_base_delay: float = 0.5,
+        retry_max_delay: float = 30.0,
+        max_tokens: int | None = None,
+    ) -> None:
+        self._setup(model, query_prefix, document_prefix, max_tokens)
+        self.host = ollama_base_url(host if host is not None else os.environ.get("OLLAMA_HOST"))
+        self.truncate = truncate
+        self.keep_alive = keep_alive
+        self.http = HttpClient(
+            self.kind,
+            self.host,
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            max_attempts=max_attempts,
+            base_delay=retry_base_delay,
+            max_delay=retry_max_delay,
+            explain=self._explain,
+        )
+
+    def embed(self, texts: list[str]) -> list[Any]:
+        """Embed the batch in one request and return Ollama's vectors as they came (checked later)."""
+        if not texts:
+            return []
+        payload: dict[str, Any] = {"model": self.model_name, "input": list(texts), "truncate": self.truncate}
+        if self.keep_alive is not None:
+            payload["keep_alive"] = self.keep_alive
+        answer = self.http.post_json("/api/embed", payload)
+        if not isinstance(answer, dict) or not isinstance(answer.get("embeddings"), list):
+            raise self.http.error(
+                BackendError, "answer has no `embeddings` list", self.http.base_url + "/api/embed"
+            )
+        tokens = answer.get("prompt_eval_count")
+        if isinstance(tokens, int):
+            self.http.add_tokens(tokens)
+        return answer["embeddings"]
+
+    def config(self) -> dict[str, Any]:
+        """Settings that recreate this backend: model, server, truncation, prefixes, timeouts."""
+        return {
+            "backend": self.kind,
+            "model": self.model_name,
+            "host": display_url(self.host),
+            "truncate": self.truncate,
+            "keep_alive": self.keep_alive,
+            "query_prefix": self.query_prefix,
+            "document_prefix": self.document_prefix,
+            "timeout": self.http.timeout,
+            "max_attempts": self.http.max_attempts,
+            "connect_timeout": self.http.connect_timeout,
+            "retry_base_delay": self.http.base_delay,
+            "retry_max_delay": self.http.max_delay,
+            "max_tokens": self.max_tokens,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """What changes the vectors: model, prefixes and truncation (not the server's address)."""
+        return {
+            "backend": self.kind,
+            "model": self.model_name,
+            "query_prefix": self.query_prefix,
+            "document_prefix": self.document_prefix,
+            "truncate": self.truncate,
+        }
+
+    def _explain(self, failure: ErrorResponse) -> tuple[type[BackendError], str] | None:
+        said = f"HTTP {failure.status}: {failure.message}"
+        if failure.status == 404 and "model" in failure.message.lower():
+            pull = f"run `ollama pull {self.model_name}`"
+            return (
+                BackendUnreachableError,
+                f"model {self.model_name!r} is not on this server ({said}); {pull}",
+            )
+        if failure.status == 404:
+            return BackendUnreachableError, f"no /api/embed endpoint ({said}); Ollama 0.3 or newer is needed"
+        return None

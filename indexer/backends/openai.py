@@ -1,0 +1,180 @@
+"""Embeddings from OpenAI's API or any server that speaks it (TEI, llama.cpp, vLLM, mistral.rs, LM Studio...).
+
+``POST {base_url}/embeddings`` with the whole batch. Vectors come back as float lists or, by default, as
+base64 little-endian float32 (fewer bytes, and exact). Items are put back in input order by
+their ``index``; an answer whose indexes are not each of 0..n-1 exactly once is refused, since storing
+a vector under the wrong chunk would corrupt the index without a trace.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+from typing import Any
+
+import numpy as np
+
+from indexer.backends.http import HttpBackend, HttpClient
+from indexer.errors import BackendError, ConfigError, VectorCheckError
+
+DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
+ENCODING_FORMATS = ("base64", "float")
+
+
+class OpenAIBackend(HttpBackend):
+    """Embed with an OpenAI-compatible ``/embeddings`` endpoint.
+
+    Args:
+        model: The model name the server knows, for example ``text-embedding-3-small``.
+        base_url: The API root, for example ``http://127.0.0.1:8080/v1``; default: ``OPENAI_BASE_URL``,
+            else ``https://api.openai.com/v1``.
+        api_key: Sent as a bearer token; default: the environment variable named by ``api_key_env``.
+            Local servers usually need none. Never recorded, logged or shown.
+        dimensions: Ask for shorter vectors (models that support it, such as text-embedding-3-*).
+        encoding_format: ``"base64"`` (default) or ``"float"``, for servers that refuse base64.
+        query_prefix, document_prefix: Override the prefixes known for the model ("" means none).
+        timeout: Seconds to wait for an answer.
+        max_attempts: Attempts per batch, the first included.
+        api_key_env: The environment variable that holds the key; recorded instead of the key.
+        connect_timeout: Seconds to wait for a connection.
+        retry_base_delay, retry_max_delay: Backoff between attempts, in seconds.
+        max_tokens: The longest chunk the chunker may make for this model (default 512).
+    """
+
+    kind = "openai"
+    default_concurrency = 4
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        dimensions: int | None = None,
+        encoding_format: str = "base64",
+        query_prefix: str | None = None,
+        document_prefix: str | None = None,
+        timeout: float = 60.0,
+        max_attempts: int = 5,
+        api_key_env: str = "OPENAI_API_KEY",
+        connect_timeout: float = 10.0,
+        retry_base_delay: float = 0.5,
+        retry_max_delay: float = 30.0,
+        max_tokens: int | None = None,
+    ) -> None:
+        if encoding_format not in ENCODING_FORMATS:
+            raise ConfigError(
+                f"encoding_format must be one of {', '.join(ENCODING_FORMATS)}, not {encoding_format!r}"
+            )
+        if dimensions is not None and (not isinstance(dimensions, int) or dimensions < 1):
+            raise ConfigError(f"dimensions must be a positive whole number, not {dimensions!r}")
+        self._setup(model, query_prefix, document_prefix, max_tokens)
+        self.dimensions = dimensions
+        self.encoding_format = encoding_format
+        self.api_key_env = api_key_env
+        key = api_key if api_key is not None else os.environ.get(api_key_env)
+        self.http = HttpClient(
+            self.kind,
+            base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_URL,
+            headers={"Authorization": f"Bearer {key}"} if key else None,
+            secrets=[key] if key else [],
+            timeout=timeout,
+            connect_timeout=connect_timeout,
+            max_attempts=max_attempts,
+            base_delay=retry_base_delay,
+            max_delay=retry_max_delay,
+        )
+        #: The API root, without any credentials it was given with.
+        self.base_url = self.http.base_url
+
+    @property
+    def dimension(self) -> int | None:
+        """The vector length asked for with ``dimensions``, else unknown until the first batch."""
+        return self.dimensions
+
+    def embed(self, texts: list[str]) -> list[Any]:
+        """Embed the batch in one request and return the vectors in input order (checked later)."""
+        if not texts:
+            return []
+        payload: dict[str, Any] = {
+            "model": self.model_name,
+            "input": list(texts),
+            "encoding_format": self.encoding_format,
+        }
+        if self.dimensions is not None:
+            payload["dimensions"] = self.dimensions
+        answer = self.http.post_json("/embeddings", payload)
+        url = self.base_url + "/embeddings"
+        if not isinstance(answer, dict) or not isinstance(answer.get("data"), list):
+            raise self.http.error(BackendError, "answer has no `data` list", url)
+        self._count_tokens(answer.get("usage"))
+        return self._in_input_order(answer["data"], len(texts), url)
+
+    def config(self) -> dict[str, Any]:
+        """Settings that recreate this backend; the key itself is never among them, only ``api_key_env``."""
+        return {
+            "backend": self.kind,
+            "model": self.model_name,
+            "base_url": self.base_url,
+            "dimensions": self.dimensions,
+            "encoding_format": self.encoding_format,
+            "query_prefix": self.query_prefix,
+            "document_prefix": self.document_prefix,
+            "timeout": self.http.timeout,
+            "max_attempts": self.http.max_attempts,
+            "api_key_env": self.api_key_env,
+            "connect_timeout": self.http.connect_timeout,
+            "retry_base_delay": self.http.base_delay,
+            "retry_max_delay": self.http.max_delay,
+            "max_tokens": self.max_tokens,
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """What changes the vectors: model, dimensions and prefixes (not the server's address)."""
+        return {
+            "backend": self.kind,
+            "model": self.model_name,
+            "dimensions": self.dimensions,
+            "query_prefix": self.query_prefix,
+            "document_prefix": self.document_prefix,
+        }
+
+    def _in_input_order(self, items: list[Any], count: int, url: str) -> list[list[float]]:
+        """The items' vectors ordered by their ``index``, which must be each of 0..count-1 exactly once."""
+        vectors: dict[int, list[float]] = {}
+        problems: list[str] = []
+        for position, item in enumerate(items):
+            if not isinstance(item, dict) or "embedding" not in item:
+                raise self.http.error(BackendError, f"answer item {position} has no `embedding`", url)
+            index = item.get("index", position)
+            if type(index) is not int or not 0 <= index < count:
+                problems.append(f"unexpected index {index!r}")
+            elif index in vectors:
+                problems.append(f"duplicated index {index}")
+            else:
+                vectors[index] = self._decode(item["embedding"], position, url)
+        problems += [f"missing index {index}" for index in range(count) if index not in vectors]
+        if problems:
+            shown = ", ".join(problems[:5]) + (f" and {len(problems) - 5} more" if len(problems) > 5 else "")
+            raise self.http.error(VectorCheckError, f"{count} inputs, but the answer has {shown}", url)
+        return [vectors[index] for index in range(count)]
+
+    def _count_tokens(self, usage: Any) -> None:
+        if not isinstance(usage, dict):
+            return
+        tokens = usage.get("prompt_tokens", usage.get("total_tokens"))
+        if isinstance(tokens, int):
+            self.http.add_tokens(tokens)
+
+    def _decode(self, embedding: Any, position: int, url: str) -> list[float]:
+        """A float list as it came; a base64 string as the little-endian float32 values it holds."""
+        if isinstance(embedding, list):
+            return embedding
+        if isinstance(embedding, str):
+            try:
+                raw = base64.b64decode(embedding, validate=True)
+            except (binascii.Error, ValueError):
+                raw = None
+            if raw is not None and len(raw) % 4 == 0:
+                return np.frombuffer(raw, dtype="<f4").tolist()
+        raise self.http.error(BackendError, f"answer item {position} has an undecodable `embedding`", url)

@@ -1,0 +1,184 @@
+"""`index eval`: retrieval quality of the whole build-and-query path on a BEIR-layout collection.
+
+The collection's documents become files (``title + " " + text``, as BEIR and MTEB embed them) in a
+cache folder, and are indexed by the ordinary build, so the evaluation measures exactly what users
+get: chunking, the vector check, the store and each search mode. The cache keeps the files and the
+index, so a second run re-embeds nothing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import statistics
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+import numpy as np
+
+from indexer.api import Index
+from indexer.backends.base import EmbeddingBackend
+from indexer.errors import ConfigError
+from indexer.validation import check_vectors
+
+MODES = ("vector", "keyword", "hybrid")
+DOCUMENTS_PER_QUERY = 100
+
+
+@dataclass(frozen=True)
+class Collection:
+    name: str
+    documents: dict[str, str]  # id -> title + " " + text
+    queries: dict[str, str]  # id -> text, only the judged ones
+    qrels: dict[str, dict[str, int]]  # query id -> {document id: relevance}
+
+
+def load_collection(folder: str | os.PathLike[str], split: str = "test") -> Collection:
+    """Read ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv`` from a BEIR-layout folder."""
+    folder = Path(folder)
+    for needed in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
+        if not (folder / needed).is_file():
+            raise ConfigError(f"{folder / needed} not found: `index eval` needs the BEIR layout (--qrels {split})")
+    documents = {}
+    for record in _read_jsonl(folder / "corpus.jsonl"):
+        documents[str(record["_id"])] = f"{record.get('title', '')} {record.get('text', '')}".strip()
+    qrels: dict[str, dict[str, int]] = {}
+    with open(folder / "qrels" / f"{split}.tsv", encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            fields = line.rstrip("\n").split("\t")
+            if number == 1 and fields[0] == "query-id":
+                continue
+            if len(fields) != 3:
+                raise ConfigError(f"qrels/{split}.tsv line {number}: expected 3 tab-separated fields")
+            if int(fields[2]) > 0:
+                qrels.setdefault(fields[0], {})[fields[1]] = int(fields[2])
+    queries = {str(r["_id"]): r["text"] for r in _read_jsonl(folder / "queries.jsonl") if str(r["_id"]) in qrels}
+    return Collection(folder.resolve().name, documents, queries, {q: qrels[q] for q in queries})
+
+
+def _read_jsonl(path: Path) -> Iterable[dict]:
+    with open(path, encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if line.strip():
+                try:
+                    yield json.loads(line)
+                except json.JSONDecodeError as error:
+                    raise ConfigError(f"{path} line {number}: not JSON ({error.msg})") from error
+
+
+def default_cache(folder: str | os.PathLike[str]) -> Path:
+    """Where the documents-as-files and the index of a collection are kept between runs."""
+    resolved = Path(folder).resolve()
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:10]
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "indexer" / "eval" / f"{resolved.name}-{digest}"
+
+
+def write_documents(collection: Collection, folder: Path) -> None:
+    """One file per document; a file already holding the same text is left alone (so its mtime stays
+    and the next build does not even read it)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for doc_id, text in collection.documents.items():
+        path = folder / document_file_name(doc_id)
+        data = text.encode("utf-8")
+        if not path.exists() or path.read_bytes() != data:
+            path.write_bytes(data)
+
+
+def document_file_name(doc_id: str) -> str:
+    return quote(doc_id, safe="") + ".txt"
+
+
+def document_id(path: str) -> str:
+    return unquote(path.rsplit("/", 1)[-1].removesuffix(".txt"))
+
+
+def ndcg_at(ranked: Sequence[str], relevant: dict[str, int], cutoff: int = 10) -> float:
+    """nDCG with linear gains, as trec_eval's ndcg_cut (which BEIR reports)."""
+    dcg = sum(relevant.get(doc, 0) / math.log2(rank + 2) for rank, doc in enumerate(ranked[:cutoff]))
+    ideal = sorted(relevant.values(), reverse=True)[:cutoff]
+    best = sum(gain / math.log2(rank + 2) for rank, gain in enumerate(ideal))
+    return dcg / best if best > 0 else 0.0
+
+
+def recall_at(ranked: Sequence[str], relevant: dict[str, int], cutoff: int = 100) -> float:
+    return len(set(ranked[:cutoff]) & set(relevant)) / len(relevant) if relevant else 0.0
+
+
+def mrr_at(ranked: Sequence[str], relevant: dict[str, int], cutoff: int = 10) -> float:
+    for rank, doc in enumerate(ranked[:cutoff], start=1):
+        if doc in relevant:
+            return 1.0 / rank
+    return 0.0
+
+
+def score_rankings(rankings: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
+    """Mean nDCG@10, Recall@100 and MRR@10 over the judged queries."""
+    metrics = {"ndcg@10": [], "recall@100": [], "mrr@10": []}
+    for query_id, relevant in qrels.items():
+        ranked = rankings.get(query_id, [])
+        metrics["ndcg@10"].append(ndcg_at(ranked, relevant))
+        metrics["recall@100"].append(recall_at(ranked, relevant))
+        metrics["mrr@10"].append(mrr_at(ranked, relevant))
+    return {name: round(float(np.mean(values)), 4) if values else 0.0 for name, values in metrics.items()}
+
+
+def rank_documents(index: Index, text: str, mode: str) -> list[str]:
+    """Document ids, best first, each once (a document's best chunk decides its place)."""
+    hits = index.search(text, k=2 * DOCUMENTS_PER_QUERY, mode=mode)
+    return list(dict.fromkeys(document_id(hit.path) for hit in hits))[:DOCUMENTS_PER_QUERY]
+
+
+def evaluate(
+    collection: Collection,
+    index: Index,
+    modes: Sequence[str] = MODES,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, dict[str, float]]:
+    """Run every judged query in each mode; metrics plus the median and 95th percentile query time."""
+    results = {}
+    for mode in modes:
+        rankings, timings = {}, []
+        for query_id, text in collection.queries.items():
+            started = time.perf_counter()
+            rankings[query_id] = rank_documents(index, text, mode)
+            timings.append(time.perf_counter() - started)
+        results[mode] = {
+            **score_rankings(rankings, collection.qrels),
+            "median_ms": round(statistics.median(timings) * 1000, 2) if timings else 0.0,
+            "p95_ms": round(float(np.percentile(timings, 95)) * 1000, 2) if timings else 0.0,
+        }
+        if progress:
+            progress(f"{mode}: {results[mode]}")
+    return results
+
+
+def evaluate_whole_documents(collection: Collection, backend: EmbeddingBackend, cache: Path) -> dict[str, float]:
+    """The model on its own: each whole document embedded directly (the model truncates what it cannot
+    read), exact cosine search. The gap to vector mode is what chunking and the store cost or gain."""
+    ids = list(collection.documents)
+    fingerprint = hashlib.sha256(json.dumps(backend.describe(), sort_keys=True).encode()).hexdigest()[:12]
+    saved = cache / f"whole-documents-{fingerprint}.npy"
+    if saved.exists():
+        matrix = np.load(saved)
+    else:
+        texts = [backend.document_prefix + collection.documents[doc_id] for doc_id in ids]
+        parts = [check_vectors(backend.embed(texts[i : i + 64]), len(texts[i : i + 64]), None)
+                 for i in range(0, len(texts), 64)]  # fmt: skip
+        matrix = np.vstack(parts)
+        matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+        np.save(saved, matrix)
+    queries = list(collection.queries.items())
+    query_vectors = check_vectors(backend.embed([backend.query_prefix + text for _, text in queries]), len(queries), None)
+    query_vectors /= np.linalg.norm(query_vectors, axis=1, keepdims=True)
+    scores = query_vectors @ matrix.T
+    rankings = {}
+    for row, (query_id, _) in enumerate(queries):
+        top = np.argsort(-scores[row])[:DOCUMENTS_PER_QUERY]
+        rankings[query_id] = [ids[i] for i in top]
+    return score_rankings(rankings, collection.qrels)

@@ -1,0 +1,49 @@
+"""`index watch`: build once, then build again whenever files under the folder change.
+
+File events come from watchfiles (Rust's notify underneath: inotify, FSEvents, ReadDirectoryChangesW)
+with a debounce, so a burst of saves makes one build. Each build is the ordinary incremental build,
+so only what changed is read and embedded.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from indexer.api import Index
+from indexer.corpus import SKIPPED_FOLDERS
+from indexer.pipeline import BuildReport
+
+
+def watch(
+    index: Index,
+    folder: str | os.PathLike[str],
+    on_report: Callable[[BuildReport], None],
+    debounce_ms: int = 500,
+    stop_event: threading.Event | None = None,
+    **build_options: Any,
+) -> None:
+    """Build ``folder`` now and after every burst of changes, until ``stop_event`` is set (or Ctrl-C).
+
+    ``build_options`` go to :meth:`Index.build`. Changes to the index's own files are ignored, so an
+    index kept inside the watched folder does not wake the watcher with its own writes.
+    """
+    import watchfiles
+
+    root = Path(folder).resolve()
+    own_files = {os.path.realpath(index.path + suffix) for suffix in ("", "-wal", "-shm", "-journal", ".lock")}
+
+    def relevant(change: Any, path: str) -> bool:
+        if os.path.realpath(path) in own_files or path.endswith(".rebuild"):
+            return False
+        parts = Path(path).relative_to(root).parts if path.startswith(str(root)) else ()
+        return not any(part.startswith(".") or part in SKIPPED_FOLDERS for part in parts[:-1])
+
+    on_report(index.build(root, **build_options))
+    for _changes in watchfiles.watch(
+        root, watch_filter=relevant, debounce=debounce_ms, stop_event=stop_event, raise_interrupt=False
+    ):
+        on_report(index.build(root, **build_options))

@@ -1,0 +1,691 @@
+"""The Ollama and OpenAI-compatible backends against real loopback HTTP servers."""
+
+from __future__ import annotations
+
+import base64
+import email.utils
+import threading
+import time
+from typing import Any
+
+import httpx
+import numpy as np
+import pytest
+from loopback import OllamaServer, OpenAIServer, closed_port, fake_vector
+
+from indexer.backends import make_backend
+from indexer.backends.http import ErrorResponse, is_input_too_long, retry_after_seconds
+from indexer.backends.ollama import OllamaBackend, ollama_base_url
+from indexer.backends.openai import OpenAIBackend
+from indexer.backends.prefixes import Prefixes, known_prefixes, model_base_name, resolve_prefixes
+from indexer.errors import (
+    BackendError,
+    BackendUnreachableError,
+    ConfigError,
+    InputTooLongError,
+    VectorCheckError,
+)
+
+#: Backoff small enough that retries cost nothing in test time.
+FAST = {"retry_base_delay": 0.001, "retry_max_delay": 0.005}
+SECRET = "sk-test-0123456789abcdef"
+
+
+@pytest.fixture(autouse=True)
+def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OLLAMA_HOST", "OPENAI_BASE_URL", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def ollama_server():
+    with OllamaServer() as server:
+        yield server
+
+
+@pytest.fixture
+def openai_server():
+    with OpenAIServer() as server:
+        yield server
+
+
+def ollama_backend(server: OllamaServer, **options: Any) -> OllamaBackend:
+    return OllamaBackend("nomic-embed-text", host=server.url, **{**FAST, **options})
+
+
+def openai_backend(server: OpenAIServer, **options: Any) -> OpenAIBackend:
+    return OpenAIBackend("text-embedding-3-small", base_url=server.base_url, **{**FAST, **options})
+
+
+def as_float32(vectors: Any) -> np.ndarray:
+    return np.asarray(vectors, dtype=np.float32)
+
+
+def expected(texts: list[str], dimension: int = 64) -> np.ndarray:
+    return np.stack([fake_vector(text, dimension) for text in texts])
+
+
+TEXTS = [f"chunk number {i} about llamas" for i in range(50)]
+
+
+# One request per batch, vectors decoded exactly.
+
+
+def test_ollama_sends_a_whole_batch_of_50_in_one_request(ollama_server: OllamaServer) -> None:
+    with ollama_backend(ollama_server) as backend:
+        vectors = backend.embed(TEXTS)
+    assert len(ollama_server.requests) == 1
+    assert ollama_server.requests[0].batch_size == 50
+    assert np.array_equal(as_float32(vectors), expected(TEXTS))
+
+
+def test_ollama_request_carries_model_input_and_truncate_but_keep_alive_only_when_set(
+    ollama_server: OllamaServer,
+) -> None:
+    with ollama_backend(ollama_server) as backend:
+        backend.embed(["one"])
+    with ollama_backend(ollama_server, keep_alive="10m", truncate=True) as backend:
+        backend.embed(["two"])
+    first, second = (request.body for request in ollama_server.requests)
+    assert first == {"model": "nomic-embed-text", "input": ["one"], "truncate": False}
+    assert second["keep_alive"] == "10m" and second["truncate"] is True
+
+
+def test_ollama_usage_counts_requests_and_prompt_eval_tokens(ollama_server: OllamaServer) -> None:
+    with ollama_backend(ollama_server) as backend:
+        backend.embed(["three words here", "two words"])
+        ollama_server.fail_next(1, "unavailable")
+        backend.embed(["one"])
+        assert backend.usage() == {"requests": 3, "tokens": 6}
+
+
+def test_an_empty_batch_sends_nothing(ollama_server: OllamaServer, openai_server: OpenAIServer) -> None:
+    with ollama_backend(ollama_server) as ollama, openai_backend(openai_server) as openai:
+        assert ollama.embed([]) == [] and openai.embed([]) == []
+    assert ollama_server.requests == [] and openai_server.requests == []
+
+
+@pytest.mark.parametrize("encoding_format", ["base64", "float"])
+def test_openai_decodes_base64_and_float_to_the_same_exact_vectors(
+    openai_server: OpenAIServer, encoding_format: str
+) -> None:
+    with openai_backend(openai_server, encoding_format=encoding_format) as backend:
+        vectors = backend.embed(TEXTS[:7])
+    assert openai_server.requests[0].body["encoding_format"] == encoding_format
+    assert np.array_equal(as_float32(vectors), expected(TEXTS[:7]))
+
+
+def test_openai_sends_dimensions_only_when_asked(openai_server: OpenAIServer) -> None:
+    with openai_backend(openai_server) as plain, openai_backend(openai_server, dimensions=32) as short:
+        plain.embed(["a"])
+        vectors = short.embed(["a"])
+        assert short.dimension == 32 and plain.dimension is None
+    assert "dimensions" not in openai_server.requests[0].body
+    assert openai_server.requests[1].body["dimensions"] == 32
+    assert np.array_equal(as_float32(vectors), expected(["a"], 32))
+
+
+def test_openai_sends_the_key_as_a_bearer_token_and_no_header_without_a_key(
+    openai_server: OpenAIServer,
+) -> None:
+    with openai_backend(openai_server, api_key=SECRET) as keyed, openai_backend(openai_server) as keyless:
+        keyed.embed(["a"])
+        keyless.embed(["a"])
+    assert openai_server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+    assert "authorization" not in openai_server.requests[1].headers
+
+
+def test_openai_key_comes_from_the_environment_variable_named(
+    openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_EMBEDDING_KEY", SECRET)
+    with openai_backend(openai_server, api_key_env="MY_EMBEDDING_KEY") as backend:
+        backend.embed(["a"])
+        assert backend.config()["api_key_env"] == "MY_EMBEDDING_KEY"
+    assert openai_server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
+
+
+def test_openai_base_url_comes_from_the_environment(
+    openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url + "/")
+    with OpenAIBackend("text-embedding-3-small", **FAST) as backend:
+        backend.embed(["a"])
+        assert backend.base_url == openai_server.base_url
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    assert OpenAIBackend("m").base_url == "https://api.openai.com/v1"
+
+
+def test_openai_puts_shuffled_items_back_in_input_order(openai_server: OpenAIServer) -> None:
+    openai_server.fail_next(1, "shuffled")
+    with openai_backend(openai_server) as backend:
+        vectors = backend.embed(TEXTS[:10])
+    assert np.array_equal(as_float32(vectors), expected(TEXTS[:10]))
+
+
+@pytest.mark.parametrize(
+    ("fault", "problem"),
+    [("duplicate_index", "duplicated index 0, missing index 9"), ("too_few", "missing index 9")],
+)
+def test_openai_refuses_indexes_that_are_not_each_input_once(
+    openai_server: OpenAIServer, fault: str, problem: str
+) -> None:
+    openai_server.fail_next(1, fault)
+    with openai_backend(openai_server) as backend, pytest.raises(VectorCheckError) as caught:
+        backend.embed(TEXTS[:10])
+    assert problem in str(caught.value)
+    assert len(openai_server.requests) == 1
+
+
+def test_openai_counts_usage_prompt_tokens(openai_server: OpenAIServer) -> None:
+    with openai_backend(openai_server) as backend:
+        backend.embed(["four words right here", "one"])
+        assert backend.usage() == {"requests": 1, "tokens": 5}
+
+
+def test_a_text_alone_and_inside_a_batch_of_100_gets_the_same_vector_bit_for_bit(
+    ollama_server: OllamaServer, openai_server: OpenAIServer
+) -> None:
+    batch = [f"neighbour {i}" for i in range(99)] + ["the text"]
+    for backend in (ollama_backend(ollama_server), openai_backend(openai_server)):
+        with backend:
+            alone = as_float32(backend.embed(["the text"])[0])
+            inside = as_float32(backend.embed(batch)[-1])
+        assert alone.tobytes() == inside.tobytes()
+
+
+# Vectors come back as the server sent them: checking them is the pipeline's job.
+
+
+@pytest.mark.parametrize(
+    ("fault", "check"),
+    [
+        ("too_few", lambda vectors: len(vectors) == 2),
+        ("empty_vector", lambda vectors: vectors[0] == []),
+        ("nan", lambda vectors: np.isnan(vectors[0][0])),
+        ("wrong_dimension", lambda vectors: len(vectors[0]) == 65),
+    ],
+)
+def test_damaged_vectors_are_returned_as_they_came_for_the_pipeline_to_check(
+    ollama_server: OllamaServer, openai_server: OpenAIServer, fault: str, check
+) -> None:
+    ollama_server.fail_next(1, fault)
+    with ollama_backend(ollama_server) as backend:
+        assert check(backend.embed(["a", "b", "c"]))
+    if fault != "too_few":  # OpenAI's answer carries indexes: one missing is refused above.
+        openai_server.fail_next(1, fault)
+        with openai_backend(openai_server) as backend:
+            assert check(backend.embed(["a", "b", "c"]))
+
+
+def test_ollama_answer_without_embeddings_is_a_backend_error(ollama_server: OllamaServer) -> None:
+    ollama_server.fail_next(1, "status", status=200, body={"model": "x"})
+    with ollama_backend(ollama_server) as backend, pytest.raises(BackendError, match="no `embeddings` list"):
+        backend.embed(["a"])
+
+
+def test_an_undecodable_base64_embedding_is_a_backend_error(openai_server: OpenAIServer) -> None:
+    body = {"data": [{"index": 0, "embedding": "not base64!"}]}
+    openai_server.fail_next(1, "status", status=200, body=body)
+    with openai_backend(openai_server) as backend, pytest.raises(BackendError, match="undecodable"):
+        backend.embed(["a"])
+
+
+def test_malformed_json_is_a_backend_error_and_not_retried(
+    ollama_server: OllamaServer, openai_server: OpenAIServer
+) -> None:
+    for server, backend in (
+        (ollama_server, ollama_backend(ollama_server)),
+        (openai_server, openai_backend(openai_server)),
+    ):
+        server.fail_next(1, "malformed")
+        with backend, pytest.raises(BackendError, match="malformed JSON") as caught:
+            backend.embed(["a"])
+        assert type(caught.value) is BackendError
+        assert len(server.requests) == 1
+
+
+# Retries: what is retried, how often, and how long it waits.
+
+
+def test_429_with_retry_after_ms_is_retried_after_waiting_at_least_that_long(
+    openai_server: OpenAIServer,
+) -> None:
+    openai_server.fail_next(2, "rate_limit", retry_after_ms=60)
+    with openai_backend(openai_server) as backend:
+        started = time.monotonic()
+        vectors = backend.embed(["a"])
+        waited = time.monotonic() - started
+    assert len(openai_server.requests) == 3
+    assert waited >= 0.12
+    assert np.array_equal(as_float32(vectors), expected(["a"]))
+
+
+def test_429_with_retry_after_zero_seconds_is_retried_at_once(ollama_server: OllamaServer) -> None:
+    ollama_server.fail_next(2, "rate_limit", retry_after=0)
+    with ollama_backend(ollama_server, retry_base_delay=5, retry_max_delay=5) as backend:
+        started = time.monotonic()
+        backend.embed(["a"])
+        assert time.monotonic() - started < 2  # the server's "0" replaced the 5 s backoff
+    assert len(ollama_server.requests) == 3
+
+
+def test_retry_after_ms_wins_over_retry_after(openai_server: OpenAIServer) -> None:
+    openai_server.fail_next(1, "rate_limit", retry_after=30, retry_after_ms=10)
+    with openai_backend(openai_server) as backend:
+        backend.embed(["a"])
+    assert len(openai_server.requests) == 2
+
+
+def test_a_server_asking_for_a_longer_wait_than_allowed_fails_at_once(openai_server: OpenAIServer) -> None:
+    openai_server.fail_next(5, "rate_limit", retry_after=3600)
+    with openai_backend(openai_server) as backend, pytest.raises(BackendError, match="asks to wait 3600 s"):
+        backend.embed(["a"])
+    assert len(openai_server.requests) == 1
+
+
+def test_retry_after_reads_seconds_milliseconds_and_http_dates() -> None:
+    in_ten_seconds = email.utils.formatdate(time.time() + 10, usegmt=True)
+    assert retry_after_seconds(httpx.Headers({"retry-after": "2"})) == 2
+    assert retry_after_seconds(httpx.Headers({"retry-after": "1.5"})) == 1.5
+    assert retry_after_seconds(httpx.Headers({"retry-after-ms": "250", "retry-after": "9"})) == 0.25
+    assert 8 <= retry_after_seconds(httpx.Headers({"retry-after": in_ten_seconds})) <= 10
+    assert retry_after_seconds(httpx.Headers({"retry-after": "Mon, 01 Jan 2001 00:00:00 GMT"})) == 0
+    assert retry_after_seconds(httpx.Headers({"retry-after": "soon"})) is None
+    assert retry_after_seconds(httpx.Headers({})) is None
+
+
+@pytest.mark.parametrize(
+    ("fault", "options"), [("unavailable", {}), ("reset", {}), ("status", {"status": 408})]
+)
+def test_transient_failures_are_retried_until_the_server_answers(
+    ollama_server: OllamaServer, fault: str, options: dict
+) -> None:
+    ollama_server.fail_next(2, fault, **options)
+    with ollama_backend(ollama_server) as backend:
+        vectors = backend.embed(["a", "b"])
+    assert len(ollama_server.requests) == 3
+    assert np.array_equal(as_float32(vectors), expected(["a", "b"]))
+
+
+def test_503_forever_gives_up_after_max_attempts_with_a_backend_error(ollama_server: OllamaServer) -> None:
+    ollama_server.fail_next(10, "unavailable")
+    with ollama_backend(ollama_server, max_attempts=4) as backend, pytest.raises(BackendError) as caught:
+        backend.embed(["a"])
+    assert type(caught.value) is BackendError
+    assert "HTTP 503" in str(caught.value) and "gave up after 4 attempts" in str(caught.value)
+    assert len(ollama_server.requests) == 4
+
+
+def test_a_server_slower_than_the_timeout_fails_after_bounded_attempts(ollama_server: OllamaServer) -> None:
+    ollama_server.fail_next(5, "slow", delay=3)
+    with ollama_backend(ollama_server, timeout=0.2, max_attempts=2) as backend:
+        started = time.monotonic()
+        with pytest.raises(BackendError, match="timeout") as caught:
+            backend.embed(["a"])
+        assert time.monotonic() - started < 2
+    assert type(caught.value) is BackendError
+    assert len(ollama_server.requests) == 2
+
+
+def test_connection_refused_after_every_attempt_means_the_backend_is_unreachable() -> None:
+    port = closed_port()
+    with OllamaBackend("nomic-embed-text", host=f"127.0.0.1:{port}", max_attempts=3, **FAST) as backend:
+        with pytest.raises(BackendUnreachableError) as caught:
+            backend.embed(["a"])
+        assert backend.usage()["requests"] == 3
+    message = str(caught.value)
+    assert f"http://127.0.0.1:{port}/api/embed" in message and "gave up after 3 attempts" in message
+
+
+# Refusals that waiting cannot cure are never retried.
+
+
+def test_a_bad_key_is_unreachable_at_once_and_the_key_never_shows(openai_server: OpenAIServer) -> None:
+    with OpenAIServer(api_key="the-right-key") as server:
+        with (
+            openai_backend(server, api_key=SECRET) as backend,
+            pytest.raises(BackendUnreachableError) as caught,
+        ):
+            backend.embed(["a"])
+        assert len(server.requests) == 1
+    message = str(caught.value)
+    assert "HTTP 401" in message and "credentials refused" in message
+    assert SECRET not in message and "***" in message
+
+
+@pytest.mark.parametrize(
+    ("fault", "kind", "words"),
+    [
+        ("forbidden", BackendUnreachableError, "HTTP 403"),
+        ("insufficient_quota", BackendUnreachableError, "quota exhausted"),
+        ("bad_request", BackendError, "HTTP 400"),
+        ("status", BackendError, "HTTP 422"),
+    ],
+)
+def test_refusals_are_not_retried(openai_server: OpenAIServer, fault: str, kind: type, words: str) -> None:
+    openai_server.fail_next(3, fault, status=422, body={"detail": "unprocessable"})
+    with openai_backend(openai_server) as backend, pytest.raises(kind, match=words) as caught:
+        backend.embed(["a"])
+    assert type(caught.value) is kind
+    assert len(openai_server.requests) == 1
+
+
+def test_an_unknown_ollama_model_says_to_pull_it() -> None:
+    with OllamaServer(models={"nomic-embed-text"}) as server:
+        with OllamaBackend("mxbai-embed-large", host=server.url, **FAST) as backend:
+            with pytest.raises(BackendUnreachableError) as caught:
+                backend.embed(["a"])
+        assert len(server.requests) == 1
+    assert "'mxbai-embed-large'" in str(caught.value)
+    assert "ollama pull mxbai-embed-large" in str(caught.value)
+
+
+def test_an_unknown_openai_model_is_unreachable_at_once() -> None:
+    with OpenAIServer(models={"text-embedding-3-small"}) as server:
+        with OpenAIBackend("no-such-model", base_url=server.base_url, **FAST) as backend:
+            with pytest.raises(BackendUnreachableError, match="HTTP 404"):
+                backend.embed(["a"])
+        assert len(server.requests) == 1
+
+
+# Input too long, in each server's words.
+
+
+@pytest.mark.parametrize("dialect", ["openai", "tei", "llamacpp", "mistralrs"])
+def test_an_input_over_the_budget_is_input_too_long_in_every_dialect(dialect: str) -> None:
+    with OpenAIServer(dialect=dialect, token_budget=8) as server:
+        with OpenAIBackend("some-model", base_url=server.base_url, **FAST) as backend:
+            assert len(backend.embed(["short one"])) == 1
+            with pytest.raises(InputTooLongError):
+                backend.embed(["short one", "this input has far too many words for the tiny budget"])
+        assert len(server.requests) == 2  # never retried, not even llama.cpp's 500
+
+
+def test_ollama_input_over_the_context_is_input_too_long() -> None:
+    with OllamaServer(token_budget=8) as server:
+        with OllamaBackend("nomic-embed-text", host=server.url, **FAST) as backend:
+            with pytest.raises(InputTooLongError, match="exceeds the context length"):
+                backend.embed(["this input has far too many words for the tiny budget"])
+        assert len(server.requests) == 1
+
+
+def test_openai_batch_over_max_tokens_per_request_is_input_too_long() -> None:
+    with OpenAIServer(batch_token_budget=10) as server:
+        with OpenAIBackend("text-embedding-3-small", base_url=server.base_url, **FAST) as backend:
+            with pytest.raises(InputTooLongError, match="tokens per request"):
+                backend.embed(["four words each here"] * 3)
+            assert len(backend.embed(["four words each here"] * 2)) == 2
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "codes"),
+    [
+        (400, "the input length exceeds the context length", set()),
+        (400, "input exceeds maximum context length and cannot be truncated further", set()),
+        (400, "Invalid 'input[0]': maximum input length is 8192 tokens.", set()),
+        (400, "Requested 453357 tokens, max 300000 tokens per request", {"max_tokens_per_request"}),
+        (413, "Input validation error: `inputs` must have less than 512 tokens. Given: 534", {"validation"}),
+        (422, "Input validation error: `inputs` must have less than 512 tokens. Given: 534", set()),
+        (500, "input (3926 tokens) is too large to process. increase the physical batch size", set()),
+        (400, "request (9000 tokens) exceeds the available context size (8192 tokens)", set()),
+        (
+            422,
+            "Prompt sequence length is greater than 512, perhaps consider using `truncate_sequence`?",
+            set(),
+        ),
+        (413, "batch size 64 > maximum allowed batch size 32", {"validation"}),
+    ],
+)
+def test_input_too_long_is_recognised_in_every_known_wording(status: int, message: str, codes: set) -> None:
+    assert is_input_too_long(ErrorResponse(status, message, frozenset(codes)))
+
+
+@pytest.mark.parametrize(
+    ("status", "message"),
+    [(400, "'$.input' is invalid."), (429, "Rate limit reached for requests"), (500, "out of memory")],
+)
+def test_other_errors_are_not_mistaken_for_input_too_long(status: int, message: str) -> None:
+    assert not is_input_too_long(ErrorResponse(status, message, frozenset()))
+
+
+# Messages: one line, the backend, the URL, never the key.
+
+
+def test_the_key_appears_in_no_message_config_description_or_repr(openai_server: OpenAIServer) -> None:
+    messages = []
+    with openai_backend(openai_server, api_key=SECRET, max_attempts=2) as backend:
+        for fault, options in (
+            ("unavailable", {}),
+            ("malformed", {}),
+            ("status", {"status": 400, "body": {"error": {"message": f"bad header Bearer {SECRET}"}}}),
+            ("status", {"status": 500, "body": {"error": f"upstream rejected {SECRET}"}}),
+        ):
+            openai_server.fail_next(2, fault, **options)
+            with pytest.raises(BackendError) as caught:
+                backend.embed(["a"])
+            messages.append(str(caught.value))
+        shown = [repr(backend), repr(backend.http), str(backend.config()), str(backend.describe()), *messages]
+    for text in shown:
+        assert SECRET not in text
+    for message in messages:
+        assert "\n" not in message and message.startswith(
+            f"openai backend at {openai_server.base_url}/embeddings"
+        )
+
+
+def test_credentials_in_the_url_are_kept_out_of_messages_and_config(openai_server: OpenAIServer) -> None:
+    url = f"http://user:{SECRET}@127.0.0.1:{openai_server.port}/v1"
+    openai_server.fail_next(1, "bad_request")
+    with OpenAIBackend("m", base_url=url, **FAST) as backend, pytest.raises(BackendError) as caught:
+        backend.embed(["a"])
+    assert SECRET not in str(caught.value) and "user" not in str(caught.value)
+    assert (
+        SECRET not in str(backend.config()) and SECRET not in repr(backend) and SECRET not in backend.base_url
+    )
+    sent = base64.b64decode(openai_server.requests[0].headers["authorization"].removeprefix("Basic "))
+    assert sent == f"user:{SECRET}".encode()
+
+
+@pytest.mark.parametrize("url", ["ftp://example.com/v1", "not a url", "http://"])
+def test_an_unusable_base_url_is_a_config_error(url: str) -> None:
+    with pytest.raises(ConfigError):
+        OpenAIBackend("m", base_url=url)
+
+
+# OLLAMA_HOST, read as Ollama reads it.
+
+
+@pytest.mark.parametrize(
+    ("value", "url"),
+    [
+        (None, "http://127.0.0.1:11434"),
+        ("", "http://127.0.0.1:11434"),
+        ("  '1.2.3.4'  ", "http://1.2.3.4:11434"),
+        ("1.2.3.4", "http://1.2.3.4:11434"),
+        (":56789", "http://127.0.0.1:56789"),
+        ("1.2.3.4:56789", "http://1.2.3.4:56789"),
+        ("http://1.2.3.4", "http://1.2.3.4:80"),
+        ("https://1.2.3.4", "https://1.2.3.4:443"),
+        ("https://1.2.3.4:56789", "https://1.2.3.4:56789"),
+        ("example.com", "http://example.com:11434"),
+        ("example.com:56789/", "http://example.com:56789"),
+        ("example.com/path/", "http://example.com:11434/path"),
+        ("https://example.com:56789/path", "https://example.com:56789/path"),
+        ("[::1]", "http://[::1]:11434"),
+        ("[::1]:56789", "http://[::1]:56789"),
+        ("::1", "http://[::1]:11434"),
+        ("https://[::1]/path", "https://[::1]:443/path"),
+        ("0.0.0.0", "http://127.0.0.1:11434"),
+        ("0.0.0.0:8080", "http://127.0.0.1:8080"),
+        ("[::]:8080", "http://[::1]:8080"),
+        ("example.com:99999", "http://example.com:11434"),
+        ("example.com:port", "http://example.com:11434"),
+        ("ollama.com", "https://ollama.com:443"),
+    ],
+)
+def test_ollama_host_is_parsed_as_ollama_parses_it(value: str | None, url: str) -> None:
+    assert ollama_base_url(value) == url
+
+
+def test_ollama_host_comes_from_the_environment_when_not_given(
+    ollama_server: OllamaServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{ollama_server.port}")
+    with OllamaBackend("nomic-embed-text", **FAST) as backend:
+        backend.embed(["a"])
+        assert backend.host == ollama_server.url
+    assert len(ollama_server.requests) == 1
+    monkeypatch.delenv("OLLAMA_HOST")
+    assert OllamaBackend("m").host == "http://127.0.0.1:11434"
+
+
+# Prefixes.
+
+
+@pytest.mark.parametrize(
+    ("model", "query", "document"),
+    [
+        ("nomic-embed-text", "search_query: ", "search_document: "),
+        ("nomic-embed-text:latest", "search_query: ", "search_document: "),
+        ("nomic-ai/nomic-embed-text-v1.5", "search_query: ", "search_document: "),
+        ("embeddinggemma:300m", "task: search result | query: ", "title: none | text: "),
+        ("google/embeddinggemma-300m", "task: search result | query: ", "title: none | text: "),
+        ("intfloat/e5-small-v2", "query: ", "passage: "),
+        ("intfloat/multilingual-e5-large", "query: ", "passage: "),
+        ("mxbai-embed-large", "Represent this sentence for searching relevant passages: ", ""),
+        (
+            "mixedbread-ai/mxbai-embed-large-v1",
+            "Represent this sentence for searching relevant passages: ",
+            "",
+        ),
+        ("BAAI/bge-small-en-v1.5", "Represent this sentence for searching relevant passages: ", ""),
+        (
+            "hf.co/CompendiumLabs/bge-base-en-v1.5-gguf:Q8_0",
+            "Represent this sentence for searching relevant passages: ",
+            "",
+        ),
+        ("snowflake-arctic-embed2", "query: ", ""),
+    ],
+)
+def test_known_models_get_their_prefixes(model: str, query: str, document: str) -> None:
+    assert known_prefixes(model) == Prefixes(query, document)
+
+
+@pytest.mark.parametrize(
+    "model", ["text-embedding-3-small", "bge-m3", "all-minilm", "BAAI/bge-small-zh-v1.5"]
+)
+def test_other_models_get_no_prefixes(model: str) -> None:
+    assert known_prefixes(model) is None
+    assert resolve_prefixes(model, None, None) == Prefixes("", "")
+
+
+def test_model_base_name_drops_owner_tag_and_packaging() -> None:
+    assert model_base_name("hf.co/user/Bge-Small-EN-v1.5-GGUF:Q4_K_M") == "bge-small-en-v1.5"
+
+
+def test_explicit_prefixes_win_and_an_empty_string_means_none(
+    ollama_server: OllamaServer, openai_server: OpenAIServer
+) -> None:
+    with ollama_backend(ollama_server) as default:
+        assert (default.query_prefix, default.document_prefix) == ("search_query: ", "search_document: ")
+    with ollama_backend(ollama_server, query_prefix="", document_prefix="doc: ") as overridden:
+        assert (overridden.query_prefix, overridden.document_prefix) == ("", "doc: ")
+        assert overridden.describe()["document_prefix"] == "doc: "
+        overridden.embed(["plain"])
+    assert ollama_server.requests[0].body["input"] == ["plain"]  # the backend adds no prefix itself
+    with OpenAIBackend("intfloat/e5-small-v2", base_url=openai_server.base_url, query_prefix="q: ") as e5:
+        assert (e5.query_prefix, e5.document_prefix) == ("q: ", "passage: ")
+
+
+# Config and description.
+
+
+def test_config_recreates_each_backend_and_holds_no_secret(
+    ollama_server: OllamaServer, openai_server: OpenAIServer
+) -> None:
+    originals = [
+        OllamaBackend("nomic-embed-text", host=ollama_server.url, keep_alive="5m", timeout=30, **FAST),
+        OpenAIBackend(
+            "text-embedding-3-small", base_url=openai_server.base_url, api_key=SECRET, dimensions=32
+        ),
+    ]
+    for original in originals:
+        with original:
+            config = original.config()
+            with make_backend(config) as rebuilt:
+                assert type(rebuilt) is type(original)
+                assert rebuilt.config() == config
+                assert rebuilt.describe() == original.describe()
+                assert rebuilt.embed(["same"]) == original.embed(["same"])
+            assert SECRET not in str(config)
+            assert config["backend"] == original.kind and config["query_prefix"] == original.query_prefix
+
+
+def test_describe_names_what_changes_vectors_but_not_the_address(
+    ollama_server: OllamaServer, openai_server: OpenAIServer
+) -> None:
+    with ollama_backend(ollama_server) as ollama, openai_backend(openai_server, dimensions=32) as openai:
+        assert ollama.describe() == {
+            "backend": "ollama",
+            "model": "nomic-embed-text",
+            "query_prefix": "search_query: ",
+            "document_prefix": "search_document: ",
+            "truncate": False,
+        }
+        assert openai.describe() == {
+            "backend": "openai",
+            "model": "text-embedding-3-small",
+            "dimensions": 32,
+            "query_prefix": "",
+            "document_prefix": "",
+        }
+        for described in (ollama.describe(), openai.describe()):
+            assert str(ollama_server.port) not in str(described) and str(openai_server.port) not in str(
+                described
+            )
+
+
+def test_bad_openai_options_are_config_errors() -> None:
+    with pytest.raises(ConfigError):
+        OpenAIBackend("m", encoding_format="int8")
+    with pytest.raises(ConfigError):
+        OpenAIBackend("m", dimensions=0)
+
+
+def test_concurrency_defaults() -> None:
+    assert OllamaBackend.default_concurrency == 1
+    assert OpenAIBackend.default_concurrency == 4
+
+
+# Concurrency: many threads, one pool of reused connections.
+
+
+def test_eight_threads_at_once_share_a_few_reused_connections() -> None:
+    calls_per_thread = 5
+    with OpenAIServer(latency=0.02, parallel=4) as server:
+        with OpenAIBackend("text-embedding-3-small", base_url=server.base_url, **FAST) as backend:
+            results: dict[int, list] = {}
+            errors: list[BaseException] = []
+
+            def work(thread: int) -> None:
+                try:
+                    for call in range(calls_per_thread):
+                        texts = [f"thread {thread} call {call} text {i}" for i in range(4)]
+                        results[thread * calls_per_thread + call] = (texts, backend.embed(texts))
+                except BaseException as exc:  # noqa: BLE001 - reported below
+                    errors.append(exc)
+
+            threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert backend.usage()["requests"] == 8 * calls_per_thread
+        assert errors == []
+        assert all(
+            np.array_equal(as_float32(vectors), expected(texts)) for texts, vectors in results.values()
+        )
+        assert len(server.requests) == 8 * calls_per_thread
+        assert len(server.connections) <= 8  # one per thread at most, not one per request
+        assert 2 <= server.max_in_flight <= 4
