@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-EXACT_LIMIT = 200_000
+EXACT_LIMIT = 50_000
 CANDIDATES_PER_HIT = 40
 MIN_CANDIDATES = 800
 
