@@ -37,7 +37,9 @@ def synthetic(count: int, seed: int = 1) -> np.ndarray:
     for start in range(0, count, 100_000):
         stop = min(count, start + 100_000)
         labels = rng.integers(0, clusters, stop - start)
-        vectors[start:stop] = centres[labels] + 0.6 * rng.standard_normal((stop - start, DIMENSION), dtype=np.float32)
+        vectors[start:stop] = centres[labels] + 0.6 * rng.standard_normal(
+            (stop - start, DIMENSION), dtype=np.float32
+        )
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     return vectors
 
@@ -55,7 +57,10 @@ def stored(count: int, vectors: np.ndarray) -> Path:
     path = CACHE / f"query-{count}.db"
     if path.exists():
         with Store.open(path) as store:
-            if store.dimension == DIMENSION and store.db.execute("SELECT count(*) FROM chunk_vectors").fetchall()[0][0] == count:
+            if (
+                store.dimension == DIMENSION
+                and store.db.execute("SELECT count(*) FROM chunk_vectors").fetchall()[0][0] == count
+            ):
                 return path
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
@@ -100,26 +105,72 @@ def measure(count: int, query_count: int) -> list[dict]:
         return top[np.argsort(-scores[top])]
 
     numpy_times = timed(numpy_exact, queries)
-    recall = float(np.mean([len(found[i] & set(numpy_exact(q).tolist())) / 10 for i, q in enumerate(queries)]))
+    recall = float(
+        np.mean([len(found[i] & set(numpy_exact(q).tolist())) / 10 for i, q in enumerate(queries)])
+    )
     ours, reference = statistics.median(ours_times), statistics.median(numpy_times)
     size_mb = os.path.getsize(path) / 1e6
     label = f"{count:,} x {DIMENSION}"
-    rows.append({"what": f"search median ms, {label} (ref: numpy exact)", "ours": round(ours, 2),
-                 "reference": round(reference, 2), "ratio": round(ours / reference, 2),
-                 "target": "<= 1.0 (no slower than numpy)" if count < 1_000_000 else "<= 100 ms",
-                 "pass": ours <= reference if count < 1_000_000 else ours <= 100})  # fmt: skip
-    rows.append({"what": f"search p95 ms, {label}", "ours": round(float(np.percentile(ours_times, 95)), 2),
-                 "reference": round(float(np.percentile(numpy_times, 95)), 2), "ratio": "", "target": "", "pass": ""})  # fmt: skip
-    rows.append({"what": f"recall@10, {label}", "ours": round(recall, 4), "reference": 1.0,
-                 "ratio": round(recall, 4), "target": ">= 0.97", "pass": recall >= 0.97})  # fmt: skip
-    rows.append({"what": f"sqlite-vec scan median ms, {label} (first query of a process)",
-                 "ours": round(statistics.median(scan_times), 1), "reference": round(reference, 2),
-                 "ratio": round(statistics.median(scan_times) / reference, 2), "target": "", "pass": ""})  # fmt: skip
-    rows.append({"what": f"load vectors into memory s, {label} (once per process)", "ours": round(load_seconds, 2),
-                 "reference": "", "ratio": "", "target": "", "pass": ""})  # fmt: skip
-    rows.append({"what": f"index file MB per million chunks ({label})", "ours": round(size_mb * 1e6 / count, 0),
-                 "reference": "", "ratio": "", "target": "",
-                 "pass": ""})  # fmt: skip
+    rows.append(
+        {
+            "what": f"search median ms, {label} (ref: numpy exact)",
+            "ours": round(ours, 2),
+            "reference": round(reference, 2),
+            "ratio": round(ours / reference, 2),
+            "target": "<= 1.0 (no slower than numpy)" if count < 1_000_000 else "<= 100 ms",
+            "pass": ours <= reference if count < 1_000_000 else ours <= 100,
+        }
+    )
+    rows.append(
+        {
+            "what": f"search p95 ms, {label}",
+            "ours": round(float(np.percentile(ours_times, 95)), 2),
+            "reference": round(float(np.percentile(numpy_times, 95)), 2),
+            "ratio": "",
+            "target": "",
+            "pass": "",
+        }
+    )
+    rows.append(
+        {
+            "what": f"recall@10, {label}",
+            "ours": round(recall, 4),
+            "reference": 1.0,
+            "ratio": round(recall, 4),
+            "target": ">= 0.97",
+            "pass": recall >= 0.97,
+        }
+    )
+    rows.append(
+        {
+            "what": f"sqlite-vec scan median ms, {label} (first query of a process)",
+            "ours": round(statistics.median(scan_times), 1),
+            "reference": round(reference, 2),
+            "ratio": round(statistics.median(scan_times) / reference, 2),
+            "target": "",
+            "pass": "",
+        }
+    )
+    rows.append(
+        {
+            "what": f"load vectors into memory s, {label} (once per process)",
+            "ours": round(load_seconds, 2),
+            "reference": "",
+            "ratio": "",
+            "target": "",
+            "pass": "",
+        }
+    )
+    rows.append(
+        {
+            "what": f"index file MB per million chunks ({label})",
+            "ours": round(size_mb * 1e6 / count, 0),
+            "reference": "",
+            "ratio": "",
+            "target": "",
+            "pass": "",
+        }
+    )
     return rows
 
 
@@ -136,7 +187,10 @@ def main() -> int:
         print(json.dumps(rows))
     else:
         for row in rows:
-            print(f"{row['what']:<70} {row['ours']!s:>10} {row['reference']!s:>10} {row['ratio']!s:>8} {row['target']}")
+            print(
+                f"{row['what']:<70} {row['ours']!s:>10} {row['reference']!s:>10} "
+                f"{row['ratio']!s:>8} {row['target']}"
+            )
     return 0
 
 

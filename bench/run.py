@@ -47,7 +47,9 @@ def table(rows: list[dict]) -> str:
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test for CI")
     parser.add_argument("--only", nargs="*", default=None, help="run only these scripts")
     options = parser.parse_args()
@@ -71,7 +73,8 @@ def main() -> int:
     if not options.quick:
         stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
         header = (
-            f"# Benchmark results\n\n{stamp}, {os.cpu_count()} cores, {platform.processor() or platform.machine()}, "
+            f"# Benchmark results\n\n{stamp}, {os.cpu_count()} cores, "
+            f"{platform.processor() or platform.machine()}, "
             f"Python {platform.python_version()}; command: `{command}`\n\n"
         )
         notes = "".join(f"\n- problem: {problem}" for problem in problems)

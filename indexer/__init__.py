@@ -1,10 +1,10 @@
 """indexer: index a folder of documents into SQLite (sqlite-vec + FTS5) and search it by meaning.
 
-    from indexer import Index
-    with Index.open("index.db") as index:
-        index.build("docs")
-        for hit in index.search("how do I rotate keys"):
-            print(hit.score, hit.citation, hit.heading)
+from indexer import Index
+with Index.open("index.db") as index:
+    index.build("docs")
+    for hit in index.search("how do I rotate keys"):
+        print(hit.score, hit.citation, hit.heading)
 """
 
 from indexer.api import Index

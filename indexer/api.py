@@ -107,7 +107,9 @@ class Index:
         root = Path(folder)
         if not root.is_dir():
             raise ConfigError(f"folder {folder} does not exist or is not a folder")
-        backend = backend or self._backend or self._recorded_backend() or make_backend({"backend": "embedded"})
+        backend = (
+            backend or self._backend or self._recorded_backend() or make_backend({"backend": "embedded"})
+        )
         settings = _chunk_settings(backend, chunk_tokens)
         with WriterLock(self.path) as lock:
             lock.acquire(wait)
@@ -117,27 +119,36 @@ class Index:
             if recorded is not None and recorded != fingerprint:
                 if not rebuild:
                     raise ConfigError(
-                        "this build's settings differ from the index's: " + describe_difference(recorded, fingerprint)
+                        "this build's settings differ from the index's: "
+                        + describe_difference(recorded, fingerprint)
                         + "; pass --rebuild to build a new index with them"
-                    )  # fmt: skip
-                return self._rebuild(root, backend, settings, fingerprint, batch_size, concurrency, progress, warn)
+                    )
+                return self._rebuild(
+                    root, backend, settings, fingerprint, batch_size, concurrency, progress, warn
+                )
             if recorded is None:
                 self._record_settings(self.store, backend, fingerprint)
             self._backend = backend
             return Build(self.store, root, backend, settings, batch_size, concurrency, warn, progress).run()
 
-    def _rebuild(self, root, backend, settings, fingerprint, batch_size, concurrency, progress, warn) -> BuildReport:  # noqa: ANN001
+    def _rebuild(
+        self, root, backend, settings, fingerprint, batch_size, concurrency, progress, warn
+    ) -> BuildReport:  # noqa: ANN001
         """Build every root of this index afresh beside it, then copy the result over it in one step."""
         scratch_path = self.path + ".rebuild"
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(scratch_path + suffix):
                 os.remove(scratch_path + suffix)
-        roots = [Path(r) for r in self.store.roots() if Path(r).is_dir() and Path(r).resolve() != root.resolve()]
+        roots = [
+            Path(r) for r in self.store.roots() if Path(r).is_dir() and Path(r).resolve() != root.resolve()
+        ]
         report = None
         with Store.open(scratch_path) as scratch:
             self._record_settings(scratch, backend, fingerprint)
             for each_root in [*roots, root]:
-                report = Build(scratch, each_root, backend, settings, batch_size, concurrency, warn, progress).run()
+                report = Build(
+                    scratch, each_root, backend, settings, batch_size, concurrency, warn, progress
+                ).run()
             scratch.backup_into(self.store)
         for suffix in ("", "-wal", "-shm"):
             if os.path.exists(scratch_path + suffix):
@@ -149,11 +160,13 @@ class Index:
     @staticmethod
     def _record_settings(store: Store, backend: EmbeddingBackend, fingerprint: dict[str, Any]) -> None:
         with store.transaction():
-            store.set_meta({
-                "backend": json.dumps(backend.config(), sort_keys=True),
-                "model": backend.model_name,
-                "fingerprint": json.dumps(fingerprint, sort_keys=True),
-            })  # fmt: skip
+            store.set_meta(
+                {
+                    "backend": json.dumps(backend.config(), sort_keys=True),
+                    "model": backend.model_name,
+                    "fingerprint": json.dumps(fingerprint, sort_keys=True),
+                }
+            )
 
     # -- searching ----------------------------------------------------------------------------
 

@@ -45,7 +45,11 @@ class ChunkSettings:
         return cls(max_tokens=max_tokens, overlap_tokens=max(8, max_tokens // 10))
 
     def describe(self) -> dict[str, int]:
-        return {"max_tokens": self.max_tokens, "overlap_tokens": self.overlap_tokens, "version": CHUNKER_VERSION}
+        return {
+            "max_tokens": self.max_tokens,
+            "overlap_tokens": self.overlap_tokens,
+            "version": CHUNKER_VERSION,
+        }
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,10 @@ def chunk_text(
     if not any(line.strip() for line in lines):
         return []
     line_tokens = count_tokens(lines)
-    pieces = [_Piece(number, line, tokens) for number, (line, tokens) in enumerate(zip(lines, line_tokens), 1)]
+    pieces = [
+        _Piece(number, line, tokens)
+        for number, (line, tokens) in enumerate(zip(lines, line_tokens, strict=False), 1)
+    ]
     sections = _sections(pieces, structured)
     chunks: list[Chunk] = []
     for section in sections:
@@ -173,7 +180,10 @@ def _chunk_section(
             current, current_tokens = [], 0
     if current:
         groups.append(current)
-    return [_make_chunk(heading, pieces, lines) for pieces in _with_overlap(groups, budget, settings.overlap_tokens)]
+    return [
+        _make_chunk(heading, pieces, lines)
+        for pieces in _with_overlap(groups, budget, settings.overlap_tokens)
+    ]
 
 
 def _fit_block(block: list[_Piece], budget: int, count_tokens: TokenCounter) -> list[list[_Piece]]:
@@ -204,7 +214,7 @@ def _fit_line(piece: _Piece, budget: int, count_tokens: TokenCounter) -> list[_P
     parts: list[_Piece] = []
     words_in_part: list[str] = []
     part_tokens = 0
-    for word, tokens in zip(words, word_tokens):
+    for word, tokens in zip(words, word_tokens, strict=False):
         if words_in_part and part_tokens + tokens > budget:
             parts.append(_Piece(piece.line, " ".join(words_in_part), part_tokens))
             words_in_part, part_tokens = [], 0
@@ -218,7 +228,7 @@ def _fit_line(piece: _Piece, budget: int, count_tokens: TokenCounter) -> list[_P
 def _split_long_words(words: list[str], budget: int, count_tokens: TokenCounter) -> list[str]:
     """Cut any single word whose tokens exceed the budget into character slices that fit."""
     result: list[str] = []
-    for word, tokens in zip(words, count_tokens(words)):
+    for word, tokens in zip(words, count_tokens(words), strict=False):
         if tokens <= budget:
             result.append(word)
             continue
@@ -284,7 +294,12 @@ def split_chunk(chunk: Chunk) -> list[Chunk]:
         middle = len(lines) // 2
         split_line = min(chunk.end_line, chunk.start_line + middle)
         return [
-            Chunk(chunk.start_line, max(chunk.start_line, split_line - 1), chunk.heading, "\n".join(lines[:middle])),
+            Chunk(
+                chunk.start_line,
+                max(chunk.start_line, split_line - 1),
+                chunk.heading,
+                "\n".join(lines[:middle]),
+            ),
             Chunk(split_line, chunk.end_line, chunk.heading, "\n".join(lines[middle:])),
         ]
     words = chunk.text.split()

@@ -32,9 +32,13 @@ Exit codes:
 """
 
 db_option = click.option(
-    "--db", "db_path", envvar="INDEX_DB", default=None, metavar="PATH",
+    "--db",
+    "db_path",
+    envvar="INDEX_DB",
+    default=None,
+    metavar="PATH",
     help="Index file (default: $INDEX_DB or ./index.db).",
-)  # fmt: skip
+)
 
 
 class IndexerGroup(click.Group):
@@ -57,37 +61,89 @@ def main() -> None:
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("folder", type=click.Path(file_okay=False, path_type=str))
 @db_option
-@click.option("--backend", type=click.Choice(["embedded", "ollama", "openai"]), default=None,
-              help="Embedding backend (default: the index's, or 'embedded' for a new index).")
-@click.option("--model", default=None, help="Model name, or for 'embedded' a folder with model.onnx + tokenizer.json.")
+@click.option(
+    "--backend",
+    type=click.Choice(["embedded", "ollama", "openai"]),
+    default=None,
+    help="Embedding backend (default: the index's, or 'embedded' for a new index).",
+)
+@click.option(
+    "--model", default=None, help="Model name, or for 'embedded' a folder with model.onnx + tokenizer.json."
+)
 @click.option("--base-url", default=None, help="Server URL (openai: $OPENAI_BASE_URL; ollama: $OLLAMA_HOST).")
 @click.option("--api-key", default=None, help="API key (default: $OPENAI_API_KEY). Never stored.")
-@click.option("--dimensions", type=int, default=None, help="Ask the server for vectors of this size (openai).")
-@click.option("--query-prefix", default=None, help="Text put before each query (default: the model's known one).")
-@click.option("--document-prefix", default=None, help="Text put before each chunk (default: the model's known one).")
-@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True,
-              help="Chunks per embed call.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=None,
-              help="Batches in flight at once (default: 1 for embedded and ollama, 4 for openai).")
+@click.option(
+    "--dimensions", type=int, default=None, help="Ask the server for vectors of this size (openai)."
+)
+@click.option(
+    "--query-prefix", default=None, help="Text put before each query (default: the model's known one)."
+)
+@click.option(
+    "--document-prefix", default=None, help="Text put before each chunk (default: the model's known one)."
+)
+@click.option(
+    "--batch-size",
+    type=click.IntRange(min=1),
+    default=DEFAULT_BATCH_SIZE,
+    show_default=True,
+    help="Chunks per embed call.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(min=1),
+    default=None,
+    help="Batches in flight at once (default: 1 for embedded and ollama, 4 for openai).",
+)
 @click.option("--chunk-tokens", type=int, default=None, help="Smaller chunks than the model's input limit.")
-@click.option("--rebuild", is_flag=True, help="Settings differ from the index's: build anew and swap in at the end.")
-@click.option("--wait", "wait_seconds", type=click.FloatRange(min=0), default=0, show_default=True,
-              help="Seconds to wait for another build to finish.")
+@click.option(
+    "--rebuild", is_flag=True, help="Settings differ from the index's: build anew and swap in at the end."
+)
+@click.option(
+    "--wait",
+    "wait_seconds",
+    type=click.FloatRange(min=0),
+    default=0,
+    show_default=True,
+    help="Seconds to wait for another build to finish.",
+)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no warnings, no summary line.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object.")
-def build(folder: str, db_path: str | None, backend: str | None, model: str | None, base_url: str | None,
-          api_key: str | None, dimensions: int | None, query_prefix: str | None, document_prefix: str | None,
-          batch_size: int, concurrency: int | None, chunk_tokens: int | None, rebuild: bool, wait_seconds: float,
-          quiet: bool, as_json: bool) -> None:  # fmt: skip
+def build(
+    folder: str,
+    db_path: str | None,
+    backend: str | None,
+    model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+    dimensions: int | None,
+    query_prefix: str | None,
+    document_prefix: str | None,
+    batch_size: int,
+    concurrency: int | None,
+    chunk_tokens: int | None,
+    rebuild: bool,
+    wait_seconds: float,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Index FOLDER: embed new and changed files, remove deleted ones."""
-    chosen = backend_from_options(backend, model, base_url, api_key, dimensions, query_prefix, document_prefix)
+    chosen = backend_from_options(
+        backend, model, base_url, api_key, dimensions, query_prefix, document_prefix
+    )
     show_progress = not quiet and not as_json and sys.stderr.isatty()
     warn = (lambda message: None) if quiet else (lambda message: click.echo(f"warning: {message}", err=True))
     with Index.open(db_path or default_index_path()) as index:
         report = index.build(
-            folder, backend=chosen, batch_size=batch_size, concurrency=concurrency, chunk_tokens=chunk_tokens,
-            rebuild=rebuild, wait=wait_seconds, progress=show_progress, warn=warn,
-        )  # fmt: skip
+            folder,
+            backend=chosen,
+            batch_size=batch_size,
+            concurrency=concurrency,
+            chunk_tokens=chunk_tokens,
+            rebuild=rebuild,
+            wait=wait_seconds,
+            progress=show_progress,
+            warn=warn,
+        )
     for failure in report.failures[:20]:
         click.echo(f"error: {failure.path}: {failure.reason}", err=True)
     if len(report.failures) > 20:
@@ -99,8 +155,15 @@ def build(folder: str, db_path: str | None, backend: str | None, model: str | No
     sys.exit(report.exit_code)
 
 
-def backend_from_options(kind: str | None, model: str | None, base_url: str | None, api_key: str | None,
-                         dimensions: int | None, query_prefix: str | None, document_prefix: str | None):  # noqa: ANN201
+def backend_from_options(
+    kind: str | None,
+    model: str | None,
+    base_url: str | None,
+    api_key: str | None,
+    dimensions: int | None,
+    query_prefix: str | None,
+    document_prefix: str | None,
+):  # noqa: ANN201
     """A backend when the options name one; None to let the index decide (its recorded backend)."""
     if kind is None and model is None:
         if any(value is not None for value in (base_url, api_key, dimensions, query_prefix, document_prefix)):
@@ -112,10 +175,17 @@ def backend_from_options(kind: str | None, model: str | None, base_url: str | No
     if config["backend"] == "ollama":
         config.update(host=base_url, query_prefix=query_prefix, document_prefix=document_prefix)
     elif config["backend"] == "openai":
-        config.update(base_url=base_url, api_key=api_key, dimensions=dimensions,
-                      query_prefix=query_prefix, document_prefix=document_prefix)  # fmt: skip
+        config.update(
+            base_url=base_url,
+            api_key=api_key,
+            dimensions=dimensions,
+            query_prefix=query_prefix,
+            document_prefix=document_prefix,
+        )
     elif any(value is not None for value in (base_url, api_key, dimensions, query_prefix, document_prefix)):
-        raise click.UsageError("--base-url, --api-key, --dimensions and prefixes apply to ollama and openai only")
+        raise click.UsageError(
+            "--base-url, --api-key, --dimensions and prefixes apply to ollama and openai only"
+        )
     if config["backend"] != "embedded" and not model:
         raise click.UsageError(f"--backend {config['backend']} needs --model")
     return make_backend(config)
@@ -133,14 +203,29 @@ def report_dict(report: Any) -> dict[str, Any]:
 @click.argument("text")
 @db_option
 @click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="How many hits.")
-@click.option("--mode", type=click.Choice(["hybrid", "vector", "keyword"]), default="hybrid", show_default=True)
-@click.option("--path", "paths", multiple=True, help="Only files whose relative path matches this glob (repeatable).")
+@click.option(
+    "--mode", type=click.Choice(["hybrid", "vector", "keyword"]), default="hybrid", show_default=True
+)
+@click.option(
+    "--path", "paths", multiple=True, help="Only files whose relative path matches this glob (repeatable)."
+)
 @click.option("--type", "types", multiple=True, help="Only files with this extension, e.g. md (repeatable).")
 @click.option("--min-score", type=float, default=None, help="Drop hits scoring lower (in the mode's scale).")
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
-@click.option("--format", "output_format", type=click.Choice(["text", "json", "csv", "markdown"]), default="text")
-def query(text: str, db_path: str | None, k: int, mode: str, paths: tuple[str, ...], types: tuple[str, ...],
-          min_score: float | None, as_json: bool, output_format: str) -> None:  # fmt: skip
+@click.option(
+    "--format", "output_format", type=click.Choice(["text", "json", "csv", "markdown"]), default="text"
+)
+def query(
+    text: str,
+    db_path: str | None,
+    k: int,
+    mode: str,
+    paths: tuple[str, ...],
+    types: tuple[str, ...],
+    min_score: float | None,
+    as_json: bool,
+    output_format: str,
+) -> None:
     """Print the chunks that best match TEXT, with where they come from."""
     with Index.open(db_path or default_index_path(), create=False) as index:
         hits = index.search(text, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
@@ -175,7 +260,9 @@ def hits_as_text(hits: list[Any], question: str, color: bool) -> str:
         lines.append(f"{number}. {hit.score:.3f}  {where}{heading}")
         text = snippet(hit.text)
         if color and words:
-            text = " ".join(click.style(w, bold=True) if w.lower().strip(".,:;()") in words else w for w in text.split())
+            text = " ".join(
+                click.style(w, bold=True) if w.lower().strip(".,:;()") in words else w for w in text.split()
+            )
         lines.append(f"   {text}")
     return "\n".join(lines)
 
@@ -218,7 +305,8 @@ def status(db_path: str | None, as_json: bool) -> None:
     for build_row in info["builds"]:
         click.echo(
             f"build #{build_row['id']} {build_row['outcome']}: +{build_row['files_added']} "
-            f"~{build_row['files_changed']} -{build_row['files_removed']} files, {build_row['files_failed']} failed; "
+            f"~{build_row['files_changed']} -{build_row['files_removed']} files, "
+            f"{build_row['files_failed']} failed; "
             f"{build_row['chunks_embedded']} embedded, {build_row['chunks_reused']} re-used; "
             f"{build_row['requests']} requests, {build_row['tokens']} tokens"
         )
@@ -227,8 +315,13 @@ def status(db_path: str | None, as_json: bool) -> None:
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=str))
 @db_option
-@click.option("--debounce", type=click.IntRange(min=0), default=500, show_default=True,
-              help="Milliseconds of quiet before a burst of changes triggers a build.")
+@click.option(
+    "--debounce",
+    type=click.IntRange(min=0),
+    default=500,
+    show_default=True,
+    help="Milliseconds of quiet before a burst of changes triggers a build.",
+)
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON summary line per build.")
 def watch(folder: str, db_path: str | None, debounce: int, batch_size: int, as_json: bool) -> None:
@@ -247,17 +340,39 @@ def watch(folder: str, db_path: str | None, debounce: int, batch_size: int, as_j
 
 @main.command("eval", epilog=EXIT_CODES_HELP)
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=str))
-@click.option("--qrels", "split", default="test", show_default=True, help="Judgments to use: qrels/SPLIT.tsv.")
-@click.option("--cache", "cache_dir", default=None, metavar="DIR",
-              help="Where the documents and their index are kept between runs (default: ~/.cache/indexer/eval/...).")
-@click.option("--mode", "modes", multiple=True, type=click.Choice(["vector", "keyword", "hybrid"]),
-              help="Modes to score (default: all three).")
-@click.option("--whole-documents", is_flag=True,
-              help="Also score the model on each whole document embedded directly (no chunking).")
+@click.option(
+    "--qrels", "split", default="test", show_default=True, help="Judgments to use: qrels/SPLIT.tsv."
+)
+@click.option(
+    "--cache",
+    "cache_dir",
+    default=None,
+    metavar="DIR",
+    help="Where the documents and their index are kept between runs (default: ~/.cache/indexer/eval/...).",
+)
+@click.option(
+    "--mode",
+    "modes",
+    multiple=True,
+    type=click.Choice(["vector", "keyword", "hybrid"]),
+    help="Modes to score (default: all three).",
+)
+@click.option(
+    "--whole-documents",
+    is_flag=True,
+    help="Also score the model on each whole document embedded directly (no chunking).",
+)
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
-def evaluate(folder: str, split: str, cache_dir: str | None, modes: tuple[str, ...], whole_documents: bool,
-             batch_size: int, as_json: bool) -> None:  # fmt: skip
+def evaluate(
+    folder: str,
+    split: str,
+    cache_dir: str | None,
+    modes: tuple[str, ...],
+    whole_documents: bool,
+    batch_size: int,
+    as_json: bool,
+) -> None:
     """Score retrieval on a BEIR-layout collection: nDCG@10, Recall@100, MRR@10 per mode."""
     import time
     from pathlib import Path
@@ -269,10 +384,16 @@ def evaluate(folder: str, split: str, cache_dir: str | None, modes: tuple[str, .
     cache = Path(cache_dir) if cache_dir else evaluation.default_cache(folder)
     evaluation.write_documents(collection, cache / "documents")
     with Index.open(cache / "index.db") as index:
-        report = index.build(cache / "documents", batch_size=batch_size, progress=sys.stderr.isatty(),
-                             warn=lambda message: None)  # fmt: skip
+        report = index.build(
+            cache / "documents",
+            batch_size=batch_size,
+            progress=sys.stderr.isatty(),
+            warn=lambda message: None,
+        )
         if report.exit_code != 0:
-            raise IndexerError(f"building the evaluation index failed: {report.failures[:1] or report.stopped}")
+            raise IndexerError(
+                f"building the evaluation index failed: {report.failures[:1] or report.stopped}"
+            )
         click.echo(f"index: {report.summary()}", err=True)
         results = evaluation.evaluate(collection, index, modes or evaluation.MODES)
         if whole_documents:
@@ -281,9 +402,13 @@ def evaluate(folder: str, split: str, cache_dir: str | None, modes: tuple[str, .
     if as_json:
         click.echo(json.dumps(results, indent=2))
         return
-    click.echo(f"{collection.name}: {len(collection.documents)} documents, {len(collection.queries)} judged queries "
-               f"(qrels/{split}.tsv), {seconds:.1f} s")  # fmt: skip
+    click.echo(
+        f"{collection.name}: {len(collection.documents)} documents, {len(collection.queries)} judged queries "
+        f"(qrels/{split}.tsv), {seconds:.1f} s"
+    )
     click.echo(f"{'mode':<16}{'nDCG@10':>9}{'Recall@100':>12}{'MRR@10':>9}{'median ms':>11}")
     for mode, scores in results.items():
-        click.echo(f"{mode:<16}{scores['ndcg@10']:>9.4f}{scores['recall@100']:>12.4f}{scores['mrr@10']:>9.4f}"
-                   f"{scores.get('median_ms', float('nan')):>11.1f}")  # fmt: skip
+        click.echo(
+            f"{mode:<16}{scores['ndcg@10']:>9.4f}{scores['recall@100']:>12.4f}{scores['mrr@10']:>9.4f}"
+            f"{scores.get('median_ms', float('nan')):>11.1f}"
+        )

@@ -10,7 +10,6 @@ import codecs
 import os
 import re
 import stat
-from collections.abc import Iterator
 from dataclasses import dataclass
 from html import unescape
 from pathlib import Path

@@ -43,7 +43,9 @@ def load_collection(folder: str | os.PathLike[str], split: str = "test") -> Coll
     folder = Path(folder)
     for needed in ("corpus.jsonl", "queries.jsonl", f"qrels/{split}.tsv"):
         if not (folder / needed).is_file():
-            raise ConfigError(f"{folder / needed} not found: `index eval` needs the BEIR layout (--qrels {split})")
+            raise ConfigError(
+                f"{folder / needed} not found: `index eval` needs the BEIR layout (--qrels {split})"
+            )
     documents = {}
     for record in _read_jsonl(folder / "corpus.jsonl"):
         documents[str(record["_id"])] = f"{record.get('title', '')} {record.get('text', '')}".strip()
@@ -57,7 +59,9 @@ def load_collection(folder: str | os.PathLike[str], split: str = "test") -> Coll
                 raise ConfigError(f"qrels/{split}.tsv line {number}: expected 3 tab-separated fields")
             if int(fields[2]) > 0:
                 qrels.setdefault(fields[0], {})[fields[1]] = int(fields[2])
-    queries = {str(r["_id"]): r["text"] for r in _read_jsonl(folder / "queries.jsonl") if str(r["_id"]) in qrels}
+    queries = {
+        str(r["_id"]): r["text"] for r in _read_jsonl(folder / "queries.jsonl") if str(r["_id"]) in qrels
+    }
     return Collection(folder.resolve().name, documents, queries, {q: qrels[q] for q in queries})
 
 
@@ -158,7 +162,9 @@ def evaluate(
     return results
 
 
-def evaluate_whole_documents(collection: Collection, backend: EmbeddingBackend, cache: Path) -> dict[str, float]:
+def evaluate_whole_documents(
+    collection: Collection, backend: EmbeddingBackend, cache: Path
+) -> dict[str, float]:
     """The model on its own: each whole document embedded directly (the model truncates what it cannot
     read), exact cosine search. The gap to vector mode is what chunking and the store cost or gain."""
     ids = list(collection.documents)
@@ -168,13 +174,17 @@ def evaluate_whole_documents(collection: Collection, backend: EmbeddingBackend, 
         matrix = np.load(saved)
     else:
         texts = [backend.document_prefix + collection.documents[doc_id] for doc_id in ids]
-        parts = [check_vectors(backend.embed(texts[i : i + 64]), len(texts[i : i + 64]), None)
-                 for i in range(0, len(texts), 64)]  # fmt: skip
+        parts = [
+            check_vectors(backend.embed(texts[i : i + 64]), len(texts[i : i + 64]), None)
+            for i in range(0, len(texts), 64)
+        ]
         matrix = np.vstack(parts)
         matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
         np.save(saved, matrix)
     queries = list(collection.queries.items())
-    query_vectors = check_vectors(backend.embed([backend.query_prefix + text for _, text in queries]), len(queries), None)
+    query_vectors = check_vectors(
+        backend.embed([backend.query_prefix + text for _, text in queries]), len(queries), None
+    )
     query_vectors /= np.linalg.norm(query_vectors, axis=1, keepdims=True)
     scores = query_vectors @ matrix.T
     rankings = {}

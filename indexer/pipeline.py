@@ -15,9 +15,9 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable
-from itertools import islice
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -76,7 +76,8 @@ class BuildReport:
         return (
             f"{indexed} files indexed ({self.files_added} new, {self.files_changed} changed, "
             f"{self.files_unchanged} unchanged, {self.files_removed} removed), {self.files_skipped} skipped, "
-            f"{self.files_failed} failed; {self.chunks_embedded} chunks embedded, {self.chunks_reused} re-used; "
+            f"{self.files_failed} failed; {self.chunks_embedded} chunks embedded, "
+            f"{self.chunks_reused} re-used; "
             f"{self.seconds:.2f} s"
         )
 
@@ -142,9 +143,18 @@ class Build:
         self.in_flight: dict[Future, _Batch] = {}
         self.batches_sent = 0
         self.counts = dict.fromkeys(
-            ["files_added", "files_changed", "files_unchanged", "files_removed", "files_skipped", "files_failed",
-             "chunks_embedded", "chunks_reused"], 0,
-        )  # fmt: skip
+            [
+                "files_added",
+                "files_changed",
+                "files_unchanged",
+                "files_removed",
+                "files_skipped",
+                "files_failed",
+                "chunks_embedded",
+                "chunks_reused",
+            ],
+            0,
+        )
         self.failures: list[FileFailure] = []
         self.warnings: list[str] = []
         self.stage = dict.fromkeys(["walk", "read", "chunk", "embed", "check", "write"], 0.0)
@@ -232,7 +242,11 @@ class Build:
         self.pending.append(pending)
 
     def _chunk(self, pending: _PendingFile, text: str) -> None:
-        structured = corpus.is_markdown(pending.source.path) or pending.source.extension in ("rst", "txt", "text")
+        structured = corpus.is_markdown(pending.source.path) or pending.source.extension in (
+            "rst",
+            "txt",
+            "text",
+        )
         pending.chunks = chunk_text(text, self.backend.count_tokens, self.settings, structured=structured)
         prefix = self.backend.document_prefix
         pending.embed_texts = [prefix + chunk.embed_text for chunk in pending.chunks]
@@ -240,10 +254,12 @@ class Build:
         self._find_or_queue(pending)
 
     def _find_or_queue(self, pending: _PendingFile) -> None:
-        unknown = [h for h in pending.text_hashes if h not in self.vectors and h not in self.in_queue_or_flight]
+        unknown = [
+            h for h in pending.text_hashes if h not in self.vectors and h not in self.in_queue_or_flight
+        ]
         stored = self.store.vectors_for_hashes(unknown) if unknown else {}
         self.vectors.update(stored)
-        for hash_, embed_text in zip(pending.text_hashes, pending.embed_texts):
+        for hash_, embed_text in zip(pending.text_hashes, pending.embed_texts, strict=False):
             if hash_ in self.vectors or hash_ in self.in_queue_or_flight:
                 continue
             self.queued[hash_] = embed_text
@@ -306,7 +322,7 @@ class Build:
             return
         if self.dimension is None:
             self._fix_dimension(matrix.shape[1])
-        for hash_, row in zip(batch.hashes, matrix):
+        for hash_, row in zip(batch.hashes, matrix, strict=False):
             self.vectors[hash_] = row.tobytes()
             self.in_queue_or_flight.discard(hash_)
             self.unclaimed.add(hash_)
@@ -316,8 +332,10 @@ class Build:
         """The server said an input is too long: retry the halves; a lone chunk is cut in two."""
         if len(batch.texts) > 1:
             middle = len(batch.texts) // 2
-            for hashes, texts in ((batch.hashes[:middle], batch.texts[:middle]),
-                                  (batch.hashes[middle:], batch.texts[middle:])):  # fmt: skip
+            for hashes, texts in (
+                (batch.hashes[:middle], batch.texts[:middle]),
+                (batch.hashes[middle:], batch.texts[middle:]),
+            ):
                 self._submit(_Batch(batch.number, hashes, texts))
             return
         self._recut_chunk(batch.hashes[0], error)
@@ -331,11 +349,15 @@ class Build:
             chunk = pending.chunks[position]
             pieces = split_chunk(chunk)
             if len(pieces) < 2:
-                pending.failure = (f"a chunk at lines {chunk.start_line}-{chunk.end_line} is too long "
-                                         f"for the backend and cannot be cut smaller: {error}")  # fmt: skip
+                pending.failure = (
+                    f"a chunk at lines {chunk.start_line}-{chunk.end_line} is too long "
+                    f"for the backend and cannot be cut smaller: {error}"
+                )
                 continue
-            self._warn(f"{pending.source.path}:{chunk.start_line}-{chunk.end_line}: too long for the backend, "
-                       f"cut into {len(pieces)} smaller chunks")  # fmt: skip
+            self._warn(
+                f"{pending.source.path}:{chunk.start_line}-{chunk.end_line}: too long for the backend, "
+                f"cut into {len(pieces)} smaller chunks"
+            )
             prefix = self.backend.document_prefix
             texts = [prefix + piece.embed_text for piece in pieces]
             pending.chunks[position : position + 1] = pieces
@@ -403,11 +425,19 @@ class Build:
                     self.counts["files_unchanged"] += 1
                     continue
                 vectors = [self.vectors[h] for h in pending.text_hashes]
-                self.store.write_file(NewFile(
-                    root=self.root_key, path=source.path, size=source.size, mtime_ns=source.mtime_ns,
-                    content_hash=pending.content_hash, status=pending.status, chunks=pending.chunks,
-                    text_hashes=pending.text_hashes, vectors=vectors,
-                ))  # fmt: skip
+                self.store.write_file(
+                    NewFile(
+                        root=self.root_key,
+                        path=source.path,
+                        size=source.size,
+                        mtime_ns=source.mtime_ns,
+                        content_hash=pending.content_hash,
+                        status=pending.status,
+                        chunks=pending.chunks,
+                        text_hashes=pending.text_hashes,
+                        vectors=vectors,
+                    )
+                )
                 self._count_written(pending)
         self.stage["write"] += time.perf_counter() - clock
         self._forget_written_vectors()
@@ -439,9 +469,10 @@ class Build:
         file's new name could re-use the old name's vectors first)."""
         states = self.store.file_states(self.root_key)
         gone = [
-            (path, state) for path, state in states.items()
+            (path, state)
+            for path, state in states.items()
             if path not in seen and not any(path.startswith(folder + "/") for folder in self.unlistable)
-        ]  # fmt: skip
+        ]
         if not gone:
             return
         clock = time.perf_counter()
@@ -475,10 +506,18 @@ class Build:
     def _report(self, seconds: float, files_seen: int) -> BuildReport:
         usage = self._usage()
         return BuildReport(
-            root=self.root_key, files_seen=files_seen, seconds=seconds, batches=self.batches_sent,
-            requests=usage["requests"], tokens=usage["tokens"], failures=self.failures,
-            warnings=self.warnings, stage_seconds=dict(self.stage), stopped=self.stopped, **self.counts,
-        )  # fmt: skip
+            root=self.root_key,
+            files_seen=files_seen,
+            seconds=seconds,
+            batches=self.batches_sent,
+            requests=usage["requests"],
+            tokens=usage["tokens"],
+            failures=self.failures,
+            warnings=self.warnings,
+            stage_seconds=dict(self.stage),
+            stopped=self.stopped,
+            **self.counts,
+        )
 
 
 def as_blob(vector: np.ndarray) -> bytes:

@@ -88,11 +88,17 @@ def search(
     chunks = store.chunks_by_ids([chunk_id for chunk_id, _ in ranked])
     return [
         Hit(
-            path=chunks[chunk_id].path, start_line=chunks[chunk_id].start_line, end_line=chunks[chunk_id].end_line,
-            score=float(score), heading=chunks[chunk_id].heading, text=chunks[chunk_id].text,
-            root=chunks[chunk_id].root, mode=mode, vector_score=vector_scores.get(chunk_id),
+            path=chunks[chunk_id].path,
+            start_line=chunks[chunk_id].start_line,
+            end_line=chunks[chunk_id].end_line,
+            score=float(score),
+            heading=chunks[chunk_id].heading,
+            text=chunks[chunk_id].text,
+            root=chunks[chunk_id].root,
+            mode=mode,
+            vector_score=vector_scores.get(chunk_id),
             keyword_score=keyword_scores.get(chunk_id),
-        )  # fmt: skip
+        )
         for chunk_id, score in ranked
         if chunk_id in chunks
     ]

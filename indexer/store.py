@@ -135,7 +135,9 @@ class Store:
             if version in applied:
                 continue
             with self.transaction():
-                if self.db.execute("SELECT 1 FROM schema_migrations WHERE version = ?", (version,)).fetchall():
+                if self.db.execute(
+                    "SELECT 1 FROM schema_migrations WHERE version = ?", (version,)
+                ).fetchall():
                     continue  # another process applied it while we waited for the lock
                 self.db.execute(file.read_text(encoding="utf-8"))
                 self.db.execute(
@@ -186,7 +188,8 @@ class Store:
         """Write several metadata values (call inside a transaction)."""
         for key, value in values.items():
             self.db.execute(
-                "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
 
@@ -233,7 +236,9 @@ class Store:
             (json.dumps(wanted),),
         ).fetchall()
         for text_hash, chunk_id in rows:
-            blob = self.db.execute(f"SELECT embedding FROM {VECTOR_TABLE} WHERE rowid = ?", (chunk_id,)).fetchall()
+            blob = self.db.execute(
+                f"SELECT embedding FROM {VECTOR_TABLE} WHERE rowid = ?", (chunk_id,)
+            ).fetchall()
             if blob:
                 found[text_hash] = blob[0][0]
         return found
@@ -249,7 +254,9 @@ class Store:
         ).fetchall()
         if existing:
             file_id = existing[0][0]
-            old_ids = [row[0] for row in self.db.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
+            old_ids = [
+                row[0] for row in self.db.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))
+            ]
             self.db.execute(
                 "UPDATE files SET size = ?, mtime_ns = ?, content_hash = ?, status = ? WHERE id = ?",
                 (new.size, new.mtime_ns, new.content_hash, new.status, file_id),
@@ -257,17 +264,22 @@ class Store:
         else:
             old_ids = []
             file_id = self.db.execute(
-                "INSERT INTO files (root, path, size, mtime_ns, content_hash, status) VALUES (?, ?, ?, ?, ?, ?) "
+                "INSERT INTO files (root, path, size, mtime_ns, content_hash, status) "
+                "VALUES (?, ?, ?, ?, ?, ?) "
                 "RETURNING id",
                 (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status),
             ).fetchall()[0][0]
-        for seq, (chunk, text_hash, vector) in enumerate(zip(new.chunks, new.text_hashes, new.vectors)):
+        for seq, (chunk, text_hash, vector) in enumerate(
+            zip(new.chunks, new.text_hashes, new.vectors, strict=False)
+        ):
             chunk_id = self.db.execute(
                 "INSERT INTO chunks (file_id, seq, start_line, end_line, heading, text, text_hash) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
                 (file_id, seq, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, text_hash),
             ).fetchall()[0][0]
-            self.db.execute(f"INSERT INTO {VECTOR_TABLE} (rowid, embedding) VALUES (?, ?)", (chunk_id, vector))
+            self.db.execute(
+                f"INSERT INTO {VECTOR_TABLE} (rowid, embedding) VALUES (?, ?)", (chunk_id, vector)
+            )
         self._delete_chunks(old_ids)
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
@@ -292,7 +304,9 @@ class Store:
 
     # -- search -------------------------------------------------------------------------------
 
-    def nearest(self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
+    def nearest(
+        self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None = None
+    ) -> list[tuple[int, float]]:
         """The ``k`` chunks nearest to ``query`` by cosine distance, optionally among ``allowed_ids``.
 
         The filter is applied inside the KNN scan (``rowid IN``), so k hits come back when k exist.
@@ -367,7 +381,8 @@ class Store:
     def start_build(self, root: str, model: str) -> int:
         with self.transaction():
             return self.db.execute(
-                "INSERT INTO builds (root, started_at, model) VALUES (?, ?, ?) RETURNING id", (root, time.time(), model)
+                "INSERT INTO builds (root, started_at, model) VALUES (?, ?, ?) RETURNING id",
+                (root, time.time(), model),
             ).fetchall()[0][0]
 
     def finish_build(self, build_id: int, outcome: str, counts: dict[str, int], error: str | None) -> None:
@@ -382,7 +397,7 @@ class Store:
     def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
         cursor = self.db.execute("SELECT * FROM builds ORDER BY id DESC LIMIT ?", (limit,))
         names = [column[0] for column in cursor.getdescription()]
-        return [dict(zip(names, row)) for row in cursor]
+        return [dict(zip(names, row, strict=False)) for row in cursor]
 
     def roots(self) -> list[str]:
         return [row[0] for row in self.db.execute("SELECT DISTINCT root FROM files ORDER BY root")]
@@ -454,11 +469,14 @@ class WriterLock:
                     holder = self._read_holder(handle)
                     os.close(handle)
                     raise IndexLockedError(
-                        f"index {self.path[:-5]} is being built by {holder}; try again later or pass --wait SECONDS"
+                        f"index {self.path[:-5]} is being built by {holder}; "
+                        "try again later or pass --wait SECONDS"
                     ) from None
                 time.sleep(0.1)
         os.ftruncate(handle, 0)
-        os.write(handle, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}".encode())
+        os.write(
+            handle, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}".encode()
+        )
         self._handle = handle
 
     @staticmethod

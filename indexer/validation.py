@@ -40,7 +40,9 @@ def check_vectors(vectors: Any, expected_count: int, dimension: int | None) -> n
         raise VectorCheckError(f"backend returned values that are not numbers ({error})") from error
     finite = np.isfinite(matrix).all(axis=1)
     if not finite.all():
-        raise VectorCheckError(f"backend returned a vector with NaN or infinity for input {int(np.argmin(finite))}")
+        raise VectorCheckError(
+            f"backend returned a vector with NaN or infinity for input {int(np.argmin(finite))}"
+        )
     norms = np.linalg.norm(matrix, axis=1)
     if not (norms > 0).all():
         raise VectorCheckError(f"backend returned a zero vector for input {int(np.argmin(norms > 0))}")
@@ -61,5 +63,7 @@ def _as_rows(vectors: Any) -> list[Any]:
             if row.ndim != 1:
                 raise VectorCheckError(f"backend returned a malformed vector for input {position}")
         elif not isinstance(row, (list, tuple)):
-            raise VectorCheckError(f"backend returned {type(row).__name__} for input {position}, not a vector")
+            raise VectorCheckError(
+                f"backend returned {type(row).__name__} for input {position}, not a vector"
+            )
     return rows

@@ -31,12 +31,16 @@ class VectorMatrix:
     def __len__(self) -> int:
         return len(self.ids)
 
-    def nearest(self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None = None) -> list[tuple[int, float]]:
+    def nearest(
+        self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None = None
+    ) -> list[tuple[int, float]]:
         """The ``k`` nearest rows as (chunk id, cosine distance), nearest first."""
         query = np.asarray(query, dtype=np.float32)
         query = query / (np.linalg.norm(query) or 1.0)
         if allowed_ids is not None:
-            rows = np.fromiter((self._position[i] for i in allowed_ids if i in self._position), dtype=np.int64)
+            rows = np.fromiter(
+                (self._position[i] for i in allowed_ids if i in self._position), dtype=np.int64
+            )
         elif len(self) > EXACT_LIMIT:
             rows = self._candidates(query, k)
         else:
@@ -60,7 +64,7 @@ class VectorMatrix:
         best = np.argpartition(-similarities, top - 1)[:top]
         best = best[np.argsort(-similarities[best], kind="stable")]
         ids = self.ids[best] if rows is None else self.ids[rows[best]]
-        return [(int(chunk_id), float(1.0 - similarities[i])) for chunk_id, i in zip(ids, best)]
+        return [(int(chunk_id), float(1.0 - similarities[i])) for chunk_id, i in zip(ids, best, strict=False)]
 
 
 def _binary_codes(vectors: np.ndarray) -> np.ndarray:

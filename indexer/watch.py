@@ -34,7 +34,9 @@ def watch(
     import watchfiles
 
     root = Path(folder).resolve()
-    own_files = {os.path.realpath(index.path + suffix) for suffix in ("", "-wal", "-shm", "-journal", ".lock")}
+    own_files = {
+        os.path.realpath(index.path + suffix) for suffix in ("", "-wal", "-shm", "-journal", ".lock")
+    }
 
     def relevant(change: Any, path: str) -> bool:
         if os.path.realpath(path) in own_files or path.endswith(".rebuild"):

@@ -44,9 +44,12 @@ def main() -> int:
     try:
         with Index.open(options.index) as index:
             report = index.build(
-                options.folder, backend=SlowHashBackend(options.delay), batch_size=options.batch_size,
-                wait=options.wait, warn=lambda message: None,
-            )  # fmt: skip
+                options.folder,
+                backend=SlowHashBackend(options.delay),
+                batch_size=options.batch_size,
+                wait=options.wait,
+                warn=lambda message: None,
+            )
     except IndexerError as error:
         print(f"error: {error}", file=sys.stderr)
         return error.exit_code

@@ -27,7 +27,10 @@ def backend() -> HashBackend:
 def docs(tmp_path: Path) -> Path:
     """A small folder of Markdown and text files."""
     folder = tmp_path / "docs"
-    write(folder / "guide.md", "# Guide\n\nInstall the tool with pip.\n\n## Usage\n\nRun the tool on a folder.\n")
+    write(
+        folder / "guide.md",
+        "# Guide\n\nInstall the tool with pip.\n\n## Usage\n\nRun the tool on a folder.\n",
+    )
     write(folder / "notes.txt", "Plain notes about cats.\nAnd dogs.\n")
     write(folder / "sub" / "deep.md", "# Deep\n\nA file in a subfolder about rivers and lakes.\n")
     return folder
@@ -43,16 +46,21 @@ def snapshot(index_path: Path) -> dict[str, object]:
     """Everything a build can change in an index, to compare before and after a failed step."""
     with Index.open(index_path, create=False) as index:
         db = index.store.db
-        files = db.execute("SELECT root, path, size, mtime_ns, content_hash, status FROM files ORDER BY root, path")
+        files = db.execute(
+            "SELECT root, path, size, mtime_ns, content_hash, status FROM files ORDER BY root, path"
+        )
         chunks = db.execute(
             "SELECT f.path, c.seq, c.start_line, c.end_line, c.heading, c.text, c.text_hash "
             "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY f.path, c.seq"
         )
         vectors = (
             db.execute("SELECT rowid, embedding FROM chunk_vectors ORDER BY rowid").fetchall()
-            if index.store.has_vector_table() else []
-        )  # fmt: skip
-        fts = db.execute("SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'the OR a OR cats' ORDER BY rowid")
+            if index.store.has_vector_table()
+            else []
+        )
+        fts = db.execute(
+            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'the OR a OR cats' ORDER BY rowid"
+        )
         return {
             "files": files.fetchall(),
             "chunks": chunks.fetchall(),

@@ -56,11 +56,17 @@ def test_same_text_gives_the_same_chunks(text):
 
 
 def test_headings_give_each_chunk_its_heading_path():
-    text = "# Top\n\nintro words\n\n## Install\n\nrun pip install\n\n### On Linux\n\nuse apt too\n\n## Use\n\nrun it\n"
+    text = (
+        "# Top\n\nintro words\n\n## Install\n\nrun pip install\n\n"
+        "### On Linux\n\nuse apt too\n\n## Use\n\nrun it\n"
+    )
     chunks = chunk_text(text, count_words, SETTINGS)
     assert [(chunk.heading, chunk.start_line) for chunk in chunks] == [
-        ("Top", 1), ("Top > Install", 5), ("Top > Install > On Linux", 9), ("Top > Use", 13),
-    ]  # fmt: skip
+        ("Top", 1),
+        ("Top > Install", 5),
+        ("Top > Install > On Linux", 9),
+        ("Top > Use", 13),
+    ]
     assert chunks[2].embed_text == "Top > Install > On Linux\n### On Linux\n\nuse apt too"
 
 
@@ -77,7 +83,10 @@ def test_code_comments_are_not_headings_when_unstructured():
 
 def test_restructuredtext_titles_are_headings():
     text = "Guide\n=====\n\nintro\n\nInstall\n-------\n\nsteps\n"
-    assert [chunk.heading for chunk in chunk_text(text, count_words, SETTINGS)] == ["Guide", "Guide > Install"]
+    assert [chunk.heading for chunk in chunk_text(text, count_words, SETTINGS)] == [
+        "Guide",
+        "Guide > Install",
+    ]
 
 
 def test_a_fence_that_fits_is_kept_whole():
@@ -100,7 +109,10 @@ def test_a_line_longer_than_the_limit_is_cut_between_words():
 
 
 def test_an_edit_in_one_section_keeps_the_other_sections_chunks():
-    sections = [f"# S{n}\n\n" + "\n\n".join(f"para {n} {p} " + "word " * (5 + p % 7) for p in range(12)) for n in range(4)]
+    sections = [
+        f"# S{n}\n\n" + "\n\n".join(f"para {n} {p} " + "word " * (5 + p % 7) for p in range(12))
+        for n in range(4)
+    ]
     before = chunk_text("\n\n".join(sections), count_words, SETTINGS)
     sections[1] = sections[1].replace("para 1 3", "para 1 3 with an edit", 1)
     after = chunk_text("\n\n".join(sections), count_words, SETTINGS)

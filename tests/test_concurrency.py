@@ -22,9 +22,20 @@ WORKER = Path(__file__).parent / "build_worker.py"
 
 def start_worker(index_path: Path, folder: Path, delay: float = 0.05, wait: float = 0) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, str(WORKER), str(index_path), str(folder), "--delay", str(delay), "--wait", str(wait)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            str(WORKER),
+            str(index_path),
+            str(folder),
+            "--delay",
+            str(delay),
+            "--wait",
+            str(wait),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def wait_until_started(process: subprocess.Popen) -> None:
@@ -35,7 +46,9 @@ def wait_until_started(process: subprocess.Popen) -> None:
 
 def corpus(folder: Path, files: int = 30, version: str = "v1") -> Path:
     for number in range(files):
-        paragraphs = "\n\n".join(f"{version} paragraph {p} of file {number} " + "word " * (10 + p * 3) for p in range(6))
+        paragraphs = "\n\n".join(
+            f"{version} paragraph {p} of file {number} " + "word " * (10 + p * 3) for p in range(6)
+        )
         write(folder / f"doc{number:02}.md", f"# Document {number}\n\n{paragraphs}\n")
     return folder
 
@@ -155,7 +168,9 @@ def test_sigkill_at_random_moments_never_corrupts_and_the_next_run_completes(tmp
         with Index.open(index_path, create=False) as index:
             assert index.store.integrity_problems() == []
         for path, chunks in file_chunks(index_path).items():
-            assert chunks in (old_chunks.get(path), new_chunks.get(path)), f"trial {trial}: {path} is half-written"
+            assert chunks in (old_chunks.get(path), new_chunks.get(path)), (
+                f"trial {trial}: {path} is half-written"
+            )
         counting = HashBackend()
         with Index.open(index_path) as index:
             report = index.build(docs, backend=counting, batch_size=4, warn=lambda message: None)

@@ -35,7 +35,9 @@ def test_text_files_are_taken_and_hidden_vendor_and_venv_folders_skipped(tmp_pat
 def test_odd_file_names_work(tmp_path):
     for name in ["with space.md", "new\nline.md", "crème brûlée.md", "日本語.txt"]:
         write(tmp_path / name, "text")
-    assert sorted(paths(tmp_path)) == sorted(["with space.md", "new\nline.md", "crème brûlée.md", "日本語.txt"])
+    assert sorted(paths(tmp_path)) == sorted(
+        ["with space.md", "new\nline.md", "crème brûlée.md", "日本語.txt"]
+    )
 
 
 def test_links_out_of_the_folder_are_not_followed(tmp_path):

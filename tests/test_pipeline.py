@@ -46,9 +46,21 @@ def _batches(backend: HashBackend, size: int) -> list[list[str]]:
 
 
 @pytest.mark.parametrize(
-    "fault", ["too_few", "too_many", "empty", "empty_list", "nan", "inf", "zero", "wrong_dimension", "ragged",
-              "not_numbers", "raise"],
-)  # fmt: skip
+    "fault",
+    [
+        "too_few",
+        "too_many",
+        "empty",
+        "empty_list",
+        "nan",
+        "inf",
+        "zero",
+        "wrong_dimension",
+        "ragged",
+        "not_numbers",
+        "raise",
+    ],
+)
 def test_a_refused_batch_leaves_the_index_exactly_as_it_was(index_path, docs, fault):
     build(index_path, docs, HashBackend())
     before = snapshot(index_path)
@@ -96,7 +108,9 @@ def test_failed_file_keeps_its_previous_version(index_path, tmp_path):
     report = build(index_path, folder, FaultyBackend("empty", fail_on=2), batch_size=1)
     assert report.exit_code == 1
     with Index.open(index_path) as index:
-        texts = dict(index.store.db.execute("SELECT f.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id"))
+        texts = dict(
+            index.store.db.execute("SELECT f.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id")
+        )
     assert texts == {"a.md": "new text of a", "b.md": "old text of b"}
 
 
@@ -181,7 +195,9 @@ def test_deleted_file_disappears_from_index_and_results(index_path, docs):
     assert report.files_removed == 1
     with Index.open(index_path, backend=HashBackend()) as index:
         assert index.search("cats", mode="keyword") == []
-        assert all(hit.path != "notes.txt" for hit in index.search("Plain notes about cats", k=10, mode="vector"))
+        assert all(
+            hit.path != "notes.txt" for hit in index.search("Plain notes about cats", k=10, mode="vector")
+        )
         assert index.store.integrity_problems() == []
 
 

@@ -20,7 +20,9 @@ def filled_store(path, vectors: np.ndarray) -> Store:
     with store.transaction():
         store.create_vector_table(vectors.shape[1])
         for row, vector in enumerate(vectors, start=1):
-            store.db.execute("INSERT INTO chunk_vectors (rowid, embedding) VALUES (?, ?)", (row * 3, vector.tobytes()))
+            store.db.execute(
+                "INSERT INTO chunk_vectors (rowid, embedding) VALUES (?, ?)", (row * 3, vector.tobytes())
+            )
     return store
 
 
@@ -34,7 +36,7 @@ def test_memory_search_returns_what_sqlite_vec_returns(tmp_path):
         store.vectors_in_memory = True
         in_memory = [store.nearest(q, 10) for q in queries]
         filtered_memory = [store.nearest(q, 10, allowed) for q in queries]
-    for expected, got in zip(scanned + filtered_scan, in_memory + filtered_memory):
+    for expected, got in zip(scanned + filtered_scan, in_memory + filtered_memory, strict=False):
         assert [chunk_id for chunk_id, _ in got] == [chunk_id for chunk_id, _ in expected]
         assert np.allclose([d for _, d in got], [d for _, d in expected], atol=1e-5)
     assert all(chunk_id in allowed for hits in filtered_memory for chunk_id, _ in hits)
@@ -47,7 +49,9 @@ def test_memory_search_sees_rows_written_after_it_loaded(tmp_path):
         assert store.nearest(vectors[0], 1)[0][0] == 3
         newcomer = -vectors[0]
         with store.transaction():
-            store.db.execute("INSERT INTO chunk_vectors (rowid, embedding) VALUES (?, ?)", (9999, newcomer.tobytes()))
+            store.db.execute(
+                "INSERT INTO chunk_vectors (rowid, embedding) VALUES (?, ?)", (9999, newcomer.tobytes())
+            )
         assert store.nearest(newcomer, 1)[0][0] == 9999
 
 
@@ -56,7 +60,9 @@ def test_quantized_candidates_keep_recall_at_10_above_097(monkeypatch):
     monkeypatch.setattr(vector_search, "EXACT_LIMIT", 1000)
     vectors = clustered_vectors(20000, dimension=384, clusters=200)
     rng = np.random.default_rng(9)
-    queries = vectors[rng.integers(0, len(vectors), 50)] + 0.03 * rng.standard_normal((50, 384)).astype(np.float32)
+    queries = vectors[rng.integers(0, len(vectors), 50)] + 0.03 * rng.standard_normal((50, 384)).astype(
+        np.float32
+    )
     matrix = vector_search.VectorMatrix(np.arange(len(vectors)), vectors)
     recalls = []
     for query in queries:

@@ -21,9 +21,10 @@ def test_watch_rebuilds_after_a_change_and_ignores_its_own_index(tmp_path):
     backend = HashBackend()
     index = Index.open(folder / "index.db")  # inside the watched folder on purpose
     thread = threading.Thread(
-        target=watch, args=(index, folder, reports.put),
+        target=watch,
+        args=(index, folder, reports.put),
         kwargs={"debounce_ms": 100, "stop_event": stop, "backend": backend, "warn": lambda message: None},
-    )  # fmt: skip
+    )
     thread.start()
     try:
         first = reports.get(timeout=30)

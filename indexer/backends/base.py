@@ -7,11 +7,10 @@ embed: a backend that cannot embed must say so by raising, never by returning em
 
 from __future__ import annotations
 
-from typing import Any, Sequence
-
+from collections.abc import Sequence
+from typing import Any
 
 from indexer.errors import UnsupportedInputError
-
 
 
 class EmbeddingBackend:
@@ -78,7 +77,7 @@ class EmbeddingBackend:
     def close(self) -> None:
         """Release connections or sessions; the default has nothing to release."""
 
-    def __enter__(self) -> "EmbeddingBackend":
+    def __enter__(self) -> EmbeddingBackend:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

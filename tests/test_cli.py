@@ -1,0 +1,152 @@
+"""The `index` command end to end: click's runner and a real subprocess, on the embedded model."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from conftest import SAMPLE_CORPUS, write
+
+from indexer.cli import main
+
+
+@pytest.fixture(scope="module")
+def sample_index(tmp_path_factory) -> Path:
+    """sample_corpus/ built once with the embedded default model."""
+    path = tmp_path_factory.mktemp("sample") / "index.db"
+    result = CliRunner().invoke(main, ["build", str(SAMPLE_CORPUS), "--db", str(path)])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def index_command() -> list[str]:
+    script = Path(sys.executable).parent / "index"
+    return (
+        [str(script)] if script.exists() else [sys.executable, "-c", "from indexer.cli import main; main()"]
+    )
+
+
+def test_build_prints_one_summary_line_and_warns_about_unreadable_files(tmp_path):
+    folder = tmp_path / "docs"
+    shutil.copytree(SAMPLE_CORPUS / "misc", folder / "misc")
+    shutil.copytree(SAMPLE_CORPUS / "bicycle-repair", folder / "bicycle-repair")
+    result = CliRunner().invoke(main, ["build", str(folder), "--db", str(tmp_path / "i.db")])
+    assert result.exit_code == 0, result.output
+    summary = result.stdout.strip().splitlines()
+    assert len(summary) == 1
+    assert summary[0].startswith("6 files indexed (6 new") and "2 skipped, 0 failed" in summary[0]
+    assert "misc/latin1-notes.txt: skipped, cannot be decoded as UTF-8" in result.stderr
+    assert "misc/empty.md: skipped, empty file" in result.stderr
+
+
+def test_query_json_has_the_documented_fields(sample_index):
+    result = CliRunner().invoke(
+        main, ["query", "how do I fix a puncture", "--db", str(sample_index), "--json", "-k", "3"]
+    )
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)
+    assert len(hits) == 3
+    for hit in hits:
+        assert {"path", "start_line", "end_line", "score", "heading", "text"} <= hit.keys()
+        assert 1 <= hit["start_line"] <= hit["end_line"]
+    assert hits[0]["path"] == "bicycle-repair/fixing-a-flat-tyre.md"
+    assert hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"]
+
+
+def test_query_text_output_cites_path_lines_and_heading(sample_index):
+    result = CliRunner().invoke(
+        main, ["query", "how do I fix a puncture", "--db", str(sample_index), "-k", "2"]
+    )
+    assert result.exit_code == 0
+    first = result.stdout.splitlines()[0]
+    assert "bicycle-repair/fixing-a-flat-tyre.md:" in first and "[" in first
+    assert "\x1b[" not in result.stdout  # not a terminal: no colour
+
+
+@pytest.mark.parametrize("output_format", ["csv", "markdown"])
+def test_query_other_formats(sample_index, output_format):
+    result = CliRunner().invoke(
+        main, ["query", "wild yeast", "--db", str(sample_index), "--format", output_format]
+    )
+    assert result.exit_code == 0
+    assert "cooking/sourdough-starter.md" in result.stdout
+
+
+def test_missing_index_is_a_clear_error(tmp_path):
+    result = CliRunner().invoke(main, ["query", "anything", "--db", str(tmp_path / "nope.db")])
+    assert result.exit_code == 2
+    assert (
+        result.stderr.strip()
+        == f"error: no index at {tmp_path / 'nope.db'}: build one first with `index build FOLDER`"
+    )
+
+
+def test_empty_index_gives_an_empty_result(tmp_path):
+    (tmp_path / "empty").mkdir()
+    runner = CliRunner()
+    assert (
+        runner.invoke(main, ["build", str(tmp_path / "empty"), "--db", str(tmp_path / "i.db")]).exit_code == 0
+    )
+    result = runner.invoke(main, ["query", "anything", "--db", str(tmp_path / "i.db"), "--json"])
+    assert result.exit_code == 0 and json.loads(result.stdout) == []
+
+
+def test_bad_options_exit_2(tmp_path):
+    runner = CliRunner()
+    assert runner.invoke(main, ["build", str(tmp_path), "--batch-size", "0"]).exit_code == 2
+    result = runner.invoke(main, ["build", str(tmp_path / "missing"), "--db", str(tmp_path / "i.db")])
+    assert result.exit_code == 2 and "missing" in result.stderr
+    result = runner.invoke(
+        main, ["build", str(tmp_path), "--backend", "ollama", "--db", str(tmp_path / "i.db")]
+    )
+    assert result.exit_code == 2 and "--model" in result.stderr
+
+
+def test_index_db_environment_variable_chooses_the_index(tmp_path):
+    write(tmp_path / "docs" / "a.md", "# Alpha\n\nthe alpha document about otters\n")
+    env = {"INDEX_DB": str(tmp_path / "env.db")}
+    runner = CliRunner(env=env)
+    assert runner.invoke(main, ["build", str(tmp_path / "docs")]).exit_code == 0
+    assert (tmp_path / "env.db").exists()
+    result = runner.invoke(main, ["query", "otters", "--json"])
+    assert json.loads(result.stdout)[0]["path"] == "a.md"
+
+
+def test_status_shows_model_dimension_and_builds(sample_index):
+    result = CliRunner().invoke(main, ["status", "--db", str(sample_index), "--json"])
+    info = json.loads(result.stdout)
+    assert info["model"] == "all-MiniLM-L6-v2-int8" and info["dimension"] == 384
+    assert info["files"] >= 40 and info["chunks"] > info["files"]
+    assert info["builds"][0]["outcome"] == "ok" and info["builds"][0]["files_added"] == info["files"]
+    assert len(info["fingerprint"]) == 16
+
+
+def test_build_and_query_from_a_plain_shell(tmp_path):
+    folder = tmp_path / "docs"
+    shutil.copytree(SAMPLE_CORPUS / "first-aid", folder)
+    env = {**os.environ, "INDEX_DB": str(tmp_path / "shell.db")}
+    built = subprocess.run(
+        [*index_command(), "build", str(folder), "--json"], env=env, capture_output=True, text=True
+    )
+    assert built.returncode == 0, built.stderr
+    report = json.loads(built.stdout)
+    assert report["files_added"] == 6 and report["exit_code"] == 0
+    asked = subprocess.run(
+        [*index_command(), "query", "someone is choking and cannot breathe", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert asked.returncode == 0, asked.stderr
+    assert json.loads(asked.stdout)[0]["path"] == "choking-response.md"
+
+
+def test_help_documents_exit_codes():
+    result = CliRunner().invoke(main, ["build", "--help"])
+    assert "Exit codes:" in result.stdout and "3  index locked" in result.stdout
