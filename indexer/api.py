@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from indexer.backends import make_backend
+from indexer.backends import make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
 from indexer.chunking import ChunkSettings
 from indexer.errors import ConfigError
@@ -129,7 +129,11 @@ class Index:
             if recorded is None:
                 self._record_settings(self.store, backend, fingerprint)
             self._backend = backend
-            return Build(self.store, root, backend, settings, batch_size, concurrency, warn, progress).run()
+            report = Build(self.store, root, backend, settings, batch_size, concurrency, warn, progress).run()
+            if report.stopped is None and self.store.get_json("backend") != backend.config():
+                # same vectors (the fingerprint matched), another address or timeout: queries follow
+                self._record_settings(self.store, backend, fingerprint)
+            return report
 
     def _rebuild(
         self, root, backend, settings, fingerprint, batch_size, concurrency, progress, warn
@@ -169,6 +173,18 @@ class Index:
             )
 
     # -- searching ----------------------------------------------------------------------------
+
+    def connect(self, base_url: str | None = None, api_key: str | None = None) -> None:
+        """Reach the index's recorded backend at another address, or with an API key (never stored).
+
+        The model and prefixes stay the recorded ones, so queries still match the stored vectors.
+        """
+        config = self.store.get_json("backend")
+        if config is None:
+            raise ConfigError(f"index {self.path} has no recorded backend yet: build it first")
+        if self._backend is not None:
+            self._backend.close()
+        self._backend = make_backend(with_connection(config, base_url, api_key))
 
     @property
     def backend(self) -> EmbeddingBackend | None:

@@ -93,6 +93,8 @@ def chunk_text(
     gives the same chunks.
     """
     lines = [line.rstrip("\r") for line in text.split("\n")]
+    if lines and lines[-1] == "":
+        lines.pop()  # the newline that ends the last line does not start another
     if not any(line.strip() for line in lines):
         return []
     line_tokens = count_tokens(lines)

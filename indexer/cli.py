@@ -215,6 +215,8 @@ def report_dict(report: Any) -> dict[str, Any]:
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json", "csv", "markdown"]), default="text"
 )
+@click.option("--base-url", default=None, help="Reach the index's embedding server at this address instead.")
+@click.option("--api-key", default=None, help="API key for the index's server (default: $OPENAI_API_KEY).")
 def query(
     text: str,
     db_path: str | None,
@@ -225,9 +227,13 @@ def query(
     min_score: float | None,
     as_json: bool,
     output_format: str,
+    base_url: str | None,
+    api_key: str | None,
 ) -> None:
     """Print the chunks that best match TEXT, with where they come from."""
     with Index.open(db_path or default_index_path(), create=False) as index:
+        if base_url is not None or api_key is not None:
+            index.connect(base_url, api_key)
         hits = index.search(text, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
     output_format = "json" if as_json else output_format
     if output_format == "json":

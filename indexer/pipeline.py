@@ -26,10 +26,12 @@ from indexer import corpus
 from indexer.backends.base import EmbeddingBackend
 from indexer.chunking import Chunk, ChunkSettings, chunk_text, split_chunk
 from indexer.errors import BackendError, BackendUnreachableError, IndexerError, InputTooLongError
-from indexer.store import NewFile, Store
+from indexer.store import FileState, NewFile, Store
 from indexer.validation import check_vectors
 
 Warn = Callable[[str], None]
+WRITE_GROUP_FILES = 64
+WRITE_GROUP_CHUNKS = 2048
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,11 @@ class _Batch:
     texts: list[str]
 
 
+def _unchanged(source: corpus.SourceFile, state: FileState | None) -> bool:
+    """Size and mtime as recorded: the file is taken as unchanged without being read."""
+    return state is not None and (state.size, state.mtime_ns) == (source.size, source.mtime_ns)
+
+
 def text_hash(text: str) -> str:
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
@@ -140,6 +147,7 @@ class Build:
         self.in_queue_or_flight: set[str] = set()
         self.unclaimed: set[str] = set()  # embedded by this build, not yet written by any file
         self.pending: deque[_PendingFile] = deque()
+        self.ready: list[_PendingFile] = []  # complete, waiting to be written with the next group
         self.in_flight: dict[Future, _Batch] = {}
         self.batches_sent = 0
         self.counts = dict.fromkeys(
@@ -195,8 +203,7 @@ class Build:
         bar = self._progress_bar(len(found.files))
         for position, source in enumerate(found.files):
             if self.stopped:
-                for skipped in found.files[position:]:
-                    self._fail_now(skipped.path, f"not indexed, the build stopped: {self.stopped}")
+                self._fail_unplanned(found.files[position:], states)
                 break
             self._plan_file(source, states.get(source.path))
             self._send_batches()
@@ -208,8 +215,16 @@ class Build:
             bar.close()
         return {source.path for source in found.files}
 
-    def _plan_file(self, source: corpus.SourceFile, state) -> None:  # noqa: ANN001 (FileState | None)
-        if state is not None and state.size == source.size and state.mtime_ns == source.mtime_ns:
+    def _fail_unplanned(self, sources: list[corpus.SourceFile], states: dict[str, FileState]) -> None:
+        """After a stop: files that did not change are unchanged, the others failed (old version kept)."""
+        for source in sources:
+            if _unchanged(source, states.get(source.path)):
+                self.counts["files_unchanged"] += 1
+            else:
+                self._fail_now(source.path, f"not indexed, the build stopped: {self.stopped}")
+
+    def _plan_file(self, source: corpus.SourceFile, state: FileState | None) -> None:
+        if _unchanged(source, state):
             self.counts["files_unchanged"] += 1
             return
         clock = time.perf_counter()
@@ -391,13 +406,16 @@ class Build:
                 break
             self._collect(block=True)
             self._write_ready()
-        self._write_ready()
+        self._write_ready(flush=True)
 
     # -- writing ------------------------------------------------------------------------------
 
-    def _write_ready(self) -> None:
-        """Write, in walk order, every file at the front of the queue whose vectors are all known."""
-        ready: list[_PendingFile] = []
+    def _write_ready(self, flush: bool = False) -> None:
+        """Write, in walk order, the files at the front of the queue whose vectors are all known.
+
+        Ready files are written in groups (one transaction each, every file whole in it): a commit
+        per file would cost more than the writing itself."""
+        ready = self.ready
         while self.pending:
             pending = self.pending[0]
             failed = [self.failed_hashes[h] for h in pending.text_hashes if h in self.failed_hashes]
@@ -412,7 +430,9 @@ class Build:
                     continue
                 break
             ready.append(self.pending.popleft())
-        if ready:
+        chunks = sum(len(pending.text_hashes) for pending in ready)
+        if ready and (flush or len(ready) >= WRITE_GROUP_FILES or chunks >= WRITE_GROUP_CHUNKS):
+            self.ready = []
             self._write(ready)
 
     def _write(self, ready: list[_PendingFile]) -> None:
@@ -457,7 +477,7 @@ class Build:
 
     def _forget_written_vectors(self) -> None:
         """Keep in memory only the vectors a waiting file still needs (the rest are in the index)."""
-        needed = {h for pending in self.pending for h in pending.text_hashes}
+        needed = {h for pending in (*self.pending, *self.ready) for h in pending.text_hashes}
         self.vectors = {h: blob for h, blob in self.vectors.items() if h in needed}
 
     def _fail_now(self, path: str, reason: str) -> None:

@@ -12,8 +12,17 @@ from indexer.store import Store
 from indexer.validation import check_vectors
 
 MODES = ("hybrid", "vector", "keyword")
+FUSION = "convex"
+VECTOR_WEIGHT = 0.8
 RRF_K = 60  # the usual constant of reciprocal rank fusion: damps the weight of the very first ranks
 _WORD = re.compile(r"\w+", re.UNICODE)
+#: Words too common to help a keyword search; left out of the query unless nothing else is left.
+STOPWORDS = frozenset(
+    """a about an and any are as at be been being but by can could did do does doing for from had has
+    have how i if in into is it its just me my no not of on or our ours should so some such than that
+    the their them then there these they this those to too up very was we were what when where which
+    while who whom why will with would you your yours""".split()
+)
 
 
 @dataclass(frozen=True)
@@ -80,8 +89,10 @@ def search(
         ranked = [(chunk_id, vector_scores[chunk_id]) for chunk_id in vector_ranked]
     elif mode == "keyword":
         ranked = [(chunk_id, keyword_scores[chunk_id]) for chunk_id in keyword_ranked]
-    else:
+    elif FUSION == "rrf":
         ranked = fuse([vector_ranked, keyword_ranked])
+    else:
+        ranked = combine(vector_scores, keyword_scores, VECTOR_WEIGHT)
     if min_score is not None:
         ranked = [(chunk_id, score) for chunk_id, score in ranked if score >= min_score]
     ranked = ranked[:k]
@@ -112,9 +123,32 @@ def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):  #
 
 
 def keyword_query(text: str) -> str:
-    """An FTS5 query that matches any of the words (each quoted, so no word is read as an operator)."""
-    words = dict.fromkeys(word.lower() for word in _WORD.findall(text))
-    return " OR ".join(f'"{word}"' for word in words)
+    """An FTS5 query that matches any of the words but stopwords (each quoted, so no word is read as
+    an operator; BM25 ranks chunks with more of the rarer words higher)."""
+    words = list(dict.fromkeys(word.lower() for word in _WORD.findall(text)))
+    kept = [word for word in words if word not in STOPWORDS] or words
+    return " OR ".join(f'"{word}"' for word in kept)
+
+
+def combine(
+    vector_scores: dict[int, float], keyword_scores: dict[int, float], weight: float
+) -> list[tuple[int, float]]:
+    """Convex combination of min-max normalised scores: ``weight`` for the vector list, the rest for
+    BM25. A chunk missing from a list scores that list's minimum there."""
+    vector, keyword = _min_max(vector_scores), _min_max(keyword_scores)
+    scores = {
+        chunk_id: weight * vector.get(chunk_id, 0.0) + (1 - weight) * keyword.get(chunk_id, 0.0)
+        for chunk_id in vector_scores.keys() | keyword_scores.keys()
+    }
+    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
+
+
+def _min_max(scores: dict[int, float]) -> dict[int, float]:
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    span = high - low
+    return {chunk_id: (score - low) / span if span > 0 else 1.0 for chunk_id, score in scores.items()}
 
 
 def fuse(rankings: Sequence[Sequence[int]]) -> list[tuple[int, float]]:

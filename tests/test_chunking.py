@@ -8,6 +8,12 @@ from hypothesis import strategies as st
 from indexer.chunking import ChunkSettings, chunk_text, split_chunk
 
 
+def file_lines(text: str) -> list[str]:
+    """Lines as an editor numbers them: a final newline ends the last line, it does not add one."""
+    lines = text.split("\n")
+    return lines[:-1] if lines[-1] == "" else lines
+
+
 def count_words(texts: list[str]) -> list[int]:
     return [len(text.split()) for text in texts]
 
@@ -28,7 +34,7 @@ document = st.lists(line, min_size=1, max_size=80).map("\n".join)
 @given(document, st.booleans())
 def test_every_line_is_in_a_chunk_and_no_chunk_is_over_the_limit(text, structured):
     chunks = chunk_text(text, count_words, SETTINGS, structured=structured)
-    lines = text.split("\n")
+    lines = file_lines(text)
     if not any(line.strip() for line in lines):
         assert chunks == []
         return
@@ -53,6 +59,11 @@ def test_chunk_text_comes_from_its_lines(text):
 @given(document)
 def test_same_text_gives_the_same_chunks(text):
     assert chunk_text(text, count_words, SETTINGS) == chunk_text(text, count_words, SETTINGS)
+
+
+def test_a_final_newline_does_not_add_a_line():
+    chunks = chunk_text("a\nb\n", count_words, SETTINGS)
+    assert [(chunk.start_line, chunk.end_line) for chunk in chunks] == [(1, 2)]
 
 
 def test_headings_give_each_chunk_its_heading_path():

@@ -33,4 +33,22 @@ def make_backend(config: dict[str, Any]) -> EmbeddingBackend:
     raise ConfigError(f"unknown backend {kind!r} (choose one of: {', '.join(BACKEND_KINDS)})")
 
 
-__all__ = ["BACKEND_KINDS", "EmbeddingBackend", "make_backend"]
+def with_connection(
+    config: dict[str, Any], base_url: str | None = None, api_key: str | None = None
+) -> dict[str, Any]:
+    """A recorded config pointed at another server address or given an API key; the model, prefixes
+    and everything else that decides the vectors stay as recorded."""
+    kind = config.get("backend", "embedded")
+    updated = dict(config)
+    if base_url is not None:
+        if kind not in ("ollama", "openai"):
+            raise ConfigError(f"--base-url applies to ollama and openai indexes; this one uses {kind!r}")
+        updated["host" if kind == "ollama" else "base_url"] = base_url
+    if api_key is not None:
+        if kind != "openai":
+            raise ConfigError(f"--api-key applies to openai indexes; this one uses {kind!r}")
+        updated["api_key"] = api_key
+    return updated
+
+
+__all__ = ["BACKEND_KINDS", "EmbeddingBackend", "make_backend", "with_connection"]

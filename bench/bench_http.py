@@ -1,0 +1,245 @@
+"""How much of an embedding server's capacity a build uses.
+
+A loopback server (tests/loopback.py) answers every request in a fixed time and serves P requests at
+once, so it embeds at most P × batch_size / latency chunks per second. A build of a generated Markdown
+corpus keeps ``concurrency`` batches in flight; its throughput (chunks embedded per second of the whole
+build: walk, read, chunk, embed, check, write) is reported as a fraction of that capacity.
+
+    .venv/bin/python bench/bench_http.py                  # ~300 files, a few thousand chunks
+    .venv/bin/python bench/bench_http.py --quick          # a smaller corpus, for a CI smoke run
+    .venv/bin/python bench/bench_http.py --json           # rows for bench/run.py
+    .venv/bin/python bench/bench_http.py --dimension 64   # vector length (default 768, nomic-embed-text's)
+
+The server runs in its own process, as a real one would: in this one it would compete with the build
+for the interpreter lock and the measure would be of Python, not of the pipeline. Under the table, one
+line per case says where the capacity went (see :func:`diagnose`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from indexer import BuildReport, Index  # noqa: E402
+from indexer.backends.ollama import OllamaBackend  # noqa: E402
+from indexer.backends.openai import OpenAIBackend  # noqa: E402
+
+TARGET = 0.9
+LATENCY = 0.05
+BATCH_SIZE = 32
+
+#: Runs the loopback server in a child process: prints its URL, serves until stdin closes. Its vectors are
+#: rows of a fixed table, encoded once (JSON floats for Ollama, base64 for OpenAI) and spliced into each
+#: answer, so the server's own work stays far below the latency it emulates, as with a real server
+#: (which encodes in Go or C++, not in Python's json module).
+SERVER_SCRIPT = """
+import base64, hashlib, json, sys
+import numpy as np
+import loopback
+
+kind, latency, parallel, dimension = sys.argv[1], float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+table = np.random.default_rng(0).standard_normal((512, dimension)).astype("<f4")
+table /= np.linalg.norm(table, axis=1, keepdims=True)
+as_json = [json.dumps(row.tolist()) for row in table]
+as_base64 = [base64.b64encode(row.tobytes()).decode("ascii") for row in table]
+
+class Row(int):
+    def tolist(self):
+        return self
+
+def vector(self, text, dimension=None):
+    return Row(int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "little") % len(table))
+
+class SplicingJson:
+    loads = staticmethod(json.loads)
+
+    @staticmethod
+    def dumps(payload):
+        rows = payload.get("embeddings") if isinstance(payload, dict) else None
+        if not rows or not isinstance(rows[0], Row):
+            return json.dumps(payload)
+        head = json.dumps({**payload, "embeddings": []})
+        spliced = '"embeddings": [' + ",".join(as_json[row] for row in rows) + "]"
+        return head.replace('"embeddings": []', spliced, 1)
+
+loopback.json = SplicingJson
+loopback._base64 = lambda row: as_base64[row]
+base = loopback.OllamaServer if kind == "ollama" else loopback.OpenAIServer
+server = type("TableServer", (base,), {"vector": vector})(dimension, latency=latency, parallel=parallel)
+with server:
+    print(server.url, flush=True)
+    sys.stdin.read()
+"""
+
+
+@dataclass(frozen=True)
+class Case:
+    """One measured build: the server's kind and slots, and the batches the build keeps in flight."""
+
+    kind: str
+    parallel: int
+    concurrency: int
+
+    @property
+    def capacity(self) -> float:
+        """Chunks per second the server can embed at most."""
+        return self.parallel * BATCH_SIZE / LATENCY
+
+    def describe(self) -> str:
+        return (
+            f"{self.kind} P={self.parallel} {LATENCY * 1000:g} ms, batch {BATCH_SIZE}, "
+            f"concurrency {self.concurrency}: chunks/s vs capacity"
+        )
+
+
+CASES = (Case("openai", 4, 4), Case("ollama", 4, 4), Case("ollama", 1, 1))
+
+
+def write_corpus(folder: Path, files: int, seed: int = 7) -> None:
+    """Markdown files of a few sections each, with paragraphs of made-up words (every chunk distinct)."""
+    rng = random.Random(seed)
+    syllables = ["ka", "lo", "mi", "ra", "te", "su", "no", "vi", "de", "pa", "ri", "go", "ze", "bu"]
+    words = ["".join(rng.choices(syllables, k=rng.randint(2, 4))) for _ in range(3000)]
+    for number in range(files):
+        parts = [f"# Document {number}\n"]
+        for section in range(rng.randint(3, 5)):
+            parts.append(f"## Section {section} of document {number}\n")
+            for _ in range(rng.randint(2, 6)):
+                parts.append(" ".join(rng.choices(words, k=rng.randint(40, 140))) + ".\n")
+        path = folder / f"topic{number % 10}" / f"doc{number:04}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(parts), encoding="utf-8")
+
+
+def start_server(case: Case, dimension: int) -> tuple[subprocess.Popen[str], str]:
+    process = subprocess.Popen(
+        [sys.executable, "-c", SERVER_SCRIPT, case.kind, str(LATENCY), str(case.parallel), str(dimension)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO / "tests")},
+    )
+    assert process.stdout is not None
+    url = process.stdout.readline().strip()
+    if not url:
+        process.kill()
+        raise RuntimeError("the loopback server did not start")
+    return process, url
+
+
+def stop_server(process: subprocess.Popen[str]) -> None:
+    assert process.stdin is not None
+    process.stdin.close()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+def measure(case: Case, corpus: Path, scratch: Path, dimension: int) -> dict[str, Any]:
+    """Build ``corpus`` into a fresh index against a fresh server: the table row and where the time went."""
+    process, url = start_server(case, dimension)
+    try:
+        if case.kind == "ollama":
+            backend = OllamaBackend("nomic-embed-text", host=url)
+        else:
+            backend = OpenAIBackend("text-embedding-3-small", base_url=url + "/v1", api_key="sk-bench")
+        index_path = scratch / f"{case.kind}-p{case.parallel}-c{case.concurrency}.db"
+        with Index.open(index_path) as index:
+            report = index.build(
+                corpus, backend=backend, batch_size=BATCH_SIZE, concurrency=case.concurrency,
+                warn=lambda message: None,
+            )  # fmt: skip
+    finally:
+        stop_server(process)
+    if report.exit_code != 0:
+        raise RuntimeError(f"the build failed: {report.failures[:1] or report.stopped}")
+    ratio = report.chunks_embedded / report.seconds / case.capacity
+    row = {
+        "what": case.describe(),
+        "ours": round(report.chunks_embedded / report.seconds, 1),
+        "reference": round(case.capacity, 1),
+        "ratio": round(ratio, 3),
+        "target": TARGET,
+        "pass": ratio >= TARGET,
+    }
+    return {"row": row, "diagnosis": diagnose(case, report, ratio)}
+
+
+def diagnose(case: Case, report: BuildReport, ratio: float) -> str:
+    """Where the capacity went. The ratio is about the share of time the window of batches was full times
+    the share of each request the server spent on its latency rather than on encoding, transport and
+    decoding. The build's main thread reads, chunks, checks and writes, and only between those sends the
+    next batch: a main thread busier than the server leaves the window empty."""
+    stages = report.stage_seconds
+    request = stages["embed"] / max(report.requests, 1)
+    window = stages["embed"] / (case.concurrency * report.seconds)
+    speed = LATENCY / request
+    main_thread = {stage: seconds for stage, seconds in stages.items() if stage != "embed"}
+    busiest = sorted(main_thread.items(), key=lambda item: -item[1])[:3]
+    ideal = report.chunks_embedded / case.capacity
+    text = (
+        f"{report.chunks_embedded} chunks, {report.requests} requests, {report.seconds:.2f} s "
+        f"(ideal {ideal:.2f} s); ratio {ratio:.0%} ~ window full {window:.0%} "
+        f"x request speed {speed:.0%} ({request * 1000:.0f} ms a request for {LATENCY * 1000:g} ms latency); "
+        f"main thread busy {sum(main_thread.values()):.2f} s ("
+        + ", ".join(f"{stage} {seconds:.2f}" for stage, seconds in busiest)
+        + ")"
+    )
+    if ratio >= TARGET:
+        return text
+    if window < speed:
+        return text + "; most is lost to the main thread, which left the window empty"
+    return text + "; most is lost to the time a request takes beyond the server's latency"
+
+
+def print_table(results: list[dict[str, Any]], files: int, dimension: int) -> None:
+    print(
+        f"build throughput against a loopback server: {files} files, {dimension}-dimension vectors, "
+        f"{LATENCY * 1000:g} ms per request"
+    )
+    print(f"{'case':<62}{'chunks/s':>10}{'capacity':>10}{'ratio':>8}{'target':>8}  pass")
+    for result in results:
+        row = result["row"]
+        print(
+            f"{row['what']:<62}{row['ours']:>10.0f}{row['reference']:>10.0f}{row['ratio']:>8.1%}"
+            f"{row['target']:>8.0%}  {'yes' if row['pass'] else 'NO'}"
+        )
+    print()
+    for result in results:
+        print(f"{result['row']['what'].split(':')[0]}: {result['diagnosis']}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="a smaller corpus, for a CI smoke run")
+    parser.add_argument("--json", action="store_true", help="print the rows as a JSON list")
+    parser.add_argument("--dimension", type=int, default=768, help="vector length the server answers with")
+    options = parser.parse_args()
+    files = 60 if options.quick else 300
+    with tempfile.TemporaryDirectory(prefix="bench-http-") as temporary:
+        scratch = Path(temporary)
+        corpus = scratch / "corpus"
+        write_corpus(corpus, files)
+        results = [measure(case, corpus, scratch, options.dimension) for case in CASES]
+    if options.json:
+        print(json.dumps([result["row"] for result in results]))
+    else:
+        print_table(results, files, options.dimension)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
