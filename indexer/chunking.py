@@ -30,6 +30,7 @@ CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk ha
 
 _ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _FENCE = re.compile(r"^ {0,3}(```+|~~~+)")
+_RST_MARKS = frozenset("=-~^\"'`#*+:.<>_")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}\s*$")
 
 
@@ -126,7 +127,11 @@ def _sections(pieces: list[_Piece], structured: bool) -> list[_Section]:
                     block = []
                 trail = [(lvl, name) for lvl, name in trail if lvl < level] + [(level, title)]
                 sections.append(_Section(heading=" > ".join(name for _, name in trail), blocks=[]))
-        fence_match = _FENCE.match(piece.text) if structured else None
+        fence_match = (
+            _FENCE.match(piece.text)
+            if structured and ("`" in piece.text[:4] or "~" in piece.text[:4])
+            else None
+        )
         if fence_match:
             marker = fence_match.group(1)
             if fence is None:
@@ -147,12 +152,14 @@ def _sections(pieces: list[_Piece], structured: bool) -> list[_Section]:
 def _heading_at(pieces: list[_Piece], index: int) -> tuple[int, str] | None:
     """The (level, title) of a heading starting at this line, if there is one."""
     line = pieces[index].text
-    atx = _ATX_HEADING.match(line)
-    if atx:
-        return len(atx.group(1)), atx.group(2).strip()
-    if index + 1 < len(pieces) and line.strip() and not line.startswith((" ", "\t")):
-        underline = _RST_UNDERLINE.match(pieces[index + 1].text)
-        if underline and len(pieces[index + 1].text.strip()) >= len(line.strip()):
+    if "#" in line[:4]:
+        atx = _ATX_HEADING.match(line)
+        if atx:
+            return len(atx.group(1)), atx.group(2).strip()
+    following = pieces[index + 1].text if index + 1 < len(pieces) else ""
+    if following[:1] in _RST_MARKS and line.strip() and not line.startswith((" ", "\t")):
+        underline = _RST_UNDERLINE.match(following)
+        if underline and len(following.strip()) >= len(line.strip()):
             return (1 if underline.group(1) == "=" else 2), line.strip()
     return None
 

@@ -147,6 +147,7 @@ class Build:
         self.in_queue_or_flight: set[str] = set()
         self.unclaimed: set[str] = set()  # embedded by this build, not yet written by any file
         self.pending: deque[_PendingFile] = deque()
+        self.states: dict[str, FileState] = {}  # what the index held for this root when the build began
         self.ready: list[_PendingFile] = []  # complete, waiting to be written with the next group
         self.in_flight: dict[Future, _Batch] = {}
         self.batches_sent = 0
@@ -199,7 +200,7 @@ class Build:
         for path, reason in found.ignored:
             if reason != "not a text file type":
                 self._warn(f"{path}: skipped, {reason}")
-        states = self.store.file_states(self.root_key)
+        self.states = states = self.store.file_states(self.root_key)
         bar = self._progress_bar(len(found.files))
         for position, source in enumerate(found.files):
             if self.stopped:
@@ -438,6 +439,7 @@ class Build:
     def _write(self, ready: list[_PendingFile]) -> None:
         clock = time.perf_counter()
         with self.store.transaction():
+            new_files = []
             for pending in ready:
                 source = pending.source
                 if pending.touch_only is not None:
@@ -445,7 +447,7 @@ class Build:
                     self.counts["files_unchanged"] += 1
                     continue
                 vectors = [self.vectors[h] for h in pending.text_hashes]
-                self.store.write_file(
+                new_files.append(
                     NewFile(
                         root=self.root_key,
                         path=source.path,
@@ -459,6 +461,7 @@ class Build:
                     )
                 )
                 self._count_written(pending)
+            self.store.write_files(new_files)
         self.stage["write"] += time.perf_counter() - clock
         self._forget_written_vectors()
 
@@ -487,7 +490,7 @@ class Build:
     def _remove_deleted(self, seen: set[str]) -> None:
         """Drop the files of this root that are gone from the folder (after every write, so a renamed
         file's new name could re-use the old name's vectors first)."""
-        states = self.store.file_states(self.root_key)
+        states = self.states  # as the build found them: files it did not see were not touched since
         gone = [
             (path, state)
             for path, state in states.items()

