@@ -22,8 +22,8 @@ from indexer import Index, IndexerError  # noqa: E402
 
 
 class SlowHashBackend(HashBackend):
-    def __init__(self, delay: float) -> None:
-        super().__init__()
+    def __init__(self, delay: float, model_name: str) -> None:
+        super().__init__(model_name=model_name)
         self.delay = delay
 
     def embed(self, texts: list[str]):  # noqa: ANN201
@@ -40,14 +40,17 @@ def main() -> int:
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--batch-size", type=int, default=4)
     parser.add_argument("--wait", type=float, default=0.0)
+    parser.add_argument("--model-name", default="hash-v1")
+    parser.add_argument("--rebuild", action="store_true")
     options = parser.parse_args()
     try:
         with Index.open(options.index) as index:
             report = index.build(
                 options.folder,
-                backend=SlowHashBackend(options.delay),
+                backend=SlowHashBackend(options.delay, options.model_name),
                 batch_size=options.batch_size,
                 wait=options.wait,
+                rebuild=options.rebuild,
                 warn=lambda message: None,
             )
     except IndexerError as error:

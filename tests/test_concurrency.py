@@ -20,7 +20,9 @@ from indexer import Index, IndexLockedError
 WORKER = Path(__file__).parent / "build_worker.py"
 
 
-def start_worker(index_path: Path, folder: Path, delay: float = 0.05, wait: float = 0) -> subprocess.Popen:
+def start_worker(
+    index_path: Path, folder: Path, delay: float = 0.05, wait: float = 0, *extra: str
+) -> subprocess.Popen:
     return subprocess.Popen(
         [
             sys.executable,
@@ -31,7 +33,8 @@ def start_worker(index_path: Path, folder: Path, delay: float = 0.05, wait: floa
             str(delay),
             "--wait",
             str(wait),
-        ],
+        ]
+        + list(extra),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -108,6 +111,29 @@ def test_queries_answer_during_a_build(index_path, tmp_path):
     finally:
         builder.kill()
         builder.wait()
+
+
+def test_queries_keep_answering_from_the_old_index_during_a_rebuild(index_path, tmp_path):
+    folder = corpus(tmp_path / "docs")
+    with Index.open(index_path) as index:
+        index.build(folder, backend=HashBackend(model_name="hash-v1"), warn=lambda message: None)
+    rebuilder = start_worker(index_path, folder, 0.02, 0, "--model-name", "hash-v2", "--rebuild")
+    try:
+        wait_until_started(rebuilder)
+        answered = 0
+        with Index.open(index_path, create=False, backend=HashBackend(model_name="hash-v1")) as index:
+            while rebuilder.poll() is None and index.store.get_meta("model") == "hash-v1":
+                assert len(index.search("paragraph of file", k=3, mode="hybrid")) == 3
+                answered += 1
+        assert rebuilder.wait(timeout=60) == 0, rebuilder.stderr.read()
+        assert answered > 5
+        with Index.open(index_path, create=False) as index:
+            assert index.store.get_meta("model") == "hash-v2"
+            assert index.store.counts()["files"] == 30
+            assert index.store.integrity_problems() == []
+    finally:
+        rebuilder.kill()
+        rebuilder.wait()
 
 
 def file_chunks(index_path: Path) -> dict[str, list[tuple]]:
