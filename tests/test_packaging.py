@@ -1,0 +1,42 @@
+"""A non-editable install carries the migrations and the tokenizer, and opens an index with them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+from conftest import REPO
+
+
+def test_wheel_ships_migrations_and_tokenizer_and_works_outside_the_checkout(tmp_path):
+    built = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(tmp_path / "wheels")],
+        capture_output=True,
+        text=True,
+    )
+    assert built.returncode == 0, built.stderr
+    wheel = next((tmp_path / "wheels").glob("indexer-*.whl"))
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert "indexer/migrations/sqlite/0001_initial.sql" in names
+    assert "indexer/models/all-MiniLM-L6-v2/tokenizer.json" in names
+    target = tmp_path / "site"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        check=True,
+    )
+    script = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import indexer.store as s; "
+        "store = s.Store.open(sys.argv[2]); print(s.migrations_folder()); print(store.applied_migrations())"
+    )
+    opened = subprocess.run(
+        [sys.executable, "-c", script, str(target), str(tmp_path / "index.db")],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+    )
+    assert opened.returncode == 0, opened.stderr
+    folder, migrations = opened.stdout.splitlines()
+    assert Path(folder).is_relative_to(target)
+    assert migrations == "['0001_initial.sql']"
