@@ -44,7 +44,9 @@ from tokenizers import Tokenizer
 from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend
 from indexer.chunking import ChunkSettings, chunk_text
 
-DEFAULT_CORPUS = Path("/work/shared/eval/scifact/corpus.jsonl")
+#: shared/ lies beside the project root (on developer machines and in CI alike)
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_CORPUS = REPO.parent / "shared" / "eval" / "scifact" / "corpus.jsonl"
 #: Texts per embed call: the pipeline's default (indexer.api.DEFAULT_BATCH_SIZE) and sentence-transformers'.
 BATCH_SIZE = 32
 
@@ -64,7 +66,15 @@ Embedder = Callable[[list[str]], np.ndarray]
 
 
 def read_documents(corpus: Path, count: int) -> list[dict]:
-    """The first ``count`` documents of a corpus.jsonl."""
+    """The first ``count`` documents of a corpus.jsonl (the sample corpus's paragraphs when it is missing)."""
+    if not corpus.exists():
+        paragraphs = [
+            paragraph
+            for path in sorted((REPO / "sample_corpus").rglob("*.md"))
+            for paragraph in path.read_text(encoding="utf-8").split("\n\n")
+            if len(paragraph.split()) > 20
+        ]
+        return [{"title": "", "text": paragraph} for paragraph in paragraphs[:count]]
     documents = []
     with corpus.open(encoding="utf-8") as lines:
         for line in lines:
@@ -268,8 +278,8 @@ def main() -> None:
         f"load + embed {latency['first_embed']:.2f}s, the rest is interpreter start",
     )
 
-    if args.json:
-        print(json.dumps(rows, indent=1))
+    if args.json:  # one line: a list of rows in bench/run.py's shape
+        print(json.dumps([{"what": f"{name} ({values['unit']})", **values} for name, values in rows.items()]))
         return
     print("\n".join(setups))
     print_table(rows)
