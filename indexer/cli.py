@@ -234,6 +234,8 @@ def query(
     with Index.open(db_path or default_index_path(), create=False) as index:
         if base_url is not None or api_key is not None:
             index.connect(base_url, api_key)
+        if index.backend is not None and mode != "keyword":
+            index.backend.one_shot = True  # this process asks one question: start fast
         hits = index.search(text, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
     output_format = "json" if as_json else output_format
     if output_format == "json":

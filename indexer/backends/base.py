@@ -35,6 +35,9 @@ class EmbeddingBackend:
     max_tokens: int = 512
     #: Batches this backend handles well at once (the pipeline keeps this many in flight).
     default_concurrency: int = 1
+    #: Set when the process will embed only a text or two (a one-off `index query`): a backend may
+    #: then start faster at the cost of slower calls. Never changes the vectors beyond rounding.
+    one_shot: bool = False
     #: Prefixes some models need to tell a search query from a document.
     query_prefix: str = ""
     document_prefix: str = ""
