@@ -150,3 +150,18 @@ def test_build_and_query_from_a_plain_shell(tmp_path):
 def test_help_documents_exit_codes():
     result = CliRunner().invoke(main, ["build", "--help"])
     assert "Exit codes:" in result.stdout and "3  index locked" in result.stdout
+
+
+def test_terminal_output_highlights_matched_words_unless_no_color(monkeypatch):
+    from indexer import cli
+    from indexer.search import Hit
+
+    hit = Hit("a.md", 1, 2, 0.9, "Tyres", "Patch the puncture with glue.", "/r", "hybrid")
+    coloured = cli.hits_as_text([hit], "puncture glue", color=True)
+    assert "\x1b[1mpuncture\x1b[0m" in coloured and "\x1b[1mglue.\x1b[0m" in coloured
+    assert "\x1b[" not in cli.hits_as_text([hit], "puncture glue", color=False)
+    monkeypatch.setattr(cli.sys.stdout, "isatty", lambda: True, raising=False)
+    monkeypatch.setenv("NO_COLOR", "1")
+    assert cli.use_color() is False
+    monkeypatch.delenv("NO_COLOR")
+    assert cli.use_color() is True
