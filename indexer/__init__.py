@@ -17,8 +17,17 @@ from indexer.errors import (
     IndexLockedError,
     VectorCheckError,
 )
-from indexer.pipeline import BuildReport
 from indexer.search import Hit
+
+
+def __getattr__(name: str) -> object:
+    # BuildReport lives with the build machinery, which a query does not import
+    if name == "BuildReport":
+        from indexer.pipeline import BuildReport
+
+        return BuildReport
+    raise AttributeError(f"module 'indexer' has no attribute {name!r}")
+
 
 __all__ = [
     "BackendError",

@@ -6,17 +6,20 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from indexer.backends import make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
-from indexer.chunking import ChunkSettings
 from indexer.errors import ConfigError
-from indexer.pipeline import Build, BuildReport
 from indexer.search import Hit, search
 from indexer.store import Store, WriterLock
+
+if TYPE_CHECKING:
+    from indexer.chunking import ChunkSettings
+    from indexer.pipeline import BuildReport
 
 DEFAULT_INDEX = "index.db"
 DEFAULT_BATCH_SIZE = 32
@@ -129,7 +132,7 @@ class Index:
             if recorded is None:
                 self._record_settings(self.store, backend, fingerprint)
             self._backend = backend
-            report = Build(self.store, root, backend, settings, batch_size, concurrency, warn, progress).run()
+            report = _run_build(self.store, root, backend, settings, batch_size, concurrency, warn, progress)
             if report.stopped is None and self.store.get_json("backend") != backend.config():
                 # same vectors (the fingerprint matched), another address or timeout: queries follow
                 self._record_settings(self.store, backend, fingerprint)
@@ -138,27 +141,32 @@ class Index:
     def _rebuild(
         self, root, backend, settings, fingerprint, batch_size, concurrency, progress, warn
     ) -> BuildReport:  # noqa: ANN001
-        """Build every root of this index afresh beside it, then copy the result over it in one step."""
+        """Build every root of this index afresh beside it, then copy the result over it in one step.
+
+        The old index stays in place (and keeps answering queries) until the new one is complete;
+        a rebuild in which any file failed is not swapped in, so nothing is lost.
+        """
         scratch_path = self.path + ".rebuild"
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(scratch_path + suffix):
-                os.remove(scratch_path + suffix)
+        _remove_database(scratch_path)
         roots = [
             Path(r) for r in self.store.roots() if Path(r).is_dir() and Path(r).resolve() != root.resolve()
         ]
-        report = None
         with Store.open(scratch_path) as scratch:
             self._record_settings(scratch, backend, fingerprint)
             for each_root in [*roots, root]:
-                report = Build(
+                report = _run_build(
                     scratch, each_root, backend, settings, batch_size, concurrency, warn, progress
-                ).run()
-            scratch.backup_into(self.store)
-        for suffix in ("", "-wal", "-shm"):
-            if os.path.exists(scratch_path + suffix):
-                os.remove(scratch_path + suffix)
-        self._backend = backend
-        assert report is not None
+                )
+                if not report.ok:
+                    break
+            if report.ok:
+                scratch.backup_into(self.store)
+                self._backend = backend
+        _remove_database(scratch_path)
+        if not report.ok:
+            message = "rebuild not swapped in: the index keeps its previous version"
+            report.warnings.append(message)
+            (warn or _print_warning)(message)
         return report
 
     @staticmethod
@@ -245,7 +253,26 @@ class Index:
         }
 
 
+def _run_build(store: Store, root: Path, backend: EmbeddingBackend, *options: Any) -> BuildReport:
+    # imported here: the build machinery (walker, chunker, thread pool) is not paid for by a query
+    from indexer.pipeline import Build
+
+    return Build(store, root, backend, *options).run()
+
+
+def _print_warning(message: str) -> None:
+    print(f"warning: {message}", file=sys.stderr)
+
+
+def _remove_database(path: str) -> None:
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+
+
 def _chunk_settings(backend: EmbeddingBackend, chunk_tokens: int | None) -> ChunkSettings:
+    from indexer.chunking import ChunkSettings
+
     limit = backend.max_tokens
     if chunk_tokens is not None:
         if chunk_tokens < 16:

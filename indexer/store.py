@@ -18,15 +18,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import apsw
 import numpy as np
 import sqlite_vec
 
-from indexer.chunking import Chunk
 from indexer.errors import ConfigError, IndexerError, IndexLockedError
 from indexer.vector_search import VectorMatrix
+
+if TYPE_CHECKING:
+    from indexer.chunking import Chunk
 
 BUSY_TIMEOUT_MS = 10_000
 VECTOR_TABLE = "chunk_vectors"

@@ -255,3 +255,14 @@ def test_store_reopens_with_migrations_applied_once(index_path, docs):
         assert store.applied_migrations() == ["0001_initial.sql"]
         assert store.migrate() == []
         assert store.db.execute("PRAGMA journal_mode").fetchall()[0][0] == "wal"
+
+
+def test_a_rebuild_with_a_failed_file_is_not_swapped_in(index_path, docs):
+    build(index_path, docs, HashBackend(model_name="hash-v1"))
+    before = snapshot(index_path)
+    failing = FaultyBackend("nan", fail_on=1, model_name="hash-v2")
+    report = build(index_path, docs, failing, rebuild=True, batch_size=2)
+    assert report.exit_code == 1
+    assert "rebuild not swapped in: the index keeps its previous version" in report.warnings
+    assert snapshot(index_path) == before
+    assert not Path(str(index_path) + ".rebuild").exists()
