@@ -278,6 +278,19 @@ class HttpBackend(EmbeddingBackend):
         if max_tokens is not None:
             self.max_tokens = max_tokens
 
+    def _shared_config(self) -> dict[str, Any]:
+        """The settings every HTTP backend records: prefixes, timeouts, retries, chunk limit."""
+        return {
+            "query_prefix": self.query_prefix,
+            "document_prefix": self.document_prefix,
+            "timeout": self.http.timeout,
+            "max_attempts": self.http.max_attempts,
+            "connect_timeout": self.http.connect_timeout,
+            "retry_base_delay": self.http.base_delay,
+            "retry_max_delay": self.http.max_delay,
+            "max_tokens": self.max_tokens,
+        }
+
     def usage(self) -> dict[str, int]:
         """Requests (every HTTP attempt, retries included) and tokens the server reported."""
         return self.http.usage()

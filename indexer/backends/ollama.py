@@ -144,14 +144,7 @@ class OllamaBackend(HttpBackend):
             "host": display_url(self.host),
             "truncate": self.truncate,
             "keep_alive": self.keep_alive,
-            "query_prefix": self.query_prefix,
-            "document_prefix": self.document_prefix,
-            "timeout": self.http.timeout,
-            "max_attempts": self.http.max_attempts,
-            "connect_timeout": self.http.connect_timeout,
-            "retry_base_delay": self.http.base_delay,
-            "retry_max_delay": self.http.max_delay,
-            "max_tokens": self.max_tokens,
+            **self._shared_config(),
         }
 
     def describe(self) -> dict[str, Any]:

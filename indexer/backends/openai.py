@@ -118,15 +118,8 @@ class OpenAIBackend(HttpBackend):
             "base_url": self.base_url,
             "dimensions": self.dimensions,
             "encoding_format": self.encoding_format,
-            "query_prefix": self.query_prefix,
-            "document_prefix": self.document_prefix,
-            "timeout": self.http.timeout,
-            "max_attempts": self.http.max_attempts,
             "api_key_env": self.api_key_env,
-            "connect_timeout": self.http.connect_timeout,
-            "retry_base_delay": self.http.base_delay,
-            "retry_max_delay": self.http.max_delay,
-            "max_tokens": self.max_tokens,
+            **self._shared_config(),
         }
 
     def describe(self) -> dict[str, Any]:
