@@ -20,8 +20,6 @@ from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 
-import numpy as np
-
 from indexer import corpus
 from indexer.backends.base import EmbeddingBackend
 from indexer.chunking import Chunk, ChunkSettings, chunk_text, split_chunk
@@ -147,6 +145,7 @@ class Build:
         self.in_queue_or_flight: set[str] = set()
         self.unclaimed: set[str] = set()  # embedded by this build, not yet written by any file
         self.pending: deque[_PendingFile] = deque()
+        self.unlistable: list[str] = []  # folders that could not be listed: their files are not deleted
         self.states: dict[str, FileState] = {}  # what the index held for this root when the build began
         self.ready: list[_PendingFile] = []  # complete, waiting to be written with the next group
         self.in_flight: dict[Future, _Batch] = {}
@@ -541,7 +540,3 @@ class Build:
             stopped=self.stopped,
             **self.counts,
         )
-
-
-def as_blob(vector: np.ndarray) -> bytes:
-    return np.asarray(vector, dtype=np.float32).tobytes()
