@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 from helpers import HashBackend
+from loopback import OllamaServer, OpenAIServer
 
 from indexer import Index
 
@@ -21,6 +22,20 @@ def index_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def backend() -> HashBackend:
     return HashBackend()
+
+
+@pytest.fixture
+def ollama_server():
+    """A loopback server speaking Ollama's /api/embed."""
+    with OllamaServer() as server:
+        yield server
+
+
+@pytest.fixture
+def openai_server():
+    """A loopback server speaking OpenAI's /v1/embeddings."""
+    with OpenAIServer() as server:
+        yield server
 
 
 @pytest.fixture

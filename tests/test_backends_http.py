@@ -37,18 +37,6 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.fixture
-def ollama_server():
-    with OllamaServer() as server:
-        yield server
-
-
-@pytest.fixture
-def openai_server():
-    with OpenAIServer() as server:
-        yield server
-
-
 def ollama_backend(server: OllamaServer, **options: Any) -> OllamaBackend:
     return OllamaBackend("nomic-embed-text", host=server.url, **{**FAST, **options})
 

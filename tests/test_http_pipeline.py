@@ -52,18 +52,6 @@ def bikes(tmp_path: Path) -> Path:
     return folder
 
 
-@pytest.fixture
-def ollama_server():
-    with OllamaServer() as server:
-        yield server
-
-
-@pytest.fixture
-def openai_server():
-    with OpenAIServer() as server:
-        yield server
-
-
 @pytest.fixture(params=["ollama", "openai"])
 def server(request: pytest.FixtureRequest):
     """Each test that takes it runs once against each kind of server."""
