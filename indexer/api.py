@@ -296,15 +296,21 @@ def fingerprint_id(fingerprint: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def describe_difference(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> str:
-    """``a.b: x -> y`` for each setting that differs between two fingerprints."""
-    parts = []
+def describe_difference(old: dict[str, Any], new: dict[str, Any], shown: int = 4) -> str:
+    """``a.b: x -> y`` for the settings that differ between two fingerprints: the backend and model
+    first (they usually explain the rest), at most ``shown`` of them, then how many more."""
+    changes = _differences(old, new)
+    changes.sort(key=lambda change: (not change.startswith(("embedding.backend", "embedding.model")), change))
+    more = f" (+{len(changes) - shown} more)" if len(changes) > shown else ""
+    return ", ".join(changes[:shown]) + more
+
+
+def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
+    changes = []
     for key in sorted(set(old) | set(new)):
         before, after = old.get(key), new.get(key)
         if isinstance(before, dict) and isinstance(after, dict):
-            inner = describe_difference(before, after, f"{prefix}{key}.")
-            if inner:
-                parts.append(inner)
+            changes.extend(_differences(before, after, f"{prefix}{key}."))
         elif before != after:
-            parts.append(f"{prefix}{key}: {before!r} -> {after!r}")
-    return ", ".join(parts)
+            changes.append(f"{prefix}{key}: {before!r} -> {after!r}")
+    return changes

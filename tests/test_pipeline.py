@@ -266,3 +266,22 @@ def test_a_rebuild_with_a_failed_file_is_not_swapped_in(index_path, docs):
     assert "rebuild not swapped in: the index keeps its previous version" in report.warnings
     assert snapshot(index_path) == before
     assert not Path(str(index_path) + ".rebuild").exists()
+
+
+def test_a_settings_mismatch_names_backend_and_model_first_and_counts_the_rest():
+    from indexer.api import describe_difference
+
+    old = {
+        "embedding": {"backend": "a", "model": "m1", "x": 1},
+        "chunking": {"max_tokens": 1, "overlap": 1},
+        "p": 1,
+    }
+    new = {
+        "embedding": {"backend": "b", "model": "m2", "x": 2},
+        "chunking": {"max_tokens": 2, "overlap": 2},
+        "p": 2,
+    }
+    assert describe_difference(old, new) == (
+        "embedding.backend: 'a' -> 'b', embedding.model: 'm1' -> 'm2', "
+        "chunking.max_tokens: 1 -> 2, chunking.overlap: 1 -> 2 (+2 more)"
+    )
