@@ -230,7 +230,7 @@ class Index:
         # searched in memory (loaded once) rather than scanned in SQLite each time.
         self.store.vectors_in_memory = self._searches >= 2
         with self.store.snapshot():
-            if self.store.counts()["chunks"] == 0:
+            if self.store.is_empty():
                 return []
             return search(self.store, backend, text, k, mode, paths, types, min_score)
 

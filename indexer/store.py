@@ -435,6 +435,10 @@ class Store:
         with self.transaction():
             self.db.execute("UPDATE builds SET outcome = 'interrupted' WHERE outcome = 'running'")
 
+    def is_empty(self) -> bool:
+        """No chunk at all (one row looked at, unlike ``counts``, which scans every row)."""
+        return not self.db.execute("SELECT 1 FROM chunks LIMIT 1").fetchall()
+
     def counts(self) -> dict[str, int]:
         files = self.db.execute("SELECT count(*) FROM files WHERE status = 'indexed'").fetchall()[0][0]
         chunks = self.db.execute("SELECT count(*) FROM chunks").fetchall()[0][0]
