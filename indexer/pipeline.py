@@ -149,6 +149,7 @@ class Build:
         self.states: dict[str, FileState] = {}  # what the index held for this root when the build began
         self.ready: list[_PendingFile] = []  # complete, waiting to be written with the next group
         self.in_flight: dict[Future, _Batch] = {}
+        self.writing: Future | None = None  # the group of files the writer thread is committing
         self.batches_sent = 0
         self.counts = dict.fromkeys(
             [
@@ -176,8 +177,12 @@ class Build:
         started = time.perf_counter()
         build_id = self.store.start_build(self.root_key, self.backend.model_name)
         try:
-            with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="embed") as pool:
-                self.pool = pool
+            # exits in reverse order: embedding threads end, then the last write, then its connection
+            with (
+                self.store.reopen() as self.write_store,
+                ThreadPoolExecutor(max_workers=1, thread_name_prefix="write") as self.writer,
+                ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="embed") as self.pool,
+            ):
                 seen = self._plan_and_embed()
                 self._drain()
             self._remove_deleted(seen)
@@ -381,6 +386,7 @@ class Build:
             self._find_or_queue(pending)
 
     def _fix_dimension(self, dimension: int) -> None:
+        self._await_write()  # both connections write: one at a time
         with self.store.transaction():
             self.store.create_vector_table(dimension)
         self.dimension = dimension
@@ -407,6 +413,7 @@ class Build:
             self._collect(block=True)
             self._write_ready()
         self._write_ready(flush=True)
+        self._await_write()
 
     # -- writing ------------------------------------------------------------------------------
 
@@ -432,36 +439,55 @@ class Build:
             ready.append(self.pending.popleft())
         chunks = sum(len(pending.text_hashes) for pending in ready)
         if ready and (flush or len(ready) >= WRITE_GROUP_FILES or chunks >= WRITE_GROUP_CHUNKS):
+            self._await_write()
+            self.writing = self.writer.submit(self._commit, *self._rows_of(ready))
             self.ready = []
-            self._write(ready)
 
-    def _write(self, ready: list[_PendingFile]) -> None:
-        clock = time.perf_counter()
-        with self.store.transaction():
-            new_files = []
-            for pending in ready:
-                source = pending.source
-                if pending.touch_only is not None:
-                    self.store.touch_file(pending.touch_only, source.size, source.mtime_ns)
-                    self.counts["files_unchanged"] += 1
-                    continue
-                vectors = [self.vectors[h] for h in pending.text_hashes]
-                new_files.append(
-                    NewFile(
-                        root=self.root_key,
-                        path=source.path,
-                        size=source.size,
-                        mtime_ns=source.mtime_ns,
-                        content_hash=pending.content_hash,
-                        status=pending.status,
-                        chunks=pending.chunks,
-                        text_hashes=pending.text_hashes,
-                        vectors=vectors,
-                    )
+    def _rows_of(
+        self, ready: list[_PendingFile]
+    ) -> tuple[list[NewFile], list[tuple[int, corpus.SourceFile]]]:
+        """What the writer commits for a group: new versions of files, and stat facts of touched files."""
+        new_files: list[NewFile] = []
+        touched: list[tuple[int, corpus.SourceFile]] = []
+        for pending in ready:
+            source = pending.source
+            if pending.touch_only is not None:
+                touched.append((pending.touch_only, source))
+                self.counts["files_unchanged"] += 1
+                continue
+            new_files.append(
+                NewFile(
+                    root=self.root_key,
+                    path=source.path,
+                    size=source.size,
+                    mtime_ns=source.mtime_ns,
+                    content_hash=pending.content_hash,
+                    status=pending.status,
+                    chunks=pending.chunks,
+                    text_hashes=pending.text_hashes,
+                    vectors=[self.vectors[h] for h in pending.text_hashes],
                 )
-                self._count_written(pending)
-            self.store.write_files(new_files)
-        self.stage["write"] += time.perf_counter() - clock
+            )
+            self._count_written(pending)
+        return new_files, touched
+
+    def _commit(self, new_files: list[NewFile], touched: list[tuple[int, corpus.SourceFile]]) -> float:
+        """On the writer thread, with its own connection: one transaction for the group. SQLite works
+        without the interpreter lock, so the main thread reads and chunks the next files meanwhile."""
+        clock = time.perf_counter()
+        with self.write_store.transaction():
+            for file_id, source in touched:
+                self.write_store.touch_file(file_id, source.size, source.mtime_ns)
+            self.write_store.write_files(new_files)
+        return time.perf_counter() - clock
+
+    def _await_write(self) -> None:
+        """Wait for the group being committed (its error, if any, is raised here), then drop the
+        vectors only it needed: they are in the index now, where re-use finds them."""
+        if self.writing is None:
+            return
+        writing, self.writing = self.writing, None
+        self.stage["write"] += writing.result()
         self._forget_written_vectors()
 
     def _count_written(self, pending: _PendingFile) -> None:

@@ -114,6 +114,11 @@ class Store:
         store.migrate()
         return store
 
+    def reopen(self) -> Store:
+        """A second connection to the same index, for another thread: an apsw connection serves one
+        thread at a time, and a build writes on one connection while it reads on the other."""
+        return Store.open(self.path, create=False)
+
     def close(self) -> None:
         self.db.close()
 

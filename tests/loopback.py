@@ -197,6 +197,12 @@ class LoopbackServer:
             fault.remaining -= 1
             return _Fault(fault.name, 1, fault.options)
 
+    def wait_out_latency(self, started: float) -> None:
+        """Sleep what is left of ``latency`` since ``started``: the server's own work is part of it."""
+        remaining = self.latency - (time.monotonic() - started)
+        if remaining > 0:
+            time.sleep(remaining)
+
     def _record(self, request: Recorded) -> None:
         with self._lock:
             self.requests.append(request)
@@ -394,13 +400,13 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
             fault = server._next_fault()
             server._enter()
             try:
-                if server.latency:
-                    time.sleep(server.latency)
-                self._respond(body, headers, fault)
+                self._respond(body, headers, fault, time.monotonic())
             finally:
                 server._leave()
 
-        def _respond(self, body: Any, headers: dict[str, str], fault: _Fault | None) -> None:
+        def _respond(self, body: Any, headers: dict[str, str], fault: _Fault | None, started: float) -> None:
+            if fault is not None:
+                server.wait_out_latency(started)
             name = fault.name if fault is not None else ""
             options = fault.options if fault is not None else {}
             if name == "slow":
@@ -445,7 +451,9 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 )
                 return
             status, payload, extra = server.answer(body, headers, fault)
-            self._send(status, payload, extra)
+            data = json.dumps(payload).encode("utf-8")
+            server.wait_out_latency(started)
+            self._send_raw(status, data, extra)
 
         def _send(self, status: int, payload: Any, extra: dict[str, str] | None = None) -> None:
             # Python's json writes NaN as the bare literal NaN, which is what a careless server sends.

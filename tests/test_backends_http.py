@@ -189,7 +189,7 @@ def test_a_text_alone_and_inside_a_batch_of_100_gets_the_same_vector_bit_for_bit
     ("fault", "check"),
     [
         ("too_few", lambda vectors: len(vectors) == 2),
-        ("empty_vector", lambda vectors: vectors[0] == []),
+        ("empty_vector", lambda vectors: len(vectors[0]) == 0),
         ("nan", lambda vectors: np.isnan(vectors[0][0])),
         ("wrong_dimension", lambda vectors: len(vectors[0]) == 65),
     ],
@@ -605,7 +605,10 @@ def test_config_recreates_each_backend_and_holds_no_secret(
                 assert type(rebuilt) is type(original)
                 assert rebuilt.config() == config
                 assert rebuilt.describe() == original.describe()
-                assert rebuilt.embed(["same"]) == original.embed(["same"])
+                assert (
+                    as_float32(rebuilt.embed(["same"])).tobytes()
+                    == as_float32(original.embed(["same"])).tobytes()
+                )
             assert SECRET not in str(config)
             assert config["backend"] == original.kind and config["query_prefix"] == original.query_prefix
 
@@ -639,11 +642,6 @@ def test_bad_openai_options_are_config_errors() -> None:
         OpenAIBackend("m", encoding_format="int8")
     with pytest.raises(ConfigError):
         OpenAIBackend("m", dimensions=0)
-
-
-def test_concurrency_defaults() -> None:
-    assert OllamaBackend.default_concurrency == 1
-    assert OpenAIBackend.default_concurrency == 4
 
 
 # Concurrency: many threads, one pool of reused connections.

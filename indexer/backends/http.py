@@ -29,6 +29,7 @@ from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 import httpx
+import orjson
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.backends.prefixes import resolve_prefixes
@@ -61,6 +62,8 @@ _TOO_LONG_PHRASES = (
 
 #: Codes or types that mean the account has no quota left: waiting does not help.
 _QUOTA_CODES = frozenset({"insufficient_quota"})
+
+_JSON_HEADERS = {"Content-Type": "application/json"}
 
 #: How much of a server's error text goes into a message.
 _MAX_SERVER_TEXT = 300
@@ -147,13 +150,14 @@ class HttpClient:
         :class:`InputTooLongError`, :class:`BackendUnreachableError` or :class:`BackendError`.
         """
         url = self.base_url + path
+        body = orjson.dumps(payload)
         last_failure = ""
         unreachable = False
         for attempt in range(1, self.max_attempts + 1):
             self._count_request()
             wait: float | None = None
             try:
-                response = self._client.post(url, json=payload)
+                response = self._client.post(url, content=body, headers=_JSON_HEADERS)
             except httpx.ConnectError as exc:
                 last_failure, unreachable = f"cannot connect ({self._one_line(str(exc))})", True
             except httpx.ConnectTimeout:
@@ -217,6 +221,14 @@ class HttpClient:
         return random.uniform(0.0, min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))
 
     def _decode(self, url: str, response: httpx.Response) -> Any:
+        """orjson reads an answer of a few thousand floats about ten times faster than ``json``, which
+        matters when the answer of one request must be read while others are in flight. It refuses
+        ``NaN`` and ``Infinity``, which some servers write: ``json`` reads those, so that the vector
+        check can name what is wrong."""
+        try:
+            return orjson.loads(response.content)
+        except orjson.JSONDecodeError:
+            pass
         try:
             return json.loads(response.content)
         except ValueError:

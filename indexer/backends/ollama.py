@@ -1,7 +1,9 @@
 """Embeddings from an Ollama server, through its native ``/api/embed`` endpoint.
 
-The whole batch goes in one request. Ollama runs one embedding request per model at a time, so one
-batch in flight is all it can use (:attr:`OllamaBackend.default_concurrency` is 1).
+The whole batch goes in one request. Ollama runs one embedding request per model at a time (more with
+``OLLAMA_NUM_PARALLEL``) and queues the others, so two batches in flight by default
+(:attr:`OllamaBackend.default_concurrency`): one being embedded, the next already waiting, so the
+model never idles while an answer travels back and the next request travels out.
 """
 
 from __future__ import annotations
@@ -87,7 +89,7 @@ class OllamaBackend(HttpBackend):
     """
 
     kind = "ollama"
-    default_concurrency = 1
+    default_concurrency = 2
 
     def __init__(
         self,

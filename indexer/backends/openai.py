@@ -43,7 +43,7 @@ class OpenAIBackend(HttpBackend):
     """
 
     kind = "openai"
-    default_concurrency = 4
+    default_concurrency = 8
 
     def __init__(
         self,
@@ -132,9 +132,9 @@ class OpenAIBackend(HttpBackend):
             "document_prefix": self.document_prefix,
         }
 
-    def _in_input_order(self, items: list[Any], count: int, url: str) -> list[list[float]]:
+    def _in_input_order(self, items: list[Any], count: int, url: str) -> list[list[float] | np.ndarray]:
         """The items' vectors ordered by their ``index``, which must be each of 0..count-1 exactly once."""
-        vectors: dict[int, list[float]] = {}
+        vectors: dict[int, list[float] | np.ndarray] = {}
         problems: list[str] = []
         for position, item in enumerate(items):
             if not isinstance(item, dict) or "embedding" not in item:
@@ -159,7 +159,7 @@ class OpenAIBackend(HttpBackend):
         if isinstance(tokens, int):
             self.http.add_tokens(tokens)
 
-    def _decode(self, embedding: Any, position: int, url: str) -> list[float]:
+    def _decode(self, embedding: Any, position: int, url: str) -> list[float] | np.ndarray:
         """A float list as it came; a base64 string as the little-endian float32 values it holds."""
         if isinstance(embedding, list):
             return embedding
@@ -169,5 +169,5 @@ class OpenAIBackend(HttpBackend):
             except (binascii.Error, ValueError):
                 raw = None
             if raw is not None and len(raw) % 4 == 0:
-                return np.frombuffer(raw, dtype="<f4").tolist()
+                return np.frombuffer(raw, dtype="<f4")
         raise self.http.error(BackendError, f"answer item {position} has an undecodable `embedding`", url)
