@@ -1,8 +1,8 @@
 """`make bench`: run every benchmark script, print one table, write it to bench/RESULTS.md.
 
 Each script prints a JSON list of rows with `--json`: {"what", "ours", "reference", "ratio", "target",
-"pass"}. Every figure is a ratio against a reference measured in the same run, because the machines
-this runs on are shared and noisy.
+"pass"}, and "note" where a target is missed: why, and what would meet it. Every figure is a ratio
+against a reference measured in the same run, because the machines this runs on are shared and noisy.
 
     python bench/run.py [--quick] [--only NAME ...]
 """
@@ -37,13 +37,17 @@ def run_script(name: str, quick: bool) -> tuple[list[dict], float, str]:
 
 
 def table(rows: list[dict]) -> str:
-    header = ["what", "ours", "reference", "ratio", "target", "pass"]
+    header = ["what", "ours", "reference", "ratio", "target", "pass", "note"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        cells = [str(row.get(column, "")) for column in header]
-        cells[-1] = {True: "PASS", False: "FAIL"}.get(row.get("pass"), str(row.get("pass", "")))
+        cells = [_cell(row.get(column)) for column in header]
+        cells[5] = {True: "PASS", False: "FAIL"}.get(row.get("pass"), cells[5])
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines)
+
+
+def _cell(value: object) -> str:
+    return "" if value is None else str(value)
 
 
 def main() -> int:

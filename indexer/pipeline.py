@@ -150,6 +150,7 @@ class Build:
         self.ready: list[_PendingFile] = []  # complete, waiting to be written with the next group
         self.in_flight: dict[Future, _Batch] = {}
         self.writing: Future | None = None  # the group of files the writer thread is committing
+        self.write_store: Store | None = None  # the writer thread's connection, opened at its first group
         self.batches_sent = 0
         self.counts = dict.fromkeys(
             [
@@ -178,13 +179,16 @@ class Build:
         build_id = self.store.start_build(self.root_key, self.backend.model_name)
         try:
             # exits in reverse order: embedding threads end, then the last write, then its connection
-            with (
-                self.store.reopen() as self.write_store,
-                ThreadPoolExecutor(max_workers=1, thread_name_prefix="write") as self.writer,
-                ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="embed") as self.pool,
-            ):
-                seen = self._plan_and_embed()
-                self._drain()
+            try:
+                with (
+                    ThreadPoolExecutor(max_workers=1, thread_name_prefix="write") as self.writer,
+                    ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="embed") as self.pool,
+                ):
+                    seen = self._plan_and_embed()
+                    self._drain()
+            finally:  # after the writer thread is done with it
+                if self.write_store is not None:
+                    self.write_store.close()
             self._remove_deleted(seen)
         except BaseException as error:
             self.store.finish_build(build_id, "error", self._build_counts(), str(error))
@@ -440,7 +444,9 @@ class Build:
         chunks = sum(len(pending.text_hashes) for pending in ready)
         if ready and (flush or len(ready) >= WRITE_GROUP_FILES or chunks >= WRITE_GROUP_CHUNKS):
             self._await_write()
-            self.writing = self.writer.submit(self._commit, *self._rows_of(ready))
+            if self.write_store is None:
+                self.write_store = self.store.reopen()
+            self.writing = self.writer.submit(self._commit, self.write_store, *self._rows_of(ready))
             self.ready = []
 
     def _rows_of(
@@ -471,14 +477,17 @@ class Build:
             self._count_written(pending)
         return new_files, touched
 
-    def _commit(self, new_files: list[NewFile], touched: list[tuple[int, corpus.SourceFile]]) -> float:
+    @staticmethod
+    def _commit(
+        store: Store, new_files: list[NewFile], touched: list[tuple[int, corpus.SourceFile]]
+    ) -> float:
         """On the writer thread, with its own connection: one transaction for the group. SQLite works
         without the interpreter lock, so the main thread reads and chunks the next files meanwhile."""
         clock = time.perf_counter()
-        with self.write_store.transaction():
+        with store.transaction():
             for file_id, source in touched:
-                self.write_store.touch_file(file_id, source.size, source.mtime_ns)
-            self.write_store.write_files(new_files)
+                store.touch_file(file_id, source.size, source.mtime_ns)
+            store.write_files(new_files)
         return time.perf_counter() - clock
 
     def _await_write(self) -> None:

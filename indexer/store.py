@@ -437,6 +437,8 @@ class Store:
 
     def mark_interrupted_builds(self) -> None:
         """Builds still 'running' when the writer lock is free were killed: say so in their record."""
+        if not self.db.execute("SELECT 1 FROM builds WHERE outcome = 'running' LIMIT 1").fetchall():
+            return  # the usual case: no write transaction for nothing
         with self.transaction():
             self.db.execute("UPDATE builds SET outcome = 'interrupted' WHERE outcome = 'running'")
 
