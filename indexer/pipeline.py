@@ -215,9 +215,10 @@ class Build:
                 self._fail_unplanned(found.files[position:], states)
                 break
             self._plan_file(source, states.get(source.path))
-            self._send_batches()
-            self._collect(block=False)
-            self._write_ready()
+            if self.pending or self.in_flight:  # not for an unchanged file: most files of a rerun
+                self._send_batches()
+                self._collect(block=False)
+                self._write_ready()
             if bar is not None:
                 bar.update(1)
         if bar is not None:
