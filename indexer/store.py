@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 import apsw
 import numpy as np
+import orjson
 import sqlite_vec
 
 from indexer.errors import ConfigError, IndexerError, IndexLockedError
@@ -259,11 +260,14 @@ class Store:
         """Replace each file's chunks and vectors with its new version (call inside a transaction).
 
         The new rows are written before the old ones are dropped, and the caller's transaction makes
-        the swap atomic: after a crash each file is entirely old or entirely new. Keyword entries are
-        written once for the whole group: FTS5 merges its segments per statement, so row by row
-        would cost several times the rest of the write.
+        the swap atomic: after a crash each file is entirely old or entirely new. The chunks, their
+        vectors and their keyword entries go in with one statement each for the whole group, not one
+        per row: SQLite then runs the whole insert without coming back to Python, which a build's
+        other threads need (each return costs a wait for the interpreter lock), and FTS5 merges its
+        segments once per statement.
         """
-        new_ids: list[int] = []
+        rows: list[tuple[int, int, int, int, str, str, str]] = []
+        vectors: list[bytes] = []
         old_ids: list[int] = []
         for new in files:
             file_id, replaced = self._upsert_file(new)
@@ -271,23 +275,39 @@ class Store:
             for seq, (chunk, text_hash, vector) in enumerate(
                 zip(new.chunks, new.text_hashes, new.vectors, strict=True)
             ):
-                self.db.execute(
-                    "INSERT INTO chunks (file_id, seq, start_line, end_line, heading, text, text_hash) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                    (file_id, seq, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, text_hash),
+                rows.append(
+                    (file_id, seq, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, text_hash)
                 )
-                chunk_id = self.db.last_insert_rowid()
-                self.db.execute(
-                    f"INSERT INTO {VECTOR_TABLE} (rowid, embedding) VALUES (?, ?)", (chunk_id, vector)
-                )
-                new_ids.append(chunk_id)
-        if new_ids:
-            self.db.execute(
-                "INSERT INTO chunks_fts (rowid, heading, text) SELECT id, heading, text FROM chunks "
-                "WHERE id IN (SELECT value FROM json_each(?))",
-                (json.dumps(new_ids),),
-            )
+                vectors.append(vector)
+        if rows:
+            self._insert_chunks(rows, vectors)
         self._delete_chunks(old_ids)
+
+    def _insert_chunks(
+        self, rows: list[tuple[int, int, int, int, str, str, str]], vectors: list[bytes]
+    ) -> None:
+        """Chunks get the ids after the largest in use (one writer at a time: the transaction holds the
+        write lock); their vectors are cut from one blob by those ids."""
+        first_id = self.db.execute("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks").fetchall()[0][0]
+        self.db.execute(
+            "INSERT INTO chunks (id, file_id, seq, start_line, end_line, heading, text, text_hash) "
+            "SELECT ? + key, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, "
+            "value ->> 6 FROM json_each(?)",
+            (first_id, orjson.dumps(rows).decode("utf-8")),
+        )
+        width = len(vectors[0])
+        if any(len(vector) != width for vector in vectors):
+            raise IndexerError("vectors of different lengths in one write")
+        self.db.execute(
+            f"INSERT INTO {VECTOR_TABLE} (rowid, embedding) "
+            "SELECT id, substr(?, (id - ?) * ? + 1, ?) FROM chunks WHERE id >= ? ORDER BY id",
+            (b"".join(vectors), first_id, width, width, first_id),
+        )
+        self.db.execute(
+            "INSERT INTO chunks_fts (rowid, heading, text) "
+            "SELECT id, heading, text FROM chunks WHERE id >= ?",
+            (first_id,),
+        )
 
     def _upsert_file(self, new: NewFile) -> tuple[int, list[int]]:
         """The file's row (updated or inserted) and the ids of the chunks its old version had."""
