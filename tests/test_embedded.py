@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +34,17 @@ from indexer.errors import BackendError, ConfigError
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text("utf-8"))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def own_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Optimised copies of the models made here go to a scratch cache, not the user's."""
+    cache_home = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache_home))
+        yield cache_home
+
+
 @pytest.fixture(scope="module")
-def minilm() -> EmbeddedBackend:
+def minilm(own_cache: Path) -> EmbeddedBackend:
     """One backend for the module, so the model loads once."""
     with EmbeddedBackend() as backend:
         yield backend
@@ -311,6 +322,22 @@ def test_backends_saving_the_optimised_model_at_once_all_get_a_whole_copy(
     assert cosines(embed_with_cache(tmp_path, texts, one_shot=True), results[0]).min() >= 0.99999
     assert cosines(results[1], results[0]).min() >= 0.99999
     assert cosines(results[2], results[0]).min() >= 0.99999
+
+
+def test_scratch_folders_left_by_a_killed_process_are_removed_when_a_copy_is_saved(tmp_path: Path) -> None:
+    root = tmp_path / "indexer" / "onnx"
+    abandoned, recent = root / ".partial-99999-1-old", root / ".partial-99998-1-new"
+    for folder in (abandoned, recent):
+        folder.mkdir(parents=True)
+        (folder / OPTIMIZED_WEIGHTS).write_bytes(b"half a copy")
+    an_hour_ago = time.time() - 3600
+    os.utime(abandoned, (an_hour_ago, an_hour_ago))
+
+    embed_with_cache(tmp_path, ["a text"])
+
+    assert sorted(path.name for path in root.iterdir()) == sorted(
+        [recent.name, packaged_cache(tmp_path).name]
+    )
 
 
 def test_threads_below_one_are_refused() -> None:
