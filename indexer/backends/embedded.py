@@ -355,27 +355,27 @@ def open_session(
 
     With ``cache`` (a folder from :func:`optimized_model_folder`), an optimised copy saved there is
     loaded instead of optimising again; when there is none, this session's optimised graph is saved
-    there. ``one_shot`` is for a process that embeds a text or two: it starts fast and runs slower.
-    It loads the cached copy without re-packing its weights for fast matrix products (0.02 s instead
-    of 0.1-0.2 s to load; a short text then takes ~0.03 s instead of ~0.01 s), and without a cached
-    copy it runs the graph unoptimised (~0.1 s per call) rather than optimise it (~0.4 s). The output
-    is ``last_hidden_state`` or ``token_embeddings`` when so named, else the first one.
+    there (the first process after an install or upgrade pays ~0.5 s once). ``one_shot`` is for a
+    process that embeds a text or two: it loads the copy without re-packing its weights for fast
+    matrix products (0.02 s instead of 0.1-0.2 s; a short text then takes ~0.03 s instead of
+    ~0.013 s), and where no copy can be kept it runs the graph unoptimised (~0.1 s per short text)
+    rather than spend ~0.4 s optimising it. The output is ``last_hidden_state`` or
+    ``token_embeddings`` when so named, else the first one.
     """
     levels = ort.GraphOptimizationLevel
-    if cache is not None:
-        cached = cache / OPTIMIZED_MODEL
-        if cached.is_file():
-            options = session_options(threads, levels.ORT_DISABLE_ALL)
-            if one_shot:
-                options.add_session_config_entry("session.disable_prepacking", "1")
-            try:
-                return check_session(load_session(cached, options), onnx_path)
-            except BackendUnreachableError:
-                discard_folder(cache)  # a partial or damaged copy: made again below
-        if not one_shot:
-            return check_session(save_optimized(onnx_path, threads, cache), onnx_path)
-    level = levels.ORT_DISABLE_ALL if one_shot else levels.ORT_ENABLE_ALL
-    return check_session(load_session(onnx_path, session_options(threads, level)), onnx_path)
+    unsaved_level = levels.ORT_DISABLE_ALL if one_shot else levels.ORT_ENABLE_ALL
+    if cache is None:
+        return check_session(load_session(onnx_path, session_options(threads, unsaved_level)), onnx_path)
+    cached = cache / OPTIMIZED_MODEL
+    if cached.is_file():
+        options = session_options(threads, levels.ORT_DISABLE_ALL)
+        if one_shot:
+            options.add_session_config_entry("session.disable_prepacking", "1")
+        try:
+            return check_session(load_session(cached, options), onnx_path)
+        except BackendUnreachableError:
+            discard_folder(cache)  # a partial or damaged copy: made again below
+    return check_session(save_optimized(onnx_path, threads, cache, unsaved_level), onnx_path)
 
 
 def session_options(threads: int, level: ort.GraphOptimizationLevel) -> ort.SessionOptions:
@@ -401,14 +401,16 @@ def load_session(onnx_path: Path, options: ort.SessionOptions) -> ort.InferenceS
         raise BackendUnreachableError(f"cannot load ONNX model {onnx_path}: {first_line(exc)}") from exc
 
 
-def save_optimized(onnx_path: Path, threads: int, cache: Path) -> ort.InferenceSession:
+def save_optimized(
+    onnx_path: Path, threads: int, cache: Path, unsaved_level: ort.GraphOptimizationLevel
+) -> ort.InferenceSession:
     """Optimise the model in a new session, save the result as ``cache``, and return the session.
 
     Extended (not full) optimisation, because what full optimisation adds may only suit this CPU,
     and for this kind of model it adds nothing. The copy is written into a scratch folder beside
     ``cache`` and renamed into place, so a reader finds either nothing or a whole copy; when another
     process got there first, its copy stays. A cache that cannot be written (read-only home, full
-    disk) costs only speed: the session is then optimised in memory, as without a cache.
+    disk) costs only speed: the session then gets ``unsaved_level``, as without a cache.
     """
     level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     scratch = cache.with_name(f".partial-{os.getpid()}-{threading.get_ident()}-{cache.name}")
@@ -416,7 +418,7 @@ def save_optimized(onnx_path: Path, threads: int, cache: Path) -> ort.InferenceS
         remove_abandoned(cache.parent)
         scratch.mkdir(parents=True)
     except OSError:
-        return load_session(onnx_path, session_options(threads, level))
+        return load_session(onnx_path, session_options(threads, unsaved_level))
     try:
         options = session_options(threads, level)
         options.optimized_model_filepath = str(scratch / OPTIMIZED_MODEL)
@@ -427,7 +429,7 @@ def save_optimized(onnx_path: Path, threads: int, cache: Path) -> ort.InferenceS
             session = load_session(onnx_path, options)
         except BackendUnreachableError:
             # Saving may be what failed (a full disk); when the model itself is at fault, this raises.
-            return load_session(onnx_path, session_options(threads, level))
+            return load_session(onnx_path, session_options(threads, unsaved_level))
         sync_folder(scratch)
         try:
             os.rename(scratch, cache)
