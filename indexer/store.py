@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import socket
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -536,7 +535,7 @@ class WriterLock:
                 time.sleep(0.1)
         os.ftruncate(handle, 0)
         os.write(
-            handle, f"pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}".encode()
+            handle, f"pid {os.getpid()} on {os.uname().nodename} since {time.strftime('%H:%M:%S')}".encode()
         )
         self._handle = handle
 

