@@ -5,7 +5,8 @@ Exit codes (also in the README and `index --help`):
   1  some files failed (the others were indexed), or a query failed at the backend
   2  usage or configuration error (bad option, missing index, settings that differ from the index's)
   3  the index is locked by another build
-  4  the embedding backend is unreachable (connection refused, unknown model, bad credentials)
+  4  the embedding backend or the PostgreSQL database is unreachable (connection refused, unknown
+     model, bad credentials)
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ Exit codes:
   1  some files failed (the others were indexed)
   2  usage or configuration error
   3  index locked by another build
-  4  embedding backend unreachable
+  4  embedding backend or database unreachable
 """
 
 db_option = click.option(
@@ -37,7 +38,7 @@ db_option = click.option(
     envvar="INDEX_DB",
     default=None,
     metavar="PATH",
-    help="Index file (default: $INDEX_DB or ./index.db).",
+    help="Index file, or a postgresql:// URL (default: $INDEX_DB or ./index.db).",
 )
 
 
