@@ -56,6 +56,19 @@ def any_index(request, tmp_path: Path) -> Path | str:
     return tmp_path / "index.db"
 
 
+@pytest.fixture
+def new_index(request, tmp_path: Path, any_index: Path | str):
+    """Makes more indexes on the same store as ``any_index``: ``new_index("name")`` is a SQLite file
+    in the test's folder, or a fresh PostgreSQL database."""
+
+    def make(name: str) -> Path | str:
+        if isinstance(any_index, Path):
+            return tmp_path / f"{name}.db"
+        return new_database(request.getfixturevalue("postgres_server"))
+
+    return make
+
+
 def rows(store, sql: str) -> list[tuple]:  # noqa: ANN001 (either store)
     """The rows of a plain SELECT (no parameters), on either store."""
     if isinstance(store, Store):
