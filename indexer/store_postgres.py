@@ -133,6 +133,7 @@ class PostgresStore:
         self.vectors_in_memory = False
         self._local = threading.local()
         self._locked_roots: set[str] = set()
+        self._has_vector_table = False
 
     @classmethod
     def open(cls, url: str, create: bool = True) -> PostgresStore:
@@ -286,7 +287,9 @@ class PostgresStore:
             self.set_meta({"dimension": str(dimension)})
 
     def has_vector_table(self) -> bool:
-        return self.dimension is not None
+        if not self._has_vector_table:  # once typed, it stays (asked for every search)
+            self._has_vector_table = self.dimension is not None
+        return self._has_vector_table
 
     # -- files and chunks -----------------------------------------------------------------------
 
