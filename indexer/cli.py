@@ -373,6 +373,13 @@ def watch(folder: str, db_path: str | None, debounce: int, batch_size: int, as_j
 )
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
+@click.option(
+    "--db",
+    "db_path",
+    default=None,
+    metavar="PATH",
+    help="Index to build the collection into: a file or a postgresql:// URL (default: in the cache).",
+)
 def evaluate(
     folder: str,
     split: str,
@@ -381,6 +388,7 @@ def evaluate(
     whole_documents: bool,
     batch_size: int,
     as_json: bool,
+    db_path: str | None,
 ) -> None:
     """Score retrieval on a BEIR-layout collection: nDCG@10, Recall@100, MRR@10 per mode."""
     import time
@@ -392,7 +400,7 @@ def evaluate(
     collection = evaluation.load_collection(folder, split)
     cache = Path(cache_dir) if cache_dir else evaluation.default_cache(folder)
     evaluation.write_documents(collection, cache / "documents")
-    with Index.open(cache / "index.db") as index:
+    with Index.open(db_path or cache / "index.db") as index:
         report = index.build(
             cache / "documents",
             batch_size=batch_size,

@@ -208,3 +208,20 @@ def test_printable_url_hides_only_the_password():
         == "postgresql://bob:***@db.internal:5433/wiki"
     )
     assert printable_url("postgresql://bob@db.internal/wiki") == "postgresql://bob@db.internal/wiki"
+
+
+def test_index_eval_scores_the_same_on_postgres(postgres_url, tmp_path):
+    from test_evaluation import tiny_collection
+
+    folder = tiny_collection(tmp_path / "tiny")
+    args = ["eval", str(folder), "--cache", str(tmp_path / "cache"), "--json"]
+    runner = CliRunner()
+    on_sqlite = runner.invoke(main, args)
+    on_postgres = runner.invoke(main, [*args, "--db", postgres_url])
+    assert on_postgres.exit_code == 0, on_postgres.output
+    sqlite_scores, postgres_scores = json.loads(on_sqlite.stdout), json.loads(on_postgres.stdout)
+    for mode in ("vector", "keyword", "hybrid"):
+        for metric in ("ndcg@10", "recall@100", "mrr@10"):
+            assert postgres_scores[mode][metric] == pytest.approx(sqlite_scores[mode][metric], abs=1e-4)
+    with Index.open(postgres_url, create=False) as index:
+        assert index.store.counts()["files"] == 4
