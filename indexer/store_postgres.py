@@ -162,7 +162,13 @@ class PostgresStore:
             open=False,
             name="indexer",
         )
-        pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+        try:
+            pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+        except PoolTimeout as error:
+            pool.close()
+            raise DatabaseUnreachableError(
+                f"database {printable_url(url)} did not answer: {error}"
+            ) from error
         return cls(url, pool, schema)
 
     def close(self) -> None:
@@ -569,7 +575,7 @@ def _connect(url: str, autocommit: bool, **options: object) -> psycopg.Connectio
     try:
         return psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_SECONDS, **options)
     except psycopg.OperationalError as error:
-        reason = str(error).strip().splitlines()[-1] if str(error).strip() else type(error).__name__
+        reason = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
         raise DatabaseUnreachableError(f"cannot reach database {printable_url(url)}: {reason}") from error
 
 
