@@ -584,22 +584,27 @@ def _has_index(connection: psycopg.Connection) -> bool:
 
 
 def _ensure_vector_extension(connection: psycopg.Connection, url: str) -> None:
-    """Create pgvector in this database if it is missing, or say exactly what to do."""
-    if connection.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchall():
-        return
-    available = connection.execute("SELECT 1 FROM pg_available_extensions WHERE name = 'vector'").fetchall()
-    if not available:
-        raise ConfigError(
-            f"the server of {printable_url(url)} does not have the pgvector extension installed: "
-            "install pgvector on it, then run `CREATE EXTENSION vector;` in this database"
-        )
-    try:
-        connection.execute("CREATE EXTENSION IF NOT EXISTS vector")
-    except pg_errors.InsufficientPrivilege as error:
-        raise ConfigError(
-            f"database {printable_url(url)} lacks the pgvector extension and this user may not create it: "
-            "run `CREATE EXTENSION vector;` in it as a superuser"
-        ) from error
+    """Create pgvector in this database if it is missing, or say exactly what to do. Two processes
+    opening a new database at once take turns (a transaction lock), so the second finds it there."""
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+        if connection.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchall():
+            return
+        available = connection.execute(
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+        ).fetchall()
+        if not available:
+            raise ConfigError(
+                f"the server of {printable_url(url)} does not have the pgvector extension installed: "
+                "install pgvector on it, then run `CREATE EXTENSION vector;` in this database"
+            )
+        try:
+            connection.execute("CREATE EXTENSION vector")
+        except pg_errors.InsufficientPrivilege as error:
+            raise ConfigError(
+                f"database {printable_url(url)} lacks the pgvector extension and this user may not create "
+                "it: run `CREATE EXTENSION vector;` in it as a superuser"
+            ) from error
 
 
 def _migrate(connection: psycopg.Connection) -> list[str]:

@@ -234,3 +234,15 @@ def test_index_eval_scores_the_same_on_postgres(postgres_url, tmp_path):
             assert postgres_scores[mode][metric] == pytest.approx(sqlite_scores[mode][metric], abs=1e-4)
     with Index.open(postgres_url, create=False) as index:
         assert index.store.counts()["files"] == 4
+
+
+def test_processes_opening_a_new_database_at_once_take_turns(postgres_url, tmp_path):
+    script = "import sys; from indexer import Index; Index.open(sys.argv[1]).close()"
+    openers = [
+        subprocess.Popen([sys.executable, "-c", script, postgres_url], stderr=subprocess.PIPE, text=True)
+        for _ in range(4)
+    ]
+    for opener in openers:
+        assert opener.wait(timeout=60) == 0, opener.stderr.read()
+    with Index.open(postgres_url, create=False) as index:
+        assert index.store.applied_migrations() == ["0001_initial.sql"]
