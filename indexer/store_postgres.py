@@ -52,6 +52,11 @@ EF_SEARCH = 100
 #: Rows an iterative scan may visit before it gives up on a very selective filter (pgvector's default).
 MAX_SCAN_TUPLES = 20_000
 MIGRATION_LOCK_KEY = 0x1D3_E7E8  # any fixed number: serialises migrations of one database
+VECTOR_INDEX_LOCK_KEY = 0x1D3_E7E9  # serialises the HNSW index's creation, without blocking migrations
+VECTOR_INDEX = "chunks_embedding_hnsw"
+#: memory for building the HNSW graph in one go: a graph that does not fit is built much more slowly
+#: (about 2 GB for a million 384-d vectors; past 1 GB the rest of the graph is built on disk)
+VECTOR_INDEX_BUILD_MEMORY = "1GB"
 TEXT_SEARCH_CONFIG = "english"
 
 
@@ -264,14 +269,14 @@ class PostgresStore:
         return int(value) if value is not None else None
 
     def create_vector_table(self, dimension: int) -> None:
-        """Fix the vector column's dimension and create its HNSW index, once the first batch has told
-        the dimension (inside a transaction).
+        """Fix the vector column's dimension once the first batch has told it (inside a transaction).
 
         A typed ``vector(N)`` column lets pgvector check every vector's length on insert and lets
         ``ORDER BY embedding <=> q`` use a plain index; an untyped column would need every query to
         repeat the cast of an expression index. The table is empty when this runs, so the change
         costs nothing. Builders of two roots may get here together: a transaction lock makes the
-        second one find the first one's work done.
+        second one find the first one's work done. The HNSW index comes at the end of this first
+        build (:meth:`finish_build`).
         """
         if not isinstance(dimension, int) or dimension <= 0:
             raise IndexerError(f"invalid vector dimension {dimension!r}")
@@ -286,11 +291,28 @@ class PostgresStore:
                 return
             # the dimension is a checked int: a type modifier cannot be a parameter
             connection.execute(f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({dimension})")
+            self.set_meta({"dimension": str(dimension)})
+
+    def create_vector_index(self) -> None:
+        """Create the HNSW index if it is missing: once, over every vector of the first build.
+
+        Building the graph once over all rows is several times faster than growing it row by row
+        (bench/RESULTS.md), so the first build writes its chunks without it; until it exists,
+        searches scan exactly. Later builds add to it as they write. A second builder that gets here
+        meanwhile waits (transaction lock) and finds it made; writes wait while it is built, reads
+        do not.
+        """
+        if not self.has_vector_table():
+            return
+        with self._connection() as connection, connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (VECTOR_INDEX_LOCK_KEY,))
+            if connection.execute("SELECT to_regclass(%s)", (VECTOR_INDEX,)).fetchone()[0] is not None:
+                return
+            connection.execute(f"SET LOCAL maintenance_work_mem = '{VECTOR_INDEX_BUILD_MEMORY}'")
             connection.execute(
-                "CREATE INDEX IF NOT EXISTS chunks_embedding_hnsw ON chunks "
+                f"CREATE INDEX {VECTOR_INDEX} ON chunks "
                 f"USING hnsw (embedding vector_cosine_ops) WITH ({HNSW_OPTIONS})"
             )
-            self.set_meta({"dimension": str(dimension)})
 
     def has_vector_table(self) -> bool:
         if not self._has_vector_table:  # once typed, it stays (asked for every search)
@@ -408,14 +430,23 @@ class PostgresStore:
 
     @contextmanager
     def _search_settings(self, connection: psycopg.Connection, k: int, filtered: bool) -> Iterator[None]:
-        """HNSW settings for one search, local to its transaction (one is opened if none is)."""
+        """HNSW settings for one search, local to its transaction (one is opened if none is).
+
+        ``ef_search`` is at least :data:`EF_SEARCH` and ``k``, or the connection's own when higher
+        (``?options=-c%20hnsw.ef_search%3D400`` in the URL)."""
+        ef_search = (
+            "set_config('hnsw.ef_search', "
+            "greatest(%s, current_setting('hnsw.ef_search', true)::int)::text, true)"
+        )
         with connection.transaction():
-            connection.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(EF_SEARCH, k)),))
             if filtered:
-                connection.execute("SELECT set_config('hnsw.iterative_scan', 'strict_order', true)")
                 connection.execute(
-                    "SELECT set_config('hnsw.max_scan_tuples', %s, true)", (str(MAX_SCAN_TUPLES),)
+                    f"SELECT {ef_search}, set_config('hnsw.iterative_scan', 'strict_order', true), "
+                    "set_config('hnsw.max_scan_tuples', %s, true)",
+                    (max(EF_SEARCH, k), str(MAX_SCAN_TUPLES)),
                 )
+            else:
+                connection.execute(f"SELECT {ef_search}", (max(EF_SEARCH, k),))
             yield
 
     def keyword_matches(
@@ -453,6 +484,8 @@ class PostgresStore:
         )[0][0]
 
     def finish_build(self, build_id: int, outcome: str, counts: dict[str, int], error: str | None) -> None:
+        """Record how a build ended, after making the HNSW index if this was the first build."""
+        self.create_vector_index()
         columns = [name for name in counts if name in BUILD_COUNT_COLUMNS]
         # column names come from BUILD_COUNT_COLUMNS, never from the caller
         assignments = "".join(f", {name} = %s" for name in columns)

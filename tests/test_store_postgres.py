@@ -150,6 +150,10 @@ def test_cli_builds_queries_and_reports_status_on_postgres(postgres_server, tmp_
     assert info["migrations"] == ["0001_initial.sql"]
     assert info["dimension"] == 384 and info["files"] == sum(path.is_file() for path in folder.rglob("*"))
     assert "secret" not in status.stdout
+    with Index.open(url, create=False) as index:  # made once, at the end of the first build
+        definitions = rows(index.store, "SELECT indexdef FROM pg_indexes WHERE tablename = 'chunks'")
+    assert any("USING hnsw (embedding vector_cosine_ops)" in row[0] for row in definitions)
+    assert any("USING gin (search_text)" in row[0] for row in definitions)
 
 
 def test_an_unreachable_database_is_exit_4_in_one_line(tmp_path):
