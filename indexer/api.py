@@ -15,7 +15,8 @@ from indexer.backends import make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError
 from indexer.search import Hit, search
-from indexer.store import Store, WriterLock
+from indexer.store import Store
+from indexer.store_interface import IndexStore, is_postgres_url, open_store
 
 if TYPE_CHECKING:
     from indexer.chunking import ChunkSettings
@@ -38,7 +39,7 @@ class Index:
     ...     hits = index.search("how do I rotate keys", k=3)
     """
 
-    def __init__(self, store: Store, backend: EmbeddingBackend | None = None) -> None:
+    def __init__(self, store: IndexStore, backend: EmbeddingBackend | None = None) -> None:
         self.store = store
         self.path = store.path
         self._backend = backend
@@ -57,7 +58,7 @@ class Index:
         recorded in the index. With ``create=False`` a missing index raises
         :class:`indexer.errors.ConfigError`.
         """
-        return cls(Store.open(path if path is not None else default_index_path(), create=create), backend)
+        return cls(open_store(path if path is not None else default_index_path(), create=create), backend)
 
     def close(self) -> None:
         if self._backend is not None:
@@ -114,7 +115,7 @@ class Index:
             backend or self._backend or self._recorded_backend() or make_backend({"backend": "embedded"})
         )
         settings = _chunk_settings(backend, chunk_tokens)
-        with WriterLock(self.path) as lock:
+        with self.store.writer_lock(str(root.resolve())) as lock:
             lock.acquire(wait)
             self.store.mark_interrupted_builds()
             fingerprint = build_fingerprint(backend, settings)
@@ -146,6 +147,11 @@ class Index:
         The old index stays in place (and keeps answering queries) until the new one is complete;
         a rebuild in which any file failed is not swapped in, so nothing is lost.
         """
+        if not isinstance(self.store, Store):
+            raise ConfigError(
+                "--rebuild is not available on PostgreSQL: build into a new database (or schema) with "
+                "the new settings, then point INDEX_DB at it"
+            )
         scratch_path = self.path + ".rebuild"
         _remove_database(scratch_path)
         roots = [
@@ -170,7 +176,7 @@ class Index:
         return report
 
     @staticmethod
-    def _record_settings(store: Store, backend: EmbeddingBackend, fingerprint: dict[str, Any]) -> None:
+    def _record_settings(store: IndexStore, backend: EmbeddingBackend, fingerprint: dict[str, Any]) -> None:
         with store.transaction():
             store.set_meta(
                 {
@@ -240,7 +246,7 @@ class Index:
         """Files, chunks, model, dimension, fingerprint and the last builds, as a JSON-safe dict."""
         fingerprint = self.store.get_json("fingerprint")
         return {
-            "index": os.path.abspath(self.path),
+            "index": self.path if is_postgres_url(self.path) else os.path.abspath(self.path),
             **self.store.counts(),
             "roots": self.store.roots(),
             "backend": self.store.get_json("backend"),
@@ -253,7 +259,7 @@ class Index:
         }
 
 
-def _run_build(store: Store, root: Path, backend: EmbeddingBackend, *options: Any) -> BuildReport:
+def _run_build(store: IndexStore, root: Path, backend: EmbeddingBackend, *options: Any) -> BuildReport:
     # imported here: the build machinery (walker, chunker, thread pool) is not paid for by a query
     from indexer.pipeline import Build
 

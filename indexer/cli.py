@@ -5,7 +5,8 @@ Exit codes (also in the README and `index --help`):
   1  some files failed (the others were indexed), or a query failed at the backend
   2  usage or configuration error (bad option, missing index, settings that differ from the index's)
   3  the index is locked by another build
-  4  the embedding backend is unreachable (connection refused, unknown model, bad credentials)
+  4  the embedding backend or the PostgreSQL database is unreachable (connection refused, unknown
+     model, bad credentials)
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ Exit codes:
   1  some files failed (the others were indexed)
   2  usage or configuration error
   3  index locked by another build
-  4  embedding backend unreachable
+  4  embedding backend or database unreachable
 """
 
 db_option = click.option(
@@ -37,7 +38,7 @@ db_option = click.option(
     envvar="INDEX_DB",
     default=None,
     metavar="PATH",
-    help="Index file (default: $INDEX_DB or ./index.db).",
+    help="Index file, or a postgresql:// URL (default: $INDEX_DB or ./index.db).",
 )
 
 
@@ -372,6 +373,13 @@ def watch(folder: str, db_path: str | None, debounce: int, batch_size: int, as_j
 )
 @click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
+@click.option(
+    "--db",
+    "db_path",
+    default=None,
+    metavar="PATH",
+    help="Index to build the collection into: a file or a postgresql:// URL (default: in the cache).",
+)
 def evaluate(
     folder: str,
     split: str,
@@ -380,6 +388,7 @@ def evaluate(
     whole_documents: bool,
     batch_size: int,
     as_json: bool,
+    db_path: str | None,
 ) -> None:
     """Score retrieval on a BEIR-layout collection: nDCG@10, Recall@100, MRR@10 per mode."""
     import time
@@ -391,7 +400,7 @@ def evaluate(
     collection = evaluation.load_collection(folder, split)
     cache = Path(cache_dir) if cache_dir else evaluation.default_cache(folder)
     evaluation.write_documents(collection, cache / "documents")
-    with Index.open(cache / "index.db") as index:
+    with Index.open(db_path or cache / "index.db") as index:
         report = index.build(
             cache / "documents",
             batch_size=batch_size,

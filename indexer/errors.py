@@ -33,6 +33,12 @@ class BackendUnreachableError(BackendError):
     exit_code = 4
 
 
+class DatabaseUnreachableError(IndexerError):
+    """The index's database server cannot be reached (PostgreSQL: refused, unknown host, bad login)."""
+
+    exit_code = 4
+
+
 class InputTooLongError(BackendError):
     """The backend said an input is longer than its context; the caller may split and retry."""
 

@@ -24,7 +24,8 @@ from indexer import corpus
 from indexer.backends.base import EmbeddingBackend
 from indexer.chunking import Chunk, ChunkSettings, chunk_text, split_chunk
 from indexer.errors import BackendError, BackendUnreachableError, IndexerError, InputTooLongError
-from indexer.store import FileState, NewFile, Store
+from indexer.store import FileState, NewFile
+from indexer.store_interface import IndexStore
 from indexer.validation import check_vectors
 
 Warn = Callable[[str], None]
@@ -121,7 +122,7 @@ class Build:
 
     def __init__(
         self,
-        store: Store,
+        store: IndexStore,
         root: Path,
         backend: EmbeddingBackend,
         settings: ChunkSettings,

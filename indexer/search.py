@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError
-from indexer.store import Store
+from indexer.store_interface import IndexStore
 from indexer.validation import check_vectors
 
 MODES = ("hybrid", "vector", "keyword")
@@ -56,7 +56,7 @@ class Hit:
 
 
 def search(
-    store: Store,
+    store: IndexStore,
     backend: EmbeddingBackend | None,
     text: str,
     k: int = 5,
@@ -71,7 +71,7 @@ def search(
         raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
     if k <= 0:
         return []
-    allowed = store.chunk_ids_matching(paths, types) if (paths or types) else None
+    allowed = store.chunk_filter(paths, types) if (paths or types) else None
     pool = k if mode != "hybrid" else max(4 * k, 50)
     vector_scores: dict[int, float] = {}
     keyword_scores: dict[int, float] = {}
@@ -84,7 +84,7 @@ def search(
             vector_scores[chunk_id] = 1.0 - distance
             vector_ranked.append(chunk_id)
     if mode in ("keyword", "hybrid"):
-        for chunk_id, bm25 in store.keyword_matches(keyword_query(text), pool, allowed):
+        for chunk_id, bm25 in store.keyword_matches(keyword_words(text), pool, allowed):
             keyword_scores[chunk_id] = -bm25
             keyword_ranked.append(chunk_id)
     if mode == "vector":
@@ -122,12 +122,11 @@ def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):  #
     return check_vectors(vectors, 1, dimension)[0]
 
 
-def keyword_query(text: str) -> str:
-    """An FTS5 query that matches any of the words but stopwords (each quoted, so no word is read as
-    an operator; BM25 ranks chunks with more of the rarer words higher)."""
+def keyword_words(text: str) -> list[str]:
+    """The words of a keyword search: any of them matches, stopwords left out (unless nothing else
+    is left); the store ranks chunks with more of the rarer words higher."""
     words = list(dict.fromkeys(word.lower() for word in _WORD.findall(text)))
-    kept = [word for word in words if word not in STOPWORDS] or words
-    return " OR ".join(f'"{word}"' for word in kept)
+    return [word for word in words if word not in STOPWORDS] or words
 
 
 def combine(

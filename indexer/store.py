@@ -390,9 +390,11 @@ class Store:
         return self._matrix
 
     def keyword_matches(
-        self, fts_query: str, k: int, allowed_ids: Sequence[int] | None = None
+        self, words: Sequence[str], k: int, allowed_ids: Sequence[int] | None = None
     ) -> list[tuple[int, float]]:
-        """The ``k`` best BM25 matches as (chunk id, bm25) where lower bm25 is better (FTS5's sign)."""
+        """The ``k`` chunks that match any of ``words`` best, as (chunk id, bm25) where lower bm25 is
+        better (FTS5's sign). Each word is quoted, so none is read as an FTS5 operator."""
+        fts_query = " OR ".join(f'"{word}"' for word in words)
         if k <= 0 or not fts_query or (allowed_ids is not None and not allowed_ids):
             return []
         sql = "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
@@ -419,6 +421,10 @@ class Store:
         where = " AND ".join(clauses) if clauses else "1"
         sql = f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}"
         return [row[0] for row in self.db.execute(sql, params)]
+
+    def chunk_filter(self, path_globs: Sequence[str], extensions: Sequence[str]) -> list[int]:
+        """The restriction :meth:`nearest` and :meth:`keyword_matches` take: here, the chunk ids."""
+        return self.chunk_ids_matching(path_globs, extensions)
 
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]:
         rows = self.db.execute(
@@ -490,6 +496,10 @@ class Store:
             if orphans:
                 problems.append(f"{orphans} vectors without a chunk")
         return problems
+
+    def writer_lock(self, root: str) -> WriterLock:
+        """One writer per SQLite file, whatever the root: SQLite has one writer at a time anyway."""
+        return WriterLock(self.path)
 
     def backup_into(self, destination: Store) -> None:
         """Copy this whole database over ``destination`` in one step (readers of it see old or new)."""

@@ -2,16 +2,82 @@
 
 from __future__ import annotations
 
+import itertools
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
 from helpers import HashBackend
 from loopback import OllamaServer, OpenAIServer
+from postgres_server import LocalPostgres
 
 from indexer import Index
+from indexer.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = REPO / "sample_corpus"
+#: the stores the shared behaviour tests run against (test_pipeline, test_search, test_concurrency)
+STORES = ["sqlite", "postgres"]
+_database_numbers = itertools.count(1)
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> LocalPostgres:
+    """One real PostgreSQL server with pgvector for the whole session (see postgres_server.py).
+
+    Its folder is not under pytest's: any pytest run on the machine makes /tmp/pytest-of-USER private
+    again, and as root the server runs as another user who must reach its folder."""
+    folder = Path(tempfile.mkdtemp(prefix="indexer-postgres-"))
+    try:
+        with LocalPostgres(folder) as server:
+            yield server
+    finally:
+        shutil.rmtree(folder)
+
+
+def new_database(server: LocalPostgres) -> str:
+    """A fresh, empty database on ``server``; its URL."""
+    import psycopg
+
+    name = f"index_{next(_database_numbers)}"
+    with psycopg.connect(server.url(), autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    return server.url(name)
+
+
+@pytest.fixture
+def postgres_url(postgres_server) -> str:
+    """The URL of a fresh database on the session's PostgreSQL server."""
+    return new_database(postgres_server)
+
+
+@pytest.fixture(params=STORES)
+def any_index(request, tmp_path: Path) -> Path | str:
+    """Where a behaviour test's index lives: a SQLite file, or a fresh PostgreSQL database."""
+    if request.param == "postgres":
+        return new_database(request.getfixturevalue("postgres_server"))
+    return tmp_path / "index.db"
+
+
+@pytest.fixture
+def new_index(request, tmp_path: Path, any_index: Path | str):
+    """Makes more indexes on the same store as ``any_index``: ``new_index("name")`` is a SQLite file
+    in the test's folder, or a fresh PostgreSQL database."""
+
+    def make(name: str) -> Path | str:
+        if isinstance(any_index, Path):
+            return tmp_path / f"{name}.db"
+        return new_database(request.getfixturevalue("postgres_server"))
+
+    return make
+
+
+def rows(store, sql: str) -> list[tuple]:  # noqa: ANN001 (either store)
+    """The rows of a plain SELECT (no parameters), on either store."""
+    if isinstance(store, Store):
+        return store.db.execute(sql).fetchall()
+    return [tuple(row) for row in store.query(sql)]
 
 
 @pytest.fixture
@@ -57,29 +123,22 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-def snapshot(index_path: Path) -> dict[str, object]:
+def snapshot(index_path: Path | str) -> dict[str, object]:
     """Everything a build can change in an index, to compare before and after a failed step."""
     with Index.open(index_path, create=False) as index:
-        db = index.store.db
-        files = db.execute(
-            "SELECT root, path, size, mtime_ns, content_hash, status FROM files ORDER BY root, path"
-        )
-        chunks = db.execute(
+        store = index.store
+        chunks = rows(
+            store,
             "SELECT f.path, c.seq, c.start_line, c.end_line, c.heading, c.text, c.text_hash "
-            "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY f.path, c.seq"
-        )
-        vectors = (
-            db.execute("SELECT rowid, embedding FROM chunk_vectors ORDER BY rowid").fetchall()
-            if index.store.has_vector_table()
-            else []
-        )
-        fts = db.execute(
-            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH 'the OR a OR cats' ORDER BY rowid"
+            "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY f.path, c.seq",
         )
         return {
-            "files": files.fetchall(),
-            "chunks": chunks.fetchall(),
-            "vectors": vectors,
-            "fts": fts.fetchall(),
-            "meta": db.execute("SELECT key, value FROM meta ORDER BY key").fetchall(),
+            "files": rows(
+                store,
+                "SELECT root, path, size, mtime_ns, content_hash, status FROM files ORDER BY root, path",
+            ),
+            "chunks": chunks,
+            "vectors": sorted(store.vectors_for_hashes(chunk[-1] for chunk in chunks).items()),
+            "keywords": sorted(store.keyword_matches(["the", "a", "cats"], 10_000)),
+            "meta": rows(store, "SELECT key, value FROM meta ORDER BY key"),
         }

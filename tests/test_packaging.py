@@ -20,6 +20,7 @@ def test_wheel_ships_migrations_and_tokenizer_and_works_outside_the_checkout(tmp
     wheel = next((tmp_path / "wheels").glob("indexer-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "indexer/migrations/sqlite/0001_initial.sql" in names
+    assert "indexer/migrations/postgres/0001_initial.sql" in names
     assert "indexer/models/all-MiniLM-L6-v2/tokenizer.json" in names
     target = tmp_path / "site"
     subprocess.run(

@@ -1,4 +1,7 @@
-"""The build: batching, the vector check, incremental re-indexing, deletion, failure isolation."""
+"""The build: batching, the vector check, incremental re-indexing, deletion, failure isolation.
+
+Every test here runs on both stores (SQLite and PostgreSQL): ``index_path`` is a SQLite file or the
+URL of a fresh PostgreSQL database."""
 
 from __future__ import annotations
 
@@ -6,11 +9,17 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import snapshot, write
+from conftest import rows, snapshot, write
 from helpers import FaultyBackend, HashBackend
 
 from indexer import ConfigError, Index
 from indexer.store import Store
+from indexer.store_interface import is_postgres_url, open_store
+
+
+@pytest.fixture
+def index_path(any_index: Path | str) -> Path | str:
+    return any_index
 
 
 def build(index_path: Path, folder: Path, backend, **options):  # noqa: ANN001, ANN201
@@ -109,7 +118,7 @@ def test_failed_file_keeps_its_previous_version(index_path, tmp_path):
     assert report.exit_code == 1
     with Index.open(index_path) as index:
         texts = dict(
-            index.store.db.execute("SELECT f.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id")
+            rows(index.store, "SELECT f.path, c.text FROM chunks c JOIN files f ON f.id = c.file_id")
         )
     assert texts == {"a.md": "new text of a", "b.md": "old text of b"}
 
@@ -170,8 +179,8 @@ def test_edit_at_the_top_keeps_the_vectors_of_later_sections(index_path, tmp_pat
     assert report.chunks_embedded <= 2
     with Index.open(index_path) as index:
         assert report.chunks_reused == index.store.counts()["chunks"] - report.chunks_embedded >= 80
-        first_line = index.store.db.execute("SELECT min(start_line) FROM chunks WHERE heading = 'Section 4'")
-        assert first_line.fetchall()[0][0] > 3  # line numbers moved with the text
+        first_line = rows(index.store, "SELECT min(start_line) FROM chunks WHERE heading = 'Section 4'")
+        assert first_line[0][0] > 3  # line numbers moved with the text
 
 
 def test_renamed_and_copied_files_reuse_vectors(index_path, docs):
@@ -183,7 +192,7 @@ def test_renamed_and_copied_files_reuse_vectors(index_path, docs):
     assert counting.calls == 0
     assert report.files_added == 2 and report.files_removed == 1
     with Index.open(index_path) as index:
-        paths = {row[0] for row in index.store.db.execute("SELECT path FROM files")}
+        paths = {row[0] for row in rows(index.store, "SELECT path FROM files")}
         assert index.store.integrity_problems() == []
     assert paths == {"renamed.md", "notes.txt", "copy.txt", "sub/deep.md"}
 
@@ -234,6 +243,10 @@ def test_fingerprint_change_is_refused_without_rebuild(index_path, docs):
 
 def test_rebuild_swaps_in_the_new_index(index_path, docs):
     build(index_path, docs, HashBackend(dimension=32, model_name="hash-v1"))
+    if is_postgres_url(index_path):
+        with pytest.raises(ConfigError, match="--rebuild is not available on PostgreSQL"):
+            build(index_path, docs, HashBackend(dimension=48, model_name="hash-v2"), rebuild=True)
+        return
     report = build(index_path, docs, HashBackend(dimension=48, model_name="hash-v2"), rebuild=True)
     assert report.exit_code == 0
     with Index.open(index_path) as index:
@@ -251,13 +264,16 @@ def test_missing_folder_is_a_config_error(index_path, tmp_path):
 
 def test_store_reopens_with_migrations_applied_once(index_path, docs):
     build(index_path, docs, HashBackend())
-    with Store.open(index_path) as store:
+    with open_store(index_path) as store:
         assert store.applied_migrations() == ["0001_initial.sql"]
         assert store.migrate() == []
-        assert store.db.execute("PRAGMA journal_mode").fetchall()[0][0] == "wal"
+        if isinstance(store, Store):
+            assert store.db.execute("PRAGMA journal_mode").fetchall()[0][0] == "wal"
 
 
 def test_a_rebuild_with_a_failed_file_is_not_swapped_in(index_path, docs):
+    if is_postgres_url(index_path):
+        pytest.skip("--rebuild is refused on PostgreSQL (test_rebuild_swaps_in_the_new_index)")
     build(index_path, docs, HashBackend(model_name="hash-v1"))
     before = snapshot(index_path)
     failing = FaultyBackend("nan", fail_on=1, model_name="hash-v2")

@@ -1,4 +1,6 @@
-"""Search over sample_corpus/ with the embedded model: right answers first, filters, modes."""
+"""Search over sample_corpus/ with the embedded model: right answers first, filters, modes.
+
+Every test runs on both stores: SQLite, and PostgreSQL with pgvector (HNSW) and tsvector keywords."""
 
 from __future__ import annotations
 
@@ -7,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SAMPLE_CORPUS
+from conftest import REPO, SAMPLE_CORPUS, STORES, new_database
 
 from indexer import Index
 
@@ -15,11 +17,15 @@ QUERIES = json.loads((REPO / "tests" / "fixtures" / "sample_queries.json").read_
 HYBRID = json.loads((REPO / "tests" / "fixtures" / "hybrid_queries.json").read_text())
 
 
-@pytest.fixture(scope="module")
-def index(tmp_path_factory):
+@pytest.fixture(scope="module", params=STORES)
+def index(request, tmp_path_factory):
     folder = tmp_path_factory.mktemp("corpus") / "sample"
     shutil.copytree(SAMPLE_CORPUS, folder)
-    with Index.open(folder.parent / "index.db") as opened:
+    if request.param == "postgres":
+        location = new_database(request.getfixturevalue("postgres_server"))
+    else:
+        location = folder.parent / "index.db"
+    with Index.open(location) as opened:
         report = opened.build(folder, warn=lambda message: None)
         assert report.exit_code == 0
         opened.folder = folder

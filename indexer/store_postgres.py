@@ -1,0 +1,667 @@
+"""Stage 5, on a server: the index in PostgreSQL, vectors in pgvector (HNSW), keywords in a tsvector (GIN).
+
+The same index as :mod:`indexer.store` (same tables, same transactions per group of files, same
+answers to the same calls), for a team whose index outgrows one SQLite file: several machines build
+different roots at once, and many people query it.
+
+- Connections come from a pool (psycopg_pool). A thread that opens a :meth:`PostgresStore.transaction`
+  or :meth:`PostgresStore.snapshot` keeps one connection for everything it does inside; any other call
+  borrows one for that call. Threads that share one store each get their own.
+- One writer per root, not per index: a session-level advisory lock keyed on (schema, root) is held
+  on a connection of its own for the whole build. PostgreSQL drops it when that connection ends,
+  even when the builder is killed, so a stale lock never blocks.
+- Search filters (path globs, file types) are conditions inside the vector and keyword queries. With
+  a filter, pgvector's iterative index scan (pgvector 0.8+) keeps reading the HNSW graph until ``k``
+  rows pass it.
+
+All SQL except the schema (``migrations/postgres``) lives in this module, always with parameters.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import socket
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import errors as pg_errors
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from indexer.errors import ConfigError, DatabaseUnreachableError, IndexerError, IndexLockedError
+from indexer.store import BUILD_COUNT_COLUMNS, FileState, NewFile, StoredChunk
+
+CONNECT_TIMEOUT_SECONDS = 10
+POOL_MAX_SIZE = 8
+#: HNSW build parameters (pgvector's defaults): 16 links per node, 64 candidates while inserting.
+HNSW_OPTIONS = "m = 16, ef_construction = 64"
+#: Candidates kept while searching the graph; pgvector's default is 40. 100 keeps recall@10 near
+#: 0.99 at a million 384-d vectors (bench/RESULTS.md) for about 1 ms more per query.
+EF_SEARCH = 100
+#: Rows an iterative scan may visit before it gives up on a very selective filter (pgvector's default).
+MAX_SCAN_TUPLES = 20_000
+MIGRATION_LOCK_KEY = 0x1D3_E7E8  # any fixed number: serialises migrations of one database
+VECTOR_INDEX_LOCK_KEY = 0x1D3_E7E9  # serialises the HNSW index's creation, without blocking migrations
+VECTOR_INDEX = "chunks_embedding_hnsw"
+#: memory for building the HNSW graph in one go: a graph that does not fit is built much more slowly
+#: (about 2 GB for a million 384-d vectors; past 1 GB the rest of the graph is built on disk)
+VECTOR_INDEX_BUILD_MEMORY = "1GB"
+TEXT_SEARCH_CONFIG = "english"
+
+
+def migrations_folder() -> Path:
+    """The numbered SQL files for PostgreSQL: inside the installed package, or in a source checkout."""
+    packaged = Path(__file__).parent / "migrations" / "postgres"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).parent.parent / "migrations" / "postgres"
+
+
+def printable_url(url: str) -> str:
+    """The URL without its password, for messages and ``index status``."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.rsplit("@", 1)
+    user = (parts.username or "") + ":***"
+    return urlunsplit(parts._replace(netloc=f"{user}@{netloc[1]}"))
+
+
+@dataclass(frozen=True)
+class PathFilter:
+    """Search only chunks whose path matches a glob and whose extension is one of ``extensions``
+    (an empty tuple: no restriction of that kind). Globs are SQLite's: ``*``, ``?`` and ``[...]``,
+    case-sensitive, ``*`` crossing folders."""
+
+    path_globs: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = ()
+
+    def sql(self) -> tuple[str, list[object]]:
+        """A condition on ``f`` (the files table) and its parameters."""
+        clauses: list[str] = []
+        params: list[object] = []
+        if self.path_globs:
+            clauses.append("(" + " OR ".join("f.path ~ %s" for _ in self.path_globs) + ")")
+            params.extend(glob_to_regex(glob) for glob in self.path_globs)
+        if self.extensions:
+            clauses.append("(" + " OR ".join("right(lower(f.path), %s) = %s" for _ in self.extensions) + ")")
+            for extension in self.extensions:
+                suffix = "." + extension.lower().lstrip(".")
+                params.extend([len(suffix), suffix])
+        return (" AND ".join(clauses) or "TRUE"), params
+
+
+def glob_to_regex(glob: str) -> str:
+    """A POSIX regular expression matching what SQLite's GLOB matches, anchored at both ends."""
+    parts = ["^"]
+    position = 0
+    while position < len(glob):
+        char = glob[position]
+        if char == "*":
+            parts.append(".*")
+        elif char == "?":
+            parts.append(".")
+        elif char == "[" and "]" in glob[position + 2 :]:
+            end = glob.index("]", position + 2)
+            body = glob[position + 1 : end]
+            negate = body.startswith("^")
+            body = body[1:] if negate else body
+            parts.append("[" + ("^" if negate else "") + body.replace("\\", "\\\\") + "]")
+            position = end
+        else:
+            parts.append(re.escape(char))
+        position += 1
+    parts.append("$")
+    return "".join(parts)
+
+
+class PostgresStore:
+    """An index in a PostgreSQL database with pgvector. Use :meth:`open`; close with :meth:`close`."""
+
+    def __init__(self, url: str, pool: ConnectionPool, schema: str) -> None:
+        self.path = printable_url(url)
+        self.url = url
+        self.pool = pool
+        self.schema = schema
+        #: accepted for the SQLite store's sake: the HNSW index already answers without a full scan
+        self.vectors_in_memory = False
+        self._local = threading.local()
+        self._locked_roots: set[str] = set()
+        self._has_vector_table = False
+
+    @classmethod
+    def open(cls, url: str, create: bool = True) -> PostgresStore:
+        """Connect to the database at ``url``, make sure pgvector is there, and migrate the schema.
+
+        With ``create=False`` a database without an index raises :class:`ConfigError`.
+        """
+        with _connect(url, autocommit=True) as connection:
+            schema = connection.execute("SELECT current_schema()").fetchone()[0]
+            if schema is None:
+                raise ConfigError(
+                    f"database {printable_url(url)} has no schema to hold an index (search_path)"
+                )
+            if not create and not _has_index(connection):
+                raise ConfigError(
+                    f"no index at {printable_url(url)}: build one first with `index build FOLDER`"
+                )
+            _ensure_vector_extension(connection, url)
+            _migrate(connection)
+        pool = ConnectionPool(
+            url,
+            min_size=1,
+            max_size=POOL_MAX_SIZE,
+            kwargs={"autocommit": True, "connect_timeout": CONNECT_TIMEOUT_SECONDS},
+            configure=register_vector,
+            open=False,
+            name="indexer",
+        )
+        try:
+            pool.open(wait=True, timeout=CONNECT_TIMEOUT_SECONDS)
+        except PoolTimeout as error:
+            pool.close()
+            raise DatabaseUnreachableError(
+                f"database {printable_url(url)} did not answer: {error}"
+            ) from error
+        return cls(url, pool, schema)
+
+    def close(self) -> None:
+        self.pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- connections and transactions -----------------------------------------------------------
+
+    @contextmanager
+    def _connection(self) -> Iterator[psycopg.Connection]:
+        """The connection of this thread's open transaction, else one borrowed for this call."""
+        held = getattr(self._local, "connection", None)
+        if held is not None:
+            yield held
+            return
+        try:
+            with self.pool.connection(timeout=CONNECT_TIMEOUT_SECONDS) as connection:
+                yield connection
+        except PoolTimeout as error:
+            raise DatabaseUnreachableError(f"database {self.path} did not answer: {error}") from error
+
+    def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        with self._connection() as connection:
+            return connection.execute(sql, params).fetchall()
+
+    def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        """Rows of any read-only SQL, for tools and tests that look inside the index."""
+        return self._rows(sql, params)
+
+    @contextmanager
+    def _held(self, read_only: bool) -> Iterator[None]:
+        if getattr(self._local, "connection", None) is not None:
+            raise IndexerError("a transaction is already open in this thread")
+        with self._connection() as connection, connection.transaction():
+            if read_only:
+                connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            self._local.connection = connection
+            try:
+                yield
+            finally:
+                self._local.connection = None
+
+    def transaction(self) -> Any:
+        """One write transaction: every call inside it commits together, or none does."""
+        return self._held(read_only=False)
+
+    def snapshot(self) -> Any:
+        """A read transaction: every query inside sees the same committed state while builds commit."""
+        return self._held(read_only=True)
+
+    # -- schema ---------------------------------------------------------------------------------
+
+    def migrate(self) -> list[str]:
+        """Apply the numbered SQL files not yet recorded, in order, each in its own transaction."""
+        with self._connection() as connection:
+            return _migrate(connection)
+
+    def applied_migrations(self) -> list[str]:
+        return [row[0] for row in self._rows("SELECT name FROM schema_migrations ORDER BY version")]
+
+    def writer_lock(self, root: str) -> PostgresWriterLock:
+        """The one-writer rule for ``root`` of this index: other roots can be built at the same time."""
+        return PostgresWriterLock(self, root)
+
+    # -- metadata -------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        rows = self._rows("SELECT value FROM meta WHERE key = %s", (key,))
+        return rows[0][0] if rows else None
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        """Write several metadata values (call inside a transaction)."""
+        with self._connection() as connection:
+            for key, value in values.items():
+                connection.execute(
+                    "INSERT INTO meta (key, value) VALUES (%s, %s) "
+                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                    (key, value),
+                )
+
+    def get_json(self, key: str) -> dict | None:
+        value = self.get_meta(key)
+        return json.loads(value) if value is not None else None
+
+    @property
+    def dimension(self) -> int | None:
+        value = self.get_meta("dimension")
+        return int(value) if value is not None else None
+
+    def create_vector_table(self, dimension: int) -> None:
+        """Fix the vector column's dimension once the first batch has told it (inside a transaction).
+
+        A typed ``vector(N)`` column lets pgvector check every vector's length on insert and lets
+        ``ORDER BY embedding <=> q`` use a plain index; an untyped column would need every query to
+        repeat the cast of an expression index. The table is empty when this runs, so the change
+        costs nothing. Builders of two roots may get here together: a transaction lock makes the
+        second one find the first one's work done. The HNSW index comes at the end of this first
+        build (:meth:`finish_build`).
+        """
+        if not isinstance(dimension, int) or dimension <= 0:
+            raise IndexerError(f"invalid vector dimension {dimension!r}")
+        with self._connection() as connection:
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+            recorded = connection.execute("SELECT value FROM meta WHERE key = 'dimension'").fetchall()
+            if recorded:
+                if int(recorded[0][0]) != dimension:
+                    raise IndexerError(
+                        f"index {self.path} holds vectors of dimension {recorded[0][0]}, not {dimension}"
+                    )
+                return
+            # the dimension is a checked int: a type modifier cannot be a parameter
+            connection.execute(f"ALTER TABLE chunks ALTER COLUMN embedding TYPE vector({dimension})")
+            self.set_meta({"dimension": str(dimension)})
+
+    def create_vector_index(self) -> None:
+        """Create the HNSW index if it is missing: once, over every vector of the first build.
+
+        Building the graph once over all rows is several times faster than growing it row by row
+        (bench/RESULTS.md), so the first build writes its chunks without it; until it exists,
+        searches scan exactly. Later builds add to it as they write. A second builder that gets here
+        meanwhile waits (transaction lock) and finds it made; writes wait while it is built, reads
+        do not.
+        """
+        if not self.has_vector_table():
+            return
+        with self._connection() as connection, connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (VECTOR_INDEX_LOCK_KEY,))
+            if connection.execute("SELECT to_regclass(%s)", (VECTOR_INDEX,)).fetchone()[0] is not None:
+                return
+            connection.execute(f"SET LOCAL maintenance_work_mem = '{VECTOR_INDEX_BUILD_MEMORY}'")
+            connection.execute(
+                f"CREATE INDEX {VECTOR_INDEX} ON chunks "
+                f"USING hnsw (embedding vector_cosine_ops) WITH ({HNSW_OPTIONS})"
+            )
+
+    def has_vector_table(self) -> bool:
+        if not self._has_vector_table:  # once typed, it stays (asked for every search)
+            self._has_vector_table = self.dimension is not None
+        return self._has_vector_table
+
+    # -- files and chunks -----------------------------------------------------------------------
+
+    def file_states(self, root: str) -> dict[str, FileState]:
+        rows = self._rows(
+            "SELECT path, id, size, mtime_ns, content_hash, status FROM files WHERE root = %s", (root,)
+        )
+        return {row[0]: FileState._make(row[1:]) for row in rows}
+
+    def vectors_for_hashes(self, text_hashes: Iterable[str]) -> dict[str, bytes]:
+        """Stored vectors (float32 blobs) of chunks whose text hash is one of ``text_hashes``, from
+        any root of the index."""
+        wanted = list(dict.fromkeys(text_hashes))
+        if not wanted:
+            return {}
+        rows = self._rows(
+            "SELECT DISTINCT ON (text_hash) text_hash, embedding FROM chunks "
+            "WHERE text_hash = ANY(%s) ORDER BY text_hash, id",
+            (wanted,),
+        )
+        return {text_hash: vector.to_numpy().astype(np.float32).tobytes() for text_hash, vector in rows}
+
+    def write_files(self, files: Sequence[NewFile]) -> None:
+        """Replace each file's chunks with its new version (call inside a transaction).
+
+        The caller's transaction makes the swap atomic: after a crash each file is entirely old or
+        entirely new. The new chunks of the whole group go in with one binary COPY; the keyword
+        column is computed by PostgreSQL in the same rows.
+        """
+        rows: list[tuple] = []
+        with self._connection() as connection:
+            for new in files:
+                file_id = connection.execute(
+                    "INSERT INTO files (root, path, size, mtime_ns, content_hash, status) "
+                    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (root, path) DO UPDATE SET "
+                    "size = excluded.size, mtime_ns = excluded.mtime_ns, "
+                    "content_hash = excluded.content_hash, status = excluded.status RETURNING id",
+                    (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status),
+                ).fetchone()[0]
+                connection.execute("DELETE FROM chunks WHERE file_id = %s", (file_id,))
+                for seq, (chunk, text_hash, vector) in enumerate(
+                    zip(new.chunks, new.text_hashes, new.vectors, strict=True)
+                ):
+                    embedding = np.frombuffer(vector, dtype=np.float32)
+                    rows.append(
+                        (
+                            file_id,
+                            seq,
+                            chunk.start_line,
+                            chunk.end_line,
+                            chunk.heading,
+                            chunk.text,
+                            text_hash,
+                            embedding,
+                        )
+                    )
+            if rows:
+                self._copy_chunks(connection, rows)
+
+    @staticmethod
+    def _copy_chunks(connection: psycopg.Connection, rows: list[tuple]) -> None:
+        with (
+            connection.cursor() as cursor,
+            cursor.copy(
+                "COPY chunks (file_id, seq, start_line, end_line, heading, text, text_hash, embedding) "
+                "FROM STDIN (FORMAT BINARY)"
+            ) as copy,
+        ):
+            copy.set_types(["int8", "int4", "int4", "int4", "text", "text", "text", "vector"])
+            for row in rows:
+                copy.write_row(row)
+
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """Record new stat facts for a file whose content did not change (inside a transaction)."""
+        self._execute("UPDATE files SET size = %s, mtime_ns = %s WHERE id = %s", (size, mtime_ns, file_id))
+
+    def remove_file(self, file_id: int) -> None:
+        """Drop a file with its chunks (their vectors and keywords are in the same rows)."""
+        self._execute("DELETE FROM files WHERE id = %s", (file_id,))
+
+    def _execute(self, sql: str, params: Sequence[object]) -> None:
+        with self._connection() as connection:
+            connection.execute(sql, params)
+
+    # -- search ---------------------------------------------------------------------------------
+
+    def chunk_filter(self, path_globs: Sequence[str], extensions: Sequence[str]) -> PathFilter:
+        """The restriction :meth:`nearest` and :meth:`keyword_matches` apply inside their SQL."""
+        return PathFilter(tuple(path_globs), tuple(extensions))
+
+    def nearest(
+        self, query: np.ndarray, k: int, allowed: PathFilter | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``k`` chunks nearest to ``query`` by cosine distance, through the HNSW index.
+
+        With a filter the index scan is iterative (pgvector 0.8): it goes on through the graph until
+        ``k`` rows pass the filter, rather than filtering ``ef_search`` candidates after the fact.
+        """
+        if k <= 0 or not self.has_vector_table():
+            return []
+        vector = np.asarray(query, dtype=np.float32)
+        where, params = (allowed or PathFilter()).sql()
+        sql = (
+            "SELECT c.id, c.embedding <=> %b AS distance FROM chunks c JOIN files f ON f.id = c.file_id "
+            f"WHERE {where} ORDER BY c.embedding <=> %b LIMIT %s"
+        )
+        with self._connection() as connection, self._search_settings(connection, k, allowed is not None):
+            rows = connection.execute(sql, (vector, *params, vector, k)).fetchall()
+        return [(row[0], float(row[1])) for row in rows]
+
+    @contextmanager
+    def _search_settings(self, connection: psycopg.Connection, k: int, filtered: bool) -> Iterator[None]:
+        """HNSW settings for one search, local to its transaction (one is opened if none is).
+
+        ``ef_search`` is at least :data:`EF_SEARCH` and ``k``, or the connection's own when higher
+        (``?options=-c%20hnsw.ef_search%3D400`` in the URL)."""
+        ef_search = (
+            "set_config('hnsw.ef_search', "
+            "greatest(%s, current_setting('hnsw.ef_search', true)::int)::text, true)"
+        )
+        with connection.transaction():
+            if filtered:
+                connection.execute(
+                    f"SELECT {ef_search}, set_config('hnsw.iterative_scan', 'strict_order', true), "
+                    "set_config('hnsw.max_scan_tuples', %s, true)",
+                    (max(EF_SEARCH, k), str(MAX_SCAN_TUPLES)),
+                )
+            else:
+                connection.execute(f"SELECT {ef_search}", (max(EF_SEARCH, k),))
+            yield
+
+    def keyword_matches(
+        self, words: Sequence[str], k: int, allowed: PathFilter | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``k`` chunks that match any of ``words`` best, as (chunk id, score) where lower is
+        better like SQLite's BM25: the negated ``ts_rank_cd`` (cover density) of the match."""
+        if k <= 0 or not words:
+            return []
+        where, params = (allowed or PathFilter()).sql()
+        sql = (
+            "SELECT c.id, -ts_rank_cd(c.search_text, q.query) AS score "
+            "FROM chunks c JOIN files f ON f.id = c.file_id, "
+            f"to_tsquery('{TEXT_SEARCH_CONFIG}', %s) AS q(query) "
+            f"WHERE c.search_text @@ q.query AND {where} ORDER BY score, c.id LIMIT %s"
+        )
+        # words are \w+ runs: none of to_tsquery's operator characters can be inside one
+        query = " | ".join(words)
+        return [(row[0], float(row[1])) for row in self._rows(sql, (query, *params, k))]
+
+    def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]:
+        rows = self._rows(
+            "SELECT c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text "
+            "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s)",
+            (list(chunk_ids),),
+        )
+        return {row[0]: StoredChunk(*row) for row in rows}
+
+    # -- builds and status ----------------------------------------------------------------------
+
+    def start_build(self, root: str, model: str) -> int:
+        return self._rows(
+            "INSERT INTO builds (root, started_at, model) VALUES (%s, %s, %s) RETURNING id",
+            (root, time.time(), model),
+        )[0][0]
+
+    def finish_build(self, build_id: int, outcome: str, counts: dict[str, int], error: str | None) -> None:
+        """Record how a build ended, after making the HNSW index if this was the first build."""
+        self.create_vector_index()
+        columns = [name for name in counts if name in BUILD_COUNT_COLUMNS]
+        # column names come from BUILD_COUNT_COLUMNS, never from the caller
+        assignments = "".join(f", {name} = %s" for name in columns)
+        self._execute(
+            f"UPDATE builds SET finished_at = %s, outcome = %s, error = %s{assignments} WHERE id = %s",
+            (time.time(), outcome, error, *(counts[name] for name in columns), build_id),
+        )
+
+    def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
+        with self._connection() as connection:
+            cursor = connection.execute("SELECT * FROM builds ORDER BY id DESC LIMIT %s", (limit,))
+            names = [column.name for column in cursor.description or []]
+            return [dict(zip(names, row, strict=False)) for row in cursor.fetchall()]
+
+    def roots(self) -> list[str]:
+        return [row[0] for row in self._rows("SELECT DISTINCT root FROM files ORDER BY root")]
+
+    def mark_interrupted_builds(self) -> None:
+        """Builds still 'running' on a root whose writer lock this store now holds were killed: say
+        so in their record. Builds of other roots may be running right now, and are left alone."""
+        if self._locked_roots:
+            self._execute(
+                "UPDATE builds SET outcome = 'interrupted' WHERE outcome = 'running' AND root = ANY(%s)",
+                (sorted(self._locked_roots),),
+            )
+
+    def is_empty(self) -> bool:
+        """No chunk at all (one row looked at)."""
+        return not self._rows("SELECT 1 FROM chunks LIMIT 1")
+
+    def counts(self) -> dict[str, int]:
+        files = self._rows("SELECT count(*) FROM files WHERE status = 'indexed'")[0][0]
+        chunks = self._rows("SELECT count(*) FROM chunks")[0][0]
+        return {"files": files, "chunks": chunks}
+
+    def integrity_problems(self) -> list[str]:
+        """What is wrong with the index, if anything: chunks without a file or with a vector of the
+        wrong length (the foreign key and the typed column should make both impossible), an invalid
+        HNSW or keyword index."""
+        problems = []
+        orphans = self._rows("SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)")[0][0]
+        if orphans:
+            problems.append(f"{orphans} chunks without a file")
+        dimension = self.dimension
+        if dimension is not None:
+            wrong = self._rows("SELECT count(*) FROM chunks WHERE vector_dims(embedding) <> %s", (dimension,))
+            if wrong[0][0]:
+                problems.append(f"{wrong[0][0]} vectors whose dimension is not {dimension}")
+        invalid = self._rows(
+            "SELECT c.relname FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid "
+            "JOIN pg_class t ON t.oid = i.indrelid "
+            "WHERE t.relname = 'chunks' AND t.relnamespace = to_regnamespace(%s) AND NOT i.indisvalid",
+            (self.schema,),
+        )
+        problems.extend(f"index {row[0]} is not valid" for row in invalid)
+        return problems
+
+
+class PostgresWriterLock:
+    """One writer per (index, root): a session-level advisory lock on a connection of its own.
+
+    The connection's ``application_name`` names the holder, so a refused builder can say who holds it.
+    """
+
+    def __init__(self, store: PostgresStore, root: str) -> None:
+        self.store = store
+        self.root = root
+        digest = hashlib.blake2b(f"indexer\0{store.schema}\0{root}".encode(), digest_size=8).digest()
+        self.key = int.from_bytes(digest, "big", signed=True)
+        self._connection: psycopg.Connection | None = None
+
+    def acquire(self, wait_seconds: float = 0) -> None:
+        holder = (
+            f"indexer build pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}"
+        )
+        connection = _connect(self.store.url, autocommit=True, application_name=holder[:63])
+        deadline = time.monotonic() + max(0.0, wait_seconds)
+        while not connection.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()[0]:
+            if time.monotonic() >= deadline:
+                current = self._holder(connection)
+                connection.close()
+                raise IndexLockedError(
+                    f"root {self.root} of index {self.store.path} is being built by {current}; "
+                    "try again later or pass --wait SECONDS"
+                )
+            time.sleep(0.1)
+        self._connection = connection
+        self.store._locked_roots.add(self.root)
+
+    def _holder(self, connection: psycopg.Connection) -> str:
+        """Who holds this lock, from the holder's ``application_name`` (pg_locks splits the key)."""
+        unsigned = self.key & 0xFFFF_FFFF_FFFF_FFFF
+        rows = connection.execute(
+            "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
+            "WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 "
+            "AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid",
+            (unsigned >> 32, unsigned & 0xFFFF_FFFF),
+        ).fetchall()
+        name = rows[0][0] if rows else ""
+        return name.removeprefix("indexer build ") or "another process"
+
+    def release(self) -> None:
+        if self._connection is not None:
+            self.store._locked_roots.discard(self.root)
+            self._connection.close()  # ends the session, which drops the lock
+            self._connection = None
+
+    def __enter__(self) -> PostgresWriterLock:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.release()
+
+
+# -- opening ----------------------------------------------------------------------------------------
+
+
+def _connect(url: str, autocommit: bool, **options: object) -> psycopg.Connection:
+    """A connection, or :class:`DatabaseUnreachableError` naming the server and why."""
+    try:
+        return psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_SECONDS, **options)
+    except psycopg.OperationalError as error:
+        reason = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
+        raise DatabaseUnreachableError(f"cannot reach database {printable_url(url)}: {reason}") from error
+
+
+def _has_index(connection: psycopg.Connection) -> bool:
+    return connection.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
+
+
+def _ensure_vector_extension(connection: psycopg.Connection, url: str) -> None:
+    """Create pgvector in this database if it is missing, or say exactly what to do. Two processes
+    opening a new database at once take turns (a transaction lock), so the second finds it there."""
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+        if connection.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchall():
+            return
+        available = connection.execute(
+            "SELECT 1 FROM pg_available_extensions WHERE name = 'vector'"
+        ).fetchall()
+        if not available:
+            raise ConfigError(
+                f"the server of {printable_url(url)} does not have the pgvector extension installed: "
+                "install pgvector on it, then run `CREATE EXTENSION vector;` in this database"
+            )
+        try:
+            connection.execute("CREATE EXTENSION vector")
+        except pg_errors.InsufficientPrivilege as error:
+            raise ConfigError(
+                f"database {printable_url(url)} lacks the pgvector extension and this user may not create "
+                "it: run `CREATE EXTENSION vector;` in it as a superuser"
+            ) from error
+
+
+def _migrate(connection: psycopg.Connection) -> list[str]:
+    """Apply the numbered SQL files not yet recorded, each with its record in one transaction.
+    An advisory lock makes a second process wait, then find the work done."""
+    with connection.transaction():
+        connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+        connection.execute(
+            "CREATE TABLE IF NOT EXISTS schema_migrations "
+            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"
+        )
+    done = []
+    for file in sorted(migrations_folder().glob("[0-9]*.sql")):
+        version = int(file.name.split("_", 1)[0])
+        with connection.transaction():
+            connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+            if connection.execute(
+                "SELECT 1 FROM schema_migrations WHERE version = %s", (version,)
+            ).fetchall():
+                continue
+            connection.execute(file.read_text(encoding="utf-8"))
+            connection.execute(
+                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)",
+                (version, file.name, time.time()),
+            )
+        done.append(file.name)
+    return done
