@@ -151,7 +151,7 @@ class Build:
         self.ready: list[_PendingFile] = []  # complete, waiting to be written with the next group
         self.in_flight: dict[Future, _Batch] = {}
         self.writing: Future | None = None  # the group of files the writer thread is committing
-        self.write_store: Store | None = None  # the writer thread's connection, opened at its first group
+        self.write_store: IndexStore | None = None  # the writer thread's, from its first group
         self.batches_sent = 0
         self.counts = dict.fromkeys(
             [
@@ -481,7 +481,7 @@ class Build:
 
     @staticmethod
     def _commit(
-        store: Store, new_files: list[NewFile], touched: list[tuple[int, corpus.SourceFile]]
+        store: IndexStore, new_files: list[NewFile], touched: list[tuple[int, corpus.SourceFile]]
     ) -> float:
         """On the writer thread, with its own connection: one transaction for the group. SQLite works
         without the interpreter lock, so the main thread reads and chunks the next files meanwhile."""

@@ -176,6 +176,10 @@ class PostgresStore:
             ) from error
         return cls(url, pool, schema)
 
+    def reopen(self) -> PostgresStore:
+        """Another handle on the same index, with its own pool (the build's writer thread uses it)."""
+        return PostgresStore.open(self.url, create=False)
+
     def close(self) -> None:
         self.pool.close()
 
