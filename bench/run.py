@@ -37,13 +37,36 @@ def run_script(name: str, quick: bool) -> tuple[list[dict], float, str]:
 
 
 def table(rows: list[dict]) -> str:
-    header = ["what", "ours", "reference", "ratio", "target", "pass", "note"]
+    header = ["what", "ours", "reference", "ratio", "target", "pass", "note", "measured"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         cells = [_cell(row.get(column)) for column in header]
         cells[5] = {True: "PASS", False: "FAIL"}.get(row.get("pass"), cells[5])
         lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
     return "\n".join(lines)
+
+
+def write_results(rows: list[dict], problems: list[str], names: list[str], partial: bool) -> None:
+    """Write bench/RESULTS.md (and its rows as bench/results.json). A run of some scripts only
+    (``--only``) replaces their rows and keeps the others' from the last run, each with its date."""
+    stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
+    rows = [{**row, "measured": stamp} for row in rows]
+    saved = BENCH / "results.json"
+    if partial and saved.exists():
+        kept = [row for row in json.loads(saved.read_text()) if row.get("script") not in names]
+        rows = sorted(kept + rows, key=lambda row: SCRIPTS.index(row["script"]))
+    saved.write_text(json.dumps(rows, indent=1) + "\n")
+    dates = sorted({row["measured"] for row in rows})
+    command = "`make bench`"
+    if partial:
+        command += f", then `python bench/run.py --only {' '.join(names)}`"
+    header = (
+        f"# Benchmark results\n\n{', '.join(dates)}; {os.cpu_count()} cores, "
+        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
+        f"commands: {command}\n\n"
+    )
+    notes = "".join(f"\n- problem: {problem}" for problem in problems)
+    (BENCH / "RESULTS.md").write_text(header + table(rows) + "\n" + notes + "\n")
 
 
 def _cell(value: object) -> str:
@@ -69,20 +92,11 @@ def main() -> int:
         if problem:
             problems.append(problem)
         print(f"  {name}: {len(script_rows)} rows in {seconds:.0f} s", file=sys.stderr)
-    command = "make bench" if not options.quick else "make bench-quick"
-    text = table(rows)
-    print(text)
+    print(table(rows))
     for problem in problems:
         print(f"problem: {problem}")
     if not options.quick:
-        stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
-        header = (
-            f"# Benchmark results\n\n{stamp}, {os.cpu_count()} cores, "
-            f"{platform.processor() or platform.machine()}, "
-            f"Python {platform.python_version()}; command: `{command}`\n\n"
-        )
-        notes = "".join(f"\n- problem: {problem}" for problem in problems)
-        (BENCH / "RESULTS.md").write_text(header + text + "\n" + notes + "\n")
+        write_results(rows, problems, names, options.only is not None)
     failed = [row for row in rows if row.get("pass") is False]
     return 1 if problems or (failed and not options.quick) else 0
 
