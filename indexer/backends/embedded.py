@@ -15,7 +15,7 @@ Decisions, so they are not re-made by accident:
   sentence-transformers computes for this model (tests/fixtures/minilm_reference.json holds its vectors).
 - Speed: inputs are sorted by token length and run in sub-batches of similar length, so little time is
   spent on padding (the pipeline's chunks mix full-size chunks with short tails); the session uses one
-  intra-op thread per physical core, no spinning, and full graph optimisation. The session and
+  intra-op thread per physical core, no spinning, and the optimised graph (below). The session and
   tokenizers load on first use, so importing this module and making the backend stay cheap
   (``index query`` pays only for what it uses).
 - Optimised-model cache: optimising the graph (folding the int8 weights to float32, fusing) takes
