@@ -334,8 +334,10 @@ class PostgresStore:
         wanted = list(dict.fromkeys(text_hashes))
         if not wanted:
             return {}
+        # the cast keeps the result type `vector` whether or not the column is typed yet: psycopg
+        # prepares a statement run five times, and a prepared result type must not change
         rows = self._rows(
-            "SELECT DISTINCT ON (text_hash) text_hash, embedding FROM chunks "
+            "SELECT DISTINCT ON (text_hash) text_hash, embedding::vector FROM chunks "
             "WHERE text_hash = ANY(%s) ORDER BY text_hash, id",
             (wanted,),
         )
