@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     from indexer.store import FileState, NewFile, StoredChunk
 
+from indexer.errors import ConfigError
 from indexer.store import Store
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -134,7 +135,12 @@ def open_store(location: str | os.PathLike[str], create: bool = True) -> IndexSt
     """Open the index at ``location``: a PostgreSQL URL, or the path of a SQLite file."""
     if is_postgres_url(location):
         # imported only here: psycopg is an optional dependency (the `postgres` extra)
-        from indexer.store_postgres import PostgresStore
-
+        try:
+            from indexer.store_postgres import PostgresStore
+        except ImportError as error:
+            raise ConfigError(
+                f"an index on PostgreSQL needs the postgres extra ({error.name} is missing): "
+                "pip install 'indexer[postgres]'"
+            ) from error
         return PostgresStore.open(str(location), create=create)
     return Store.open(location, create=create)

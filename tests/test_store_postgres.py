@@ -250,3 +250,14 @@ def test_processes_opening_a_new_database_at_once_take_turns(postgres_url, tmp_p
         assert opener.wait(timeout=60) == 0, opener.stderr.read()
     with Index.open(postgres_url, create=False) as index:
         assert index.store.applied_migrations() == ["0001_initial.sql"]
+
+
+def test_a_store_that_read_vectors_before_the_dimension_was_fixed_still_reads_them(postgres_url):
+    """psycopg prepares a statement run five times; typing the vector column must not break one
+    prepared by another builder's connection before (found with two builders of a fresh index)."""
+    with Index.open(postgres_url) as early, Index.open(postgres_url) as first:
+        for _ in range(6):
+            assert early.store.vectors_for_hashes(["nothing"]) == {}
+        with first.store.transaction():
+            first.store.create_vector_table(8)
+        assert early.store.vectors_for_hashes(["nothing"]) == {}
