@@ -107,28 +107,15 @@ def loaded(pg: LocalPostgres, vectors: np.ndarray, reload: bool) -> tuple[str, d
                 for number in range(files):
                     copy.write_row(("/bench", f"dir{number % FOLDERS}/file{number}.md", 0, 0, "-", "indexed"))
             first_file = connection.execute("SELECT min(id) FROM files").fetchone()[0]
-            with (
-                connection.cursor() as cursor,
-                cursor.copy(
-                    "COPY chunks (file_id, seq, start_line, end_line, heading, text, text_hash, embedding) "
-                    "FROM STDIN (FORMAT BINARY)"
-                ) as copy,
-            ):
-                copy.set_types(["int8", "int4", "int4", "int4", "text", "text", "text", "vector"])
-                for row in range(count):
-                    file_number, seq = divmod(row, CHUNKS_PER_FILE)
-                    copy.write_row(
-                        (
-                            first_file + file_number,
-                            seq,
-                            seq + 1,
-                            seq + 1,
-                            "",
-                            f"chunk {row}",
-                            f"h{row}",
-                            vectors[row],
-                        )
-                    )
+            store.copy_chunks(  # the store's own COPY, fed by a generator: a million rows stream
+                connection,
+                (
+                    (first_file + row // CHUNKS_PER_FILE, row % CHUNKS_PER_FILE, row % CHUNKS_PER_FILE + 1,
+                     row % CHUNKS_PER_FILE + 1, "", f"chunk {row}",
+                     f"h{row}", vectors[row])
+                    for row in range(count)
+                ),
+            )  # fmt: skip
             load_seconds = time.perf_counter() - started
         started = time.perf_counter()
         store_postgres.VECTOR_INDEX_BUILD_MEMORY = MAINTENANCE_WORK_MEM

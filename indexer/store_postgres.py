@@ -382,10 +382,12 @@ class PostgresStore:
                         )
                     )
             if rows:
-                self._copy_chunks(connection, rows)
+                self.copy_chunks(connection, rows)
 
     @staticmethod
-    def _copy_chunks(connection: psycopg.Connection, rows: list[tuple]) -> None:
+    def copy_chunks(connection: psycopg.Connection, rows: Iterable[tuple]) -> None:
+        """Stream chunk rows (file_id, seq, start_line, end_line, heading, text, text_hash, vector) in
+        with binary COPY, on ``connection``'s open transaction; the benchmark loads with it too."""
         with (
             connection.cursor() as cursor,
             cursor.copy(
