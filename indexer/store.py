@@ -80,7 +80,23 @@ class NewFile:
     vectors: Sequence[bytes]  # float32 blobs, one per chunk
 
 
-class Store:
+class MetaValues:
+    """What both stores derive from their ``meta`` table, in one place: a store supplies ``get_meta``."""
+
+    def get_meta(self, key: str) -> str | None:
+        raise NotImplementedError
+
+    def get_json(self, key: str) -> dict | None:
+        value = self.get_meta(key)
+        return json.loads(value) if value is not None else None
+
+    @property
+    def dimension(self) -> int | None:
+        value = self.get_meta("dimension")
+        return int(value) if value is not None else None
+
+
+class Store(MetaValues):
     """An open index database. Use :meth:`open`; close with :meth:`close` or ``with``."""
 
     def __init__(self, path: str, connection: apsw.Connection) -> None:
@@ -200,15 +216,6 @@ class Store:
                 "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                 (key, value),
             )
-
-    def get_json(self, key: str) -> dict | None:
-        value = self.get_meta(key)
-        return json.loads(value) if value is not None else None
-
-    @property
-    def dimension(self) -> int | None:
-        value = self.get_meta("dimension")
-        return int(value) if value is not None else None
 
     def create_vector_table(self, dimension: int) -> None:
         """Create the vec0 table once the first batch has fixed the dimension (inside a transaction)."""

@@ -20,7 +20,6 @@ All SQL except the schema (``migrations/postgres``) lives in this module, always
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import socket
@@ -40,7 +39,7 @@ from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from indexer.errors import ConfigError, DatabaseUnreachableError, IndexerError, IndexLockedError
-from indexer.store import BUILD_COUNT_COLUMNS, FileState, NewFile, StoredChunk
+from indexer.store import BUILD_COUNT_COLUMNS, FileState, MetaValues, NewFile, StoredChunk
 
 CONNECT_TIMEOUT_SECONDS = 10
 POOL_MAX_SIZE = 8
@@ -127,7 +126,7 @@ def glob_to_regex(glob: str) -> str:
     return "".join(parts)
 
 
-class PostgresStore:
+class PostgresStore(MetaValues):
     """An index in a PostgreSQL database with pgvector. Use :meth:`open`; close with :meth:`close`."""
 
     def __init__(self, url: str, pool: ConnectionPool, schema: str) -> None:
@@ -263,15 +262,6 @@ class PostgresStore:
                     "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                     (key, value),
                 )
-
-    def get_json(self, key: str) -> dict | None:
-        value = self.get_meta(key)
-        return json.loads(value) if value is not None else None
-
-    @property
-    def dimension(self) -> int | None:
-        value = self.get_meta("dimension")
-        return int(value) if value is not None else None
 
     def create_vector_table(self, dimension: int) -> None:
         """Fix the vector column's dimension once the first batch has told it (inside a transaction).
