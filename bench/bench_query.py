@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from indexer.store import Store  # noqa: E402
+from indexer.store.sqlite import SQLiteStore as Store  # noqa: E402
 
 DIMENSION = 384
 CACHE = Path(__file__).resolve().parent / ".cache"
@@ -90,7 +90,7 @@ def measure(count: int, query_count: int) -> list[dict]:
     path = stored(count, vectors)
     rows = []
     with Store.open(path) as store:
-        store.vectors_in_memory = True
+        store.expect_many_searches()
         started = time.perf_counter()
         store.nearest(queries[0], 10)
         load_seconds = time.perf_counter() - started

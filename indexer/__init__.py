@@ -15,6 +15,7 @@ from indexer.errors import (
     ConfigError,
     IndexerError,
     IndexLockedError,
+    StorageError,
     VectorCheckError,
 )
 from indexer.search import Hit
@@ -23,7 +24,7 @@ from indexer.search import Hit
 def __getattr__(name: str) -> object:
     # BuildReport lives with the build machinery, which a query does not import
     if name == "BuildReport":
-        from indexer.pipeline import BuildReport
+        from indexer.pipeline.report import BuildReport
 
         return BuildReport
     raise AttributeError(f"module 'indexer' has no attribute {name!r}")
@@ -39,5 +40,6 @@ __all__ = [
     "Index",
     "IndexLockedError",
     "IndexerError",
+    "StorageError",
     "VectorCheckError",
 ]

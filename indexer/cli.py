@@ -20,8 +20,9 @@ from typing import Any
 
 import click
 
-from indexer.api import DEFAULT_BATCH_SIZE, Index, default_index_path
+from indexer.api import Index, default_index_path
 from indexer.errors import IndexerError
+from indexer.pipeline.options import BuildOptions
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -85,7 +86,7 @@ def main() -> None:
 @click.option(
     "--batch-size",
     type=click.IntRange(min=1),
-    default=DEFAULT_BATCH_SIZE,
+    default=BuildOptions.batch_size,
     show_default=True,
     help="Chunks per embed call.",
 )
@@ -331,7 +332,7 @@ def status(db_path: str | None, as_json: bool) -> None:
     show_default=True,
     help="Milliseconds of quiet before a burst of changes triggers a build.",
 )
-@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=BuildOptions.batch_size, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="One JSON summary line per build.")
 def watch(folder: str, db_path: str | None, debounce: int, batch_size: int, as_json: bool) -> None:
     """Index FOLDER, then re-index it whenever its files change (Ctrl-C stops)."""
@@ -371,7 +372,7 @@ def watch(folder: str, db_path: str | None, debounce: int, batch_size: int, as_j
     is_flag=True,
     help="Also score the model on each whole document embedded directly (no chunking).",
 )
-@click.option("--batch-size", type=click.IntRange(min=1), default=DEFAULT_BATCH_SIZE, show_default=True)
+@click.option("--batch-size", type=click.IntRange(min=1), default=BuildOptions.batch_size, show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @click.option(
     "--db",

@@ -36,16 +36,22 @@ BINARY_SNIFF_BYTES = 8192
 
 @dataclass(frozen=True)
 class SourceFile:
-    """A file found under a root: where it is and the ``stat`` facts that decide whether it changed."""
+    """A file found under a root: where it is and the ``stat`` facts that decide whether it changed.
+
+    ``path`` is the name the index stores and shows: relative to the root, with forward slashes,
+    always valid UTF-8. A name that is not (``caf\xe9.md`` from a Latin-1 archive) is stored with its
+    undecodable bytes escaped as ``\xe9``; ``local_path`` then keeps the name the file system knows.
+    """
 
     root: Path
-    path: str  # relative to root, with forward slashes
+    path: str
     size: int
     mtime_ns: int
+    local_path: str | None = None
 
     @property
     def absolute(self) -> Path:
-        return self.root / self.path
+        return self.root / (self.local_path or self.path)
 
     @property
     def extension(self) -> str:
@@ -74,62 +80,87 @@ def is_text_name(path: str) -> bool:
 
 
 def walk(root: Path) -> WalkResult:
-    """Every candidate text file under ``root``, in a stable (sorted) order.
+    """Every candidate text file under ``root``, in a stable (sorted, depth-first) order.
 
     Hidden folders, ``.git``, ``node_modules`` and virtual environments are skipped. Symbolic links are
     followed only when they resolve inside ``root``; each real folder is entered once (under its own
-    name when it has one), so a link loop ends nothing but itself.
+    name when it has one), so a link loop ends nothing but itself. The walk keeps its own stack of
+    open folders, so folders nested thousands deep cost memory, not Python's recursion limit.
     """
     root = Path(root)
     real_root = os.path.realpath(root)
     files: list[SourceFile] = []
     ignored: list[tuple[str, str]] = []
-    seen_folders: set[tuple[int, int]] = set()
     root_stat = os.stat(root)
-    seen_folders.add((root_stat.st_dev, root_stat.st_ino))
-    _walk_folder(root, "", real_root, seen_folders, files, ignored)
+    seen_folders = {(root_stat.st_dev, root_stat.st_ino)}
+    stack = [iter(_entries(root, "", ignored))]
+    while stack:
+        item = next(stack[-1], None)
+        if item is None:
+            stack.pop()
+            continue
+        relative, entry = item
+        info = _stat_inside(entry, relative, real_root, ignored)
+        if info is None:
+            continue
+        if stat.S_ISDIR(info.st_mode):
+            if not is_skipped_folder(entry.name) and (info.st_dev, info.st_ino) not in seen_folders:
+                seen_folders.add((info.st_dev, info.st_ino))
+                stack.append(iter(_entries(root, relative, ignored)))
+        elif stat.S_ISREG(info.st_mode):
+            name = stored_name(relative)
+            if not is_text_name(name):
+                ignored.append((name, "not a text file type"))
+                continue
+            local = relative if name != relative else None
+            files.append(SourceFile(root, name, info.st_size, info.st_mtime_ns, local))
     return WalkResult(files=files, ignored=ignored)
 
 
-def _walk_folder(
-    root: Path,
-    prefix: str,
-    real_root: str,
-    seen_folders: set[tuple[int, int]],
-    files: list[SourceFile],
-    ignored: list[tuple[str, str]],
-) -> None:
-    folder = root / prefix if prefix else root
+def _entries(root: Path, prefix: str, ignored: list[tuple[str, str]]) -> list[tuple[str, os.DirEntry[str]]]:
+    """A folder's entries with their paths relative to root: real entries before links (so a folder
+    is found under its own name before any alias), each group by name."""
     try:
-        # real entries before links, so a folder is found under its own name before any alias
-        entries = sorted(os.scandir(folder), key=lambda entry: (entry.is_symlink(), entry.name))
+        entries = sorted(
+            os.scandir(root / prefix if prefix else root), key=lambda entry: (entry.is_symlink(), entry.name)
+        )
     except OSError as error:
-        ignored.append((prefix or ".", f"cannot list folder: {error.strerror}"))
-        return
-    for entry in entries:
-        relative = f"{prefix}/{entry.name}" if prefix else entry.name
-        try:
-            is_link = entry.is_symlink()
-            if is_link and not _inside(os.path.realpath(entry.path), real_root):
-                ignored.append((relative, "symbolic link leading outside the folder"))
-                continue
-            info = os.stat(entry.path)  # follows links that stay inside the root
-        except OSError as error:
-            ignored.append((relative, f"cannot stat: {error.strerror or error}"))
-            continue
-        if stat.S_ISDIR(info.st_mode):
-            if _skip_folder(entry.name) or (info.st_dev, info.st_ino) in seen_folders:
-                continue
-            seen_folders.add((info.st_dev, info.st_ino))
-            _walk_folder(root, relative, real_root, seen_folders, files, ignored)
-        elif stat.S_ISREG(info.st_mode):
-            if not is_text_name(relative):
-                ignored.append((relative, "not a text file type"))
-                continue
-            files.append(SourceFile(root=root, path=relative, size=info.st_size, mtime_ns=info.st_mtime_ns))
+        ignored.append((stored_name(prefix) or ".", f"cannot list folder: {error.strerror}"))
+        return []
+    return [(f"{prefix}/{entry.name}" if prefix else entry.name, entry) for entry in entries]
 
 
-def _skip_folder(name: str) -> bool:
+def _stat_inside(
+    entry: os.DirEntry[str], relative: str, real_root: str, ignored: list[tuple[str, str]]
+) -> os.stat_result | None:
+    """The entry's ``stat`` (through a link that stays inside the root), or None with the reason."""
+    try:
+        if entry.is_symlink():
+            target = os.path.realpath(entry.path)
+            if not os.path.exists(target):
+                ignored.append((stored_name(relative), "dangling symbolic link (its target does not exist)"))
+                return None
+            if not _inside(target, real_root):
+                ignored.append((stored_name(relative), "symbolic link leading outside the folder"))
+                return None
+        return os.stat(entry.path)
+    except OSError as error:
+        ignored.append((stored_name(relative), f"cannot stat: {error.strerror or error}"))
+        return None
+
+
+def stored_name(relative: str) -> str:
+    """The name the index keeps for a file: itself when valid UTF-8, else its undecodable bytes
+    escaped (``caf\xe9.md``), so every name can be stored, shown and found again."""
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(relative).decode("utf-8", "backslashreplace")
+    return relative
+
+
+def is_skipped_folder(name: str) -> bool:
+    """Folders never walked: hidden ones, dependencies, virtual environments, caches, build metadata."""
     return name.startswith(".") or name in SKIPPED_FOLDERS or name.endswith(".egg-info")
 
 
@@ -138,8 +169,18 @@ def _inside(real_path: str, real_root: str) -> bool:
 
 
 def read_bytes(source: SourceFile) -> bytes:
-    """The file's bytes (an ``OSError`` propagates: the caller reports the file and goes on)."""
-    return source.absolute.read_bytes()
+    """The file's bytes (an ``OSError`` propagates: the caller reports the file and goes on).
+
+    Opened without blocking and checked after opening: a file replaced since the walk by a FIFO or a
+    device would otherwise hang the build (a FIFO's ``open`` waits for a writer) or read for ever.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    flags |= getattr(os, "O_BINARY", 0)  # Windows: no newline translation
+    descriptor = os.open(source.absolute, flags)
+    with os.fdopen(descriptor, "rb") as stream:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise UnreadableFile("not a regular file any more (replaced by a FIFO, device or socket)")
+        return stream.read()
 
 
 def decode(data: bytes) -> str:
@@ -188,6 +229,12 @@ def text_of(source: SourceFile, data: bytes) -> str:
     if source.extension in HTML_EXTENSIONS:
         return html_to_text(text)
     return text
+
+
+def has_headings(source: SourceFile) -> bool:
+    """Whether ``#`` lines and underlined titles are headings in this file (Markdown, reStructuredText,
+    HTML reduced to Markdown, plain text) rather than comments (code, configuration)."""
+    return is_markdown(source.path) or source.extension in ("rst", "txt", "text")
 
 
 def is_markdown(path: str) -> bool:

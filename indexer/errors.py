@@ -15,6 +15,23 @@ class ConfigError(IndexerError):
     exit_code = 2
 
 
+class IndexNotFoundError(ConfigError):
+    """There is no index at that location yet: build one first."""
+
+
+class IndexOutdatedError(ConfigError):
+    """The index was made by an older version: a build (which migrates it) must upgrade it first."""
+
+
+class SettingsChangedError(ConfigError):
+    """The backend no longer makes vectors like the index's (another dimension): a build must start
+    afresh (``--rebuild``). ``difference`` says what changed, as the settings-differ message does."""
+
+    def __init__(self, message: str, difference: str) -> None:
+        super().__init__(message)
+        self.difference = difference
+
+
 class IndexLockedError(IndexerError):
     """Another build holds the index's writer lock."""
 
@@ -39,6 +56,13 @@ class DatabaseUnreachableError(IndexerError):
     exit_code = 4
 
 
+class StorageError(IndexerError):
+    """The index's own storage failed: disk full, file size limit, read-only file or folder, too few
+    file descriptors, a damaged database. The index keeps what it had before the failed step."""
+
+    exit_code = 5
+
+
 class InputTooLongError(BackendError):
     """The backend said an input is longer than its context; the caller may split and retry."""
 
@@ -51,10 +75,3 @@ class UnsupportedInputError(IndexerError):
     """The backend cannot embed this kind of input (for example images)."""
 
     exit_code = 2
-
-
-EXIT_OK = 0
-EXIT_PARTIAL = 1
-EXIT_CONFIG = 2
-EXIT_LOCKED = 3
-EXIT_UNREACHABLE = 4

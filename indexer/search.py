@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError
-from indexer.store_interface import IndexStore
+from indexer.store.contract import IndexStore
+from indexer.store.records import ChunkFilter
 from indexer.validation import check_vectors
 
 MODES = ("hybrid", "vector", "keyword")
+#: The most hits one search returns: enough to read a whole manual, small enough to answer quickly.
+MAX_K = 10_000
+NO_FILTER = ChunkFilter()
 #: Share of the vector list in hybrid scores. Measured on SciFact's train judgments (nDCG@10):
 #: 0.5 -> 0.729, 0.6 -> 0.722, 0.7 -> 0.719, 0.8 -> 0.699, reciprocal rank fusion 0.707; on the
 #: sample corpus's paraphrased questions 0.7 keeps every answer in the top 3, 0.5-0.6 do not.
@@ -61,8 +64,7 @@ def search(
     text: str,
     k: int = 5,
     mode: str = "hybrid",
-    paths: Sequence[str] = (),
-    types: Sequence[str] = (),
+    chunk_filter: ChunkFilter = NO_FILTER,
     min_score: float | None = None,
 ) -> list[Hit]:
     """The ``k`` best chunks for ``text``. Filters (path globs, file types) apply inside each search,
@@ -71,7 +73,7 @@ def search(
         raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
     if k <= 0:
         return []
-    allowed = store.chunk_filter(paths, types) if (paths or types) else None
+    allowed = store.chunk_filter(chunk_filter) if chunk_filter else None
     pool = k if mode != "hybrid" else max(4 * k, 50)
     vector_scores: dict[int, float] = {}
     keyword_scores: dict[int, float] = {}

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from indexer.api import Index
-from indexer.corpus import SKIPPED_FOLDERS
+from indexer.corpus import is_skipped_folder
 from indexer.pipeline import BuildReport
 
 
@@ -34,17 +34,15 @@ def watch(
     import watchfiles
 
     root = Path(folder).resolve()
-    own_files = {
-        os.path.realpath(index.path + suffix) for suffix in ("", "-wal", "-shm", "-journal", ".lock")
-    }
+    on_report(index.build(root, **build_options))
+    own_files = set(index.store.own_files())
 
     def relevant(change: Any, path: str) -> bool:
-        if os.path.realpath(path) in own_files or path.endswith(".rebuild"):
+        if os.path.realpath(path) in own_files:
             return False
         parts = Path(path).relative_to(root).parts if path.startswith(str(root)) else ()
-        return not any(part.startswith(".") or part in SKIPPED_FOLDERS for part in parts[:-1])
+        return not any(is_skipped_folder(part) for part in parts[:-1])
 
-    on_report(index.build(root, **build_options))
     for _changes in watchfiles.watch(
         root, watch_filter=relevant, debounce=debounce_ms, stop_event=stop_event, raise_interrupt=False
     ):

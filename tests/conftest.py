@@ -13,7 +13,6 @@ from loopback import OllamaServer, OpenAIServer
 from postgres_server import LocalPostgres
 
 from indexer import Index
-from indexer.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = REPO / "sample_corpus"
@@ -75,8 +74,6 @@ def new_index(request, tmp_path: Path, any_index: Path | str):
 
 def rows(store, sql: str) -> list[tuple]:  # noqa: ANN001 (either store)
     """The rows of a plain SELECT (no parameters), on either store."""
-    if isinstance(store, Store):
-        return store.db.execute(sql).fetchall()
     return [tuple(row) for row in store.query(sql)]
 
 

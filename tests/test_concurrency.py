@@ -18,8 +18,8 @@ from conftest import rows, write
 from helpers import HashBackend
 
 from indexer import Index, IndexLockedError
-from indexer.store import Store
-from indexer.store_interface import is_postgres_url
+from indexer.store import is_postgres_url
+from indexer.store.sqlite import SQLiteStore
 
 WORKER = Path(__file__).parent / "build_worker.py"
 
@@ -166,7 +166,7 @@ def vectors_by_chunk(index_path: Path | str) -> dict[tuple, np.ndarray]:
             index.store,
             "SELECT f.path, c.start_line, c.text, c.text_hash FROM chunks c JOIN files f ON f.id = c.file_id",
         )
-        if isinstance(index.store, Store):
+        if isinstance(index.store, SQLiteStore):
             hashes_of = dict(
                 rows(
                     index.store,

@@ -24,7 +24,7 @@ from click.testing import CliRunner, Result
 from conftest import REPO, SAMPLE_CORPUS, snapshot, write
 from loopback import OllamaServer, OpenAIServer, closed_port, fake_vector
 
-from indexer import BuildReport, Index
+from indexer import BuildReport, ConfigError, Index
 from indexer.backends.ollama import OllamaBackend
 from indexer.backends.openai import OpenAIBackend
 from indexer.chunking import Chunk
@@ -449,15 +449,18 @@ def test_duplicated_indexes_in_an_openai_answer_fail_the_batch(bikes, index_path
     assert snapshot(index_path) == before
 
 
-def test_a_server_now_giving_another_dimension_fails_every_batch(bikes, index_path, ollama_server):
+def test_a_server_now_giving_another_dimension_is_a_settings_change(bikes, index_path, ollama_server):
     build(index_path, bikes, backend_for(ollama_server), batch_size=100)
     before = snapshot(index_path)
     edit_every_file(bikes)
     ollama_server.dimension = 32  # the model behind the name changed
-    report, _ = build(index_path, bikes, backend_for(ollama_server), batch_size=2)
-    assert report.exit_code == 1 and report.files_failed == 6
-    assert all("dimension 32, the index has 64" in failure.reason for failure in report.failures)
+    with pytest.raises(ConfigError, match=r"differ from the index's: dimension: 64 -> 32; pass --rebuild"):
+        build(index_path, bikes, backend_for(ollama_server), batch_size=2)
     assert snapshot(index_path) == before
+    report, _ = build(index_path, bikes, backend_for(ollama_server), batch_size=2, rebuild=True)
+    assert report.exit_code == 0
+    with Index.open(index_path) as index:
+        assert index.store.dimension == 32 and index.store.integrity_problems() == []
 
 
 def test_a_failed_batch_fails_only_its_files(bikes, index_path, ollama_server):

@@ -9,6 +9,8 @@ from pathlib import Path
 
 from conftest import REPO
 
+from indexer.store.migrations import all_migrations
+
 
 def test_wheel_ships_migrations_and_tokenizer_and_works_outside_the_checkout(tmp_path):
     built = subprocess.run(
@@ -28,8 +30,9 @@ def test_wheel_ships_migrations_and_tokenizer_and_works_outside_the_checkout(tmp
         check=True,
     )
     script = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import indexer.store as s; "
-        "store = s.Store.open(sys.argv[2]); print(s.migrations_folder()); print(store.applied_migrations())"
+        "import sys; sys.path.insert(0, sys.argv[1]); from indexer.store import migrations, sqlite; "
+        "store = sqlite.SQLiteStore.open(sys.argv[2], writable=True, create=True); "
+        "print(migrations.migrations_folder('sqlite')); print(store.applied_migrations())"
     )
     opened = subprocess.run(
         [sys.executable, "-c", script, str(target), str(tmp_path / "index.db")],
@@ -40,4 +43,4 @@ def test_wheel_ships_migrations_and_tokenizer_and_works_outside_the_checkout(tmp
     assert opened.returncode == 0, opened.stderr
     folder, migrations = opened.stdout.splitlines()
     assert Path(folder).is_relative_to(target)
-    assert migrations == "['0001_initial.sql']"
+    assert migrations == str([migration.name for migration in all_migrations("sqlite")])

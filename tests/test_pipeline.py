@@ -13,8 +13,9 @@ from conftest import rows, snapshot, write
 from helpers import FaultyBackend, HashBackend
 
 from indexer import ConfigError, Index
-from indexer.store import Store
-from indexer.store_interface import is_postgres_url, open_store
+from indexer.store import is_postgres_url, open_store
+from indexer.store.migrations import all_migrations
+from indexer.store.sqlite import SQLiteStore
 
 
 @pytest.fixture
@@ -64,7 +65,6 @@ def _batches(backend: HashBackend, size: int) -> list[list[str]]:
         "nan",
         "inf",
         "zero",
-        "wrong_dimension",
         "ragged",
         "not_numbers",
         "raise",
@@ -80,6 +80,16 @@ def test_a_refused_batch_leaves_the_index_exactly_as_it_was(index_path, docs, fa
     assert report.files_failed == 3
     assert {failure.path for failure in report.failures} == {"guide.md", "notes.txt", "sub/deep.md"}
     assert all("batch 1" in failure.reason for failure in report.failures)
+    assert snapshot(index_path) == before
+
+
+def test_vectors_of_another_dimension_are_a_settings_change_and_leave_the_index_as_it_was(index_path, docs):
+    build(index_path, docs, HashBackend())
+    before = snapshot(index_path)
+    for path in docs.rglob("*.*"):
+        path.write_text(path.read_text() + "\nAn added line that changes every file.\n")
+    with pytest.raises(ConfigError, match=r"settings differ.*dimension: 32 -> 33.*--rebuild"):
+        build(index_path, docs, FaultyBackend("wrong_dimension", fail_on=1), batch_size=100)
     assert snapshot(index_path) == before
 
 
@@ -264,10 +274,10 @@ def test_missing_folder_is_a_config_error(index_path, tmp_path):
 
 def test_store_reopens_with_migrations_applied_once(index_path, docs):
     build(index_path, docs, HashBackend())
-    with open_store(index_path) as store:
-        assert store.applied_migrations() == ["0001_initial.sql"]
+    with open_store(index_path, writable=True) as store:
+        assert store.applied_migrations() == [migration.name for migration in all_migrations(store.engine)]
         assert store.migrate() == []
-        if isinstance(store, Store):
+        if isinstance(store, SQLiteStore):
             assert store.db.execute("PRAGMA journal_mode").fetchall()[0][0] == "wal"
 
 

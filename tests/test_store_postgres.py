@@ -21,7 +21,9 @@ from test_concurrency import corpus, start_worker, wait_until_started
 from indexer import ConfigError, Index
 from indexer.cli import main
 from indexer.errors import DatabaseUnreachableError
-from indexer.store_postgres import PathFilter, glob_to_regex, printable_url
+from indexer.store.migrations import all_migrations
+from indexer.store.postgres import filter_sql, glob_to_regex, printable_url
+from indexer.store.records import ChunkFilter
 
 QUERY_WORKER = Path(__file__).parent / "query_worker.py"
 
@@ -147,7 +149,7 @@ def test_cli_builds_queries_and_reports_status_on_postgres(postgres_server, tmp_
     status = runner.invoke(main, ["status", "--db", url, "--json"])
     info = json.loads(status.stdout)
     assert info["index"] == url.replace(":secret@", ":***@")
-    assert info["migrations"] == ["0001_initial.sql"]
+    assert info["migrations"] == [migration.name for migration in all_migrations("postgres")]
     assert info["dimension"] == 384 and info["files"] == sum(path.is_file() for path in folder.rglob("*"))
     assert "secret" not in status.stdout
     with Index.open(url, create=False) as index:  # made once, at the end of the first build
@@ -210,7 +212,7 @@ def test_path_globs_match_what_sqlite_glob_matches(postgres_url, glob):
 
 
 def test_a_filter_is_one_sql_condition_with_parameters():
-    where, params = PathFilter(("docs/*",), ("md", ".TXT")).sql()
+    where, params = filter_sql(ChunkFilter(("docs/*",), ("md", ".TXT")))
     assert where == "(f.path ~ %s) AND (right(lower(f.path), %s) = %s OR right(lower(f.path), %s) = %s)"
     assert params == ["^docs/.*$", 3, ".md", 4, ".txt"]
 
@@ -249,7 +251,7 @@ def test_processes_opening_a_new_database_at_once_take_turns(postgres_url, tmp_p
     for opener in openers:
         assert opener.wait(timeout=60) == 0, opener.stderr.read()
     with Index.open(postgres_url, create=False) as index:
-        assert index.store.applied_migrations() == ["0001_initial.sql"]
+        assert index.store.applied_migrations() == [m.name for m in all_migrations("postgres")]
 
 
 def test_a_store_that_read_vectors_before_the_dimension_was_fixed_still_reads_them(postgres_url):

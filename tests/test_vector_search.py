@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from indexer import vector_search
-from indexer.store import Store
+from indexer.store import sqlite_vectors as vector_search
+from indexer.store.sqlite import SQLiteStore as Store
 
 
 def clustered_vectors(count: int, dimension: int = 64, clusters: int = 50, seed: int = 7) -> np.ndarray:
@@ -16,7 +16,7 @@ def clustered_vectors(count: int, dimension: int = 64, clusters: int = 50, seed:
 
 
 def filled_store(path, vectors: np.ndarray) -> Store:
-    store = Store.open(path)
+    store = Store.open(path, writable=True, create=True)
     with store.transaction():
         store.create_vector_table(vectors.shape[1])
         for row, vector in enumerate(vectors, start=1):
@@ -33,7 +33,7 @@ def test_memory_search_returns_what_sqlite_vec_returns(tmp_path):
         allowed = list(range(3, 3 * 3000, 7))
         scanned = [store.nearest(q, 10) for q in queries]
         filtered_scan = [store.nearest(q, 10, allowed) for q in queries]
-        store.vectors_in_memory = True
+        store.expect_many_searches()
         in_memory = [store.nearest(q, 10) for q in queries]
         filtered_memory = [store.nearest(q, 10, allowed) for q in queries]
     for expected, got in zip(scanned + filtered_scan, in_memory + filtered_memory, strict=False):
@@ -45,13 +45,14 @@ def test_memory_search_returns_what_sqlite_vec_returns(tmp_path):
 def test_memory_search_sees_rows_written_after_it_loaded(tmp_path):
     vectors = clustered_vectors(100)
     with filled_store(tmp_path / "index.db", vectors) as store:
-        store.vectors_in_memory = True
+        store.expect_many_searches()
         assert store.nearest(vectors[0], 1)[0][0] == 3
         newcomer = -vectors[0]
         with store.transaction():
             store.db.execute(
                 "INSERT INTO chunk_vectors (rowid, embedding) VALUES (?, ?)", (9999, newcomer.tobytes())
             )
+            store.set_meta({"vectors_version": "after the newcomer"})  # as every write of the store does
         assert store.nearest(newcomer, 1)[0][0] == 9999
 
 

@@ -1,6 +1,6 @@
-"""Stage 5, on a server: the index in PostgreSQL, vectors in pgvector (HNSW), keywords in a tsvector (GIN).
+"""The index in PostgreSQL: vectors in pgvector (HNSW), keywords in a tsvector (GIN).
 
-The same index as :mod:`indexer.store` (same tables, same transactions per group of files, same
+The same index as :mod:`indexer.store.sqlite` (same tables, same transactions per group of files, same
 answers to the same calls), for a team whose index outgrows one SQLite file: several machines build
 different roots at once, and many people query it.
 
@@ -27,8 +27,6 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -38,8 +36,17 @@ from pgvector.psycopg import register_vector
 from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
-from indexer.errors import ConfigError, DatabaseUnreachableError, IndexerError, IndexLockedError
-from indexer.store import BUILD_COUNT_COLUMNS, FileState, MetaValues, NewFile, StoredChunk
+from indexer.errors import (
+    ConfigError,
+    DatabaseUnreachableError,
+    IndexerError,
+    IndexLockedError,
+    IndexNotFoundError,
+    IndexOutdatedError,
+)
+from indexer.store import migrations
+from indexer.store.locks import wait_for
+from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile, StoredChunk
 
 CONNECT_TIMEOUT_SECONDS = 10
 POOL_MAX_SIZE = 8
@@ -58,14 +65,9 @@ VECTOR_INDEX = "chunks_embedding_hnsw"
 #: (about 2 GB for a million 384-d vectors; past 1 GB the rest of the graph is built on disk)
 VECTOR_INDEX_BUILD_MEMORY = "1GB"
 TEXT_SEARCH_CONFIG = "english"
-
-
-def migrations_folder() -> Path:
-    """The numbered SQL files for PostgreSQL: inside the installed package, or in a source checkout."""
-    packaged = Path(__file__).parent / "migrations" / "postgres"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).parent.parent / "migrations" / "postgres"
+ENGINE = "postgres"
+#: Tables of an index: a schema that has one of them but no migration record is not ours.
+_OUR_TABLES = ("meta", "files", "chunks", "builds")
 
 
 def printable_url(url: str) -> str:
@@ -78,28 +80,23 @@ def printable_url(url: str) -> str:
     return urlunsplit(parts._replace(netloc=f"{user}@{netloc[1]}"))
 
 
-@dataclass(frozen=True)
-class PathFilter:
-    """Search only chunks whose path matches a glob and whose extension is one of ``extensions``
-    (an empty tuple: no restriction of that kind). Globs are SQLite's: ``*``, ``?`` and ``[...]``,
-    case-sensitive, ``*`` crossing folders."""
-
-    path_globs: tuple[str, ...] = ()
-    extensions: tuple[str, ...] = ()
-
-    def sql(self) -> tuple[str, list[object]]:
-        """A condition on ``f`` (the files table) and its parameters."""
-        clauses: list[str] = []
-        params: list[object] = []
-        if self.path_globs:
-            clauses.append("(" + " OR ".join("f.path ~ %s" for _ in self.path_globs) + ")")
-            params.extend(glob_to_regex(glob) for glob in self.path_globs)
-        if self.extensions:
-            clauses.append("(" + " OR ".join("right(lower(f.path), %s) = %s" for _ in self.extensions) + ")")
-            for extension in self.extensions:
-                suffix = "." + extension.lower().lstrip(".")
-                params.extend([len(suffix), suffix])
-        return (" AND ".join(clauses) or "TRUE"), params
+def filter_sql(chunk_filter: ChunkFilter | None) -> tuple[str, list[object]]:
+    """A condition on ``f`` (the files table) for a search filter, and its parameters. Globs are
+    SQLite's: ``*``, ``?`` and ``[...]``, case-sensitive, ``*`` crossing folders."""
+    chunk_filter = chunk_filter or ChunkFilter()
+    clauses: list[str] = []
+    params: list[object] = []
+    if chunk_filter.path_globs:
+        clauses.append("(" + " OR ".join("f.path ~ %s" for _ in chunk_filter.path_globs) + ")")
+        params.extend(glob_to_regex(glob) for glob in chunk_filter.path_globs)
+    if chunk_filter.extensions:
+        clauses.append(
+            "(" + " OR ".join("right(lower(f.path), %s) = %s" for _ in chunk_filter.extensions) + ")"
+        )
+        for extension in chunk_filter.extensions:
+            suffix = "." + extension.lower().lstrip(".")
+            params.extend([len(suffix), suffix])
+    return (" AND ".join(clauses) or "TRUE"), params
 
 
 def glob_to_regex(glob: str) -> str:
@@ -127,37 +124,44 @@ def glob_to_regex(glob: str) -> str:
 
 
 class PostgresStore(MetaValues):
-    """An index in a PostgreSQL database with pgvector. Use :meth:`open`; close with :meth:`close`."""
+    """An index in a PostgreSQL database with pgvector. Use :meth:`open`; close with :meth:`close`.
 
-    def __init__(self, url: str, pool: ConnectionPool, schema: str) -> None:
+    Safe to share between threads: each borrows its own connection from the pool.
+    """
+
+    engine = ENGINE
+    supports_rebuild = False
+
+    def __init__(self, url: str, pool: ConnectionPool, schema: str, writable: bool) -> None:
         self.path = printable_url(url)
         self.url = url
         self.pool = pool
         self.schema = schema
-        #: accepted for the SQLite store's sake: the HNSW index already answers without a full scan
-        self.vectors_in_memory = False
+        self.writable = writable
         self._local = threading.local()
         self._locked_roots: set[str] = set()
         self._has_vector_table = False
 
     @classmethod
-    def open(cls, url: str, create: bool = True) -> PostgresStore:
-        """Connect to the database at ``url``, make sure pgvector is there, and migrate the schema.
-
-        With ``create=False`` a database without an index raises :class:`ConfigError`.
-        """
+    def open(cls, url: str, writable: bool = False, create: bool = False) -> PostgresStore:
+        """Connect to the database at ``url``. A writer makes sure pgvector is there and migrates the
+        schema (creating the index when ``create`` is set); a reader changes nothing and needs an
+        up-to-date index. A schema holding tables of our names without being an index is refused."""
         with _connect(url, autocommit=True) as connection:
             schema = connection.execute("SELECT current_schema()").fetchone()[0]
             if schema is None:
                 raise ConfigError(
                     f"database {printable_url(url)} has no schema to hold an index (search_path)"
                 )
-            if not create and not _has_index(connection):
-                raise ConfigError(
-                    f"no index at {printable_url(url)}: build one first with `index build FOLDER`"
+            _check_ours(connection, url, writable and create)
+            if writable:
+                _ensure_vector_extension(connection, url)
+                migrations.migrate(ENGINE, _PostgresMigrations(connection))
+            elif migrations.pending(ENGINE, _applied_versions(connection)):
+                raise IndexOutdatedError(
+                    f"index {printable_url(url)} was made by an older version of indexer: "
+                    "run `index build` once to upgrade it"
                 )
-            _ensure_vector_extension(connection, url)
-            _migrate(connection)
         pool = ConnectionPool(
             url,
             min_size=1,
@@ -174,11 +178,7 @@ class PostgresStore(MetaValues):
             raise DatabaseUnreachableError(
                 f"database {printable_url(url)} did not answer: {error}"
             ) from error
-        return cls(url, pool, schema)
-
-    def reopen(self) -> PostgresStore:
-        """Another handle on the same index, with its own pool (the build's writer thread uses it)."""
-        return PostgresStore.open(self.url, create=False)
+        return cls(url, pool, schema, writable)
 
     def close(self) -> None:
         self.pool.close()
@@ -236,9 +236,9 @@ class PostgresStore(MetaValues):
     # -- schema ---------------------------------------------------------------------------------
 
     def migrate(self) -> list[str]:
-        """Apply the numbered SQL files not yet recorded, in order, each in its own transaction."""
+        """Apply the numbered SQL files this index lacks (see :mod:`indexer.store.migrations`)."""
         with self._connection() as connection:
-            return _migrate(connection)
+            return migrations.migrate(ENGINE, _PostgresMigrations(connection))
 
     def applied_migrations(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT name FROM schema_migrations ORDER BY version")]
@@ -246,6 +246,9 @@ class PostgresStore(MetaValues):
     def writer_lock(self, root: str) -> PostgresWriterLock:
         """The one-writer rule for ``root`` of this index: other roots can be built at the same time."""
         return PostgresWriterLock(self, root)
+
+    def expect_many_searches(self) -> None:
+        """Nothing to prepare: the HNSW index already answers without a full scan."""
 
     # -- metadata -------------------------------------------------------------------------------
 
@@ -403,12 +406,12 @@ class PostgresStore(MetaValues):
 
     # -- search ---------------------------------------------------------------------------------
 
-    def chunk_filter(self, path_globs: Sequence[str], extensions: Sequence[str]) -> PathFilter:
+    def chunk_filter(self, chunk_filter: ChunkFilter) -> ChunkFilter:
         """The restriction :meth:`nearest` and :meth:`keyword_matches` apply inside their SQL."""
-        return PathFilter(tuple(path_globs), tuple(extensions))
+        return chunk_filter
 
     def nearest(
-        self, query: np.ndarray, k: int, allowed: PathFilter | None = None
+        self, query: np.ndarray, k: int, allowed: ChunkFilter | None = None
     ) -> list[tuple[int, float]]:
         """The ``k`` chunks nearest to ``query`` by cosine distance, through the HNSW index.
 
@@ -418,7 +421,7 @@ class PostgresStore(MetaValues):
         if k <= 0 or not self.has_vector_table():
             return []
         vector = np.asarray(query, dtype=np.float32)
-        where, params = (allowed or PathFilter()).sql()
+        where, params = filter_sql(allowed)
         sql = (
             "SELECT c.id, c.embedding <=> %b AS distance FROM chunks c JOIN files f ON f.id = c.file_id "
             f"WHERE {where} ORDER BY c.embedding <=> %b LIMIT %s"
@@ -449,13 +452,13 @@ class PostgresStore(MetaValues):
             yield
 
     def keyword_matches(
-        self, words: Sequence[str], k: int, allowed: PathFilter | None = None
+        self, words: Sequence[str], k: int, allowed: ChunkFilter | None = None
     ) -> list[tuple[int, float]]:
         """The ``k`` chunks that match any of ``words`` best, as (chunk id, score) where lower is
         better like SQLite's BM25: the negated ``ts_rank_cd`` (cover density) of the match."""
         if k <= 0 or not words:
             return []
-        where, params = (allowed or PathFilter()).sql()
+        where, params = filter_sql(allowed)
         sql = (
             "SELECT c.id, -ts_rank_cd(c.search_text, q.query) AS score "
             "FROM chunks c JOIN files f ON f.id = c.file_id, "
@@ -476,28 +479,34 @@ class PostgresStore(MetaValues):
 
     # -- builds and status ----------------------------------------------------------------------
 
-    def start_build(self, root: str, model: str) -> int:
+    def start_build(self, root: str, model: str, pid: int, host: str, started_at: float) -> int:
         return self._rows(
-            "INSERT INTO builds (root, started_at, model) VALUES (%s, %s, %s) RETURNING id",
-            (root, time.time(), model),
+            "INSERT INTO builds (root, started_at, model, pid, host) "
+            "VALUES (%s, %s, %s, %s, %s) RETURNING id",
+            (root, started_at, model, pid, host),
         )[0][0]
 
-    def finish_build(self, build_id: int, outcome: str, counts: dict[str, int], error: str | None) -> None:
+    def add_build_counts(self, build_id: int, counts: BuildCounts) -> None:
+        """Add what a group of files did to its build's record (inside that group's transaction)."""
+        assignments = ", ".join(f"{name} = {name} + %s" for name in BuildCounts.columns())
+        self._execute(f"UPDATE builds SET {assignments} WHERE id = %s", (*counts.values(), build_id))
+
+    def finish_build(
+        self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float
+    ) -> None:
         """Record how a build ended, after making the HNSW index if this was the first build."""
         self.create_vector_index()
-        columns = [name for name in counts if name in BUILD_COUNT_COLUMNS]
-        # column names come from BUILD_COUNT_COLUMNS, never from the caller
-        assignments = "".join(f", {name} = %s" for name in columns)
+        assignments = "".join(f", {name} = %s" for name in BuildCounts.columns())
         self._execute(
             f"UPDATE builds SET finished_at = %s, outcome = %s, error = %s{assignments} WHERE id = %s",
-            (time.time(), outcome, error, *(counts[name] for name in columns), build_id),
+            (finished_at, outcome, error, *counts.values(), build_id),
         )
 
     def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
-        with self._connection() as connection:
-            cursor = connection.execute("SELECT * FROM builds ORDER BY id DESC LIMIT %s", (limit,))
-            names = [column.name for column in cursor.description or []]
-            return [dict(zip(names, row, strict=False)) for row in cursor.fetchall()]
+        names = ("id", "root", "started_at", "finished_at", "outcome", "model", "pid", "host", "error")
+        names += BuildCounts.columns()
+        rows = self._rows(f"SELECT {', '.join(names)} FROM builds ORDER BY id DESC LIMIT %s", (limit,))
+        return [dict(zip(names, row, strict=True)) for row in rows]
 
     def roots(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT DISTINCT root FROM files ORDER BY root")]
@@ -542,6 +551,24 @@ class PostgresStore(MetaValues):
         problems.extend(f"index {row[0]} is not valid" for row in invalid)
         return problems
 
+    # -- rebuilding: not on PostgreSQL ----------------------------------------------------------
+
+    def own_files(self) -> list[str]:
+        """None: the index lives in the database server."""
+        return []
+
+    def open_scratch(self) -> PostgresStore:
+        raise ConfigError(
+            "--rebuild is not available on PostgreSQL: build into a new database (or schema) with "
+            "the new settings, then point INDEX_DB at it"
+        )
+
+    def replace_with(self, scratch: PostgresStore) -> None:
+        raise ConfigError("an index on PostgreSQL cannot be replaced by another")
+
+    def discard_scratch(self) -> None:
+        """Nothing to discard: PostgreSQL indexes are never rebuilt beside themselves."""
+
 
 class PostgresWriterLock:
     """One writer per (index, root): a session-level advisory lock on a connection of its own.
@@ -561,16 +588,20 @@ class PostgresWriterLock:
             f"indexer build pid {os.getpid()} on {socket.gethostname()} since {time.strftime('%H:%M:%S')}"
         )
         connection = _connect(self.store.url, autocommit=True, application_name=holder[:63])
-        deadline = time.monotonic() + max(0.0, wait_seconds)
-        while not connection.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()[0]:
-            if time.monotonic() >= deadline:
-                current = self._holder(connection)
-                connection.close()
-                raise IndexLockedError(
-                    f"root {self.root} of index {self.store.path} is being built by {current}; "
-                    "try again later or pass --wait SECONDS"
-                )
-            time.sleep(0.1)
+
+        def refusal() -> IndexLockedError:
+            current = self._holder(connection)
+            connection.close()
+            return IndexLockedError(
+                f"root {self.root} of index {self.store.path} is being built by {current}; "
+                "try again later or pass --wait SECONDS"
+            )
+
+        wait_for(
+            lambda: connection.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()[0],
+            wait_seconds,
+            refusal,
+        )
         self._connection = connection
         self.store._locked_roots.add(self.root)
 
@@ -611,8 +642,28 @@ def _connect(url: str, autocommit: bool, **options: object) -> psycopg.Connectio
         raise DatabaseUnreachableError(f"cannot reach database {printable_url(url)}: {reason}") from error
 
 
-def _has_index(connection: psycopg.Connection) -> bool:
-    return connection.execute("SELECT to_regclass('schema_migrations') IS NOT NULL").fetchone()[0]
+def _check_ours(connection: psycopg.Connection, url: str, create: bool) -> None:
+    """Raise unless the schema holds an index, or (when ``create``) none of an index's tables."""
+    if connection.execute(f"SELECT to_regclass('{migrations.RECORD_TABLE}') IS NOT NULL").fetchone()[0]:
+        return
+    clashing = [
+        name
+        for name in _OUR_TABLES
+        if connection.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]
+    ]
+    if clashing:
+        raise ConfigError(
+            f"{printable_url(url)} is not an index but its schema has tables named "
+            f"{', '.join(clashing)}: left unchanged; use another database or schema"
+        )
+    if not create:
+        raise IndexNotFoundError(
+            f"no index at {printable_url(url)}: build one first with `index build FOLDER`"
+        )
+
+
+def _applied_versions(connection: psycopg.Connection) -> set[int]:
+    return {row[0] for row in connection.execute(f"SELECT version FROM {migrations.RECORD_TABLE}")}
 
 
 def _ensure_vector_extension(connection: psycopg.Connection, url: str) -> None:
@@ -639,28 +690,34 @@ def _ensure_vector_extension(connection: psycopg.Connection, url: str) -> None:
             ) from error
 
 
-def _migrate(connection: psycopg.Connection) -> list[str]:
-    """Apply the numbered SQL files not yet recorded, each with its record in one transaction.
-    An advisory lock makes a second process wait, then find the work done."""
-    with connection.transaction():
-        connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
-        connection.execute(
-            "CREATE TABLE IF NOT EXISTS schema_migrations "
-            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"
-        )
-    done = []
-    for file in sorted(migrations_folder().glob("[0-9]*.sql")):
-        version = int(file.name.split("_", 1)[0])
-        with connection.transaction():
-            connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
-            if connection.execute(
-                "SELECT 1 FROM schema_migrations WHERE version = %s", (version,)
-            ).fetchall():
-                continue
-            connection.execute(file.read_text(encoding="utf-8"))
-            connection.execute(
-                "INSERT INTO schema_migrations (version, name, applied_at) VALUES (%s, %s, %s)",
-                (version, file.name, time.time()),
+class _PostgresMigrations:
+    """How :func:`indexer.store.migrations.migrate` applies SQL files to a PostgreSQL index: an
+    advisory lock makes a second process wait, then find the work done."""
+
+    def __init__(self, connection: psycopg.Connection) -> None:
+        self.connection = connection
+
+    def create_record_table(self) -> None:
+        with self.locked_transaction():
+            self.connection.execute(
+                f"CREATE TABLE IF NOT EXISTS {migrations.RECORD_TABLE} "
+                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"
             )
-        done.append(file.name)
-    return done
+
+    def applied_versions(self) -> set[int]:
+        return _applied_versions(self.connection)
+
+    @contextmanager
+    def locked_transaction(self) -> Iterator[None]:
+        with self.connection.transaction():
+            self.connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
+            yield
+
+    def execute_script(self, sql: str) -> None:
+        self.connection.execute(sql)
+
+    def record(self, migration: migrations.Migration, applied_at: float) -> None:
+        self.connection.execute(
+            f"INSERT INTO {migrations.RECORD_TABLE} (version, name, applied_at) VALUES (%s, %s, %s)",
+            (migration.version, migration.name, applied_at),
+        )

@@ -1,0 +1,327 @@
+"""One run of ``index build`` over one root: where corpus, chunking, backend, validation and store meet.
+
+Files are walked in a stable order. The :class:`Planner` decides from ``stat`` which files may have
+changed, reads and chunks them, and finds chunks whose text already has a vector. The others wait in
+the :class:`EmbedQueue`, which sends them in fixed-size batches, several in flight at once, while the
+main thread goes on reading and chunking. Every batch passes the vector check before anything of it
+is kept. The :class:`GroupWriter` commits a file (new rows first, old rows dropped, one transaction)
+only when all its vectors are in hand; a file with any refused chunk keeps its previous version.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+import time
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from indexer import corpus
+from indexer.backends.base import EmbeddingBackend
+from indexer.chunking import ChunkSettings, split_chunk
+from indexer.errors import (
+    BackendError,
+    BackendUnreachableError,
+    InputTooLongError,
+    SettingsChangedError,
+    VectorCheckError,
+)
+from indexer.pipeline.embed_queue import Batch, EmbedQueue
+from indexer.pipeline.options import BuildOptions
+from indexer.pipeline.planner import PendingFile, Planner, StageClock
+from indexer.pipeline.report import BuildReport
+from indexer.pipeline.writer import GroupWriter
+from indexer.store.contract import IndexStore
+from indexer.store.records import BuildCounts, FileState
+from indexer.validation import check_vectors
+
+
+class Build:
+    """One run over one root. Call :meth:`run` once.
+
+    ``settings`` are what the index records with its first commit when it has none yet (backend,
+    model, fingerprint); ``reread`` re-chunks every file (the chunker changed, the model did not).
+    """
+
+    def __init__(
+        self,
+        store: IndexStore,
+        root: Path,
+        backend: EmbeddingBackend,
+        chunk_settings: ChunkSettings,
+        options: BuildOptions,
+        settings: dict[str, str] | None = None,
+        reread: bool = False,
+    ) -> None:
+        self.store = store
+        self.root = root
+        self.root_key = str(root.resolve())
+        self.backend = backend
+        self.options = options
+        self.settings = settings
+        self.clock = StageClock()
+        self.warnings: list[str] = []
+        self.planner = Planner(store, backend, chunk_settings, self._warn, self.clock, reread)
+        self.stopped: str | None = None
+        self.recorded_dimension = store.dimension
+        self.usage_before = backend.usage()
+
+    # -- the run ----------------------------------------------------------------------------------
+
+    def run(self) -> BuildReport:
+        started = time.perf_counter()
+        build_id = self.store.start_build(
+            self.root_key, self.backend.model_name, os.getpid(), socket.gethostname(), time.time()
+        )
+        concurrency = max(1, self.options.concurrency or self.backend.default_concurrency)
+        write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="write")
+        embed_pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="embed")
+        self.queue = EmbedQueue(embed_pool, self._embed, self.options.batch_size, concurrency)
+        self.writer = GroupWriter(
+            self.store, write_pool, self.queue, build_id, self.clock, self.root_key, self.settings
+        )
+        try:
+            with write_pool, embed_pool:  # on exit, the embedding threads end first, then the last write
+                seen, unlistable, states = self._plan_and_embed()
+                self._drain()
+            self._remove_deleted(build_id, seen, unlistable, states)
+        except BaseException as error:
+            self._finish(build_id, "error", str(error) or type(error).__name__, failing=True)
+            raise
+        report = self._report(time.perf_counter() - started, len(seen))
+        outcome = "stopped" if self.stopped else ("ok" if report.ok else "partial")
+        self._finish(build_id, outcome, self.stopped)
+        return report
+
+    def _plan_and_embed(self) -> tuple[set[str], list[str], dict[str, FileState]]:
+        with self.clock.timing("walk"):
+            found = corpus.walk(self.root)
+        unlistable = [path for path, reason in found.ignored if reason.startswith("cannot list")]
+        for path, reason in found.ignored:
+            if reason != "not a text file type":
+                self._warn(f"{path}: skipped, {reason}")
+        states = self.store.file_states(self.root_key)
+        bar = self._progress_bar(len(found.files))
+        for source in found.files:
+            self._plan_file(source, states.get(source.path))
+            if self.writer.waiting or self.queue.in_flight:  # not for an unchanged file: most of a rerun
+                self._send_batches()
+                self._take_finished(block=False)
+                self.writer.write_ready(self.stopped)
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        return {source.path for source in found.files}, unlistable, states
+
+    def _plan_file(self, source: corpus.SourceFile, state: FileState | None) -> None:
+        if self.planner.is_unchanged(source, state):
+            self.writer.files_unchanged += 1
+            return
+        if self.stopped:  # a changed file after the stop keeps its previous version
+            self.writer.fail(source.path, f"not indexed, the build stopped: {self.stopped}")
+            return
+        try:
+            pending = self.planner.plan(source, state)
+        except corpus.UnreadableFile as error:
+            self._warn(f"{source.path}: skipped, {error}")
+            return
+        except OSError as error:
+            self.writer.fail(source.path, f"cannot read: {error.strerror or error}")
+            return
+        self._find_or_queue(pending)
+        self.writer.add(pending)
+
+    def _find_or_queue(self, pending: PendingFile) -> None:
+        self.queue.remember(self.planner.stored_vectors(self.queue.unknown(pending.text_hashes)))
+        self.queue.want(pending.text_hashes, pending.embed_texts)
+
+    # -- batches ----------------------------------------------------------------------------------
+
+    def _send_batches(self, final: bool = False) -> None:
+        """Send full batches (a last, shorter one when ``final``), never more than the window allows
+        in flight: when it is full, wait for one to finish."""
+        while not self.stopped and self.queue.waiting:
+            while not self.queue.has_room():
+                self._take_finished(block=True)
+            if self.stopped:
+                return
+            batch = self.queue.next_batch(final)
+            if batch is None:
+                return
+            self.queue.send(batch)
+
+    def _embed(self, texts: list[str]) -> tuple[Any, float]:
+        started = time.perf_counter()
+        try:
+            vectors = self.backend.embed(texts)
+        except NotImplementedError as error:
+            raise BackendUnreachableError(f"backend {self.backend.kind!r} cannot embed: {error}") from error
+        return vectors, time.perf_counter() - started
+
+    def _take_finished(self, block: bool) -> None:
+        for batch, future in self.queue.finished(block):
+            self._finish_batch(batch, future)
+
+    def _finish_batch(self, batch: Batch, future: Future) -> None:
+        """Check a batch's answer: keep its vectors, or fail its texts (their files keep their old
+        version), or split it when the server found it too long, or stop the build."""
+        try:
+            vectors, seconds = future.result()
+            self.clock.add("embed", seconds)
+            with self.clock.timing("check"):
+                rows = self._checked(vectors, len(batch.texts))
+        except InputTooLongError as error:
+            self._split_too_long(batch, error)
+        except BackendUnreachableError as error:
+            self._stop(str(error))
+            self.queue.refuse(batch.hashes, str(error))
+        except BackendError as error:
+            self.queue.refuse(batch.hashes, f"batch {batch.number} refused: {error}")
+        except SettingsChangedError:
+            raise
+        except Exception as error:  # a user backend's own exception: that batch fails, the build goes on
+            self.queue.refuse(batch.hashes, f"batch {batch.number} failed: {type(error).__name__}: {error}")
+        else:
+            self.queue.accept(batch, rows)
+
+    def _checked(self, vectors: Any, count: int) -> list[bytes]:
+        """The vector check, then the dimension: the index's own when it has one (another one means
+        the model changed: a settings change, not a bad batch), else this build's first batch's."""
+        matrix = check_vectors(vectors, count, None)
+        width = matrix.shape[1]
+        if self.recorded_dimension is not None and width != self.recorded_dimension:
+            raise SettingsChangedError(
+                f"the backend now returns vectors of dimension {width}, the index holds "
+                f"{self.recorded_dimension} (the model changed?)",
+                f"dimension: {self.recorded_dimension} -> {width}",
+            )
+        if self.writer.dimension is None:
+            self.writer.dimension = width
+        elif width != self.writer.dimension:
+            raise VectorCheckError(
+                f"backend returned vectors of dimension {width}, earlier batches had {self.writer.dimension}"
+            )
+        return [row.tobytes() for row in matrix]
+
+    def _split_too_long(self, batch: Batch, error: InputTooLongError) -> None:
+        """The server said an input is too long: retry the halves; a lone chunk is cut in two."""
+        if len(batch.texts) > 1:
+            for half in batch.halves():
+                self.queue.send(half)
+            return
+        too_long = batch.hashes[0]
+        for pending in self.writer.waiting:
+            if too_long in pending.text_hashes:
+                self._recut(pending, pending.text_hashes.index(too_long), error)
+
+    def _recut(self, pending: PendingFile, position: int, error: InputTooLongError) -> None:
+        chunk = pending.chunks[position]
+        pieces = split_chunk(chunk)
+        if len(pieces) < 2:
+            pending.failure = (
+                f"a chunk at lines {chunk.start_line}-{chunk.end_line} is too long "
+                f"for the backend and cannot be cut smaller: {error}"
+            )
+            return
+        self._warn(
+            f"{pending.source.path}:{chunk.start_line}-{chunk.end_line}: too long for the backend, "
+            f"cut into {len(pieces)} smaller chunks"
+        )
+        pending.set_chunks(pieces, self.backend.document_prefix, position, replaced=1)
+        self._find_or_queue(pending)
+
+    def _stop(self, reason: str) -> None:
+        if self.stopped is None:
+            self.stopped = reason
+            self.queue.stop(reason)
+
+    def _drain(self) -> None:
+        """Send what is still queued and wait for every batch in flight, writing files as they complete."""
+        while True:
+            self._send_batches(final=True)
+            if not self.queue.in_flight:
+                break
+            self._take_finished(block=True)
+            self.writer.write_ready(self.stopped)
+        self.writer.write_ready(self.stopped, flush=True)
+        self.writer.finish()
+
+    # -- after the writes -------------------------------------------------------------------------
+
+    def _remove_deleted(
+        self, build_id: int, seen: set[str], unlistable: list[str], states: dict[str, FileState]
+    ) -> None:
+        """Drop the files of this root that are gone from the folder (after every write, so a renamed
+        file's new name could re-use the old name's vectors first). Files under a folder that could
+        not be listed are kept: they may well still be there."""
+        gone = [
+            state
+            for path, state in states.items()
+            if path not in seen and not any(path.startswith(folder + "/") for folder in unlistable)
+        ]
+        if not gone:
+            return
+        removed = BuildCounts(files_removed=sum(state.status == "indexed" for state in gone))
+        with self.clock.timing("write"), self.store.transaction():
+            for state in gone:
+                self.store.remove_file(state.id)
+            self.store.add_build_counts(build_id, removed)
+        self.writer.counts = self.writer.counts.plus(removed)
+
+    # -- reporting --------------------------------------------------------------------------------
+
+    def _warn(self, message: str) -> None:
+        self.warnings.append(message)
+        self.options.warn(message)
+
+    def _progress_bar(self, total: int):  # noqa: ANN202 (tqdm or None)
+        if not self.options.progress:
+            return None
+        from tqdm import tqdm
+
+        return tqdm(total=total, unit="file", file=sys.stderr, leave=False, desc="indexing")
+
+    def _counts(self) -> BuildCounts:
+        """What is committed, with the files that failed and what the backend spent."""
+        after = self.backend.usage()
+        counts = self.writer.counts
+        counts.requests = after.get("requests", 0) - self.usage_before.get("requests", 0)
+        counts.tokens = after.get("tokens", 0) - self.usage_before.get("tokens", 0)
+        return counts
+
+    def _finish(self, build_id: int, outcome: str, error: str | None, failing: bool = False) -> None:
+        """Record how the build ended. When it ends by an error, a failure to record that (the disk
+        that failed the build may fail this too) must not hide the error itself: the record then
+        keeps its counts of what was committed, and the next build marks it interrupted."""
+        try:
+            self.store.finish_build(build_id, outcome, self._counts(), error, time.time())
+        except Exception as record_error:
+            if not failing:
+                raise
+            self._warn(f"the build's record could not be updated: {record_error}")
+
+    def _report(self, seconds: float, files_seen: int) -> BuildReport:
+        counts = self._counts()
+        return BuildReport(
+            root=self.root_key,
+            files_seen=files_seen,
+            files_added=counts.files_added,
+            files_changed=counts.files_changed,
+            files_unchanged=self.writer.files_unchanged,
+            files_removed=counts.files_removed,
+            files_skipped=counts.files_skipped,
+            files_failed=counts.files_failed,
+            chunks_embedded=counts.chunks_embedded,
+            chunks_reused=counts.chunks_reused,
+            batches=self.queue.batches_sent,
+            requests=counts.requests,
+            tokens=counts.tokens,
+            seconds=seconds,
+            failures=self.writer.failures,
+            warnings=self.warnings,
+            stage_seconds=dict(self.clock.seconds),
+            stopped=self.stopped,
+        )

@@ -1,0 +1,54 @@
+"""The settings of one build, in one frozen object: the API takes them by name, the CLI builds its
+options' defaults and help from the same fields, so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+
+from indexer.errors import ConfigError
+
+Warn = Callable[[str], None]
+#: The smallest chunk size limit accepted: below it a heading alone fills a chunk.
+MIN_CHUNK_TOKENS = 16
+
+
+def print_warning(message: str) -> None:
+    """The default way a build reports a warning: one line on stderr."""
+    print(f"warning: {message}", file=sys.stderr)
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    """How a build runs. None means "the backend's own default" (concurrency) or "the model's input
+    limit" (chunk_tokens). ``metadata["help"]`` is the help text of the CLI option of the same name."""
+
+    batch_size: int = field(default=32, metadata={"help": "Chunks per embed call."})
+    concurrency: int | None = field(
+        default=None,
+        metadata={"help": "Batches in flight at once (default: the backend's own: {concurrency})."},
+    )
+    chunk_tokens: int | None = field(
+        default=None,
+        metadata={"help": f"Smaller chunks than the model's input limit (at least {MIN_CHUNK_TOKENS})."},
+    )
+    wait: float = field(default=0.0, metadata={"help": "Seconds to wait for another build to finish."})
+    progress: bool = field(default=False, metadata={"help": "Show a progress bar on stderr."})
+    warn: Warn = field(default=print_warning, compare=False, metadata={"help": "Called with each warning."})
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.batch_size, int) or self.batch_size < 1:
+            raise ConfigError(f"--batch-size must be a positive number, not {self.batch_size!r}")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ConfigError(f"--concurrency must be a positive number, not {self.concurrency!r}")
+        if self.chunk_tokens is not None and self.chunk_tokens < MIN_CHUNK_TOKENS:
+            raise ConfigError(f"--chunk-tokens must be at least {MIN_CHUNK_TOKENS}, not {self.chunk_tokens}")
+        if self.wait < 0:
+            raise ConfigError(f"--wait must be zero or more seconds, not {self.wait}")
+
+
+def option_help(name: str, **values: object) -> str:
+    """The help text of a :class:`BuildOptions` field, with ``{placeholders}`` filled from ``values``."""
+    text = next(item.metadata["help"] for item in fields(BuildOptions) if item.name == name)
+    return text.format(**values)

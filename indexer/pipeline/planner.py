@@ -1,0 +1,135 @@
+"""The first step of a build, file by file: decide from ``stat`` whether a file changed, read and hash
+it when it may have, chunk it when it did, and find which of its chunks already have a vector."""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+from indexer import corpus
+from indexer.backends.base import EmbeddingBackend
+from indexer.chunking import Chunk, ChunkSettings, chunk_text
+from indexer.pipeline.options import Warn
+from indexer.store.contract import IndexStore
+from indexer.store.records import FileState
+
+STAGES = ("walk", "read", "chunk", "embed", "check", "write")
+
+
+def text_hash(text: str) -> str:
+    """The key under which a chunk's vector is kept and re-used: a hash of exactly what the model read."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+class StageClock:
+    """Seconds spent in each stage of a build, for the report (``--json``'s ``stage_seconds``)."""
+
+    def __init__(self) -> None:
+        self.seconds = dict.fromkeys(STAGES, 0.0)
+
+    @contextmanager
+    def timing(self, stage: str) -> Iterator[None]:
+        started = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[stage] += time.perf_counter() - started
+
+    def add(self, stage: str, seconds: float) -> None:
+        self.seconds[stage] += seconds
+
+
+@dataclass
+class PendingFile:
+    """A file that changed, waiting for its vectors; written when none is missing, dropped when one
+    failed. ``touch_only`` is the id of a file whose content did not change (only its stat facts)."""
+
+    source: corpus.SourceFile
+    content_hash: str
+    is_new: bool
+    status: str = "indexed"
+    chunks: list[Chunk] = field(default_factory=list)
+    text_hashes: list[str] = field(default_factory=list)
+    embed_texts: list[str] = field(default_factory=list)
+    touch_only: int | None = None
+    failure: str | None = None
+
+    def set_chunks(
+        self, chunks: list[Chunk], prefix: str, position: int = 0, replaced: int | None = None
+    ) -> None:
+        """Put ``chunks`` in place of ``replaced`` chunks from ``position`` (all of them by default),
+        with the texts the model reads (``prefix`` + heading + text) and their hashes."""
+        end = len(self.chunks) if replaced is None else position + replaced
+        texts = [prefix + chunk.embed_text for chunk in chunks]
+        self.chunks[position:end] = chunks
+        self.embed_texts[position:end] = texts
+        self.text_hashes[position:end] = [text_hash(text) for text in texts]
+
+
+def unchanged(source: corpus.SourceFile, state: FileState | None) -> bool:
+    """Size and mtime as recorded: the file is taken as unchanged without being read."""
+    return state is not None and (state.size, state.mtime_ns) == (source.size, source.mtime_ns)
+
+
+class Planner:
+    """Turns each file found by the walk into what the build must do with it.
+
+    ``reread`` makes every file count as possibly changed (after the chunker itself changed): each is
+    read and chunked again, and chunks whose text did not change keep their vectors.
+    """
+
+    def __init__(
+        self,
+        store: IndexStore,
+        backend: EmbeddingBackend,
+        settings: ChunkSettings,
+        warn: Warn,
+        clock: StageClock,
+        reread: bool = False,
+    ) -> None:
+        self.store = store
+        self.backend = backend
+        self.settings = settings
+        self.warn = warn
+        self.clock = clock
+        self.reread = reread
+
+    def is_unchanged(self, source: corpus.SourceFile, state: FileState | None) -> bool:
+        return not self.reread and unchanged(source, state)
+
+    def plan(self, source: corpus.SourceFile, state: FileState | None) -> PendingFile:
+        """Read, hash and chunk a file that may have changed. Raises ``OSError`` when it cannot be read."""
+        with self.clock.timing("read"):
+            data = corpus.read_bytes(source)
+            content_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
+        pending = PendingFile(source=source, content_hash=content_hash, is_new=state is None)
+        if state is not None and state.content_hash == content_hash and not self.reread:
+            pending.touch_only = state.id  # touched, not changed: nothing to embed
+            return pending
+        with self.clock.timing("chunk"):
+            self._chunk(pending, data)
+        return pending
+
+    def _chunk(self, pending: PendingFile, data: bytes) -> None:
+        source = pending.source
+        try:
+            text = corpus.text_of(source, data)
+        except corpus.UnreadableFile as error:
+            pending.status = "binary" if "binary" in str(error) else "encoding"
+            self.warn(f"{source.path}: skipped, {error}")
+            return
+        if not text.strip():
+            pending.status = "empty"
+            self.warn(f"{source.path}: skipped, empty file")
+            return
+        chunks = chunk_text(
+            text, self.backend.count_tokens, self.settings, structured=corpus.has_headings(source)
+        )
+        pending.set_chunks(chunks, self.backend.document_prefix)
+
+    def stored_vectors(self, text_hashes: list[str]) -> dict[str, bytes]:
+        """Vectors the index already holds for these texts (any file, any root): re-used, not embedded."""
+        return self.store.vectors_for_hashes(text_hashes) if text_hashes else {}

@@ -1,0 +1,57 @@
+"""What a build did: the report the API returns and the CLI prints."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from indexer.errors import BackendUnreachableError
+
+
+@dataclass(frozen=True)
+class FileFailure:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class BuildReport:
+    """What a build did. ``exit_code`` follows the CLI's documented codes."""
+
+    root: str
+    files_seen: int
+    files_added: int
+    files_changed: int
+    files_unchanged: int
+    files_removed: int
+    files_skipped: int
+    files_failed: int
+    chunks_embedded: int
+    chunks_reused: int
+    batches: int
+    requests: int
+    tokens: int
+    seconds: float
+    failures: list[FileFailure] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    stage_seconds: dict[str, float] = field(default_factory=dict)
+    stopped: str | None = None  # why the build stopped early (backend unreachable), if it did
+
+    @property
+    def ok(self) -> bool:
+        return self.files_failed == 0 and self.stopped is None
+
+    @property
+    def exit_code(self) -> int:
+        if self.stopped is not None:
+            return BackendUnreachableError.exit_code
+        return 0 if self.ok else 1
+
+    def summary(self) -> str:
+        indexed = self.files_added + self.files_changed
+        return (
+            f"{indexed} files indexed ({self.files_added} new, {self.files_changed} changed, "
+            f"{self.files_unchanged} unchanged, {self.files_removed} removed), {self.files_skipped} skipped, "
+            f"{self.files_failed} failed; {self.chunks_embedded} chunks embedded, "
+            f"{self.chunks_reused} re-used; "
+            f"{self.seconds:.2f} s"
+        )

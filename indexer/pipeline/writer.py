@@ -1,0 +1,174 @@
+"""The last step of a build: files whose vectors are all in hand are committed, in walk order, in
+groups, on a writer thread with a connection of its own.
+
+A commit per file would cost more than the writing itself, so files go in groups (each file whole in
+its group's transaction). SQLite and PostgreSQL work without Python's interpreter lock, so the main
+thread reads, chunks and sends the next batches while a group commits. The build's record is updated
+in the same transaction as each group, so it always says what is committed, even after a crash.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import deque
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
+
+from indexer.pipeline.embed_queue import EmbedQueue
+from indexer.pipeline.planner import PendingFile, StageClock
+from indexer.pipeline.report import FileFailure
+from indexer.store.contract import IndexStore
+from indexer.store.records import BuildCounts, NewFile
+
+WRITE_GROUP_FILES = 64
+WRITE_GROUP_CHUNKS = 2048
+
+
+@dataclass
+class Group:
+    """One transaction's worth of files, and what it adds to the build's record."""
+
+    new_files: list[NewFile] = field(default_factory=list)
+    touched: list[tuple[int, int, int]] = field(default_factory=list)  # (file id, size, mtime_ns)
+    counts: BuildCounts = field(default_factory=BuildCounts)
+    settings: dict[str, str] | None = None  # recorded with the first commit of a new index
+    dimension: int | None = None  # fixes the vector table's dimension with the first vectors stored
+
+
+class GroupWriter:
+    """Holds the files waiting for vectors, in walk order; commits complete ones in groups.
+
+    ``settings`` are the index's settings to record with the first commit (None when the index has
+    them already): an index gets its settings, and its dimension, only when something is stored.
+    """
+
+    def __init__(
+        self,
+        store: IndexStore,
+        executor: Executor,
+        queue: EmbedQueue,
+        build_id: int,
+        clock: StageClock,
+        root_key: str,
+        settings: dict[str, str] | None,
+    ) -> None:
+        self.store = store
+        self.root_key = root_key
+        self.executor = executor
+        self.queue = queue
+        self.build_id = build_id
+        self.clock = clock
+        self.settings = settings
+        self.dimension: int | None = None  # set by the build once a batch has passed the check
+        self.waiting: deque[PendingFile] = deque()
+        self.counts = BuildCounts()  # committed so far
+        self.files_unchanged = 0  # touched files committed so far
+        self.failures: list[FileFailure] = []
+        self._ready: list[PendingFile] = []
+        self._writing: tuple[Future, Group] | None = None
+
+    def add(self, pending: PendingFile) -> None:
+        self.waiting.append(pending)
+
+    def fail(self, path: str, reason: str) -> None:
+        self.counts.files_failed += 1
+        self.failures.append(FileFailure(path, reason))
+
+    def write_ready(self, stopped: str | None, flush: bool = False) -> None:
+        """Move complete files from the front of the queue to the next group; start committing the
+        group once it is big enough (or at once when ``flush``). A file with a failed text fails."""
+        while self.waiting:
+            pending = self.waiting[0]
+            reason = pending.failure or self._failure_of(pending)
+            if reason is None and self._missing(pending):
+                if not (stopped and not self.queue.in_flight):
+                    break
+                reason = stopped
+            self.waiting.popleft()
+            if reason is not None:
+                self.fail(pending.source.path, reason)
+            else:
+                self._ready.append(pending)
+        chunks = sum(len(pending.text_hashes) for pending in self._ready)
+        if self._ready and (flush or len(self._ready) >= WRITE_GROUP_FILES or chunks >= WRITE_GROUP_CHUNKS):
+            self.await_write()
+            group = self._group(self._ready)
+            self._writing = (self.executor.submit(self._commit, group), group)
+            self._ready = []
+
+    def finish(self) -> None:
+        """Commit what is left and wait for it."""
+        self.write_ready(stopped=None, flush=True)
+        self.await_write()
+
+    def await_write(self) -> None:
+        """Wait for the group being committed (its error, if any, is raised here), count it, and drop
+        the vectors only it needed: they are in the index now, where re-use finds them."""
+        if self._writing is None:
+            return
+        (writing, group), self._writing = self._writing, None
+        self.clock.add("write", writing.result())
+        self.counts = self.counts.plus(group.counts)
+        self.files_unchanged += len(group.touched)
+        if group.settings is not None:
+            self.settings = None
+        needed = {h for pending in (*self.waiting, *self._ready) for h in pending.text_hashes}
+        self.queue.forget(needed)
+
+    def _failure_of(self, pending: PendingFile) -> str | None:
+        return next((reason for h in pending.text_hashes if (reason := self.queue.failure(h))), None)
+
+    def _missing(self, pending: PendingFile) -> bool:
+        return any(self.queue.vector(h) is None for h in pending.text_hashes)
+
+    def _group(self, ready: list[PendingFile]) -> Group:
+        group = Group(settings=self.settings, dimension=self.dimension)
+        for pending in ready:
+            source = pending.source
+            if pending.touch_only is not None:
+                group.touched.append((pending.touch_only, source.size, source.mtime_ns))
+                continue
+            vectors = [self.queue.vector(h) for h in pending.text_hashes]
+            group.new_files.append(
+                NewFile(
+                    root=self.root_key,
+                    path=source.path,
+                    size=source.size,
+                    mtime_ns=source.mtime_ns,
+                    content_hash=pending.content_hash,
+                    status=pending.status,
+                    chunks=pending.chunks,
+                    text_hashes=pending.text_hashes,
+                    vectors=vectors,
+                )
+            )
+            self._count(group.counts, pending)
+        return group
+
+    def _count(self, counts: BuildCounts, pending: PendingFile) -> None:
+        for text_hash in pending.text_hashes:
+            if self.queue.claim(text_hash):
+                counts.chunks_embedded += 1
+            else:
+                counts.chunks_reused += 1
+        if pending.status != "indexed":
+            counts.files_skipped += 1
+        elif pending.is_new:
+            counts.files_added += 1
+        else:
+            counts.files_changed += 1
+
+    def _commit(self, group: Group) -> float:
+        """On the writer thread: one transaction for the group (and the build record's counts)."""
+        started = time.perf_counter()
+        store = self.store
+        with store.transaction():
+            if group.settings is not None:
+                store.set_meta(group.settings)
+            if group.new_files and group.dimension is not None and not store.has_vector_table():
+                store.create_vector_table(group.dimension)
+            for file_id, size, mtime_ns in group.touched:
+                store.touch_file(file_id, size, mtime_ns)
+            store.write_files(group.new_files)
+            store.add_build_counts(self.build_id, group.counts)
+        return time.perf_counter() - started

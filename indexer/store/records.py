@@ -1,0 +1,104 @@
+"""The records both stores read and write, kept apart from the engines that hold them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, fields
+from typing import TYPE_CHECKING, NamedTuple
+
+if TYPE_CHECKING:
+    from indexer.chunking import Chunk
+
+
+class FileState(NamedTuple):
+    """What the index knows of a file, to decide whether it changed (a tuple: one per file per run)."""
+
+    id: int
+    size: int
+    mtime_ns: int
+    content_hash: str
+    status: str
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk as the search reads it back."""
+
+    id: int
+    root: str
+    path: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+
+
+@dataclass(frozen=True)
+class NewFile:
+    """A file's new version, ready to replace its old one in one transaction."""
+
+    root: str
+    path: str
+    size: int
+    mtime_ns: int
+    content_hash: str
+    status: str
+    chunks: Sequence[Chunk]
+    text_hashes: Sequence[str]
+    vectors: Sequence[bytes]  # float32 blobs, one per chunk
+
+
+@dataclass(frozen=True)
+class ChunkFilter:
+    """Which chunks a search may return: paths matching any glob, files with any of the extensions
+    (an empty tuple: no restriction of that kind). Each store turns it into its own SQL."""
+
+    path_globs: tuple[str, ...] = ()
+    extensions: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.path_globs or self.extensions)
+
+
+@dataclass
+class BuildCounts:
+    """What a build did, as its record in the ``builds`` table holds it (one column per field)."""
+
+    files_added: int = 0
+    files_changed: int = 0
+    files_removed: int = 0
+    files_failed: int = 0
+    files_skipped: int = 0
+    chunks_embedded: int = 0
+    chunks_reused: int = 0
+    requests: int = 0
+    tokens: int = 0
+
+    @classmethod
+    def columns(cls) -> tuple[str, ...]:
+        return tuple(field.name for field in fields(cls))
+
+    def values(self) -> tuple[int, ...]:
+        return tuple(asdict(self).values())
+
+    def plus(self, other: BuildCounts) -> BuildCounts:
+        return BuildCounts(
+            *(mine + theirs for mine, theirs in zip(self.values(), other.values(), strict=True))
+        )
+
+
+class MetaValues:
+    """What both stores derive from their ``meta`` table, in one place: a store supplies ``get_meta``."""
+
+    def get_meta(self, key: str) -> str | None:
+        raise NotImplementedError
+
+    def get_json(self, key: str) -> dict | None:
+        value = self.get_meta(key)
+        return json.loads(value) if value is not None else None
+
+    @property
+    def dimension(self) -> int | None:
+        value = self.get_meta("dimension")
+        return int(value) if value is not None else None

@@ -1,0 +1,694 @@
+"""The index in one SQLite file: sqlite-vec for vectors, FTS5 for keywords.
+
+One driver for everything: apsw, which carries its own recent SQLite and can load extensions on
+Pythons whose ``sqlite3`` cannot (many pyenv and macOS builds). Loading sqlite-vec through two SQLite
+libraries in one process has crashed, so the standard ``sqlite3`` module is never used here.
+
+- **Opening touches nothing it does not own.** A file that is not an index (another tool's database,
+  or not a database at all) is refused before anything is written to it. A reader (``writable=False``:
+  ``index query``, ``index status``) opens read-only and never creates or migrates anything; in a
+  folder it cannot write (a shipped, read-only index) it reads the file as immutable.
+- **One connection per thread.** An apsw connection serves one thread at a time and a transaction
+  belongs to its connection, so each thread that uses the store gets its own: a web server's
+  threads search at once, and a build writes on its writer thread while its main thread reads.
+- **Errors of the storage itself** (disk full, read-only, damaged file) become one
+  :class:`indexer.errors.StorageError` line naming the index and what to do.
+
+All SQL except the schema lives in this module, always with ``?`` parameters.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import threading
+import time
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import apsw
+import numpy as np
+import orjson
+import sqlite_vec
+
+from indexer.errors import (
+    ConfigError,
+    IndexerError,
+    IndexLockedError,
+    IndexNotFoundError,
+    IndexOutdatedError,
+    StorageError,
+)
+from indexer.store import migrations
+from indexer.store.locks import FileWriterLock, lock_path
+from indexer.store.records import (
+    BuildCounts,
+    ChunkFilter,
+    FileState,
+    MetaValues,
+    NewFile,
+    StoredChunk,
+)
+from indexer.store.sqlite_vectors import VectorMatrix
+
+ENGINE = "sqlite"
+BUSY_TIMEOUT_MS = 10_000
+VECTOR_TABLE = "chunk_vectors"
+#: The most neighbours sqlite-vec's KNN query returns at once; larger searches run in memory.
+VEC0_MAX_K = 4096
+#: Changes with every write that adds or removes vectors, so each process's in-memory copy of the
+#: vectors knows when to reload, whichever connection wrote.
+VECTORS_VERSION = "vectors_version"
+#: The files SQLite keeps beside an index, and the scratch copy a rebuild makes.
+COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
+REBUILD_SUFFIX = ".rebuild"
+
+#: apsw errors that mean the storage failed (not a bug in a query), and what the user can do.
+_STORAGE_FAILURES: tuple[tuple[type[apsw.Error], str], ...] = (
+    (apsw.FullError, "the disk is full (or the file size limit was reached): free space and build again"),
+    (apsw.ReadOnlyError, "the index is read-only here: build it where its file and folder are writable"),
+    (apsw.PermissionsError, "permission denied: check the index's file and folder permissions"),
+    (apsw.CorruptError, "the database file is damaged: build it anew with --rebuild, or restore a copy"),
+    (apsw.NotADBError, "the file is not a SQLite database"),
+    (apsw.CantOpenError, "cannot open the file (missing folder, permissions, or too many open files)"),
+    (apsw.IOError, "a disk read or write failed (full disk, file size limit, or hardware)"),
+    (apsw.BusyError, "another process kept the database locked too long: try again"),
+    (apsw.NoMemError, "out of memory"),
+)
+
+
+def storage_error(path: str, error: apsw.Error) -> IndexerError | None:
+    """The one-line error for a failure of the storage itself, or None for any other apsw error."""
+    if isinstance(error, apsw.BusyError):
+        return IndexLockedError(f"index {path}: {_advice(error)} ({error})")
+    advice = _advice(error)
+    return StorageError(f"index {path}: {advice} ({error})") if advice else None
+
+
+def _advice(error: apsw.Error) -> str | None:
+    for kind, advice in _STORAGE_FAILURES:
+        if isinstance(error, kind):
+            return advice
+    return None
+
+
+class SQLiteStore(MetaValues):
+    """An index in a SQLite file. Use :meth:`open`; close with :meth:`close` or ``with``.
+
+    Safe to share between threads: each thread gets its own connection (see the module docstring).
+    """
+
+    engine = ENGINE
+    supports_rebuild = True
+
+    def __init__(self, path: str, writable: bool, uri: str) -> None:
+        self.path = path
+        self.writable = writable
+        self._uri = uri
+        self._local = threading.local()
+        self._connections: list[apsw.Connection] = []
+        self._connections_lock = threading.Lock()
+        self._many_searches = False
+        self._matrix: VectorMatrix | None = None
+        self._matrix_version: str | None = None
+        self._matrix_lock = threading.Lock()
+        self._has_vector_table = False
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str], writable: bool = False, create: bool = False) -> SQLiteStore:
+        """Open the index at ``path``.
+
+        A reader (``writable=False``) needs an up-to-date index and writes nothing, not even the
+        file's journal mode. A writer creates the file when ``create`` is set, and migrates it. A
+        file that is not an index is refused, byte for byte unchanged.
+        """
+        path = os.fspath(path)
+        if not os.path.exists(path) and not (writable and create):
+            raise IndexNotFoundError(f"no index at {path}: build one first with `index build FOLDER`")
+        if os.path.isdir(path):
+            raise ConfigError(f"{path} is a folder, not an index file")
+        store = cls(path, writable, _uri(path, writable, immutable=False))
+        try:
+            store._verify()
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    def _verify(self) -> None:
+        """Refuse a database that is not ours before anything writes to it; migrate a writer's."""
+        try:
+            tables = {row[0] for row in self._rows("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        except StorageError as error:
+            if isinstance(error.__cause__, apsw.NotADBError):
+                raise ConfigError(f"{self.path} is not an index: it is not a SQLite database") from error
+            raise
+        ours = migrations.RECORD_TABLE in tables and "meta" in tables
+        if tables and not ours:
+            foreign = sorted(tables)[:5]
+            raise ConfigError(
+                f"{self.path} is not an index (a database with tables {', '.join(foreign)}): "
+                "left unchanged; choose another --db"
+            )
+        if not ours and not self.writable:
+            raise IndexNotFoundError(f"no index at {self.path}: build one first with `index build FOLDER`")
+        if self.writable:
+            self._write_mode()
+            self.migrate()
+            return
+        missing = migrations.pending(ENGINE, self._applied_versions())
+        if missing:
+            raise IndexOutdatedError(
+                f"index {self.path} was made by an older version of indexer "
+                f"({len(missing)} schema changes to apply): run `index build` once to upgrade it"
+            )
+
+    def _write_mode(self) -> None:
+        """WAL lets readers keep their snapshot while a build commits; set once, kept in the file."""
+        self._rows("PRAGMA journal_mode = WAL")
+
+    def close(self) -> None:
+        """Close every thread's connection (call when no thread uses the store any more)."""
+        with self._connections_lock:
+            connections, self._connections = self._connections, []
+        for connection in connections:
+            connection.close()
+        self._local = threading.local()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- connections ----------------------------------------------------------------------------
+
+    @property
+    def db(self) -> apsw.Connection:
+        """This thread's connection, opened on first use."""
+        connection = getattr(self._local, "connection", None)
+        if connection is None:
+            connection = self._connect()
+            self._local.connection = connection
+            with self._connections_lock:
+                self._connections.append(connection)
+        return connection
+
+    def _connect(self) -> apsw.Connection:
+        flags = apsw.SQLITE_OPEN_URI
+        if self.writable:
+            flags |= apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
+        else:
+            flags |= apsw.SQLITE_OPEN_READONLY
+        try:
+            connection = apsw.Connection(self._uri, flags=flags)
+            connection.set_busy_timeout(BUSY_TIMEOUT_MS)
+            connection.enable_load_extension(True)
+            connection.load_extension(sqlite_vec.loadable_path())
+            connection.enable_load_extension(False)
+            if self.writable:
+                connection.execute("PRAGMA synchronous = NORMAL")
+            elif not self._uri.endswith("immutable=1"):
+                connection = self._readable(connection)
+        except apsw.ExtensionLoadingError as error:
+            raise StorageError(f"index {self.path}: cannot load sqlite-vec ({error})") from error
+        except apsw.Error as error:
+            raise self._failure(error) from error
+        return connection
+
+    def _readable(self, connection: apsw.Connection) -> apsw.Connection:
+        """The connection if it can read; else, in a folder where SQLite cannot make the WAL's
+        shared-memory file, the file opened as immutable (nobody can write there anyway)."""
+        try:
+            connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+            return connection
+        except (apsw.ReadOnlyError, apsw.CantOpenError):
+            connection.close()
+        self._uri = _uri(self.path, writable=False, immutable=True)
+        return self._connect()
+
+    def _failure(self, error: apsw.Error) -> Exception:
+        return storage_error(self.path, error) or error
+
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        """Run one statement on this thread's connection and return its rows."""
+        try:
+            return self.db.execute(sql, params).fetchall()
+        except apsw.Error as error:
+            raise self._failure(error) from error
+
+    def _value(self, sql: str, params: Sequence[Any] = ()) -> Any:
+        rows = self._rows(sql, params)
+        return rows[0][0] if rows else None
+
+    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
+        """Rows of any read-only SQL, for tools and tests that look inside the index."""
+        return self._rows(sql, params)
+
+    # -- schema and transactions ----------------------------------------------------------------
+
+    def migrate(self) -> list[str]:
+        """Apply the numbered SQL files this index lacks (see :mod:`indexer.store.migrations`)."""
+        return migrations.migrate(ENGINE, _SQLiteMigrations(self))
+
+    def _applied_versions(self) -> set[int]:
+        return {row[0] for row in self._rows(f"SELECT version FROM {migrations.RECORD_TABLE}")}
+
+    def applied_migrations(self) -> list[str]:
+        return [row[0] for row in self._rows(f"SELECT name FROM {migrations.RECORD_TABLE} ORDER BY version")]
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One write transaction (BEGIN IMMEDIATE: take the write lock now, not halfway through)."""
+        db = self.db
+        self._rows("BEGIN IMMEDIATE")
+        try:
+            yield
+            self._rows("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """A read transaction: every query inside sees the same committed state, even while a build
+        commits files (WAL lets readers keep their snapshot without blocking the writer)."""
+        self._rows("BEGIN")
+        try:
+            yield
+        finally:
+            if self.db.in_transaction:
+                self.db.execute("COMMIT")
+
+    def writer_lock(self, root: str) -> FileWriterLock:
+        """One writer per SQLite file, whatever the root: SQLite has one writer at a time anyway."""
+        return FileWriterLock(self.path, self.running_build_holder)
+
+    def expect_many_searches(self) -> None:
+        """From now on, search vectors in memory (loaded once, see
+        :mod:`indexer.store.sqlite_vectors`) rather than scanning sqlite-vec's table each time."""
+        self._many_searches = True
+
+    # -- metadata -------------------------------------------------------------------------------
+
+    def get_meta(self, key: str) -> str | None:
+        return self._value("SELECT value FROM meta WHERE key = ?", (key,))
+
+    def set_meta(self, values: dict[str, str]) -> None:
+        """Write several metadata values (call inside a transaction)."""
+        for key, value in values.items():
+            self._rows(
+                "INSERT INTO meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def create_vector_table(self, dimension: int) -> None:
+        """Create the vec0 table once the first commit fixes the dimension (inside that transaction)."""
+        if not isinstance(dimension, int) or dimension <= 0:
+            raise IndexerError(f"invalid vector dimension {dimension!r}")
+        # chunk_size 256 rather than vec0's 1024: each insert rewrites part of a chunk's blob, whose
+        # cost grows with the blob (about 4x faster inserts at 768 dimensions, same scan time)
+        self._rows(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {VECTOR_TABLE} "
+            f"USING vec0(embedding float[{dimension}] distance_metric=cosine, chunk_size=256)"
+        )
+        self.set_meta({"dimension": str(dimension)})
+
+    def has_vector_table(self) -> bool:
+        if not self._has_vector_table:  # once there, it stays (asked for every file of a build)
+            rows = self._rows("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,))
+            self._has_vector_table = bool(rows)
+        return self._has_vector_table
+
+    # -- files and chunks -----------------------------------------------------------------------
+
+    def file_states(self, root: str) -> dict[str, FileState]:
+        rows = self._rows(
+            "SELECT path, id, size, mtime_ns, content_hash, status FROM files WHERE root = ?", (root,)
+        )
+        return {row[0]: FileState._make(row[1:]) for row in rows}
+
+    def vectors_for_hashes(self, text_hashes: Iterable[str]) -> dict[str, bytes]:
+        """Stored vectors (float32 blobs) of chunks whose text hash is one of ``text_hashes``."""
+        wanted = list(dict.fromkeys(text_hashes))
+        if not wanted or not self.has_vector_table():
+            return {}
+        rows = self._rows(
+            f"SELECT c.text_hash, v.embedding FROM "
+            "(SELECT text_hash, MIN(id) AS id FROM chunks "
+            " WHERE text_hash IN (SELECT value FROM json_each(?)) GROUP BY text_hash) c "
+            f"JOIN {VECTOR_TABLE} v ON v.rowid = c.id",
+            (json.dumps(wanted),),
+        )
+        return dict(rows)
+
+    def write_files(self, files: Sequence[NewFile]) -> None:
+        """Replace each file's chunks and vectors with its new version (call inside a transaction).
+
+        The new rows are written before the old ones are dropped, and the caller's transaction makes
+        the swap atomic: after a crash each file is entirely old or entirely new. The chunks, their
+        vectors and their keyword entries go in with one statement each for the whole group, not one
+        per row: SQLite then runs the whole insert without coming back to Python, which a build's
+        other threads need (each return costs a wait for the interpreter lock), and FTS5 merges its
+        segments once per statement.
+        """
+        rows: list[tuple[int, int, int, int, str, str, str]] = []
+        vectors: list[bytes] = []
+        old_ids: list[int] = []
+        for new in files:
+            file_id, replaced = self._upsert_file(new)
+            old_ids.extend(replaced)
+            for seq, (chunk, text_hash, vector) in enumerate(
+                zip(new.chunks, new.text_hashes, new.vectors, strict=True)
+            ):
+                rows.append(
+                    (file_id, seq, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, text_hash)
+                )
+                vectors.append(vector)
+        if rows:
+            self._insert_chunks(rows, vectors)
+        self._delete_chunks(old_ids)
+        if rows or old_ids:
+            self._vectors_changed()
+
+    def _insert_chunks(
+        self, rows: list[tuple[int, int, int, int, str, str, str]], vectors: list[bytes]
+    ) -> None:
+        """Chunks get the ids after the largest in use (one writer at a time: the transaction holds the
+        write lock); their vectors are cut from one blob by those ids."""
+        first_id = self._value("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks")
+        self._rows(
+            "INSERT INTO chunks (id, file_id, seq, start_line, end_line, heading, text, text_hash) "
+            "SELECT ? + key, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, "
+            "value ->> 6 FROM json_each(?)",
+            (first_id, orjson.dumps(rows).decode("utf-8")),
+        )
+        width = len(vectors[0])
+        if any(len(vector) != width for vector in vectors):
+            raise IndexerError("vectors of different lengths in one write")
+        self._rows(
+            f"INSERT INTO {VECTOR_TABLE} (rowid, embedding) "
+            "SELECT id, substr(?, (id - ?) * ? + 1, ?) FROM chunks WHERE id >= ? ORDER BY id",
+            (b"".join(vectors), first_id, width, width, first_id),
+        )
+        self._rows(
+            "INSERT INTO chunks_fts (rowid, heading, text) "
+            "SELECT id, heading, text FROM chunks WHERE id >= ?",
+            (first_id,),
+        )
+
+    def _upsert_file(self, new: NewFile) -> tuple[int, list[int]]:
+        """The file's row (updated or inserted) and the ids of the chunks its old version had."""
+        file_id = self._value("SELECT id FROM files WHERE root = ? AND path = ?", (new.root, new.path))
+        if file_id is None:
+            self._rows(
+                "INSERT INTO files (root, path, size, mtime_ns, content_hash, status) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status),
+            )
+            return self.db.last_insert_rowid(), []
+        old_ids = [row[0] for row in self._rows("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
+        self._rows(
+            "UPDATE files SET size = ?, mtime_ns = ?, content_hash = ?, status = ? WHERE id = ?",
+            (new.size, new.mtime_ns, new.content_hash, new.status, file_id),
+        )
+        return file_id, old_ids
+
+    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
+        """Record new stat facts for a file whose content did not change (inside a transaction)."""
+        self._rows("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id))
+
+    def remove_file(self, file_id: int) -> None:
+        """Drop a file with its chunks, vectors and keyword entries (inside a transaction)."""
+        chunk_ids = [row[0] for row in self._rows("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
+        self._delete_chunks(chunk_ids)
+        self._rows("DELETE FROM files WHERE id = ?", (file_id,))
+        if chunk_ids:
+            self._vectors_changed()
+
+    def _delete_chunks(self, chunk_ids: list[int]) -> None:
+        """Drop chunks with their vectors and keyword entries (FTS5 needs the old text to forget it)."""
+        if not chunk_ids:
+            return
+        ids = json.dumps(chunk_ids)
+        self._rows(
+            "INSERT INTO chunks_fts (chunks_fts, rowid, heading, text) "
+            "SELECT 'delete', id, heading, text FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+            (ids,),
+        )
+        if self.has_vector_table():
+            # one rowid at a time: vec0 answers point deletes, not set deletes
+            for chunk_id in chunk_ids:
+                self._rows(f"DELETE FROM {VECTOR_TABLE} WHERE rowid = ?", (chunk_id,))
+        self._rows("DELETE FROM chunks WHERE id IN (SELECT value FROM json_each(?))", (ids,))
+
+    def _vectors_changed(self) -> None:
+        self.set_meta({VECTORS_VERSION: secrets.token_hex(8)})
+
+    # -- search ---------------------------------------------------------------------------------
+
+    def chunk_filter(self, chunk_filter: ChunkFilter) -> list[int]:
+        """The restriction :meth:`nearest` and :meth:`keyword_matches` take: here, the chunk ids."""
+        clauses, params = [], []
+        if chunk_filter.path_globs:
+            clauses.append("(" + " OR ".join("f.path GLOB ?" for _ in chunk_filter.path_globs) + ")")
+            params.extend(chunk_filter.path_globs)
+        if chunk_filter.extensions:
+            clauses.append("(" + " OR ".join("lower(f.path) GLOB ?" for _ in chunk_filter.extensions) + ")")
+            params.extend(f"*.{extension.lower().lstrip('.')}" for extension in chunk_filter.extensions)
+        where = " AND ".join(clauses) if clauses else "1"
+        sql = f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}"
+        return [row[0] for row in self._rows(sql, params)]
+
+    def nearest(
+        self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``k`` chunks nearest to ``query`` by cosine distance, optionally among ``allowed_ids``.
+
+        The filter is applied inside the KNN scan (``rowid IN``), so k hits come back when k exist.
+        """
+        if k <= 0 or not self.has_vector_table() or (allowed_ids is not None and not allowed_ids):
+            return []
+        if self._many_searches or k > VEC0_MAX_K:
+            return self._vector_matrix().nearest(query, k, allowed_ids)
+        blob = np.asarray(query, dtype=np.float32).tobytes()
+        if allowed_ids is None:
+            sql = f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ?"
+            return self._rows(sql, (blob, k))
+        sql = (
+            f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
+            "AND rowid IN (SELECT value FROM json_each(?))"
+        )
+        return self._rows(sql, (blob, k, json.dumps(list(allowed_ids))))
+
+    def _vector_matrix(self) -> VectorMatrix:
+        """All vectors in memory, shared by this store's threads, reloaded when any process has
+        added or removed vectors since the last load."""
+        version = self.get_meta(VECTORS_VERSION)
+        with self._matrix_lock:
+            if self._matrix is None or version != self._matrix_version:
+                rows = self._rows(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
+                ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
+                vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
+                self._matrix = VectorMatrix(ids, vectors.reshape(len(rows), -1))
+                self._matrix_version = version
+            return self._matrix
+
+    def keyword_matches(
+        self, words: Sequence[str], k: int, allowed_ids: Sequence[int] | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``k`` chunks that match any of ``words`` best, as (chunk id, bm25) where lower bm25 is
+        better (FTS5's sign). Each word is quoted, so none is read as an FTS5 operator."""
+        fts_query = " OR ".join(f'"{word}"' for word in words)
+        if k <= 0 or not fts_query or (allowed_ids is not None and not allowed_ids):
+            return []
+        sql = "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
+        params: list[object] = [fts_query]
+        if allowed_ids is not None:
+            sql += " AND rowid IN (SELECT value FROM json_each(?))"
+            params.append(json.dumps(list(allowed_ids)))
+        sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
+        params.append(k)
+        try:
+            return self.db.execute(sql, params).fetchall()
+        except apsw.SQLError as error:
+            raise ConfigError(f"keyword query {fts_query!r} is not valid: {error}") from error
+        except apsw.Error as error:
+            raise self._failure(error) from error
+
+    def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]:
+        rows = self._rows(
+            "SELECT c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text "
+            "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN (SELECT value FROM json_each(?))",
+            (json.dumps(list(chunk_ids)),),
+        )
+        return {row[0]: StoredChunk(*row) for row in rows}
+
+    # -- builds and status ----------------------------------------------------------------------
+
+    def start_build(self, root: str, model: str, pid: int, host: str, started_at: float) -> int:
+        with self.transaction():
+            return self._value(
+                "INSERT INTO builds (root, started_at, model, pid, host) VALUES (?, ?, ?, ?, ?) RETURNING id",
+                (root, started_at, model, pid, host),
+            )
+
+    def add_build_counts(self, build_id: int, counts: BuildCounts) -> None:
+        """Add what a group of files did to its build's record (inside that group's transaction), so
+        the record says what is committed even when the build dies before it ends."""
+        assignments = ", ".join(f"{name} = {name} + ?" for name in BuildCounts.columns())
+        self._rows(f"UPDATE builds SET {assignments} WHERE id = ?", (*counts.values(), build_id))
+
+    def finish_build(
+        self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float
+    ) -> None:
+        assignments = ", ".join(f"{name} = ?" for name in BuildCounts.columns())
+        with self.transaction():
+            self._rows(
+                f"UPDATE builds SET finished_at = ?, outcome = ?, error = ?, {assignments} WHERE id = ?",
+                (finished_at, outcome, error, *counts.values(), build_id),
+            )
+
+    def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
+        names = ("id", "root", "started_at", "finished_at", "outcome", "model", "pid", "host", "error")
+        names += BuildCounts.columns()
+        rows = self._rows(f"SELECT {', '.join(names)} FROM builds ORDER BY id DESC LIMIT ?", (limit,))
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def running_build_holder(self) -> str:
+        """Who runs this index's newest unfinished build, for the message of a refused builder."""
+        rows = self._rows(
+            "SELECT pid, host, started_at FROM builds WHERE outcome = 'running' ORDER BY id DESC LIMIT 1"
+        )
+        return describe_holder(rows[0] if rows else None)
+
+    def roots(self) -> list[str]:
+        return [row[0] for row in self._rows("SELECT DISTINCT root FROM files ORDER BY root")]
+
+    def mark_interrupted_builds(self) -> None:
+        """Builds still 'running' when the writer lock is free were killed: say so in their record."""
+        if self._value("SELECT 1 FROM builds WHERE outcome = 'running' LIMIT 1") is None:
+            return  # the usual case: no write transaction for nothing
+        with self.transaction():
+            self._rows("UPDATE builds SET outcome = 'interrupted' WHERE outcome = 'running'")
+
+    def is_empty(self) -> bool:
+        """No chunk at all (one row looked at, unlike ``counts``, which scans every row)."""
+        return self._value("SELECT 1 FROM chunks LIMIT 1") is None
+
+    def counts(self) -> dict[str, int]:
+        files = self._value("SELECT count(*) FROM files WHERE status = 'indexed'")
+        chunks = self._value("SELECT count(*) FROM chunks")
+        return {"files": files, "chunks": chunks}
+
+    def integrity_problems(self) -> list[str]:
+        """What is wrong with the database, if anything: SQLite's own check plus orphan rows."""
+        problems = [row[0] for row in self._rows("PRAGMA integrity_check") if row[0] != "ok"]
+        orphan_chunks = self._value("SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)")
+        if orphan_chunks:
+            problems.append(f"{orphan_chunks} chunks without a file")
+        if self.has_vector_table():
+            missing = self._value(
+                f"SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM {VECTOR_TABLE})"
+            )
+            orphans = self._value(
+                f"SELECT count(*) FROM {VECTOR_TABLE} WHERE rowid NOT IN (SELECT id FROM chunks)"
+            )
+            if missing:
+                problems.append(f"{missing} chunks without a vector")
+            if orphans:
+                problems.append(f"{orphans} vectors without a chunk")
+        return problems
+
+    # -- rebuilding -----------------------------------------------------------------------------
+
+    def scratch_path(self) -> str:
+        """Where a rebuild builds the new index before it is copied over this one."""
+        return self.path + REBUILD_SUFFIX
+
+    def own_files(self) -> list[str]:
+        """Every file this index keeps on disk (a rebuild's scratch copy included), for a watcher to
+        ignore."""
+        base = os.path.realpath(self.path)
+        databases = (base, base + REBUILD_SUFFIX)
+        return [
+            lock_path(self.path),
+            *(db + suffix for db in databases for suffix in ("", *COMPANION_SUFFIXES)),
+        ]
+
+    def open_scratch(self) -> SQLiteStore:
+        """A new, empty index beside this one (any leftover of a killed rebuild removed first)."""
+        remove_database(self.scratch_path())
+        return SQLiteStore.open(self.scratch_path(), writable=True, create=True)
+
+    def replace_with(self, scratch: SQLiteStore) -> None:
+        """Copy ``scratch`` over this index in one step (its readers see the old or the new one),
+        then delete the scratch files."""
+        try:
+            with self.db.backup("main", scratch.db, "main") as backup:
+                while not backup.done:
+                    backup.step(-1)
+        except apsw.Error as error:
+            raise self._failure(error) from error
+        self._has_vector_table = False
+
+    def discard_scratch(self) -> None:
+        remove_database(self.scratch_path())
+
+
+class _SQLiteMigrations:
+    """How :func:`indexer.store.migrations.migrate` applies SQL files to a SQLite index."""
+
+    def __init__(self, store: SQLiteStore) -> None:
+        self.store = store
+
+    def create_record_table(self) -> None:
+        self.store._rows(
+            f"CREATE TABLE IF NOT EXISTS {migrations.RECORD_TABLE} "
+            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
+        )
+
+    def applied_versions(self) -> set[int]:
+        return self.store._applied_versions()
+
+    def locked_transaction(self) -> Any:
+        return self.store.transaction()  # BEGIN IMMEDIATE: one process at a time
+
+    def execute_script(self, sql: str) -> None:
+        self.store._rows(sql)
+
+    def record(self, migration: migrations.Migration, applied_at: float) -> None:
+        self.store._rows(
+            f"INSERT INTO {migrations.RECORD_TABLE} (version, name, applied_at) VALUES (?, ?, ?)",
+            (migration.version, migration.name, applied_at),
+        )
+
+
+def describe_holder(row: Sequence[Any] | None) -> str:
+    """``pid 4121 on build-02 since 09:14:03`` from a running build's (pid, host, started_at)."""
+    if row is None or row[0] is None:
+        return "another process"
+    return f"pid {row[0]} on {row[1]} since {time.strftime('%H:%M:%S', time.localtime(row[2]))}"
+
+
+def remove_database(path: str) -> None:
+    """Delete a SQLite file with the files SQLite keeps beside it."""
+    for suffix in ("", *COMPANION_SUFFIXES):
+        try:
+            os.remove(path + suffix)
+        except FileNotFoundError:
+            continue
+
+
+def _uri(path: str, writable: bool, immutable: bool) -> str:
+    """A ``file:`` URI for ``path`` (any character in the name is escaped)."""
+    absolute = quote(str(Path(path).resolve()) if os.path.exists(path) else os.path.abspath(path))
+    if writable:
+        return f"file:{absolute}"
+    return f"file:{absolute}?immutable=1" if immutable else f"file:{absolute}?mode=ro"
