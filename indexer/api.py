@@ -366,8 +366,8 @@ def _check_matches(backend: EmbeddingBackend, recorded: str | None, location: st
     if ours != wanted:
         raise ConfigError(
             f"index {location} holds vectors made with other settings than this backend's "
-            f"({describe_difference(wanted, ours)}): it was built or rebuilt with another model; "
-            "open it without a backend to use its own"
+            f"(the index's -> this backend's: {describe_difference(wanted, ours)}): it was built or "
+            "rebuilt with another model; open it without a backend to use its own"
         )
 
 

@@ -21,8 +21,9 @@ from typing import Any
 import click
 
 from indexer.api import Index, default_index_path
-from indexer.errors import IndexerError
+from indexer.errors import IndexerError, StorageError
 from indexer.pipeline.options import BuildOptions
+from indexer.search import MAX_K
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -52,6 +53,15 @@ class IndexerGroup(click.Group):
         except IndexerError as error:
             click.echo(f"error: {error}", err=True)
             ctx.exit(error.exit_code)
+        except OSError as error:  # the system refused something the library did not expect to fail
+            click.echo(f"error: {describe_os_error(error)}", err=True)
+            ctx.exit(StorageError.exit_code)
+
+
+def describe_os_error(error: OSError) -> str:
+    """``too many open files: /path`` from an OSError, on one line."""
+    reason = (error.strerror or str(error) or type(error).__name__).lower()
+    return f"{reason}: {error.filename}" if error.filename else reason
 
 
 @click.group(cls=IndexerGroup, epilog=EXIT_CODES_HELP)
@@ -204,7 +214,9 @@ def report_dict(report: Any) -> dict[str, Any]:
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("text")
 @db_option
-@click.option("-k", "k", type=click.IntRange(min=1), default=5, show_default=True, help="How many hits.")
+@click.option(
+    "-k", "k", type=click.IntRange(min=1, max=MAX_K), default=5, show_default=True, help="How many hits."
+)
 @click.option(
     "--mode", type=click.Choice(["hybrid", "vector", "keyword"]), default="hybrid", show_default=True
 )
@@ -236,7 +248,7 @@ def query(
     with Index.open(db_path or default_index_path(), create=False) as index:
         if base_url is not None or api_key is not None:
             index.connect(base_url, api_key)
-        if index.backend is not None and mode != "keyword":
+        if mode != "keyword" and index.backend is not None:
             index.backend.one_shot = True  # this process asks one question: start fast
         hits = index.search(text, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
     output_format = "json" if as_json else output_format

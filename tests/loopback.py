@@ -37,6 +37,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 
@@ -394,7 +395,7 @@ def _handler_for(server: LoopbackServer) -> type[BaseHTTPRequestHandler]:
                 body = {}
             batch_size = len(_texts(body.get("input")))
             server._record(Recorded(self.path, headers, body, self.client_address[:2], batch_size))
-            if self.path != server.path:
+            if urlsplit(self.path).path != server.path:
                 self._send(404, {"error": "404 page not found"})
                 return
             fault = server._next_fault()

@@ -16,17 +16,19 @@ OpenAI-compatible backends (and every server that imitates them) are judged by t
 
 from __future__ import annotations
 
+import base64
 import email.utils
 import functools
 import json
 import random
+import re
 import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import httpx
 import orjson
@@ -123,14 +125,16 @@ class HttpClient:
             raise ConfigError(f"{backend} backend: max_attempts must be at least 1, not {max_attempts}")
         self.backend = backend
         url, auth = _split_credentials(backend, base_url)
-        self.base_url = str(url).rstrip("/")
+        self.url = url.copy_with(path=url.path.rstrip("/") or "/")
+        #: The server's URL without credentials, for messages (its query string is never shown).
+        self.base_url = display_url(str(self.url))
         self.timeout = timeout
         self.connect_timeout = connect_timeout
         self.max_attempts = max_attempts
         self.base_delay = base_delay
         self.max_delay = max_delay
         self.max_retry_after = max_retry_after
-        self._secrets = tuple(secret for secret in (*secrets, *(auth or ())) if secret)
+        self._secrets = credential_forms(secrets, auth, url)
         self._explain = explain
         self._client = httpx.Client(
             auth=auth,
@@ -149,7 +153,7 @@ class HttpClient:
         Retries connection failures, timeouts, 408, 429 and 5xx up to ``max_attempts`` times. Raises
         :class:`InputTooLongError`, :class:`BackendUnreachableError` or :class:`BackendError`.
         """
-        url = self.base_url + path
+        url = self.endpoint(path)
         body = orjson.dumps(payload)
         last_failure = ""
         unreachable = False
@@ -189,6 +193,10 @@ class HttpClient:
                 time.sleep(wait if wait is not None else self._backoff(attempt))
         kind = BackendUnreachableError if unreachable else BackendError
         raise self.error(kind, f"{last_failure}; gave up after {self.max_attempts} attempts", url)
+
+    def endpoint(self, path: str) -> str:
+        """The URL of ``path`` under the server's URL; a query string in that URL is kept."""
+        return str(self.url.copy_with(path=self.url.path.rstrip("/") + path))
 
     def error(self, kind: type[BackendError], what: str, url: str | None = None) -> BackendError:
         """Build ``kind`` with the one-line message every backend error carries."""
@@ -266,9 +274,7 @@ class HttpClient:
         raise self.error(BackendError, f"request refused ({said})", url)
 
     def _one_line(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, "***")
-        return " ".join(text.split())
+        return " ".join(mask_credentials(text, self._secrets).split())
 
 
 class HttpBackend(EmbeddingBackend):
@@ -354,9 +360,56 @@ def retry_after_seconds(headers: httpx.Headers) -> float | None:
 
 
 def display_url(url: str) -> str:
-    """``url`` without user name, password or query string, fit for a message or a config."""
+    """``url`` without user name, password or query string, fit for a message."""
     parts = urlsplit(url)
     return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
+
+def recorded_url(url: str) -> str:
+    """``url`` as an index may record it: no user name or password, and no query parameter whose
+    name says it holds a secret (``api_key``, ``token``, ``sig``...); others (``api-version``) stay."""
+    parts = urlsplit(url)
+    kept = [
+        (name, value)
+        for name, value in parse_qsl(parts.query, keep_blank_values=True)
+        if not _is_secret(name)
+    ]
+    netloc = parts.netloc.rpartition("@")[2]
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), urlencode(kept), ""))
+
+
+def _is_secret(name: str) -> bool:
+    return bool(_SECRET_NAME.search(name))
+
+
+#: Query parameters and headers whose value is a credential.
+_SECRET_NAME = re.compile(r"key|token|secret|passw|sig|auth|credential|session", re.IGNORECASE)
+#: Credentials as servers echo them: an ``Authorization`` value, or an ``api-key``-style header.
+_CREDENTIAL = re.compile(
+    r"\b(Basic|Bearer)(\s+)[A-Za-z0-9+/=._~-]{6,}|"
+    r"\b((?:x-)?api[-_]?key|x-goog-api-key)(\"?\s*[:=]\s*\"?)[^\s\"',;]{4,}",
+    re.IGNORECASE,
+)
+
+
+def credential_forms(secrets: Iterable[str], auth: tuple[str, str] | None, url: httpx.URL) -> tuple[str, ...]:
+    """Every form in which this client's credentials could come back in a server's message: the
+    keys, the basic-auth password and the base64 of ``user:password``, secrets in the URL's query."""
+    forms = [*secrets]
+    if auth is not None:
+        user, password = auth
+        pair = f"{user}:{password}"
+        forms += [password, pair, base64.b64encode(pair.encode()).decode()]
+    forms += [value for name, value in url.params.multi_items() if _is_secret(name)]
+    return tuple(sorted({form for form in forms if len(form) >= 3}, key=len, reverse=True))
+
+
+def mask_credentials(text: str, secrets: Iterable[str] = ()) -> str:
+    """``text`` with every credential replaced by ``***``: the known ``secrets`` wherever they appear,
+    and any ``Basic``/``Bearer`` value or ``api-key`` header value, known or not."""
+    for secret in secrets:
+        text = text.replace(secret, "***")
+    return _CREDENTIAL.sub(lambda match: f"{match[1] or match[3]}{match[2] or match[4]}***", text)
 
 
 def _split_credentials(backend: str, base_url: str) -> tuple[httpx.URL, tuple[str, str] | None]:

@@ -12,7 +12,7 @@ import ipaddress
 import os
 from typing import Any
 
-from indexer.backends.http import ErrorResponse, HttpBackend, HttpClient, display_url
+from indexer.backends.http import ErrorResponse, HttpBackend, HttpClient, recorded_url
 from indexer.errors import BackendError, BackendUnreachableError
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
@@ -39,14 +39,15 @@ def ollama_base_url(host: str | None) -> str:
     if not separator:
         scheme, rest = "http", value
     default_port = _SCHEME_PORTS.get(scheme, _DEFAULT_PORT) if separator else _DEFAULT_PORT
-    hostport, _, path = rest.partition("/")
+    authority, _, path = rest.partition("/")
+    userinfo, at, hostport = authority.rpartition("@")  # user:password@ goes to basic authentication
     name, port_text = _split_host_port(hostport)
     name = _LISTEN_ALL.get(name, name) or "127.0.0.1"
     port = int(port_text) if port_text.isdigit() and int(port_text) <= 65535 else default_port
     if _is_ipv6(name):
         name = f"[{name}]"
     path = path.rstrip("/")
-    return f"{scheme}://{name}:{port}" + (f"/{path}" if path else "")
+    return f"{scheme}://{userinfo}{at}{name}:{port}" + (f"/{path}" if path else "")
 
 
 def _split_host_port(hostport: str) -> tuple[str, str]:
@@ -131,7 +132,7 @@ class OllamaBackend(HttpBackend):
         answer = self.http.post_json("/api/embed", payload)
         if not isinstance(answer, dict) or not isinstance(answer.get("embeddings"), list):
             raise self.http.error(
-                BackendError, "answer has no `embeddings` list", self.http.base_url + "/api/embed"
+                BackendError, "answer has no `embeddings` list", self.http.endpoint("/api/embed")
             )
         tokens = answer.get("prompt_eval_count")
         if isinstance(tokens, int):
@@ -143,7 +144,7 @@ class OllamaBackend(HttpBackend):
         return {
             "backend": self.kind,
             "model": self.model_name,
-            "host": display_url(self.host),
+            "host": recorded_url(self.host),
             "truncate": self.truncate,
             "keep_alive": self.keep_alive,
             **self._shared_config(),

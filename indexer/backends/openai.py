@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from indexer.backends.http import HttpBackend, HttpClient
+from indexer.backends.http import HttpBackend, HttpClient, recorded_url
 from indexer.errors import BackendError, ConfigError, VectorCheckError
 
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
@@ -84,8 +84,8 @@ class OpenAIBackend(HttpBackend):
             base_delay=retry_base_delay,
             max_delay=retry_max_delay,
         )
-        #: The API root, without any credentials it was given with.
-        self.base_url = self.http.base_url
+        #: The API root as recorded: without credentials, nor secrets in its query string.
+        self.base_url = recorded_url(str(self.http.url))
 
     @property
     def dimension(self) -> int | None:
@@ -104,7 +104,7 @@ class OpenAIBackend(HttpBackend):
         if self.dimensions is not None:
             payload["dimensions"] = self.dimensions
         answer = self.http.post_json("/embeddings", payload)
-        url = self.base_url + "/embeddings"
+        url = self.http.endpoint("/embeddings")
         if not isinstance(answer, dict) or not isinstance(answer.get("data"), list):
             raise self.http.error(BackendError, "answer has no `data` list", url)
         self._count_tokens(answer.get("usage"))

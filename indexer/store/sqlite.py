@@ -22,10 +22,11 @@ from __future__ import annotations
 import json
 import os
 import secrets
+import shutil
 import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -55,6 +56,11 @@ from indexer.store.records import (
 )
 from indexer.store.sqlite_vectors import VectorMatrix
 
+try:
+    import resource  # POSIX only: the file size limit in messages
+except ImportError:  # pragma: no cover (Windows)
+    resource = None
+
 ENGINE = "sqlite"
 BUSY_TIMEOUT_MS = 10_000
 VECTOR_TABLE = "chunk_vectors"
@@ -72,7 +78,7 @@ _STORAGE_FAILURES: tuple[tuple[type[apsw.Error], str], ...] = (
     (apsw.FullError, "the disk is full (or the file size limit was reached): free space and build again"),
     (apsw.ReadOnlyError, "the index is read-only here: build it where its file and folder are writable"),
     (apsw.PermissionsError, "permission denied: check the index's file and folder permissions"),
-    (apsw.CorruptError, "the database file is damaged: build it anew with --rebuild, or restore a copy"),
+    (apsw.CorruptError, "the file is damaged: delete it (with its -wal and -shm files) and build again"),
     (apsw.NotADBError, "the file is not a SQLite database"),
     (apsw.CantOpenError, "cannot open the file (missing folder, permissions, or too many open files)"),
     (apsw.IOError, "a disk read or write failed (full disk, file size limit, or hardware)"),
@@ -85,8 +91,30 @@ def storage_error(path: str, error: apsw.Error) -> IndexerError | None:
     """The one-line error for a failure of the storage itself, or None for any other apsw error."""
     if isinstance(error, apsw.BusyError):
         return IndexLockedError(f"index {path}: {_advice(error)} ({error})")
+    if isinstance(error, apsw.SQLError) and "sqlite-vec error" in str(error):
+        # sqlite-vec reports a failed write of its own pages as a plain error, without the cause
+        return StorageError(f"index {path}: writing vectors failed ({error}); {_space_hint(path)}")
     advice = _advice(error)
-    return StorageError(f"index {path}: {advice} ({error})") if advice else None
+    if advice is None:
+        return None
+    if isinstance(error, (apsw.FullError, apsw.IOError)):
+        advice = f"{advice}; {_space_hint(path)}"
+    return StorageError(f"index {path}: {advice} ({error})")
+
+
+def _space_hint(path: str) -> str:
+    """What the system says now about room for the index: free space, and the file size limit."""
+    folder = os.path.dirname(os.path.abspath(path))
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return "check the free space on its disk"
+    hint = f"{free / 2**20:.0f} MB free on its disk"
+    if resource is not None:
+        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+        if limit != resource.RLIM_INFINITY:
+            hint += f", files limited to {limit / 2**20:.1f} MB (ulimit -f)"
+    return f"{hint}; make room and build again"
 
 
 def _advice(error: apsw.Error) -> str | None:
@@ -264,14 +292,12 @@ class SQLiteStore(MetaValues):
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """One write transaction (BEGIN IMMEDIATE: take the write lock now, not halfway through)."""
-        db = self.db
         self._rows("BEGIN IMMEDIATE")
         try:
             yield
             self._rows("COMMIT")
         except BaseException:
-            if db.in_transaction:
-                db.execute("ROLLBACK")
+            self._roll_back()
             raise
 
     @contextmanager
@@ -281,9 +307,18 @@ class SQLiteStore(MetaValues):
         self._rows("BEGIN")
         try:
             yield
-        finally:
-            if self.db.in_transaction:
-                self.db.execute("COMMIT")
+        except BaseException:
+            self._roll_back()
+            raise
+        self._rows("COMMIT")
+
+    def _roll_back(self) -> None:
+        """End a failed transaction. Called while its error propagates: a rollback that fails too (a
+        damaged or vanished file) must not replace that error, which says what went wrong first."""
+        db = self.db
+        if db.in_transaction:
+            with suppress(apsw.Error):
+                db.execute("ROLLBACK")
 
     def writer_lock(self, root: str) -> FileWriterLock:
         """One writer per SQLite file, whatever the root: SQLite has one writer at a time anyway."""
