@@ -245,7 +245,9 @@ def test_cli_query_without_the_key_the_index_was_built_with_exits_4(bikes, index
 def test_cli_a_batch_the_server_refuses_fails_its_files_with_exit_1(bikes, index_path, ollama_server):
     ollama_server.fail_next(1, "bad_request")
     backend = [*OLLAMA_NOMIC, "--base-url", ollama_server.url]
-    result = cli("build", str(bikes), *backend, "--batch-size", "8", "--db", str(index_path), "--json")
+    # one batch in flight at a time, so the first request the server sees (and refuses) is batch 1
+    options = ["--batch-size", "8", "--concurrency", "1", "--db", str(index_path), "--json"]
+    result = cli("build", str(bikes), *backend, *options)
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     assert len(ollama_server.requests) == report["requests"] == report["batches"] > 1  # no retry
