@@ -76,7 +76,6 @@ class InstantBackend(EmbeddingBackend):
 
     kind = "bench-instant"
     model_name = "instant-hash-384"
-    can_embed = True
     max_tokens = MAX_TOKENS
 
     @property

@@ -47,8 +47,11 @@ class Index:
     ...     hits = index.search("how do I rotate keys", k=3)
     """
 
-    def __init__(self, location: str, backend: EmbeddingBackend | None = None) -> None:
+    def __init__(
+        self, location: str, backend: EmbeddingBackend | None = None, one_shot: bool = False
+    ) -> None:
         self.location = location
+        self._one_shot = one_shot
         self.path = location  # kept for callers of older versions
         self._given_backend = backend
         self._backend = backend
@@ -64,6 +67,7 @@ class Index:
         path: str | os.PathLike[str] | None = None,
         create: bool = True,
         backend: EmbeddingBackend | None = None,
+        one_shot: bool = False,
     ) -> Index:
         """Open the index at ``path`` (default: ``$INDEX_DB`` or ``index.db``).
 
@@ -71,9 +75,10 @@ class Index:
         recorded in the index. With ``create`` (the default) a missing index is created and an older
         one migrated; with ``create=False`` nothing is ever created or written, and a missing index
         raises :class:`indexer.errors.IndexNotFoundError`. A database that is not an index is
-        refused (:class:`ConfigError`) and left unchanged.
+        refused (:class:`ConfigError`) and left unchanged. ``one_shot`` says this process asks a
+        question or two (a one-off ``index query``): the recorded backend then starts faster.
         """
-        index = cls(os.fspath(path) if path is not None else default_index_path(), backend)
+        index = cls(os.fspath(path) if path is not None else default_index_path(), backend, one_shot)
         try:
             index._reader = open_store(index.location, writable=False)
         except (IndexNotFoundError, IndexOutdatedError):
@@ -259,7 +264,7 @@ class Index:
             self._drop_backend()
             config = store.get_json("backend")
             if config is not None:
-                self._backend = make_backend(with_connection(config, *self._connection))
+                self._backend = make_backend(with_connection(config, *self._connection), self._one_shot)
                 self._backend_settings = recorded
             return self._backend
 
@@ -420,7 +425,7 @@ def settings_differences(recorded: dict[str, Any] | None, fingerprint: dict[str,
 def settings_differ_message(differences: list[str]) -> str:
     return (
         f"this build's settings differ from the index's: {_joined(differences)}; "
-        "pass --rebuild to build a new index with them"
+        "rebuild the index with them (--rebuild)"
     )
 
 

@@ -7,6 +7,7 @@ Exit codes (also in the README and `index --help`):
   3  the index is locked by another build
   4  the embedding backend or the PostgreSQL database is unreachable (connection refused, unknown
      model, bad credentials)
+  5  the index's storage failed (disk full, file size limit, read-only, damaged file)
 """
 
 from __future__ import annotations
@@ -16,14 +17,18 @@ import io
 import json
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import click
 
 from indexer.api import Index, default_index_path
+from indexer.backends import EmbeddingBackend, make_backend
+from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY
 from indexer.errors import IndexerError, StorageError
-from indexer.pipeline.options import BuildOptions
-from indexer.search import MAX_K
+from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
+from indexer.search import MAX_K, MODES
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -32,6 +37,7 @@ Exit codes:
   2  usage or configuration error
   3  index locked by another build
   4  embedding backend or database unreachable
+  5  the index's storage failed (disk full, read-only, damaged)
 """
 
 db_option = click.option(
@@ -70,14 +76,29 @@ def main() -> None:
     """Index a folder of documents and search it by meaning."""
 
 
+def build_option(name: str, **options: Any) -> Callable[[Callable], Callable]:
+    """A ``--NAME`` option of ``index build`` whose default and help come from :class:`BuildOptions`."""
+    concurrency = ", ".join(f"{kind} {count}" for kind, count in BUILTIN_CONCURRENCY.items())
+    flag = "--" + name.replace("_", "-")
+    return click.option(
+        flag,
+        name,
+        default=getattr(BuildOptions, name),
+        help=option_help(name, concurrency=concurrency),
+        **options,
+    )
+
+
 @main.command(epilog=EXIT_CODES_HELP)
 @click.argument("folder", type=click.Path(file_okay=False, path_type=str))
 @db_option
 @click.option(
     "--backend",
-    type=click.Choice(["embedded", "ollama", "openai"]),
+    "kind",
     default=None,
-    help="Embedding backend (default: the index's, or 'embedded' for a new index).",
+    metavar="|".join(BACKEND_KINDS),
+    help="Embedding backend (default: the index's, or 'embedded' for a new index); a package can add "
+    "more under the 'indexer.backends' entry point group.",
 )
 @click.option(
     "--model", default=None, help="Model name, or for 'embedded' a folder with model.onnx + tokenizer.json."
@@ -93,37 +114,19 @@ def main() -> None:
 @click.option(
     "--document-prefix", default=None, help="Text put before each chunk (default: the model's known one)."
 )
-@click.option(
-    "--batch-size",
-    type=click.IntRange(min=1),
-    default=BuildOptions.batch_size,
-    show_default=True,
-    help="Chunks per embed call.",
-)
-@click.option(
-    "--concurrency",
-    type=click.IntRange(min=1),
-    default=None,
-    help="Batches in flight at once (default: 1 for embedded and ollama, 4 for openai).",
-)
-@click.option("--chunk-tokens", type=int, default=None, help="Smaller chunks than the model's input limit.")
+@build_option("batch_size", type=click.IntRange(min=1), show_default=True)
+@build_option("concurrency", type=click.IntRange(min=1))
+@build_option("chunk_tokens", type=click.IntRange(min=MIN_CHUNK_TOKENS))
 @click.option(
     "--rebuild", is_flag=True, help="Settings differ from the index's: build anew and swap in at the end."
 )
-@click.option(
-    "--wait",
-    "wait_seconds",
-    type=click.FloatRange(min=0),
-    default=0,
-    show_default=True,
-    help="Seconds to wait for another build to finish.",
-)
+@build_option("wait", type=click.FloatRange(min=0), show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar, no warnings, no summary line.")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object.")
 def build(
     folder: str,
     db_path: str | None,
-    backend: str | None,
+    kind: str | None,
     model: str | None,
     base_url: str | None,
     api_key: str | None,
@@ -134,25 +137,24 @@ def build(
     concurrency: int | None,
     chunk_tokens: int | None,
     rebuild: bool,
-    wait_seconds: float,
+    wait: float,
     quiet: bool,
     as_json: bool,
 ) -> None:
     """Index FOLDER: embed new and changed files, remove deleted ones."""
-    chosen = backend_from_options(
-        backend, model, base_url, api_key, dimensions, query_prefix, document_prefix
-    )
+    server = ServerOptions(base_url, api_key, dimensions, query_prefix, document_prefix)
+    chosen = chosen_backend(kind, model, server)
     show_progress = not quiet and not as_json and sys.stderr.isatty()
     warn = (lambda message: None) if quiet else (lambda message: click.echo(f"warning: {message}", err=True))
     with Index.open(db_path or default_index_path()) as index:
         report = index.build(
             folder,
             backend=chosen,
+            rebuild=rebuild,
             batch_size=batch_size,
             concurrency=concurrency,
             chunk_tokens=chunk_tokens,
-            rebuild=rebuild,
-            wait=wait_seconds,
+            wait=wait,
             progress=show_progress,
             warn=warn,
         )
@@ -167,40 +169,62 @@ def build(
     sys.exit(report.exit_code)
 
 
-def backend_from_options(
-    kind: str | None,
-    model: str | None,
-    base_url: str | None,
-    api_key: str | None,
-    dimensions: int | None,
-    query_prefix: str | None,
-    document_prefix: str | None,
-):  # noqa: ANN201
-    """A backend when the options name one; None to let the index decide (its recorded backend)."""
-    if kind is None and model is None:
-        if any(value is not None for value in (base_url, api_key, dimensions, query_prefix, document_prefix)):
-            raise click.UsageError("--base-url, --api-key, --dimensions and prefixes need --backend")
-        return None
-    from indexer.backends import make_backend
+@dataclass(frozen=True)
+class ServerOptions:
+    """What ``index build`` may say about a backend besides its kind and model."""
 
-    config: dict[str, Any] = {"backend": kind or "embedded", "model": model}
-    if config["backend"] == "ollama":
-        config.update(host=base_url, query_prefix=query_prefix, document_prefix=document_prefix)
-    elif config["backend"] == "openai":
-        config.update(
-            base_url=base_url,
-            api_key=api_key,
-            dimensions=dimensions,
-            query_prefix=query_prefix,
-            document_prefix=document_prefix,
+    base_url: str | None = None
+    api_key: str | None = None
+    dimensions: int | None = None
+    query_prefix: str | None = None
+    document_prefix: str | None = None
+
+    def given(self, *allowed: str) -> list[str]:
+        """The flags given that are not among ``allowed``."""
+        return [
+            f"--{name.replace('_', '-')}"
+            for name, value in asdict(self).items()
+            if value is not None and name not in allowed
+        ]
+
+
+def chosen_backend(kind: str | None, model: str | None, server: ServerOptions) -> EmbeddingBackend | None:
+    """The backend the options name; None to let the index decide (its recorded backend)."""
+    if kind is None and model is None:
+        if server.given():
+            raise click.UsageError(f"{', '.join(server.given())} need --backend")
+        return None
+    kind = kind or "embedded"
+    allowed = {
+        "ollama": ("base_url", "query_prefix", "document_prefix"),
+        "openai": ("base_url", "api_key", "dimensions", "query_prefix", "document_prefix"),
+    }.get(kind, ())
+    if server.given(*allowed):
+        raise click.UsageError(f"{', '.join(server.given(*allowed))} do not apply to --backend {kind}")
+    if kind == "embedded":
+        from indexer.backends.embedded import EmbeddedBackend
+
+        return EmbeddedBackend(model)
+    if not model:
+        raise click.UsageError(f"--backend {kind} needs --model")
+    if kind == "ollama":
+        from indexer.backends.ollama import OllamaBackend
+
+        return OllamaBackend(
+            model, server.base_url, query_prefix=server.query_prefix, document_prefix=server.document_prefix
         )
-    elif any(value is not None for value in (base_url, api_key, dimensions, query_prefix, document_prefix)):
-        raise click.UsageError(
-            "--base-url, --api-key, --dimensions and prefixes apply to ollama and openai only"
+    if kind == "openai":
+        from indexer.backends.openai import OpenAIBackend
+
+        return OpenAIBackend(
+            model,
+            server.base_url,
+            server.api_key,
+            dimensions=server.dimensions,
+            query_prefix=server.query_prefix,
+            document_prefix=server.document_prefix,
         )
-    if config["backend"] != "embedded" and not model:
-        raise click.UsageError(f"--backend {config['backend']} needs --model")
-    return make_backend(config)
+    return make_backend({"backend": kind, "model": model})
 
 
 def report_dict(report: Any) -> dict[str, Any]:
@@ -217,9 +241,7 @@ def report_dict(report: Any) -> dict[str, Any]:
 @click.option(
     "-k", "k", type=click.IntRange(min=1, max=MAX_K), default=5, show_default=True, help="How many hits."
 )
-@click.option(
-    "--mode", type=click.Choice(["hybrid", "vector", "keyword"]), default="hybrid", show_default=True
-)
+@click.option("--mode", type=click.Choice(MODES), default=MODES[0], show_default=True)
 @click.option(
     "--path", "paths", multiple=True, help="Only files whose relative path matches this glob (repeatable)."
 )
@@ -245,11 +267,10 @@ def query(
     api_key: str | None,
 ) -> None:
     """Print the chunks that best match TEXT, with where they come from."""
-    with Index.open(db_path or default_index_path(), create=False) as index:
+    # one question in this process: a backend may start faster
+    with Index.open(db_path or default_index_path(), create=False, one_shot=True) as index:
         if base_url is not None or api_key is not None:
             index.connect(base_url, api_key)
-        if mode != "keyword" and index.backend is not None:
-            index.backend.one_shot = True  # this process asks one question: start fast
         hits = index.search(text, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
     output_format = "json" if as_json else output_format
     if output_format == "json":
@@ -376,7 +397,7 @@ def watch(folder: str, db_path: str | None, debounce: int, batch_size: int, as_j
     "--mode",
     "modes",
     multiple=True,
-    type=click.Choice(["vector", "keyword", "hybrid"]),
+    type=click.Choice(MODES),
     help="Modes to score (default: all three).",
 )
 @click.option(
@@ -404,37 +425,26 @@ def evaluate(
     db_path: str | None,
 ) -> None:
     """Score retrieval on a BEIR-layout collection: nDCG@10, Recall@100, MRR@10 per mode."""
-    import time
-    from pathlib import Path
-
     from indexer import evaluation
 
-    started = time.perf_counter()
-    collection = evaluation.load_collection(folder, split)
-    cache = Path(cache_dir) if cache_dir else evaluation.default_cache(folder)
-    evaluation.write_documents(collection, cache / "documents")
-    with Index.open(db_path or cache / "index.db") as index:
-        report = index.build(
-            cache / "documents",
-            batch_size=batch_size,
-            progress=sys.stderr.isatty(),
-            warn=lambda message: None,
-        )
-        if report.exit_code != 0:
-            raise IndexerError(
-                f"building the evaluation index failed: {report.failures[:1] or report.stopped}"
-            )
-        click.echo(f"index: {report.summary()}", err=True)
-        results = evaluation.evaluate(collection, index, modes or evaluation.MODES)
-        if whole_documents:
-            results["whole_documents"] = evaluation.evaluate_whole_documents(collection, index.backend, cache)
-    seconds = time.perf_counter() - started
+    report = evaluation.run(
+        folder,
+        split,
+        modes=modes or evaluation.MODES,
+        cache=cache_dir,
+        db=db_path,
+        whole_documents=whole_documents,
+        batch_size=batch_size,
+        progress=sys.stderr.isatty(),
+    )
+    click.echo(f"index: {report.build_summary}", err=True)
+    results = report.results
     if as_json:
         click.echo(json.dumps(results, indent=2))
         return
     click.echo(
-        f"{collection.name}: {len(collection.documents)} documents, {len(collection.queries)} judged queries "
-        f"(qrels/{split}.tsv), {seconds:.1f} s"
+        f"{report.collection}: {report.documents} documents, {report.queries} judged queries "
+        f"(qrels/{split}.tsv), {report.seconds:.1f} s"
     )
     click.echo(f"{'mode':<16}{'nDCG@10':>9}{'Recall@100':>12}{'MRR@10':>9}{'median ms':>11}")
     for mode, scores in results.items():

@@ -69,9 +69,3 @@ class InputTooLongError(BackendError):
 
 class VectorCheckError(BackendError):
     """The vectors a backend returned failed the check (count, order, shape, finiteness, norm)."""
-
-
-class UnsupportedInputError(IndexerError):
-    """The backend cannot embed this kind of input (for example images)."""
-
-    exit_code = 2

@@ -23,11 +23,69 @@ import numpy as np
 
 from indexer.api import Index
 from indexer.backends.base import EmbeddingBackend
-from indexer.errors import ConfigError
+from indexer.errors import ConfigError, IndexerError
+from indexer.pipeline.options import BuildOptions
 from indexer.validation import check_vectors
 
 MODES = ("vector", "keyword", "hybrid")
 DOCUMENTS_PER_QUERY = 100
+
+
+@dataclass(frozen=True)
+class EvaluationReport:
+    """What :func:`run` measured: scores per mode (and for the model on whole documents, when asked)."""
+
+    collection: str
+    documents: int
+    queries: int
+    split: str
+    build_summary: str
+    results: dict[str, dict[str, float]]
+    seconds: float
+
+
+def run(
+    folder: str | os.PathLike[str],
+    split: str = "test",
+    *,
+    modes: Sequence[str] = MODES,
+    cache: str | os.PathLike[str] | None = None,
+    db: str | os.PathLike[str] | None = None,
+    whole_documents: bool = False,
+    batch_size: int = BuildOptions.batch_size,
+    progress: bool = False,
+) -> EvaluationReport:
+    """Score retrieval on a BEIR-layout collection (what ``index eval`` prints).
+
+    The documents are written as files in ``cache`` (default: :func:`default_cache`) and indexed
+    into ``db`` (default: an index in the cache) by the ordinary build; every judged query then runs
+    in each of ``modes``. ``whole_documents`` also scores the model on each whole document, embedded
+    directly. Raises :class:`IndexerError` when the build of the collection fails.
+    """
+    started = time.perf_counter()
+    collection = load_collection(folder, split)
+    cache_folder = Path(cache) if cache else default_cache(folder)
+    write_documents(collection, cache_folder / "documents")
+    with Index.open(db or cache_folder / "index.db") as index:
+        report = index.build(
+            cache_folder / "documents", batch_size=batch_size, progress=progress, warn=lambda message: None
+        )
+        if report.exit_code != 0:
+            raise IndexerError(
+                f"building the evaluation index failed: {report.failures[:1] or report.stopped}"
+            )
+        results = evaluate(collection, index, modes)
+        if whole_documents:
+            results["whole_documents"] = evaluate_whole_documents(collection, index.backend, cache_folder)
+    return EvaluationReport(
+        collection=collection.name,
+        documents=len(collection.documents),
+        queries=len(collection.queries),
+        split=split,
+        build_summary=report.summary(),
+        results=results,
+        seconds=time.perf_counter() - started,
+    )
 
 
 @dataclass(frozen=True)

@@ -117,7 +117,7 @@ def search(
     ]
 
 
-def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):  # noqa: ANN201 (np.ndarray)
+def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):
     """The question's vector, made the way the index's documents were (query prefix included) and
     held to the same vector check as any stored vector."""
     vectors = backend.embed([backend.query_prefix + text])

@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from helpers import HashBackend  # noqa: E402
+from helpers import HashBackend
 
-from indexer import Index, IndexerError  # noqa: E402
+from indexer import Index, IndexerError
 
 
 class SlowHashBackend(HashBackend):
@@ -26,7 +26,7 @@ class SlowHashBackend(HashBackend):
         super().__init__(model_name=model_name)
         self.delay = delay
 
-    def embed(self, texts: list[str]):  # noqa: ANN201
+    def embed(self, texts: list[str]):
         if self.calls == 0:
             print("started", flush=True)
         time.sleep(self.delay)

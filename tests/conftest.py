@@ -72,7 +72,7 @@ def new_index(request, tmp_path: Path, any_index: Path | str):
     return make
 
 
-def rows(store, sql: str) -> list[tuple]:  # noqa: ANN001 (either store)
+def rows(store, sql: str) -> list[tuple]:
     """The rows of a plain SELECT (no parameters), on either store."""
     return [tuple(row) for row in store.query(sql)]
 

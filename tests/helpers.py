@@ -21,7 +21,6 @@ class HashBackend(EmbeddingBackend):
     """Instant, deterministic vectors; counts calls and the texts it embedded."""
 
     kind = "test-hash"
-    can_embed = True
 
     def __init__(self, dimension: int = 32, max_tokens: int = 64, model_name: str = "hash-v1") -> None:
         self._dimension = dimension
@@ -59,7 +58,7 @@ class FaultyBackend(HashBackend):
         self.fault = fault
         self.fail_on = fail_on
 
-    def embed(self, texts: list[str]):  # noqa: ANN201
+    def embed(self, texts: list[str]):
         vectors = [list(map(float, row)) for row in super().embed(texts)]
         if self.calls != self.fail_on:
             return vectors

@@ -16,9 +16,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from helpers import HashBackend  # noqa: E402
+from helpers import HashBackend
 
-from indexer import Index  # noqa: E402
+from indexer import Index
 
 QUERIES = ["paragraph of file", "Document 3 word", "alpha beta paragraph 2"]
 

@@ -14,7 +14,7 @@ import pytest
 from loopback import OllamaServer, OpenAIServer, closed_port, fake_vector
 
 from indexer.backends import make_backend
-from indexer.backends.http import ErrorResponse, is_input_too_long, retry_after_seconds
+from indexer.backends.http import ErrorResponse, HttpSettings, is_input_too_long, retry_after_seconds
 from indexer.backends.ollama import OllamaBackend, ollama_base_url
 from indexer.backends.openai import OpenAIBackend
 from indexer.backends.prefixes import Prefixes, known_prefixes, model_base_name, resolve_prefixes
@@ -26,8 +26,13 @@ from indexer.errors import (
     VectorCheckError,
 )
 
+
 #: Backoff small enough that retries cost nothing in test time.
-FAST = {"retry_base_delay": 0.001, "retry_max_delay": 0.005}
+def fast(**settings: Any) -> dict[str, HttpSettings]:
+    """Timeouts and retries for tests: backoff in milliseconds, and what the test sets."""
+    return {"http": HttpSettings(**{"retry_base_delay": 0.001, "retry_max_delay": 0.005, **settings})}
+
+
 SECRET = "sk-test-0123456789abcdef"
 
 
@@ -38,11 +43,11 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def ollama_backend(server: OllamaServer, **options: Any) -> OllamaBackend:
-    return OllamaBackend("nomic-embed-text", host=server.url, **{**FAST, **options})
+    return OllamaBackend("nomic-embed-text", host=server.url, **{**fast(), **options})
 
 
 def openai_backend(server: OpenAIServer, **options: Any) -> OpenAIBackend:
-    return OpenAIBackend("text-embedding-3-small", base_url=server.base_url, **{**FAST, **options})
+    return OpenAIBackend("text-embedding-3-small", base_url=server.base_url, **{**fast(), **options})
 
 
 def as_float32(vectors: Any) -> np.ndarray:
@@ -137,7 +142,7 @@ def test_openai_base_url_comes_from_the_environment(
     openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url + "/")
-    with OpenAIBackend("text-embedding-3-small", **FAST) as backend:
+    with OpenAIBackend("text-embedding-3-small", **fast()) as backend:
         backend.embed(["a"])
         assert backend.base_url == openai_server.base_url
     monkeypatch.delenv("OPENAI_BASE_URL")
@@ -251,7 +256,7 @@ def test_429_with_retry_after_ms_is_retried_after_waiting_at_least_that_long(
 
 def test_429_with_retry_after_zero_seconds_is_retried_at_once(ollama_server: OllamaServer) -> None:
     ollama_server.fail_next(2, "rate_limit", retry_after=0)
-    with ollama_backend(ollama_server, retry_base_delay=5, retry_max_delay=5) as backend:
+    with ollama_backend(ollama_server, **fast(retry_base_delay=5, retry_max_delay=5)) as backend:
         started = time.monotonic()
         backend.embed(["a"])
         assert time.monotonic() - started < 2  # the server's "0" replaced the 5 s backoff
@@ -298,7 +303,10 @@ def test_transient_failures_are_retried_until_the_server_answers(
 
 def test_503_forever_gives_up_after_max_attempts_with_a_backend_error(ollama_server: OllamaServer) -> None:
     ollama_server.fail_next(10, "unavailable")
-    with ollama_backend(ollama_server, max_attempts=4) as backend, pytest.raises(BackendError) as caught:
+    with (
+        ollama_backend(ollama_server, **fast(max_attempts=4)) as backend,
+        pytest.raises(BackendError) as caught,
+    ):
         backend.embed(["a"])
     assert type(caught.value) is BackendError
     assert "HTTP 503" in str(caught.value) and "gave up after 4 attempts" in str(caught.value)
@@ -307,7 +315,7 @@ def test_503_forever_gives_up_after_max_attempts_with_a_backend_error(ollama_ser
 
 def test_a_server_slower_than_the_timeout_fails_after_bounded_attempts(ollama_server: OllamaServer) -> None:
     ollama_server.fail_next(5, "slow", delay=3)
-    with ollama_backend(ollama_server, timeout=0.2, max_attempts=2) as backend:
+    with ollama_backend(ollama_server, **fast(timeout=0.2, max_attempts=2)) as backend:
         started = time.monotonic()
         with pytest.raises(BackendError, match="timeout") as caught:
             backend.embed(["a"])
@@ -318,7 +326,7 @@ def test_a_server_slower_than_the_timeout_fails_after_bounded_attempts(ollama_se
 
 def test_connection_refused_after_every_attempt_means_the_backend_is_unreachable() -> None:
     port = closed_port()
-    with OllamaBackend("nomic-embed-text", host=f"127.0.0.1:{port}", max_attempts=3, **FAST) as backend:
+    with OllamaBackend("nomic-embed-text", host=f"127.0.0.1:{port}", **fast(max_attempts=3)) as backend:
         with pytest.raises(BackendUnreachableError) as caught:
             backend.embed(["a"])
         assert backend.usage()["requests"] == 3
@@ -361,7 +369,7 @@ def test_refusals_are_not_retried(openai_server: OpenAIServer, fault: str, kind:
 
 def test_an_unknown_ollama_model_says_to_pull_it() -> None:
     with OllamaServer(models={"nomic-embed-text"}) as server:
-        with OllamaBackend("mxbai-embed-large", host=server.url, **FAST) as backend:
+        with OllamaBackend("mxbai-embed-large", host=server.url, **fast()) as backend:
             with pytest.raises(BackendUnreachableError) as caught:
                 backend.embed(["a"])
         assert len(server.requests) == 1
@@ -371,7 +379,7 @@ def test_an_unknown_ollama_model_says_to_pull_it() -> None:
 
 def test_an_unknown_openai_model_is_unreachable_at_once() -> None:
     with OpenAIServer(models={"text-embedding-3-small"}) as server:
-        with OpenAIBackend("no-such-model", base_url=server.base_url, **FAST) as backend:
+        with OpenAIBackend("no-such-model", base_url=server.base_url, **fast()) as backend:
             with pytest.raises(BackendUnreachableError, match="HTTP 404"):
                 backend.embed(["a"])
         assert len(server.requests) == 1
@@ -383,7 +391,7 @@ def test_an_unknown_openai_model_is_unreachable_at_once() -> None:
 @pytest.mark.parametrize("dialect", ["openai", "tei", "llamacpp", "mistralrs"])
 def test_an_input_over_the_budget_is_input_too_long_in_every_dialect(dialect: str) -> None:
     with OpenAIServer(dialect=dialect, token_budget=8) as server:
-        with OpenAIBackend("some-model", base_url=server.base_url, **FAST) as backend:
+        with OpenAIBackend("some-model", base_url=server.base_url, **fast()) as backend:
             assert len(backend.embed(["short one"])) == 1
             with pytest.raises(InputTooLongError):
                 backend.embed(["short one", "this input has far too many words for the tiny budget"])
@@ -392,7 +400,7 @@ def test_an_input_over_the_budget_is_input_too_long_in_every_dialect(dialect: st
 
 def test_ollama_input_over_the_context_is_input_too_long() -> None:
     with OllamaServer(token_budget=8) as server:
-        with OllamaBackend("nomic-embed-text", host=server.url, **FAST) as backend:
+        with OllamaBackend("nomic-embed-text", host=server.url, **fast()) as backend:
             with pytest.raises(InputTooLongError, match="exceeds the context length"):
                 backend.embed(["this input has far too many words for the tiny budget"])
         assert len(server.requests) == 1
@@ -400,7 +408,7 @@ def test_ollama_input_over_the_context_is_input_too_long() -> None:
 
 def test_openai_batch_over_max_tokens_per_request_is_input_too_long() -> None:
     with OpenAIServer(batch_token_budget=10) as server:
-        with OpenAIBackend("text-embedding-3-small", base_url=server.base_url, **FAST) as backend:
+        with OpenAIBackend("text-embedding-3-small", base_url=server.base_url, **fast()) as backend:
             with pytest.raises(InputTooLongError, match="tokens per request"):
                 backend.embed(["four words each here"] * 3)
             assert len(backend.embed(["four words each here"] * 2)) == 2
@@ -442,7 +450,7 @@ def test_other_errors_are_not_mistaken_for_input_too_long(status: int, message: 
 
 def test_the_key_appears_in_no_message_config_description_or_repr(openai_server: OpenAIServer) -> None:
     messages = []
-    with openai_backend(openai_server, api_key=SECRET, max_attempts=2) as backend:
+    with openai_backend(openai_server, api_key=SECRET, **fast(max_attempts=2)) as backend:
         for fault, options in (
             ("unavailable", {}),
             ("malformed", {}),
@@ -465,7 +473,7 @@ def test_the_key_appears_in_no_message_config_description_or_repr(openai_server:
 def test_credentials_in_the_url_are_kept_out_of_messages_and_config(openai_server: OpenAIServer) -> None:
     url = f"http://user:{SECRET}@127.0.0.1:{openai_server.port}/v1"
     openai_server.fail_next(1, "bad_request")
-    with OpenAIBackend("m", base_url=url, **FAST) as backend, pytest.raises(BackendError) as caught:
+    with OpenAIBackend("m", base_url=url, **fast()) as backend, pytest.raises(BackendError) as caught:
         backend.embed(["a"])
     assert SECRET not in str(caught.value) and "user" not in str(caught.value)
     assert (
@@ -520,7 +528,7 @@ def test_ollama_host_comes_from_the_environment_when_not_given(
     ollama_server: OllamaServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{ollama_server.port}")
-    with OllamaBackend("nomic-embed-text", **FAST) as backend:
+    with OllamaBackend("nomic-embed-text", **fast()) as backend:
         backend.embed(["a"])
         assert backend.host == ollama_server.url
     assert len(ollama_server.requests) == 1
@@ -593,7 +601,7 @@ def test_config_recreates_each_backend_and_holds_no_secret(
     ollama_server: OllamaServer, openai_server: OpenAIServer
 ) -> None:
     originals = [
-        OllamaBackend("nomic-embed-text", host=ollama_server.url, keep_alive="5m", timeout=30, **FAST),
+        OllamaBackend("nomic-embed-text", host=ollama_server.url, keep_alive="5m", **fast(timeout=30)),
         OpenAIBackend(
             "text-embedding-3-small", base_url=openai_server.base_url, api_key=SECRET, dimensions=32
         ),
@@ -650,7 +658,7 @@ def test_bad_openai_options_are_config_errors() -> None:
 def test_eight_threads_at_once_share_a_few_reused_connections() -> None:
     calls_per_thread = 5
     with OpenAIServer(latency=0.02, parallel=4) as server:
-        with OpenAIBackend("text-embedding-3-small", base_url=server.base_url, **FAST) as backend:
+        with OpenAIBackend("text-embedding-3-small", base_url=server.base_url, **fast()) as backend:
             results: dict[int, list] = {}
             errors: list[BaseException] = []
 
@@ -659,7 +667,7 @@ def test_eight_threads_at_once_share_a_few_reused_connections() -> None:
                     for call in range(calls_per_thread):
                         texts = [f"thread {thread} call {call} text {i}" for i in range(4)]
                         results[thread * calls_per_thread + call] = (texts, backend.embed(texts))
-                except BaseException as exc:  # noqa: BLE001 - reported below
+                except BaseException as exc:
                     errors.append(exc)
 
             threads = [threading.Thread(target=work, args=(n,)) for n in range(8)]

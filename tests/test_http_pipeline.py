@@ -25,13 +25,19 @@ from conftest import REPO, SAMPLE_CORPUS, snapshot, write
 from loopback import OllamaServer, OpenAIServer, closed_port, fake_vector
 
 from indexer import BuildReport, ConfigError, Index
+from indexer.backends.http import HttpSettings
 from indexer.backends.ollama import OllamaBackend
 from indexer.backends.openai import OpenAIBackend
 from indexer.chunking import Chunk
 from indexer.cli import main
 
+
 #: Backoff small enough that retries cost nothing in test time.
-FAST = {"retry_base_delay": 0.001, "retry_max_delay": 0.005}
+def fast(**settings: Any) -> dict[str, HttpSettings]:
+    """Timeouts and retries for tests: backoff in milliseconds, and what the test sets."""
+    return {"http": HttpSettings(**{"retry_base_delay": 0.001, "retry_max_delay": 0.005, **settings})}
+
+
 SECRET = "sk-test-9f8e7d6c5b4a39281706"
 QUESTION = "how do I fix a flat tyre"
 OLLAMA_NOMIC = ("--backend", "ollama", "--model", "nomic-embed-text")
@@ -62,7 +68,7 @@ def server(request: pytest.FixtureRequest):
 
 def backend_for(server: OllamaServer | OpenAIServer, **options: Any) -> OllamaBackend | OpenAIBackend:
     """nomic-embed-text on Ollama (so document prefixes are in play), text-embedding-3-small on OpenAI."""
-    options = {**FAST, **options}
+    options = {**fast(), **options}
     if isinstance(server, OpenAIServer):
         return OpenAIBackend("text-embedding-3-small", base_url=server.base_url, **options)
     return OllamaBackend("nomic-embed-text", host=server.url, **options)
@@ -390,7 +396,7 @@ def prefix_of(server: OllamaServer | OpenAIServer) -> str:
         ("rate_limit", {"retry_after_ms": 20}, {}),
         ("unavailable", {}, {}),
         ("reset", {}, {}),
-        ("slow", {"delay": 2.0}, {"timeout": 0.5}),
+        ("slow", {"delay": 2.0}, fast(timeout=0.5)),
     ],
 )
 def test_passing_faults_are_retried_and_the_build_completes(
@@ -456,7 +462,7 @@ def test_a_server_now_giving_another_dimension_is_a_settings_change(bikes, index
     before = snapshot(index_path)
     edit_every_file(bikes)
     ollama_server.dimension = 32  # the model behind the name changed
-    with pytest.raises(ConfigError, match=r"differ from the index's: dimension: 64 -> 32; pass --rebuild"):
+    with pytest.raises(ConfigError, match=r"differ from the index.s: dimension: 64 -> 32; rebuild the index with them \(--rebuild\)"):
         build(index_path, bikes, backend_for(ollama_server), batch_size=2)
     assert snapshot(index_path) == before
     report, _ = build(index_path, bikes, backend_for(ollama_server), batch_size=2, rebuild=True)
@@ -500,7 +506,7 @@ def test_an_unusable_backend_stops_the_build_with_exit_4_and_changes_nothing(
     with guarded:
         url = f"http://127.0.0.1:{closed_port()}/v1" if cause == "nothing listening" else guarded.base_url
         key = WRONG_KEY if cause == "wrong key" else SECRET
-        backend = OpenAIBackend("text-embedding-3-small", base_url=url, api_key=key, **FAST)
+        backend = OpenAIBackend("text-embedding-3-small", base_url=url, api_key=key, **fast())
         report, _ = build(index_path, bikes, backend, batch_size=8, concurrency=1)
     assert report.exit_code == 4
     assert report.stopped is not None and complaint in report.stopped
@@ -573,7 +579,7 @@ def test_a_chunk_too_long_even_cut_to_one_word_fails_its_file_with_a_clear_messa
 def test_a_query_reaches_the_server_recorded_at_build_time_not_ollama_host(bikes, index_path, monkeypatch):
     with OllamaServer() as built_with, OllamaServer() as elsewhere:
         monkeypatch.setenv("OLLAMA_HOST", built_with.url)
-        build(index_path, bikes, OllamaBackend("nomic-embed-text", **FAST))
+        build(index_path, bikes, OllamaBackend("nomic-embed-text", **fast()))
         monkeypatch.setenv("OLLAMA_HOST", elsewhere.url)
         with Index.open(index_path, create=False) as index:
             index.search(QUESTION)
@@ -598,7 +604,9 @@ def test_files_unchanged_when_the_build_stops_are_not_reported_as_failed(bikes, 
     edited = sorted(bikes.iterdir())[:2]
     for path in edited:
         path.write_text(path.read_text() + "\nAn added line.\n")
-    backend = OpenAIBackend("text-embedding-3-small", base_url=f"http://127.0.0.1:{closed_port()}/v1", **FAST)
+    backend = OpenAIBackend(
+        "text-embedding-3-small", base_url=f"http://127.0.0.1:{closed_port()}/v1", **fast()
+    )
     report, _ = build(index_path, bikes, backend, batch_size=1, concurrency=1)
     assert report.exit_code == 4
     assert [failure.path for failure in report.failures] == [path.name for path in edited]

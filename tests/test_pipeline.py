@@ -23,7 +23,7 @@ def index_path(any_index: Path | str) -> Path | str:
     return any_index
 
 
-def build(index_path: Path, folder: Path, backend, **options):  # noqa: ANN001, ANN201
+def build(index_path: Path, folder: Path, backend, **options):
     with Index.open(index_path) as index:
         return index.build(folder, backend=backend, warn=lambda message: None, **options)
 
@@ -254,7 +254,7 @@ def test_fingerprint_change_is_refused_without_rebuild(index_path, docs):
 def test_rebuild_swaps_in_the_new_index(index_path, docs):
     build(index_path, docs, HashBackend(dimension=32, model_name="hash-v1"))
     if is_postgres_url(index_path):
-        with pytest.raises(ConfigError, match="--rebuild is not available on PostgreSQL"):
+        with pytest.raises(ConfigError, match="a rebuild is not available on PostgreSQL"):
             build(index_path, docs, HashBackend(dimension=48, model_name="hash-v2"), rebuild=True)
         return
     report = build(index_path, docs, HashBackend(dimension=48, model_name="hash-v2"), rebuild=True)

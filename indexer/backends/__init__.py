@@ -2,35 +2,48 @@
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from indexer.backends.base import EmbeddingBackend
+from indexer.backends.kinds import BACKEND_KINDS, backend_class
 from indexer.errors import ConfigError
 
-BACKEND_KINDS = ("embedded", "ollama", "openai")
+#: Settings an index built by an older version recorded at the top level; they now live under "http".
+_LEGACY_HTTP_KEYS = ("timeout", "connect_timeout", "max_attempts", "retry_base_delay", "retry_max_delay")
 
 
-def make_backend(config: dict[str, Any]) -> EmbeddingBackend:
+def make_backend(config: dict[str, Any], one_shot: bool = False) -> EmbeddingBackend:
     """Build a backend from a config dict as :meth:`EmbeddingBackend.config` returns it.
 
-    ``config["backend"]`` names the kind; the other keys are the class's keyword arguments.
-    Imports are per kind so a query on the embedded model never pays for HTTP code, and the reverse.
+    ``config["backend"]`` names the kind (built in, or registered by a package under the
+    ``indexer.backends`` entry point group); the other keys are the class's keyword arguments.
+    ``one_shot`` says the process will embed a text or two (a one-off query): a backend whose class
+    takes a ``one_shot`` argument may then start faster.
     """
     options = {key: value for key, value in config.items() if key != "backend"}
-    kind = config.get("backend", "embedded")
-    if kind == "embedded":
-        from indexer.backends.embedded import EmbeddedBackend
+    cls = backend_class(config.get("backend", "embedded"))
+    if hasattr(cls, "default_http"):
+        options = _with_http_settings(cls, options)
+    if one_shot and "one_shot" in inspect.signature(cls).parameters:
+        options["one_shot"] = True
+    try:
+        return cls(**options)
+    except TypeError as error:
+        raise ConfigError(
+            f"backend {config.get('backend')!r} cannot be made from {sorted(options)}: {error}"
+        ) from error
 
-        return EmbeddedBackend(**options)
-    if kind == "ollama":
-        from indexer.backends.ollama import OllamaBackend
 
-        return OllamaBackend(**options)
-    if kind == "openai":
-        from indexer.backends.openai import OpenAIBackend
+def _with_http_settings(cls: type, options: dict[str, Any]) -> dict[str, Any]:
+    from indexer.backends.http import HttpSettings
 
-        return OpenAIBackend(**options)
-    raise ConfigError(f"unknown backend {kind!r} (choose one of: {', '.join(BACKEND_KINDS)})")
+    http = dict(options.pop("http", None) or {})
+    for key in _LEGACY_HTTP_KEYS:
+        if key in options:
+            http[key] = options.pop(key)
+    defaults = cls.default_http.config()
+    return {**options, "http": HttpSettings.from_config(http, **defaults)}
 
 
 def with_connection(
@@ -42,11 +55,13 @@ def with_connection(
     updated = dict(config)
     if base_url is not None:
         if kind not in ("ollama", "openai"):
-            raise ConfigError(f"--base-url applies to ollama and openai indexes; this one uses {kind!r}")
+            raise ConfigError(
+                f"a server address applies to ollama and openai indexes; this one uses {kind!r}"
+            )
         updated["host" if kind == "ollama" else "base_url"] = base_url
     if api_key is not None:
         if kind != "openai":
-            raise ConfigError(f"--api-key applies to openai indexes; this one uses {kind!r}")
+            raise ConfigError(f"an API key applies to openai indexes; this one uses {kind!r}")
         updated["api_key"] = api_key
     return updated
 

@@ -7,10 +7,7 @@ embed: a backend that cannot embed must say so by raising, never by returning em
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
-
-from indexer.errors import UnsupportedInputError
 
 
 class EmbeddingBackend:
@@ -26,18 +23,11 @@ class EmbeddingBackend:
     kind: str = "base"
     #: The model that computes the vectors; recorded in the index.
     model_name: str = ""
-    #: Whether :meth:`embed` can produce vectors at all.
-    can_embed: bool = False
-    #: Whether the backend accepts images; none of ours does, so images are refused.
-    accepts_images: bool = False
     #: The longest input, counted as :meth:`count_tokens` counts (special tokens excluded), that is
     #: embedded whole; the chunker keeps every chunk at or under it.
     max_tokens: int = 512
     #: Batches this backend handles well at once (the pipeline keeps this many in flight).
     default_concurrency: int = 1
-    #: Set when the process will embed only a text or two (a one-off `index query`): a backend may
-    #: then start faster at the cost of slower calls. Never changes the vectors beyond rounding.
-    one_shot: bool = False
     #: Prefixes some models need to tell a search query from a document.
     query_prefix: str = ""
     document_prefix: str = ""
@@ -48,10 +38,6 @@ class EmbeddingBackend:
         Raise :class:`indexer.errors.BackendError` (or a subclass) when the batch cannot be embedded.
         """
         raise NotImplementedError(f"{type(self).__name__} cannot embed text")
-
-    def embed_images(self, images: Sequence[bytes]) -> Any:
-        """Refuse images: no backend here can embed them, and dropping them silently would lose content."""
-        raise UnsupportedInputError(f"backend {self.kind!r} ({self.model_name}) does not accept images")
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         """Number of tokens each text costs; the default is a conservative estimate (one per 3 bytes)."""

@@ -59,6 +59,7 @@ from onnxruntime.capi.onnxruntime_pybind11_state import NotImplemented as OrtNot
 from tokenizers import Tokenizer
 
 from indexer.backends.base import EmbeddingBackend
+from indexer.backends.kinds import BUILTIN_CONCURRENCY
 from indexer.backends.onnx_graph import streamline
 from indexer.errors import BackendError, BackendUnreachableError, ConfigError
 
@@ -109,19 +110,21 @@ class EmbeddedBackend(EmbeddingBackend):
         model: None for the packaged all-MiniLM-L6-v2 int8, or the path of a folder with ``model.onnx``
             (or ``onnx/model.onnx``) and ``tokenizer.json``.
         threads: onnxruntime intra-op threads; None means one per physical core.
+        one_shot: this process embeds a text or two (a one-off ``index query``): start fast, at the
+            cost of slower calls (see :func:`open_session`); the vectors are the same.
 
     Raises:
         ConfigError: the folder is missing, lacks a file, or ``threads`` is below 1.
     """
 
     kind = "embedded"
-    can_embed = True
-    default_concurrency = 1
+    default_concurrency = BUILTIN_CONCURRENCY["embedded"]
 
-    def __init__(self, model: str | None = None, threads: int | None = None) -> None:
+    def __init__(self, model: str | None = None, threads: int | None = None, one_shot: bool = False) -> None:
         if threads is not None and threads < 1:
             raise ConfigError(f"embedded backend: threads must be at least 1, got {threads}")
         self._model = model
+        self._one_shot = one_shot
         self._threads = threads if threads is not None else physical_cores()
         if model is None:
             self.model_name = PACKAGED_MODEL_NAME
@@ -259,7 +262,7 @@ class EmbeddedBackend(EmbeddingBackend):
         with self._load_lock:
             if self._session is None:
                 session, output = open_session(
-                    self._onnx_path, self._threads, one_shot=self.one_shot, cache=self._cache_folder()
+                    self._onnx_path, self._threads, one_shot=self._one_shot, cache=self._cache_folder()
                 )
                 if isinstance(output.shape[2], int):
                     self._dimension = output.shape[2]

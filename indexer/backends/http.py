@@ -26,7 +26,7 @@ import ssl
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -87,20 +87,52 @@ class ErrorResponse:
 Explain = Callable[[ErrorResponse], tuple[type[BackendError], str] | None]
 
 
+@dataclass(frozen=True)
+class HttpSettings:
+    """How an HTTP backend talks to its server: the knobs both HTTP backends share, recorded with the
+    index under ``"http"``. ``metadata["help"]`` says what each one is, for docstrings and help."""
+
+    timeout: float = field(default=60.0, metadata={"help": "seconds to wait for an answer"})
+    connect_timeout: float = field(default=10.0, metadata={"help": "seconds to wait for a connection"})
+    max_attempts: int = field(default=5, metadata={"help": "attempts per batch, the first included"})
+    retry_base_delay: float = field(
+        default=0.5, metadata={"help": "backoff before the second attempt, doubled each time (seconds)"}
+    )
+    retry_max_delay: float = field(default=30.0, metadata={"help": "the longest backoff (seconds)"})
+    max_retry_after: float = field(
+        default=60.0, metadata={"help": "the longest wait a server may ask for; asking more fails the batch"}
+    )
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.max_attempts, int) or self.max_attempts < 1:
+            raise ConfigError(f"max_attempts must be at least 1, not {self.max_attempts!r}")
+        for item in fields(self):
+            value = getattr(self, item.name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise ConfigError(f"{item.name} must be a number of seconds, not {value!r}")
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any] | None, **defaults: Any) -> HttpSettings:
+        """Settings from a recorded ``"http"`` dict (unknown keys refused), over ``defaults``."""
+        names = {item.name for item in fields(cls)}
+        unknown = sorted(set(config or {}) - names)
+        if unknown:
+            raise ConfigError(f"unknown HTTP settings {unknown} (known: {sorted(names)})")
+        return cls(**{**defaults, **(config or {})})
+
+    def config(self) -> dict[str, Any]:
+        return asdict(self)
+
+
 class HttpClient:
     """A pooled HTTP client that posts JSON, retries with backoff and counts requests and tokens.
 
     Args:
         backend: The backend kind, used in every message ("ollama", "openai").
         base_url: The server's URL; paths given to :meth:`post_json` are appended to it.
+        settings: Timeouts and retries (see :class:`HttpSettings`).
         headers: Extra headers for every request (for example ``Authorization``).
         secrets: Strings that must never appear in a message (API keys); they are replaced by ``***``.
-        timeout: Seconds to wait for the server's answer (read timeout).
-        connect_timeout: Seconds to wait for a connection.
-        max_attempts: Attempts per request, the first included.
-        base_delay: Backoff before the second attempt, doubled each time, in seconds.
-        max_delay: The longest backoff between two attempts, in seconds.
-        max_retry_after: The longest wait a server may ask for; asking more gives up at once.
         max_connections: Connections kept open at most; more threads than this wait for one.
         explain: A backend's hook to explain error responses (see :data:`Explain`).
     """
@@ -109,38 +141,26 @@ class HttpClient:
         self,
         backend: str,
         base_url: str,
+        settings: HttpSettings,
         *,
         headers: dict[str, str] | None = None,
         secrets: Iterable[str] = (),
-        timeout: float = 120.0,
-        connect_timeout: float = 10.0,
-        max_attempts: int = 5,
-        base_delay: float = 0.5,
-        max_delay: float = 30.0,
-        max_retry_after: float = 60.0,
         max_connections: int = 32,
         explain: Explain | None = None,
     ) -> None:
-        if max_attempts < 1:
-            raise ConfigError(f"{backend} backend: max_attempts must be at least 1, not {max_attempts}")
         self.backend = backend
         url, auth = _split_credentials(backend, base_url)
         self.url = url.copy_with(path=url.path.rstrip("/") or "/")
         #: The server's URL without credentials, for messages (its query string is never shown).
         self.base_url = display_url(str(self.url))
-        self.timeout = timeout
-        self.connect_timeout = connect_timeout
-        self.max_attempts = max_attempts
-        self.base_delay = base_delay
-        self.max_delay = max_delay
-        self.max_retry_after = max_retry_after
+        self.settings = settings
         self._secrets = credential_forms(secrets, auth, url)
         self._explain = explain
         self._client = httpx.Client(
             auth=auth,
             headers=headers,
             verify=_ssl_context(),
-            timeout=httpx.Timeout(timeout, connect=connect_timeout),
+            timeout=httpx.Timeout(settings.timeout, connect=settings.connect_timeout),
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
         )
         self._lock = threading.Lock()
@@ -157,7 +177,7 @@ class HttpClient:
         body = orjson.dumps(payload)
         last_failure = ""
         unreachable = False
-        for attempt in range(1, self.max_attempts + 1):
+        for attempt in range(1, self.settings.max_attempts + 1):
             self._count_request()
             wait: float | None = None
             try:
@@ -167,7 +187,7 @@ class HttpClient:
             except httpx.ConnectTimeout:
                 last_failure, unreachable = "cannot connect (connect timeout)", True
             except httpx.TimeoutException:
-                last_failure, unreachable = f"no answer within {self.timeout:g} s (timeout)", False
+                last_failure, unreachable = f"no answer within {self.settings.timeout:g} s (timeout)", False
             except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
                 reason = self._one_line(str(exc)) or type(exc).__name__
                 last_failure, unreachable = f"connection broken ({reason})", False
@@ -182,17 +202,17 @@ class HttpClient:
                 self._raise_if_final(url, failure)
                 last_failure, unreachable = f"HTTP {failure.status}: {failure.message}", False
                 wait = retry_after_seconds(response.headers)
-                if wait is not None and wait > self.max_retry_after:
+                if wait is not None and wait > self.settings.max_retry_after:
                     raise self.error(
                         BackendError,
                         f"{last_failure}; the server asks to wait {wait:g} s, longer than the "
-                        f"{self.max_retry_after:g} s this client waits",
+                        f"{self.settings.max_retry_after:g} s this client waits",
                         url,
                     )
-            if attempt < self.max_attempts:
+            if attempt < self.settings.max_attempts:
                 time.sleep(wait if wait is not None else self._backoff(attempt))
         kind = BackendUnreachableError if unreachable else BackendError
-        raise self.error(kind, f"{last_failure}; gave up after {self.max_attempts} attempts", url)
+        raise self.error(kind, f"{last_failure}; gave up after {self.settings.max_attempts} attempts", url)
 
     def endpoint(self, path: str) -> str:
         """The URL of ``path`` under the server's URL; a query string in that URL is kept."""
@@ -225,8 +245,11 @@ class HttpClient:
             self._requests += 1
 
     def _backoff(self, attempt: int) -> float:
+        settings = self.settings
         # Full jitter: many threads that failed together do not all come back together.
-        return random.uniform(0.0, min(self.max_delay, self.base_delay * 2 ** (attempt - 1)))
+        return random.uniform(
+            0.0, min(settings.retry_max_delay, settings.retry_base_delay * 2 ** (attempt - 1))
+        )
 
     def _decode(self, url: str, response: httpx.Response) -> Any:
         """orjson reads an answer of a few thousand floats about ten times faster than ``json``, which
@@ -278,12 +301,9 @@ class HttpClient:
 
 
 class HttpBackend(EmbeddingBackend):
-    """What the HTTP backends share: an :class:`HttpClient`, the prefixes, usage and closing.
+    """What the HTTP backends share: an :class:`HttpClient`, the prefixes, the chunk limit, usage and
+    closing. Subclasses call :meth:`_setup`, then set :attr:`http`."""
 
-    Subclasses set :attr:`http` in their constructor after calling :meth:`_setup`.
-    """
-
-    can_embed = True
     http: HttpClient
 
     def _setup(
@@ -296,17 +316,31 @@ class HttpBackend(EmbeddingBackend):
         if max_tokens is not None:
             self.max_tokens = max_tokens
 
-    def _shared_config(self) -> dict[str, Any]:
-        """The settings every HTTP backend records: prefixes, timeouts, retries, chunk limit."""
+    def _vector_options(self) -> dict[str, Any]:
+        """What else, besides model and prefixes, changes the vectors this backend gets (a subclass's)."""
+        return {}
+
+    def _server_options(self) -> dict[str, Any]:
+        """How this backend reaches its server (a subclass's): recorded, not part of the fingerprint."""
+        return {}
+
+    def describe(self) -> dict[str, Any]:
+        """What changes the vectors: model, prefixes and the backend's own (not the server's address)."""
         return {
+            "backend": self.kind,
+            "model": self.model_name,
             "query_prefix": self.query_prefix,
             "document_prefix": self.document_prefix,
-            "timeout": self.http.timeout,
-            "max_attempts": self.http.max_attempts,
-            "connect_timeout": self.http.connect_timeout,
-            "retry_base_delay": self.http.base_delay,
-            "retry_max_delay": self.http.max_delay,
+            **self._vector_options(),
+        }
+
+    def config(self) -> dict[str, Any]:
+        """Settings that recreate this backend; never a secret (a key is read again from its variable)."""
+        return {
+            **self.describe(),
+            **self._server_options(),
             "max_tokens": self.max_tokens,
+            "http": self.http.settings.config(),
         }
 
     def usage(self) -> dict[str, int]:

@@ -12,7 +12,8 @@ import ipaddress
 import os
 from typing import Any
 
-from indexer.backends.http import ErrorResponse, HttpBackend, HttpClient, recorded_url
+from indexer.backends.http import ErrorResponse, HttpBackend, HttpClient, HttpSettings, recorded_url
+from indexer.backends.kinds import BUILTIN_CONCURRENCY
 from indexer.errors import BackendError, BackendUnreachableError
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
@@ -82,45 +83,32 @@ class OllamaBackend(HttpBackend):
         keep_alive: How long Ollama keeps the model loaded after a request (for example ``"10m"``);
             sent only when set.
         query_prefix, document_prefix: Override the prefixes known for the model ("" means none).
-        timeout: Seconds to wait for an answer; the first request may have to load the model.
-        max_attempts: Attempts per batch, the first included.
-        connect_timeout: Seconds to wait for a connection.
-        retry_base_delay, retry_max_delay: Backoff between attempts, in seconds.
         max_tokens: The longest chunk the chunker may make for this model (default 512).
+        http: Timeouts and retries (:class:`HttpSettings`); the answer timeout defaults to 120 s,
+            since the first request may have to load the model.
     """
 
     kind = "ollama"
-    default_concurrency = 2
+    default_concurrency = BUILTIN_CONCURRENCY["ollama"]
+    default_http = HttpSettings(timeout=120.0)
 
     def __init__(
         self,
         model: str,
         host: str | None = None,
+        *,
         truncate: bool = False,
         keep_alive: str | None = None,
         query_prefix: str | None = None,
         document_prefix: str | None = None,
-        timeout: float = 120.0,
-        max_attempts: int = 5,
-        connect_timeout: float = 10.0,
-        retry_base_delay: float = 0.5,
-        retry_max_delay: float = 30.0,
         max_tokens: int | None = None,
+        http: HttpSettings = default_http,
     ) -> None:
         self._setup(model, query_prefix, document_prefix, max_tokens)
         self.host = ollama_base_url(host if host is not None else os.environ.get("OLLAMA_HOST"))
         self.truncate = truncate
         self.keep_alive = keep_alive
-        self.http = HttpClient(
-            self.kind,
-            self.host,
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            max_attempts=max_attempts,
-            base_delay=retry_base_delay,
-            max_delay=retry_max_delay,
-            explain=self._explain,
-        )
+        self.http = HttpClient(self.kind, self.host, http, explain=self._explain)
 
     def embed(self, texts: list[str]) -> list[Any]:
         """Embed the batch in one request and return Ollama's vectors as they came (checked later)."""
@@ -139,26 +127,11 @@ class OllamaBackend(HttpBackend):
             self.http.add_tokens(tokens)
         return answer["embeddings"]
 
-    def config(self) -> dict[str, Any]:
-        """Settings that recreate this backend: model, server, truncation, prefixes, timeouts."""
-        return {
-            "backend": self.kind,
-            "model": self.model_name,
-            "host": recorded_url(self.host),
-            "truncate": self.truncate,
-            "keep_alive": self.keep_alive,
-            **self._shared_config(),
-        }
+    def _vector_options(self) -> dict[str, Any]:
+        return {"truncate": self.truncate}
 
-    def describe(self) -> dict[str, Any]:
-        """What changes the vectors: model, prefixes and truncation (not the server's address)."""
-        return {
-            "backend": self.kind,
-            "model": self.model_name,
-            "query_prefix": self.query_prefix,
-            "document_prefix": self.document_prefix,
-            "truncate": self.truncate,
-        }
+    def _server_options(self) -> dict[str, Any]:
+        return {"host": recorded_url(self.host), "keep_alive": self.keep_alive}
 
     def _explain(self, failure: ErrorResponse) -> tuple[type[BackendError], str] | None:
         said = f"HTTP {failure.status}: {failure.message}"

@@ -15,7 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from indexer.backends.http import HttpBackend, HttpClient, recorded_url
+from indexer.backends.http import HttpBackend, HttpClient, HttpSettings, recorded_url
+from indexer.backends.kinds import BUILTIN_CONCURRENCY
 from indexer.errors import BackendError, ConfigError, VectorCheckError
 
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
@@ -34,33 +35,28 @@ class OpenAIBackend(HttpBackend):
         dimensions: Ask for shorter vectors (models that support it, such as text-embedding-3-*).
         encoding_format: ``"base64"`` (default) or ``"float"``, for servers that refuse base64.
         query_prefix, document_prefix: Override the prefixes known for the model ("" means none).
-        timeout: Seconds to wait for an answer.
-        max_attempts: Attempts per batch, the first included.
         api_key_env: The environment variable that holds the key; recorded instead of the key.
-        connect_timeout: Seconds to wait for a connection.
-        retry_base_delay, retry_max_delay: Backoff between attempts, in seconds.
         max_tokens: The longest chunk the chunker may make for this model (default 512).
+        http: Timeouts and retries (:class:`HttpSettings`).
     """
 
     kind = "openai"
-    default_concurrency = 8
+    default_concurrency = BUILTIN_CONCURRENCY["openai"]
+    default_http = HttpSettings()
 
     def __init__(
         self,
         model: str,
         base_url: str | None = None,
         api_key: str | None = None,
+        *,
         dimensions: int | None = None,
         encoding_format: str = "base64",
         query_prefix: str | None = None,
         document_prefix: str | None = None,
-        timeout: float = 60.0,
-        max_attempts: int = 5,
         api_key_env: str = "OPENAI_API_KEY",
-        connect_timeout: float = 10.0,
-        retry_base_delay: float = 0.5,
-        retry_max_delay: float = 30.0,
         max_tokens: int | None = None,
+        http: HttpSettings = default_http,
     ) -> None:
         if encoding_format not in ENCODING_FORMATS:
             raise ConfigError(
@@ -76,13 +72,9 @@ class OpenAIBackend(HttpBackend):
         self.http = HttpClient(
             self.kind,
             base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_URL,
+            http,
             headers={"Authorization": f"Bearer {key}"} if key else None,
             secrets=[key] if key else [],
-            timeout=timeout,
-            connect_timeout=connect_timeout,
-            max_attempts=max_attempts,
-            base_delay=retry_base_delay,
-            max_delay=retry_max_delay,
         )
         #: The API root as recorded: without credentials, nor secrets in its query string.
         self.base_url = recorded_url(str(self.http.url))
@@ -110,26 +102,15 @@ class OpenAIBackend(HttpBackend):
         self._count_tokens(answer.get("usage"))
         return self._in_input_order(answer["data"], len(texts), url)
 
-    def config(self) -> dict[str, Any]:
-        """Settings that recreate this backend; the key itself is never among them, only ``api_key_env``."""
+    def _vector_options(self) -> dict[str, Any]:
+        return {"dimensions": self.dimensions}
+
+    def _server_options(self) -> dict[str, Any]:
+        """The key itself is never among them, only ``api_key_env``, the variable it is read from."""
         return {
-            "backend": self.kind,
-            "model": self.model_name,
             "base_url": self.base_url,
-            "dimensions": self.dimensions,
             "encoding_format": self.encoding_format,
             "api_key_env": self.api_key_env,
-            **self._shared_config(),
-        }
-
-    def describe(self) -> dict[str, Any]:
-        """What changes the vectors: model, dimensions and prefixes (not the server's address)."""
-        return {
-            "backend": self.kind,
-            "model": self.model_name,
-            "dimensions": self.dimensions,
-            "query_prefix": self.query_prefix,
-            "document_prefix": self.document_prefix,
         }
 
     def _in_input_order(self, items: list[Any], count: int, url: str) -> list[list[float] | np.ndarray]:

@@ -277,7 +277,7 @@ class Build:
         self.warnings.append(message)
         self.options.warn(message)
 
-    def _progress_bar(self, total: int):  # noqa: ANN202 (tqdm or None)
+    def _progress_bar(self, total: int):
         if not self.options.progress:
             return None
         from tqdm import tqdm

@@ -39,13 +39,13 @@ class BuildOptions:
 
     def __post_init__(self) -> None:
         if not isinstance(self.batch_size, int) or self.batch_size < 1:
-            raise ConfigError(f"--batch-size must be a positive number, not {self.batch_size!r}")
+            raise ConfigError(f"batch_size must be a positive number, not {self.batch_size!r}")
         if self.concurrency is not None and self.concurrency < 1:
-            raise ConfigError(f"--concurrency must be a positive number, not {self.concurrency!r}")
+            raise ConfigError(f"concurrency must be a positive number, not {self.concurrency!r}")
         if self.chunk_tokens is not None and self.chunk_tokens < MIN_CHUNK_TOKENS:
-            raise ConfigError(f"--chunk-tokens must be at least {MIN_CHUNK_TOKENS}, not {self.chunk_tokens}")
+            raise ConfigError(f"chunk_tokens must be at least {MIN_CHUNK_TOKENS}, not {self.chunk_tokens}")
         if self.wait < 0:
-            raise ConfigError(f"--wait must be zero or more seconds, not {self.wait}")
+            raise ConfigError(f"wait must be zero or more seconds, not {self.wait}")
 
 
 def option_help(name: str, **values: object) -> str:

@@ -79,7 +79,7 @@ class FileWriterLock:
     def _refusal(self) -> IndexLockedError:
         return IndexLockedError(
             f"index {self.index_path} is being built by {self._holder()}; "
-            "try again later or pass --wait SECONDS"
+            "try again later, or wait for it (--wait SECONDS)"
         )
 
     def release(self) -> None:

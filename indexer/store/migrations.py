@@ -9,6 +9,7 @@ index at once apply each file once.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,29 +54,38 @@ def pending(engine: str, applied: set[int]) -> list[Migration]:
 
 
 class MigrationTarget(Protocol):
-    """What an engine offers :func:`migrate`: its record table, one locked transaction per
-    migration, and a way to run a migration's SQL and record it inside that transaction."""
+    """What an engine offers :func:`migrate`: a statement runner with its parameter placeholder and
+    its type for a timestamp, and one transaction at a time under the engine's lock."""
 
-    def create_record_table(self) -> None: ...
+    placeholder: str
+    timestamp_type: str
 
-    def applied_versions(self) -> set[int]: ...
+    def execute(self, sql: str, params: Sequence[object] = ()) -> list[tuple]: ...
 
     def locked_transaction(self) -> AbstractContextManager[None]: ...
-
-    def execute_script(self, sql: str) -> None: ...
-
-    def record(self, migration: Migration, applied_at: float) -> None: ...
 
 
 def migrate(engine: str, target: MigrationTarget) -> list[str]:
     """Apply ``engine``'s migrations that ``target`` lacks; the names of those applied."""
-    target.create_record_table()
+    mark = target.placeholder
+    with target.locked_transaction():
+        target.execute(
+            f"CREATE TABLE IF NOT EXISTS {RECORD_TABLE} "
+            f"(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at {target.timestamp_type} NOT NULL)"
+        )
     done = []
-    for migration in pending(engine, target.applied_versions()):
+    for migration in pending(engine, applied_versions(target)):
         with target.locked_transaction():
-            if migration.version in target.applied_versions():
+            if migration.version in applied_versions(target):
                 continue  # another process applied it while this one waited for the lock
-            target.execute_script(migration.sql)
-            target.record(migration, time.time())
+            target.execute(migration.sql)
+            target.execute(
+                f"INSERT INTO {RECORD_TABLE} (version, name, applied_at) VALUES ({mark}, {mark}, {mark})",
+                (migration.version, migration.name, time.time()),
+            )
         done.append(migration.name)
     return done
+
+
+def applied_versions(target: MigrationTarget) -> set[int]:
+    return {row[0] for row in target.execute(f"SELECT version FROM {RECORD_TABLE}")}

@@ -44,7 +44,7 @@ from indexer.errors import (
     IndexNotFoundError,
     IndexOutdatedError,
 )
-from indexer.store import migrations
+from indexer.store import migrations, records
 from indexer.store.locks import wait_for
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile, StoredChunk
 
@@ -258,13 +258,9 @@ class PostgresStore(MetaValues):
 
     def set_meta(self, values: dict[str, str]) -> None:
         """Write several metadata values (call inside a transaction)."""
-        with self._connection() as connection:
-            for key, value in values.items():
-                connection.execute(
-                    "INSERT INTO meta (key, value) VALUES (%s, %s) "
-                    "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                    (key, value),
-                )
+        upsert = f"INSERT INTO meta (key, value) VALUES (%s, %s) {records.UPSERT_META}"
+        with self._connection() as connection, connection.cursor() as cursor:
+            cursor.executemany(upsert, list(values.items()))
 
     def create_vector_table(self, dimension: int) -> None:
         """Fix the vector column's dimension once the first batch has told it (inside a transaction).
@@ -276,8 +272,7 @@ class PostgresStore(MetaValues):
         second one find the first one's work done. The HNSW index comes at the end of this first
         build (:meth:`finish_build`).
         """
-        if not isinstance(dimension, int) or dimension <= 0:
-            raise IndexerError(f"invalid vector dimension {dimension!r}")
+        records.check_dimension(dimension)
         with self._connection() as connection:
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
             recorded = connection.execute("SELECT value FROM meta WHERE key = 'dimension'").fetchall()
@@ -320,10 +315,9 @@ class PostgresStore(MetaValues):
     # -- files and chunks -----------------------------------------------------------------------
 
     def file_states(self, root: str) -> dict[str, FileState]:
-        rows = self._rows(
-            "SELECT path, id, size, mtime_ns, content_hash, status FROM files WHERE root = %s", (root,)
+        return records.file_states(
+            self._rows(f"SELECT {records.FILE_STATE_COLUMNS} FROM files WHERE root = %s", (root,))
         )
-        return {row[0]: FileState._make(row[1:]) for row in rows}
 
     def vectors_for_hashes(self, text_hashes: Iterable[str]) -> dict[str, bytes]:
         """Stored vectors (float32 blobs) of chunks whose text hash is one of ``text_hashes``, from
@@ -470,12 +464,9 @@ class PostgresStore(MetaValues):
         return [(row[0], float(row[1])) for row in self._rows(sql, (query, *params, k))]
 
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]:
-        rows = self._rows(
-            "SELECT c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text "
-            "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s)",
-            (list(chunk_ids),),
-        )
-        return {row[0]: StoredChunk(*row) for row in rows}
+        columns = records.STORED_CHUNK_COLUMNS
+        sql = f"SELECT {columns} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s)"
+        return records.stored_chunks(self._rows(sql, (list(chunk_ids),)))
 
     # -- builds and status ----------------------------------------------------------------------
 
@@ -488,25 +479,21 @@ class PostgresStore(MetaValues):
 
     def add_build_counts(self, build_id: int, counts: BuildCounts) -> None:
         """Add what a group of files did to its build's record (inside that group's transaction)."""
-        assignments = ", ".join(f"{name} = {name} + %s" for name in BuildCounts.columns())
-        self._execute(f"UPDATE builds SET {assignments} WHERE id = %s", (*counts.values(), build_id))
+        added = BuildCounts.assignments("%s", add=True)
+        self._execute(f"UPDATE builds SET {added} WHERE id = %s", (*counts.values(), build_id))
 
     def finish_build(
         self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float
     ) -> None:
         """Record how a build ended, after making the HNSW index if this was the first build."""
         self.create_vector_index()
-        assignments = "".join(f", {name} = %s" for name in BuildCounts.columns())
-        self._execute(
-            f"UPDATE builds SET finished_at = %s, outcome = %s, error = %s{assignments} WHERE id = %s",
-            (finished_at, outcome, error, *counts.values(), build_id),
-        )
+        counted = BuildCounts.assignments("%s")
+        sql = f"UPDATE builds SET finished_at = %s, outcome = %s, error = %s, {counted} WHERE id = %s"
+        self._execute(sql, (finished_at, outcome, error, *counts.values(), build_id))
 
     def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
-        names = ("id", "root", "started_at", "finished_at", "outcome", "model", "pid", "host", "error")
-        names += BuildCounts.columns()
-        rows = self._rows(f"SELECT {', '.join(names)} FROM builds ORDER BY id DESC LIMIT %s", (limit,))
-        return [dict(zip(names, row, strict=True)) for row in rows]
+        sql = f"SELECT {', '.join(records.BUILD_FIELDS)} FROM builds ORDER BY id DESC LIMIT %s"
+        return records.build_records(self._rows(sql, (limit,)))
 
     def roots(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT DISTINCT root FROM files ORDER BY root")]
@@ -559,7 +546,7 @@ class PostgresStore(MetaValues):
 
     def open_scratch(self) -> PostgresStore:
         raise ConfigError(
-            "--rebuild is not available on PostgreSQL: build into a new database (or schema) with "
+            "a rebuild is not available on PostgreSQL: build into a new database (or schema) with "
             "the new settings, then point INDEX_DB at it"
         )
 
@@ -594,7 +581,7 @@ class PostgresWriterLock:
             connection.close()
             return IndexLockedError(
                 f"root {self.root} of index {self.store.path} is being built by {current}; "
-                "try again later or pass --wait SECONDS"
+                "try again later, or wait for it (--wait SECONDS)"
             )
 
         wait_for(
@@ -663,7 +650,7 @@ def _check_ours(connection: psycopg.Connection, url: str, create: bool) -> None:
 
 
 def _applied_versions(connection: psycopg.Connection) -> set[int]:
-    return {row[0] for row in connection.execute(f"SELECT version FROM {migrations.RECORD_TABLE}")}
+    return migrations.applied_versions(_PostgresMigrations(connection))
 
 
 def _ensure_vector_extension(connection: psycopg.Connection, url: str) -> None:
@@ -691,33 +678,21 @@ def _ensure_vector_extension(connection: psycopg.Connection, url: str) -> None:
 
 
 class _PostgresMigrations:
-    """How :func:`indexer.store.migrations.migrate` applies SQL files to a PostgreSQL index: an
-    advisory lock makes a second process wait, then find the work done."""
+    """How :func:`indexer.store.migrations.migrate` runs on a PostgreSQL index: an advisory lock
+    makes a second process wait, then find the work done."""
+
+    placeholder = "%s"
+    timestamp_type = "DOUBLE PRECISION"
 
     def __init__(self, connection: psycopg.Connection) -> None:
         self.connection = connection
 
-    def create_record_table(self) -> None:
-        with self.locked_transaction():
-            self.connection.execute(
-                f"CREATE TABLE IF NOT EXISTS {migrations.RECORD_TABLE} "
-                "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at DOUBLE PRECISION NOT NULL)"
-            )
-
-    def applied_versions(self) -> set[int]:
-        return _applied_versions(self.connection)
+    def execute(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        cursor = self.connection.execute(sql, params)
+        return cursor.fetchall() if cursor.description else []
 
     @contextmanager
     def locked_transaction(self) -> Iterator[None]:
         with self.connection.transaction():
             self.connection.execute("SELECT pg_advisory_xact_lock(%s)", (MIGRATION_LOCK_KEY,))
             yield
-
-    def execute_script(self, sql: str) -> None:
-        self.connection.execute(sql)
-
-    def record(self, migration: migrations.Migration, applied_at: float) -> None:
-        self.connection.execute(
-            f"INSERT INTO {migrations.RECORD_TABLE} (version, name, applied_at) VALUES (%s, %s, %s)",
-            (migration.version, migration.name, applied_at),
-        )

@@ -7,6 +7,8 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, NamedTuple
 
+from indexer.errors import IndexerError
+
 if TYPE_CHECKING:
     from indexer.chunking import Chunk
 
@@ -82,10 +84,46 @@ class BuildCounts:
     def values(self) -> tuple[int, ...]:
         return tuple(asdict(self).values())
 
+    @classmethod
+    def assignments(cls, placeholder: str, add: bool = False) -> str:
+        """``files_added = ?, ...`` (or ``files_added = files_added + ?``) for an UPDATE of a build's
+        record, with the engine's parameter ``placeholder``, in the order of :meth:`values`."""
+        return ", ".join(f"{name} = {name + ' + ' if add else ''}{placeholder}" for name in cls.columns())
+
     def plus(self, other: BuildCounts) -> BuildCounts:
         return BuildCounts(
             *(mine + theirs for mine, theirs in zip(self.values(), other.values(), strict=True))
         )
+
+
+#: The columns of a file's state, a chunk as searches read it back, and a build's record, in the
+#: order the functions below read them.
+FILE_STATE_COLUMNS = "path, id, size, mtime_ns, content_hash, status"
+STORED_CHUNK_COLUMNS = "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text"
+BUILD_FIELDS = ("id", "root", "started_at", "finished_at", "outcome", "model", "pid", "host", "error")
+BUILD_FIELDS += BuildCounts.columns()
+UPSERT_META = "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+
+
+def file_states(rows: Sequence[Sequence]) -> dict[str, FileState]:
+    """Rows of :data:`FILE_STATE_COLUMNS`, by path."""
+    return {row[0]: FileState._make(row[1:]) for row in rows}
+
+
+def stored_chunks(rows: Sequence[Sequence]) -> dict[int, StoredChunk]:
+    """Rows of :data:`STORED_CHUNK_COLUMNS`, by chunk id."""
+    return {row[0]: StoredChunk(*row) for row in rows}
+
+
+def build_records(rows: Sequence[Sequence]) -> list[dict[str, object]]:
+    """Rows of :data:`BUILD_FIELDS`, as dicts (``index status --json``)."""
+    return [dict(zip(BUILD_FIELDS, row, strict=True)) for row in rows]
+
+
+def check_dimension(dimension: object) -> None:
+    """Refuse a vector dimension that cannot be a table's (it goes into SQL as a type modifier)."""
+    if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension <= 0:
+        raise IndexerError(f"invalid vector dimension {dimension!r}")
 
 
 class MetaValues:

@@ -44,16 +44,9 @@ from indexer.errors import (
     IndexOutdatedError,
     StorageError,
 )
-from indexer.store import migrations
+from indexer.store import migrations, records
 from indexer.store.locks import FileWriterLock, lock_path
-from indexer.store.records import (
-    BuildCounts,
-    ChunkFilter,
-    FileState,
-    MetaValues,
-    NewFile,
-    StoredChunk,
-)
+from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile, StoredChunk
 from indexer.store.sqlite_vectors import VectorMatrix
 
 try:
@@ -180,7 +173,7 @@ class SQLiteStore(MetaValues):
             foreign = sorted(tables)[:5]
             raise ConfigError(
                 f"{self.path} is not an index (a database with tables {', '.join(foreign)}): "
-                "left unchanged; choose another --db"
+                "left unchanged; choose another location for the index"
             )
         if not ours and not self.writable:
             raise IndexNotFoundError(f"no index at {self.path}: build one first with `index build FOLDER`")
@@ -284,7 +277,7 @@ class SQLiteStore(MetaValues):
         return migrations.migrate(ENGINE, _SQLiteMigrations(self))
 
     def _applied_versions(self) -> set[int]:
-        return {row[0] for row in self._rows(f"SELECT version FROM {migrations.RECORD_TABLE}")}
+        return migrations.applied_versions(_SQLiteMigrations(self))
 
     def applied_migrations(self) -> list[str]:
         return [row[0] for row in self._rows(f"SELECT name FROM {migrations.RECORD_TABLE} ORDER BY version")]
@@ -336,17 +329,15 @@ class SQLiteStore(MetaValues):
 
     def set_meta(self, values: dict[str, str]) -> None:
         """Write several metadata values (call inside a transaction)."""
-        for key, value in values.items():
-            self._rows(
-                "INSERT INTO meta (key, value) VALUES (?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
+        upsert = f"INSERT INTO meta (key, value) VALUES (?, ?) {records.UPSERT_META}"
+        try:
+            self.db.executemany(upsert, list(values.items()))
+        except apsw.Error as error:
+            raise self._failure(error) from error
 
     def create_vector_table(self, dimension: int) -> None:
         """Create the vec0 table once the first commit fixes the dimension (inside that transaction)."""
-        if not isinstance(dimension, int) or dimension <= 0:
-            raise IndexerError(f"invalid vector dimension {dimension!r}")
+        records.check_dimension(dimension)
         # chunk_size 256 rather than vec0's 1024: each insert rewrites part of a chunk's blob, whose
         # cost grows with the blob (about 4x faster inserts at 768 dimensions, same scan time)
         self._rows(
@@ -364,10 +355,9 @@ class SQLiteStore(MetaValues):
     # -- files and chunks -----------------------------------------------------------------------
 
     def file_states(self, root: str) -> dict[str, FileState]:
-        rows = self._rows(
-            "SELECT path, id, size, mtime_ns, content_hash, status FROM files WHERE root = ?", (root,)
+        return records.file_states(
+            self._rows(f"SELECT {records.FILE_STATE_COLUMNS} FROM files WHERE root = ?", (root,))
         )
-        return {row[0]: FileState._make(row[1:]) for row in rows}
 
     def vectors_for_hashes(self, text_hashes: Iterable[str]) -> dict[str, bytes]:
         """Stored vectors (float32 blobs) of chunks whose text hash is one of ``text_hashes``."""
@@ -558,12 +548,11 @@ class SQLiteStore(MetaValues):
             raise self._failure(error) from error
 
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]:
-        rows = self._rows(
-            "SELECT c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text "
-            "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN (SELECT value FROM json_each(?))",
-            (json.dumps(list(chunk_ids)),),
+        sql = (
+            f"SELECT {records.STORED_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE c.id IN (SELECT value FROM json_each(?))"
         )
-        return {row[0]: StoredChunk(*row) for row in rows}
+        return records.stored_chunks(self._rows(sql, (json.dumps(list(chunk_ids)),)))
 
     # -- builds and status ----------------------------------------------------------------------
 
@@ -577,24 +566,20 @@ class SQLiteStore(MetaValues):
     def add_build_counts(self, build_id: int, counts: BuildCounts) -> None:
         """Add what a group of files did to its build's record (inside that group's transaction), so
         the record says what is committed even when the build dies before it ends."""
-        assignments = ", ".join(f"{name} = {name} + ?" for name in BuildCounts.columns())
-        self._rows(f"UPDATE builds SET {assignments} WHERE id = ?", (*counts.values(), build_id))
+        added = BuildCounts.assignments("?", add=True)
+        self._rows(f"UPDATE builds SET {added} WHERE id = ?", (*counts.values(), build_id))
 
     def finish_build(
         self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float
     ) -> None:
-        assignments = ", ".join(f"{name} = ?" for name in BuildCounts.columns())
+        counted = BuildCounts.assignments("?")
+        sql = f"UPDATE builds SET finished_at = ?, outcome = ?, error = ?, {counted} WHERE id = ?"
         with self.transaction():
-            self._rows(
-                f"UPDATE builds SET finished_at = ?, outcome = ?, error = ?, {assignments} WHERE id = ?",
-                (finished_at, outcome, error, *counts.values(), build_id),
-            )
+            self._rows(sql, (finished_at, outcome, error, *counts.values(), build_id))
 
     def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
-        names = ("id", "root", "started_at", "finished_at", "outcome", "model", "pid", "host", "error")
-        names += BuildCounts.columns()
-        rows = self._rows(f"SELECT {', '.join(names)} FROM builds ORDER BY id DESC LIMIT ?", (limit,))
-        return [dict(zip(names, row, strict=True)) for row in rows]
+        sql = f"SELECT {', '.join(records.BUILD_FIELDS)} FROM builds ORDER BY id DESC LIMIT ?"
+        return records.build_records(self._rows(sql, (limit,)))
 
     def running_build_holder(self) -> str:
         """Who runs this index's newest unfinished build, for the message of a refused builder."""
@@ -678,31 +663,15 @@ class SQLiteStore(MetaValues):
 
 
 class _SQLiteMigrations:
-    """How :func:`indexer.store.migrations.migrate` applies SQL files to a SQLite index."""
+    """How :func:`indexer.store.migrations.migrate` runs on a SQLite index (BEGIN IMMEDIATE: one
+    process at a time)."""
+
+    placeholder = "?"
+    timestamp_type = "REAL"
 
     def __init__(self, store: SQLiteStore) -> None:
-        self.store = store
-
-    def create_record_table(self) -> None:
-        self.store._rows(
-            f"CREATE TABLE IF NOT EXISTS {migrations.RECORD_TABLE} "
-            "(version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL NOT NULL)"
-        )
-
-    def applied_versions(self) -> set[int]:
-        return self.store._applied_versions()
-
-    def locked_transaction(self) -> Any:
-        return self.store.transaction()  # BEGIN IMMEDIATE: one process at a time
-
-    def execute_script(self, sql: str) -> None:
-        self.store._rows(sql)
-
-    def record(self, migration: migrations.Migration, applied_at: float) -> None:
-        self.store._rows(
-            f"INSERT INTO {migrations.RECORD_TABLE} (version, name, applied_at) VALUES (?, ?, ?)",
-            (migration.version, migration.name, applied_at),
-        )
+        self.execute = store._rows
+        self.locked_transaction = store.transaction
 
 
 def describe_holder(row: Sequence[Any] | None) -> str:

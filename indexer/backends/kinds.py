@@ -1,0 +1,47 @@
+"""The backend kinds, known without importing them: the built-in ones and those other packages
+register under the ``indexer.backends`` entry point group. Light on purpose: the CLI reads it for
+its help and choices, and a query pays only for the one backend it uses."""
+
+from __future__ import annotations
+
+import importlib
+from importlib.metadata import entry_points
+
+from indexer.errors import ConfigError
+
+ENTRY_POINT_GROUP = "indexer.backends"
+
+#: kind -> "module:Class" of the built-in backends
+BUILTIN = {
+    "embedded": "indexer.backends.embedded:EmbeddedBackend",
+    "ollama": "indexer.backends.ollama:OllamaBackend",
+    "openai": "indexer.backends.openai:OpenAIBackend",
+}
+BACKEND_KINDS = tuple(BUILTIN)
+#: Batches each built-in backend keeps in flight by default (the classes read it from here, so the
+#: CLI's help can say it without importing them); see each class's docstring for why.
+BUILTIN_CONCURRENCY = {"embedded": 1, "ollama": 2, "openai": 8}
+
+
+def registered_kinds() -> dict[str, str]:
+    """Every kind a build may name: the built-in ones, then the installed packages' entry points."""
+    kinds = dict(BUILTIN)
+    for entry in entry_points(group=ENTRY_POINT_GROUP):
+        kinds.setdefault(entry.name, entry.value)
+    return kinds
+
+
+def backend_class(kind: str) -> type:
+    """The class of a backend kind (its module imported only now)."""
+    target = BUILTIN.get(kind) or registered_kinds().get(kind)
+    if target is None:
+        known = ", ".join(registered_kinds())
+        raise ConfigError(
+            f"unknown backend {kind!r} (choose one of: {known}; a package can add one under the "
+            f"{ENTRY_POINT_GROUP!r} entry point group)"
+        )
+    module, _, name = target.partition(":")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError) as error:
+        raise ConfigError(f"backend {kind!r} ({target}) cannot be loaded: {error}") from error
