@@ -3,9 +3,6 @@ over this module."""
 
 from __future__ import annotations
 
-import dataclasses
-import hashlib
-import json
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -14,18 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 from indexer.backends import make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
-from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError, SettingsChangedError
+from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError
 from indexer.search import MAX_K, MODES, Hit, search
+from indexer.settings import check_backend_matches, fingerprint_id
 from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
 
 if TYPE_CHECKING:
-    from indexer.chunking import ChunkSettings
-    from indexer.pipeline import BuildOptions, BuildReport
+    from indexer.pipeline import BuildReport
 
 DEFAULT_INDEX = "index.db"
-#: The settings keys that decide how a question must be embedded to match the stored vectors.
-QUERY_SETTINGS = ("embedding", "query_prefix", "document_prefix")
 
 
 def default_index_path() -> str:
@@ -33,14 +28,87 @@ def default_index_path() -> str:
     return os.environ.get("INDEX_DB") or DEFAULT_INDEX
 
 
+class QueryBackend:
+    """The backend that embeds an index's questions, kept in step with the settings the index holds.
+
+    A backend the caller gave is checked against the index's settings and refused, rather than mix
+    models, when they differ; otherwise the backend is made from the index's record, and made again
+    when another process rebuilds the index with other settings. Safe to share between threads.
+    """
+
+    def __init__(self, location: str, given: EmbeddingBackend | None, one_shot: bool) -> None:
+        self.location = location
+        self.given = given
+        self.one_shot = one_shot
+        self.connection: tuple[str | None, str | None] = (None, None)
+        self._backend = given
+        self._settings: str | None = None  # the recorded settings it was checked against
+        self._lock = threading.Lock()
+
+    def for_index(self, store: IndexStore) -> EmbeddingBackend | None:
+        """The backend for the settings ``store`` holds now (None for an index with none yet)."""
+        recorded = store.get_meta("fingerprint")
+        with self._lock:
+            if self._backend is not None and recorded == self._settings:
+                return self._backend
+            if self.given is not None:
+                check_backend_matches(self.given, recorded, self.location)
+                self._backend, self._settings = self.given, recorded
+                return self._backend
+            self._drop()
+            config = store.get_json("backend")
+            if config is not None:
+                self._backend = make_backend(with_connection(config, *self.connection), self.one_shot)
+                self._settings = recorded
+            return self._backend
+
+    def for_build(self, store: IndexStore) -> EmbeddingBackend:
+        """The backend a build uses when it is given none: this one, else the index's, else the default."""
+        with self._lock:
+            backend = self._backend
+        if backend is None and store.get_json("backend") is not None:
+            backend = make_backend(store.get_json("backend"))
+        return backend or make_backend({"backend": "embedded"})
+
+    def built_with(self, backend: EmbeddingBackend, recorded: str | None, chosen: bool) -> None:
+        """After a build: its backend embeds the questions while the index keeps the settings it had
+        after the build (``recorded``); a backend the caller ``chosen`` stays the caller's."""
+        with self._lock:
+            if backend is not self._backend:
+                self._drop()
+                self._backend = backend
+            self._settings = recorded
+            if chosen:
+                self.given = backend
+
+    def reach(self, base_url: str | None, api_key: str | None) -> None:
+        """Use the recorded backend at another address or with a key (see :meth:`Index.connect`)."""
+        with self._lock:
+            self.connection = (base_url, api_key)
+            self.given = None
+            self._drop()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._backend is not None:
+                self._backend.close()
+            self._backend = self.given = None
+
+    def _drop(self) -> None:
+        if self._backend is not None and self._backend is not self.given:
+            self._backend.close()
+        self._backend = None
+        self._settings = None
+
+
 class Index:
     """An index. Open with :meth:`open`; use as a context manager to close it.
 
     One ``Index`` may be shared by threads (a web server's): each thread searches on its own
     connection. Searches and ``status`` read through a read-only handle; ``build`` opens the index
-    for writing. A long-lived ``Index`` follows the index it reads: when another process rebuilds it with
-    other settings, the next search embeds with the new model (or, for a backend you passed, raises
-    :class:`ConfigError` rather than mix models).
+    for writing. A long-lived ``Index`` follows the index it reads: when another process rebuilds it
+    with other settings, the next search embeds with the new model (or, for a backend you passed,
+    raises :class:`ConfigError` rather than mix models).
 
     >>> with Index.open("index.db") as index:          # doctest: +SKIP
     ...     index.build("docs")
@@ -51,14 +119,9 @@ class Index:
         self, location: str, backend: EmbeddingBackend | None = None, one_shot: bool = False
     ) -> None:
         self.location = location
-        self._one_shot = one_shot
-        self.path = location  # kept for callers of older versions
-        self._given_backend = backend
-        self._backend = backend
-        self._backend_settings: str | None = None  # the recorded settings the backend was checked against
-        self._connection: tuple[str | None, str | None] = (None, None)
+        self.path = location  # the name older callers used
+        self._query_backend = QueryBackend(location, backend, one_shot)
         self._reader: IndexStore | None = None
-        self._lock = threading.Lock()
         self._searches = 0
 
     @classmethod
@@ -89,9 +152,7 @@ class Index:
         return index
 
     def close(self) -> None:
-        if self._backend is not None:
-            self._backend.close()
-            self._backend = None
+        self._query_backend.close()
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -104,11 +165,10 @@ class Index:
 
     @property
     def store(self) -> IndexStore:
-        """The index opened for reading (on first use): it never creates or writes anything."""
-        with self._lock:
-            if self._reader is None:
-                self._reader = open_store(self.location, writable=False)
-            return self._reader
+        """The index opened for reading: it never creates or writes anything."""
+        if self._reader is None:
+            raise ConfigError(f"index {self.location} is closed")
+        return self._reader
 
     # -- building ---------------------------------------------------------------------------------
 
@@ -142,93 +202,33 @@ class Index:
             ConfigError: bad options, or settings that differ from the index's without ``rebuild``.
             StorageError: the index's disk or file failed; it keeps what it had before.
         """
-        from indexer.pipeline import BuildOptions  # the build machinery is not paid for by a query
+        # the build machinery is imported here: a query does not pay for it
+        from indexer.pipeline import BuildOptions
+        from indexer.pipeline.run import build_root
 
+        given = {"warn": warn} if warn is not None else {}
         options = BuildOptions(
             batch_size=batch_size,
             concurrency=concurrency,
             chunk_tokens=chunk_tokens,
             wait=wait,
             progress=progress,
-            **({"warn": warn} if warn is not None else {}),
+            **given,
         )
         root = Path(folder)
         if not root.is_dir():
             raise ConfigError(f"folder {folder} does not exist or is not a folder")
-        explicit = backend is not None or self._given_backend is not None
+        chosen = backend is not None or self._query_backend.given is not None
         with open_store(self.location, writable=True, create=True) as store:
-            backend = (
-                backend or self._backend or _recorded_backend(store) or make_backend({"backend": "embedded"})
-            )
+            backend = backend or self._query_backend.for_build(store)
             with store.writer_lock(str(root.resolve())) as lock:
                 lock.acquire(options.wait)
                 store.mark_interrupted_builds()
                 store.discard_scratch()  # what a killed rebuild left
-                report = self._build_locked(store, root, backend, options, rebuild)
+                report = build_root(store, root, backend, options, rebuild)
                 recorded = store.get_meta("fingerprint")
-        self._use_backend(backend, recorded, explicit)
+        self._query_backend.built_with(backend, recorded, chosen)
         return report
-
-    def _build_locked(
-        self, store: IndexStore, root: Path, backend: EmbeddingBackend, options: BuildOptions, rebuild: bool
-    ) -> BuildReport:
-        """The build itself, with the writer lock held: compare settings, then build or rebuild."""
-        chunk_settings = _chunk_settings(backend, options.chunk_tokens)
-        fingerprint = build_fingerprint(backend, chunk_settings)
-        recorded = store.get_json("fingerprint")
-        differences = settings_differences(recorded, fingerprint)
-        # only the chunker changed: re-chunk every file; texts that did not change keep their vectors
-        reread = bool(differences) and all(change.startswith("chunking.version") for change in differences)
-        if differences and not reread:
-            if not rebuild:
-                raise ConfigError(settings_differ_message(differences))
-            return self._rebuild(store, root, backend, chunk_settings, fingerprint, options)
-        settings = settings_meta(backend, fingerprint) if recorded is None else None
-        try:
-            report = _run_build(store, root, backend, chunk_settings, options, settings, reread)
-        except SettingsChangedError as error:
-            if not rebuild:
-                raise ConfigError(settings_differ_message([error.difference])) from error
-            return self._rebuild(store, root, backend, chunk_settings, fingerprint, options)
-        changed_address = store.get_json("backend") != backend.config()
-        if recorded is not None and report.stopped is None and (changed_address or (reread and report.ok)):
-            # same vectors, another address or timeout (or a re-chunked index): queries follow
-            with store.transaction():
-                store.set_meta(settings_meta(backend, fingerprint))
-        return report
-
-    def _rebuild(
-        self,
-        store: IndexStore,
-        root: Path,
-        backend: EmbeddingBackend,
-        chunk_settings: ChunkSettings,
-        fingerprint: dict[str, Any],
-        options: BuildOptions,
-    ) -> BuildReport:
-        """Build every root of this index afresh beside it, then copy the result over it in one step.
-
-        The old index stays in place (and keeps answering queries) until the new one is complete;
-        a rebuild in which any file failed is not swapped in, so nothing is lost.
-        """
-        root_key = str(root.resolve())
-        roots = [Path(r) for r in store.roots() if Path(r).is_dir() and r != root_key]
-        with store.open_scratch() as scratch:
-            for each_root in [*roots, root]:
-                settings = (
-                    settings_meta(backend, fingerprint) if scratch.get_meta("fingerprint") is None else None
-                )
-                report = _run_build(scratch, each_root, backend, chunk_settings, options, settings, False)
-                if not report.ok:
-                    break
-            if report.ok:
-                store.replace_with(scratch)
-        store.discard_scratch()
-        if report.ok:
-            return report
-        message = "rebuild not swapped in: the index keeps its previous version"
-        options.warn(message)
-        return dataclasses.replace(report, warnings=[*report.warnings, message])
 
     # -- searching --------------------------------------------------------------------------------
 
@@ -239,51 +239,13 @@ class Index:
         """
         if self.store.get_json("backend") is None:
             raise ConfigError(f"index {self.location} has no recorded backend yet: build it first")
-        with self._lock:
-            self._connection = (base_url, api_key)
-            self._given_backend = None
-            self._drop_backend()
+        self._query_backend.reach(base_url, api_key)
 
     @property
     def backend(self) -> EmbeddingBackend | None:
         """The backend that embeds this index's questions (made on first use from the index's
         record), or None for an index that has none yet."""
-        return self._query_backend(self.store)
-
-    def _query_backend(self, store: IndexStore) -> EmbeddingBackend | None:
-        """The backend matching the settings the index holds now; made again from the record when
-        another process rebuilt the index with other settings since."""
-        recorded = store.get_meta("fingerprint")
-        with self._lock:
-            if self._backend is not None and recorded == self._backend_settings:
-                return self._backend
-            if self._given_backend is not None:
-                _check_matches(self._given_backend, recorded, self.location)
-                self._backend, self._backend_settings = self._given_backend, recorded
-                return self._backend
-            self._drop_backend()
-            config = store.get_json("backend")
-            if config is not None:
-                self._backend = make_backend(with_connection(config, *self._connection), self._one_shot)
-                self._backend_settings = recorded
-            return self._backend
-
-    def _use_backend(self, backend: EmbeddingBackend, recorded: str | None, explicit: bool) -> None:
-        """After a build: its backend embeds the questions, as long as the index keeps the settings
-        it had after the build (``recorded``); a backend the caller chose stays the caller's."""
-        with self._lock:
-            if backend is not self._backend:
-                self._drop_backend()
-                self._backend = backend
-            self._backend_settings = recorded
-            if explicit:
-                self._given_backend = backend
-
-    def _drop_backend(self) -> None:
-        if self._backend is not None and self._backend is not self._given_backend:
-            self._backend.close()
-        self._backend = None
-        self._backend_settings = None
+        return self._query_backend.for_index(self.store)
 
     def search(
         self,
@@ -317,7 +279,7 @@ class Index:
         with store.snapshot():
             if store.is_empty():
                 return []
-            backend = self._query_backend(store) if mode != "keyword" else None
+            backend = self._query_backend.for_index(store) if mode != "keyword" else None
             return search(store, backend, text, k, mode, chunk_filter, min_score)
 
     # -- status -----------------------------------------------------------------------------------
@@ -341,41 +303,6 @@ class Index:
             }
 
 
-def _run_build(
-    store: IndexStore,
-    root: Path,
-    backend: EmbeddingBackend,
-    chunk_settings: ChunkSettings,
-    options: BuildOptions,
-    settings: dict[str, str] | None,
-    reread: bool,
-) -> BuildReport:
-    from indexer.pipeline import Build
-
-    return Build(store, root, backend, chunk_settings, options, settings=settings, reread=reread).run()
-
-
-def _recorded_backend(store: IndexStore) -> EmbeddingBackend | None:
-    config = store.get_json("backend")
-    return make_backend(config) if config is not None else None
-
-
-def _check_matches(backend: EmbeddingBackend, recorded: str | None, location: str) -> None:
-    """Raise unless ``backend`` embeds questions as the index's recorded settings say."""
-    if recorded is None:
-        return
-    settings = json.loads(recorded)
-    ours = {"embedding": backend.describe(), "query_prefix": backend.query_prefix}
-    ours["document_prefix"] = backend.document_prefix
-    wanted = {key: settings.get(key) for key in QUERY_SETTINGS}
-    if ours != wanted:
-        raise ConfigError(
-            f"index {location} holds vectors made with other settings than this backend's "
-            f"(the index's -> this backend's: {describe_difference(wanted, ours)}): it was built or "
-            "rebuilt with another model; open it without a backend to use its own"
-        )
-
-
 def _as_tuple(values: Sequence[str] | str, name: str) -> tuple[str, ...]:
     """One pattern or a sequence of them (a lone string is one pattern, not its characters)."""
     if isinstance(values, str):
@@ -383,73 +310,3 @@ def _as_tuple(values: Sequence[str] | str, name: str) -> tuple[str, ...]:
     if not all(isinstance(value, str) for value in values):
         raise ConfigError(f"{name} must be a string or a sequence of strings, not {values!r}")
     return tuple(values)
-
-
-def _chunk_settings(backend: EmbeddingBackend, chunk_tokens: int | None) -> ChunkSettings:
-    from indexer.chunking import ChunkSettings
-
-    limit = backend.max_tokens if chunk_tokens is None else min(backend.max_tokens, chunk_tokens)
-    return ChunkSettings.for_limit(limit)
-
-
-def build_fingerprint(backend: EmbeddingBackend, settings: ChunkSettings) -> dict[str, Any]:
-    """Everything that changes a stored vector: the one place that decides whether two builds match.
-    (The dimension, which some backends learn only from their first answer, is compared apart.)"""
-    return {
-        "embedding": backend.describe(),
-        "document_prefix": backend.document_prefix,
-        "query_prefix": backend.query_prefix,
-        "chunking": settings.describe(),
-    }
-
-
-def settings_meta(backend: EmbeddingBackend, fingerprint: dict[str, Any]) -> dict[str, str]:
-    """What an index records of the settings that built it."""
-    return {
-        "backend": json.dumps(backend.config(), sort_keys=True),
-        "model": backend.model_name,
-        "fingerprint": json.dumps(fingerprint, sort_keys=True),
-    }
-
-
-def settings_differences(recorded: dict[str, Any] | None, fingerprint: dict[str, Any]) -> list[str]:
-    """``a.b: x -> y`` for each setting that differs from the index's, the backend and model first
-    (they usually explain the rest). The dimension is compared when the first batch comes back."""
-    if recorded is None:
-        return []
-    changes = _differences(recorded, fingerprint)
-    changes.sort(key=lambda change: (not change.startswith(("embedding.backend", "embedding.model")), change))
-    return changes
-
-
-def settings_differ_message(differences: list[str]) -> str:
-    return (
-        f"this build's settings differ from the index's: {_joined(differences)}; "
-        "rebuild the index with them (--rebuild)"
-    )
-
-
-def describe_difference(old: dict[str, Any], new: dict[str, Any]) -> str:
-    """The settings that differ between two fingerprints, on one line."""
-    return _joined(settings_differences(old, new))
-
-
-def _joined(changes: list[str], shown: int = 4) -> str:
-    more = f" (+{len(changes) - shown} more)" if len(changes) > shown else ""
-    return ", ".join(changes[:shown]) + more
-
-
-def fingerprint_id(fingerprint: dict[str, Any]) -> str:
-    """A short stable name for a fingerprint, shown by `index status`."""
-    return hashlib.sha256(json.dumps(fingerprint, sort_keys=True).encode()).hexdigest()[:16]
-
-
-def _differences(old: dict[str, Any], new: dict[str, Any], prefix: str = "") -> list[str]:
-    changes = []
-    for key in sorted(set(old) | set(new)):
-        before, after = old.get(key), new.get(key)
-        if isinstance(before, dict) and isinstance(after, dict):
-            changes.extend(_differences(before, after, f"{prefix}{key}."))
-        elif before != after:
-            changes.append(f"{prefix}{key}: {before!r} -> {after!r}")
-    return changes

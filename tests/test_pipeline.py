@@ -295,7 +295,7 @@ def test_a_rebuild_with_a_failed_file_is_not_swapped_in(index_path, docs):
 
 
 def test_a_settings_mismatch_names_backend_and_model_first_and_counts_the_rest():
-    from indexer.api import describe_difference
+    from indexer.settings import describe_difference
 
     old = {
         "embedding": {"backend": "a", "model": "m1", "x": 1},

@@ -319,9 +319,10 @@ def plan_sub_batches(lengths: list[int]) -> list[list[int]]:
 
 def load_tokenizer(path: Path, max_length: int | None) -> Tokenizer:
     """Load ``tokenizer.json`` with our own truncation (None: off) and no padding, whatever the file says."""
+    text = path.read_text(encoding="utf-8")  # an OSError (too many open files...) is the system's
     try:
-        tokenizer = Tokenizer.from_file(str(path))
-    except Exception as exc:  # the tokenizers library raises plain Exception for unreadable files
+        tokenizer = Tokenizer.from_str(text)
+    except Exception as exc:  # the tokenizers library raises plain Exception for a file it cannot read
         raise ConfigError(f"cannot read tokenizer {path}: {first_line(exc)}") from exc
     if max_length is None:
         tokenizer.no_truncation()

@@ -20,14 +20,14 @@ from typing import Any
 
 from indexer import corpus
 from indexer.backends.base import EmbeddingBackend
-from indexer.chunking import ChunkSettings, split_chunk
+from indexer.chunking import ChunkSettings
 from indexer.errors import (
     BackendError,
     BackendUnreachableError,
     InputTooLongError,
     SettingsChangedError,
-    VectorCheckError,
 )
+from indexer.pipeline.dimensions import Dimensions
 from indexer.pipeline.embed_queue import Batch, EmbedQueue
 from indexer.pipeline.options import BuildOptions
 from indexer.pipeline.planner import PendingFile, Planner, StageClock
@@ -35,7 +35,6 @@ from indexer.pipeline.report import BuildReport
 from indexer.pipeline.writer import GroupWriter
 from indexer.store.contract import IndexStore
 from indexer.store.records import BuildCounts, FileState
-from indexer.validation import check_vectors
 
 
 class Build:
@@ -65,7 +64,7 @@ class Build:
         self.warnings: list[str] = []
         self.planner = Planner(store, backend, chunk_settings, self._warn, self.clock, reread)
         self.stopped: str | None = None
-        self.recorded_dimension = store.dimension
+        self.dimensions = Dimensions(store.dimension)
         self.usage_before = backend.usage()
 
     # -- the run ----------------------------------------------------------------------------------
@@ -80,7 +79,14 @@ class Build:
         embed_pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="embed")
         self.queue = EmbedQueue(embed_pool, self._embed, self.options.batch_size, concurrency)
         self.writer = GroupWriter(
-            self.store, write_pool, self.queue, build_id, self.clock, self.root_key, self.settings
+            self.store,
+            write_pool,
+            self.queue,
+            build_id,
+            self.clock,
+            self.root_key,
+            self.settings,
+            self.dimensions,
         )
         try:
             with write_pool, embed_pool:  # on exit, the embedding threads end first, then the last write
@@ -172,7 +178,7 @@ class Build:
             vectors, seconds = future.result()
             self.clock.add("embed", seconds)
             with self.clock.timing("check"):
-                rows = self._checked(vectors, len(batch.texts))
+                rows = self.dimensions.check(vectors, len(batch.texts))
         except InputTooLongError as error:
             self._split_too_long(batch, error)
         except BackendUnreachableError as error:
@@ -187,25 +193,6 @@ class Build:
         else:
             self.queue.accept(batch, rows)
 
-    def _checked(self, vectors: Any, count: int) -> list[bytes]:
-        """The vector check, then the dimension: the index's own when it has one (another one means
-        the model changed: a settings change, not a bad batch), else this build's first batch's."""
-        matrix = check_vectors(vectors, count, None)
-        width = matrix.shape[1]
-        if self.recorded_dimension is not None and width != self.recorded_dimension:
-            raise SettingsChangedError(
-                f"the backend now returns vectors of dimension {width}, the index holds "
-                f"{self.recorded_dimension} (the model changed?)",
-                f"dimension: {self.recorded_dimension} -> {width}",
-            )
-        if self.writer.dimension is None:
-            self.writer.dimension = width
-        elif width != self.writer.dimension:
-            raise VectorCheckError(
-                f"backend returned vectors of dimension {width}, earlier batches had {self.writer.dimension}"
-            )
-        return [row.tobytes() for row in matrix]
-
     def _split_too_long(self, batch: Batch, error: InputTooLongError) -> None:
         """The server said an input is too long: retry the halves; a lone chunk is cut in two."""
         if len(batch.texts) > 1:
@@ -215,23 +202,8 @@ class Build:
         too_long = batch.hashes[0]
         for pending in self.writer.waiting:
             if too_long in pending.text_hashes:
-                self._recut(pending, pending.text_hashes.index(too_long), error)
-
-    def _recut(self, pending: PendingFile, position: int, error: InputTooLongError) -> None:
-        chunk = pending.chunks[position]
-        pieces = split_chunk(chunk)
-        if len(pieces) < 2:
-            pending.failure = (
-                f"a chunk at lines {chunk.start_line}-{chunk.end_line} is too long "
-                f"for the backend and cannot be cut smaller: {error}"
-            )
-            return
-        self._warn(
-            f"{pending.source.path}:{chunk.start_line}-{chunk.end_line}: too long for the backend, "
-            f"cut into {len(pieces)} smaller chunks"
-        )
-        pending.set_chunks(pieces, self.backend.document_prefix, position, replaced=1)
-        self._find_or_queue(pending)
+                if self.planner.recut(pending, pending.text_hashes.index(too_long), str(error)):
+                    self._find_or_queue(pending)
 
     def _stop(self, reason: str) -> None:
         if self.stopped is None:

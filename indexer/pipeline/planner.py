@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from indexer import corpus
 from indexer.backends.base import EmbeddingBackend
-from indexer.chunking import Chunk, ChunkSettings, chunk_text
+from indexer.chunking import Chunk, ChunkSettings, chunk_text, split_chunk
 from indexer.pipeline.options import Warn
 from indexer.store.contract import IndexStore
 from indexer.store.records import FileState
@@ -129,6 +129,24 @@ class Planner:
             text, self.backend.count_tokens, self.settings, structured=corpus.has_headings(source)
         )
         pending.set_chunks(chunks, self.backend.document_prefix)
+
+    def recut(self, pending: PendingFile, position: int, reason: str) -> bool:
+        """Cut a chunk the backend refused as too long in two (by lines, else words); False when it
+        cannot be cut (one word): its file then fails."""
+        chunk = pending.chunks[position]
+        pieces = split_chunk(chunk)
+        if len(pieces) < 2:
+            pending.failure = (
+                f"a chunk at lines {chunk.start_line}-{chunk.end_line} is too long "
+                f"for the backend and cannot be cut smaller: {reason}"
+            )
+            return False
+        self.warn(
+            f"{pending.source.path}:{chunk.start_line}-{chunk.end_line}: too long for the backend, "
+            f"cut into {len(pieces)} smaller chunks"
+        )
+        pending.set_chunks(pieces, self.backend.document_prefix, position, replaced=1)
+        return True
 
     def stored_vectors(self, text_hashes: list[str]) -> dict[str, bytes]:
         """Vectors the index already holds for these texts (any file, any root): re-used, not embedded."""

@@ -14,6 +14,7 @@ from collections import deque
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 
+from indexer.pipeline.dimensions import Dimensions
 from indexer.pipeline.embed_queue import EmbedQueue
 from indexer.pipeline.planner import PendingFile, StageClock
 from indexer.pipeline.report import FileFailure
@@ -51,6 +52,7 @@ class GroupWriter:
         clock: StageClock,
         root_key: str,
         settings: dict[str, str] | None,
+        dimensions: Dimensions,
     ) -> None:
         self.store = store
         self.root_key = root_key
@@ -59,7 +61,7 @@ class GroupWriter:
         self.build_id = build_id
         self.clock = clock
         self.settings = settings
-        self.dimension: int | None = None  # set by the build once a batch has passed the check
+        self.dimensions = dimensions
         self.waiting: deque[PendingFile] = deque()
         self.counts = BuildCounts()  # committed so far
         self.files_unchanged = 0  # touched files committed so far
@@ -122,7 +124,7 @@ class GroupWriter:
         return any(self.queue.vector(h) is None for h in pending.text_hashes)
 
     def _group(self, ready: list[PendingFile]) -> Group:
-        group = Group(settings=self.settings, dimension=self.dimension)
+        group = Group(settings=self.settings, dimension=self.dimensions.found)
         for pending in ready:
             source = pending.source
             if pending.touch_only is not None:

@@ -15,6 +15,8 @@ different roots at once, and many people query it.
   rows pass it.
 
 All SQL except the schema (``migrations/postgres``) lives in this module, always with parameters.
+The class is long for the reason the SQLite store's is: one short method per question of the store
+contract, each engine's SQL kept in one place.
 """
 
 from __future__ import annotations

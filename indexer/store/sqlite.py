@@ -4,42 +4,34 @@ One driver for everything: apsw, which carries its own recent SQLite and can loa
 Pythons whose ``sqlite3`` cannot (many pyenv and macOS builds). Loading sqlite-vec through two SQLite
 libraries in one process has crashed, so the standard ``sqlite3`` module is never used here.
 
-- **Opening touches nothing it does not own.** A file that is not an index (another tool's database,
-  or not a database at all) is refused before anything is written to it. A reader (``writable=False``:
-  ``index query``, ``index status``) opens read-only and never creates or migrates anything; in a
-  folder it cannot write (a shipped, read-only index) it reads the file as immutable.
-- **One connection per thread.** An apsw connection serves one thread at a time and a transaction
-  belongs to its connection, so each thread that uses the store gets its own: a web server's
-  threads search at once, and a build writes on its writer thread while its main thread reads.
-- **Errors of the storage itself** (disk full, read-only, damaged file) become one
-  :class:`indexer.errors.StorageError` line naming the index and what to do.
+Opening touches nothing it does not own: a file that is not an index (another tool's database, or
+not a database at all) is refused before anything is written to it, and a reader (``index query``,
+``index status``) never creates or migrates anything. How the file is reached (a connection per
+thread, read-only or immutable readers, one-line storage errors) is
+:mod:`indexer.store.sqlite_connections`; the vectors searched in memory are
+:mod:`indexer.store.sqlite_vectors`.
 
-All SQL except the schema lives in this module, always with ``?`` parameters.
-"""
+All SQL except the schema lives in this module, always with ``?`` parameters. The class is long
+because the store contract is: some forty short methods, one per question the pipeline, the search
+and the API ask; splitting them would scatter one engine's SQL over several classes."""
 
 from __future__ import annotations
 
 import json
 import os
 import secrets
-import shutil
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
-from pathlib import Path
+from collections.abc import Iterable, Sequence
 from typing import Any
-from urllib.parse import quote
 
 import apsw
 import numpy as np
 import orjson
-import sqlite_vec
 
 from indexer.errors import (
     ConfigError,
     IndexerError,
-    IndexLockedError,
     IndexNotFoundError,
     IndexOutdatedError,
     StorageError,
@@ -47,15 +39,10 @@ from indexer.errors import (
 from indexer.store import migrations, records
 from indexer.store.locks import FileWriterLock, lock_path
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile, StoredChunk
+from indexer.store.sqlite_connections import Connections
 from indexer.store.sqlite_vectors import VectorMatrix
 
-try:
-    import resource  # POSIX only: the file size limit in messages
-except ImportError:  # pragma: no cover (Windows)
-    resource = None
-
 ENGINE = "sqlite"
-BUSY_TIMEOUT_MS = 10_000
 VECTOR_TABLE = "chunk_vectors"
 #: The most neighbours sqlite-vec's KNN query returns at once; larger searches run in memory.
 VEC0_MAX_K = 4096
@@ -65,56 +52,6 @@ VECTORS_VERSION = "vectors_version"
 #: The files SQLite keeps beside an index, and the scratch copy a rebuild makes.
 COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
 REBUILD_SUFFIX = ".rebuild"
-
-#: apsw errors that mean the storage failed (not a bug in a query), and what the user can do.
-_STORAGE_FAILURES: tuple[tuple[type[apsw.Error], str], ...] = (
-    (apsw.FullError, "the disk is full (or the file size limit was reached): free space and build again"),
-    (apsw.ReadOnlyError, "the index is read-only here: build it where its file and folder are writable"),
-    (apsw.PermissionsError, "permission denied: check the index's file and folder permissions"),
-    (apsw.CorruptError, "the file is damaged: delete it (with its -wal and -shm files) and build again"),
-    (apsw.NotADBError, "the file is not a SQLite database"),
-    (apsw.CantOpenError, "cannot open the file (missing folder, permissions, or too many open files)"),
-    (apsw.IOError, "a disk read or write failed (full disk, file size limit, or hardware)"),
-    (apsw.BusyError, "another process kept the database locked too long: try again"),
-    (apsw.NoMemError, "out of memory"),
-)
-
-
-def storage_error(path: str, error: apsw.Error) -> IndexerError | None:
-    """The one-line error for a failure of the storage itself, or None for any other apsw error."""
-    if isinstance(error, apsw.BusyError):
-        return IndexLockedError(f"index {path}: {_advice(error)} ({error})")
-    if isinstance(error, apsw.SQLError) and "sqlite-vec error" in str(error):
-        # sqlite-vec reports a failed write of its own pages as a plain error, without the cause
-        return StorageError(f"index {path}: writing vectors failed ({error}); {_space_hint(path)}")
-    advice = _advice(error)
-    if advice is None:
-        return None
-    if isinstance(error, (apsw.FullError, apsw.IOError)):
-        advice = f"{advice}; {_space_hint(path)}"
-    return StorageError(f"index {path}: {advice} ({error})")
-
-
-def _space_hint(path: str) -> str:
-    """What the system says now about room for the index: free space, and the file size limit."""
-    folder = os.path.dirname(os.path.abspath(path))
-    try:
-        free = shutil.disk_usage(folder).free
-    except OSError:
-        return "check the free space on its disk"
-    hint = f"{free / 2**20:.0f} MB free on its disk"
-    if resource is not None:
-        limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
-        if limit != resource.RLIM_INFINITY:
-            hint += f", files limited to {limit / 2**20:.1f} MB (ulimit -f)"
-    return f"{hint}; make room and build again"
-
-
-def _advice(error: apsw.Error) -> str | None:
-    for kind, advice in _STORAGE_FAILURES:
-        if isinstance(error, kind):
-            return advice
-    return None
 
 
 class SQLiteStore(MetaValues):
@@ -126,13 +63,15 @@ class SQLiteStore(MetaValues):
     engine = ENGINE
     supports_rebuild = True
 
-    def __init__(self, path: str, writable: bool, uri: str) -> None:
+    def __init__(self, path: str, writable: bool) -> None:
         self.path = path
         self.writable = writable
-        self._uri = uri
-        self._local = threading.local()
-        self._connections: list[apsw.Connection] = []
-        self._connections_lock = threading.Lock()
+        self.connections = Connections(path, writable)
+        self._rows = self.connections.rows
+        self._value = self.connections.value
+        self.query = self.connections.rows  # any read-only SQL, for tools and tests that look inside
+        self.transaction = self.connections.transaction
+        self.snapshot = self.connections.snapshot
         self._many_searches = False
         self._matrix: VectorMatrix | None = None
         self._matrix_version: str | None = None
@@ -152,7 +91,7 @@ class SQLiteStore(MetaValues):
             raise IndexNotFoundError(f"no index at {path}: build one first with `index build FOLDER`")
         if os.path.isdir(path):
             raise ConfigError(f"{path} is a folder, not an index file")
-        store = cls(path, writable, _uri(path, writable, immutable=False))
+        store = cls(path, writable)
         try:
             store._verify()
         except BaseException:
@@ -194,81 +133,18 @@ class SQLiteStore(MetaValues):
 
     def close(self) -> None:
         """Close every thread's connection (call when no thread uses the store any more)."""
-        with self._connections_lock:
-            connections, self._connections = self._connections, []
-        for connection in connections:
-            connection.close()
-        self._local = threading.local()
+        self.connections.close()
+
+    @property
+    def db(self) -> apsw.Connection:
+        """This thread's connection (for tools and tests that look inside the index)."""
+        return self.connections.db
 
     def __enter__(self) -> SQLiteStore:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-    # -- connections ----------------------------------------------------------------------------
-
-    @property
-    def db(self) -> apsw.Connection:
-        """This thread's connection, opened on first use."""
-        connection = getattr(self._local, "connection", None)
-        if connection is None:
-            connection = self._connect()
-            self._local.connection = connection
-            with self._connections_lock:
-                self._connections.append(connection)
-        return connection
-
-    def _connect(self) -> apsw.Connection:
-        flags = apsw.SQLITE_OPEN_URI
-        if self.writable:
-            flags |= apsw.SQLITE_OPEN_READWRITE | apsw.SQLITE_OPEN_CREATE
-        else:
-            flags |= apsw.SQLITE_OPEN_READONLY
-        try:
-            connection = apsw.Connection(self._uri, flags=flags)
-            connection.set_busy_timeout(BUSY_TIMEOUT_MS)
-            connection.enable_load_extension(True)
-            connection.load_extension(sqlite_vec.loadable_path())
-            connection.enable_load_extension(False)
-            if self.writable:
-                connection.execute("PRAGMA synchronous = NORMAL")
-            elif not self._uri.endswith("immutable=1"):
-                connection = self._readable(connection)
-        except apsw.ExtensionLoadingError as error:
-            raise StorageError(f"index {self.path}: cannot load sqlite-vec ({error})") from error
-        except apsw.Error as error:
-            raise self._failure(error) from error
-        return connection
-
-    def _readable(self, connection: apsw.Connection) -> apsw.Connection:
-        """The connection if it can read; else, in a folder where SQLite cannot make the WAL's
-        shared-memory file, the file opened as immutable (nobody can write there anyway)."""
-        try:
-            connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
-            return connection
-        except (apsw.ReadOnlyError, apsw.CantOpenError):
-            connection.close()
-        self._uri = _uri(self.path, writable=False, immutable=True)
-        return self._connect()
-
-    def _failure(self, error: apsw.Error) -> Exception:
-        return storage_error(self.path, error) or error
-
-    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        """Run one statement on this thread's connection and return its rows."""
-        try:
-            return self.db.execute(sql, params).fetchall()
-        except apsw.Error as error:
-            raise self._failure(error) from error
-
-    def _value(self, sql: str, params: Sequence[Any] = ()) -> Any:
-        rows = self._rows(sql, params)
-        return rows[0][0] if rows else None
-
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[tuple]:
-        """Rows of any read-only SQL, for tools and tests that look inside the index."""
-        return self._rows(sql, params)
 
     # -- schema and transactions ----------------------------------------------------------------
 
@@ -281,37 +157,6 @@ class SQLiteStore(MetaValues):
 
     def applied_migrations(self) -> list[str]:
         return [row[0] for row in self._rows(f"SELECT name FROM {migrations.RECORD_TABLE} ORDER BY version")]
-
-    @contextmanager
-    def transaction(self) -> Iterator[None]:
-        """One write transaction (BEGIN IMMEDIATE: take the write lock now, not halfway through)."""
-        self._rows("BEGIN IMMEDIATE")
-        try:
-            yield
-            self._rows("COMMIT")
-        except BaseException:
-            self._roll_back()
-            raise
-
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        """A read transaction: every query inside sees the same committed state, even while a build
-        commits files (WAL lets readers keep their snapshot without blocking the writer)."""
-        self._rows("BEGIN")
-        try:
-            yield
-        except BaseException:
-            self._roll_back()
-            raise
-        self._rows("COMMIT")
-
-    def _roll_back(self) -> None:
-        """End a failed transaction. Called while its error propagates: a rollback that fails too (a
-        damaged or vanished file) must not replace that error, which says what went wrong first."""
-        db = self.db
-        if db.in_transaction:
-            with suppress(apsw.Error):
-                db.execute("ROLLBACK")
 
     def writer_lock(self, root: str) -> FileWriterLock:
         """One writer per SQLite file, whatever the root: SQLite has one writer at a time anyway."""
@@ -330,10 +175,7 @@ class SQLiteStore(MetaValues):
     def set_meta(self, values: dict[str, str]) -> None:
         """Write several metadata values (call inside a transaction)."""
         upsert = f"INSERT INTO meta (key, value) VALUES (?, ?) {records.UPSERT_META}"
-        try:
-            self.db.executemany(upsert, list(values.items()))
-        except apsw.Error as error:
-            raise self._failure(error) from error
+        self.connections.many(upsert, list(values.items()))
 
     def create_vector_table(self, dimension: int) -> None:
         """Create the vec0 table once the first commit fixes the dimension (inside that transaction)."""
@@ -545,7 +387,7 @@ class SQLiteStore(MetaValues):
         except apsw.SQLError as error:
             raise ConfigError(f"keyword query {fts_query!r} is not valid: {error}") from error
         except apsw.Error as error:
-            raise self._failure(error) from error
+            raise self.connections.failure(error) from error
 
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]:
         sql = (
@@ -655,7 +497,7 @@ class SQLiteStore(MetaValues):
                 while not backup.done:
                     backup.step(-1)
         except apsw.Error as error:
-            raise self._failure(error) from error
+            raise self.connections.failure(error) from error
         self._has_vector_table = False
 
     def discard_scratch(self) -> None:
@@ -688,11 +530,3 @@ def remove_database(path: str) -> None:
             os.remove(path + suffix)
         except FileNotFoundError:
             continue
-
-
-def _uri(path: str, writable: bool, immutable: bool) -> str:
-    """A ``file:`` URI for ``path`` (any character in the name is escaped)."""
-    absolute = quote(str(Path(path).resolve()) if os.path.exists(path) else os.path.abspath(path))
-    if writable:
-        return f"file:{absolute}"
-    return f"file:{absolute}?immutable=1" if immutable else f"file:{absolute}?mode=ro"
