@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -91,3 +93,25 @@ class FaultyBackend(HashBackend):
         if self.fault == "raise":
             raise RuntimeError("the model fell over")
         raise AssertionError(f"unknown fault {self.fault}")
+
+
+def index_command() -> list[str]:
+    """The installed ``index`` console script, else the same entry point through this interpreter."""
+    script = Path(sys.executable).parent / "index"
+    if script.exists():
+        return [str(script)]
+    return [sys.executable, "-c", "from indexer.cli import main; main()"]
+
+
+def write_corpus(folder: Path, files: int = 30, paragraphs: int = 6, version: str = "v1") -> Path:
+    """``files`` Markdown documents of ``paragraphs`` paragraphs each, every paragraph unique to its
+    file (a ``version`` changes them all); returns ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for number in range(files):
+        body = "\n\n".join(
+            f"{version} paragraph {p} of file {number}: "
+            + " ".join(f"word{number}x{p}x{w}" for w in range(10 + 3 * p))
+            for p in range(paragraphs)
+        )
+        (folder / f"doc{number:03}.md").write_text(f"# Document {number}\n\n{body}\n", encoding="utf-8")
+    return folder

@@ -6,12 +6,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from conftest import SAMPLE_CORPUS, write
+from helpers import index_command
 
 from indexer.cli import main
 
@@ -23,13 +23,6 @@ def sample_index(tmp_path_factory) -> Path:
     result = CliRunner().invoke(main, ["build", str(SAMPLE_CORPUS), "--db", str(path)])
     assert result.exit_code == 0, result.output
     return path
-
-
-def index_command() -> list[str]:
-    script = Path(sys.executable).parent / "index"
-    return (
-        [str(script)] if script.exists() else [sys.executable, "-c", "from indexer.cli import main; main()"]
-    )
 
 
 def test_build_prints_one_summary_line_and_warns_about_unreadable_files(tmp_path):

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import rows, write
-from helpers import HashBackend
+from helpers import HashBackend, write_corpus
 
 from indexer import ConfigError, Index, IndexLockedError
 from indexer.store import is_postgres_url
@@ -56,17 +56,8 @@ def wait_until_started(process: subprocess.Popen) -> None:
     assert line.strip() == "started", process.stderr.read() if process.stderr else line
 
 
-def corpus(folder: Path, files: int = 30, version: str = "v1") -> Path:
-    for number in range(files):
-        paragraphs = "\n\n".join(
-            f"{version} paragraph {p} of file {number} " + "word " * (10 + p * 3) for p in range(6)
-        )
-        write(folder / f"doc{number:02}.md", f"# Document {number}\n\n{paragraphs}\n")
-    return folder
-
-
 def test_second_build_is_refused_naming_the_holder(index_path, tmp_path):
-    folder = corpus(tmp_path / "docs")
+    folder = write_corpus(tmp_path / "docs")
     holder = start_worker(index_path, folder, delay=0.2)
     try:
         wait_until_started(holder)
@@ -81,7 +72,7 @@ def test_second_build_is_refused_naming_the_holder(index_path, tmp_path):
 
 
 def test_second_build_with_wait_runs_after_the_first(index_path, tmp_path):
-    folder = corpus(tmp_path / "docs", files=6)
+    folder = write_corpus(tmp_path / "docs", files=6)
     first = start_worker(index_path, folder, delay=0.1)
     wait_until_started(first)
     second = start_worker(index_path, folder, wait=60)
@@ -91,7 +82,7 @@ def test_second_build_with_wait_runs_after_the_first(index_path, tmp_path):
 
 
 def test_lock_of_a_killed_build_does_not_block(index_path, tmp_path):
-    folder = corpus(tmp_path / "docs", files=6)
+    folder = write_corpus(tmp_path / "docs", files=6)
     holder = start_worker(index_path, folder, delay=5)
     wait_until_started(holder)
     holder.send_signal(signal.SIGKILL)
@@ -103,10 +94,10 @@ def test_lock_of_a_killed_build_does_not_block(index_path, tmp_path):
 
 
 def test_queries_answer_during_a_build(index_path, tmp_path):
-    folder = corpus(tmp_path / "docs")
+    folder = write_corpus(tmp_path / "docs")
     with Index.open(index_path) as index:
         index.build(folder, backend=HashBackend(), warn=lambda message: None)
-    corpus(folder, version="v2")
+    write_corpus(folder, version="v2")
     builder = start_worker(index_path, folder, delay=0.02)
     try:
         wait_until_started(builder)
@@ -125,7 +116,7 @@ def test_queries_answer_during_a_build(index_path, tmp_path):
 def test_queries_keep_answering_from_the_old_index_during_a_rebuild(index_path, tmp_path):
     if is_postgres_url(index_path):
         pytest.skip("--rebuild is refused on PostgreSQL (test_pipeline.test_rebuild_swaps_in_the_new_index)")
-    folder = corpus(tmp_path / "docs")
+    folder = write_corpus(tmp_path / "docs")
     with Index.open(index_path) as index:
         index.build(folder, backend=HashBackend(model_name="hash-v1"), warn=lambda message: None)
     rebuilder = start_worker(index_path, folder, 0.02, 0, "--model-name", "hash-v2", "--rebuild")
@@ -195,9 +186,9 @@ def clean_build(folder: Path, index_path: Path | str) -> Path | str:
 @pytest.mark.slow
 def test_sigkill_at_random_moments_never_corrupts_and_the_next_run_completes(tmp_path, new_index):
     rng = random.Random(20261129)
-    old_folder, new_folder = corpus(tmp_path / "old"), tmp_path / "new"
-    corpus(new_folder, files=24, version="v1")
-    corpus(new_folder, files=12, version="v2")  # 12 changed, 12 unchanged, 6 deleted
+    old_folder, new_folder = write_corpus(tmp_path / "old"), tmp_path / "new"
+    write_corpus(new_folder, files=24, version="v1")
+    write_corpus(new_folder, files=12, version="v2")  # 12 changed, 12 unchanged, 6 deleted
     for number in range(3):
         write(new_folder / f"added{number}.md", f"# Added {number}\n\nbrand new file {number}\n")
     old_chunks = file_chunks(clean_build(old_folder, new_index("old")))

@@ -26,7 +26,7 @@ import apsw
 import pytest
 from click.testing import CliRunner
 from conftest import snapshot, write
-from helpers import FaultyBackend, HashBackend
+from helpers import FaultyBackend, HashBackend, index_command, write_corpus
 from loopback import OllamaServer, OpenAIServer
 
 from indexer import ConfigError, Index, IndexLockedError, corpus
@@ -67,15 +67,6 @@ def build(index_path, folder, backend=None, **options):
 def integrity(index_path) -> list[str]:
     with Index.open(index_path, create=False) as index:
         return index.store.integrity_problems()
-
-
-def paragraphs(folder: Path, files: int, size: int = 30) -> Path:
-    for number in range(files):
-        lines = [f"# Document {number}", ""]
-        for paragraph in range(size):
-            lines += [" ".join(f"word{number}x{paragraph}x{w}" for w in range(40)), ""]
-        write(folder / f"d{number:03}.md", "\n".join(lines))
-    return folder
 
 
 # -- 1. file names that are not UTF-8 ---------------------------------------------------------------
@@ -277,7 +268,7 @@ def test_the_writer_lock_holds_through_a_symlink_and_a_relative_path(tmp_path, d
             sys.executable,
             str(TESTS / "build_worker.py"),
             str(index_path),
-            str(paragraphs(tmp_path / "big", 20)),
+            str(write_corpus(tmp_path / "big", 20, paragraphs=30)),
             "--delay",
             "0.5",
             "--batch-size",
@@ -322,7 +313,7 @@ def test_a_file_replaced_by_a_fifo_after_the_walk_is_skipped_without_hanging(tmp
 
 def test_large_k_works_and_absurd_k_is_a_usage_error(tmp_path, docs):
     index_path = tmp_path / "index.db"
-    build(index_path, paragraphs(docs, 10, size=60), HashBackend())
+    build(index_path, write_corpus(docs, 10, paragraphs=60), HashBackend())
     with Index.open(index_path, backend=HashBackend()) as index:
         for mode in ("hybrid", "vector", "keyword"):
             hits = index.search("word1x2x3", k=5000, mode=mode)
@@ -343,7 +334,7 @@ def test_status_of_an_index_with_no_builds(tmp_path):
 
 def test_one_index_shared_by_threads_answers_every_search(tmp_path, docs):
     index_path = tmp_path / "index.db"
-    build(index_path, paragraphs(docs, 20))
+    build(index_path, write_corpus(docs, 20, paragraphs=30))
     failures: list[BaseException] = []
     answers: list[list[str]] = []
     with Index.open(index_path, backend=HashBackend()) as index:
@@ -417,10 +408,10 @@ def committed(index_path) -> tuple[int, dict]:
 
 
 def test_a_file_size_limit_mid_build_is_one_line_and_the_record_matches_what_was_committed(tmp_path):
-    docs = paragraphs(tmp_path / "docs", 20)
+    docs = write_corpus(tmp_path / "docs", 20, paragraphs=30)
     index_path = tmp_path / "index.db"
     assert run_python(BUILD_SCRIPT, str(index_path), str(docs)).returncode == 0
-    paragraphs(tmp_path / "docs" / "more", 60)
+    write_corpus(tmp_path / "docs" / "more", 60, paragraphs=30)
     size = sum(path.stat().st_size for path in tmp_path.glob("index.db*"))
     limited = run_python(
         BUILD_SCRIPT, str(index_path), str(docs), limit=(resource.RLIMIT_FSIZE, size + 400_000)
@@ -469,10 +460,6 @@ def tempfile_dir() -> str:
     return tempfile.gettempdir()
 
 
-def index_cli() -> list[str]:
-    return [sys.executable, "-c", "from indexer.cli import main; main()"]
-
-
 def test_a_read_only_index_in_a_read_only_folder_is_searched_and_a_build_is_one_line(tmp_path, docs):
     folder = shared_folder(tmp_path)
     try:
@@ -484,7 +471,7 @@ def test_a_read_only_index_in_a_read_only_folder_is_searched_and_a_build_is_one_
             path.chmod(0o555 if path.is_dir() else 0o444)
         folder.chmod(0o555)
         query = as_another_user(
-            [*index_cli(), "query", "rivers", "--mode", "keyword", "--db", str(index_path)]
+            [*index_command(), "query", "rivers", "--mode", "keyword", "--db", str(index_path)]
         )
         answered = subprocess.run(query, capture_output=True, text=True, timeout=60)
         assert answered.returncode == 0, answered.stderr
@@ -502,7 +489,7 @@ def test_a_read_only_index_in_a_read_only_folder_is_searched_and_a_build_is_one_
 
 def test_a_damaged_index_is_one_line_for_every_command(tmp_path, docs):
     index_path = tmp_path / "index.db"
-    build(index_path, paragraphs(docs, 20))
+    build(index_path, write_corpus(docs, 20, paragraphs=30))
     connection = apsw.Connection(str(index_path))
     connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     connection.close()
@@ -543,7 +530,7 @@ def test_files_left_by_a_killed_rebuild_are_removed_by_the_next_build(tmp_path, 
 
 
 def test_a_killed_build_records_what_it_had_committed(tmp_path):
-    docs = paragraphs(tmp_path / "docs", 300, size=1)  # groups of 64 files commit one by one
+    docs = write_corpus(tmp_path / "docs", 300, paragraphs=1)  # groups of 64 files commit one by one
     index_path = tmp_path / "index.db"
     worker = subprocess.Popen(
         [

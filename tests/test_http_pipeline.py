@@ -13,7 +13,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 from conftest import REPO, SAMPLE_CORPUS, snapshot, write
+from helpers import index_command
 from loopback import OllamaServer, OpenAIServer, closed_port, fake_vector
 
 from indexer import BuildReport, ConfigError, Index
@@ -134,14 +134,6 @@ def index_bytes(index_path: Path) -> bytes:
 
 def cli(*args: str, env: dict[str, str | None] | None = None) -> Result:
     return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
-
-
-def index_command() -> list[str]:
-    """The installed console script, else the same entry point through this interpreter."""
-    script = Path(sys.executable).parent / "index"
-    if script.exists():
-        return [str(script)]
-    return [sys.executable, "-c", "from indexer.cli import main; main()"]
 
 
 def run_index(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:

@@ -1,0 +1,66 @@
+"""The planner on its own: what a file's stat, bytes and chunks say the build must do."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from conftest import write
+from helpers import HashBackend
+
+from indexer import Index, corpus
+from indexer.chunking import ChunkSettings
+from indexer.pipeline.planner import Planner, StageClock, text_hash, unchanged
+from indexer.store.records import FileState
+
+
+@pytest.fixture
+def planner(tmp_path):
+    index_path = tmp_path / "index.db"
+    with Index.open(index_path) as index:
+        yield Planner(
+            index.store, HashBackend(), ChunkSettings.for_limit(64), lambda message: None, StageClock()
+        )
+
+
+def source_of(path, root):
+    info = path.stat()
+    return corpus.SourceFile(root, path.relative_to(root).as_posix(), info.st_size, info.st_mtime_ns)
+
+
+def test_a_file_with_its_recorded_size_and_mtime_is_not_read(tmp_path, docs):
+    source = source_of(docs / "guide.md", docs)
+    state = FileState(1, source.size, source.mtime_ns, "whatever", "indexed")
+    assert unchanged(source, state) and not unchanged(source, state._replace(size=source.size + 1))
+
+
+def test_a_touched_file_whose_bytes_did_not_change_is_only_touched(planner, docs):
+    first = planner.plan(source_of(docs / "guide.md", docs), None)
+    os.utime(docs / "guide.md", ns=(1, 1))
+    state = FileState(7, first.source.size, first.source.mtime_ns, first.content_hash, "indexed")
+    again = planner.plan(source_of(docs / "guide.md", docs), state)
+    assert again.touch_only == 7 and again.chunks == []
+
+
+def test_a_changed_file_is_chunked_and_each_chunk_keyed_by_what_the_model_reads(planner, docs):
+    pending = planner.plan(source_of(docs / "guide.md", docs), None)
+    assert pending.is_new and pending.status == "indexed" and pending.chunks
+    assert pending.text_hashes == [text_hash(chunk.embed_text) for chunk in pending.chunks]
+    assert [chunk.heading for chunk in pending.chunks][-1] == "Guide > Usage"
+
+
+def test_an_empty_file_is_recorded_as_skipped(planner, tmp_path):
+    write(tmp_path / "d" / "empty.md", "   \n")
+    pending = planner.plan(source_of(tmp_path / "d" / "empty.md", tmp_path / "d"), None)
+    assert pending.status == "empty" and pending.chunks == []
+
+
+def test_a_chunk_too_long_for_the_backend_is_cut_in_two_and_a_single_word_is_not(planner, tmp_path):
+    write(tmp_path / "d" / "a.md", "# A\n\n" + "\n".join(f"line {n} of text" for n in range(6)) + "\n")
+    pending = planner.plan(source_of(tmp_path / "d" / "a.md", tmp_path / "d"), None)
+    count = len(pending.chunks)
+    assert planner.recut(pending, 0, "too long")
+    assert len(pending.chunks) == count + 1 and len(pending.text_hashes) == count + 1
+    write(tmp_path / "d" / "b.md", "Supercalifragilistic\n")
+    single = planner.plan(source_of(tmp_path / "d" / "b.md", tmp_path / "d"), None)
+    assert not planner.recut(single, 0, "too long") and "cannot be cut smaller" in single.failure

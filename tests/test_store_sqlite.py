@@ -1,0 +1,95 @@
+"""The SQLite store itself: readers that write nothing, a connection per thread, the version that
+tells every process's in-memory vectors to reload."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import write
+from helpers import HashBackend
+
+from indexer import Index
+from indexer.errors import IndexNotFoundError, IndexOutdatedError
+from indexer.store import migrations
+from indexer.store.sqlite import VECTORS_VERSION, SQLiteStore
+
+
+def files_bytes(folder: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(folder.iterdir()) if path.is_file()}
+
+
+@pytest.fixture
+def built(tmp_path: Path, docs: Path) -> Path:
+    path = tmp_path / "index.db"
+    with Index.open(path) as index:
+        index.build(docs, backend=HashBackend(), warn=lambda message: None)
+    return path
+
+
+def test_a_reader_reads_and_leaves_every_file_of_the_index_as_it_was(built: Path):
+    before = files_bytes(built.parent)
+    with SQLiteStore.open(built) as store:
+        assert store.counts()["files"] == 3 and not store.writable
+        with store.snapshot():
+            assert store.recent_builds()[0]["outcome"] == "ok"
+    after = files_bytes(built.parent)
+    assert {name: data for name, data in after.items() if not name.endswith("-shm")} == {
+        name: data for name, data in before.items() if not name.endswith("-shm")
+    }
+
+
+def test_a_reader_of_a_missing_index_creates_nothing(tmp_path: Path):
+    with pytest.raises(IndexNotFoundError):
+        SQLiteStore.open(tmp_path / "missing.db")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_reader_refuses_an_index_that_needs_a_migration_and_a_writer_upgrades_it(built: Path):
+    with SQLiteStore.open(built, writable=True) as store, store.transaction():
+        store.db.execute(f"DELETE FROM {migrations.RECORD_TABLE} WHERE version = 2")
+        store.db.execute("ALTER TABLE builds DROP COLUMN host")
+        store.db.execute("ALTER TABLE builds DROP COLUMN pid")
+    before = built.read_bytes()
+    with pytest.raises(IndexOutdatedError, match="run `index build` once to upgrade it"):
+        SQLiteStore.open(built)
+    assert built.read_bytes() == before
+    with SQLiteStore.open(built, writable=True):
+        pass
+    with SQLiteStore.open(built) as store:
+        assert store.counts()["files"] == 3
+
+
+def test_each_thread_gets_its_own_connection(built: Path):
+    seen: list[int] = []
+    with SQLiteStore.open(built) as store:
+
+        def look() -> None:
+            with store.snapshot():
+                seen.append(id(store.db))
+                assert store.counts()["files"] == 3
+
+        threads = [threading.Thread(target=look) for _ in range(3)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        look()
+    assert len(set(seen)) == 4
+
+
+def test_every_write_of_vectors_changes_the_version_and_a_touch_does_not(built: Path, docs: Path):
+    with SQLiteStore.open(built) as reader:
+        first = reader.get_meta(VECTORS_VERSION)
+        with Index.open(built) as index:
+            (docs / "guide.md").touch()
+            index.build(docs, backend=HashBackend(), warn=lambda message: None)
+            assert reader.get_meta(VECTORS_VERSION) == first
+            write(docs / "new.md", "# New\n\nA new file about mountains.\n")
+            index.build(docs, backend=HashBackend(), warn=lambda message: None)
+            second = reader.get_meta(VECTORS_VERSION)
+            assert second not in (None, first)
+            (docs / "new.md").unlink()
+            index.build(docs, backend=HashBackend(), warn=lambda message: None)
+            assert reader.get_meta(VECTORS_VERSION) not in (first, second)
