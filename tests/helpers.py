@@ -113,5 +113,5 @@ def write_corpus(folder: Path, files: int = 30, paragraphs: int = 6, version: st
             + " ".join(f"word{number}x{p}x{w}" for w in range(10 + 3 * p))
             for p in range(paragraphs)
         )
-        (folder / f"doc{number:03}.md").write_text(f"# Document {number}\n\n{body}\n", encoding="utf-8")
+        (folder / f"doc{number:02}.md").write_text(f"# Document {number}\n\n{body}\n", encoding="utf-8")
     return folder

@@ -15,8 +15,8 @@ import psycopg
 import pytest
 from click.testing import CliRunner
 from conftest import SAMPLE_CORPUS, new_database, rows, write
-from helpers import HashBackend
-from test_concurrency import corpus, start_worker, wait_until_started
+from helpers import HashBackend, write_corpus
+from test_concurrency import start_worker, wait_until_started
 
 from indexer import ConfigError, Index
 from indexer.cli import main
@@ -69,8 +69,8 @@ def answers(location: str) -> list[list[tuple[float, str, str, int]]]:
 
 
 def two_roots(tmp_path: Path) -> tuple[Path, Path]:
-    alpha = corpus(tmp_path / "alpha", files=30, version="alpha")
-    beta = corpus(tmp_path / "beta", files=30, version="beta")
+    alpha = write_corpus(tmp_path / "alpha", files=30, version="alpha")
+    beta = write_corpus(tmp_path / "beta", files=30, version="beta")
     write(beta / "shared.md", (alpha / "doc03.md").read_text())  # one chunk's vector re-used across roots
     return alpha, beta
 
