@@ -14,7 +14,7 @@ import json
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
@@ -390,10 +390,13 @@ class Store(MetaValues):
         """All vectors in memory, reloaded when any connection has committed since the last load."""
         version = (self.db.execute("PRAGMA data_version").fetchall()[0][0], self._own_commits)
         if self._matrix is None or version != self._matrix_version:
-            rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}").fetchall()
-            ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-            vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32).reshape(len(rows), -1)
-            self._matrix, self._matrix_version = VectorMatrix(ids, vectors), version
+            self._matrix = None  # let the old copy go before the new one is read, not after
+            # one snapshot (unless the caller holds one), so the count matches the rows read
+            with nullcontext() if self.db.in_transaction else self.snapshot():
+                count = self.db.execute(f"SELECT count(*) FROM {VECTOR_TABLE}").fetchall()[0][0]
+                rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
+                self._matrix = VectorMatrix.from_rows(rows, count, self.dimension)
+            self._matrix_version = version
         return self._matrix
 
     def keyword_matches(
