@@ -32,6 +32,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -199,23 +200,28 @@ def mean_cosine(vectors: np.ndarray, pairs: int = 4000, seed: int = 6) -> float:
     return float(np.mean(np.sum(vectors[first] * vectors[second], axis=1)))
 
 
-def cases(count: int, quick: bool, scifact: Path) -> list[tuple[str, str, np.ndarray, np.ndarray]]:
-    """(label, cache name, vectors, queries) of each kind of vectors at this size."""
+def cases(count: int, quick: bool, scifact: Path) -> Iterator[tuple[str, str, np.ndarray, np.ndarray]]:
+    """(label, cache name, vectors, queries) of each kind of vectors at this size, one at a time (a
+    million float32 vectors take 1.5 GB)."""
     query_count = 20 if quick else 100
     clustered = synthetic(count)
-    kinds = [("clustered", "query", clustered)]
+    yield "clustered", "query", clustered, queries_near(clustered, query_count)
     for cosine in (0.7,) if quick else (0.3, 0.7):
         shifted = with_offset(clustered, cosine)
         label = f"offset, mean cos {mean_cosine(shifted):.2f}"
-        kinds.append((label, f"offset{round(cosine * 100)}", shifted))
-    made = [(label, name, vectors, queries_near(vectors, query_count)) for label, name, vectors in kinds]
+        yield label, f"offset{round(cosine * 100)}", shifted, queries_near(shifted, query_count)
+    del clustered, shifted
     if quick and not (CACHE / "real-vectors.npz").exists():
-        return made  # embedding them takes minutes: not for a smoke run
+        return  # embedding them takes minutes: not for a smoke run
     documents, questions, source = real_vectors(scifact)
     vectors = grown(documents, count)
     picked = np.random.default_rng(7).choice(len(questions), min(query_count, len(questions)), replace=False)
-    label = f"real ({source} chunks, mixed; mean cos {mean_cosine(vectors):.2f})"
-    return made + [(label, "real", vectors, questions[picked])]
+    yield (
+        f"real ({source} chunks, mixed; mean cos {mean_cosine(vectors):.2f})",
+        "real",
+        vectors,
+        questions[picked],
+    )
 
 
 def measure(label: str, name: str, vectors: np.ndarray, queries: np.ndarray, first: bool) -> list[dict]:
