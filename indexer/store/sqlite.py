@@ -23,6 +23,7 @@ import secrets
 import threading
 import time
 from collections.abc import Iterable, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import apsw
@@ -360,10 +361,15 @@ class SQLiteStore(MetaValues):
         version = self.get_meta(VECTORS_VERSION)
         with self._matrix_lock:
             if self._matrix is None or version != self._matrix_version:
-                rows = self._rows(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
-                ids = np.fromiter((row[0] for row in rows), dtype=np.int64, count=len(rows))
-                vectors = np.frombuffer(b"".join(row[1] for row in rows), dtype=np.float32)
-                self._matrix = VectorMatrix(ids, vectors.reshape(len(rows), -1))
+                self._matrix = None  # let the old copy go before the new one is read, not after
+                # one snapshot (unless the caller holds one), so the count matches the rows read
+                with nullcontext() if self.db.in_transaction else self.snapshot():
+                    count = self._value(f"SELECT count(*) FROM {VECTOR_TABLE}")
+                    try:
+                        rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
+                        self._matrix = VectorMatrix.from_rows(rows, count, self.dimension)
+                    except apsw.Error as error:
+                        raise self.connections.failure(error) from error
                 self._matrix_version = version
             return self._matrix
 
