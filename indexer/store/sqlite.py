@@ -108,7 +108,7 @@ class SQLiteStore(MetaValues):
             if isinstance(error.__cause__, apsw.NotADBError):
                 raise ConfigError(f"{self.path} is not an index: it is not a SQLite database") from error
             raise
-        ours = migrations.RECORD_TABLE in tables and "meta" in tables
+        ours = migrations.RECORD_TABLE in tables  # what makes a database ours (see migrations)
         if tables and not ours:
             foreign = sorted(tables)[:5]
             raise ConfigError(
