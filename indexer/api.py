@@ -112,7 +112,10 @@ class Index:
         if not root.is_dir():
             raise ConfigError(f"folder {folder} does not exist or is not a folder")
         backend = (
-            backend or self._backend or self._recorded_backend() or make_backend({"backend": "embedded"})
+            backend
+            or self._backend
+            or self._recorded_backend()
+            or make_backend({"backend": "embedded", "precision": None})
         )
         settings = _chunk_settings(backend, chunk_tokens)
         with self.store.writer_lock(str(root.resolve())) as lock:

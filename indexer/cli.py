@@ -173,6 +173,8 @@ def backend_from_options(
     from indexer.backends import make_backend
 
     config: dict[str, Any] = {"backend": kind or "embedded", "model": model}
+    if config["backend"] == "embedded":
+        config["precision"] = None  # the default (int8 where the CPU can), not an old index's float32
     if config["backend"] == "ollama":
         config.update(host=base_url, query_prefix=query_prefix, document_prefix=document_prefix)
     elif config["backend"] == "openai":

@@ -13,7 +13,8 @@ BACKEND_KINDS = ("embedded", "ollama", "openai")
 def make_backend(config: dict[str, Any]) -> EmbeddingBackend:
     """Build a backend from a config dict as :meth:`EmbeddingBackend.config` returns it.
 
-    ``config["backend"]`` names the kind; the other keys are the class's keyword arguments.
+    ``config["backend"]`` names the kind; the other keys are the class's keyword arguments (a new
+    embedded backend passes ``"precision": None`` for the default).
     Imports are per kind so a query on the embedded model never pays for HTTP code, and the reverse.
     """
     options = {key: value for key, value in config.items() if key != "backend"}
@@ -21,6 +22,8 @@ def make_backend(config: dict[str, Any]) -> EmbeddingBackend:
     if kind == "embedded":
         from indexer.backends.embedded import EmbeddedBackend
 
+        # A config recorded before int8 products existed names no precision: its index is float32.
+        options.setdefault("precision", "float32")
         return EmbeddedBackend(**options)
     if kind == "ollama":
         from indexer.backends.ollama import OllamaBackend
