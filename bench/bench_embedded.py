@@ -295,9 +295,8 @@ def print_table(rows: dict[str, dict]) -> None:
         else:
             target = f">={values['target']}" + ("x" if values["reference"] is not None else "")
         result = {True: "PASS", False: "FAIL", None: ""}[values["pass"]]
-        ours = (
-            f"{values['ours']:.2f}" if values["unit"] in ("chunks/s", "seconds") else f"{values['ours']:.4f}"
-        )
+        digits = 2 if values["unit"] in ("chunks/s", "seconds") else 4
+        ours = "-" if values["ours"] is None else f"{values['ours']:.{digits}f}"
         print(f"{name:60} {ours:>9} {reference:>10} {ratio:>7} {target:>8}  {result}")
 
 
@@ -342,6 +341,7 @@ def sample_corpus_rows(backend: EmbeddedBackend, embedders: dict[str, Embedder],
         return {
             "sample_corpus: cosine min vs sentence-transformers": {
                 **row(0.0, None, 0.99, "cosine", ""),
+                "ours": None,
                 "pass": None,
                 "note": st_note,
             }
@@ -367,6 +367,8 @@ def scifact_ndcg_row(backend: EmbeddedBackend, scifact: Path) -> dict:
     if not (scifact / "qrels" / "train.tsv").exists():
         return {
             **row(0.0, FLOAT32_NDCG, None, "nDCG@10", ""),
+            "ours": None,
+            "ratio": None,
             "pass": None,
             "note": f"not measured: no {scifact}/qrels/train.tsv",
         }

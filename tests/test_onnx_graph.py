@@ -16,6 +16,9 @@ from indexer.backends.onnx_graph import (
     GRAPH_INITIALIZER,
     GRAPH_NODE,
     MODEL_GRAPH,
+    MODEL_OPSET_IMPORT,
+    OPSET_DOMAIN,
+    OPSET_VERSION,
     Node,
     Tensor,
     streamline,
@@ -23,7 +26,7 @@ from indexer.backends.onnx_graph import (
     with_int8_matmuls,
     without_nan_guards,
 )
-from indexer.backends.protobuf import parse
+from indexer.backends.protobuf import encode_field, encode_int, parse
 
 TOKEN_IDS = np.array([[101, 2129, 2079, 1045, 8081, 1037, 102, 0, 0], [101] + [2000] * 7 + [102]])
 
@@ -167,3 +170,20 @@ def test_a_model_with_weights_in_a_side_file_is_left_alone(optimised_graph: Path
     graph = optimised_graph.read_bytes()
 
     assert with_int8_matmuls(graph) == (graph, 0)
+
+
+def test_the_row_maximum_takes_its_axes_as_the_operator_set_wants(shipped_model: bytes) -> None:
+    # ReduceMax reads its axes from an attribute up to operator set 17, from an input from 18 on;
+    # the model uses no operator that changed at 18, so it can claim 18 as it is.
+    opset_18 = encode_field(
+        MODEL_OPSET_IMPORT, encode_field(OPSET_DOMAIN, b"") + encode_int(OPSET_VERSION, 18)
+    )
+    claims_18 = b"".join(
+        opset_18 if field.number == MODEL_OPSET_IMPORT else field.raw for field in parse(shipped_model)
+    )
+    mask = (TOKEN_IDS != 0).astype(np.int64)
+
+    (edited_17, _), (edited_18, changed) = with_int8_matmuls(shipped_model), with_int8_matmuls(claims_18)
+
+    assert changed == 36
+    assert np.array_equal(run(edited_17, TOKEN_IDS, mask), run(edited_18, TOKEN_IDS, mask))

@@ -65,6 +65,13 @@ TENSOR_NAME = 8
 TENSOR_RAW_DATA = 9
 TENSOR_DATA_LOCATION = 14
 FLOAT, UINT8, INT8, INT64 = 1, 2, 3, 7  # TensorProto.DataType
+#: The tensor types the edits read and write, as numpy stores them (ONNX's raw data is little-endian).
+NUMPY_TYPES = {
+    FLOAT: np.dtype("<f4"),
+    UINT8: np.dtype("u1"),
+    INT8: np.dtype("i1"),
+    INT64: np.dtype("<i8"),
+}
 EXTERNAL = 1  # TensorProto.DataLocation
 
 #: What makes ``u`` in a GELU's ``u = MatMul(x, W) + b``: a float or an int8 matrix product.
@@ -326,16 +333,18 @@ class Tensor:
             data=None if external else raw.payload if raw is not None else floats,
         )
 
-    def array(self, dtype: str) -> np.ndarray | None:
-        """The values as a numpy array of this shape, when they are here and of ``dtype``'s size."""
-        if self.data is None or len(self.data) != math.prod(self.dims) * np.dtype(dtype).itemsize:
+    def array(self) -> np.ndarray | None:
+        """The values as a numpy array of this shape, when they are here, complete, and of one of the
+        types in :data:`NUMPY_TYPES`."""
+        dtype = NUMPY_TYPES.get(self.data_type)
+        if dtype is None or self.data is None or len(self.data) != math.prod(self.dims) * dtype.itemsize:
             return None
         return np.frombuffer(self.data, dtype=dtype).reshape(self.dims)
 
 
 def tensor_proto(name: str, values: np.ndarray) -> bytes:
-    """A TensorProto holding ``values`` (float32, uint8, int8 or int64) as raw data."""
-    data_type = {"float32": FLOAT, "uint8": UINT8, "int8": INT8, "int64": INT64}[values.dtype.name]
+    """A TensorProto holding ``values`` (of a type in :data:`NUMPY_TYPES`) as raw data."""
+    data_type = next(number for number, dtype in NUMPY_TYPES.items() if dtype == values.dtype)
     return (
         b"".join(encode_int(TENSOR_DIMS, size) for size in values.shape)
         + encode_int(TENSOR_DATA_TYPE, data_type)
@@ -378,8 +387,9 @@ INT8_CONSTANTS = {
     "indexer_int8_smallest_scale": np.array(1e-30, dtype=np.float32),
     "indexer_int8_one": np.array(1.0, dtype=np.float32),
     "indexer_int8_zero_point": np.array(ZERO_POINT, dtype=np.uint8),
-    "indexer_int8_last_axis": np.array([-1], dtype=np.int64),
 }
+#: ReduceMax's axes, as an input from operator set 18 on (an attribute before).
+LAST_AXIS = ("indexer_int8_last_axis", np.array([-1], dtype=np.int64))
 
 
 @dataclass(frozen=True)
@@ -469,7 +479,8 @@ def with_int8_matmuls(model: bytes) -> tuple[bytes, int]:
         dropped_tensors.update(name for name in weight.tensors if readers.get(name) == 1)
     if not replaced:
         return model, 0
-    new_tensors += [tensor_proto(name, values) for name, values in INT8_CONSTANTS.items()]
+    constants = [*INT8_CONSTANTS.items(), *([LAST_AXIS] if opset >= 18 else [])]
+    new_tensors += [tensor_proto(name, values) for name, values in constants]
     new_graph = bytearray()
     for position, field in enumerate(graph):
         if position in replaced:
@@ -493,8 +504,8 @@ def int8_weight(
     """A MatMul's weight as int8 and per-column scales, when it is a constant 2-D matrix: a float
     initializer, or ``Mul(Cast(int8 initializer), scales)`` with scales per column or one for all."""
     if name in tensors:
-        values = tensors[name].array("<f4")
-        if values is None or values.ndim != 2:
+        values = tensors[name].array()
+        if values is None or values.dtype != np.float32 or values.ndim != 2:
             return None
         scales = np.abs(values).max(axis=0) / 127
         scales[scales == 0] = 1  # a column of zeros: any scale gives zeros
@@ -509,17 +520,14 @@ def int8_weight(
             continue
         if readers.get(cast_output) != 1 or cast.inputs[0] not in tensors or scale_name not in tensors:
             continue
-        values = tensors[cast.inputs[0]].array("i1")
-        scales = tensors[scale_name].array("<f4")
-        if values is None or scales is None or values.ndim != 2 or tensors[cast.inputs[0]].data_type != INT8:
+        values, scales = tensors[cast.inputs[0]].array(), tensors[scale_name].array()
+        if values is None or scales is None or values.dtype != np.int8 or values.ndim != 2:
             continue
-        if scales.size not in (1, values.shape[1]) or scales.shape not in (
-            (),
-            (scales.size,),
-            (1, scales.size),
-        ):
+        columns = values.shape[1]
+        # the same along each column: one scale, or one per column
+        if scales.dtype != np.float32 or scales.shape not in {(), (1,), (1, 1), (columns,), (1, columns)}:
             continue
-        column_scales = np.broadcast_to(scales.reshape(-1), (values.shape[1],)).astype(np.float32)
+        column_scales = np.broadcast_to(scales.reshape(-1), (columns,)).astype(np.float32)
         return Int8Weight(values, column_scales, [cast, multiply], [cast.inputs[0], scale_name])
     return None
 
@@ -531,7 +539,7 @@ def quantize_rows(activation: str, number: int, opset: int) -> tuple[list[bytes]
     if opset >= 18:  # ReduceMax takes its axes as an input from opset 18 on, as an attribute before
         reduce = node_proto(
             "ReduceMax",
-            [f"{prefix}_abs", "indexer_int8_last_axis"],
+            [f"{prefix}_abs", LAST_AXIS[0]],
             [f"{prefix}_max"],
             f"{prefix}_reducemax",
             attributes=int_attribute("keepdims", 1),
@@ -550,7 +558,7 @@ def quantize_rows(activation: str, number: int, opset: int) -> tuple[list[bytes]
         node_proto("Mul", [f"{prefix}_max", "indexer_int8_inverse_127"], [f"{prefix}_wide"], f"{prefix}_mul"),
         # a row of zeros gets a tiny scale instead of zero, and quantizes to zeros instead of NaN
         node_proto(
-            "Max", [f"{prefix}_wide", "indexer_int8_smallest_scale"], [f"{prefix}_scale"], f"{prefix}_max"
+            "Max", [f"{prefix}_wide", "indexer_int8_smallest_scale"], [f"{prefix}_scale"], f"{prefix}_floor"
         ),
         node_proto("Div", [activation, f"{prefix}_scale"], [f"{prefix}_scaled"], f"{prefix}_div"),
         node_proto(
