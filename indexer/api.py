@@ -9,7 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from indexer.backends import make_backend, with_connection
+from indexer.backends import default_backend, make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError
 from indexer.search import MAX_K, MODES, Hit, search
@@ -68,7 +68,7 @@ class QueryBackend:
             backend = self._backend
         if backend is None and store.get_json("backend") is not None:
             backend = make_backend(store.get_json("backend"))
-        return backend or make_backend({"backend": "embedded"})
+        return backend or default_backend()
 
     def built_with(self, backend: EmbeddingBackend, recorded: str | None, chosen: bool) -> None:
         """After a build: its backend embeds the questions while the index keeps the settings it had

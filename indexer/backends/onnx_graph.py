@@ -1,4 +1,6 @@
-"""Two edits to a saved ONNX graph of a PyTorch-exported BERT-style model, so it runs faster.
+"""Edits to an ONNX graph of a PyTorch-exported BERT-style model, so it runs faster.
+
+On the graph onnxruntime saves optimised (:func:`streamline`):
 
 1. Drop the NaN guard after each softmax. PyTorch's exporter writes attention as
    ``Where(IsNaN(p), 0, p)`` with ``p = Softmax(scores)``, to zero the rows of a query that may
@@ -10,13 +12,13 @@
    element-wise passes over the 1536-wide activations become one; kernel time at 8 x 256 tokens
    fell by ~10% of the run, outputs within 4e-6.
 
-The edits are made on the graph file of the optimised-model cache (weights live in a side file, so
-the graph is ~50 KB), by reading protobuf's wire format directly: the ``onnx`` package is not a
-dependency, and only a few fields matter. Everything else is copied byte for byte. A graph that does
-not have exactly the expected shape is left as it is. The field numbers are ONNX's (onnx/onnx.proto):
-ModelProto.graph = 7; GraphProto.node = 1, initializer = 5, output = 12, value_info = 13;
-NodeProto.input = 1, output = 2, name = 3, op_type = 4, domain = 7; ValueInfoProto.name = 1;
-TensorProto.dims = 1, data_type = 2, float_data = 4, name = 8, raw_data = 9.
+On the model as shipped, before onnxruntime optimises it (:func:`with_int8_matmuls`):
+
+3. Run each matrix product by a constant weight in int8 (see that function).
+
+The edits read and write protobuf's wire format (:mod:`indexer.backends.protobuf`, which says why
+not the ``onnx`` package); everything they do not touch is copied byte for byte. A graph that does
+not have exactly the expected shape is left as it is. The field numbers are ONNX's (onnx/onnx.proto).
 """
 
 from __future__ import annotations
@@ -25,7 +27,21 @@ import math
 import struct
 from dataclasses import dataclass
 
+import numpy as np
+
+from indexer.backends.protobuf import (
+    Field,
+    encode_field,
+    encode_int,
+    first,
+    parse,
+    text,
+)
+
+MODEL_OPSET_IMPORT = 8
 MODEL_GRAPH = 7
+OPSET_DOMAIN = 1
+OPSET_VERSION = 2
 GRAPH_NODE = 1
 GRAPH_INITIALIZER = 5
 GRAPH_OUTPUT = 12
@@ -34,27 +50,32 @@ NODE_INPUT = 1
 NODE_OUTPUT = 2
 NODE_NAME = 3
 NODE_OP_TYPE = 4
+NODE_ATTRIBUTE = 5
 NODE_DOMAIN = 7
+ATTRIBUTE_NAME = 1
+ATTRIBUTE_I = 3
+ATTRIBUTE_INTS = 8
+ATTRIBUTE_TYPE = 20
+ATTRIBUTE_INT, ATTRIBUTE_INT_LIST = 2, 7  # AttributeProto.AttributeType
 VALUE_INFO_NAME = 1
 TENSOR_DIMS = 1
 TENSOR_DATA_TYPE = 2
 TENSOR_FLOAT_DATA = 4
 TENSOR_NAME = 8
 TENSOR_RAW_DATA = 9
-FLOAT = 1  # TensorProto.DataType.FLOAT
+TENSOR_DATA_LOCATION = 14
+FLOAT, UINT8, INT8, INT64 = 1, 2, 3, 7  # TensorProto.DataType
+#: The tensor types the edits read and write, as numpy stores them (ONNX's raw data is little-endian).
+NUMPY_TYPES = {
+    FLOAT: np.dtype("<f4"),
+    UINT8: np.dtype("u1"),
+    INT8: np.dtype("i1"),
+    INT64: np.dtype("<i8"),
+}
+EXTERNAL = 1  # TensorProto.DataLocation
 
-VARINT, FIXED64, LENGTH_DELIMITED, FIXED32 = 0, 1, 2, 5
-
-
-@dataclass(frozen=True)
-class Field:
-    """One protobuf field as it lies in the message: its number, wire type, payload and raw bytes."""
-
-    number: int
-    wire_type: int
-    payload: bytes  # the bytes of a length-delimited or fixed-width field; empty for a varint
-    raw: bytes  # the whole field, key included, to copy unchanged
-    value: int = 0  # the number of a varint field
+#: What makes ``u`` in a GELU's ``u = MatMul(x, W) + b``: a float or an int8 matrix product.
+MATRIX_PRODUCTS = ("MatMul", "MatMulIntegerToFloat")
 
 
 def streamline(model: bytes) -> tuple[bytes, dict[str, int]]:
@@ -154,15 +175,15 @@ def scalar_constants(graph: list[Field]) -> Constants:
     for field in graph:
         if field.number != GRAPH_INITIALIZER:
             continue
-        tensor = parse(field.payload)
-        name = next((f.payload.decode() for f in tensor if f.number == TENSOR_NAME), "")
-        names.add(name)
-        dims = [f for f in tensor if f.number == TENSOR_DIMS]
-        data_type = next((f.value for f in tensor if f.number == TENSOR_DATA_TYPE), 0)
-        raw = next((f.payload for f in tensor if f.number == TENSOR_RAW_DATA), b"")
-        packed = next((f.payload for f in tensor if f.number == TENSOR_FLOAT_DATA), b"")
-        if not dims and data_type == FLOAT and len(raw or packed) == 4:
-            scalars[name] = struct.unpack("<f", raw or packed)[0]
+        tensor = Tensor.parse(field.payload)
+        names.add(tensor.name)
+        if (
+            not tensor.dims
+            and tensor.data_type == FLOAT
+            and tensor.data is not None
+            and len(tensor.data) == 4
+        ):
+            scalars[tensor.name] = struct.unpack("<f", tensor.data)[0]
     return Constants(names, scalars)
 
 
@@ -186,7 +207,7 @@ def gelu_chain(
     if bias_add is None or bias_add.op_type != "Add" or len(bias_add.inputs) != 2:
         return None
     matmul = [produced_by.get(name) for name in bias_add.inputs if name not in constants.names]
-    if len(matmul) != 1 or matmul[0] is None or matmul[0].op_type != "MatMul":
+    if len(matmul) != 1 or matmul[0] is None or matmul[0].op_type not in MATRIX_PRODUCTS:
         return None
     if sum(name in constants.names for name in bias_add.inputs) != 1:
         return None
@@ -211,14 +232,7 @@ def close(constants: Constants, name: str, value: float) -> bool:
 
 def gelu_node(matmul_output: str, bias: str, output: str, number: int) -> bytes:
     """A NodeProto: ``output = BiasGelu(matmul_output, bias)`` in the com.microsoft domain."""
-    return (
-        encode_field(NODE_INPUT, matmul_output.encode())
-        + encode_field(NODE_INPUT, bias.encode())
-        + encode_field(NODE_OUTPUT, output.encode())
-        + encode_field(NODE_NAME, f"indexer_bias_gelu_{number}".encode())
-        + encode_field(NODE_OP_TYPE, b"BiasGelu")
-        + encode_field(NODE_DOMAIN, b"com.microsoft")
-    )
+    return node_proto("BiasGelu", [matmul_output, bias], [output], f"indexer_bias_gelu_{number}", MICROSOFT)
 
 
 def rebuild(
@@ -259,10 +273,11 @@ class Node:
     op_type: str
     inputs: list[str]
     outputs: list[str]
+    attributes: dict[str, int]  # the integer ones (Cast's ``to``); the edits need no others
 
     @classmethod
     def parse(cls, payload: bytes) -> Node:
-        op_type, inputs, outputs = "", [], []
+        op_type, inputs, outputs, attributes = "", [], [], {}
         for field in parse(payload):
             if field.number == NODE_OP_TYPE:
                 op_type = field.payload.decode()
@@ -270,7 +285,12 @@ class Node:
                 inputs.append(field.payload.decode())
             elif field.number == NODE_OUTPUT:
                 outputs.append(field.payload.decode())
-        return cls(op_type, inputs, outputs)
+            elif field.number == NODE_ATTRIBUTE:
+                attribute = parse(field.payload)
+                value = first(attribute, ATTRIBUTE_I)
+                if value is not None:
+                    attributes[text(attribute, ATTRIBUTE_NAME)] = value.value
+        return cls(op_type, inputs, outputs, attributes)
 
 
 def rename_inputs(node: bytes, replaced: dict[str, str]) -> bytes:
@@ -290,60 +310,294 @@ def value_info_name(payload: bytes) -> str:
     return names[0] if names else ""
 
 
-def parse(message: bytes) -> list[Field]:
-    """The top-level fields of a serialised protobuf message, in order.
+@dataclass(frozen=True)
+class Tensor:
+    """The parts of an initializer (TensorProto) the edits read."""
 
-    Raises:
-        ValueError: the bytes are not a well-formed message.
+    name: str
+    dims: tuple[int, ...]
+    data_type: int
+    data: bytes | None  # the values, little-endian; None when they lie in another file
+
+    @classmethod
+    def parse(cls, payload: bytes) -> Tensor:
+        fields = parse(payload)
+        raw = first(fields, TENSOR_RAW_DATA)
+        floats = b"".join(field.payload for field in fields if field.number == TENSOR_FLOAT_DATA)
+        location = first(fields, TENSOR_DATA_LOCATION)
+        external = location is not None and location.value == EXTERNAL
+        return cls(
+            name=text(fields, TENSOR_NAME),
+            dims=tuple(field.value for field in fields if field.number == TENSOR_DIMS),
+            data_type=next((field.value for field in fields if field.number == TENSOR_DATA_TYPE), 0),
+            data=None if external else raw.payload if raw is not None else floats,
+        )
+
+    def array(self) -> np.ndarray | None:
+        """The values as a numpy array of this shape, when they are here, complete, and of one of the
+        types in :data:`NUMPY_TYPES`."""
+        dtype = NUMPY_TYPES.get(self.data_type)
+        if dtype is None or self.data is None or len(self.data) != math.prod(self.dims) * dtype.itemsize:
+            return None
+        return np.frombuffer(self.data, dtype=dtype).reshape(self.dims)
+
+
+def tensor_proto(name: str, values: np.ndarray) -> bytes:
+    """A TensorProto holding ``values`` (of a type in :data:`NUMPY_TYPES`) as raw data."""
+    data_type = next(number for number, dtype in NUMPY_TYPES.items() if dtype == values.dtype)
+    return (
+        b"".join(encode_int(TENSOR_DIMS, size) for size in values.shape)
+        + encode_int(TENSOR_DATA_TYPE, data_type)
+        + encode_field(TENSOR_NAME, name.encode())
+        + encode_field(TENSOR_RAW_DATA, values.astype(values.dtype.newbyteorder("<")).tobytes())
+    )
+
+
+def node_proto(
+    op_type: str, inputs: list[str], outputs: list[str], name: str, domain: str = "", attributes: bytes = b""
+) -> bytes:
+    """A NodeProto; ``attributes`` are encoded AttributeProto fields (see :func:`int_attribute`)."""
+    return (
+        b"".join(encode_field(NODE_INPUT, each.encode()) for each in inputs)
+        + b"".join(encode_field(NODE_OUTPUT, each.encode()) for each in outputs)
+        + encode_field(NODE_NAME, name.encode())
+        + encode_field(NODE_OP_TYPE, op_type.encode())
+        + attributes
+        + (encode_field(NODE_DOMAIN, domain.encode()) if domain else b"")
+    )
+
+
+def int_attribute(name: str, value: int | list[int]) -> bytes:
+    """A node's attribute field: one integer, or a list of them."""
+    if isinstance(value, int):
+        body = encode_int(ATTRIBUTE_I, value) + encode_int(ATTRIBUTE_TYPE, ATTRIBUTE_INT)
+    else:
+        body = b"".join(encode_int(ATTRIBUTE_INTS, each) for each in value)
+        body += encode_int(ATTRIBUTE_TYPE, ATTRIBUTE_INT_LIST)
+    return encode_field(NODE_ATTRIBUTE, encode_field(ATTRIBUTE_NAME, name.encode()) + body)
+
+
+MICROSOFT = "com.microsoft"
+#: Activations are quantized to uint8 around this fixed zero point: symmetric, as onnxruntime's int8
+#: matrix product takes one zero point for the whole input, while each row has its own scale.
+ZERO_POINT = 128
+#: The int8 edit's constants, and the names they go by in the graph.
+INT8_CONSTANTS = {
+    "indexer_int8_inverse_127": np.array(1 / 127, dtype=np.float32),
+    "indexer_int8_smallest_scale": np.array(1e-30, dtype=np.float32),
+    "indexer_int8_one": np.array(1.0, dtype=np.float32),
+    "indexer_int8_zero_point": np.array(ZERO_POINT, dtype=np.uint8),
+}
+#: ReduceMax's axes, as an input from operator set 18 on (an attribute before).
+LAST_AXIS = ("indexer_int8_last_axis", np.array([-1], dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class Int8Weight:
+    """A MatMul's constant weight as int8 values [K, N] and one float scale per output column, with
+    what the graph held it as (to remove once nothing else reads it)."""
+
+    values: np.ndarray
+    scales: np.ndarray
+    nodes: list[Node]  # Cast and Mul that widened stored int8 values to float, else none
+    tensors: list[str]
+
+
+def with_int8_matmuls(model: bytes) -> tuple[bytes, int]:
+    """The serialised ModelProto with each ``MatMul(x, W)`` by a constant weight made an int8 product,
+    and how many were changed (0: the bytes come back unchanged).
+
+    ``x`` is quantized one row (one token) at a time: ``s = max|x_row| / 127`` and
+    ``q = round(x_row / s) + 128`` as uint8, so a row's result depends on that row alone, never on
+    the other texts of a batch or on padding (a scale over the whole tensor, as onnxruntime's
+    ``DynamicQuantizeMatMul`` takes, would make a text's vector depend on its batch-mates). Then
+    ``MatMulIntegerToFloat(q, W8, s, w)`` (com.microsoft) multiplies uint8 by int8 with 32-bit
+    sums, on VNNI or Arm dot-product instructions, and scales the sums back to float, by ``w`` per
+    column and ``s`` per row. Each ``x`` is quantized once for all the products that read it (the
+    query, key and value projections share theirs).
+
+    ``W8`` and ``w`` are the model's own int8 values and per-column scales where it stores them as
+    ``Mul(Cast(int8), scale)`` (the packaged model), so its weights stay bit for bit; a float weight
+    is quantized per column here (``w = max|W_column| / 127``). Products of two activations
+    (attention scores) stay float32: they have no constant side to quantize ahead of time. A model
+    that keeps tensors in side files is left as it is: its edited bytes, loaded from memory, could
+    not find them.
     """
-    fields = []
-    position = 0
-    while position < len(message):
-        start = position
-        key, position = read_varint(message, position)
-        number, wire_type = key >> 3, key & 7
-        payload, value = b"", 0
-        if wire_type == VARINT:
-            value, position = read_varint(message, position)
-        elif wire_type in (FIXED64, FIXED32):
-            width = 8 if wire_type == FIXED64 else 4
-            payload = message[position : position + width]
-            position += width
-        elif wire_type == LENGTH_DELIMITED:
-            length, position = read_varint(message, position)
-            payload = message[position : position + length]
-            position += length
+    model_fields = parse(model)
+    graph_field = [field for field in model_fields if field.number == MODEL_GRAPH]
+    if len(graph_field) != 1:
+        return model, 0
+    graph = parse(graph_field[0].payload)
+    tensors = {tensor.name: tensor for tensor in initializers(graph)}
+    if any(tensor.data is None for tensor in tensors.values()):
+        return model, 0
+    nodes = [
+        (position, Node.parse(field.payload))
+        for position, field in enumerate(graph)
+        if field.number == GRAPH_NODE
+    ]
+    produced_by = {output: (position, node) for position, node in nodes for output in node.outputs}
+    readers: dict[str, int] = {}
+    for _, node in nodes:
+        for name in node.inputs:
+            readers[name] = readers.get(name, 0) + 1
+    opset = default_opset(model_fields)
+    replaced: dict[int, list[bytes]] = {}  # a node's position -> the nodes that take its place
+    new_tensors: list[bytes] = []
+    dropped_tensors: set[str] = set()
+    dropped_outputs: set[str] = set()
+    quantized: dict[str, tuple[str, str]] = {}  # activation -> its uint8 rows and their scales
+    changed = 0
+    for position, node in nodes:
+        if node.op_type != "MatMul" or len(node.inputs) != 2 or len(node.outputs) != 1:
+            continue
+        weight = int8_weight(node.inputs[1], produced_by, tensors, readers)
+        if weight is None:
+            continue
+        activation = node.inputs[0]
+        chain: list[bytes] = []
+        if activation not in quantized:
+            chain, quantized[activation] = quantize_rows(activation, len(quantized), opset)
+        rows, row_scales = quantized[activation]
+        name = f"indexer_int8_w{changed}"
+        changed += 1
+        new_tensors += [
+            tensor_proto(f"{name}_values", weight.values),
+            tensor_proto(f"{name}_scales", weight.scales),
+        ]
+        product = node_proto(
+            "MatMulIntegerToFloat",
+            [rows, f"{name}_values", row_scales, f"{name}_scales", "indexer_int8_zero_point"],
+            node.outputs,
+            f"{name}_matmul",
+            MICROSOFT,
+        )
+        replaced[position] = [*chain, product]
+        for widening in weight.nodes:
+            replaced[produced_by[widening.outputs[0]][0]] = []
+            dropped_outputs.update(widening.outputs)
+        dropped_tensors.update(name for name in weight.tensors if readers.get(name) == 1)
+    if not replaced:
+        return model, 0
+    constants = [*INT8_CONSTANTS.items(), *([LAST_AXIS] if opset >= 18 else [])]
+    new_tensors += [tensor_proto(name, values) for name, values in constants]
+    new_graph = bytearray()
+    for position, field in enumerate(graph):
+        if position in replaced:
+            new_graph += b"".join(encode_field(GRAPH_NODE, each) for each in replaced[position])
+        elif field.number == GRAPH_INITIALIZER and Tensor.parse(field.payload).name in dropped_tensors:
+            continue
+        elif field.number == GRAPH_VALUE_INFO and value_info_name(field.payload) in dropped_outputs:
+            continue
         else:
-            raise ValueError(f"unsupported protobuf wire type {wire_type} at byte {start}")
-        if position > len(message):
-            raise ValueError(f"protobuf field at byte {start} runs past the end")
-        fields.append(Field(number, wire_type, payload, message[start:position], value))
-    return fields
+            new_graph += field.raw
+    new_graph += b"".join(encode_field(GRAPH_INITIALIZER, each) for each in new_tensors)
+    return with_graph(model_fields, bytes(new_graph), MICROSOFT), changed
 
 
-def read_varint(data: bytes, position: int) -> tuple[int, int]:
-    """The varint at ``position`` and the position after it."""
-    value = shift = 0
-    while True:
-        if position >= len(data):
-            raise ValueError("protobuf varint runs past the end")
-        byte = data[position]
-        position += 1
-        value |= (byte & 0x7F) << shift
-        if byte < 0x80:
-            return value, position
-        shift += 7
+def int8_weight(
+    name: str,
+    produced_by: dict[str, tuple[int, Node]],
+    tensors: dict[str, Tensor],
+    readers: dict[str, int],
+) -> Int8Weight | None:
+    """A MatMul's weight as int8 and per-column scales, when it is a constant 2-D matrix: a float
+    initializer, or ``Mul(Cast(int8 initializer), scales)`` with scales per column or one for all."""
+    if name in tensors:
+        values = tensors[name].array()
+        if values is None or values.dtype != np.float32 or values.ndim != 2:
+            return None
+        scales = np.abs(values).max(axis=0) / 127
+        scales[scales == 0] = 1  # a column of zeros: any scale gives zeros
+        int8_values = np.clip(np.rint(values / scales), -127, 127).astype(np.int8)
+        return Int8Weight(int8_values, scales.astype(np.float32), [], [name])
+    multiply = produced_by.get(name, (0, None))[1]
+    if multiply is None or multiply.op_type != "Mul" or readers.get(name) != 1:
+        return None
+    for cast_output, scale_name in (multiply.inputs, multiply.inputs[::-1]):
+        cast = produced_by.get(cast_output, (0, None))[1]
+        if cast is None or cast.op_type != "Cast" or cast.attributes.get("to") != FLOAT:
+            continue
+        if readers.get(cast_output) != 1 or cast.inputs[0] not in tensors or scale_name not in tensors:
+            continue
+        values, scales = tensors[cast.inputs[0]].array(), tensors[scale_name].array()
+        if values is None or scales is None or values.dtype != np.int8 or values.ndim != 2:
+            continue
+        columns = values.shape[1]
+        # the same along each column: one scale, or one per column
+        if scales.dtype != np.float32 or scales.shape not in {(), (1,), (1, 1), (columns,), (1, columns)}:
+            continue
+        column_scales = np.broadcast_to(scales.reshape(-1), (columns,)).astype(np.float32)
+        return Int8Weight(values, column_scales, [cast, multiply], [cast.inputs[0], scale_name])
+    return None
 
 
-def encode_varint(value: int) -> bytes:
-    encoded = bytearray()
-    while value >= 0x80:
-        encoded.append(value & 0x7F | 0x80)
-        value >>= 7
-    encoded.append(value)
-    return bytes(encoded)
+def quantize_rows(activation: str, number: int, opset: int) -> tuple[list[bytes], tuple[str, str]]:
+    """The nodes that quantize ``activation`` one row at a time (see :func:`with_int8_matmuls`), and
+    the names of the uint8 result and of the row scales."""
+    prefix = f"indexer_int8_x{number}"
+    if opset >= 18:  # ReduceMax takes its axes as an input from opset 18 on, as an attribute before
+        reduce = node_proto(
+            "ReduceMax",
+            [f"{prefix}_abs", LAST_AXIS[0]],
+            [f"{prefix}_max"],
+            f"{prefix}_reducemax",
+            attributes=int_attribute("keepdims", 1),
+        )
+    else:
+        reduce = node_proto(
+            "ReduceMax",
+            [f"{prefix}_abs"],
+            [f"{prefix}_max"],
+            f"{prefix}_reducemax",
+            attributes=int_attribute("axes", [-1]) + int_attribute("keepdims", 1),
+        )
+    nodes = [
+        node_proto("Abs", [activation], [f"{prefix}_abs"], f"{prefix}_abs"),
+        reduce,
+        node_proto("Mul", [f"{prefix}_max", "indexer_int8_inverse_127"], [f"{prefix}_wide"], f"{prefix}_mul"),
+        # a row of zeros gets a tiny scale instead of zero, and quantizes to zeros instead of NaN
+        node_proto(
+            "Max", [f"{prefix}_wide", "indexer_int8_smallest_scale"], [f"{prefix}_scale"], f"{prefix}_floor"
+        ),
+        node_proto("Div", [activation, f"{prefix}_scale"], [f"{prefix}_scaled"], f"{prefix}_div"),
+        node_proto(
+            "QuantizeLinear",
+            [f"{prefix}_scaled", "indexer_int8_one", "indexer_int8_zero_point"],
+            [f"{prefix}_uint8"],
+            f"{prefix}_quantize",
+        ),
+    ]
+    return nodes, (f"{prefix}_uint8", f"{prefix}_scale")
 
 
-def encode_field(number: int, payload: bytes) -> bytes:
-    """A length-delimited field: key, length, payload."""
-    return encode_varint(number << 3 | LENGTH_DELIMITED) + encode_varint(len(payload)) + payload
+def initializers(graph: list[Field]) -> list[Tensor]:
+    return [Tensor.parse(field.payload) for field in graph if field.number == GRAPH_INITIALIZER]
+
+
+def default_opset(model_fields: list[Field]) -> int:
+    """The version of the default (ai.onnx) operator set the model imports."""
+    for field in model_fields:
+        if field.number == MODEL_OPSET_IMPORT:
+            opset = parse(field.payload)
+            if text(opset, OPSET_DOMAIN) in ("", "ai.onnx"):
+                version = first(opset, OPSET_VERSION)
+                return version.value if version is not None else 0
+    return 0
+
+
+def with_graph(model_fields: list[Field], graph: bytes, domain: str) -> bytes:
+    """The ModelProto with this graph, importing operator set ``domain`` (version 1) if it did not."""
+    imported = {
+        text(parse(field.payload), OPSET_DOMAIN)
+        for field in model_fields
+        if field.number == MODEL_OPSET_IMPORT
+    }
+    new_model = bytearray()
+    for field in model_fields:
+        new_model += encode_field(MODEL_GRAPH, graph) if field.number == MODEL_GRAPH else field.raw
+    if domain not in imported:
+        new_model += encode_field(
+            MODEL_OPSET_IMPORT, encode_field(OPSET_DOMAIN, domain.encode()) + encode_int(OPSET_VERSION, 1)
+        )
+    return bytes(new_model)
