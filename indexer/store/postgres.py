@@ -351,11 +351,12 @@ class PostgresStore(MetaValues):
         with self._connection() as connection:
             for new in files:
                 file_id = connection.execute(
-                    "INSERT INTO files (root, path, size, mtime_ns, content_hash, status) "
-                    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (root, path) DO UPDATE SET "
+                    "INSERT INTO files (root, path, size, mtime_ns, content_hash, status, encoding) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (root, path) DO UPDATE SET "
                     "size = excluded.size, mtime_ns = excluded.mtime_ns, "
-                    "content_hash = excluded.content_hash, status = excluded.status RETURNING id",
-                    (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status),
+                    "content_hash = excluded.content_hash, status = excluded.status, "
+                    "encoding = excluded.encoding RETURNING id",
+                    (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status, new.encoding),
                 ).fetchone()[0]
                 connection.execute("DELETE FROM chunks WHERE file_id = %s", (file_id,))
                 for seq, (chunk, text_hash, vector) in enumerate(
@@ -372,6 +373,7 @@ class PostgresStore(MetaValues):
                             chunk.text,
                             text_hash,
                             embedding,
+                            chunk.locator,
                         )
                     )
             if rows:
@@ -379,16 +381,17 @@ class PostgresStore(MetaValues):
 
     @staticmethod
     def copy_chunks(connection: psycopg.Connection, rows: Iterable[tuple]) -> None:
-        """Stream chunk rows (file_id, seq, start_line, end_line, heading, text, text_hash, vector) in
-        with binary COPY, on ``connection``'s open transaction; the benchmark loads with it too."""
+        """Stream chunk rows (file_id, seq, start_line, end_line, heading, text, text_hash, vector,
+        locator) in with binary COPY, on ``connection``'s open transaction; the benchmark loads with it
+        too."""
         with (
             connection.cursor() as cursor,
             cursor.copy(
-                "COPY chunks (file_id, seq, start_line, end_line, heading, text, text_hash, embedding) "
-                "FROM STDIN (FORMAT BINARY)"
+                "COPY chunks (file_id, seq, start_line, end_line, heading, text, text_hash, embedding, "
+                "locator) FROM STDIN (FORMAT BINARY)"
             ) as copy,
         ):
-            copy.set_types(["int8", "int4", "int4", "int4", "text", "text", "text", "vector"])
+            copy.set_types(["int8", "int4", "int4", "int4", "text", "text", "text", "vector", "text"])
             for row in rows:
                 copy.write_row(row)
 
@@ -471,7 +474,7 @@ class PostgresStore(MetaValues):
 
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]:
         rows = self._rows(
-            "SELECT c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text "
+            "SELECT c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator "
             "FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s)",
             (list(chunk_ids),),
         )

@@ -32,6 +32,7 @@ class StoredChunk:
     end_line: int
     heading: str
     text: str
+    locator: str = ""
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,7 @@ class NewFile:
     chunks: Sequence[Chunk]
     text_hashes: Sequence[str]
     vectors: Sequence[bytes]  # float32 blobs, one per chunk
+    encoding: str = ""  # the text encoding the file was read with; '' for PDF and DOCX
 
 
 @dataclass(frozen=True)
