@@ -29,7 +29,7 @@ DROPPED_ROLES = frozenset(
 )
 DROPPED_CLASSES = frozenset({"headerlink"})  # Sphinx's "¶" link in every heading
 PAGE_LANDMARKS = frozenset({"header", "footer"})  # dropped unless inside a sectioning element
-SECTIONING = frozenset({"article", "section", "main", "aside", "nav"})
+SECTIONING = frozenset({"article", "section", "main"})
 HEADINGS = {f"h{level}": level for level in range(1, 7)}
 INLINE = frozenset(
     "a abbr b bdi bdo cite code data dfn em i kbd mark q s samp small span strong sub sup time u var wbr"
@@ -60,9 +60,8 @@ class _PageReader(HTMLParser):
         self.literal: list[tuple[int, int, bool]] = []
         self.block_starts: list[tuple[int, bool]] = []
         self.skipping: tuple[str, int] | None = None  # (tag, nesting) of the element being dropped
-        self.sectioning = 0
-        self.main_depth = 0  # open <main> (or role=main) elements around the current position
-        self.main_tag: list[str] = []  # the tag names that opened them, to know which end tag closes one
+        self.sectioning = 0  # open article, section and main elements around the current position
+        self.main: tuple[str, int] | None = None  # (tag, nesting) of the open <main> or role="main"
         self.found_main = False
         self.heading: tuple[int, int, list[str]] | None = None  # (line, level, words) of the open heading
         self.pre: tuple[int, int] | None = None  # (first line, nesting) of the open <pre>
@@ -74,28 +73,27 @@ class _PageReader(HTMLParser):
             if tag == self.skipping[0]:
                 self.skipping = (tag, self.skipping[1] + 1)
             return
-        if self._dropped(tag, dict(attrs)):
+        attributes = dict(attrs)
+        if self._dropped(tag, attributes):
             if tag not in VOID:
                 self.skipping = (tag, 1)
             return
         line = self.getpos()[0]
         if tag not in INLINE and tag != "pre" and self.pre is None:  # words around a block tag are apart
             self._add(line, " ")
-        attributes = dict(attrs)
-        if tag == "main" or attributes.get("role") == "main":
-            self.main_depth += 1
-            self.main_tag.append(tag)
+        if self.main is None and (tag == "main" or attributes.get("role") == "main"):
+            self.main = (tag, 0)
             self.found_main = True
-        elif tag in self.main_tag:
-            self.main_tag.append(tag)  # the same tag nested inside main: its end tag is not main's
+        if self.main is not None and tag == self.main[0]:
+            self.main = (tag, self.main[1] + 1)
         if tag in SECTIONING:
             self.sectioning += 1
         if tag in HEADINGS and self.heading is None:
             self.heading = (line, HEADINGS[tag], [])
+        if tag in BLOCKS and self.pre is None:
+            self.block_starts.append((line, self.in_main))
         if tag == "pre":
             self.pre = (self.pre[0], self.pre[1] + 1) if self.pre else (line, 1)
-        if tag in BLOCKS and self.pre is None:
-            self.block_starts.append((line, self.main_depth > 0))
 
     def handle_endtag(self, tag: str) -> None:
         if self.skipping is not None:
@@ -104,27 +102,29 @@ class _PageReader(HTMLParser):
                 self.skipping = (tag, depth) if depth else None
             return
         line = self.getpos()[0]
-        if self.main_tag and tag == self.main_tag[-1]:
-            self.main_tag.pop()
-            if tag == "main" or tag not in self.main_tag:
-                self.main_depth = max(0, self.main_depth - 1)
+        if self.main is not None and tag == self.main[0]:
+            self.main = (tag, self.main[1] - 1) if self.main[1] > 1 else None
         if tag in SECTIONING:
             self.sectioning = max(0, self.sectioning - 1)
         if tag in HEADINGS and self.heading is not None and HEADINGS[tag] == self.heading[1]:
             start, level, words = self.heading
             title = " ".join("".join(words).split())
             if title:
-                self.headings.append((Heading(start, level, title), self.main_depth > 0))
+                self.headings.append((Heading(start, level, title), self.in_main))
             self.heading = None
         if tag == "pre" and self.pre is not None:
             first, depth = self.pre
             if depth == 1:
-                self.literal.append((first, line, self.main_depth > 0))
+                self.literal.append((first, line, self.in_main))
                 self.pre = None
             else:
                 self.pre = (first, depth - 1)
         if tag not in INLINE and self.pre is None:
             self._add(line, " ")
+
+    @property
+    def in_main(self) -> bool:
+        return self.main is not None
 
     def _dropped(self, tag: str, attributes: dict[str, str | None]) -> bool:
         if tag in DROPPED_TAGS or (tag in PAGE_LANDMARKS and not self.sectioning):
@@ -148,11 +148,14 @@ class _PageReader(HTMLParser):
 
     def _add(self, line: int, text: str) -> None:
         if text:
-            self.pieces.append((line, text, self.main_depth > 0))
+            self.pieces.append((line, text, self.in_main))
 
     def document(self, line_count: int, encoding: str) -> Document:
         """The text of every source line (blank where nothing is kept), with headings and literal."""
-        kept = (lambda in_main: in_main) if self.found_main else (lambda in_main: True)
+
+        def kept(in_main: bool) -> bool:
+            return in_main or not self.found_main
+
         words: list[list[str]] = [[] for _ in range(line_count)]
         for line, text, in_main in self.pieces:
             if kept(in_main) and 1 <= line <= line_count:
