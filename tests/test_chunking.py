@@ -28,6 +28,7 @@ def chunk_text(text: str, count_tokens, settings: ChunkSettings, structured: boo
     document = parse_text("doc.md", text) if structured else read_plain(text, "utf-8")
     return chunk_document(document, count_tokens, settings)
 
+
 word = st.text(alphabet="abcdefghijklmnopqrstuvwxyzé0123456789_", min_size=1, max_size=12)
 line = st.one_of(
     st.just(""),

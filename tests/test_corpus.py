@@ -62,5 +62,3 @@ def test_links_inside_the_folder_are_followed_and_a_loop_ends_only_itself(tmp_pa
     assert "real/doc.md" in found and "doc-link.md" in found and "zzz.md" in found
     assert len(found) == len(set(found))
     assert not any(path.startswith("real/loop/") for path in found)
-
-

@@ -7,6 +7,7 @@ headings and citations end up in it.
 
 from __future__ import annotations
 
+import apsw
 import pytest
 from conftest import write
 from documents import make_docx, make_notebook, make_pdf
@@ -15,6 +16,8 @@ from helpers import HashBackend
 from indexer import Index
 from indexer.chunking import ChunkSettings, chunk_document
 from indexer.formats import UnreadableFile, decode, parse_text, read_document
+from indexer.store.migrations import all_migrations, migrations_folder
+from indexer.store.sqlite import SQLiteStore
 
 
 def words(texts: list[str]) -> list[int]:
@@ -316,3 +319,23 @@ def test_a_mixed_folder_indexes_exactly_these_files_headings_and_citations(tmp_p
     ]
     assert [hit.citation for hit in hits] == ["tyres.pdf:page 1"]
     assert hits[0].to_dict()["locator"] == "page 1"
+
+
+def test_an_index_made_before_locators_gains_the_columns_when_opened_for_writing(tmp_path):
+    path = tmp_path / "old.db"
+    old = apsw.Connection(str(path))
+    old.execute((migrations_folder("sqlite") / "0001_initial.sql").read_text(encoding="utf-8"))
+    old.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL)"
+    )
+    old.execute("INSERT INTO schema_migrations VALUES (1, '0001_initial.sql', 0)")
+    old.execute(
+        "INSERT INTO files (root, path, size, mtime_ns, content_hash) VALUES ('/r', 'a.md', 1, 1, 'h')"
+    )
+    old.close()
+    with SQLiteStore.open(path, writable=True) as store:
+        applied = store.applied_migrations()
+        assert applied == [migration.name for migration in all_migrations("sqlite")]
+        assert "0003_locators_and_encodings.sql" in applied
+        assert store.db.execute("SELECT path, encoding FROM files").fetchall() == [("a.md", "")]
+        assert [row[1] for row in store.db.execute("PRAGMA table_info(chunks)")][-1] == "locator"

@@ -32,8 +32,8 @@ PAGE_LANDMARKS = frozenset({"header", "footer"})  # dropped unless inside a sect
 SECTIONING = frozenset({"article", "section", "main"})
 HEADINGS = {f"h{level}": level for level in range(1, 7)}
 INLINE = frozenset(
-    "a abbr b bdi bdo cite code data dfn em i kbd mark q s samp small span strong sub sup time u var wbr"
-    .split()
+    """a abbr b bdi bdo cite code data dfn em i kbd mark q s samp small span strong sub sup
+    time u var wbr""".split()
 )
 BLOCKS = frozenset(
     "p li pre blockquote table tr dl dt dd div section article figure ul ol h1 h2 h3 h4 h5 h6".split()
