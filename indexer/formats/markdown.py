@@ -16,8 +16,8 @@ import bisect
 
 from indexer.formats.document import Document, Heading, split_lines
 
-_LEVELS = {"H1": 1, "H2": 2, "H3": 3, "H4": 4, "H5": 5, "H6": 6}
-_TITLE_EVENTS = ("Text", "Code", "InlineMath", "DisplayMath")
+LEVELS = {"H1": 1, "H2": 2, "H3": 3, "H4": 4, "H5": 5, "H6": 6}
+TITLE_EVENTS = ("Text", "Code", "InlineMath", "DisplayMath")
 
 
 def read_markdown(text: str, encoding: str = "utf-8") -> Document:
@@ -45,26 +45,25 @@ def markdown_structure(text: str) -> tuple[list[Heading], list[tuple[int, int]]]
     literal: list[tuple[int, int]] = []
     title: list[str] | None = None
     options = pyromark.Options.ENABLE_YAML_STYLE_METADATA_BLOCKS | pyromark.Options.ENABLE_TABLES
+    # events are dicts ({"Start": tag}, {"Text": "..."}) or bare strings ("SoftBreak"); a tag with
+    # fields is a dict ({"Heading": {...}}), a bare tag a string ("Paragraph"): most are skipped on sight
     for event, span in pyromark.events_with_range(text, options=options):
+        if type(event) is not dict:
+            continue
         if title is not None:
-            if isinstance(event, dict) and next(iter(event)) in _TITLE_EVENTS:
-                title.append(next(iter(event.values())))
-            elif isinstance(event, dict) and "End" in event and "Heading" in _as_dict(event["End"]):
-                level = _LEVELS[event["End"]["Heading"]]
+            end = event.get("End")
+            if type(end) is dict and "Heading" in end:
+                level = LEVELS[end["Heading"]]
                 headings.append(Heading(line_of(span["start"]), level, " ".join("".join(title).split())))
                 title = None
+            else:
+                title.extend(event[kind] for kind in TITLE_EVENTS if kind in event)
             continue
-        if not isinstance(event, dict) or "Start" not in event:
+        start = event.get("Start")
+        if type(start) is not dict:
             continue
-        start = _as_dict(event["Start"])
         if "Heading" in start:
             title = []
         elif "CodeBlock" in start or "MetadataBlock" in start:
-            last = line_of(max(span["start"], span["end"] - 1))
-            literal.append((line_of(span["start"]), last))
+            literal.append((line_of(span["start"]), line_of(max(span["start"], span["end"] - 1))))
     return headings, literal
-
-
-def _as_dict(value: object) -> dict:
-    """pyromark gives a tag with fields as a dict, a bare tag as a string."""
-    return value if isinstance(value, dict) else {value: None}
