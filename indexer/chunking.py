@@ -262,7 +262,7 @@ def _extend_to_cover(chunks: list[Chunk], lines: list[str]) -> list[Chunk]:
             end = max(chunk.end_line, chunks[index + 1].start_line - 1)
         else:
             end = len(lines)
-        covered.append(replace(chunk, start_line=start, end_line=end))
+        covered.append(Chunk(start, end, chunk.heading, chunk.text, chunk.locator))
     return covered
 
 

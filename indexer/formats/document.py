@@ -67,7 +67,9 @@ class Document:
 
 def split_lines(text: str) -> list[str]:
     """Lines as an editor numbers them: a final newline ends the last line rather than adding one."""
-    lines = [line.rstrip("\r") for line in text.split("\n")]
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [line.rstrip("\r") for line in lines]
     if lines and lines[-1] == "":
         lines.pop()
     return lines
