@@ -22,6 +22,8 @@ demo: install
 	$(BIN)/index query "how do I fix a flat tyre" --db demo.db -k 3
 	@echo
 	$(BIN)/index query "what should I do if someone is choking" --db demo.db -k 3
+	@echo
+	$(BIN)/index query "when should I prune an apple tree" --db demo.db -k 3
 
 test: install
 	$(BIN)/python -m pytest -q

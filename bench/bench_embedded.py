@@ -67,7 +67,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout,
 
 from indexer import corpus  # noqa: E402
 from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend  # noqa: E402
-from indexer.chunking import ChunkSettings, chunk_text  # noqa: E402
+from indexer.chunking import ChunkSettings, chunk_document  # noqa: E402
+from indexer.formats import parse_text  # noqa: E402
 
 #: shared/ lies beside the project root (on developer machines and in CI alike)
 REPO = Path(__file__).resolve().parent.parent
@@ -127,7 +128,8 @@ def chunk_texts(documents: list[dict], backend: EmbeddedBackend, count: int) -> 
     chunks: list[str] = []
     for document in documents:
         text = f"# {document.get('title', '')}\n\n{document['text']}"
-        chunks.extend(chunk.embed_text for chunk in chunk_text(text, backend.count_tokens, settings))
+        document_chunks = chunk_document(parse_text("abstract.md", text), backend.count_tokens, settings)
+        chunks.extend(chunk.embed_text for chunk in document_chunks)
         if len(chunks) >= count:
             break
     return chunks[:count]

@@ -3,14 +3,15 @@
 The one place for the chunk size limit. Sizes are measured with the backend's own token counter.
 
 How boundaries are chosen, and why:
-- A file is split into sections at headings (Markdown ``#`` headings, reStructuredText underlined
-  titles). Each section is chunked on its own, so an edit in one section never moves the chunk
-  boundaries of another.
-- Inside a section the units are blocks: paragraphs separated by blank lines, and whole fenced code
-  blocks. A chunk ends after a block whose text hash marks it as a cut point (content-defined
-  chunking), or earlier when the next block would not fit. Because the cut points depend on the
-  blocks' own text and not on where the chunk started, boundaries re-synchronise right after an edit:
-  a one-line change re-embeds the chunk it is in and at most the next one or two.
+- A file is split into sections at the headings its format's parser found (:mod:`indexer.formats`:
+  the chunker never guesses a heading from a ``#``). Each section is chunked on its own, so an edit in
+  one section never moves the chunk boundaries of another.
+- Inside a section the units are blocks: paragraphs separated by blank lines (or started where the
+  reader says, as at an HTML ``<p>``, a PDF page or a notebook cell), and whole code blocks, which
+  the reader marks as literal. A chunk ends after a block whose text hash marks it as a cut point
+  (content-defined chunking), or earlier when the next block would not fit. Because the cut points
+  depend on the blocks' own text and not on where the chunk started, boundaries re-synchronise right
+  after an edit: a one-line change re-embeds the chunk it is in and at most the next one or two.
 - A block that is too big on its own is cut by lines, and a line too long on its own by words.
 - Each chunk after the first of a section starts with the last lines of the previous one (a small
   overlap) so a sentence at a boundary is found from either side.
@@ -19,19 +20,16 @@ How boundaries are chosen, and why:
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+from indexer.formats.document import Document, Heading
 
 TokenCounter = Callable[[list[str]], list[int]]
 
-CHUNKER_VERSION = 1
+#: 2: structure from each format's parser (headings, literal blocks, parts) instead of guessed
+CHUNKER_VERSION = 2
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk has some substance
-
-_ATX_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_FENCE = re.compile(r"^ {0,3}(```+|~~~+)")
-_RST_MARKS = frozenset("=-~^\"'`#*+:.<>_")
-_RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+:.<>_])\1{2,}\s*$")
 
 
 @dataclass(frozen=True)
@@ -55,12 +53,14 @@ class ChunkSettings:
 
 @dataclass(frozen=True)
 class Chunk:
-    """A piece of a file: its lines (1-based, inclusive), the heading it sits under, and its text."""
+    """A piece of a file: its lines (1-based, inclusive), the heading it sits under, its text, and
+    where a reader finds it in the original when lines do not say it ('page 3', 'cells 4-6')."""
 
     start_line: int
     end_line: int
     heading: str
     text: str
+    locator: str = ""
 
     @property
     def embed_text(self) -> str:
@@ -84,18 +84,12 @@ class _Section:
     blocks: list[list[_Piece]]
 
 
-def chunk_text(
-    text: str, count_tokens: TokenCounter, settings: ChunkSettings, structured: bool = True
-) -> list[Chunk]:
-    """Cut ``text`` into chunks whose :attr:`Chunk.embed_text` fits in ``settings.max_tokens``.
+def chunk_document(document: Document, count_tokens: TokenCounter, settings: ChunkSettings) -> list[Chunk]:
+    """Cut ``document`` into chunks whose :attr:`Chunk.embed_text` fits in ``settings.max_tokens``.
 
-    ``structured`` turns on Markdown/reStructuredText heading detection (off for code and data files,
-    where ``#`` starts a comment). Every line of the text lies in some chunk; the same text always
-    gives the same chunks.
+    Every line of the document lies in some chunk; the same document always gives the same chunks.
     """
-    lines = [line.rstrip("\r") for line in text.split("\n")]
-    if lines and lines[-1] == "":
-        lines.pop()  # the newline that ends the last line does not start another
+    lines = document.lines
     if not any(line.strip() for line in lines):
         return []
     line_tokens = count_tokens(lines)
@@ -103,65 +97,45 @@ def chunk_text(
         _Piece(number, line, tokens)
         for number, (line, tokens) in enumerate(zip(lines, line_tokens, strict=False), 1)
     ]
-    sections = _sections(pieces, structured)
     chunks: list[Chunk] = []
-    for section in sections:
+    for section in _sections(pieces, document):
         chunks.extend(_chunk_section(section, lines, count_tokens, settings))
-    return _extend_to_cover(chunks, lines)
+    covered = _extend_to_cover(chunks, lines)
+    if document.parts:
+        covered = [
+            replace(chunk, locator=document.locator(chunk.start_line, chunk.end_line)) for chunk in covered
+        ]
+    return covered
 
 
-def _sections(pieces: list[_Piece], structured: bool) -> list[_Section]:
-    """Group lines into sections (at headings) made of blocks (at blank lines, fences kept whole)."""
+def _sections(pieces: list[_Piece], document: Document) -> list[_Section]:
+    """Group lines into sections (at the document's headings) made of blocks (at blank lines and
+    block starts; a literal range is one block, whatever blank lines it holds)."""
+    headings: dict[int, list[Heading]] = {}
+    for heading in document.headings:
+        headings.setdefault(heading.line, []).append(heading)
+    inside_literal = {line for first, last in document.literal for line in range(first + 1, last + 1)}
+    breaks = set(document.block_starts) | {part.first_line for part in document.parts}
     sections = [_Section(heading="", blocks=[])]
     trail: list[tuple[int, str]] = []  # (level, title) of the headings above the current line
     block: list[_Piece] = []
-    fence: str | None = None
-    for index, piece in enumerate(pieces):
-        stripped = piece.text.strip()
-        if structured and fence is None:
-            heading = _heading_at(pieces, index)
-            if heading is not None:
-                level, title = heading
-                if block:
-                    sections[-1].blocks.append(block)
-                    block = []
-                trail = [(lvl, name) for lvl, name in trail if lvl < level] + [(level, title)]
-                sections.append(_Section(heading=" > ".join(name for _, name in trail), blocks=[]))
-        fence_match = (
-            _FENCE.match(piece.text)
-            if structured and ("`" in piece.text[:4] or "~" in piece.text[:4])
-            else None
-        )
-        if fence_match:
-            marker = fence_match.group(1)
-            if fence is None:
-                fence = marker[0] * 3
-            elif marker.startswith(fence):
-                fence = None
-        if not stripped and fence is None:
+    for piece in pieces:
+        continues = piece.line in inside_literal
+        if not continues and (piece.line in headings or piece.line in breaks or not piece.text.strip()):
             if block:
                 sections[-1].blocks.append(block)
                 block = []
-            continue
+            if piece.line in headings:
+                for heading in headings[piece.line]:
+                    trail = [(level, name) for level, name in trail if level < heading.level]
+                    trail.append((heading.level, heading.title))
+                sections.append(_Section(heading=" > ".join(name for _, name in trail), blocks=[]))
+            if not piece.text.strip():
+                continue
         block.append(piece)
     if block:
         sections[-1].blocks.append(block)
     return [section for section in sections if section.blocks]
-
-
-def _heading_at(pieces: list[_Piece], index: int) -> tuple[int, str] | None:
-    """The (level, title) of a heading starting at this line, if there is one."""
-    line = pieces[index].text
-    if "#" in line[:4]:
-        atx = _ATX_HEADING.match(line)
-        if atx:
-            return len(atx.group(1)), atx.group(2).strip()
-    following = pieces[index + 1].text if index + 1 < len(pieces) else ""
-    if following[:1] in _RST_MARKS and line.strip() and not line.startswith((" ", "\t")):
-        underline = _RST_UNDERLINE.match(following)
-        if underline and len(following.strip()) >= len(line.strip()):
-            return (1 if underline.group(1) == "=" else 2), line.strip()
-    return None
 
 
 def _chunk_section(
@@ -288,7 +262,7 @@ def _extend_to_cover(chunks: list[Chunk], lines: list[str]) -> list[Chunk]:
             end = max(chunk.end_line, chunks[index + 1].start_line - 1)
         else:
             end = len(lines)
-        covered.append(Chunk(start, end, chunk.heading, chunk.text))
+        covered.append(Chunk(start, end, chunk.heading, chunk.text, chunk.locator))
     return covered
 
 
@@ -303,19 +277,14 @@ def split_chunk(chunk: Chunk) -> list[Chunk]:
         middle = len(lines) // 2
         split_line = min(chunk.end_line, chunk.start_line + middle)
         return [
-            Chunk(
-                chunk.start_line,
-                max(chunk.start_line, split_line - 1),
-                chunk.heading,
-                "\n".join(lines[:middle]),
-            ),
-            Chunk(split_line, chunk.end_line, chunk.heading, "\n".join(lines[middle:])),
+            replace(chunk, end_line=max(chunk.start_line, split_line - 1), text="\n".join(lines[:middle])),
+            replace(chunk, start_line=split_line, text="\n".join(lines[middle:])),
         ]
     words = chunk.text.split()
     if len(words) < 2:
         return [chunk]
     middle = len(words) // 2
     return [
-        Chunk(chunk.start_line, chunk.end_line, chunk.heading, " ".join(words[:middle])),
-        Chunk(chunk.start_line, chunk.end_line, chunk.heading, " ".join(words[middle:])),
+        replace(chunk, text=" ".join(words[:middle])),
+        replace(chunk, text=" ".join(words[middle:])),
     ]

@@ -313,9 +313,11 @@ def hits_as_text(hits: list[Any], question: str, color: bool) -> str:
 def hits_as_csv(hits: list[Any]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["score", "path", "start_line", "end_line", "heading", "text"])
+    writer.writerow(["score", "path", "start_line", "end_line", "heading", "text", "locator"])
     for hit in hits:
-        writer.writerow([f"{hit.score:.6f}", hit.path, hit.start_line, hit.end_line, hit.heading, hit.text])
+        writer.writerow(
+            [f"{hit.score:.6f}", hit.path, hit.start_line, hit.end_line, hit.heading, hit.text, hit.locator]
+        )
     return buffer.getvalue()
 
 

@@ -6,20 +6,17 @@ modification time changed, so an unchanged re-index reads no file contents at al
 
 from __future__ import annotations
 
-import codecs
 import os
-import re
 import stat
 from dataclasses import dataclass
-from html import unescape
 from pathlib import Path
 
 TEXT_EXTENSIONS = frozenset(
-    """md markdown mdx txt text rst adoc asciidoc org tex html htm xhtml
+    """md markdown mdx txt text rst rest adoc asciidoc org tex html htm xhtml
     py pyi js jsx mjs cjs ts tsx go rs c h cc cpp cxx hpp hh java kt kts scala swift m mm cs fs vb
     rb php pl pm lua r jl hs ml mli ex exs erl clj cljs dart zig nim sh bash zsh fish ps1 bat sql
     css scss sass less vue svelte json jsonl yaml yml toml ini cfg conf properties env xml csv tsv
-    graphql proto tf hcl gradle cmake mk dockerfile ipynb""".split()
+    graphql proto tf hcl gradle cmake mk dockerfile ipynb pdf docx""".split()
 )
 TEXT_FILENAMES = frozenset(
     """makefile dockerfile readme license licence copying changelog authors notice contributing
@@ -29,9 +26,19 @@ SKIPPED_FOLDERS = frozenset(
     """node_modules __pycache__ venv .venv env site-packages dist-packages .tox .nox .mypy_cache
     .pytest_cache .ruff_cache""".split()
 )
-MARKDOWN_EXTENSIONS = frozenset({"md", "markdown", "mdx"})
-HTML_EXTENSIONS = frozenset({"html", "htm", "xhtml"})
-BINARY_SNIFF_BYTES = 8192
+
+
+class UnreadableFile(Exception):
+    """A file that cannot be read as a document; the message says why, for a one-line warning.
+
+    ``status`` is what the file's record says instead of 'indexed', so that an unchanged file is not
+    read again on the next build: 'binary', 'encoding', 'no-text' (a PDF without a text layer) or
+    'damaged' (a PDF, DOCX or notebook that its reader could not open).
+    """
+
+    def __init__(self, message: str, status: str = "unreadable") -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass(frozen=True)
@@ -67,12 +74,9 @@ class WalkResult:
     ignored: list[tuple[str, str]]  # (relative path, reason): links out of the folder, non-text types
 
 
-class UnreadableFile(Exception):
-    """A file that is binary or cannot be decoded; the message says which, for a one-line warning."""
-
-
 def is_text_name(path: str) -> bool:
-    """Whether a file name looks like text we index (by extension or well-known name)."""
+    """Whether a file name looks like something we index (by extension or well-known name): text,
+    or a document format :mod:`indexer.formats` reads (PDF, DOCX)."""
     name = path.rsplit("/", 1)[-1].lower()
     if name in TEXT_FILENAMES:
         return True
@@ -181,62 +185,3 @@ def read_bytes(source: SourceFile) -> bytes:
         if not stat.S_ISREG(os.fstat(descriptor).st_mode):
             raise UnreadableFile("not a regular file any more (replaced by a FIFO, device or socket)")
         return stream.read()
-
-
-def decode(data: bytes) -> str:
-    """Decode a file's bytes as text or raise :class:`UnreadableFile` saying why.
-
-    UTF-8 (with or without BOM) and UTF-16 with a BOM are accepted. A NUL byte means binary.
-    """
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        try:
-            return data.decode("utf-16")
-        except UnicodeDecodeError as error:
-            raise UnreadableFile(f"cannot be decoded as UTF-16 (byte {error.start})") from error
-    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
-        raise UnreadableFile("binary file (contains NUL bytes)")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        raise UnreadableFile(f"cannot be decoded as UTF-8 (invalid byte at offset {error.start})") from error
-
-
-_SCRIPT_OR_STYLE = re.compile(r"<(script|style)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
-_TAG = re.compile(r"<[^>]*>", re.DOTALL)
-_HTML_HEADING = re.compile(r"<h([1-6])\b[^>]*>(.*?)</h\1\s*>", re.IGNORECASE | re.DOTALL)
-
-
-def html_to_text(html: str) -> str:
-    """Strip tags from HTML while keeping every line where it was, so line numbers still point
-    into the source file. Headings become Markdown headings so the chunker sees the structure."""
-
-    def blank_keeping_newlines(match: re.Match[str]) -> str:
-        return "\n" * match.group(0).count("\n")
-
-    def heading(match: re.Match[str]) -> str:
-        inner = _TAG.sub(blank_keeping_newlines, match.group(2))
-        return "#" * int(match.group(1)) + " " + inner
-
-    text = _SCRIPT_OR_STYLE.sub(blank_keeping_newlines, html)
-    text = _HTML_HEADING.sub(heading, text)
-    text = _TAG.sub(blank_keeping_newlines, text)
-    return unescape(text)
-
-
-def text_of(source: SourceFile, data: bytes) -> str:
-    """The text to chunk for a file: decoded, with HTML reduced to its words."""
-    text = decode(data)
-    if source.extension in HTML_EXTENSIONS:
-        return html_to_text(text)
-    return text
-
-
-def has_headings(source: SourceFile) -> bool:
-    """Whether ``#`` lines and underlined titles are headings in this file (Markdown, reStructuredText,
-    HTML reduced to Markdown, plain text) rather than comments (code, configuration)."""
-    return is_markdown(source.path) or source.extension in ("rst", "txt", "text")
-
-
-def is_markdown(path: str) -> bool:
-    name = path.rsplit("/", 1)[-1].lower()
-    return "." in name and name.rsplit(".", 1)[-1] in MARKDOWN_EXTENSIONS | HTML_EXTENSIONS

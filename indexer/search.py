@@ -49,10 +49,12 @@ class Hit:
     mode: str
     vector_score: float | None = None
     keyword_score: float | None = None
+    locator: str = ""  # where a reader finds it when lines do not say it: 'page 3', 'cells 4-6'
 
     @property
     def citation(self) -> str:
-        return f"{self.path}:{self.start_line}-{self.end_line}"
+        """``path:start-end``, or ``path:page 3`` (``:cells 4-6``...) for a PDF, notebook or DOCX."""
+        return f"{self.path}:{self.locator or f'{self.start_line}-{self.end_line}'}"
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -111,6 +113,7 @@ def search(
             mode=mode,
             vector_score=vector_scores.get(chunk_id),
             keyword_score=keyword_scores.get(chunk_id),
+            locator=chunks[chunk_id].locator,
         )
         for chunk_id, score in ranked
         if chunk_id in chunks

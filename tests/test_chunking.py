@@ -5,7 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.chunking import ChunkSettings, chunk_text, split_chunk
+from indexer.chunking import ChunkSettings, chunk_document, split_chunk
+from indexer.formats import parse_text
+from indexer.formats.text import read_plain
 
 
 def file_lines(text: str) -> list[str]:
@@ -19,6 +21,13 @@ def count_words(texts: list[str]) -> list[int]:
 
 
 SETTINGS = ChunkSettings.for_limit(40)
+
+
+def chunk_text(text: str, count_tokens, settings: ChunkSettings, structured: bool = True):  # noqa: ANN201
+    """Chunks of ``text`` read as Markdown, or as plain text (no headings) when not ``structured``."""
+    document = parse_text("doc.md", text) if structured else read_plain(text, "utf-8")
+    return chunk_document(document, count_tokens, settings)
+
 
 word = st.text(alphabet="abcdefghijklmnopqrstuvwxyzé0123456789_", min_size=1, max_size=12)
 line = st.one_of(

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import pytest
 from conftest import write
 
 from indexer import corpus
@@ -63,22 +62,3 @@ def test_links_inside_the_folder_are_followed_and_a_loop_ends_only_itself(tmp_pa
     assert "real/doc.md" in found and "doc-link.md" in found and "zzz.md" in found
     assert len(found) == len(set(found))
     assert not any(path.startswith("real/loop/") for path in found)
-
-
-def test_decode_refuses_binary_and_broken_encodings():
-    with pytest.raises(corpus.UnreadableFile, match="binary"):
-        corpus.decode(b"abc\x00def")
-    with pytest.raises(corpus.UnreadableFile, match="UTF-8"):
-        corpus.decode(b"caf\xe9")
-    assert corpus.decode("\ufeffhello".encode()) == "hello"
-    assert corpus.decode("hello".encode("utf-16")) == "hello"
-
-
-def test_html_keeps_line_numbers_and_turns_headings_into_markdown():
-    html = "<html>\n<head><style>\nbody {}\n</style></head>\n<h2>Title</h2>\n<p>Some &amp; text</p>\n</html>"
-    text = corpus.html_to_text(html)
-    lines = text.split("\n")
-    assert len(lines) == len(html.split("\n"))
-    assert lines[4] == "## Title"
-    assert lines[5] == "Some & text"
-    assert "body" not in text

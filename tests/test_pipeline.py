@@ -231,18 +231,18 @@ def test_deletion_only_touches_the_folder_being_built(index_path, tmp_path):
         assert {hit.path for hit in index.search("file", k=5, mode="keyword")} == {"a.md", "b.md"}
 
 
-def test_file_that_becomes_binary_or_undecodable_is_removed_with_a_warning(index_path, docs):
+def test_file_that_becomes_binary_is_removed_with_a_warning_and_a_latin1_one_is_read(index_path, docs):
     build(index_path, docs, HashBackend())
     (docs / "guide.md").write_bytes(b"\x89PNG\x00\x00binary")
-    (docs / "notes.txt").write_bytes(b"caf\xe9 \xff\xfe")
+    (docs / "notes.txt").write_bytes("Café au lait, crème brûlée\n".encode("latin-1"))
     warnings: list[str] = []
     with Index.open(index_path) as index:
         report = index.build(docs, backend=HashBackend(), warn=warnings.append)
         assert index.search("Install", mode="keyword") == []
         assert index.search("cats", mode="keyword") == []
-    assert report.exit_code == 0 and report.files_skipped == 2
-    assert any(w.startswith("guide.md: skipped, binary") for w in warnings)
-    assert any(w.startswith("notes.txt: skipped, cannot be decoded as UTF-8") for w in warnings)
+        assert [hit.path for hit in index.search("crème", mode="keyword")] == ["notes.txt"]
+    assert report.exit_code == 0 and report.files_skipped == 1 and report.files_changed == 1
+    assert [w for w in warnings if w.startswith("guide.md: skipped, binary")] == warnings
 
 
 def test_fingerprint_change_is_refused_without_rebuild(index_path, docs):

@@ -54,7 +54,8 @@ def test_vector_search_finds_paraphrases(index, case):
 def test_each_mode_finds_what_the_other_misses(index):
     keyword_case, vector_case = HYBRID["keyword_only"][0], HYBRID["vector"][0]
     assert index.search(keyword_case["query"], k=1, mode="keyword")[0].path == keyword_case["expected"]
-    assert index.search(keyword_case["query"], k=1, mode="vector")[0].path != keyword_case["expected"]
+    # the model cannot read an opaque token: its best chunk is not the one that holds it
+    assert keyword_case["query"] not in index.search(keyword_case["query"], k=1, mode="vector")[0].text
     assert index.search(vector_case["query"], k=1, mode="vector")[0].path == vector_case["expected"]
     keyword_hits = index.search(vector_case["query"], k=1, mode="keyword")
     assert not keyword_hits or keyword_hits[0].path != vector_case["expected"]

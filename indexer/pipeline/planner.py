@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from indexer import corpus
+from indexer import corpus, formats
 from indexer.backends.base import EmbeddingBackend
-from indexer.chunking import Chunk, ChunkSettings, chunk_text, split_chunk
+from indexer.chunking import Chunk, ChunkSettings, chunk_document, split_chunk
 from indexer.pipeline.options import Warn
 from indexer.store.contract import IndexStore
 from indexer.store.records import FileState
@@ -51,6 +51,7 @@ class PendingFile:
     content_hash: str
     is_new: bool
     status: str = "indexed"
+    encoding: str = ""  # the text encoding it was read with, for the file's record
     chunks: list[Chunk] = field(default_factory=list)
     text_hashes: list[str] = field(default_factory=list)
     embed_texts: list[str] = field(default_factory=list)
@@ -116,18 +117,17 @@ class Planner:
     def _chunk(self, pending: PendingFile, data: bytes) -> None:
         source = pending.source
         try:
-            text = corpus.text_of(source, data)
-        except corpus.UnreadableFile as error:
-            pending.status = "binary" if "binary" in str(error) else "encoding"
+            document = formats.read_document(source.path, data)
+        except formats.UnreadableFile as error:
+            pending.status = error.status
             self.warn(f"{source.path}: skipped, {error}")
             return
-        if not text.strip():
+        pending.encoding = document.encoding
+        if not any(line.strip() for line in document.lines):
             pending.status = "empty"
             self.warn(f"{source.path}: skipped, empty file")
             return
-        chunks = chunk_text(
-            text, self.backend.count_tokens, self.settings, structured=corpus.has_headings(source)
-        )
+        chunks = chunk_document(document, self.backend.count_tokens, self.settings)
         pending.set_chunks(chunks, self.backend.document_prefix)
 
     def recut(self, pending: PendingFile, position: int, reason: str) -> bool:

@@ -139,6 +139,7 @@ class GroupWriter:
                     mtime_ns=source.mtime_ns,
                     content_hash=pending.content_hash,
                     status=pending.status,
+                    encoding=pending.encoding,
                     chunks=pending.chunks,
                     text_hashes=pending.text_hashes,
                     vectors=vectors,

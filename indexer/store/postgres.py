@@ -347,11 +347,12 @@ class PostgresStore(MetaValues):
         with self._connection() as connection:
             for new in files:
                 file_id = connection.execute(
-                    "INSERT INTO files (root, path, size, mtime_ns, content_hash, status) "
-                    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (root, path) DO UPDATE SET "
+                    "INSERT INTO files (root, path, size, mtime_ns, content_hash, status, encoding) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (root, path) DO UPDATE SET "
                     "size = excluded.size, mtime_ns = excluded.mtime_ns, "
-                    "content_hash = excluded.content_hash, status = excluded.status RETURNING id",
-                    (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status),
+                    "content_hash = excluded.content_hash, status = excluded.status, "
+                    "encoding = excluded.encoding RETURNING id",
+                    (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status, new.encoding),
                 ).fetchone()[0]
                 connection.execute("DELETE FROM chunks WHERE file_id = %s", (file_id,))
                 for seq, (chunk, text_hash, vector) in enumerate(
@@ -368,6 +369,7 @@ class PostgresStore(MetaValues):
                             chunk.text,
                             text_hash,
                             embedding,
+                            chunk.locator,
                         )
                     )
             if rows:
@@ -375,16 +377,17 @@ class PostgresStore(MetaValues):
 
     @staticmethod
     def copy_chunks(connection: psycopg.Connection, rows: Iterable[tuple]) -> None:
-        """Stream chunk rows (file_id, seq, start_line, end_line, heading, text, text_hash, vector) in
-        with binary COPY, on ``connection``'s open transaction; the benchmark loads with it too."""
+        """Stream chunk rows (file_id, seq, start_line, end_line, heading, text, text_hash, vector,
+        locator) in with binary COPY, on ``connection``'s open transaction; the benchmark loads with it
+        too."""
         with (
             connection.cursor() as cursor,
             cursor.copy(
-                "COPY chunks (file_id, seq, start_line, end_line, heading, text, text_hash, embedding) "
-                "FROM STDIN (FORMAT BINARY)"
+                "COPY chunks (file_id, seq, start_line, end_line, heading, text, text_hash, embedding, "
+                "locator) FROM STDIN (FORMAT BINARY)"
             ) as copy,
         ):
-            copy.set_types(["int8", "int4", "int4", "int4", "text", "text", "text", "vector"])
+            copy.set_types(["int8", "int4", "int4", "int4", "text", "text", "text", "vector", "text"])
             for row in rows:
                 copy.write_row(row)
 

@@ -34,6 +34,7 @@ class StoredChunk:
     end_line: int
     heading: str
     text: str
+    locator: str = ""
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,7 @@ class NewFile:
     chunks: Sequence[Chunk]
     text_hashes: Sequence[str]
     vectors: Sequence[bytes]  # float32 blobs, one per chunk
+    encoding: str = ""  # the text encoding the file was read with; '' for PDF and DOCX
 
 
 @dataclass(frozen=True)
@@ -99,7 +101,7 @@ class BuildCounts:
 #: The columns of a file's state, a chunk as searches read it back, and a build's record, in the
 #: order the functions below read them.
 FILE_STATE_COLUMNS = "path, id, size, mtime_ns, content_hash, status"
-STORED_CHUNK_COLUMNS = "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text"
+STORED_CHUNK_COLUMNS = "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator"
 BUILD_FIELDS = ("id", "root", "started_at", "finished_at", "outcome", "model", "pid", "host", "error")
 BUILD_FIELDS += BuildCounts.columns()
 UPSERT_META = "ON CONFLICT (key) DO UPDATE SET value = excluded.value"

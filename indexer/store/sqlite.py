@@ -226,7 +226,7 @@ class SQLiteStore(MetaValues):
         other threads need (each return costs a wait for the interpreter lock), and FTS5 merges its
         segments once per statement.
         """
-        rows: list[tuple[int, int, int, int, str, str, str]] = []
+        rows: list[tuple[int, int, int, int, str, str, str, str]] = []
         vectors: list[bytes] = []
         old_ids: list[int] = []
         for new in files:
@@ -236,7 +236,16 @@ class SQLiteStore(MetaValues):
                 zip(new.chunks, new.text_hashes, new.vectors, strict=True)
             ):
                 rows.append(
-                    (file_id, seq, chunk.start_line, chunk.end_line, chunk.heading, chunk.text, text_hash)
+                    (
+                        file_id,
+                        seq,
+                        chunk.start_line,
+                        chunk.end_line,
+                        chunk.heading,
+                        chunk.text,
+                        text_hash,
+                        chunk.locator,
+                    )
                 )
                 vectors.append(vector)
         if rows:
@@ -246,15 +255,15 @@ class SQLiteStore(MetaValues):
             self._vectors_changed()
 
     def _insert_chunks(
-        self, rows: list[tuple[int, int, int, int, str, str, str]], vectors: list[bytes]
+        self, rows: list[tuple[int, int, int, int, str, str, str, str]], vectors: list[bytes]
     ) -> None:
         """Chunks get the ids after the largest in use (one writer at a time: the transaction holds the
         write lock); their vectors are cut from one blob by those ids."""
         first_id = self._value("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks")
         self._rows(
-            "INSERT INTO chunks (id, file_id, seq, start_line, end_line, heading, text, text_hash) "
+            "INSERT INTO chunks (id, file_id, seq, start_line, end_line, heading, text, text_hash, locator) "
             "SELECT ? + key, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, "
-            "value ->> 6 FROM json_each(?)",
+            "value ->> 6, value ->> 7 FROM json_each(?)",
             (first_id, orjson.dumps(rows).decode("utf-8")),
         )
         width = len(vectors[0])
@@ -276,15 +285,16 @@ class SQLiteStore(MetaValues):
         file_id = self._value("SELECT id FROM files WHERE root = ? AND path = ?", (new.root, new.path))
         if file_id is None:
             self._rows(
-                "INSERT INTO files (root, path, size, mtime_ns, content_hash, status) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status),
+                "INSERT INTO files (root, path, size, mtime_ns, content_hash, status, encoding) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status, new.encoding),
             )
             return self.db.last_insert_rowid(), []
         old_ids = [row[0] for row in self._rows("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
         self._rows(
-            "UPDATE files SET size = ?, mtime_ns = ?, content_hash = ?, status = ? WHERE id = ?",
-            (new.size, new.mtime_ns, new.content_hash, new.status, file_id),
+            "UPDATE files SET size = ?, mtime_ns = ?, content_hash = ?, status = ?, encoding = ? "
+            "WHERE id = ?",
+            (new.size, new.mtime_ns, new.content_hash, new.status, new.encoding, file_id),
         )
         return file_id, old_ids
 

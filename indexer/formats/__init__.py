@@ -1,0 +1,65 @@
+"""Reading a file as a document: its text lines and the structure its format's own parser finds.
+
+Between the corpus (which finds files and reads their bytes) and the chunker (which cuts a
+:class:`Document` into chunks). One module per format; :func:`read_document` picks one by the file's
+extension. Readers that need a large library import it only when a file of their type is read, so
+``index query`` never loads them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines
+from indexer.formats.docx import read_docx
+from indexer.formats.html import read_html
+from indexer.formats.markdown import read_markdown
+from indexer.formats.notebook import read_notebook
+from indexer.formats.pdf import read_pdf
+from indexer.formats.rst import read_rst
+from indexer.formats.text import decode, read_plain
+
+__all__ = [
+    "Document",
+    "Heading",
+    "Part",
+    "UnreadableFile",
+    "decode",
+    "parse_text",
+    "read_document",
+    "split_lines",
+]
+
+#: Formats read from bytes: they are not text, and carry no encoding.
+BINARY_READERS: dict[str, Callable[[bytes], Document]] = {"pdf": read_pdf, "docx": read_docx}
+#: Text formats with structure; any other text file is read by :func:`read_plain`, without headings.
+TEXT_READERS: dict[str, Callable[[str, str], Document]] = {
+    **dict.fromkeys(("md", "markdown", "mdx"), read_markdown),
+    **dict.fromkeys(("rst", "rest", "txt", "text"), read_rst),
+    **dict.fromkeys(("html", "htm", "xhtml"), read_html),
+    "ipynb": read_notebook,
+}
+
+
+def extension_of(path: str) -> str:
+    """The lower-case extension of a path's file name ('' when it has none)."""
+    name = path.rsplit("/", 1)[-1].lower()
+    return name.rsplit(".", 1)[-1] if "." in name else ""
+
+
+def read_document(path: str, data: bytes) -> Document:
+    """The document in a file's bytes, read by the reader of its extension.
+
+    Raises :class:`UnreadableFile` (with the status to record) for a binary or undecodable file, a
+    damaged PDF, DOCX or notebook, or a PDF without text.
+    """
+    extension = extension_of(path)
+    if extension in BINARY_READERS:
+        return BINARY_READERS[extension](data)
+    text, encoding = decode(data)
+    return parse_text(path, text, encoding)
+
+
+def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
+    """The document in ``text``, already decoded, read as its extension says."""
+    return TEXT_READERS.get(extension_of(path), read_plain)(text, encoding)

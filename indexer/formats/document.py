@@ -1,0 +1,75 @@
+"""What every format reader hands the chunker: text lines, and the structure a parser found in them.
+
+The chunker never guesses structure from the text: a ``#`` line is a heading only when the format's
+parser says so, and a code block is literal only when the parser says so. Readers keep line numbers
+true to the source where the source has lines (Markdown, reStructuredText, HTML, plain text); for
+PDF pages, notebook cells and Word paragraphs, :class:`Part` names what a citation points at.
+"""
+
+from __future__ import annotations
+
+import bisect
+from dataclasses import dataclass, field
+
+from indexer.corpus import UnreadableFile
+
+__all__ = ["Document", "Heading", "Part", "UnreadableFile", "split_lines"]
+
+
+@dataclass(frozen=True)
+class Heading:
+    """A section starts at ``line`` (1-based; the overline, for an over- and underlined title)."""
+
+    line: int
+    level: int  # smaller is higher; only the order matters
+    title: str
+
+
+@dataclass(frozen=True)
+class Part:
+    """A unit a reader can find in the original: a PDF page, a notebook cell, a Word paragraph."""
+
+    kind: str
+    number: int
+    first_line: int
+    last_line: int
+
+
+@dataclass(frozen=True)
+class Document:
+    """A file as the chunker reads it.
+
+    ``literal`` ranges (inclusive, 1-based) are code: a blank line inside does not end a block, and no
+    heading is ever taken from them. Blocks (the units the chunker packs into chunks) end at blank
+    lines and before each of ``block_starts`` (an HTML ``<p>`` on the line after another) and each
+    part's first line, so a chunk never cuts a page, cell or paragraph in the middle unless it must.
+    """
+
+    lines: list[str]
+    headings: list[Heading] = field(default_factory=list)
+    literal: list[tuple[int, int]] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
+    block_starts: list[int] = field(default_factory=list)  # lines that start a block with no blank before
+    encoding: str = ""  # the text encoding it was decoded from, for the file's record; '' for PDF/DOCX
+
+    def locator(self, start_line: int, end_line: int) -> str:
+        """How a citation names lines ``start_line``-``end_line``: 'page 3', 'cells 4-6'; '' when the
+        file's own line numbers say it best."""
+        if not self.parts:
+            return ""
+        starts = [part.first_line for part in self.parts]
+        first = self.parts[max(0, bisect.bisect_right(starts, start_line) - 1)]
+        last = self.parts[max(0, bisect.bisect_right(starts, end_line) - 1)]
+        if first.number == last.number:
+            return f"{first.kind} {first.number}"
+        return f"{first.kind}s {first.number}-{last.number}"
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines as an editor numbers them: a final newline ends the last line rather than adding one."""
+    lines = text.split("\n")
+    if "\r" in text:
+        lines = [line.rstrip("\r") for line in lines]
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines

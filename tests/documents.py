@@ -1,0 +1,156 @@
+"""Tiny PDF, DOCX and notebook writers, so tests make the documents they read (no binary fixtures).
+
+The PDF is as small as the format allows: one Helvetica font, each page a list of text lines, an
+optional outline (bookmarks), and pages with no text at all (a scan without OCR). The DOCX holds the
+four parts Word itself needs to open it, with "Title" and "heading N" styles.
+"""
+
+from __future__ import annotations
+
+import json
+import zipfile
+from io import BytesIO
+from xml.sax.saxutils import escape
+
+
+def make_pdf(pages: list[list[str]], outline: list[tuple[str, int]] = ()) -> bytes:
+    """A PDF whose page ``n`` shows ``pages[n]`` line by line; ``outline``: (title, page index)."""
+    objects: list[bytes] = []  # object n+1 is objects[n]
+
+    def add(body: str | bytes) -> int:
+        objects.append(body.encode("latin-1") if isinstance(body, str) else body)
+        return len(objects)
+
+    catalog = add("")  # filled in at the end, once the page tree and outline exist
+    tree = add("")
+    font = add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    page_ids = []
+    for lines in pages:
+        text = "".join(f"({_pdf_string(line)}) Tj T* " for line in lines)
+        stream = f"BT /F1 11 Tf 14 TL 72 720 Td {text}ET" if lines else "0 0 m 100 100 l S"
+        content = add(f"<< /Length {len(stream)} >>\nstream\n{stream}\nendstream")
+        page_ids.append(
+            add(
+                f"<< /Type /Page /Parent {tree} 0 R /MediaBox [0 0 612 792] "
+                f"/Resources << /Font << /F1 {font} 0 R >> >> /Contents {content} 0 R >>"
+            )
+        )
+    kids = " ".join(f"{page} 0 R" for page in page_ids)
+    objects[tree - 1] = f"<< /Type /Pages /Kids [{kids}] /Count {len(page_ids)} >>".encode()
+    outline_ref = ""
+    if outline:
+        root = add("")
+        items = [len(objects) + 1 + number for number in range(len(outline))]
+        for number, (title, page) in enumerate(outline):
+            links = f"/Prev {items[number - 1]} 0 R " if number else ""
+            links += f"/Next {items[number + 1]} 0 R " if number + 1 < len(items) else ""
+            add(
+                f"<< /Title ({_pdf_string(title)}) /Parent {root} 0 R {links}"
+                f"/Dest [{page_ids[page]} 0 R /XYZ null null null] >>"
+            )
+        objects[root - 1] = (
+            f"<< /Type /Outlines /First {items[0]} 0 R /Last {items[-1]} 0 R /Count {len(items)} >>"
+        ).encode()
+        outline_ref = f" /Outlines {root} 0 R"
+    objects[catalog - 1] = f"<< /Type /Catalog /Pages {tree} 0 R{outline_ref} >>".encode()
+    out = BytesIO()
+    out.write(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(out.tell())
+        out.write(f"{number} 0 obj\n".encode() + body + b"\nendobj\n")
+    xref = out.tell()
+    out.write(f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode())
+    out.write("".join(f"{offset:010d} 00000 n \n" for offset in offsets).encode())
+    out.write(
+        f"trailer\n<< /Size {len(objects) + 1} /Root {catalog} 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    )
+    return out.getvalue()
+
+
+def _pdf_string(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+
+_W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+_STYLES = (
+    f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:styles {_W}>'
+    '<w:style w:type="paragraph" w:default="1" w:styleId="Normal"><w:name w:val="Normal"/></w:style>'
+    '<w:style w:type="paragraph" w:styleId="Title"><w:name w:val="Title"/></w:style>'
+    + "".join(
+        f'<w:style w:type="paragraph" w:styleId="Heading{n}"><w:name w:val="heading {n}"/>'
+        f'<w:basedOn w:val="Normal"/><w:pPr><w:outlineLvl w:val="{n - 1}"/></w:pPr></w:style>'
+        for n in range(1, 4)
+    )
+    + "</w:styles>"
+)
+
+
+def make_docx(paragraphs: list[tuple[str, str]], table: list[list[str]] = ()) -> bytes:
+    """A .docx of (style id, text) paragraphs ('' for the default style), then an optional table."""
+    body = []
+    for style, text in paragraphs:
+        properties = f'<w:pPr><w:pStyle w:val="{style}"/></w:pPr>' if style else ""
+        body.append(f'<w:p>{properties}<w:r><w:t xml:space="preserve">{escape(text)}</w:t></w:r></w:p>')
+    if table:
+        rows = "".join(
+            "<w:tr>"
+            + "".join(f"<w:tc><w:p><w:r><w:t>{escape(cell)}</w:t></w:r></w:p></w:tc>" for cell in row)
+            + "</w:tr>"
+            for row in table
+        )
+        body.append(f"<w:tbl>{rows}</w:tbl>")
+    document = (
+        f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document {_W}><w:body>'
+        + "".join(body)
+        + "</w:body></w:document>"
+    )
+    package = {
+        "[Content_Types].xml": (
+            '<?xml version="1.0" encoding="UTF-8"?>'
+            '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
+            '<Default Extension="rels" '
+            'ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
+            '<Default Extension="xml" ContentType="application/xml"/>'
+            '<Override PartName="/word/document.xml" ContentType="application/'
+            'vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/>'
+            '<Override PartName="/word/styles.xml" ContentType="application/'
+            'vnd.openxmlformats-officedocument.wordprocessingml.styles+xml"/></Types>'
+        ),
+        "_rels/.rels": (
+            '<?xml version="1.0" encoding="UTF-8"?>'
+            '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+            'relationships/officeDocument" Target="word/document.xml"/></Relationships>'
+        ),
+        "word/_rels/document.xml.rels": (
+            '<?xml version="1.0" encoding="UTF-8"?>'
+            '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+            '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+            'relationships/styles" Target="styles.xml"/></Relationships>'
+        ),
+        "word/document.xml": document,
+        "word/styles.xml": _STYLES,
+    }
+    out = BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
+        for name, text in package.items():
+            archive.writestr(name, text)
+    return out.getvalue()
+
+
+def make_notebook(cells: list[tuple[str, str]], image_output: bool = True) -> str:
+    """An nbformat 4 notebook of (cell type, source) cells; code cells get a PNG image output."""
+    png = "iVBORw0KGgo" + "A" * 2000  # what an image output looks like: a long base64 string
+    notebook_cells = []
+    for kind, source in cells:
+        cell: dict = {"cell_type": kind, "metadata": {}, "source": source.splitlines(keepends=True)}
+        if kind == "code":
+            cell["execution_count"] = 1
+            cell["outputs"] = (
+                [{"output_type": "display_data", "data": {"image/png": png}, "metadata": {}}]
+                if image_output
+                else []
+            )
+        notebook_cells.append(cell)
+    return json.dumps({"cells": notebook_cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)

@@ -1,0 +1,341 @@
+"""Reading each format: what becomes text, which lines are headings and literal, how hits are cited.
+
+The documents are made here (tests/documents.py writes the PDFs, DOCX files and notebooks), and the
+last tests build a real index of a folder holding one of each, asserting exactly which files,
+headings and citations end up in it.
+"""
+
+from __future__ import annotations
+
+import apsw
+import pytest
+from conftest import write
+from documents import make_docx, make_notebook, make_pdf
+from helpers import HashBackend
+
+from indexer import Index
+from indexer.chunking import ChunkSettings, chunk_document
+from indexer.formats import UnreadableFile, decode, parse_text, read_document
+from indexer.store.migrations import all_migrations, migrations_folder
+from indexer.store.sqlite import SQLiteStore
+
+
+def words(texts: list[str]) -> list[int]:
+    return [len(text.split()) for text in texts]
+
+
+def headings_of(path: str, text: str) -> list[tuple[int, int, str]]:
+    return [(h.line, h.level, h.title) for h in parse_text(path, text).headings]
+
+
+def heading_paths(path: str, text: str, limit: int = 200) -> list[str]:
+    chunks = chunk_document(parse_text(path, text), words, ChunkSettings.for_limit(limit))
+    return list(dict.fromkeys(chunk.heading for chunk in chunks))
+
+
+# -- encodings ----------------------------------------------------------------------------------
+
+
+def test_utf8_utf16_and_legacy_encodings_are_decoded_and_named():
+    assert decode("\ufeffhello".encode()) == ("hello", "utf-8")
+    assert decode("hello".encode("utf-16")) == ("hello", "utf-16")
+    note = "Menu du café: crème brûlée, gâteau. Prix: 3,50 €\n".encode("cp1252")
+    assert decode(note) == ("Menu du café: crème brûlée, gâteau. Prix: 3,50 €\n", "cp1252")
+    russian = "Привет, как дела? Это короткий текст на русском языке.\n".encode("cp1251")
+    assert decode(russian) == ("Привет, как дела? Это короткий текст на русском языке.\n", "cp1251")
+
+
+def test_binary_is_refused():
+    with pytest.raises(UnreadableFile, match="binary") as refused:
+        decode(b"abc\x00def")
+    assert refused.value.status == "binary"
+
+
+# -- Markdown -----------------------------------------------------------------------------------
+
+
+def test_markdown_headings_in_comments_fences_and_front_matter_are_not_headings():
+    text = (
+        "---\ntitle: Notes\n---\n\n# Guide\n\n<!--\n# Old title\n-->\n\nintro\n\n"
+        "```sh\n# install it\npip install x\n```\n\n    # indented code\n\n"
+        "Setup\n-----\n\nsteps\n\n## Use `it`\n\nrun\n"
+    )
+    assert headings_of("doc.md", text) == [(5, 1, "Guide"), (20, 2, "Setup"), (25, 2, "Use it")]
+    document = parse_text("doc.md", text)
+    assert document.literal == [(1, 3), (13, 16), (18, 18)]
+    assert heading_paths("doc.md", text) == ["", "Guide", "Guide > Setup", "Guide > Use it"]
+
+
+# -- reStructuredText ---------------------------------------------------------------------------
+
+RST = """\
+Bicycle chains
+--------------
+
+How to keep a chain running.
+
+Cleaning
+^^^^^^^^
+
+Degrease it::
+
+    # not a heading, a shell comment
+    ===============================
+    degrease --all
+
+.. code-block:: python
+
+   # also a comment
+   Title
+   =====
+
+Lubricating
+^^^^^^^^^^^
+
+One drop per roller.
+
+>>> oil(chain)
+True
+
+Wear
+----
+
+Measure the stretch.
+"""
+
+
+def test_rst_levels_follow_first_appearance_and_literal_blocks_hold_no_titles():
+    assert headings_of("chain.rst", RST) == [
+        (1, 1, "Bicycle chains"),
+        (6, 2, "Cleaning"),
+        (21, 2, "Lubricating"),
+        (29, 1, "Wear"),
+    ]
+    assert parse_text("chain.rst", RST).literal == [(11, 13), (17, 19), (26, 27)]
+    assert heading_paths("chain.rst", RST) == [
+        "Bicycle chains",
+        "Bicycle chains > Cleaning",
+        "Bicycle chains > Lubricating",
+        "Wear",
+    ]
+
+
+def test_rst_overlined_style_is_distinct_from_the_same_underline():
+    text = "=====\nTitle\n=====\n\nintro\n\nPart\n=====\n\nbody\n\nSub\n---\n\nmore\n"
+    assert headings_of("doc.rst", text) == [(1, 1, "Title"), (7, 2, "Part"), (12, 3, "Sub")]
+
+
+def test_rst_short_underlines_and_transitions():
+    text = "A long title here\n----\n\ntext\n\nAnother one\n---\n\n--------\n\nend\n"
+    # 4 characters underline a longer title (docutils warns but takes it); 3 do not; a lone
+    # line of dashes between blank lines is a transition
+    assert headings_of("doc.rst", text) == [(1, 1, "A long title here")]
+
+
+# -- HTML ---------------------------------------------------------------------------------------
+
+PAGE = """\
+<!DOCTYPE html>
+<html><head><title>Pan sauces</title>
+<style>body { color: red }</style></head>
+<body>
+<div id="help"><h2>Keyboard shortcuts</h2><p>Press S to search</p></div>
+<nav class="sidebar"><ol><li>Chapter 1</li><li>Chapter 2</li></ol></nav>
+<div role="navigation">Previous Next</div>
+<ul role="menu"><li><button>Light</button></li><li><button>Coal</button></li></ul>
+<main>
+<article>
+<header><h1 id="pan">Pan sauces <a class="headerlink" href="#pan">¶</a></h1></header>
+<p>Deglaze the pan with wine &amp; stock.</p>
+<p>Reduce by half.</p>
+<pre><code># not a heading
+whisk()
+
+serve()</code></pre>
+<h2>Finishing</h2>
+<p>Mount with cold butter.</p>
+</article>
+<aside>Related: stocks</aside>
+</main>
+<footer>Copyright</footer>
+</body></html>
+"""
+
+
+def test_html_keeps_the_main_content_at_its_source_lines():
+    document = parse_text("sauce.html", PAGE)
+    assert len(document.lines) == len(PAGE.splitlines())
+    kept = {number: line for number, line in enumerate(document.lines, 1) if line.strip()}
+    assert kept == {
+        11: "Pan sauces",
+        12: "Deglaze the pan with wine & stock.",
+        13: "Reduce by half.",
+        14: "# not a heading",
+        15: "whisk()",
+        17: "serve()",
+        18: "Finishing",
+        19: "Mount with cold butter.",
+    }
+    headings = [(h.line, h.level, h.title) for h in document.headings]
+    assert headings == [(11, 1, "Pan sauces"), (18, 2, "Finishing")]
+    assert document.literal == [(14, 17)]
+
+
+def test_html_without_main_drops_navigation_but_keeps_the_rest():
+    page = (
+        "<body>\n<header>Site name</header>\n<nav>Home About</nav>\n<h1>Tyres</h1>\n"
+        '<p>Check the pressure.</p>\n<div aria-hidden="true">icon</div>\n<footer>Contact</footer>\n</body>'
+    )
+    kept = [line for line in parse_text("t.html", page).lines if line.strip()]
+    assert kept == ["Tyres", "Check the pressure."]
+
+
+# -- PDF, DOCX, notebooks -----------------------------------------------------------------------
+
+
+def test_pdf_pages_are_parts_and_the_outline_gives_headings():
+    data = make_pdf(
+        [["Flat tyres", "Find the hole."], ["Patching", "Roughen the tube.", "Glue the patch."]],
+        outline=[("Flat tyres", 0), ("Patching", 1)],
+    )
+    document = read_document("tyres.pdf", data)
+    assert document.lines == [
+        "Flat tyres",
+        "Find the hole.",
+        "Patching",
+        "Roughen the tube.",
+        "Glue the patch.",
+    ]
+    assert [(h.line, h.title) for h in document.headings] == [(1, "Flat tyres"), (3, "Patching")]
+    assert document.locator(3, 5) == "page 2" and document.locator(2, 4) == "pages 1-2"
+
+
+def test_a_pdf_without_text_is_refused_as_no_text():
+    with pytest.raises(UnreadableFile, match="no text layer") as refused:
+        read_document("scan.pdf", make_pdf([[], []]))
+    assert refused.value.status == "no-text"
+    with pytest.raises(UnreadableFile) as damaged:
+        read_document("broken.pdf", b"%PDF-1.4 not really")
+    assert damaged.value.status == "damaged"
+
+
+def test_docx_paragraph_styles_become_headings_and_table_rows_lines():
+    data = make_docx(
+        [
+            ("Title", "Pruning roses"),
+            ("", "Prune in late winter."),
+            ("Heading1", "Tools"),
+            ("", "Sharp secateurs."),
+        ],
+        table=[["Tool", "Use"], ["Saw", "Old canes"]],
+    )
+    document = read_document("roses.docx", data)
+    assert document.lines == [
+        "Pruning roses",
+        "Prune in late winter.",
+        "Tools",
+        "Sharp secateurs.",
+        "Tool | Use",
+        "Saw | Old canes",
+    ]
+    headings = [(h.line, h.level, h.title) for h in document.headings]
+    assert headings == [(1, 0, "Pruning roses"), (3, 1, "Tools")]
+    assert document.locator(3, 6) == "paragraphs 3-6"
+
+
+def test_notebook_cells_without_outputs_code_is_literal():
+    text = make_notebook(
+        [("markdown", "# Sourdough\n\nFeed daily."), ("code", "# weigh the flour\nflour = 100"), ("raw", "x")]
+    )
+    document = parse_text("bread.ipynb", text)
+    assert document.lines == ["# Sourdough", "", "Feed daily.", "# weigh the flour", "flour = 100"]
+    assert [(h.line, h.title) for h in document.headings] == [(1, "Sourdough")]
+    assert document.literal == [(4, 5)]
+    assert "iVBOR" not in "\n".join(document.lines)
+    assert document.locator(4, 5) == "cell 2"
+
+
+# -- the whole build ----------------------------------------------------------------------------
+
+
+@pytest.fixture
+def mixed_folder(tmp_path):
+    folder = tmp_path / "docs"
+    write(folder / "chain.rst", RST)
+    write(
+        folder / "guide.md",
+        "# Guide\n\n<!--\n# Draft heading\n-->\n\nText.\n\n```sh\n# comment\nrun\n```\n\n## Next\n\nMore.\n",
+    )
+    write(folder / "sauce.html", PAGE)
+    (folder / "tyres.pdf").write_bytes(
+        make_pdf([["Flat tyres", "Find the hole with soapy water."]], outline=[("Flat tyres", 0)])
+    )
+    (folder / "scan.pdf").write_bytes(make_pdf([[]]))
+    (folder / "roses.docx").write_bytes(
+        make_docx([("Title", "Pruning roses"), ("Heading1", "When"), ("", "Prune roses in late winter.")])
+    )
+    latin1 = "Café notes\n==========\n\nCrème brûlée at 150 °C.\n".encode("latin-1")
+    (folder / "notes.txt").write_bytes(latin1)
+    notebook = make_notebook([("markdown", "# Sourdough starter"), ("code", "feed(starter)")])
+    write(folder / "bread.ipynb", notebook)
+    return folder
+
+
+def test_a_mixed_folder_indexes_exactly_these_files_headings_and_citations(tmp_path, mixed_folder):
+    with Index.open(tmp_path / "index.db", backend=HashBackend(max_tokens=512)) as index:
+        report = index.build(mixed_folder, warn=lambda message: None)
+        files = index.store.db.execute("SELECT path, status, encoding FROM files ORDER BY path").fetchall()
+        chunks = index.store.db.execute(
+            "SELECT f.path, c.heading, c.locator FROM chunks c JOIN files f ON f.id = c.file_id "
+            "ORDER BY f.path, c.seq"
+        ).fetchall()
+        hits = index.search("soapy water hole", k=1, mode="keyword")
+    assert report.files_skipped == 1 and report.files_failed == 0
+    assert "scan.pdf: skipped, no text layer (a scanned PDF without OCR?)" in report.warnings
+    assert files == [
+        ("bread.ipynb", "indexed", "utf-8"),
+        ("chain.rst", "indexed", "utf-8"),
+        ("guide.md", "indexed", "utf-8"),
+        ("notes.txt", "indexed", "cp1252"),
+        ("roses.docx", "indexed", ""),
+        ("sauce.html", "indexed", "utf-8"),
+        ("scan.pdf", "no-text", ""),
+        ("tyres.pdf", "indexed", ""),
+    ]
+    assert chunks == [
+        ("bread.ipynb", "Sourdough starter", "cells 1-2"),
+        ("chain.rst", "Bicycle chains", ""),
+        ("chain.rst", "Bicycle chains > Cleaning", ""),
+        ("chain.rst", "Bicycle chains > Lubricating", ""),
+        ("chain.rst", "Wear", ""),
+        ("guide.md", "Guide", ""),
+        ("guide.md", "Guide > Next", ""),
+        ("notes.txt", "Café notes", ""),
+        ("roses.docx", "Pruning roses", "paragraph 1"),
+        ("roses.docx", "Pruning roses > When", "paragraphs 2-3"),
+        ("sauce.html", "Pan sauces", ""),
+        ("sauce.html", "Pan sauces > Finishing", ""),
+        ("tyres.pdf", "Flat tyres", "page 1"),
+    ]
+    assert [hit.citation for hit in hits] == ["tyres.pdf:page 1"]
+    assert hits[0].to_dict()["locator"] == "page 1"
+
+
+def test_an_index_made_before_locators_gains_the_columns_when_opened_for_writing(tmp_path):
+    path = tmp_path / "old.db"
+    old = apsw.Connection(str(path))
+    old.execute((migrations_folder("sqlite") / "0001_initial.sql").read_text(encoding="utf-8"))
+    old.execute(
+        "CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at REAL)"
+    )
+    old.execute("INSERT INTO schema_migrations VALUES (1, '0001_initial.sql', 0)")
+    old.execute(
+        "INSERT INTO files (root, path, size, mtime_ns, content_hash) VALUES ('/r', 'a.md', 1, 1, 'h')"
+    )
+    old.close()
+    with SQLiteStore.open(path, writable=True) as store:
+        applied = store.applied_migrations()
+        assert applied == [migration.name for migration in all_migrations("sqlite")]
+        assert "0003_locators_and_encodings.sql" in applied
+        assert store.db.execute("SELECT path, encoding FROM files").fetchall() == [("a.md", "")]
+        assert [row[1] for row in store.db.execute("PRAGMA table_info(chunks)")][-1] == "locator"
