@@ -1,17 +1,20 @@
-"""How much of an embedding server's capacity a build uses.
+"""How much of embedding servers' capacity a build uses, with one server and with three.
 
 A loopback server (tests/loopback.py) answers every request in a fixed time and serves P requests at
 once, so it embeds at most P × batch_size / latency chunks per second. A build of a generated Markdown
 corpus keeps ``concurrency`` batches in flight; its throughput (chunks embedded per second of the whole
-build: walk, read, chunk, embed, check, write) is reported as a fraction of that capacity.
+build: walk, read, chunk, embed, check, write) is reported as a fraction of that capacity. Three servers
+given to one backend (``--base-url`` three times) are measured against their summed capacity, and
+against one server's throughput measured in the same run.
 
     .venv/bin/python bench/bench_http.py                  # 1,000 files, about 12,000 chunks
     .venv/bin/python bench/bench_http.py --quick          # a smaller corpus, for a CI smoke run
     .venv/bin/python bench/bench_http.py --json           # rows for bench/run.py
     .venv/bin/python bench/bench_http.py --dimension 64   # vector length (default 768, nomic-embed-text's)
 
-The server runs in its own process, as a real one would: in this one it would compete with the build
-for the interpreter lock and the measure would be of Python, not of the pipeline. Under the table, one
+Each server runs in a process of its own, as a real one would: in this one, three servers' threads would
+compete with the build for the interpreter lock and the measure would be of Python, not of the client.
+They still share the machine's cores with the build, which a real server does not. Under the table, one
 line per case says where the capacity went (see :func:`diagnose`).
 """
 
@@ -89,35 +92,41 @@ print(time.process_time() - ready, flush=True)  # CPU seconds spent serving
 
 @dataclass(frozen=True)
 class Case:
-    """One measured build: the server's kind and slots, and the batches the build keeps in flight
-    (None: the backend's default). A case without a target is shown for comparison only."""
+    """One measured build: the servers' kind, number and slots, and the batches the build keeps in
+    flight (None: the backend's default). A case without a target is shown for comparison only."""
 
     kind: str
     parallel: int
     concurrency: int | None
     target: float | None = TARGET
+    servers: int = 1
 
     @property
     def capacity(self) -> float:
-        """Chunks per second the server can embed at most."""
-        return self.parallel * BATCH_SIZE / LATENCY
+        """Chunks per second the servers can embed at most."""
+        return self.servers * self.parallel * BATCH_SIZE / LATENCY
 
     def describe(self) -> str:
         concurrency = "default" if self.concurrency is None else self.concurrency
+        servers = f"{self.servers} servers, each " if self.servers > 1 else ""
         return (
-            f"{self.kind} P={self.parallel} {LATENCY * 1000:g} ms, batch {BATCH_SIZE}, "
+            f"{self.kind} {servers}P={self.parallel} {LATENCY * 1000:g} ms, batch {BATCH_SIZE}, "
             f"concurrency {concurrency}: chunks/s vs capacity"
         )
 
 
 #: Servers with P slots. Ollama with OLLAMA_NUM_PARALLEL=4 is run as the README says (--concurrency P+2),
 #: and once with exactly P in flight, to show what a request always waiting at the server is worth.
+#: The first case is also the one-server reference of the three-server case.
 CASES = (
     Case("openai", 4, None),
     Case("ollama", 4, 6),
     Case("ollama", 1, None),
     Case("ollama", 4, 4, target=None),
+    Case("openai", 4, None, servers=3),
 )
+#: Three servers' throughput against one server's, measured in the same run.
+SPREAD_TARGET = 2.7
 
 
 def write_corpus(folder: Path, files: int, seed: int = 7) -> None:
@@ -167,28 +176,32 @@ def stop_server(process: subprocess.Popen[str]) -> float:
 
 
 def measure(case: Case, corpus: Path, scratch: Path, dimension: int) -> dict[str, Any]:
-    """Build ``corpus`` into a fresh index against a fresh server: the table row and where the time went."""
-    process, url = start_server(case, dimension)
+    """Build ``corpus`` into a fresh index against fresh servers: the table row and where the time went."""
+    started = [start_server(case, dimension) for _ in range(case.servers)]
+    urls = [url for _, url in started]
     before = time.process_time()
     try:
         if case.kind == "ollama":
-            backend = OllamaBackend("nomic-embed-text", host=url)
+            backend = OllamaBackend("nomic-embed-text", host=urls)
         else:
-            backend = OpenAIBackend("text-embedding-3-small", base_url=url + "/v1", api_key="sk-bench")
-        index_path = scratch / f"{case.kind}-p{case.parallel}-c{case.concurrency}.db"
+            backend = OpenAIBackend(
+                "text-embedding-3-small", base_url=[url + "/v1" for url in urls], api_key="sk-bench"
+            )
+        index_path = scratch / f"{case.kind}-s{case.servers}-p{case.parallel}-c{case.concurrency}.db"
         with Index.open(index_path) as index:
             report = index.build(
                 corpus, backend=backend, batch_size=BATCH_SIZE, concurrency=case.concurrency,
                 warn=lambda message: None,
             )  # fmt: skip
     finally:
-        server = stop_server(process)
+        server = sum(stop_server(process) for process, _ in started)
     client = time.process_time() - before
     if report.exit_code != 0:
         raise RuntimeError(f"the build failed: {report.failures[:1] or report.stopped}")
     ratio = report.chunks_embedded / report.seconds / case.capacity
     cpu = (
-        f"the build used {client:.1f} s of CPU and the loopback server {server:.1f} s "
+        f"the build used {client:.1f} s of CPU and the loopback server{'s' if case.servers > 1 else ''} "
+        f"{server:.1f} s "
         f"in {report.seconds:.1f} s on {os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f})"
     )
     row = {
@@ -204,7 +217,29 @@ def measure(case: Case, corpus: Path, scratch: Path, dimension: int) -> dict[str
             f"{cpu}: the server shares the machine with the build it serves; a real server runs on "
             "its own, or more --concurrency keeps more requests waiting at it"
         )
-    return {"row": row, "diagnosis": diagnose(case, report, ratio) + "; " + cpu}
+    return {"row": row, "diagnosis": diagnose(case, report, ratio) + "; " + cpu, "case": case}
+
+
+def spread_row(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Three servers' chunks/s against one server's of the same kind and slots, from the same run."""
+    many = next(result for result in results if result["case"].servers > 1)
+    one = next(
+        result
+        for result in results
+        if result["case"] == Case(many["case"].kind, many["case"].parallel, many["case"].concurrency)
+    )
+    ratio = many["row"]["ours"] / one["row"]["ours"]
+    row = {
+        "what": f"{many['case'].describe().split(':')[0]}: chunks/s vs one such server's",
+        "ours": many["row"]["ours"],
+        "reference": one["row"]["ours"],
+        "ratio": round(ratio, 3),
+        "target": SPREAD_TARGET,
+        "pass": ratio >= SPREAD_TARGET,
+    }
+    if not row["pass"]:
+        row["note"] = f"{many['case'].servers} servers: {many['diagnosis']}"
+    return {"row": row, "diagnosis": f"{many['case'].servers} servers against one, same run"}
 
 
 def diagnose(case: Case, report: BuildReport, ratio: float) -> str:
@@ -225,16 +260,19 @@ def diagnose(case: Case, report: BuildReport, ratio: float) -> str:
 
 def print_table(results: list[dict[str, Any]], files: int, dimension: int) -> None:
     print(
-        f"build throughput against a loopback server: {files} files, {dimension}-dimension vectors, "
+        f"build throughput against loopback servers: {files} files, {dimension}-dimension vectors, "
         f"{LATENCY * 1000:g} ms per request"
     )
     print(f"{'case':<68}{'chunks/s':>10}{'capacity':>10}{'ratio':>8}{'target':>8}  pass")
     for result in results:
         row = result["row"]
+        times = row["target"] is not None and row["target"] > 1  # a ratio of throughputs, not a fraction
+        shown = f"{row['ratio']:>7.2f}x" if times else f"{row['ratio']:>8.1%}"
         verdict = f"{'-':>8}  -"
         if row["target"]:
-            verdict = f"{row['target']:>8.0%}  {'yes' if row['pass'] else 'NO'}"
-        print(f"{row['what']:<68}{row['ours']:>10.0f}{row['reference']:>10.0f}{row['ratio']:>8.1%}{verdict}")
+            target = f"{row['target']:>7.1f}x" if times else f"{row['target']:>8.0%}"
+            verdict = f"{target}  {'yes' if row['pass'] else 'NO'}"
+        print(f"{row['what']:<68}{row['ours']:>10.0f}{row['reference']:>10.0f}{shown}{verdict}")
     print()
     for result in results:
         print(f"{result['row']['what'].split(':')[0]}: {result['diagnosis']}")
@@ -252,6 +290,7 @@ def main() -> int:
         corpus = scratch / "corpus"
         write_corpus(corpus, files)
         results = [measure(case, corpus, scratch, options.dimension) for case in CASES]
+    results.append(spread_row(results))
     if options.json:
         print(json.dumps([result["row"] for result in results]))
     else:

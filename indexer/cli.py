@@ -103,7 +103,12 @@ def build_option(name: str, **options: Any) -> Callable[[Callable], Callable]:
 @click.option(
     "--model", default=None, help="Model name, or for 'embedded' a folder with model.onnx + tokenizer.json."
 )
-@click.option("--base-url", default=None, help="Server URL (openai: $OPENAI_BASE_URL; ollama: $OLLAMA_HOST).")
+@click.option(
+    "--base-url",
+    multiple=True,
+    help="Server URL (openai: $OPENAI_BASE_URL; ollama: $OLLAMA_HOST). Repeat it to spread the batches "
+    "over several servers of the same model.",
+)
 @click.option("--api-key", default=None, help="API key (default: $OPENAI_API_KEY). Never stored.")
 @click.option(
     "--dimensions", type=int, default=None, help="Ask the server for vectors of this size (openai)."
@@ -128,7 +133,7 @@ def build(
     db_path: str | None,
     kind: str | None,
     model: str | None,
-    base_url: str | None,
+    base_url: tuple[str, ...],
     api_key: str | None,
     dimensions: int | None,
     query_prefix: str | None,
@@ -142,7 +147,7 @@ def build(
     as_json: bool,
 ) -> None:
     """Index FOLDER: embed new and changed files, remove deleted ones."""
-    server = ServerOptions(base_url, api_key, dimensions, query_prefix, document_prefix)
+    server = ServerOptions(base_url or None, api_key, dimensions, query_prefix, document_prefix)
     chosen = chosen_backend(kind, model, server)
     show_progress = not quiet and not as_json and sys.stderr.isatty()
     warn = (lambda message: None) if quiet else (lambda message: click.echo(f"warning: {message}", err=True))
@@ -173,7 +178,7 @@ def build(
 class ServerOptions:
     """What ``index build`` may say about a backend besides its kind and model."""
 
-    base_url: str | None = None
+    base_url: tuple[str, ...] | None = None
     api_key: str | None = None
     dimensions: int | None = None
     query_prefix: str | None = None
@@ -251,7 +256,11 @@ def report_dict(report: Any) -> dict[str, Any]:
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json", "csv", "markdown"]), default="text"
 )
-@click.option("--base-url", default=None, help="Reach the index's embedding server at this address instead.")
+@click.option(
+    "--base-url",
+    multiple=True,
+    help="Reach the index's embedding server at this address instead (repeatable: the first that answers).",
+)
 @click.option("--api-key", default=None, help="API key for the index's server (default: $OPENAI_API_KEY).")
 def query(
     text: str,
@@ -263,14 +272,14 @@ def query(
     min_score: float | None,
     as_json: bool,
     output_format: str,
-    base_url: str | None,
+    base_url: tuple[str, ...],
     api_key: str | None,
 ) -> None:
     """Print the chunks that best match TEXT, with where they come from."""
     # one question in this process: a backend may start faster
     with Index.open(db_path or default_index_path(), create=False, one_shot=True) as index:
-        if base_url is not None or api_key is not None:
-            index.connect(base_url, api_key)
+        if base_url or api_key is not None:
+            index.connect(base_url or None, api_key)
         hits = index.search(text, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
     output_format = "json" if as_json else output_format
     if output_format == "json":
