@@ -182,6 +182,7 @@ class HttpClient:
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
         )
         self._lock = threading.Lock()
+        self._endpoints: dict[str, str] = {}
         self._requests = 0
         self._tokens = 0
 
@@ -228,8 +229,12 @@ class HttpClient:
         return random.uniform(delay / 2, delay)
 
     def endpoint(self, path: str) -> str:
-        """The URL of ``path`` under the server's URL; a query string in that URL is kept."""
-        return str(self.url.copy_with(path=self.url.path.rstrip("/") + path))
+        """The URL of ``path`` under the server's URL; a query string in that URL is kept. Made once per
+        path, as it is asked for twice a request (to send, and for messages)."""
+        url = self._endpoints.get(path)
+        if url is None:
+            url = self._endpoints[path] = str(self.url.copy_with(path=self.url.path.rstrip("/") + path))
+        return url
 
     def error(self, kind: type[BackendError], what: str, url: str | None = None) -> BackendError:
         """Build ``kind`` with the one-line message every backend error carries."""
