@@ -112,13 +112,19 @@ class HttpSettings:
 
     timeout: float = field(default=60.0, metadata={"help": "seconds to wait for an answer"})
     connect_timeout: float = field(default=10.0, metadata={"help": "seconds to wait for a connection"})
-    max_attempts: int = field(default=5, metadata={"help": "attempts per batch, the first included"})
+    max_attempts: int = field(
+        default=5, metadata={"help": "attempts per batch, the first included, on whichever servers"}
+    )
     retry_base_delay: float = field(
         default=0.5, metadata={"help": "backoff before the second attempt, doubled each time (seconds)"}
     )
     retry_max_delay: float = field(default=30.0, metadata={"help": "the longest backoff (seconds)"})
     max_retry_after: float = field(
-        default=60.0, metadata={"help": "the longest wait a server may ask for; asking more fails the batch"}
+        default=60.0,
+        metadata={
+            "help": "the longest wait a server may ask for; asking more fails the batch, unless another "
+            "server can take it"
+        },
     )
 
     def __post_init__(self) -> None:
