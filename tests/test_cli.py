@@ -86,7 +86,9 @@ def test_empty_index_gives_an_empty_result(tmp_path):
         runner.invoke(main, ["build", str(tmp_path / "empty"), "--db", str(tmp_path / "i.db")]).exit_code == 0
     )
     result = runner.invoke(main, ["query", "anything", "--db", str(tmp_path / "i.db"), "--json"])
-    assert result.exit_code == 0 and json.loads(result.stdout) == []
+    assert result.exit_code == 1 and json.loads(result.stdout) == []  # nothing found: 1, as grep
+    result = runner.invoke(main, ["query", "anything", "--db", str(tmp_path / "i.db")])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", "no results\n")
 
 
 def test_bad_options_exit_2(tmp_path):
@@ -140,8 +142,10 @@ def test_build_and_query_from_a_plain_shell(tmp_path):
 
 
 def test_help_documents_exit_codes():
-    result = CliRunner().invoke(main, ["build", "--help"])
-    assert "Exit codes:" in result.stdout and "3  index locked" in result.stdout
+    result = CliRunner().invoke(main, ["build", "-h"])
+    assert "Exit codes:" in result.stdout and "3  the index is locked by another build" in result.stdout
+    status = CliRunner().invoke(main, ["status", "--help"]).stdout
+    assert "0  success" in status and "3  " not in status and "1  " not in status  # codes it cannot return
 
 
 def test_terminal_output_highlights_matched_words_unless_no_color(monkeypatch):

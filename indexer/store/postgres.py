@@ -500,6 +500,28 @@ class PostgresStore(MetaValues):
         sql = f"SELECT {', '.join(records.BUILD_FIELDS)} FROM builds ORDER BY id DESC LIMIT %s"
         return records.build_records(self._rows(sql, (limit,)))
 
+    def root_counts(self) -> list[dict[str, object]]:
+        return records.root_counts(self._rows(records.ROOT_COUNTS_SQL))
+
+    def remove_root(self, root: str) -> int:
+        """Drop a root's files with their chunks (inside a transaction); how many indexed files it held."""
+        rows = self._rows("DELETE FROM files WHERE root = %s RETURNING status", (root,))
+        return sum(status == "indexed" for (status,) in rows)
+
+    def writer_active(self, root: str) -> bool:
+        """Whether a build holds the writer lock of ``root`` now."""
+        return PostgresWriterLock(self, root).held_elsewhere()
+
+    def size_bytes(self) -> int:
+        """The index's tables with their indexes and TOAST data, in its schema."""
+        tables = ["meta", "files", "chunks", "builds", migrations.RECORD_TABLE]
+        rows = self._rows(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relname = ANY(%s) AND c.relnamespace = to_regnamespace(%s) AND c.relkind = 'r'",
+            (tables, self.schema),
+        )
+        return int(rows[0][0])
+
     def roots(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT DISTINCT root FROM files ORDER BY root")]
 
@@ -597,8 +619,13 @@ class PostgresWriterLock:
         self._connection = connection
         self.store._locked_roots.add(self.root)
 
-    def _holder(self, connection: psycopg.Connection) -> str:
-        """Who holds this lock, from the holder's ``application_name`` (pg_locks splits the key)."""
+    def held_elsewhere(self) -> bool:
+        """Whether some session holds this lock now."""
+        with self.store._connection() as connection:
+            return bool(self._holders(connection))
+
+    def _holders(self, connection: psycopg.Connection) -> list[str]:
+        """The ``application_name`` of the sessions holding this lock (pg_locks splits the key)."""
         unsigned = self.key & 0xFFFF_FFFF_FFFF_FFFF
         rows = connection.execute(
             "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
@@ -606,8 +633,12 @@ class PostgresWriterLock:
             "AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid",
             (unsigned >> 32, unsigned & 0xFFFF_FFFF),
         ).fetchall()
-        name = rows[0][0] if rows else ""
-        return name.removeprefix("indexer build ") or "another process"
+        return [row[0] for row in rows]
+
+    def _holder(self, connection: psycopg.Connection) -> str:
+        """Who holds this lock, from the holder's ``application_name``."""
+        names = self._holders(connection)
+        return (names[0] if names else "").removeprefix("indexer build ") or "another process"
 
     def release(self) -> None:
         if self._connection is not None:

@@ -122,6 +122,18 @@ def build_records(rows: Sequence[Sequence]) -> list[dict[str, object]]:
     return [dict(zip(BUILD_FIELDS, row, strict=True)) for row in rows]
 
 
+#: Files and chunks of each root (an index may hold several folders), for ``index status``.
+ROOT_COUNTS_SQL = (
+    "SELECT f.root, count(DISTINCT f.id) FILTER (WHERE f.status = 'indexed'), count(c.id) "
+    "FROM files f LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.root ORDER BY f.root"
+)
+
+
+def root_counts(rows: Sequence[Sequence]) -> list[dict[str, object]]:
+    """Rows of :data:`ROOT_COUNTS_SQL` as ``{"path", "files", "chunks"}``."""
+    return [{"path": root, "files": files, "chunks": chunks} for root, files, chunks in rows]
+
+
 def check_dimension(dimension: object) -> None:
     """Refuse a vector dimension that cannot be a table's (it goes into SQL as a type modifier)."""
     if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension <= 0:

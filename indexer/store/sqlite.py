@@ -38,7 +38,7 @@ from indexer.errors import (
     StorageError,
 )
 from indexer.store import migrations, records
-from indexer.store.locks import FileWriterLock, lock_path
+from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile, StoredChunk
 from indexer.store.sqlite_connections import Connections
 from indexer.store.sqlite_vectors import VectorMatrix
@@ -448,6 +448,34 @@ class SQLiteStore(MetaValues):
 
     def roots(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT DISTINCT root FROM files ORDER BY root")]
+
+    def root_counts(self) -> list[dict[str, object]]:
+        return records.root_counts(self._rows(records.ROOT_COUNTS_SQL))
+
+    def remove_root(self, root: str) -> int:
+        """Drop a root's files with their chunks, vectors and keyword entries (inside a transaction);
+        how many indexed files it held."""
+        files = self._rows("SELECT id, status FROM files WHERE root = ?", (root,))
+        chunk_ids = [
+            row[0]
+            for row in self._rows(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.root = ?", (root,)
+            )
+        ]
+        self._delete_chunks(chunk_ids)
+        self._rows("DELETE FROM files WHERE root = ?", (root,))
+        if chunk_ids:
+            self._vectors_changed()
+        return sum(status == "indexed" for _, status in files)
+
+    def writer_active(self, root: str) -> bool:
+        """Whether a build holds this index's writer lock now (any root: one writer per file)."""
+        return is_locked_elsewhere(self.path)
+
+    def size_bytes(self) -> int:
+        """The index's size on disk: its file and the files SQLite keeps beside it."""
+        paths = [self.path, *(self.path + suffix for suffix in COMPANION_SUFFIXES)]
+        return sum(os.path.getsize(path) for path in paths if os.path.exists(path))
 
     def mark_interrupted_builds(self) -> None:
         """Builds still 'running' when the writer lock is free were killed: say so in their record."""
