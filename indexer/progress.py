@@ -82,7 +82,11 @@ class Progress:
 
 
 def duration(seconds: float) -> str:
-    """``45 s``, ``3 min 20 s``, ``2 h 5 min``."""
+    """``0.06 s``, ``3.3 s``, ``45 s``, ``3 min 20 s``, ``2 h 5 min``."""
+    if seconds < 1:
+        return f"{seconds:.2f} s"
+    if seconds < 10:
+        return f"{seconds:.1f} s"
     seconds = int(round(seconds))
     if seconds < 60:
         return f"{seconds} s"
