@@ -355,23 +355,8 @@ class PostgresStore(MetaValues):
                     (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status, new.encoding),
                 ).fetchone()[0]
                 connection.execute("DELETE FROM chunks WHERE file_id = %s", (file_id,))
-                for seq, (chunk, text_hash, vector) in enumerate(
-                    zip(new.chunks, new.text_hashes, new.vectors, strict=True)
-                ):
-                    embedding = np.frombuffer(vector, dtype=np.float32)
-                    rows.append(
-                        (
-                            file_id,
-                            seq,
-                            chunk.start_line,
-                            chunk.end_line,
-                            chunk.heading,
-                            chunk.text,
-                            text_hash,
-                            embedding,
-                            chunk.locator,
-                        )
-                    )
+                for row, vector in new.chunk_rows(file_id):  # COPY takes the vector before the locator
+                    rows.append((*row[:-1], np.frombuffer(vector, dtype=np.float32), row[-1]))
             if rows:
                 self.copy_chunks(connection, rows)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -51,6 +51,24 @@ class NewFile:
     text_hashes: Sequence[str]
     vectors: Sequence[bytes]  # float32 blobs, one per chunk
     encoding: str = ""  # the text encoding the file was read with; '' for PDF and DOCX
+
+    def chunk_rows(self, file_id: int) -> Iterator[tuple[tuple, bytes]]:
+        """Each chunk as ``(row, vector)``: row is (file_id, seq, start_line, end_line, heading, text,
+        text_hash, locator), the columns both stores write, in that order."""
+        for seq, (chunk, text_hash, vector) in enumerate(
+            zip(self.chunks, self.text_hashes, self.vectors, strict=True)
+        ):
+            row = (
+                file_id,
+                seq,
+                chunk.start_line,
+                chunk.end_line,
+                chunk.heading,
+                chunk.text,
+                text_hash,
+                chunk.locator,
+            )
+            yield row, vector
 
 
 @dataclass(frozen=True)

@@ -232,21 +232,8 @@ class SQLiteStore(MetaValues):
         for new in files:
             file_id, replaced = self._upsert_file(new)
             old_ids.extend(replaced)
-            for seq, (chunk, text_hash, vector) in enumerate(
-                zip(new.chunks, new.text_hashes, new.vectors, strict=True)
-            ):
-                rows.append(
-                    (
-                        file_id,
-                        seq,
-                        chunk.start_line,
-                        chunk.end_line,
-                        chunk.heading,
-                        chunk.text,
-                        text_hash,
-                        chunk.locator,
-                    )
-                )
+            for row, vector in new.chunk_rows(file_id):
+                rows.append(row)
                 vectors.append(vector)
         if rows:
             self._insert_chunks(rows, vectors)
