@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from indexer.backends import make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError
-from indexer.search import Hit, search
+from indexer.search import Hit, default_min_score, search
 from indexer.store import Store
 from indexer.store_interface import IndexStore, is_postgres_url, open_store
 
@@ -228,7 +228,8 @@ class Index:
             mode: "hybrid" (vector and keyword lists fused), "vector" or "keyword".
             paths: glob patterns on the path relative to its root (``*`` also crosses folders).
             types: file extensions to keep, e.g. ``["md", "txt"]``.
-            min_score: drop hits whose score (in the mode's own scale) is lower.
+            min_score: drop hits scoring lower (scores run 0..1 in every mode; see
+                :meth:`default_min_score` for the threshold `index query` applies).
         """
         backend = self.backend if mode != "keyword" else None
         self._searches += 1
@@ -239,6 +240,12 @@ class Index:
             if self.store.is_empty():
                 return []
             return search(self.store, backend, text, k, mode, paths, types, min_score)
+
+    def default_min_score(self, mode: str = "hybrid") -> float | None:
+        """The score under which a hit is more likely noise than an answer, where this index's scores
+        are calibrated: :data:`indexer.search.DEFAULT_MIN_SCORE` in keyword mode, and in the other
+        modes for the model the calibration was fitted for; None otherwise."""
+        return default_min_score(mode, self.store.get_meta("model"))
 
     # -- status -------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ import click
 
 from indexer.api import DEFAULT_BATCH_SIZE, Index, default_index_path
 from indexer.errors import IndexerError
+from indexer.search import DEFAULT_MIN_SCORE
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -211,7 +212,14 @@ def report_dict(report: Any) -> dict[str, Any]:
     "--path", "paths", multiple=True, help="Only files whose relative path matches this glob (repeatable)."
 )
 @click.option("--type", "types", multiple=True, help="Only files with this extension, e.g. md (repeatable).")
-@click.option("--min-score", type=float, default=None, help="Drop hits scoring lower (in the mode's scale).")
+@click.option(
+    "--min-score",
+    type=float,
+    default=None,
+    help=f"Drop hits scoring lower; scores run 0..1 in every mode. Default {DEFAULT_MIN_SCORE} in keyword "
+    "mode and with the built-in model (calibrated: an off-topic question returns nothing), none with "
+    "other models. 0 keeps every hit.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json", "csv", "markdown"]), default="text"
@@ -237,6 +245,8 @@ def query(
             index.connect(base_url, api_key)
         if index.backend is not None and mode != "keyword":
             index.backend.one_shot = True  # this process asks one question: start fast
+        if min_score is None:
+            min_score = index.default_min_score(mode)
         hits = index.search(text, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
     output_format = "json" if as_json else output_format
     if output_format == "json":
