@@ -196,9 +196,8 @@ class Outcome:
 
 
 def run(index: Index, query: Query, mode: str) -> Outcome:
-    hits = HITS if query.kind != "scifact" else 2 * evaluation.DOCUMENTS_PER_QUERY
     started = time.perf_counter()
-    found = index.search(query.text, k=hits, mode=mode)
+    found = index.search(query.text, k=hits_for(query), mode=mode)
     seconds = time.perf_counter() - started
     pages = list(dict.fromkeys(hit.path for hit in found))
     return Outcome(pages, found[0].score if found else 0.0, seconds)
@@ -218,18 +217,15 @@ def quality(queries: list[Query], outcomes: list[list[str]]) -> dict[str, float]
 
 
 def calibration_shares(queries: list[Query], top_scores: list[float], threshold: float) -> dict[str, float]:
-    """The share of real queries whose top hit passes ``threshold``, and of off-topic ones with none."""
-    real = [
-        score >= threshold
-        for query, score in zip(queries, top_scores, strict=True)
-        if query.kind != "off-topic"
-    ]
-    empty = [
-        score < threshold
-        for query, score in zip(queries, top_scores, strict=True)
-        if query.kind == "off-topic"
-    ]
-    return {"real kept": round(float(np.mean(real)), 4), "off-topic empty": round(float(np.mean(empty)), 4)}
+    """The share of real queries whose top hit passes ``threshold``, of the real questions alone, and
+    of the held-out off-topic questions (the fold the calibration never saw) that return nothing."""
+    pairs = list(zip(queries, top_scores, strict=True))
+    real = [score >= threshold for query, score in pairs if query.kind != "off-topic"]
+    questions = [score >= threshold for query, score in pairs if query.kind == "question"]
+    held_out = [score for query, score in pairs if query.kind == "off-topic" and query.fold != FIT_FOLD]
+    empty = [score < threshold for score in held_out]
+    shares = {"real kept": real, "questions kept": questions, "off-topic empty": empty}
+    return {name: round(float(np.mean(values)), 4) for name, values in shares.items() if values}
 
 
 def measure(collection: Collection, index: Index) -> dict[str, dict[str, float]]:
@@ -307,12 +303,12 @@ def bm25_list(store: object, words: list[str], depth: int, heading_weight: float
 Fusion = Callable[[Lists, str], dict[int, float]]
 
 
-def min_max(weight: float, depth: int = 50, keyword: str = "before") -> Fusion:
+def min_max(weight: float, keyword: str = "before") -> Fusion:
     """Before issue 14: each list min-max normalised over its candidates, then blended."""
 
     def fused(lists: Lists, text: str) -> dict[int, float]:
-        vector = normalised({c: lists.cosine[c] for c in lists.vector[:depth]})
-        found = normalised({c: -bm25 for c, bm25 in lists.keyword[keyword][:depth]})
+        vector = normalised({c: lists.cosine[c] for c in lists.vector})
+        found = normalised({c: -bm25 for c, bm25 in lists.keyword[keyword]})
         return {
             c: weight * vector.get(c, 0) + (1 - weight) * found.get(c, 0)
             for c in vector.keys() | found.keys()
@@ -328,10 +324,10 @@ def normalised(scores: dict[int, float]) -> dict[int, float]:
     return {c: (s - low) / (high - low) if high > low else 1.0 for c, s in scores.items()}
 
 
-def reciprocal_rank(constant: int, depth: int = 50, keyword: str = "now") -> Fusion:
+def reciprocal_rank(constant: int, keyword: str = "now") -> Fusion:
     def fused(lists: Lists, text: str) -> dict[int, float]:
         scores: dict[int, float] = defaultdict(float)
-        for ranked in (lists.vector[:depth], [c for c, _ in lists.keyword[keyword][:depth]]):
+        for ranked in (lists.vector, [c for c, _ in lists.keyword[keyword]]):
             for rank, chunk_id in enumerate(ranked):
                 scores[chunk_id] += 1 / (constant + rank + 1)
         return dict(scores)
@@ -339,12 +335,12 @@ def reciprocal_rank(constant: int, depth: int = 50, keyword: str = "now") -> Fus
     return fused
 
 
-def z_scores(weight: float, depth: int = 50) -> Fusion:
+def z_scores(weight: float) -> Fusion:
     """Each list's scores as z-scores over the list; a chunk missing from a list gets its lowest."""
 
     def fused(lists: Lists, text: str) -> dict[int, float]:
-        vector = standardised({c: lists.cosine[c] for c in lists.vector[:depth]})
-        found = standardised({c: -bm25 for c, bm25 in lists.keyword["now"][:depth]})
+        vector = standardised({c: lists.cosine[c] for c in lists.vector})
+        found = standardised({c: -bm25 for c, bm25 in lists.keyword["now"]})
         floor_v, floor_k = min(vector.values(), default=0), min(found.values(), default=0)
         return {
             c: weight * vector.get(c, floor_v) + (1 - weight) * found.get(c, floor_k)
@@ -363,7 +359,6 @@ def standardised(scores: dict[int, float]) -> dict[int, float]:
 
 def absolute(
     weight: float,
-    depth: int = 50,
     keyword: str = "now",
     exact_cosine: bool = False,
     code_weight: float | None = None,
@@ -374,8 +369,8 @@ def absolute(
     for queries that look like code, a bonus for the first chunk of a file."""
 
     def fused(lists: Lists, text: str) -> dict[int, float]:
-        vector = {c: lists.cosine[c] for c in lists.vector[:depth]}
-        found = {c: -bm25 / lists.ceiling for c, bm25 in lists.keyword[keyword][:depth]}
+        vector = {c: lists.cosine[c] for c in lists.vector}
+        found = {c: -bm25 / lists.ceiling for c, bm25 in lists.keyword[keyword]}
         floor = min(vector.values(), default=0.0)
         share = code_weight if code_weight is not None and looks_like_code(text) else weight
         return {
@@ -415,13 +410,23 @@ CANDIDATES: dict[str, Fusion] = {
 
 def reference_pages(index: Index, query: Query) -> dict[str, list[str]]:
     """The pages the method before issue 14 ranks for ``query``, in each mode."""
-    hits = 2 * evaluation.DOCUMENTS_PER_QUERY if query.kind == "scifact" else HITS
-    lists = gather(index, query.text, max(4 * hits, 50))
+    lists = gather(index, query.text, pool(query))
+    hits = hits_for(query)
     return {
         "vector": pages_of(index, {c: lists.cosine[c] for c in lists.vector[:hits]}),
         "keyword": pages_of(index, {c: -bm25 for c, bm25 in lists.keyword["before"][:hits]}),
-        "hybrid": pages_of(index, min_max(0.7, max(4 * hits, 50))(lists, query.text)),
+        "hybrid": pages_of(index, min_max(0.7)(lists, query.text)),
     }
+
+
+def hits_for(query: Query) -> int:
+    """Hits asked for: as `index eval` does on SciFact, HITS (enough to rank ten pages) elsewhere."""
+    return 2 * evaluation.DOCUMENTS_PER_QUERY if query.kind == "scifact" else HITS
+
+
+def pool(query: Query) -> int:
+    """How deep each list of a hybrid search goes for ``hits_for(query)`` hits (as search() does)."""
+    return max(4 * hits_for(query), 50)
 
 
 def pages_of(index: Index, scores: dict[int, float]) -> list[str]:
@@ -433,7 +438,7 @@ def pages_of(index: Index, scores: dict[int, float]) -> list[str]:
 def compare(collection: Collection, index: Index) -> dict[str, dict[str, float]]:
     """Every candidate's quality on the collection, from the same two lists per query."""
     queries = [query for query in collection.queries if query.kind != "off-topic"]
-    gathered = [gather(index, query.text, 100) for query in queries]
+    gathered = [gather(index, query.text, pool(query)) for query in queries]
     results = {}
     for name, fusion in CANDIDATES.items():
         pages = [
@@ -531,6 +536,8 @@ def rows_for(name: str, results: dict[str, dict[str, float]]) -> list[dict]:
                     before[f"identifier {depth}"],
                     f">= {target}",
                     hybrid[f"identifier {depth}"] >= target,
+                    f"vector {results['vector'][f'identifier {depth}']:.2f}, "
+                    f"keyword {results['keyword'][f'identifier {depth}']:.2f} alone",
                 )
             )
     for kind in ("question", "name-words"):
@@ -567,6 +574,8 @@ def rows_for(name: str, results: dict[str, dict[str, float]]) -> list[dict]:
         f"{mode} {results[mode]['real kept']:.2f}/{results[mode]['off-topic empty']:.2f}"
         for mode in ("vector", "keyword")
     )
+    if "questions kept" in hybrid:
+        others += f"; written questions alone {hybrid['questions kept']:.2f}"
     rows.append(
         row(
             f"{name}: real queries keeping their top hit at {DEFAULT_MIN_SCORE}, hybrid",
@@ -579,7 +588,7 @@ def rows_for(name: str, results: dict[str, dict[str, float]]) -> list[dict]:
     )
     rows.append(
         row(
-            f"{name}: off-topic queries returning nothing at {DEFAULT_MIN_SCORE}, hybrid",
+            f"{name}: held-out off-topic queries returning nothing at {DEFAULT_MIN_SCORE}, hybrid",
             hybrid["off-topic empty"],
             None,
             ">= 0.90",
