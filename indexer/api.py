@@ -16,7 +16,7 @@ from indexer.backends import default_backend, make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError
 from indexer.progress import Progress
-from indexer.search import MAX_K, MODES, Hit, search
+from indexer.search import MAX_K, MODES, Hit, default_min_score, search
 from indexer.settings import check_backend_matches, fingerprint_id
 from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
@@ -287,7 +287,8 @@ class Index:
             mode: "hybrid" (vector and keyword lists fused), "vector" or "keyword".
             paths: glob patterns (or one) on the path relative to its root (``*`` also crosses folders).
             types: file extensions (or one) to keep, e.g. ``["md", "txt"]``.
-            min_score: drop hits whose score (in the mode's own scale) is lower.
+            min_score: drop hits scoring lower (scores run 0..1 in every mode; see
+                :meth:`default_min_score` for the threshold `index query` applies).
         """
         if mode not in MODES:
             raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
@@ -304,6 +305,12 @@ class Index:
                 return []
             backend = self._query_backend.for_index(store) if mode != "keyword" else None
             return search(store, backend, text, k, mode, chunk_filter, min_score)
+
+    def default_min_score(self, mode: str = "hybrid") -> float | None:
+        """The score under which a hit is more likely noise than an answer, where this index's scores
+        are calibrated: :data:`indexer.search.DEFAULT_MIN_SCORE` in keyword mode, and in the other
+        modes for the model the calibration was fitted for; None otherwise."""
+        return default_min_score(mode, self.store.get_meta("model"))
 
     # -- status -----------------------------------------------------------------------------------
 

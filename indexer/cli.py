@@ -35,7 +35,7 @@ from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY
 from indexer.errors import IndexerError, StorageError
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
 from indexer.progress import Progress, duration
-from indexer.search import MAX_K, MODES
+from indexer.search import DEFAULT_MIN_SCORE, MAX_K, MODES
 
 EXIT_CODES = {
     0: "success",
@@ -352,7 +352,14 @@ def report_dict(report: Any) -> dict[str, Any]:
     "--path", "paths", multiple=True, help="Only files whose relative path matches this glob (repeatable)."
 )
 @click.option("--type", "types", multiple=True, help="Only files with this extension, e.g. md (repeatable).")
-@click.option("--min-score", type=float, default=None, help="Drop hits scoring lower (in the mode's scale).")
+@click.option(
+    "--min-score",
+    type=float,
+    default=None,
+    help=f"Drop hits scoring lower; scores run 0..1 in every mode. Default {DEFAULT_MIN_SCORE} in keyword "
+    "mode and with the built-in model (calibrated: an off-topic question returns nothing), none with "
+    "other models. 0 keeps every hit.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json", "csv", "markdown"]), default="text"
@@ -383,6 +390,8 @@ def query(
     with Index.open(db_path or default_index_path(), create=False, one_shot=True) as index:
         if base_url is not None or api_key is not None:
             index.connect(base_url, api_key)
+        if min_score is None:
+            min_score = index.default_min_score(mode)
         hits = index.search(question, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
     output_format = "json" if as_json else output_format
     if output_format == "json":

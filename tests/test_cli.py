@@ -51,6 +51,15 @@ def test_query_json_has_the_documented_fields(sample_index):
     assert hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"]
 
 
+def test_an_off_topic_question_gets_no_results_unless_every_hit_is_asked_for(sample_index):
+    question = ["query", "who won the 1998 football world cup", "--db", str(sample_index)]
+    result = CliRunner().invoke(main, question)
+    assert result.exit_code == 1, result.output  # nothing found, as grep says it
+    assert (result.stdout, result.stderr.strip()) == ("", "no results")
+    every = CliRunner().invoke(main, [*question, "--min-score", "0", "--json"])
+    assert len(json.loads(every.stdout)) == 5
+
+
 def test_query_text_output_cites_path_lines_and_heading(sample_index):
     result = CliRunner().invoke(
         main, ["query", "how do I fix a puncture", "--db", str(sample_index), "-k", "2"]

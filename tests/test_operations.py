@@ -53,7 +53,7 @@ def test_status_shows_when_each_build_ran_how_long_and_the_size_of_the_index(tmp
     text = cli("status", "--db", str(index_path))
     assert text.exit_code == 0, text.output
     assert re.search(r"index\s+\S+index\.db \(\d+\.\d MB\)", text.stdout)
-    assert re.search(rf"build #2 {ISO_TIME}  \d+ s  ok: \+0 ~0 -0 files", text.stdout)
+    assert re.search(rf"build #2 {ISO_TIME}  [\d.]+ s  ok: \+0 ~0 -0 files", text.stdout)
     assert re.search(rf"root\s+{re.escape(str(docs))}  \(3 files, \d+ chunks\)", text.stdout)
     info = json.loads(cli("status", "--db", str(index_path), "--json").stdout)
     assert info["size_bytes"] > 0 and info["roots"][0]["files"] == 3
@@ -165,7 +165,7 @@ def test_progress_off_a_terminal_is_a_line_at_most_every_interval_with_time_left
     lines = stream.getvalue().splitlines()
     assert lines and all(line.startswith("indexing: ") for line in lines)
     assert re.search(
-        r"\d+ of ~\d+ chunks embedded, \d+ of 30 files read, \d+ s so far, about .* left", stream.getvalue()
+        r"\d+ of ~\d+ chunks embedded, \d+ of 30 files read, [\d.]+ s so far, about .* left", stream.getvalue()
     )
     quiet = io.StringIO()
     build(tmp_path / "other.db", folder, progress=Progress(quiet, terminal=False))  # under 30 s: silent
