@@ -51,6 +51,15 @@ def test_query_json_has_the_documented_fields(sample_index):
     assert hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"]
 
 
+def test_an_off_topic_question_gets_no_results_unless_every_hit_is_asked_for(sample_index):
+    question = ["query", "who won the 1998 football world cup", "--db", str(sample_index)]
+    result = CliRunner().invoke(main, question)
+    assert result.exit_code == 1, result.output  # nothing found, as grep says it
+    assert (result.stdout, result.stderr.strip()) == ("", "no results")
+    every = CliRunner().invoke(main, [*question, "--min-score", "0", "--json"])
+    assert len(json.loads(every.stdout)) == 5
+
+
 def test_query_text_output_cites_path_lines_and_heading(sample_index):
     result = CliRunner().invoke(
         main, ["query", "how do I fix a puncture", "--db", str(sample_index), "-k", "2"]
@@ -86,7 +95,9 @@ def test_empty_index_gives_an_empty_result(tmp_path):
         runner.invoke(main, ["build", str(tmp_path / "empty"), "--db", str(tmp_path / "i.db")]).exit_code == 0
     )
     result = runner.invoke(main, ["query", "anything", "--db", str(tmp_path / "i.db"), "--json"])
-    assert result.exit_code == 0 and json.loads(result.stdout) == []
+    assert result.exit_code == 1 and json.loads(result.stdout) == []  # nothing found: 1, as grep
+    result = runner.invoke(main, ["query", "anything", "--db", str(tmp_path / "i.db")])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", "no results\n")
 
 
 def test_bad_options_exit_2(tmp_path):
@@ -140,8 +151,10 @@ def test_build_and_query_from_a_plain_shell(tmp_path):
 
 
 def test_help_documents_exit_codes():
-    result = CliRunner().invoke(main, ["build", "--help"])
-    assert "Exit codes:" in result.stdout and "3  index locked" in result.stdout
+    result = CliRunner().invoke(main, ["build", "-h"])
+    assert "Exit codes:" in result.stdout and "3  the index is locked by another build" in result.stdout
+    status = CliRunner().invoke(main, ["status", "--help"]).stdout
+    assert "0  success" in status and "3  " not in status and "1  " not in status  # codes it cannot return
 
 
 def test_terminal_output_highlights_matched_words_unless_no_color(monkeypatch):

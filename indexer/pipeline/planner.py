@@ -13,6 +13,7 @@ from indexer import corpus, formats
 from indexer.backends.base import EmbeddingBackend
 from indexer.chunking import Chunk, ChunkSettings, chunk_document, split_chunk
 from indexer.pipeline.options import Warn
+from indexer.pipeline.report import Notice
 from indexer.store.contract import IndexStore
 from indexer.store.records import FileState
 
@@ -120,12 +121,12 @@ class Planner:
             document = formats.read_document(source.path, data)
         except formats.UnreadableFile as error:
             pending.status = error.status
-            self.warn(f"{source.path}: skipped, {error}")
+            self.warn(Notice(f"skipped, {error}", source.path))
             return
         pending.encoding = document.encoding
         if not any(line.strip() for line in document.lines):
             pending.status = "empty"
-            self.warn(f"{source.path}: skipped, empty file")
+            self.warn(Notice("skipped, empty file", source.path))
             return
         chunks = chunk_document(document, self.backend.count_tokens, self.settings)
         pending.set_chunks(chunks, self.backend.document_prefix)
@@ -141,10 +142,10 @@ class Planner:
                 f"for the backend and cannot be cut smaller: {reason}"
             )
             return False
-        self.warn(
-            f"{pending.source.path}:{chunk.start_line}-{chunk.end_line}: too long for the backend, "
-            f"cut into {len(pieces)} smaller chunks"
-        )
+        lines = f"{chunk.start_line}-{chunk.end_line}"
+        what = f"too long for the backend, cut into {len(pieces)} smaller chunks"
+        path = pending.source.path
+        self.warn(Notice(f"lines {lines} {what}", path, line=f"{path}:{lines}: {what}"))
         pending.set_chunks(pieces, self.backend.document_prefix, position, replaced=1)
         return True
 
