@@ -53,6 +53,9 @@ from indexer.search import (  # noqa: E402
     keyword_terms,
     keyword_words,
 )
+from indexer.search import (
+    Query as SearchQuery,
+)
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -456,7 +459,7 @@ def top_evidence(index: Index, text: str) -> dict[str, float]:
     store = index.store
     query = embed_query(index.backend, text, store.dimension)
     vector = {c: 1.0 - distance for c, distance in store.nearest(query, 50)}
-    keyword = keyword_evidence(store, text, 50)
+    keyword = keyword_evidence(store, SearchQuery.parse(text), 50)
     evidence = {"vector": vector, "keyword": keyword, "hybrid": fuse(vector, keyword)}
     return {mode: max(scores.values(), default=0.0) for mode, scores in evidence.items()}
 

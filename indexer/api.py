@@ -278,23 +278,32 @@ class Index:
         paths: Sequence[str] | str = (),
         types: Sequence[str] | str = (),
         min_score: float | None = None,
+        roots: Sequence[str | os.PathLike[str]] | str = (),
     ) -> list[Hit]:
         """The ``k`` chunks that best match ``text``, best first.
 
         Args:
-            text: the question.
+            text: the question. ``"exact phrase"`` keeps chunks holding it, ``-word`` (or
+                ``-"a phrase"``) leaves out chunks holding it, ``word*`` finds any word it begins
+                (keyword search); the model reads the text without these marks.
             k: how many hits at most (1 to :data:`indexer.search.MAX_K`).
             mode: "hybrid" (vector and keyword lists fused), "vector" or "keyword".
-            paths: glob patterns (or one) on the path relative to its root (``*`` also crosses folders).
+            paths: glob patterns (or one) on the path relative to its root (``*`` also crosses
+                folders); a pattern also matches the files under it taken as a folder (``api``).
             types: file extensions (or one) to keep, e.g. ``["md", "txt"]``.
             min_score: drop hits scoring lower (scores run 0..1 in every mode; see
                 :meth:`default_min_score` for the threshold `index query` applies).
+            roots: folders of the index (or one) to search in, as given to ``build``.
         """
         if mode not in MODES:
             raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise ConfigError(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
-        chunk_filter = ChunkFilter(_as_tuple(paths, "paths"), _as_tuple(types, "types"))
+        chunk_filter = ChunkFilter(
+            _as_tuple(paths, "paths"),
+            _as_tuple(types, "types"),
+            tuple(str(Path(root).resolve()) for root in _as_tuple(roots, "roots")),
+        )
         store = self.store
         self._searches += 1
         if self._searches == 2:
@@ -379,8 +388,9 @@ def _root_keys(root: str | os.PathLike[str]) -> list[str]:
 
 def _as_tuple(values: Sequence[str] | str, name: str) -> tuple[str, ...]:
     """One pattern or a sequence of them (a lone string is one pattern, not its characters)."""
-    if isinstance(values, str):
-        return (values,) if values else ()
+    if isinstance(values, (str, os.PathLike)):
+        return (os.fspath(values),) if values else ()
+    values = [os.fspath(value) if isinstance(value, os.PathLike) else value for value in values]
     if not all(isinstance(value, str) for value in values):
         raise ConfigError(f"{name} must be a string or a sequence of strings, not {values!r}")
     return tuple(values)

@@ -349,9 +349,15 @@ def report_dict(report: Any) -> dict[str, Any]:
 )
 @click.option("--mode", type=click.Choice(MODES), default=MODES[0], show_default=True)
 @click.option(
-    "--path", "paths", multiple=True, help="Only files whose relative path matches this glob (repeatable)."
+    "--path",
+    "paths",
+    multiple=True,
+    help="Only files whose relative path matches this glob, or lies under this folder (repeatable).",
 )
 @click.option("--type", "types", multiple=True, help="Only files with this extension, e.g. md (repeatable).")
+@click.option(
+    "--root", "roots", multiple=True, metavar="FOLDER", help="Only this folder of the index (repeatable)."
+)
 @click.option(
     "--min-score",
     type=float,
@@ -373,6 +379,7 @@ def query(
     mode: str,
     paths: tuple[str, ...],
     types: tuple[str, ...],
+    roots: tuple[str, ...],
     min_score: float | None,
     as_json: bool,
     output_format: str,
@@ -381,7 +388,8 @@ def query(
 ) -> None:
     """Print the chunks that best match TEXT ('-' reads it from stdin), with where they come from.
 
-    Nothing found is said on stderr, with exit code 1 (as grep does).
+    In TEXT, "exact phrase" keeps chunks that hold it, -word leaves out chunks that hold it, and
+    word* finds any word it begins. Nothing found is said on stderr, with exit code 1 (as grep does).
     """
     question = (sys.stdin.read() if text == "-" else text).strip()
     if not question:
@@ -392,7 +400,9 @@ def query(
             index.connect(base_url, api_key)
         if min_score is None:
             min_score = index.default_min_score(mode)
-        hits = index.search(question, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
+        hits = index.search(
+            question, k=k, mode=mode, paths=paths, types=types, min_score=min_score, roots=roots
+        )
     output_format = "json" if as_json else output_format
     if output_format == "json":
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
@@ -566,8 +576,15 @@ def watch(
         )
 
 
-@main.command("eval", epilog=exit_codes(0, 2, 3, 4, 5))
-@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=str))
+@main.command(
+    "eval", epilog=exit_codes(0, 1, 2, 3, 4, 5, c1="a floor given by --min-recall or --min-ndcg is not met")
+)
+@click.argument("folder", required=False, type=click.Path(exists=True, file_okay=False, path_type=str))
+@click.option(
+    "--fixture",
+    type=click.Path(exists=True, dir_okay=False, path_type=str),
+    help='Your own checks, run on an existing index (--db): JSON lines {"query": ..., "expected": [paths]}.',
+)
 @click.option(
     "--qrels", "split", default="test", show_default=True, help="Judgments to use: qrels/SPLIT.tsv."
 )
@@ -586,6 +603,15 @@ def watch(
     is_flag=True,
     help="Also score the model on each whole document embedded directly (no chunking).",
 )
+@click.option(
+    "--per-query", is_flag=True, help="Each query's rank of its first relevant result, nDCG@10, top hits."
+)
+@click.option(
+    "--min-recall", type=click.FloatRange(0, 1), default=None, help="Exit 1 when recall is lower (any mode)."
+)
+@click.option(
+    "--min-ndcg", type=click.FloatRange(0, 1), default=None, help="Exit 1 when nDCG@10 is lower (any mode)."
+)
 @build_option("batch_size", type=click.IntRange(min=1), show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="No progress.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
@@ -594,46 +620,91 @@ def watch(
     "db_path",
     default=None,
     metavar="PATH",
-    help="Index to build the collection into: a file or a postgresql:// URL (default: in the cache).",
+    help="With FOLDER, the index to build it into (default: in the cache); with --fixture, the index to "
+    "check (default: $INDEX_DB or ./index.db).",
 )
 @click.pass_context
 def evaluate(
     ctx: click.Context,
-    folder: str,
+    folder: str | None,
+    fixture: str | None,
     split: str,
     cache_dir: str | None,
     modes: tuple[str, ...],
     whole_documents: bool,
+    per_query: bool,
+    min_recall: float | None,
+    min_ndcg: float | None,
     batch_size: int,
     quiet: bool,
     as_json: bool,
     db_path: str | None,
 ) -> None:
-    """Score retrieval on a BEIR-layout collection: nDCG@10, Recall@100, MRR@10 per mode."""
-    from indexer import evaluation
-
+    """Score retrieval: on a BEIR-layout collection FOLDER (nDCG@10, Recall@100, MRR@10 per mode), or
+    on your own questions (--fixture) against an index you have."""
     ctx.meta["output"] = Output(as_json)
-    report = evaluation.run(
-        folder,
-        split,
-        modes=modes or evaluation.MODES,
-        cache=cache_dir,
-        db=db_path,
-        whole_documents=whole_documents,
-        batch_size=batch_size,
-        progress=None if quiet else Progress(),
-    )
-    click.echo(f"index: {report.build_summary}", err=True)
+    if (folder is None) == (fixture is None):
+        raise click.UsageError("give a BEIR FOLDER or --fixture FILE (one of them)")
+    progress = None if quiet else Progress()
+    if fixture is not None:
+        from indexer import checks
+
+        questions = checks.load_checks(fixture)
+        with Index.open(db_path or default_index_path(), create=False) as index:
+            results = checks.run_checks(index, questions, modes or MODES, progress)
+        title = f"{fixture}: {len(questions)} questions"
+        recall = "recall@10"
+    else:
+        from indexer import evaluation
+
+        report = evaluation.run(
+            folder,
+            split,
+            modes=modes or evaluation.MODES,
+            cache=cache_dir,
+            db=db_path,
+            whole_documents=whole_documents,
+            batch_size=batch_size,
+            progress=progress,
+            per_query=per_query,
+        )
+        click.echo(f"index: {report.build_summary}", err=True)
+        results = report.results
+        title = (
+            f"{report.collection}: {report.documents} documents, {report.queries} judged queries "
+            f"(qrels/{split}.tsv), {report.seconds:.1f} s"
+        )
+        recall = "recall@100"
+    if not per_query:
+        for scores in results.values():
+            scores.pop("queries", None)
     if as_json:
-        click.echo(json.dumps(report.results, indent=2))
-        return
-    click.echo(
-        f"{report.collection}: {report.documents} documents, {report.queries} judged queries "
-        f"(qrels/{split}.tsv), {report.seconds:.1f} s"
-    )
-    click.echo(f"{'mode':<16}{'nDCG@10':>9}{'Recall@100':>12}{'MRR@10':>9}{'median ms':>11}")
-    for mode, scores in report.results.items():
-        click.echo(
-            f"{mode:<16}{scores['ndcg@10']:>9.4f}{scores['recall@100']:>12.4f}{scores['mrr@10']:>9.4f}"
+        click.echo(json.dumps(results, indent=2, ensure_ascii=False))
+    else:
+        click.echo("\n".join([title, *score_lines(results, recall)]))
+    from indexer.checks import unmet
+
+    missed = unmet(results, {recall: min_recall, "ndcg@10": min_ndcg})
+    if missed:
+        click.echo(f"error: below the floor: {'; '.join(missed)}", err=True)
+        sys.exit(1)
+
+
+def score_lines(results: dict[str, dict[str, Any]], recall: str) -> list[str]:
+    """The table of ``index eval``, and each query's line under its mode when there are any."""
+    lines = [
+        f"{'mode':<16}{'nDCG@10':>9}{recall.replace('recall', 'Recall'):>12}{'MRR@10':>9}{'median ms':>11}"
+    ]
+    for mode, scores in results.items():
+        lines.append(
+            f"{mode:<16}{scores['ndcg@10']:>9.4f}{scores[recall]:>12.4f}{scores['mrr@10']:>9.4f}"
             f"{scores.get('median_ms', float('nan')):>11.1f}"
         )
+    for mode, scores in results.items():
+        if scores.get("queries"):
+            lines += ["", f"{mode}: rank of the first relevant result, nDCG@10, query -> best hit"]
+            for row in scores["queries"]:
+                rank = row["first_relevant_rank"] or "-"
+                top = row["top"][0] if row["top"] else "nothing"
+                lines.append(f"  {rank!s:>4} {row['ndcg@10']:.3f}  {row['query']}  -> {top}")
+    return lines

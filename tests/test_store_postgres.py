@@ -213,8 +213,10 @@ def test_path_globs_match_what_sqlite_glob_matches(postgres_url, glob):
 
 def test_a_filter_is_one_sql_condition_with_parameters():
     where, params = filter_sql(ChunkFilter(("docs/*",), ("md", ".TXT")))
-    assert where == "(f.path ~ %s) AND (right(lower(f.path), %s) = %s OR right(lower(f.path), %s) = %s)"
-    assert params == ["^docs/.*$", 3, ".md", 4, ".txt"]
+    assert where == (
+        "(f.path ~ %s OR f.path ~ %s) AND (right(lower(f.path), %s) = %s OR right(lower(f.path), %s) = %s)"
+    )
+    assert params == ["^docs/.*$", "^docs/.*/.*$", 3, ".md", 4, ".txt"]  # the glob, and as a folder
 
 
 def test_printable_url_hides_only_the_password():

@@ -90,6 +90,10 @@ class IndexStore(Protocol):
 
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]: ...
 
+    def chunk_count(self) -> int:
+        """How many chunks the index holds (for keyword scores' scale); may be an estimate."""
+        ...
+
     # builds and status
     def start_build(self, root: str, model: str, pid: int, host: str, started_at: float) -> int: ...
 
