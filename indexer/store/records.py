@@ -55,14 +55,16 @@ class NewFile:
 
 @dataclass(frozen=True)
 class ChunkFilter:
-    """Which chunks a search may return: paths matching any glob, files with any of the extensions
-    (an empty tuple: no restriction of that kind). Each store turns it into its own SQL."""
+    """Which chunks a search may return: paths matching any glob, files with any of the extensions,
+    files under any of the roots (an empty tuple: no restriction of that kind). Each store turns it
+    into its own SQL."""
 
     path_globs: tuple[str, ...] = ()
     extensions: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.path_globs or self.extensions)
+        return bool(self.path_globs or self.extensions or self.roots)
 
 
 @dataclass

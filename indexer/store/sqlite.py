@@ -37,7 +37,7 @@ from indexer.errors import (
     IndexOutdatedError,
     StorageError,
 )
-from indexer.store import migrations, records
+from indexer.store import SERVE_SUFFIX, migrations, records
 from indexer.store.locks import FileWriterLock, lock_path
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile, StoredChunk
 from indexer.store.sqlite_connections import Connections
@@ -340,6 +340,9 @@ class SQLiteStore(MetaValues):
         if chunk_filter.extensions:
             clauses.append("(" + " OR ".join("lower(f.path) GLOB ?" for _ in chunk_filter.extensions) + ")")
             params.extend(f"*.{extension.lower().lstrip('.')}" for extension in chunk_filter.extensions)
+        if chunk_filter.roots:
+            clauses.append("f.root IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(list(chunk_filter.roots)))
         where = " AND ".join(clauses) if clauses else "1"
         sql = f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}"
         return [row[0] for row in self._rows(sql, params)]
@@ -411,6 +414,14 @@ class SQLiteStore(MetaValues):
             "WHERE c.id IN (SELECT value FROM json_each(?))"
         )
         return records.stored_chunks(self._rows(sql, (json.dumps(list(chunk_ids)),)))
+
+    def file_chunks(self, path: str, root: str | None = None) -> list[StoredChunk]:
+        """Every chunk of the file at ``path`` (under ``root``, else under any root), in file order."""
+        sql = (
+            f"SELECT {records.STORED_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ? AND (? IS NULL OR f.root = ?) ORDER BY f.root, c.seq"
+        )
+        return list(records.stored_chunks(self._rows(sql, (path, root, root))).values())
 
     # -- builds and status ----------------------------------------------------------------------
 
@@ -491,12 +502,13 @@ class SQLiteStore(MetaValues):
         return self.path + REBUILD_SUFFIX
 
     def own_files(self) -> list[str]:
-        """Every file this index keeps on disk (a rebuild's scratch copy included), for a watcher to
-        ignore."""
+        """Every file this index keeps on disk (a rebuild's scratch copy and a server's address
+        included), for a watcher to ignore."""
         base = os.path.realpath(self.path)
         databases = (base, base + REBUILD_SUFFIX)
         return [
             lock_path(self.path),
+            base + SERVE_SUFFIX,
             *(db + suffix for db in databases for suffix in ("", *COMPANION_SUFFIXES)),
         ]
 
