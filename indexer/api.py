@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from indexer.backends import default_backend, make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError
+from indexer.passages import Passage, read_passage
 from indexer.search import MAX_K, MODES, Hit, search
 from indexer.settings import check_backend_matches, fingerprint_id
 from indexer.store import IndexStore, is_postgres_url, open_store
@@ -255,6 +256,7 @@ class Index:
         paths: Sequence[str] | str = (),
         types: Sequence[str] | str = (),
         min_score: float | None = None,
+        roots: Sequence[str] | str = (),
     ) -> list[Hit]:
         """The ``k`` chunks that best match ``text``, best first.
 
@@ -265,12 +267,15 @@ class Index:
             paths: glob patterns (or one) on the path relative to its root (``*`` also crosses folders).
             types: file extensions (or one) to keep, e.g. ``["md", "txt"]``.
             min_score: drop hits whose score (in the mode's own scale) is lower.
+            roots: folders (or one) to keep, as the index records them (a hit's ``root``).
         """
         if mode not in MODES:
             raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise ConfigError(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
-        chunk_filter = ChunkFilter(_as_tuple(paths, "paths"), _as_tuple(types, "types"))
+        chunk_filter = ChunkFilter(
+            _as_tuple(paths, "paths"), _as_tuple(types, "types"), _as_tuple(roots, "roots")
+        )
         store = self.store
         self._searches += 1
         if self._searches == 2:
@@ -281,6 +286,20 @@ class Index:
                 return []
             backend = self._query_backend.for_index(store) if mode != "keyword" else None
             return search(store, backend, text, k, mode, chunk_filter, min_score)
+
+    def get(self, citation: str, root: str | None = None) -> Passage:
+        """The text of a file as indexed, by a hit's citation: ``path:12-30`` (those lines),
+        ``guide.pdf:page 3`` or ``nb.ipynb:cells 4-6`` (those parts), or ``path`` (the whole file).
+
+        Read from the stored chunks, so it is what the searches saw, with no line repeated where
+        chunks overlap. ``root`` picks the folder when the index holds the path under several.
+
+        Raises:
+            NotInIndexError: the file, or those lines or parts, are not in the index.
+        """
+        store = self.store
+        with store.snapshot():
+            return read_passage(store, citation, root)
 
     # -- status -----------------------------------------------------------------------------------
 
