@@ -26,9 +26,11 @@ import click
 from indexer.api import Index, default_index_path
 from indexer.backends import EmbeddingBackend, make_backend
 from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY
-from indexer.errors import IndexerError, StorageError
+from indexer.errors import ConfigError, IndexerError, StorageError
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
-from indexer.search import MAX_K, MODES
+from indexer.search import MAX_K, MODES, Hit
+from indexer.serving.discovery import search_through_server
+from indexer.store import is_postgres_url
 
 EXIT_CODES_HELP = """\b
 Exit codes:
@@ -251,8 +253,15 @@ def report_dict(report: Any) -> dict[str, Any]:
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json", "csv", "markdown"]), default="text"
 )
+@click.option("--root", "roots", multiple=True, help="Only files under this indexed folder (repeatable).")
 @click.option("--base-url", default=None, help="Reach the index's embedding server at this address instead.")
 @click.option("--api-key", default=None, help="API key for the index's server (default: $OPENAI_API_KEY).")
+@click.option(
+    "--no-server",
+    is_flag=True,
+    envvar="INDEX_NO_SERVER",
+    help="Search in this process even when `index serve` runs for this index ($INDEX_NO_SERVER).",
+)
 def query(
     text: str,
     db_path: str | None,
@@ -263,15 +272,27 @@ def query(
     min_score: float | None,
     as_json: bool,
     output_format: str,
+    roots: tuple[str, ...],
     base_url: str | None,
     api_key: str | None,
+    no_server: bool,
 ) -> None:
-    """Print the chunks that best match TEXT, with where they come from."""
-    # one question in this process: a backend may start faster
-    with Index.open(db_path or default_index_path(), create=False, one_shot=True) as index:
-        if base_url is not None or api_key is not None:
-            index.connect(base_url, api_key)
-        hits = index.search(text, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
+    """Print the chunks that best match TEXT, with where they come from.
+
+    When `index serve` runs for this index, it answers (with its model already loaded); when it
+    does not answer at once, or with --no-server, the search runs here."""
+    location = db_path or default_index_path()
+    roots = tuple(root if is_postgres_url(location) else os.path.realpath(root) for root in roots)
+    search = {"k": k, "mode": mode, "paths": paths, "types": types, "min_score": min_score, "roots": roots}
+    hits = None
+    if not no_server and base_url is None and api_key is None:
+        hits = hits_from_server(location, text, search)
+    if hits is None:
+        # one question in this process: a backend may start faster
+        with Index.open(location, create=False, one_shot=True) as index:
+            if base_url is not None or api_key is not None:
+                index.connect(base_url, api_key)
+            hits = index.search(text, **search)
     output_format = "json" if as_json else output_format
     if output_format == "json":
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
@@ -281,6 +302,19 @@ def query(
         click.echo(hits_as_markdown(hits))
     else:
         click.echo(hits_as_text(hits, text, color=use_color()))
+
+
+def hits_from_server(location: str, text: str, search: dict[str, Any]) -> list[Hit] | None:
+    """The hits a running ``index serve`` of this index gives, or None to search here."""
+    params = {"q": text, "k": search["k"], "mode": search["mode"], "path": search["paths"]}
+    params.update({"type": search["types"], "root": search["roots"]})
+    if search["min_score"] is not None:
+        params["min_score"] = repr(search["min_score"])
+    found = search_through_server(location, params, os.environ.get("INDEX_TOKEN") or None)
+    try:
+        return None if found is None else [Hit(**hit) for hit in found]
+    except TypeError:  # a server of another version, whose hits have other fields
+        return None
 
 
 def use_color() -> bool:
@@ -454,3 +488,50 @@ def evaluate(
             f"{mode:<16}{scores['ndcg@10']:>9.4f}{scores['recall@100']:>12.4f}{scores['mrr@10']:>9.4f}"
             f"{scores.get('median_ms', float('nan')):>11.1f}"
         )
+
+
+def serving_module() -> Any:
+    """:mod:`indexer.serving.run`, whose libraries are the optional ``serve`` extra."""
+    try:
+        from indexer.serving import run
+    except ImportError as error:
+        raise ConfigError(
+            f"serving needs the serve extra ({error.name} is missing): pip install 'indexer[serve]'"
+        ) from error
+    return run
+
+
+@main.command(epilog=EXIT_CODES_HELP)
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0: any free port."
+)
+@click.option(
+    "--token",
+    envvar="INDEX_TOKEN",
+    default=None,
+    help="Every request must send 'Authorization: Bearer TOKEN' ($INDEX_TOKEN; needed beyond loopback).",
+)
+@click.option(
+    "--mcp", "with_mcp", is_flag=True, help="Also serve the MCP tools over streamable HTTP at /mcp."
+)
+def serve(db_path: str | None, host: str, port: int, token: str | None, with_mcp: bool) -> None:
+    """Answer searches over HTTP with the model loaded once (JSON API; OpenAPI at /docs).
+
+    GET /search?q=...&k=&mode=&path=&type=&root=&min_score=, GET /chunks/CITATION, GET /status,
+    GET /health. `index query` on the same index uses it while it runs. Stop with Ctrl-C."""
+    run = serving_module()
+    say = lambda message: click.echo(message, err=True)  # noqa: E731
+    with Index.open(db_path or default_index_path(), create=False) as index:
+        run.serve(index, host=host, port=port, token=token, mcp=with_mcp, say=say)
+
+
+@main.command("mcp", epilog=EXIT_CODES_HELP)
+@db_option
+def mcp_command(db_path: str | None) -> None:
+    """Serve the index to an AI agent over MCP on stdin/stdout (tools: search, get, status)."""
+    run = serving_module()
+    say = lambda message: click.echo(message, err=True)  # noqa: E731
+    with Index.open(db_path or default_index_path(), create=False) as index:
+        run.serve_mcp_stdio(index, say=say)

@@ -117,6 +117,10 @@ def assemble(chunks: Sequence[StoredChunk], span: Span) -> Passage:
     ]
     if span.first is not None and not span.kind:
         lines = [line for line in lines if line.lowest <= span.last and line.highest >= span.first]
+    while lines and not lines[-1].text:  # blank lines at the edges are the chunker's, not text
+        lines.pop()
+    while lines and not lines[0].text:
+        lines.pop(0)
     if not lines:
         raise NotInIndexError(f"{chunks[0].path} has no {_describe(span)} in the index ({_extent(chunks)})")
     first, last = chunks[chosen[0]], chunks[chosen[-1]]
