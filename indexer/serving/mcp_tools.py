@@ -6,13 +6,17 @@ written for the model that reads them: what a citation is, how to narrow a searc
 Tools are plain functions; the SDK runs them on worker threads.
 """
 
+import functools
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from indexer.api import Index
+from indexer.errors import IndexerError
 from indexer.search import MAX_K, MODES
 
 Mode = Literal[MODES]  # type: ignore[valid-type]
@@ -77,7 +81,21 @@ def make_mcp_server(index: Index) -> MCPServer:
             key: info[key] for key in ("index", "files", "chunks", "model", "dimension", "roots", "builds")
         }
 
-    server.add_tool(search, description=SEARCH, annotations=READ_ONLY)
-    server.add_tool(get, description=GET, annotations=READ_ONLY)
-    server.add_tool(status, description=STATUS, annotations=READ_ONLY)
+    server.add_tool(told(search), description=SEARCH, annotations=READ_ONLY)
+    server.add_tool(told(get), description=GET, annotations=READ_ONLY)
+    server.add_tool(told(status), description=STATUS, annotations=READ_ONLY)
     return server
+
+
+def told(tool: Callable[..., Any]) -> Callable[..., Any]:
+    """``tool`` with the library's errors shown to the model (a missing file, a bad glob), which it
+    can act on; the SDK would hide any other exception behind a generic message."""
+
+    @functools.wraps(tool)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return tool(*args, **kwargs)
+        except IndexerError as error:
+            raise ToolError(str(error)) from error
+
+    return run
