@@ -40,6 +40,9 @@ REPO = BENCH.parent
 CACHE = BENCH / ".cache"
 INDEX_COMMAND = [sys.executable, "-c", "from indexer.cli import main; main()"]
 QUESTIONS = ["how do I fix a puncture", "when to prune apple trees", "choking first aid", "bread hydration"]
+#: The made-up words of the large index (each question below matches some of its chunks by keyword).
+WORDS = [f"{a}{b}{c}" for a in "bdfgklmnprst" for b in "aeiou" for c in ["n", "r", "s", "l", "x"]]
+LARGE_QUESTIONS = ["ban ker", "dos mur", "pal gol sir", "tun lax bes"]
 CLIENTS = 8
 
 
@@ -91,10 +94,9 @@ def large_index(chunks: int) -> Path:
     if path.exists():
         return path
     folder = CACHE / f"serve-corpus-{chunks}"
-    words = [f"{a}{b}{c}" for a in "bdfgklmnprst" for b in "aeiou" for c in ["n", "r", "s", "l", "x"]]
     rng = random.Random(chunks)
     for number in range(chunks // 50):
-        sections = [f"## Part {s}\n\n" + " ".join(rng.choices(words, k=40)) for s in range(50)]
+        sections = [f"## Part {s}\n\n" + " ".join(rng.choices(WORDS, k=40)) for s in range(50)]
         file = folder / f"f{number // 500:03d}" / f"doc{number:05d}.md"
         file.parent.mkdir(parents=True, exist_ok=True)
         file.write_text(f"# Document {number}\n\n" + "\n\n".join(sections) + "\n")
@@ -128,19 +130,19 @@ class Server:
         self.process.wait(timeout=60)
 
 
-def latencies(url: str, requests: int) -> list[float]:
+def latencies(url: str, requests: int, questions: list[str]) -> list[float]:
     """Seconds per ``GET /search`` from one client with keep-alive, after a few untimed ones."""
     seconds = []
     with httpx.Client(base_url=url, timeout=60) as client:
         for number in range(requests + 5):
             started = time.perf_counter()
-            client.get("/search", params={"q": QUESTIONS[number % len(QUESTIONS)], "k": 5}).raise_for_status()
+            client.get("/search", params={"q": questions[number % len(questions)], "k": 5}).raise_for_status()
             if number >= 5:
                 seconds.append(time.perf_counter() - started)
     return seconds
 
 
-def throughput(url: str, clients: int, seconds: float) -> float:
+def throughput(url: str, clients: int, seconds: float, questions: list[str]) -> float:
     """Searches per second answered to ``clients`` clients asking one after another for ``seconds``."""
     done = [0] * clients
     deadline = time.monotonic() + seconds
@@ -149,7 +151,7 @@ def throughput(url: str, clients: int, seconds: float) -> float:
         with httpx.Client(base_url=url, timeout=60) as client:
             while time.monotonic() < deadline:
                 client.get(
-                    "/search", params={"q": QUESTIONS[done[slot] % len(QUESTIONS)], "k": 5}
+                    "/search", params={"q": questions[done[slot] % len(questions)], "k": 5}
                 ).raise_for_status()
                 done[slot] += 1
 
@@ -173,14 +175,16 @@ def process_seconds(command: list[str], env: dict[str, str], runs: int) -> float
     return statistics.median(times)
 
 
-def measure(name: str, db: Path, env: dict[str, str], sizes: dict[str, float]) -> list[dict]:
-    query = [*INDEX_COMMAND, "query", QUESTIONS[0], "--db", str(db), "-k", "5"]
+def measure(
+    name: str, db: Path, env: dict[str, str], sizes: dict[str, float], questions: list[str]
+) -> list[dict]:
+    query = [*INDEX_COMMAND, "query", questions[0], "--db", str(db), "-k", "5"]
     fresh = process_seconds([*query, "--no-server"], env, int(sizes["runs"]))
     with Server(db, env) as url:
-        seconds = latencies(url, int(sizes["requests"]))
+        seconds = latencies(url, int(sizes["requests"]), questions)
         warm_cli = process_seconds(query, env, int(sizes["runs"]))
-        one = throughput(url, 1, sizes["seconds"])
-        many = throughput(url, CLIENTS, sizes["seconds"])
+        one = throughput(url, 1, sizes["seconds"], questions)
+        many = throughput(url, CLIENTS, sizes["seconds"], questions)
     p50, p95 = statistics.median(seconds), float(np.percentile(seconds, 95))
     rows = [
         row(
@@ -248,8 +252,11 @@ def main() -> int:
     )
     chunks = 5_000 if options.quick else 100_000
     env = environment()
-    rows = measure("sample index", sample_index(), env, sizes)
-    rows += measure(f"{chunks:,} chunks", large_index(chunks), env, sizes)
+    rows = measure("sample index", sample_index(), env, sizes, QUESTIONS)
+    large = large_index(chunks)
+    with Index.open(large, create=False) as index:
+        stored = index.status()["chunks"]
+    rows += measure(f"{stored:,} chunks", large, env, sizes, LARGE_QUESTIONS)
     print(
         json.dumps(rows)
         if options.json

@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING, Any
 from indexer.backends import default_backend, make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError
-from indexer.passages import Passage, read_passage
 from indexer.search import MAX_K, MODES, Hit, search
 from indexer.settings import check_backend_matches, fingerprint_id
 from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
 
 if TYPE_CHECKING:
+    from indexer.passages import Passage
     from indexer.pipeline import BuildReport
 
 DEFAULT_INDEX = "index.db"
@@ -297,6 +297,9 @@ class Index:
         Raises:
             NotInIndexError: the file, or those lines or parts, are not in the index.
         """
+        # imported here: a search does not pay for the format readers it names parts with
+        from indexer.passages import read_passage
+
         store = self.store
         with store.snapshot():
             return read_passage(store, citation, root)

@@ -13,11 +13,12 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from indexer.store.locks import WriterLock
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, NewFile, StoredChunk
 
-if TYPE_CHECKING:  # numpy is not imported for the annotation: `index query` through a server skips it
+if TYPE_CHECKING:  # not imported for annotations alone: `index query` through a server skips them
     import numpy as np
+
+    from indexer.store.locks import WriterLock
 
 
 class IndexStore(Protocol):
