@@ -27,13 +27,13 @@ import threading
 import time
 from pathlib import Path
 
+import bench_pipeline
 import httpx
 import numpy as np
-from instant import DIMENSION, count_words, instant_vectors
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from indexer import EmbeddingBackend, Index  # noqa: E402
+from indexer import Index  # noqa: E402
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -46,24 +46,14 @@ LARGE_QUESTIONS = ["ban ker", "dos mur", "pal gol sir", "tun lax bes"]
 CLIENTS = 8
 
 
-class InstantBackend(EmbeddingBackend):
-    """Instant vectors (bench/instant.py), named by an entry point so a server process can make it."""
+class InstantBackend(bench_pipeline.InstantBackend):
+    """bench_pipeline's instant vectors, under a kind of their own that an entry point names, so a
+    server process can make the backend from the index's record."""
 
     kind = "bench-serve-instant"
-    max_tokens = 200
 
     def __init__(self, model: str = "instant-hash-384") -> None:
         self.model_name = model
-
-    @property
-    def dimension(self) -> int:
-        return DIMENSION
-
-    def count_tokens(self, texts: list[str]) -> list[int]:
-        return count_words(texts)
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return instant_vectors(texts)
 
 
 def environment() -> dict[str, str]:
