@@ -16,6 +16,7 @@ import pytest
 from conftest import SAMPLE_CORPUS
 from serving import ServerProcess, plugin_env, plugin_folder, run_index
 
+from indexer import Index
 from indexer.serving.discovery import ServerAddress
 
 HIT_FIELDS = ("path", "start_line", "end_line", "heading", "text", "root", "mode", "locator")
@@ -149,6 +150,11 @@ def test_a_token_guards_every_request_and_is_never_shown(sample_db, env, tmp_pat
     assert token not in server.output()
 
 
+def test_serving_a_missing_index_is_a_usage_error(tmp_path, env):
+    refused = run_index("serve", "--db", str(tmp_path / "none.db"), "--port", "0", env=env, timeout=60)
+    assert refused.returncode == 2 and "no index at" in refused.stderr
+
+
 def test_binding_beyond_loopback_needs_a_token(sample_db, env):
     refused = run_index(
         "serve", "--db", str(sample_db), "--host", "0.0.0.0", "--port", "0", env=env, timeout=60
@@ -158,8 +164,10 @@ def test_binding_beyond_loopback_needs_a_token(sample_db, env):
     assert not Path(str(sample_db) + ".serve.json").exists()
 
 
-def test_the_address_file_goes_when_the_server_stops(server):
+def test_the_address_file_goes_when_the_server_stops(server, sample_db):
     assert server.serve_file.exists()
+    with Index.open(sample_db, create=False) as index:  # a watcher ignores it, as the index's own
+        assert str(server.serve_file) in index.store.own_files()
     assert server.address["pid"] == server.process.pid
     assert server.stop() == 0 or server.process.returncode < 0
     assert not server.serve_file.exists()
