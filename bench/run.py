@@ -30,6 +30,7 @@ SCRIPTS = [
     "bench_postgres",
     "bench_cli",
     "bench_ranking",
+    "bench_serve",
 ]
 
 

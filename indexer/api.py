@@ -22,6 +22,7 @@ from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
 
 if TYPE_CHECKING:
+    from indexer.passages import Passage
     from indexer.pipeline import BuildReport
 
 DEFAULT_INDEX = "index.db"
@@ -320,6 +321,23 @@ class Index:
         are calibrated: :data:`indexer.search.DEFAULT_MIN_SCORE` in keyword mode, and in the other
         modes for the model the calibration was fitted for; None otherwise."""
         return default_min_score(mode, self.store.get_meta("model"))
+
+    def get(self, citation: str, root: str | None = None) -> Passage:
+        """The text of a file as indexed, by a hit's citation: ``path:12-30`` (those lines),
+        ``guide.pdf:page 3`` or ``nb.ipynb:cells 4-6`` (those parts), or ``path`` (the whole file).
+
+        Read from the stored chunks, so it is what the searches saw, with no line repeated where
+        chunks overlap. ``root`` picks the folder when the index holds the path under several.
+
+        Raises:
+            NotInIndexError: the file, or those lines or parts, are not in the index.
+        """
+        # imported here: a search does not pay for the format readers it names parts with
+        from indexer.passages import read_passage
+
+        store = self.store
+        with store.snapshot():
+            return read_passage(store, citation, root)
 
     # -- status -----------------------------------------------------------------------------------
 

@@ -32,10 +32,12 @@ import click
 from indexer.api import Index, default_index_path, iso_time
 from indexer.backends import EmbeddingBackend, make_backend
 from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY
-from indexer.errors import IndexerError, StorageError
+from indexer.errors import ConfigError, IndexerError, StorageError
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
 from indexer.progress import Progress, duration
-from indexer.search import DEFAULT_MIN_SCORE, MAX_K, MODES
+from indexer.search import DEFAULT_MIN_SCORE, MAX_K, MODES, Hit
+from indexer.serving.discovery import search_through_server
+from indexer.store import is_postgres_url
 
 EXIT_CODES = {
     0: "success",
@@ -372,6 +374,12 @@ def report_dict(report: Any) -> dict[str, Any]:
 )
 @click.option("--base-url", default=None, help="Reach the index's embedding server at this address instead.")
 @click.option("--api-key", default=None, help="API key for the index's server (default: $OPENAI_API_KEY).")
+@click.option(
+    "--no-server",
+    is_flag=True,
+    envvar="INDEX_NO_SERVER",
+    help="Search in this process even when `index serve` runs for this index ($INDEX_NO_SERVER).",
+)
 def query(
     text: str,
     db_path: str | None,
@@ -385,24 +393,32 @@ def query(
     output_format: str,
     base_url: str | None,
     api_key: str | None,
+    no_server: bool,
 ) -> None:
     """Print the chunks that best match TEXT ('-' reads it from stdin), with where they come from.
 
     In TEXT, "exact phrase" keeps chunks that hold it, -word leaves out chunks that hold it, and
     word* finds any word it begins. Nothing found is said on stderr, with exit code 1 (as grep does).
+    When `index serve` runs for this index, it answers (with its model already loaded); when it does
+    not answer at once, or with --no-server, the search runs here.
     """
     question = (sys.stdin.read() if text == "-" else text).strip()
     if not question:
         raise click.BadParameter("the question is empty", param_hint="TEXT")
-    # one question in this process: a backend may start faster
-    with Index.open(db_path or default_index_path(), create=False, one_shot=True) as index:
-        if base_url is not None or api_key is not None:
-            index.connect(base_url, api_key)
-        if min_score is None:
-            min_score = index.default_min_score(mode)
-        hits = index.search(
-            question, k=k, mode=mode, paths=paths, types=types, min_score=min_score, roots=roots
-        )
+    location = db_path or default_index_path()
+    roots = tuple(root if is_postgres_url(location) else os.path.realpath(root) for root in roots)
+    search = {"k": k, "mode": mode, "paths": paths, "types": types, "min_score": min_score, "roots": roots}
+    hits = None
+    if not no_server and base_url is None and api_key is None:
+        hits = hits_from_server(location, question, search)
+    if hits is None:
+        # one question in this process: a backend may start faster
+        with Index.open(location, create=False, one_shot=True) as index:
+            if base_url is not None or api_key is not None:
+                index.connect(base_url, api_key)
+            if min_score is None:
+                search["min_score"] = index.default_min_score(mode)
+            hits = index.search(question, **search)
     output_format = "json" if as_json else output_format
     if output_format == "json":
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
@@ -418,6 +434,19 @@ def query(
         if output_format != "json":
             click.echo("no results", err=True)
         sys.exit(1)
+
+
+def hits_from_server(location: str, text: str, search: dict[str, Any]) -> list[Hit] | None:
+    """The hits a running ``index serve`` of this index gives, or None to search here."""
+    params = {"q": text, "k": search["k"], "mode": search["mode"], "path": search["paths"]}
+    params.update({"type": search["types"], "root": search["roots"]})
+    if search["min_score"] is not None:
+        params["min_score"] = repr(search["min_score"])
+    found = search_through_server(location, params, os.environ.get("INDEX_TOKEN") or None)
+    try:
+        return None if found is None else [Hit(**hit) for hit in found]
+    except TypeError:  # a server of another version, whose hits have other fields
+        return None
 
 
 def use_color() -> bool:
@@ -708,3 +737,50 @@ def score_lines(results: dict[str, dict[str, Any]], recall: str) -> list[str]:
                 top = row["top"][0] if row["top"] else "nothing"
                 lines.append(f"  {rank!s:>4} {row['ndcg@10']:.3f}  {row['query']}  -> {top}")
     return lines
+
+
+def serving_module() -> Any:
+    """:mod:`indexer.serving.run`, whose libraries are the optional ``serve`` extra."""
+    try:
+        from indexer.serving import run
+    except ImportError as error:
+        raise ConfigError(
+            f"serving needs the serve extra ({error.name} is missing): pip install 'indexer-search[serve]'"
+        ) from error
+    return run
+
+
+@main.command(epilog=exit_codes(0, 2, 4, 5))
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0: any free port."
+)
+@click.option(
+    "--token",
+    envvar="INDEX_TOKEN",
+    default=None,
+    help="Every request must send 'Authorization: Bearer TOKEN' ($INDEX_TOKEN; needed beyond loopback).",
+)
+@click.option(
+    "--mcp", "with_mcp", is_flag=True, help="Also serve the MCP tools over streamable HTTP at /mcp."
+)
+def serve(db_path: str | None, host: str, port: int, token: str | None, with_mcp: bool) -> None:
+    """Answer searches over HTTP with the model loaded once (JSON API; OpenAPI at /docs).
+
+    GET /search?q=...&k=&mode=&path=&type=&root=&min_score=, GET /chunks/CITATION, GET /status,
+    GET /health. `index query` on the same index uses it while it runs. Stop with Ctrl-C."""
+    run = serving_module()
+    say = lambda message: click.echo(message, err=True)  # noqa: E731
+    with Index.open(db_path or default_index_path(), create=False) as index:
+        run.serve(index, host=host, port=port, token=token, mcp=with_mcp, say=say)
+
+
+@main.command("mcp", epilog=exit_codes(0, 2, 4, 5))
+@db_option
+def mcp_command(db_path: str | None) -> None:
+    """Serve the index to an AI agent over MCP on stdin/stdout (tools: search, get, status)."""
+    run = serving_module()
+    say = lambda message: click.echo(message, err=True)  # noqa: E731
+    with Index.open(db_path or default_index_path(), create=False) as index:
+        run.serve_mcp_stdio(index, say=say)

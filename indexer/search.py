@@ -26,7 +26,6 @@ from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError
 from indexer.store.contract import IndexStore
 from indexer.store.records import ChunkFilter
-from indexer.validation import check_vectors
 
 MODES = ("hybrid", "vector", "keyword")
 #: The most hits one search returns: enough to read a whole manual, small enough to answer quickly.
@@ -233,6 +232,9 @@ def default_min_score(mode: str, model: str | None) -> float | None:
 def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):
     """The question's vector, made the way the index's documents were (query prefix included) and
     held to the same vector check as any stored vector."""
+    # imported here: numpy comes with it, which `index query` answered by a server never needs
+    from indexer.validation import check_vectors
+
     vectors = backend.embed([backend.query_prefix + text])
     return check_vectors(vectors, 1, dimension)[0]
 

@@ -26,7 +26,8 @@ def watch(
     stop_event: threading.Event | None = None,
     **build_options: Any,
 ) -> None:
-    """Build ``folder`` now and after every burst of changes, until ``stop_event`` is set (or Ctrl-C).
+    """Build ``folder`` now and after every burst of changes, until ``stop_event`` is set; Ctrl-C (or
+    SIGTERM, which the CLI raises as KeyboardInterrupt) raises out of the wait.
 
     ``build_options`` go to :meth:`Index.build`. Changes to the index's own files are ignored, so an
     index kept inside the watched folder does not wake the watcher with its own writes.
@@ -44,6 +45,6 @@ def watch(
         return not any(is_skipped_folder(part) for part in parts[:-1])
 
     for _changes in watchfiles.watch(
-        root, watch_filter=relevant, debounce=debounce_ms, stop_event=stop_event, raise_interrupt=False
+        root, watch_filter=relevant, debounce=debounce_ms, stop_event=stop_event, raise_interrupt=True
     ):
         on_report(index.build(root, **build_options))

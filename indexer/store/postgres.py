@@ -116,6 +116,9 @@ def filter_sql(chunk_filter: ChunkFilter | None) -> tuple[str, list[object]]:
         for extension in chunk_filter.extensions:
             suffix = "." + extension.lower().lstrip(".")
             params.extend([len(suffix), suffix])
+    if chunk_filter.roots:
+        clauses.append("f.root = ANY(%s)")
+        params.append(list(chunk_filter.roots))
     return (" AND ".join(clauses) or "TRUE"), params
 
 
@@ -490,6 +493,14 @@ class PostgresStore(MetaValues):
         columns = records.STORED_CHUNK_COLUMNS
         sql = f"SELECT {columns} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s)"
         return records.stored_chunks(self._rows(sql, (list(chunk_ids),)))
+
+    def file_chunks(self, path: str, root: str | None = None) -> list[StoredChunk]:
+        """Every chunk of the file at ``path`` (under ``root``, else under any root), in file order."""
+        sql = (
+            f"SELECT {records.STORED_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = %s AND (%s::text IS NULL OR f.root = %s) ORDER BY f.root, c.seq"
+        )
+        return list(records.stored_chunks(self._rows(sql, (path, root, root))).values())
 
     # -- builds and status ----------------------------------------------------------------------
 

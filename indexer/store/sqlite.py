@@ -37,7 +37,7 @@ from indexer.errors import (
     IndexOutdatedError,
     StorageError,
 )
-from indexer.store import migrations, records
+from indexer.store import SERVE_SUFFIX, migrations, records
 from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile, StoredChunk
 from indexer.store.sqlite_connections import Connections
@@ -414,6 +414,14 @@ class SQLiteStore(MetaValues):
         )
         return records.stored_chunks(self._rows(sql, (json.dumps(list(chunk_ids)),)))
 
+    def file_chunks(self, path: str, root: str | None = None) -> list[StoredChunk]:
+        """Every chunk of the file at ``path`` (under ``root``, else under any root), in file order."""
+        sql = (
+            f"SELECT {records.STORED_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ? AND (? IS NULL OR f.root = ?) ORDER BY f.root, c.seq"
+        )
+        return list(records.stored_chunks(self._rows(sql, (path, root, root))).values())
+
     # -- builds and status ----------------------------------------------------------------------
 
     def start_build(self, root: str, model: str, pid: int, host: str, started_at: float) -> int:
@@ -525,12 +533,13 @@ class SQLiteStore(MetaValues):
         return self.path + REBUILD_SUFFIX
 
     def own_files(self) -> list[str]:
-        """Every file this index keeps on disk (a rebuild's scratch copy included), for a watcher to
-        ignore."""
+        """Every file this index keeps on disk (a rebuild's scratch copy and a server's address
+        included), for a watcher to ignore."""
         base = os.path.realpath(self.path)
         databases = (base, base + REBUILD_SUFFIX)
         return [
             lock_path(self.path),
+            base + SERVE_SUFFIX,
             *(db + suffix for db in databases for suffix in ("", *COMPANION_SUFFIXES)),
         ]
 
