@@ -181,6 +181,11 @@ class Index:
         batch_size: int = 32,
         concurrency: int | None = None,
         chunk_tokens: int | None = None,
+        ignore_files: bool | None = None,
+        include: Sequence[str] | str | None = None,
+        exclude: Sequence[str] | str | None = None,
+        allow_secrets: Sequence[str] | str | None = None,
+        allow_empty: bool = False,
         wait: float = 0,
         progress: bool = False,
         warn: Callable[[str], None] | None = None,
@@ -193,13 +198,16 @@ class Index:
                 embedded default model for a new index.
             rebuild: build a fresh index when the settings differ from the index's, and swap it in
                 at the end (queries keep answering from the old one meanwhile).
-            batch_size, concurrency, chunk_tokens, wait, progress, warn: see
-                :class:`indexer.pipeline.BuildOptions`.
+            batch_size, concurrency, chunk_tokens, ignore_files, include, exclude, allow_secrets,
+                allow_empty, wait, progress, warn: see :class:`indexer.pipeline.BuildOptions`.
+                chunk_tokens and the walk's settings (ignore_files, include, exclude,
+                allow_secrets) are recorded: None re-uses what the index holds for them.
         Returns:
             a :class:`BuildReport`; ``report.exit_code`` is non-zero when any file failed.
         Raises:
             IndexLockedError: another build holds the index.
-            ConfigError: bad options, or settings that differ from the index's without ``rebuild``.
+            ConfigError: bad options, settings that differ from the index's without ``rebuild``, or
+                a folder with no files at all where the index holds some (unless ``allow_empty``).
             StorageError: the index's disk or file failed; it keeps what it had before.
         """
         # the build machinery is imported here: a query does not pay for it
@@ -211,6 +219,11 @@ class Index:
             batch_size=batch_size,
             concurrency=concurrency,
             chunk_tokens=chunk_tokens,
+            ignore_files=ignore_files,
+            include=_patterns(include, "include"),
+            exclude=_patterns(exclude, "exclude"),
+            allow_secrets=_patterns(allow_secrets, "allow_secrets"),
+            allow_empty=allow_empty,
             wait=wait,
             progress=progress,
             **given,
@@ -301,6 +314,11 @@ class Index:
                 "migrations": store.applied_migrations(),
                 "builds": store.recent_builds(builds),
             }
+
+
+def _patterns(values: Sequence[str] | str | None, name: str) -> tuple[str, ...] | None:
+    """Patterns given to a build (None: not given, so the recorded ones apply)."""
+    return None if values is None else _as_tuple(values, name)
 
 
 def _as_tuple(values: Sequence[str] | str, name: str) -> tuple[str, ...]:

@@ -76,17 +76,47 @@ def main() -> None:
     """Index a folder of documents and search it by meaning."""
 
 
-def build_option(name: str, **options: Any) -> Callable[[Callable], Callable]:
-    """A ``--NAME`` option of ``index build`` whose default and help come from :class:`BuildOptions`."""
+def build_option(name: str, flag: str | None = None, **options: Any) -> Callable[[Callable], Callable]:
+    """A ``--NAME`` option (or ``flag``) of ``index build`` whose default and help come from
+    :class:`BuildOptions`."""
     concurrency = ", ".join(f"{kind} {count}" for kind, count in BUILTIN_CONCURRENCY.items())
-    flag = "--" + name.replace("_", "-")
     return click.option(
-        flag,
+        flag or "--" + name.replace("_", "-"),
         name,
         default=getattr(BuildOptions, name),
         help=option_help(name, concurrency=concurrency),
         **options,
     )
+
+
+def walk_options(command: Callable) -> Callable:
+    """The options of ``index build`` and ``index watch`` that say what the walk takes."""
+    for option in reversed(
+        [
+            build_option("ignore_files", "--ignore/--no-ignore"),
+            build_option("include", multiple=True, metavar="GLOB"),
+            build_option("exclude", multiple=True, metavar="GLOB"),
+            build_option("allow_secrets", "--allow-secret", multiple=True, metavar="GLOB"),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def walk_settings(
+    ignore_files: bool | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    allow_secrets: tuple[str, ...],
+) -> dict[str, Any]:
+    """The walk options as :meth:`Index.build` takes them: a repeatable option not given is None, so
+    the index's recorded value applies."""
+    return {
+        "ignore_files": ignore_files,
+        "include": include or None,
+        "exclude": exclude or None,
+        "allow_secrets": allow_secrets or None,
+    }
 
 
 @main.command(epilog=EXIT_CODES_HELP)
@@ -117,6 +147,8 @@ def build_option(name: str, **options: Any) -> Callable[[Callable], Callable]:
 @build_option("batch_size", type=click.IntRange(min=1), show_default=True)
 @build_option("concurrency", type=click.IntRange(min=1))
 @build_option("chunk_tokens", type=click.IntRange(min=MIN_CHUNK_TOKENS))
+@walk_options
+@build_option("allow_empty", is_flag=True)
 @click.option(
     "--rebuild", is_flag=True, help="Settings differ from the index's: build anew and swap in at the end."
 )
@@ -136,6 +168,11 @@ def build(
     batch_size: int,
     concurrency: int | None,
     chunk_tokens: int | None,
+    ignore_files: bool | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    allow_secrets: tuple[str, ...],
+    allow_empty: bool,
     rebuild: bool,
     wait: float,
     quiet: bool,
@@ -154,6 +191,8 @@ def build(
             batch_size=batch_size,
             concurrency=concurrency,
             chunk_tokens=chunk_tokens,
+            **walk_settings(ignore_files, include, exclude, allow_secrets),
+            allow_empty=allow_empty,
             wait=wait,
             progress=show_progress,
             warn=warn,
@@ -228,8 +267,12 @@ def chosen_backend(kind: str | None, model: str | None, server: ServerOptions) -
 
 
 def report_dict(report: Any) -> dict[str, Any]:
-    data = {key: value for key, value in vars(report).items() if key not in ("failures", "warnings")}
+    data = {
+        key: value for key, value in vars(report).items() if key not in ("failures", "warnings", "skipped")
+    }
     data["failures"] = [{"path": failure.path, "reason": failure.reason} for failure in report.failures]
+    data["skipped"] = [asdict(skipped) for skipped in report.skipped]
+    data["skipped_by_kind"] = report.skipped_by_kind()
     data["warnings"] = list(report.warnings)
     data["exit_code"] = report.exit_code
     return data
@@ -368,8 +411,19 @@ def status(db_path: str | None, as_json: bool) -> None:
     help="Milliseconds of quiet before a burst of changes triggers a build.",
 )
 @click.option("--batch-size", type=click.IntRange(min=1), default=BuildOptions.batch_size, show_default=True)
+@walk_options
 @click.option("--json", "as_json", is_flag=True, help="One JSON summary line per build.")
-def watch(folder: str, db_path: str | None, debounce: int, batch_size: int, as_json: bool) -> None:
+def watch(
+    folder: str,
+    db_path: str | None,
+    debounce: int,
+    batch_size: int,
+    ignore_files: bool | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    allow_secrets: tuple[str, ...],
+    as_json: bool,
+) -> None:
     """Index FOLDER, then re-index it whenever its files change (Ctrl-C stops)."""
     from indexer.watch import watch as watch_folder
 
@@ -379,8 +433,9 @@ def watch(folder: str, db_path: str | None, debounce: int, batch_size: int, as_j
         click.echo(json.dumps(report_dict(report)) if as_json else report.summary())
 
     warn = lambda message: click.echo(f"warning: {message}", err=True)  # noqa: E731
+    walk = walk_settings(ignore_files, include, exclude, allow_secrets)
     with Index.open(db_path or default_index_path()) as index:
-        watch_folder(index, folder, show, debounce_ms=debounce, batch_size=batch_size, warn=warn)
+        watch_folder(index, folder, show, debounce_ms=debounce, batch_size=batch_size, warn=warn, **walk)
 
 
 @main.command("eval", epilog=EXIT_CODES_HELP)
