@@ -13,7 +13,7 @@ from indexer.backends import default_backend, make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError
 from indexer.search import MAX_K, MODES, Hit, search
-from indexer.settings import check_backend_matches, fingerprint_id
+from indexer.settings import BUILD_OPTIONS_KEY, check_backend_matches, fingerprint_id, walk_rules_key
 from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
 
@@ -311,6 +311,8 @@ class Index:
                 "dimension": store.dimension,
                 "fingerprint": fingerprint_id(fingerprint) if fingerprint else None,
                 "settings": fingerprint,
+                "build_options": store.get_json(BUILD_OPTIONS_KEY),
+                "walk_rules": {root: store.get_json(walk_rules_key(root)) for root in store.roots()},
                 "migrations": store.applied_migrations(),
                 "builds": store.recent_builds(builds),
             }

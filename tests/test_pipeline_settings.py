@@ -70,6 +70,15 @@ def test_walk_rules_are_recorded_per_root_and_reused(tmp_path, index_path):
     for folder in (repo, notes):
         assert build(index_path, folder, backend).exit_code == 0  # no rules given: each root's own
     assert indexed(index_path) == sorted([*expected, "docs/new.md"])
+    with Index.open(index_path, create=False) as index:
+        recorded = index.status()["walk_rules"]
+    assert recorded[str(notes.resolve())]["exclude"] == ["drafts/"]
+    assert recorded[str(repo.resolve())] == {
+        "ignore_files": True,
+        "include": ["*.md"],
+        "exclude": ["docs/env/"],
+        "allow_secrets": [],
+    }
 
 
 def test_a_different_rule_is_refused_then_applied_in_place_by_a_rebuild(tmp_path, index_path):
