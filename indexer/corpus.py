@@ -186,7 +186,7 @@ class _Walk:
         name = stored_name(relative)
         if self.rules.ignores_file(chain, relative):
             self.ignored += 1
-        elif relative.rsplit("/", 1)[-1] in IGNORE_FILE_NAMES:
+        elif name.endswith(IGNORE_FILE_NAMES) and name.rsplit("/", 1)[-1] in IGNORE_FILE_NAMES:
             pass  # read by the walk as rules, not a document left out
         elif (kind := left_out_as(self.rules, relative, name)) is not None:
             reason = SECRET_REASON if kind == "secret" else "not a file type indexer reads"
@@ -289,9 +289,11 @@ def left_out_as(rules: PathRules, relative: str, name: str) -> str | None:
 
 
 def type_label(path: str) -> str:
-    """How a file type no reader takes is counted in a build's summary: ``.xlsx``, or ``no extension``."""
+    """How a file type no reader takes is counted in a build's summary: ``.xlsx``, or ``no extension``
+    (also for a version number's digits: ``3.10.0`` has none)."""
     name = path.rsplit("/", 1)[-1].lower()
-    return "." + name.rsplit(".", 1)[-1] if "." in name.strip(".") else "no extension"
+    extension = name.rsplit(".", 1)[-1] if "." in name.strip(".") else ""
+    return "." + extension if any(character.isalpha() for character in extension) else "no extension"
 
 
 def stored_name(relative: str) -> str:

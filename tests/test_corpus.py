@@ -65,3 +65,9 @@ def test_links_inside_the_folder_are_followed_and_a_loop_ends_only_itself(tmp_pa
     assert "real/doc.md" in found and "doc-link.md" in found and "zzz.md" in found
     assert len(found) == len(set(found))
     assert not any(path.startswith("real/loop/") for path in found)
+
+
+def test_a_type_no_reader_takes_is_counted_by_its_extension():
+    names = ["a/b.XLSX", "logo.png", "LICENSE-x", "3.10.0", "x.7z", ".bashrc"]
+    labels = [corpus.type_label(name) for name in names]
+    assert labels == [".xlsx", ".png", "no extension", "no extension", ".7z", "no extension"]
