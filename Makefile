@@ -1,19 +1,30 @@
 # The two commands of the README: `make demo` and `make test`. Everything else supports them.
+# `make demo` installs what running the tool needs; `make test` adds the test extras (PostgreSQL server
+# binaries, the frameworks the integrations are tested against, ruff...).
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+RUNTIME := $(VENV)/.installed-runtime
+TESTING := $(VENV)/.installed-test
 
-.PHONY: install demo test lint bench bench-quick clean
+.PHONY: install install-test demo test lint bench bench-quick clean
 
-install: $(STAMP)
+install: $(RUNTIME)
 
-$(STAMP): pyproject.toml
+install-test: $(TESTING)
+
+$(VENV)/bin/python:
 	@$(PYTHON) -c 'import sys; sys.exit("indexer needs Python 3.10 or newer, found " + sys.version.split()[0]) if sys.version_info < (3, 10) else None'
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(RUNTIME): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/python -m pip install --quiet -e .
+	@touch $(RUNTIME)
+
+$(TESTING): pyproject.toml | $(VENV)/bin/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	@touch $(STAMP)
+	@touch $(RUNTIME) $(TESTING)
 
 demo: install
 	rm -f demo.db demo.db-wal demo.db-shm
@@ -25,16 +36,16 @@ demo: install
 	@echo
 	$(BIN)/index query "when should I prune an apple tree" --db demo.db -k 3
 
-test: install
+test: install-test
 	$(BIN)/python -m pytest -q
 
-lint: install
+lint: install-test
 	$(BIN)/ruff check indexer tests bench
 
-bench: install
+bench: install-test
 	$(BIN)/python bench/run.py
 
-bench-quick: install
+bench-quick: install-test
 	$(BIN)/python bench/run.py --quick
 
 clean:

@@ -20,7 +20,15 @@ import time
 from pathlib import Path
 
 BENCH = Path(__file__).resolve().parent
-SCRIPTS = ["bench_pipeline", "bench_embedded", "bench_http", "bench_query", "bench_postgres", "bench_cli"]
+SCRIPTS = [
+    "bench_pipeline",
+    "bench_embedded",
+    "bench_http",
+    "bench_query",
+    "bench_postgres",
+    "bench_cli",
+    "bench_ranking",
+]
 
 
 def run_script(name: str, quick: bool) -> tuple[list[dict], float, str]:

@@ -4,15 +4,19 @@ over this module."""
 from __future__ import annotations
 
 import os
+import socket
 import threading
+import time
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from indexer.backends import default_backend, make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError
-from indexer.search import MAX_K, MODES, Hit, search
+from indexer.progress import Progress
+from indexer.search import MAX_K, MODES, Hit, default_min_score, search
 from indexer.settings import BUILD_OPTIONS_KEY, check_backend_matches, fingerprint_id, walk_rules_key
 from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
@@ -187,7 +191,7 @@ class Index:
         allow_secrets: Sequence[str] | str | None = None,
         allow_empty: bool = False,
         wait: float = 0,
-        progress: bool = False,
+        progress: bool | Progress = False,
         warn: Callable[[str], None] | None = None,
     ) -> BuildReport:
         """Index ``folder``: new and changed files are embedded, deleted ones removed.
@@ -199,9 +203,11 @@ class Index:
             rebuild: build a fresh index when the settings differ from the index's, and swap it in
                 at the end (queries keep answering from the old one meanwhile).
             batch_size, concurrency, chunk_tokens, ignore_files, include, exclude, allow_secrets,
-                allow_empty, wait, progress, warn: see :class:`indexer.pipeline.BuildOptions`.
+                allow_empty, wait, warn: see :class:`indexer.pipeline.BuildOptions`.
                 chunk_tokens and the walk's settings (ignore_files, include, exclude,
                 allow_secrets) are recorded: None re-uses what the index holds for them.
+            progress: True for a bar on a terminal (else a line every 30 s), or a
+                :class:`indexer.progress.Progress` of your own.
         Returns:
             a :class:`BuildReport`; ``report.exit_code`` is non-zero when any file failed.
         Raises:
@@ -225,7 +231,7 @@ class Index:
             allow_secrets=_patterns(allow_secrets, "allow_secrets"),
             allow_empty=allow_empty,
             wait=wait,
-            progress=progress,
+            progress=Progress() if progress is True else (progress or None),
             **given,
         )
         root = Path(folder)
@@ -242,6 +248,23 @@ class Index:
                 recorded = store.get_meta("fingerprint")
         self._query_backend.built_with(backend, recorded, chosen)
         return report
+
+    def remove_root(self, root: str | os.PathLike[str], wait: float = 0) -> int:
+        """Drop a folder this index holds (as given to ``build``), with its files, chunks, vectors and
+        keyword entries, in one transaction under the writer lock; returns how many indexed files it
+        held. Raises :class:`ConfigError` when the index holds no such folder."""
+        with open_store(self.location, writable=True) as store:
+            held = store.roots()
+            key = next((candidate for candidate in _root_keys(root) if candidate in held), None)
+            if key is None:
+                known = ", ".join(held) or "none"
+                raise ConfigError(
+                    f"index {self.location} holds no folder {os.fspath(root)} (its folders: {known})"
+                )
+            with store.writer_lock(key) as lock:
+                lock.acquire(wait)
+                with store.transaction():
+                    return store.remove_root(key)
 
     # -- searching --------------------------------------------------------------------------------
 
@@ -277,7 +300,8 @@ class Index:
             mode: "hybrid" (vector and keyword lists fused), "vector" or "keyword".
             paths: glob patterns (or one) on the path relative to its root (``*`` also crosses folders).
             types: file extensions (or one) to keep, e.g. ``["md", "txt"]``.
-            min_score: drop hits whose score (in the mode's own scale) is lower.
+            min_score: drop hits scoring lower (scores run 0..1 in every mode; see
+                :meth:`default_min_score` for the threshold `index query` applies).
         """
         if mode not in MODES:
             raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
@@ -295,6 +319,12 @@ class Index:
             backend = self._query_backend.for_index(store) if mode != "keyword" else None
             return search(store, backend, text, k, mode, chunk_filter, min_score)
 
+    def default_min_score(self, mode: str = "hybrid") -> float | None:
+        """The score under which a hit is more likely noise than an answer, where this index's scores
+        are calibrated: :data:`indexer.search.DEFAULT_MIN_SCORE` in keyword mode, and in the other
+        modes for the model the calibration was fitted for; None otherwise."""
+        return default_min_score(mode, self.store.get_meta("model"))
+
     # -- status -----------------------------------------------------------------------------------
 
     def status(self, builds: int = 5) -> dict[str, Any]:
@@ -302,10 +332,11 @@ class Index:
         store = self.store
         with store.snapshot():
             fingerprint = store.get_json("fingerprint")
-            return {
+            status = {
                 "index": store.path if is_postgres_url(self.location) else os.path.abspath(self.location),
                 **store.counts(),
-                "roots": store.roots(),
+                "size_bytes": store.size_bytes(),
+                "roots": store.root_counts(),
                 "backend": store.get_json("backend"),
                 "model": store.get_meta("model"),
                 "dimension": store.dimension,
@@ -316,6 +347,49 @@ class Index:
                 "migrations": store.applied_migrations(),
                 "builds": store.recent_builds(builds),
             }
+        status["builds"] = [_build_status(store, build) for build in status["builds"]]
+        return status
+
+
+def _build_status(store: IndexStore, build: dict[str, Any]) -> dict[str, Any]:
+    """A build's record for people: ISO 8601 local times, its duration, and ``interrupted`` for a
+    build still marked running whose process is gone (killed, or stopped by SIGTERM)."""
+    started, finished = build["started_at"], build["finished_at"]
+    outcome = build["outcome"]
+    if outcome == "running" and not _still_running(store, build):
+        outcome = "interrupted"
+    return {
+        **build,
+        "outcome": outcome,
+        "started_at": iso_time(started),
+        "finished_at": iso_time(finished) if finished is not None else None,
+        "seconds": round((finished if finished is not None else time.time()) - started, 3),
+    }
+
+
+def _still_running(store: IndexStore, build: dict[str, Any]) -> bool:
+    """The writer lock of its root is held, and (on this host) its process is alive."""
+    if not store.writer_active(build["root"]):
+        return False
+    if build["host"] != socket.gethostname() or build["pid"] is None or os.name != "posix":
+        return True  # os.kill(pid, 0) on Windows would end the process, not probe it
+    try:
+        os.kill(build["pid"], 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, under another user
+    return True
+
+
+def iso_time(seconds: float) -> str:
+    """``2026-11-30T16:20:01+01:00``: local time, with its offset."""
+    return datetime.fromtimestamp(seconds).astimezone().isoformat(timespec="seconds")
+
+
+def _root_keys(root: str | os.PathLike[str]) -> list[str]:
+    """How an index may have recorded a folder: as builds do (resolved), or as the user wrote it."""
+    return [str(Path(root).resolve()), os.path.abspath(root), os.fspath(root)]
 
 
 def _patterns(values: Sequence[str] | str | None, name: str) -> tuple[str, ...] | None:

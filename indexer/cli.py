@@ -1,13 +1,17 @@
 """The `index` command: a thin click shell over :class:`indexer.Index`.
 
-Exit codes (also in the README and `index --help`):
+Exit codes (also in the README; each command's ``--help`` lists those it can return):
   0  success
-  1  some files failed (the others were indexed), or a query failed at the backend
+  1  some files failed (the others were indexed); a query found nothing, or failed at the backend
   2  usage or configuration error (bad option, missing index, settings that differ from the index's)
   3  the index is locked by another build
   4  the embedding backend or the PostgreSQL database is unreachable (connection refused, unknown
      model, bad credentials)
   5  the index's storage failed (disk full, file size limit, read-only, damaged file)
+
+With ``--json`` a command writes JSON lines on stdout only (its results, its warnings and errors as
+objects with ``time``, ``level`` and ``message``), so a log that collects both streams stays one JSON
+object per line.
 """
 
 from __future__ import annotations
@@ -16,29 +20,40 @@ import csv
 import io
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from datetime import datetime
 from typing import Any
 
 import click
 
-from indexer.api import Index, default_index_path
+from indexer.api import Index, default_index_path, iso_time
 from indexer.backends import EmbeddingBackend, make_backend
 from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY
 from indexer.errors import IndexerError, StorageError
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
-from indexer.search import MAX_K, MODES
+from indexer.progress import Progress, duration
+from indexer.search import DEFAULT_MIN_SCORE, MAX_K, MODES
 
-EXIT_CODES_HELP = """\b
-Exit codes:
-  0  success
-  1  some files failed (the others were indexed)
-  2  usage or configuration error
-  3  index locked by another build
-  4  embedding backend or database unreachable
-  5  the index's storage failed (disk full, read-only, damaged)
-"""
+EXIT_CODES = {
+    0: "success",
+    1: "some files failed (the others were indexed)",
+    2: "usage or configuration error",
+    3: "the index is locked by another build",
+    4: "embedding backend or database unreachable",
+    5: "the index's storage failed (disk full, read-only, damaged)",
+}
+#: What code 1 means for a query.
+QUERY_CODE_1 = "nothing found (as grep), or the question could not be embedded"
+
+
+def exit_codes(*codes: int, **meanings: str) -> str:
+    """The epilog of a command's help: the exit codes it can return (``c1="..."`` rewords code 1)."""
+    lines = [f"  {code}  {meanings.get(f'c{code}', EXIT_CODES[code])}" for code in codes]
+    return "\b\nExit codes:\n" + "\n".join(lines) + "\n"
+
 
 db_option = click.option(
     "--db",
@@ -50,18 +65,80 @@ db_option = click.option(
 )
 
 
+class Output:
+    """Where a command's lines go. In text, results on stdout and warnings and errors on stderr; with
+    ``--json``, one JSON object per line on stdout, each with ``time`` and ``level``, and nothing on
+    stderr unless the process itself crashes."""
+
+    def __init__(self, as_json: bool = False, quiet: bool = False, progress: Progress | None = None) -> None:
+        self.as_json = as_json
+        self.quiet = quiet
+        self.progress = progress
+
+    def log(self, level: str, message: str, **fields: Any) -> None:
+        if self.as_json:
+            record = {"time": iso_time_now(), "level": level, "message": message, **fields}
+            click.echo(json.dumps(record, ensure_ascii=False))
+        elif level == "error" or not self.quiet:
+            line = f"{level}: {fields['path']}: {message}" if fields.get("path") else f"{level}: {message}"
+            if self.progress is not None:
+                self.progress.write(line)
+            else:
+                click.echo(line, err=True)
+
+    def warning(self, notice: str) -> None:
+        """A build's warning (a :class:`indexer.pipeline.report.Notice`, which keeps its path apart)."""
+        path = getattr(notice, "path", None)
+        if path:
+            self.log("warning", notice.message, path=path)
+        else:
+            self.log("warning", notice)
+
+    def error(self, message: str, **fields: Any) -> None:
+        self.log("error", message, **fields)
+
+
+def iso_time_now() -> str:
+    return datetime.now().astimezone().isoformat(timespec="seconds")
+
+
 class IndexerGroup(click.Group):
-    """Turns library errors into one line on stderr and the documented exit code."""
+    """Turns library errors into one line (or one JSON object, with ``--json``) and the documented
+    exit code; SIGTERM, as ``kill``, ``timeout`` and ``systemctl stop`` send it, stops a command as
+    Ctrl-C does, so a build records that it was interrupted."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        signal.signal(signal.SIGTERM, _interrupt)
         try:
             return super().invoke(ctx)
         except IndexerError as error:
-            click.echo(f"error: {error}", err=True)
-            ctx.exit(error.exit_code)
+            self._fail(ctx, str(error), error.exit_code)
         except OSError as error:  # the system refused something the library did not expect to fail
-            click.echo(f"error: {describe_os_error(error)}", err=True)
-            ctx.exit(StorageError.exit_code)
+            self._fail(ctx, describe_os_error(error), StorageError.exit_code)
+        except KeyboardInterrupt as error:
+            code = 128 + getattr(error, "signal_number", signal.SIGINT)
+            self._fail(ctx, f"interrupted ({error or 'Ctrl-C'})", code)
+        except click.UsageError as error:
+            output = ctx.meta.get("output")
+            if output is None or not output.as_json:
+                raise  # click prints it with the usage line
+            self._fail(ctx, error.format_message(), error.exit_code)
+
+    @staticmethod
+    def _fail(ctx: click.Context, message: str, code: int) -> None:
+        output = ctx.meta.get("output") or Output()
+        output.error(message, exit_code=code)
+        ctx.exit(code)
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM, raised where the program is, as Ctrl-C raises KeyboardInterrupt."""
+
+    signal_number = signal.SIGTERM
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise Interrupted("SIGTERM")
 
 
 def describe_os_error(error: OSError) -> str:
@@ -70,10 +147,17 @@ def describe_os_error(error: OSError) -> str:
     return f"{reason}: {error.filename}" if error.filename else reason
 
 
-@click.group(cls=IndexerGroup, epilog=EXIT_CODES_HELP)
-@click.version_option(package_name="indexer")
+@click.group(
+    cls=IndexerGroup,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    epilog=exit_codes(0, 1, 2, 3, 4, 5),
+)
+@click.version_option(package_name="indexer-search")
 def main() -> None:
     """Index a folder of documents and search it by meaning."""
+
+
+# -- build ----------------------------------------------------------------------------------------
 
 
 def build_option(name: str, flag: str | None = None, **options: Any) -> Callable[[Callable], Callable]:
@@ -119,7 +203,7 @@ def walk_settings(
     }
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+@main.command(epilog=exit_codes(0, 1, 2, 3, 4, 5))
 @click.argument("folder", type=click.Path(file_okay=False, path_type=str))
 @db_option
 @click.option(
@@ -153,9 +237,11 @@ def walk_settings(
     "--rebuild", is_flag=True, help="Settings differ from the index's: build anew and swap in at the end."
 )
 @build_option("wait", type=click.FloatRange(min=0), show_default=True)
-@click.option("--quiet", "-q", is_flag=True, help="No progress bar, no warnings, no summary line.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON summary object.")
+@click.option("--quiet", "-q", is_flag=True, help="No progress, no warnings, no summary line.")
+@click.option("--json", "as_json", is_flag=True, help="JSON lines on stdout: warnings, errors, a summary.")
+@click.pass_context
 def build(
+    ctx: click.Context,
     folder: str,
     db_path: str | None,
     kind: str | None,
@@ -179,10 +265,11 @@ def build(
     as_json: bool,
 ) -> None:
     """Index FOLDER: embed new and changed files, remove deleted ones."""
+    output = ctx.meta["output"] = Output(as_json, quiet, None if quiet or as_json else Progress())
+    if not os.path.isdir(folder):  # before the index is opened: a typo creates nothing
+        raise click.BadParameter(f"{folder} does not exist or is not a folder", param_hint="FOLDER")
     server = ServerOptions(base_url, api_key, dimensions, query_prefix, document_prefix)
     chosen = chosen_backend(kind, model, server)
-    show_progress = not quiet and not as_json and sys.stderr.isatty()
-    warn = (lambda message: None) if quiet else (lambda message: click.echo(f"warning: {message}", err=True))
     with Index.open(db_path or default_index_path()) as index:
         report = index.build(
             folder,
@@ -194,18 +281,28 @@ def build(
             **walk_settings(ignore_files, include, exclude, allow_secrets),
             allow_empty=allow_empty,
             wait=wait,
-            progress=show_progress,
-            warn=warn,
+            progress=output.progress or False,
+            warn=output.warning,
         )
-    for failure in report.failures[:20]:
-        click.echo(f"error: {failure.path}: {failure.reason}", err=True)
-    if len(report.failures) > 20:
-        click.echo(f"error: ... and {len(report.failures) - 20} more files failed", err=True)
-    if as_json:
-        click.echo(json.dumps(report_dict(report)))
-    elif not quiet:
-        click.echo(report.summary())
+    show_report(output, report)
     sys.exit(report.exit_code)
+
+
+def show_report(output: Output, report: Any) -> None:
+    """A build's failures (the first 20 in text) and its summary: a line, or a JSON object."""
+    shown = report.failures if output.as_json else report.failures[:20]
+    for failure in shown:
+        output.error(failure.reason, path=failure.path)
+    if len(report.failures) > len(shown):
+        output.error(f"... and {len(report.failures) - len(shown)} more files failed")
+    if output.as_json:
+        click.echo(
+            json.dumps(
+                {"time": iso_time_now(), "level": "info", "message": report.summary(), **report_dict(report)}
+            )
+        )
+    elif not output.quiet:
+        click.echo(report.summary())
 
 
 @dataclass(frozen=True)
@@ -267,18 +364,27 @@ def chosen_backend(kind: str | None, model: str | None, server: ServerOptions) -
 
 
 def report_dict(report: Any) -> dict[str, Any]:
-    data = {
-        key: value for key, value in vars(report).items() if key not in ("failures", "warnings", "skipped")
-    }
+    """A build's report as JSON: every field, the exit code, its times in ISO 8601, and each file
+    left out (``skipped``: path, kind, reason) with the counts by kind."""
+    listed = ("failures", "warnings", "skipped")
+    data = {key: value for key, value in vars(report).items() if key not in listed}
     data["failures"] = [{"path": failure.path, "reason": failure.reason} for failure in report.failures]
     data["skipped"] = [asdict(skipped) for skipped in report.skipped]
     data["skipped_by_kind"] = report.skipped_by_kind()
-    data["warnings"] = list(report.warnings)
+    data["warnings"] = [
+        {"path": getattr(notice, "path", None), "message": getattr(notice, "message", notice)}
+        for notice in report.warnings
+    ]
+    data["started_at"] = iso_time(report.started_at)
+    data["finished_at"] = iso_time(report.finished_at)
     data["exit_code"] = report.exit_code
     return data
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+# -- query ----------------------------------------------------------------------------------------
+
+
+@main.command(epilog=exit_codes(0, 1, 2, 4, 5, c1=QUERY_CODE_1))
 @click.argument("text")
 @db_option
 @click.option(
@@ -289,7 +395,14 @@ def report_dict(report: Any) -> dict[str, Any]:
     "--path", "paths", multiple=True, help="Only files whose relative path matches this glob (repeatable)."
 )
 @click.option("--type", "types", multiple=True, help="Only files with this extension, e.g. md (repeatable).")
-@click.option("--min-score", type=float, default=None, help="Drop hits scoring lower (in the mode's scale).")
+@click.option(
+    "--min-score",
+    type=float,
+    default=None,
+    help=f"Drop hits scoring lower; scores run 0..1 in every mode. Default {DEFAULT_MIN_SCORE} in keyword "
+    "mode and with the built-in model (calibrated: an off-topic question returns nothing), none with "
+    "other models. 0 keeps every hit.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json", "csv", "markdown"]), default="text"
@@ -309,21 +422,35 @@ def query(
     base_url: str | None,
     api_key: str | None,
 ) -> None:
-    """Print the chunks that best match TEXT, with where they come from."""
+    """Print the chunks that best match TEXT ('-' reads it from stdin), with where they come from.
+
+    Nothing found is said on stderr, with exit code 1 (as grep does).
+    """
+    question = (sys.stdin.read() if text == "-" else text).strip()
+    if not question:
+        raise click.BadParameter("the question is empty", param_hint="TEXT")
     # one question in this process: a backend may start faster
     with Index.open(db_path or default_index_path(), create=False, one_shot=True) as index:
         if base_url is not None or api_key is not None:
             index.connect(base_url, api_key)
-        hits = index.search(text, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
+        if min_score is None:
+            min_score = index.default_min_score(mode)
+        hits = index.search(question, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
     output_format = "json" if as_json else output_format
     if output_format == "json":
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
     elif output_format == "csv":
         click.echo(hits_as_csv(hits), nl=False)
-    elif output_format == "markdown":
-        click.echo(hits_as_markdown(hits))
-    else:
-        click.echo(hits_as_text(hits, text, color=use_color()))
+    elif hits:
+        click.echo(
+            hits_as_markdown(hits)
+            if output_format == "markdown"
+            else hits_as_text(hits, question, use_color())
+        )
+    if not hits:
+        if output_format != "json":
+            click.echo("no results", err=True)
+        sys.exit(1)
 
 
 def use_color() -> bool:
@@ -336,8 +463,6 @@ def snippet(text: str, limit: int = 240) -> str:
 
 
 def hits_as_text(hits: list[Any], question: str, color: bool) -> str:
-    if not hits:
-        return "no results"
     words = {word.lower() for word in question.split() if len(word) > 2}
     lines = []
     for number, hit in enumerate(hits, start=1):
@@ -356,10 +481,10 @@ def hits_as_text(hits: list[Any], question: str, color: bool) -> str:
 def hits_as_csv(hits: list[Any]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["score", "path", "start_line", "end_line", "heading", "text", "locator"])
+    writer.writerow(["score", "path", "start_line", "end_line", "locator", "heading", "text"])
     for hit in hits:
         writer.writerow(
-            [f"{hit.score:.6f}", hit.path, hit.start_line, hit.end_line, hit.heading, hit.text, hit.locator]
+            [f"{hit.score:.6f}", hit.path, hit.start_line, hit.end_line, hit.locator, hit.heading, hit.text]
         )
     return buffer.getvalue()
 
@@ -372,35 +497,79 @@ def hits_as_markdown(hits: list[Any]) -> str:
     return "\n".join(rows)
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+# -- status and remove ----------------------------------------------------------------------------
+
+
+@main.command(epilog=exit_codes(0, 2, 4, 5))
 @db_option
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def status(db_path: str | None, as_json: bool) -> None:
-    """Show what the index holds and its last builds."""
+@click.option(
+    "--builds",
+    "build_count",
+    type=click.IntRange(min=0),
+    default=5,
+    show_default=True,
+    help="How many builds to show.",
+)
+@click.pass_context
+def status(ctx: click.Context, db_path: str | None, as_json: bool, build_count: int) -> None:
+    """Show what the index holds, its size, and its last builds (when, how long, what they did)."""
+    ctx.meta["output"] = Output(as_json)
     with Index.open(db_path or default_index_path(), create=False) as index:
-        info = index.status()
+        info = index.status(build_count)
     if as_json:
         click.echo(json.dumps(info, indent=2))
         return
-    click.echo(f"index       {info['index']}")
-    click.echo(f"files       {info['files']}")
-    click.echo(f"chunks      {info['chunks']}")
-    click.echo(f"model       {info['model']} ({(info['backend'] or {}).get('backend')})")
-    click.echo(f"dimension   {info['dimension']}")
-    click.echo(f"fingerprint {info['fingerprint']}")
-    for root in info["roots"]:
-        click.echo(f"root        {root}")
+    click.echo("\n".join(status_lines(info)))
+
+
+def status_lines(info: dict[str, Any]) -> list[str]:
+    backend = (info["backend"] or {}).get("backend")
+    lines = [
+        f"index       {info['index']} ({info['size_bytes'] / 2**20:.1f} MB)",
+        f"files       {info['files']}",
+        f"chunks      {info['chunks']}",
+        f"model       {info['model']} ({backend})",
+        f"dimension   {info['dimension']}",
+        f"fingerprint {info['fingerprint']}",
+    ]
+    lines += [
+        f"root        {root['path']}  ({root['files']} files, {root['chunks']} chunks)"
+        for root in info["roots"]
+    ]
     for build_row in info["builds"]:
-        click.echo(
-            f"build #{build_row['id']} {build_row['outcome']}: +{build_row['files_added']} "
-            f"~{build_row['files_changed']} -{build_row['files_removed']} files, "
-            f"{build_row['files_failed']} failed; "
+        lines.append(
+            f"build #{build_row['id']} {build_row['started_at']}  {duration(build_row['seconds'])}  "
+            f"{build_row['outcome']}: +{build_row['files_added']} ~{build_row['files_changed']} "
+            f"-{build_row['files_removed']} files, {build_row['files_failed']} failed; "
             f"{build_row['chunks_embedded']} embedded, {build_row['chunks_reused']} re-used; "
             f"{build_row['requests']} requests, {build_row['tokens']} tokens"
         )
+    return lines
 
 
-@main.command(epilog=EXIT_CODES_HELP)
+@main.command(epilog=exit_codes(0, 2, 3, 4, 5))
+@click.argument("root", type=click.Path(path_type=str))
+@db_option
+@build_option("wait", type=click.FloatRange(min=0), show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON line.")
+@click.pass_context
+def remove(ctx: click.Context, root: str, db_path: str | None, wait: float, as_json: bool) -> None:
+    """Remove the folder ROOT from the index: its files, chunks, vectors and keywords, in one step."""
+    output = ctx.meta["output"] = Output(as_json)
+    with Index.open(db_path or default_index_path(), create=False) as index:
+        removed = index.remove_root(root, wait=wait)
+    message = f"removed {root}: {removed} files"
+    if output.as_json:
+        output.log("info", message, root=root, files_removed=removed)
+    else:
+        click.echo(message)
+
+
+# -- watch and eval -------------------------------------------------------------------------------
+
+
+@main.command(epilog=exit_codes(0, 2, 3, 4, 5))
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=str))
 @db_option
 @click.option(
@@ -410,10 +579,15 @@ def status(db_path: str | None, as_json: bool) -> None:
     show_default=True,
     help="Milliseconds of quiet before a burst of changes triggers a build.",
 )
-@click.option("--batch-size", type=click.IntRange(min=1), default=BuildOptions.batch_size, show_default=True)
+@build_option("batch_size", type=click.IntRange(min=1), show_default=True)
 @walk_options
-@click.option("--json", "as_json", is_flag=True, help="One JSON summary line per build.")
+@click.option("--quiet", "-q", is_flag=True, help="No warnings, no summary lines.")
+@click.option(
+    "--json", "as_json", is_flag=True, help="JSON lines on stdout: one summary per build, warnings, errors."
+)
+@click.pass_context
 def watch(
+    ctx: click.Context,
     folder: str,
     db_path: str | None,
     debounce: int,
@@ -422,23 +596,26 @@ def watch(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     allow_secrets: tuple[str, ...],
+    quiet: bool,
     as_json: bool,
 ) -> None:
-    """Index FOLDER, then re-index it whenever its files change (Ctrl-C stops)."""
+    """Index FOLDER, then re-index it whenever its files change (Ctrl-C or SIGTERM stops)."""
     from indexer.watch import watch as watch_folder
 
-    def show(report: Any) -> None:
-        for failure in report.failures[:20]:
-            click.echo(f"error: {failure.path}: {failure.reason}", err=True)
-        click.echo(json.dumps(report_dict(report)) if as_json else report.summary())
-
-    warn = lambda message: click.echo(f"warning: {message}", err=True)  # noqa: E731
-    walk = walk_settings(ignore_files, include, exclude, allow_secrets)
+    output = ctx.meta["output"] = Output(as_json, quiet)
     with Index.open(db_path or default_index_path()) as index:
-        watch_folder(index, folder, show, debounce_ms=debounce, batch_size=batch_size, warn=warn, **walk)
+        watch_folder(
+            index,
+            folder,
+            lambda report: show_report(output, report),
+            debounce_ms=debounce,
+            batch_size=batch_size,
+            warn=output.warning,
+            **walk_settings(ignore_files, include, exclude, allow_secrets),
+        )
 
 
-@main.command("eval", epilog=EXIT_CODES_HELP)
+@main.command("eval", epilog=exit_codes(0, 2, 3, 4, 5))
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=str))
 @click.option(
     "--qrels", "split", default="test", show_default=True, help="Judgments to use: qrels/SPLIT.tsv."
@@ -451,18 +628,15 @@ def watch(
     help="Where the documents and their index are kept between runs (default: ~/.cache/indexer/eval/...).",
 )
 @click.option(
-    "--mode",
-    "modes",
-    multiple=True,
-    type=click.Choice(MODES),
-    help="Modes to score (default: all three).",
+    "--mode", "modes", multiple=True, type=click.Choice(MODES), help="Modes to score (default: all)."
 )
 @click.option(
     "--whole-documents",
     is_flag=True,
     help="Also score the model on each whole document embedded directly (no chunking).",
 )
-@click.option("--batch-size", type=click.IntRange(min=1), default=BuildOptions.batch_size, show_default=True)
+@build_option("batch_size", type=click.IntRange(min=1), show_default=True)
+@click.option("--quiet", "-q", is_flag=True, help="No progress.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @click.option(
     "--db",
@@ -471,19 +645,23 @@ def watch(
     metavar="PATH",
     help="Index to build the collection into: a file or a postgresql:// URL (default: in the cache).",
 )
+@click.pass_context
 def evaluate(
+    ctx: click.Context,
     folder: str,
     split: str,
     cache_dir: str | None,
     modes: tuple[str, ...],
     whole_documents: bool,
     batch_size: int,
+    quiet: bool,
     as_json: bool,
     db_path: str | None,
 ) -> None:
     """Score retrieval on a BEIR-layout collection: nDCG@10, Recall@100, MRR@10 per mode."""
     from indexer import evaluation
 
+    ctx.meta["output"] = Output(as_json)
     report = evaluation.run(
         folder,
         split,
@@ -492,19 +670,18 @@ def evaluate(
         db=db_path,
         whole_documents=whole_documents,
         batch_size=batch_size,
-        progress=sys.stderr.isatty(),
+        progress=None if quiet else Progress(),
     )
     click.echo(f"index: {report.build_summary}", err=True)
-    results = report.results
     if as_json:
-        click.echo(json.dumps(results, indent=2))
+        click.echo(json.dumps(report.results, indent=2))
         return
     click.echo(
         f"{report.collection}: {report.documents} documents, {report.queries} judged queries "
         f"(qrels/{split}.tsv), {report.seconds:.1f} s"
     )
     click.echo(f"{'mode':<16}{'nDCG@10':>9}{'Recall@100':>12}{'MRR@10':>9}{'median ms':>11}")
-    for mode, scores in results.items():
+    for mode, scores in report.results.items():
         click.echo(
             f"{mode:<16}{scores['ndcg@10']:>9.4f}{scores['recall@100']:>12.4f}{scores['mrr@10']:>9.4f}"
             f"{scores.get('median_ms', float('nan')):>11.1f}"

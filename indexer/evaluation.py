@@ -14,7 +14,7 @@ import math
 import os
 import statistics
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -25,6 +25,7 @@ from indexer.api import Index
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError, IndexerError
 from indexer.pipeline.options import BuildOptions
+from indexer.progress import Progress
 from indexer.validation import check_vectors
 
 MODES = ("vector", "keyword", "hybrid")
@@ -53,14 +54,15 @@ def run(
     db: str | os.PathLike[str] | None = None,
     whole_documents: bool = False,
     batch_size: int = BuildOptions.batch_size,
-    progress: bool = False,
+    progress: Progress | None = None,
 ) -> EvaluationReport:
     """Score retrieval on a BEIR-layout collection (what ``index eval`` prints).
 
     The documents are written as files in ``cache`` (default: :func:`default_cache`) and indexed
     into ``db`` (default: an index in the cache) by the ordinary build; every judged query then runs
     in each of ``modes``. ``whole_documents`` also scores the model on each whole document, embedded
-    directly. Raises :class:`IndexerError` when the build of the collection fails.
+    directly. ``progress`` shows how far each long step is (the build, the scoring, the whole
+    documents). Raises :class:`IndexerError` when the build of the collection fails.
     """
     started = time.perf_counter()
     collection = load_collection(folder, split)
@@ -74,9 +76,11 @@ def run(
             raise IndexerError(
                 f"building the evaluation index failed: {report.failures[:1] or report.stopped}"
             )
-        results = evaluate(collection, index, modes)
+        results = evaluate(collection, index, modes, progress)
         if whole_documents:
-            results["whole_documents"] = evaluate_whole_documents(collection, index.backend, cache_folder)
+            results["whole_documents"] = evaluate_whole_documents(
+                collection, index.backend, cache_folder, progress
+            )
     return EvaluationReport(
         collection=collection.name,
         documents=len(collection.documents),
@@ -200,28 +204,32 @@ def evaluate(
     collection: Collection,
     index: Index,
     modes: Sequence[str] = MODES,
-    progress: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> dict[str, dict[str, float]]:
     """Run every judged query in each mode; metrics plus the median and 95th percentile query time."""
     results = {}
     for mode in modes:
         rankings, timings = {}, []
-        for query_id, text in collection.queries.items():
+        if progress is not None:
+            progress.start(f"scoring {mode} search", "queries")
+        for number, (query_id, text) in enumerate(collection.queries.items(), 1):
             started = time.perf_counter()
             rankings[query_id] = rank_documents(index, text, mode)
             timings.append(time.perf_counter() - started)
+            if progress is not None:
+                progress.update(number, len(collection.queries))
         results[mode] = {
             **score_rankings(rankings, collection.qrels),
             "median_ms": round(statistics.median(timings) * 1000, 2) if timings else 0.0,
             "p95_ms": round(float(np.percentile(timings, 95)) * 1000, 2) if timings else 0.0,
         }
-        if progress:
-            progress(f"{mode}: {results[mode]}")
+    if progress is not None:
+        progress.finish()
     return results
 
 
 def evaluate_whole_documents(
-    collection: Collection, backend: EmbeddingBackend, cache: Path
+    collection: Collection, backend: EmbeddingBackend, cache: Path, progress: Progress | None = None
 ) -> dict[str, float]:
     """The model on its own: each whole document embedded directly (the model truncates what it cannot
     read), exact cosine search. The gap to vector mode is what chunking and the store cost or gain."""
@@ -232,10 +240,17 @@ def evaluate_whole_documents(
         matrix = np.load(saved)
     else:
         texts = [backend.document_prefix + collection.documents[doc_id] for doc_id in ids]
-        parts = [
-            check_vectors(backend.embed(texts[i : i + 64]), len(texts[i : i + 64]), None)
-            for i in range(0, len(texts), 64)
-        ]
+        if progress is not None:
+            progress.start("embedding whole documents", "documents")
+        parts = []
+        for start in range(0, len(texts), 64):
+            parts.append(
+                check_vectors(backend.embed(texts[start : start + 64]), len(texts[start : start + 64]), None)
+            )
+            if progress is not None:
+                progress.update(start + len(parts[-1]), len(texts))
+        if progress is not None:
+            progress.finish()
         matrix = np.vstack(parts)
         matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
         np.save(saved, matrix)

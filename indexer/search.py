@@ -1,7 +1,24 @@
-"""Stage 6: answer a question from the index: vector, keyword, or both fused."""
+"""Stage 6: answer a question from the index: vector, keyword, or both fused, with calibrated scores.
+
+Each mode first measures evidence on a scale that does not depend on the other hits of the query:
+
+- vector: the cosine similarity of chunk and question;
+- keyword: BM25 divided by the query's ceiling (:func:`keyword_ceiling`), so that a chunk holding a
+  word found nowhere else in the index scores about 1 whatever the query, and a chunk sharing only
+  common words with the question scores little;
+- hybrid: ``VECTOR_WEIGHT * cosine + (1 - VECTOR_WEIGHT) * keyword evidence``.
+
+The evidence ranks the hits; a fixed logistic map per mode (:data:`CALIBRATION`) turns it into the
+score users see, between 0 and 1, so that one threshold means the same in every query and every mode.
+Min-max normalising each list per query, as this module did before, gave the best hit of any query
+a high score (a question about banana bread over a build tool's manual scored 0.70), and capped a
+keyword-only hit at 0.3, so an exact name missing from the vector list was buried (issue 14;
+measured in bench/bench_ranking.py).
+"""
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import asdict, dataclass
 
@@ -15,11 +32,16 @@ MODES = ("hybrid", "vector", "keyword")
 #: The most hits one search returns: enough to read a whole manual, small enough to answer quickly.
 MAX_K = 10_000
 NO_FILTER = ChunkFilter()
-#: Share of the vector list in hybrid scores. Measured on SciFact's train judgments (nDCG@10):
-#: 0.5 -> 0.729, 0.6 -> 0.722, 0.7 -> 0.719, 0.8 -> 0.699, reciprocal rank fusion 0.707; on the
-#: sample corpus's paraphrased questions 0.7 keeps every answer in the top 3, 0.5-0.6 do not.
-VECTOR_WEIGHT = 0.7
+#: Share of the cosine in hybrid evidence, chosen on five collections at once (bench/bench_ranking.py
+#: --compare): from 0.4 to 0.6, SciFact's nDCG@10 goes from 0.740 to 0.730 and the paraphrased
+#: questions of the doc sets gain; exact names move by 0.01. 0.55 is the one weight that keeps every
+#: question set at least as good as before and SciFact above 0.73.
+VECTOR_WEIGHT = 0.55
 _WORD = re.compile(r"\w+", re.UNICODE)
+#: Queries of up to this many words also look for their neighbouring words joined (keyword_terms).
+MAX_JOINED_WORDS = 6
+#: Where a camelCase word's parts meet: ``maxRetry``, ``MaxRetry``, ``HTTPServer`` (before "Server").
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 #: Words too common to help a keyword search; left out of the query unless nothing else is left.
 STOPWORDS = frozenset(
     """a about an and any are as at be been being but by can could did do does doing for from had has
@@ -30,13 +52,41 @@ STOPWORDS = frozenset(
 
 
 @dataclass(frozen=True)
+class Calibration:
+    """A fixed logistic map from a mode's evidence to a score in 0..1 (Platt scaling)."""
+
+    slope: float
+    offset: float
+
+    def __call__(self, evidence: float) -> float:
+        return 1.0 / (1.0 + math.exp(-(self.slope * evidence + self.offset)))
+
+
+#: Fitted by ``bench/bench_ranking.py --fit`` for the default model (all-MiniLM-L6-v2) on the CMake
+#: manual and SciFact: the slope by logistic regression of real against off-topic questions (their
+#: top hits), the 0.5 point where 3% of the real questions' top hits fall below it. The man pages,
+#: Rust's docs and the sample corpus are the held-out check (bench/data/README.md).
+CALIBRATION = {
+    "vector": Calibration(slope=37.394, offset=-15.922),  # 0.5 at a cosine of 0.43
+    "keyword": Calibration(slope=6.404, offset=-1.075),  # 0.5 at a keyword evidence of 0.17
+    "hybrid": Calibration(slope=30.897, offset=-9.173),  # 0.5 at a hybrid evidence of 0.30
+}
+#: The model the vector and hybrid calibrations were fitted for; other models' cosines run on other
+#: scales, so their scores are only ordered, not calibrated, and no threshold is applied by default.
+CALIBRATED_MODEL = "all-MiniLM-L6-v2-int8"
+#: The score under which a hit is more likely noise than an answer: 97% of real questions' top hits
+#: score above it on the fit collections.
+DEFAULT_MIN_SCORE = 0.5
+
+
+@dataclass(frozen=True)
 class Hit:
     """One search result: where it is, how well it matched, and its text.
 
-    ``score`` is higher for better matches: cosine similarity in vector mode, BM25 (sign flipped) in
-    keyword mode, and in hybrid mode a 0..1 blend of both lists' min-max normalised scores (see
-    :func:`combine`). ``vector_score`` and ``keyword_score`` carry each list's own score where the
-    chunk appeared in it.
+    ``score`` is the calibrated score, 0..1 in every mode: hits scoring under
+    :data:`DEFAULT_MIN_SCORE` are more likely noise than answers. ``vector_score`` is the cosine
+    similarity and ``keyword_score`` the keyword evidence (BM25 over the query's ceiling), each where
+    the chunk was found by that search.
     """
 
     path: str
@@ -79,24 +129,21 @@ def search(
     pool = k if mode != "hybrid" else max(4 * k, 50)
     vector_scores: dict[int, float] = {}
     keyword_scores: dict[int, float] = {}
-    vector_ranked: list[int] = []
-    keyword_ranked: list[int] = []
     if mode in ("vector", "hybrid"):
         if backend is None:
             raise ConfigError("vector search needs an embedding backend")
-        for chunk_id, distance in store.nearest(embed_query(backend, text, store.dimension), pool, allowed):
-            vector_scores[chunk_id] = 1.0 - distance
-            vector_ranked.append(chunk_id)
+        query = embed_query(backend, text, store.dimension)
+        nearest = store.nearest(query, pool, allowed)
+        vector_scores = {chunk_id: 1.0 - distance for chunk_id, distance in nearest}
     if mode in ("keyword", "hybrid"):
-        for chunk_id, bm25 in store.keyword_matches(keyword_words(text), pool, allowed):
-            keyword_scores[chunk_id] = -bm25
-            keyword_ranked.append(chunk_id)
-    if mode == "vector":
-        ranked = [(chunk_id, vector_scores[chunk_id]) for chunk_id in vector_ranked]
-    elif mode == "keyword":
-        ranked = [(chunk_id, keyword_scores[chunk_id]) for chunk_id in keyword_ranked]
+        keyword_scores = keyword_evidence(store, text, pool, allowed)
+    if mode == "hybrid":
+        evidence = fuse(vector_scores, keyword_scores)
     else:
-        ranked = combine(vector_scores, keyword_scores, VECTOR_WEIGHT)
+        evidence = vector_scores if mode == "vector" else keyword_scores
+    # ranked by the evidence itself: the calibrated score of two strong hits can round to the same 1.0
+    calibrate = CALIBRATION[mode]
+    ranked = [(chunk_id, calibrate(value)) for chunk_id, value in sorted(evidence.items(), key=_best_first)]
     if min_score is not None:
         ranked = [(chunk_id, score) for chunk_id, score in ranked if score >= min_score]
     ranked = ranked[:k]
@@ -106,7 +153,7 @@ def search(
             path=chunks[chunk_id].path,
             start_line=chunks[chunk_id].start_line,
             end_line=chunks[chunk_id].end_line,
-            score=float(score),
+            score=score,
             heading=chunks[chunk_id].heading,
             text=chunks[chunk_id].text,
             root=chunks[chunk_id].root,
@@ -118,6 +165,13 @@ def search(
         for chunk_id, score in ranked
         if chunk_id in chunks
     ]
+
+
+def default_min_score(mode: str, model: str | None) -> float | None:
+    """The threshold `index query` applies unless told otherwise: :data:`DEFAULT_MIN_SCORE` where the
+    scores are calibrated (keyword mode always; the others for the model the calibration was fitted
+    for), none elsewhere, where a fixed threshold could drop good answers."""
+    return DEFAULT_MIN_SCORE if mode == "keyword" or model == CALIBRATED_MODEL else None
 
 
 def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):
@@ -134,24 +188,49 @@ def keyword_words(text: str) -> list[str]:
     return [word for word in words if word not in STOPWORDS] or words
 
 
-def combine(
-    vector_scores: dict[int, float], keyword_scores: dict[int, float], weight: float
-) -> list[tuple[int, float]]:
-    """Convex combination of each list's scores, normalised (see :func:`_normalise`): ``weight`` for
-    the vector list, the rest for BM25. A chunk missing from a list gets nothing from it."""
-    vector, keyword = _normalise(vector_scores), _normalise(keyword_scores)
-    scores = {
-        chunk_id: weight * vector.get(chunk_id, 0.0) + (1 - weight) * keyword.get(chunk_id, 0.0)
+def keyword_terms(text: str) -> list[str]:
+    """What the keyword search looks for: the words of :func:`keyword_words`, and in a short query
+    each run of two or three neighbouring words joined as an identifier would spell them (``read to
+    string`` also finds ``read_to_string``, ``buf reader`` finds ``BufReader``) and each camelCase
+    word in snake_case (``MaxRetries`` finds ``max_retries``), so a name is found with or without
+    its separators. A joined form that no chunk holds costs a lookup: in a long question they
+    tripled the keyword search's time on SciFact, for nothing."""
+    words = [word.lower() for word in _WORD.findall(text)]
+    if len(words) > MAX_JOINED_WORDS:
+        return keyword_words(text)
+    runs = [words[start : start + size] for size in (2, 3) for start in range(len(words) - size + 1)]
+    joined = [form for run in runs for form in ("_".join(run), "".join(run))]
+    snake = [_CAMEL_HUMP.sub("_", word).lower() for word in _WORD.findall(text) if _CAMEL_HUMP.search(word)]
+    return list(dict.fromkeys([*keyword_words(text), *joined, *snake]))
+
+
+def keyword_evidence(store: IndexStore, text: str, k: int, allowed: object = None) -> dict[int, float]:
+    """The ``k`` best keyword matches of ``text``, as BM25 over the query's ceiling (higher is better)."""
+    matches = store.keyword_matches(keyword_terms(text), k, allowed)
+    if not matches:
+        return {}
+    ceiling = keyword_ceiling(len(keyword_words(text)), store.counts()["chunks"])
+    return {chunk_id: -bm25 / ceiling for chunk_id, bm25 in matches}
+
+
+def keyword_ceiling(words: int, chunks: int) -> float:
+    """What BM25 gives, about, to a chunk of average length holding each of ``words`` query words
+    once, when each is found in no other chunk of the ``chunks``: the words times the largest
+    inverse document frequency the index allows. Dividing by it makes keyword scores comparable
+    across queries and indexes: a rare name matched exactly scores near 1, common words little."""
+    return max(words, 1) * math.log((chunks + 0.5) / 0.5)
+
+
+def fuse(vector_scores: dict[int, float], keyword_scores: dict[int, float]) -> dict[int, float]:
+    """Hybrid evidence of every chunk found by either search. A chunk the vector search did not
+    return is given the cosine of the last one it did: it is no nearer than that, and often near it."""
+    floor = min(vector_scores.values(), default=0.0)
+    return {
+        chunk_id: VECTOR_WEIGHT * vector_scores.get(chunk_id, floor)
+        + (1 - VECTOR_WEIGHT) * keyword_scores.get(chunk_id, 0.0)
         for chunk_id in vector_scores.keys() | keyword_scores.keys()
     }
-    return sorted(scores.items(), key=lambda item: (-item[1], item[0]))
 
 
-def _normalise(scores: dict[int, float]) -> dict[int, float]:
-    """Min-max over the list, so the best of each list scores 1 and the worst 0."""
-    if not scores:
-        return {}
-    low, high = min(scores.values()), max(scores.values())
-    return {
-        chunk_id: (score - low) / (high - low) if high > low else 1.0 for chunk_id, score in scores.items()
-    }
+def _best_first(item: tuple[int, float]) -> tuple[float, int]:
+    return (-item[1], item[0])

@@ -39,7 +39,7 @@ def test_build_prints_one_summary_line_and_warns_about_unreadable_files(tmp_path
     assert "0 failed; 2 skipped: 1 .png, 1 empty; 0 ignored;" in summary[0]
     assert result.stderr.strip() == "warning: misc/empty.md: skipped, empty file"  # latin1-notes.txt is read
     again = CliRunner().invoke(main, ["build", str(folder), "--db", str(tmp_path / "i.db"), "--json"])
-    report = json.loads(again.stdout)
+    report = json.loads(again.stdout.splitlines()[-1])
     assert report["files_skipped"] == 2 and report["skipped_by_kind"] == {".png": 1, "empty": 1}
     assert [(skipped["path"], skipped["kind"]) for skipped in report["skipped"]] == [
         ("misc/logo.png", ".png"),
@@ -59,6 +59,15 @@ def test_query_json_has_the_documented_fields(sample_index):
         assert 1 <= hit["start_line"] <= hit["end_line"]
     assert hits[0]["path"] == "bicycle-repair/fixing-a-flat-tyre.md"
     assert hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"]
+
+
+def test_an_off_topic_question_gets_no_results_unless_every_hit_is_asked_for(sample_index):
+    question = ["query", "who won the 1998 football world cup", "--db", str(sample_index)]
+    result = CliRunner().invoke(main, question)
+    assert result.exit_code == 1, result.output  # nothing found, as grep says it
+    assert (result.stdout, result.stderr.strip()) == ("", "no results")
+    every = CliRunner().invoke(main, [*question, "--min-score", "0", "--json"])
+    assert len(json.loads(every.stdout)) == 5
 
 
 def test_query_text_output_cites_path_lines_and_heading(sample_index):
@@ -96,7 +105,9 @@ def test_empty_index_gives_an_empty_result(tmp_path):
         runner.invoke(main, ["build", str(tmp_path / "empty"), "--db", str(tmp_path / "i.db")]).exit_code == 0
     )
     result = runner.invoke(main, ["query", "anything", "--db", str(tmp_path / "i.db"), "--json"])
-    assert result.exit_code == 0 and json.loads(result.stdout) == []
+    assert result.exit_code == 1 and json.loads(result.stdout) == []  # nothing found: 1, as grep
+    result = runner.invoke(main, ["query", "anything", "--db", str(tmp_path / "i.db")])
+    assert (result.exit_code, result.stdout, result.stderr) == (1, "", "no results\n")
 
 
 def test_bad_options_exit_2(tmp_path):
@@ -150,8 +161,10 @@ def test_build_and_query_from_a_plain_shell(tmp_path):
 
 
 def test_help_documents_exit_codes():
-    result = CliRunner().invoke(main, ["build", "--help"])
-    assert "Exit codes:" in result.stdout and "3  index locked" in result.stdout
+    result = CliRunner().invoke(main, ["build", "-h"])
+    assert "Exit codes:" in result.stdout and "3  the index is locked by another build" in result.stdout
+    status = CliRunner().invoke(main, ["status", "--help"]).stdout
+    assert "0  success" in status and "3  " not in status and "1  " not in status  # codes it cannot return
 
 
 def test_terminal_output_highlights_matched_words_unless_no_color(monkeypatch):
@@ -183,12 +196,13 @@ def test_a_secret_never_reaches_the_index_its_journal_or_any_output(tmp_path):
         run("build", str(repo), "--json"),
         run("build", str(repo)),
         run("build", str(repo), "--no-ignore", "--rebuild"),  # .env is no longer ignored: still a secret
-        run("query", "database password", "--json", "-k", "20"),
-        run("query", "DATABASE_PASSWORD private key", "-k", "20", "--mode", "keyword"),
+        run("query", "database password", "--json", "-k", "20", "--min-score", "0"),
+        run("query", "database password", "-k", "20", "--mode", "keyword", "--min-score", "0"),
         run("status", "--json"),
     ]
     assert "warning: .env: skipped, its name says it holds credentials" in outputs[2].stderr
-    assert json.loads(outputs[0].stdout)["skipped_by_kind"]["secret"] == 2
+    summary = json.loads(outputs[0].stdout.splitlines()[-1])  # JSON lines: the warnings, then the summary
+    assert summary["skipped_by_kind"]["secret"] == 2
     for output in outputs:
         assert FAKE_KEY not in output.stdout and FAKE_KEY not in output.stderr
     index_files = list(db.parent.iterdir())
@@ -208,7 +222,7 @@ def test_chunk_tokens_are_remembered_and_another_value_is_refused(tmp_path):
     assert first.exit_code == 0, first.output
     plain = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--json"])
     assert plain.exit_code == 0, plain.output
-    assert json.loads(plain.stdout)["chunks_embedded"] == 0
+    assert json.loads(plain.stdout.splitlines()[-1])["chunks_embedded"] == 0
     other = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--chunk-tokens", "128"])
     assert other.exit_code == 2
     assert "chunking.max_tokens: 64 -> 128" in other.stderr and "--rebuild" in other.stderr

@@ -82,6 +82,11 @@ def build(index_path: Path, folder: Path, backend: Any, **options: Any) -> tuple
     return report, warnings
 
 
+def json_lines(text: str) -> list[dict[str, Any]]:
+    """The JSON objects of a --json command's output, one per line."""
+    return [json.loads(line) for line in text.splitlines()]
+
+
 def edit_every_file(folder: Path) -> None:
     for path in sorted(folder.iterdir()):
         path.write_text(path.read_text() + "\nA line added to every guide to change its last chunk.\n")
@@ -219,12 +224,11 @@ def test_cli_wrong_api_key_stops_the_build_with_exit_4_and_never_shows_the_key(b
     with OpenAIServer(api_key=SECRET) as server:
         backend = [*OPENAI_SMALL, "--base-url", server.base_url, "--api-key", wrong]
         result = cli("build", str(bikes), *backend, "--db", str(index_path), "--json")
-    assert result.exit_code == 4
-    report = json.loads(result.stdout)
+    assert result.exit_code == 4 and result.stderr == ""  # --json: every line on stdout
+    *errors, report = json_lines(result.stdout)
     assert len(server.requests) == report["requests"] == report["batches"] <= 4  # those in flight, no retry
     assert report["files_added"] == 0 and "credentials refused (HTTP 401" in report["stopped"]
-    errors = result.stderr.splitlines()
-    assert errors[0].startswith("error: ") and "credentials refused (HTTP 401" in errors[0]
+    assert errors[0]["level"] == "error" and "credentials refused (HTTP 401" in errors[0]["message"]
     assert wrong not in result.output and SECRET not in result.output
     assert wrong.encode() not in index_bytes(index_path)
 
@@ -246,15 +250,12 @@ def test_cli_a_batch_the_server_refuses_fails_its_files_with_exit_1(bikes, index
     # one batch in flight at a time, so the first request the server sees (and refuses) is batch 1
     options = ["--batch-size", "8", "--concurrency", "1", "--db", str(index_path), "--json"]
     result = cli("build", str(bikes), *backend, *options)
-    assert result.exit_code == 1
-    report = json.loads(result.stdout)
+    assert result.exit_code == 1 and result.stderr == ""
+    *errors, report = json_lines(result.stdout)
     assert len(ollama_server.requests) == report["requests"] == report["batches"] > 1  # no retry
-    errors = [
-        re.fullmatch(r"error: ([\w-]+\.md): batch 1 refused: ollama backend at .*HTTP 400.*", line)
-        for line in result.stderr.splitlines()
-    ]
-    assert errors and all(errors)
-    failed = [error.group(1) for error in errors]
+    assert errors and all(error["level"] == "error" for error in errors)
+    assert all(re.fullmatch(r"batch 1 refused: ollama backend at .*HTTP 400.*", e["message"]) for e in errors)
+    failed = [error["path"] for error in errors]
     assert failed == sorted(path.name for path in bikes.iterdir())[: len(failed)]  # the first batch's files
     assert report["files_added"] == 6 - len(failed) > 0
 

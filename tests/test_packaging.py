@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import subprocess
 import sys
 import zipfile
@@ -19,7 +20,7 @@ def test_wheel_ships_migrations_and_tokenizer_and_works_outside_the_checkout(tmp
         text=True,
     )
     assert built.returncode == 0, built.stderr
-    wheel = next((tmp_path / "wheels").glob("indexer-*.whl"))
+    wheel = next((tmp_path / "wheels").glob("indexer_search-*.whl"))
     names = set(zipfile.ZipFile(wheel).namelist())
     assert "indexer/migrations/sqlite/0001_initial.sql" in names
     assert "indexer/migrations/postgres/0001_initial.sql" in names
@@ -44,3 +45,16 @@ def test_wheel_ships_migrations_and_tokenizer_and_works_outside_the_checkout(tmp
     folder, migrations = opened.stdout.splitlines()
     assert Path(folder).is_relative_to(target)
     assert migrations == str([migration.name for migration in all_migrations("sqlite")])
+
+
+def test_the_distribution_installs_under_its_own_name_and_imports_without_posix_only_modules():
+    """The name on PyPI is indexer-search ("indexer" is another, older project); the package must
+    import on Windows, where neither fcntl nor resource exists."""
+    assert importlib.metadata.version("indexer-search")
+    script = (
+        "import sys; sys.modules['fcntl'] = None; sys.modules['resource'] = None\n"
+        "import indexer, indexer.cli, indexer.store.sqlite, indexer.store.locks, indexer.pipeline.build\n"
+        "print('imported')"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == "imported", result.stderr

@@ -311,3 +311,20 @@ def test_a_settings_mismatch_names_backend_and_model_first_and_counts_the_rest()
         "embedding.backend: 'a' -> 'b', embedding.model: 'm1' -> 'm2', "
         "chunking.max_tokens: 1 -> 2, chunking.overlap: 1 -> 2 (+2 more)"
     )
+
+
+def test_a_new_chunker_recuts_every_file_without_a_rebuild_and_keeps_unchanged_vectors(
+    index_path, docs, monkeypatch
+):
+    from indexer import chunking
+
+    monkeypatch.setattr(chunking, "CHUNKER_VERSION", chunking.CHUNKER_VERSION - 1)
+    build(index_path, docs, HashBackend())
+    monkeypatch.setattr(chunking, "CHUNKER_VERSION", chunking.CHUNKER_VERSION + 1)
+    backend = HashBackend()
+    report = build(index_path, docs, backend)  # no --rebuild: only the chunker changed
+    assert report.exit_code == 0 and report.files_changed == 3
+    assert report.chunks_embedded == 0 and backend.calls == 0  # the same texts keep their vectors
+    with Index.open(index_path) as index:
+        assert f'"version": {chunking.CHUNKER_VERSION}' in index.store.get_meta("fingerprint")
+    assert build(index_path, docs, HashBackend()).files_unchanged == 3  # and then the rerun is cheap

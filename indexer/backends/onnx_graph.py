@@ -23,6 +23,7 @@ not have exactly the expected shape is left as it is. The field numbers are ONNX
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import struct
 from dataclasses import dataclass
@@ -431,23 +432,39 @@ def with_int8_matmuls(model: bytes) -> tuple[bytes, int]:
     tensors = {tensor.name: tensor for tensor in initializers(graph)}
     if any(tensor.data is None for tensor in tensors.values()):
         return model, 0
+    plan = plan_int8_products(graph, tensors, default_opset(model_fields))
+    if not plan.replaced:
+        return model, 0
+    return with_graph(model_fields, rewritten_graph(graph, plan), MICROSOFT), plan.changed
+
+
+@dataclass
+class Int8Plan:
+    """What :func:`with_int8_matmuls` changes in a graph: nodes replaced (by position), tensors added
+    and dropped, value infos of dropped outputs, and how many products became int8."""
+
+    replaced: dict[int, list[bytes]] = dataclasses.field(default_factory=dict)
+    new_tensors: list[bytes] = dataclasses.field(default_factory=list)
+    dropped_tensors: set[str] = dataclasses.field(default_factory=set)
+    dropped_outputs: set[str] = dataclasses.field(default_factory=set)
+    changed: int = 0
+
+
+def plan_int8_products(graph: list[Field], tensors: dict[str, Tensor], opset: int) -> Int8Plan:
+    """Find each ``MatMul`` by a constant weight and plan its int8 replacement (see
+    :func:`with_int8_matmuls`); each activation is quantized once for all the products reading it."""
     nodes = [
-        (position, Node.parse(field.payload))
-        for position, field in enumerate(graph)
-        if field.number == GRAPH_NODE
+        (position, Node.parse(each.payload))
+        for position, each in enumerate(graph)
+        if each.number == GRAPH_NODE
     ]
     produced_by = {output: (position, node) for position, node in nodes for output in node.outputs}
     readers: dict[str, int] = {}
     for _, node in nodes:
         for name in node.inputs:
             readers[name] = readers.get(name, 0) + 1
-    opset = default_opset(model_fields)
-    replaced: dict[int, list[bytes]] = {}  # a node's position -> the nodes that take its place
-    new_tensors: list[bytes] = []
-    dropped_tensors: set[str] = set()
-    dropped_outputs: set[str] = set()
+    plan = Int8Plan()
     quantized: dict[str, tuple[str, str]] = {}  # activation -> its uint8 rows and their scales
-    changed = 0
     for position, node in nodes:
         if node.op_type != "MatMul" or len(node.inputs) != 2 or len(node.outputs) != 1:
             continue
@@ -459,9 +476,9 @@ def with_int8_matmuls(model: bytes) -> tuple[bytes, int]:
         if activation not in quantized:
             chain, quantized[activation] = quantize_rows(activation, len(quantized), opset)
         rows, row_scales = quantized[activation]
-        name = f"indexer_int8_w{changed}"
-        changed += 1
-        new_tensors += [
+        name = f"indexer_int8_w{plan.changed}"
+        plan.changed += 1
+        plan.new_tensors += [
             tensor_proto(f"{name}_values", weight.values),
             tensor_proto(f"{name}_scales", weight.scales),
         ]
@@ -472,27 +489,31 @@ def with_int8_matmuls(model: bytes) -> tuple[bytes, int]:
             f"{name}_matmul",
             MICROSOFT,
         )
-        replaced[position] = [*chain, product]
+        plan.replaced[position] = [*chain, product]
         for widening in weight.nodes:
-            replaced[produced_by[widening.outputs[0]][0]] = []
-            dropped_outputs.update(widening.outputs)
-        dropped_tensors.update(name for name in weight.tensors if readers.get(name) == 1)
-    if not replaced:
-        return model, 0
-    constants = [*INT8_CONSTANTS.items(), *([LAST_AXIS] if opset >= 18 else [])]
-    new_tensors += [tensor_proto(name, values) for name, values in constants]
+            plan.replaced[produced_by[widening.outputs[0]][0]] = []
+            plan.dropped_outputs.update(widening.outputs)
+        plan.dropped_tensors.update(name for name in weight.tensors if readers.get(name) == 1)
+    if plan.replaced:
+        constants = [*INT8_CONSTANTS.items(), *([LAST_AXIS] if opset >= 18 else [])]
+        plan.new_tensors += [tensor_proto(name, values) for name, values in constants]
+    return plan
+
+
+def rewritten_graph(graph: list[Field], plan: Int8Plan) -> bytes:
+    """The GraphProto's bytes with the plan's nodes, tensors and value infos in place of the old."""
     new_graph = bytearray()
-    for position, field in enumerate(graph):
-        if position in replaced:
-            new_graph += b"".join(encode_field(GRAPH_NODE, each) for each in replaced[position])
-        elif field.number == GRAPH_INITIALIZER and Tensor.parse(field.payload).name in dropped_tensors:
+    for position, each in enumerate(graph):
+        if position in plan.replaced:
+            new_graph += b"".join(encode_field(GRAPH_NODE, node) for node in plan.replaced[position])
+        elif each.number == GRAPH_INITIALIZER and Tensor.parse(each.payload).name in plan.dropped_tensors:
             continue
-        elif field.number == GRAPH_VALUE_INFO and value_info_name(field.payload) in dropped_outputs:
+        elif each.number == GRAPH_VALUE_INFO and value_info_name(each.payload) in plan.dropped_outputs:
             continue
         else:
-            new_graph += field.raw
-    new_graph += b"".join(encode_field(GRAPH_INITIALIZER, each) for each in new_tensors)
-    return with_graph(model_fields, bytes(new_graph), MICROSOFT), changed
+            new_graph += each.raw
+    new_graph += b"".join(encode_field(GRAPH_INITIALIZER, each) for each in plan.new_tensors)
+    return bytes(new_graph)
 
 
 def int8_weight(

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import socket
-import sys
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
@@ -33,7 +32,7 @@ from indexer.pipeline.dimensions import Dimensions
 from indexer.pipeline.embed_queue import Batch, EmbedQueue
 from indexer.pipeline.options import BuildOptions
 from indexer.pipeline.planner import PendingFile, Planner, StageClock
-from indexer.pipeline.report import BuildReport
+from indexer.pipeline.report import BuildReport, Notice
 from indexer.pipeline.writer import GroupWriter
 from indexer.store.contract import IndexStore
 from indexer.store.records import BuildCounts, FileState
@@ -74,6 +73,7 @@ class Build:
         self.warnings: list[str] = []
         self.planner = Planner(store, backend, chunk_settings, self._warn, self.clock, reread)
         self.stopped: str | None = None
+        self.files = (0, 0)  # read, found: for progress
         self.dimensions = Dimensions(store.dimension)
         self.usage_before = backend.usage()
 
@@ -81,8 +81,9 @@ class Build:
 
     def run(self) -> BuildReport:
         started = time.perf_counter()
+        self.started_at = time.time()
         build_id = self.store.start_build(
-            self.root_key, self.backend.model_name, os.getpid(), socket.gethostname(), time.time()
+            self.root_key, self.backend.model_name, os.getpid(), socket.gethostname(), self.started_at
         )
         concurrency = max(1, self.options.concurrency or self.backend.default_concurrency)
         write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="write")
@@ -99,12 +100,20 @@ class Build:
             self.dimensions,
         )
         try:
-            with write_pool, embed_pool:  # on exit, the embedding threads end first, then the last write
+            try:
                 seen, unlistable, states = self._plan_and_embed()
                 self._drain()
+            finally:  # the embedding threads end first (batches not started are dropped), then the writes
+                embed_pool.shutdown(wait=True, cancel_futures=True)
+                write_pool.shutdown(wait=True)
+                if self.options.progress is not None:
+                    self.options.progress.finish()
             self._remove_deleted(build_id, seen, unlistable, states)
         except BaseException as error:
-            self._finish(build_id, "error", str(error) or type(error).__name__, failing=True)
+            # Ctrl-C, or SIGTERM as `kill`, `timeout` and `systemctl stop` send it (the CLI raises
+            # KeyboardInterrupt for it): the build was interrupted, and what it committed stays
+            outcome = "interrupted" if isinstance(error, KeyboardInterrupt) else "error"
+            self._finish(build_id, outcome, str(error) or type(error).__name__, failing=True)
             raise
         report = self._report(time.perf_counter() - started, len(seen))
         outcome = "stopped" if self.stopped else ("ok" if report.ok else "partial")
@@ -122,30 +131,30 @@ class Build:
                 "nothing is removed (is it unmounted, or emptied?); build with allow_empty "
                 "(--allow-empty) to remove them"
             )
-        bar = self._progress_bar(len(found.files))
-        for source in found.files:
+        self.files = (0, len(found.files))
+        if self.options.progress is not None:
+            self.options.progress.start("indexing", "chunks embedded")
+        for number, source in enumerate(found.files, 1):
             self._plan_file(source, states.get(source.path))
             if self.writer.waiting or self.queue.in_flight:  # not for an unchanged file: most of a rerun
                 self._send_batches()
                 self._take_finished(block=False)
                 self.writer.write_ready(self.stopped)
-            if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
+            self.files = (number, len(found.files))
+            self._show_progress()
         return {source.path for source in found.files}, found.unlistable, states
 
     def _note_left_out(self, found: corpus.WalkResult) -> None:
         """Keep what the walk left out for the report (the index's own files aside), with a warning
         for each file that is not just of a type no reader takes."""
         for path, reason in found.problems:
-            self._warn(f"{path}: {reason}")
+            self._warn(Notice(reason, path))
         own = self._own_paths()
         self.skipped = [skipped for skipped in found.skipped if skipped.path not in own]
         self.ignored = found.ignored
         for skipped in self.skipped:
             if skipped.kind in self.WARNED:
-                self._warn(f"{skipped.path}: skipped, {skipped.reason}")
+                self._warn(Notice(f"skipped, {skipped.reason}", skipped.path))
 
     def _own_paths(self) -> set[str]:
         """The index's own files (its database, journal, lock) that lie under the root, as walked."""
@@ -168,7 +177,7 @@ class Build:
         try:
             pending = self.planner.plan(source, state)
         except corpus.UnreadableFile as error:
-            self._warn(f"{source.path}: skipped, {error}")
+            self._warn(Notice(f"skipped, {error}", source.path))
             self._left_out(source.path, error.status, str(error))
             return
         except OSError as error:
@@ -214,6 +223,7 @@ class Build:
     def _take_finished(self, block: bool) -> None:
         for batch, future in self.queue.finished(block):
             self._finish_batch(batch, future)
+            self._show_progress()
 
     def _finish_batch(self, batch: Batch, future: Future) -> None:
         """Check a batch's answer: keep its vectors, or fail its texts (their files keep their old
@@ -289,16 +299,21 @@ class Build:
 
     # -- reporting --------------------------------------------------------------------------------
 
-    def _warn(self, message: str) -> None:
-        self.warnings.append(message)
-        self.options.warn(message)
+    def _warn(self, notice: str) -> None:
+        """Keep a warning for the report and pass it on (a :class:`Notice`, or a plain line)."""
+        self.warnings.append(notice if isinstance(notice, Notice) else Notice(notice))
+        self.options.warn(self.warnings[-1])
 
-    def _progress_bar(self, total: int):
-        if not self.options.progress:
-            return None
-        from tqdm import tqdm
-
-        return tqdm(total=total, unit="file", file=sys.stderr, leave=False, desc="indexing")
+    def _show_progress(self) -> None:
+        """Chunks embedded of those to embed (estimated from the files read so far), files read."""
+        progress = self.options.progress
+        if progress is None:
+            return
+        read, total_files = self.files
+        wanted = self.queue.texts_wanted
+        estimate = wanted + (wanted * (total_files - read) // read if read else 0)
+        detail = f"{read:,} of {total_files:,} files read"
+        progress.update(self.queue.texts_embedded, estimate or None, detail)
 
     def _counts(self) -> BuildCounts:
         """What is committed, with the files that failed and what the backend spent."""
@@ -342,4 +357,6 @@ class Build:
             warnings=self.warnings,
             stage_seconds=dict(self.clock.seconds),
             stopped=self.stopped,
+            started_at=self.started_at,
+            finished_at=time.time(),
         )

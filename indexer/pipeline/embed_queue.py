@@ -46,6 +46,8 @@ class EmbedQueue:
         self.batch_size = batch_size
         self.concurrency = concurrency
         self.batches_sent = 0
+        self.texts_wanted = 0  # texts queued by this build, for progress
+        self.texts_embedded = 0
         self._vectors: dict[str, bytes] = {}  # text hash -> float32 blob
         self._fresh: set[str] = set()  # embedded by this build, not yet claimed by a written file
         self._failed: dict[str, str] = {}  # text hash -> why its batch failed
@@ -69,6 +71,7 @@ class EmbedQueue:
             if text_hash not in self._vectors and not self._pending(text_hash):
                 self._failed.pop(text_hash, None)
                 self._waiting[text_hash] = text
+                self.texts_wanted += 1
 
     def vector(self, text_hash: str) -> bytes | None:
         return self._vectors.get(text_hash)
@@ -131,6 +134,7 @@ class EmbedQueue:
         for text_hash, vector in zip(batch.hashes, vectors, strict=True):
             self._vectors[text_hash] = vector
             self._fresh.add(text_hash)
+        self.texts_embedded += len(batch.hashes)
 
     def refuse(self, hashes: Iterable[str], reason: str) -> None:
         """Mark texts as failed: the files holding them keep their previous version."""

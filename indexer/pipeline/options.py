@@ -8,7 +8,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 from indexer.errors import ConfigError
+from indexer.progress import Progress
 
+#: Called with each warning: a :class:`indexer.pipeline.report.Notice`, which is a ``str``.
 Warn = Callable[[str], None]
 #: The smallest chunk size limit accepted: below it a heading alone fills a chunk.
 MIN_CHUNK_TOKENS = 16
@@ -74,7 +76,9 @@ class BuildOptions:
         metadata={"help": "Let a folder that has no files at all remove its files from the index."},
     )
     wait: float = field(default=0.0, metadata={"help": "Seconds to wait for another build to finish."})
-    progress: bool = field(default=False, metadata={"help": "Show a progress bar on stderr."})
+    progress: Progress | None = field(
+        default=None, compare=False, metadata={"help": "Where to show how far the build is (None: nowhere)."}
+    )
     warn: Warn = field(default=print_warning, compare=False, metadata={"help": "Called with each warning."})
 
     def __post_init__(self) -> None:

@@ -13,6 +13,7 @@ from indexer import corpus, formats
 from indexer.backends.base import EmbeddingBackend
 from indexer.chunking import Chunk, ChunkSettings, chunk_document, split_chunk
 from indexer.pipeline.options import Warn
+from indexer.pipeline.report import Notice
 from indexer.store.contract import IndexStore
 from indexer.store.records import FileState
 
@@ -131,7 +132,7 @@ class Planner:
 
     def _skip(self, pending: PendingFile, status: str, reason: str) -> None:
         pending.status, pending.skip_reason = status, reason
-        self.warn(f"{pending.source.path}: skipped, {reason}")
+        self.warn(Notice(f"skipped, {reason}", pending.source.path))
 
     def recut(self, pending: PendingFile, position: int, reason: str) -> bool:
         """Cut a chunk the backend refused as too long in two (by lines, else words); False when it
@@ -144,10 +145,10 @@ class Planner:
                 f"for the backend and cannot be cut smaller: {reason}"
             )
             return False
-        self.warn(
-            f"{pending.source.path}:{chunk.start_line}-{chunk.end_line}: too long for the backend, "
-            f"cut into {len(pieces)} smaller chunks"
-        )
+        lines = f"{chunk.start_line}-{chunk.end_line}"
+        what = f"too long for the backend, cut into {len(pieces)} smaller chunks"
+        path = pending.source.path
+        self.warn(Notice(f"lines {lines} {what}", path, line=f"{path}:{lines}: {what}"))
         pending.set_chunks(pieces, self.backend.document_prefix, position, replaced=1)
         return True
 

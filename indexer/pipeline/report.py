@@ -9,6 +9,21 @@ from indexer.corpus import SkippedFile
 from indexer.errors import BackendUnreachableError
 
 
+class Notice(str):
+    """A build's warning as one line (``guide.md: skipped, empty file``), with the file it concerns
+    in ``path`` (None when it concerns no one file) and its text without the path in ``message``, for
+    logs that keep them apart (``--json``)."""
+
+    path: str | None
+    message: str
+
+    def __new__(cls, message: str, path: str | None = None, line: str | None = None) -> Notice:
+        """``line`` is the one-line text when it is not ``path: message``."""
+        notice = super().__new__(cls, line or (f"{path}: {message}" if path else message))
+        notice.path, notice.message = path, message
+        return notice
+
+
 @dataclass(frozen=True)
 class FileFailure:
     path: str
@@ -43,6 +58,8 @@ class BuildReport:
     warnings: list[str] = field(default_factory=list)
     stage_seconds: dict[str, float] = field(default_factory=dict)
     stopped: str | None = None  # why the build stopped early (backend unreachable), if it did
+    started_at: float = 0.0  # seconds since the epoch
+    finished_at: float = 0.0
     files_ignored: int = 0
     skipped: list[SkippedFile] = field(default_factory=list)
 

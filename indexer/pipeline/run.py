@@ -86,8 +86,9 @@ class Recipe:
 
 def walk_rules(store: IndexStore, root_key: str, options: BuildOptions) -> tuple[WalkRules, list[str]]:
     """The walk rules of this build: those ``options`` give, the root's recorded ones for the rest
-    (the defaults for a root without a record); and the given ones that differ from the record."""
-    recorded = store.get_json(walk_rules_key(root_key))
+    (the defaults for a root without a record); and the given ones that differ from the record. A
+    root the index holds no file of (never built, or removed) starts afresh: its record is not used."""
+    recorded = store.get_json(walk_rules_key(root_key)) if root_key in store.roots() else None
     base = WalkRules.from_record(recorded or {})
     given = {name: getattr(options, name) for name in WALK_SETTINGS if getattr(options, name) is not None}
     rules = dataclasses.replace(base, **given)

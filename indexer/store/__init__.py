@@ -28,7 +28,7 @@ def open_store(location: str | os.PathLike[str], writable: bool = False, create:
         except ImportError as error:
             raise ConfigError(
                 f"an index on PostgreSQL needs the postgres extra ({error.name} is missing): "
-                "pip install 'indexer[postgres]'"
+                "pip install 'indexer-search[postgres]'"
             ) from error
         return PostgresStore.open(str(location), writable=writable, create=create)
     from indexer.store.sqlite import SQLiteStore

@@ -70,6 +70,8 @@ TEXT_SEARCH_CONFIG = "english"
 ENGINE = "postgres"
 #: Tables of an index: a schema that has one of them but no migration record is not ours.
 _OUR_TABLES = ("meta", "files", "chunks", "builds")
+#: BM25's term-frequency saturation, as FTS5's bm25() uses it.
+BM25_K1 = 1.2
 
 
 def printable_url(url: str) -> str:
@@ -355,23 +357,8 @@ class PostgresStore(MetaValues):
                     (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status, new.encoding),
                 ).fetchone()[0]
                 connection.execute("DELETE FROM chunks WHERE file_id = %s", (file_id,))
-                for seq, (chunk, text_hash, vector) in enumerate(
-                    zip(new.chunks, new.text_hashes, new.vectors, strict=True)
-                ):
-                    embedding = np.frombuffer(vector, dtype=np.float32)
-                    rows.append(
-                        (
-                            file_id,
-                            seq,
-                            chunk.start_line,
-                            chunk.end_line,
-                            chunk.heading,
-                            chunk.text,
-                            text_hash,
-                            embedding,
-                            chunk.locator,
-                        )
-                    )
+                for row, vector in new.chunk_rows(file_id):  # COPY takes the vector before the locator
+                    rows.append((*row[:-1], np.frombuffer(vector, dtype=np.float32), row[-1]))
             if rows:
                 self.copy_chunks(connection, rows)
 
@@ -454,19 +441,29 @@ class PostgresStore(MetaValues):
         self, words: Sequence[str], k: int, allowed: ChunkFilter | None = None
     ) -> list[tuple[int, float]]:
         """The ``k`` chunks that match any of ``words`` best, as (chunk id, score) where lower is
-        better like SQLite's BM25: the negated ``ts_rank_cd`` (cover density) of the match."""
+        better, as SQLite's BM25: the negated BM25 of the match, with each word's inverse document
+        frequency counted through the GIN index and its frequency in the chunk from ``ts_rank_cd``
+        (about a tenth per occurrence). Unlike FTS5, chunk length is not taken into account. A word with
+        several parts (``add_library``) is looked for as a phrase."""
         if k <= 0 or not words:
             return []
         where, params = filter_sql(allowed)
         sql = (
-            "SELECT c.id, -ts_rank_cd(c.search_text, q.query) AS score "
-            "FROM chunks c JOIN files f ON f.id = c.file_id, "
-            f"to_tsquery('{TEXT_SEARCH_CONFIG}', %s) AS q(query) "
-            f"WHERE c.search_text @@ q.query AND {where} ORDER BY score, c.id LIMIT %s"
+            f"WITH term AS (SELECT phraseto_tsquery('{TEXT_SEARCH_CONFIG}', word) AS query "
+            "  FROM unnest(%s::text[]) AS word"
+            "), weighted AS ("
+            "  SELECT query, greatest(ln((total - found.df + 0.5) / (found.df + 0.5)), 1e-6) AS idf"
+            "  FROM term, (SELECT count(*) AS total FROM chunks) AS everything,"
+            "  LATERAL (SELECT count(*) AS df FROM chunks WHERE search_text @@ term.query) AS found"
+            "  WHERE numnode(query) > 0"
+            ") "
+            "SELECT c.id, -sum(w.idf * r.tf * %s / (r.tf + %s)) AS score "
+            "FROM weighted w JOIN chunks c ON c.search_text @@ w.query JOIN files f ON f.id = c.file_id "
+            "CROSS JOIN LATERAL (SELECT 10 * ts_rank_cd(c.search_text, w.query) AS tf) AS r "
+            f"WHERE {where} GROUP BY c.id ORDER BY score, c.id LIMIT %s"
         )
-        # words are \w+ runs: none of to_tsquery's operator characters can be inside one
-        query = " | ".join(words)
-        return [(row[0], float(row[1])) for row in self._rows(sql, (query, *params, k))]
+        found = self._rows(sql, (list(words), BM25_K1 + 1, BM25_K1, *params, k))
+        return [(row[0], float(row[1])) for row in found]
 
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]:
         columns = records.STORED_CHUNK_COLUMNS
@@ -499,6 +496,28 @@ class PostgresStore(MetaValues):
     def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
         sql = f"SELECT {', '.join(records.BUILD_FIELDS)} FROM builds ORDER BY id DESC LIMIT %s"
         return records.build_records(self._rows(sql, (limit,)))
+
+    def root_counts(self) -> list[dict[str, object]]:
+        return records.root_counts(self._rows(records.ROOT_COUNTS_SQL))
+
+    def remove_root(self, root: str) -> int:
+        """Drop a root's files with their chunks (inside a transaction); how many indexed files it held."""
+        rows = self._rows("DELETE FROM files WHERE root = %s RETURNING status", (root,))
+        return sum(status == "indexed" for (status,) in rows)
+
+    def writer_active(self, root: str) -> bool:
+        """Whether a build holds the writer lock of ``root`` now."""
+        return PostgresWriterLock(self, root).held_elsewhere()
+
+    def size_bytes(self) -> int:
+        """The index's tables with their indexes and TOAST data, in its schema."""
+        tables = ["meta", "files", "chunks", "builds", migrations.RECORD_TABLE]
+        rows = self._rows(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
+            "WHERE c.relname = ANY(%s) AND c.relnamespace = to_regnamespace(%s) AND c.relkind = 'r'",
+            (tables, self.schema),
+        )
+        return int(rows[0][0])
 
     def roots(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT DISTINCT root FROM files ORDER BY root")]
@@ -597,8 +616,13 @@ class PostgresWriterLock:
         self._connection = connection
         self.store._locked_roots.add(self.root)
 
-    def _holder(self, connection: psycopg.Connection) -> str:
-        """Who holds this lock, from the holder's ``application_name`` (pg_locks splits the key)."""
+    def held_elsewhere(self) -> bool:
+        """Whether some session holds this lock now."""
+        with self.store._connection() as connection:
+            return bool(self._holders(connection))
+
+    def _holders(self, connection: psycopg.Connection) -> list[str]:
+        """The ``application_name`` of the sessions holding this lock (pg_locks splits the key)."""
         unsigned = self.key & 0xFFFF_FFFF_FFFF_FFFF
         rows = connection.execute(
             "SELECT a.application_name FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid "
@@ -606,8 +630,12 @@ class PostgresWriterLock:
             "AND l.classid = %s::bigint::oid AND l.objid = %s::bigint::oid",
             (unsigned >> 32, unsigned & 0xFFFF_FFFF),
         ).fetchall()
-        name = rows[0][0] if rows else ""
-        return name.removeprefix("indexer build ") or "another process"
+        return [row[0] for row in rows]
+
+    def _holder(self, connection: psycopg.Connection) -> str:
+        """Who holds this lock, from the holder's ``application_name``."""
+        names = self._holders(connection)
+        return (names[0] if names else "").removeprefix("indexer build ") or "another process"
 
     def release(self) -> None:
         if self._connection is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -51,6 +51,24 @@ class NewFile:
     text_hashes: Sequence[str]
     vectors: Sequence[bytes]  # float32 blobs, one per chunk
     encoding: str = ""  # the text encoding the file was read with; '' for PDF and DOCX
+
+    def chunk_rows(self, file_id: int) -> Iterator[tuple[tuple, bytes]]:
+        """Each chunk as ``(row, vector)``: row is (file_id, seq, start_line, end_line, heading, text,
+        text_hash, locator), the columns both stores write, in that order."""
+        for seq, (chunk, text_hash, vector) in enumerate(
+            zip(self.chunks, self.text_hashes, self.vectors, strict=True)
+        ):
+            row = (
+                file_id,
+                seq,
+                chunk.start_line,
+                chunk.end_line,
+                chunk.heading,
+                chunk.text,
+                text_hash,
+                chunk.locator,
+            )
+            yield row, vector
 
 
 @dataclass(frozen=True)
@@ -120,6 +138,18 @@ def stored_chunks(rows: Sequence[Sequence]) -> dict[int, StoredChunk]:
 def build_records(rows: Sequence[Sequence]) -> list[dict[str, object]]:
     """Rows of :data:`BUILD_FIELDS`, as dicts (``index status --json``)."""
     return [dict(zip(BUILD_FIELDS, row, strict=True)) for row in rows]
+
+
+#: Files and chunks of each root (an index may hold several folders), for ``index status``.
+ROOT_COUNTS_SQL = (
+    "SELECT f.root, count(DISTINCT f.id) FILTER (WHERE f.status = 'indexed'), count(c.id) "
+    "FROM files f LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.root ORDER BY f.root"
+)
+
+
+def root_counts(rows: Sequence[Sequence]) -> list[dict[str, object]]:
+    """Rows of :data:`ROOT_COUNTS_SQL` as ``{"path", "files", "chunks"}``."""
+    return [{"path": root, "files": files, "chunks": chunks} for root, files, chunks in rows]
 
 
 def check_dimension(dimension: object) -> None:

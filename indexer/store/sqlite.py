@@ -38,13 +38,16 @@ from indexer.errors import (
     StorageError,
 )
 from indexer.store import migrations, records
-from indexer.store.locks import FileWriterLock, lock_path
+from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile, StoredChunk
 from indexer.store.sqlite_connections import Connections
 from indexer.store.sqlite_vectors import VectorMatrix
 
 ENGINE = "sqlite"
 VECTOR_TABLE = "chunk_vectors"
+#: BM25 weight of a chunk's heading against its text: a name in a heading is what the section is
+#: about. 3 lifted exact names on the CMake manual from 0.88 to 0.94 top-1 (bench/bench_ranking.py).
+HEADING_WEIGHT = 3.0
 #: The most neighbours sqlite-vec's KNN query returns at once; larger searches run in memory.
 VEC0_MAX_K = 4096
 #: Changes with every write that adds or removes vectors, so each process's in-memory copy of the
@@ -232,21 +235,8 @@ class SQLiteStore(MetaValues):
         for new in files:
             file_id, replaced = self._upsert_file(new)
             old_ids.extend(replaced)
-            for seq, (chunk, text_hash, vector) in enumerate(
-                zip(new.chunks, new.text_hashes, new.vectors, strict=True)
-            ):
-                rows.append(
-                    (
-                        file_id,
-                        seq,
-                        chunk.start_line,
-                        chunk.end_line,
-                        chunk.heading,
-                        chunk.text,
-                        text_hash,
-                        chunk.locator,
-                    )
-                )
+            for row, vector in new.chunk_rows(file_id):
+                rows.append(row)
                 vectors.append(vector)
         if rows:
             self._insert_chunks(rows, vectors)
@@ -387,16 +377,17 @@ class SQLiteStore(MetaValues):
         self, words: Sequence[str], k: int, allowed_ids: Sequence[int] | None = None
     ) -> list[tuple[int, float]]:
         """The ``k`` chunks that match any of ``words`` best, as (chunk id, bm25) where lower bm25 is
-        better (FTS5's sign). Each word is quoted, so none is read as an FTS5 operator."""
+        better (FTS5's sign). Each word is quoted, so none is read as an FTS5 operator. A word in the
+        heading counts :data:`HEADING_WEIGHT` times, as a title does in BM25F."""
         fts_query = " OR ".join(f'"{word}"' for word in words)
         if k <= 0 or not fts_query or (allowed_ids is not None and not allowed_ids):
             return []
-        sql = "SELECT rowid, bm25(chunks_fts) FROM chunks_fts WHERE chunks_fts MATCH ?"
-        params: list[object] = [fts_query]
+        sql = "SELECT rowid, bm25(chunks_fts, ?, 1.0) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
+        params: list[object] = [HEADING_WEIGHT, fts_query]
         if allowed_ids is not None:
             sql += " AND rowid IN (SELECT value FROM json_each(?))"
             params.append(json.dumps(list(allowed_ids)))
-        sql += " ORDER BY bm25(chunks_fts) LIMIT ?"
+        sql += " ORDER BY rank LIMIT ?"
         params.append(k)
         try:
             return self.db.execute(sql, params).fetchall()
@@ -448,6 +439,34 @@ class SQLiteStore(MetaValues):
 
     def roots(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT DISTINCT root FROM files ORDER BY root")]
+
+    def root_counts(self) -> list[dict[str, object]]:
+        return records.root_counts(self._rows(records.ROOT_COUNTS_SQL))
+
+    def remove_root(self, root: str) -> int:
+        """Drop a root's files with their chunks, vectors and keyword entries (inside a transaction);
+        how many indexed files it held."""
+        files = self._rows("SELECT id, status FROM files WHERE root = ?", (root,))
+        chunk_ids = [
+            row[0]
+            for row in self._rows(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.root = ?", (root,)
+            )
+        ]
+        self._delete_chunks(chunk_ids)
+        self._rows("DELETE FROM files WHERE root = ?", (root,))
+        if chunk_ids:
+            self._vectors_changed()
+        return sum(status == "indexed" for _, status in files)
+
+    def writer_active(self, root: str) -> bool:
+        """Whether a build holds this index's writer lock now (any root: one writer per file)."""
+        return is_locked_elsewhere(self.path)
+
+    def size_bytes(self) -> int:
+        """The index's size on disk: its file and the files SQLite keeps beside it."""
+        paths = [self.path, *(self.path + suffix for suffix in COMPANION_SUFFIXES)]
+        return sum(os.path.getsize(path) for path in paths if os.path.exists(path))
 
     def mark_interrupted_builds(self) -> None:
         """Builds still 'running' when the writer lock is free were killed: say so in their record."""

@@ -1,0 +1,654 @@
+"""Ranking quality and score calibration of `index query`, against the method before issue 14.
+
+Collections (each skipped, with a note, where it is not on the machine):
+
+- **sample**: sample_corpus/ with the questions of tests/fixtures (paraphrases, rare tokens);
+- **cmake**, **man**, **rust**: real documentation found on this machine (bench/docsets.py), with
+  the name -> defining page pairs, the paraphrased questions and the off-topic questions of
+  bench/data/ (provenance in bench/data/README.md);
+- **scifact**: SciFact's 809 train queries (BEIR layout, $SCIFACT or ../shared/eval/scifact), in the
+  index `index eval` keeps in its cache.
+
+For each, every query runs through ``Index.search`` in each mode. Rows: top-1 and top-10 of the
+defining page (pages ranked by their best chunk), nDCG@10 on SciFact, the median query time, and
+the calibration: the share of real queries whose top hit reaches the default threshold and the
+share of off-topic ones that return nothing. The reference is the method before issue 14,
+re-run here on the same index: 0.7 x cosine + 0.3 x BM25, each min-max normalised over its list.
+
+    python bench/bench_ranking.py [--quick] [--json] [--sets cmake,man] [--compare] [--fit]
+
+``--quick`` runs the sample corpus only. ``--compare`` prints the fusion candidates measured for
+issue 14 on every collection; ``--fit`` fits the score calibration (see :func:`fit_calibration`).
+Indexes are built once into bench/.cache/ranking/ (about 8 minutes per doc set here) and kept.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from docsets import DOCSETS  # noqa: E402
+
+from indexer import Index, evaluation  # noqa: E402
+from indexer.search import (  # noqa: E402
+    DEFAULT_MIN_SCORE,
+    MODES,
+    VECTOR_WEIGHT,
+    embed_query,
+    fuse,
+    keyword_ceiling,
+    keyword_evidence,
+    keyword_terms,
+    keyword_words,
+)
+
+BENCH = Path(__file__).resolve().parent
+REPO = BENCH.parent
+DATA = BENCH / "data"
+CACHE = BENCH / ".cache" / "ranking"
+FIXTURES = REPO / "tests" / "fixtures"
+#: Hits asked for per query on the doc sets: enough chunks to rank ten pages.
+HITS = 50
+#: Off-topic questions on health and food are not off-topic for a collection of medical abstracts.
+NOT_OFF_TOPIC = {"scifact": {"cooking", "health"}, "sample": {"cooking", "health", "home", "money"}}
+#: Where the calibration is fitted, and which off-topic questions it sees (the others are held out).
+FIT_SETS = ("cmake", "scifact")
+FIT_FOLD = "fit"
+#: The share of the fit sets' real queries whose top hit may score under 0.5: a margin under the 5%
+#: the target allows, for collections the fit has not seen.
+MISSED_REAL = 0.03
+
+
+@dataclass
+class Query:
+    text: str
+    expected: set[str]
+    kind: str  # identifier, name-words, question, scifact, off-topic
+    relevance: dict[str, int] = field(default_factory=dict)  # SciFact's graded judgments
+    fold: str = ""
+
+
+@dataclass
+class Collection:
+    name: str
+    index_path: Path
+    folder: Path
+    queries: list[Query]
+
+
+# -- collections -------------------------------------------------------------------------------
+
+
+def off_topic(collection: str) -> list[Query]:
+    excluded = NOT_OFF_TOPIC.get(collection, set())
+    return [
+        Query(row["query"], set(), "off-topic", fold=row["fold"])
+        for row in read_jsonl(DATA / "off-topic.jsonl")
+        if row["topic"] not in excluded
+    ]
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def sample_collection() -> Collection:
+    queries = [Query(case["query"], {case["expected"]}, "question") for case in read_json("sample_queries")]
+    hybrid = read_json("hybrid_queries")
+    queries += [Query(case["query"], {case["expected"]}, "question") for case in hybrid["vector"]]
+    queries += [
+        Query(case["query"], {case["expected"]}, "identifier")
+        for case in hybrid["keyword"] + hybrid["keyword_only"]
+    ]
+    return Collection("sample", CACHE / "sample.db", REPO / "sample_corpus", queries + off_topic("sample"))
+
+
+def read_json(name: str) -> object:
+    return json.loads((FIXTURES / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def docset_collection(name: str) -> Collection:
+    docset = DOCSETS[name]
+    rows = read_jsonl(DATA / f"{name}-names.jsonl") + read_jsonl(DATA / f"{name}-questions.jsonl")
+    queries = [Query(row["query"], set(row["expected"]), row["kind"]) for row in rows]
+    return Collection(name, CACHE / f"{name}.db", docset.prepare(), queries + off_topic(name))
+
+
+def scifact_folder() -> Path | None:
+    for candidate in (
+        os.environ.get("SCIFACT"),
+        REPO.parent / "shared/eval/scifact",
+        REPO.parent.parent / "shared/eval/scifact",
+    ):
+        if candidate and (Path(candidate) / "qrels" / "train.tsv").is_file():
+            return Path(candidate)
+    return None
+
+
+def scifact_collection(folder: Path) -> Collection:
+    judged = evaluation.load_collection(folder, "train")
+    cache = evaluation.default_cache(folder)
+    evaluation.write_documents(judged, cache / "documents")
+    queries = [
+        Query(
+            text,
+            {evaluation.document_file_name(doc) for doc in judged.qrels[query_id]},
+            "scifact",
+            {evaluation.document_file_name(doc): grade for doc, grade in judged.qrels[query_id].items()},
+        )
+        for query_id, text in judged.queries.items()
+    ]
+    return Collection("scifact", cache / "index.db", cache / "documents", queries + off_topic("scifact"))
+
+
+def collections(names: list[str]) -> tuple[list[Collection], list[str]]:
+    """The collections asked for that exist here, and a note for each that does not."""
+    found, missing = [], []
+    for name in names:
+        if name == "sample":
+            found.append(sample_collection())
+        elif name == "scifact":
+            folder = scifact_folder()
+            if folder is None:
+                missing.append("scifact: no BEIR folder (set $SCIFACT)")
+            else:
+                found.append(scifact_collection(folder))
+        elif DOCSETS[name].available():
+            found.append(docset_collection(name))
+        else:
+            missing.append(f"{name}: {DOCSETS[name].description} not on this machine")
+    return found, missing
+
+
+def opened(collection: Collection) -> Index:
+    """The collection's index, built (or brought up to date) first."""
+    CACHE.mkdir(parents=True, exist_ok=True)
+    index = Index.open(collection.index_path)
+    report = index.build(collection.folder, warn=lambda message: None)
+    if report.exit_code != 0:
+        raise SystemExit(f"building {collection.name} failed: {report.summary()}")
+    return index
+
+
+# -- measuring ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """One query in one mode: the pages in rank order with their best scores, and the time taken."""
+
+    pages: list[str]
+    top_score: float
+    seconds: float
+
+
+def run(index: Index, query: Query, mode: str) -> Outcome:
+    started = time.perf_counter()
+    found = index.search(query.text, k=hits_for(query), mode=mode)
+    seconds = time.perf_counter() - started
+    pages = list(dict.fromkeys(hit.path for hit in found))
+    return Outcome(pages, found[0].score if found else 0.0, seconds)
+
+
+def quality(queries: list[Query], outcomes: list[list[str]]) -> dict[str, float]:
+    """top-1 and top-10 per kind of query, and nDCG@10 where there are graded judgments."""
+    tallies: dict[str, list[float]] = defaultdict(list)
+    for query, pages in zip(queries, outcomes, strict=True):
+        if query.kind == "off-topic":
+            continue
+        tallies[f"{query.kind} top-1"].append(float(bool(pages) and pages[0] in query.expected))
+        tallies[f"{query.kind} top-10"].append(float(bool(query.expected & set(pages[:10]))))
+        if query.relevance:
+            tallies["nDCG@10"].append(evaluation.ndcg_at(pages, query.relevance))
+    return {name: round(float(np.mean(values)), 4) for name, values in tallies.items()}
+
+
+def calibration_shares(queries: list[Query], top_scores: list[float], threshold: float) -> dict[str, float]:
+    """The share of real queries whose top hit passes ``threshold``, of the real questions alone, and
+    of the held-out off-topic questions (the fold the calibration never saw) that return nothing."""
+    pairs = list(zip(queries, top_scores, strict=True))
+    real = [score >= threshold for query, score in pairs if query.kind != "off-topic"]
+    questions = [score >= threshold for query, score in pairs if query.kind == "question"]
+    held_out = [score for query, score in pairs if query.kind == "off-topic" and query.fold != FIT_FOLD]
+    empty = [score < threshold for score in held_out]
+    shares = {"real kept": real, "questions kept": questions, "off-topic empty": empty}
+    return {name: round(float(np.mean(values)), 4) for name, values in shares.items() if values}
+
+
+def measure(collection: Collection, index: Index) -> dict[str, dict[str, float]]:
+    """Per mode: quality, calibration shares and the median query time; and the reference."""
+    results = {}
+    index.search("warm up", k=1)  # the model and, from the second search on, the vectors in memory
+    for mode in MODES:
+        outcomes = [run(index, query, mode) for query in collection.queries]
+        results[mode] = {
+            **quality(collection.queries, [outcome.pages for outcome in outcomes]),
+            **calibration_shares(collection.queries, [o.top_score for o in outcomes], DEFAULT_MIN_SCORE),
+            "median ms": round(statistics.median(o.seconds for o in outcomes) * 1000, 1),
+        }
+    before = [reference_pages(index, query) for query in collection.queries]
+    for mode in MODES:
+        results[f"before {mode}"] = quality(collection.queries, [pages[mode] for pages in before])
+    return results
+
+
+# -- the method before issue 14, and the candidates measured for it -------------------------------
+
+
+@dataclass
+class Lists:
+    """What the candidates fuse, for one query: the cosine of every chunk either search found, the
+    vector list's order, BM25 lists (lower is better), and the keyword ceiling."""
+
+    cosine: dict[int, float]
+    vector: list[int]
+    keyword: dict[str, list[tuple[int, float]]]
+    ceiling: float
+    lead: set[int]
+
+
+def gather(index: Index, text: str, depth: int) -> Lists:
+    """Both searches, ``depth`` deep, through the store (SQLite), plus the keyword variants the
+    candidates compare: as before issue 14 (words only, no heading weight) and as now."""
+    store = index.store
+    store.vectors_in_memory = True
+    query = embed_query(index.backend, text, store.dimension)
+    vector = [chunk_id for chunk_id, _ in store.nearest(query, depth)]
+    words = keyword_words(text)
+    keyword = {
+        "before": bm25_list(store, words, depth, heading_weight=1.0),
+        "words": store.keyword_matches(words, depth),
+        "now": store.keyword_matches(keyword_terms(text), depth),
+    }
+    found = set(vector) | {chunk_id for matches in keyword.values() for chunk_id, _ in matches}
+    matrix = store._vector_matrix()
+    rows = {int(chunk_id): row for row, chunk_id in enumerate(matrix.ids)}
+    unit = query / np.linalg.norm(query)
+    cosine = {chunk_id: float(matrix.vectors[rows[chunk_id]] @ unit) for chunk_id in found}
+    ceiling = keyword_ceiling(len(words), store.counts()["chunks"])
+    lead = {
+        row[0]
+        for row in store.db.execute(
+            "SELECT id FROM chunks WHERE seq = 0 AND id IN (SELECT value FROM json_each(?))",
+            (json.dumps(sorted(found)),),
+        )
+    }
+    return Lists(cosine, vector, keyword, ceiling, lead)
+
+
+def bm25_list(store: object, words: list[str], depth: int, heading_weight: float) -> list[tuple[int, float]]:
+    fts_query = " OR ".join(f'"{word}"' for word in words)
+    if not fts_query:
+        return []
+    sql = (
+        "SELECT rowid, bm25(chunks_fts, ?, 1.0) AS rank FROM chunks_fts WHERE chunks_fts MATCH ? "
+        "ORDER BY rank LIMIT ?"
+    )
+    return [(row[0], row[1]) for row in store.db.execute(sql, (heading_weight, fts_query, depth))]
+
+
+Fusion = Callable[[Lists, str], dict[int, float]]
+
+
+def min_max(weight: float, keyword: str = "before") -> Fusion:
+    """Before issue 14: each list min-max normalised over its candidates, then blended."""
+
+    def fused(lists: Lists, text: str) -> dict[int, float]:
+        vector = normalised({c: lists.cosine[c] for c in lists.vector})
+        found = normalised({c: -bm25 for c, bm25 in lists.keyword[keyword]})
+        return {
+            c: weight * vector.get(c, 0) + (1 - weight) * found.get(c, 0)
+            for c in vector.keys() | found.keys()
+        }
+
+    return fused
+
+
+def normalised(scores: dict[int, float]) -> dict[int, float]:
+    if not scores:
+        return {}
+    low, high = min(scores.values()), max(scores.values())
+    return {c: (s - low) / (high - low) if high > low else 1.0 for c, s in scores.items()}
+
+
+def reciprocal_rank(constant: int, keyword: str = "now") -> Fusion:
+    def fused(lists: Lists, text: str) -> dict[int, float]:
+        scores: dict[int, float] = defaultdict(float)
+        for ranked in (lists.vector, [c for c, _ in lists.keyword[keyword]]):
+            for rank, chunk_id in enumerate(ranked):
+                scores[chunk_id] += 1 / (constant + rank + 1)
+        return dict(scores)
+
+    return fused
+
+
+def z_scores(weight: float) -> Fusion:
+    """Each list's scores as z-scores over the list; a chunk missing from a list gets its lowest."""
+
+    def fused(lists: Lists, text: str) -> dict[int, float]:
+        vector = standardised({c: lists.cosine[c] for c in lists.vector})
+        found = standardised({c: -bm25 for c, bm25 in lists.keyword["now"]})
+        floor_v, floor_k = min(vector.values(), default=0), min(found.values(), default=0)
+        return {
+            c: weight * vector.get(c, floor_v) + (1 - weight) * found.get(c, floor_k)
+            for c in vector.keys() | found.keys()
+        }
+
+    return fused
+
+
+def standardised(scores: dict[int, float]) -> dict[int, float]:
+    if len(scores) < 2:
+        return {c: 0.0 for c in scores}
+    mean, spread = statistics.fmean(scores.values()), statistics.pstdev(scores.values()) or 1.0
+    return {c: (s - mean) / spread for c, s in scores.items()}
+
+
+def absolute(
+    weight: float,
+    keyword: str = "now",
+    exact_cosine: bool = False,
+    code_weight: float | None = None,
+    lead: float = 0.0,
+) -> Fusion:
+    """The chosen family: cosine and BM25 over the query's ceiling, blended as they are. Options:
+    the true cosine of keyword-only chunks rather than the vector list's last, a weight of its own
+    for queries that look like code, a bonus for the first chunk of a file."""
+
+    def fused(lists: Lists, text: str) -> dict[int, float]:
+        vector = {c: lists.cosine[c] for c in lists.vector}
+        found = {c: -bm25 / lists.ceiling for c, bm25 in lists.keyword[keyword]}
+        floor = min(vector.values(), default=0.0)
+        share = code_weight if code_weight is not None and looks_like_code(text) else weight
+        return {
+            c: share * (lists.cosine[c] if exact_cosine else vector.get(c, floor))
+            + (1 - share) * found.get(c, 0.0)
+            + (lead if c in lists.lead else 0.0)
+            for c in vector.keys() | found.keys()
+        }
+
+    return fused
+
+
+def looks_like_code(text: str) -> bool:
+    """One word, or up to three with one spelled like code (``a_b``, ``a::b``, ``aB``, ``A1``)."""
+    tokens = text.split()
+    code = ("_" in t or "::" in t or "." in t.strip(".") or any(ch.isupper() for ch in t[1:]) for t in tokens)
+    return len(tokens) == 1 or (len(tokens) <= 3 and any(code))
+
+
+CANDIDATES: dict[str, Fusion] = {
+    "before: min-max 0.7/0.3": min_max(0.7),
+    "min-max 0.5/0.5": min_max(0.5),
+    "RRF k=60": reciprocal_rank(60),
+    "RRF k=10": reciprocal_rank(10),
+    "z-score 0.5/0.5": z_scores(0.5),
+    "absolute 0.4": absolute(0.4),
+    "absolute 0.5": absolute(0.5),
+    "absolute 0.55 (chosen)": absolute(VECTOR_WEIGHT),
+    "absolute 0.6": absolute(0.6),
+    "chosen, no joined words": absolute(VECTOR_WEIGHT, keyword="words"),
+    "chosen, neither joined words nor heading weight": absolute(VECTOR_WEIGHT, keyword="before"),
+    "chosen, true cosine of keyword-only chunks": absolute(VECTOR_WEIGHT, exact_cosine=True),
+    "chosen, 0.2 for code-like queries": absolute(VECTOR_WEIGHT, code_weight=0.2),
+    "chosen, first chunk of a file +0.05": absolute(VECTOR_WEIGHT, lead=0.05),
+}
+
+
+def reference_pages(index: Index, query: Query) -> dict[str, list[str]]:
+    """The pages the method before issue 14 ranks for ``query``, in each mode."""
+    lists = gather(index, query.text, pool(query))
+    hits = hits_for(query)
+    return {
+        "vector": pages_of(index, {c: lists.cosine[c] for c in lists.vector[:hits]}),
+        "keyword": pages_of(index, {c: -bm25 for c, bm25 in lists.keyword["before"][:hits]}),
+        "hybrid": pages_of(index, min_max(0.7)(lists, query.text)),
+    }
+
+
+def hits_for(query: Query) -> int:
+    """Hits asked for: as `index eval` does on SciFact, HITS (enough to rank ten pages) elsewhere."""
+    return 2 * evaluation.DOCUMENTS_PER_QUERY if query.kind == "scifact" else HITS
+
+
+def pool(query: Query) -> int:
+    """How deep each list of a hybrid search goes for ``hits_for(query)`` hits (as search() does)."""
+    return max(4 * hits_for(query), 50)
+
+
+def pages_of(index: Index, scores: dict[int, float]) -> list[str]:
+    ranked = sorted(scores, key=lambda chunk_id: -scores[chunk_id])
+    chunks = index.store.chunks_by_ids(ranked)
+    return list(dict.fromkeys(chunks[chunk_id].path for chunk_id in ranked if chunk_id in chunks))
+
+
+def compare(collection: Collection, index: Index) -> dict[str, dict[str, float]]:
+    """Every candidate's quality on the collection, from the same two lists per query."""
+    queries = [query for query in collection.queries if query.kind != "off-topic"]
+    gathered = [gather(index, query.text, pool(query)) for query in queries]
+    results = {}
+    for name, fusion in CANDIDATES.items():
+        pages = [
+            pages_of(index, fusion(lists, query.text)) for lists, query in zip(gathered, queries, strict=True)
+        ]
+        results[name] = quality(queries, pages)
+    return results
+
+
+# -- calibration -------------------------------------------------------------------------------
+
+
+def top_evidence(index: Index, text: str) -> dict[str, float]:
+    """The uncalibrated evidence of the top hit in each mode, from the same lists search() fuses."""
+    store = index.store
+    query = embed_query(index.backend, text, store.dimension)
+    vector = {c: 1.0 - distance for c, distance in store.nearest(query, 50)}
+    keyword = keyword_evidence(store, text, 50)
+    evidence = {"vector": vector, "keyword": keyword, "hybrid": fuse(vector, keyword)}
+    return {mode: max(scores.values(), default=0.0) for mode, scores in evidence.items()}
+
+
+def fit_calibration(samples: list[tuple[str, str, float, bool]]) -> tuple[float, float]:
+    """One mode's map from top-hit evidence to a score: (slope, offset) of ``1 / (1 + exp(-(slope *
+    evidence + offset)))``. ``samples`` are (collection, kind, evidence, real). The slope is the
+    logistic regression's, real against off-topic queries (fitted by Newton's method); the score is
+    0.5 where it leaves MISSED_REAL of the real queries' top hits below, so that the default
+    threshold keeps the rest whatever the off-topic questions look like. Each collection weighs the
+    same, the off-topic questions as much as the real ones, each kind of real query equally: neither
+    the largest set nor the most numerous kind decides."""
+    weights = sample_weights(samples)
+    x = np.array([evidence for _, _, evidence, _ in samples])
+    y = np.array([float(real) for _, _, _, real in samples])
+    slope, offset = 1.0, 0.0
+    for _ in range(100):
+        p = 1 / (1 + np.exp(-(slope * x + offset)))
+        gradient = np.array([np.sum(weights * (p - y) * x), np.sum(weights * (p - y))])
+        curvature = weights * p * (1 - p)
+        hessian = np.array(
+            [[np.sum(curvature * x * x), np.sum(curvature * x)], [np.sum(curvature * x), np.sum(curvature)]]
+        )
+        step = np.linalg.solve(hessian + 1e-9 * np.eye(2), gradient)
+        slope, offset = slope - step[0], offset - step[1]
+        if np.abs(step).max() < 1e-9:
+            break
+    order = np.argsort(x[y == 1])
+    shares = np.cumsum(weights[y == 1][order]) / weights[y == 1].sum()
+    cut = x[y == 1][order][np.searchsorted(shares, MISSED_REAL)]
+    return round(float(slope), 3), round(float(-slope * cut), 3)
+
+
+def sample_weights(samples: list[tuple[str, str, float, bool]]) -> np.ndarray:
+    groups: dict[tuple[str, str], int] = defaultdict(int)
+    for collection, kind, _, _ in samples:
+        groups[(collection, kind)] += 1
+    kinds: dict[str, set[str]] = defaultdict(set)
+    for collection, kind in groups:
+        if kind != "off-topic":
+            kinds[collection].add(kind)
+    return np.array(
+        [
+            (1.0 if kind == "off-topic" else 1.0 / len(kinds[collection])) / groups[(collection, kind)]
+            for collection, kind, _, _ in samples
+        ]
+    )
+
+
+def fit(found: list[Collection]) -> dict[str, tuple[float, float]]:
+    """Fit on FIT_SETS (their off-topic questions of FIT_FOLD only) and print the constants."""
+    samples: dict[str, list] = defaultdict(list)
+    for collection in found:
+        if collection.name not in FIT_SETS:
+            continue
+        with opened(collection) as index:
+            for query in collection.queries:
+                if query.kind == "off-topic" and query.fold != FIT_FOLD:
+                    continue
+                for mode, evidence in top_evidence(index, query.text).items():
+                    samples[mode].append((collection.name, query.kind, evidence, query.kind != "off-topic"))
+    return {mode: fit_calibration(rows) for mode, rows in samples.items()}
+
+
+# -- rows --------------------------------------------------------------------------------------
+
+
+def rows_for(name: str, results: dict[str, dict[str, float]]) -> list[dict]:
+    hybrid, before = results["hybrid"], results["before hybrid"]
+    rows = []
+    if "identifier top-1" in hybrid:
+        for depth, target in (("top-1", 0.90), ("top-10", 0.98)):
+            rows.append(
+                row(
+                    f"{name}: exact names, hybrid {depth}",
+                    hybrid[f"identifier {depth}"],
+                    before[f"identifier {depth}"],
+                    f">= {target}",
+                    hybrid[f"identifier {depth}"] >= target,
+                    f"vector {results['vector'][f'identifier {depth}']:.2f}, "
+                    f"keyword {results['keyword'][f'identifier {depth}']:.2f} alone",
+                )
+            )
+    for kind in ("question", "name-words"):
+        if f"{kind} top-1" in hybrid:
+            for depth in ("top-1", "top-10"):
+                ours, then = hybrid[f"{kind} {depth}"], before[f"{kind} {depth}"]
+                rows.append(
+                    row(f"{name}: {KIND_NAMES[kind]}, hybrid {depth}", ours, then, "no worse", ours >= then)
+                )
+    if "nDCG@10" in hybrid:
+        for mode in MODES:
+            ours, then = results[mode]["nDCG@10"], results[f"before {mode}"]["nDCG@10"]
+            target = ">= 0.73" if mode == "hybrid" else "no worse"
+            rows.append(
+                row(
+                    f"{name}: nDCG@10, {mode}",
+                    ours,
+                    then,
+                    target,
+                    ours >= (0.73 if mode == "hybrid" else then),
+                )
+            )
+        rows.append(
+            row(
+                f"{name}: median query, hybrid (ms)",
+                hybrid["median ms"],
+                results["vector"]["median ms"],
+                "< 50",
+                hybrid["median ms"] < 50,
+                "reference: vector mode",
+            )
+        )
+    others = ", ".join(
+        f"{mode} {results[mode]['real kept']:.2f}/{results[mode]['off-topic empty']:.2f}"
+        for mode in ("vector", "keyword")
+    )
+    if "questions kept" in hybrid:
+        others += f"; written questions alone {hybrid['questions kept']:.2f}"
+    rows.append(
+        row(
+            f"{name}: real queries keeping their top hit at {DEFAULT_MIN_SCORE}, hybrid",
+            hybrid["real kept"],
+            None,
+            ">= 0.95",
+            hybrid["real kept"] >= 0.95,
+            f"kept/empty in {others}",
+        )
+    )
+    rows.append(
+        row(
+            f"{name}: held-out off-topic queries returning nothing at {DEFAULT_MIN_SCORE}, hybrid",
+            hybrid["off-topic empty"],
+            None,
+            ">= 0.90",
+            hybrid["off-topic empty"] >= 0.90,
+        )
+    )
+    return rows
+
+
+KIND_NAMES = {"question": "paraphrased questions", "name-words": "names as plain words"}
+
+
+def row(what: str, ours: float, reference: float | None, target: str, passed: bool, note: str = "") -> dict:
+    ratio = round(ours / reference, 3) if reference else None
+    found = {
+        "what": what,
+        "ours": ours,
+        "reference": reference,
+        "ratio": ratio,
+        "target": target,
+        "pass": passed,
+    }
+    return {**found, "note": note} if note else found
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--quick", action="store_true", help="the sample corpus only")
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--sets", default="sample,cmake,man,rust,scifact")
+    parser.add_argument("--compare", action="store_true", help="print every fusion candidate's quality")
+    parser.add_argument("--fit", action="store_true", help="fit the score calibration and print it")
+    options = parser.parse_args()
+    found, missing = collections(["sample"] if options.quick else options.sets.split(","))
+    for note in missing:
+        print(f"skipped {note}", file=sys.stderr)
+    if options.fit:
+        print(json.dumps(fit(found), indent=1))
+        return 0
+    rows = []
+    for collection in found:
+        with opened(collection) as index:
+            if options.compare:
+                for name, scores in compare(collection, index).items():
+                    print(f"{collection.name:<8} {name:<34} {json.dumps(scores)}")
+                continue
+            rows += rows_for(collection.name, measure(collection, index))
+    if options.json:
+        print(json.dumps(rows))
+    elif rows:
+        for line in rows:
+            verdict = "PASS" if line["pass"] else "FAIL"
+            print(
+                f"{line['what']:<72} {line['ours']!s:>7} {line['reference']!s:>7} {line['target']:>9} "
+                f"{verdict} {line.get('note', '')}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
