@@ -5,6 +5,8 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from conftest import write
 from helpers import HashBackend
@@ -13,8 +15,10 @@ from indexer import Index
 from indexer.watch import watch
 
 
-def start_watching(index: Index, folder, backend) -> tuple[threading.Thread, queue.Queue, threading.Event]:
-    """``watch`` on a thread of its own: the thread, the queue its reports go to, and its stop event."""
+@contextmanager
+def watching(index: Index, folder, backend) -> Iterator[queue.Queue]:
+    """``watch`` on a thread of its own, for the ``with`` block: yields the queue its reports go to;
+    then stops it (it must end) and closes the index."""
     reports: queue.Queue = queue.Queue()
     stop = threading.Event()
     thread = threading.Thread(
@@ -23,15 +27,20 @@ def start_watching(index: Index, folder, backend) -> tuple[threading.Thread, que
         kwargs={"debounce_ms": 100, "stop_event": stop, "backend": backend, "warn": lambda message: None},
     )
     thread.start()
-    return thread, reports, stop
+    try:
+        yield reports
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+        index.close()
+    assert not thread.is_alive()
 
 
 def test_watch_rebuilds_after_a_change_and_ignores_its_own_index(tmp_path):
     folder = tmp_path / "docs"
     write(folder / "a.md", "# A\n\nfirst version about herons\n")
     index = Index.open(folder / "index.db")  # inside the watched folder on purpose
-    thread, reports, stop = start_watching(index, folder, HashBackend())
-    try:
+    with watching(index, folder, HashBackend()) as reports:
         first = reports.get(timeout=30)
         assert first.files_added == 1
         time.sleep(0.5)
@@ -43,11 +52,6 @@ def test_watch_rebuilds_after_a_change_and_ignores_its_own_index(tmp_path):
         (folder / "a.md").unlink()
         third = reports.get(timeout=30)
         assert third.files_removed == 1
-    finally:
-        stop.set()
-        thread.join(timeout=30)
-        index.close()
-    assert not thread.is_alive()
 
 
 def test_watch_reuses_the_recorded_rules_and_sleeps_through_changes_they_pass_over(tmp_path):
@@ -57,8 +61,7 @@ def test_watch_reuses_the_recorded_rules_and_sleeps_through_changes_they_pass_ov
     backend = HashBackend()
     index = Index.open(tmp_path / "index.db")
     index.build(folder, backend=backend, exclude=["drafts/"], chunk_tokens=24, warn=lambda message: None)
-    thread, reports, stop = start_watching(index, folder, backend)
-    try:
+    with watching(index, folder, backend) as reports:
         first = reports.get(timeout=30)  # no rules given: the recorded ones, so nothing differs
         assert first.exit_code == 0 and first.files_unchanged == 1
         time.sleep(0.5)
@@ -75,8 +78,3 @@ def test_watch_reuses_the_recorded_rules_and_sleeps_through_changes_they_pass_ov
         write(folder / ".gitignore", "build/\n*.log.md\nd.md\n")  # the rules themselves changed
         third = reports.get(timeout=30)
         assert third.files_removed == 1
-    finally:
-        stop.set()
-        thread.join(timeout=30)
-        index.close()
-    assert not thread.is_alive()
