@@ -140,8 +140,9 @@ class IgnoreChain:
 
 
 class PathRules:
-    """What the walk asks of each path besides its type: ignored (by ignore files or the build's
-    patterns), or held back as a secret. Reads each ignore file once, when its folder is entered."""
+    """What the walk asks of each path besides its type: is it ignored (by ignore files or the
+    build's patterns), and is a file named like credentials let in by name. Reads each ignore file
+    once, when its folder is entered."""
 
     def __init__(self, root: Path, rules: WalkRules, problem: Problem) -> None:
         self.root = root
