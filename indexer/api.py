@@ -17,7 +17,7 @@ from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError
 from indexer.progress import Progress
 from indexer.search import MAX_K, MODES, Hit, default_min_score, search
-from indexer.settings import check_backend_matches, fingerprint_id
+from indexer.settings import BUILD_OPTIONS_KEY, check_backend_matches, fingerprint_id, walk_rules_key
 from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
 
@@ -186,6 +186,11 @@ class Index:
         batch_size: int = 32,
         concurrency: int | None = None,
         chunk_tokens: int | None = None,
+        ignore_files: bool | None = None,
+        include: Sequence[str] | str | None = None,
+        exclude: Sequence[str] | str | None = None,
+        allow_secrets: Sequence[str] | str | None = None,
+        allow_empty: bool = False,
         wait: float = 0,
         progress: bool | Progress = False,
         warn: Callable[[str], None] | None = None,
@@ -198,15 +203,18 @@ class Index:
                 embedded default model for a new index.
             rebuild: build a fresh index when the settings differ from the index's, and swap it in
                 at the end (queries keep answering from the old one meanwhile).
-            batch_size, concurrency, chunk_tokens, wait, warn: see
-                :class:`indexer.pipeline.BuildOptions`.
+            batch_size, concurrency, chunk_tokens, ignore_files, include, exclude, allow_secrets,
+                allow_empty, wait, warn: see :class:`indexer.pipeline.BuildOptions`.
+                chunk_tokens and the walk's settings (ignore_files, include, exclude,
+                allow_secrets) are recorded: None re-uses what the index holds for them.
             progress: True for a bar on a terminal (else a line every 30 s), or a
                 :class:`indexer.progress.Progress` of your own.
         Returns:
             a :class:`BuildReport`; ``report.exit_code`` is non-zero when any file failed.
         Raises:
             IndexLockedError: another build holds the index.
-            ConfigError: bad options, or settings that differ from the index's without ``rebuild``.
+            ConfigError: bad options, settings that differ from the index's without ``rebuild``, or
+                a folder with no files at all where the index holds some (unless ``allow_empty``).
             StorageError: the index's disk or file failed; it keeps what it had before.
         """
         # the build machinery is imported here: a query does not pay for it
@@ -218,6 +226,11 @@ class Index:
             batch_size=batch_size,
             concurrency=concurrency,
             chunk_tokens=chunk_tokens,
+            ignore_files=ignore_files,
+            include=_patterns(include, "include"),
+            exclude=_patterns(exclude, "exclude"),
+            allow_secrets=_patterns(allow_secrets, "allow_secrets"),
+            allow_empty=allow_empty,
             wait=wait,
             progress=Progress() if progress is True else (progress or None),
             **given,
@@ -356,6 +369,8 @@ class Index:
                 "dimension": store.dimension,
                 "fingerprint": fingerprint_id(fingerprint) if fingerprint else None,
                 "settings": fingerprint,
+                "build_options": store.get_json(BUILD_OPTIONS_KEY),
+                "walk_rules": {root: store.get_json(walk_rules_key(root)) for root in store.roots()},
                 "migrations": store.applied_migrations(),
                 "builds": store.recent_builds(builds),
             }
@@ -402,6 +417,11 @@ def iso_time(seconds: float) -> str:
 def _root_keys(root: str | os.PathLike[str]) -> list[str]:
     """How an index may have recorded a folder: as builds do (resolved), or as the user wrote it."""
     return [str(Path(root).resolve()), os.path.abspath(root), os.fspath(root)]
+
+
+def _patterns(values: Sequence[str] | str | None, name: str) -> tuple[str, ...] | None:
+    """Patterns given to a build (None: not given, so the recorded ones apply)."""
+    return None if values is None else _as_tuple(values, name)
 
 
 def _as_tuple(values: Sequence[str] | str, name: str) -> tuple[str, ...]:

@@ -162,17 +162,47 @@ def main() -> None:
 # -- build ----------------------------------------------------------------------------------------
 
 
-def build_option(name: str, **options: Any) -> Callable[[Callable], Callable]:
-    """A ``--NAME`` option of ``index build`` whose default and help come from :class:`BuildOptions`."""
+def build_option(name: str, flag: str | None = None, **options: Any) -> Callable[[Callable], Callable]:
+    """A ``--NAME`` option (or ``flag``) of ``index build`` whose default and help come from
+    :class:`BuildOptions`."""
     concurrency = ", ".join(f"{kind} {count}" for kind, count in BUILTIN_CONCURRENCY.items())
-    flag = "--" + name.replace("_", "-")
     return click.option(
-        flag,
+        flag or "--" + name.replace("_", "-"),
         name,
         default=getattr(BuildOptions, name),
         help=option_help(name, concurrency=concurrency),
         **options,
     )
+
+
+def walk_options(command: Callable) -> Callable:
+    """The options of ``index build`` and ``index watch`` that say what the walk takes."""
+    for option in reversed(
+        [
+            build_option("ignore_files", "--ignore/--no-ignore"),
+            build_option("include", multiple=True, metavar="GLOB"),
+            build_option("exclude", multiple=True, metavar="GLOB"),
+            build_option("allow_secrets", "--allow-secret", multiple=True, metavar="GLOB"),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def walk_settings(
+    ignore_files: bool | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    allow_secrets: tuple[str, ...],
+) -> dict[str, Any]:
+    """The walk options as :meth:`Index.build` takes them: a repeatable option not given is None, so
+    the index's recorded value applies."""
+    return {
+        "ignore_files": ignore_files,
+        "include": include or None,
+        "exclude": exclude or None,
+        "allow_secrets": allow_secrets or None,
+    }
 
 
 @main.command(epilog=exit_codes(0, 1, 2, 3, 4, 5))
@@ -203,6 +233,8 @@ def build_option(name: str, **options: Any) -> Callable[[Callable], Callable]:
 @build_option("batch_size", type=click.IntRange(min=1), show_default=True)
 @build_option("concurrency", type=click.IntRange(min=1))
 @build_option("chunk_tokens", type=click.IntRange(min=MIN_CHUNK_TOKENS))
+@walk_options
+@build_option("allow_empty", is_flag=True)
 @click.option(
     "--rebuild", is_flag=True, help="Settings differ from the index's: build anew and swap in at the end."
 )
@@ -224,6 +256,11 @@ def build(
     batch_size: int,
     concurrency: int | None,
     chunk_tokens: int | None,
+    ignore_files: bool | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    allow_secrets: tuple[str, ...],
+    allow_empty: bool,
     rebuild: bool,
     wait: float,
     quiet: bool,
@@ -243,6 +280,8 @@ def build(
             batch_size=batch_size,
             concurrency=concurrency,
             chunk_tokens=chunk_tokens,
+            **walk_settings(ignore_files, include, exclude, allow_secrets),
+            allow_empty=allow_empty,
             wait=wait,
             progress=output.progress or False,
             warn=output.warning,
@@ -327,9 +366,13 @@ def chosen_backend(kind: str | None, model: str | None, server: ServerOptions) -
 
 
 def report_dict(report: Any) -> dict[str, Any]:
-    """A build's report as JSON: every field, the exit code, and its times in ISO 8601."""
-    data = {key: value for key, value in vars(report).items() if key not in ("failures", "warnings")}
+    """A build's report as JSON: every field, the exit code, its times in ISO 8601, and each file
+    left out (``skipped``: path, kind, reason) with the counts by kind."""
+    listed = ("failures", "warnings", "skipped")
+    data = {key: value for key, value in vars(report).items() if key not in listed}
     data["failures"] = [{"path": failure.path, "reason": failure.reason} for failure in report.failures]
+    data["skipped"] = [asdict(skipped) for skipped in report.skipped]
+    data["skipped_by_kind"] = report.skipped_by_kind()
     data["warnings"] = [
         {"path": getattr(notice, "path", None), "message": getattr(notice, "message", notice)}
         for notice in report.warnings
@@ -576,6 +619,7 @@ def remove(ctx: click.Context, root: str, db_path: str | None, wait: float, as_j
     help="Milliseconds of quiet before a burst of changes triggers a build.",
 )
 @build_option("batch_size", type=click.IntRange(min=1), show_default=True)
+@walk_options
 @click.option("--quiet", "-q", is_flag=True, help="No warnings, no summary lines.")
 @click.option(
     "--json", "as_json", is_flag=True, help="JSON lines on stdout: one summary per build, warnings, errors."
@@ -587,6 +631,10 @@ def watch(
     db_path: str | None,
     debounce: int,
     batch_size: int,
+    ignore_files: bool | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    allow_secrets: tuple[str, ...],
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -602,6 +650,7 @@ def watch(
             debounce_ms=debounce,
             batch_size=batch_size,
             warn=output.warning,
+            **walk_settings(ignore_files, include, exclude, allow_secrets),
         )
 
 
