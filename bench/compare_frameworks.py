@@ -24,17 +24,22 @@ import os
 import sys
 import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 
 from instant import instant_vectors
 
 warnings.filterwarnings("ignore")  # langchain-community's sunset notice, on every import
 
+#: One run of a tool over the folder, ``run(fresh=...)``: a fresh one starts from empty databases.
+#: It returns the run's figures (seconds, chunks embedded...).
+Run = Callable[..., dict]
+
 
 # -- LangChain -------------------------------------------------------------------------------------
 
 
-def langchain_tool(folder: Path, work: Path, chunk_chars: int):  # noqa: ANN201 (a callable)
+def langchain_tool(folder: Path, work: Path, chunk_chars: int) -> Run:
     from langchain_classic.indexes import SQLRecordManager
     from langchain_community.document_loaders import DirectoryLoader, TextLoader
     from langchain_community.vectorstores import SQLiteVec
@@ -57,7 +62,7 @@ def langchain_tool(folder: Path, work: Path, chunk_chars: int):  # noqa: ANN201 
         """SQLiteVec has no ``delete``, which ``index(cleanup=...)`` requires: keep LangChain's document
         id in the metadata, indexed, and delete by it."""
 
-        def add_texts(self, texts, metadatas=None, ids=None, **kwargs):  # noqa: ANN001, ANN201
+        def add_texts(self, texts, metadatas=None, ids=None, **kwargs):
             texts = list(texts)
             metadatas = [dict(metadata) for metadata in metadatas] if metadatas else [{} for _ in texts]
             for metadata, id_ in zip(metadatas, ids or [], strict=False):
@@ -72,7 +77,7 @@ def langchain_tool(folder: Path, work: Path, chunk_chars: int):  # noqa: ANN201 
             )
             self._connection.commit()
 
-        def delete(self, ids=None, **kwargs):  # noqa: ANN001, ANN201
+        def delete(self, ids=None, **kwargs):
             rows = self._connection.execute(
                 f"SELECT rowid FROM {self._table} WHERE json_extract(metadata, '$._id') IN "
                 "(SELECT value FROM json_each(?))",
@@ -118,7 +123,7 @@ def langchain_tool(folder: Path, work: Path, chunk_chars: int):  # noqa: ANN201 
 # -- llm -------------------------------------------------------------------------------------------
 
 
-def llm_tool(folder: Path, work: Path, chunk_chars: int):  # noqa: ANN201, ARG001 (a callable)
+def llm_tool(folder: Path, work: Path, chunk_chars: int) -> Run:
     os.environ["LLM_USER_PATH"] = str(work / "llm-user")
     import llm
     import sqlite_utils
@@ -131,7 +136,7 @@ def llm_tool(folder: Path, work: Path, chunk_chars: int):  # noqa: ANN201, ARG00
         def __init__(self) -> None:
             self.embedded = 0
 
-        def embed_batch(self, items, *, key=None):  # noqa: ANN001, ANN201
+        def embed_batch(self, items, *, key=None):
             texts = list(items)
             self.embedded += len(texts)
             return instant_vectors(texts).tolist()
@@ -140,7 +145,7 @@ def llm_tool(folder: Path, work: Path, chunk_chars: int):  # noqa: ANN201, ARG00
 
     class InstantPlugin:
         @llm.hookimpl
-        def register_embedding_models(self, register):  # noqa: ANN001, ANN201
+        def register_embedding_models(self, register):
             register(model)
 
     llm.plugins.pm.register(InstantPlugin(), name="bench-instant")
@@ -173,7 +178,7 @@ def llm_tool(folder: Path, work: Path, chunk_chars: int):  # noqa: ANN201, ARG00
 # -- phases ----------------------------------------------------------------------------------------
 
 
-def first_phase(run, repeats: int, rerun_repeats: int) -> dict:  # noqa: ANN001
+def first_phase(run: Run, repeats: int, rerun_repeats: int) -> dict:
     firsts = [run(fresh=True) for _ in range(repeats)]
     reruns = [run(fresh=False) for _ in range(rerun_repeats)]
     first, rerun = min(firsts, key=lambda r: r["seconds"]), min(reruns, key=lambda r: r["seconds"])
@@ -187,7 +192,7 @@ def first_phase(run, repeats: int, rerun_repeats: int) -> dict:  # noqa: ANN001
     return figures
 
 
-def edit_phase(run, repeats: int, rerun_repeats: int) -> dict:  # noqa: ANN001, ARG001
+def edit_phase(run: Run, repeats: int, rerun_repeats: int) -> dict:
     edited = run(fresh=False)
     return {"rerun_seconds": edited["seconds"], "rerun_embedded": edited["embedded"]}
 

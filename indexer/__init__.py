@@ -7,26 +7,33 @@ with Index.open("index.db") as index:
         print(hit.score, hit.citation, hit.heading)
 """
 
-from indexer.api import Index
-from indexer.backends.base import EmbeddingBackend
 from indexer.errors import (
     BackendError,
     BackendUnreachableError,
     ConfigError,
     IndexerError,
     IndexLockedError,
+    NotInIndexError,
     StorageError,
     VectorCheckError,
 )
-from indexer.search import Hit
+
+#: Public names imported on first use (PEP 562): ``import indexer`` stays cheap, so a command that
+#: needs none of them (``index query`` answered by a running server) does not pay for numpy.
+_LAZY = {
+    "Index": "indexer.api",
+    "EmbeddingBackend": "indexer.backends.base",
+    "Hit": "indexer.search",
+    "Passage": "indexer.passages",
+    "BuildReport": "indexer.pipeline.report",
+}
 
 
 def __getattr__(name: str) -> object:
-    # BuildReport lives with the build machinery, which a query does not import
-    if name == "BuildReport":
-        from indexer.pipeline.report import BuildReport
+    if name in _LAZY:
+        import importlib
 
-        return BuildReport
+        return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'indexer' has no attribute {name!r}")
 
 
@@ -40,6 +47,8 @@ __all__ = [
     "Index",
     "IndexLockedError",
     "IndexerError",
+    "NotInIndexError",
+    "Passage",
     "StorageError",
     "VectorCheckError",
 ]

@@ -17,11 +17,12 @@ from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError
 from indexer.progress import Progress
 from indexer.search import MAX_K, MODES, Hit, default_min_score, search
-from indexer.settings import check_backend_matches, fingerprint_id
+from indexer.settings import BUILD_OPTIONS_KEY, check_backend_matches, fingerprint_id, walk_rules_key
 from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
 
 if TYPE_CHECKING:
+    from indexer.passages import Passage
     from indexer.pipeline import BuildReport
 
 DEFAULT_INDEX = "index.db"
@@ -185,6 +186,11 @@ class Index:
         batch_size: int = 32,
         concurrency: int | None = None,
         chunk_tokens: int | None = None,
+        ignore_files: bool | None = None,
+        include: Sequence[str] | str | None = None,
+        exclude: Sequence[str] | str | None = None,
+        allow_secrets: Sequence[str] | str | None = None,
+        allow_empty: bool = False,
         wait: float = 0,
         progress: bool | Progress = False,
         warn: Callable[[str], None] | None = None,
@@ -197,15 +203,18 @@ class Index:
                 embedded default model for a new index.
             rebuild: build a fresh index when the settings differ from the index's, and swap it in
                 at the end (queries keep answering from the old one meanwhile).
-            batch_size, concurrency, chunk_tokens, wait, warn: see
-                :class:`indexer.pipeline.BuildOptions`.
+            batch_size, concurrency, chunk_tokens, ignore_files, include, exclude, allow_secrets,
+                allow_empty, wait, warn: see :class:`indexer.pipeline.BuildOptions`.
+                chunk_tokens and the walk's settings (ignore_files, include, exclude,
+                allow_secrets) are recorded: None re-uses what the index holds for them.
             progress: True for a bar on a terminal (else a line every 30 s), or a
                 :class:`indexer.progress.Progress` of your own.
         Returns:
             a :class:`BuildReport`; ``report.exit_code`` is non-zero when any file failed.
         Raises:
             IndexLockedError: another build holds the index.
-            ConfigError: bad options, or settings that differ from the index's without ``rebuild``.
+            ConfigError: bad options, settings that differ from the index's without ``rebuild``, or
+                a folder with no files at all where the index holds some (unless ``allow_empty``).
             StorageError: the index's disk or file failed; it keeps what it had before.
         """
         # the build machinery is imported here: a query does not pay for it
@@ -217,6 +226,11 @@ class Index:
             batch_size=batch_size,
             concurrency=concurrency,
             chunk_tokens=chunk_tokens,
+            ignore_files=ignore_files,
+            include=_patterns(include, "include"),
+            exclude=_patterns(exclude, "exclude"),
+            allow_secrets=_patterns(allow_secrets, "allow_secrets"),
+            allow_empty=allow_empty,
             wait=wait,
             progress=Progress() if progress is True else (progress or None),
             **given,
@@ -279,23 +293,32 @@ class Index:
         paths: Sequence[str] | str = (),
         types: Sequence[str] | str = (),
         min_score: float | None = None,
+        roots: Sequence[str | os.PathLike[str]] | str = (),
     ) -> list[Hit]:
         """The ``k`` chunks that best match ``text``, best first.
 
         Args:
-            text: the question.
+            text: the question. ``"exact phrase"`` keeps chunks holding it, ``-word`` (or
+                ``-"a phrase"``) leaves out chunks holding it, ``word*`` finds any word it begins
+                (keyword search); the model reads the text without these marks.
             k: how many hits at most (1 to :data:`indexer.search.MAX_K`).
             mode: "hybrid" (vector and keyword lists fused), "vector" or "keyword".
-            paths: glob patterns (or one) on the path relative to its root (``*`` also crosses folders).
+            paths: glob patterns (or one) on the path relative to its root (``*`` also crosses
+                folders); a pattern also matches the files under it taken as a folder (``api``).
             types: file extensions (or one) to keep, e.g. ``["md", "txt"]``.
             min_score: drop hits scoring lower (scores run 0..1 in every mode; see
                 :meth:`default_min_score` for the threshold `index query` applies).
+            roots: folders of the index (or one) to search in, as given to ``build``.
         """
         if mode not in MODES:
             raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise ConfigError(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
-        chunk_filter = ChunkFilter(_as_tuple(paths, "paths"), _as_tuple(types, "types"))
+        chunk_filter = ChunkFilter(
+            _as_tuple(paths, "paths"),
+            _as_tuple(types, "types"),
+            tuple(str(Path(root).resolve()) for root in _as_tuple(roots, "roots")),
+        )
         store = self.store
         self._searches += 1
         if self._searches == 2:
@@ -312,6 +335,23 @@ class Index:
         are calibrated: :data:`indexer.search.DEFAULT_MIN_SCORE` in keyword mode, and in the other
         modes for the model the calibration was fitted for; None otherwise."""
         return default_min_score(mode, self.store.get_meta("model"))
+
+    def get(self, citation: str, root: str | None = None) -> Passage:
+        """The text of a file as indexed, by a hit's citation: ``path:12-30`` (those lines),
+        ``guide.pdf:page 3`` or ``nb.ipynb:cells 4-6`` (those parts), or ``path`` (the whole file).
+
+        Read from the stored chunks, so it is what the searches saw, with no line repeated where
+        chunks overlap. ``root`` picks the folder when the index holds the path under several.
+
+        Raises:
+            NotInIndexError: the file, or those lines or parts, are not in the index.
+        """
+        # imported here: a search does not pay for the format readers it names parts with
+        from indexer.passages import read_passage
+
+        store = self.store
+        with store.snapshot():
+            return read_passage(store, citation, root)
 
     # -- status -----------------------------------------------------------------------------------
 
@@ -330,6 +370,8 @@ class Index:
                 "dimension": store.dimension,
                 "fingerprint": fingerprint_id(fingerprint) if fingerprint else None,
                 "settings": fingerprint,
+                "build_options": store.get_json(BUILD_OPTIONS_KEY),
+                "walk_rules": {root: store.get_json(walk_rules_key(root)) for root in store.roots()},
                 "migrations": store.applied_migrations(),
                 "builds": store.recent_builds(builds),
             }
@@ -378,10 +420,16 @@ def _root_keys(root: str | os.PathLike[str]) -> list[str]:
     return [str(Path(root).resolve()), os.path.abspath(root), os.fspath(root)]
 
 
+def _patterns(values: Sequence[str] | str | None, name: str) -> tuple[str, ...] | None:
+    """Patterns given to a build (None: not given, so the recorded ones apply)."""
+    return None if values is None else _as_tuple(values, name)
+
+
 def _as_tuple(values: Sequence[str] | str, name: str) -> tuple[str, ...]:
     """One pattern or a sequence of them (a lone string is one pattern, not its characters)."""
-    if isinstance(values, str):
-        return (values,) if values else ()
+    if isinstance(values, (str, os.PathLike)):
+        return (os.fspath(values),) if values else ()
+    values = [os.fspath(value) if isinstance(value, os.PathLike) else value for value in values]
     if not all(isinstance(value, str) for value in values):
         raise ConfigError(f"{name} must be a string or a sequence of strings, not {values!r}")
     return tuple(values)

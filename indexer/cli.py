@@ -32,10 +32,12 @@ import click
 from indexer.api import Index, default_index_path, iso_time
 from indexer.backends import EmbeddingBackend, make_backend
 from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY
-from indexer.errors import IndexerError, StorageError
+from indexer.errors import ConfigError, IndexerError, StorageError
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
 from indexer.progress import Progress, duration
-from indexer.search import DEFAULT_MIN_SCORE, MAX_K, MODES
+from indexer.search import DEFAULT_MIN_SCORE, MAX_K, MODES, Hit
+from indexer.serving.discovery import search_through_server
+from indexer.store import is_postgres_url
 
 EXIT_CODES = {
     0: "success",
@@ -160,17 +162,47 @@ def main() -> None:
 # -- build ----------------------------------------------------------------------------------------
 
 
-def build_option(name: str, **options: Any) -> Callable[[Callable], Callable]:
-    """A ``--NAME`` option of ``index build`` whose default and help come from :class:`BuildOptions`."""
+def build_option(name: str, flag: str | None = None, **options: Any) -> Callable[[Callable], Callable]:
+    """A ``--NAME`` option (or ``flag``) of ``index build`` whose default and help come from
+    :class:`BuildOptions`."""
     concurrency = ", ".join(f"{kind} {count}" for kind, count in BUILTIN_CONCURRENCY.items())
-    flag = "--" + name.replace("_", "-")
     return click.option(
-        flag,
+        flag or "--" + name.replace("_", "-"),
         name,
         default=getattr(BuildOptions, name),
         help=option_help(name, concurrency=concurrency),
         **options,
     )
+
+
+def walk_options(command: Callable) -> Callable:
+    """The options of ``index build`` and ``index watch`` that say what the walk takes."""
+    for option in reversed(
+        [
+            build_option("ignore_files", "--ignore/--no-ignore"),
+            build_option("include", multiple=True, metavar="GLOB"),
+            build_option("exclude", multiple=True, metavar="GLOB"),
+            build_option("allow_secrets", "--allow-secret", multiple=True, metavar="GLOB"),
+        ]
+    ):
+        command = option(command)
+    return command
+
+
+def walk_settings(
+    ignore_files: bool | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    allow_secrets: tuple[str, ...],
+) -> dict[str, Any]:
+    """The walk options as :meth:`Index.build` takes them: a repeatable option not given is None, so
+    the index's recorded value applies."""
+    return {
+        "ignore_files": ignore_files,
+        "include": include or None,
+        "exclude": exclude or None,
+        "allow_secrets": allow_secrets or None,
+    }
 
 
 @main.command(epilog=exit_codes(0, 1, 2, 3, 4, 5))
@@ -206,6 +238,8 @@ def build_option(name: str, **options: Any) -> Callable[[Callable], Callable]:
 @build_option("batch_size", type=click.IntRange(min=1), show_default=True)
 @build_option("concurrency", type=click.IntRange(min=1))
 @build_option("chunk_tokens", type=click.IntRange(min=MIN_CHUNK_TOKENS))
+@walk_options
+@build_option("allow_empty", is_flag=True)
 @click.option(
     "--rebuild", is_flag=True, help="Settings differ from the index's: build anew and swap in at the end."
 )
@@ -227,6 +261,11 @@ def build(
     batch_size: int,
     concurrency: int | None,
     chunk_tokens: int | None,
+    ignore_files: bool | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    allow_secrets: tuple[str, ...],
+    allow_empty: bool,
     rebuild: bool,
     wait: float,
     quiet: bool,
@@ -246,6 +285,8 @@ def build(
             batch_size=batch_size,
             concurrency=concurrency,
             chunk_tokens=chunk_tokens,
+            **walk_settings(ignore_files, include, exclude, allow_secrets),
+            allow_empty=allow_empty,
             wait=wait,
             progress=output.progress or False,
             warn=output.warning,
@@ -330,9 +371,13 @@ def chosen_backend(kind: str | None, model: str | None, server: ServerOptions) -
 
 
 def report_dict(report: Any) -> dict[str, Any]:
-    """A build's report as JSON: every field, the exit code, and its times in ISO 8601."""
-    data = {key: value for key, value in vars(report).items() if key not in ("failures", "warnings")}
+    """A build's report as JSON: every field, the exit code, its times in ISO 8601, and each file
+    left out (``skipped``: path, kind, reason) with the counts by kind."""
+    listed = ("failures", "warnings", "skipped")
+    data = {key: value for key, value in vars(report).items() if key not in listed}
     data["failures"] = [{"path": failure.path, "reason": failure.reason} for failure in report.failures]
+    data["skipped"] = [asdict(skipped) for skipped in report.skipped]
+    data["skipped_by_kind"] = report.skipped_by_kind()
     data["warnings"] = [
         {"path": getattr(notice, "path", None), "message": getattr(notice, "message", notice)}
         for notice in report.warnings
@@ -354,9 +399,15 @@ def report_dict(report: Any) -> dict[str, Any]:
 )
 @click.option("--mode", type=click.Choice(MODES), default=MODES[0], show_default=True)
 @click.option(
-    "--path", "paths", multiple=True, help="Only files whose relative path matches this glob (repeatable)."
+    "--path",
+    "paths",
+    multiple=True,
+    help="Only files whose relative path matches this glob, or lies under this folder (repeatable).",
 )
 @click.option("--type", "types", multiple=True, help="Only files with this extension, e.g. md (repeatable).")
+@click.option(
+    "--root", "roots", multiple=True, metavar="FOLDER", help="Only this folder of the index (repeatable)."
+)
 @click.option(
     "--min-score",
     type=float,
@@ -375,6 +426,12 @@ def report_dict(report: Any) -> dict[str, Any]:
     help="Reach the index's embedding server at this address instead (repeatable: the first that answers).",
 )
 @click.option("--api-key", default=None, help="API key for the index's server (default: $OPENAI_API_KEY).")
+@click.option(
+    "--no-server",
+    is_flag=True,
+    envvar="INDEX_NO_SERVER",
+    help="Search in this process even when `index serve` runs for this index ($INDEX_NO_SERVER).",
+)
 def query(
     text: str,
     db_path: str | None,
@@ -382,26 +439,38 @@ def query(
     mode: str,
     paths: tuple[str, ...],
     types: tuple[str, ...],
+    roots: tuple[str, ...],
     min_score: float | None,
     as_json: bool,
     output_format: str,
     base_url: tuple[str, ...],
     api_key: str | None,
+    no_server: bool,
 ) -> None:
     """Print the chunks that best match TEXT ('-' reads it from stdin), with where they come from.
 
-    Nothing found is said on stderr, with exit code 1 (as grep does).
+    In TEXT, "exact phrase" keeps chunks that hold it, -word leaves out chunks that hold it, and
+    word* finds any word it begins. Nothing found is said on stderr, with exit code 1 (as grep does).
+    When `index serve` runs for this index, it answers (with its model already loaded); when it does
+    not answer at once, or with --no-server, the search runs here.
     """
     question = (sys.stdin.read() if text == "-" else text).strip()
     if not question:
         raise click.BadParameter("the question is empty", param_hint="TEXT")
-    # one question in this process: a backend may start faster
-    with Index.open(db_path or default_index_path(), create=False, one_shot=True) as index:
-        if base_url or api_key is not None:
-            index.connect(base_url or None, api_key)
-        if min_score is None:
-            min_score = index.default_min_score(mode)
-        hits = index.search(question, k=k, mode=mode, paths=paths, types=types, min_score=min_score)
+    location = db_path or default_index_path()
+    roots = tuple(root if is_postgres_url(location) else os.path.realpath(root) for root in roots)
+    search = {"k": k, "mode": mode, "paths": paths, "types": types, "min_score": min_score, "roots": roots}
+    hits = None
+    if not no_server and not base_url and api_key is None:
+        hits = hits_from_server(location, question, search)
+    if hits is None:
+        # one question in this process: a backend may start faster
+        with Index.open(location, create=False, one_shot=True) as index:
+            if base_url or api_key is not None:
+                index.connect(base_url or None, api_key)
+            if min_score is None:
+                search["min_score"] = index.default_min_score(mode)
+            hits = index.search(question, **search)
     output_format = "json" if as_json else output_format
     if output_format == "json":
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
@@ -417,6 +486,19 @@ def query(
         if output_format != "json":
             click.echo("no results", err=True)
         sys.exit(1)
+
+
+def hits_from_server(location: str, text: str, search: dict[str, Any]) -> list[Hit] | None:
+    """The hits a running ``index serve`` of this index gives, or None to search here."""
+    params = {"q": text, "k": search["k"], "mode": search["mode"], "path": search["paths"]}
+    params.update({"type": search["types"], "root": search["roots"]})
+    if search["min_score"] is not None:
+        params["min_score"] = repr(search["min_score"])
+    found = search_through_server(location, params, os.environ.get("INDEX_TOKEN") or None)
+    try:
+        return None if found is None else [Hit(**hit) for hit in found]
+    except TypeError:  # a server of another version, whose hits have other fields
+        return None
 
 
 def use_color() -> bool:
@@ -546,6 +628,7 @@ def remove(ctx: click.Context, root: str, db_path: str | None, wait: float, as_j
     help="Milliseconds of quiet before a burst of changes triggers a build.",
 )
 @build_option("batch_size", type=click.IntRange(min=1), show_default=True)
+@walk_options
 @click.option("--quiet", "-q", is_flag=True, help="No warnings, no summary lines.")
 @click.option(
     "--json", "as_json", is_flag=True, help="JSON lines on stdout: one summary per build, warnings, errors."
@@ -557,6 +640,10 @@ def watch(
     db_path: str | None,
     debounce: int,
     batch_size: int,
+    ignore_files: bool | None,
+    include: tuple[str, ...],
+    exclude: tuple[str, ...],
+    allow_secrets: tuple[str, ...],
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -572,11 +659,19 @@ def watch(
             debounce_ms=debounce,
             batch_size=batch_size,
             warn=output.warning,
+            **walk_settings(ignore_files, include, exclude, allow_secrets),
         )
 
 
-@main.command("eval", epilog=exit_codes(0, 2, 3, 4, 5))
-@click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=str))
+@main.command(
+    "eval", epilog=exit_codes(0, 1, 2, 3, 4, 5, c1="a floor given by --min-recall or --min-ndcg is not met")
+)
+@click.argument("folder", required=False, type=click.Path(exists=True, file_okay=False, path_type=str))
+@click.option(
+    "--fixture",
+    type=click.Path(exists=True, dir_okay=False, path_type=str),
+    help='Your own checks, run on an existing index (--db): JSON lines {"query": ..., "expected": [paths]}.',
+)
 @click.option(
     "--qrels", "split", default="test", show_default=True, help="Judgments to use: qrels/SPLIT.tsv."
 )
@@ -595,6 +690,15 @@ def watch(
     is_flag=True,
     help="Also score the model on each whole document embedded directly (no chunking).",
 )
+@click.option(
+    "--per-query", is_flag=True, help="Each query's rank of its first relevant result, nDCG@10, top hits."
+)
+@click.option(
+    "--min-recall", type=click.FloatRange(0, 1), default=None, help="Exit 1 when recall is lower (any mode)."
+)
+@click.option(
+    "--min-ndcg", type=click.FloatRange(0, 1), default=None, help="Exit 1 when nDCG@10 is lower (any mode)."
+)
 @build_option("batch_size", type=click.IntRange(min=1), show_default=True)
 @click.option("--quiet", "-q", is_flag=True, help="No progress.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
@@ -603,46 +707,138 @@ def watch(
     "db_path",
     default=None,
     metavar="PATH",
-    help="Index to build the collection into: a file or a postgresql:// URL (default: in the cache).",
+    help="With FOLDER, the index to build it into (default: in the cache); with --fixture, the index to "
+    "check (default: $INDEX_DB or ./index.db).",
 )
 @click.pass_context
 def evaluate(
     ctx: click.Context,
-    folder: str,
+    folder: str | None,
+    fixture: str | None,
     split: str,
     cache_dir: str | None,
     modes: tuple[str, ...],
     whole_documents: bool,
+    per_query: bool,
+    min_recall: float | None,
+    min_ndcg: float | None,
     batch_size: int,
     quiet: bool,
     as_json: bool,
     db_path: str | None,
 ) -> None:
-    """Score retrieval on a BEIR-layout collection: nDCG@10, Recall@100, MRR@10 per mode."""
-    from indexer import evaluation
-
+    """Score retrieval: on a BEIR-layout collection FOLDER (nDCG@10, Recall@100, MRR@10 per mode), or
+    on your own questions (--fixture) against an index you have."""
     ctx.meta["output"] = Output(as_json)
-    report = evaluation.run(
-        folder,
-        split,
-        modes=modes or evaluation.MODES,
-        cache=cache_dir,
-        db=db_path,
-        whole_documents=whole_documents,
-        batch_size=batch_size,
-        progress=None if quiet else Progress(),
-    )
-    click.echo(f"index: {report.build_summary}", err=True)
+    if (folder is None) == (fixture is None):
+        raise click.UsageError("give a BEIR FOLDER or --fixture FILE (one of them)")
+    progress = None if quiet else Progress()
+    if fixture is not None:
+        from indexer import checks
+
+        questions = checks.load_checks(fixture)
+        with Index.open(db_path or default_index_path(), create=False) as index:
+            results = checks.run_checks(index, questions, modes or MODES, progress)
+        title = f"{fixture}: {len(questions)} questions"
+        recall = "recall@10"
+    else:
+        from indexer import evaluation
+
+        report = evaluation.run(
+            folder,
+            split,
+            modes=modes or evaluation.MODES,
+            cache=cache_dir,
+            db=db_path,
+            whole_documents=whole_documents,
+            batch_size=batch_size,
+            progress=progress,
+            per_query=per_query,
+        )
+        click.echo(f"index: {report.build_summary}", err=True)
+        results = report.results
+        title = (
+            f"{report.collection}: {report.documents} documents, {report.queries} judged queries "
+            f"(qrels/{split}.tsv), {report.seconds:.1f} s"
+        )
+        recall = "recall@100"
+    if not per_query:
+        for scores in results.values():
+            scores.pop("queries", None)
     if as_json:
-        click.echo(json.dumps(report.results, indent=2))
-        return
-    click.echo(
-        f"{report.collection}: {report.documents} documents, {report.queries} judged queries "
-        f"(qrels/{split}.tsv), {report.seconds:.1f} s"
-    )
-    click.echo(f"{'mode':<16}{'nDCG@10':>9}{'Recall@100':>12}{'MRR@10':>9}{'median ms':>11}")
-    for mode, scores in report.results.items():
-        click.echo(
-            f"{mode:<16}{scores['ndcg@10']:>9.4f}{scores['recall@100']:>12.4f}{scores['mrr@10']:>9.4f}"
+        click.echo(json.dumps(results, indent=2, ensure_ascii=False))
+    else:
+        click.echo("\n".join([title, *score_lines(results, recall)]))
+    from indexer.checks import unmet
+
+    missed = unmet(results, {recall: min_recall, "ndcg@10": min_ndcg})
+    if missed:
+        click.echo(f"error: below the floor: {'; '.join(missed)}", err=True)
+        sys.exit(1)
+
+
+def score_lines(results: dict[str, dict[str, Any]], recall: str) -> list[str]:
+    """The table of ``index eval``, and each query's line under its mode when there are any."""
+    lines = [
+        f"{'mode':<16}{'nDCG@10':>9}{recall.replace('recall', 'Recall'):>12}{'MRR@10':>9}{'median ms':>11}"
+    ]
+    for mode, scores in results.items():
+        lines.append(
+            f"{mode:<16}{scores['ndcg@10']:>9.4f}{scores[recall]:>12.4f}{scores['mrr@10']:>9.4f}"
             f"{scores.get('median_ms', float('nan')):>11.1f}"
         )
+    for mode, scores in results.items():
+        if scores.get("queries"):
+            lines += ["", f"{mode}: rank of the first relevant result, nDCG@10, query -> best hit"]
+            for row in scores["queries"]:
+                rank = row["first_relevant_rank"] or "-"
+                top = row["top"][0] if row["top"] else "nothing"
+                lines.append(f"  {rank!s:>4} {row['ndcg@10']:.3f}  {row['query']}  -> {top}")
+    return lines
+
+
+def serving_module() -> Any:
+    """:mod:`indexer.serving.run`, whose libraries are the optional ``serve`` extra."""
+    try:
+        from indexer.serving import run
+    except ImportError as error:
+        raise ConfigError(
+            f"serving needs the serve extra ({error.name} is missing): pip install 'indexer-search[serve]'"
+        ) from error
+    return run
+
+
+@main.command(epilog=exit_codes(0, 2, 4, 5))
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=8765, show_default=True, help="0: any free port."
+)
+@click.option(
+    "--token",
+    envvar="INDEX_TOKEN",
+    default=None,
+    help="Every request must send 'Authorization: Bearer TOKEN' ($INDEX_TOKEN; needed beyond loopback).",
+)
+@click.option(
+    "--mcp", "with_mcp", is_flag=True, help="Also serve the MCP tools over streamable HTTP at /mcp."
+)
+def serve(db_path: str | None, host: str, port: int, token: str | None, with_mcp: bool) -> None:
+    """Answer searches over HTTP with the model loaded once (JSON API; OpenAPI at /docs).
+
+    GET /search?q=...&k=&mode=&path=&type=&root=&min_score=, GET /chunks/CITATION, GET /status,
+    GET /health. `index query` on the same index uses it while it runs. Stop with Ctrl-C."""
+    run = serving_module()
+    say = lambda message: click.echo(message, err=True)  # noqa: E731
+    with Index.open(db_path or default_index_path(), create=False) as index:
+        run.serve(index, host=host, port=port, token=token, mcp=with_mcp, say=say)
+
+
+@main.command("mcp", epilog=exit_codes(0, 2, 4, 5))
+@db_option
+def mcp_command(db_path: str | None) -> None:
+    """Serve the index to an AI agent over MCP on stdin/stdout (tools: search, get, status)."""
+    run = serving_module()
+    say = lambda message: click.echo(message, err=True)  # noqa: E731
+    with Index.open(db_path or default_index_path(), create=False) as index:
+        run.serve_mcp_stdio(index, say=say)

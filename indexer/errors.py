@@ -23,6 +23,10 @@ class IndexOutdatedError(ConfigError):
     """The index was made by an older version: a build (which migrates it) must upgrade it first."""
 
 
+class NotInIndexError(ConfigError):
+    """What was asked for by its citation (a file, its lines, a page) is not in the index."""
+
+
 class SettingsChangedError(ConfigError):
     """The backend no longer makes vectors like the index's (another dimension): a build must start
     afresh (``--rebuild``). ``difference`` says what changed, as the settings-differ message does."""

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote, unquote
 
 import numpy as np
@@ -55,6 +56,7 @@ def run(
     whole_documents: bool = False,
     batch_size: int = BuildOptions.batch_size,
     progress: Progress | None = None,
+    per_query: bool = False,
 ) -> EvaluationReport:
     """Score retrieval on a BEIR-layout collection (what ``index eval`` prints).
 
@@ -76,7 +78,7 @@ def run(
             raise IndexerError(
                 f"building the evaluation index failed: {report.failures[:1] or report.stopped}"
             )
-        results = evaluate(collection, index, modes, progress)
+        results = evaluate(collection, index, modes, progress, per_query)
         if whole_documents:
             results["whole_documents"] = evaluate_whole_documents(
                 collection, index.backend, cache_folder, progress
@@ -205,8 +207,10 @@ def evaluate(
     index: Index,
     modes: Sequence[str] = MODES,
     progress: Progress | None = None,
-) -> dict[str, dict[str, float]]:
-    """Run every judged query in each mode; metrics plus the median and 95th percentile query time."""
+    per_query: bool = False,
+) -> dict[str, dict[str, Any]]:
+    """Run every judged query in each mode; metrics plus the median and 95th percentile query time,
+    and with ``per_query`` each query's result under ``"queries"`` (see :func:`query_results`)."""
     results = {}
     for mode in modes:
         rankings, timings = {}, []
@@ -223,8 +227,29 @@ def evaluate(
             "median_ms": round(statistics.median(timings) * 1000, 2) if timings else 0.0,
             "p95_ms": round(float(np.percentile(timings, 95)) * 1000, 2) if timings else 0.0,
         }
+        if per_query:
+            results[mode]["queries"] = query_results(collection, rankings)
     if progress is not None:
         progress.finish()
+    return results
+
+
+def query_results(collection: Collection, rankings: dict[str, list[str]]) -> list[dict[str, Any]]:
+    """Each query's rank of its first relevant document (None: not in the first 100), its nDCG@10,
+    and its three best documents: which questions fail, and what came back instead."""
+    results = []
+    for query_id, text in collection.queries.items():
+        ranked, relevant = rankings.get(query_id, []), collection.qrels[query_id]
+        first = next((rank for rank, doc in enumerate(ranked, 1) if doc in relevant), None)
+        results.append(
+            {
+                "id": query_id,
+                "query": text,
+                "first_relevant_rank": first,
+                "ndcg@10": round(ndcg_at(ranked, relevant), 4),
+                "top": ranked[:3],
+            }
+        )
     return results
 
 

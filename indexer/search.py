@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError
 from indexer.store.contract import IndexStore
 from indexer.store.records import ChunkFilter
-from indexer.validation import check_vectors
 
 MODES = ("hybrid", "vector", "keyword")
 #: The most hits one search returns: enough to read a whole manual, small enough to answer quickly.
@@ -49,6 +48,58 @@ STOPWORDS = frozenset(
     the their them then there these they this those to too up very was we were what when where which
     while who whom why will with would you your yours""".split()
 )
+
+
+@dataclass(frozen=True)
+class Query:
+    """A question as typed, read for the syntax people know from search engines: ``"exact phrase"``
+    (the chunk must hold it), ``-word`` or ``-"a phrase"`` (the chunk must not), ``word*`` (any word
+    it begins, in the keyword search). Whatever else is in the text is words; a quote left open is
+    read as a word's character, and nothing is ever passed to a store as an operator."""
+
+    text: str  # what the model embeds: the words and phrases, without the operators
+    words: str  # the plain words, for the keyword search
+    phrases: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
+    prefixes: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, question: str) -> Query:
+        kept: list[str] = []
+        words: list[str] = []
+        phrases: list[str] = []
+        excluded: list[str] = []
+        prefixes: list[str] = []
+        for match in _QUERY_PART.finditer(question):
+            minus, quoted, bare = match.group(1), match.group(2), match.group(3)
+            text = quoted if quoted is not None else bare
+            if not _WORD.search(text):
+                continue
+            if minus:
+                excluded.append(" ".join(_WORD.findall(text)))
+            elif quoted is not None:
+                phrases.append(" ".join(_WORD.findall(text)))
+                kept.append(quoted)
+            elif bare.endswith("*") and _WORD.fullmatch(bare[:-1]):
+                prefixes.append(bare[:-1].lower())
+                kept.append(bare[:-1])
+            else:
+                words.append(bare)
+                kept.append(bare)
+        return cls(" ".join(kept), " ".join(words), tuple(phrases), tuple(excluded), tuple(prefixes))
+
+    def keyword_terms(self) -> list[str]:
+        """The terms of the keyword search: the words (see :func:`keyword_terms`), each phrase, and
+        each prefix marked with its ``*``."""
+        return [*keyword_terms(self.words), *self.phrases, *(prefix + "*" for prefix in self.prefixes)]
+
+    def keyword_count(self) -> int:
+        """How many terms the keyword scale counts (see :func:`keyword_ceiling`)."""
+        return len(keyword_words(self.words)) + len(self.phrases) + len(self.prefixes)
+
+
+#: A part of a question: an optional leading ``-``, then a quoted phrase or a run of non-spaces.
+_QUERY_PART = re.compile(r'(-?)(?:"([^"]*)"|(\S+))')
 
 
 @dataclass(frozen=True)
@@ -125,6 +176,10 @@ def search(
         raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
     if k <= 0:
         return []
+    query = Query.parse(text)
+    if not query.text:
+        raise ConfigError(f"the question {text!r} has nothing to search for, only words to leave out")
+    chunk_filter = replace(chunk_filter, phrases=query.phrases, excluded=query.excluded)
     allowed = store.chunk_filter(chunk_filter) if chunk_filter else None
     pool = k if mode != "hybrid" else max(4 * k, 50)
     vector_scores: dict[int, float] = {}
@@ -132,11 +187,11 @@ def search(
     if mode in ("vector", "hybrid"):
         if backend is None:
             raise ConfigError("vector search needs an embedding backend")
-        query = embed_query(backend, text, store.dimension)
-        nearest = store.nearest(query, pool, allowed)
+        vector = embed_query(backend, query.text, store.dimension)
+        nearest = store.nearest(vector, pool, allowed)
         vector_scores = {chunk_id: 1.0 - distance for chunk_id, distance in nearest}
     if mode in ("keyword", "hybrid"):
-        keyword_scores = keyword_evidence(store, text, pool, allowed)
+        keyword_scores = keyword_evidence(store, query, pool, allowed)
     if mode == "hybrid":
         evidence = fuse(vector_scores, keyword_scores)
     else:
@@ -177,6 +232,9 @@ def default_min_score(mode: str, model: str | None) -> float | None:
 def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):
     """The question's vector, made the way the index's documents were (query prefix included) and
     held to the same vector check as any stored vector."""
+    # imported here: numpy comes with it, which `index query` answered by a server never needs
+    from indexer.validation import check_vectors
+
     vectors = backend.embed([backend.query_prefix + text])
     return check_vectors(vectors, 1, dimension)[0]
 
@@ -204,12 +262,12 @@ def keyword_terms(text: str) -> list[str]:
     return list(dict.fromkeys([*keyword_words(text), *joined, *snake]))
 
 
-def keyword_evidence(store: IndexStore, text: str, k: int, allowed: object = None) -> dict[int, float]:
-    """The ``k`` best keyword matches of ``text``, as BM25 over the query's ceiling (higher is better)."""
-    matches = store.keyword_matches(keyword_terms(text), k, allowed)
+def keyword_evidence(store: IndexStore, query: Query, k: int, allowed: object = None) -> dict[int, float]:
+    """The ``k`` best keyword matches of ``query``, as BM25 over its ceiling (higher is better)."""
+    matches = store.keyword_matches(query.keyword_terms(), k, allowed)
     if not matches:
         return {}
-    ceiling = keyword_ceiling(len(keyword_words(text)), store.counts()["chunks"])
+    ceiling = keyword_ceiling(query.keyword_count(), store.chunk_count())
     return {chunk_id: -bm25 / ceiling for chunk_id, bm25 in matches}
 
 
@@ -218,7 +276,7 @@ def keyword_ceiling(words: int, chunks: int) -> float:
     once, when each is found in no other chunk of the ``chunks``: the words times the largest
     inverse document frequency the index allows. Dividing by it makes keyword scores comparable
     across queries and indexes: a rare name matched exactly scores near 1, common words little."""
-    return max(words, 1) * math.log((chunks + 0.5) / 0.5)
+    return max(words, 1) * math.log((max(chunks, 1) + 0.5) / 0.5)
 
 
 def fuse(vector_scores: dict[int, float], keyword_scores: dict[int, float]) -> dict[int, float]:

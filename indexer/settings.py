@@ -15,6 +15,14 @@ if TYPE_CHECKING:
 
 #: The settings keys that decide how a question must be embedded to match the stored vectors.
 QUERY_SETTINGS = ("embedding", "query_prefix", "document_prefix")
+#: The meta key of the build options an index records for later builds (``chunk_tokens``).
+BUILD_OPTIONS_KEY = "build_options"
+
+
+def walk_rules_key(root: str) -> str:
+    """The meta key of the walk rules recorded for one root (each root of an index has its own:
+    patterns are relative to it, and builders of different roots never write the same key)."""
+    return f"walk_rules:{root}"
 
 
 def build_fingerprint(backend: EmbeddingBackend, chunking: ChunkSettings) -> dict[str, Any]:
@@ -45,6 +53,11 @@ def settings_differences(recorded: dict[str, Any] | None, fingerprint: dict[str,
     changes = _differences(recorded, fingerprint)
     changes.sort(key=lambda change: (not change.startswith(("embedding.backend", "embedding.model")), change))
     return changes
+
+
+def given_differences(recorded: dict[str, Any], given: dict[str, Any], prefix: str) -> list[str]:
+    """``prefix + name: x -> y`` for each setting ``given`` explicitly that differs from the record."""
+    return _differences({name: recorded.get(name) for name in given}, given, prefix)
 
 
 def only_chunker_changed(differences: list[str]) -> bool:

@@ -14,8 +14,10 @@ from pathlib import Path
 from typing import Any
 
 from indexer.api import Index
-from indexer.corpus import is_skipped_folder
+from indexer.corpus import WalkFilter
+from indexer.ignore import WalkRules
 from indexer.pipeline import BuildReport
+from indexer.settings import walk_rules_key
 
 
 def watch(
@@ -26,24 +28,34 @@ def watch(
     stop_event: threading.Event | None = None,
     **build_options: Any,
 ) -> None:
-    """Build ``folder`` now and after every burst of changes, until ``stop_event`` is set (or Ctrl-C).
+    """Build ``folder`` now and after every burst of changes, until ``stop_event`` is set; Ctrl-C (or
+    SIGTERM, which the CLI raises as KeyboardInterrupt) raises out of the wait.
 
-    ``build_options`` go to :meth:`Index.build`. Changes to the index's own files are ignored, so an
-    index kept inside the watched folder does not wake the watcher with its own writes.
+    ``build_options`` go to :meth:`Index.build`; what they leave out is what the index recorded, and
+    a change the walk would pass over (an ignored file, a file no reader takes) wakes no build.
+    Changes to the index's own files are ignored too, so an index kept inside the watched folder
+    does not wake the watcher with its own writes.
     """
     import watchfiles
 
     root = Path(folder).resolve()
-    on_report(index.build(root, **build_options))
+    walk_filter = [build_and_filter(index, root, on_report, build_options)]
     own_files = set(index.store.own_files())
 
     def relevant(change: Any, path: str) -> bool:
-        if os.path.realpath(path) in own_files:
+        if os.path.realpath(path) in own_files or not path.startswith(str(root) + os.sep):
             return False
-        parts = Path(path).relative_to(root).parts if path.startswith(str(root)) else ()
-        return not any(is_skipped_folder(part) for part in parts[:-1])
+        return walk_filter[0].takes(os.path.relpath(path, root).replace(os.sep, "/"))
 
     for _changes in watchfiles.watch(
-        root, watch_filter=relevant, debounce=debounce_ms, stop_event=stop_event, raise_interrupt=False
+        root, watch_filter=relevant, debounce=debounce_ms, stop_event=stop_event, raise_interrupt=True
     ):
-        on_report(index.build(root, **build_options))
+        walk_filter[0] = build_and_filter(index, root, on_report, build_options)
+
+
+def build_and_filter(
+    index: Index, root: Path, on_report: Callable[[BuildReport], None], build_options: dict[str, Any]
+) -> WalkFilter:
+    """Build ``root``, then the filter of the walk rules the index now holds for it."""
+    on_report(index.build(root, **build_options))
+    return WalkFilter(root, WalkRules.from_record(index.store.get_json(walk_rules_key(str(root))) or {}))

@@ -12,7 +12,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import SAMPLE_CORPUS, write
 from helpers import index_command
+from repositories import FAKE_KEY, write_repository
 
+from indexer import Index
 from indexer.cli import main
 
 
@@ -33,8 +35,16 @@ def test_build_prints_one_summary_line_and_warns_about_unreadable_files(tmp_path
     assert result.exit_code == 0, result.output
     summary = result.stdout.strip().splitlines()
     assert len(summary) == 1
-    assert summary[0].startswith("7 files indexed (7 new") and "1 skipped, 0 failed" in summary[0]
+    assert summary[0].startswith("7 files indexed (7 new")
+    assert "0 failed; 2 skipped: 1 .png, 1 empty; 0 ignored;" in summary[0]
     assert result.stderr.strip() == "warning: misc/empty.md: skipped, empty file"  # latin1-notes.txt is read
+    again = CliRunner().invoke(main, ["build", str(folder), "--db", str(tmp_path / "i.db"), "--json"])
+    report = json.loads(again.stdout.splitlines()[-1])
+    assert report["files_skipped"] == 2 and report["skipped_by_kind"] == {".png": 1, "empty": 1}
+    assert [(skipped["path"], skipped["kind"]) for skipped in report["skipped"]] == [
+        ("misc/logo.png", ".png"),
+        ("misc/empty.md", "empty"),
+    ]
 
 
 def test_query_json_has_the_documented_fields(sample_index):
@@ -170,3 +180,64 @@ def test_terminal_output_highlights_matched_words_unless_no_color(monkeypatch):
     assert cli.use_color() is False
     monkeypatch.delenv("NO_COLOR")
     assert cli.use_color() is True
+
+
+def test_a_secret_never_reaches_the_index_its_journal_or_any_output(tmp_path):
+    repo = write_repository(tmp_path / "repo")
+    db = tmp_path / "index" / "secrets.db"
+    db.parent.mkdir()
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([*index_command(), *args, "--db", str(db)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+        return done
+
+    outputs = [
+        run("build", str(repo), "--json"),
+        run("build", str(repo)),
+        run("build", str(repo), "--no-ignore", "--rebuild"),  # .env is no longer ignored: still a secret
+        run("query", "database password", "--json", "-k", "20", "--min-score", "0"),
+        run("query", "database password", "-k", "20", "--mode", "keyword", "--min-score", "0"),
+        run("status", "--json"),
+    ]
+    assert "warning: .env: skipped, its name says it holds credentials" in outputs[2].stderr
+    summary = json.loads(outputs[0].stdout.splitlines()[-1])  # JSON lines: the warnings, then the summary
+    assert summary["skipped_by_kind"]["secret"] == 2
+    for output in outputs:
+        assert FAKE_KEY not in output.stdout and FAKE_KEY not in output.stderr
+    index_files = list(db.parent.iterdir())
+    assert db in index_files
+    for path in index_files:
+        assert FAKE_KEY.encode() not in path.read_bytes(), path.name
+    # the same check finds the key once it is let in by name
+    run("build", str(repo), "--allow-secret", ".env", "--rebuild")
+    assert any(FAKE_KEY.encode() in path.read_bytes() for path in db.parent.iterdir())
+
+
+def test_chunk_tokens_are_remembered_and_another_value_is_refused(tmp_path):
+    folder = tmp_path / "docs"
+    shutil.copytree(SAMPLE_CORPUS / "bicycle-repair", folder)
+    db = str(tmp_path / "i.db")
+    first = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--chunk-tokens", "64", "--json"])
+    assert first.exit_code == 0, first.output
+    plain = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--json"])
+    assert plain.exit_code == 0, plain.output
+    assert json.loads(plain.stdout.splitlines()[-1])["chunks_embedded"] == 0
+    other = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--chunk-tokens", "128"])
+    assert other.exit_code == 2
+    assert "chunking.max_tokens: 64 -> 128" in other.stderr and "--rebuild" in other.stderr
+
+
+def test_an_emptied_folder_is_refused_unless_allowed(tmp_path):
+    folder = tmp_path / "share"
+    write(folder / "a.md", "# A\n\nText about tides.\n")
+    db = str(tmp_path / "i.db")
+    assert CliRunner().invoke(main, ["build", str(folder), "--db", db]).exit_code == 0
+    (folder / "a.md").unlink()
+    refused = CliRunner().invoke(main, ["build", str(folder), "--db", db])
+    assert refused.exit_code == 2
+    assert "has no files to index, but the index holds 1 from it: nothing is removed" in refused.stderr
+    with Index.open(db, create=False) as index:
+        assert index.status()["files"] == 1
+    allowed = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--allow-empty"])
+    assert allowed.exit_code == 0 and "1 removed" in allowed.stdout

@@ -24,11 +24,12 @@ def test_text_files_are_taken_and_hidden_vendor_and_venv_folders_skipped(tmp_pat
     write(tmp_path / ".hidden" / "n.md", "x")
     write(tmp_path / "node_modules" / "pkg" / "readme.md", "x")
     write(tmp_path / ".venv" / "lib" / "x.py", "x")
+    write(tmp_path / "venv" / "pyvenv.cfg", "home = /usr/bin")
     write(tmp_path / "venv" / "lib" / "x.py", "x")
     (tmp_path / "image.png").write_bytes(b"\x89PNG\x00")
     result = corpus.walk(tmp_path)
     assert [s.path for s in result.files] == ["Makefile", "a.md", "conf/app.yaml", "page.html", "src/main.py"]
-    assert ("image.png", "not a text file type") in result.ignored
+    assert result.skipped == [corpus.SkippedFile("image.png", ".png", "not a file type indexer reads")]
 
 
 def test_odd_file_names_work(tmp_path):
@@ -49,7 +50,9 @@ def test_links_out_of_the_folder_are_not_followed(tmp_path):
     os.symlink("/etc", root / "etc")
     result = corpus.walk(root)
     assert [s.path for s in result.files] == ["inside.md"]
-    assert {path for path, _ in result.ignored} >= {"link-to-outside", "secret-link.md", "etc"}
+    links = {(skipped.path, skipped.kind) for skipped in result.skipped}
+    assert links >= {("link-to-outside", "link"), ("secret-link.md", "link")}
+    assert "etc" in {s.path for s in result.skipped}
 
 
 def test_links_inside_the_folder_are_followed_and_a_loop_ends_only_itself(tmp_path):
@@ -62,3 +65,9 @@ def test_links_inside_the_folder_are_followed_and_a_loop_ends_only_itself(tmp_pa
     assert "real/doc.md" in found and "doc-link.md" in found and "zzz.md" in found
     assert len(found) == len(set(found))
     assert not any(path.startswith("real/loop/") for path in found)
+
+
+def test_a_type_no_reader_takes_is_counted_by_its_extension():
+    names = ["a/b.XLSX", "logo.png", "LICENSE-x", "3.10.0", "x.7z", ".bashrc"]
+    labels = [corpus.type_label(name) for name in names]
+    assert labels == [".xlsx", ".png", "no extension", "no extension", ".7z", "no extension"]

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from conftest import write
+from helpers import HashBackend
 
-from indexer import ConfigError
+from indexer import ConfigError, Index
 from indexer.cli import main
 from indexer.evaluation import load_collection, mrr_at, ndcg_at, recall_at
 
@@ -68,3 +70,64 @@ def test_index_eval_scores_a_tiny_collection_and_reuses_its_cache(tmp_path):
     second = runner.invoke(main, args)
     assert second.exit_code == 0
     assert "0 chunks embedded" in second.stderr
+
+
+def test_index_eval_per_query_says_which_questions_fail(tmp_path):
+    folder = tiny_collection(tmp_path / "tiny")
+    args = ["eval", str(folder), "--cache", str(tmp_path / "cache"), "--mode", "keyword", "--per-query"]
+    scores = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
+    rows = {row["id"]: row for row in scores["keyword"]["queries"]}
+    assert rows["q3"]["first_relevant_rank"] == 2 and rows["q1"]["first_relevant_rank"] == 1
+    assert rows["q3"]["ndcg@10"] == pytest.approx(1 / math.log2(3), abs=1e-4) and rows["q3"]["top"][0] == "d3"
+    text = CliRunner().invoke(main, args).stdout
+    assert re.search(r"^\s+2 0\.631  apple  -> d3$", text, re.MULTILINE), text
+
+
+@pytest.fixture
+def checked_index(tmp_path):
+    """A small index and a fixture file of the user's own questions."""
+    docs = tmp_path / "docs"
+    write(
+        docs / "tyres.md", "# Tyres\n\nPatch the puncture.\n\n## Valves\n\nPresta valves need an adapter.\n"
+    )
+    write(docs / "brakes.md", "# Brakes\n\nAdjust the brake cable tension.\n")
+    with Index.open(tmp_path / "index.db") as index:
+        assert index.build(docs, backend=HashBackend(), warn=lambda message: None).exit_code == 0
+    return tmp_path / "index.db"
+
+
+def fixture_file(path, lines) -> str:
+    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
+    return str(path)
+
+
+def test_index_eval_runs_your_own_questions_on_an_existing_index_and_fails_under_a_floor(
+    checked_index, tmp_path
+):
+    questions = fixture_file(
+        tmp_path / "questions.jsonl",
+        [
+            {"query": "puncture", "expected": ["tyres.md"]},
+            {"query": "presta adapter", "expected": ["tyres.md:5-7"]},
+            {"query": "cable tension", "expected": ["tyres.md"]},  # wrong on purpose: brakes.md answers
+        ],
+    )
+    base = ["eval", "--fixture", questions, "--db", str(checked_index), "--mode", "keyword"]
+    result = CliRunner().invoke(main, [*base, "--json", "--per-query"])
+    assert result.exit_code == 0, result.output
+    scores = json.loads(result.stdout)["keyword"]
+    assert scores["recall@10"] == pytest.approx(2 / 3, abs=1e-4)
+    assert [row["first_relevant_rank"] for row in scores["queries"]] == [1, 1, None]
+    assert scores["queries"][2]["top"][0].startswith("brakes.md:")
+    failed = CliRunner().invoke(main, [*base, "--min-recall", "0.9"])
+    assert failed.exit_code == 1 and "recall@10 0.6667 < 0.9 (keyword)" in failed.stderr
+    assert CliRunner().invoke(main, [*base, "--min-recall", "0.6", "--min-ndcg", "0.5"]).exit_code == 0
+
+
+def test_a_fixture_line_that_is_not_a_question_is_named(checked_index, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"query": "puncture", "expected": ["tyres.md"]}\n{"query": "no answers"}\n')
+    result = CliRunner().invoke(main, ["eval", "--fixture", str(bad), "--db", str(checked_index)])
+    assert result.exit_code == 2 and 'bad.jsonl line 2: needs an "expected" list' in result.stderr
+    neither = CliRunner().invoke(main, ["eval"])
+    assert neither.exit_code == 2 and "BEIR FOLDER or --fixture" in neither.output

@@ -298,7 +298,7 @@ def test_a_file_replaced_by_a_fifo_after_the_walk_is_skipped_without_hanging(tmp
     fifo_name = found.files[0].path
     (docs / fifo_name).unlink()
     os.mkfifo(docs / fifo_name)
-    monkeypatch.setattr(corpus, "walk", lambda root: found)  # as the walk saw it, before the swap
+    monkeypatch.setattr(corpus, "walk", lambda root, rules: found)  # as the walk saw it, before the swap
     warnings: list[str] = []
     started = time.monotonic()
     with Index.open(tmp_path / "index.db") as index:

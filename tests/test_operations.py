@@ -165,7 +165,8 @@ def test_progress_off_a_terminal_is_a_line_at_most_every_interval_with_time_left
     lines = stream.getvalue().splitlines()
     assert lines and all(line.startswith("indexing: ") for line in lines)
     assert re.search(
-        r"\d+ of ~\d+ chunks embedded, \d+ of 30 files read, [\d.]+ s so far, about .* left", stream.getvalue()
+        r"\d+ of ~\d+ chunks embedded, \d+ of 30 files read, [\d.]+ s so far, about .* left",
+        stream.getvalue(),
     )
     quiet = io.StringIO()
     build(tmp_path / "other.db", folder, progress=Progress(quiet, terminal=False))  # under 30 s: silent

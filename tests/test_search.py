@@ -12,7 +12,7 @@ import pytest
 from conftest import REPO, SAMPLE_CORPUS, STORES, new_database, write
 from helpers import HashBackend
 
-from indexer import Index
+from indexer import ConfigError, Index
 from indexer.search import (
     CALIBRATED_MODEL,
     CALIBRATION,
@@ -199,3 +199,64 @@ def test_the_default_threshold_applies_where_scores_are_calibrated():
     assert default_min_score("hybrid", CALIBRATED_MODEL) == DEFAULT_MIN_SCORE
     assert default_min_score("keyword", "nomic-embed-text") == DEFAULT_MIN_SCORE
     assert default_min_score("hybrid", "nomic-embed-text") is None
+
+
+# -- query syntax and filters (issue 14) ----------------------------------------------------------
+
+
+@pytest.fixture
+def notes(any_index, tmp_path):
+    """Two folders of one index, with words placed for phrases, exclusions and prefixes."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    write(first / "policy" / "keys.md", "# Keys\n\nRotate the signing keys every ninety days.\n")
+    write(first / "policy" / "passwords.md", "# Passwords\n\nKeys to the server room stay with the keeper.\n")
+    write(first / "guide.md", "# Guide\n\nThe configuration file sets the signing algorithm.\n")
+    write(second / "travel.md", "# Travel\n\nKeep the hotel keys and the rotate schedule for the bus.\n")
+    with Index.open(any_index, backend=HashBackend()) as index:
+        for folder in (first, second):
+            assert index.build(folder, warn=lambda message: None).exit_code == 0
+        index.folders = (first, second)
+        yield index
+
+
+def paths_of(hits) -> set[str]:
+    return {hit.path for hit in hits}
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid", "vector"])
+def test_a_quoted_phrase_keeps_only_chunks_that_hold_it(notes, mode):
+    hits = notes.search('"signing keys"', k=10, mode=mode)
+    assert paths_of(hits) == {"policy/keys.md"}
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid", "vector"])
+def test_a_minus_word_leaves_out_chunks_that_hold_it(notes, mode):
+    with_it = paths_of(notes.search("keys", k=10, mode=mode))
+    without = paths_of(notes.search("keys -hotel", k=10, mode=mode))
+    assert "travel.md" in with_it and "travel.md" not in without and without
+
+
+def test_a_prefix_finds_every_word_it_begins(notes):
+    assert paths_of(notes.search("config*", k=10, mode="keyword")) == {"guide.md"}
+    assert paths_of(notes.search("config", k=10, mode="keyword")) == set()  # the whole word is not there
+
+
+def test_operators_alone_or_odd_quotes_are_not_an_error_of_the_store(notes):
+    assert notes.search('keys "unclosed', k=5, mode="keyword") is not None
+    with pytest.raises(ConfigError, match="nothing to search for"):
+        notes.search("-keys", k=5)
+
+
+def test_a_root_filter_searches_one_folder_of_the_index(notes):
+    first, second = notes.folders
+    hits = notes.search("keys", k=10, mode="keyword", roots=[second])
+    assert {hit.root for hit in hits} == {str(second)} and paths_of(hits) == {"travel.md"}
+    assert {hit.root for hit in notes.search("keys", k=10, mode="keyword", roots=str(first))} == {str(first)}
+
+
+def test_a_path_filter_takes_a_folder_name_as_well_as_a_glob(notes):
+    assert paths_of(notes.search("keys", k=10, mode="keyword", paths="policy")) == {
+        "policy/keys.md",
+        "policy/passwords.md",
+    }
+    assert paths_of(notes.search("keys", k=10, mode="keyword", paths="policy/k*")) == {"policy/keys.md"}

@@ -5,6 +5,8 @@ from __future__ import annotations
 import queue
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from conftest import write
 from helpers import HashBackend
@@ -13,13 +15,12 @@ from indexer import Index
 from indexer.watch import watch
 
 
-def test_watch_rebuilds_after_a_change_and_ignores_its_own_index(tmp_path):
-    folder = tmp_path / "docs"
-    write(folder / "a.md", "# A\n\nfirst version about herons\n")
+@contextmanager
+def watching(index: Index, folder, backend) -> Iterator[queue.Queue]:
+    """``watch`` on a thread of its own, for the ``with`` block: yields the queue its reports go to;
+    then stops it (it must end) and closes the index."""
     reports: queue.Queue = queue.Queue()
     stop = threading.Event()
-    backend = HashBackend()
-    index = Index.open(folder / "index.db")  # inside the watched folder on purpose
     thread = threading.Thread(
         target=watch,
         args=(index, folder, reports.put),
@@ -27,6 +28,19 @@ def test_watch_rebuilds_after_a_change_and_ignores_its_own_index(tmp_path):
     )
     thread.start()
     try:
+        yield reports
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+        index.close()
+    assert not thread.is_alive()
+
+
+def test_watch_rebuilds_after_a_change_and_ignores_its_own_index(tmp_path):
+    folder = tmp_path / "docs"
+    write(folder / "a.md", "# A\n\nfirst version about herons\n")
+    index = Index.open(folder / "index.db")  # inside the watched folder on purpose
+    with watching(index, folder, HashBackend()) as reports:
         first = reports.get(timeout=30)
         assert first.files_added == 1
         time.sleep(0.5)
@@ -38,8 +52,29 @@ def test_watch_rebuilds_after_a_change_and_ignores_its_own_index(tmp_path):
         (folder / "a.md").unlink()
         third = reports.get(timeout=30)
         assert third.files_removed == 1
-    finally:
-        stop.set()
-        thread.join(timeout=30)
-        index.close()
-    assert not thread.is_alive()
+
+
+def test_watch_reuses_the_recorded_rules_and_sleeps_through_changes_they_pass_over(tmp_path):
+    folder = tmp_path / "repo"
+    write(folder / ".gitignore", "build/\n*.log.md\n")
+    write(folder / "a.md", "# A\n\nAbout herons.\n")
+    backend = HashBackend()
+    index = Index.open(tmp_path / "index.db")
+    index.build(folder, backend=backend, exclude=["drafts/"], chunk_tokens=24, warn=lambda message: None)
+    with watching(index, folder, backend) as reports:
+        first = reports.get(timeout=30)  # no rules given: the recorded ones, so nothing differs
+        assert first.exit_code == 0 and first.files_unchanged == 1
+        time.sleep(0.5)
+        write(folder / "drafts" / "b.md", "# B\n\nA draft.\n")
+        write(folder / "build" / "c.md", "# C\n\nGenerated.\n")
+        write(folder / "run.log.md", "# Log\n")
+        write(folder / ".env", "TOKEN=x\n")
+        (folder / "photo.png").write_bytes(b"\x89PNG")
+        time.sleep(1.5)
+        assert reports.empty(), "the watcher woke up for changes the walk passes over"
+        write(folder / "d.md", "# D\n\nAbout kingfishers.\n")
+        second = reports.get(timeout=30)
+        assert second.files_added == 1 and second.files_unchanged == 1
+        write(folder / ".gitignore", "build/\n*.log.md\nd.md\n")  # the rules themselves changed
+        third = reports.get(timeout=30)
+        assert third.files_removed == 1

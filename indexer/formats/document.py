@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from indexer.corpus import UnreadableFile
 
-__all__ = ["Document", "Heading", "Part", "UnreadableFile", "split_lines"]
+__all__ = ["Document", "Heading", "Part", "UnreadableFile", "name_parts", "split_lines"]
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,12 @@ class Document:
         starts = [part.first_line for part in self.parts]
         first = self.parts[max(0, bisect.bisect_right(starts, start_line) - 1)]
         last = self.parts[max(0, bisect.bisect_right(starts, end_line) - 1)]
-        if first.number == last.number:
-            return f"{first.kind} {first.number}"
-        return f"{first.kind}s {first.number}-{last.number}"
+        return name_parts(first.kind, first.number, last.number)
+
+
+def name_parts(kind: str, first: int, last: int) -> str:
+    """How a citation names parts ``first``-``last`` of one kind: 'page 3', 'cells 4-6'."""
+    return f"{kind} {first}" if first == last else f"{kind}s {first}-{last}"
 
 
 def split_lines(text: str) -> list[str]:

@@ -23,9 +23,11 @@ from indexer.chunking import ChunkSettings
 from indexer.errors import (
     BackendError,
     BackendUnreachableError,
+    ConfigError,
     InputTooLongError,
     SettingsChangedError,
 )
+from indexer.ignore import WalkRules
 from indexer.pipeline.dimensions import Dimensions
 from indexer.pipeline.embed_queue import Batch, EmbedQueue
 from indexer.pipeline.options import BuildOptions
@@ -39,9 +41,13 @@ from indexer.store.records import BuildCounts, FileState
 class Build:
     """One run over one root. Call :meth:`run` once.
 
-    ``settings`` are what the index records with its first commit when it has none yet (backend,
-    model, fingerprint); ``reread`` re-chunks every file (the chunker changed, the model did not).
+    ``rules`` say what the walk passes over; ``settings`` are what the index records with its first
+    commit when it has none yet (backend, model, fingerprint); ``reread`` re-chunks every file (the
+    chunker changed, the model did not).
     """
+
+    #: Files left out with a warning each time: the others (types no reader takes) are only counted.
+    WARNED = frozenset({"secret", "link", "unreadable"})
 
     def __init__(
         self,
@@ -50,6 +56,7 @@ class Build:
         backend: EmbeddingBackend,
         chunk_settings: ChunkSettings,
         options: BuildOptions,
+        rules: WalkRules | None = None,
         settings: dict[str, str] | None = None,
         reread: bool = False,
     ) -> None:
@@ -58,6 +65,9 @@ class Build:
         self.root_key = str(root.resolve())
         self.backend = backend
         self.options = options
+        self.rules = rules or WalkRules()
+        self.skipped: list[corpus.SkippedFile] = []
+        self.ignored = 0
         self.settings = settings
         self.clock = StageClock()
         self.warnings: list[str] = []
@@ -112,12 +122,15 @@ class Build:
 
     def _plan_and_embed(self) -> tuple[set[str], list[str], dict[str, FileState]]:
         with self.clock.timing("walk"):
-            found = corpus.walk(self.root)
-        unlistable = [path for path, reason in found.ignored if reason.startswith("cannot list")]
-        for path, reason in found.ignored:
-            if reason != "not a text file type":
-                self._warn(Notice(f"skipped, {reason}", path))
+            found = corpus.walk(self.root, self.rules)
+        self._note_left_out(found)
         states = self.store.file_states(self.root_key)
+        if not found.files and states and not self.options.allow_empty:
+            raise ConfigError(
+                f"folder {self.root} has no files to index, but the index holds {len(states)} from it: "
+                "nothing is removed (is it unmounted, or emptied?); build with allow_empty "
+                "(--allow-empty) to remove them"
+            )
         self.files = (0, len(found.files))
         if self.options.progress is not None:
             self.options.progress.start("indexing", "chunks embedded")
@@ -129,11 +142,34 @@ class Build:
                 self.writer.write_ready(self.stopped)
             self.files = (number, len(found.files))
             self._show_progress()
-        return {source.path for source in found.files}, unlistable, states
+        return {source.path for source in found.files}, found.unlistable, states
+
+    def _note_left_out(self, found: corpus.WalkResult) -> None:
+        """Keep what the walk left out for the report (the index's own files aside), with a warning
+        for each file that is not just of a type no reader takes."""
+        for path, reason in found.problems:
+            self._warn(Notice(reason, path))
+        own = self._own_paths()
+        self.skipped = [skipped for skipped in found.skipped if skipped.path not in own]
+        self.ignored = found.ignored
+        for skipped in self.skipped:
+            if skipped.kind in self.WARNED:
+                self._warn(Notice(f"skipped, {skipped.reason}", skipped.path))
+
+    def _own_paths(self) -> set[str]:
+        """The index's own files (its database, journal, lock) that lie under the root, as walked."""
+        real_root = os.path.realpath(self.root)
+        return {
+            os.path.relpath(path, real_root)
+            for path in self.store.own_files()
+            if path.startswith(real_root.rstrip(os.sep) + os.sep)
+        }
 
     def _plan_file(self, source: corpus.SourceFile, state: FileState | None) -> None:
         if self.planner.is_unchanged(source, state):
             self.writer.files_unchanged += 1
+            if state is not None and state.status != "indexed":
+                self._left_out(source.path, state.status, f"left out when last read ({state.status})")
             return
         if self.stopped:  # a changed file after the stop keeps its previous version
             self.writer.fail(source.path, f"not indexed, the build stopped: {self.stopped}")
@@ -142,12 +178,20 @@ class Build:
             pending = self.planner.plan(source, state)
         except corpus.UnreadableFile as error:
             self._warn(Notice(f"skipped, {error}", source.path))
+            self._left_out(source.path, error.status, str(error))
             return
         except OSError as error:
             self.writer.fail(source.path, f"cannot read: {error.strerror or error}")
             return
+        if pending.status != "indexed":
+            self._left_out(source.path, pending.status, pending.skip_reason)
+        elif pending.touch_only is not None and state is not None and state.status != "indexed":
+            self._left_out(source.path, state.status, f"left out when last read ({state.status})")
         self._find_or_queue(pending)
         self.writer.add(pending)
+
+    def _left_out(self, path: str, kind: str, reason: str) -> None:
+        self.skipped.append(corpus.SkippedFile(path, kind, reason))
 
     def _find_or_queue(self, pending: PendingFile) -> None:
         self.queue.remember(self.planner.stored_vectors(self.queue.unknown(pending.text_hashes)))
@@ -299,7 +343,7 @@ class Build:
             files_changed=counts.files_changed,
             files_unchanged=self.writer.files_unchanged,
             files_removed=counts.files_removed,
-            files_skipped=counts.files_skipped,
+            files_skipped=len(self.skipped),
             files_failed=counts.files_failed,
             chunks_embedded=counts.chunks_embedded,
             chunks_reused=counts.chunks_reused,
@@ -307,6 +351,8 @@ class Build:
             requests=counts.requests,
             tokens=counts.tokens,
             seconds=seconds,
+            files_ignored=self.ignored,
+            skipped=self.skipped,
             failures=self.writer.failures,
             warnings=self.warnings,
             stage_seconds=dict(self.clock.seconds),

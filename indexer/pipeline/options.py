@@ -23,8 +23,13 @@ def print_warning(message: str) -> None:
 
 @dataclass(frozen=True)
 class BuildOptions:
-    """How a build runs. None means "the backend's own default" (concurrency) or "the model's input
-    limit" (chunk_tokens). ``metadata["help"]`` is the help text of the CLI option of the same name."""
+    """How a build runs. ``metadata["help"]`` is the help text of the CLI option of the same name.
+
+    For the settings the index records (chunk_tokens for the index; ignore_files, include, exclude
+    and allow_secrets for each root), None means "as recorded", or for an index or root that has no
+    record yet, the default: the model's input limit, ignore files honoured, no patterns. For
+    concurrency, None means the backend's own default.
+    """
 
     batch_size: int = field(default=32, metadata={"help": "Chunks per embed call."})
     concurrency: int | None = field(
@@ -33,7 +38,42 @@ class BuildOptions:
     )
     chunk_tokens: int | None = field(
         default=None,
-        metadata={"help": f"Smaller chunks than the model's input limit (at least {MIN_CHUNK_TOKENS})."},
+        metadata={
+            "help": f"Smaller chunks than the model's input limit (at least {MIN_CHUNK_TOKENS}); "
+            "recorded, later builds re-use it."
+        },
+    )
+    ignore_files: bool | None = field(
+        default=None,
+        metadata={
+            "help": "Honour .gitignore, .ignore and .git/info/exclude (the default), or not; "
+            "recorded for the folder."
+        },
+    )
+    include: tuple[str, ...] | None = field(
+        default=None,
+        metadata={
+            "help": "Only files matching this gitignore pattern, e.g. '*.md' or 'docs/' "
+            "(repeatable; recorded for the folder)."
+        },
+    )
+    exclude: tuple[str, ...] | None = field(
+        default=None,
+        metadata={
+            "help": "Leave out files and folders matching this gitignore pattern, e.g. 'drafts/' "
+            "(repeatable; recorded for the folder)."
+        },
+    )
+    allow_secrets: tuple[str, ...] | None = field(
+        default=None,
+        metadata={
+            "help": "Index files matching this pattern although named like credentials "
+            "(.env, *.pem, id_rsa...), e.g. '.env.example' (repeatable; recorded for the folder)."
+        },
+    )
+    allow_empty: bool = field(
+        default=False,
+        metadata={"help": "Let a folder that has no files at all remove its files from the index."},
     )
     wait: float = field(default=0.0, metadata={"help": "Seconds to wait for another build to finish."})
     progress: Progress | None = field(

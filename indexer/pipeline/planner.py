@@ -52,6 +52,7 @@ class PendingFile:
     content_hash: str
     is_new: bool
     status: str = "indexed"
+    skip_reason: str = ""  # why a file whose status is not 'indexed' was left out
     encoding: str = ""  # the text encoding it was read with, for the file's record
     chunks: list[Chunk] = field(default_factory=list)
     text_hashes: list[str] = field(default_factory=list)
@@ -120,16 +121,18 @@ class Planner:
         try:
             document = formats.read_document(source.path, data)
         except formats.UnreadableFile as error:
-            pending.status = error.status
-            self.warn(Notice(f"skipped, {error}", source.path))
+            self._skip(pending, error.status, str(error))
             return
         pending.encoding = document.encoding
         if not any(line.strip() for line in document.lines):
-            pending.status = "empty"
-            self.warn(Notice("skipped, empty file", source.path))
+            self._skip(pending, "empty", "empty file")
             return
         chunks = chunk_document(document, self.backend.count_tokens, self.settings)
         pending.set_chunks(chunks, self.backend.document_prefix)
+
+    def _skip(self, pending: PendingFile, status: str, reason: str) -> None:
+        pending.status, pending.skip_reason = status, reason
+        self.warn(Notice(f"skipped, {reason}", pending.source.path))
 
     def recut(self, pending: PendingFile, position: int, reason: str) -> bool:
         """Cut a chunk the backend refused as too long in two (by lines, else words); False when it

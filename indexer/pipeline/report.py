@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
+from indexer.corpus import SkippedFile
 from indexer.errors import BackendUnreachableError
 
 
@@ -30,7 +32,13 @@ class FileFailure:
 
 @dataclass(frozen=True)
 class BuildReport:
-    """What a build did. ``exit_code`` follows the CLI's documented codes."""
+    """What a build did. ``exit_code`` follows the CLI's documented codes.
+
+    ``skipped`` names every file left out and why (``files_skipped`` of them: types no reader takes,
+    files named like credentials, links out of the folder, unreadable, binary or empty files);
+    ``files_ignored`` counts the paths the ignore files and the build's include and exclude patterns
+    passed over (a folder once: it is not even listed).
+    """
 
     root: str
     files_seen: int
@@ -52,6 +60,8 @@ class BuildReport:
     stopped: str | None = None  # why the build stopped early (backend unreachable), if it did
     started_at: float = 0.0  # seconds since the epoch
     finished_at: float = 0.0
+    files_ignored: int = 0
+    skipped: list[SkippedFile] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -63,12 +73,27 @@ class BuildReport:
             return BackendUnreachableError.exit_code
         return 0 if self.ok else 1
 
+    def skipped_by_kind(self) -> dict[str, int]:
+        """How many files were left out of each kind, the commonest first: ``{".xlsx": 2, ".png": 1}``."""
+        return dict(Counter(skipped.kind for skipped in self.skipped).most_common())
+
     def summary(self) -> str:
         indexed = self.files_added + self.files_changed
         return (
             f"{indexed} files indexed ({self.files_added} new, {self.files_changed} changed, "
-            f"{self.files_unchanged} unchanged, {self.files_removed} removed), {self.files_skipped} skipped, "
-            f"{self.files_failed} failed; {self.chunks_embedded} chunks embedded, "
-            f"{self.chunks_reused} re-used; "
+            f"{self.files_unchanged} unchanged, {self.files_removed} removed), {self.files_failed} failed; "
+            f"{self.skipped_summary()}; {self.files_ignored} ignored; "
+            f"{self.chunks_embedded} chunks embedded, {self.chunks_reused} re-used; "
             f"{self.seconds:.2f} s"
         )
+
+    def skipped_summary(self) -> str:
+        """``3 skipped: 2 .xlsx, 1 .png`` (the five commonest kinds, then the rest together)."""
+        kinds = list(self.skipped_by_kind().items())
+        if not kinds:
+            return f"{self.files_skipped} skipped"
+        shown = [f"{count} {kind}" for kind, count in kinds[:5]]
+        rest = sum(count for _, count in kinds[5:])
+        if rest:
+            shown.append(f"{rest} other")
+        return f"{self.files_skipped} skipped: {', '.join(shown)}"

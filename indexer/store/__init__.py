@@ -8,6 +8,8 @@ from indexer.errors import ConfigError
 from indexer.store.contract import IndexStore
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+#: Beside a SQLite index, a running ``index serve`` says where it listens (indexer.serving.discovery).
+SERVE_SUFFIX = ".serve.json"
 
 
 def is_postgres_url(location: str | os.PathLike[str]) -> bool:
@@ -36,4 +38,4 @@ def open_store(location: str | os.PathLike[str], writable: bool = False, create:
     return SQLiteStore.open(location, writable=writable, create=create)
 
 
-__all__ = ["IndexStore", "is_postgres_url", "open_store"]
+__all__ = ["SERVE_SUFFIX", "IndexStore", "is_postgres_url", "open_store"]

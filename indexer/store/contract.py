@@ -11,12 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-import numpy as np
-
-from indexer.store.locks import WriterLock
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, NewFile, StoredChunk
+
+if TYPE_CHECKING:  # not imported for annotations alone: `index query` through a server skips them
+    import numpy as np
+
+    from indexer.store.locks import WriterLock
 
 
 class IndexStore(Protocol):
@@ -89,6 +91,15 @@ class IndexStore(Protocol):
     ) -> list[tuple[int, float]]: ...
 
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]: ...
+
+    def chunk_count(self) -> int:
+        """How many chunks the index holds (for keyword scores' scale); may be an estimate."""
+        ...
+
+    def file_chunks(self, path: str, root: str | None = None) -> list[StoredChunk]:
+        """Every chunk of one file (under ``root``, else under any root), ordered by root, then as
+        they lie in the file: what reading a file back by its citation assembles."""
+        ...
 
     # builds and status
     def start_build(self, root: str, model: str, pid: int, host: str, started_at: float) -> int: ...

@@ -72,6 +72,12 @@ ENGINE = "postgres"
 _OUR_TABLES = ("meta", "files", "chunks", "builds")
 #: BM25's term-frequency saturation, as FTS5's bm25() uses it.
 BM25_K1 = 1.2
+#: A search term as a tsquery: its words as a phrase, or, ending with ``*``, a prefix search.
+TERM_QUERY = (
+    f"CASE WHEN right(word, 1) = '*' "
+    f"THEN to_tsquery('{TEXT_SEARCH_CONFIG}', quote_literal(rtrim(word, '*')) || ':*') "
+    f"ELSE phraseto_tsquery('{TEXT_SEARCH_CONFIG}', word) END"
+)
 
 
 def printable_url(url: str) -> str:
@@ -90,9 +96,19 @@ def filter_sql(chunk_filter: ChunkFilter | None) -> tuple[str, list[object]]:
     chunk_filter = chunk_filter or ChunkFilter()
     clauses: list[str] = []
     params: list[object] = []
-    if chunk_filter.path_globs:
-        clauses.append("(" + " OR ".join("f.path ~ %s" for _ in chunk_filter.path_globs) + ")")
-        params.extend(glob_to_regex(glob) for glob in chunk_filter.path_globs)
+    globs = chunk_filter.folder_globs()
+    if globs:
+        clauses.append("(" + " OR ".join("f.path ~ %s" for _ in globs) + ")")
+        params.extend(glob_to_regex(glob) for glob in globs)
+    if chunk_filter.roots:
+        clauses.append("f.root = ANY(%s)")
+        params.append(list(chunk_filter.roots))
+    for phrase in chunk_filter.phrases:
+        clauses.append(f"c.search_text @@ phraseto_tsquery('{TEXT_SEARCH_CONFIG}', %s)")
+        params.append(phrase)
+    for phrase in chunk_filter.excluded:
+        clauses.append(f"NOT c.search_text @@ phraseto_tsquery('{TEXT_SEARCH_CONFIG}', %s)")
+        params.append(phrase)
     if chunk_filter.extensions:
         clauses.append(
             "(" + " OR ".join("right(lower(f.path), %s) = %s" for _ in chunk_filter.extensions) + ")"
@@ -100,6 +116,9 @@ def filter_sql(chunk_filter: ChunkFilter | None) -> tuple[str, list[object]]:
         for extension in chunk_filter.extensions:
             suffix = "." + extension.lower().lstrip(".")
             params.extend([len(suffix), suffix])
+    if chunk_filter.roots:
+        clauses.append("f.root = ANY(%s)")
+        params.append(list(chunk_filter.roots))
     return (" AND ".join(clauses) or "TRUE"), params
 
 
@@ -346,6 +365,7 @@ class PostgresStore(MetaValues):
         column is computed by PostgreSQL in the same rows.
         """
         rows: list[tuple] = []
+        removed = 0
         with self._connection() as connection:
             for new in files:
                 file_id = connection.execute(
@@ -356,11 +376,12 @@ class PostgresStore(MetaValues):
                     "encoding = excluded.encoding RETURNING id",
                     (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status, new.encoding),
                 ).fetchone()[0]
-                connection.execute("DELETE FROM chunks WHERE file_id = %s", (file_id,))
+                removed += connection.execute("DELETE FROM chunks WHERE file_id = %s", (file_id,)).rowcount
                 for row, vector in new.chunk_rows(file_id):  # COPY takes the vector before the locator
                     rows.append((*row[:-1], np.frombuffer(vector, dtype=np.float32), row[-1]))
             if rows:
                 self.copy_chunks(connection, rows)
+            connection.execute(records.ADD_CHUNK_COUNT, (len(rows) - removed,))
 
     @staticmethod
     def copy_chunks(connection: psycopg.Connection, rows: Iterable[tuple]) -> None:
@@ -384,7 +405,10 @@ class PostgresStore(MetaValues):
 
     def remove_file(self, file_id: int) -> None:
         """Drop a file with its chunks (their vectors and keywords are in the same rows)."""
-        self._execute("DELETE FROM files WHERE id = %s", (file_id,))
+        with self._connection() as connection:
+            removed = connection.execute("DELETE FROM chunks WHERE file_id = %s", (file_id,)).rowcount
+            connection.execute("DELETE FROM files WHERE id = %s", (file_id,))
+            connection.execute(records.ADD_CHUNK_COUNT, (-removed,))
 
     def _execute(self, sql: str, params: Sequence[object]) -> None:
         with self._connection() as connection:
@@ -449,11 +473,11 @@ class PostgresStore(MetaValues):
             return []
         where, params = filter_sql(allowed)
         sql = (
-            f"WITH term AS (SELECT phraseto_tsquery('{TEXT_SEARCH_CONFIG}', word) AS query "
-            "  FROM unnest(%s::text[]) AS word"
+            f"WITH term AS (SELECT {TERM_QUERY} AS query FROM unnest(%s::text[]) AS word"
             "), weighted AS ("
-            "  SELECT query, greatest(ln((total - found.df + 0.5) / (found.df + 0.5)), 1e-6) AS idf"
-            "  FROM term, (SELECT count(*) AS total FROM chunks) AS everything,"
+            "  SELECT query,"
+            "  greatest(ln((greatest(total, found.df) - found.df + 0.5) / (found.df + 0.5)), 1e-6) AS idf"
+            "  FROM term, (SELECT %s::float8 AS total) AS everything,"
             "  LATERAL (SELECT count(*) AS df FROM chunks WHERE search_text @@ term.query) AS found"
             "  WHERE numnode(query) > 0"
             ") "
@@ -462,13 +486,21 @@ class PostgresStore(MetaValues):
             "CROSS JOIN LATERAL (SELECT 10 * ts_rank_cd(c.search_text, w.query) AS tf) AS r "
             f"WHERE {where} GROUP BY c.id ORDER BY score, c.id LIMIT %s"
         )
-        found = self._rows(sql, (list(words), BM25_K1 + 1, BM25_K1, *params, k))
+        found = self._rows(sql, (list(words), self.chunk_count(), BM25_K1 + 1, BM25_K1, *params, k))
         return [(row[0], float(row[1])) for row in found]
 
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]:
         columns = records.STORED_CHUNK_COLUMNS
         sql = f"SELECT {columns} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s)"
         return records.stored_chunks(self._rows(sql, (list(chunk_ids),)))
+
+    def file_chunks(self, path: str, root: str | None = None) -> list[StoredChunk]:
+        """Every chunk of the file at ``path`` (under ``root``, else under any root), in file order."""
+        sql = (
+            f"SELECT {records.STORED_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = %s AND (%s::text IS NULL OR f.root = %s) ORDER BY f.root, c.seq"
+        )
+        return list(records.stored_chunks(self._rows(sql, (path, root, root))).values())
 
     # -- builds and status ----------------------------------------------------------------------
 
@@ -497,12 +529,23 @@ class PostgresStore(MetaValues):
         sql = f"SELECT {', '.join(records.BUILD_FIELDS)} FROM builds ORDER BY id DESC LIMIT %s"
         return records.build_records(self._rows(sql, (limit,)))
 
+    def chunk_count(self) -> int:
+        """How many chunks the index holds (kept in ``meta`` by every write)."""
+        return int(self.get_meta(records.CHUNK_COUNT) or 0)
+
     def root_counts(self) -> list[dict[str, object]]:
         return records.root_counts(self._rows(records.ROOT_COUNTS_SQL))
 
     def remove_root(self, root: str) -> int:
         """Drop a root's files with their chunks (inside a transaction); how many indexed files it held."""
-        rows = self._rows("DELETE FROM files WHERE root = %s RETURNING status", (root,))
+        with self._connection() as connection:
+            removed = connection.execute(
+                "DELETE FROM chunks c USING files f WHERE f.id = c.file_id AND f.root = %s", (root,)
+            ).rowcount
+            rows = connection.execute(
+                "DELETE FROM files WHERE root = %s RETURNING status", (root,)
+            ).fetchall()
+            connection.execute(records.ADD_CHUNK_COUNT, (-removed,))
         return sum(status == "indexed" for (status,) in rows)
 
     def writer_active(self, root: str) -> bool:
@@ -544,7 +587,7 @@ class PostgresStore(MetaValues):
         """What is wrong with the index, if anything: chunks without a file or with a vector of the
         wrong length (the foreign key and the typed column should make both impossible), an invalid
         HNSW or keyword index."""
-        problems = []
+        problems = records.count_problems(self.chunk_count(), self._rows("SELECT count(*) FROM chunks")[0][0])
         orphans = self._rows("SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)")[0][0]
         if orphans:
             problems.append(f"{orphans} chunks without a file")

@@ -73,14 +73,30 @@ class NewFile:
 
 @dataclass(frozen=True)
 class ChunkFilter:
-    """Which chunks a search may return: paths matching any glob, files with any of the extensions
-    (an empty tuple: no restriction of that kind). Each store turns it into its own SQL."""
+    """Which chunks a search may return; an empty tuple restricts nothing. Each store turns it into
+    its own SQL.
+
+    - ``path_globs``: the path relative to its root matches one (``*`` also crosses folders), or lies
+      under one taken as a folder (``api`` matches ``api/keys.md``);
+    - ``extensions``: the file's extension is one of them;
+    - ``roots``: the file lies in one of these folders of the index (as the index records them);
+    - ``phrases``: the chunk holds each of them (its words in that order, as the keyword index reads
+      words: ``"exact phrase"`` in a question);
+    - ``excluded``: the chunk holds none of them (``-word`` in a question).
+    """
 
     path_globs: tuple[str, ...] = ()
     extensions: tuple[str, ...] = ()
+    roots: tuple[str, ...] = ()
+    phrases: tuple[str, ...] = ()
+    excluded: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return bool(self.path_globs or self.extensions)
+        return any((self.path_globs, self.extensions, self.roots, self.phrases, self.excluded))
+
+    def folder_globs(self) -> list[str]:
+        """Each path pattern as given, and as a folder whose files it means."""
+        return [form for glob in self.path_globs for form in (glob, glob.rstrip("/") + "/*")]
 
 
 @dataclass
@@ -123,6 +139,12 @@ STORED_CHUNK_COLUMNS = "c.id, f.root, f.path, c.start_line, c.end_line, c.headin
 BUILD_FIELDS = ("id", "root", "started_at", "finished_at", "outcome", "model", "pid", "host", "error")
 BUILD_FIELDS += BuildCounts.columns()
 UPSERT_META = "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+#: The meta key of the chunk count (see migration 0004), and the update that keeps it (``%s``: the
+#: engine's placeholder for the number of chunks added, negative when removed).
+CHUNK_COUNT = "chunk_count"
+ADD_CHUNK_COUNT = (
+    "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + %s AS TEXT) WHERE key = 'chunk_count'"
+)
 
 
 def file_states(rows: Sequence[Sequence]) -> dict[str, FileState]:
@@ -150,6 +172,11 @@ ROOT_COUNTS_SQL = (
 def root_counts(rows: Sequence[Sequence]) -> list[dict[str, object]]:
     """Rows of :data:`ROOT_COUNTS_SQL` as ``{"path", "files", "chunks"}``."""
     return [{"path": root, "files": files, "chunks": chunks} for root, files, chunks in rows]
+
+
+def count_problems(kept: int, counted: int) -> list[str]:
+    """The chunk count the index keeps against the rows it holds (they must agree)."""
+    return [] if kept == counted else [f"the index counts {kept} chunks but holds {counted}"]
 
 
 def check_dimension(dimension: object) -> None:

@@ -37,7 +37,7 @@ from indexer.errors import (
     IndexOutdatedError,
     StorageError,
 )
-from indexer.store import migrations, records
+from indexer.store import SERVE_SUFFIX, migrations, records
 from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile, StoredChunk
 from indexer.store.sqlite_connections import Connections
@@ -241,8 +241,7 @@ class SQLiteStore(MetaValues):
         if rows:
             self._insert_chunks(rows, vectors)
         self._delete_chunks(old_ids)
-        if rows or old_ids:
-            self._vectors_changed()
+        self._chunks_changed(len(rows) - len(old_ids), bool(rows or old_ids))
 
     def _insert_chunks(
         self, rows: list[tuple[int, int, int, int, str, str, str, str]], vectors: list[bytes]
@@ -297,8 +296,7 @@ class SQLiteStore(MetaValues):
         chunk_ids = [row[0] for row in self._rows("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
         self._delete_chunks(chunk_ids)
         self._rows("DELETE FROM files WHERE id = ?", (file_id,))
-        if chunk_ids:
-            self._vectors_changed()
+        self._chunks_changed(-len(chunk_ids), bool(chunk_ids))
 
     def _delete_chunks(self, chunk_ids: list[int]) -> None:
         """Drop chunks with their vectors and keyword entries (FTS5 needs the old text to forget it)."""
@@ -316,20 +314,33 @@ class SQLiteStore(MetaValues):
                 self._rows(f"DELETE FROM {VECTOR_TABLE} WHERE rowid = ?", (chunk_id,))
         self._rows("DELETE FROM chunks WHERE id IN (SELECT value FROM json_each(?))", (ids,))
 
-    def _vectors_changed(self) -> None:
-        self.set_meta({VECTORS_VERSION: secrets.token_hex(8)})
+    def _chunks_changed(self, added: int, changed: bool) -> None:
+        """Keep the chunk count, and tell every process's in-memory vectors to reload."""
+        if changed:
+            self._rows(records.ADD_CHUNK_COUNT.replace("%s", "?"), (added,))
+            self.set_meta({VECTORS_VERSION: secrets.token_hex(8)})
 
     # -- search ---------------------------------------------------------------------------------
 
     def chunk_filter(self, chunk_filter: ChunkFilter) -> list[int]:
         """The restriction :meth:`nearest` and :meth:`keyword_matches` take: here, the chunk ids."""
-        clauses, params = [], []
-        if chunk_filter.path_globs:
-            clauses.append("(" + " OR ".join("f.path GLOB ?" for _ in chunk_filter.path_globs) + ")")
-            params.extend(chunk_filter.path_globs)
-        if chunk_filter.extensions:
-            clauses.append("(" + " OR ".join("lower(f.path) GLOB ?" for _ in chunk_filter.extensions) + ")")
-            params.extend(f"*.{extension.lower().lstrip('.')}" for extension in chunk_filter.extensions)
+        clauses: list[str] = []
+        params: list[object] = []
+
+        def any_of(condition: str, values: Sequence[object]) -> None:
+            if values:
+                clauses.append("(" + " OR ".join(condition for _ in values) + ")")
+                params.extend(values)
+
+        any_of("f.path GLOB ?", chunk_filter.folder_globs())
+        any_of("lower(f.path) GLOB ?", [f"*.{ext.lower().lstrip('.')}" for ext in chunk_filter.extensions])
+        any_of("f.root = ?", chunk_filter.roots)
+        if chunk_filter.phrases:
+            clauses.append("c.id IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
+            params.append(" AND ".join(fts_phrase(phrase) for phrase in chunk_filter.phrases))
+        if chunk_filter.excluded:
+            clauses.append("c.id NOT IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
+            params.append(" OR ".join(fts_phrase(phrase) for phrase in chunk_filter.excluded))
         where = " AND ".join(clauses) if clauses else "1"
         sql = f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}"
         return [row[0] for row in self._rows(sql, params)]
@@ -379,7 +390,7 @@ class SQLiteStore(MetaValues):
         """The ``k`` chunks that match any of ``words`` best, as (chunk id, bm25) where lower bm25 is
         better (FTS5's sign). Each word is quoted, so none is read as an FTS5 operator. A word in the
         heading counts :data:`HEADING_WEIGHT` times, as a title does in BM25F."""
-        fts_query = " OR ".join(f'"{word}"' for word in words)
+        fts_query = " OR ".join(fts_phrase(word) for word in words)
         if k <= 0 or not fts_query or (allowed_ids is not None and not allowed_ids):
             return []
         sql = "SELECT rowid, bm25(chunks_fts, ?, 1.0) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
@@ -402,6 +413,14 @@ class SQLiteStore(MetaValues):
             "WHERE c.id IN (SELECT value FROM json_each(?))"
         )
         return records.stored_chunks(self._rows(sql, (json.dumps(list(chunk_ids)),)))
+
+    def file_chunks(self, path: str, root: str | None = None) -> list[StoredChunk]:
+        """Every chunk of the file at ``path`` (under ``root``, else under any root), in file order."""
+        sql = (
+            f"SELECT {records.STORED_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ? AND (? IS NULL OR f.root = ?) ORDER BY f.root, c.seq"
+        )
+        return list(records.stored_chunks(self._rows(sql, (path, root, root))).values())
 
     # -- builds and status ----------------------------------------------------------------------
 
@@ -440,6 +459,10 @@ class SQLiteStore(MetaValues):
     def roots(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT DISTINCT root FROM files ORDER BY root")]
 
+    def chunk_count(self) -> int:
+        """How many chunks the index holds (kept in ``meta`` by every write)."""
+        return int(self.get_meta(records.CHUNK_COUNT) or 0)
+
     def root_counts(self) -> list[dict[str, object]]:
         return records.root_counts(self._rows(records.ROOT_COUNTS_SQL))
 
@@ -455,8 +478,7 @@ class SQLiteStore(MetaValues):
         ]
         self._delete_chunks(chunk_ids)
         self._rows("DELETE FROM files WHERE root = ?", (root,))
-        if chunk_ids:
-            self._vectors_changed()
+        self._chunks_changed(-len(chunk_ids), bool(chunk_ids))
         return sum(status == "indexed" for _, status in files)
 
     def writer_active(self, root: str) -> bool:
@@ -487,6 +509,7 @@ class SQLiteStore(MetaValues):
     def integrity_problems(self) -> list[str]:
         """What is wrong with the database, if anything: SQLite's own check plus orphan rows."""
         problems = [row[0] for row in self._rows("PRAGMA integrity_check") if row[0] != "ok"]
+        problems += records.count_problems(self.chunk_count(), self._value("SELECT count(*) FROM chunks"))
         orphan_chunks = self._value("SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)")
         if orphan_chunks:
             problems.append(f"{orphan_chunks} chunks without a file")
@@ -510,12 +533,13 @@ class SQLiteStore(MetaValues):
         return self.path + REBUILD_SUFFIX
 
     def own_files(self) -> list[str]:
-        """Every file this index keeps on disk (a rebuild's scratch copy included), for a watcher to
-        ignore."""
+        """Every file this index keeps on disk (a rebuild's scratch copy and a server's address
+        included), for a watcher to ignore."""
         base = os.path.realpath(self.path)
         databases = (base, base + REBUILD_SUFFIX)
         return [
             lock_path(self.path),
+            base + SERVE_SUFFIX,
             *(db + suffix for db in databases for suffix in ("", *COMPANION_SUFFIXES)),
         ]
 
@@ -549,6 +573,14 @@ class _SQLiteMigrations:
     def __init__(self, store: SQLiteStore) -> None:
         self.execute = store._rows
         self.locked_transaction = store.transaction
+
+
+def fts_phrase(term: str) -> str:
+    """A term as FTS5 reads it literally: quoted (its words a phrase, no operator inside it), and
+    a trailing ``*`` kept as a prefix search (``config*``)."""
+    prefix = term.endswith("*")
+    words = term.rstrip("*") if prefix else term
+    return '"' + words.replace('"', '""') + '"' + ("*" if prefix else "")
 
 
 def describe_holder(row: Sequence[Any] | None) -> str:

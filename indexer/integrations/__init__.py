@@ -1,0 +1,37 @@
+"""Retrievers for application frameworks, each in its own module and optional extra, so the core
+never imports a framework: ``indexer.integrations.langchain`` (``pip install 'indexer[langchain]'``)
+and ``indexer.integrations.llama_index`` (``pip install 'indexer[llamaindex]'``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from indexer.search import Hit
+
+
+def hit_metadata(hit: Hit) -> dict[str, Any]:
+    """What a framework's document carries besides its text: where it is and how well it matched."""
+    return {
+        "citation": hit.citation,
+        "path": hit.path,
+        "start_line": hit.start_line,
+        "end_line": hit.end_line,
+        "heading": hit.heading,
+        "root": hit.root,
+        "score": hit.score,
+        "locator": hit.locator,
+        "mode": hit.mode,
+    }
+
+
+def search_options(
+    mode: str, paths: Sequence[str], types: Sequence[str], roots: Sequence[str], min_score: float | None
+) -> dict[str, Any]:
+    return {
+        "mode": mode,
+        "paths": tuple(paths),
+        "types": tuple(types),
+        "roots": tuple(roots),
+        "min_score": min_score,
+    }

@@ -1,0 +1,237 @@
+"""Read a file back from the index by a citation, so an agent can read around a hit.
+
+A citation is what a hit shows: ``path:START-END`` (lines), ``path:page 3`` or ``path:cells 4-6``
+(parts, for PDFs, notebooks and Word files), or ``path`` alone for the whole file. The text comes
+from the stored chunks, not from the disk: it is the file as indexed, which the searches saw, and
+it is there when the index is read on another machine than the one that built it.
+
+Chunks overlap a little (each starts with the last lines of the one before), so the overlap is
+dropped where two neighbours meet: no line comes back twice. A chunk's line range was stretched by
+the chunker over the blank lines around it (:func:`indexer.chunking._extend_to_cover`), which the
+stored text does not carry; where that leaves a line's number uncertain, a range keeps the line
+whenever it may lie inside, so a passage never misses text that was asked for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from indexer.errors import ConfigError, NotInIndexError
+from indexer.formats.document import name_parts
+from indexer.store.contract import IndexStore
+from indexer.store.records import StoredChunk
+
+_LINES = re.compile(r"(?P<first>\d+)(?:-(?P<last>\d+))?")
+_PARTS = re.compile(r"(?P<kind>[a-z]+) (?P<first>\d+)(?:-(?P<last>\d+))?")
+
+
+@dataclass(frozen=True)
+class Span:
+    """What part of a file a citation asks for: lines ``first``-``last``, or parts of ``kind``
+    (``page``, ``cell``, ``paragraph``); no bounds for the whole file."""
+
+    first: int | None = None
+    last: int | None = None
+    kind: str = ""  # '' for lines
+
+
+@dataclass(frozen=True)
+class Passage:
+    """Text of one file as indexed: its lines ``start_line``-``end_line`` (and ``locator``, the
+    parts they span, for files cited by parts)."""
+
+    path: str
+    root: str
+    start_line: int
+    end_line: int
+    text: str
+    locator: str = ""
+
+    @property
+    def citation(self) -> str:
+        return f"{self.path}:{self.locator or f'{self.start_line}-{self.end_line}'}"
+
+    def to_dict(self) -> dict[str, object]:
+        return {**asdict(self), "citation": self.citation}
+
+
+def read_passage(store: IndexStore, citation: str, root: str | None = None) -> Passage:
+    """The passage ``citation`` names, from ``store`` (under ``root`` when the index holds the same
+    path under several folders).
+
+    Raises:
+        NotInIndexError: the file is not in the index, or has no such lines or parts.
+        ConfigError: the path is in several roots and ``root`` does not say which.
+    """
+    if not citation.strip():
+        raise ConfigError("a citation names a file: PATH, PATH:START-END or PATH:page N")
+    for path, span in parse_citation(citation):
+        chunks = store.file_chunks(path, root)
+        if chunks:
+            return assemble(_one_root(chunks, path), span)
+    where = f" under {root}" if root else ""
+    raise NotInIndexError(f"{citation_path(citation)} is not in the index{where}")
+
+
+def parse_citation(citation: str) -> list[tuple[str, Span]]:
+    """The readings of ``citation``, most likely first: ``path:12-30`` as lines 12-30 of ``path``,
+    then the whole text as a path (a file name may hold a colon)."""
+    readings: list[tuple[str, Span]] = []
+    path, colon, where = citation.rpartition(":")
+    if colon and path:
+        lines, parts = _LINES.fullmatch(where), _PARTS.fullmatch(where)
+        if lines:
+            first = int(lines["first"])
+            readings.append((path, Span(first, int(lines["last"] or first))))
+        elif parts:
+            first = int(parts["first"])
+            readings.append((path, Span(first, int(parts["last"] or first), _singular(parts["kind"]))))
+    return [*readings, (citation, Span())]
+
+
+def citation_path(citation: str) -> str:
+    """The path a citation most likely names (for messages)."""
+    return parse_citation(citation)[0][0]
+
+
+def assemble(chunks: Sequence[StoredChunk], span: Span) -> Passage:
+    """The passage of ``span`` from one file's ``chunks`` (all of them, in file order)."""
+    placed = _place_lines(chunks)
+    if span.kind:
+        chosen = [index for index, chunk in enumerate(chunks) if _parts_overlap(chunk.locator, span)]
+    elif span.first is not None:
+        chosen = [
+            index
+            for index, chunk in enumerate(chunks)
+            if chunk.start_line <= span.last and chunk.end_line >= span.first
+        ]
+    else:
+        chosen = list(range(len(chunks)))
+    taken = set(chosen)
+    lines = [
+        line
+        for index in chosen
+        for line in placed[index][_overlap(chunks[index - 1], chunks[index]) if index - 1 in taken else 0 :]
+    ]
+    if span.first is not None and not span.kind:
+        lines = [line for line in lines if line.lowest <= span.last and line.highest >= span.first]
+    if not lines:
+        raise NotInIndexError(f"{chunks[0].path} has no {_describe(span)} in the index ({_extent(chunks)})")
+    texts = [line.text for line in lines]
+    while len(texts) > 1 and not texts[-1]:  # blank lines at the edges are the chunker's, not text
+        texts.pop()
+    while len(texts) > 1 and not texts[0]:
+        texts.pop(0)
+    first, last = chunks[chosen[0]], chunks[chosen[-1]]
+    start, end = first.start_line, last.end_line
+    if span.first is not None and not span.kind:
+        start, end = max(start, span.first), min(end, span.last)
+    return Passage(
+        path=first.path,
+        root=first.root,
+        start_line=start,
+        end_line=end,
+        text="\n".join(texts),
+        locator=_locator(first.locator, last.locator),
+    )
+
+
+@dataclass(frozen=True)
+class _Line:
+    """One line of a chunk's text and the line numbers it may have in the file (usually one)."""
+
+    lowest: int
+    highest: int
+    text: str
+
+
+def _place_lines(chunks: Sequence[StoredChunk]) -> list[list[_Line]]:
+    """Each chunk's lines with the numbers they may have in the file."""
+    return [
+        _chunk_lines(
+            chunk, first_of_file=index == 0, following=chunks[index + 1] if index + 1 < len(chunks) else None
+        )
+        for index, chunk in enumerate(chunks)
+    ]
+
+
+def _chunk_lines(chunk: StoredChunk, first_of_file: bool, following: StoredChunk | None) -> list[_Line]:
+    texts = chunk.text.split("\n")
+    start, span = chunk.start_line, chunk.end_line - chunk.start_line + 1
+    if len(texts) > span:  # a line too long for the model, cut into pieces: any number in the range
+        return [_Line(start, chunk.end_line, text) for text in texts]
+    # The text is consecutive lines of the range; the rest are blank lines the chunker counted in,
+    # after the text, and in a file's first chunk also before it: all before when the next chunk
+    # overlaps this one (its end is then exact), else in shares the index does not record.
+    slack = span - len(texts)
+    leading = (
+        slack if first_of_file and following is not None and following.start_line <= chunk.end_line else 0
+    )
+    slots = [""] * leading + texts + [""] * (slack - leading)
+    if not first_of_file or leading or not slack:
+        return [_Line(start + number, start + number, text) for number, text in enumerate(slots)]
+    return [
+        _Line(start + number, start + number + slack, text)
+        if number < len(texts)
+        else _Line(start, chunk.end_line, text)
+        for number, text in enumerate(slots)
+    ]
+
+
+def _overlap(previous: StoredChunk, chunk: StoredChunk) -> int:
+    """How many of ``chunk``'s first lines repeat ``previous``'s last ones (0 when none do)."""
+    shared = previous.end_line - chunk.start_line + 1
+    if shared <= 0:
+        return 0
+    before, after = previous.text.split("\n"), chunk.text.split("\n")
+    if shared > min(len(before), len(after)) or before[-shared:] != after[:shared]:
+        return 0
+    return shared
+
+
+def _parts_overlap(locator: str, span: Span) -> bool:
+    parts = _parse_locator(locator)
+    return parts is not None and parts[0] == span.kind and parts[1] <= span.last and parts[2] >= span.first
+
+
+def _parse_locator(locator: str) -> tuple[str, int, int] | None:
+    """('page', 3, 4) from 'pages 3-4'; None for a chunk cited by lines."""
+    match = _PARTS.fullmatch(locator)
+    if match is None:
+        return None
+    first = int(match["first"])
+    return _singular(match["kind"]), first, int(match["last"] or first)
+
+
+def _locator(first: str, last: str) -> str:
+    """The parts a passage spans, from its first and last chunks' locators ('' for lines)."""
+    start, end = _parse_locator(first), _parse_locator(last)
+    if start is None or end is None:
+        return ""
+    return name_parts(start[0], start[1], end[2])
+
+
+def _singular(kind: str) -> str:
+    return kind[:-1] if kind.endswith("s") else kind
+
+
+def _one_root(chunks: Sequence[StoredChunk], path: str) -> list[StoredChunk]:
+    roots = list(dict.fromkeys(chunk.root for chunk in chunks))
+    if len(roots) > 1:
+        raise ConfigError(f"{path} is in several folders of the index ({', '.join(roots)}): name one as root")
+    return list(chunks)
+
+
+def _describe(span: Span) -> str:
+    if span.kind:
+        return name_parts(span.kind, span.first, span.last)
+    return f"lines {span.first}-{span.last}"
+
+
+def _extent(chunks: Sequence[StoredChunk]) -> str:
+    parts = [_parse_locator(chunk.locator) for chunk in chunks]
+    if all(parts):
+        return f"it has {name_parts(parts[0][0], parts[0][1], parts[-1][2])}"
+    return f"it has lines {chunks[0].start_line}-{chunks[-1].end_line}"

@@ -1,0 +1,208 @@
+"""The HTTP API of ``index serve``: search, read by citation, status, on one open :class:`Index`.
+
+FastAPI rather than bare Starlette: the MCP SDK brings Starlette, pydantic and uvicorn anyway, and
+FastAPI adds only itself (2 MB) for what we would otherwise write by hand: parameter checks with
+4xx answers, and an OpenAPI description (``/openapi.json``, browsable at ``/docs``) generated from
+the same signatures, so it cannot drift from the code.
+
+Endpoints are plain functions: FastAPI runs them on its thread pool, and the ``Index`` gives each
+thread its own connection, so searches run side by side while a build writes.
+"""
+
+import hmac
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Annotated, Any, Literal
+
+from fastapi import FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException
+
+from indexer.api import Index
+from indexer.errors import (
+    BackendError,
+    BackendUnreachableError,
+    DatabaseUnreachableError,
+    IndexerError,
+    IndexLockedError,
+    NotInIndexError,
+    StorageError,
+)
+from indexer.passages import Passage
+from indexer.search import MAX_K, MODES, Hit
+from indexer.serving.discovery import INSTANCE_HEADER
+
+Mode = Literal[MODES]  # type: ignore[valid-type]  # the search modes, one place
+log = logging.getLogger("indexer.serve")
+
+#: HTTP status for each kind of library error, most specific first.
+ERROR_STATUS: tuple[tuple[type[IndexerError], int], ...] = (
+    (NotInIndexError, 404),
+    (IndexLockedError, 503),
+    (BackendUnreachableError, 503),
+    (DatabaseUnreachableError, 503),
+    (BackendError, 502),
+    (StorageError, 500),
+    (IndexerError, 400),
+)
+
+DESCRIPTION = """Search a document index by meaning, and read its files back by citation.
+
+A hit's citation is `path:START-END` (lines), or `path:page N` / `path:cells N-M` /
+`path:paragraphs N-M` for PDFs, notebooks and Word files. `GET /chunks/{citation}` returns that text
+as indexed; `GET /chunks/{path}` the whole file."""
+
+
+def make_app(
+    index: Index,
+    instance: str,
+    token: str | None = None,
+    mcp: Any = None,
+    on_start: Callable[[], None] = lambda: None,
+    on_stop: Callable[[], None] = lambda: None,
+) -> FastAPI:
+    """The ASGI app serving ``index``. ``token``: every request must carry ``Authorization: Bearer
+    TOKEN``. ``mcp``: an MCP server (:mod:`indexer.serving.mcp_tools`) mounted at ``/mcp``.
+    ``on_start`` and ``on_stop`` run when the server starts answering and when it stops."""
+    app = FastAPI(title="indexer", description=DESCRIPTION, lifespan=_lifespan(mcp, on_start, on_stop))
+    _add_routes(app, index)
+    _add_error_handlers(app)
+    if mcp is not None:
+        # the SDK's own app carries one route (POST/GET/DELETE /mcp); its lifespan runs in ours
+        app.router.routes.extend(mcp.streamable_http_app(stateless_http=True, json_response=True).routes)
+    app.add_middleware(Guard, instance=instance, token=token)
+    return app
+
+
+def _lifespan(
+    mcp: Any, on_start: Callable[[], None], on_stop: Callable[[], None]
+) -> Callable[[FastAPI], Any]:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        async with AsyncExitStack() as stack:
+            if mcp is not None:
+                await stack.enter_async_context(mcp.session_manager.run())
+            on_start()
+            stack.callback(on_stop)
+            yield
+
+    return lifespan
+
+
+def _add_routes(app: FastAPI, index: Index) -> None:
+    @app.get("/search", response_model=list[Hit], summary="The chunks that best match a question")
+    def search(
+        q: Annotated[str, Query(min_length=1, description="The question, or words to find.")],
+        k: Annotated[int, Query(ge=1, le=MAX_K, description="How many hits at most.")] = 5,
+        mode: Annotated[Mode, Query(description="hybrid (default), vector or keyword.")] = "hybrid",
+        path: Annotated[
+            list[str] | None,
+            Query(description="Only paths matching this glob (repeatable; `*` also crosses folders)."),
+        ] = None,
+        type: Annotated[
+            list[str] | None, Query(description="Only files with this extension (repeatable).")
+        ] = None,
+        root: Annotated[
+            list[str] | None, Query(description="Only files under this root (repeatable).")
+        ] = None,
+        min_score: Annotated[
+            float | None, Query(description="Drop hits scoring lower (in the mode's scale).")
+        ] = None,
+    ) -> list[Hit]:
+        """Hits as `index query --json` prints them, best first."""
+        return index.search(
+            q, k=k, mode=mode, paths=path or (), types=type or (), roots=root or (), min_score=min_score
+        )
+
+    @app.get("/chunks/{citation:path}", response_model=Passage, summary="A file's text as indexed")
+    def chunks(
+        citation: str,
+        root: Annotated[str | None, Query(description="The root, when the path is under several.")] = None,
+    ) -> Passage:
+        """`path:START-END`, `path:page N` (PDF), `path:cells N-M` (notebook) or `path` (the whole
+        file): the text of those lines or parts, overlapping chunks merged without repeating a line."""
+        return index.get(citation, root=root)
+
+    @app.get("/status", summary="What the index holds (as `index status --json`)")
+    def status() -> dict[str, Any]:
+        return index.status()
+
+    @app.get("/health", summary="Whether the server answers")
+    def health() -> dict[str, str]:
+        return {"status": "ok"}
+
+
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every error is a JSON object ``{"error": "..."}``; a traceback goes to the log, never out."""
+
+    @app.exception_handler(IndexerError)
+    def library_error(request: Request, error: IndexerError) -> JSONResponse:
+        status = next(code for kind, code in ERROR_STATUS if isinstance(error, kind))
+        return JSONResponse({"error": str(error)}, status_code=status)
+
+    @app.exception_handler(RequestValidationError)
+    def bad_parameters(request: Request, error: RequestValidationError) -> JSONResponse:
+        problems = [
+            f"{'.'.join(str(part) for part in problem['loc'])}: {problem['msg']}"
+            for problem in error.errors()
+        ]
+        return JSONResponse({"error": "; ".join(problems)}, status_code=422)
+
+    @app.exception_handler(HTTPException)
+    def http_error(request: Request, error: HTTPException) -> JSONResponse:
+        return JSONResponse(
+            {"error": str(error.detail)}, status_code=error.status_code, headers=error.headers
+        )
+
+    @app.exception_handler(Exception)
+    def unexpected(request: Request, error: Exception) -> JSONResponse:
+        log.error("%s %s failed", request.method, request.url.path, exc_info=error)
+        return JSONResponse(
+            {"error": f"internal error ({type(error).__name__}); see the server's log"}, status_code=500
+        )
+
+
+Receive = Callable[[], Awaitable[dict]]
+Send = Callable[[dict], Awaitable[None]]
+
+
+class Guard:
+    """ASGI middleware: refuses a request without the bearer token (when there is one), compared in
+    constant time and never logged; stamps every answer with the server's instance id."""
+
+    def __init__(self, app: Callable, instance: str, token: str | None) -> None:
+        self.app = app
+        self.instance = instance.encode("ascii")
+        self.expected = f"Bearer {token}".encode() if token else None
+
+    async def __call__(self, scope: dict, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+
+        async def stamped(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = [
+                    *message.get("headers", []),
+                    (INSTANCE_HEADER.lower().encode(), self.instance),
+                ]
+            await send(message)
+
+        if self.expected is not None and not self._authorized(scope):
+            refusal = JSONResponse(
+                {"error": "missing or wrong token: send Authorization: Bearer TOKEN"},
+                status_code=401,
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+            await refusal(scope, receive, stamped)
+            return
+        await self.app(scope, receive, stamped)
+
+    def _authorized(self, scope: dict) -> bool:
+        given = b""
+        for name, value in scope.get("headers", ()):
+            if name == b"authorization":
+                given = value
+        return hmac.compare_digest(given, self.expected)

@@ -1,0 +1,231 @@
+"""What the walk passes over: ignore files as git and ripgrep read them, include and exclude patterns,
+files named like credentials, virtual environments known by what they are."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import write
+from repositories import IGNORED, INDEXED, SKIPPED, write_repository
+
+from indexer import corpus
+from indexer.errors import ConfigError
+from indexer.ignore import WalkRules, is_secret_name
+
+
+def walked(folder: Path, **rules: object) -> corpus.WalkResult:
+    return corpus.walk(folder, WalkRules(**rules))
+
+
+def taken(folder: Path, **rules: object) -> list[str]:
+    return [source.path for source in walked(folder, **rules).files]
+
+
+def test_a_repository_gives_exactly_the_files_a_user_means(tmp_path):
+    found = walked(write_repository(tmp_path / "repo"))
+    assert [source.path for source in found.files] == INDEXED
+    assert {skipped.path: skipped.kind for skipped in found.skipped} == SKIPPED
+    assert found.ignored == IGNORED
+    assert found.problems == []
+
+
+def test_ignore_rules_agree_with_git_check_ignore(tmp_path):
+    """Nested ignore files, negations, folder-only and anchored patterns, ``**``, a negation that
+    cannot re-include a file of an excluded folder, and ``.git/info/exclude``: the files the walk
+    keeps are exactly those git does not ignore."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    with open(repo / ".git" / "info" / "exclude", "a", encoding="utf-8") as exclude:
+        exclude.write("*.local.md\n")
+    write(
+        repo / ".gitignore", "*.log.md\n!keep.log.md\n/top-only.md\nout/\nlogs/**\n!logs/x/\n**/cache/*.md\n"
+    )
+    write(repo / "a" / ".gitignore", "!*.log.md\n/b/\nsecret-*.md\n!secret-ok.md\n")
+    write(repo / "out" / ".gitignore", "!*.md\n")  # inside an excluded folder: git never reads it
+    names = [
+        "x.log.md", "keep.log.md", "top-only.md", "a/top-only.md", "a/x.log.md", "a/b/c.md", "a/c/b/d.md",
+        "a/secret-one.md", "a/secret-ok.md", "out/page.md", "sub/out/page.md", "logs/x/y.md", "logs/z.md",
+        "cache/a.md", "deep/cache/b.md", "deep/cache/sub/c.md", "notes.local.md", "a/notes.local.md",
+        "plain.md", "a/plain.md", "weird name [1].md",
+    ]  # fmt: skip
+    for name in names:
+        write(repo / name, "text\n")
+    everything = sorted(
+        str(path.relative_to(repo)) for path in repo.rglob("*") if path.is_file() and ".git" not in path.parts
+    )
+    checked = subprocess.run(
+        ["git", "-C", str(repo), "check-ignore", "--stdin"],
+        input="\n".join(everything),
+        capture_output=True,
+        text=True,
+    )
+    assert checked.returncode in (0, 1), checked.stderr
+    git_keeps = sorted(set(everything) - set(checked.stdout.splitlines()))
+    ours = sorted(
+        [*taken(repo), *(p for p in git_keeps if p.rsplit("/", 1)[-1] == ".gitignore")]
+    )  # the walk reads ignore files as rules, git lists them as files
+    assert ours == git_keeps
+    assert "keep.log.md" in ours and "a/x.log.md" in ours and "out/page.md" not in ours
+
+
+def test_dot_ignore_outranks_gitignore_and_a_deeper_file_outranks_a_shallower_one(tmp_path):
+    write(tmp_path / ".gitignore", "*.md\n")
+    write(tmp_path / ".ignore", "!wanted.md\n")
+    write(tmp_path / "sub" / ".gitignore", "!*.md\n")
+    write(tmp_path / "sub" / ".ignore", "unwanted.md\n")
+    for name in ["wanted.md", "other.md", "sub/fine.md", "sub/unwanted.md"]:
+        write(tmp_path / name, "x")
+    assert taken(tmp_path) == ["sub/fine.md", "wanted.md"]
+
+
+def test_no_ignore_turns_ignore_files_off_but_never_lets_secrets_in(tmp_path):
+    repo = write_repository(tmp_path / "repo")
+    found = walked(repo, ignore_files=False)
+    paths = [source.path for source in found.files]
+    assert {"build/guide.md", "generated/api.md", "package-lock.json", "src/app.min.js", "scratch.md"} <= set(
+        paths
+    )
+    assert found.ignored == 0
+    assert ".env" not in paths and {".env", ".env.example", "config/server.pem"} <= {
+        s.path for s in found.skipped
+    }
+
+
+def test_include_and_exclude_narrow_the_walk_and_never_bring_back_an_ignored_file(tmp_path):
+    repo = write_repository(tmp_path / "repo")
+    assert taken(repo, include=("*.md", "*.rst"), exclude=("docs/env/",)) == [
+        "README.md",
+        "docs/guide.rst",
+        "docs/important.tmp.md",
+    ]
+    assert taken(repo, include=("docs/",)) == ["docs/env/setup.md", "docs/guide.rst", "docs/important.tmp.md"]
+    assert "build/guide.md" not in taken(repo, include=("build/",))
+
+
+def test_a_bad_pattern_names_its_setting():
+    with pytest.raises(ConfigError, match="exclude: '!' is not a valid gitignore pattern"):
+        WalkRules(exclude=("!",))
+    with pytest.raises(ConfigError, match="include: '' is not a pattern"):
+        WalkRules(include=("",))
+
+
+def test_a_malformed_line_in_an_ignore_file_is_reported_and_the_others_kept(tmp_path):
+    write(tmp_path / ".gitignore", "!\nold.md\n")
+    write(tmp_path / "old.md", "x")
+    write(tmp_path / "new.md", "x")
+    found = corpus.walk(tmp_path)
+    assert [source.path for source in found.files] == ["new.md"]
+    assert [(Path(path).name, reason.split(":")[0]) for path, reason in found.problems] == [
+        (".gitignore:1", "ignore pattern not used")
+    ]
+
+
+def test_an_ignored_folder_is_never_listed(tmp_path, monkeypatch):
+    write(tmp_path / ".gitignore", "node_stuff/\n")
+    for number in range(5):
+        write(tmp_path / "node_stuff" / f"pkg{number}" / "readme.md", "x")
+    write(tmp_path / "doc.md", "x")
+    listed = []
+    real_scandir = os.scandir
+
+    def recording_scandir(path):
+        listed.append(Path(path).name)
+        return real_scandir(path)
+
+    monkeypatch.setattr(corpus.os, "scandir", recording_scandir)
+    found = corpus.walk(tmp_path)
+    assert [source.path for source in found.files] == ["doc.md"] and found.ignored == 1
+    assert listed == [tmp_path.name]
+
+
+def test_ignore_files_above_the_root_apply_inside_its_repository_but_never_to_the_root_itself(tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    write(repo / ".gitignore", "site/\ndocs/_build/\n*.tmp.md\n")
+    write(repo / "docs" / "index.md", "x")
+    write(repo / "docs" / "draft.tmp.md", "x")
+    write(repo / "docs" / "_build" / "index.md", "x")
+    write(repo / "site" / "page.md", "x")
+    assert taken(repo / "docs") == ["index.md"]
+    assert taken(repo / "site") == ["page.md"]  # asked for by name: its own parent's rule does not hide it
+    outside = tmp_path / "plain"  # not in a repository: nothing above the root is read
+    write(outside / "a.tmp.md", "x")
+    write(tmp_path / ".gitignore", "*.md\n")
+    assert taken(outside) == ["a.tmp.md"]
+
+
+def test_a_worktree_reads_its_repository_exclude_file(tmp_path):
+    main = tmp_path / "main"
+    main.mkdir()
+    subprocess.run(["git", "init", "-q", str(main)], check=True)
+    write(main / "readme.md", "x")
+    git = ["git", "-C", str(main), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "add", "readme.md"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "first"], check=True)
+    subprocess.run([*git, "worktree", "add", "-q", str(tmp_path / "wt")], check=True)
+    with open(main / ".git" / "info" / "exclude", "a", encoding="utf-8") as exclude:
+        exclude.write("private.md\n")
+    write(tmp_path / "wt" / "private.md", "x")
+    assert (tmp_path / "wt" / ".git").is_file()
+    assert taken(tmp_path / "wt") == ["readme.md"]
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        (".env", True),
+        (".env.production", True),
+        (".env.example", True),
+        ("app.env", True),
+        ("id_rsa", True),
+        ("id_ed25519.pub", True),
+        ("server.PEM", True),
+        ("tls.key", True),
+        (".netrc", True),
+        (".npmrc", True),
+        (".pypirc", True),
+        ("credentials", True),
+        ("credentials.json", True),
+        ("secrets.yaml", True),
+        ("terraform.tfstate", True),
+        ("credentials.md", False),  # prose about credentials, not credentials
+        ("secrets.rst", False),
+        ("environment.md", False),
+        ("keys.md", False),
+        ("envoy.yaml", False),
+    ],
+)
+def test_files_named_like_credentials(name, secret):
+    assert is_secret_name(name) is secret
+
+
+def test_a_secret_is_let_in_only_by_name(tmp_path):
+    repo = write_repository(tmp_path / "repo")
+    found = walked(repo, allow_secrets=(".env.example",))
+    assert ".env.example" in [source.path for source in found.files]
+    assert {s.path for s in found.skipped if s.kind == "secret"} == {"config/server.pem"}
+
+
+def test_a_virtual_environment_is_known_by_what_it_is_not_by_its_name(tmp_path):
+    write(tmp_path / "env" / "index.md", "docs in a folder called env")
+    write(tmp_path / "venv" / "notes.md", "a folder called venv that is no environment")
+    write(tmp_path / "tools" / "pyvenv.cfg", "home = /usr/bin\n")
+    write(tmp_path / "tools" / "lib" / "x.py", "x")
+    write(tmp_path / "py" / "conda-meta" / "history", "x")
+    write(tmp_path / "py" / "lib" / "y.py", "x")
+    assert taken(tmp_path) == ["env/index.md", "venv/notes.md"]
+
+
+def test_the_walk_filter_takes_exactly_what_the_walk_takes(tmp_path):
+    repo = write_repository(tmp_path / "repo")
+    rules = WalkRules(exclude=("docs/env/",))
+    walk_filter = corpus.WalkFilter(repo, rules)
+    everything = [str(p.relative_to(repo)) for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts]
+    kept = {path for path in everything if walk_filter.takes(path)}
+    assert kept == set(taken(repo, exclude=("docs/env/",))) | {".gitignore", "docs/.gitignore"}
+    assert walk_filter.takes("docs/new-folder") and not walk_filter.takes("build/gone.md")

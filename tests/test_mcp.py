@@ -1,0 +1,95 @@
+"""`index mcp` driven by the MCP SDK's own client over stdio, and `index serve --mcp` over
+streamable HTTP: list the tools, search, then read a returned citation with `get`."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import SAMPLE_CORPUS
+from helpers import index_command
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from serving import ServerProcess, plugin_env, plugin_folder, run_index
+
+
+@pytest.fixture(scope="module")
+def plugins(tmp_path_factory) -> Path:
+    return plugin_folder(tmp_path_factory.mktemp("plugins"))
+
+
+@pytest.fixture(scope="module")
+def sample_db(tmp_path_factory, plugins) -> Path:
+    db = tmp_path_factory.mktemp("mcp") / "index.db"
+    built = run_index(
+        "build",
+        str(SAMPLE_CORPUS),
+        "--db",
+        str(db),
+        "--backend",
+        "hash-plugin",
+        "--model",
+        "m",
+        "-q",
+        env=plugin_env(plugins),
+    )
+    assert built.returncode == 0, built.stderr
+    return db
+
+
+async def search_then_get(session: ClientSession) -> tuple[list, dict, dict]:
+    """What an agent does: list the tools, search, read the first hit's citation."""
+    await session.initialize()
+    tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+    searched = await session.call_tool("search", {"query": "puncture", "k": 3, "mode": "keyword"})
+    assert not searched.is_error, searched.content
+    hits = searched.structured_content["result"]
+    passage = await session.call_tool("get", {"citation": hits[0]["citation"]})
+    assert not passage.is_error, passage.content
+    missing = await session.call_tool("get", {"citation": "no/such/file.md"})
+    assert missing.is_error and "not in the index" in missing.content[0].text
+    return list(tools.values()), hits, passage.structured_content
+
+
+def check_answers(tools: list, hits: list[dict], passage: dict) -> None:
+    by_name = {tool.name: tool for tool in tools}
+    assert set(by_name) == {"search", "get", "status"}
+    assert "citation" in by_name["search"].description and "paths" in by_name["search"].description
+    assert set(by_name["search"].input_schema["properties"]) >= {"query", "k", "mode", "paths", "types"}
+    assert by_name["search"].input_schema["required"] == ["query"]
+    assert 1 <= len(hits) <= 3 and all("puncture" in hit["text"].lower() for hit in hits)
+    first = hits[0]
+    assert first["citation"] == f"{first['path']}:{first['start_line']}-{first['end_line']}"
+    assert passage["text"] == first["text"] and passage["path"] == first["path"]
+
+
+def test_index_mcp_over_stdio_with_the_sdk_client(sample_db, plugins):
+    command, *args = index_command()
+    server = StdioServerParameters(
+        command=command, args=[*args, "mcp", "--db", str(sample_db)], env=plugin_env(plugins)
+    )
+
+    async def session() -> tuple[list, dict, dict]:
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
+            answers = await search_then_get(client)
+            status = await client.call_tool("status", {})
+            assert status.structured_content["chunks"] > 0
+            assert json.loads(status.content[0].text)["model"] == "m"
+            return answers
+
+    check_answers(*anyio.run(session))
+
+
+def test_index_serve_mounts_mcp_over_streamable_http(sample_db, plugins, tmp_path):
+    with ServerProcess(sample_db, "--mcp", env=plugin_env(plugins), log=tmp_path / "serve.log") as server:
+
+        async def session() -> tuple[list, dict, dict]:
+            async with streamable_http_client(server.url + "/mcp") as streams:
+                async with ClientSession(streams[0], streams[1]) as client:
+                    return await search_then_get(client)
+
+        check_answers(*anyio.run(session))
+        assert server.get("/health").status_code == 200
