@@ -1,17 +1,23 @@
-"""How much of an embedding server's capacity a build uses.
+"""How much of embedding servers' capacity a build uses, with one server and with three.
 
 A loopback server (tests/loopback.py) answers every request in a fixed time and serves P requests at
 once, so it embeds at most P × batch_size / latency chunks per second. A build of a generated Markdown
 corpus keeps ``concurrency`` batches in flight; its throughput (chunks embedded per second of the whole
-build: walk, read, chunk, embed, check, write) is reported as a fraction of that capacity.
+build: walk, read, chunk, embed, check, write) is reported as a fraction of that capacity. Three servers
+given to one backend (``--base-url`` three times) are measured against their summed capacity, and
+against one server's throughput measured in the same run, at two batch sizes: at 32 chunks a batch their
+capacity (7,680 chunks/s) is more than this 2-core machine's build can index while it also runs the three
+servers, so that case measures the client's CPU; at 8 chunks a batch (1,920 chunks/s, the same 240
+requests a second) it measures how well the batches are spread.
 
     .venv/bin/python bench/bench_http.py                  # 1,000 files, about 12,000 chunks
     .venv/bin/python bench/bench_http.py --quick          # a smaller corpus, for a CI smoke run
     .venv/bin/python bench/bench_http.py --json           # rows for bench/run.py
     .venv/bin/python bench/bench_http.py --dimension 64   # vector length (default 768, nomic-embed-text's)
 
-The server runs in its own process, as a real one would: in this one it would compete with the build
-for the interpreter lock and the measure would be of Python, not of the pipeline. Under the table, one
+Each server runs in a process of its own, as a real one would: in this one, three servers' threads would
+compete with the build for the interpreter lock and the measure would be of Python, not of the client.
+They still share the machine's cores with the build, which a real server does not. Under the table, one
 line per case says where the capacity went (see :func:`diagnose`).
 """
 
@@ -26,7 +32,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -89,35 +95,51 @@ print(time.process_time() - ready, flush=True)  # CPU seconds spent serving
 
 @dataclass(frozen=True)
 class Case:
-    """One measured build: the server's kind and slots, and the batches the build keeps in flight
-    (None: the backend's default). A case without a target is shown for comparison only."""
+    """One measured build: the servers' kind, number and slots, and the batches the build keeps in
+    flight (None: the backend's default). A case without a target is shown for comparison only."""
 
     kind: str
     parallel: int
     concurrency: int | None
     target: float | None = TARGET
+    servers: int = 1
+    batch: int = BATCH_SIZE
+    #: The corpus is this many times the base one: three servers build three times as fast, so on three
+    #: times the files their build lasts as long as one server's, and its start and end weigh as little.
+    scale: int = 1
 
     @property
     def capacity(self) -> float:
-        """Chunks per second the server can embed at most."""
-        return self.parallel * BATCH_SIZE / LATENCY
+        """Chunks per second the servers can embed at most."""
+        return self.servers * self.parallel * self.batch / LATENCY
 
     def describe(self) -> str:
         concurrency = "default" if self.concurrency is None else self.concurrency
+        servers = f"{self.servers} servers, each " if self.servers > 1 else ""
+        corpus = f", {self.scale}x the files" if self.scale > 1 else ""
         return (
-            f"{self.kind} P={self.parallel} {LATENCY * 1000:g} ms, batch {BATCH_SIZE}, "
-            f"concurrency {concurrency}: chunks/s vs capacity"
+            f"{self.kind} {servers}P={self.parallel} {LATENCY * 1000:g} ms, batch {self.batch}, "
+            f"concurrency {concurrency}{corpus}: chunks/s vs capacity"
         )
 
 
-#: Servers with P slots. Ollama with OLLAMA_NUM_PARALLEL=4 is run as the README says (--concurrency P+2),
-#: and once with exactly P in flight, to show what a request always waiting at the server is worth.
+#: Servers with P slots. Ollama with OLLAMA_NUM_PARALLEL=4 is run as the README says (--concurrency P+2
+#: for each server), and once with exactly P in flight, to show what a request always waiting at the server
+#: is worth. Three servers given to one backend are measured at 8 chunks a batch, and at 32 on three times
+#: the files; one of them alone is measured the same way, for the ratio of their throughputs.
 CASES = (
     Case("openai", 4, None),
     Case("ollama", 4, 6),
     Case("ollama", 1, None),
     Case("ollama", 4, 4, target=None),
+    Case("openai", 4, None, target=None, batch=8),
+    Case("openai", 4, None, servers=3, batch=8),
+    Case("openai", 4, None, target=None, scale=3),
+    Case("openai", 4, None, servers=3, scale=3),
+    Case("ollama", 4, 18, servers=3, scale=3),
 )
+#: Three servers' throughput against one server's, measured in the same run.
+SPREAD_TARGET = 2.7
 
 
 def write_corpus(folder: Path, files: int, seed: int = 7) -> None:
@@ -166,29 +188,36 @@ def stop_server(process: subprocess.Popen[str]) -> float:
     return float(said) if said else math.nan
 
 
-def measure(case: Case, corpus: Path, scratch: Path, dimension: int) -> dict[str, Any]:
-    """Build ``corpus`` into a fresh index against a fresh server: the table row and where the time went."""
-    process, url = start_server(case, dimension)
+def measure(case: Case, corpora: dict[int, Path], scratch: Path, dimension: int) -> dict[str, Any]:
+    """Build ``corpus`` into a fresh index against fresh servers: the table row and where the time went."""
+    started = [start_server(case, dimension) for _ in range(case.servers)]
+    urls = [url for _, url in started]
     before = time.process_time()
     try:
         if case.kind == "ollama":
-            backend = OllamaBackend("nomic-embed-text", host=url)
+            backend = OllamaBackend("nomic-embed-text", host=urls)
         else:
-            backend = OpenAIBackend("text-embedding-3-small", base_url=url + "/v1", api_key="sk-bench")
-        index_path = scratch / f"{case.kind}-p{case.parallel}-c{case.concurrency}.db"
+            backend = OpenAIBackend(
+                "text-embedding-3-small", base_url=[url + "/v1" for url in urls], api_key="sk-bench"
+            )
+        index_path = (
+            scratch
+            / f"{case.kind}-{case.servers}-{case.parallel}-{case.concurrency}-{case.scale}-{case.batch}.db"
+        )
         with Index.open(index_path) as index:
             report = index.build(
-                corpus, backend=backend, batch_size=BATCH_SIZE, concurrency=case.concurrency,
+                corpora[case.scale], backend=backend, batch_size=case.batch, concurrency=case.concurrency,
                 warn=lambda message: None,
             )  # fmt: skip
     finally:
-        server = stop_server(process)
+        server = sum(stop_server(process) for process, _ in started)
     client = time.process_time() - before
     if report.exit_code != 0:
         raise RuntimeError(f"the build failed: {report.failures[:1] or report.stopped}")
     ratio = report.chunks_embedded / report.seconds / case.capacity
     cpu = (
-        f"the build used {client:.1f} s of CPU and the loopback server {server:.1f} s "
+        f"the build used {client:.1f} s of CPU and the loopback server{'s' if case.servers > 1 else ''} "
+        f"{server:.1f} s "
         f"in {report.seconds:.1f} s on {os.cpu_count()} cores (load average {os.getloadavg()[0]:.1f})"
     )
     row = {
@@ -203,8 +232,38 @@ def measure(case: Case, corpus: Path, scratch: Path, dimension: int) -> dict[str
         row["note"] = (
             f"{cpu}: the server shares the machine with the build it serves; a real server runs on "
             "its own, or more --concurrency keeps more requests waiting at it"
+            if case.servers == 1
+            else f"{cpu}: the build is one Python process whose own work (read, chunk, check, write, and "
+            f"about 1 ms of httpx a request, {case.servers * case.parallel / LATENCY:.0f} requests a second "
+            "here) runs under one interpreter lock, on two cores shared with the servers and whatever else "
+            "runs (the load average)"
         )
-    return {"row": row, "diagnosis": diagnose(case, report, ratio) + "; " + cpu}
+    return {"row": row, "diagnosis": diagnose(case, report, ratio) + "; " + cpu, "case": case}
+
+
+def spread_rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Three servers' chunks/s against one server's of the same kind, slots, batch and files, measured in
+    the same run (for the cases that have such a reference)."""
+    alone = {result["case"]: result for result in results if result["case"].servers == 1}
+    rows = []
+    for many in (result for result in results if result["case"].servers > 1):
+        case = many["case"]
+        one = alone.get(replace(case, servers=1, target=None))
+        if one is None:
+            continue
+        ratio = many["row"]["ours"] / one["row"]["ours"]
+        row = {
+            "what": f"{case.describe().split(':')[0]}: chunks/s vs one such server's",
+            "ours": many["row"]["ours"],
+            "reference": one["row"]["ours"],
+            "ratio": round(ratio, 3),
+            "target": SPREAD_TARGET,
+            "pass": ratio >= SPREAD_TARGET,
+        }
+        if not row["pass"]:
+            row["note"] = f"{case.servers} servers: {many['diagnosis']}"
+        rows.append({"row": row, "diagnosis": f"{case.servers} servers against one, same run"})
+    return rows
 
 
 def diagnose(case: Case, report: BuildReport, ratio: float) -> str:
@@ -225,16 +284,19 @@ def diagnose(case: Case, report: BuildReport, ratio: float) -> str:
 
 def print_table(results: list[dict[str, Any]], files: int, dimension: int) -> None:
     print(
-        f"build throughput against a loopback server: {files} files, {dimension}-dimension vectors, "
+        f"build throughput against loopback servers: {files} files, {dimension}-dimension vectors, "
         f"{LATENCY * 1000:g} ms per request"
     )
     print(f"{'case':<68}{'chunks/s':>10}{'capacity':>10}{'ratio':>8}{'target':>8}  pass")
     for result in results:
         row = result["row"]
+        times = row["target"] is not None and row["target"] > 1  # a ratio of throughputs, not a fraction
+        shown = f"{row['ratio']:>7.2f}x" if times else f"{row['ratio']:>8.1%}"
         verdict = f"{'-':>8}  -"
         if row["target"]:
-            verdict = f"{row['target']:>8.0%}  {'yes' if row['pass'] else 'NO'}"
-        print(f"{row['what']:<68}{row['ours']:>10.0f}{row['reference']:>10.0f}{row['ratio']:>8.1%}{verdict}")
+            target = f"{row['target']:>7.1f}x" if times else f"{row['target']:>8.0%}"
+            verdict = f"{target}  {'yes' if row['pass'] else 'NO'}"
+        print(f"{row['what']:<68}{row['ours']:>10.0f}{row['reference']:>10.0f}{shown}{verdict}")
     print()
     for result in results:
         print(f"{result['row']['what'].split(':')[0]}: {result['diagnosis']}")
@@ -249,9 +311,11 @@ def main() -> int:
     files = 60 if options.quick else 1000
     with tempfile.TemporaryDirectory(prefix="bench-http-") as temporary:
         scratch = Path(temporary)
-        corpus = scratch / "corpus"
-        write_corpus(corpus, files)
-        results = [measure(case, corpus, scratch, options.dimension) for case in CASES]
+        corpora = {scale: scratch / f"corpus-{scale}" for scale in sorted({case.scale for case in CASES})}
+        for scale, corpus in corpora.items():
+            write_corpus(corpus, files * scale)
+        results = [measure(case, corpora, scratch, options.dimension) for case in CASES]
+    results += spread_rows(results)
     if options.json:
         print(json.dumps([result["row"] for result in results]))
     else:

@@ -45,7 +45,7 @@ class QueryBackend:
         self.location = location
         self.given = given
         self.one_shot = one_shot
-        self.connection: tuple[str | None, str | None] = (None, None)
+        self.connection: tuple[str | Sequence[str] | None, str | None] = (None, None)
         self._backend = given
         self._settings: str | None = None  # the recorded settings it was checked against
         self._lock = threading.Lock()
@@ -86,7 +86,7 @@ class QueryBackend:
             if chosen:
                 self.given = backend
 
-    def reach(self, base_url: str | None, api_key: str | None) -> None:
+    def reach(self, base_url: str | Sequence[str] | None, api_key: str | None) -> None:
         """Use the recorded backend at another address or with a key (see :meth:`Index.connect`)."""
         with self._lock:
             self.connection = (base_url, api_key)
@@ -269,8 +269,9 @@ class Index:
 
     # -- searching --------------------------------------------------------------------------------
 
-    def connect(self, base_url: str | None = None, api_key: str | None = None) -> None:
-        """Reach the index's recorded backend at another address, or with an API key (never stored).
+    def connect(self, base_url: str | Sequence[str] | None = None, api_key: str | None = None) -> None:
+        """Reach the index's recorded backend at another address (or a list of servers of its model, the
+        first that answers embedding each question), or with an API key (never stored).
 
         The model and prefixes stay the recorded ones, so queries still match the stored vectors.
         """

@@ -219,7 +219,12 @@ def walk_settings(
 @click.option(
     "--model", default=None, help="Model name, or for 'embedded' a folder with model.onnx + tokenizer.json."
 )
-@click.option("--base-url", default=None, help="Server URL (openai: $OPENAI_BASE_URL; ollama: $OLLAMA_HOST).")
+@click.option(
+    "--base-url",
+    multiple=True,
+    help="Server URL (openai: $OPENAI_BASE_URL; ollama: $OLLAMA_HOST). Repeat it to spread the batches "
+    "over several servers of the same model.",
+)
 @click.option("--api-key", default=None, help="API key (default: $OPENAI_API_KEY). Never stored.")
 @click.option(
     "--dimensions", type=int, default=None, help="Ask the server for vectors of this size (openai)."
@@ -248,7 +253,7 @@ def build(
     db_path: str | None,
     kind: str | None,
     model: str | None,
-    base_url: str | None,
+    base_url: tuple[str, ...],
     api_key: str | None,
     dimensions: int | None,
     query_prefix: str | None,
@@ -270,7 +275,7 @@ def build(
     output = ctx.meta["output"] = Output(as_json, quiet, None if quiet or as_json else Progress())
     if not os.path.isdir(folder):  # before the index is opened: a typo creates nothing
         raise click.BadParameter(f"{folder} does not exist or is not a folder", param_hint="FOLDER")
-    server = ServerOptions(base_url, api_key, dimensions, query_prefix, document_prefix)
+    server = ServerOptions(base_url or None, api_key, dimensions, query_prefix, document_prefix)
     chosen = chosen_backend(kind, model, server)
     with Index.open(db_path or default_index_path()) as index:
         report = index.build(
@@ -311,7 +316,7 @@ def show_report(output: Output, report: Any) -> None:
 class ServerOptions:
     """What ``index build`` may say about a backend besides its kind and model."""
 
-    base_url: str | None = None
+    base_url: tuple[str, ...] | None = None
     api_key: str | None = None
     dimensions: int | None = None
     query_prefix: str | None = None
@@ -415,7 +420,11 @@ def report_dict(report: Any) -> dict[str, Any]:
 @click.option(
     "--format", "output_format", type=click.Choice(["text", "json", "csv", "markdown"]), default="text"
 )
-@click.option("--base-url", default=None, help="Reach the index's embedding server at this address instead.")
+@click.option(
+    "--base-url",
+    multiple=True,
+    help="Reach the index's embedding server at this address instead (repeatable: the first that answers).",
+)
 @click.option("--api-key", default=None, help="API key for the index's server (default: $OPENAI_API_KEY).")
 @click.option(
     "--no-server",
@@ -434,7 +443,7 @@ def query(
     min_score: float | None,
     as_json: bool,
     output_format: str,
-    base_url: str | None,
+    base_url: tuple[str, ...],
     api_key: str | None,
     no_server: bool,
 ) -> None:
@@ -452,13 +461,13 @@ def query(
     roots = tuple(root if is_postgres_url(location) else os.path.realpath(root) for root in roots)
     search = {"k": k, "mode": mode, "paths": paths, "types": types, "min_score": min_score, "roots": roots}
     hits = None
-    if not no_server and base_url is None and api_key is None:
+    if not no_server and not base_url and api_key is None:
         hits = hits_from_server(location, question, search)
     if hits is None:
         # one question in this process: a backend may start faster
         with Index.open(location, create=False, one_shot=True) as index:
-            if base_url is not None or api_key is not None:
-                index.connect(base_url, api_key)
+            if base_url or api_key is not None:
+                index.connect(base_url or None, api_key)
             if min_score is None:
                 search["min_score"] = index.default_min_score(mode)
             hits = index.search(question, **search)

@@ -21,7 +21,8 @@ first vector), ``wrong_dimension``, ``shuffled`` and ``duplicate_index`` (OpenAI
 Standing behaviour is set on the constructor: ``token_budget`` refuses any input of more words than
 that in the server's ``dialect``; ``api_key`` answers 401 to any other bearer token; ``models``
 answers 404 to other models; ``latency`` and ``parallel`` make every request take that long with at
-most that many served at once, like a real server for throughput benchmarks.
+most that many served at once, like a real server for throughput benchmarks; ``variant`` makes it serve
+another model under the same name (every text gets another vector), as a misconfigured server would.
 """
 
 from __future__ import annotations
@@ -90,6 +91,7 @@ class LoopbackServer:
         models: Iterable[str] | None = None,
         latency: float = 0.0,
         parallel: int | None = None,
+        variant: str = "",
     ) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}")
@@ -99,6 +101,7 @@ class LoopbackServer:
         self.api_key = api_key
         self.models = set(models) if models is not None else None
         self.latency = latency
+        self.variant = variant
         self.requests: list[Recorded] = []
         self.max_in_flight = 0
         self._in_flight = 0
@@ -146,7 +149,7 @@ class LoopbackServer:
         self.stop()
 
     def vector(self, text: str, dimension: int | None = None) -> np.ndarray:
-        return fake_vector(text, dimension or self.dimension)
+        return fake_vector(self.variant + text, dimension or self.dimension)
 
     # The protocol: subclasses turn a request body into (status, payload) or apply a fault.
 

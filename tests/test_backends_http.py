@@ -43,11 +43,11 @@ def clean_environment(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def ollama_backend(server: OllamaServer, **options: Any) -> OllamaBackend:
-    return OllamaBackend("nomic-embed-text", host=server.url, **{**fast(), **options})
+    return OllamaBackend("nomic-embed-text", **{"host": server.url, **fast(), **options})
 
 
 def openai_backend(server: OpenAIServer, **options: Any) -> OpenAIBackend:
-    return OpenAIBackend("text-embedding-3-small", base_url=server.base_url, **{**fast(), **options})
+    return OpenAIBackend("text-embedding-3-small", **{"base_url": server.base_url, **fast(), **options})
 
 
 def as_float32(vectors: Any) -> np.ndarray:
@@ -144,9 +144,9 @@ def test_openai_base_url_comes_from_the_environment(
     monkeypatch.setenv("OPENAI_BASE_URL", openai_server.base_url + "/")
     with OpenAIBackend("text-embedding-3-small", **fast()) as backend:
         backend.embed(["a"])
-        assert backend.base_url == openai_server.base_url
+        assert backend.base_urls == (openai_server.base_url,)
     monkeypatch.delenv("OPENAI_BASE_URL")
-    assert OpenAIBackend("m").base_url == "https://api.openai.com/v1"
+    assert OpenAIBackend("m").base_urls == ("https://api.openai.com/v1",)
 
 
 def test_openai_puts_shuffled_items_back_in_input_order(openai_server: OpenAIServer) -> None:
@@ -461,7 +461,13 @@ def test_the_key_appears_in_no_message_config_description_or_repr(openai_server:
             with pytest.raises(BackendError) as caught:
                 backend.embed(["a"])
             messages.append(str(caught.value))
-        shown = [repr(backend), repr(backend.http), str(backend.config()), str(backend.describe()), *messages]
+        shown = [
+            repr(backend),
+            *map(repr, backend.pool.clients),
+            str(backend.config()),
+            str(backend.describe()),
+            *messages,
+        ]
     for text in shown:
         assert SECRET not in text
     for message in messages:
@@ -477,7 +483,9 @@ def test_credentials_in_the_url_are_kept_out_of_messages_and_config(openai_serve
         backend.embed(["a"])
     assert SECRET not in str(caught.value) and "user" not in str(caught.value)
     assert (
-        SECRET not in str(backend.config()) and SECRET not in repr(backend) and SECRET not in backend.base_url
+        SECRET not in str(backend.config())
+        and SECRET not in repr(backend)
+        and SECRET not in str(backend.base_urls)
     )
     sent = base64.b64decode(openai_server.requests[0].headers["authorization"].removeprefix("Basic "))
     assert sent == f"user:{SECRET}".encode()
@@ -530,10 +538,10 @@ def test_ollama_host_comes_from_the_environment_when_not_given(
     monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{ollama_server.port}")
     with OllamaBackend("nomic-embed-text", **fast()) as backend:
         backend.embed(["a"])
-        assert backend.host == ollama_server.url
+        assert backend.hosts == (ollama_server.url,)
     assert len(ollama_server.requests) == 1
     monkeypatch.delenv("OLLAMA_HOST")
-    assert OllamaBackend("m").host == "http://127.0.0.1:11434"
+    assert OllamaBackend("m").hosts == ("http://127.0.0.1:11434",)
 
 
 # Prefixes.
@@ -683,3 +691,162 @@ def test_eight_threads_at_once_share_a_few_reused_connections() -> None:
         assert len(server.requests) == 8 * calls_per_thread
         assert len(server.connections) <= 8  # one per thread at most, not one per request
         assert 2 <= server.max_in_flight <= 4
+
+
+# Several servers of one model behind one backend.
+
+
+def embed_at_once(backend: OllamaBackend | OpenAIBackend, batches: list[list[str]]) -> list[Any]:
+    """Embed each batch on its own thread, all at once: what each returned or raised, in order."""
+    results: list[Any] = [None] * len(batches)
+
+    def embed(position: int) -> None:
+        try:
+            results[position] = backend.embed(batches[position])
+        except BackendError as error:
+            results[position] = error
+
+    threads = [threading.Thread(target=embed, args=(position,)) for position in range(len(batches))]
+    for thread in threads:
+        thread.start()
+        time.sleep(0.01)  # in this order
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def test_each_server_adds_the_kinds_window_to_the_default_concurrency() -> None:
+    urls = ["http://gpu1:11434", "http://gpu2:11434", "http://gpu3:11434"]
+    assert OllamaBackend("m", host=urls).default_concurrency == 3 * 2
+    assert OllamaBackend("m", host=urls[0]).default_concurrency == 2
+    assert OpenAIBackend("m", base_url=[url + "/v1" for url in urls[:2]]).default_concurrency == 2 * 8
+
+
+@pytest.mark.parametrize("hosts", [[], ["http://gpu1:11434", "gpu1"], ["http://gpu1:11434", 3]])
+def test_an_empty_list_a_server_listed_twice_or_a_non_url_is_a_config_error(hosts: list) -> None:
+    with pytest.raises(ConfigError):
+        OllamaBackend("m", host=hosts)
+
+
+def test_a_lone_question_goes_to_the_first_server(ollama_server: OllamaServer) -> None:
+    with (
+        OllamaServer() as second,
+        ollama_backend(ollama_server, host=[ollama_server.url, second.url]) as backend,
+    ):
+        for _ in range(3):
+            backend.embed(["one question"])
+    assert len(ollama_server.requests) == 3 and second.requests == []
+
+
+def test_a_dead_first_server_is_passed_over_for_the_next_that_answers(ollama_server: OllamaServer) -> None:
+    dead = f"http://127.0.0.1:{closed_port()}"
+    with ollama_backend(
+        ollama_server, host=[dead, ollama_server.url], **fast(retry_base_delay=2, retry_max_delay=2)
+    ) as backend:
+        vectors = [backend.embed([f"question {n}"]) for n in range(4)]
+        requests = backend.usage()["requests"]
+    assert all(np.array_equal(as_float32(got), expected([f"question {n}"])) for n, got in enumerate(vectors))
+    assert len(ollama_server.requests) == 4
+    assert requests == 5  # one refused connection, then the dead server is benched for a second or two
+
+
+def test_a_server_that_asks_a_long_wait_is_benched_and_its_batch_goes_elsewhere() -> None:
+    with OpenAIServer() as first, OpenAIServer() as second:
+        first.fail_next(1, "rate_limit", retry_after=3600)
+        with openai_backend(first, base_url=[first.base_url, second.base_url]) as backend:
+            for n in range(5):
+                assert np.array_equal(as_float32(backend.embed([f"text {n}"])), expected([f"text {n}"]))
+    assert len(first.requests) == 1  # the refused one: an hour on the bench
+    assert len(second.requests) == 5  # no check: the first never answered, the second is the reference
+
+
+def test_when_every_server_fails_the_batch_gives_up_after_max_attempts_on_all_of_them() -> None:
+    dead = [f"http://127.0.0.1:{closed_port()}" for _ in range(2)]
+    with OllamaBackend("m", host=dead, **fast(max_attempts=4)) as backend:
+        with pytest.raises(BackendUnreachableError, match=r"gave up after 4 attempts on 2 servers$"):
+            backend.embed(["a"])
+        assert backend.usage()["requests"] == 4
+
+
+def test_a_server_back_from_the_bench_gets_one_batch_until_it_succeeds() -> None:
+    """A server that may still be failing is tried with one batch while another server is healthy, so a
+    server that hangs costs one batch's timeout, not a window of them."""
+    with OllamaServer(latency=0.3) as back, OllamaServer(latency=0.3) as healthy:
+        back.fail_next(1, "unavailable", retry_after=1.0)
+        with ollama_backend(back, host=[back.url, healthy.url]) as backend:
+            backend.embed(["first"])  # fails on the first server, then goes to the second
+            time.sleep(0.8)  # the first server is back from the bench
+            embed_at_once(backend, [[f"batch {n}"] for n in range(4)])
+    assert [request.body["input"] for request in back.requests] == [["first"], ["batch 0"]]
+    assert back.max_in_flight == 1
+    # "first", the three other batches, and the first server's model checked on the second
+    assert len(healthy.requests) == 1 + 3 + 1
+
+
+def test_a_server_serving_another_model_is_refused_and_named() -> None:
+    with OllamaServer(latency=0.2) as good, OllamaServer(latency=0.2, variant="another model ") as odd:
+        with ollama_backend(good, host=[good.url, odd.url]) as backend:
+            reference, refused = embed_at_once(backend, [["to the first server"], ["to the second"]])
+    assert np.array_equal(as_float32(reference), expected(["to the first server"]))
+    assert isinstance(refused, BackendUnreachableError)
+    message = str(refused)
+    assert message.startswith(f"ollama backend at {odd.url}/: serves another model than the other servers")
+    assert f"the one from {good.url}/ have a cosine of" in message
+    assert [request.body["input"] for request in odd.requests] == [["to the second"]]
+    assert good.requests[-1].body["input"] == ["to the second"]  # the same text, to compare
+
+
+def test_a_server_giving_another_dimension_is_refused_and_named() -> None:
+    with OpenAIServer(latency=0.2) as good, OpenAIServer(dimension=32, latency=0.2) as odd:
+        with openai_backend(good, base_url=[good.base_url, odd.base_url]) as backend:
+            _, refused = embed_at_once(backend, [["a"], ["b"]])
+    assert isinstance(refused, BackendUnreachableError)
+    assert str(refused).startswith(f"openai backend at {odd.base_url}: serves another model")
+    assert f"it gives 32-dimension vectors, {good.base_url} 64-dimension ones" in str(refused)
+
+
+def test_servers_of_the_same_model_are_checked_once_each() -> None:
+    with (
+        OllamaServer(latency=0.1) as first,
+        OllamaServer(latency=0.1) as second,
+        OllamaServer(latency=0.1) as third,
+    ):
+        with ollama_backend(first, host=[first.url, second.url, third.url]) as backend:
+            for round_ in range(3):
+                batches = [[f"{round_}.{n}"] for n in range(6)]
+                for batch, vectors in zip(batches, embed_at_once(backend, batches), strict=True):
+                    assert np.array_equal(as_float32(vectors), expected(batch))
+            requests = backend.usage()["requests"]
+    assert all(server.requests for server in (first, second, third))
+    assert requests == 18 + 2  # every batch once, and one check for each server but the reference
+
+
+def test_several_servers_are_recorded_as_a_list_without_credentials_and_described_as_one() -> None:
+    with OpenAIServer() as first, OpenAIServer() as second:
+        urls = [f"http://user:{SECRET}@127.0.0.1:{first.port}/v1", f"{second.base_url}?api-key={SECRET}&x=1"]
+        with OpenAIBackend("text-embedding-3-small", base_url=urls) as several:
+            with openai_backend(first) as one:
+                assert several.describe() == one.describe()
+                assert one.config()["base_url"] == first.base_url
+            config = several.config()
+            assert config["base_url"] == [first.base_url, f"{second.base_url}?x=1"]
+            assert SECRET not in str(config) and SECRET not in repr(several)
+            with make_backend(config) as rebuilt:
+                assert rebuilt.config() == config and rebuilt.default_concurrency == 16
+
+
+def test_each_servers_credentials_are_sent_to_it_alone_and_masked_in_its_messages() -> None:
+    keys = ["sk-first-0123456789abcdef", "sk-second-fedcba9876543210"]
+    with OpenAIServer(latency=0.2) as first, OpenAIServer(latency=0.2) as second:
+        urls = [f"http://user:{keys[0]}@127.0.0.1:{first.port}/v1", f"{second.base_url}?api-key={keys[1]}"]
+        for server, key in ((first, keys[0]), (second, keys[1])):
+            server.fail_next(1, "status", status=400, body={"error": {"message": f"key {key} not allowed"}})
+        with OpenAIBackend("m", base_url=urls, **fast(max_attempts=1)) as backend:
+            errors = embed_at_once(backend, [["a"], ["b"]])  # one batch on each server
+    for error, server in zip(errors, (first, second), strict=True):
+        assert isinstance(error, BackendError)
+        assert str(error).startswith(f"openai backend at {server.base_url}/embeddings: request refused")
+        assert keys[0] not in str(error) and keys[1] not in str(error) and "key *** not allowed" in str(error)
+    basic = base64.b64decode(first.requests[0].headers["authorization"].removeprefix("Basic ")).decode()
+    assert basic == f"user:{keys[0]}" and "authorization" not in second.requests[0].headers
+    assert second.requests[0].path.endswith(f"api-key={keys[1]}") and "api-key" not in first.requests[0].path

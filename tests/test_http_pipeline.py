@@ -512,6 +512,107 @@ def test_an_unusable_backend_stops_the_build_with_exit_4_and_changes_nothing(
     assert WRONG_KEY.encode() not in on_disk and SECRET.encode() not in on_disk
 
 
+# Several servers of one model for one build.
+
+
+def test_a_build_spreads_its_batches_over_every_server_each_keeping_its_window(bikes, index_path):
+    with (
+        OllamaServer(latency=0.1) as first,
+        OllamaServer(latency=0.1) as second,
+        OllamaServer(latency=0.1) as third,
+    ):
+        servers = (first, second, third)
+        backend = OllamaBackend("nomic-embed-text", host=[server.url for server in servers], **fast())
+        report, _ = build(index_path, bikes, backend, batch_size=2)
+    assert report.exit_code == 0 and report.batches > 12
+    assert report.requests == report.batches + 2  # and one model check for each server but the first
+    assert all(len(server.requests) >= 4 for server in servers)
+    assert [server.max_in_flight for server in servers[1:]] == [2, 2]  # Ollama's window on each: 6 in all
+    assert_every_vector_is_its_chunks(index_path, "search_document: ")
+
+
+def test_a_dead_server_is_benched_and_the_build_completes_on_the_others(bikes, index_path):
+    dead = f"http://127.0.0.1:{closed_port()}"
+    with OpenAIServer(latency=0.05) as first, OpenAIServer(latency=0.05) as second:
+        urls = [dead, first.base_url, second.base_url]
+        report, _ = build(
+            index_path, bikes, OpenAIBackend("text-embedding-3-small", base_url=urls), batch_size=2
+        )
+    assert report.exit_code == 0 and report.files_failed == 0
+    refused = report.requests - report.batches - 1  # one model check: the second server against the first
+    assert 1 <= refused <= 8  # at most its window before the first refusal, then benched (0.25 s or more)
+    assert len(first.requests) + len(second.requests) == report.batches + 1
+    assert_every_vector_is_its_chunks(index_path, "")
+
+
+def test_batches_a_failing_server_refuses_are_embedded_by_another(bikes, index_path):
+    with OllamaServer(latency=0.05) as failing, OllamaServer(latency=0.05) as steady:
+        failing.fail_next(4, "unavailable")
+        failing.fail_next(2, "reset")
+        backend = OllamaBackend("nomic-embed-text", host=[failing.url, steady.url], **fast(max_attempts=2))
+        report, _ = build(index_path, bikes, backend, batch_size=2)
+    assert report.exit_code == 0 and report.files_failed == 0
+    assert len(failing.requests) > 6  # its failures, then its share once it answers again
+    assert_every_vector_is_its_chunks(index_path, "search_document: ")
+
+
+def test_a_server_serving_another_model_stops_the_build_naming_it_and_none_of_its_vectors_is_kept(
+    bikes, index_path
+):
+    with OllamaServer(latency=0.05) as good, OllamaServer(latency=0.05, variant="another model ") as odd:
+        build(index_path, bikes, backend_for(good))
+        edit_every_file(bikes)
+        backend = OllamaBackend("nomic-embed-text", host=[good.url, odd.url], **fast())
+        report, _ = build(index_path, bikes, backend, batch_size=2)
+    assert report.exit_code == 4
+    assert report.stopped is not None
+    assert report.stopped.startswith(
+        f"ollama backend at {odd.url}/: serves another model than the other servers"
+    )
+    assert odd.requests and report.files_failed > 0
+    assert_every_vector_is_its_chunks(index_path, "search_document: ")  # the first server's, each of them
+
+
+def test_several_servers_are_recorded_the_fingerprint_ignores_them_and_a_query_goes_to_the_first_that_answers(
+    bikes, tmp_path
+):
+    with OllamaServer() as first, OllamaServer() as second:
+        build(tmp_path / "one.db", bikes, backend_for(first))
+        two = OllamaBackend("nomic-embed-text", host=[first.url, second.url], **fast())
+        report, _ = build(tmp_path / "two.db", bikes, two)
+        assert report.exit_code == 0
+        with Index.open(tmp_path / "one.db") as index:
+            assert index.status()["backend"]["host"] == first.url
+            fingerprint = index.status()["fingerprint"]
+        with Index.open(tmp_path / "two.db", create=False) as index:
+            assert index.status()["backend"]["host"] == [first.url, second.url]
+            assert index.status()["fingerprint"] == fingerprint
+            asked = len(second.requests)
+            index.search(QUESTION)
+        assert first.requests[-1].body["input"] == [f"search_query: {QUESTION}"]
+        assert len(second.requests) == asked
+        first.stop()
+        with Index.open(tmp_path / "two.db", create=False) as index:
+            index.search(QUESTION)
+        assert second.requests[-1].body["input"] == [f"search_query: {QUESTION}"]
+        edit_every_file(bikes)
+        report, _ = build(tmp_path / "two.db", bikes, backend_for(second))  # one server now: same settings
+        assert report.exit_code == 0 and report.files_changed == 6
+
+
+def test_cli_base_url_repeated_spreads_the_build_and_a_query_tries_them_in_order(bikes, index_path):
+    db = ("--db", str(index_path))
+    with OllamaServer(latency=0.05) as first, OllamaServer(latency=0.05) as second:
+        urls = ("--base-url", first.url, "--base-url", second.url)
+        built = cli("build", str(bikes), *OLLAMA_NOMIC, *urls, *db, "--batch-size", "4", "-q")
+        assert built.exit_code == 0, built.output
+        assert first.requests and second.requests
+        dead = f"http://127.0.0.1:{closed_port()}"
+        answered = cli("query", QUESTION, *db, "--base-url", dead, "--base-url", second.url, "--json")
+    assert answered.exit_code == 0, answered.output
+    assert second.requests[-1].body["input"] == [f"search_query: {QUESTION}"]
+
+
 # Inputs over the server's token budget.
 
 

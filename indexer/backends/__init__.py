@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
 from typing import Any
 
 from indexer.backends.base import EmbeddingBackend
@@ -55,10 +56,11 @@ def _with_http_settings(cls: type, options: dict[str, Any]) -> dict[str, Any]:
 
 
 def with_connection(
-    config: dict[str, Any], base_url: str | None = None, api_key: str | None = None
+    config: dict[str, Any], base_url: str | Sequence[str] | None = None, api_key: str | None = None
 ) -> dict[str, Any]:
-    """A recorded config pointed at another server address or given an API key; the model, prefixes
-    and everything else that decides the vectors stay as recorded."""
+    """A recorded config pointed at other server addresses (one, or a list of servers of the same
+    model) or given an API key; the model, prefixes and everything else that decides the vectors stay
+    as recorded."""
     kind = config.get("backend", "embedded")
     updated = dict(config)
     if base_url is not None:
@@ -66,7 +68,8 @@ def with_connection(
             raise ConfigError(
                 f"a server address applies to ollama and openai indexes; this one uses {kind!r}"
             )
-        updated["host" if kind == "ollama" else "base_url"] = base_url
+        urls = [base_url] if isinstance(base_url, str) else list(base_url)
+        updated["host" if kind == "ollama" else "base_url"] = urls[0] if len(urls) == 1 else urls
     if api_key is not None:
         if kind != "openai":
             raise ConfigError(f"an API key applies to openai indexes; this one uses {kind!r}")

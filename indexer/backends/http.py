@@ -1,12 +1,13 @@
 """The HTTP plumbing shared by the backends that talk to an embedding server.
 
-One :class:`HttpClient` per backend keeps a pool of connections, retries what is worth retrying and turns
-every failure into one of the library's errors, with a one-line message that names the backend, the URL
-and what happened. Deciding what a failure means lives here, in one place, so the Ollama and the
-OpenAI-compatible backends (and every server that imitates them) are judged by the same rules:
+One :class:`HttpClient` per server keeps a pool of connections and turns every failure into one of the
+library's errors, with a one-line message that names the backend, the URL and what happened. Deciding
+what a failure means lives here, in one place, so the Ollama and the OpenAI-compatible backends (and
+every server that imitates them) are judged by the same rules:
 
-* a connection that breaks, a timeout, 408, 429 and 5xx are retried with exponential backoff and full
-  jitter, or after the wait the server asks for (``Retry-After`` or ``retry-after-ms``);
+* a connection that breaks, a timeout, 408, 429 and 5xx raise :class:`ServerFailure`: worth another
+  attempt, after the wait the server asks for (``Retry-After`` or ``retry-after-ms``) or a backoff with
+  jitter, on this server or another (:mod:`indexer.backends.servers` decides which and when);
 * an input or batch the server calls too long raises :class:`InputTooLongError` at once, because only
   a smaller request can succeed;
 * bad credentials, an unknown model, an exhausted quota and a server that never answers raise
@@ -33,8 +34,6 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 import httpx
 import orjson
 
-from indexer.backends.base import EmbeddingBackend
-from indexer.backends.prefixes import resolve_prefixes
 from indexer.errors import BackendError, BackendUnreachableError, ConfigError, InputTooLongError
 
 #: Statuses that mean "try again later"; 501 and 505 are 5xx but permanent.
@@ -82,6 +81,25 @@ class ErrorResponse:
     codes: frozenset[str]
 
 
+class ServerFailure(BackendError):
+    """One attempt failed in a way that waiting may cure: a broken connection, a timeout, 408, 429, 5xx.
+
+    Raised by :meth:`HttpClient.post` for the server pool to try again, on this server after a wait or
+    at once on another; only the pool's last word (:class:`BackendError` or, when the server could not
+    be reached, :class:`BackendUnreachableError`) leaves the backend.
+    """
+
+    def __init__(self, what: str, url: str, *, unreachable: bool = False, wait: float | None = None) -> None:
+        super().__init__(what)
+        #: What happened, without the URL (the pool's message adds it).
+        self.what = what
+        self.url = url
+        #: No connection could be made, as opposed to a server that answered badly.
+        self.unreachable = unreachable
+        #: The wait the server asked for, if any (seconds).
+        self.wait = wait
+
+
 #: A backend's chance to explain an error response in its own terms before the generic rules apply:
 #: return the error class and the text of what happened, or None to let the generic rules decide.
 Explain = Callable[[ErrorResponse], tuple[type[BackendError], str] | None]
@@ -94,13 +112,19 @@ class HttpSettings:
 
     timeout: float = field(default=60.0, metadata={"help": "seconds to wait for an answer"})
     connect_timeout: float = field(default=10.0, metadata={"help": "seconds to wait for a connection"})
-    max_attempts: int = field(default=5, metadata={"help": "attempts per batch, the first included"})
+    max_attempts: int = field(
+        default=5, metadata={"help": "attempts per batch, the first included, on whichever servers"}
+    )
     retry_base_delay: float = field(
         default=0.5, metadata={"help": "backoff before the second attempt, doubled each time (seconds)"}
     )
     retry_max_delay: float = field(default=30.0, metadata={"help": "the longest backoff (seconds)"})
     max_retry_after: float = field(
-        default=60.0, metadata={"help": "the longest wait a server may ask for; asking more fails the batch"}
+        default=60.0,
+        metadata={
+            "help": "the longest wait a server may ask for; asking more fails the batch, unless another "
+            "server can take it"
+        },
     )
 
     def __post_init__(self) -> None:
@@ -125,12 +149,12 @@ class HttpSettings:
 
 
 class HttpClient:
-    """A pooled HTTP client that posts JSON, retries with backoff and counts requests and tokens.
+    """A pooled HTTP client to one server that posts JSON and counts requests and tokens.
 
     Args:
         backend: The backend kind, used in every message ("ollama", "openai").
-        base_url: The server's URL; paths given to :meth:`post_json` are appended to it.
-        settings: Timeouts and retries (see :class:`HttpSettings`).
+        base_url: The server's URL; paths given to :meth:`post` are appended to it.
+        settings: Timeouts, and the backoff between attempts (see :class:`HttpSettings`).
         headers: Extra headers for every request (for example ``Authorization``).
         secrets: Strings that must never appear in a message (API keys); they are replaced by ``***``.
         max_connections: Connections kept open at most; more threads than this wait for one.
@@ -164,59 +188,59 @@ class HttpClient:
             limits=httpx.Limits(max_connections=max_connections, max_keepalive_connections=max_connections),
         )
         self._lock = threading.Lock()
+        self._endpoints: dict[str, str] = {}
         self._requests = 0
         self._tokens = 0
 
-    def post_json(self, path: str, payload: dict[str, Any]) -> Any:
-        """POST ``payload`` as JSON to ``base_url + path`` and return the decoded JSON answer.
+    def post(self, path: str, payload: dict[str, Any]) -> Any:
+        """POST ``payload`` as JSON to ``base_url + path``, once, and return the decoded JSON answer.
 
-        Retries connection failures, timeouts, 408, 429 and 5xx up to ``max_attempts`` times. Raises
-        :class:`InputTooLongError`, :class:`BackendUnreachableError` or :class:`BackendError`.
+        A failure that waiting may cure (a broken connection, a timeout, 408, 429, 5xx) raises
+        :class:`ServerFailure`, for the caller to try again here or on another server; the others
+        raise :class:`InputTooLongError`, :class:`BackendUnreachableError` or :class:`BackendError`.
         """
         url = self.endpoint(path)
-        body = orjson.dumps(payload)
-        last_failure = ""
-        unreachable = False
-        for attempt in range(1, self.settings.max_attempts + 1):
-            self._count_request()
-            wait: float | None = None
-            try:
-                response = self._client.post(url, content=body, headers=_JSON_HEADERS)
-            except httpx.ConnectError as exc:
-                last_failure, unreachable = f"cannot connect ({self._one_line(str(exc))})", True
-            except httpx.ConnectTimeout:
-                last_failure, unreachable = "cannot connect (connect timeout)", True
-            except httpx.TimeoutException:
-                last_failure, unreachable = f"no answer within {self.settings.timeout:g} s (timeout)", False
-            except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
-                reason = self._one_line(str(exc)) or type(exc).__name__
-                last_failure, unreachable = f"connection broken ({reason})", False
-            except (httpx.UnsupportedProtocol, httpx.ProxyError) as exc:
-                raise self.error(BackendUnreachableError, f"cannot send the request ({exc})", url) from None
-            except httpx.HTTPError as exc:
-                raise self.error(BackendError, f"request failed ({type(exc).__name__}: {exc})", url) from None
-            else:
-                if response.is_success:
-                    return self._decode(url, response)
-                failure = self._read_failure(response)
-                self._raise_if_final(url, failure)
-                last_failure, unreachable = f"HTTP {failure.status}: {failure.message}", False
-                wait = retry_after_seconds(response.headers)
-                if wait is not None and wait > self.settings.max_retry_after:
-                    raise self.error(
-                        BackendError,
-                        f"{last_failure}; the server asks to wait {wait:g} s, longer than the "
-                        f"{self.settings.max_retry_after:g} s this client waits",
-                        url,
-                    )
-            if attempt < self.settings.max_attempts:
-                time.sleep(wait if wait is not None else self._backoff(attempt))
-        kind = BackendUnreachableError if unreachable else BackendError
-        raise self.error(kind, f"{last_failure}; gave up after {self.settings.max_attempts} attempts", url)
+        self._count_request()
+        try:
+            response = self._client.post(url, content=orjson.dumps(payload), headers=_JSON_HEADERS)
+        except httpx.ConnectError as exc:
+            raise ServerFailure(
+                f"cannot connect ({self._one_line(str(exc))})", url, unreachable=True
+            ) from None
+        except httpx.ConnectTimeout:
+            raise ServerFailure("cannot connect (connect timeout)", url, unreachable=True) from None
+        except httpx.TimeoutException:
+            raise ServerFailure(f"no answer within {self.settings.timeout:g} s (timeout)", url) from None
+        except (httpx.NetworkError, httpx.RemoteProtocolError) as exc:
+            reason = self._one_line(str(exc)) or type(exc).__name__
+            raise ServerFailure(f"connection broken ({reason})", url) from None
+        except (httpx.UnsupportedProtocol, httpx.ProxyError) as exc:
+            raise self.error(BackendUnreachableError, f"cannot send the request ({exc})", url) from None
+        except httpx.HTTPError as exc:
+            raise self.error(BackendError, f"request failed ({type(exc).__name__}: {exc})", url) from None
+        if response.is_success:
+            return self._decode(url, response)
+        failure = self._read_failure(response)
+        self._raise_if_final(url, failure)
+        raise ServerFailure(
+            f"HTTP {failure.status}: {failure.message}", url, wait=retry_after_seconds(response.headers)
+        )
+
+    def backoff(self, failures: int) -> float:
+        """How long the server is benched after its ``failures``-th round of failures in a row: the base
+        delay doubled each round, up to the longest, with jitter (between half and all of it), so that
+        clients that failed together do not all come back together, yet the bench lasts a while."""
+        settings = self.settings
+        delay = min(settings.retry_max_delay, settings.retry_base_delay * 2 ** (failures - 1))
+        return random.uniform(delay / 2, delay)
 
     def endpoint(self, path: str) -> str:
-        """The URL of ``path`` under the server's URL; a query string in that URL is kept."""
-        return str(self.url.copy_with(path=self.url.path.rstrip("/") + path))
+        """The URL of ``path`` under the server's URL; a query string in that URL is kept. Made once per
+        path, as it is asked for twice a request (to send, and for messages)."""
+        url = self._endpoints.get(path)
+        if url is None:
+            url = self._endpoints[path] = str(self.url.copy_with(path=self.url.path.rstrip("/") + path))
+        return url
 
     def error(self, kind: type[BackendError], what: str, url: str | None = None) -> BackendError:
         """Build ``kind`` with the one-line message every backend error carries."""
@@ -243,13 +267,6 @@ class HttpClient:
     def _count_request(self) -> None:
         with self._lock:
             self._requests += 1
-
-    def _backoff(self, attempt: int) -> float:
-        settings = self.settings
-        # Full jitter: many threads that failed together do not all come back together.
-        return random.uniform(
-            0.0, min(settings.retry_max_delay, settings.retry_base_delay * 2 ** (attempt - 1))
-        )
 
     def _decode(self, url: str, response: httpx.Response) -> Any:
         """orjson reads an answer of a few thousand floats about ten times faster than ``json``, which
@@ -298,61 +315,6 @@ class HttpClient:
 
     def _one_line(self, text: str) -> str:
         return " ".join(mask_credentials(text, self._secrets).split())
-
-
-class HttpBackend(EmbeddingBackend):
-    """What the HTTP backends share: an :class:`HttpClient`, the prefixes, the chunk limit, usage and
-    closing. Subclasses call :meth:`_setup`, then set :attr:`http`."""
-
-    http: HttpClient
-
-    def _setup(
-        self, model: str, query_prefix: str | None, document_prefix: str | None, max_tokens: int | None
-    ) -> None:
-        self.model_name = model
-        prefixes = resolve_prefixes(model, query_prefix, document_prefix)
-        self.query_prefix = prefixes.query
-        self.document_prefix = prefixes.document
-        if max_tokens is not None:
-            self.max_tokens = max_tokens
-
-    def _vector_options(self) -> dict[str, Any]:
-        """What else, besides model and prefixes, changes the vectors this backend gets (a subclass's)."""
-        return {}
-
-    def _server_options(self) -> dict[str, Any]:
-        """How this backend reaches its server (a subclass's): recorded, not part of the fingerprint."""
-        return {}
-
-    def describe(self) -> dict[str, Any]:
-        """What changes the vectors: model, prefixes and the backend's own (not the server's address)."""
-        return {
-            "backend": self.kind,
-            "model": self.model_name,
-            "query_prefix": self.query_prefix,
-            "document_prefix": self.document_prefix,
-            **self._vector_options(),
-        }
-
-    def config(self) -> dict[str, Any]:
-        """Settings that recreate this backend; never a secret (a key is read again from its variable)."""
-        return {
-            **self.describe(),
-            **self._server_options(),
-            "max_tokens": self.max_tokens,
-            "http": self.http.settings.config(),
-        }
-
-    def usage(self) -> dict[str, int]:
-        """Requests (every HTTP attempt, retries included) and tokens the server reported."""
-        return self.http.usage()
-
-    def close(self) -> None:
-        """Close the pooled connections."""
-        self.http.close()
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model_name!r}, url={display_url(self.http.base_url)!r})"
 
 
 @functools.cache

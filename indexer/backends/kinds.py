@@ -18,8 +18,9 @@ BUILTIN = {
     "openai": "indexer.backends.openai:OpenAIBackend",
 }
 BACKEND_KINDS = tuple(BUILTIN)
-#: Batches each built-in backend keeps in flight by default (the classes read it from here, so the
-#: CLI's help can say it without importing them); see each class's docstring for why.
+#: Batches each built-in backend keeps in flight by default, on each server for the HTTP ones (the
+#: classes read it from here, so the CLI's help can say it without importing them); see each class's
+#: docstring for why.
 BUILTIN_CONCURRENCY = {"embedded": 1, "ollama": 2, "openai": 8}
 
 

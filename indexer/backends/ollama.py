@@ -1,7 +1,7 @@
 """Embeddings from an Ollama server, through its native ``/api/embed`` endpoint.
 
 The whole batch goes in one request. Ollama runs one embedding request per model at a time (more with
-``OLLAMA_NUM_PARALLEL``) and queues the others, so two batches in flight by default
+``OLLAMA_NUM_PARALLEL``) and queues the others, so two batches in flight on each server by default
 (:attr:`OllamaBackend.default_concurrency`): one being embedded, the next already waiting, so the
 model never idles while an answer travels back and the next request travels out.
 """
@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import ipaddress
 import os
+from collections.abc import Sequence
 from typing import Any
 
-from indexer.backends.http import ErrorResponse, HttpBackend, HttpClient, HttpSettings, recorded_url
+from indexer.backends.http import ErrorResponse, HttpClient, HttpSettings, recorded_url
 from indexer.backends.kinds import BUILTIN_CONCURRENCY
+from indexer.backends.remote import HttpBackend, as_recorded, url_list
 from indexer.errors import BackendError, BackendUnreachableError
 
 DEFAULT_OLLAMA_URL = "http://127.0.0.1:11434"
@@ -76,8 +78,9 @@ class OllamaBackend(HttpBackend):
 
     Args:
         model: The Ollama model name, for example ``nomic-embed-text`` or ``embeddinggemma:300m``.
-        host: The server, in any form ``OLLAMA_HOST`` accepts; default: ``OLLAMA_HOST``, else
-            ``http://127.0.0.1:11434``.
+        host: The server, in any form ``OLLAMA_HOST`` accepts, or a list of servers that serve the same
+            model: batches go to whichever has room (see :mod:`indexer.backends.servers`), a question
+            to the first that answers. Default: ``OLLAMA_HOST``, else ``http://127.0.0.1:11434``.
         truncate: Let Ollama cut inputs longer than the model's context. Off by default, so an
             over-long input is reported (:class:`InputTooLongError`) instead of silently shortened.
         keep_alive: How long Ollama keeps the model loaded after a request (for example ``"10m"``);
@@ -95,7 +98,7 @@ class OllamaBackend(HttpBackend):
     def __init__(
         self,
         model: str,
-        host: str | None = None,
+        host: str | Sequence[str] | None = None,
         *,
         truncate: bool = False,
         keep_alive: str | None = None,
@@ -105,33 +108,34 @@ class OllamaBackend(HttpBackend):
         http: HttpSettings = default_http,
     ) -> None:
         self._setup(model, query_prefix, document_prefix, max_tokens)
-        self.host = ollama_base_url(host if host is not None else os.environ.get("OLLAMA_HOST"))
+        hosts = url_list(host, "host") or [os.environ.get("OLLAMA_HOST")]
+        #: The servers' URLs, resolved as Ollama resolves ``OLLAMA_HOST``.
+        self.hosts = tuple(ollama_base_url(value) for value in hosts)
         self.truncate = truncate
         self.keep_alive = keep_alive
-        self.http = HttpClient(self.kind, self.host, http, explain=self._explain)
+        self._connect(self.hosts, http, explain=self._explain)
 
-    def embed(self, texts: list[str]) -> list[Any]:
-        """Embed the batch in one request and return Ollama's vectors as they came (checked later)."""
-        if not texts:
-            return []
-        payload: dict[str, Any] = {"model": self.model_name, "input": list(texts), "truncate": self.truncate}
+    def _embed_on(self, client: HttpClient, texts: list[str]) -> list[Any]:
+        """One request for the batch; Ollama's vectors as they came."""
+        payload: dict[str, Any] = {"model": self.model_name, "input": texts, "truncate": self.truncate}
         if self.keep_alive is not None:
             payload["keep_alive"] = self.keep_alive
-        answer = self.http.post_json("/api/embed", payload)
+        answer = client.post("/api/embed", payload)
         if not isinstance(answer, dict) or not isinstance(answer.get("embeddings"), list):
-            raise self.http.error(
-                BackendError, "answer has no `embeddings` list", self.http.endpoint("/api/embed")
-            )
+            raise client.error(BackendError, "answer has no `embeddings` list", client.endpoint("/api/embed"))
         tokens = answer.get("prompt_eval_count")
         if isinstance(tokens, int):
-            self.http.add_tokens(tokens)
+            client.add_tokens(tokens)
         return answer["embeddings"]
 
     def _vector_options(self) -> dict[str, Any]:
         return {"truncate": self.truncate}
 
     def _server_options(self) -> dict[str, Any]:
-        return {"host": recorded_url(self.host), "keep_alive": self.keep_alive}
+        return {
+            "host": as_recorded([recorded_url(host) for host in self.hosts]),
+            "keep_alive": self.keep_alive,
+        }
 
     def _explain(self, failure: ErrorResponse) -> tuple[type[BackendError], str] | None:
         said = f"HTTP {failure.status}: {failure.message}"

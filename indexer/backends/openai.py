@@ -11,12 +11,14 @@ from __future__ import annotations
 import base64
 import binascii
 import os
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
-from indexer.backends.http import HttpBackend, HttpClient, HttpSettings, recorded_url
+from indexer.backends.http import HttpClient, HttpSettings, recorded_url
 from indexer.backends.kinds import BUILTIN_CONCURRENCY
+from indexer.backends.remote import HttpBackend, as_recorded, url_list
 from indexer.errors import BackendError, ConfigError, VectorCheckError
 
 DEFAULT_OPENAI_URL = "https://api.openai.com/v1"
@@ -28,8 +30,11 @@ class OpenAIBackend(HttpBackend):
 
     Args:
         model: The model name the server knows, for example ``text-embedding-3-small``.
-        base_url: The API root, for example ``http://127.0.0.1:8080/v1``; default: ``OPENAI_BASE_URL``,
-            else ``https://api.openai.com/v1``.
+        base_url: The API root, for example ``http://127.0.0.1:8080/v1``, or a list of API roots that
+            serve the same model: batches go to whichever has room (see
+            :mod:`indexer.backends.servers`), a question to the first that answers. Each may carry its
+            own ``user:password@`` or key in its query string. Default: ``OPENAI_BASE_URL``, else
+            ``https://api.openai.com/v1``.
         api_key: Sent as a bearer token; default: the environment variable named by ``api_key_env``.
             Local servers usually need none. Never recorded, logged or shown.
         dimensions: Ask for shorter vectors (models that support it, such as text-embedding-3-*).
@@ -47,7 +52,7 @@ class OpenAIBackend(HttpBackend):
     def __init__(
         self,
         model: str,
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         api_key: str | None = None,
         *,
         dimensions: int | None = None,
@@ -69,38 +74,36 @@ class OpenAIBackend(HttpBackend):
         self.encoding_format = encoding_format
         self.api_key_env = api_key_env
         key = api_key if api_key is not None else os.environ.get(api_key_env)
-        self.http = HttpClient(
-            self.kind,
-            base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_URL,
+        urls = url_list(base_url, "base_url") or [os.environ.get("OPENAI_BASE_URL") or DEFAULT_OPENAI_URL]
+        self._connect(
+            urls,
             http,
             headers={"Authorization": f"Bearer {key}"} if key else None,
             secrets=[key] if key else [],
         )
-        #: The API root as recorded: without credentials, nor secrets in its query string.
-        self.base_url = recorded_url(str(self.http.url))
+        #: The API roots as recorded: without credentials, nor secrets in their query strings.
+        self.base_urls = tuple(recorded_url(str(client.url)) for client in self.pool.clients)
 
     @property
     def dimension(self) -> int | None:
         """The vector length asked for with ``dimensions``, else unknown until the first batch."""
         return self.dimensions
 
-    def embed(self, texts: list[str]) -> list[Any]:
-        """Embed the batch in one request and return the vectors in input order (checked later)."""
-        if not texts:
-            return []
+    def _embed_on(self, client: HttpClient, texts: list[str]) -> list[Any]:
+        """One request for the batch; the vectors in input order."""
         payload: dict[str, Any] = {
             "model": self.model_name,
-            "input": list(texts),
+            "input": texts,
             "encoding_format": self.encoding_format,
         }
         if self.dimensions is not None:
             payload["dimensions"] = self.dimensions
-        answer = self.http.post_json("/embeddings", payload)
-        url = self.http.endpoint("/embeddings")
+        answer = client.post("/embeddings", payload)
+        url = client.endpoint("/embeddings")
         if not isinstance(answer, dict) or not isinstance(answer.get("data"), list):
-            raise self.http.error(BackendError, "answer has no `data` list", url)
-        self._count_tokens(answer.get("usage"))
-        return self._in_input_order(answer["data"], len(texts), url)
+            raise client.error(BackendError, "answer has no `data` list", url)
+        _count_tokens(client, answer.get("usage"))
+        return _in_input_order(client, answer["data"], len(texts), url)
 
     def _vector_options(self) -> dict[str, Any]:
         return {"dimensions": self.dimensions}
@@ -108,47 +111,52 @@ class OpenAIBackend(HttpBackend):
     def _server_options(self) -> dict[str, Any]:
         """The key itself is never among them, only ``api_key_env``, the variable it is read from."""
         return {
-            "base_url": self.base_url,
+            "base_url": as_recorded(self.base_urls),
             "encoding_format": self.encoding_format,
             "api_key_env": self.api_key_env,
         }
 
-    def _in_input_order(self, items: list[Any], count: int, url: str) -> list[list[float] | np.ndarray]:
-        """The items' vectors ordered by their ``index``, which must be each of 0..count-1 exactly once."""
-        vectors: dict[int, list[float] | np.ndarray] = {}
-        problems: list[str] = []
-        for position, item in enumerate(items):
-            if not isinstance(item, dict) or "embedding" not in item:
-                raise self.http.error(BackendError, f"answer item {position} has no `embedding`", url)
-            index = item.get("index", position)
-            if type(index) is not int or not 0 <= index < count:
-                problems.append(f"unexpected index {index!r}")
-            elif index in vectors:
-                problems.append(f"duplicated index {index}")
-            else:
-                vectors[index] = self._decode(item["embedding"], position, url)
-        problems += [f"missing index {index}" for index in range(count) if index not in vectors]
-        if problems:
-            shown = ", ".join(problems[:5]) + (f" and {len(problems) - 5} more" if len(problems) > 5 else "")
-            raise self.http.error(VectorCheckError, f"{count} inputs, but the answer has {shown}", url)
-        return [vectors[index] for index in range(count)]
 
-    def _count_tokens(self, usage: Any) -> None:
-        if not isinstance(usage, dict):
-            return
-        tokens = usage.get("prompt_tokens", usage.get("total_tokens"))
-        if isinstance(tokens, int):
-            self.http.add_tokens(tokens)
+def _in_input_order(
+    client: HttpClient, items: list[Any], count: int, url: str
+) -> list[list[float] | np.ndarray]:
+    """The items' vectors ordered by their ``index``, which must be each of 0..count-1 exactly once."""
+    vectors: dict[int, list[float] | np.ndarray] = {}
+    problems: list[str] = []
+    for position, item in enumerate(items):
+        if not isinstance(item, dict) or "embedding" not in item:
+            raise client.error(BackendError, f"answer item {position} has no `embedding`", url)
+        index = item.get("index", position)
+        if type(index) is not int or not 0 <= index < count:
+            problems.append(f"unexpected index {index!r}")
+        elif index in vectors:
+            problems.append(f"duplicated index {index}")
+        else:
+            vectors[index] = _decode(client, item["embedding"], position, url)
+    problems += [f"missing index {index}" for index in range(count) if index not in vectors]
+    if problems:
+        shown = ", ".join(problems[:5]) + (f" and {len(problems) - 5} more" if len(problems) > 5 else "")
+        raise client.error(VectorCheckError, f"{count} inputs, but the answer has {shown}", url)
+    return [vectors[index] for index in range(count)]
 
-    def _decode(self, embedding: Any, position: int, url: str) -> list[float] | np.ndarray:
-        """A float list as it came; a base64 string as the little-endian float32 values it holds."""
-        if isinstance(embedding, list):
-            return embedding
-        if isinstance(embedding, str):
-            try:
-                raw = base64.b64decode(embedding, validate=True)
-            except (binascii.Error, ValueError):
-                raw = None
-            if raw is not None and len(raw) % 4 == 0:
-                return np.frombuffer(raw, dtype="<f4")
-        raise self.http.error(BackendError, f"answer item {position} has an undecodable `embedding`", url)
+
+def _count_tokens(client: HttpClient, usage: Any) -> None:
+    if not isinstance(usage, dict):
+        return
+    tokens = usage.get("prompt_tokens", usage.get("total_tokens"))
+    if isinstance(tokens, int):
+        client.add_tokens(tokens)
+
+
+def _decode(client: HttpClient, embedding: Any, position: int, url: str) -> list[float] | np.ndarray:
+    """A float list as it came; a base64 string as the little-endian float32 values it holds."""
+    if isinstance(embedding, list):
+        return embedding
+    if isinstance(embedding, str):
+        try:
+            raw = base64.b64decode(embedding, validate=True)
+        except (binascii.Error, ValueError):
+            raw = None
+        if raw is not None and len(raw) % 4 == 0:
+            return np.frombuffer(raw, dtype="<f4")
+    raise client.error(BackendError, f"answer item {position} has an undecodable `embedding`", url)
