@@ -69,16 +69,17 @@ def run(
     started = time.perf_counter()
     collection = load_collection(folder, split)
     cache_folder = Path(cache) if cache else default_cache(folder)
-    write_documents(collection, cache_folder / "documents")
+    documents = (cache_folder / "documents").resolve()
+    write_documents(collection, documents)
     with Index.open(db or cache_folder / "index.db") as index:
-        report = index.build(
-            cache_folder / "documents", batch_size=batch_size, progress=progress, warn=lambda message: None
-        )
+        report = index.build(documents, batch_size=batch_size, progress=progress, warn=lambda message: None)
         if report.exit_code != 0:
             raise IndexerError(
                 f"building the evaluation index failed: {report.failures[:1] or report.stopped}"
             )
-        results = evaluate(collection, index, modes, progress, per_query)
+        if db is None:
+            drop_other_roots(index, documents)  # after the build, which re-uses their vectors
+        results = evaluate(collection, index, modes, progress, per_query, root=documents)
         if whole_documents:
             results["whole_documents"] = evaluate_whole_documents(
                 collection, index.backend, cache_folder, progress
@@ -196,9 +197,19 @@ def score_rankings(rankings: dict[str, list[str]], qrels: dict[str, dict[str, in
     return {name: round(float(np.mean(values)), 4) if values else 0.0 for name, values in metrics.items()}
 
 
-def rank_documents(index: Index, text: str, mode: str) -> list[str]:
-    """Document ids, best first, each once (a document's best chunk decides its place)."""
-    hits = index.search(text, k=2 * DOCUMENTS_PER_QUERY, mode=mode)
+def drop_other_roots(index: Index, documents: Path) -> None:
+    """Leave the cache's own index holding this collection's documents only. A cache folder that was
+    copied or moved holds them under its old path too: searched together, every document would come
+    back twice and each keyword count would double."""
+    for root in index.status()["roots"]:
+        if root["path"] != str(documents):
+            index.remove_root(root["path"])
+
+
+def rank_documents(index: Index, text: str, mode: str, root: Path | None = None) -> list[str]:
+    """Document ids, best first, each once (a document's best chunk decides its place). ``root``:
+    search only the collection's folder, when the index holds others."""
+    hits = index.search(text, k=2 * DOCUMENTS_PER_QUERY, mode=mode, roots=[root] if root else ())
     return list(dict.fromkeys(document_id(hit.path) for hit in hits))[:DOCUMENTS_PER_QUERY]
 
 
@@ -208,6 +219,7 @@ def evaluate(
     modes: Sequence[str] = MODES,
     progress: Progress | None = None,
     per_query: bool = False,
+    root: Path | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Run every judged query in each mode; metrics plus the median and 95th percentile query time,
     and with ``per_query`` each query's result under ``"queries"`` (see :func:`query_results`)."""
@@ -218,7 +230,7 @@ def evaluate(
             progress.start(f"scoring {mode} search", "queries")
         for number, (query_id, text) in enumerate(collection.queries.items(), 1):
             started = time.perf_counter()
-            rankings[query_id] = rank_documents(index, text, mode)
+            rankings[query_id] = rank_documents(index, text, mode, root)
             timings.append(time.perf_counter() - started)
             if progress is not None:
                 progress.update(number, len(collection.queries))

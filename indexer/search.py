@@ -55,7 +55,9 @@ class Query:
     """A question as typed, read for the syntax people know from search engines: ``"exact phrase"``
     (the chunk must hold it), ``-word`` or ``-"a phrase"`` (the chunk must not), ``word*`` (any word
     it begins, in the keyword search). Whatever else is in the text is words; a quote left open is
-    read as a word's character, and nothing is ever passed to a store as an operator."""
+    read as a word's character, and nothing is ever passed to a store as an operator. A minus
+    before a number or a single letter is text, not an operator: ``-2`` in ``E2F-1, -2, -3`` or
+    ``-l`` in ``ls -l`` are what the chunk should hold, never what it must not."""
 
     text: str  # what the model embeds: the words and phrases, without the operators
     words: str  # the plain words, for the keyword search
@@ -75,6 +77,8 @@ class Query:
             text = quoted if quoted is not None else bare
             if not _WORD.search(text):
                 continue
+            if minus and quoted is None and not _EXCLUDABLE.match(bare):
+                minus, bare = "", minus + bare
             if minus:
                 excluded.append(" ".join(_WORD.findall(text)))
             elif quoted is not None:
@@ -100,6 +104,8 @@ class Query:
 
 #: A part of a question: an optional leading ``-``, then a quoted phrase or a run of non-spaces.
 _QUERY_PART = re.compile(r'(-?)(?:"([^"]*)"|(\S+))')
+#: What a ``-`` must be followed by to leave a word out: a letter, then another word character.
+_EXCLUDABLE = re.compile(r"[^\W\d_]\w")
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -70,6 +71,26 @@ def test_index_eval_scores_a_tiny_collection_and_reuses_its_cache(tmp_path):
     second = runner.invoke(main, args)
     assert second.exit_code == 0
     assert "0 chunks embedded" in second.stderr
+
+
+def test_a_copied_eval_cache_scores_its_own_documents_once(tmp_path):
+    """A cache folder copied elsewhere still records its documents under the old path: the eval
+    drops that folder rather than search every document twice."""
+    folder = tiny_collection(tmp_path / "tiny")
+    runner = CliRunner()
+    first = runner.invoke(main, ["eval", str(folder), "--cache", str(tmp_path / "cache"), "--json"])
+    shutil.copytree(tmp_path / "cache", tmp_path / "moved")
+    moved = runner.invoke(main, ["eval", str(folder), "--cache", str(tmp_path / "moved"), "--json"])
+    assert moved.exit_code == 0, moved.output
+    metrics = ("ndcg@10", "recall@100", "mrr@10")
+    for mode, scores in json.loads(first.stdout).items():
+        assert {name: json.loads(moved.stdout)[mode][name] for name in metrics} == {
+            name: scores[name] for name in metrics
+        }
+    assert "0 chunks embedded" in moved.stderr  # the vectors were re-used, not embedded again
+    with Index.open(tmp_path / "moved" / "index.db") as index:
+        roots = [root["path"] for root in index.status()["roots"]]
+    assert roots == [str((tmp_path / "moved" / "documents").resolve())]
 
 
 def test_index_eval_per_query_says_which_questions_fail(tmp_path):

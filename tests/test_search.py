@@ -19,6 +19,7 @@ from indexer.search import (
     DEFAULT_MIN_SCORE,
     MODES,
     VECTOR_WEIGHT,
+    Query,
     default_min_score,
     fuse,
     keyword_ceiling,
@@ -234,6 +235,14 @@ def test_a_minus_word_leaves_out_chunks_that_hold_it(notes, mode):
     with_it = paths_of(notes.search("keys", k=10, mode=mode))
     without = paths_of(notes.search("keys -hotel", k=10, mode=mode))
     assert "travel.md" in with_it and "travel.md" not in without and without
+
+
+def test_a_minus_before_a_number_or_one_letter_is_text_not_an_operator():
+    claim = Query.parse("E2F-1, -2, -3 knockout cells")  # a SciFact claim: E2F-1, E2F-2 and E2F-3
+    assert claim.excluded == () and claim.words == "E2F-1, -2, -3 knockout cells"
+    option = Query.parse("ls -l output")
+    assert option.excluded == () and "-l" in option.text
+    assert Query.parse('keys -hotel -"check in"').excluded == ("hotel", "check in")
 
 
 def test_a_prefix_finds_every_word_it_begins(notes):

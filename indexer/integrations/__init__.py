@@ -1,6 +1,6 @@
 """Retrievers for application frameworks, each in its own module and optional extra, so the core
-never imports a framework: ``indexer.integrations.langchain`` (``pip install 'indexer[langchain]'``)
-and ``indexer.integrations.llama_index`` (``pip install 'indexer[llamaindex]'``)."""
+never imports a framework: ``indexer.integrations.langchain`` (``pip install 'indexer-search[langchain]'``)
+and ``indexer.integrations.llama_index`` (``pip install 'indexer-search[llamaindex]'``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""A LangChain retriever over an open :class:`indexer.Index` (``pip install 'indexer[langchain]'``).
+"""A LangChain retriever over an open :class:`indexer.Index` (``pip install 'indexer-search[langchain]'``).
 
     from indexer import Index
     from indexer.integrations.langchain import IndexRetriever

@@ -1,4 +1,4 @@
-"""A LlamaIndex retriever over an open :class:`indexer.Index` (``pip install 'indexer[llamaindex]'``).
+"""A LlamaIndex retriever over an open :class:`indexer.Index` (``pip install 'indexer-search[llamaindex]'``).
 
     from indexer import Index
     from indexer.integrations.llama_index import IndexRetriever

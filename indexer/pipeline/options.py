@@ -34,7 +34,10 @@ class BuildOptions:
     batch_size: int = field(default=32, metadata={"help": "Chunks per embed call."})
     concurrency: int | None = field(
         default=None,
-        metadata={"help": "Batches in flight at once (default: the backend's own: {concurrency})."},
+        metadata={
+            "help": "Batches in flight at once, over all servers (default: the backend's own, "
+            "per server: {concurrency})."
+        },
     )
     chunk_tokens: int | None = field(
         default=None,

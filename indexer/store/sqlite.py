@@ -322,8 +322,9 @@ class SQLiteStore(MetaValues):
 
     # -- search ---------------------------------------------------------------------------------
 
-    def chunk_filter(self, chunk_filter: ChunkFilter) -> list[int]:
-        """The restriction :meth:`nearest` and :meth:`keyword_matches` take: here, the chunk ids."""
+    def chunk_filter(self, chunk_filter: ChunkFilter) -> list[int] | None:
+        """The restriction :meth:`nearest` and :meth:`keyword_matches` take: here, the chunk ids;
+        None when every chunk passes (a filter that matches the whole index then costs nothing)."""
         clauses: list[str] = []
         params: list[object] = []
 
@@ -343,7 +344,9 @@ class SQLiteStore(MetaValues):
             params.append(" OR ".join(fts_phrase(phrase) for phrase in chunk_filter.excluded))
         where = " AND ".join(clauses) if clauses else "1"
         sql = f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}"
-        return [row[0] for row in self._rows(sql, params)]
+        allowed = [row[0] for row in self._rows(sql, params)]
+        # searches run in a snapshot (Index.search), so the count and the ids are of one moment
+        return None if len(allowed) == self.chunk_count() else allowed
 
     def nearest(
         self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None = None
@@ -396,7 +399,9 @@ class SQLiteStore(MetaValues):
         sql = "SELECT rowid, bm25(chunks_fts, ?, 1.0) AS rank FROM chunks_fts WHERE chunks_fts MATCH ?"
         params: list[object] = [HEADING_WEIGHT, fts_query]
         if allowed_ids is not None:
-            sql += " AND rowid IN (SELECT value FROM json_each(?))"
+            # `+rowid`: a plain `rowid IN` is handed to FTS5, which then runs the MATCH once per
+            # allowed id (6 s for 9,400 ids); this way the MATCH runs once and the ids filter it
+            sql += " AND +rowid IN (SELECT value FROM json_each(?))"
             params.append(json.dumps(list(allowed_ids)))
         sql += " ORDER BY rank LIMIT ?"
         params.append(k)
