@@ -37,6 +37,16 @@ def run_index(*args: str, env: dict[str, str], timeout: float = 120) -> subproce
     return subprocess.run([*index_command(), *args], env=env, capture_output=True, text=True, timeout=timeout)
 
 
+def build_sample(db: Path, env: dict[str, str], model: str = "plugin-v1") -> Path:
+    """Index sample_corpus/ into ``db`` with the plugin backend, in a process of its own."""
+    built = run_index(
+        "build", str(TESTS.parent / "sample_corpus"), "--db", str(db), "--backend", "hash-plugin",
+        "--model", model, "-q", env=env,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    return db
+
+
 class ServerProcess:
     """``index serve --port 0`` in a subprocess; ``url`` once its address file says it listens."""
 

@@ -8,12 +8,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import SAMPLE_CORPUS
 from helpers import index_command
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from serving import ServerProcess, plugin_env, plugin_folder, run_index
+from serving import ServerProcess, build_sample, plugin_env, plugin_folder
 
 
 @pytest.fixture(scope="module")
@@ -24,20 +23,7 @@ def plugins(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def sample_db(tmp_path_factory, plugins) -> Path:
     db = tmp_path_factory.mktemp("mcp") / "index.db"
-    built = run_index(
-        "build",
-        str(SAMPLE_CORPUS),
-        "--db",
-        str(db),
-        "--backend",
-        "hash-plugin",
-        "--model",
-        "m",
-        "-q",
-        env=plugin_env(plugins),
-    )
-    assert built.returncode == 0, built.stderr
-    return db
+    return build_sample(db, plugin_env(plugins), model="m")
 
 
 async def search_then_get(session: ClientSession) -> tuple[list, dict, dict]:

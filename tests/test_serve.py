@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import SAMPLE_CORPUS
-from serving import ServerProcess, plugin_env, plugin_folder, run_index
+from serving import ServerProcess, build_sample, plugin_env, plugin_folder, run_index
 
 from indexer import Index
 from indexer.serving.discovery import ServerAddress
@@ -36,20 +36,7 @@ def env(plugins) -> dict[str, str]:
 @pytest.fixture
 def sample_db(tmp_path, env) -> Path:
     db = tmp_path / "index.db"
-    built = run_index(
-        "build",
-        str(SAMPLE_CORPUS),
-        "--db",
-        str(db),
-        "--backend",
-        "hash-plugin",
-        "--model",
-        "plugin-v1",
-        "-q",
-        env=env,
-    )
-    assert built.returncode == 0, built.stderr
-    return db
+    return build_sample(db, env)
 
 
 @pytest.fixture
