@@ -27,8 +27,9 @@ from indexer.formats.document import Document, Heading
 
 TokenCounter = Callable[[list[str]], list[int]]
 
-#: 2: structure from each format's parser (headings, literal blocks, parts) instead of guessed
-CHUNKER_VERSION = 2
+#: 2: structure from each format's parser (headings, literal blocks, parts) instead of guessed;
+#: 3: the words of a block inside an HTML heading kept apart
+CHUNKER_VERSION = 3
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk has some substance
 
 

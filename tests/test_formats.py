@@ -190,6 +190,13 @@ def test_html_without_main_drops_navigation_but_keeps_the_rest():
     assert kept == ["Tyres", "Check the pressure."]
 
 
+def test_a_block_inside_a_heading_keeps_its_words_apart():
+    page = '<h3>impl Borrow for T<div class="where">where T: Sized</div></h3>\n<p>Borrows.</p>'
+    document = parse_text("struct.Path.html", page)
+    assert [h.title for h in document.headings] == ["impl Borrow for T where T: Sized"]
+    assert "T where" in document.lines[0]
+
+
 # -- PDF, DOCX, notebooks -----------------------------------------------------------------------
 
 

@@ -80,7 +80,7 @@ class _PageReader(HTMLParser):
             return
         line = self.getpos()[0]
         if tag not in INLINE and tag != "pre" and self.pre is None:  # words around a block tag are apart
-            self._add(line, " ")
+            self._apart(line)
         if self.main is None and (tag == "main" or attributes.get("role") == "main"):
             self.main = (tag, 0)
             self.found_main = True
@@ -120,7 +120,7 @@ class _PageReader(HTMLParser):
             else:
                 self.pre = (first, depth - 1)
         if tag not in INLINE and self.pre is None:
-            self._add(line, " ")
+            self._apart(line)
 
     @property
     def in_main(self) -> bool:
@@ -145,6 +145,13 @@ class _PageReader(HTMLParser):
             self.heading[2].append(data)
         for offset, part in enumerate(data.split("\n")):
             self._add(line + offset, part)
+
+    def _apart(self, line: int) -> None:
+        """A space at a block tag's edge: in the text, and in the title of an open heading (rustdoc's
+        ``<h3>impl Borrow for T<div class="where">where ...</div></h3>`` is ``T where``, not ``Twhere``)."""
+        self._add(line, " ")
+        if self.heading is not None:
+            self.heading[2].append(" ")
 
     def _add(self, line: int, text: str) -> None:
         if text:
