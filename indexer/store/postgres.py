@@ -468,12 +468,14 @@ class PostgresStore(MetaValues):
         better, as SQLite's BM25: the negated BM25 of the match, with each word's inverse document
         frequency counted through the GIN index and its frequency in the chunk from ``ts_rank_cd``
         (about a tenth per occurrence). Unlike FTS5, chunk length is not taken into account. A word with
-        several parts (``add_library``) is looked for as a phrase."""
+        several parts (``add_library``) is looked for as a phrase. Terms that the text search parser
+        makes into the same query count once: ``how_tall`` loses its stopword and would count ``tall``
+        again, where FTS5 looks for the joined word and finds none."""
         if k <= 0 or not words:
             return []
         where, params = filter_sql(allowed)
         sql = (
-            f"WITH term AS (SELECT {TERM_QUERY} AS query FROM unnest(%s::text[]) AS word"
+            f"WITH term AS (SELECT DISTINCT {TERM_QUERY} AS query FROM unnest(%s::text[]) AS word"
             "), weighted AS ("
             "  SELECT query,"
             "  greatest(ln((greatest(total, found.df) - found.df + 0.5) / (found.df + 0.5)), 1e-6) AS idf"
