@@ -768,6 +768,23 @@ def test_when_every_server_fails_the_batch_gives_up_after_max_attempts_on_all_of
         assert backend.usage()["requests"] == 4
 
 
+def test_a_window_of_batches_on_a_server_that_refuses_gives_up_on_each_batchs_own_backoff() -> None:
+    """Each batch retries on its own schedule: waiting for the server's bench let one batch through per
+    round, so eight batches on a refusing server took 40 rounds of doubling backoff (3 minutes for
+    `index build` at the default settings) instead of one batch's few seconds."""
+    dead = f"http://127.0.0.1:{closed_port()}"
+    settings = fast(max_attempts=4, retry_base_delay=0.1, retry_max_delay=1.6)
+    with OllamaBackend("m", host=dead, **settings) as backend:
+        started = time.monotonic()
+        results = embed_at_once(backend, [[f"batch {n}"] for n in range(8)])
+        elapsed = time.monotonic() - started
+        requests = backend.usage()["requests"]
+    assert all(isinstance(result, BackendUnreachableError) for result in results)
+    assert requests == 8 * 4
+    # one batch's backoff: at most 0.1 + 0.2 + 0.4 s; a round per attempt would take over 20 s
+    assert elapsed < 2.0, elapsed
+
+
 def test_a_server_back_from_the_bench_gets_one_batch_until_it_succeeds() -> None:
     """A server that may still be failing is tried with one batch while another server is healthy, so a
     server that hangs costs one batch's timeout, not a window of them."""

@@ -6,10 +6,15 @@ its :class:`ServerPool`, which sends it to the server with the fewest batches in
 one listed first, so a lone question goes to the first server that answers). One server is a pool of
 one, and the same rules then give the retries a single server always had.
 
-* An attempt that fails in a way waiting may cure (:class:`ServerFailure`) benches its server: nothing
-  is sent there until the wait it asked for, or a backoff doubled with each round of failures (with
-  jitter), is over. The batch is tried again at once on another server, or, when every server is
-  benched, on the first one back: ``max_attempts`` attempts in all, wherever they go.
+* An attempt that fails in a way waiting may cure (:class:`ServerFailure`) benches its server: while
+  another server is open, nothing is sent there until a backoff doubled with each round of failures
+  (with jitter) is over, and nothing at all before the wait the server asked for (``Retry-After``).
+  The batch is tried again at once on another server. When every server is benched, it is tried again
+  after its own backoff (doubled with each of its attempts) on the first server back, without
+  waiting out a bench longer than that: a bench ends for a batch at a time, so waiting for benches
+  would let one batch through per round, and a window of batches on a server that refuses
+  connections took minutes to give up instead of seconds. ``max_attempts`` attempts in all,
+  wherever they go.
 * While another server is healthy, a server back from the bench gets one batch at a time until one
   succeeds: a server that hangs costs one batch's timeout per bench, not a window's.
 * No answer of a server is used before it is known to serve the same model as the others: the first
@@ -53,6 +58,8 @@ class Server:
     failures: int = 0
     benched_since: float = -math.inf
     benched_until: float = -math.inf
+    #: Until when the server asked to be left alone (``Retry-After``): no batch goes there before.
+    asked_until: float = -math.inf
     #: Known to serve the same model as the reference (the first server that answered).
     checked: bool = False
     #: Held while this server is being checked, so that it is checked once.
@@ -80,8 +87,9 @@ class ServerPool:
         """The vectors of ``texts``, from the server that has most room when each attempt starts."""
         last: tuple[Server, ServerFailure] | None = None
         tried: set[Server] = set()
-        for _ in range(self.settings.max_attempts):
-            server = self._acquire(avoid=last[0] if last else None)
+        retry_at = -math.inf  # when this batch's own backoff is over
+        for attempt in range(1, self.settings.max_attempts + 1):
+            server = self._acquire(avoid=last[0] if last else None, retry_at=retry_at)
             sent = time.monotonic()
             try:
                 vectors = embed_on(server.client, texts)
@@ -91,6 +99,8 @@ class ServerPool:
                 self._refuse_long_wait(server, failure)
                 last = (server, failure)
                 tried.add(server)
+                wait = failure.wait if failure.wait is not None else server.client.backoff(attempt)
+                retry_at = time.monotonic() + wait
                 continue
             except BaseException:
                 self._release(server, succeeded=False)
@@ -106,17 +116,23 @@ class ServerPool:
 
     # -- routing and benching ---------------------------------------------------------------------
 
-    def _acquire(self, avoid: Server | None) -> Server:
-        """The server for the next attempt, counted in flight; waits while every server is benched."""
+    def _acquire(self, avoid: Server | None, retry_at: float) -> Server:
+        """The server for the next attempt, counted in flight: an open one; when every server is
+        benched, the first back once the batch's own backoff (``retry_at``) is over."""
         with self._changed:
             while True:
                 now = time.monotonic()
                 server = self._choose(now, avoid)
+                if server is None and now >= retry_at:
+                    server = self._first_back(now, avoid)
                 if server is not None:
                     server.in_flight += 1
                     return server
-                back = [s.benched_until for s in self.servers if s.benched_until > now]
-                self._changed.wait(min(back) - now if back else None)
+                wakes = [s.benched_until for s in self.servers if s.benched_until > now]
+                wakes += [s.asked_until for s in self.servers if s.asked_until > now]
+                if retry_at > now:
+                    wakes.append(retry_at)
+                self._changed.wait(min(wakes) - now if wakes else None)
 
     def _choose(self, now: float, avoid: Server | None) -> Server | None:
         """The open server with the fewest batches in flight, preferring any to ``avoid`` (where the
@@ -126,6 +142,15 @@ class ServerPool:
         open_ = [server for server in ready if not healthy or server.failures == 0 or server.in_flight == 0]
         elsewhere = [server for server in open_ if server is not avoid]
         return min(elsewhere or open_, key=lambda server: (server.in_flight, server.order), default=None)
+
+    def _first_back(self, now: float, avoid: Server | None) -> Server | None:
+        """The benched server that will be back first, among those that asked for no longer wait;
+        ``avoid`` (where the batch just failed) only if it is the only one."""
+        allowed = [server for server in self.servers if server.asked_until <= now]
+        elsewhere = [server for server in allowed if server is not avoid]
+        return min(
+            elsewhere or allowed, key=lambda server: (server.benched_until, server.order), default=None
+        )
 
     def _release(self, server: Server, succeeded: bool) -> None:
         with self._changed:
@@ -149,6 +174,8 @@ class ServerPool:
                 server.benched_until = now + wait
             elif failure.wait is not None:
                 server.benched_until = max(server.benched_until, now + failure.wait)
+            if failure.wait is not None:
+                server.asked_until = max(server.asked_until, now + failure.wait)
             self._changed.notify_all()
 
     def _refuse_long_wait(self, server: Server, failure: ServerFailure) -> None:
