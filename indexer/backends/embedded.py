@@ -20,10 +20,12 @@ Decisions, so they are not re-made by accident:
   (``index query`` pays only for what it uses).
 - Arithmetic: where the CPU has int8 dot-product instructions (x86 VNNI, Arm dot product), the
   matrix products by the model's weights run in int8, each token's activations quantized with a
-  scale of their own (:func:`indexer.backends.onnx_graph.with_int8_matmuls`): ~2.3x the float32
-  path's chunks/s at 8 x 256 tokens, vectors within cosine ~0.99 of sentence-transformers', and a
-  text's vector still never depends on its batch-mates. Texts of at most FLOAT32_UP_TO_TOKENS tokens,
-  and every text on other CPUs or with ``precision="float32"``, run the float32 graph.
+  scale of their own, attention's value projections excepted (they cost the most fidelity; see
+  :func:`indexer.backends.onnx_graph.with_int8_matmuls`): at 8 x 256 tokens 1.5x the float32 path's
+  speed in a quiet moment of this 2-core machine (1.6x with the values int8 too) and more under load,
+  vectors within cosine ~0.99 of sentence-transformers', and a text's vector still never depends on
+  its batch-mates. Texts of at most FLOAT32_UP_TO_TOKENS tokens, and every text on other CPUs or
+  with ``precision="float32"``, run the float32 graph.
 - Optimised-model cache: optimising the graph (folding the stored int8 weights, fusing) takes
   ~0.4 s per process. The first optimised session saves its graph, weights in a side file, under
   ``$XDG_CACHE_HOME/indexer/onnx/`` (default ``~/.cache``), keyed by the model, the onnxruntime
@@ -58,7 +60,7 @@ from tokenizers import Tokenizer
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.backends.kinds import BUILTIN_CONCURRENCY
-from indexer.backends.onnx_graph import streamline, with_int8_matmuls
+from indexer.backends.onnx_graph import INT8_SCHEME, streamline, with_int8_matmuls
 from indexer.errors import BackendError, BackendUnreachableError, ConfigError
 
 PACKAGED_MODEL_NAME = "all-MiniLM-L6-v2-int8"
@@ -211,10 +213,11 @@ class EmbeddedBackend(EmbeddingBackend):
 
     def describe(self) -> dict[str, Any]:
         """Everything that changes the vectors: model, its ONNX file, tokenizer, input limit, pooling,
-        and ``"precision": "int8"`` when the matrix products run in int8.
+        and ``"precision": "int8"`` with the int8 scheme when the matrix products run in int8.
 
-        int8 products move a vector by more than rounding (cosine ~0.998 to float32's), so an index
-        records which it was built with, and a build never mixes the two. float32 adds no key: it is
+        int8 products move a vector by more than rounding (cosine ~0.999 to float32's), so an index
+        records which it was built with, and which products stayed float32 (an index built when all
+        were int8 has no ``int8_scheme``), and a build never mixes them. float32 adds no key: it is
         what every index was built with before int8 existed, so their fingerprints still match it.
         The packaged file's sha256 is the constant its package pins; a user's file is hashed here, once.
         """
@@ -222,7 +225,11 @@ class EmbeddedBackend(EmbeddingBackend):
             self._onnx_sha256 = sha256_of(self._onnx_path)
         arithmetic = {}
         if self.int8_instructions:
-            arithmetic = {"precision": "int8", "float32_up_to_tokens": FLOAT32_UP_TO_TOKENS}
+            arithmetic = {
+                "precision": "int8",
+                "float32_up_to_tokens": FLOAT32_UP_TO_TOKENS,
+                "int8_scheme": INT8_SCHEME,
+            }
         return {
             "backend": self.kind,
             "model": self.model_name,
@@ -584,7 +591,7 @@ def remove_folder(folder: Path) -> None:
 def optimized_model_folder(identity: str, int8_instructions: str | None = None) -> Path:
     """The cache folder for a model known by ``identity``, this onnxruntime version and this machine,
     float32 or int8 (with the CPU's int8 instructions in the key: a copy follows the CPU it was made on)."""
-    arithmetic = f"int8 with {int8_instructions}" if int8_instructions else "float32"
+    arithmetic = f"int8 ({INT8_SCHEME}) with {int8_instructions}" if int8_instructions else "float32"
     key = f"{identity}|onnxruntime {ort.__version__}|{platform.machine()}|{arithmetic}|{CACHE_FORMAT}"
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "indexer" / "onnx" / hashlib.sha256(key.encode()).hexdigest()[:32]
