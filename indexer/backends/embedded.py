@@ -60,7 +60,7 @@ from tokenizers import Tokenizer
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.backends.kinds import BUILTIN_CONCURRENCY
-from indexer.backends.onnx_graph import INT8_SCHEME, streamline, with_int8_matmuls
+from indexer.backends.onnx_graph import INT8_SCHEME, INT8_SCHEMES, streamline, with_int8_matmuls
 from indexer.errors import BackendError, BackendUnreachableError, ConfigError
 
 PACKAGED_MODEL_NAME = "all-MiniLM-L6-v2-int8"
@@ -136,6 +136,9 @@ class EmbeddedBackend(EmbeddingBackend):
             ``$INDEXER_PRECISION``, else "int8".
         one_shot: this process embeds a text or two (a one-off ``index query``): start fast, at the
             cost of slower calls (see :func:`open_session`); the vectors are the same.
+        int8_scheme: which products run in int8 under int8 precision, one of
+            :data:`indexer.backends.onnx_graph.INT8_SCHEMES`: the newest for a new index; an index
+            keeps the one it was built with (recorded in its config) until it is rebuilt.
 
     Raises:
         ConfigError: the folder is missing, lacks a file, ``threads`` is below 1, or the precision
@@ -144,8 +147,9 @@ class EmbeddedBackend(EmbeddingBackend):
 
     kind = "embedded"
     default_concurrency = BUILTIN_CONCURRENCY["embedded"]
-    #: An index recorded before int8 products existed names no precision: it was built in float32.
-    recorded_defaults = {"precision": "float32"}
+    #: An index recorded before int8 products existed names no precision: it was built in float32;
+    #: one recorded before the int8 schemes names none: every weight product was int8.
+    recorded_defaults = {"precision": "float32", "int8_scheme": "all"}
 
     def __init__(
         self,
@@ -153,6 +157,7 @@ class EmbeddedBackend(EmbeddingBackend):
         threads: int | None = None,
         precision: str | None = None,
         one_shot: bool = False,
+        int8_scheme: str = INT8_SCHEME,
     ) -> None:
         if threads is not None and threads < 1:
             raise ConfigError(f"embedded backend: threads must be at least 1, got {threads}")
@@ -161,6 +166,11 @@ class EmbeddedBackend(EmbeddingBackend):
             raise ConfigError(
                 f"embedded backend: precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}"
             )
+        if int8_scheme not in INT8_SCHEMES:
+            raise ConfigError(
+                f"embedded backend: int8_scheme must be one of {', '.join(INT8_SCHEMES)}, got {int8_scheme!r}"
+            )
+        self.int8_scheme = int8_scheme
         #: The CPU's int8 dot-product instructions when this backend runs int8 products, else None.
         self.int8_instructions = int8_instructions() if self.precision == "int8" else None
         self._model = model
@@ -208,8 +218,11 @@ class EmbeddedBackend(EmbeddingBackend):
 
     def config(self) -> dict[str, Any]:
         """Settings that recreate this backend: ``{"backend": "embedded", "model": None or the folder,
-        "precision": "int8" or "float32"}``."""
-        return {"backend": self.kind, "model": self._model, "precision": self.precision}
+        "precision": "int8" or "float32"}``, and the ``int8_scheme`` under int8 precision."""
+        config = {"backend": self.kind, "model": self._model, "precision": self.precision}
+        if self.precision == "int8":
+            config["int8_scheme"] = self.int8_scheme
+        return config
 
     def describe(self) -> dict[str, Any]:
         """Everything that changes the vectors: model, its ONNX file, tokenizer, input limit, pooling,
@@ -223,13 +236,11 @@ class EmbeddedBackend(EmbeddingBackend):
         """
         if self._onnx_sha256 is None:
             self._onnx_sha256 = sha256_of(self._onnx_path)
-        arithmetic = {}
+        arithmetic: dict[str, Any] = {}
         if self.int8_instructions:
-            arithmetic = {
-                "precision": "int8",
-                "float32_up_to_tokens": FLOAT32_UP_TO_TOKENS,
-                "int8_scheme": INT8_SCHEME,
-            }
+            arithmetic = {"precision": "int8", "float32_up_to_tokens": FLOAT32_UP_TO_TOKENS}
+            if INT8_SCHEMES[self.int8_scheme] is not None:
+                arithmetic["int8_scheme"] = INT8_SCHEMES[self.int8_scheme]
         return {
             "backend": self.kind,
             "model": self.model_name,
@@ -335,6 +346,7 @@ class EmbeddedBackend(EmbeddingBackend):
                     one_shot=self._one_shot,
                     cache=self._cache_folder(int8),
                     int8=int8,
+                    scheme=self.int8_scheme,
                 )
                 if isinstance(output.shape[2], int):
                     self._dimension = output.shape[2]
@@ -351,7 +363,7 @@ class EmbeddedBackend(EmbeddingBackend):
         else:
             stat = self._onnx_path.stat()
             identity = f"{self._onnx_path}:{stat.st_size}:{stat.st_mtime_ns}"
-        return optimized_model_folder(identity, self.int8_instructions if int8 else None)
+        return optimized_model_folder(identity, self.int8_instructions if int8 else None, self.int8_scheme)
 
     def _counter(self) -> Tokenizer:
         """The tokenizer :meth:`count_tokens` uses: no truncation, no padding."""
@@ -430,11 +442,16 @@ def read_max_seq_length(folder: Path) -> int:
 
 
 def open_session(
-    onnx_path: Path, threads: int, one_shot: bool = False, cache: Path | None = None, int8: bool = False
+    onnx_path: Path,
+    threads: int,
+    one_shot: bool = False,
+    cache: Path | None = None,
+    int8: bool = False,
+    scheme: str = INT8_SCHEME,
 ) -> tuple[ort.InferenceSession, ort.NodeArg]:
     """Load an ONNX model for CPU inference; return the session and its token-vector output.
 
-    With ``int8``, matrix products by constant weights run in int8 (see
+    With ``int8``, matrix products by constant weights run in int8 as ``scheme`` says (see
     :func:`indexer.backends.onnx_graph.with_int8_matmuls`), in the saved copy and without one alike.
 
     With ``cache`` (a folder from :func:`optimized_model_folder`), an optimised copy saved there is
@@ -448,15 +465,15 @@ def open_session(
     levels = ort.GraphOptimizationLevel
     unsaved_options = session_options(threads, levels.ORT_DISABLE_ALL if one_shot else levels.ORT_ENABLE_ALL)
     if cache is None:
-        return check_session(load_session(onnx_path, unsaved_options, int8), onnx_path)
+        return check_session(load_session(onnx_path, unsaved_options, int8, scheme), onnx_path)
     cached = cache / OPTIMIZED_MODEL
     if cached.is_file():
         try:
             return check_session(load_session(cached, cached_copy_options(threads, one_shot)), onnx_path)
         except BackendUnreachableError:
             discard_folder(cache)  # a partial or damaged copy: made again below
-    if not save_optimized(onnx_path, threads, cache, int8):
-        return check_session(load_session(onnx_path, unsaved_options, int8), onnx_path)
+    if not save_optimized(onnx_path, threads, cache, int8, scheme):
+        return check_session(load_session(onnx_path, unsaved_options, int8, scheme), onnx_path)
     return check_session(load_session(cached, cached_copy_options(threads, one_shot)), onnx_path)
 
 
@@ -483,14 +500,16 @@ def cached_copy_options(threads: int, one_shot: bool) -> ort.SessionOptions:
     return options
 
 
-def load_session(onnx_path: Path, options: ort.SessionOptions, int8: bool = False) -> ort.InferenceSession:
+def load_session(
+    onnx_path: Path, options: ort.SessionOptions, int8: bool = False, scheme: str = INT8_SCHEME
+) -> ort.InferenceSession:
     """An onnxruntime CPU session, or BackendUnreachableError naming the file.
 
     With ``int8``, the model's matrix products by constant weights are made int8 first.
     """
     model: str | bytes = str(onnx_path)
     if int8:
-        edited, changed = with_int8_matmuls(onnx_path.read_bytes())
+        edited, changed = with_int8_matmuls(onnx_path.read_bytes(), scheme)
         model = edited if changed else model
     try:
         return ort.InferenceSession(
@@ -500,7 +519,9 @@ def load_session(onnx_path: Path, options: ort.SessionOptions, int8: bool = Fals
         raise BackendUnreachableError(f"cannot load ONNX model {onnx_path}: {first_line(exc)}") from exc
 
 
-def save_optimized(onnx_path: Path, threads: int, cache: Path, int8: bool = False) -> bool:
+def save_optimized(
+    onnx_path: Path, threads: int, cache: Path, int8: bool = False, scheme: str = INT8_SCHEME
+) -> bool:
     """Optimise the model (its products made int8 first with ``int8``), streamline its graph, and
     save the result as ``cache``.
 
@@ -523,7 +544,7 @@ def save_optimized(onnx_path: Path, threads: int, cache: Path, int8: bool = Fals
             "session.optimized_model_external_initializers_file_name", OPTIMIZED_WEIGHTS
         )
         try:
-            load_session(onnx_path, options, int8)
+            load_session(onnx_path, options, int8, scheme)
         except BackendUnreachableError:
             # Saving may be what failed (a full disk); when the model itself is at fault, the
             # caller's load of the original raises.
@@ -588,10 +609,16 @@ def remove_folder(folder: Path) -> None:
     folder.rmdir()
 
 
-def optimized_model_folder(identity: str, int8_instructions: str | None = None) -> Path:
+def optimized_model_folder(
+    identity: str, int8_instructions: str | None = None, scheme: str = INT8_SCHEME
+) -> Path:
     """The cache folder for a model known by ``identity``, this onnxruntime version and this machine,
-    float32 or int8 (with the CPU's int8 instructions in the key: a copy follows the CPU it was made on)."""
-    arithmetic = f"int8 ({INT8_SCHEME}) with {int8_instructions}" if int8_instructions else "float32"
+    float32 or int8 (with the CPU's int8 instructions and the int8 scheme in the key: a copy follows
+    the CPU it was made on)."""
+    arithmetic = "float32"
+    if int8_instructions:  # the first scheme's copies were keyed without words: "int8 with ..."
+        words = INT8_SCHEMES[scheme]
+        arithmetic = f"int8 ({words}) with {int8_instructions}" if words else f"int8 with {int8_instructions}"
     key = f"{identity}|onnxruntime {ort.__version__}|{platform.machine()}|{arithmetic}|{CACHE_FORMAT}"
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "indexer" / "onnx" / hashlib.sha256(key.encode()).hexdigest()[:32]

@@ -390,10 +390,16 @@ INT8_CONSTANTS = {
     "indexer_int8_one": np.array(1.0, dtype=np.float32),
     "indexer_int8_zero_point": np.array(ZERO_POINT, dtype=np.uint8),
 }
-#: What :func:`with_int8_matmuls` does, in words: an index's fingerprint and the optimised copy's cache
-#: key carry it, so indexes and copies made by an earlier edit are not taken for this one's. Change it
-#: whenever the edit's arithmetic changes (before it: every weight product int8, no entry).
-INT8_SCHEME = "per-token activation scales, per-column weights; attention values float32"
+#: The int8 edits :func:`with_int8_matmuls` can make, by the name an index's config records, and what
+#: each does in words (an index's fingerprint and the optimised copy's cache key carry the words).
+#: "values-float32" is made for new indexes; "all" is the first edit, every weight product int8, which
+#: indexes built with it keep until rebuilt so that their vectors never mix (its fingerprint had no
+#: words: None). Add a name whenever the arithmetic changes.
+INT8_SCHEMES: dict[str, str | None] = {
+    "values-float32": "per-token activation scales, per-column weights; attention values float32",
+    "all": None,
+}
+INT8_SCHEME = "values-float32"
 #: The nodes between a value projection's MatMul and the attention product reading it: its bias add,
 #: the split into heads, and the heads' transpose.
 VALUE_PATH = ("Add", "Reshape", "Transpose")
@@ -412,9 +418,10 @@ class Int8Weight:
     tensors: list[str]
 
 
-def with_int8_matmuls(model: bytes) -> tuple[bytes, int]:
-    """The serialised ModelProto with each ``MatMul(x, W)`` by a constant weight made an int8 product,
-    and how many were changed (0: the bytes come back unchanged).
+def with_int8_matmuls(model: bytes, scheme: str = INT8_SCHEME) -> tuple[bytes, int]:
+    """The serialised ModelProto with each ``MatMul(x, W)`` by a constant weight made an int8 product
+    (the value projections excepted under the ``"values-float32"`` scheme, not under ``"all"``), and
+    how many were changed (0: the bytes come back unchanged).
 
     ``x`` is quantized one row (one token) at a time: ``s = max|x_row| / 127`` and
     ``q = round(x_row / s) + 128`` as uint8, so a row's result depends on that row alone, never on
@@ -447,7 +454,7 @@ def with_int8_matmuls(model: bytes) -> tuple[bytes, int]:
     tensors = {tensor.name: tensor for tensor in initializers(graph)}
     if any(tensor.data is None for tensor in tensors.values()):
         return model, 0
-    plan = plan_int8_products(graph, tensors, default_opset(model_fields))
+    plan = plan_int8_products(graph, tensors, default_opset(model_fields), float32_values=scheme != "all")
     if not plan.replaced:
         return model, 0
     return with_graph(model_fields, rewritten_graph(graph, plan), MICROSOFT), plan.changed
@@ -465,7 +472,9 @@ class Int8Plan:
     changed: int = 0
 
 
-def plan_int8_products(graph: list[Field], tensors: dict[str, Tensor], opset: int) -> Int8Plan:
+def plan_int8_products(
+    graph: list[Field], tensors: dict[str, Tensor], opset: int, float32_values: bool = True
+) -> Int8Plan:
     """Find each ``MatMul`` by a constant weight and plan its int8 replacement (see
     :func:`with_int8_matmuls`); each activation is quantized once for all the products reading it."""
     nodes = [
@@ -478,7 +487,7 @@ def plan_int8_products(graph: list[Field], tensors: dict[str, Tensor], opset: in
     for _, node in nodes:
         for name in node.inputs:
             readers[name] = readers.get(name, 0) + 1
-    values = attention_values([node for _, node in nodes], produced_by, tensors)
+    values = attention_values([node for _, node in nodes], produced_by, tensors) if float32_values else set()
     plan = Int8Plan()
     quantized: dict[str, tuple[str, str]] = {}  # activation -> its uint8 rows and their scales
     for position, node in nodes:
