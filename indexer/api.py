@@ -113,7 +113,9 @@ class Index:
     connection. Searches and ``status`` read through a read-only handle; ``build`` opens the index
     for writing. A long-lived ``Index`` follows the index it reads: when another process rebuilds it
     with other settings, the next search embeds with the new model (or, for a backend you passed,
-    raises :class:`ConfigError` rather than mix models).
+    raises :class:`ConfigError` rather than mix models). It is the whole public surface a program
+    uses (open, build, search, get, status, remove a root), which is why it is this long; each method
+    hands its work to the stage that does it.
 
     >>> with Index.open("index.db") as index:          # doctest: +SKIP
     ...     index.build("docs")

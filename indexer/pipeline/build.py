@@ -41,6 +41,10 @@ from indexer.store.records import BuildCounts, FileState
 class Build:
     """One run over one root. Call :meth:`run` once.
 
+    The run's steps in the order they happen (plan, embed, drain, remove, report), twenty methods
+    of 2-40 lines; what keeps state between them lives in the planner, the embed queue and the group
+    writer, each tested on its own.
+
     ``rules`` say what the walk passes over; ``settings`` are what the index records with its first
     commit when it has none yet (backend, model, fingerprint); ``reread`` re-chunks every file (the
     chunker changed, the model did not).

@@ -150,6 +150,10 @@ class PostgresStore(MetaValues):
     """An index in a PostgreSQL database with pgvector. Use :meth:`open`; close with :meth:`close`.
 
     Safe to share between threads: each borrows its own connection from the pool.
+
+    Its length is the contract's (:class:`indexer.store.contract.IndexStore`): one short method per
+    contract method, each holding this engine's SQL; what both engines decide alike lives in
+    records, migrations and locks.
     """
 
     engine = ENGINE

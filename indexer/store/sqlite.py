@@ -62,6 +62,10 @@ class SQLiteStore(MetaValues):
     """An index in a SQLite file. Use :meth:`open`; close with :meth:`close` or ``with``.
 
     Safe to share between threads: each thread gets its own connection (see the module docstring).
+
+    Its length is the contract's (:class:`indexer.store.contract.IndexStore`): one short method per
+    contract method, each holding this engine's SQL; what both engines decide alike lives in
+    records, migrations and locks.
     """
 
     engine = ENGINE
