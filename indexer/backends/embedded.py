@@ -137,8 +137,9 @@ class EmbeddedBackend(EmbeddingBackend):
         one_shot: this process embeds a text or two (a one-off ``index query``): start fast, at the
             cost of slower calls (see :func:`open_session`); the vectors are the same.
         int8_scheme: which products run in int8 under int8 precision, one of
-            :data:`indexer.backends.onnx_graph.INT8_SCHEMES`: the newest for a new index; an index
-            keeps the one it was built with (recorded in its config) until it is rebuilt.
+            :data:`indexer.backends.onnx_graph.INT8_SCHEMES`: the newest for a new backend; an index
+            keeps the one it was built with (recorded in its config), a rebuild with a new backend
+            (``--rebuild --backend embedded``) takes the newest.
 
     Raises:
         ConfigError: the folder is missing, lacks a file, ``threads`` is below 1, or the precision
