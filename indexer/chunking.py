@@ -24,6 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from indexer.formats.document import Document, Heading
+from indexer.store.records import HEADING_SEPARATOR
 
 TokenCounter = Callable[[list[str]], list[int]]
 
@@ -130,7 +131,8 @@ def _sections(pieces: list[_Piece], document: Document) -> list[_Section]:
                 for heading in headings[piece.line]:
                     trail = [(level, name) for level, name in trail if level < heading.level]
                     trail.append((heading.level, heading.title))
-                sections.append(_Section(heading=" > ".join(name for _, name in trail), blocks=[]))
+                heading_path = HEADING_SEPARATOR.join(name for _, name in trail)
+                sections.append(_Section(heading=heading_path, blocks=[]))
             if not piece.text.strip():
                 continue
         block.append(piece)

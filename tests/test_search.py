@@ -21,12 +21,15 @@ from indexer.search import (
     MODES,
     VECTOR_WEIGHT,
     Query,
+    asked_name,
     default_min_score,
     fuse,
     keyword_ceiling,
     keyword_terms,
+    page_names,
     strengths,
 )
+from indexer.store.records import StoredChunk
 
 QUERIES = json.loads((REPO / "tests" / "fixtures" / "sample_queries.json").read_text())
 HYBRID = json.loads((REPO / "tests" / "fixtures" / "hybrid_queries.json").read_text())
@@ -327,3 +330,64 @@ def test_a_path_filter_takes_a_folder_name_as_well_as_a_glob(notes):
         "policy/passwords.md",
     }
     assert paths_of(notes.search("keys", k=10, mode="keyword", paths="policy/k*")) == {"policy/keys.md"}
+
+
+@pytest.fixture
+def reference(any_index, tmp_path):
+    """API pages named after their items, where the pages that use a name most are not its own."""
+    docs = tmp_path / "api"
+    write(
+        docs / "struct.PathBuf.md",
+        "# Struct PathBuf\n\nAn owned Path. Every Path method works on a PathBuf: "
+        "borrow the Path with as_path, or turn a Path into a PathBuf. " + "Path, " * 40 + "\n",
+    )
+    write(
+        docs / "struct.Path.md",
+        "# Struct Path\n\n" + "A borrowed slice of a location on disk, unsized. " * 60 + "\n",
+    )
+    write(docs / "fn.read.md", "# Function read\n\nThe entire contents of a file as bytes.\n")
+    write(docs / "io.md", "# Module io\n\nTraits to read and write: read, read, read into buffers.\n")
+    write(docs / "man" / "open.2.txt", "Open and possibly create a file; open returns a descriptor.\n")
+    write(docs / "man" / "openat.2.txt", "Like open, relative to a folder: open open open open.\n")
+    for number, topic in enumerate(["threads", "sockets", "time", "processes", "memory", "signals", "users"]):
+        write(
+            docs / f"topic{number}.md",
+            f"# Module {topic}\n\nHow {topic} work on this system, with examples.\n",
+        )
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        yield index
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_a_name_finds_the_page_named_after_it_first(reference, mode):
+    path = reference.search("Path", k=50, mode=mode, min_score=0)
+    assert path[0].path == "struct.Path.md"
+    # the words alone favour PathBuf's page: the page's name is what put its own first
+    buf = next(hit for hit in path if hit.path == "struct.PathBuf.md")
+    assert buf.keyword_score > path[0].keyword_score
+    assert reference.search("read", k=3, mode=mode, min_score=0)[0].path == "fn.read.md"
+    assert reference.search("std::path::Path", k=3, mode=mode, min_score=0)[0].path == "struct.Path.md"
+    assert reference.search("open()", k=3, mode=mode, min_score=0)[0].path == "man/open.2.txt"
+
+
+def test_a_question_is_ranked_by_its_words_and_meaning_alone(reference):
+    # not one name: no page is put first for its name (the words favour PathBuf's page)
+    assert reference.search("Path Path", k=1, mode="keyword", min_score=0)[0].path == "struct.PathBuf.md"
+
+
+def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
+    assert [
+        asked_name(text) for text in ("Path", "std::io::Stdout", "os.path.join", "open()", "x->next")
+    ] == [
+        "Path",
+        "Stdout",
+        "join",
+        "open",
+        "next",
+    ]
+    assert [asked_name(text) for text in ("how do I read", "E2F-1", "2024", "")] == [None, None, None, None]
+    page = StoredChunk(1, "/docs", "man2/open.2.txt", 1, 9, "open(2) > NAME", "text")
+    assert page_names(page) == {"open"}
+    rust = StoredChunk(2, "/docs", "path/struct.Path.html", 1, 9, "Struct Path > Examples", "text")
+    assert page_names(rust) == {"Path", "struct"}

@@ -23,6 +23,10 @@ class FileState(NamedTuple):
     status: str
 
 
+#: Between the headings of a chunk's heading path: "Page title > Section > Subsection".
+HEADING_SEPARATOR = " > "
+
+
 @dataclass(frozen=True)
 class StoredChunk:
     """A chunk as the search reads it back."""
@@ -35,6 +39,11 @@ class StoredChunk:
     heading: str
     text: str
     locator: str = ""
+
+    @property
+    def title(self) -> str:
+        """The title of the chunk's page: the first heading of its path ('' without headings)."""
+        return self.heading.split(HEADING_SEPARATOR, 1)[0].strip()
 
 
 @dataclass(frozen=True)
