@@ -8,7 +8,10 @@ Each mode first measures evidence on a scale that does not depend on the other h
   common words with the question scores little;
 - hybrid: ``VECTOR_WEIGHT * cosine + (1 - VECTOR_WEIGHT) * keyword evidence``.
 
-The evidence ranks the hits. The score users see, between 0 and 1, says how likely a hit answers the
+The evidence ranks the hits, but for one rule: a question that is one name (``Path``,
+``std::io::Stdout``) puts first the chunks of the page named after it (:func:`named_first`).
+
+The score users see, between 0 and 1, says how likely a hit answers the
 question, so that one threshold means the same in every query and every mode: a fixed logistic map
 (:data:`CALIBRATION`) of the hit's own *strength* (:func:`strengths`). In vector mode the strength is
 the cosine; in hybrid mode it is the stronger of the cosine and the keyword evidence less
@@ -45,13 +48,13 @@ VECTOR_WEIGHT = 0.55
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: Queries of up to this many words also look for their neighbouring words joined (keyword_terms).
 MAX_JOINED_WORDS = 6
-#: Where a camelCase word's parts meet: ``maxRetry``, ``MaxRetry``, ``HTTPServer`` (before "Server").
 #: A query that is one name as developers type it: an identifier, maybe with its namespace or a call's
 #: parentheses (``Path``, ``std::io::Stdout``, ``os.path.join``, ``add_library``, ``open()``).
 _NAME_QUERY = re.compile(r"[^\W\d]\w*(?:(?:::|\.|->|/)[^\W\d]\w*)*(?:\(\))?")
 _NAME_SEPARATOR = re.compile(r"::|\.|->|/")
 #: A manual section or an empty call at the end of a title: ``open(2)``, ``getenv()``.
 _TITLE_SUFFIX = re.compile(r"\s*\((?:\d\w*)?\)$")
+#: Where a camelCase word's parts meet: ``maxRetry``, ``MaxRetry``, ``HTTPServer`` (before "Server").
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 #: Words too common to help a keyword search; left out of the query unless nothing else is left.
 STOPWORDS = frozenset(
@@ -281,7 +284,7 @@ def named_first(order: list[int], chunks: dict[int, StoredChunk], name: str) -> 
     its own order. Developers type the name of what they look for, and the page named after it is
     the answer even where pages that use the name more often win on the words: ``Path`` finds
     ``Struct Path`` before ``PathBuf``'s page, ``read`` the function ``read`` before module ``io``'s
-    index (bench/bench_ranking.py: Rust's std exact names top-1 0.83 to 0.95)."""
+    index (bench/bench_ranking.py: Rust's std exact names top-1 0.83 to 0.995)."""
     named = [chunk_id for chunk_id in order if chunk_id in chunks and name in page_names(chunks[chunk_id])]
     if not named:
         return order
