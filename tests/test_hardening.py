@@ -188,21 +188,17 @@ def test_a_query_on_a_missing_index_creates_nothing(tmp_path):
 # -- 5 and 6. credentials never shown, never stored; URLs built with a URL library --------------------
 
 
+def build_on_server(docs, index_path, backend: str, model: str, url: str):
+    """`index build` of ``docs`` into ``index_path`` with an HTTP backend at ``url``."""
+    return cli(
+        "build", str(docs), "--db", str(index_path), "--backend", backend, "--model", model, "--base-url", url
+    )
+
+
 def test_basic_auth_credentials_echoed_by_a_server_are_masked(tmp_path, docs):
     with OpenAIServer(api_key="the-right-key") as server:
         url = server.base_url.replace("http://", f"http://someone:{SECRET}@")
-        result = cli(
-            "build",
-            str(docs),
-            "--db",
-            str(tmp_path / "i.db"),
-            "--backend",
-            "openai",
-            "--model",
-            "m",
-            "--base-url",
-            url,
-        )
+        result = build_on_server(docs, tmp_path / "i.db", "openai", "m", url)
     encoded = base64.b64encode(f"someone:{SECRET}".encode()).decode()
     assert result.exit_code == 4 and "credentials refused" in result.stderr
     assert SECRET not in result.output and encoded not in result.output
@@ -213,18 +209,7 @@ def test_a_key_in_the_query_string_is_sent_but_never_stored(tmp_path, docs):
     index_path = tmp_path / "i.db"
     with OpenAIServer() as server:
         url = f"{server.base_url}?api-version=2024-06-01&api_key={SECRET}"
-        result = cli(
-            "build",
-            str(docs),
-            "--db",
-            str(index_path),
-            "--backend",
-            "openai",
-            "--model",
-            "m",
-            "--base-url",
-            url,
-        )
+        result = build_on_server(docs, index_path, "openai", "m", url)
         assert result.exit_code == 0, result.output
         assert server.requests[0].path == f"/v1/embeddings?api-version=2024-06-01&api_key={SECRET}"
     status = cli("status", "--db", str(index_path), "--json").stdout
@@ -236,18 +221,7 @@ def test_a_key_in_the_query_string_is_sent_but_never_stored(tmp_path, docs):
 def test_an_ollama_url_with_a_user_and_password_sends_them_as_basic_auth(tmp_path, docs):
     with OllamaServer() as server:
         url = server.url.replace("http://", f"http://someone:{SECRET}@")
-        result = cli(
-            "build",
-            str(docs),
-            "--db",
-            str(tmp_path / "i.db"),
-            "--backend",
-            "ollama",
-            "--model",
-            "nomic-embed-text",
-            "--base-url",
-            url,
-        )
+        result = build_on_server(docs, tmp_path / "i.db", "ollama", "nomic-embed-text", url)
         assert result.exit_code == 0, result.output
         expected = "Basic " + base64.b64encode(f"someone:{SECRET}".encode()).decode()
         assert server.requests[0].headers["authorization"] == expected
