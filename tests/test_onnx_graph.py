@@ -22,6 +22,7 @@ from indexer.backends.onnx_graph import (
     Node,
     Tensor,
     streamline,
+    with_fused_attention,
     with_fused_gelu,
     with_int8_matmuls,
     without_nan_guards,
@@ -214,3 +215,22 @@ def test_the_row_maximum_takes_its_axes_as_the_operator_set_wants(shipped_model:
 
     assert changed == 30
     assert np.array_equal(run(edited_17, TOKEN_IDS, mask), run(edited_18, TOKEN_IDS, mask))
+
+
+def test_each_attention_block_becomes_one_kernel_computing_the_same(shipped_model: bytes) -> None:
+    fused, count = with_fused_attention(shipped_model)
+    mask = (TOKEN_IDS != 0).astype(np.int64)
+
+    assert count == 6  # one per layer
+    kinds = op_types(fused)
+    assert kinds["MultiHeadAttention"] == 6 and kinds["Softmax"] == 0 and kinds["Where"] == 0
+    assert kinds["MatMul"] == op_types(shipped_model)["MatMul"] - 12  # scores and weighted sums
+    expected, got = run(shipped_model, TOKEN_IDS, mask), run(fused, TOKEN_IDS, mask)
+    assert np.abs(expected - got)[mask == 1].max() < 1e-4  # padding rows are never pooled
+    # the int8 edit still finds the value projections, now as the kernel's third input
+    assert with_int8_matmuls(fused)[1] == 30 and with_int8_matmuls(fused, "all")[1] == 36
+
+
+def test_a_graph_without_an_attention_mask_input_is_left_as_it_is(shipped_model: bytes) -> None:
+    renamed = shipped_model.replace(b"attention_mask", b"attention_masq")  # same length, another name
+    assert with_fused_attention(renamed) == (renamed, 0)

@@ -49,6 +49,7 @@ import os
 import platform
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +61,13 @@ from tokenizers import Tokenizer
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.backends.kinds import BUILTIN_CONCURRENCY
-from indexer.backends.onnx_graph import INT8_SCHEME, INT8_SCHEMES, streamline, with_int8_matmuls
+from indexer.backends.onnx_graph import (
+    INT8_SCHEME,
+    INT8_SCHEMES,
+    streamline,
+    with_fused_attention,
+    with_int8_matmuls,
+)
 from indexer.errors import BackendError, BackendUnreachableError, ConfigError
 
 PACKAGED_MODEL_NAME = "all-MiniLM-L6-v2-int8"
@@ -124,6 +131,27 @@ _ORT_ERRORS = tuple(
 )
 
 
+@dataclass(frozen=True)
+class GraphEdits:
+    """What is done to the model as shipped before onnxruntime optimises it: each attention block
+    fused into one kernel (the packaged model, whose attention is known to be a BERT encoder's; see
+    :func:`indexer.backends.onnx_graph.with_fused_attention`), and the weight products made int8 under
+    ``scheme``. Part of the optimised copy's cache key."""
+
+    int8: bool = False
+    scheme: str = INT8_SCHEME
+    fused_attention: bool = False
+
+    def apply(self, model: bytes) -> tuple[bytes, bool]:
+        """The edited model, and whether anything changed."""
+        fused = int8 = 0
+        if self.fused_attention:
+            model, fused = with_fused_attention(model)
+        if self.int8:
+            model, int8 = with_int8_matmuls(model, self.scheme)
+        return model, bool(fused or int8)
+
+
 class EmbeddedBackend(EmbeddingBackend):
     """Embed in-process with an ONNX sentence-embedding model (all-MiniLM-L6-v2 int8 by default).
 
@@ -172,6 +200,8 @@ class EmbeddedBackend(EmbeddingBackend):
                 f"embedded backend: int8_scheme must be one of {', '.join(INT8_SCHEMES)}, got {int8_scheme!r}"
             )
         self.int8_scheme = int8_scheme
+        # not for an index of the first int8 scheme: its vectors were made without, and stay exactly so
+        self._fused_attention = model is None and not (self.precision == "int8" and int8_scheme == "all")
         #: The CPU's int8 dot-product instructions when this backend runs int8 products, else None.
         self.int8_instructions = int8_instructions() if self.precision == "int8" else None
         self._model = model
@@ -232,7 +262,8 @@ class EmbeddedBackend(EmbeddingBackend):
         int8 products move a vector by more than rounding (cosine ~0.999 to float32's), so an index
         records which it was built with, and which products stayed float32 (an index built when all
         were int8 has no ``int8_scheme``), and a build never mixes them. float32 adds no key: it is
-        what every index was built with before int8 existed, so their fingerprints still match it.
+        what every index was built with before int8 existed, so their fingerprints still match it
+        (fused attention moves float32 vectors by ~1e-7 and adds none either; under int8 it is named).
         The packaged file's sha256 is the constant its package pins; a user's file is hashed here, once.
         """
         if self._onnx_sha256 is None:
@@ -242,6 +273,8 @@ class EmbeddedBackend(EmbeddingBackend):
             arithmetic = {"precision": "int8", "float32_up_to_tokens": FLOAT32_UP_TO_TOKENS}
             if INT8_SCHEMES[self.int8_scheme] is not None:
                 arithmetic["int8_scheme"] = INT8_SCHEMES[self.int8_scheme]
+            if self._fused_attention:  # sums in another order move a few int8 roundings (cosine ~1e-4)
+                arithmetic["attention"] = "one kernel per block"
         return {
             "backend": self.kind,
             "model": self.model_name,
@@ -346,8 +379,7 @@ class EmbeddedBackend(EmbeddingBackend):
                     self._threads,
                     one_shot=self._one_shot,
                     cache=self._cache_folder(int8),
-                    int8=int8,
-                    scheme=self.int8_scheme,
+                    edits=self._edits(int8),
                 )
                 if isinstance(output.shape[2], int):
                     self._dimension = output.shape[2]
@@ -355,6 +387,9 @@ class EmbeddedBackend(EmbeddingBackend):
                 self._output_name = output.name
                 self._sessions[int8] = session
             return self._sessions[int8]
+
+    def _edits(self, int8: bool) -> GraphEdits:
+        return GraphEdits(int8=int8, scheme=self.int8_scheme, fused_attention=self._fused_attention)
 
     def _cache_folder(self, int8: bool) -> Path:
         """Where this model's optimised copy is kept; a user's model is known by path, size and mtime
@@ -364,7 +399,9 @@ class EmbeddedBackend(EmbeddingBackend):
         else:
             stat = self._onnx_path.stat()
             identity = f"{self._onnx_path}:{stat.st_size}:{stat.st_mtime_ns}"
-        return optimized_model_folder(identity, self.int8_instructions if int8 else None, self.int8_scheme)
+        return optimized_model_folder(
+            identity, self.int8_instructions if int8 else None, self.int8_scheme, self._fused_attention
+        )
 
     def _counter(self) -> Tokenizer:
         """The tokenizer :meth:`count_tokens` uses: no truncation, no padding."""
@@ -447,13 +484,12 @@ def open_session(
     threads: int,
     one_shot: bool = False,
     cache: Path | None = None,
-    int8: bool = False,
-    scheme: str = INT8_SCHEME,
+    edits: GraphEdits = GraphEdits(),
 ) -> tuple[ort.InferenceSession, ort.NodeArg]:
     """Load an ONNX model for CPU inference; return the session and its token-vector output.
 
-    With ``int8``, matrix products by constant weights run in int8 as ``scheme`` says (see
-    :func:`indexer.backends.onnx_graph.with_int8_matmuls`), in the saved copy and without one alike.
+    ``edits`` are made to the graph first (attention fused, int8 products; see :class:`GraphEdits`),
+    in the saved copy and without one alike.
 
     With ``cache`` (a folder from :func:`optimized_model_folder`), an optimised copy saved there is
     loaded instead of optimising again; when there is none, one is made (the first process after an
@@ -466,15 +502,15 @@ def open_session(
     levels = ort.GraphOptimizationLevel
     unsaved_options = session_options(threads, levels.ORT_DISABLE_ALL if one_shot else levels.ORT_ENABLE_ALL)
     if cache is None:
-        return check_session(load_session(onnx_path, unsaved_options, int8, scheme), onnx_path)
+        return check_session(load_session(onnx_path, unsaved_options, edits), onnx_path)
     cached = cache / OPTIMIZED_MODEL
     if cached.is_file():
         try:
             return check_session(load_session(cached, cached_copy_options(threads, one_shot)), onnx_path)
         except BackendUnreachableError:
             discard_folder(cache)  # a partial or damaged copy: made again below
-    if not save_optimized(onnx_path, threads, cache, int8, scheme):
-        return check_session(load_session(onnx_path, unsaved_options, int8, scheme), onnx_path)
+    if not save_optimized(onnx_path, threads, cache, edits):
+        return check_session(load_session(onnx_path, unsaved_options, edits), onnx_path)
     return check_session(load_session(cached, cached_copy_options(threads, one_shot)), onnx_path)
 
 
@@ -502,15 +538,12 @@ def cached_copy_options(threads: int, one_shot: bool) -> ort.SessionOptions:
 
 
 def load_session(
-    onnx_path: Path, options: ort.SessionOptions, int8: bool = False, scheme: str = INT8_SCHEME
+    onnx_path: Path, options: ort.SessionOptions, edits: GraphEdits = GraphEdits()
 ) -> ort.InferenceSession:
-    """An onnxruntime CPU session, or BackendUnreachableError naming the file.
-
-    With ``int8``, the model's matrix products by constant weights are made int8 first.
-    """
+    """An onnxruntime CPU session, or BackendUnreachableError naming the file; ``edits`` made first."""
     model: str | bytes = str(onnx_path)
-    if int8:
-        edited, changed = with_int8_matmuls(onnx_path.read_bytes(), scheme)
+    if edits != GraphEdits():
+        edited, changed = edits.apply(onnx_path.read_bytes())
         model = edited if changed else model
     try:
         return ort.InferenceSession(
@@ -520,11 +553,9 @@ def load_session(
         raise BackendUnreachableError(f"cannot load ONNX model {onnx_path}: {first_line(exc)}") from exc
 
 
-def save_optimized(
-    onnx_path: Path, threads: int, cache: Path, int8: bool = False, scheme: str = INT8_SCHEME
-) -> bool:
-    """Optimise the model (its products made int8 first with ``int8``), streamline its graph, and
-    save the result as ``cache``.
+def save_optimized(onnx_path: Path, threads: int, cache: Path, edits: GraphEdits = GraphEdits()) -> bool:
+    """Optimise the model (``edits`` made first), streamline its graph, and save the result as
+    ``cache``.
 
     Extended (not full) optimisation, because what full optimisation adds may only suit this CPU,
     and for this kind of model it adds nothing; then :func:`indexer.backends.onnx_graph.streamline`.
@@ -545,7 +576,7 @@ def save_optimized(
             "session.optimized_model_external_initializers_file_name", OPTIMIZED_WEIGHTS
         )
         try:
-            load_session(onnx_path, options, int8, scheme)
+            load_session(onnx_path, options, edits)
         except BackendUnreachableError:
             # Saving may be what failed (a full disk); when the model itself is at fault, the
             # caller's load of the original raises.
@@ -611,16 +642,21 @@ def remove_folder(folder: Path) -> None:
 
 
 def optimized_model_folder(
-    identity: str, int8_instructions: str | None = None, scheme: str = INT8_SCHEME
+    identity: str,
+    int8_instructions: str | None = None,
+    scheme: str = INT8_SCHEME,
+    fused_attention: bool = False,
 ) -> Path:
     """The cache folder for a model known by ``identity``, this onnxruntime version and this machine,
     float32 or int8 (with the CPU's int8 instructions and the int8 scheme in the key: a copy follows
-    the CPU it was made on)."""
+    the CPU it was made on), its attention fused or not."""
     arithmetic = "float32"
     if int8_instructions:  # the first scheme's copies were keyed without words: "int8 with ..."
         words = INT8_SCHEMES[scheme]
         arithmetic = f"int8 ({words}) with {int8_instructions}" if words else f"int8 with {int8_instructions}"
     key = f"{identity}|onnxruntime {ort.__version__}|{platform.machine()}|{arithmetic}|{CACHE_FORMAT}"
+    if fused_attention:
+        key += "|attention fused"
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "indexer" / "onnx" / hashlib.sha256(key.encode()).hexdigest()[:32]
 
