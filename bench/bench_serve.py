@@ -30,15 +30,13 @@ from pathlib import Path
 import bench_pipeline
 import httpx
 import numpy as np
+from bench_cli import INDEX_COMMAND, sample_index
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from indexer import Index  # noqa: E402
+from indexer import Index
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 CACHE = BENCH / ".cache"
-INDEX_COMMAND = [sys.executable, "-c", "from indexer.cli import main; main()"]
 QUESTIONS = ["how do I fix a puncture", "when to prune apple trees", "choking first aid", "bread hydration"]
 #: The made-up words of the large index (each question below matches some of its chunks by keyword).
 WORDS = [f"{a}{b}{c}" for a in "bdfgklmnprst" for b in "aeiou" for c in ["n", "r", "s", "l", "x"]]
@@ -67,15 +65,6 @@ def environment() -> dict[str, str]:
     )
     path = os.pathsep.join([str(plugins), str(BENCH), str(REPO)])
     return {**os.environ, "PYTHONPATH": path}
-
-
-def sample_index() -> Path:
-    CACHE.mkdir(parents=True, exist_ok=True)
-    path = CACHE / "sample.db"
-    subprocess.run(
-        [*INDEX_COMMAND, "build", str(REPO / "sample_corpus"), "--db", str(path), "-q"], check=True
-    )
-    return path
 
 
 def large_index(chunks: int) -> Path:

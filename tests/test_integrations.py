@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import subprocess
 import sys
 import time
@@ -24,6 +25,16 @@ class SlowBackend(HashBackend):
     def embed(self, texts: list[str]):
         time.sleep(self.delay)
         return super().embed(texts)
+
+
+@contextlib.contextmanager
+def slowed_backend(delay: float = 0.3):
+    """The shared index's backend takes ``delay`` seconds per call inside the block."""
+    SlowBackend.delay = delay
+    try:
+        yield
+    finally:
+        SlowBackend.delay = 0.0
 
 
 @pytest.fixture(scope="module")
@@ -71,11 +82,8 @@ def test_langchain_async_retrieval_leaves_the_event_loop_free(index):
     from indexer.integrations.langchain import IndexRetriever
 
     retriever = IndexRetriever(index=index, k=2, types=["md"])
-    SlowBackend.delay = 0.3
-    try:
+    with slowed_backend():
         documents, ticks = asyncio.run(while_ticking(retriever.ainvoke("fix a flat tyre")))
-    finally:
-        SlowBackend.delay = 0.0
     assert len(documents) == 2 and all(d.metadata["path"].endswith(".md") for d in documents)
     assert ticks >= 10
 
@@ -110,11 +118,8 @@ def test_llama_index_async_retrieval_leaves_the_event_loop_free(index):
     from indexer.integrations.llama_index import IndexRetriever
 
     retriever = IndexRetriever(index=index, k=2, paths=["cooking/*"])
-    SlowBackend.delay = 0.3
-    try:
+    with slowed_backend():
         nodes, ticks = asyncio.run(while_ticking(retriever.aretrieve("bread dough")))
-    finally:
-        SlowBackend.delay = 0.0
     assert len(nodes) == 2 and all(node.node.metadata["path"].startswith("cooking/") for node in nodes)
     assert ticks >= 10
 
