@@ -17,7 +17,13 @@ from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError
 from indexer.progress import Progress
 from indexer.search import MAX_K, MODES, Hit, default_min_score, search
-from indexer.settings import BUILD_OPTIONS_KEY, check_backend_matches, fingerprint_id, walk_rules_key
+from indexer.settings import (
+    BUILD_OPTIONS_KEY,
+    check_backend_matches,
+    fingerprint_id,
+    recorded_backend,
+    walk_rules_key,
+)
 from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
 
@@ -61,7 +67,7 @@ class QueryBackend:
                 self._backend, self._settings = self.given, recorded
                 return self._backend
             self._drop()
-            config = store.get_json("backend")
+            config = recorded_backend(store.get_json("backend"), recorded)
             if config is not None:
                 self._backend = make_backend(with_connection(config, *self.connection), self.one_shot)
                 self._settings = recorded
@@ -71,8 +77,9 @@ class QueryBackend:
         """The backend a build uses when it is given none: this one, else the index's, else the default."""
         with self._lock:
             backend = self._backend
-        if backend is None and store.get_json("backend") is not None:
-            backend = make_backend(store.get_json("backend"))
+        config = recorded_backend(store.get_json("backend"), store.get_meta("fingerprint"))
+        if backend is None and config is not None:
+            backend = make_backend(config)
         return backend or default_backend()
 
     def built_with(self, backend: EmbeddingBackend, recorded: str | None, chosen: bool) -> None:

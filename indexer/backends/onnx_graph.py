@@ -554,6 +554,15 @@ INT8_CONSTANTS = {
     "indexer_int8_one": np.array(1.0, dtype=np.float32),
     "indexer_int8_zero_point": np.array(ZERO_POINT, dtype=np.uint8),
 }
+#: How the weights of the int8 products are stored, by the kernel the CPU runs them with exactly.
+#: "int8": signed values and no zero point, multiplied by uint8 activations (u8s8) with 32-bit sums
+#: on x86 VNNI and Arm's dot product. "uint8": the same values plus ZERO_POINT, with that zero point
+#: (u8u8): x86 CPUs without VNNI multiply u8 by s8 with ``vpmaddubsw``, which adds pairs of products
+#: into 16 bits with saturation (255 x 127 x 2 > 32767), so large activations times large weights
+#: clip; their u8u8 kernel widens both sides to 16 bits first and sums in 32 bits, exactly. Both
+#: layouts give the same integer sums, hence the same vectors: the layout follows the CPU, the
+#: arithmetic does not.
+WEIGHT_LAYOUTS = ("int8", "uint8")
 #: The int8 edits :func:`with_int8_matmuls` can make, by the name an index's config records, and what
 #: each does in words (an index's fingerprint and the optimised copy's cache key carry the words).
 #: "values-float32" is made for new indexes; "all" is the first edit, every weight product int8, which
@@ -582,7 +591,7 @@ class Int8Weight:
     tensors: list[str]
 
 
-def with_int8_matmuls(model: bytes, scheme: str = INT8_SCHEME) -> tuple[bytes, int]:
+def with_int8_matmuls(model: bytes, scheme: str = INT8_SCHEME, weights: str = "int8") -> tuple[bytes, int]:
     """The serialised ModelProto with each ``MatMul(x, W)`` by a constant weight made an int8 product
     (the value projections excepted under the ``"values-float32"`` scheme, not under ``"all"``), and
     how many were changed (0: the bytes come back unchanged).
@@ -598,7 +607,9 @@ def with_int8_matmuls(model: bytes, scheme: str = INT8_SCHEME) -> tuple[bytes, i
 
     ``W8`` and ``w`` are the model's own int8 values and per-column scales where it stores them as
     ``Mul(Cast(int8), scale)`` (the packaged model), so its weights stay bit for bit; a float weight
-    is quantized per column here (``w = max|W_column| / 127``). Products of two activations
+    is quantized per column here (``w = max|W_column| / 127``). ``weights`` is their layout, one of
+    :data:`WEIGHT_LAYOUTS`: ``"uint8"`` stores ``W8 + 128`` with that zero point, for the CPUs whose
+    u8s8 kernel saturates; the sums, and so the vectors, are the same. Products of two activations
     (attention scores) stay float32: they have no constant side to quantize ahead of time.
 
     The value projections (:func:`attention_values`) stay float32 too. Their rounding is what moves
@@ -618,7 +629,10 @@ def with_int8_matmuls(model: bytes, scheme: str = INT8_SCHEME) -> tuple[bytes, i
     tensors = {tensor.name: tensor for tensor in initializers(graph)}
     if any(tensor.data is None for tensor in tensors.values()):
         return model, 0
-    plan = plan_int8_products(graph, tensors, default_opset(model_fields), float32_values=scheme != "all")
+    if weights not in WEIGHT_LAYOUTS:
+        raise ValueError(f"weights must be one of {WEIGHT_LAYOUTS}, got {weights!r}")
+    unsigned = weights == "uint8"
+    plan = plan_int8_products(graph, tensors, default_opset(model_fields), scheme != "all", unsigned)
     if not plan.replaced:
         return model, 0
     return with_graph(model_fields, rewritten_graph(graph, plan), MICROSOFT), plan.changed
@@ -637,10 +651,15 @@ class Int8Plan:
 
 
 def plan_int8_products(
-    graph: list[Field], tensors: dict[str, Tensor], opset: int, float32_values: bool = True
+    graph: list[Field],
+    tensors: dict[str, Tensor],
+    opset: int,
+    float32_values: bool = True,
+    unsigned: bool = False,
 ) -> Int8Plan:
     """Find each ``MatMul`` by a constant weight and plan its int8 replacement (see
-    :func:`with_int8_matmuls`); each activation is quantized once for all the products reading it."""
+    :func:`with_int8_matmuls`); each activation is quantized once for all the products reading it.
+    ``unsigned``: the weights in the "uint8" layout (shifted by ZERO_POINT, which is their zero point)."""
     nodes = [
         (position, Node.parse(each.payload))
         for position, each in enumerate(graph)
@@ -669,13 +688,15 @@ def plan_int8_products(
         rows, row_scales = quantized[activation]
         name = f"indexer_int8_w{plan.changed}"
         plan.changed += 1
+        stored = (weight.values.astype(np.int16) + ZERO_POINT).astype(np.uint8) if unsigned else weight.values
         plan.new_tensors += [
-            tensor_proto(f"{name}_values", weight.values),
+            tensor_proto(f"{name}_values", stored),
             tensor_proto(f"{name}_scales", weight.scales),
         ]
+        zero_points = ["indexer_int8_zero_point"] * (2 if unsigned else 1)
         product = node_proto(
             "MatMulIntegerToFloat",
-            [rows, f"{name}_values", row_scales, f"{name}_scales", "indexer_int8_zero_point"],
+            [rows, f"{name}_values", row_scales, f"{name}_scales", *zero_points],
             node.outputs,
             f"{name}_matmul",
             MICROSOFT,
