@@ -654,7 +654,8 @@ class PostgresWriterLock:
             connection.close()
             return IndexLockedError(
                 f"root {self.root} of index {self.store.path} is being built by {current}; "
-                "try again later, or wait for it (--wait SECONDS)"
+                "try again later, or wait for it (--wait SECONDS)",
+                current,
             )
 
         wait_for(
