@@ -47,7 +47,9 @@ class Build:
 
     ``rules`` say what the walk passes over; ``settings`` are what the index records with its first
     commit when it has none yet (backend, model, fingerprint); ``reread`` re-chunks every file (the
-    chunker changed, the model did not).
+    chunker changed, the model did not); ``files_held`` is how many files of the root the index a
+    rebuild replaces holds (``store`` is then the empty scratch index, which cannot tell an emptied
+    folder from a new one by itself).
     """
 
     #: Files left out with a warning each time: the others (types no reader takes) are only counted.
@@ -63,6 +65,7 @@ class Build:
         rules: WalkRules | None = None,
         settings: dict[str, str] | None = None,
         reread: bool = False,
+        files_held: int | None = None,
     ) -> None:
         self.store = store
         self.root = root
@@ -73,6 +76,7 @@ class Build:
         self.skipped: list[corpus.SkippedFile] = []
         self.ignored = 0
         self.settings = settings
+        self.files_held = files_held
         self.clock = StageClock()
         self.warnings: list[str] = []
         self.planner = Planner(store, backend, chunk_settings, self._warn, self.clock, reread)
@@ -129,9 +133,10 @@ class Build:
             found = corpus.walk(self.root, self.rules)
         self._note_left_out(found)
         states = self.store.file_states(self.root_key)
-        if not found.files and states and not self.options.allow_empty:
+        held = len(states) if self.files_held is None else self.files_held
+        if not found.files and held and not self.options.allow_empty:
             raise ConfigError(
-                f"folder {self.root} has no files to index, but the index holds {len(states)} from it: "
+                f"folder {self.root} has no files to index, but the index holds {held} from it: "
                 "nothing is removed (is it unmounted, or emptied?); build with allow_empty "
                 "(--allow-empty) to remove them"
             )
