@@ -80,6 +80,27 @@ def test_a_build_killed_shows_as_interrupted_at_once_to_any_reader(tmp_path):
     assert after["outcome"] == "interrupted"  # no other build needed to notice
 
 
+def test_a_killed_builds_duration_ends_when_it_was_last_seen_alive(tmp_path, any_index):
+    folder = write_corpus(tmp_path / "docs", 200, paragraphs=1)
+    command = [sys.executable, str(TESTS / "build_worker.py"), str(any_index), str(folder)]
+    launched = time.monotonic()
+    worker = subprocess.Popen(
+        [*command, "--delay", "0.05", "--commit-seconds", "0.1"], stdout=subprocess.PIPE
+    )
+    assert worker.stdout.readline().strip() == b"started"
+    time.sleep(1.0)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    lived = time.monotonic() - launched
+    with Index.open(any_index, create=False) as index:
+        killed = index.status()["builds"][0]
+        time.sleep(1.0)
+        later = index.status()["builds"][0]
+    assert killed["outcome"] == later["outcome"] == "interrupted" and killed["finished_at"] is None
+    assert 0.9 <= killed["seconds"] <= lived  # from its start to its last commit, a tenth of a second apart
+    assert later["seconds"] == killed["seconds"]  # not the time since it started
+
+
 def test_sigterm_stops_a_build_that_records_it_was_interrupted(tmp_path):
     folder = write_corpus(tmp_path / "docs", 40)
     index_path = tmp_path / "index.db"

@@ -106,6 +106,7 @@ class Build:
             self.root_key,
             self.settings,
             self.dimensions,
+            self.options.commit_seconds,
         )
         try:
             try:
@@ -148,7 +149,6 @@ class Build:
             if self.writer.waiting or self.queue.in_flight:  # not for an unchanged file: most of a rerun
                 self._send_batches()
                 self._take_finished(block=False)
-                self.writer.write_ready(self.stopped)
             self.files = (number, len(found.files))
             self._show_progress()
         return {source.path for source in found.files}, found.unlistable, states
@@ -230,9 +230,12 @@ class Build:
         return vectors, time.perf_counter() - started
 
     def _take_finished(self, block: bool) -> None:
-        for batch, future in self.queue.finished(block):
+        """Check the batches whose answer is in (when ``block``, waiting for one, but no longer than
+        the writer's next timed commit), then commit what is ready."""
+        for batch, future in self.queue.finished(block, self.writer.seconds_to_commit()):
             self._finish_batch(batch, future)
             self._show_progress()
+        self.writer.write_ready(self.stopped)
 
     def _finish_batch(self, batch: Batch, future: Future) -> None:
         """Check a batch's answer: keep its vectors, or fail its texts (their files keep their old
@@ -280,7 +283,6 @@ class Build:
             if not self.queue.in_flight:
                 break
             self._take_finished(block=True)
-            self.writer.write_ready(self.stopped)
         self.writer.write_ready(self.stopped, flush=True)
         self.writer.finish()
 
@@ -303,7 +305,7 @@ class Build:
         with self.clock.timing("write"), self.store.transaction():
             for state in gone:
                 self.store.remove_file(state.id)
-            self.store.add_build_counts(build_id, removed)
+            self.store.add_build_counts(build_id, removed, time.time())
         self.writer.counts = self.writer.counts.plus(removed)
 
     # -- reporting --------------------------------------------------------------------------------

@@ -436,23 +436,29 @@ class SQLiteStore(MetaValues):
     def start_build(self, root: str, model: str, pid: int, host: str, started_at: float) -> int:
         with self.transaction():
             return self._value(
-                "INSERT INTO builds (root, started_at, model, pid, host) VALUES (?, ?, ?, ?, ?) RETURNING id",
-                (root, started_at, model, pid, host),
+                "INSERT INTO builds (root, started_at, seen_at, model, pid, host) "
+                "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                (root, started_at, started_at, model, pid, host),
             )
 
-    def add_build_counts(self, build_id: int, counts: BuildCounts) -> None:
+    def add_build_counts(self, build_id: int, counts: BuildCounts, seen_at: float) -> None:
         """Add what a group of files did to its build's record (inside that group's transaction), so
-        the record says what is committed even when the build dies before it ends."""
+        the record says what is committed, and when the build was last seen alive, even when it dies
+        before it ends."""
         added = BuildCounts.assignments("?", add=True)
-        self._rows(f"UPDATE builds SET {added} WHERE id = ?", (*counts.values(), build_id))
+        self._rows(
+            f"UPDATE builds SET {added}, seen_at = ? WHERE id = ?", (*counts.values(), seen_at, build_id)
+        )
 
     def finish_build(
         self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float
     ) -> None:
         counted = BuildCounts.assignments("?")
-        sql = f"UPDATE builds SET finished_at = ?, outcome = ?, error = ?, {counted} WHERE id = ?"
+        sql = (
+            f"UPDATE builds SET finished_at = ?, seen_at = ?, outcome = ?, error = ?, {counted} WHERE id = ?"
+        )
         with self.transaction():
-            self._rows(sql, (finished_at, outcome, error, *counts.values(), build_id))
+            self._rows(sql, (finished_at, finished_at, outcome, error, *counts.values(), build_id))
 
     def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
         sql = f"SELECT {', '.join(records.BUILD_FIELDS)} FROM builds ORDER BY id DESC LIMIT ?"
