@@ -23,7 +23,7 @@ import secrets
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import apsw
@@ -79,7 +79,6 @@ class SQLiteStore(MetaValues):
         self._value = self.connections.value
         self.query = self.connections.rows  # any read-only SQL, for tools and tests that look inside
         self.transaction = self.connections.transaction
-        self.snapshot = self.connections.snapshot
         self._many_searches = False
         self._matrix: VectorMatrix | None = None
         self._matrix_version: str | None = None
@@ -165,6 +164,24 @@ class SQLiteStore(MetaValues):
 
     def applied_migrations(self) -> list[str]:
         return [row[0] for row in self._rows(f"SELECT name FROM {migrations.RECORD_TABLE} ORDER BY version")]
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """A read transaction (see :meth:`Connections.snapshot`). A reader first follows an index
+        file deleted and built anew, or replaced, at its path: a server keeps answering from the
+        index the path holds now, not from a deleted file."""
+        if not self.writable and self.connections.reopen_if_replaced(self._is_current_index):
+            self._has_vector_table = False
+        return self.connections.snapshot()
+
+    @staticmethod
+    def _is_current_index(connection: apsw.Connection) -> bool:
+        """Whether ``connection`` reads an index with every migration applied (one a build is still
+        creating is not one yet)."""
+        try:
+            rows = connection.execute(f"SELECT version FROM {migrations.RECORD_TABLE}").fetchall()
+        except apsw.Error:
+            return False
+        return not migrations.pending(ENGINE, {row[0] for row in rows})
 
     def writer_lock(self, root: str) -> FileWriterLock:
         """One writer per SQLite file, whatever the root: SQLite has one writer at a time anyway."""
@@ -381,7 +398,7 @@ class SQLiteStore(MetaValues):
             if self._matrix is None or version != self._matrix_version:
                 self._matrix = None  # let the old copy go before the new one is read, not after
                 # one snapshot (unless the caller holds one), so the count matches the rows read
-                with nullcontext() if self.db.in_transaction else self.snapshot():
+                with nullcontext() if self.db.in_transaction else self.connections.snapshot():
                     count = self._value(f"SELECT count(*) FROM {VECTOR_TABLE}")
                     try:
                         rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
