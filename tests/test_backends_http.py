@@ -822,6 +822,18 @@ def test_a_server_giving_another_dimension_is_refused_and_named() -> None:
     assert f"it gives 32-dimension vectors, {good.base_url} 64-dimension ones" in str(refused)
 
 
+def test_a_checked_server_that_switches_dimension_is_refused_at_its_first_such_answer_and_named() -> None:
+    with OpenAIServer(latency=0.1) as steady, OpenAIServer(latency=0.1) as swapped:
+        with openai_backend(steady, base_url=[steady.base_url, swapped.base_url]) as backend:
+            embed_at_once(backend, [["a"], ["b"]])  # one batch on each: both checked, 64 dimensions
+            swapped.dimension = 32  # its model is swapped underneath the build
+            results = embed_at_once(backend, [["c"], ["d"]])
+    refused = [result for result in results if isinstance(result, BackendError)]
+    assert len(refused) == 1 and isinstance(refused[0], BackendUnreachableError)
+    assert str(refused[0]).startswith(f"openai backend at {swapped.base_url}: serves another model")
+    assert "it now gives 32-dimension vectors, where they gave 64-dimension ones" in str(refused[0])
+
+
 def test_servers_of_the_same_model_are_checked_once_each() -> None:
     with (
         OllamaServer(latency=0.1) as first,

@@ -573,6 +573,30 @@ def test_a_server_serving_another_model_stops_the_build_naming_it_and_none_of_it
     assert_every_vector_is_its_chunks(index_path, "search_document: ")  # the first server's, each of them
 
 
+class SwappedServer(OllamaServer):
+    """An Ollama server whose model is swapped after ``after`` requests: 32-dimension vectors from then on."""
+
+    def __init__(self, after: int, **options: Any) -> None:
+        super().__init__(**options)
+        self.after = after
+
+    def vector(self, text: str, dimension: int | None = None):
+        return super().vector(text, 32 if len(self.requests) > self.after else dimension)
+
+
+def test_a_server_switching_dimension_mid_build_stops_it_at_once_naming_that_server(bikes, index_path):
+    with OllamaServer(latency=0.05) as steady, SwappedServer(after=3, latency=0.05) as swapped:
+        backend = OllamaBackend("nomic-embed-text", host=[steady.url, swapped.url], **fast())
+        report, _ = build(index_path, bikes, backend, batch_size=2)
+    assert report.exit_code == 4
+    assert report.stopped.startswith(f"ollama backend at {swapped.url}/: serves another model")
+    assert "it now gives 32-dimension vectors, where they gave 64-dimension ones" in report.stopped
+    assert len(swapped.requests) <= 3 + 2  # its window when its first such answer came, and no more
+    assert report.files_failed > 0
+    assert all(report.stopped in failure.reason for failure in report.failures), report.failures
+    assert_every_vector_is_its_chunks(index_path, "search_document: ")  # every stored vector is 64 long
+
+
 def test_several_servers_are_recorded_the_fingerprint_ignores_them_and_a_query_goes_to_the_first_that_answers(
     bikes, tmp_path
 ):

@@ -22,6 +22,9 @@ one, and the same rules then give the retries a single server always had.
   a cosine of at least :data:`SAME_MODEL_COSINE`. The first server to answer is the reference (the
   first listed, unless it is down). A server that disagrees is named in a
   :class:`BackendUnreachableError`: like a server without the model, it stops the build (exit 4).
+  A server checked once is then held to the length of the vectors the servers gave: one that answers
+  with another length later (its model swapped underneath the build) is named and stops the build
+  the same way, at its first such answer.
 """
 
 from __future__ import annotations
@@ -78,6 +81,8 @@ class ServerPool:
         self.servers = [Server(client, order) for order, client in enumerate(clients)]
         self.settings = settings
         self._changed = threading.Condition()
+        #: The length of the vectors the servers give, from the first usable answer of several servers.
+        self.width: int | None = None
 
     @property
     def clients(self) -> list[HttpClient]:
@@ -94,6 +99,7 @@ class ServerPool:
             try:
                 vectors = embed_on(server.client, texts)
                 self._check_same_model(server, texts, vectors, embed_on)
+                self._check_width(server, vectors, len(texts))
             except ServerFailure as failure:
                 self._failed(server, sent, failure, in_flight=True)
                 self._refuse_long_wait(server, failure)
@@ -210,11 +216,12 @@ class ServerPool:
             for judge in self._judges(server):
                 sent = time.monotonic()
                 try:
-                    theirs = _first_vector(embed_on(judge.client, texts[:1]), 1)
+                    answer = embed_on(judge.client, texts[:1])
                 except ServerFailure as failure:
                     self._failed(judge, sent, failure, in_flight=False)
                     continue
-                _compare(server.client, judge.client, mine, theirs)
+                self._check_width(judge, answer, 1)  # a judge whose model changed is named, not ``server``
+                _compare(server.client, judge.client, mine, _first_vector(answer, 1))
                 self._mark_checked(server, judge)
                 return
             if not self._claim_reference(server):
@@ -222,6 +229,26 @@ class ServerPool:
                     "cannot be checked against the servers already in use: none of them answers now",
                     server.client.base_url,
                 )
+
+    def _check_width(self, server: Server, vectors: Any, count: int) -> None:
+        """Raise when ``server``, one of several, answers with vectors of another length than the
+        servers gave so far: its model changed since it was checked."""
+        if len(self.servers) == 1:
+            return
+        width = _width(vectors, count)
+        if width is None:
+            return  # an answer the vector check refuses
+        with self._changed:
+            if self.width is None:
+                self.width = width
+            expected = self.width
+        if width != expected:
+            raise server.client.error(
+                BackendUnreachableError,
+                f"serves another model than the other servers: it now gives {width}-dimension vectors, "
+                f"where they gave {expected}-dimension ones; every server of a backend must serve the "
+                "same model",
+            )
 
     def _judges(self, server: Server) -> list[Server]:
         """Who may tell whether ``server`` serves the right model: the checked servers that are not
@@ -262,6 +289,14 @@ def _first_vector(vectors: Any, count: int) -> np.ndarray | None:
     if first.ndim != 1 or not first.size or not np.isfinite(first).all() or not first.any():
         return None
     return first
+
+
+def _width(vectors: Any, count: int) -> int | None:
+    """The length of the first of ``count`` vectors, or None when the answer is not one per text."""
+    try:
+        return len(vectors[0]) if count and len(vectors) == count else None
+    except (TypeError, IndexError, KeyError):
+        return None
 
 
 def _compare(client: HttpClient, judge: HttpClient, mine: np.ndarray, theirs: np.ndarray | None) -> None:
