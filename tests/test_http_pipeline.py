@@ -414,7 +414,6 @@ def test_retry_after_in_whole_seconds_is_waited_for(bikes, index_path, openai_se
 @pytest.mark.parametrize(
     ("fault", "options", "requests", "complaint"),
     [
-        ("unavailable", {}, 5, r"HTTP 503: service unavailable; gave up after 5 attempts"),
         ("rate_limit", {"retry_after": 3600}, 1, r"HTTP 429: .*asks to wait 3600 s"),
         ("malformed", {}, 1, r"malformed JSON"),
         ("too_few", {}, 1, r"vectors for \d+ inputs|but the answer has missing index"),
@@ -435,6 +434,31 @@ def test_a_batch_the_server_spoils_fails_its_files_and_leaves_them_as_they_were(
     assert_one_line_naming_file_and_batch(report)
     assert all(re.search(complaint, failure.reason) for failure in report.failures), report.failures[0].reason
     assert snapshot(index_path) == built_index
+
+
+def test_a_batch_still_refused_when_the_retry_budget_is_spent_fails_its_files(
+    bikes, index_path, server, built_index
+):
+    server.fail_next(100_000, "unavailable")
+    report, _ = build(index_path, bikes, backend_for(server, **fast(retry_seconds=0.2)), batch_size=100)
+    assert report.exit_code == 1 and report.stopped is None
+    assert report.files_failed == 6 and report.files_changed == 0
+    assert_one_line_naming_file_and_batch(report)
+    complaint = rf"HTTP 503: service unavailable; gave up after {len(server.requests)} attempts in 0\.2 s"
+    assert all(re.search(complaint, failure.reason) for failure in report.failures), report.failures[0].reason
+    after = snapshot(index_path)  # the recorded backend follows its new retry_seconds; the rest stays
+    assert {key: after[key] for key in after if key != "meta"} == {
+        key: built_index[key] for key in built_index if key != "meta"
+    }
+
+
+def test_a_build_finishes_against_an_ollama_server_that_sheds_every_second_request(bikes, index_path):
+    with OllamaServer(shed_every=2) as server:
+        server.fail_next(12, "unavailable")  # and a burst first: more than two batches of five attempts
+        report, _ = build(index_path, bikes, backend_for(server), batch_size=2)
+    assert report.exit_code == 0 and report.failures == [] and report.files_added == 6
+    assert report.requests == len(server.requests) >= 12 + 2 * report.batches - 1
+    assert_every_vector_is_its_chunks(index_path, "search_document: ")
 
 
 def test_duplicated_indexes_in_an_openai_answer_fail_the_batch(bikes, index_path, openai_server):
