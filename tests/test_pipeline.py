@@ -356,3 +356,27 @@ def test_a_build_stopped_by_sigterm_keeps_what_it_embedded_and_the_next_run_resu
     assert report.files_unchanged == kept["files"] and report.files_added == 60 - kept["files"]
     with Index.open(index_path, create=False) as index:
         assert report.chunks_embedded == index.store.counts()["chunks"] - kept["chunks"]
+
+
+class InterruptedBackend(HashBackend):
+    """Ctrl-C while batch ``at`` is being embedded, the others a little slow."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at = at
+
+    def embed(self, texts: list[str]):
+        time.sleep(0.01)
+        if self.calls + 1 == self.at:
+            raise KeyboardInterrupt
+        return super().embed(texts)
+
+
+def test_an_interrupted_builds_record_counts_every_file_it_committed(index_path, tmp_path):
+    folder = write_corpus(tmp_path / "docs", 30, paragraphs=4)
+    with Index.open(index_path) as index, pytest.raises(KeyboardInterrupt):
+        index.build(folder, backend=InterruptedBackend(at=20), batch_size=2, commit_seconds=0.05)
+    with Index.open(index_path, create=False) as index:
+        kept, record = index.store.counts(), index.status()["builds"][0]
+    assert record["outcome"] == "interrupted" and 0 < kept["files"] < 30
+    assert (record["files_added"], record["chunks_embedded"]) == (kept["files"], kept["chunks"])

@@ -115,6 +115,7 @@ class Build:
             finally:  # the embedding threads end first (batches not started are dropped), then the writes
                 embed_pool.shutdown(wait=True, cancel_futures=True)
                 write_pool.shutdown(wait=True)
+                self.writer.settle()
                 if self.options.progress is not None:
                     self.options.progress.finish()
             self._remove_deleted(build_id, seen, unlistable, states)

@@ -124,14 +124,22 @@ class GroupWriter:
         the vectors only it needed: they are in the index now, where re-use finds them."""
         if self._writing is None:
             return
-        (writing, group), self._writing = self._writing, None
-        self.clock.add("write", writing.result())
+        writing, group = self._writing
+        self.clock.add("write", writing.result())  # an interruption here leaves the group to settle()
+        self._writing = None
         self.counts = self.counts.plus(group.counts)
         self.files_unchanged += len(group.touched)
         if group.settings is not None:
             self.settings = None
         needed = {h for pending in (*self.waiting, *self._ready) for h in pending.text_hashes}
         self.queue.forget(needed)
+
+    def settle(self) -> None:
+        """Count the group the writer thread committed after the build was interrupted (it finishes a
+        commit it began), so the build's last record says all that is committed; a commit that failed
+        is left uncounted, its error being the writer's, not the interruption's."""
+        if self._writing is not None and self._writing[0].done() and self._writing[0].exception() is None:
+            self.await_write()
 
     def _failure_of(self, pending: PendingFile) -> str | None:
         return next((reason for h in pending.text_hashes if (reason := self.queue.failure(h))), None)
