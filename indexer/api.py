@@ -201,6 +201,7 @@ class Index:
         allow_secrets: Sequence[str] | str | None = None,
         allow_empty: bool = False,
         wait: float = 0,
+        commit_seconds: float | None = None,
         progress: bool | Progress = False,
         warn: Callable[[str], None] | None = None,
     ) -> BuildReport:
@@ -213,7 +214,8 @@ class Index:
             rebuild: build a fresh index when the settings differ from the index's, and swap it in
                 at the end (queries keep answering from the old one meanwhile).
             batch_size, concurrency, chunk_tokens, ignore_files, include, exclude, allow_secrets,
-                allow_empty, wait, warn: see :class:`indexer.pipeline.BuildOptions`.
+                allow_empty, wait, commit_seconds, warn: see :class:`indexer.pipeline.BuildOptions`
+                (commit_seconds None: its default).
                 chunk_tokens and the walk's settings (ignore_files, include, exclude,
                 allow_secrets) are recorded: None re-uses what the index holds for them.
             progress: True for a bar on a terminal (else a line every 30 s), or a
@@ -231,6 +233,8 @@ class Index:
         from indexer.pipeline.run import build_root
 
         given = {"warn": warn} if warn is not None else {}
+        if commit_seconds is not None:
+            given["commit_seconds"] = commit_seconds
         options = BuildOptions(
             batch_size=batch_size,
             concurrency=concurrency,
@@ -390,17 +394,20 @@ class Index:
 
 def _build_status(store: IndexStore, build: dict[str, Any]) -> dict[str, Any]:
     """A build's record for people: ISO 8601 local times, its duration, and ``interrupted`` for a
-    build still marked running whose process is gone (killed, or stopped by SIGTERM)."""
-    started, finished = build["started_at"], build["finished_at"]
+    build still marked running whose process is gone (killed, or stopped by SIGTERM). A build that
+    runs has lasted until now; one that ended without saying so, until it was last seen alive."""
+    started, finished, seen = build["started_at"], build["finished_at"], build["seen_at"]
     outcome = build["outcome"]
     if outcome == "running" and not _still_running(store, build):
         outcome = "interrupted"
+    ended = finished if finished is not None else (time.time() if outcome == "running" else seen)
     return {
         **build,
         "outcome": outcome,
         "started_at": iso_time(started),
         "finished_at": iso_time(finished) if finished is not None else None,
-        "seconds": round((finished if finished is not None else time.time()) - started, 3),
+        "seen_at": iso_time(seen),
+        "seconds": round(ended - started, 3),
     }
 
 

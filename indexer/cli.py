@@ -107,10 +107,13 @@ def iso_time_now() -> str:
 class IndexerGroup(click.Group):
     """Turns library errors into one line (or one JSON object, with ``--json``) and the documented
     exit code; SIGTERM, as ``kill``, ``timeout`` and ``systemctl stop`` send it, stops a command as
-    Ctrl-C does, so a build records that it was interrupted."""
+    Ctrl-C does, so a build records that it was interrupted: exit 143 for SIGTERM, 130 for Ctrl-C."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        signal.signal(signal.SIGTERM, _interrupt)
+        _received.clear()
+        for number in INTERRUPTING_SIGNALS:
+            if signal.getsignal(number) is not signal.SIG_IGN:  # a background job ignores Ctrl-C
+                signal.signal(number, _interrupt)
         try:
             return super().invoke(ctx)
         except IndexerError as error:
@@ -118,8 +121,8 @@ class IndexerGroup(click.Group):
         except OSError as error:  # the system refused something the library did not expect to fail
             self._fail(ctx, describe_os_error(error), StorageError.exit_code)
         except KeyboardInterrupt as error:
-            code = 128 + getattr(error, "signal_number", signal.SIGINT)
-            self._fail(ctx, f"interrupted ({error or 'Ctrl-C'})", code)
+            number = getattr(error, "signal_number", None) or (_received[-1] if _received else signal.SIGINT)
+            self._fail(ctx, f"interrupted ({INTERRUPTING_SIGNALS[number]})", 128 + number)
         except click.UsageError as error:
             output = ctx.meta.get("output")
             if output is None or not output.as_json:
@@ -133,14 +136,26 @@ class IndexerGroup(click.Group):
         ctx.exit(code)
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, as Ctrl-C raises KeyboardInterrupt."""
+#: The signals that stop a command, and how its one-line message names them.
+INTERRUPTING_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+#: The signals received since the command started. A library that catches the KeyboardInterrupt a
+#: handler raised may raise a bare one of its own (watchfiles does, while ``index watch`` waits for
+#: changes), which no longer says which signal it was.
+_received: list[int] = []
 
-    signal_number = signal.SIGTERM
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM, raised where the program is, as Ctrl-C raises KeyboardInterrupt, with the
+    signal that raised it."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(INTERRUPTING_SIGNALS[signal_number])
+        self.signal_number = signal_number
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    raise Interrupted("SIGTERM")
+    _received.append(signum)
+    raise Interrupted(signum)
 
 
 def describe_os_error(error: OSError) -> str:

@@ -37,9 +37,13 @@ class SettingsChangedError(ConfigError):
 
 
 class IndexLockedError(IndexerError):
-    """Another build holds the index's writer lock."""
+    """Another build holds the index's writer lock; ``holder`` says who, when that is known."""
 
     exit_code = 3
+
+    def __init__(self, message: str, holder: str | None = None) -> None:
+        super().__init__(message)
+        self.holder = holder
 
 
 class BackendError(IndexerError):

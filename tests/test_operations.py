@@ -15,6 +15,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from conftest import REPO, write
 from helpers import HashBackend, index_command, write_corpus
@@ -79,6 +80,27 @@ def test_a_build_killed_shows_as_interrupted_at_once_to_any_reader(tmp_path):
     assert after["outcome"] == "interrupted"  # no other build needed to notice
 
 
+def test_a_killed_builds_duration_ends_when_it_was_last_seen_alive(tmp_path, any_index):
+    folder = write_corpus(tmp_path / "docs", 200, paragraphs=1)
+    command = [sys.executable, str(TESTS / "build_worker.py"), str(any_index), str(folder)]
+    launched = time.monotonic()
+    worker = subprocess.Popen(
+        [*command, "--delay", "0.05", "--commit-seconds", "0.1"], stdout=subprocess.PIPE
+    )
+    assert worker.stdout.readline().strip() == b"started"
+    time.sleep(1.0)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    lived = time.monotonic() - launched
+    with Index.open(any_index, create=False) as index:
+        killed = index.status()["builds"][0]
+        time.sleep(1.0)
+        later = index.status()["builds"][0]
+    assert killed["outcome"] == later["outcome"] == "interrupted" and killed["finished_at"] is None
+    assert 0.9 <= killed["seconds"] <= lived  # from its start to its last commit, a tenth of a second apart
+    assert later["seconds"] == killed["seconds"]  # not the time since it started
+
+
 def test_sigterm_stops_a_build_that_records_it_was_interrupted(tmp_path):
     folder = write_corpus(tmp_path / "docs", 40)
     index_path = tmp_path / "index.db"
@@ -93,6 +115,20 @@ def test_sigterm_stops_a_build_that_records_it_was_interrupted(tmp_path):
     assert stderr.strip() == "error: interrupted (SIGTERM)"
     info = json.loads(cli("status", "--db", str(index_path), "--json").stdout)
     assert info["builds"][0]["outcome"] == "interrupted" and info["builds"][0]["finished_at"]
+
+
+def test_ctrl_c_stops_a_build_with_130_and_a_plain_message(tmp_path):
+    folder = write_corpus(tmp_path / "docs", 40)
+    index_path = tmp_path / "index.db"
+    with OllamaServer(latency=0.2) as server:
+        builder = ollama_build(folder, index_path, server)
+        deadline = time.monotonic() + 60
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.02)
+        builder.send_signal(signal.SIGINT)
+        stdout, stderr = builder.communicate(timeout=60)
+    assert builder.returncode == 128 + signal.SIGINT
+    assert stderr.strip() == "error: interrupted (Ctrl-C)"
 
 
 # -- logs a machine can read ----------------------------------------------------------------------
@@ -152,6 +188,24 @@ def test_watch_json_lines_carry_a_time_and_sigterm_ends_it_with_one(tmp_path, do
     last = json.loads(rest.splitlines()[-1])
     assert last["level"] == "error" and last["message"] == "interrupted (SIGTERM)" and stderr == ""
     assert watcher.returncode == 128 + signal.SIGTERM
+
+
+@pytest.mark.parametrize(
+    ("signal_number", "name"),
+    [(signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "Ctrl-C")],
+    ids=["sigterm", "ctrl-c"],
+)
+def test_watch_waiting_for_changes_ends_with_143_on_sigterm_and_130_on_ctrl_c(
+    tmp_path, docs, signal_number, name
+):
+    command = [*index_command(), "watch", str(docs), "--db", str(tmp_path / "index.db")]
+    watcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "3 files indexed" in watcher.stdout.readline()
+    time.sleep(1.0)  # past the build: waiting for file events
+    watcher.send_signal(signal_number)
+    _, stderr = watcher.communicate(timeout=60)
+    assert watcher.returncode == 128 + signal_number
+    assert stderr.strip() == f"error: interrupted ({name})"
 
 
 # -- progress -------------------------------------------------------------------------------------

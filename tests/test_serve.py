@@ -10,6 +10,7 @@ import signal
 import subprocess
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -286,3 +287,36 @@ def test_the_server_follows_a_rebuild_underneath_it(server, sample_db, env, tmp_
         env=env,
     )
     same_hits(served.json(), json.loads(local.stdout))
+
+
+def test_the_server_answers_from_an_index_deleted_and_built_anew_at_its_path(
+    server, sample_db, env, tmp_path
+):
+    def statuses() -> list[dict]:  # at once, so that several of the server's threads answer
+        with ThreadPoolExecutor(8) as pool:
+            return list(pool.map(lambda _: server.get("/status").json(), range(24)))
+
+    files = server.get("/status").json()["files"]
+    assert {status["files"] for status in statuses()} == {files} and files > 1
+    for suffix in ("", "-wal", "-shm"):  # `rm index.db*`, the advice for a damaged index
+        Path(f"{sample_db}{suffix}").unlink(missing_ok=True)
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "quokka.md").write_text("# Quokkas\n\nA quokka lives on Rottnest Island.\n")
+    built = run_index(
+        "build",
+        str(notes),
+        "--db",
+        str(sample_db),
+        "--backend",
+        "hash-plugin",
+        "--model",
+        "plugin-v1",
+        "-q",
+        env=env,
+    )
+    assert built.returncode == 0, built.stderr
+    assert {(status["files"], status["roots"][0]["path"]) for status in statuses()} == {(1, str(notes))}
+    hits = server.get("/search", params={"q": "quokka", "mode": "keyword"}).json()
+    assert [hit["path"] for hit in hits] == ["quokka.md"]
+    assert server.get("/search", params={"q": "flat tyre", "mode": "keyword"}).json() == []

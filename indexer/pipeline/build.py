@@ -47,7 +47,9 @@ class Build:
 
     ``rules`` say what the walk passes over; ``settings`` are what the index records with its first
     commit when it has none yet (backend, model, fingerprint); ``reread`` re-chunks every file (the
-    chunker changed, the model did not).
+    chunker changed, the model did not); ``files_held`` is how many files of the root the index a
+    rebuild replaces holds (``store`` is then the empty scratch index, which cannot tell an emptied
+    folder from a new one by itself).
     """
 
     #: Files left out with a warning each time: the others (types no reader takes) are only counted.
@@ -63,6 +65,7 @@ class Build:
         rules: WalkRules | None = None,
         settings: dict[str, str] | None = None,
         reread: bool = False,
+        files_held: int | None = None,
     ) -> None:
         self.store = store
         self.root = root
@@ -73,6 +76,7 @@ class Build:
         self.skipped: list[corpus.SkippedFile] = []
         self.ignored = 0
         self.settings = settings
+        self.files_held = files_held
         self.clock = StageClock()
         self.warnings: list[str] = []
         self.planner = Planner(store, backend, chunk_settings, self._warn, self.clock, reread)
@@ -102,6 +106,7 @@ class Build:
             self.root_key,
             self.settings,
             self.dimensions,
+            self.options.commit_seconds,
         )
         try:
             try:
@@ -110,6 +115,7 @@ class Build:
             finally:  # the embedding threads end first (batches not started are dropped), then the writes
                 embed_pool.shutdown(wait=True, cancel_futures=True)
                 write_pool.shutdown(wait=True)
+                self.writer.settle()
                 if self.options.progress is not None:
                     self.options.progress.finish()
             self._remove_deleted(build_id, seen, unlistable, states)
@@ -129,9 +135,10 @@ class Build:
             found = corpus.walk(self.root, self.rules)
         self._note_left_out(found)
         states = self.store.file_states(self.root_key)
-        if not found.files and states and not self.options.allow_empty:
+        held = len(states) if self.files_held is None else self.files_held
+        if not found.files and held and not self.options.allow_empty:
             raise ConfigError(
-                f"folder {self.root} has no files to index, but the index holds {len(states)} from it: "
+                f"folder {self.root} has no files to index, but the index holds {held} from it: "
                 "nothing is removed (is it unmounted, or emptied?); build with allow_empty "
                 "(--allow-empty) to remove them"
             )
@@ -143,7 +150,6 @@ class Build:
             if self.writer.waiting or self.queue.in_flight:  # not for an unchanged file: most of a rerun
                 self._send_batches()
                 self._take_finished(block=False)
-                self.writer.write_ready(self.stopped)
             self.files = (number, len(found.files))
             self._show_progress()
         return {source.path for source in found.files}, found.unlistable, states
@@ -225,9 +231,12 @@ class Build:
         return vectors, time.perf_counter() - started
 
     def _take_finished(self, block: bool) -> None:
-        for batch, future in self.queue.finished(block):
+        """Check the batches whose answer is in (when ``block``, waiting for one, but no longer than
+        the writer's next timed commit), then commit what is ready."""
+        for batch, future in self.queue.finished(block, self.writer.seconds_to_commit()):
             self._finish_batch(batch, future)
             self._show_progress()
+        self.writer.write_ready(self.stopped)
 
     def _finish_batch(self, batch: Batch, future: Future) -> None:
         """Check a batch's answer: keep its vectors, or fail its texts (their files keep their old
@@ -275,7 +284,6 @@ class Build:
             if not self.queue.in_flight:
                 break
             self._take_finished(block=True)
-            self.writer.write_ready(self.stopped)
         self.writer.write_ready(self.stopped, flush=True)
         self.writer.finish()
 
@@ -298,7 +306,7 @@ class Build:
         with self.clock.timing("write"), self.store.transaction():
             for state in gone:
                 self.store.remove_file(state.id)
-            self.store.add_build_counts(build_id, removed)
+            self.store.add_build_counts(build_id, removed, time.time())
         self.writer.counts = self.writer.counts.plus(removed)
 
     # -- reporting --------------------------------------------------------------------------------

@@ -512,15 +512,18 @@ class PostgresStore(MetaValues):
 
     def start_build(self, root: str, model: str, pid: int, host: str, started_at: float) -> int:
         return self._rows(
-            "INSERT INTO builds (root, started_at, model, pid, host) "
-            "VALUES (%s, %s, %s, %s, %s) RETURNING id",
-            (root, started_at, model, pid, host),
+            "INSERT INTO builds (root, started_at, seen_at, model, pid, host) "
+            "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
+            (root, started_at, started_at, model, pid, host),
         )[0][0]
 
-    def add_build_counts(self, build_id: int, counts: BuildCounts) -> None:
-        """Add what a group of files did to its build's record (inside that group's transaction)."""
+    def add_build_counts(self, build_id: int, counts: BuildCounts, seen_at: float) -> None:
+        """Add what a group of files did to its build's record, and when it was last seen alive
+        (inside that group's transaction)."""
         added = BuildCounts.assignments("%s", add=True)
-        self._execute(f"UPDATE builds SET {added} WHERE id = %s", (*counts.values(), build_id))
+        self._execute(
+            f"UPDATE builds SET {added}, seen_at = %s WHERE id = %s", (*counts.values(), seen_at, build_id)
+        )
 
     def finish_build(
         self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float
@@ -528,8 +531,11 @@ class PostgresStore(MetaValues):
         """Record how a build ended, after making the HNSW index if this was the first build."""
         self.create_vector_index()
         counted = BuildCounts.assignments("%s")
-        sql = f"UPDATE builds SET finished_at = %s, outcome = %s, error = %s, {counted} WHERE id = %s"
-        self._execute(sql, (finished_at, outcome, error, *counts.values(), build_id))
+        sql = (
+            f"UPDATE builds SET finished_at = %s, seen_at = %s, outcome = %s, error = %s, {counted} "
+            "WHERE id = %s"
+        )
+        self._execute(sql, (finished_at, finished_at, outcome, error, *counts.values(), build_id))
 
     def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
         sql = f"SELECT {', '.join(records.BUILD_FIELDS)} FROM builds ORDER BY id DESC LIMIT %s"
@@ -654,7 +660,8 @@ class PostgresWriterLock:
             connection.close()
             return IndexLockedError(
                 f"root {self.root} of index {self.store.path} is being built by {current}; "
-                "try again later, or wait for it (--wait SECONDS)"
+                "try again later, or wait for it (--wait SECONDS)",
+                current,
             )
 
         wait_for(
