@@ -26,7 +26,7 @@ from fastapi.responses import FileResponse, JSONResponse
 from starlette.staticfiles import StaticFiles
 
 from indexer.api import Index
-from indexer.search import MAX_K, MODES, STOPWORDS
+from indexer.search import MODES, STOPWORDS
 from indexer.serving.hosts import HostRule
 
 STATIC = Path(str(files("indexer.serving") / "static"))
@@ -74,9 +74,9 @@ def add_page_routes(app: FastAPI, index: Index) -> None:
 
     @app.get("/page/settings", include_in_schema=False)
     def settings() -> dict[str, Any]:
-        """The search modes, the largest ``k`` and the words a keyword search leaves out (which the
-        page does not highlight)."""
-        return {"modes": list(MODES), "max_k": MAX_K, "stopwords": sorted(STOPWORDS)}
+        """The search modes (the first is the default) and the words a keyword search leaves out,
+        which the page does not mark."""
+        return {"modes": list(MODES), "stopwords": sorted(STOPWORDS)}
 
     @app.get("/page/file", include_in_schema=False)
     def file(root: str, path: str) -> dict[str, str | None]:
@@ -116,6 +116,9 @@ class BrowserGuard:
             await send(message)
 
         refusal = self._refusal(scope)
+        if refusal is not None and scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 1008})  # policy violation
+            return
         if refusal is not None:
             await refusal(scope, receive, secured)
             return

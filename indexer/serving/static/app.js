@@ -96,7 +96,10 @@ function showView() {
   const status = location.hash === "#status";
   $("search-view").hidden = status;
   $("status-view").hidden = !status;
-  for (const [tab, current] of [["tab-search", !status], ["tab-status", status]]) {
+  for (const [tab, current] of [
+    ["tab-search", !status],
+    ["tab-status", status],
+  ]) {
     if (current) $(tab).setAttribute("aria-current", "page");
     else $(tab).removeAttribute("aria-current");
   }
@@ -130,7 +133,11 @@ async function searchNow() {
   }
   const controller = new AbortController();
   state.controller = controller;
-  const params = new URLSearchParams({ q: question, k: RESULTS, mode: form.mode.value || state.settings.modes[0] });
+  const params = new URLSearchParams({
+    q: question,
+    k: RESULTS,
+    mode: form.mode.value || state.settings.modes[0],
+  });
   for (const name of ["root", "type", "path"]) {
     const value = form[name].value.trim();
     if (value) params.set(name, value);
@@ -239,7 +246,8 @@ function select(index) {
   const items = resultsList.children;
   if (!items.length) return;
   index = Math.max(0, Math.min(items.length - 1, index));
-  if (state.selected >= 0 && items[state.selected]) items[state.selected].setAttribute("aria-selected", "false");
+  if (state.selected >= 0 && items[state.selected])
+    items[state.selected].setAttribute("aria-selected", "false");
   state.selected = index;
   const item = items[index];
   item.setAttribute("aria-selected", "true");
@@ -268,11 +276,23 @@ function fold(word) {
   return word.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase();
 }
 
-const SUFFIXES = [["ingly", ""], ["edly", ""], ["ing", ""], ["ies", "y"], ["ied", "y"], ["es", ""], ["ed", ""], ["ly", ""], ["s", ""], ["e", ""]];
+const SUFFIXES = [
+  ["ingly", ""],
+  ["edly", ""],
+  ["ing", ""],
+  ["ies", "y"],
+  ["ied", "y"],
+  ["es", ""],
+  ["ed", ""],
+  ["ly", ""],
+  ["s", ""],
+  ["e", ""],
+];
 
 function stem(word) {
   for (const [suffix, replacement] of SUFFIXES) {
-    if (word.length - suffix.length >= 3 && word.endsWith(suffix)) return word.slice(0, -suffix.length) + replacement;
+    if (word.length - suffix.length >= 3 && word.endsWith(suffix))
+      return word.slice(0, -suffix.length) + replacement;
   }
   return word;
 }
@@ -377,7 +397,8 @@ function showLines(passage, hit, scroll) {
   const firstHit = text.querySelector(".hit");
   if (scroll === "top") text.scrollTop = 0;
   else if (scroll === "keep") text.scrollTop = kept;
-  else if (firstHit) text.scrollTop = Math.max(0, firstHit.offsetTop - text.offsetTop - text.clientHeight / 5);
+  else if (firstHit)
+    text.scrollTop = Math.max(0, firstHit.offsetTop - text.offsetTop - text.clientHeight / 5);
 }
 
 function widen(lines) {

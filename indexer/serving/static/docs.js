@@ -63,7 +63,8 @@ function operationSection(path, method, operation) {
 function parameterTable(parameters) {
   const table = element("table", "table");
   const head = document.createElement("tr");
-  for (const name of ["Parameter", "In", "Type", "Default", "Description"]) head.append(element("th", "", name));
+  for (const name of ["Parameter", "In", "Type", "Default", "Description"])
+    head.append(element("th", "", name));
   table.append(head);
   for (const parameter of parameters) {
     const row = document.createElement("tr");
@@ -75,7 +76,11 @@ function parameterTable(parameters) {
       name,
       element("td", "", parameter.in),
       element("td", "", typeOf(schema)),
-      element("td", "", schema.default === undefined || schema.default === null ? "" : String(schema.default)),
+      element(
+        "td",
+        "",
+        schema.default === undefined || schema.default === null ? "" : String(schema.default),
+      ),
       withCode("td", parameter.description || schema.description || ""),
     );
     table.append(row);
@@ -84,7 +89,11 @@ function parameterTable(parameters) {
 }
 
 function typeOf(schema) {
-  if (schema.anyOf) return schema.anyOf.map(typeOf).filter((kind) => kind !== "null").join(" or ");
+  if (schema.anyOf)
+    return schema.anyOf
+      .map(typeOf)
+      .filter((kind) => kind !== "null")
+      .join(" or ");
   if (schema.enum) return `one of ${schema.enum.join(", ")}`;
   if (schema.type === "array") return `${typeOf(schema.items || {})}, repeatable`;
   const kind = schema.type || "any";
@@ -108,7 +117,11 @@ function tryForm(path, method, parameters) {
     input.autocomplete = "off";
     input.spellcheck = false;
     const schema = parameter.schema || {};
-    input.placeholder = isList(schema) ? "values, comma-separated" : schema.default !== undefined ? String(schema.default) : "";
+    input.placeholder = isList(schema)
+      ? "values, comma-separated"
+      : schema.default !== undefined
+        ? String(schema.default)
+        : "";
     label.append(input);
     form.append(label);
     return { parameter, input, list: isList(schema) };
@@ -127,8 +140,14 @@ function tryForm(path, method, parameters) {
     for (const { parameter, input, list } of inputs) {
       const value = input.value.trim();
       if (!value) continue;
-      if (parameter.in === "path") address = address.replace(`{${parameter.name}}`, value.split("/").map(encodeURIComponent).join("/"));
-      else if (list) value.split(",").map((part) => part.trim()).filter(Boolean).forEach((part) => query.append(parameter.name, part));
+      if (parameter.in === "path")
+        address = address.replace(`{${parameter.name}}`, value.split("/").map(encodeURIComponent).join("/"));
+      else if (list)
+        value
+          .split(",")
+          .map((part) => part.trim())
+          .filter(Boolean)
+          .forEach((part) => query.append(parameter.name, part));
       else query.set(parameter.name, value);
     }
     const url = `${address}${query.toString() ? `?${query}` : ""}`;
@@ -143,7 +162,8 @@ function tryForm(path, method, parameters) {
       } catch {
         // not JSON: shown as it came
       }
-      const curl = `curl${hasToken() ? ' -H "Authorization: Bearer $INDEX_TOKEN"' : ""} '${location.origin}${url}'`;
+      const header = hasToken() ? ' -H "Authorization: Bearer $INDEX_TOKEN"' : "";
+      const curl = `curl${header} '${location.origin}${url}'`;
       answer.replaceChildren(
         element("p", `status ${response.ok ? "ok" : "failed"}`, `${response.status} ${response.statusText}`),
         element("pre", "curl", curl),

@@ -13,7 +13,12 @@ export async function showStatus() {
   const builds = [...status.builds].reverse(); // oldest first, as time runs
   $("build-charts").replaceChildren(
     chart("Build duration", builds, (build) => build.seconds, seconds),
-    chart("Chunks embedded", builds, (build) => build.chunks_embedded, (value) => count(value, "chunk")),
+    chart(
+      "Chunks embedded",
+      builds,
+      (build) => build.chunks_embedded,
+      (value) => count(value, "chunk"),
+    ),
   );
   $("builds").replaceChildren(...buildRows(status.builds));
   $("roots").replaceChildren(
@@ -44,7 +49,8 @@ function showCards(status) {
   $("status-cards").replaceChildren(
     ...cards.map(([label, value, notes]) => {
       const card = element("div", "card");
-      card.append(element("div", "card-label", label), element("div", "card-value", value));
+      const long = String(value).length > 12 ? " long" : "";
+      card.append(element("div", "card-label", label), element("div", `card-value${long}`, value));
       const note = (notes || []).filter(Boolean).join(" · ");
       if (note) card.append(element("div", "card-note", note));
       return card;
@@ -53,7 +59,16 @@ function showCards(status) {
 }
 
 function buildRows(builds) {
-  const head = row("th", ["#", "Started", "Duration", "Outcome", "Files +/~/−", "Failed", "Embedded", "Re-used"]);
+  const head = row("th", [
+    "#",
+    "Started",
+    "Duration",
+    "Outcome",
+    "Files +/~/−",
+    "Failed",
+    "Embedded",
+    "Re-used",
+  ]);
   if (!builds.length) return [head, row("td", ["No builds yet."])];
   return [
     head,
@@ -112,7 +127,8 @@ function chart(title, builds, value, format) {
       class: `bar ${build.outcome}`,
     });
     const tip = document.createElementNS(SVG, "title");
-    tip.textContent = `build #${build.id}, ${when(build.started_at)}: ${format(values[index])} (${build.outcome})`;
+    const shown = format(values[index]);
+    tip.textContent = `build #${build.id}, ${when(build.started_at)}: ${shown} (${build.outcome})`;
     bar.append(tip);
     svg.append(bar);
   });
