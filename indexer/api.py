@@ -9,7 +9,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from indexer.backends import default_backend, make_backend, with_connection
@@ -378,6 +378,7 @@ class Index:
                 **store.counts(),
                 "size_bytes": store.size_bytes(),
                 "roots": store.root_counts(),
+                "types": file_types(store),
                 "backend": store.get_json("backend"),
                 "model": store.get_meta("model"),
                 "dimension": store.dimension,
@@ -390,6 +391,20 @@ class Index:
             }
         status["builds"] = [_build_status(store, build) for build in status["builds"]]
         return status
+
+
+def file_types(store: IndexStore) -> list[dict[str, Any]]:
+    """The extensions of the indexed files (what ``types`` filters on), most files first."""
+    counts: dict[str, int] = {}
+    for root in store.roots():
+        for path, state in store.file_states(root).items():
+            extension = PurePosixPath(path).suffix.lower().lstrip(".")
+            if state.status == "indexed" and extension:
+                counts[extension] = counts.get(extension, 0) + 1
+    return [
+        {"type": kind, "files": files}
+        for kind, files in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
 
 
 def _build_status(store: IndexStore, build: dict[str, Any]) -> dict[str, Any]:

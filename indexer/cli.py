@@ -37,6 +37,7 @@ from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
 from indexer.progress import Progress, duration
 from indexer.search import DEFAULT_MIN_SCORE, MAX_K, MODES, Hit
 from indexer.serving.discovery import search_through_server
+from indexer.serving.hosts import host_name
 from indexer.store import is_postgres_url
 
 EXIT_CODES = {
@@ -838,15 +839,34 @@ def serving_module() -> Any:
 @click.option(
     "--mcp", "with_mcp", is_flag=True, help="Also serve the MCP tools over streamable HTTP at /mcp."
 )
-def serve(db_path: str | None, host: str, port: int, token: str | None, with_mcp: bool) -> None:
-    """Answer searches over HTTP with the model loaded once (JSON API; OpenAPI at /docs).
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    callback=lambda ctx, param, names: [checked_host_name(name) for name in names],
+    help="Also answer requests whose Host is this name (repeatable; others get 421).",
+)
+def serve(
+    db_path: str | None, host: str, port: int, token: str | None, with_mcp: bool, allowed_hosts: list[str]
+) -> None:
+    """Answer searches over HTTP with the model loaded once: a search page at /, a JSON API
+    (reference at /docs).
 
     GET /search?q=...&k=&mode=&path=&type=&root=&min_score=, GET /chunks/CITATION, GET /status,
     GET /health. `index query` on the same index uses it while it runs. Stop with Ctrl-C."""
     run = serving_module()
     say = lambda message: click.echo(message, err=True)  # noqa: E731
     with Index.open(db_path or default_index_path(), create=False) as index:
-        run.serve(index, host=host, port=port, token=token, mcp=with_mcp, say=say)
+        run.serve(
+            index, host=host, port=port, token=token, mcp=with_mcp, say=say, allowed_hosts=allowed_hosts
+        )
+
+
+def checked_host_name(name: str) -> str:
+    """``name`` if a request's Host can give it (``docs.example``, ``[fe80::1]``), else a usage error."""
+    if host_name(name) is None:
+        raise click.BadParameter(f"{name!r} is not a host name", param_hint="--allowed-host")
+    return name
 
 
 @main.command("mcp", epilog=exit_codes(0, 2, 4, 5))

@@ -119,13 +119,13 @@ def assemble(chunks: Sequence[StoredChunk], span: Span) -> Passage:
         lines = [line for line in lines if line.lowest <= span.last and line.highest >= span.first]
     if not lines:
         raise NotInIndexError(f"{chunks[0].path} has no {_describe(span)} in the index ({_extent(chunks)})")
-    texts = [line.text for line in lines]
-    while len(texts) > 1 and not texts[-1]:  # blank lines at the edges are the chunker's, not text
-        texts.pop()
-    while len(texts) > 1 and not texts[0]:
-        texts.pop(0)
+    while len(lines) > 1 and not lines[-1].text:  # blank lines at the edges are the chunker's, not text
+        lines.pop()
+    while len(lines) > 1 and not lines[0].text:
+        lines.pop(0)
     first, last = chunks[chosen[0]], chunks[chosen[-1]]
-    start, end = first.start_line, last.end_line
+    # the range is the lines kept, so the text's first line is line `start_line`
+    start, end = max(first.start_line, lines[0].lowest), min(last.end_line, lines[-1].highest)
     if span.first is not None and not span.kind:
         start, end = max(start, span.first), min(end, span.last)
     return Passage(
@@ -133,7 +133,7 @@ def assemble(chunks: Sequence[StoredChunk], span: Span) -> Passage:
         root=first.root,
         start_line=start,
         end_line=end,
-        text="\n".join(texts),
+        text="\n".join(line.text for line in lines),
         locator=_locator(first.locator, last.locator),
     )
 

@@ -74,6 +74,23 @@ def test_a_hits_citation_gives_its_text_and_wider_lines_read_around_it(index):
     assert index.get(f"{GUIDE}:3").text == lines[2] != ""
 
 
+def test_a_range_from_or_to_a_blank_line_numbers_its_text_from_its_first_line(index):
+    """Blank lines at a passage's edges are dropped, and its range with them: line i of the text is
+    line start_line + i of the file (the search page numbers the lines it shows so). Past the
+    file's first chunk, whose place is uncertain when the chunker stretched it over blank lines."""
+    lines = source_lines(index.folder / GUIDE)
+    exact = chunks_of(index, GUIDE)[0].end_line + 10
+    blank = [
+        number for number, line in enumerate(lines, start=1) if not line and exact < number <= len(lines) - 10
+    ]
+    assert len(blank) > 5
+    for number in blank:
+        for asked in (f"{number}-{number + 10}", f"{number - 10}-{number}"):
+            passage = index.get(f"{GUIDE}:{asked}")
+            assert passage.text.split("\n") == lines[passage.start_line - 1 : passage.end_line], asked
+            assert passage.text.split("\n")[0] and passage.text.split("\n")[-1]
+
+
 def test_pages_are_read_by_their_citation(index):
     page = index.get("manual.pdf:page 2")
     assert "chains" in page.text and "saddles" not in page.text and "brakes" not in page.text

@@ -11,13 +11,14 @@ import ipaddress
 import os
 import secrets
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import uvicorn
 
 from indexer.api import Index
 from indexer.errors import ConfigError, IndexerError
 from indexer.serving.discovery import ServerAddress, announce, withdraw
+from indexer.serving.hosts import HostRule
 from indexer.serving.http_app import make_app
 from indexer.serving.mcp_tools import make_mcp_server
 from indexer.store import is_postgres_url
@@ -30,12 +31,14 @@ def serve(
     token: str | None = None,
     mcp: bool = False,
     say: Callable[[str], None] = print,
+    allowed_hosts: Sequence[str] = (),
 ) -> None:
     """Answer HTTP requests for ``index`` at ``host``:``port`` until SIGINT or SIGTERM.
 
     ``port`` 0 takes a free port (its number is in the message and the address file). A ``host``
     other than loopback needs a ``token``; with one, every request needs ``Authorization: Bearer``.
-    ``mcp`` also serves the MCP tools over streamable HTTP at ``/mcp``.
+    ``mcp`` also serves the MCP tools over streamable HTTP at ``/mcp``. A request's ``Host`` must
+    name ``host`` (or loopback), or one of ``allowed_hosts``.
 
     Raises:
         ConfigError: a host beyond loopback without a token, or an address that cannot be bound.
@@ -64,6 +67,7 @@ def serve(
         make_mcp_server(index) if mcp else None,
         on_start=started,
         on_stop=lambda: withdraw(index.location, instance),
+        hosts=HostRule.serving(host, allowed_hosts),
     )
     # the address file is written and removed in the app's lifespan: after a SIGTERM uvicorn ends
     # the process by the signal once the app has shut down, before a `finally` here would run
