@@ -1,7 +1,7 @@
 """How far a long step has come, for whoever watches it: a bar on a terminal; in a log or a CI job,
 one line at most every 30 seconds once the step has run that long; nothing when quiet.
 
-Used by the build (chunks embedded, files read, time left) and by ``index eval`` (documents embedded,
+Used by the build (chunks embedded, files done, time left) and by ``index eval`` (documents embedded,
 queries scored). Warnings go through :meth:`Progress.write`, so they print above the bar rather than
 into it.
 """
@@ -59,7 +59,8 @@ class Progress:
             print(self.line(done, total, detail, now - self._started), file=self.stream, flush=True)
 
     def line(self, done: int, total: int | None, detail: str, elapsed: float) -> str:
-        """``indexing: 1,234 of ~5,000 chunks, 120 of 480 files, 2 min 10 s so far, about 3 min left``."""
+        """``indexing: 1,234 of ~5,000 chunks embedded, 120 of 480 files done, 2 min 10 s so far, about 3 min
+        left``."""
         parts = [f"{done:,} of ~{total:,} {self._unit}" if total else f"{done:,} {self._unit}"]
         if detail:
             parts.append(detail)

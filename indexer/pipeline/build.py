@@ -77,7 +77,8 @@ class Build:
         self.warnings: list[str] = []
         self.planner = Planner(store, backend, chunk_settings, self._warn, self.clock, reread)
         self.stopped: str | None = None
-        self.files = (0, 0)  # read, found: for progress
+        self.files_found = self.files_visited = 0  # for progress
+        self.bytes_to_read = self.bytes_read = 0  # of the files not known unchanged: for progress
         self.dimensions = Dimensions(store.dimension)
         self.usage_before = backend.usage()
 
@@ -135,7 +136,11 @@ class Build:
                 "nothing is removed (is it unmounted, or emptied?); build with allow_empty "
                 "(--allow-empty) to remove them"
             )
-        self.files = (0, len(found.files))
+        self.files_found = len(found.files)
+        unchanged = self.planner.is_unchanged
+        self.bytes_to_read = sum(
+            source.size for source in found.files if not unchanged(source, states.get(source.path))
+        )
         if self.options.progress is not None:
             self.options.progress.start("indexing", "chunks embedded")
         for number, source in enumerate(found.files, 1):
@@ -144,7 +149,7 @@ class Build:
                 self._send_batches()
                 self._take_finished(block=False)
                 self.writer.write_ready(self.stopped)
-            self.files = (number, len(found.files))
+            self.files_visited = number
             self._show_progress()
         return {source.path for source in found.files}, found.unlistable, states
 
@@ -171,10 +176,12 @@ class Build:
 
     def _plan_file(self, source: corpus.SourceFile, state: FileState | None) -> None:
         if self.planner.is_unchanged(source, state):
-            self.writer.files_unchanged += 1
-            if state is not None and state.status != "indexed":
+            if state is not None and state.status != "indexed":  # counted as left out, not as indexed
                 self._left_out(source.path, state.status, f"left out when last read ({state.status})")
+            else:
+                self.writer.files_unchanged += 1
             return
+        self.bytes_read += source.size
         if self.stopped:  # a changed file after the stop keeps its previous version
             self.writer.fail(source.path, f"not indexed, the build stopped: {self.stopped}")
             return
@@ -278,6 +285,7 @@ class Build:
             self.writer.write_ready(self.stopped)
         self.writer.write_ready(self.stopped, flush=True)
         self.writer.finish()
+        self._show_progress()  # every file is done now
 
     # -- after the writes -------------------------------------------------------------------------
 
@@ -309,14 +317,17 @@ class Build:
         self.options.warn(self.warnings[-1])
 
     def _show_progress(self) -> None:
-        """Chunks embedded of those to embed (estimated from the files read so far), files read."""
+        """Chunks embedded of those to embed, and files done (unchanged, or committed, failed or
+        left out) of those found. The chunks to embed are estimated from the bytes read so far, not
+        the files: files differ in size far more than in chunks per byte, and a folder's large files
+        do not come first."""
         progress = self.options.progress
         if progress is None:
             return
-        read, total_files = self.files
         wanted = self.queue.texts_wanted
-        estimate = wanted + (wanted * (total_files - read) // read if read else 0)
-        detail = f"{read:,} of {total_files:,} files read"
+        estimate = round(wanted * self.bytes_to_read / self.bytes_read) if self.bytes_read else None
+        done = self.files_visited - self.writer.files_pending
+        detail = f"{done:,} of {self.files_found:,} files done"
         progress.update(self.queue.texts_embedded, estimate or None, detail)
 
     def _counts(self) -> BuildCounts:
