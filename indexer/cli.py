@@ -514,7 +514,8 @@ def hits_from_server(location: str, text: str, search: dict[str, Any]) -> list[H
     params.update({"type": search["types"], "root": search["roots"]})
     if search["min_score"] is not None:
         params["min_score"] = repr(search["min_score"])
-    found = search_through_server(location, params, os.environ.get("INDEX_TOKEN") or None)
+    warn = lambda message: click.echo(f"warning: {message}", err=True)  # noqa: E731
+    found = search_through_server(location, params, os.environ.get("INDEX_TOKEN") or None, warn)
     try:
         return None if found is None else [Hit(**hit) for hit in found]
     except TypeError:  # a server of another version, whose hits have other fields

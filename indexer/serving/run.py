@@ -17,7 +17,7 @@ import uvicorn
 
 from indexer.api import Index
 from indexer.errors import ConfigError, IndexerError
-from indexer.serving.discovery import ServerAddress, announce, withdraw
+from indexer.serving.discovery import Prover, ServerAddress, announce, new_secret, serve_file, withdraw
 from indexer.serving.http_app import make_app
 from indexer.serving.mcp_tools import make_mcp_server
 from indexer.store import is_postgres_url
@@ -48,13 +48,20 @@ def serve(
         )
     warm(index, say)
     listener = bind(host, port)
-    instance = secrets.token_hex(8)
+    instance, secret = secrets.token_hex(8), new_secret()
     where = index.store.path if is_postgres_url(index.location) else os.path.abspath(index.location)
-    address = ServerAddress(host, listener.getsockname()[1], os.getpid(), instance, where, bool(token))
+    bound_host, bound_port = listener.getsockname()[:2]
+    address = ServerAddress(bound_host, bound_port, os.getpid(), instance, where, bool(token), secret)
     shown = f"[{host}]" if ":" in host else host
 
     def started() -> None:
-        announce(index.location, address)
+        try:
+            announce(index.location, address)
+        except OSError as error:
+            say(
+                f"warning: cannot write {serve_file(index.location)} ({error.strerror or error}): "
+                "`index query` will search in its own process"
+            )
         say(f"serving {where} on http://{shown}:{address.port}" + (" (MCP at /mcp)" if mcp else ""))
 
     app = make_app(
@@ -67,7 +74,8 @@ def serve(
     )
     # the address file is written and removed in the app's lifespan: after a SIGTERM uvicorn ends
     # the process by the signal once the app has shut down, before a `finally` here would run
-    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=5))
+    config = uvicorn.Config(Prover(app, secret), log_level="warning", timeout_graceful_shutdown=5)
+    server = uvicorn.Server(config)
     try:
         server.run(sockets=[listener])
     finally:
