@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
+import socket
 import stat
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -27,7 +30,9 @@ from serving import (
 )
 
 from indexer import Index
+from indexer.serving.limits import ServeLimits
 
+TESTS = Path(__file__).resolve().parent
 HIT_FIELDS = ("path", "start_line", "end_line", "heading", "text", "root", "mode", "locator")
 
 
@@ -357,3 +362,83 @@ def test_the_server_follows_a_rebuild_underneath_it(server, sample_db, env, tmp_
         env=env,
     )
     same_hits(served.json(), json.loads(local.stdout))
+
+
+# -- connection limits ----------------------------------------------------------------------------
+
+HALF_SENT = b"GET /search?q=tyre HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # the blank line that ends it never comes
+
+
+def closed_by_server(sockets: list[socket.socket], within: float) -> list[socket.socket]:
+    """The sockets the server has closed (EOF or reset) by ``within`` seconds from now."""
+    deadline = time.monotonic() + within
+    closed: list[socket.socket] = []
+    while True:
+        for sock in sockets:
+            if sock in closed:
+                continue
+            sock.setblocking(False)
+            try:
+                if sock.recv(1) == b"":
+                    closed.append(sock)
+            except BlockingIOError:
+                pass
+            except ConnectionError:
+                closed.append(sock)
+        if len(closed) == len(sockets) or time.monotonic() > deadline:
+            return closed
+        time.sleep(0.05)
+
+
+def test_eleven_hundred_half_sent_requests_lock_no_client_out(sample_db, env, tmp_path):
+    """The attack that locked every client out of a server limited to 1,024 open files, as a
+    desktop's default is: the connections waiting longest for their request make room for new ones."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < 1300:
+        pytest.skip("this test holds 1,100 sockets open")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1300), hard))
+    half_sent: list[socket.socket] = []
+    log = tmp_path / "serve.log"
+    try:
+        with ServerProcess(sample_db, env=env, log=log, open_files=1024) as server:
+            for _ in range(1100):
+                sock = socket.create_connection(("127.0.0.1", server.address["port"]), timeout=5)
+                sock.sendall(HALF_SENT)
+                half_sent.append(sock)
+            started = time.monotonic()
+            answer = httpx.get(server.url + "/search", params={"q": "flat tyre", "k": 1}, timeout=10)
+            assert answer.status_code == 200 and answer.json()
+            assert time.monotonic() - started < 5
+            closed = closed_by_server(half_sent, within=2)
+            assert len(closed) >= 1100 - ServeLimits.max_connections
+            assert half_sent[0] in closed and half_sent[-1] not in closed  # the oldest went first
+    finally:
+        for sock in half_sent:
+            sock.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_request_must_arrive_whole_in_time_even_a_byte_at_a_time(sample_db, env, tmp_path):
+    worker = [sys.executable, str(TESTS / "serve_worker.py"), str(sample_db), "1.0", "1"]
+    with ServerProcess(sample_db, env=env, log=tmp_path / "serve.log", command=worker) as server:
+        port = server.address["port"]
+        silent = socket.create_connection(("127.0.0.1", port))
+        trickling = socket.create_connection(("127.0.0.1", port))
+        idle = socket.create_connection(("127.0.0.1", port))
+        idle.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert idle.recv(4096).startswith(b"HTTP/1.1 200")  # answered, then kept alive, then idle
+        started = time.monotonic()
+        sent = 0
+        try:
+            for byte in HALF_SENT:  # a byte every 0.1 s: busy, but never done
+                trickling.send(bytes([byte]))
+                sent += 1
+                time.sleep(0.1)
+        except ConnectionError:  # closed underneath it
+            pass
+        assert sent < len(HALF_SENT)
+        closed = closed_by_server([silent, trickling, idle], within=3)
+        assert set(closed) == {silent, trickling, idle} and time.monotonic() - started < 5
+        assert server.get("/health").status_code == 200
+        for sock in (silent, trickling, idle):
+            sock.close()

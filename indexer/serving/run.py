@@ -2,7 +2,8 @@
 
 The rules a server keeps: it loads the model and the vectors before it answers anything; it binds
 to loopback unless given a token; it writes its address beside the index only once it listens, and
-removes it when it stops (:mod:`indexer.serving.discovery`).
+removes it when it stops (:mod:`indexer.serving.discovery`); it holds a bounded number of
+connections, each for a bounded time before its request is in (:mod:`indexer.serving.limits`).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from indexer.api import Index
 from indexer.errors import ConfigError, IndexerError
 from indexer.serving.discovery import Prover, ServerAddress, announce, new_secret, serve_file, withdraw
 from indexer.serving.http_app import make_app
+from indexer.serving.limits import DEFAULT_LIMITS, ServeLimits
 from indexer.serving.mcp_tools import make_mcp_server
 from indexer.store import is_postgres_url
 
@@ -30,12 +32,14 @@ def serve(
     token: str | None = None,
     mcp: bool = False,
     say: Callable[[str], None] = print,
+    limits: ServeLimits = DEFAULT_LIMITS,
 ) -> None:
     """Answer HTTP requests for ``index`` at ``host``:``port`` until SIGINT or SIGTERM.
 
     ``port`` 0 takes a free port (its number is in the message and the address file). A ``host``
     other than loopback needs a ``token``; with one, every request needs ``Authorization: Bearer``.
-    ``mcp`` also serves the MCP tools over streamable HTTP at ``/mcp``.
+    ``mcp`` also serves the MCP tools over streamable HTTP at ``/mcp``. ``limits``: how many
+    connections, how long each may take to send its request (:class:`ServeLimits`).
 
     Raises:
         ConfigError: a host beyond loopback without a token, or an address that cannot be bound.
@@ -47,7 +51,7 @@ def serve(
             "that every request must carry, or serve on 127.0.0.1"
         )
     warm(index, say)
-    listener = bind(host, port)
+    listener = bind(host, port, limits.backlog)
     instance, secret = secrets.token_hex(8), new_secret()
     where = index.store.path if is_postgres_url(index.location) else os.path.abspath(index.location)
     bound_host, bound_port = listener.getsockname()[:2]
@@ -74,7 +78,9 @@ def serve(
     )
     # the address file is written and removed in the app's lifespan: after a SIGTERM uvicorn ends
     # the process by the signal once the app has shut down, before a `finally` here would run
-    config = uvicorn.Config(Prover(app, secret), log_level="warning", timeout_graceful_shutdown=5)
+    config = uvicorn.Config(
+        Prover(app, secret), log_level="warning", timeout_graceful_shutdown=5, **limits.uvicorn_options()
+    )
     server = uvicorn.Server(config)
     try:
         server.run(sockets=[listener])
@@ -108,7 +114,7 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def bind(host: str, port: int) -> socket.socket:
+def bind(host: str, port: int, backlog: int = ServeLimits.backlog) -> socket.socket:
     """A listening socket on ``host``:``port``, bound before the address is announced."""
     try:
         family, kind, proto, _, where = socket.getaddrinfo(host.strip("[]"), port, type=socket.SOCK_STREAM)[0]
@@ -118,7 +124,7 @@ def bind(host: str, port: int) -> socket.socket:
     try:
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         listener.bind(where)
-        listener.listen(128)
+        listener.listen(backlog)
     except OSError as error:
         listener.close()
         raise ConfigError(f"cannot listen on {host}:{port}: {error.strerror or error}") from error
