@@ -34,6 +34,7 @@ from indexer.pipeline.options import BuildOptions
 from indexer.pipeline.planner import PendingFile, Planner, StageClock
 from indexer.pipeline.report import BuildReport, Notice
 from indexer.pipeline.writer import GroupWriter
+from indexer.progress import ChunkEstimate
 from indexer.store.contract import IndexStore
 from indexer.store.records import BuildCounts, FileState
 
@@ -78,7 +79,7 @@ class Build:
         self.planner = Planner(store, backend, chunk_settings, self._warn, self.clock, reread)
         self.stopped: str | None = None
         self.files_found = self.files_visited = 0  # for progress
-        self.bytes_to_read = self.bytes_read = 0  # of the files not known unchanged: for progress
+        self.estimate = ChunkEstimate(())  # of the chunks to embed: for progress
         self.dimensions = Dimensions(store.dimension)
         self.usage_before = backend.usage()
 
@@ -138,8 +139,10 @@ class Build:
             )
         self.files_found = len(found.files)
         unchanged = self.planner.is_unchanged
-        self.bytes_to_read = sum(
-            source.size for source in found.files if not unchanged(source, states.get(source.path))
+        self.estimate = ChunkEstimate(
+            (source.path, source.size)
+            for source in found.files
+            if not unchanged(source, states.get(source.path))
         )
         if self.options.progress is not None:
             self.options.progress.start("indexing", "chunks embedded")
@@ -181,7 +184,13 @@ class Build:
             else:
                 self.writer.files_unchanged += 1
             return
-        self.bytes_read += source.size
+        queued = self.queue.texts_wanted
+        try:
+            self._read_file(source, state)
+        finally:
+            self.estimate.read(source.path, source.size, self.queue.texts_wanted - queued)
+
+    def _read_file(self, source: corpus.SourceFile, state: FileState | None) -> None:
         if self.stopped:  # a changed file after the stop keeps its previous version
             self.writer.fail(source.path, f"not indexed, the build stopped: {self.stopped}")
             return
@@ -317,18 +326,14 @@ class Build:
         self.options.warn(self.warnings[-1])
 
     def _show_progress(self) -> None:
-        """Chunks embedded of those to embed, and files done (unchanged, or committed, failed or
-        left out) of those found. The chunks to embed are estimated from the bytes read so far, not
-        the files: files differ in size far more than in chunks per byte, and a folder's large files
-        do not come first."""
+        """Chunks embedded of those to embed (:class:`ChunkEstimate`), and files done (unchanged,
+        or committed, failed or left out) of those found."""
         progress = self.options.progress
         if progress is None:
             return
-        wanted = self.queue.texts_wanted
-        estimate = round(wanted * self.bytes_to_read / self.bytes_read) if self.bytes_read else None
         done = self.files_visited - self.writer.files_pending
         detail = f"{done:,} of {self.files_found:,} files done"
-        progress.update(self.queue.texts_embedded, estimate or None, detail)
+        progress.update(self.queue.texts_embedded, self.estimate.total() or None, detail)
 
     def _counts(self) -> BuildCounts:
         """What is committed, with the files that failed and what the backend spent."""
