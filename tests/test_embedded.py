@@ -17,18 +17,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from indexer.backends import embedded, make_backend
+from indexer.backends import embedded, make_backend, onnx_session
 from indexer.backends.embedded import (
     FLOAT32_UP_TO_TOKENS,
+    PACKAGED_TOKENIZER,
+    EmbeddedBackend,
+)
+from indexer.backends.onnx_session import (
     MAX_ROWS,
     OPTIMIZED_MODEL,
     OPTIMIZED_WEIGHTS,
-    PACKAGED_TOKENIZER,
     PAD_SLACK,
     PRECISION_VARIABLE,
     TOKEN_BUDGET,
     UINT8_KERNEL,
-    EmbeddedBackend,
     default_precision,
     int8_instructions,
     optimized_model_folder,
@@ -165,6 +167,7 @@ def test_config_and_description_name_the_packaged_model(minilm: EmbeddedBackend)
         "model": None,
         "precision": "int8",
         "int8_scheme": INT8_SCHEME,
+        "pooling": "mean",
     }
     assert make_backend(minilm.config()).describe() == minilm.describe()
     description = minilm.describe()
@@ -209,6 +212,7 @@ def test_a_user_model_folder_gives_the_same_vectors(
             "model": str(folder),
             "precision": "int8",
             "int8_scheme": INT8_SCHEME,
+            "pooling": "mean",
         }
         assert user_backend.dimension == 384
         assert user_backend.max_tokens == 510
@@ -454,7 +458,7 @@ def test_the_int8_copy_is_cached_apart_from_the_float32_one(tmp_path: Path) -> N
 def test_int8_is_chosen_by_the_cpus_instructions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpuinfo: str, expected: str | None
 ) -> None:
-    monkeypatch.setattr(embedded.platform, "system", lambda: "Linux")
+    monkeypatch.setattr(onnx_session.platform, "system", lambda: "Linux")
     (tmp_path / "cpuinfo").write_text(cpuinfo)
 
     assert int8_instructions(tmp_path / "cpuinfo") == expected
@@ -504,7 +508,12 @@ def test_float32_is_chosen_by_argument_or_environment(
 
     assert EmbeddedBackend().precision == "float32"
     assert EmbeddedBackend(precision="int8").precision == "int8"  # an argument wins
-    assert minilm_float32.config() == {"backend": "embedded", "model": None, "precision": "float32"}
+    assert minilm_float32.config() == {
+        "backend": "embedded",
+        "model": None,
+        "precision": "float32",
+        "pooling": "mean",
+    }
     assert "precision" not in minilm_float32.describe()
     with pytest.raises(ConfigError, match="precision"):
         EmbeddedBackend(precision="int4")
@@ -539,7 +548,7 @@ def test_an_index_recorded_with_the_first_int8_edit_keeps_it(
     texts = [" ".join(["the chain skips when the cassette's cogs are worn"] * 6), REFERENCE["texts"][0]]
 
     with make_backend(recorded) as first_edit:
-        assert first_edit.config() == {**recorded, "int8_scheme": "all"}
+        assert first_edit.config() == {**recorded, "int8_scheme": "all", "pooling": "mean"}
         newer = ("int8_scheme", "attention")  # what the first edit's fingerprint did not hold
         assert first_edit.describe() == {k: v for k, v in minilm.describe().items() if k not in newer}
         old = first_edit.embed(texts)

