@@ -587,3 +587,104 @@ def test_an_index_that_asked_for_int8_on_a_cpu_without_it_goes_on_in_float32(
     assert (report.exit_code, report.files_added) == (0, 1)
     assert recorded["precision"] == "float32"
     assert hits[0].path == "b.md"
+
+
+# -- bge-small-en-v1.5, selected by name -------------------------------------------------------------
+
+#: fastembed's canonical vectors for BAAI/bge-small-en-v1.5 (CLS pooling, normalised; its tests, and
+#: its README's example), first coordinates, and for BAAI/bge-small-en (v1) to tell the two apart.
+BGE_PUBLISHED = {
+    "hello world": [0.01522374, -0.02271799, 0.00860278, -0.07424029, 0.00386434],
+    "This is built to be faster and lighter than other embedding libraries e.g. Transformers, "
+    "Sentence-Transformers, etc.": [-0.1115, 0.0097, 0.0052, 0.0195],
+    "fastembed is supported by and maintained by Qdrant.": [-0.1019, 0.0635, -0.0332, 0.0522],
+}
+BGE_V1_HELLO_WORLD = [-0.0232, -0.0255, 0.0174, -0.0639, -0.0006]
+
+
+@pytest.fixture(scope="module")
+def bge(own_cache: Path) -> EmbeddedBackend:
+    with EmbeddedBackend(model="bge-small-en-v1.5", precision="float32") as backend:
+        yield backend
+
+
+@pytest.fixture(scope="module")
+def bge_int8(own_cache: Path) -> EmbeddedBackend:
+    with EmbeddedBackend(model="bge-small-en-v1.5", precision="int8") as backend:
+        yield backend
+
+
+def test_bge_small_gives_the_published_vectors(bge: EmbeddedBackend) -> None:
+    """The packaged weights are int8 (per column), so each coordinate lies within ~0.01 of the
+    float model's; bge-small-en (v1) lies 0.04 away."""
+    vectors = bge.embed(list(BGE_PUBLISHED))
+
+    for vector, published in zip(vectors, BGE_PUBLISHED.values(), strict=True):
+        assert np.abs(vector[: len(published)] - published).max() < 0.01
+    assert np.abs(vectors[0, :5] - BGE_V1_HELLO_WORLD).max() > 0.03
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_bge_small_runs_as_its_authors_run_it(bge: EmbeddedBackend) -> None:
+    description = bge.describe()
+
+    assert bge.query_prefix == "Represent this sentence for searching relevant passages: "
+    assert bge.document_prefix == ""
+    assert (bge.pooling, description["pooling"]) == ("cls", "CLS, L2-normalised")
+    assert (bge.max_tokens, description["max_seq_length"], bge.dimension) == (510, 512, 384)
+    assert description["model"] == "bge-small-en-v1.5"
+    assert bge.config() == {
+        "backend": "embedded",
+        "model": "bge-small-en-v1.5",
+        "precision": "float32",
+        "pooling": "cls",
+    }
+    assert make_backend(bge.config()).describe() == description
+
+
+def test_a_question_with_the_instruction_finds_its_passage_first(bge: EmbeddedBackend) -> None:
+    passages = [
+        "To fix a flat tyre, take the wheel off, find the hole, and patch the inner tube.",
+        "Prune apple trees in late winter, while they are dormant.",
+        "The Heimlich manoeuvre clears the airway of someone who is choking.",
+    ]
+    question = bge.query_prefix + "how do I repair a puncture on my bike"
+    vectors = bge.embed([question, *passages])
+
+    similarities = vectors[1:] @ vectors[0]
+    assert similarities.argmax() == 0
+    assert similarities[0] - max(similarities[1:]) > 0.1
+
+
+def test_bge_small_int8_stays_close_to_float32_and_a_text_keeps_its_vector_in_any_batch(
+    bge: EmbeddedBackend, bge_int8: EmbeddedBackend
+) -> None:
+    texts = long_texts()[:3] + [REFERENCE["texts"][0]]
+
+    alone = np.array([bge_int8.embed([text])[0] for text in texts])
+    together = bge_int8.embed(texts)
+
+    assert np.array_equal(alone, together)
+    assert cosines(together, bge.embed(texts)).min() >= 0.99
+    assert bge_int8.describe()["precision"] == "int8"
+    assert bge_int8.describe()["attention"] == "one kernel per block"
+
+
+def test_a_model_folder_declares_its_pooling_the_sentence_transformers_way(tmp_path: Path) -> None:
+    folder = model_folder(tmp_path / "cls-model")
+    (folder / "1_Pooling").mkdir()
+    pooling = {"word_embedding_dimension": 384, "pooling_mode_mean_tokens": False, "include_prompt": True}
+
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({**pooling, "pooling_mode_cls_token": True}))
+    assert EmbeddedBackend(model=str(folder)).pooling == "cls"
+    assert EmbeddedBackend(model=str(folder)).describe()["pooling"] == "CLS, L2-normalised"
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({**pooling, "pooling_mode_max_tokens": True}))
+    with pytest.raises(ConfigError, match="1_Pooling.*pooling_mode_max_tokens"):
+        EmbeddedBackend(model=str(folder))
+    # an index recorded before pooling was a choice keeps mean pooling, whatever the folder says now
+    assert make_backend({"backend": "embedded", "model": str(folder)}).pooling == "mean"
+
+
+def test_an_unknown_pooling_is_refused() -> None:
+    with pytest.raises(ConfigError, match="pooling"):
+        EmbeddedBackend(pooling="max")

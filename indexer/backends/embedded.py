@@ -173,7 +173,7 @@ class EmbeddedBackend(EmbeddingBackend):
             self._max_seq_length = read_max_seq_length(folder)
             self._dimension = None
             self._onnx_sha256 = None
-            own_pooling = read_pooling(folder)
+            own_pooling = pooling or read_pooling(folder)  # a recorded pooling wins over the folder's
         self.pooling = pooling or own_pooling
         if self.pooling not in POOLINGS:
             raise ConfigError(

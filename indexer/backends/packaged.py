@@ -85,6 +85,8 @@ BGE_SMALL = PackagedModel(
 )
 #: The packaged embedding models by the name they are selected with.
 EMBEDDING_MODELS = {model.name: model for model in (MINILM, BGE_SMALL)}
+#: The model of a new index (the README's "Models" says why this one; bench/bench_models.py measures).
+DEFAULT_EMBEDDING_MODEL = MINILM.name
 #: What an embedded index recorded before models had names (``"model": null``) was built with.
 UNNAMED_MODEL = MINILM
 
