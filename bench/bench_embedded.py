@@ -70,7 +70,7 @@ from rows import print_rows, row
 from tokenizers import Tokenizer
 
 from indexer import corpus, formats
-from indexer.backends import embedded, onnx_session
+from indexer.backends import onnx_session
 from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend
 from indexer.chunking import chunk_document
 from indexer.pipeline.run import chunk_settings
