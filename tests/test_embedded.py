@@ -17,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from indexer.backends import embedded, make_backend, onnx_session
+from indexer import Index
+from indexer.backends import embedded, make_backend, onnx_session, packaged
 from indexer.backends.embedded import (
     FLOAT32_UP_TO_TOKENS,
     PACKAGED_TOKENIZER,
@@ -689,3 +690,28 @@ def test_a_model_folder_declares_its_pooling_the_sentence_transformers_way(tmp_p
 def test_an_unknown_pooling_is_refused() -> None:
     with pytest.raises(ConfigError, match="pooling"):
         EmbeddedBackend(pooling="max")
+
+
+def test_an_index_built_before_models_had_names_keeps_minilm_and_its_scheduled_builds_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever the default model of new indexes becomes, an index keeps the one it recorded: its
+    next build (no backend, no flag, as a timer runs it) embeds only what changed, with no
+    settings error, and its questions are embedded as its vectors were."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "tyres.md").write_text("# Tyres\n\nPatch the inner tube where the puncture is.\n")
+    with Index.open(tmp_path / "old.db", backend=EmbeddedBackend(precision="float32")) as index:
+        index.build(folder)  # what an index built before models had names records: "model": null
+        assert index.store.get_json("backend")["model"] is None
+    monkeypatch.setattr(packaged, "DEFAULT_EMBEDDING_MODEL", "bge-small-en-v1.5")  # a new default
+    (folder / "wheels.md").write_text("# Wheels\n\nTrue a wheel by turning the spoke nipples.\n")
+
+    with Index.open(tmp_path / "old.db") as index:
+        report = index.build(folder)
+        assert (report.exit_code, report.chunks_embedded, report.chunks_reused) == (0, 1, 0)
+        assert index.status()["model"] == "all-MiniLM-L6-v2-int8"
+        assert index.search("how do I mend a puncture", k=1)[0].path == "tyres.md"
+    with Index.open(tmp_path / "new.db") as index:
+        index.build(folder)
+        assert index.status()["model"] == "bge-small-en-v1.5"
