@@ -18,8 +18,9 @@ answers the question.
   the plain sigmoid to this model's logit; on the sample corpus that put every answering hit near
   1 and every off-topic one near 0, so the map is the sigmoid of the logit as it is, not a fit.
 - Sessions: the embedder's set-up (:mod:`indexer.backends.onnx_session`): threads, the optimised
-  copy kept on disk, int8 products with a scale per token where the CPU has int8 dot products and
-  float32 elsewhere, so a pair's score never depends on the other pairs of its batch. The pairs
+  copy kept on disk, each attention block one kernel, int8 products with a scale per token where
+  the CPU has int8 dot products and float32 elsewhere, so a pair's score never depends on the other
+  pairs of its batch. The pairs
   are sorted by length and run in sub-batches of similar length, as the embedder's texts.
 """
 
@@ -155,8 +156,10 @@ class Reranker:
                     path,
                     self._threads,
                     one_shot=self._one_shot,
-                    cache=optimized_model_folder(MS_MARCO_MINILM.onnx_sha256, kernel, INT8_SCHEME),
-                    edits=GraphEdits(float_products=True, int8=int8, weights=weights),
+                    cache=optimized_model_folder(
+                        MS_MARCO_MINILM.onnx_sha256, kernel, INT8_SCHEME, fused_attention=True
+                    ),
+                    edits=GraphEdits(float_products=True, int8=int8, fused_attention=True, weights=weights),
                 )
                 outputs = session.get_outputs()
                 if len(outputs) != 1 or len(outputs[0].shape) != 2:

@@ -324,12 +324,24 @@ def test_bge_small_runs_int8_per_token_close_to_float32_on_this_cpus_kernel(
         assert token_cosines(run(fused, TOKEN_IDS, mask), int8)[mask == 1].min() >= 0.99
 
 
-def test_the_rerankers_products_are_rewritten_and_its_attention_left_as_exported() -> None:
-    """Its exporter computes the attention scaling from the tensors' shapes at run time (the square
-    root of 1/sqrt(d), on q and on k), which is no constant to read: the blocks stay unfused."""
+def test_the_rerankers_products_are_rewritten_and_its_attention_blocks_fused() -> None:
+    """Its exporter scales q and k each by sqrt(1/sqrt(d)), with d read from the heads' shape at run
+    time; d is the head width the heads were reshaped to, so the blocks are recognised."""
     shipped = MS_MARCO_MINILM.onnx_path().read_bytes()
     restored, changed = with_float_products(shipped)
+    fused, blocks = with_fused_attention(restored)
+    ids = np.array([[101, 2054, 2003, 1996, 3007, 1997, 2605, 1029, 102, 3000, 2003, 1996, 3007, 102, 0, 0]])
+    feed = {"input_ids": ids, "attention_mask": (ids != 0).astype(np.int64), "token_type_ids": ids * 0}
+    feed["token_type_ids"][0, 9:14] = 1
 
     assert changed == 74  # six a layer, twelve layers, the pooler and the classifier
-    assert with_fused_attention(restored)[1] == 0
-    assert with_int8_matmuls(restored)[1] == 62
+    assert blocks == 12
+    assert with_int8_matmuls(fused)[1] == 62  # the value projections found as the kernels' inputs
+    logits = [run_outputs(model, feed)[0] for model in (shipped, restored, fused)]
+    assert abs(logits[2] - logits[1]).max() < 1e-4
+    assert abs(logits[1] - logits[0]).max() < 1.0  # the file runs int8 activations, one scale a batch
+
+
+def run_outputs(model: bytes, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+    options = session_options(1, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"]).run(None, feed)

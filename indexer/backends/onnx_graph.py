@@ -172,16 +172,18 @@ def with_fused_gelu(model: bytes) -> tuple[bytes, int]:
 
 @dataclass(frozen=True)
 class Constants:
-    """The graph's initializers: all their names, and the values of the float scalars among them."""
+    """The graph's initializers: all their names, the values of the float scalars among them and
+    among the ``Constant`` nodes' outputs, and the ``Constant`` nodes' integer vectors (shapes)."""
 
     names: set[str]
     scalars: dict[str, float]
+    integers: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
 
 
 def scalar_constants(graph: list[Field]) -> Constants:
     """The initializers, and the float scalars among them and among the outputs of ``Constant`` nodes
     (which older exporters write instead of initializers)."""
-    names, scalars = set(), {}
+    names, scalars, integers = set(), {}, {}
     for field in graph:
         if field.number == GRAPH_INITIALIZER:
             tensor = Tensor.parse(field.payload)
@@ -190,7 +192,24 @@ def scalar_constants(graph: list[Field]) -> Constants:
                 scalars[tensor.name] = float_scalar(tensor)
         elif field.number == GRAPH_NODE:
             scalars.update(constant_node_scalar(field.payload))
-    return Constants(names, scalars)
+            integers.update(constant_node_integers(field.payload))
+    return Constants(names, scalars, integers)
+
+
+def constant_node_integers(node: bytes) -> dict[str, tuple[int, ...]]:
+    """``{output: values}`` for a ``Constant`` node holding a vector (or scalar) of int64, else nothing."""
+    fields = parse(node)
+    if text(fields, NODE_OP_TYPE) != "Constant" or text(fields, NODE_DOMAIN):
+        return {}
+    outputs = [field.payload.decode() for field in fields if field.number == NODE_OUTPUT]
+    for attribute in (parse(field.payload) for field in fields if field.number == NODE_ATTRIBUTE):
+        value = first(attribute, ATTRIBUTE_T)
+        if text(attribute, ATTRIBUTE_NAME) != "value" or value is None or len(outputs) != 1:
+            continue
+        tensor = Tensor.parse(value.payload)
+        values = tensor.array() if tensor.data_type == INT64 and len(tensor.dims) <= 1 else None
+        return {outputs[0]: tuple(int(each) for each in values.reshape(-1))} if values is not None else {}
+    return {}
 
 
 def float_scalar(tensor: Tensor) -> float | None:
@@ -201,7 +220,7 @@ def float_scalar(tensor: Tensor) -> float | None:
 
 
 def constant_node_scalar(node: bytes) -> dict[str, float]:
-    """``{output: value}`` for a ``Constant`` node holding one float, else nothing."""
+    """``{output: value}`` for a ``Constant`` node holding one float (shape () or (1,)), else nothing."""
     fields = parse(node)
     if text(fields, NODE_OP_TYPE) != "Constant" or text(fields, NODE_DOMAIN):
         return {}
@@ -209,7 +228,8 @@ def constant_node_scalar(node: bytes) -> dict[str, float]:
     for attribute in (parse(field.payload) for field in fields if field.number == NODE_ATTRIBUTE):
         name = text(attribute, ATTRIBUTE_NAME)
         if name == "value" and first(attribute, ATTRIBUTE_T) is not None:
-            value = float_scalar(Tensor.parse(first(attribute, ATTRIBUTE_T).payload))
+            tensor = Tensor.parse(first(attribute, ATTRIBUTE_T).payload)
+            value = float_scalar(dataclasses.replace(tensor, dims=()) if tensor.dims == (1,) else tensor)
         elif name == "value_float" and first(attribute, ATTRIBUTE_F) is not None:
             value = struct.unpack("<f", first(attribute, ATTRIBUTE_F).payload)[0]
         else:
@@ -514,12 +534,50 @@ def projection(name: str, produced_by: dict[str, Node], constants: Constants) ->
     while node is not None and node.op_type in HEAD_SPLIT:
         if node.op_type == "Mul":
             factor = [constants.scalars.get(each) for each in node.inputs[1:]]
+            if len(factor) == 1 and factor[0] is None:
+                factor = [shape_scale(node.inputs[1], produced_by, constants)]
             if len(factor) != 1 or factor[0] is None:
                 break
             scale *= factor[0]
         name = node.inputs[0]
         node = produced_by.get(name)
     return name, scale
+
+
+def shape_scale(name: str, produced_by: dict[str, Node], constants: Constants) -> float | None:
+    """The value of ``sqrt(c / sqrt(d))``, the scaling PyTorch's export of scaled dot-product
+    attention puts on q and on k, with ``d`` the last dimension of a tensor read at run time
+    (``Cast(Slice(Shape(t)))``): known when ``t`` is the heads of a ``Reshape`` to a constant head
+    width (``Transpose(Reshape(x, Concat(..., d)))``); else None."""
+
+    def through_cast(node: Node | None) -> Node | None:
+        return produced_by.get(node.inputs[0]) if node is not None and node.op_type == "Cast" else node
+
+    outer = through_cast(produced_by.get(name))
+    if outer is None or outer.op_type != "Sqrt":
+        return None
+    divide = through_cast(produced_by.get(outer.inputs[0]))
+    if divide is None or divide.op_type != "Div" or divide.inputs[0] not in constants.scalars:
+        return None
+    inner = through_cast(produced_by.get(divide.inputs[1]))
+    if inner is None or inner.op_type != "Sqrt":
+        return None
+    piece = through_cast(produced_by.get(inner.inputs[0]))
+    if piece is None or piece.op_type != "Slice" or len(piece.inputs) < 2:
+        return None
+    if constants.integers.get(piece.inputs[1]) != (-1,):
+        return None  # not the last dimension
+    shape = produced_by.get(piece.inputs[0])
+    heads = produced_by.get(shape.inputs[0]) if shape is not None and shape.op_type == "Shape" else None
+    split = produced_by.get(heads.inputs[0]) if heads is not None and heads.op_type == "Transpose" else None
+    target = produced_by.get(split.inputs[1]) if split is not None and split.op_type == "Reshape" else None
+    if target is None or target.op_type != "Concat":
+        return None
+    width = constants.integers.get(target.inputs[-1])
+    if width is None or len(width) != 1 or width[0] < 1:
+        return None
+    value = constants.scalars[divide.inputs[0]] / math.sqrt(width[0])
+    return math.sqrt(value) if value > 0 else None
 
 
 def bias_width(name: str, produced_by: dict[str, Node], tensors: dict[str, Tensor]) -> int | None:
