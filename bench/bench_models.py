@@ -341,6 +341,45 @@ def quality_rows(scores: dict[str, dict[str, dict]], label: str) -> list[dict]:
     return rows
 
 
+def sample_rows(sample: dict[str, float]) -> list[dict]:
+    return [
+        row(
+            f"sample: written questions top-1, hybrid top-20 re-read (vs hybrid; {sample['questions']})",
+            round(sample["top-1 rerank"], 4),
+            round(sample["top-1 hybrid"], 4),
+        ),
+        row(
+            "sample: the answering hit's probability >= 0.7, share of the written questions "
+            f"(median {sample['answering median']:.3f})",
+            round(sample["answering >= 0.7"], 4),
+            target=">= 0.95",
+            passed=sample["answering >= 0.7"] >= 0.95,
+            note="MS MARCO's questions are short web searches; long paraphrased questions "
+            "get low logits even from the chunk that answers them",
+        ),
+        row(
+            f"sample: held-out off-topic questions whose best hit scores < 0.3 "
+            f"({sample['off-topic']}; median best {sample['off-topic median']:.4f})",
+            round(sample["off-topic < 0.3"], 4),
+            target=">= 0.95",
+            passed=sample["off-topic < 0.3"] >= 0.95,
+        ),
+    ]
+
+
+def rerank_rows(reranked: dict[str, dict[str, float]], label: str, queries: int) -> list[dict]:
+    return [
+        row(
+            f"{label}, {queries} queries: nDCG@10 with {model}'s hybrid top-{depth} re-read (vs its hybrid)",
+            found[f"rerank {depth}"],
+            found["hybrid"],
+            round(found[f"rerank {depth}"] - found["hybrid"], 4),
+        )
+        for model, found in reranked.items()
+        for depth in DEPTHS
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
@@ -414,31 +453,7 @@ def main() -> None:
             )
         )
         if not arguments.quick:
-            sample = sample_scores(index, reranker)
-            rows += [
-                row(
-                    f"sample: written questions top-1, hybrid top-20 re-read "
-                    f"(vs hybrid; {sample['questions']})",
-                    round(sample["top-1 rerank"], 4),
-                    round(sample["top-1 hybrid"], 4),
-                ),
-                row(
-                    "sample: the answering hit's probability >= 0.7, share of the written questions "
-                    f"(median {sample['answering median']:.3f})",
-                    round(sample["answering >= 0.7"], 4),
-                    target=">= 0.95",
-                    passed=sample["answering >= 0.7"] >= 0.95,
-                    note="MS MARCO's questions are short web searches; long paraphrased questions "
-                    "get low logits even from the chunk that answers them",
-                ),
-                row(
-                    f"sample: held-out off-topic questions whose best hit scores < 0.3 "
-                    f"({sample['off-topic']}; median best {sample['off-topic median']:.4f})",
-                    round(sample["off-topic < 0.3"], 4),
-                    target=">= 0.95",
-                    passed=sample["off-topic < 0.3"] >= 0.95,
-                ),
-            ]
+            rows += sample_rows(sample_scores(index, reranker))
     if not arguments.quick and (SCIFACT / "corpus.jsonl").is_file():
         scores, reranked = {}, {}
         chooser = random.Random(SEED)
@@ -451,17 +466,7 @@ def main() -> None:
                 scores[model] = evaluation.evaluate(collection, index, ("vector", "hybrid"), root=documents)
                 reranked[model] = rerank_quality(index, collection, chosen, reranker, documents)
         rows += quality_rows(scores, label)
-        for model in MODELS:
-            for depth in DEPTHS:
-                rows.append(
-                    row(
-                        f"{label}, {len(chosen)} queries: nDCG@10 with {model}'s hybrid top-{depth} re-read "
-                        "(vs its hybrid)",
-                        reranked[model][f"rerank {depth}"],
-                        reranked[model]["hybrid"],
-                        round(reranked[model][f"rerank {depth}"] - reranked[model]["hybrid"], 4),
-                    )
-                )
+        rows += rerank_rows(reranked, label, len(chosen))
     print_rows(rows, arguments.json)
 
 
