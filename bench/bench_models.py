@@ -358,7 +358,7 @@ def sample_rows(sample: dict[str, float]) -> list[dict]:
             "get low logits even from the chunk that answers them",
         ),
         row(
-            f"sample: held-out off-topic questions whose best hit scores < 0.3 "
+            f"sample: held-out off-topic questions whose best of the hybrid top 10 scores < 0.3 "
             f"({sample['off-topic']}; median best {sample['off-topic median']:.4f})",
             round(sample["off-topic < 0.3"], 4),
             target=">= 0.95",
