@@ -18,9 +18,8 @@ answers the question.
   the plain sigmoid to this model's logit; on the sample corpus that put every answering hit near
   1 and every off-topic one near 0, so the map is the sigmoid of the logit as it is, not a fit.
 - Sessions: the embedder's set-up (:mod:`indexer.backends.onnx_session`): threads, the optimised
-  copy kept on disk, each attention block one kernel, int8 products with a scale per token where
-  the CPU has int8 dot products and float32 elsewhere, so a pair's score never depends on the other
-  pairs of its batch. The pairs
+  copy kept on disk, each attention block one kernel, and int8 products with a scale per token and
+  exact sums on every CPU, so a pair's score never depends on the other pairs of its batch. The pairs
   are sorted by length and run in sub-batches of similar length, as the embedder's texts.
 """
 
@@ -75,8 +74,11 @@ class Reranker:
 
     Args:
         threads: onnxruntime intra-op threads; None means one per physical core.
-        precision: "int8" or "float32"; None means ``$INDEXER_PRECISION``, else int8 where the CPU
-            has int8 dot-product instructions, float32 elsewhere (where exact int8 is no faster).
+        precision: "int8" or "float32"; None means ``$INDEXER_PRECISION``, else int8, on every CPU:
+            with int8 dot products it is the faster, and without them (x86 AVX2), where the exact
+            u8 x u8 kernel runs, it measured 1.05-1.12x float32's speed on 20 candidates, unlike
+            the embedder's shorter, wider batches (bench/RESULTS.md). No index records a score,
+            so the choice can follow the measurements.
         one_shot: this process scores one question (a one-off ``index query``): start fast.
         pair_tokens: the longest pair read (see :data:`PAIR_TOKENS`).
 
@@ -96,8 +98,7 @@ class Reranker:
         if pair_tokens < 8:
             raise ConfigError(f"re-ranker: pair_tokens must be at least 8, got {pair_tokens}")
         self.int8_instructions = int8_instructions()
-        default = "int8" if self.int8_instructions else "float32"
-        self.precision = precision or os.environ.get(PRECISION_VARIABLE) or default
+        self.precision = precision or os.environ.get(PRECISION_VARIABLE) or "int8"
         if self.precision not in PRECISIONS:
             raise ConfigError(
                 f"re-ranker: precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}"
