@@ -62,6 +62,8 @@ class BuildReport:
     finished_at: float = 0.0
     files_ignored: int = 0
     skipped: list[SkippedFile] = field(default_factory=list)
+    #: requests sent to each server, by URL (an HTTP backend's; empty for the embedded model)
+    requests_by_server: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:
