@@ -79,11 +79,9 @@ class SlowCounter(HashBackend):
 
 
 def test_a_files_parse_and_token_counts_are_timed_apart_from_the_chunker_itself(tmp_path, docs):
-    clock = StageClock()
+    clock, counter = StageClock(), SlowCounter()
     with Index.open(tmp_path / "index.db") as index:
-        planner = Planner(
-            index.store, SlowCounter(), ChunkSettings.for_limit(64), lambda message: None, clock
-        )
+        planner = Planner(index.store, counter, ChunkSettings.for_limit(64), lambda message: None, clock)
         pending = planner.plan(source_of(docs / "guide.md", docs), None)
     assert pending.chunks and set(clock.seconds) == set(STAGES)
     assert clock.seconds["read"] > 0 and clock.seconds["parse"] > 0 and clock.seconds["chunk"] > 0
