@@ -10,7 +10,8 @@ and in the other layout too, which runs here though it clips on CPUs without int
   text at its own length: padding is overhead, not work);
 - the peak: a large matrix product of the same precision through onnxruntime (a MatMul of float32,
   or the MatMulIntegerToFloat the int8 graph runs, with weights in the same layout), on the model's
-  own product shapes at the sub-batch budget (2,048 rows), the same threads, in the same run;
+  own product shapes at the sub-batch budget (2,048 rows), the same threads, each shape run once
+  after every call of the backend, so that the load of other processes falls on both alike;
 - the fraction (target: at least 50%) and, under the table, where the rest goes: onnxruntime's own
   profile of the model's nodes on the same texts (time in the weight products, the attention block,
   quantization, the rest) and the share of padded tokens.
@@ -173,30 +174,39 @@ def product_model(rows: int, inner: int, columns: int, precision: str, layout: s
     return encode_int(1, 8) + opset_fields + encode_field(graph_edits.MODEL_GRAPH, graph)
 
 
-def peak(
-    shapes: list[tuple[int, int, int]], precision: str, layout: str, threads: int, seconds: float
-) -> float:
-    """The best multiply-adds per second of those products, each run for about ``seconds``."""
-    best = 0.0
-    for rows, inner, columns in shapes:
-        options = session_options(threads, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
-        model = product_model(rows, inner, columns, precision, layout)
-        session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+class Peak:
+    """Large products of one precision through onnxruntime, run in turns with the model (one of
+    each after every call of the backend), so that the load of other processes falls on both alike."""
+
+    def __init__(self, shapes: list[tuple[int, int, int]], precision: str, layout: str, threads: int) -> None:
         rng = np.random.default_rng(1)
-        if precision == "float32":
-            feed = {"x": rng.standard_normal((rows, inner)).astype(np.float32)}
-        else:
-            feed = {"x": rng.integers(0, 256, (rows, inner)).astype(np.uint8)}
-        session.run(None, feed)
-        runs, started = 0, time.perf_counter()
-        fastest = float("inf")
-        while time.perf_counter() - started < seconds or runs < 3:
-            begun = time.perf_counter()
+        self.runs: list[tuple[ort.InferenceSession, dict, int]] = []
+        for rows, inner, columns in shapes:
+            options = session_options(threads, ort.GraphOptimizationLevel.ORT_ENABLE_ALL)
+            model = product_model(rows, inner, columns, precision, layout)
+            session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+            if precision == "float32":
+                feed = {"x": rng.standard_normal((rows, inner)).astype(np.float32)}
+            else:
+                feed = {"x": rng.integers(0, 256, (rows, inner)).astype(np.uint8)}
             session.run(None, feed)
-            fastest = min(fastest, time.perf_counter() - begun)
-            runs += 1
-        best = max(best, rows * inner * columns / fastest)
-    return best
+            self.runs.append((session, feed, rows * inner * columns))
+        self.seconds = [0.0] * len(self.runs)
+        self.done = [0] * len(self.runs)
+
+    def turn(self) -> None:
+        for position, (session, feed, _) in enumerate(self.runs):
+            started = time.perf_counter()
+            session.run(None, feed)
+            self.seconds[position] += time.perf_counter() - started
+            self.done[position] += 1
+
+    def best(self) -> float:
+        """Multiply-adds per second of the fastest shape, over all its turns."""
+        return max(
+            work * done / seconds
+            for (_, _, work), done, seconds in zip(self.runs, self.done, self.seconds, strict=True)
+        )
 
 
 def node_profile(backend: EmbeddedBackend, int8: bool, texts: list[str]) -> dict[str, float]:
@@ -225,19 +235,19 @@ def node_profile(backend: EmbeddedBackend, int8: bool, texts: list[str]) -> dict
     return shares
 
 
-def throughput(backend: EmbeddedBackend, texts: list[str], repeat: int) -> float:
-    """Seconds to embed ``texts`` in calls of :data:`BATCH`, the best of ``repeat`` passes."""
+def throughput(backend: EmbeddedBackend, texts: list[str], peak: Peak) -> float:
+    """Seconds to embed ``texts`` in calls of :data:`BATCH`, the peak's products taking turns."""
     backend.embed(texts[:BATCH])  # loads the session (and makes its optimised copy once)
-    best = float("inf")
-    for _ in range(repeat):
+    seconds = 0.0
+    for start in range(0, len(texts), BATCH):
         started = time.perf_counter()
-        for start in range(0, len(texts), BATCH):
-            backend.embed(texts[start : start + BATCH])
-        best = min(best, time.perf_counter() - started)
-    return best
+        backend.embed(texts[start : start + BATCH])
+        seconds += time.perf_counter() - started
+        peak.turn()
+    return seconds
 
 
-def precision_rows(texts: list[str], repeat: int, peak_seconds: float) -> tuple[list[dict], list[str]]:
+def precision_rows(texts: list[str]) -> tuple[list[dict], list[str]]:
     rows, details = [], []
     reference = EmbeddedBackend(precision="float32")
     weights, attention, width = multiply_adds(reference._onnx_path)
@@ -266,9 +276,10 @@ def precision_rows(texts: list[str], repeat: int, peak_seconds: float) -> tuple[
         backend = EmbeddedBackend(precision=precision)
         if weights_layout is not None and weights_layout != own_layout:
             backend.int8_instructions = "bench: signed weights"  # the other layout's graph and cache
-        seconds = throughput(backend, texts, repeat)
+        products = Peak(shapes, precision, layout, backend._threads)
+        seconds = throughput(backend, texts, products)
         achieved = work / seconds
-        best = peak(shapes, precision, layout, backend._threads, peak_seconds)
+        best = products.best()
         fraction = achieved / best
         label = precision if weights_layout is None else f"int8, {weights_layout} weights"
         if weights_layout is not None and weights_layout == own_layout:
@@ -333,11 +344,14 @@ def main() -> int:
     if options.quick:
         texts = texts[: 2 * BATCH]
     features = cpu_features()
+    started_load = os.getloadavg()[0]
     rows = [row("CPU features (onnxruntime's kernels follow them)", features)]
-    product_rows, details = precision_rows(texts, repeat=1, peak_seconds=0.3 if options.quick else 1.0)
+    product_rows, details = precision_rows(texts)
     rows += product_rows
     step_rows, steps = build_step_rows()
     rows += step_rows
+    load = f"load average {started_load:.1f} at the start, {os.getloadavg()[0]:.1f} at the end"
+    rows[0]["ours"] = f"{features}; {load}"
     print_rows(rows, options.json, "\n".join([f"CPU: {features}", *details, steps]))
     return 0
 
