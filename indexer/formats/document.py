@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 
 from indexer.corpus import UnreadableFile
 
-__all__ = ["Document", "Heading", "Part", "UnreadableFile", "name_parts", "split_lines"]
+__all__ = ["MAX_TEXT_CHARS", "Document", "Heading", "Part", "UnreadableFile", "name_parts", "split_lines"]
+
+#: The most text taken from a document whose text the file holds compressed (a PDF): more is refused,
+#: since the text, its chunks and their vectors are what a build holds in memory for one file.
+MAX_TEXT_CHARS = 32 * 1024 * 1024
 
 
 @dataclass(frozen=True)

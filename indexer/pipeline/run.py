@@ -28,7 +28,7 @@ from indexer.settings import (
 from indexer.store.contract import IndexStore
 
 #: The walk rules a build may give (the fields of :class:`WalkRules`, by the same names in options).
-WALK_SETTINGS = ("ignore_files", "include", "exclude", "allow_secrets")
+WALK_SETTINGS = ("ignore_files", "include", "exclude", "allow_secrets", "max_file_size")
 
 
 def build_root(
