@@ -25,6 +25,7 @@ from helpers import HashBackend
 from indexer import Index, formats
 from indexer.chunking import ChunkSettings, chunk_document
 from indexer.formats import UnreadableFile, decode, parse_text, read_document
+from indexer.formats.document import MAX_LINES, MAX_TEXT_CHARS
 from indexer.formats.docx import MAX_XML_BYTES
 from indexer.formats.notebook import MAX_JSON_VALUES
 from indexer.formats.pdf import MEMORY_LIMIT
@@ -454,3 +455,14 @@ def test_an_index_made_before_locators_gains_the_columns_when_opened_for_writing
         assert "0003_locators_and_encodings.sql" in applied
         assert store.db.execute("SELECT path, encoding FROM files").fetchall() == [("a.md", "")]
         assert [row[1] for row in store.db.execute("PRAGMA table_info(chunks)")][-1] == "locator"
+
+
+def test_a_document_past_the_caps_on_text_is_refused_before_it_is_parsed():
+    with pytest.raises(
+        UnreadableFile, match=r"more than 500,000 lines \(the cap on a document's lines\)"
+    ) as lines:
+        read_document("column.csv", b"7\n" * (MAX_LINES + 1))
+    with pytest.raises(UnreadableFile, match=r"its text passes 16 M characters") as text:
+        read_document("dump.md", b"x" * (MAX_TEXT_CHARS + 1))
+    assert lines.value.status == text.value.status == "too-large"
+    assert read_document("column.csv", b"7\n" * MAX_LINES).lines[-1] == "7"

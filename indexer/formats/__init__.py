@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines
+from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
 from indexer.formats.docx import read_docx
 from indexer.formats.html import read_html
 from indexer.formats.markdown import read_markdown
@@ -67,22 +67,29 @@ def read_document(path: str, data: bytes) -> Document:
     """The document in a file's bytes, read by the reader of its extension.
 
     Raises :class:`UnreadableFile` (with the status to record) for a binary or undecodable file, a
-    PDF without text, a document past a cap on its expanded size (``too-large``), and for any
+    PDF without text, a document past a cap on its expanded size or its text (``too-large``: see
+    :func:`indexer.formats.document.too_much_text`), and for any
     failure of a reader on it (``damaged``: a damaged PDF, DOCX or notebook, or markup that trips
     its parser).
     """
     extension = extension_of(path)
     try:
         if extension in BINARY_READERS:
-            return BINARY_READERS[extension](data)
-        text, encoding = decode(data)
-        return parse_text(path, text, encoding)
+            document = BINARY_READERS[extension](data)
+        else:
+            text, encoding = decode(data)
+            if (refused := too_much_text(len(text), text.count("\n"))) is not None:
+                raise refused  # before its parser builds anything of it
+            document = parse_text(path, text, encoding)
     except UnreadableFile:
         raise
     except Exception as error:  # the reader's failure on this one file: see the module's docstring
         reader = READER_NAMES.get(extension, "text")
         reason = f"the {reader} reader failed on it: {describe_error(error)}"
         raise UnreadableFile(reason, status="damaged") from error
+    if (refused := too_much_text(sum(map(len, document.lines)), len(document.lines))) is not None:
+        raise refused
+    return document
 
 
 def describe_error(error: BaseException) -> str:

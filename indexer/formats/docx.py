@@ -25,10 +25,11 @@ from collections.abc import Iterator
 from io import BytesIO
 from xml.etree import ElementTree
 
-from indexer.formats.document import Document, Heading, Part, UnreadableFile
+from indexer.formats.document import Document, Heading, Part, UnreadableFile, too_much_text
 from indexer.ignore import format_size
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+PARAGRAPH_PROPERTIES, OUTLINE_LEVEL, PARAGRAPH_STYLE = f"{W}pPr", f"{W}outlineLvl", f"{W}pStyle"
 #: The most an XML part may expand to: a larger one is more likely a zip bomb than a document (a
 #: 500-page report's document.xml is a few MB).
 MAX_XML_BYTES = 32 * 1024 * 1024
@@ -55,6 +56,7 @@ def read_docx(data: bytes) -> Document:
     lines: list[str] = []
     headings: list[Heading] = []
     parts: list[Part] = []
+    characters = 0
     try:
         with zipfile.ZipFile(BytesIO(data)) as archive:
             levels = _style_levels(archive)
@@ -64,6 +66,9 @@ def read_docx(data: bytes) -> Document:
                     continue
                 first = len(lines) + 1
                 lines.extend(text_lines)
+                characters += len(block)
+                if (refused := too_much_text(characters, len(lines))) is not None:
+                    raise refused  # stop reading: the rest is not wanted
                 parts.append(Part("paragraph", len(parts) + 1, first, len(lines)))
                 if level is not None:
                     headings.append(Heading(first, level, " ".join(block.split())))
@@ -183,9 +188,12 @@ def _paragraph_text(paragraph: ElementTree.Element) -> str:
 
 
 def _paragraph_level(paragraph: ElementTree.Element, levels: dict[str, int]) -> int | None:
-    outline = paragraph.find(f"{W}pPr/{W}outlineLvl")
+    properties = paragraph.find(PARAGRAPH_PROPERTIES)  # a child lookup: no path to parse
+    if properties is None:
+        return None
+    outline = properties.find(OUTLINE_LEVEL)
     if outline is not None and (outline.get(f"{W}val") or "").isdigit():
         level = int(outline.get(f"{W}val") or 0) + 1
         return level if level <= 9 else None
-    style = paragraph.find(f"{W}pPr/{W}pStyle")
+    style = properties.find(PARAGRAPH_STYLE)
     return levels.get(style.get(f"{W}val") or "") if style is not None else None

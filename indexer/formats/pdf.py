@@ -12,7 +12,8 @@ carries its title, else at the top of its page. A PDF without any text (a scan w
 skipped with a message saying so.
 
 PDFium runs in a worker process (:mod:`indexer.formats.pdf_worker`) with its memory capped at
-:data:`MEMORY_LIMIT`, the text it gives capped at :data:`MAX_TEXT_CHARS` and a time budget of
+:data:`MEMORY_LIMIT`, the text it gives capped as every document's is (``MAX_TEXT_CHARS``,
+``MAX_LINES``) and a time budget of
 :data:`READ_SECONDS` per file: a PDF that inflates without bound, loops or crashes PDFium fails that
 one file, and the build's own memory stays what its other files need. One worker serves every PDF of
 a process, started by the first one.
@@ -31,7 +32,7 @@ import threading
 import time
 
 from indexer.formats import pdf_worker
-from indexer.formats.document import MAX_TEXT_CHARS, Document, Heading, Part, UnreadableFile
+from indexer.formats.document import MAX_LINES, MAX_TEXT_CHARS, Document, Heading, Part, UnreadableFile
 from indexer.ignore import format_size
 
 TITLE_SLACK = 12  # a line may carry this many characters beyond an outline title (numbers, dots)
@@ -100,7 +101,8 @@ class PdfWorker:
         # isolated mode (-I): neither the working folder nor the user's environment can put modules
         # in its way; it is told where pypdfium2 is, as this process would import it
         paths = sorted({_package_folder(name) for name in ("pypdfium2", "pypdfium2_raw")} - {""})
-        command = [sys.executable, "-I", pdf_worker.__file__, str(MEMORY_LIMIT), str(MAX_TEXT_CHARS), *paths]
+        caps = [str(MEMORY_LIMIT), str(MAX_TEXT_CHARS), str(MAX_LINES)]
+        command = [sys.executable, "-I", pdf_worker.__file__, *caps, *paths]
         return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
     def _exchange(self, process: subprocess.Popen[bytes], data: bytes) -> dict:

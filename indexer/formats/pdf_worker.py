@@ -21,7 +21,7 @@ import sys
 LENGTH = struct.Struct(">Q")
 
 
-def main(memory_limit: int, max_text_chars: int) -> None:
+def main(memory_limit: int, max_text_chars: int, max_lines: int) -> None:
     if memory_limit > 0:
         try:
             import resource
@@ -37,14 +37,15 @@ def main(memory_limit: int, max_text_chars: int) -> None:
         if len(header) < LENGTH.size:
             return  # the parent is done (or gone)
         data = requests.read(LENGTH.unpack(header)[0])
-        answer = json.dumps(read(pypdfium2, data, max_text_chars), ensure_ascii=False)
+        answer = json.dumps(read(pypdfium2, data, max_text_chars, max_lines), ensure_ascii=False)
         encoded = answer.encode("utf-8", "surrogatepass")
         answers.write(LENGTH.pack(len(encoded)) + encoded)
         answers.flush()
 
 
-def read(pypdfium2, data: bytes, max_text_chars: int) -> dict:  # noqa: ANN001 (the module)
-    """The pages' lines and the outline of one PDF, or why it cannot be read."""
+def read(pypdfium2, data: bytes, max_text_chars: int, max_lines: int) -> dict:  # noqa: ANN001 (the module)
+    """The pages' lines and the outline of one PDF, or why it cannot be read (past the caps on
+    text, as soon as a page passes them)."""
     try:
         pdf = pypdfium2.PdfDocument(data)
     except pypdfium2.PdfiumError as error:
@@ -52,7 +53,7 @@ def read(pypdfium2, data: bytes, max_text_chars: int) -> dict:  # noqa: ANN001 (
             return {"error": "encrypted (password-protected)", "status": "encrypted"}
         return {"error": f"cannot be opened as a PDF: {error}", "status": "damaged"}
     try:
-        pages, chars = [], 0
+        pages, chars, lines = [], 0, 0
         for index in range(len(pdf)):
             try:
                 page = pdf[index]
@@ -60,10 +61,17 @@ def read(pypdfium2, data: bytes, max_text_chars: int) -> dict:  # noqa: ANN001 (
                 return {"error": f"page {index + 1} cannot be loaded: {error}", "status": "damaged"}
             pages.append(page_lines(page))
             chars += sum(len(line) for line in pages[-1])
+            lines += len(pages[-1])
             if chars > max_text_chars:
+                cap = f"{max_text_chars >> 20} M characters"
                 return {
-                    "error": f"its text passes {max_text_chars:,} characters by page {index + 1} "
-                    "(the cap on text taken from a PDF)",
+                    "error": f"its text passes {cap} (the cap on a document's text)",
+                    "status": "too-large",
+                }
+            if lines > max_lines:
+                cap = f"{max_lines:,} lines"
+                return {
+                    "error": f"it has more than {cap} (the cap on a document's lines)",
                     "status": "too-large",
                 }
         outline = [outline_entry(bookmark) for bookmark in pdf.get_toc()]
@@ -89,5 +97,5 @@ def outline_entry(bookmark) -> tuple[int, str, int | None]:  # noqa: ANN001 (a p
 
 
 if __name__ == "__main__":
-    sys.path[:0] = sys.argv[3:]  # where pypdfium2 is installed, as the parent found it
-    main(int(sys.argv[1]), int(sys.argv[2]))
+    sys.path[:0] = sys.argv[4:]  # where pypdfium2 is installed, as the parent found it
+    main(int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]))

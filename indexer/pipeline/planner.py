@@ -20,6 +20,8 @@ from indexer.store.contract import IndexStore
 from indexer.store.records import FileState
 
 STAGES = ("walk", "read", "chunk", "embed", "check", "write")
+#: Texts whose tokens are counted in one call of the backend (see :meth:`Planner._count_tokens`).
+COUNT_BATCH = 4096
 
 
 def text_hash(text: str) -> str:
@@ -144,8 +146,19 @@ class Planner:
         if not any(line.strip() for line in document.lines):
             self._skip(pending, "empty", "empty file")
             return
-        chunks = chunk_document(document, self.backend.count_tokens, self.settings)
+        chunks = chunk_document(document, self._count_tokens, self.settings)
         pending.set_chunks(chunks, self.backend.document_prefix)
+
+    def _count_tokens(self, texts: list[str]) -> list[int]:
+        """The backend's token counts, asked :data:`COUNT_BATCH` texts at a time: a tokenizer holds
+        every text's encoding until it returns (the embedded model's, about a kilobyte each), so a
+        file of millions of short lines asked at once took gigabytes."""
+        if len(texts) <= COUNT_BATCH:
+            return self.backend.count_tokens(texts)
+        counts: list[int] = []
+        for start in range(0, len(texts), COUNT_BATCH):
+            counts.extend(self.backend.count_tokens(texts[start : start + COUNT_BATCH]))
+        return counts
 
     def _skip(self, pending: PendingFile, status: str, reason: str) -> None:
         pending.status, pending.skip_reason = status, reason
