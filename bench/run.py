@@ -32,6 +32,8 @@ SCRIPTS = [
     "bench_cli",
     "bench_ranking",
     "bench_serve",
+    "bench_redaction",
+    "bench_memory",
 ]
 
 

@@ -210,14 +210,14 @@ class _Walk:
             pass  # read by the walk as rules, not a document left out
         elif (kind := left_out_as(self.rules, relative, name)) is not None:
             if kind == "secret":
-                self._skip_recorded(relative, "secret", SECRET_REASON, target)
+                self._skip_recorded(relative, "secret", SECRET_REASON)
             else:
                 self.skipped.append(SkippedFile(name, kind, "not a file type indexer reads"))
         elif target is not None and self._secret_target(relative, target):
             reason = f"a link to {stored_name(target)}, whose name says it holds credentials"
-            self._skip_recorded(relative, "secret", reason, target)
+            self._skip_recorded(relative, "secret", reason)
         elif info.st_size > self.max_file_size:
-            self._skip_recorded(relative, "too-large", too_large(info.st_size, self.max_file_size), target)
+            self._skip_recorded(relative, "too-large", too_large(info.st_size, self.max_file_size))
         else:
             local = relative if name != relative else None
             allowed = self._allows_secrets(relative, target)
@@ -231,7 +231,7 @@ class _Walk:
     def _allows_secrets(self, relative: str, target: str | None) -> bool:
         return self.rules.allows_secret(relative) or (target is not None and self.rules.allows_secret(target))
 
-    def _skip_recorded(self, relative: str, kind: str, reason: str, target: str | None = None) -> None:
+    def _skip_recorded(self, relative: str, kind: str, reason: str) -> None:
         """Leave a file out with the ``stat`` facts that let a later build know it unchanged (those of
         the link itself for a link: a link re-pointed is a new link)."""
         try:
@@ -376,11 +376,13 @@ def read_bytes(source: SourceFile, max_size: int, is_binary: Callable[[bytes], b
 
     A file whose first :data:`HEAD_BYTES` are binary by ``is_binary`` is returned as those bytes
     alone, for its reader to refuse: a binary file costs one block, whatever its size (a 3 GB disk
-    image named ``.txt`` is not read into memory to be found binary). The file is opened without blocking and
-    checked once open, since it may have changed since the walk: a FIFO or a device would hang the
-    build (a FIFO's ``open`` waits for a writer) or read for ever; a symbolic link put in place of a
-    file is not followed; and what the open file turns out to be must lie inside the root and, unless
-    the build allows it, not be named like credentials (a link re-pointed at ``.env``).
+    image named ``.txt`` is not read into memory to be found binary).
+
+    The file is opened without blocking and checked once open, since it may have changed since the
+    walk: a FIFO or a device would hang the build (a FIFO's ``open`` waits for a writer) or read for
+    ever; a symbolic link put in place of a file is not followed; and what the open file turns out to
+    be must lie inside the root and, unless the build allows it, not be named like credentials (a
+    link re-pointed at ``.env``).
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     flags |= getattr(os, "O_BINARY", 0)  # Windows: no newline translation

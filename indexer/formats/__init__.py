@@ -68,9 +68,8 @@ def read_document(path: str, data: bytes) -> Document:
 
     Raises :class:`UnreadableFile` (with the status to record) for a binary or undecodable file, a
     PDF without text, a document past a cap on its expanded size or its text (``too-large``: see
-    :func:`indexer.formats.document.too_much_text`), and for any
-    failure of a reader on it (``damaged``: a damaged PDF, DOCX or notebook, or markup that trips
-    its parser).
+    :func:`indexer.formats.document.too_much_text`), and for any failure of a reader on it
+    (``damaged``: a damaged PDF, DOCX or notebook, markup that trips its parser, memory run out).
     """
     extension = extension_of(path)
     try:

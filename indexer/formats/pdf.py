@@ -28,8 +28,10 @@ import os
 import selectors
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from typing import IO
 
 from indexer.formats import pdf_worker
 from indexer.formats.document import MAX_LINES, MAX_TEXT_CHARS, Document, Heading, Part, UnreadableFile
@@ -66,6 +68,7 @@ class PdfWorker:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._process: subprocess.Popen[bytes] | None = None
+        self._errors: IO[bytes] | None = None  # the worker's stderr, for the last words of one that died
 
     def read(self, data: bytes) -> dict:
         """The worker's answer for one PDF; a worker that dies or overruns is stopped, and the file
@@ -83,7 +86,7 @@ class PdfWorker:
         if process is not None:
             process.kill()
             process.wait()
-            for stream in (process.stdin, process.stdout):
+            for stream in (process.stdin, process.stdout, self._errors):
                 if stream is not None:
                     stream.close()
 
@@ -103,56 +106,66 @@ class PdfWorker:
         paths = sorted({_package_folder(name) for name in ("pypdfium2", "pypdfium2_raw")} - {""})
         caps = [str(MEMORY_LIMIT), str(MAX_TEXT_CHARS), str(MAX_LINES)]
         command = [sys.executable, "-I", pdf_worker.__file__, *caps, *paths]
-        return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        # its stderr goes to a file, not the user's terminal or --json log: its last line says why
+        # a worker died
+        self._errors = tempfile.TemporaryFile()
+        return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors)
 
     def _exchange(self, process: subprocess.Popen[bytes], data: bytes) -> dict:
         assert process.stdin is not None and process.stdout is not None
         try:
-            process.stdin.write(pdf_worker.LENGTH.pack(len(data)) + data)
+            process.stdin.write(pdf_worker.LENGTH.pack(len(data)))
+            process.stdin.write(data)
             process.stdin.flush()
         except (BrokenPipeError, ConnectionResetError):
             raise _WorkerFailed(self._death(process)) from None
         deadline = time.monotonic() + READ_SECONDS
-        header = _read_exactly(process, pdf_worker.LENGTH.size, deadline)
-        answer = _read_exactly(process, pdf_worker.LENGTH.unpack(header)[0], deadline)
+        header = self._read_exactly(process, pdf_worker.LENGTH.size, deadline)
+        answer = self._read_exactly(process, pdf_worker.LENGTH.unpack(header)[0], deadline)
         return json.loads(answer.decode("utf-8", "surrogatepass"))
 
-    @staticmethod
-    def _death(process: subprocess.Popen[bytes]) -> str:
+    def _death(self, process: subprocess.Popen[bytes]) -> str:
+        """Why the worker stopped: the signal or exit code, and the last line it wrote, if any."""
         try:
             code = process.wait(timeout=5)
         except subprocess.TimeoutExpired:
             code = None
         how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        said = ""
+        if self._errors is not None:
+            self._errors.seek(0)
+            lines = self._errors.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
+            said = f"; it said: {lines[-1].strip()[:200]}" if lines else ""
         return (
-            f"the PDF reader stopped ({how}): it ran out of its {format_size(MEMORY_LIMIT)} of memory "
-            "(a PDF that inflates without bound) or crashed"
+            f"the PDF reader stopped ({how}{said}): it ran out of its {format_size(MEMORY_LIMIT)} of "
+            "memory (a PDF that inflates without bound) or crashed"
         )
+
+    def _read_exactly(self, process: subprocess.Popen[bytes], size: int, deadline: float) -> bytes:
+        """``size`` bytes of the worker's answer, waiting no later than ``deadline``."""
+        assert process.stdout is not None
+        descriptor = process.stdout.fileno()
+        pieces: list[bytes] = []
+        wanted = size
+        with selectors.DefaultSelector() as selector:
+            selector.register(descriptor, selectors.EVENT_READ)
+            while wanted:
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    budget = f"{READ_SECONDS:.0f} s"
+                    raise _WorkerFailed(
+                        f"reading it took longer than {budget} (the PDF reader's time budget)"
+                    )
+                piece = os.read(descriptor, min(wanted, 1 << 20))
+                if not piece:
+                    raise _WorkerFailed(self._death(process))
+                pieces.append(piece)
+                wanted -= len(piece)
+        return b"".join(pieces)
 
 
 class _WorkerFailed(Exception):
     """The worker died, or took longer than :data:`READ_SECONDS`."""
-
-
-def _read_exactly(process: subprocess.Popen[bytes], size: int, deadline: float) -> bytes:
-    """``size`` bytes of the worker's answer, waiting no later than ``deadline``."""
-    assert process.stdout is not None
-    descriptor = process.stdout.fileno()
-    pieces: list[bytes] = []
-    wanted = size
-    with selectors.DefaultSelector() as selector:
-        selector.register(descriptor, selectors.EVENT_READ)
-        while wanted:
-            left = deadline - time.monotonic()
-            if left <= 0 or not selector.select(left):
-                budget = f"{READ_SECONDS:.0f} s"
-                raise _WorkerFailed(f"reading it took longer than {budget} (the PDF reader's time budget)")
-            piece = os.read(descriptor, min(wanted, 1 << 20))
-            if not piece:
-                raise _WorkerFailed(PdfWorker._death(process))
-            pieces.append(piece)
-            wanted -= len(piece)
-    return b"".join(pieces)
 
 
 def _package_folder(name: str) -> str:

@@ -234,10 +234,10 @@ class Build:
             self.writer.fail(source.path, pending.read_failure)
         elif pending.status != "indexed":
             self._left_out(source.path, pending.status, pending.skip_reason)
-        if pending.secrets:
-            self._note_secrets(pending)
         elif pending.touch_only is not None and state is not None and state.status != "indexed":
             self._left_out(source.path, state.status, f"left out when last read ({state.status})")
+        if pending.secrets:
+            self._note_secrets(pending)
         self._find_or_queue(pending)
         self.writer.add(pending)
 
