@@ -23,6 +23,12 @@ class FileState(NamedTuple):
     status: str
 
 
+def files_indexed(states: dict[str, FileState]) -> int:
+    """How many of ``states`` are files the index holds content of, not files the walk only noted
+    (left out as secrets or too large, recorded so their warning is given once)."""
+    return sum(bool(state.content_hash) for state in states.values())
+
+
 #: Between the headings of a chunk's heading path: "Page title > Section > Subsection".
 HEADING_SEPARATOR = " > "
 
@@ -145,7 +151,8 @@ class BuildCounts:
 #: order the functions below read them.
 FILE_STATE_COLUMNS = "path, id, size, mtime_ns, content_hash, status"
 STORED_CHUNK_COLUMNS = "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator"
-BUILD_FIELDS = ("id", "root", "started_at", "finished_at", "outcome", "model", "pid", "host", "error")
+BUILD_FIELDS = ("id", "root", "started_at", "finished_at", "seen_at", "outcome", "model", "pid", "host")
+BUILD_FIELDS += ("error",)
 BUILD_FIELDS += BuildCounts.columns()
 UPSERT_META = "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 #: The meta key of the chunk count (see migration 0004), and the update that keeps it (``%s``: the
