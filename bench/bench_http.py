@@ -273,7 +273,9 @@ def diagnose(case: Case, report: BuildReport, ratio: float) -> str:
     sends the next batch) and the writer thread (SQLite, beside the main thread)."""
     stages = report.stage_seconds
     request = stages["embed"] / max(report.requests, 1)
-    main_thread = sum(stages[stage] for stage in ("walk", "read", "parse", "tokenize", "chunk", "check"))
+    main_thread = sum(
+        stages[stage] for stage in ("walk", "read", "parse", "redact", "tokenize", "chunk", "check")
+    )
     ideal = report.chunks_embedded / case.capacity
     return (
         f"{report.chunks_embedded} chunks, {report.requests} requests, {report.seconds:.2f} s "

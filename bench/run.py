@@ -34,6 +34,8 @@ SCRIPTS = [
     "bench_ranking",
     "bench_models",
     "bench_serve",
+    "bench_redaction",
+    "bench_memory",
 ]
 
 

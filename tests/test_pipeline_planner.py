@@ -11,7 +11,7 @@ from helpers import HashBackend
 
 from indexer import Index, corpus
 from indexer.chunking import ChunkSettings
-from indexer.pipeline.planner import STAGES, Planner, StageClock, text_hash, unchanged
+from indexer.pipeline.planner import COUNT_BATCH, STAGES, Planner, StageClock, text_hash, unchanged
 from indexer.store.records import FileState
 
 
@@ -86,3 +86,27 @@ def test_a_files_parse_and_token_counts_are_timed_apart_from_the_chunker_itself(
     assert pending.chunks and set(clock.seconds) == set(STAGES)
     assert clock.seconds["read"] > 0 and clock.seconds["parse"] > 0 and clock.seconds["chunk"] > 0
     assert clock.seconds["tokenize"] >= 0.01 * counter.calls > clock.seconds["chunk"]
+
+
+class CountingBackend(HashBackend):
+    """Records how many texts each call of ``count_tokens`` was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[int] = []
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        self.asked.append(len(texts))
+        return super().count_tokens(texts)
+
+
+def test_a_file_of_many_lines_has_its_tokens_counted_a_batch_at_a_time(tmp_path):
+    write(tmp_path / "d" / "log.txt", "".join(f"line {number}\n" for number in range(3 * COUNT_BATCH)))
+    backend = CountingBackend()
+    with Index.open(tmp_path / "index.db") as index:
+        planner = Planner(
+            index.store, backend, ChunkSettings.for_limit(64), lambda message: None, StageClock()
+        )
+        pending = planner.plan(source_of(tmp_path / "d" / "log.txt", tmp_path / "d"), None)
+    assert pending.chunks and max(backend.asked) == COUNT_BATCH and sum(backend.asked) >= 3 * COUNT_BATCH
+    assert pending.chunks[-1].end_line == 3 * COUNT_BATCH  # counts in order: every line placed
