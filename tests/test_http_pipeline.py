@@ -648,13 +648,21 @@ def test_several_servers_are_recorded_the_fingerprint_ignores_them_and_a_query_g
         assert report.exit_code == 0 and report.files_changed == 6
 
 
-def test_cli_base_url_repeated_spreads_the_build_and_a_query_tries_them_in_order(bikes, index_path):
+def test_cli_base_url_repeated_spreads_the_build_counts_each_servers_requests_and_a_query_tries_them_in_order(
+    bikes, index_path
+):
     db = ("--db", str(index_path))
     with OllamaServer(latency=0.05) as first, OllamaServer(latency=0.05) as second:
         urls = ("--base-url", first.url, "--base-url", second.url)
-        built = cli("build", str(bikes), *OLLAMA_NOMIC, *urls, *db, "--batch-size", "4", "-q")
+        built = cli("build", str(bikes), *OLLAMA_NOMIC, *urls, *db, "--batch-size", "4", "--json")
         assert built.exit_code == 0, built.output
         assert first.requests and second.requests
+        summary = json.loads(built.stdout.splitlines()[-1])
+        assert summary["requests_by_server"] == {
+            first.url: len(first.requests),
+            second.url: len(second.requests),
+        }
+        assert sum(summary["requests_by_server"].values()) == summary["requests"]
         dead = f"http://127.0.0.1:{closed_port()}"
         answered = cli("query", QUESTION, *db, "--base-url", dead, "--base-url", second.url, "--json")
     assert answered.exit_code == 0, answered.output
