@@ -14,7 +14,6 @@ from documents import make_docx, make_notebook, make_pdf
 from helpers import HashBackend
 
 from indexer import Index
-from indexer.chunking import ChunkSettings, chunk_document
 from indexer.formats import UnreadableFile, decode, parse_text, read_document
 from indexer.store.migrations import all_migrations, migrations_folder
 from indexer.store.sqlite import SQLiteStore
@@ -28,9 +27,16 @@ def headings_of(path: str, text: str) -> list[tuple[int, int, str]]:
     return [(h.line, h.level, h.title) for h in parse_text(path, text).headings]
 
 
-def heading_paths(path: str, text: str, limit: int = 200) -> list[str]:
-    chunks = chunk_document(parse_text(path, text), words, ChunkSettings.for_limit(limit))
-    return list(dict.fromkeys(chunk.heading for chunk in chunks))
+def heading_paths(path: str, text: str) -> list[str]:
+    """The heading path of the text under each heading, in order (what a chunk starting there carries)."""
+    trail: list[tuple[int, str]] = []
+    paths = []
+    for heading in parse_text(path, text).headings:
+        trail = [(level, title) for level, title in trail if level < heading.level] + [
+            (heading.level, heading.title)
+        ]
+        paths.append(" > ".join(title for _, title in trail))
+    return paths
 
 
 # -- encodings ----------------------------------------------------------------------------------
@@ -62,8 +68,8 @@ def test_markdown_headings_in_comments_fences_and_front_matter_are_not_headings(
     )
     assert headings_of("doc.md", text) == [(5, 1, "Guide"), (20, 2, "Setup"), (25, 2, "Use it")]
     document = parse_text("doc.md", text)
-    assert document.literal == [(1, 3), (13, 16), (18, 18)]
-    assert heading_paths("doc.md", text) == ["", "Guide", "Guide > Setup", "Guide > Use it"]
+    assert document.literal == [(13, 16), (18, 18)]
+    assert heading_paths("doc.md", text) == ["Guide", "Guide > Setup", "Guide > Use it"]
 
 
 # -- reStructuredText ---------------------------------------------------------------------------
@@ -309,19 +315,14 @@ def test_a_mixed_folder_indexes_exactly_these_files_headings_and_citations(tmp_p
         ("scan.pdf", "no-text", ""),
         ("tyres.pdf", "indexed", ""),
     ]
+    # each file fits in one chunk: its sections are packed under the heading they share
     assert chunks == [
         ("bread.ipynb", "Sourdough starter", "cells 1-2"),
         ("chain.rst", "Bicycle chains", ""),
-        ("chain.rst", "Bicycle chains > Cleaning", ""),
-        ("chain.rst", "Bicycle chains > Lubricating", ""),
-        ("chain.rst", "Wear", ""),
         ("guide.md", "Guide", ""),
-        ("guide.md", "Guide > Next", ""),
         ("notes.txt", "Café notes", ""),
-        ("roses.docx", "Pruning roses", "paragraph 1"),
-        ("roses.docx", "Pruning roses > When", "paragraphs 2-3"),
+        ("roses.docx", "Pruning roses > When", "paragraphs 1-3"),  # titles travel with the text
         ("sauce.html", "Pan sauces", ""),
-        ("sauce.html", "Pan sauces > Finishing", ""),
         ("tyres.pdf", "Flat tyres", "page 1"),
     ]
     assert [hit.citation for hit in hits] == ["tyres.pdf:page 1"]
