@@ -5,7 +5,7 @@ comes first (hit@1) or in the first three (hit@3) in each search mode and with p
 Structure and time come from a build with the embedded model's own tokenizer and instant vectors
 (bench/instant.py), so chunks are cut where a real build cuts them and the time is the pipeline's own.
 Questions need real vectors: a second index is built with the embedded model, every vector kept in a
-cache under bench/.cache/real-folder/ keyed by the text it embeds, so a text embedded once (by this
+cache (bench/vector_cache.py) keyed by the text it embeds, so a text embedded once (by this
 checkout or another) is never embedded again.
 
 Usage:
@@ -20,28 +20,24 @@ Without it the script measures whichever ``indexer`` is importable first.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import random
 import re
-import sqlite3
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 from instant import DIMENSION, instant_vectors
+from vector_cache import VECTOR_CACHE, CachedModelBackend
 
 from indexer import EmbeddingBackend, Index
 from indexer.backends.embedded import EmbeddedBackend
 
-BENCH = Path(__file__).resolve().parent
-CACHE = BENCH / ".cache" / "real-folder"
 #: Hits asked for per question: enough chunks to rank ten files.
 HITS = 50
 #: A chunk with fewer words than this carries no text a reader can use (a title, a link line).
@@ -73,57 +69,6 @@ class TokenizerInstantBackend(EmbeddingBackend):
 
     def describe(self) -> dict[str, object]:
         return {"backend": self.kind, "model": self.model_name, "dimension": DIMENSION}
-
-
-class CachedModelBackend(EmbeddingBackend):
-    """The embedded model, with every vector it made kept on disk by the text it embedded."""
-
-    kind = "bench-cached-model"
-
-    def __init__(self, cache: Path) -> None:
-        self.model = EmbeddedBackend()
-        self.model_name = self.model.model_name
-        self.max_tokens = self.model.max_tokens
-        self.query_prefix = self.model.query_prefix
-        self.document_prefix = self.model.document_prefix
-        self.key = json.dumps(self.model.describe(), sort_keys=True)
-        cache.parent.mkdir(parents=True, exist_ok=True)
-        self.db = sqlite3.connect(cache, check_same_thread=False)
-        self.db.execute("CREATE TABLE IF NOT EXISTS vectors (hash TEXT PRIMARY KEY, vector BLOB)")
-        self.lock = threading.Lock()
-        self.embedded = 0
-
-    @property
-    def dimension(self) -> int | None:
-        return self.model.dimension
-
-    def count_tokens(self, texts: list[str]) -> list[int]:
-        return self.model.count_tokens(texts)
-
-    def describe(self) -> dict[str, object]:
-        return self.model.describe()
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        hashes = [hashlib.sha256((self.key + text).encode()).hexdigest() for text in texts]
-        with self.lock:
-            found = dict(
-                self.db.execute(
-                    f"SELECT hash, vector FROM vectors WHERE hash IN ({','.join('?' * len(hashes))})", hashes
-                ).fetchall()
-            )
-        missing = list(dict.fromkeys(h for h in hashes if h not in found))
-        if missing:
-            text_of = dict(zip(hashes, texts, strict=True))
-            vectors = self.model.embed([text_of[h] for h in missing])
-            made = {
-                h: np.asarray(v, dtype=np.float32).tobytes() for h, v in zip(missing, vectors, strict=True)
-            }
-            with self.lock:
-                self.db.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?)", made.items())
-                self.db.commit()
-                self.embedded += len(made)
-            found.update(made)
-        return np.stack([np.frombuffer(found[h], dtype=np.float32) for h in hashes])
 
 
 def build_once(folder: Path, db: Path, backend: EmbeddingBackend) -> tuple[float, object]:
@@ -210,7 +155,7 @@ def hits_at(ranked: list[list[str]], questions: list[dict], prefix: str) -> dict
 
 def question_figures(folder: Path, questions: list[dict], db: Path) -> dict[str, object]:
     """hit@1/hit@3 per mode on an index built with the embedded model (vectors cached), and bm25s's."""
-    backend = CachedModelBackend(CACHE / "vectors.sqlite")
+    backend = CachedModelBackend(VECTOR_CACHE)
     started = time.perf_counter()
     _, report = build_once(folder, db, backend)
     figures: dict[str, object] = {"model_build_seconds": round(time.perf_counter() - started, 1)}
