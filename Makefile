@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.installed-runtime
 TESTING := $(VENV)/.installed-test
 
-.PHONY: install install-test demo test lint bench bench-quick clean
+.PHONY: install install-test browser demo test lint bench bench-quick screenshot clean
 
 install: $(RUNTIME)
 
@@ -36,8 +36,19 @@ demo: install
 	@echo
 	$(BIN)/index query "when should I prune an apple tree" --db demo.db -k 3
 
-test: install-test
+# The search page's tests drive Debian's Chromium; as root (CI) it is installed when missing, else
+# they skip and say how to install it. `.ci/run` calls this first and fails if it cannot.
+browser:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+		echo "note: Chromium is not installed (apt-get install chromium): the browser tests will skip"
+
+test: install-test browser
 	$(BIN)/python -m pytest -q
+
+# the README's picture of the search page, from the test that drives it
+screenshot: install-test browser
+	INDEX_SCREENSHOT=docs/search-page.png $(BIN)/python -m pytest -q tests/test_web_page.py -k readme
 
 lint: install-test
 	$(BIN)/ruff check indexer tests bench

@@ -9,12 +9,18 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
 from indexer.backends import default_backend, make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
-from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError
+from indexer.errors import (
+    ConfigError,
+    IndexNotFoundError,
+    IndexOutdatedError,
+    InvalidRequestError,
+    NotInIndexError,
+)
 from indexer.progress import Progress
 from indexer.search import MAX_K, MODES, Hit, default_min_score, search
 from indexer.settings import (
@@ -201,6 +207,7 @@ class Index:
         allow_secrets: Sequence[str] | str | None = None,
         allow_empty: bool = False,
         wait: float = 0,
+        commit_seconds: float | None = None,
         progress: bool | Progress = False,
         warn: Callable[[str], None] | None = None,
     ) -> BuildReport:
@@ -213,7 +220,8 @@ class Index:
             rebuild: build a fresh index when the settings differ from the index's, and swap it in
                 at the end (queries keep answering from the old one meanwhile).
             batch_size, concurrency, chunk_tokens, ignore_files, include, exclude, allow_secrets,
-                allow_empty, wait, warn: see :class:`indexer.pipeline.BuildOptions`.
+                allow_empty, wait, commit_seconds, warn: see :class:`indexer.pipeline.BuildOptions`
+                (commit_seconds None: its default).
                 chunk_tokens and the walk's settings (ignore_files, include, exclude,
                 allow_secrets) are recorded: None re-uses what the index holds for them.
             progress: True for a bar on a terminal (else a line every 30 s), or a
@@ -231,6 +239,8 @@ class Index:
         from indexer.pipeline.run import build_root
 
         given = {"warn": warn} if warn is not None else {}
+        if commit_seconds is not None:
+            given["commit_seconds"] = commit_seconds
         options = BuildOptions(
             batch_size=batch_size,
             concurrency=concurrency,
@@ -323,11 +333,9 @@ class Index:
             raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise ConfigError(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
-        chunk_filter = ChunkFilter(
-            _as_tuple(paths, "paths"),
-            _as_tuple(types, "types"),
-            tuple(str(Path(root).resolve()) for root in _as_tuple(roots, "roots")),
-        )
+        path_globs, extensions = _as_tuple(paths, "paths"), _as_tuple(types, "types")
+        folders = _as_tuple(roots, "roots")
+        _refuse_nul({"the question": [text], "path": path_globs, "type": extensions, "root": folders})
         store = self.store
         self._searches += 1
         if self._searches == 2:
@@ -336,8 +344,24 @@ class Index:
         with store.snapshot():
             if store.is_empty():
                 return []
+            chunk_filter = ChunkFilter(path_globs, extensions, self._held_roots(store, folders))
             backend = self._query_backend.for_index(store) if mode != "keyword" else None
             return search(store, backend, text, k, mode, chunk_filter, min_score)
+
+    def _held_roots(self, store: IndexStore, roots: Sequence[str]) -> tuple[str, ...]:
+        """The index's names of ``roots``; a folder it does not hold is an error naming those it
+        does (a mistyped folder would otherwise find nothing, and say only that)."""
+        if not roots:
+            return ()
+        held = store.roots()
+        found = {root: next((key for key in _root_keys(root) if key in held), None) for root in roots}
+        unknown = [root for root, key in found.items() if key is None]
+        if unknown:
+            raise NotInIndexError(
+                f"index {store.path} holds no folder {', '.join(unknown)} "
+                f"(its folders: {', '.join(held) or 'none'})"
+            )
+        return tuple(key for key in found.values() if key is not None)
 
     def default_min_score(self, mode: str = "hybrid") -> float | None:
         """The score under which a hit is more likely noise than an answer, where this index's scores
@@ -358,6 +382,7 @@ class Index:
         # imported here: a search does not pay for the format readers it names parts with
         from indexer.passages import read_passage
 
+        _refuse_nul({"the citation": [citation], "root": [root] if root is not None else []})
         store = self.store
         with store.snapshot():
             return read_passage(store, citation, root)
@@ -374,6 +399,7 @@ class Index:
                 **store.counts(),
                 "size_bytes": store.size_bytes(),
                 "roots": store.root_counts(),
+                "types": file_types(store),
                 "backend": store.get_json("backend"),
                 "model": store.get_meta("model"),
                 "dimension": store.dimension,
@@ -388,19 +414,36 @@ class Index:
         return status
 
 
+def file_types(store: IndexStore) -> list[dict[str, Any]]:
+    """The extensions of the indexed files (what ``types`` filters on), most files first."""
+    counts: dict[str, int] = {}
+    for root in store.roots():
+        for path, state in store.file_states(root).items():
+            extension = PurePosixPath(path).suffix.lower().lstrip(".")
+            if state.status == "indexed" and extension:
+                counts[extension] = counts.get(extension, 0) + 1
+    return [
+        {"type": kind, "files": files}
+        for kind, files in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    ]
+
+
 def _build_status(store: IndexStore, build: dict[str, Any]) -> dict[str, Any]:
     """A build's record for people: ISO 8601 local times, its duration, and ``interrupted`` for a
-    build still marked running whose process is gone (killed, or stopped by SIGTERM)."""
-    started, finished = build["started_at"], build["finished_at"]
+    build still marked running whose process is gone (killed, or stopped by SIGTERM). A build that
+    runs has lasted until now; one that ended without saying so, until it was last seen alive."""
+    started, finished, seen = build["started_at"], build["finished_at"], build["seen_at"]
     outcome = build["outcome"]
     if outcome == "running" and not _still_running(store, build):
         outcome = "interrupted"
+    ended = finished if finished is not None else (time.time() if outcome == "running" else seen)
     return {
         **build,
         "outcome": outcome,
         "started_at": iso_time(started),
         "finished_at": iso_time(finished) if finished is not None else None,
-        "seconds": round((finished if finished is not None else time.time()) - started, 3),
+        "seen_at": iso_time(seen),
+        "seconds": round(ended - started, 3),
     }
 
 
@@ -427,6 +470,15 @@ def iso_time(seconds: float) -> str:
 def _root_keys(root: str | os.PathLike[str]) -> list[str]:
     """How an index may have recorded a folder: as builds do (resolved), or as the user wrote it."""
     return [str(Path(root).resolve()), os.path.abspath(root), os.fspath(root)]
+
+
+def _refuse_nul(values: dict[str, Sequence[str]]) -> None:
+    """A NUL byte is in no indexed text or path (a file holding one is binary, and left out), and
+    stores choke on it (PostgreSQL refuses it in any text): asking with one is told so."""
+    for name, texts in values.items():
+        for text in texts:
+            if "\0" in text:
+                raise InvalidRequestError(f"{name} {text!r} holds a NUL byte, which no indexed text holds")
 
 
 def _patterns(values: Sequence[str] | str | None, name: str) -> tuple[str, ...] | None:

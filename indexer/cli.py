@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Callable
@@ -29,6 +30,7 @@ from typing import Any
 
 import click
 
+from indexer import DISTRIBUTION
 from indexer.api import Index, default_index_path, iso_time
 from indexer.backends import EmbeddingBackend, make_backend
 from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY
@@ -37,6 +39,7 @@ from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
 from indexer.progress import Progress, duration
 from indexer.search import DEFAULT_MIN_SCORE, MAX_K, MODES, Hit
 from indexer.serving.discovery import search_through_server
+from indexer.serving.hosts import host_name
 from indexer.store import is_postgres_url
 
 EXIT_CODES = {
@@ -107,10 +110,13 @@ def iso_time_now() -> str:
 class IndexerGroup(click.Group):
     """Turns library errors into one line (or one JSON object, with ``--json``) and the documented
     exit code; SIGTERM, as ``kill``, ``timeout`` and ``systemctl stop`` send it, stops a command as
-    Ctrl-C does, so a build records that it was interrupted."""
+    Ctrl-C does, so a build records that it was interrupted: exit 143 for SIGTERM, 130 for Ctrl-C."""
 
     def invoke(self, ctx: click.Context) -> Any:
-        signal.signal(signal.SIGTERM, _interrupt)
+        _received.clear()
+        for number in INTERRUPTING_SIGNALS:
+            if signal.getsignal(number) is not signal.SIG_IGN:  # a background job ignores Ctrl-C
+                signal.signal(number, _interrupt)
         try:
             return super().invoke(ctx)
         except IndexerError as error:
@@ -118,8 +124,8 @@ class IndexerGroup(click.Group):
         except OSError as error:  # the system refused something the library did not expect to fail
             self._fail(ctx, describe_os_error(error), StorageError.exit_code)
         except KeyboardInterrupt as error:
-            code = 128 + getattr(error, "signal_number", signal.SIGINT)
-            self._fail(ctx, f"interrupted ({error or 'Ctrl-C'})", code)
+            number = getattr(error, "signal_number", None) or (_received[-1] if _received else signal.SIGINT)
+            self._fail(ctx, f"interrupted ({INTERRUPTING_SIGNALS[number]})", 128 + number)
         except click.UsageError as error:
             output = ctx.meta.get("output")
             if output is None or not output.as_json:
@@ -133,14 +139,26 @@ class IndexerGroup(click.Group):
         ctx.exit(code)
 
 
-class Interrupted(KeyboardInterrupt):
-    """SIGTERM, raised where the program is, as Ctrl-C raises KeyboardInterrupt."""
+#: The signals that stop a command, and how its one-line message names them.
+INTERRUPTING_SIGNALS = {signal.SIGINT: "Ctrl-C", signal.SIGTERM: "SIGTERM"}
+#: The signals received since the command started. A library that catches the KeyboardInterrupt a
+#: handler raised may raise a bare one of its own (watchfiles does, while ``index watch`` waits for
+#: changes), which no longer says which signal it was.
+_received: list[int] = []
 
-    signal_number = signal.SIGTERM
+
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C or SIGTERM, raised where the program is, as Ctrl-C raises KeyboardInterrupt, with the
+    signal that raised it."""
+
+    def __init__(self, signal_number: int) -> None:
+        super().__init__(INTERRUPTING_SIGNALS[signal_number])
+        self.signal_number = signal_number
 
 
 def _interrupt(signum: int, frame: object) -> None:
-    raise Interrupted("SIGTERM")
+    _received.append(signum)
+    raise Interrupted(signum)
 
 
 def describe_os_error(error: OSError) -> str:
@@ -154,7 +172,7 @@ def describe_os_error(error: OSError) -> str:
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=exit_codes(0, 1, 2, 3, 4, 5),
 )
-@click.version_option(package_name="indexer-search")
+@click.version_option(package_name=DISTRIBUTION)
 def main() -> None:
     """Index a folder of documents and search it by meaning."""
 
@@ -391,7 +409,25 @@ def report_dict(report: Any) -> dict[str, Any]:
 # -- query ----------------------------------------------------------------------------------------
 
 
-@main.command(epilog=exit_codes(0, 1, 2, 4, 5, c1=QUERY_CODE_1))
+class QueryCommand(click.Command):
+    """``index query``, whose question may start with a dash (``--leak-check=full``, ``-v``): click
+    reads it as an unknown option, so the error says how to ask it instead."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # the parser consumes its list
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            if not error.possibilities:  # not a mistyped option of ours ("Did you mean --type?")
+                asked = next((arg for arg in given if arg.startswith(error.option_name)), error.option_name)
+                error.message += (
+                    f" To search for text that starts with '-', put -- before it: "
+                    f"index query -- {shlex.quote(asked)}"
+                )
+            raise
+
+
+@main.command(cls=QueryCommand, epilog=exit_codes(0, 1, 2, 4, 5, c1=QUERY_CODE_1))
 @click.argument("text")
 @db_option
 @click.option(
@@ -494,7 +530,8 @@ def hits_from_server(location: str, text: str, search: dict[str, Any]) -> list[H
     params.update({"type": search["types"], "root": search["roots"]})
     if search["min_score"] is not None:
         params["min_score"] = repr(search["min_score"])
-    found = search_through_server(location, params, os.environ.get("INDEX_TOKEN") or None)
+    warn = lambda message: click.echo(f"warning: {message}", err=True)  # noqa: E731
+    found = search_through_server(location, params, os.environ.get("INDEX_TOKEN") or None, warn)
     try:
         return None if found is None else [Hit(**hit) for hit in found]
     except TypeError:  # a server of another version, whose hits have other fields
@@ -823,15 +860,34 @@ def serving_module() -> Any:
 @click.option(
     "--mcp", "with_mcp", is_flag=True, help="Also serve the MCP tools over streamable HTTP at /mcp."
 )
-def serve(db_path: str | None, host: str, port: int, token: str | None, with_mcp: bool) -> None:
-    """Answer searches over HTTP with the model loaded once (JSON API; OpenAPI at /docs).
+@click.option(
+    "--allowed-host",
+    "allowed_hosts",
+    multiple=True,
+    callback=lambda ctx, param, names: [checked_host_name(name) for name in names],
+    help="Also answer requests whose Host is this name (repeatable; others get 421).",
+)
+def serve(
+    db_path: str | None, host: str, port: int, token: str | None, with_mcp: bool, allowed_hosts: list[str]
+) -> None:
+    """Answer searches over HTTP with the model loaded once: a search page at /, a JSON API
+    (reference at /docs).
 
     GET /search?q=...&k=&mode=&path=&type=&root=&min_score=, GET /chunks/CITATION, GET /status,
     GET /health. `index query` on the same index uses it while it runs. Stop with Ctrl-C."""
     run = serving_module()
     say = lambda message: click.echo(message, err=True)  # noqa: E731
     with Index.open(db_path or default_index_path(), create=False) as index:
-        run.serve(index, host=host, port=port, token=token, mcp=with_mcp, say=say)
+        run.serve(
+            index, host=host, port=port, token=token, mcp=with_mcp, say=say, allowed_hosts=allowed_hosts
+        )
+
+
+def checked_host_name(name: str) -> str:
+    """``name`` if a request's Host can give it (``docs.example``, ``[fe80::1]``), else a usage error."""
+    if host_name(name) is None:
+        raise click.BadParameter(f"{name!r} is not a host name", param_hint="--allowed-host")
+    return name
 
 
 @main.command("mcp", epilog=exit_codes(0, 2, 4, 5))

@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from indexer.errors import ConfigError, NotInIndexError
+from indexer.errors import ConfigError, InvalidRequestError, NotInIndexError
 from indexer.formats.document import name_parts
 from indexer.store.contract import IndexStore
 from indexer.store.records import StoredChunk
@@ -63,6 +63,7 @@ def read_passage(store: IndexStore, citation: str, root: str | None = None) -> P
 
     Raises:
         NotInIndexError: the file is not in the index, or has no such lines or parts.
+        InvalidRequestError: the lines or parts run backwards (``path:30-12``).
         ConfigError: the path is in several roots and ``root`` does not say which.
     """
     if not citation.strip():
@@ -70,6 +71,9 @@ def read_passage(store: IndexStore, citation: str, root: str | None = None) -> P
     for path, span in parse_citation(citation):
         chunks = store.file_chunks(path, root)
         if chunks:
+            if span.first is not None and span.last < span.first:
+                turned = Span(span.last, span.first, span.kind)
+                raise InvalidRequestError(f"{citation} runs backwards: ask for {path}:{_cited(turned)}")
             return assemble(_one_root(chunks, path), span)
     where = f" under {root}" if root else ""
     raise NotInIndexError(f"{citation_path(citation)} is not in the index{where}")
@@ -119,13 +123,13 @@ def assemble(chunks: Sequence[StoredChunk], span: Span) -> Passage:
         lines = [line for line in lines if line.lowest <= span.last and line.highest >= span.first]
     if not lines:
         raise NotInIndexError(f"{chunks[0].path} has no {_describe(span)} in the index ({_extent(chunks)})")
-    texts = [line.text for line in lines]
-    while len(texts) > 1 and not texts[-1]:  # blank lines at the edges are the chunker's, not text
-        texts.pop()
-    while len(texts) > 1 and not texts[0]:
-        texts.pop(0)
+    while len(lines) > 1 and not lines[-1].text:  # blank lines at the edges are the chunker's, not text
+        lines.pop()
+    while len(lines) > 1 and not lines[0].text:
+        lines.pop(0)
     first, last = chunks[chosen[0]], chunks[chosen[-1]]
-    start, end = first.start_line, last.end_line
+    # the range is the lines kept, so the text's first line is line `start_line`
+    start, end = max(first.start_line, lines[0].lowest), min(last.end_line, lines[-1].highest)
     if span.first is not None and not span.kind:
         start, end = max(start, span.first), min(end, span.last)
     return Passage(
@@ -133,7 +137,7 @@ def assemble(chunks: Sequence[StoredChunk], span: Span) -> Passage:
         root=first.root,
         start_line=start,
         end_line=end,
-        text="\n".join(texts),
+        text="\n".join(line.text for line in lines),
         locator=_locator(first.locator, last.locator),
     )
 
@@ -228,6 +232,11 @@ def _describe(span: Span) -> str:
     if span.kind:
         return name_parts(span.kind, span.first, span.last)
     return f"lines {span.first}-{span.last}"
+
+
+def _cited(span: Span) -> str:
+    """How a citation writes ``span``: ``12-30``, ``pages 3-4``."""
+    return name_parts(span.kind, span.first, span.last) if span.kind else f"{span.first}-{span.last}"
 
 
 def _extent(chunks: Sequence[StoredChunk]) -> str:

@@ -2,11 +2,14 @@
 
 File events come from watchfiles (Rust's notify underneath: inotify, FSEvents, ReadDirectoryChangesW)
 with a debounce, so a burst of saves makes one build. Each build is the ordinary incremental build,
-so only what changed is read and embedded.
+so only what changed is read and embedded. A build that finds the index held by another build (a
+scheduled ``index build``, a second watcher) waits for it, saying so once, instead of giving up: a
+watcher has nowhere else to be.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 from collections.abc import Callable
@@ -15,8 +18,10 @@ from typing import Any
 
 from indexer.api import Index
 from indexer.corpus import WalkFilter
+from indexer.errors import IndexLockedError
 from indexer.ignore import WalkRules
 from indexer.pipeline import BuildReport
+from indexer.pipeline.options import print_warning
 from indexer.settings import walk_rules_key
 
 
@@ -57,5 +62,15 @@ def build_and_filter(
     index: Index, root: Path, on_report: Callable[[BuildReport], None], build_options: dict[str, Any]
 ) -> WalkFilter:
     """Build ``root``, then the filter of the walk rules the index now holds for it."""
-    on_report(index.build(root, **build_options))
+    on_report(build_when_free(index, root, build_options))
     return WalkFilter(root, WalkRules.from_record(index.store.get_json(walk_rules_key(str(root))) or {}))
+
+
+def build_when_free(index: Index, root: Path, build_options: dict[str, Any]) -> BuildReport:
+    """Build ``root``; when another build holds the index, warn once and wait for it to finish."""
+    try:
+        return index.build(root, **build_options)
+    except IndexLockedError as error:
+        warn = build_options.get("warn") or print_warning
+        warn(f"index {index.location} is being built by {error.holder or 'another process'}: waiting for it")
+        return index.build(root, **{**build_options, "wait": math.inf})

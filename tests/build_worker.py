@@ -1,9 +1,11 @@
 """A build in its own process, for tests that kill it, lock against it or query during it.
 
     python tests/build_worker.py INDEX FOLDER [--delay SECONDS] [--batch-size N] [--wait SECONDS]
+                                 [--commit-seconds SECONDS] [--tell-embedded]
 
 Uses the deterministic HashBackend, slowed by ``--delay`` seconds per batch. Prints "started" once the
-writer lock is held, then the report as JSON; exits with the report's (or the error's) exit code.
+writer lock is held (with ``--tell-embedded``, then "embedded N" after each batch, N texts so far),
+then the report as JSON; exits with the report's (or the error's) exit code.
 """
 
 from __future__ import annotations
@@ -22,15 +24,19 @@ from indexer import Index, IndexerError
 
 
 class SlowHashBackend(HashBackend):
-    def __init__(self, delay: float, model_name: str) -> None:
+    def __init__(self, delay: float, model_name: str, tell_embedded: bool = False) -> None:
         super().__init__(model_name=model_name)
         self.delay = delay
+        self.tell_embedded = tell_embedded
 
     def embed(self, texts: list[str]):
         if self.calls == 0:
             print("started", flush=True)
         time.sleep(self.delay)
-        return super().embed(texts)
+        vectors = super().embed(texts)
+        if self.tell_embedded:
+            print(f"embedded {len(self.embedded)}", flush=True)
+        return vectors
 
 
 def main() -> int:
@@ -42,15 +48,18 @@ def main() -> int:
     parser.add_argument("--wait", type=float, default=0.0)
     parser.add_argument("--model-name", default="hash-v1")
     parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--commit-seconds", type=float, default=None)
+    parser.add_argument("--tell-embedded", action="store_true")
     options = parser.parse_args()
     try:
         with Index.open(options.index) as index:
             report = index.build(
                 options.folder,
-                backend=SlowHashBackend(options.delay, options.model_name),
+                backend=SlowHashBackend(options.delay, options.model_name, options.tell_embedded),
                 batch_size=options.batch_size,
                 wait=options.wait,
                 rebuild=options.rebuild,
+                commit_seconds=options.commit_seconds,
                 warn=lambda message: None,
             )
     except IndexerError as error:

@@ -22,7 +22,9 @@ Standing behaviour is set on the constructor: ``token_budget`` refuses any input
 that in the server's ``dialect``; ``api_key`` answers 401 to any other bearer token; ``models``
 answers 404 to other models; ``latency`` and ``parallel`` make every request take that long with at
 most that many served at once, like a real server for throughput benchmarks; ``variant`` makes it serve
-another model under the same name (every text gets another vector), as a misconfigured server would.
+another model under the same name (every text gets another vector), as a misconfigured server would;
+``shed_every=N`` answers 503 to every N-th request that no queued fault takes, as an overloaded server
+sheds load.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ class LoopbackServer:
         latency: float = 0.0,
         parallel: int | None = None,
         variant: str = "",
+        shed_every: int | None = None,
     ) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}")
@@ -102,6 +105,8 @@ class LoopbackServer:
         self.models = set(models) if models is not None else None
         self.latency = latency
         self.variant = variant
+        self.shed_every = shed_every
+        self._unfaulted = 0  # requests no queued fault took, for shed_every
         self.requests: list[Recorded] = []
         self.max_in_flight = 0
         self._in_flight = 0
@@ -196,6 +201,9 @@ class LoopbackServer:
             while self._faults and self._faults[0].remaining <= 0:
                 self._faults.pop(0)
             if not self._faults:
+                self._unfaulted += 1
+                if self.shed_every and self._unfaulted % self.shed_every == 0:
+                    return _Fault("unavailable", 1)
                 return None
             fault = self._faults[0]
             fault.remaining -= 1

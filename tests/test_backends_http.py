@@ -301,34 +301,52 @@ def test_transient_failures_are_retried_until_the_server_answers(
     assert np.array_equal(as_float32(vectors), expected(["a", "b"]))
 
 
-def test_503_forever_gives_up_after_max_attempts_with_a_backend_error(ollama_server: OllamaServer) -> None:
-    ollama_server.fail_next(10, "unavailable")
-    with (
-        ollama_backend(ollama_server, **fast(max_attempts=4)) as backend,
-        pytest.raises(BackendError) as caught,
-    ):
-        backend.embed(["a"])
+def test_503_forever_gives_up_once_the_retry_budget_is_spent_with_a_backend_error(
+    ollama_server: OllamaServer,
+) -> None:
+    ollama_server.fail_next(100_000, "unavailable")
+    with ollama_backend(ollama_server, **fast(retry_seconds=0.3)) as backend:
+        started = time.monotonic()
+        with pytest.raises(BackendError) as caught:
+            backend.embed(["a"])
+        assert 0.3 - 0.01 <= time.monotonic() - started < 2
     assert type(caught.value) is BackendError
-    assert "HTTP 503" in str(caught.value) and "gave up after 4 attempts" in str(caught.value)
-    assert len(ollama_server.requests) == 4
+    attempts = len(ollama_server.requests)
+    assert attempts > 5  # not a fixed count: as many as the budget allows
+    assert f"HTTP 503: service unavailable; gave up after {attempts} attempts in 0.3 s" in str(caught.value)
 
 
-def test_a_server_slower_than_the_timeout_fails_after_bounded_attempts(ollama_server: OllamaServer) -> None:
+def test_a_server_shedding_every_second_request_answers_every_batch(ollama_server: OllamaServer) -> None:
+    ollama_server.fail_next(7, "unavailable")  # a burst longer than any fixed count of attempts
+    ollama_server.shed_every = 2
+    batches = [[f"text {n}"] for n in range(16)]
+    with ollama_backend(ollama_server) as backend:
+        results = embed_at_once(backend, batches)
+    for batch, vectors in zip(batches, results, strict=True):
+        assert np.array_equal(as_float32(vectors), expected(batch))
+    assert len(ollama_server.requests) >= 7 + 2 * 16 - 1
+
+
+def test_a_server_slower_than_the_timeout_fails_once_the_retry_budget_is_spent(
+    ollama_server: OllamaServer,
+) -> None:
     ollama_server.fail_next(5, "slow", delay=3)
-    with ollama_backend(ollama_server, **fast(timeout=0.2, max_attempts=2)) as backend:
+    with ollama_backend(ollama_server, **fast(timeout=0.2, retry_seconds=0.5)) as backend:
         started = time.monotonic()
         with pytest.raises(BackendError, match="timeout") as caught:
             backend.embed(["a"])
         assert time.monotonic() - started < 2
     assert type(caught.value) is BackendError
-    assert len(ollama_server.requests) == 2
+    assert 2 <= len(ollama_server.requests) <= 4
 
 
-def test_connection_refused_after_every_attempt_means_the_backend_is_unreachable() -> None:
+def test_connection_refused_after_every_attempt_means_the_backend_is_unreachable_at_once() -> None:
     port = closed_port()
     with OllamaBackend("nomic-embed-text", host=f"127.0.0.1:{port}", **fast(max_attempts=3)) as backend:
+        started = time.monotonic()
         with pytest.raises(BackendUnreachableError) as caught:
             backend.embed(["a"])
+        assert time.monotonic() - started < 1  # the retry budget (300 s) is for servers that answer
         assert backend.usage()["requests"] == 3
     message = str(caught.value)
     assert f"http://127.0.0.1:{port}/api/embed" in message and "gave up after 3 attempts" in message
@@ -450,7 +468,7 @@ def test_other_errors_are_not_mistaken_for_input_too_long(status: int, message: 
 
 def test_the_key_appears_in_no_message_config_description_or_repr(openai_server: OpenAIServer) -> None:
     messages = []
-    with openai_backend(openai_server, api_key=SECRET, **fast(max_attempts=2)) as backend:
+    with openai_backend(openai_server, api_key=SECRET, **fast(retry_seconds=0)) as backend:
         for fault, options in (
             ("unavailable", {}),
             ("malformed", {}),
@@ -820,6 +838,18 @@ def test_a_server_giving_another_dimension_is_refused_and_named() -> None:
     assert isinstance(refused, BackendUnreachableError)
     assert str(refused).startswith(f"openai backend at {odd.base_url}: serves another model")
     assert f"it gives 32-dimension vectors, {good.base_url} 64-dimension ones" in str(refused)
+
+
+def test_a_checked_server_that_switches_dimension_is_refused_at_its_first_such_answer_and_named() -> None:
+    with OpenAIServer(latency=0.1) as steady, OpenAIServer(latency=0.1) as swapped:
+        with openai_backend(steady, base_url=[steady.base_url, swapped.base_url]) as backend:
+            embed_at_once(backend, [["a"], ["b"]])  # one batch on each: both checked, 64 dimensions
+            swapped.dimension = 32  # its model is swapped underneath the build
+            results = embed_at_once(backend, [["c"], ["d"]])
+    refused = [result for result in results if isinstance(result, BackendError)]
+    assert len(refused) == 1 and isinstance(refused[0], BackendUnreachableError)
+    assert str(refused[0]).startswith(f"openai backend at {swapped.base_url}: serves another model")
+    assert "it now gives 32-dimension vectors, where they gave 64-dimension ones" in str(refused[0])
 
 
 def test_servers_of_the_same_model_are_checked_once_each() -> None:

@@ -414,7 +414,6 @@ def test_retry_after_in_whole_seconds_is_waited_for(bikes, index_path, openai_se
 @pytest.mark.parametrize(
     ("fault", "options", "requests", "complaint"),
     [
-        ("unavailable", {}, 5, r"HTTP 503: service unavailable; gave up after 5 attempts"),
         ("rate_limit", {"retry_after": 3600}, 1, r"HTTP 429: .*asks to wait 3600 s"),
         ("malformed", {}, 1, r"malformed JSON"),
         ("too_few", {}, 1, r"vectors for \d+ inputs|but the answer has missing index"),
@@ -435,6 +434,31 @@ def test_a_batch_the_server_spoils_fails_its_files_and_leaves_them_as_they_were(
     assert_one_line_naming_file_and_batch(report)
     assert all(re.search(complaint, failure.reason) for failure in report.failures), report.failures[0].reason
     assert snapshot(index_path) == built_index
+
+
+def test_a_batch_still_refused_when_the_retry_budget_is_spent_fails_its_files(
+    bikes, index_path, server, built_index
+):
+    server.fail_next(100_000, "unavailable")
+    report, _ = build(index_path, bikes, backend_for(server, **fast(retry_seconds=0.2)), batch_size=100)
+    assert report.exit_code == 1 and report.stopped is None
+    assert report.files_failed == 6 and report.files_changed == 0
+    assert_one_line_naming_file_and_batch(report)
+    complaint = rf"HTTP 503: service unavailable; gave up after {len(server.requests)} attempts in 0\.2 s"
+    assert all(re.search(complaint, failure.reason) for failure in report.failures), report.failures[0].reason
+    after = snapshot(index_path)  # the recorded backend follows its new retry_seconds; the rest stays
+    assert {key: after[key] for key in after if key != "meta"} == {
+        key: built_index[key] for key in built_index if key != "meta"
+    }
+
+
+def test_a_build_finishes_against_an_ollama_server_that_sheds_every_second_request(bikes, index_path):
+    with OllamaServer(shed_every=2) as server:
+        server.fail_next(12, "unavailable")  # and a burst first: more than two batches of five attempts
+        report, _ = build(index_path, bikes, backend_for(server), batch_size=2)
+    assert report.exit_code == 0 and report.failures == [] and report.files_added == 6
+    assert report.requests == len(server.requests) >= 12 + 2 * report.batches - 1
+    assert_every_vector_is_its_chunks(index_path, "search_document: ")
 
 
 def test_duplicated_indexes_in_an_openai_answer_fail_the_batch(bikes, index_path, openai_server):
@@ -571,6 +595,30 @@ def test_a_server_serving_another_model_stops_the_build_naming_it_and_none_of_it
     )
     assert odd.requests and report.files_failed > 0
     assert_every_vector_is_its_chunks(index_path, "search_document: ")  # the first server's, each of them
+
+
+class SwappedServer(OllamaServer):
+    """An Ollama server whose model is swapped after ``after`` requests: 32-dimension vectors from then on."""
+
+    def __init__(self, after: int, **options: Any) -> None:
+        super().__init__(**options)
+        self.after = after
+
+    def vector(self, text: str, dimension: int | None = None):
+        return super().vector(text, 32 if len(self.requests) > self.after else dimension)
+
+
+def test_a_server_switching_dimension_mid_build_stops_it_at_once_naming_that_server(bikes, index_path):
+    with OllamaServer(latency=0.05) as steady, SwappedServer(after=3, latency=0.05) as swapped:
+        backend = OllamaBackend("nomic-embed-text", host=[steady.url, swapped.url], **fast())
+        report, _ = build(index_path, bikes, backend, batch_size=2)
+    assert report.exit_code == 4
+    assert report.stopped.startswith(f"ollama backend at {swapped.url}/: serves another model")
+    assert "it now gives 32-dimension vectors, where they gave 64-dimension ones" in report.stopped
+    assert len(swapped.requests) <= 3 + 2  # its window when its first such answer came, and no more
+    assert report.files_failed > 0
+    assert all(report.stopped in failure.reason for failure in report.failures), report.failures
+    assert_every_vector_is_its_chunks(index_path, "search_document: ")  # every stored vector is 64 long
 
 
 def test_several_servers_are_recorded_the_fingerprint_ignores_them_and_a_query_goes_to_the_first_that_answers(

@@ -15,6 +15,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from conftest import REPO, write
 from helpers import HashBackend, index_command, write_corpus
@@ -79,6 +80,27 @@ def test_a_build_killed_shows_as_interrupted_at_once_to_any_reader(tmp_path):
     assert after["outcome"] == "interrupted"  # no other build needed to notice
 
 
+def test_a_killed_builds_duration_ends_when_it_was_last_seen_alive(tmp_path, any_index):
+    folder = write_corpus(tmp_path / "docs", 200, paragraphs=1)
+    command = [sys.executable, str(TESTS / "build_worker.py"), str(any_index), str(folder)]
+    launched = time.monotonic()
+    worker = subprocess.Popen(
+        [*command, "--delay", "0.05", "--commit-seconds", "0.1"], stdout=subprocess.PIPE
+    )
+    assert worker.stdout.readline().strip() == b"started"
+    time.sleep(1.0)
+    worker.send_signal(signal.SIGKILL)
+    worker.wait()
+    lived = time.monotonic() - launched
+    with Index.open(any_index, create=False) as index:
+        killed = index.status()["builds"][0]
+        time.sleep(1.0)
+        later = index.status()["builds"][0]
+    assert killed["outcome"] == later["outcome"] == "interrupted" and killed["finished_at"] is None
+    assert 0.9 <= killed["seconds"] <= lived  # from its start to its last commit, a tenth of a second apart
+    assert later["seconds"] == killed["seconds"]  # not the time since it started
+
+
 def test_sigterm_stops_a_build_that_records_it_was_interrupted(tmp_path):
     folder = write_corpus(tmp_path / "docs", 40)
     index_path = tmp_path / "index.db"
@@ -93,6 +115,20 @@ def test_sigterm_stops_a_build_that_records_it_was_interrupted(tmp_path):
     assert stderr.strip() == "error: interrupted (SIGTERM)"
     info = json.loads(cli("status", "--db", str(index_path), "--json").stdout)
     assert info["builds"][0]["outcome"] == "interrupted" and info["builds"][0]["finished_at"]
+
+
+def test_ctrl_c_stops_a_build_with_130_and_a_plain_message(tmp_path):
+    folder = write_corpus(tmp_path / "docs", 40)
+    index_path = tmp_path / "index.db"
+    with OllamaServer(latency=0.2) as server:
+        builder = ollama_build(folder, index_path, server)
+        deadline = time.monotonic() + 60
+        while not server.requests and time.monotonic() < deadline:
+            time.sleep(0.02)
+        builder.send_signal(signal.SIGINT)
+        stdout, stderr = builder.communicate(timeout=60)
+    assert builder.returncode == 128 + signal.SIGINT
+    assert stderr.strip() == "error: interrupted (Ctrl-C)"
 
 
 # -- logs a machine can read ----------------------------------------------------------------------
@@ -154,6 +190,24 @@ def test_watch_json_lines_carry_a_time_and_sigterm_ends_it_with_one(tmp_path, do
     assert watcher.returncode == 128 + signal.SIGTERM
 
 
+@pytest.mark.parametrize(
+    ("signal_number", "name"),
+    [(signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "Ctrl-C")],
+    ids=["sigterm", "ctrl-c"],
+)
+def test_watch_waiting_for_changes_ends_with_143_on_sigterm_and_130_on_ctrl_c(
+    tmp_path, docs, signal_number, name
+):
+    command = [*index_command(), "watch", str(docs), "--db", str(tmp_path / "index.db")]
+    watcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert "3 files indexed" in watcher.stdout.readline()
+    time.sleep(1.0)  # past the build: waiting for file events
+    watcher.send_signal(signal_number)
+    _, stderr = watcher.communicate(timeout=60)
+    assert watcher.returncode == 128 + signal_number
+    assert stderr.strip() == f"error: interrupted ({name})"
+
+
 # -- progress -------------------------------------------------------------------------------------
 
 
@@ -165,12 +219,34 @@ def test_progress_off_a_terminal_is_a_line_at_most_every_interval_with_time_left
     lines = stream.getvalue().splitlines()
     assert lines and all(line.startswith("indexing: ") for line in lines)
     assert re.search(
-        r"\d+ of ~\d+ chunks embedded, \d+ of 30 files read, [\d.]+ s so far, about .* left",
+        r"\d+ of ~\d+ chunks embedded, \d+ of 30 files done, [\d.]+ s so far, about .* left",
         stream.getvalue(),
     )
     quiet = io.StringIO()
     build(tmp_path / "other.db", folder, progress=Progress(quiet, terminal=False))  # under 30 s: silent
     assert quiet.getvalue() == ""
+
+
+def test_the_chunks_to_embed_are_estimated_from_bytes_read_so_a_large_last_file_is_foreseen(tmp_path):
+    folder = tmp_path / "docs"
+    paragraph = "A paragraph about {topic} with enough words to fill a small chunk of its own here."
+    for number in range(10):  # ten small files first, then one ten times their size
+        write(
+            folder / f"a{number}.md", "\n\n".join(paragraph.format(topic=f"{number}.{n}") for n in range(3))
+        )
+    write(folder / "z.md", "\n\n".join(paragraph.format(topic=f"part {n}") for n in range(300)))
+    stream = io.StringIO()
+    progress = Progress(stream, terminal=False, interval=0)
+    report = build(tmp_path / "index.db", folder, batch_size=512, chunk_tokens=16, progress=progress)
+    lines = stream.getvalue().splitlines()
+    estimates = [
+        int(found.replace(",", "")) for found in re.findall(r"of ~([\d,]+) chunks", "\n".join(lines))
+    ]
+    truth = report.chunks_embedded
+    assert truth > 100 and len(estimates) == len(lines) > 10
+    # from the second file on, every estimate is near the truth (counting files, 33 after 10 of 11)
+    assert all(abs(estimate - truth) < truth / 4 for estimate in estimates[1:])
+    assert ", 0 of 11 files done, " in lines[0] and ", 11 of 11 files done, " in lines[-1]
 
 
 def test_warnings_print_above_the_bar_on_a_terminal(tmp_path):

@@ -12,6 +12,7 @@ from documents import make_pdf
 from helpers import HashBackend
 
 from indexer import ConfigError, Index, NotInIndexError
+from indexer.errors import InvalidRequestError
 
 GUIDE = "bicycle-repair/fixing-a-flat-tyre.md"
 PAGES = [("one", "saddles"), ("two", "chains"), ("three", "brakes")]  # a page longer than a chunk each
@@ -74,6 +75,23 @@ def test_a_hits_citation_gives_its_text_and_wider_lines_read_around_it(index):
     assert index.get(f"{GUIDE}:3").text == lines[2] != ""
 
 
+def test_a_range_from_or_to_a_blank_line_numbers_its_text_from_its_first_line(index):
+    """Blank lines at a passage's edges are dropped, and its range with them: line i of the text is
+    line start_line + i of the file (the search page numbers the lines it shows so). Past the
+    file's first chunk, whose place is uncertain when the chunker stretched it over blank lines."""
+    lines = source_lines(index.folder / GUIDE)
+    exact = chunks_of(index, GUIDE)[0].end_line + 10
+    blank = [
+        number for number, line in enumerate(lines, start=1) if not line and exact < number <= len(lines) - 10
+    ]
+    assert len(blank) > 5
+    for number in blank:
+        for asked in (f"{number}-{number + 10}", f"{number - 10}-{number}"):
+            passage = index.get(f"{GUIDE}:{asked}")
+            assert passage.text.split("\n") == lines[passage.start_line - 1 : passage.end_line], asked
+            assert passage.text.split("\n")[0] and passage.text.split("\n")[-1]
+
+
 def test_pages_are_read_by_their_citation(index):
     page = index.get("manual.pdf:page 2")
     assert "chains" in page.text and "saddles" not in page.text and "brakes" not in page.text
@@ -95,6 +113,17 @@ def test_what_is_not_in_the_index_is_a_clear_error(index):
         index.get("manual.pdf:page 9")
     with pytest.raises(ConfigError):
         index.get("  ")
+
+
+def test_a_range_that_runs_backwards_or_a_nul_byte_is_a_bad_request_naming_it(index):
+    with pytest.raises(InvalidRequestError, match=rf"^{GUIDE}:5-1 runs backwards: ask for {GUIDE}:1-5$"):
+        index.get(f"{GUIDE}:5-1")
+    with pytest.raises(InvalidRequestError, match="runs backwards: ask for manual.pdf:pages 1-3$"):
+        index.get("manual.pdf:pages 3-1")
+    with pytest.raises(InvalidRequestError, match=r"the citation '.*\\x00.*' holds a NUL byte"):
+        index.get(f"{GUIDE}\0:1-5")
+    with pytest.raises(InvalidRequestError, match=r"^root '/x\\x00' holds a NUL byte"):
+        index.get(GUIDE, root="/x\0")
 
 
 def test_a_path_in_two_roots_needs_its_root_and_roots_filter_searches(index, tmp_path):

@@ -6,16 +6,23 @@ URL of a fresh PostgreSQL database."""
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from conftest import rows, snapshot, write
-from helpers import FaultyBackend, HashBackend
+from documents import make_notebook
+from helpers import FaultyBackend, HashBackend, write_corpus
 
 from indexer import ConfigError, Index
 from indexer.store import is_postgres_url, open_store
 from indexer.store.migrations import all_migrations
 from indexer.store.sqlite import SQLiteStore
+
+WORKER = Path(__file__).parent / "build_worker.py"
 
 
 @pytest.fixture
@@ -149,6 +156,16 @@ def test_unchanged_rerun_calls_the_backend_zero_times_and_reads_no_file(index_pa
     assert counting.calls == 0
     assert opened == []
     assert report.files_unchanged == 3 and report.chunks_embedded == 0
+
+
+def test_a_file_with_no_text_is_counted_once_as_left_out_never_as_indexed(index_path, docs):
+    write(docs / "blank.ipynb", make_notebook([("markdown", ""), ("code", "")], image_output=False))
+    for run in ("first", "again"):
+        report = build(index_path, docs, HashBackend())
+        assert [(skipped.path, skipped.kind) for skipped in report.skipped] == [("blank.ipynb", "empty")], run
+        assert report.files_added + report.files_changed + report.files_unchanged == 3, run
+        assert report.files_skipped == 1 and report.files_seen == 4, run
+    assert "3 unchanged" in report.summary() and "1 skipped: 1 empty" in report.summary()
 
 
 def test_touching_a_file_reembeds_nothing(index_path, docs):
@@ -335,3 +352,49 @@ def test_a_new_chunker_recuts_every_file_without_a_rebuild_and_keeps_unchanged_v
     with Index.open(index_path) as index:
         assert f'"version": {chunking.CHUNKER_VERSION}' in index.store.get_meta("fingerprint")
     assert build(index_path, docs, HashBackend()).files_unchanged == 3  # and then the rerun is cheap
+
+
+def test_a_build_stopped_by_sigterm_keeps_what_it_embedded_and_the_next_run_resumes(index_path, tmp_path):
+    folder = write_corpus(tmp_path / "docs", 60, paragraphs=12)  # under a group of 64 files or 2,048 chunks
+    command = [sys.executable, str(WORKER), str(index_path), str(folder), "--delay", "0.05"]
+    command += ["--commit-seconds", "0.2", "--tell-embedded"]
+    worker = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+    assert worker.stdout.readline().strip() == "started"
+    embedded = 0
+    while embedded < 60:
+        embedded = int(worker.stdout.readline().split()[1])
+    time.sleep(1.0)  # five of the time bounds: every file embedded before now is committed
+    worker.send_signal(signal.SIGTERM)
+    assert worker.wait(timeout=60) == -signal.SIGTERM
+    with Index.open(index_path, create=False) as index:
+        kept, record = index.store.counts(), index.status()["builds"][0]
+    assert kept["chunks"] >= embedded
+    assert record["outcome"] == "interrupted" and record["files_added"] == kept["files"] < 60
+    report = build(index_path, folder, HashBackend())
+    assert report.files_unchanged == kept["files"] and report.files_added == 60 - kept["files"]
+    with Index.open(index_path, create=False) as index:
+        assert report.chunks_embedded == index.store.counts()["chunks"] - kept["chunks"]
+
+
+class InterruptedBackend(HashBackend):
+    """Ctrl-C while batch ``at`` is being embedded, the others a little slow."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__()
+        self.at = at
+
+    def embed(self, texts: list[str]):
+        time.sleep(0.01)
+        if self.calls + 1 == self.at:
+            raise KeyboardInterrupt
+        return super().embed(texts)
+
+
+def test_an_interrupted_builds_record_counts_every_file_it_committed(index_path, tmp_path):
+    folder = write_corpus(tmp_path / "docs", 30, paragraphs=4)
+    with Index.open(index_path) as index, pytest.raises(KeyboardInterrupt):
+        index.build(folder, backend=InterruptedBackend(at=20), batch_size=2, commit_seconds=0.05)
+    with Index.open(index_path, create=False) as index:
+        kept, record = index.store.counts(), index.status()["builds"][0]
+    assert record["outcome"] == "interrupted" and 0 < kept["files"] < 30
+    assert (record["files_added"], record["chunks_embedded"]) == (kept["files"], kept["chunks"])

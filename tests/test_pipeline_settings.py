@@ -143,6 +143,45 @@ def test_an_emptied_folder_removes_nothing_unless_allowed(tmp_path, index_path):
     assert report.files_removed == 2 and indexed(index_path) == []
 
 
+@pytest.mark.parametrize("fate", ["moved", "emptied"])
+def test_a_rebuild_refuses_to_drop_another_folder_that_is_missing_or_emptied(tmp_path, fate):
+    index_path = tmp_path / "index.db"  # a rebuild beside the index is the SQLite store's
+    notes, share = tmp_path / "notes", tmp_path / "share"
+    write(notes / "a.md", "# A\n\nAbout herons.\n")
+    write(share / "b.md", "# B\n\nAbout kingfishers.\n")
+    write(share / "sub" / "c.md", "# C\n\nAbout egrets.\n")
+    backend = HashBackend()
+    build(index_path, notes, backend)
+    build(index_path, share, backend)
+    before = snapshot(index_path)
+    if fate == "moved":  # or unmounted
+        share.rename(tmp_path / "elsewhere")
+    else:
+        for path in (share / "b.md", share / "sub" / "c.md"):
+            path.unlink()
+    refusal = "is missing" if fate == "moved" else "has no files to index"
+    with pytest.raises(ConfigError, match=f"folder {share} {refusal}, but the index holds 2 ") as refused:
+        build(index_path, notes, backend, chunk_tokens=24, rebuild=True)
+    assert refused.value.exit_code == 2
+    assert snapshot(index_path) == before
+    assert not Path(f"{index_path}.rebuild").exists()
+    report = build(index_path, notes, backend, chunk_tokens=24, rebuild=True, allow_empty=True)
+    assert report.exit_code == 0 and indexed(index_path) == ["a.md"]
+
+
+def test_a_rebuild_of_an_emptied_folder_removes_nothing_unless_allowed(tmp_path):
+    index_path = tmp_path / "index.db"
+    folder = tmp_path / "share"
+    write(folder / "a.md", "# A\n\nAbout herons.\n")
+    backend = HashBackend()
+    build(index_path, folder, backend)
+    before = snapshot(index_path)
+    (folder / "a.md").unlink()
+    with pytest.raises(ConfigError, match="has no files to index, but the index holds 1 from it"):
+        build(index_path, folder, backend, chunk_tokens=24, rebuild=True)
+    assert snapshot(index_path) == before
+
+
 def test_a_new_root_with_no_files_is_no_error(tmp_path, index_path):
     folder = tmp_path / "empty"
     folder.mkdir()

@@ -3,6 +3,7 @@ record counted with each commit, failed files never written."""
 
 from __future__ import annotations
 
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -102,3 +103,38 @@ def test_a_failed_commit_is_raised_and_not_counted(setup, tmp_path):
     assert writer.counts.files_added == 0
     with Index.open(tmp_path / "index.db", create=False) as index:
         assert index.store.counts()["files"] == 0
+
+
+def timed_writer(store, queue, build_id, tmp_path, seconds: float) -> GroupWriter:
+    """A writer on its own thread that commits at least every ``seconds``."""
+    pool = ThreadPoolExecutor(1)
+    return GroupWriter(
+        store, pool, queue, build_id, StageClock(), str(tmp_path), None, Dimensions(8), seconds
+    )
+
+
+def test_ready_files_commit_once_the_time_bound_passes_though_their_group_is_small(setup, tmp_path):
+    store, planner, queue, _, dimensions, build_id = setup
+    writer = timed_writer(store, queue, build_id, tmp_path, 0.2)
+    files = plan(planner, tmp_path / "docs", ["a.md", "b.md"])
+    give_vectors(queue, dimensions, files)
+    for pending in files:
+        writer.add(pending)
+        writer.write_ready(stopped=None)
+    writer.await_write()
+    assert store.counts()["files"] == 0  # two files are far from a group: they wait for the time bound
+    time.sleep(writer.seconds_to_commit())
+    writer.write_ready(stopped=None)
+    writer.await_write()
+    assert store.counts()["files"] == 2 and store.recent_builds()[0]["files_added"] == 2
+
+
+def test_a_timed_commit_with_nothing_ready_records_that_the_build_is_alive(setup, tmp_path):
+    store, _, queue, _, _, build_id = setup
+    writer = timed_writer(store, queue, build_id, tmp_path, 0.05)
+    assert store.recent_builds()[0]["seen_at"] == 0.0  # as started
+    time.sleep(0.06)
+    before = time.time()
+    writer.write_ready(stopped=None)
+    writer.await_write()
+    assert store.recent_builds()[0]["seen_at"] >= before and store.counts()["files"] == 0

@@ -4,6 +4,7 @@ tells every process's in-memory vectors to reload."""
 from __future__ import annotations
 
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -93,3 +94,43 @@ def test_every_write_of_vectors_changes_the_version_and_a_touch_does_not(built: 
             (docs / "new.md").unlink()
             index.build(docs, backend=HashBackend(), warn=lambda message: None)
             assert reader.get_meta(VECTORS_VERSION) not in (first, second)
+
+
+def remove_index_files(path: Path) -> None:
+    """``rm index.db index.db-wal index.db-shm``, as the advice for a damaged index says."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def test_a_long_lived_index_follows_an_index_deleted_and_built_anew_on_every_thread(built: Path, tmp_path):
+    notes = tmp_path / "notes"
+    write(notes / "heron.md", "# Herons\n\nA heron waits by the river.\n")
+    with Index.open(built, create=False) as reader, ThreadPoolExecutor(4) as pool:  # a server's threads
+        together = threading.Barrier(4)
+
+        def on_every_thread(ask) -> dict[int, object]:
+            def one() -> tuple[int, object]:
+                together.wait(timeout=30)  # four tasks at once: one on each thread
+                return threading.get_ident(), ask()
+
+            return dict(pool.map(lambda _: one(), range(4)))
+
+        def answer() -> tuple[int, int]:
+            return reader.status()["files"], len(reader.search("heron", mode="keyword"))
+
+        before = on_every_thread(answer)
+        remove_index_files(built)
+        with Index.open(built) as writer:
+            writer.build(notes, backend=HashBackend(), warn=lambda message: None)
+        after = on_every_thread(answer)
+    assert len(before) == 4 and set(after) == set(before)  # the same four threads, each with its connection
+    assert set(before.values()) == {(3, 0)} and set(after.values()) == {(1, 1)}
+
+
+def test_a_deleted_index_keeps_answering_until_a_complete_one_is_at_its_path(built: Path):
+    with Index.open(built, create=False) as reader:
+        assert reader.status()["files"] == 3
+        remove_index_files(built)
+        assert reader.status()["files"] == 3  # nothing at the path yet
+        built.write_bytes(b"")  # a build has just created the file, with no table yet
+        assert reader.status()["files"] == 3

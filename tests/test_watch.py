@@ -12,6 +12,7 @@ from conftest import write
 from helpers import HashBackend
 
 from indexer import Index
+from indexer.store import open_store
 from indexer.watch import watch
 
 
@@ -78,3 +79,30 @@ def test_watch_reuses_the_recorded_rules_and_sleeps_through_changes_they_pass_ov
         write(folder / ".gitignore", "build/\n*.log.md\nd.md\n")  # the rules themselves changed
         third = reports.get(timeout=30)
         assert third.files_removed == 1
+
+
+def test_watch_waits_for_another_build_holding_the_index_then_builds(tmp_path):
+    folder = tmp_path / "docs"
+    write(folder / "a.md", "# A\n\nAbout herons.\n")
+    index_path = tmp_path / "index.db"
+    index = Index.open(index_path)
+    warnings: queue.Queue = queue.Queue()
+    reports: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    with open_store(str(index_path), writable=True) as store, store.writer_lock(str(folder)) as lock:
+        lock.acquire()  # another build holds the index
+        thread = threading.Thread(
+            target=watch,
+            args=(index, folder, reports.put),
+            kwargs={"debounce_ms": 100, "stop_event": stop, "backend": HashBackend(), "warn": warnings.put},
+        )
+        thread.start()
+        waiting = warnings.get(timeout=30)
+        time.sleep(0.3)
+        assert reports.empty() and thread.is_alive()  # neither built nor given up
+    first = reports.get(timeout=30)  # the other build is done: this one runs
+    stop.set()
+    thread.join(timeout=30)
+    index.close()
+    assert waiting == f"index {index_path} is being built by another process: waiting for it"
+    assert first.files_added == 1 and not thread.is_alive()

@@ -7,7 +7,8 @@ every server that imitates them) are judged by the same rules:
 
 * a connection that breaks, a timeout, 408, 429 and 5xx raise :class:`ServerFailure`: worth another
   attempt, after the wait the server asks for (``Retry-After`` or ``retry-after-ms``) or a backoff with
-  jitter, on this server or another (:mod:`indexer.backends.servers` decides which and when);
+  jitter, on this server or another (:mod:`indexer.backends.servers` decides which and when), for as
+  long as ``retry_seconds`` allows; a server that cannot be reached at all gets ``max_attempts``;
 * an input or batch the server calls too long raises :class:`InputTooLongError` at once, because only
   a smaller request can succeed;
 * bad credentials, an unknown model, an exhausted quota and a server that never answers raise
@@ -113,7 +114,18 @@ class HttpSettings:
     timeout: float = field(default=60.0, metadata={"help": "seconds to wait for an answer"})
     connect_timeout: float = field(default=10.0, metadata={"help": "seconds to wait for a connection"})
     max_attempts: int = field(
-        default=5, metadata={"help": "attempts per batch, the first included, on whichever servers"}
+        default=5,
+        metadata={
+            "help": "attempts per batch, the first included, when no server can be reached (connection "
+            "refused, unknown host)"
+        },
+    )
+    retry_seconds: float = field(
+        default=300.0,
+        metadata={
+            "help": "how long a batch is tried again, from its first attempt, after failures that waiting "
+            "may cure (429, 408, 5xx, broken connections, timeouts)"
+        },
     )
     retry_base_delay: float = field(
         default=0.5, metadata={"help": "backoff before the second attempt, doubled each time (seconds)"}
@@ -231,7 +243,8 @@ class HttpClient:
         delay doubled each round, up to the longest, with jitter (between half and all of it), so that
         clients that failed together do not all come back together, yet the bench lasts a while."""
         settings = self.settings
-        delay = min(settings.retry_max_delay, settings.retry_base_delay * 2 ** (failures - 1))
+        doublings = min(failures - 1, 64)  # past the longest backoff long before: no float overflow
+        delay = min(settings.retry_max_delay, settings.retry_base_delay * 2**doublings)
         return random.uniform(delay / 2, delay)
 
     def endpoint(self, path: str) -> str:

@@ -13,8 +13,11 @@ one, and the same rules then give the retries a single server always had.
   after its own backoff (doubled with each of its attempts) on the first server back, without
   waiting out a bench longer than that: a bench ends for a batch at a time, so waiting for benches
   would let one batch through per round, and a window of batches on a server that refuses
-  connections took minutes to give up instead of seconds. ``max_attempts`` attempts in all,
-  wherever they go.
+  connections took minutes to give up instead of seconds. A batch is tried again for as long as
+  ``retry_seconds`` allows from its first attempt, so that a server shedding half its load (429, 503
+  to every other request) slows a build without failing it; but after ``max_attempts`` attempts in
+  a row that reached no server (connection refused, unknown host) it gives up, wherever they went:
+  no server is there to wait for.
 * While another server is healthy, a server back from the bench gets one batch at a time until one
   succeeds: a server that hangs costs one batch's timeout per bench, not a window's.
 * No answer of a server is used before it is known to serve the same model as the others: the first
@@ -22,6 +25,9 @@ one, and the same rules then give the retries a single server always had.
   a cosine of at least :data:`SAME_MODEL_COSINE`. The first server to answer is the reference (the
   first listed, unless it is down). A server that disagrees is named in a
   :class:`BackendUnreachableError`: like a server without the model, it stops the build (exit 4).
+  A server checked once is then held to the length of the vectors the servers gave: one that answers
+  with another length later (its model swapped underneath the build) is named and stops the build
+  the same way, at its first such answer.
 """
 
 from __future__ import annotations
@@ -78,6 +84,8 @@ class ServerPool:
         self.servers = [Server(client, order) for order, client in enumerate(clients)]
         self.settings = settings
         self._changed = threading.Condition()
+        #: The length of the vectors the servers give, from the first usable answer of several servers.
+        self.width: int | None = None
 
     @property
     def clients(self) -> list[HttpClient]:
@@ -85,34 +93,56 @@ class ServerPool:
 
     def embed(self, texts: list[str], embed_on: EmbedOn) -> Any:
         """The vectors of ``texts``, from the server that has most room when each attempt starts."""
-        last: tuple[Server, ServerFailure] | None = None
+        settings = self.settings
+        deadline = time.monotonic() + settings.retry_seconds
         tried: set[Server] = set()
+        avoid: Server | None = None
         retry_at = -math.inf  # when this batch's own backoff is over
-        for attempt in range(1, self.settings.max_attempts + 1):
-            server = self._acquire(avoid=last[0] if last else None, retry_at=retry_at)
+        unreached = 0  # attempts in a row that reached no server
+        attempt = 0
+        while True:
+            attempt += 1
+            server = self._acquire(avoid=avoid, retry_at=retry_at)
             sent = time.monotonic()
             try:
                 vectors = embed_on(server.client, texts)
                 self._check_same_model(server, texts, vectors, embed_on)
+                self._check_width(server, vectors, len(texts))
             except ServerFailure as failure:
                 self._failed(server, sent, failure, in_flight=True)
                 self._refuse_long_wait(server, failure)
-                last = (server, failure)
+                avoid = server
                 tried.add(server)
+                unreached = unreached + 1 if failure.unreachable else 0
                 wait = failure.wait if failure.wait is not None else server.client.backoff(attempt)
                 retry_at = time.monotonic() + wait
+                if unreached >= settings.max_attempts or self._next_attempt_at(retry_at) > deadline:
+                    raise self._gave_up(server, failure, attempt, len(tried), deadline) from None
                 continue
             except BaseException:
                 self._release(server, succeeded=False)
                 raise
             self._release(server, succeeded=True)
             return vectors
-        assert last is not None  # max_attempts >= 1 and every attempt failed
-        server, failure = last
-        kind = BackendUnreachableError if failure.unreachable else BackendError
-        spread = f" on {len(tried)} servers" if len(tried) > 1 else ""
-        gave_up = f"{failure.what}; gave up after {self.settings.max_attempts} attempts{spread}"
-        raise server.client.error(kind, gave_up, failure.url)
+
+    def _gave_up(
+        self, server: Server, failure: ServerFailure, attempts: int, servers: int, deadline: float
+    ) -> BackendError:
+        """The error of a batch that is not tried again: unreachable when its last attempts reached no
+        server, else a failure of that batch alone."""
+        spread = f" on {servers} servers" if servers > 1 else ""
+        if failure.unreachable:
+            return server.client.error(
+                BackendUnreachableError,
+                f"{failure.what}; gave up after {attempts} attempts{spread}",
+                failure.url,
+            )
+        spent = time.monotonic() - (deadline - self.settings.retry_seconds)
+        gave_up = (
+            f"{failure.what}; gave up after {attempts} attempts{spread} in {spent:.1f} s "
+            f"(retry_seconds {self.settings.retry_seconds:g})"
+        )
+        return server.client.error(BackendError, gave_up, failure.url)
 
     # -- routing and benching ---------------------------------------------------------------------
 
@@ -133,6 +163,13 @@ class ServerPool:
                 if retry_at > now:
                     wakes.append(retry_at)
                 self._changed.wait(min(wakes) - now if wakes else None)
+
+    def _next_attempt_at(self, retry_at: float) -> float:
+        """When a batch that just failed is tried again: now when a server is open, else once its own
+        backoff (``retry_at``) is over."""
+        with self._changed:
+            now = time.monotonic()
+            return now if self._choose(now, None) is not None else retry_at
 
     def _choose(self, now: float, avoid: Server | None) -> Server | None:
         """The open server with the fewest batches in flight, preferring any to ``avoid`` (where the
@@ -210,11 +247,12 @@ class ServerPool:
             for judge in self._judges(server):
                 sent = time.monotonic()
                 try:
-                    theirs = _first_vector(embed_on(judge.client, texts[:1]), 1)
+                    answer = embed_on(judge.client, texts[:1])
                 except ServerFailure as failure:
                     self._failed(judge, sent, failure, in_flight=False)
                     continue
-                _compare(server.client, judge.client, mine, theirs)
+                self._check_width(judge, answer, 1)  # a judge whose model changed is named, not ``server``
+                _compare(server.client, judge.client, mine, _first_vector(answer, 1))
                 self._mark_checked(server, judge)
                 return
             if not self._claim_reference(server):
@@ -222,6 +260,26 @@ class ServerPool:
                     "cannot be checked against the servers already in use: none of them answers now",
                     server.client.base_url,
                 )
+
+    def _check_width(self, server: Server, vectors: Any, count: int) -> None:
+        """Raise when ``server``, one of several, answers with vectors of another length than the
+        servers gave so far: its model changed since it was checked."""
+        if len(self.servers) == 1:
+            return
+        width = _width(vectors, count)
+        if width is None:
+            return  # an answer the vector check refuses
+        with self._changed:
+            if self.width is None:
+                self.width = width
+            expected = self.width
+        if width != expected:
+            raise server.client.error(
+                BackendUnreachableError,
+                f"serves another model than the other servers: it now gives {width}-dimension vectors, "
+                f"where they gave {expected}-dimension ones; every server of a backend must serve the "
+                "same model",
+            )
 
     def _judges(self, server: Server) -> list[Server]:
         """Who may tell whether ``server`` serves the right model: the checked servers that are not
@@ -262,6 +320,14 @@ def _first_vector(vectors: Any, count: int) -> np.ndarray | None:
     if first.ndim != 1 or not first.size or not np.isfinite(first).all() or not first.any():
         return None
     return first
+
+
+def _width(vectors: Any, count: int) -> int | None:
+    """The length of the first of ``count`` vectors, or None when the answer is not one per text."""
+    try:
+        return len(vectors[0]) if count and len(vectors) == count else None
+    except (TypeError, IndexError, KeyError):
+        return None
 
 
 def _compare(client: HttpClient, judge: HttpClient, mine: np.ndarray, theirs: np.ndarray | None) -> None:

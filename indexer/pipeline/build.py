@@ -34,6 +34,7 @@ from indexer.pipeline.options import BuildOptions
 from indexer.pipeline.planner import PendingFile, Planner, StageClock
 from indexer.pipeline.report import BuildReport, Notice
 from indexer.pipeline.writer import GroupWriter
+from indexer.progress import ChunkEstimate
 from indexer.store.contract import IndexStore
 from indexer.store.records import BuildCounts, FileState
 
@@ -47,7 +48,9 @@ class Build:
 
     ``rules`` say what the walk passes over; ``settings`` are what the index records with its first
     commit when it has none yet (backend, model, fingerprint); ``reread`` re-chunks every file (the
-    chunker changed, the model did not).
+    chunker changed, the model did not); ``files_held`` is how many files of the root the index a
+    rebuild replaces holds (``store`` is then the empty scratch index, which cannot tell an emptied
+    folder from a new one by itself).
     """
 
     #: Files left out with a warning each time: the others (types no reader takes) are only counted.
@@ -63,6 +66,7 @@ class Build:
         rules: WalkRules | None = None,
         settings: dict[str, str] | None = None,
         reread: bool = False,
+        files_held: int | None = None,
     ) -> None:
         self.store = store
         self.root = root
@@ -73,11 +77,13 @@ class Build:
         self.skipped: list[corpus.SkippedFile] = []
         self.ignored = 0
         self.settings = settings
+        self.files_held = files_held
         self.clock = StageClock()
         self.warnings: list[str] = []
         self.planner = Planner(store, backend, chunk_settings, self._warn, self.clock, reread)
         self.stopped: str | None = None
-        self.files = (0, 0)  # read, found: for progress
+        self.files_found = self.files_visited = 0  # for progress
+        self.estimate = ChunkEstimate(())  # of the chunks to embed: for progress
         self.dimensions = Dimensions(store.dimension)
         self.usage_before = backend.usage()
 
@@ -102,6 +108,7 @@ class Build:
             self.root_key,
             self.settings,
             self.dimensions,
+            self.options.commit_seconds,
         )
         try:
             try:
@@ -110,6 +117,7 @@ class Build:
             finally:  # the embedding threads end first (batches not started are dropped), then the writes
                 embed_pool.shutdown(wait=True, cancel_futures=True)
                 write_pool.shutdown(wait=True)
+                self.writer.settle()
                 if self.options.progress is not None:
                     self.options.progress.finish()
             self._remove_deleted(build_id, seen, unlistable, states)
@@ -129,13 +137,20 @@ class Build:
             found = corpus.walk(self.root, self.rules)
         self._note_left_out(found)
         states = self.store.file_states(self.root_key)
-        if not found.files and states and not self.options.allow_empty:
+        held = len(states) if self.files_held is None else self.files_held
+        if not found.files and held and not self.options.allow_empty:
             raise ConfigError(
-                f"folder {self.root} has no files to index, but the index holds {len(states)} from it: "
+                f"folder {self.root} has no files to index, but the index holds {held} from it: "
                 "nothing is removed (is it unmounted, or emptied?); build with allow_empty "
                 "(--allow-empty) to remove them"
             )
-        self.files = (0, len(found.files))
+        self.files_found = len(found.files)
+        unchanged = self.planner.is_unchanged
+        self.estimate = ChunkEstimate(
+            (source.path, source.size)
+            for source in found.files
+            if not unchanged(source, states.get(source.path))
+        )
         if self.options.progress is not None:
             self.options.progress.start("indexing", "chunks embedded")
         for number, source in enumerate(found.files, 1):
@@ -143,8 +158,7 @@ class Build:
             if self.writer.waiting or self.queue.in_flight:  # not for an unchanged file: most of a rerun
                 self._send_batches()
                 self._take_finished(block=False)
-                self.writer.write_ready(self.stopped)
-            self.files = (number, len(found.files))
+            self.files_visited = number
             self._show_progress()
         return {source.path for source in found.files}, found.unlistable, states
 
@@ -171,10 +185,18 @@ class Build:
 
     def _plan_file(self, source: corpus.SourceFile, state: FileState | None) -> None:
         if self.planner.is_unchanged(source, state):
-            self.writer.files_unchanged += 1
-            if state is not None and state.status != "indexed":
+            if state is not None and state.status != "indexed":  # counted as left out, not as indexed
                 self._left_out(source.path, state.status, f"left out when last read ({state.status})")
+            else:
+                self.writer.files_unchanged += 1
             return
+        queued = self.queue.texts_wanted
+        try:
+            self._read_file(source, state)
+        finally:
+            self.estimate.read(source.path, source.size, self.queue.texts_wanted - queued)
+
+    def _read_file(self, source: corpus.SourceFile, state: FileState | None) -> None:
         if self.stopped:  # a changed file after the stop keeps its previous version
             self.writer.fail(source.path, f"not indexed, the build stopped: {self.stopped}")
             return
@@ -225,9 +247,12 @@ class Build:
         return vectors, time.perf_counter() - started
 
     def _take_finished(self, block: bool) -> None:
-        for batch, future in self.queue.finished(block):
+        """Check the batches whose answer is in (when ``block``, waiting for one, but no longer than
+        the writer's next timed commit), then commit what is ready."""
+        for batch, future in self.queue.finished(block, self.writer.seconds_to_commit()):
             self._finish_batch(batch, future)
             self._show_progress()
+        self.writer.write_ready(self.stopped)
 
     def _finish_batch(self, batch: Batch, future: Future) -> None:
         """Check a batch's answer: keep its vectors, or fail its texts (their files keep their old
@@ -275,9 +300,9 @@ class Build:
             if not self.queue.in_flight:
                 break
             self._take_finished(block=True)
-            self.writer.write_ready(self.stopped)
         self.writer.write_ready(self.stopped, flush=True)
         self.writer.finish()
+        self._show_progress()  # every file is done now
 
     # -- after the writes -------------------------------------------------------------------------
 
@@ -298,7 +323,7 @@ class Build:
         with self.clock.timing("write"), self.store.transaction():
             for state in gone:
                 self.store.remove_file(state.id)
-            self.store.add_build_counts(build_id, removed)
+            self.store.add_build_counts(build_id, removed, time.time())
         self.writer.counts = self.writer.counts.plus(removed)
 
     # -- reporting --------------------------------------------------------------------------------
@@ -309,15 +334,14 @@ class Build:
         self.options.warn(self.warnings[-1])
 
     def _show_progress(self) -> None:
-        """Chunks embedded of those to embed (estimated from the files read so far), files read."""
+        """Chunks embedded of those to embed (:class:`ChunkEstimate`), and files done (unchanged,
+        or committed, failed or left out) of those found."""
         progress = self.options.progress
         if progress is None:
             return
-        read, total_files = self.files
-        wanted = self.queue.texts_wanted
-        estimate = wanted + (wanted * (total_files - read) // read if read else 0)
-        detail = f"{read:,} of {total_files:,} files read"
-        progress.update(self.queue.texts_embedded, estimate or None, detail)
+        done = self.files_visited - self.writer.files_pending
+        detail = f"{done:,} of {self.files_found:,} files done"
+        progress.update(self.queue.texts_embedded, self.estimate.total() or None, detail)
 
     def _counts(self) -> BuildCounts:
         """What is committed, with the files that failed and what the backend spent."""

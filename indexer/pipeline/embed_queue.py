@@ -117,11 +117,11 @@ class EmbedQueue:
         self._sent.update(batch.hashes)
         self._in_flight[self.pool.submit(self.embed, batch.texts)] = batch
 
-    def finished(self, block: bool) -> list[tuple[Batch, Future]]:
-        """Batches whose answer is in (waiting for at least one when ``block``)."""
+    def finished(self, block: bool, timeout: float | None = None) -> list[tuple[Batch, Future]]:
+        """Batches whose answer is in (when ``block``, waiting for at least one, or ``timeout`` seconds)."""
         if not self._in_flight:
             return []
-        done, _ = wait(list(self._in_flight), timeout=None if block else 0, return_when=FIRST_COMPLETED)
+        done, _ = wait(list(self._in_flight), timeout=timeout if block else 0, return_when=FIRST_COMPLETED)
         batches = []
         for future in done:
             batch = self._in_flight.pop(future)

@@ -124,30 +124,57 @@ def rebuild_index(
 
     Each other root is walked with its own recorded rules. The old index stays in place (and keeps
     answering queries) until the new one is complete; a rebuild in which any file failed is not
-    swapped in, so nothing is lost.
+    swapped in, so nothing is lost. A root that is missing or has no files any more (unmounted,
+    moved, emptied) is refused as a plain build refuses it, unless ``allow_empty``: a rebuild
+    would otherwise drop it without a word.
     """
     meta = settings_meta(backend, build_fingerprint(backend, recipe.chunking))
     root_key = str(root.resolve())
-    roots = [Path(other) for other in store.roots() if Path(other).is_dir() and other != root_key]
-    with store.open_scratch() as scratch:
-        for each_root in [*roots, root]:
-            rules = recipe.rules if each_root is root else recorded_walk_rules(store, str(each_root))
-            each = dataclasses.replace(recipe, rules=rules)
-            settings = meta if scratch.get_meta("fingerprint") is None else None
-            report = Build(
-                scratch, each_root, backend, each.chunking, options, each.rules, settings=settings
-            ).run()
-            if not report.ok:
-                break
-            record_build_settings(scratch, str(each_root.resolve()), each)
-        if report.ok:
-            store.replace_with(scratch)
-    store.discard_scratch()
+    held = {other: len(store.file_states(other)) for other in store.roots()}
+    roots = [
+        Path(other) for other in held if other != root_key and kept_root(Path(other), held[other], options)
+    ]
+    try:
+        with store.open_scratch() as scratch:
+            for each_root in [*roots, root]:
+                rules = recipe.rules if each_root is root else recorded_walk_rules(store, str(each_root))
+                each = dataclasses.replace(recipe, rules=rules)
+                settings = meta if scratch.get_meta("fingerprint") is None else None
+                report = Build(
+                    scratch,
+                    each_root,
+                    backend,
+                    each.chunking,
+                    options,
+                    each.rules,
+                    settings=settings,
+                    files_held=held.get(str(each_root.resolve()), 0),
+                ).run()
+                if not report.ok:
+                    break
+                record_build_settings(scratch, str(each_root.resolve()), each)
+            if report.ok:
+                store.replace_with(scratch)
+    finally:
+        store.discard_scratch()
     if report.ok:
         return report
     message = "rebuild not swapped in: the index keeps its previous version"
     options.warn(message)
     return dataclasses.replace(report, warnings=[*report.warnings, message])
+
+
+def kept_root(root: Path, files_held: int, options: BuildOptions) -> bool:
+    """Whether a rebuild builds this other root of the index again: yes when it is a folder; a missing
+    one is dropped only when ``allow_empty`` says so, else the rebuild is refused."""
+    if root.is_dir():
+        return True
+    if options.allow_empty:
+        return False
+    raise ConfigError(
+        f"folder {root} is missing, but the index holds {files_held} files from it: the rebuild changes "
+        "nothing (is it unmounted, or moved?); rebuild with allow_empty (--allow-empty) to drop it"
+    )
 
 
 def chunk_settings(backend: EmbeddingBackend, chunk_tokens: int | None) -> ChunkSettings:

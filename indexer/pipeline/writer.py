@@ -2,9 +2,13 @@
 groups, on a writer thread with a connection of its own.
 
 A commit per file would cost more than the writing itself, so files go in groups (each file whole in
-its group's transaction). SQLite and PostgreSQL work without Python's interpreter lock, so the main
-thread reads, chunks and sends the next batches while a group commits. The build's record is updated
-in the same transaction as each group, so it always says what is committed, even after a crash.
+its group's transaction): a group commits when it holds 64 files or 2,048 chunks, or when
+``commit_seconds`` have passed since the last commit, so that a build against a slow model, whose
+groups fill slowly, loses at most that much work when it is killed. SQLite and PostgreSQL work without
+Python's interpreter lock, so the main thread reads, chunks and sends the next batches while a group
+commits. The build's record is updated in the same transaction as each group, so it always says what
+is committed, even after a crash, and when the build was last seen alive: a timed commit with no file
+ready still records that, so a killed build's record says when it died.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from dataclasses import dataclass, field
 
 from indexer.pipeline.dimensions import Dimensions
 from indexer.pipeline.embed_queue import EmbedQueue
+from indexer.pipeline.options import COMMIT_SECONDS
 from indexer.pipeline.planner import PendingFile, StageClock
 from indexer.pipeline.report import FileFailure
 from indexer.store.contract import IndexStore
@@ -41,6 +46,7 @@ class GroupWriter:
 
     ``settings`` are the index's settings to record with the first commit (None when the index has
     them already): an index gets its settings, and its dimension, only when something is stored.
+    ``commit_seconds`` bounds the time between two commits (see the module's docstring).
     """
 
     def __init__(
@@ -53,6 +59,7 @@ class GroupWriter:
         root_key: str,
         settings: dict[str, str] | None,
         dimensions: Dimensions,
+        commit_seconds: float = COMMIT_SECONDS,
     ) -> None:
         self.store = store
         self.root_key = root_key
@@ -68,9 +75,17 @@ class GroupWriter:
         self.failures: list[FileFailure] = []
         self._ready: list[PendingFile] = []
         self._writing: tuple[Future, Group] | None = None
+        self.commit_seconds = commit_seconds
+        self._commit_due = time.monotonic() + commit_seconds
 
     def add(self, pending: PendingFile) -> None:
         self.waiting.append(pending)
+
+    @property
+    def files_pending(self) -> int:
+        """Files handed to the writer and not committed yet (waiting for vectors, or being written)."""
+        writing = len(self._writing[1].new_files) + len(self._writing[1].touched) if self._writing else 0
+        return len(self.waiting) + len(self._ready) + writing
 
     def fail(self, path: str, reason: str) -> None:
         self.counts.files_failed += 1
@@ -92,11 +107,18 @@ class GroupWriter:
             else:
                 self._ready.append(pending)
         chunks = sum(len(pending.text_hashes) for pending in self._ready)
-        if self._ready and (flush or len(self._ready) >= WRITE_GROUP_FILES or chunks >= WRITE_GROUP_CHUNKS):
+        full = len(self._ready) >= WRITE_GROUP_FILES or chunks >= WRITE_GROUP_CHUNKS
+        if (self._ready and (flush or full)) or self.seconds_to_commit() == 0:
             self.await_write()
             group = self._group(self._ready)
             self._writing = (self.executor.submit(self._commit, group), group)
             self._ready = []
+            self._commit_due = time.monotonic() + self.commit_seconds
+
+    def seconds_to_commit(self) -> float:
+        """How long until the next timed commit is due (0: it is): a build waiting for its backend
+        wakes by then, to commit what is ready."""
+        return max(0.0, self._commit_due - time.monotonic())
 
     def finish(self) -> None:
         """Commit what is left and wait for it."""
@@ -108,14 +130,22 @@ class GroupWriter:
         the vectors only it needed: they are in the index now, where re-use finds them."""
         if self._writing is None:
             return
-        (writing, group), self._writing = self._writing, None
-        self.clock.add("write", writing.result())
+        writing, group = self._writing
+        self.clock.add("write", writing.result())  # an interruption here leaves the group to settle()
+        self._writing = None
         self.counts = self.counts.plus(group.counts)
         self.files_unchanged += len(group.touched)
         if group.settings is not None:
             self.settings = None
         needed = {h for pending in (*self.waiting, *self._ready) for h in pending.text_hashes}
         self.queue.forget(needed)
+
+    def settle(self) -> None:
+        """Count the group the writer thread committed after the build was interrupted (it finishes a
+        commit it began), so the build's last record says all that is committed; a commit that failed
+        is left uncounted, its error being the writer's, not the interruption's."""
+        if self._writing is not None and self._writing[0].done() and self._writing[0].exception() is None:
+            self.await_write()
 
     def _failure_of(self, pending: PendingFile) -> str | None:
         return next((reason for h in pending.text_hashes if (reason := self.queue.failure(h))), None)
@@ -172,6 +202,7 @@ class GroupWriter:
                 store.create_vector_table(group.dimension)
             for file_id, size, mtime_ns in group.touched:
                 store.touch_file(file_id, size, mtime_ns)
-            store.write_files(group.new_files)
-            store.add_build_counts(self.build_id, group.counts)
+            if group.new_files:
+                store.write_files(group.new_files)
+            store.add_build_counts(self.build_id, group.counts, time.time())
         return time.perf_counter() - started

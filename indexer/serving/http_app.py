@@ -18,6 +18,7 @@ from typing import Annotated, Any, Literal
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from mcp.server.transport_security import TransportSecuritySettings
 from starlette.exceptions import HTTPException
 
 from indexer.api import Index
@@ -27,18 +28,22 @@ from indexer.errors import (
     DatabaseUnreachableError,
     IndexerError,
     IndexLockedError,
+    InvalidRequestError,
     NotInIndexError,
     StorageError,
 )
 from indexer.passages import Passage
 from indexer.search import MAX_K, MODES, Hit
 from indexer.serving.discovery import INSTANCE_HEADER
+from indexer.serving.hosts import HostRule
+from indexer.serving.web import BrowserGuard, add_page_routes, is_public
 
 Mode = Literal[MODES]  # type: ignore[valid-type]  # the search modes, one place
 log = logging.getLogger("indexer.serve")
 
 #: HTTP status for each kind of library error, most specific first.
 ERROR_STATUS: tuple[tuple[type[IndexerError], int], ...] = (
+    (InvalidRequestError, 422),
     (NotInIndexError, 404),
     (IndexLockedError, 503),
     (BackendUnreachableError, 503),
@@ -62,17 +67,34 @@ def make_app(
     mcp: Any = None,
     on_start: Callable[[], None] = lambda: None,
     on_stop: Callable[[], None] = lambda: None,
+    hosts: HostRule | None = None,
 ) -> FastAPI:
     """The ASGI app serving ``index``. ``token``: every request must carry ``Authorization: Bearer
     TOKEN``. ``mcp``: an MCP server (:mod:`indexer.serving.mcp_tools`) mounted at ``/mcp``.
-    ``on_start`` and ``on_stop`` run when the server starts answering and when it stops."""
-    app = FastAPI(title="indexer", description=DESCRIPTION, lifespan=_lifespan(mcp, on_start, on_stop))
+    ``on_start`` and ``on_stop`` run when the server starts answering and when it stops. ``hosts``:
+    the names a request's ``Host`` may give (:class:`indexer.serving.hosts.HostRule`; loopback's by
+    default)."""
+    app = FastAPI(
+        title="indexer",
+        description=DESCRIPTION,
+        lifespan=_lifespan(mcp, on_start, on_stop),
+        docs_url=None,  # /docs is the package's own page: FastAPI's loads Swagger UI from a CDN
+        redoc_url=None,
+    )
     _add_routes(app, index)
+    add_page_routes(app, index)
     _add_error_handlers(app)
     if mcp is not None:
-        # the SDK's own app carries one route (POST/GET/DELETE /mcp); its lifespan runs in ours
-        app.router.routes.extend(mcp.streamable_http_app(stateless_http=True, json_response=True).routes)
+        # the SDK's own app carries one route (POST/GET/DELETE /mcp); its lifespan runs in ours. Its
+        # Host and Origin checks are BrowserGuard's, the same for every route
+        unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+        app.router.routes.extend(
+            mcp.streamable_http_app(
+                stateless_http=True, json_response=True, transport_security=unchecked
+            ).routes
+        )
     app.add_middleware(Guard, instance=instance, token=token)
+    app.add_middleware(BrowserGuard, hosts=hosts or HostRule.serving("127.0.0.1"))
     return app
 
 
@@ -126,8 +148,10 @@ def _add_routes(app: FastAPI, index: Index) -> None:
         return index.get(citation, root=root)
 
     @app.get("/status", summary="What the index holds (as `index status --json`)")
-    def status() -> dict[str, Any]:
-        return index.status()
+    def status(
+        builds: Annotated[int, Query(ge=0, le=1000, description="How many of the last builds.")] = 5,
+    ) -> dict[str, Any]:
+        return index.status(builds)
 
     @app.get("/health", summary="Whether the server answers")
     def health() -> dict[str, str]:
@@ -190,7 +214,8 @@ class Guard:
                 ]
             await send(message)
 
-        if self.expected is not None and not self._authorized(scope):
+        public = is_public(scope.get("method", ""), scope["path"])
+        if self.expected is not None and not public and not self._authorized(scope):
             refusal = JSONResponse(
                 {"error": "missing or wrong token: send Authorization: Bearer TOKEN"},
                 status_code=401,

@@ -104,7 +104,10 @@ class IndexStore(Protocol):
     # builds and status
     def start_build(self, root: str, model: str, pid: int, host: str, started_at: float) -> int: ...
 
-    def add_build_counts(self, build_id: int, counts: BuildCounts) -> None: ...
+    def add_build_counts(self, build_id: int, counts: BuildCounts, seen_at: float) -> None:
+        """Add to a build's record what a group committed, and the time it was last seen alive (the
+        time a killed build's duration ends at)."""
+        ...
 
     def finish_build(
         self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float

@@ -77,9 +77,11 @@ class FileWriterLock:
         return True
 
     def _refusal(self) -> IndexLockedError:
+        holder = self._holder()
         return IndexLockedError(
-            f"index {self.index_path} is being built by {self._holder()}; "
-            "try again later, or wait for it (--wait SECONDS)"
+            f"index {self.index_path} is being built by {holder}; "
+            "try again later, or wait for it (--wait SECONDS)",
+            holder,
         )
 
     def release(self) -> None:

@@ -23,7 +23,7 @@ import secrets
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 import apsw
@@ -79,7 +79,6 @@ class SQLiteStore(MetaValues):
         self._value = self.connections.value
         self.query = self.connections.rows  # any read-only SQL, for tools and tests that look inside
         self.transaction = self.connections.transaction
-        self.snapshot = self.connections.snapshot
         self._many_searches = False
         self._matrix: VectorMatrix | None = None
         self._matrix_version: str | None = None
@@ -99,6 +98,9 @@ class SQLiteStore(MetaValues):
             raise IndexNotFoundError(f"no index at {path}: build one first with `index build FOLDER`")
         if os.path.isdir(path):
             raise ConfigError(f"{path} is a folder, not an index file")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):  # a typo in the location, not a storage failure
+            raise ConfigError(f"cannot make index {path}: folder {folder} does not exist")
         store = cls(path, writable)
         try:
             store._verify()
@@ -165,6 +167,24 @@ class SQLiteStore(MetaValues):
 
     def applied_migrations(self) -> list[str]:
         return [row[0] for row in self._rows(f"SELECT name FROM {migrations.RECORD_TABLE} ORDER BY version")]
+
+    def snapshot(self) -> AbstractContextManager[None]:
+        """A read transaction (see :meth:`Connections.snapshot`). A reader first follows an index
+        file deleted and built anew, or replaced, at its path: a server keeps answering from the
+        index the path holds now, not from a deleted file."""
+        if not self.writable and self.connections.reopen_if_replaced(self._is_current_index):
+            self._has_vector_table = False
+        return self.connections.snapshot()
+
+    @staticmethod
+    def _is_current_index(connection: apsw.Connection) -> bool:
+        """Whether ``connection`` reads an index with every migration applied (one a build is still
+        creating is not one yet)."""
+        try:
+            rows = connection.execute(f"SELECT version FROM {migrations.RECORD_TABLE}").fetchall()
+        except apsw.Error:
+            return False
+        return not migrations.pending(ENGINE, {row[0] for row in rows})
 
     def writer_lock(self, root: str) -> FileWriterLock:
         """One writer per SQLite file, whatever the root: SQLite has one writer at a time anyway."""
@@ -328,18 +348,24 @@ class SQLiteStore(MetaValues):
 
     def chunk_filter(self, chunk_filter: ChunkFilter) -> list[int] | None:
         """The restriction :meth:`nearest` and :meth:`keyword_matches` take: here, the chunk ids;
-        None when every chunk passes (a filter that matches the whole index then costs nothing)."""
+        None when every chunk passes (a filter that matches the whole index then costs nothing).
+
+        Each kind of filter is one condition over a JSON list of its values, however many: an
+        ``OR`` per value would exceed SQLite's expression depth (1,000) at about 500 paths."""
         clauses: list[str] = []
         params: list[object] = []
 
         def any_of(condition: str, values: Sequence[object]) -> None:
             if values:
-                clauses.append("(" + " OR ".join(condition for _ in values) + ")")
-                params.extend(values)
+                clauses.append(f"EXISTS (SELECT 1 FROM json_each(?) WHERE {condition})")
+                params.append(json.dumps(list(values)))
 
-        any_of("f.path GLOB ?", chunk_filter.folder_globs())
-        any_of("lower(f.path) GLOB ?", [f"*.{ext.lower().lstrip('.')}" for ext in chunk_filter.extensions])
-        any_of("f.root = ?", chunk_filter.roots)
+        any_of("f.path GLOB value", chunk_filter.folder_globs())
+        suffixes = [f"*.{extension.lower().lstrip('.')}" for extension in chunk_filter.extensions]
+        any_of("lower(f.path) GLOB value", suffixes)
+        if chunk_filter.roots:
+            clauses.append("f.root IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(list(chunk_filter.roots)))
         if chunk_filter.phrases:
             clauses.append("c.id IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
             params.append(" AND ".join(fts_phrase(phrase) for phrase in chunk_filter.phrases))
@@ -381,7 +407,7 @@ class SQLiteStore(MetaValues):
             if self._matrix is None or version != self._matrix_version:
                 self._matrix = None  # let the old copy go before the new one is read, not after
                 # one snapshot (unless the caller holds one), so the count matches the rows read
-                with nullcontext() if self.db.in_transaction else self.snapshot():
+                with nullcontext() if self.db.in_transaction else self.connections.snapshot():
                     count = self._value(f"SELECT count(*) FROM {VECTOR_TABLE}")
                     try:
                         rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
@@ -436,23 +462,29 @@ class SQLiteStore(MetaValues):
     def start_build(self, root: str, model: str, pid: int, host: str, started_at: float) -> int:
         with self.transaction():
             return self._value(
-                "INSERT INTO builds (root, started_at, model, pid, host) VALUES (?, ?, ?, ?, ?) RETURNING id",
-                (root, started_at, model, pid, host),
+                "INSERT INTO builds (root, started_at, seen_at, model, pid, host) "
+                "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
+                (root, started_at, started_at, model, pid, host),
             )
 
-    def add_build_counts(self, build_id: int, counts: BuildCounts) -> None:
+    def add_build_counts(self, build_id: int, counts: BuildCounts, seen_at: float) -> None:
         """Add what a group of files did to its build's record (inside that group's transaction), so
-        the record says what is committed even when the build dies before it ends."""
+        the record says what is committed, and when the build was last seen alive, even when it dies
+        before it ends."""
         added = BuildCounts.assignments("?", add=True)
-        self._rows(f"UPDATE builds SET {added} WHERE id = ?", (*counts.values(), build_id))
+        self._rows(
+            f"UPDATE builds SET {added}, seen_at = ? WHERE id = ?", (*counts.values(), seen_at, build_id)
+        )
 
     def finish_build(
         self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float
     ) -> None:
         counted = BuildCounts.assignments("?")
-        sql = f"UPDATE builds SET finished_at = ?, outcome = ?, error = ?, {counted} WHERE id = ?"
+        sql = (
+            f"UPDATE builds SET finished_at = ?, seen_at = ?, outcome = ?, error = ?, {counted} WHERE id = ?"
+        )
         with self.transaction():
-            self._rows(sql, (finished_at, outcome, error, *counts.values(), build_id))
+            self._rows(sql, (finished_at, finished_at, outcome, error, *counts.values(), build_id))
 
     def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
         sql = f"SELECT {', '.join(records.BUILD_FIELDS)} FROM builds ORDER BY id DESC LIMIT ?"

@@ -6,6 +6,10 @@ one-line errors when the storage itself fails.
   and a build writes on its writer thread while its main thread reads.
 - **A reader never writes.** It opens the file read-only; in a folder where SQLite cannot make the
   WAL's shared-memory file (a shipped, read-only index) it reads the file as immutable.
+- **A reader follows its file.** An index deleted and built anew at the same path, or replaced by
+  a move, is another file: a thread's connection remembers which file (device and inode) it opened,
+  and a long-lived reader (a server) reopens it on the file now at the path, once that file is a
+  complete index. One ``stat`` per read transaction tells.
 - **Errors of the storage itself** (disk full, file size limit, read-only, damaged file, too few
   descriptors) become one :class:`indexer.errors.StorageError` naming the index and what to do.
 """
@@ -15,7 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
@@ -101,11 +105,49 @@ class Connections:
         """This thread's connection, opened on first use."""
         connection = getattr(self._local, "connection", None)
         if connection is None:
+            identity = self._file_identity()  # before opening: a file replaced in between is seen next time
             connection = self._connect()
-            self._local.connection = connection
-            with self._opened_lock:
-                self._opened.append(connection)
+            self._keep(connection, identity)
         return connection
+
+    def reopen_if_replaced(self, usable: Callable[[apsw.Connection], bool]) -> bool:
+        """When the file at ``path`` is no longer the one this thread's connection reads (deleted and
+        made anew, or replaced by a move), open it, and use it from now on if ``usable`` says it is
+        a complete index; True when the connection changed. A missing file, or one that cannot be
+        opened or used yet, leaves the connection on the file it reads. Not inside a transaction."""
+        current = getattr(self._local, "connection", None)
+        if current is None or current.in_transaction:
+            return False
+        identity = self._file_identity()
+        if identity is None or identity == self._local.identity:
+            return False
+        try:
+            fresh = self._connect()
+        except (IndexerError, apsw.Error):
+            return False
+        if not usable(fresh):
+            fresh.close()
+            return False
+        with self._opened_lock:
+            self._opened.remove(current)
+        current.close()
+        self._keep(fresh, identity)
+        return True
+
+    def _keep(self, connection: apsw.Connection, identity: tuple[int, int] | None) -> None:
+        """Make ``connection`` this thread's, opened on the file ``identity`` names."""
+        self._local.connection = connection
+        self._local.identity = identity
+        with self._opened_lock:
+            self._opened.append(connection)
+
+    def _file_identity(self) -> tuple[int, int] | None:
+        """Which file is at ``path`` now (device, inode); None when there is none."""
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return None
+        return info.st_dev, info.st_ino
 
     def close(self) -> None:
         with self._opened_lock:
