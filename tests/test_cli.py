@@ -58,7 +58,8 @@ def test_query_json_has_the_documented_fields(sample_index):
         assert {"path", "start_line", "end_line", "score", "heading", "text"} <= hit.keys()
         assert 1 <= hit["start_line"] <= hit["end_line"]
     assert hits[0]["path"] == "bicycle-repair/fixing-a-flat-tyre.md"
-    assert hits[0]["score"] >= hits[1]["score"] >= hits[2]["score"]
+    # ranked by the blend; each scored by its own stronger evidence (README, Search), so not sorted by score
+    assert all(0 <= hit["score"] <= 1 for hit in hits) and hits[0]["score"] >= 0.5
 
 
 #: What no one-off query needs, whatever its mode: the HTTP backends' and the server's libraries,

@@ -35,8 +35,9 @@ def index_path(any_index: Path | str) -> Path | str:
 
 
 def build(index_path: Path, folder: Path, backend, **options):
+    options.setdefault("warn", lambda message: None)
     with Index.open(index_path) as index:
-        return index.build(folder, backend=backend, warn=lambda message: None, **options)
+        return index.build(folder, backend=backend, **options)
 
 
 def many_chunk_file(path: Path, sections: int = 1, paragraphs: int = 100) -> Path:
@@ -185,7 +186,7 @@ def test_touching_a_file_reembeds_nothing(index_path, docs):
 
 def test_one_line_edit_in_a_100_chunk_file_reembeds_at_most_three_chunks(index_path, tmp_path):
     folder = tmp_path / "big"
-    path = many_chunk_file(folder / "big.md")
+    path = many_chunk_file(folder / "big.md", paragraphs=110)
     first = build(index_path, folder, HashBackend())
     assert first.chunks_embedded >= 90
     lines = path.read_text().split("\n")
@@ -343,8 +344,14 @@ def test_a_new_chunker_recuts_every_file_without_a_rebuild_and_keeps_unchanged_v
     build(index_path, docs, HashBackend())
     monkeypatch.setattr(chunking, "CHUNKER_VERSION", chunking.CHUNKER_VERSION + 1)
     backend = HashBackend()
-    report = build(index_path, docs, backend)  # no --rebuild: only the chunker changed
+    warnings: list[str] = []
+    report = build(index_path, docs, backend, warn=warnings.append)  # no --rebuild: only the chunker changed
     assert report.exit_code == 0 and report.files_changed == 3
+    version = chunking.CHUNKER_VERSION
+    assert warnings[0] == (
+        f"the chunker changed (chunking.version: {version - 1} -> {version}): every file is read and cut "
+        "again once; chunks whose text did not change keep their vectors"
+    )
     assert report.chunks_embedded == 0 and backend.calls == 0  # the same texts keep their vectors
     with Index.open(index_path) as index:
         assert f'"version": {chunking.CHUNKER_VERSION}' in index.store.get_meta("fingerprint")
