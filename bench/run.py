@@ -31,6 +31,7 @@ SCRIPTS = [
     "bench_postgres",
     "bench_cli",
     "bench_ranking",
+    "bench_models",
     "bench_serve",
 ]
 

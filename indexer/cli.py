@@ -34,6 +34,7 @@ from indexer import DISTRIBUTION
 from indexer.api import Index, default_index_path, iso_time
 from indexer.backends import EmbeddingBackend, make_backend
 from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY
+from indexer.backends.packaged import DEFAULT_EMBEDDING_MODEL, EMBEDDING_MODELS
 from indexer.errors import ConfigError, IndexerError, StorageError
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
 from indexer.progress import Progress, duration
@@ -235,7 +236,10 @@ def walk_settings(
     "more under the 'indexer.backends' entry point group.",
 )
 @click.option(
-    "--model", default=None, help="Model name, or for 'embedded' a folder with model.onnx + tokenizer.json."
+    "--model",
+    default=None,
+    help=f"Model name (embedded: {' or '.join(EMBEDDING_MODELS)}, default {DEFAULT_EMBEDDING_MODEL}; "
+    "or a folder with model.onnx + tokenizer.json).",
 )
 @click.option(
     "--base-url",
