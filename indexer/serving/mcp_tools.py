@@ -17,7 +17,7 @@ from pydantic import Field
 
 from indexer.api import Index
 from indexer.errors import IndexerError
-from indexer.search import MAX_K, MODES
+from indexer.request import HELP, MAX_K, MAX_RERANK_TOP, MODES, RERANK_TOP, SearchRequest
 
 Mode = Literal[MODES]  # type: ignore[valid-type]
 
@@ -31,7 +31,10 @@ SEARCH = """Find the passages of the indexed documents that best answer a questi
 Returns up to k hits, best first. Each hit has `citation` (where it is: `path:START-END` for lines,
 or `path:page N`, `path:cells N-M`, `path:paragraphs N-M` for PDFs, notebooks and Word files),
 `path`, `start_line`, `end_line`, `heading` (the section it is under, as `Guide > Install`), `text`
-(the passage), `score` (higher is better) and `root` (the indexed folder it is from).
+(the passage), `score` (0..1, in rank order) and `root` (the indexed folder it is from).
+An empty list means nothing in the index is likely to answer (hits under the index's threshold are
+left out; `min_score: 0` shows them). `rerank: true` re-reads the best candidates with a
+cross-encoder: better order for a long question, seconds slower.
 Narrow a search with `paths` (globs on the path relative to its folder: `docs/*`, `*.md`,
 `api/**`; `*` also crosses folders) or `types` (extensions such as `md`, `py`, `pdf`).
 Mode `hybrid` (default) suits most questions; `keyword` finds exact names, error codes and
@@ -56,17 +59,30 @@ def make_mcp_server(index: Index) -> MCPServer:
     server = MCPServer(name="indexer", instructions=INSTRUCTIONS, log_level="WARNING")
 
     def search(
-        query: Annotated[str, Field(min_length=1, description="The question, or the words to find.")],
-        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many hits at most.")] = 5,
-        mode: Annotated[Mode, Field(description="hybrid, keyword or vector.")] = "hybrid",
-        paths: Annotated[
-            list[str] | None, Field(description="Keep paths matching any of these globs.")
-        ] = None,
-        types: Annotated[list[str] | None, Field(description="Keep files with these extensions.")] = None,
-        min_score: Annotated[float | None, Field(description="Drop hits scoring lower.")] = None,
+        query: Annotated[str, Field(min_length=1, description=HELP["text"])],
+        k: Annotated[int, Field(ge=1, le=MAX_K, description=HELP["k"])] = 5,
+        mode: Annotated[Mode, Field(description=HELP["mode"])] = "hybrid",
+        paths: Annotated[list[str] | None, Field(description=HELP["paths"])] = None,
+        types: Annotated[list[str] | None, Field(description=HELP["types"])] = None,
+        roots: Annotated[list[str] | None, Field(description=HELP["roots"])] = None,
+        min_score: Annotated[float | None, Field(description=HELP["min_score"])] = None,
+        rerank: Annotated[bool, Field(description=HELP["rerank"])] = False,
+        rerank_top: Annotated[
+            int, Field(ge=1, le=MAX_RERANK_TOP, description=HELP["rerank_top"])
+        ] = RERANK_TOP,
     ) -> list[dict[str, Any]]:
-        hits = index.search(query, k=k, mode=mode, paths=paths or (), types=types or (), min_score=min_score)
-        return [{"citation": hit.citation, **hit.to_dict()} for hit in hits]
+        request = SearchRequest(
+            query,
+            k,
+            mode,
+            tuple(paths or ()),
+            tuple(types or ()),
+            tuple(roots or ()),
+            min_score,
+            rerank,
+            rerank_top,
+        )
+        return [{"citation": hit.citation, **hit.to_dict()} for hit in index.search(request)]
 
     def get(
         citation: Annotated[str, Field(min_length=1, description="A hit's citation, or a path.")],
