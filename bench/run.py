@@ -32,6 +32,7 @@ SCRIPTS = [
     "bench_cli",
     "bench_ranking",
     "bench_models",
+    "bench_rerank",
     "bench_serve",
 ]
 
