@@ -216,10 +216,22 @@ def _blocks(pieces: list[_Piece], document: Document) -> list[_Block]:
             current.append(piece)
     if current:
         blocks.append(_Block(current, tuple(name for _, name in trail), boundary))
-    heading_lines = {number for heading in document.headings for number in heading.lines}
+    title_words: dict[int, int] = {}  # words of the titles on each line a heading takes up
+    for heading in document.headings:
+        for number in heading.lines:
+            title_words[number] = title_words.get(number, 0) + len(_words_of_title(heading.title))
     for block in blocks:
-        block.heading_only = all(piece.line in heading_lines or piece.markup for piece in block.pieces)
+        block.heading_only = all(
+            piece.markup or len(_words_of_title(piece.text)) <= title_words.get(piece.line, -1)
+            for piece in block.pieces
+        )
     return blocks
+
+
+def _words_of_title(text: str) -> list[str]:
+    """The words of a title line, its Markdown ``#`` markers aside: a line holding more words than
+    its titles (an HTML heading and its paragraph on one source line) carries text of its own."""
+    return text.replace("#", " ").split()
 
 
 def _with_headings_carried(blocks: list[_Block]) -> list[_Block]:

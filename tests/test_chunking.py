@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import time
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.chunking import ChunkSettings, chunk_document, split_chunk
-from indexer.formats import parse_text
+from indexer.formats import Document, Part, parse_text
 from indexer.formats.text import read_plain
 
 
@@ -213,3 +216,23 @@ def test_split_chunk_halves_by_lines_then_words():
     assert [(h.start_line, h.end_line) for h in halves] == [(1, 2), (3, 4)]
     single = split_chunk(halves[0].__class__(1, 1, "", "one two three"))
     assert [h.text for h in single] == ["one", "two three"]
+
+
+def test_chunking_a_paged_document_takes_time_linear_in_its_size():
+    # one chunk per page: a chunker that looks over every page for each chunk is quadratic, and
+    # eight times the pages then takes about 64 times as long instead of about 8
+    def paged(pages: int) -> Document:
+        lines = [f"cell{n} " + "word " * 30 for n in range(pages)]
+        return Document(lines=lines, parts=[Part("cell", n, n, n) for n in range(1, pages + 1)])
+
+    def seconds(pages: int) -> float:
+        document = paged(pages)
+        best = math.inf
+        for _ in range(3):
+            started = time.perf_counter()
+            chunks = chunk_document(document, count_words, ChunkSettings(max_tokens=40, overlap_tokens=0))
+            best = min(best, time.perf_counter() - started)
+        assert len(chunks) == pages and chunks[-1].locator == f"cell {pages}"
+        return best
+
+    assert seconds(2400) / seconds(300) < 20

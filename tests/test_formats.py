@@ -7,6 +7,9 @@ headings and citations end up in it.
 
 from __future__ import annotations
 
+import zipfile
+from io import BytesIO
+
 import apsw
 import pytest
 from conftest import write
@@ -14,7 +17,10 @@ from documents import make_docx, make_notebook, make_pdf
 from helpers import HashBackend
 
 from indexer import Index
+from indexer.chunking import ChunkSettings, chunk_document
 from indexer.formats import UnreadableFile, decode, parse_text, read_document
+from indexer.formats import document as document_module
+from indexer.formats.document import MAX_EXPANDED_BYTES
 from indexer.store.migrations import all_migrations, migrations_folder
 from indexer.store.sqlite import SQLiteStore
 
@@ -223,6 +229,22 @@ def test_pdf_pages_are_parts_and_the_outline_gives_headings():
     assert document.locator(3, 5) == "page 2" and document.locator(2, 4) == "pages 1-2"
 
 
+def test_pdf_text_reads_as_a_reader_sees_it():
+    # PDFium marks a hyphen that breaks a word at a line's end as soft; a badly made font reports a
+    # glyph as U+FFFD; every page repeats the same header and a page-numbered footer
+    pages = [
+        ["Widget Manual", f"Section {n} opens here", "Type the declara-", f"tions of part {n} before use|."]
+        + [f"Then build part {n}.", f"Page {n} of 4"]
+        for n in range(1, 5)
+    ]
+    document = read_document("manual.pdf", make_pdf(pages, reported={"|": 0xFFFD}))
+    text = "\n".join(document.lines)
+    assert "Type the declarations of part 2 before use." in document.lines
+    assert not {"\ufffe", "\ufffd", "\u00ad"} & set(text)
+    assert "Widget Manual" not in text and "of 4" not in text
+    assert "Section 4 opens here" in text and [part.number for part in document.parts] == [1, 2, 3, 4]
+
+
 def test_a_pdf_without_text_is_refused_as_no_text():
     with pytest.raises(UnreadableFile, match="no text layer") as refused:
         read_document("scan.pdf", make_pdf([[], []]))
@@ -347,3 +369,154 @@ def test_an_index_made_before_locators_gains_the_columns_when_opened_for_writing
         assert "0003_locators_and_encodings.sql" in applied
         assert store.db.execute("SELECT path, encoding FROM files").fetchall() == [("a.md", "")]
         assert [row[1] for row in store.db.execute("PRAGMA table_info(chunks)")][-1] == "locator"
+
+
+# -- what a rendered page does not show is never a chunk (issue 21) ------------------------------
+
+
+def chunks_of(path: str, text: str, limit: int = 40) -> list:
+    return chunk_document(parse_text(path, text), words, ChunkSettings(max_tokens=limit, overlap_tokens=0))
+
+
+HUGO_PAGE = """---
+title: collections.Where
+description: Returns the given collection, removing elements that do not satisfy the comparison condition.
+categories: []
+keywords: []
+params:
+  functions_and_methods:
+    aliases: [where]
+    returnType: any
+---
+
+The `where` function returns the given collection, removing elements that do not satisfy the
+comparison condition. The comparison condition is composed of the `KEY`, `OPERATOR`, and `VALUE`
+arguments.
+
+## Arguments
+
+The `KEY` can be a field, a map key, or a method of the elements of the collection, and the `OPERATOR`
+is one of the comparison operators listed below, with the `VALUE` compared against each element.
+"""
+
+
+@pytest.mark.parametrize("style", ["yaml", "toml"])
+def test_front_matter_names_the_page_and_never_shows_in_a_chunk(style):
+    text = HUGO_PAGE
+    if style == "toml":
+        text = text.replace("---\ntitle: collections.Where\n", '+++\ntitle = "collections.Where"\n', 1)
+        text = text.replace("description: Returns", 'description = "Returns', 1).replace(
+            "condition.\ncategories: []", 'condition."\ncategories = []', 1
+        )
+        text = text.replace("keywords: []\nparams:\n  functions_and_methods:\n    aliases: [where]\n", "")
+        text = text.replace("    returnType: any\n---\n", "+++\n", 1)
+    chunks = chunks_of("functions/collections/Where.md", text, limit=200)
+    assert [chunk.heading for chunk in chunks] == ["collections.Where"]
+    read = chunks[0].embed_text
+    assert read.startswith("collections.Where\ncollections.Where\nReturns the given collection")
+    for raw in ("---", "+++", "title", "categories", "keywords", "returnType", "aliases"):
+        assert raw not in chunks[0].text, raw
+    assert chunks[0].start_line == 1  # still cited from the file's first line
+
+
+def test_front_matter_that_does_not_parse_is_left_out_all_the_same():
+    body = " ".join(f"w{n}" for n in range(20))
+    text = "---\ntitle: [unclosed\nweight: 3\n---\n\n# Guide\n\n" + body + "\n"
+    chunks = chunks_of("guide.md", text)
+    assert [chunk.heading for chunk in chunks] == ["Guide"]
+    assert "unclosed" not in chunks[0].text and "weight" not in chunks[0].text
+
+
+def test_link_definitions_never_form_a_chunk_nor_join_one():
+    body = "Use [`collections.Append`] or [`collections.Merge`] to add elements.\n"
+    definitions = "".join(f"[`collections.Name{n}`]: /functions/collections/name{n}/\n" for n in range(40))
+    chunks = chunks_of("where.md", "# Where\n\n" + body + "\n" + definitions)
+    assert len(chunks) == 1 and "/functions/collections" not in chunks[0].text
+    assert chunks[0].text.startswith("# Where\n\nUse [`collections.Append`]")
+
+
+def test_rst_targets_substitutions_and_docinfo_never_form_a_chunk():
+    text = (
+        ":orphan:\n:tocdepth: 2\n\n.. _install-guide:\n\nInstalling\n==========\n\n"
+        + " ".join(f"w{n}" for n in range(20))
+        + "\n\n.. |version| replace:: 7.2\n.. _pip: https://pip.pypa.io/\n__ https://example.org/\n"
+    )
+    chunks = chunks_of("install.rst", text)
+    assert [chunk.heading for chunk in chunks] == ["Installing"]
+    for hidden in ("orphan", "tocdepth", "install-guide", "replace::", "pip.pypa.io", "example.org"):
+        assert hidden not in chunks[0].embed_text, hidden
+
+
+DOCBOOK_PAGE = """<html><head><title>DROP TABLE</title></head><body>
+<div class="navheader"><table summary="Navigation header"><tr><th colspan="5">DROP TABLE</th></tr>
+<tr><td><a accesskey="p" href="sql-dropsubscription.html">Prev</a></td><td><a accesskey="u"
+href="sql-commands.html">Up</a></td><th>SQL Commands</th><td><a accesskey="h" href="index.html">Home</a>
+</td><td><a accesskey="n" href="sql-droptablespace.html">Next</a></td></tr></table><hr /></div>
+<div class="refentry"><div class="refnamediv"><h2><span class="refentrytitle">DROP TABLE</span></h2>
+<p>DROP TABLE — remove a table</p></div><div class="refsynopsisdiv"><h2>Synopsis</h2>
+<pre class="synopsis">DROP TABLE [ IF EXISTS ] name [, ...] [ CASCADE | RESTRICT ]</pre></div>
+<div class="refsect1"><h2>Description</h2><p>DROP TABLE removes tables from the database.</p></div></div>
+<div class="navfooter"><hr /><table summary="Navigation footer"><tr><td><a accesskey="p"
+href="sql-dropsubscription.html">Prev</a></td><td><a accesskey="u" href="sql-commands.html">Up</a></td>
+<td><a accesskey="n" href="sql-droptablespace.html">Next</a></td></tr><tr><td>DROP SUBSCRIPTION</td>
+<td><a accesskey="h" href="index.html">Home</a></td><td>DROP TABLESPACE</td></tr></table></div>
+</body></html>
+"""
+
+
+def test_docbook_navigation_is_dropped_and_the_page_is_named_by_its_title():
+    document = parse_text("sql-droptable.html", DOCBOOK_PAGE)
+    text = " ".join(" ".join(document.lines).split())
+    for navigation in ("Prev", "Up", "Next", "Home", "SQL Commands", "DROP SUBSCRIPTION", "TABLESPACE"):
+        assert navigation not in text, navigation
+    chunks = chunks_of("sql-droptable.html", DOCBOOK_PAGE, limit=200)
+    assert len(chunks) == 1 and chunks[0].heading == "DROP TABLE"
+    assert chunks[0].embed_text.startswith("DROP TABLE\n")
+
+
+# -- a file that expands past what a document may is skipped, with the reason (issue 26) --------
+
+
+def zip_bomb_docx(expanded_bytes: int) -> bytes:
+    """A .docx whose document.xml inflates to ``expanded_bytes`` from a few dozen kilobytes."""
+    buffer = BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED, compresslevel=1) as archive:
+        archive.writestr("word/document.xml", b"<w:document>" + b" " * expanded_bytes + b"</w:document>")
+    return buffer.getvalue()
+
+
+def test_a_docx_that_expands_past_the_limit_is_skipped_with_the_reason(tmp_path):
+    data = zip_bomb_docx(MAX_EXPANDED_BYTES + 1)
+    assert len(data) < MAX_EXPANDED_BYTES // 500
+    with pytest.raises(UnreadableFile) as refused:
+        read_document("bomb.docx", data)
+    assert refused.value.status == "too-large"
+    assert str(refused.value) == "word/document.xml expands to 64 MB, over the 64 MB a document may expand to"
+    folder = tmp_path / "docs"
+    (folder / "bomb.docx").parent.mkdir(parents=True)
+    (folder / "bomb.docx").write_bytes(data)
+    write(folder / "notes.md", "# Notes\n\nThe rest is indexed.\n")
+    warnings: list[str] = []
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        report = index.build(folder, warn=warnings.append)
+    assert report.files_added == 1 and [(skip.path, skip.kind) for skip in report.skipped] == [
+        ("bomb.docx", "too-large")
+    ]
+    assert [str(warning) for warning in warnings if "bomb" in str(warning)] == [
+        "bomb.docx: skipped, word/document.xml expands to 64 MB, over the 64 MB a document may expand to"
+    ]
+
+
+def test_a_notebook_over_the_limit_is_refused_before_its_json_is_parsed():
+    notebook = '{"cells": [], "padding": "' + "x" * MAX_EXPANDED_BYTES + '"}'
+    with pytest.raises(UnreadableFile, match="^the notebook's JSON expands to 64 MB") as refused:
+        parse_text("huge.ipynb", notebook)
+    assert refused.value.status == "too-large"
+
+
+def test_a_pdf_whose_text_runs_past_the_limit_is_refused_at_the_page_that_crosses_it(monkeypatch):
+    data = make_pdf([["x" * 100] * 10] * 5)  # about 1 KB of text a page
+    monkeypatch.setattr(document_module, "MAX_EXPANDED_BYTES", 2500)
+    with pytest.raises(UnreadableFile, match="^the text of its first 3 pages expands to") as refused:
+        read_document("long.pdf", data)
+    assert refused.value.status == "too-large"

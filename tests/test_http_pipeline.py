@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from indexer.backends.ollama import OllamaBackend
 from indexer.backends.openai import OpenAIBackend
 from indexer.chunking import Chunk
 from indexer.cli import main
+from indexer.formats import parse_text
 
 
 #: Backoff small enough that retries cost nothing in test time.
@@ -104,12 +106,20 @@ def stored_chunks(index_path: Path) -> dict[tuple[str, int], tuple[Chunk, bytes]
         return {(path, seq): (Chunk(*fields), vectors[chunk_id]) for path, seq, chunk_id, *fields in rows}
 
 
+def read_by_the_model(path: str, chunk: Chunk) -> str:
+    """What the model read of a stored chunk: its heading path and its text without the lines of
+    markup alone (code fences, a table's delimiter row), which no reader reads (README, Chunking)."""
+    markup = parse_text(path, chunk.text).markup
+    lines = [line for number, line in enumerate(chunk.text.split("\n"), 1) if number not in markup]
+    return replace(chunk, model_text="\n".join(lines)).embed_text
+
+
 def assert_every_vector_is_its_chunks(index_path: Path, document_prefix: str) -> None:
     """Each stored vector is the one the server computes for its own chunk's text: none is misplaced."""
     chunks = stored_chunks(index_path)
     assert chunks
     for (path, seq), (chunk, blob) in chunks.items():
-        expected = fake_vector(document_prefix + chunk.embed_text).tobytes()
+        expected = fake_vector(document_prefix + read_by_the_model(path, chunk)).tobytes()
         assert blob == expected, f"{path} chunk {seq} holds another chunk's vector"
 
 

@@ -507,6 +507,44 @@ def test_the_default_mode_never_loses_a_strong_keyword_hit(any_index, tmp_path):
     assert hybrid[0].score >= keyword[0].score
 
 
+@pytest.fixture
+def template_functions(tmp_path):
+    """A template language's function pages, as a static-site generator documents them: each named
+    by its front matter, every name under the ``collections`` namespace. SQLite only: PostgreSQL's
+    English text search leaves stop words out of its keywords (README, PostgreSQL)."""
+    folder = tmp_path / "functions"
+    pages = {
+        "Where": "Returns the given collection, removing elements that do not satisfy the comparison.",
+        "Append": "Appends one or more elements to a slice and returns the resulting slice.",
+        "Merge": "Returns the result of merging two or more maps from left to right.",
+        "Sort": "Sorts slices, maps, and page collections by the given key and order.",
+        "First": "Returns the given collection, limited to the first N elements.",
+        "Uniq": "Returns the given collection, removing duplicate elements.",
+    }
+    for name, description in pages.items():
+        write(
+            folder / "collections" / f"{name}.md",
+            f"---\ntitle: collections.{name}\ndescription: {description}\ncategories: []\n---\n\n"
+            f"Use `collections.{name}` on any collection:\n\n```go-html-template\n"
+            f"{{{{ $result := collections.{name} $pages }}}}\n```\n",
+        )
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        yield index
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_dotted_function_name_finds_its_own_page_first(template_functions, mode):
+    hits = template_functions.search("collections.Where", k=3, mode=mode)
+    assert hits[0].path == "collections/Where.md", [hit.path for hit in hits]
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_question_that_is_one_stop_word_is_answered(template_functions, mode):
+    hits = template_functions.search("where", k=3, mode=mode, min_score=DEFAULT_MIN_SCORE)
+    assert [hit.path for hit in hits][:1] == ["collections/Where.md"]
+
+
 # -- one request, re-ranking, the calibration per model (issue 22) -------------------------------
 
 

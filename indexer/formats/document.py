@@ -14,7 +14,32 @@ from functools import cached_property
 
 from indexer.corpus import UnreadableFile
 
-__all__ = ["Document", "Heading", "Part", "UnreadableFile", "name_parts", "split_lines"]
+__all__ = [
+    "MAX_EXPANDED_BYTES",
+    "Document",
+    "Heading",
+    "Part",
+    "UnreadableFile",
+    "check_expanded_size",
+    "name_parts",
+    "split_lines",
+]
+
+#: The most a file may expand to while it is read (a DOCX's XML, a notebook's JSON, a PDF's text):
+#: hundreds of thousands of chunks, far beyond a document a person wrote, while a zip or flate bomb
+#: of under a megabyte expands to far more and would hold a build for many minutes.
+MAX_EXPANDED_BYTES = 64 * 1024 * 1024
+
+
+def check_expanded_size(what: str, size: int) -> None:
+    """Refuse a file whose ``what`` expands to more than :data:`MAX_EXPANDED_BYTES` (status
+    'too-large'), before the reader spends the time and memory to expand it further."""
+    if size > MAX_EXPANDED_BYTES:
+        raise UnreadableFile(
+            f"{what} expands to {size / 2**20:.0f} MB, over the {MAX_EXPANDED_BYTES >> 20} MB a document "
+            "may expand to",
+            status="too-large",
+        )
 
 
 @dataclass(frozen=True)

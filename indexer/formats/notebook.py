@@ -11,12 +11,13 @@ from __future__ import annotations
 
 import json
 
-from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines
+from indexer.formats.document import Document, Heading, Part, UnreadableFile, check_expanded_size, split_lines
 from indexer.formats.markdown import markdown_structure
 
 
 def read_notebook(text: str, encoding: str = "utf-8") -> Document:
     """The source of every markdown and code cell, in order, each cell a part."""
+    check_expanded_size("the notebook's JSON", len(text))
     try:
         notebook = json.loads(text)
         cells = _cells(notebook)

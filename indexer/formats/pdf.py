@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from indexer.formats.document import Document, Heading, Part, UnreadableFile
+from indexer.formats.document import Document, Heading, Part, UnreadableFile, check_expanded_size
 
 TITLE_SLACK = 12  # a line may carry this many characters beyond an outline title (numbers, dots)
 #: How PDFium reports a hyphen it takes for a soft one (a word broken across lines), by version.
@@ -54,7 +54,12 @@ def read_pdf(data: bytes) -> Document:
     except pypdfium2.PdfiumError as error:
         raise UnreadableFile(f"cannot be opened as a PDF: {error}", status="damaged") from error
     try:
-        pages = [_page_lines(pdf[index]) for index in range(len(pdf))]
+        pages = []
+        characters = 0
+        for index in range(len(pdf)):
+            pages.append(_page_lines(pdf[index]))
+            characters += sum(len(line) + 1 for line in pages[-1])
+            check_expanded_size(f"the text of its first {index + 1} pages", characters)
         outline = [_outline_entry(bookmark) for bookmark in pdf.get_toc()]
     finally:
         pdf.close()
