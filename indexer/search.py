@@ -30,15 +30,13 @@ reads the list as it is sorted:
   the same rule, for any model.
 
 In vector and keyword mode the evidence ranks the hits, so the score is a monotone map of it. In
-hybrid mode the blend ranks (it ranks better than the strength: SciFact train, the fused top 50 of
-400 questions, nDCG@10 0.503 against 0.449 ranked by strength) but judges worse: an off-topic
-question sharing a rare word with a collection reaches the blend of a paraphrase sharing none (the
-sample corpus: off-topic top blends up to 0.455, real ones from 0.237; SciFact: the off-topic
-questions' 90th percentile 0.358 above the real ones' 3rd, 0.300), where the strength keeps them
-apart (SciFact 0.295 against 0.359). So hybrid ranks by the blend and scores by the strength, held
-in rank order from below: a weak hit the blend ranks above a strong one shows the strong one's
-score, which keeps, at the threshold, every hit strong on its own (holding each hit under those
-before it instead dropped the answers of 4 of the sample corpus's 15 paraphrases).
+hybrid mode the blend ranks (ranked by the strength instead, SciFact loses 0.05 nDCG@10) but judges
+worse: an off-topic question sharing a rare word with a collection reaches the blend of a paraphrase
+sharing none, where the strength keeps them apart (bench/RESULTS.md, issue 22). So hybrid ranks by
+the blend and scores by the strength, held in rank order from below: a weak hit the blend ranks
+above a strong one shows the strong one's score, which keeps, at the threshold, every hit strong on
+its own (holding each hit under those before it instead dropped the answers of a quarter of the
+sample corpus's paraphrases).
 
 Min-max normalising each list per query, as this module did before issue 14, gave
 the best hit of any query a high score (a question about banana bread over a build tool's manual
