@@ -36,7 +36,8 @@ An empty list means nothing in the index is likely to answer (hits under the ind
 left out; `min_score: 0` shows them). `rerank: true` re-reads the best candidates with a
 cross-encoder: better order for a long question, seconds slower.
 Narrow a search with `paths` (globs on the path relative to its folder: `docs/*`, `*.md`,
-`api/**`; `*` also crosses folders) or `types` (extensions such as `md`, `py`, `pdf`).
+`api/**`; `*` also crosses folders), `types` (extensions such as `md`, `py`, `pdf`) or `roots`
+(the indexed folders, as `status` lists them).
 Mode `hybrid` (default) suits most questions; `keyword` finds exact names, error codes and
 identifiers; `vector` finds paraphrases. Follow up with `get` on a citation to read around a hit."""
 
@@ -48,8 +49,8 @@ or a path alone (`docs/guide.md`) for the whole file. Ask for wider lines than a
 `locator` and `citation`. `root` is needed only when the same path is indexed under several folders
 (the hits' `root` says which)."""
 
-STATUS = """What the index holds: files, chunks, the embedding model, the indexed folders (roots)
-and its last builds."""
+STATUS = """What the index holds: files, chunks, the embedding model, the indexed folders (roots),
+its last builds, how its scores are judged (the default threshold) and the re-ranker."""
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
 
@@ -94,7 +95,18 @@ def make_mcp_server(index: Index) -> MCPServer:
     def status() -> dict[str, Any]:
         info = index.status()
         return {
-            key: info[key] for key in ("index", "files", "chunks", "model", "dimension", "roots", "builds")
+            key: info[key]
+            for key in (
+                "index",
+                "files",
+                "chunks",
+                "model",
+                "dimension",
+                "roots",
+                "builds",
+                "scores",
+                "reranker",
+            )
         }
 
     server.add_tool(told(search), description=SEARCH, annotations=READ_ONLY)
