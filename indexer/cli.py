@@ -891,7 +891,8 @@ def serve(
     (reference at /docs).
 
     GET /search?q=...&k=&mode=&paths=&types=&roots=&min_score=&rerank=&rerank_top=,
-    GET /chunks/CITATION, GET /status, GET /health. `index query` on the same index uses it while it runs. Stop with Ctrl-C."""
+    GET /chunks/CITATION, GET /status, GET /health. `index query` on the same index uses it while it
+    runs. Stop with Ctrl-C."""
     run = serving_module()
     say = lambda message: click.echo(message, err=True)  # noqa: E731
     with Index.open(db_path or default_index_path(), create=False) as index:
