@@ -313,11 +313,11 @@ class Index:
         record), or None for an index that has none yet."""
         return self._query_backend.for_index(self.store)
 
-    def search(self, request: SearchRequest | str, /, **options: Any) -> list[Hit]:
+    def search(self, request: SearchRequest | str, /, *args: Any, **options: Any) -> list[Hit]:
         """The chunks that best match a question, best first, scored in rank order.
 
-        Pass a :class:`indexer.request.SearchRequest`, or the question and any of its fields by name
-        (``k``, ``mode``, ``paths``, ``types``, ``roots``, ``min_score``, ``rerank``, ``rerank_top``;
+        Pass a :class:`indexer.request.SearchRequest`, or the question and its fields, in its order or
+        by name (``k``, ``mode``, ``paths``, ``types``, ``min_score``, ``roots``, ``rerank``, ``rerank_top``;
         :data:`indexer.request.HELP` says what each does). ``min_score=None`` (the default) applies
         :meth:`default_min_score`, as every front end does: a question the index cannot answer gets
         nothing rather than its least bad chunks; ``min_score=0`` keeps every hit.
@@ -325,10 +325,10 @@ class Index:
         >>> index.search("how do I rotate keys", k=3, rerank=True)     # doctest: +SKIP
         """
         if isinstance(request, SearchRequest):
-            if options:
+            if args or options:
                 raise ConfigError("pass a SearchRequest or the question with options, not both")
         else:
-            request = SearchRequest(request, **options)
+            request = SearchRequest(request, *args, **options)
         store = self.store
         self._searches += 1
         if self._searches == 2:

@@ -495,7 +495,10 @@ def query(
         raise click.BadParameter("the question is empty", param_hint="TEXT")
     location = db_path or default_index_path()
     roots = tuple(root if is_postgres_url(location) else os.path.realpath(root) for root in roots)
-    request = SearchRequest(question, k, mode, paths, types, roots, min_score, rerank, rerank_top)
+    request = SearchRequest(
+        question, k=k, mode=mode, paths=paths, types=types, roots=roots, min_score=min_score,
+        rerank=rerank, rerank_top=rerank_top,
+    )  # fmt: skip
     hits = None
     if not no_server and not base_url and api_key is None:
         hits = hits_from_server(location, request)

@@ -63,8 +63,8 @@ class SearchRequest:
     mode: str = "hybrid"
     paths: tuple[str, ...] = ()
     types: tuple[str, ...] = ()
-    roots: tuple[str, ...] = ()
     min_score: float | None = None
+    roots: tuple[str, ...] = ()  # after min_score: the order Index.search took them in
     rerank: bool = False
     rerank_top: int = RERANK_TOP
 

@@ -60,7 +60,7 @@ def answers(location: str) -> list[list[tuple[float, str, str, int]]]:
     with Index.open(location, create=False, backend=HashBackend()) as index:
         for query in queries:
             for mode in ("vector", "keyword", "hybrid"):
-                hits = index.search(query, k=10, mode=mode)
+                hits = index.search(query, k=10, mode=mode, min_score=0)
                 ranked = sorted(
                     (-round(hit.score, 5), Path(hit.root).name, hit.path, hit.start_line) for hit in hits
                 )
@@ -239,7 +239,9 @@ def test_every_k_up_to_max_k_is_answered_past_what_the_hnsw_graph_returns(postgr
         with Index.open(location, backend=HashBackend()) as index:
             assert index.build(folder, chunk_tokens=MIN_CHUNK_TOKENS, warn=print).exit_code == 0
             chunks = index.store.counts()["chunks"]
-            found[location] = {(mode, k): index.search("a note on topic 3", k, mode) for mode, k in asked}
+            found[location] = {
+                (mode, k): index.search("a note on topic 3", k, mode, min_score=0) for mode, k in asked
+            }
     on_postgres, on_sqlite = found[postgres_url], found[tmp_path / "index.db"]
     assert chunks > 1001
     assert [len(on_postgres[mode, k]) for mode, k in asked[:4]] == [1001, 251, chunks, chunks]

@@ -73,16 +73,9 @@ def make_mcp_server(index: Index) -> MCPServer:
         ] = RERANK_TOP,
     ) -> list[dict[str, Any]]:
         request = SearchRequest(
-            query,
-            k,
-            mode,
-            tuple(paths or ()),
-            tuple(types or ()),
-            tuple(roots or ()),
-            min_score,
-            rerank,
-            rerank_top,
-        )
+            query, k=k, mode=mode, paths=tuple(paths or ()), types=tuple(types or ()),
+            roots=tuple(roots or ()), min_score=min_score, rerank=rerank, rerank_top=rerank_top,
+        )  # fmt: skip
         return [{"citation": hit.citation, **hit.to_dict()} for hit in index.search(request)]
 
     def get(
