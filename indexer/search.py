@@ -275,7 +275,7 @@ def search(
     ``k`` chunks pass the filters. A quoted phrase that no chunk holds is searched as its words:
     quote marks in a pasted question never empty the answer alone. With ``request.rerank``, the
     fused best ``request.candidates`` are re-read by ``rerank`` and ranked by its probability.
-    ``calibration`` maps the fused evidence to scores (default: the built-in model's).
+    ``calibration`` maps the hits' strengths to scores (default: the built-in model's).
     ``request.min_score`` only cuts: the scores fall in rank order, so it keeps a first part."""
     query = Query.parse(request.text)
     if not query.text:
@@ -297,14 +297,13 @@ def search(
 
 @dataclass
 class Found:
-    """What the searches of one query found: each chunk's cosine and keyword scores, the evidence
-    that ranks them, and the order of the answer."""
+    """What the searches of one query found: each chunk's cosine and keyword scores, and the order
+    of the answer (with the chunks of the pages named as asked)."""
 
     mode: str
     order: list[int]
     vector: dict[int, float]
     keyword: KeywordScores
-    evidence: dict[int, float]
     chunks: dict[int, StoredChunk]
     named: frozenset[int] = frozenset()
 
@@ -344,7 +343,7 @@ class Found:
         if name is not None:
             chunks = store.chunks_by_ids(order)
             order, named = named_first(order, chunks, name)
-        return cls(mode, order, vector_scores, keyword, evidence, chunks, named)
+        return cls(mode, order, vector_scores, keyword, chunks, named)
 
     def scored(self, calibration: ModelCalibration) -> list[tuple[int, float]]:
         """(chunk id, score) in the answer's order: each hit's strength (:func:`strengths`) through
@@ -371,7 +370,10 @@ class Found:
 
     def floors(self, order: list[int] | None = None) -> list[float]:
         """The least score of each hit: :data:`NAMED_PAGE_SCORE` for a page named as asked."""
-        return [NAMED_PAGE_SCORE if chunk_id in self.named else 0.0 for chunk_id in order or self.order]
+        return [
+            NAMED_PAGE_SCORE if chunk_id in self.named else 0.0
+            for chunk_id in (self.order if order is None else order)
+        ]
 
     def hits(self, store: IndexStore, ranked: list[tuple[int, float]]) -> list[Hit]:
         missing = [chunk_id for chunk_id, _ in ranked if chunk_id not in self.chunks]
