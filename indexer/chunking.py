@@ -456,14 +456,20 @@ def split_chunk(chunk: Chunk) -> list[Chunk]:
     if len(lines) > 1:
         middle = len(lines) // 2
         split_line = min(chunk.end_line, chunk.start_line + middle)
+        read = _lines_read(lines, chunk.model_text)
         return [
             replace(
                 chunk,
                 end_line=max(chunk.start_line, split_line - 1),
                 text="\n".join(lines[:middle]),
-                model_text="",
+                model_text=_model_text(lines[:middle], read[:middle]),
             ),
-            replace(chunk, start_line=split_line, text="\n".join(lines[middle:]), model_text=""),
+            replace(
+                chunk,
+                start_line=split_line,
+                text="\n".join(lines[middle:]),
+                model_text=_model_text(lines[middle:], read[middle:]),
+            ),
         ]
     words = chunk.text.split()
     if len(words) < 2:
@@ -473,3 +479,24 @@ def split_chunk(chunk: Chunk) -> list[Chunk]:
         replace(chunk, text=" ".join(words[:middle]), model_text=""),
         replace(chunk, text=" ".join(words[middle:]), model_text=""),
     ]
+
+
+def _lines_read(lines: list[str], model_text: str) -> list[bool]:
+    """Which of a chunk's text lines the model reads: all of them, unless its model text leaves
+    markup lines out (the model text is the text's lines less those, in order)."""
+    if not model_text:
+        return [True] * len(lines)
+    model_lines = model_text.split("\n")
+    read = []
+    next_read = 0  # the model line the next text line is, if the model reads it
+    for line in lines:
+        kept = next_read < len(model_lines) and line == model_lines[next_read]
+        next_read += kept
+        read.append(kept)
+    return read
+
+
+def _model_text(lines: list[str], read: list[bool]) -> str:
+    """The model text of a half chunk ('' when the model reads its text whole)."""
+    kept = [line for line, is_read in zip(lines, read, strict=True) if is_read]
+    return "" if len(kept) == len(lines) else "\n".join(kept)

@@ -236,3 +236,13 @@ def test_chunking_a_paged_document_takes_time_linear_in_its_size():
         return best
 
     assert seconds(2400) / seconds(300) < 20
+
+
+def test_halves_of_a_refused_chunk_leave_its_markup_lines_out_of_what_the_model_reads():
+    text = "# Guide\n\n```\nrun it\n```\n\nthen more text\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    (chunk,) = chunk_text(text, count_words, ChunkSettings(max_tokens=200, overlap_tokens=0))
+    halves = split_chunk(chunk)
+    assert "\n".join(half.text for half in halves) == chunk.text
+    read = [half.embed_text for half in halves]
+    assert not any("```" in text or "|---|" in text for text in read)
+    assert "run it" in read[0] and "| 1 | 2 |" in read[1]

@@ -312,7 +312,7 @@ def test_concurrency_keeps_that_many_requests_in_flight(bikes, index_path, concu
 
 def test_openai_keeps_eight_requests_in_flight_by_default(bikes, index_path):
     with OpenAIServer(latency=0.25) as server:  # long enough to fill the window on a busy machine
-        report, _ = build(index_path, bikes, backend_for(server), batch_size=4)
+        report, _ = build(index_path, bikes, backend_for(server), batch_size=1)  # packed chunks: ~20
     assert report.exit_code == 0 and report.batches > 8
     assert server.max_in_flight == 8
 
@@ -557,7 +557,7 @@ def test_a_build_spreads_its_batches_over_every_server_each_keeping_its_window(b
     ):
         servers = (first, second, third)
         backend = OllamaBackend("nomic-embed-text", host=[server.url for server in servers], **fast())
-        report, _ = build(index_path, bikes, backend, batch_size=2)
+        report, _ = build(index_path, bikes, backend, batch_size=1)  # packed chunks: ~20 batches
     assert report.exit_code == 0 and report.batches > 12
     assert report.requests == report.batches + 2  # and one model check for each server but the first
     assert all(len(server.requests) >= 4 for server in servers)
@@ -584,7 +584,7 @@ def test_batches_a_failing_server_refuses_are_embedded_by_another(bikes, index_p
         failing.fail_next(4, "unavailable")
         failing.fail_next(2, "reset")
         backend = OllamaBackend("nomic-embed-text", host=[failing.url, steady.url], **fast(max_attempts=2))
-        report, _ = build(index_path, bikes, backend, batch_size=2)
+        report, _ = build(index_path, bikes, backend, batch_size=1)  # packed chunks: ~20 batches
     assert report.exit_code == 0 and report.files_failed == 0
     assert len(failing.requests) > 6  # its failures, then its share once it answers again
     assert_every_vector_is_its_chunks(index_path, "search_document: ")
