@@ -194,7 +194,7 @@ def search_through_server(
         return None
     if address is None or not _alive(address.pid) or (address.token and not token):
         return None
-    return _ask(address, location, params, token, warn)
+    return _ask(address, location, params, token, warn, answer_seconds)
 
 
 def _ask(
@@ -203,6 +203,7 @@ def _ask(
     params: dict[str, Any],
     token: str | None,
     warn: Callable[[str], None],
+    answer_seconds: float,
 ) -> list[dict] | None:
     """The hits of a live server at ``address``, once it has proved its secret; None otherwise.
 
