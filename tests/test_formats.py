@@ -7,6 +7,9 @@ headings and citations end up in it.
 
 from __future__ import annotations
 
+import math
+import time
+
 import apsw
 import pytest
 from conftest import write
@@ -589,3 +592,19 @@ def test_docbook_navigation_is_dropped_and_the_page_is_named_by_its_title():
     chunks = chunks_of("sql-droptable.html", DOCBOOK_PAGE, limit=200)
     assert len(chunks) == 1 and chunks[0].heading == "DROP TABLE"
     assert chunks[0].embed_text.startswith("DROP TABLE\n")
+
+
+def test_a_page_of_unclosed_comments_is_read_in_time_linear_in_its_size():
+    # html.parser looked for the end of every "<!--" over the rest of the page: a 240 KB page took
+    # minutes; eight times the page must take about eight times as long, not sixty-four
+    def seconds(repeats: int) -> float:
+        page = b"<html><body><p>Herons wade.</p>" + b"<!-- <p>x</p>\n" * repeats + b"</body></html>\n"
+        best = math.inf
+        for _ in range(3):
+            started = time.perf_counter()
+            document = read_document("page.html", page)
+            best = min(best, time.perf_counter() - started)
+        assert "Herons wade." in document.lines
+        return best
+
+    assert seconds(16_000) / seconds(2_000) < 20
