@@ -238,7 +238,7 @@ class Index:
         from indexer.pipeline import BuildOptions
         from indexer.pipeline.run import build_root
 
-        given = {"warn": warn} if warn is not None else {}
+        given: dict[str, Any] = {"warn": warn} if warn is not None else {}
         if commit_seconds is not None:
             given["commit_seconds"] = commit_seconds
         options = BuildOptions(
