@@ -52,8 +52,8 @@ screenshot: install-test browser
 	INDEX_SCREENSHOT=docs/search-page.png $(BIN)/python -m pytest -q tests/test_web_page.py -k readme
 
 lint: install-test
-	$(BIN)/ruff check indexer tests bench
-	$(BIN)/ruff format --check indexer tests bench
+	$(BIN)/ruff check indexer tests bench docs/cli_reference.py
+	$(BIN)/ruff format --check indexer tests bench docs/cli_reference.py
 	$(BIN)/mypy
 
 # the manual (docs/) as a site in site/; the command-line page is regenerated from `--help` first
