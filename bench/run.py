@@ -33,6 +33,8 @@ SCRIPTS = [
     "bench_ranking",
     "bench_models",
     "bench_serve",
+    "bench_redaction",
+    "bench_memory",
 ]
 
 

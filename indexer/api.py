@@ -205,11 +205,13 @@ class Index:
         include: Sequence[str] | str | None = None,
         exclude: Sequence[str] | str | None = None,
         allow_secrets: Sequence[str] | str | None = None,
+        max_file_size: int | str | None = None,
         allow_empty: bool = False,
         wait: float = 0,
         commit_seconds: float | None = None,
         progress: bool | Progress = False,
         warn: Callable[[str], None] | None = None,
+        option_name: Callable[[str], str] | None = None,
     ) -> BuildReport:
         """Index ``folder``: new and changed files are embedded, deleted ones removed.
 
@@ -220,12 +222,15 @@ class Index:
             rebuild: build a fresh index when the settings differ from the index's, and swap it in
                 at the end (queries keep answering from the old one meanwhile).
             batch_size, concurrency, chunk_tokens, ignore_files, include, exclude, allow_secrets,
-                allow_empty, wait, commit_seconds, warn: see :class:`indexer.pipeline.BuildOptions`
-                (commit_seconds None: its default).
+                max_file_size, allow_empty, wait, commit_seconds, warn: see
+                :class:`indexer.pipeline.BuildOptions` (commit_seconds None: its default).
                 chunk_tokens and the walk's settings (ignore_files, include, exclude,
-                allow_secrets) are recorded: None re-uses what the index holds for them.
+                allow_secrets, max_file_size) are recorded: None re-uses what the index holds for
+                them. max_file_size is in bytes, or a size such as ``"200MB"``.
             progress: True for a bar on a terminal (else a line every 30 s), or a
                 :class:`indexer.progress.Progress` of your own.
+            option_name: how warnings name the setting they advise (``allow_secrets`` by
+                default); a front end passes its own names for them (the CLI's ``--allow-secret``).
         Returns:
             a :class:`BuildReport`; ``report.exit_code`` is non-zero when any file failed.
         Raises:
@@ -235,12 +240,12 @@ class Index:
             StorageError: the index's disk or file failed; it keeps what it had before.
         """
         # the build machinery is imported here: a query does not pay for it
+        from indexer.ignore import parse_size
         from indexer.pipeline import BuildOptions
         from indexer.pipeline.run import build_root
 
-        given: dict[str, Any] = {"warn": warn} if warn is not None else {}
-        if commit_seconds is not None:
-            given["commit_seconds"] = commit_seconds
+        defaults_unless_given = {"warn": warn, "option_name": option_name, "commit_seconds": commit_seconds}
+        given = {name: value for name, value in defaults_unless_given.items() if value is not None}
         options = BuildOptions(
             batch_size=batch_size,
             concurrency=concurrency,
@@ -249,6 +254,7 @@ class Index:
             include=_patterns(include, "include"),
             exclude=_patterns(exclude, "exclude"),
             allow_secrets=_patterns(allow_secrets, "allow_secrets"),
+            max_file_size=None if max_file_size is None else parse_size(max_file_size),
             allow_empty=allow_empty,
             wait=wait,
             progress=Progress() if progress is True else (progress or None),

@@ -31,6 +31,7 @@ from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY
 from indexer.backends.packaged import DEFAULT_EMBEDDING_MODEL, EMBEDDING_MODELS
 from indexer.errors import ConfigError, IndexerError, StorageError
 from indexer.errors import exit_codes as exit_codes_of_errors
+from indexer.ignore import parse_size
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
 from indexer.progress import Progress, duration
 from indexer.search import DEFAULT_MIN_SCORE, MAX_K, MODES, Hit
@@ -182,6 +183,33 @@ def build_option(name: str, flag: str | None = None, **options: Any) -> Callable
     )
 
 
+class SizeType(click.ParamType):
+    """A size in bytes, written ``64MB``, ``1.5G``, ``512k`` or as a number of bytes."""
+
+    name = "SIZE"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        try:
+            return parse_size(value)
+        except ConfigError as error:
+            self.fail(str(error), param, ctx)
+
+
+#: The CLI's names for the build settings a warning may advise (the Python API names them by their
+#: argument): warnings printed by ``index build`` and ``index watch`` name what the user can type.
+CLI_OPTION_NAMES = {
+    "allow_secrets": "--allow-secret",
+    "max_file_size": "--max-file-size",
+    "allow_empty": "--allow-empty",
+    "ignore_files": "--no-ignore",
+}
+
+
+def cli_option_name(setting: str) -> str:
+    """How the CLI names a build setting: its option (``--allow-secret``)."""
+    return CLI_OPTION_NAMES.get(setting, "--" + setting.replace("_", "-"))
+
+
 def walk_options(command: Callable) -> Callable:
     """The options of ``index build`` and ``index watch`` that say what the walk takes."""
     for option in reversed(
@@ -190,6 +218,7 @@ def walk_options(command: Callable) -> Callable:
             build_option("include", multiple=True, metavar="GLOB"),
             build_option("exclude", multiple=True, metavar="GLOB"),
             build_option("allow_secrets", "--allow-secret", multiple=True, metavar="GLOB"),
+            build_option("max_file_size", type=SizeType()),
         ]
     ):
         command = option(command)
@@ -201,6 +230,7 @@ def walk_settings(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     allow_secrets: tuple[str, ...],
+    max_file_size: int | None,
 ) -> dict[str, Any]:
     """The walk options as :meth:`Index.build` takes them: a repeatable option not given is None, so
     the index's recorded value applies."""
@@ -209,6 +239,8 @@ def walk_settings(
         "include": include or None,
         "exclude": exclude or None,
         "allow_secrets": allow_secrets or None,
+        "max_file_size": max_file_size,
+        "option_name": cli_option_name,
     }
 
 
@@ -275,6 +307,7 @@ def build(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     allow_secrets: tuple[str, ...],
+    max_file_size: int | None,
     allow_empty: bool,
     rebuild: bool,
     wait: float,
@@ -295,7 +328,7 @@ def build(
             batch_size=batch_size,
             concurrency=concurrency,
             chunk_tokens=chunk_tokens,
-            **walk_settings(ignore_files, include, exclude, allow_secrets),
+            **walk_settings(ignore_files, include, exclude, allow_secrets, max_file_size),
             allow_empty=allow_empty,
             wait=wait,
             progress=output.progress or False,
@@ -673,6 +706,7 @@ def watch(
     include: tuple[str, ...],
     exclude: tuple[str, ...],
     allow_secrets: tuple[str, ...],
+    max_file_size: int | None,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -688,7 +722,7 @@ def watch(
             debounce_ms=debounce,
             batch_size=batch_size,
             warn=output.warning,
-            **walk_settings(ignore_files, include, exclude, allow_secrets),
+            **walk_settings(ignore_files, include, exclude, allow_secrets, max_file_size),
         )
 
 

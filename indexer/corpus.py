@@ -6,10 +6,12 @@ modification time changed, so an unchanged re-index reads no file contents at al
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
-from collections.abc import Iterator
-from dataclasses import dataclass
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexer.ignore import (
@@ -17,6 +19,7 @@ from indexer.ignore import (
     IgnoreChain,
     PathRules,
     WalkRules,
+    format_size,
     is_secret_name,
     is_virtual_env,
 )
@@ -40,7 +43,10 @@ SKIPPED_FOLDERS = frozenset(
 )
 
 
-SECRET_REASON = "its name says it holds credentials (allow it by name with allow_secrets)"
+SECRET_REASON = "its name says it holds credentials"
+#: What the walk leaves out with a warning, and records (with the file's ``stat`` facts) so that the
+#: warning is given once per new or changed file, not on every scheduled run.
+RECORDED_KINDS = frozenset({"secret", "link", "too-large"})
 
 
 class UnreadableFile(Exception):
@@ -63,6 +69,10 @@ class SourceFile:
     ``path`` is the name the index stores and shows: relative to the root, with forward slashes,
     always valid UTF-8. A name that is not (``caf\xe9.md`` from a Latin-1 archive) is stored with its
     undecodable bytes escaped as ``\xe9``; ``local_path`` then keeps the name the file system knows.
+    ``through_link``: the walk found it as a symbolic link (to a file inside the root); any other
+    file is opened without following a link, so one put in its place after the walk is refused.
+    ``secrets_allowed``: the build's ``allow_secrets`` patterns name it (or its link's target): it is
+    read as it is, credentials included.
     """
 
     root: Path
@@ -70,6 +80,8 @@ class SourceFile:
     size: int
     mtime_ns: int
     local_path: str | None = None
+    through_link: bool = False
+    secrets_allowed: bool = False
 
     @property
     def absolute(self) -> Path:
@@ -84,12 +96,16 @@ class SourceFile:
 @dataclass(frozen=True)
 class SkippedFile:
     """A file a build left out, and why. ``kind`` groups them in the build's summary: the extension of
-    a type no reader takes (``.xlsx``, or ``no extension``), ``secret``, ``link``, ``unreadable``, or
-    the status its record keeps (``binary``, ``empty``, ``no-text``, ``damaged``...)."""
+    a type no reader takes (``.xlsx``, or ``no extension``), ``secret``, ``link``, ``too-large``,
+    ``unreadable``, or the status its record keeps (``binary``, ``empty``, ``no-text``...).
+    ``size`` and ``mtime_ns`` are the ``stat`` facts of a file of :data:`RECORDED_KINDS` (of the link
+    itself for a link), by which a later build knows it unchanged."""
 
     path: str
     kind: str
     reason: str
+    size: int | None = field(default=None, compare=False)
+    mtime_ns: int | None = field(default=None, compare=False)
 
 
 @dataclass(frozen=True)
@@ -118,7 +134,8 @@ def walk(root: Path, rules: WalkRules | None = None) -> WalkResult:
     """Every candidate text file under ``root``, in a stable (sorted, depth-first) order.
 
     ``rules`` say which ignore files and patterns apply (default: ``.gitignore``, ``.ignore`` and
-    ``.git/info/exclude`` honoured, nothing else); files named like credentials are left out.
+    ``.git/info/exclude`` honoured, nothing else); files named like credentials are left out, and so
+    are links to them, and files larger than ``rules.max_file_size``.
     Hidden folders, ``node_modules``, caches and virtual environments are skipped. Symbolic links are
     followed only when they resolve inside ``root``; each real folder is entered once (under its own
     name when it has one), so a link loop ends nothing but itself. The walk keeps its own stack of
@@ -139,6 +156,7 @@ class _Walk:
         self.unlistable: list[str] = []
         self.problems: list[tuple[str, str]] = []
         self.rules = PathRules(root, rules, lambda path, reason: self.problems.append((path, reason)))
+        self.max_file_size = rules.max_file_size
         root_stat = os.stat(root)
         self.seen_folders = {(root_stat.st_dev, root_stat.st_ino)}
 
@@ -153,15 +171,16 @@ class _Walk:
                 stack.pop()
                 continue
             relative, entry = item
-            info = self._stat_inside(entry, relative)
-            if info is None:
+            found = self._stat_inside(entry, relative)
+            if found is None:
                 continue
+            info, target = found
             if stat.S_ISDIR(info.st_mode):
                 folder = self._enter(relative, entry.name, info, chain)
                 if folder is not None:
                     stack.append(folder)
             elif stat.S_ISREG(info.st_mode):
-                self._take(relative, info, chain)
+                self._take(relative, info, chain, target)
         return WalkResult(self.files, self.skipped, self.ignored, self.unlistable, self.problems)
 
     def _enter(
@@ -181,19 +200,46 @@ class _Walk:
             return None
         return iter(listing), self.rules.enter(chain, relative, names)
 
-    def _take(self, relative: str, info: os.stat_result, chain: IgnoreChain) -> None:
-        """Keep a file as a candidate, or count it as ignored, or say why it is left out."""
+    def _take(self, relative: str, info: os.stat_result, chain: IgnoreChain, target: str | None) -> None:
+        """Keep a file as a candidate, or count it as ignored, or say why it is left out. ``target``
+        is where a link leads (relative to the root), None for a file that is no link."""
         name = stored_name(relative)
         if self.rules.ignores_file(chain, relative):
             self.ignored += 1
         elif name.endswith(IGNORE_FILE_NAMES) and name.rsplit("/", 1)[-1] in IGNORE_FILE_NAMES:
             pass  # read by the walk as rules, not a document left out
         elif (kind := left_out_as(self.rules, relative, name)) is not None:
-            reason = SECRET_REASON if kind == "secret" else "not a file type indexer reads"
-            self.skipped.append(SkippedFile(name, kind, reason))
+            if kind == "secret":
+                self._skip_recorded(relative, "secret", SECRET_REASON)
+            else:
+                self.skipped.append(SkippedFile(name, kind, "not a file type indexer reads"))
+        elif target is not None and self._secret_target(relative, target):
+            reason = f"a link to {stored_name(target)}, whose name says it holds credentials"
+            self._skip_recorded(relative, "secret", reason)
+        elif info.st_size > self.max_file_size:
+            self._skip_recorded(relative, "too-large", too_large(info.st_size, self.max_file_size))
         else:
             local = relative if name != relative else None
-            self.files.append(SourceFile(self.root, name, info.st_size, info.st_mtime_ns, local))
+            allowed = self._allows_secrets(relative, target)
+            size, mtime = info.st_size, info.st_mtime_ns
+            self.files.append(SourceFile(self.root, name, size, mtime, local, target is not None, allowed))
+
+    def _secret_target(self, relative: str, target: str) -> bool:
+        """A link whose target is named like credentials, and neither is let in by name."""
+        return is_secret_name(target.rsplit("/", 1)[-1]) and not self._allows_secrets(relative, target)
+
+    def _allows_secrets(self, relative: str, target: str | None) -> bool:
+        return self.rules.allows_secret(relative) or (target is not None and self.rules.allows_secret(target))
+
+    def _skip_recorded(self, relative: str, kind: str, reason: str) -> None:
+        """Leave a file out with the ``stat`` facts that let a later build know it unchanged (those of
+        the link itself for a link: a link re-pointed is a new link)."""
+        try:
+            info = os.lstat(self.root / relative)
+        except OSError:
+            self._skip(relative, kind, reason)
+            return
+        self.skipped.append(SkippedFile(stored_name(relative), kind, reason, info.st_size, info.st_mtime_ns))
 
     def _entries(self, prefix: str) -> list[tuple[str, os.DirEntry[str]]]:
         """A folder's entries with their paths relative to root: real entries before links (so a
@@ -210,18 +256,23 @@ class _Walk:
             return []
         return [(f"{prefix}/{entry.name}" if prefix else entry.name, entry) for entry in entries]
 
-    def _stat_inside(self, entry: os.DirEntry[str], relative: str) -> os.stat_result | None:
-        """The entry's ``stat`` (through a link that stays inside the root), or None with the reason."""
+    def _stat_inside(
+        self, entry: os.DirEntry[str], relative: str
+    ) -> tuple[os.stat_result, str | None] | None:
+        """The entry's ``stat`` (through a link that stays inside the root) and, for a link, where it
+        leads relative to the root; None with the reason for an entry left out. An entry that is no
+        link is stat'ed without following one, so a link put in its place meanwhile is not followed."""
         try:
-            if entry.is_symlink():
-                target = os.path.realpath(entry.path)
-                if not os.path.exists(target):
-                    self._skip(relative, "link", "dangling symbolic link (its target does not exist)")
-                    return None
-                if not _inside(target, self.real_root):
-                    self._skip(relative, "link", "symbolic link leading outside the folder")
-                    return None
-            return os.stat(entry.path)
+            if not entry.is_symlink():
+                return entry.stat(follow_symlinks=False), None
+            target = os.path.realpath(entry.path)
+            if not os.path.exists(target):
+                self._skip_recorded(relative, "link", "dangling symbolic link (its target does not exist)")
+                return None
+            if not _inside(target, self.real_root):
+                self._skip_recorded(relative, "link", "symbolic link leading outside the folder")
+                return None
+            return os.stat(entry.path), os.path.relpath(target, self.real_root).replace(os.sep, "/")
         except OSError as error:
             self._skip(relative, "unreadable", f"cannot stat: {error.strerror or error}")
             return None
@@ -315,16 +366,85 @@ def _inside(real_path: str, real_root: str) -> bool:
     return real_path == real_root or real_path.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def read_bytes(source: SourceFile) -> bytes:
-    """The file's bytes (an ``OSError`` propagates: the caller reports the file and goes on).
+#: How much of a file is looked at to tell a binary file from text, before the rest is read.
+HEAD_BYTES = 8192
 
-    Opened without blocking and checked after opening: a file replaced since the walk by a FIFO or a
-    device would otherwise hang the build (a FIFO's ``open`` waits for a writer) or read for ever.
+
+def read_bytes(source: SourceFile, max_size: int, is_binary: Callable[[bytes], bool] | None = None) -> bytes:
+    """The file's bytes, at most ``max_size`` of them (an ``OSError`` propagates: the caller reports
+    the file and goes on; :class:`UnreadableFile` says why the file is left out).
+
+    A file whose first :data:`HEAD_BYTES` are binary by ``is_binary`` is returned as those bytes
+    alone, for its reader to refuse: a binary file costs one block, whatever its size (a 3 GB disk
+    image named ``.txt`` is not read into memory to be found binary).
+
+    The file is opened without blocking and checked once open, since it may have changed since the
+    walk: a FIFO or a device would hang the build (a FIFO's ``open`` waits for a writer) or read for
+    ever; a symbolic link put in place of a file is not followed; and what the open file turns out to
+    be must lie inside the root and, unless the build allows it, not be named like credentials (a
+    link re-pointed at ``.env``).
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     flags |= getattr(os, "O_BINARY", 0)  # Windows: no newline translation
-    descriptor = os.open(source.absolute, flags)
+    if not source.through_link:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        descriptor = os.open(source.absolute, flags)
+    except OSError as error:
+        if not source.through_link and error.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: FreeBSD
+            raise UnreadableFile("replaced by a symbolic link since the walk", status="link") from error
+        raise
     with os.fdopen(descriptor, "rb") as stream:
-        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
             raise UnreadableFile("not a regular file any more (replaced by a FIFO, device or socket)")
-        return stream.read()
+        _check_opened(source, descriptor)
+        if info.st_size > max_size:
+            raise UnreadableFile(too_large(info.st_size, max_size), status="too-large")
+        head = stream.peek(HEAD_BYTES)[:HEAD_BYTES]
+        if is_binary is not None and is_binary(head):
+            return head
+        data = stream.read(info.st_size + 1)
+        if len(data) > info.st_size:  # growing while read: on up to the cap, and no further
+            data += stream.read(max_size + 1 - len(data))
+    if len(data) > max_size:
+        raise UnreadableFile(too_large(len(data), max_size), status="too-large")
+    return data
+
+
+def too_large(size: int, cap: int) -> str:
+    """Why a file over the size cap is left out."""
+    return f"larger ({format_size(size)}) than the cap on file size, {format_size(cap)}"
+
+
+def _check_opened(source: SourceFile, descriptor: int) -> None:
+    """Refuse an open file that lies outside the root, or that is named like credentials when its
+    walked name was not (a link re-pointed after the walk), unless the build allows its secrets."""
+    opened = opened_path(descriptor)
+    if opened is None:  # no way to ask on this system: O_NOFOLLOW and the walk's checks stand alone
+        return
+    real_root = os.path.realpath(source.root)
+    if not _inside(opened, real_root):
+        raise UnreadableFile("now resolves outside the folder (replaced by a link since the walk)", "link")
+    name = opened.rsplit(os.sep, 1)[-1]
+    walked = source.path.rsplit("/", 1)[-1]
+    if name != walked and is_secret_name(name) and not source.secrets_allowed:
+        raise UnreadableFile(f"now resolves to {name}, whose name says it holds credentials", "secret")
+
+
+def opened_path(descriptor: int) -> str | None:
+    """The real path of an open file, as the kernel knows it (None where it cannot be asked)."""
+    if sys.platform.startswith("linux"):
+        try:
+            return os.readlink(f"/proc/self/fd/{descriptor}")
+        except OSError:
+            return None
+    if sys.platform == "darwin":
+        import fcntl
+
+        try:
+            path = fcntl.fcntl(descriptor, 50, b"\0" * 1024)  # F_GETPATH
+        except OSError:
+            return None
+        return os.fsdecode(path.rstrip(b"\0"))
+    return None

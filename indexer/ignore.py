@@ -36,6 +36,12 @@ _PROSE_EXEMPT = ("credentials.", "secrets.")
 
 Problem = Callable[[str, str], None]  # (path, reason) of an ignore file that could not be read
 
+#: Files larger than this are left out unless a build gives another ``max_file_size``: reading a file
+#: costs memory in proportion to its size (its bytes, its text, its chunks), so the cap is what bounds
+#: a build's memory; a text a person reads is rarely larger, a log or a data dump often is.
+DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
+
 
 @dataclass(frozen=True)
 class WalkRules:
@@ -44,19 +50,24 @@ class WalkRules:
 
     ``ignore_files``: honour ``.gitignore``, ``.ignore`` and ``.git/info/exclude``. ``include``: when
     given, only files matching one of these patterns. ``exclude``: never files or folders matching
-    one of these. ``allow_secrets``: files matching these are read even though their name says they
-    hold credentials. All patterns are gitignore patterns relative to the root (``*.md``,
-    ``docs/``, ``/build``, ``**/generated/**``).
+    one of these. ``allow_secrets``: files matching these are read as they are: even though their
+    name says they hold credentials, and without their secrets redacted. All patterns are gitignore
+    patterns relative to the root (``*.md``, ``docs/``, ``/build``, ``**/generated/**``).
+    ``max_file_size``: files larger than this many bytes are left out, unread.
     """
 
     ignore_files: bool = True
     include: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     allow_secrets: tuple[str, ...] = ()
+    max_file_size: int = DEFAULT_MAX_FILE_SIZE
 
     def __post_init__(self) -> None:
         for name in ("include", "exclude", "allow_secrets"):
             compile_patterns(getattr(self, name), name)
+        size = self.max_file_size
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ConfigError(f"max_file_size must be a positive number of bytes, not {size!r}")
 
     def describe(self) -> dict[str, Any]:
         """The record kept in the index (JSON-safe)."""
@@ -65,6 +76,7 @@ class WalkRules:
             "include": list(self.include),
             "exclude": list(self.exclude),
             "allow_secrets": list(self.allow_secrets),
+            "max_file_size": self.max_file_size,
         }
 
     @classmethod
@@ -74,7 +86,28 @@ class WalkRules:
             include=tuple(record.get("include", ())),
             exclude=tuple(record.get("exclude", ())),
             allow_secrets=tuple(record.get("allow_secrets", ())),
+            max_file_size=int(record.get("max_file_size", DEFAULT_MAX_FILE_SIZE)),
         )
+
+
+def parse_size(text: str | int) -> int:
+    """A size in bytes from ``64MB``, ``1.5G``, ``512k`` or a plain number of bytes (units count in
+    1024s, as ``ls -h`` and ``du -h`` show them)."""
+    if isinstance(text, int) and not isinstance(text, bool):
+        return text
+    match = _SIZE.match(str(text))
+    if match is None:
+        raise ConfigError(f"{text!r} is not a size (say 64MB, 1.5G, 512k or a number of bytes)")
+    number, unit = float(match.group(1)), match.group(2).lower()
+    return int(number * 1024 ** " kmgt".index(unit or " "))
+
+
+def format_size(size: int) -> str:
+    """``64 MB``, ``1.5 GB``, ``512 kB``, ``300 bytes``: a size as a person reads it (in 1024s)."""
+    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
+        if size >= scale:
+            return f"{size / scale:.3g} {unit}"
+    return f"{size} bytes"
 
 
 def compile_patterns(patterns: Sequence[str], setting: str) -> GitIgnoreSpec | None:

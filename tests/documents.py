@@ -3,12 +3,18 @@
 The PDF is as small as the format allows: one Helvetica font, each page a list of text lines, an
 optional outline (bookmarks), and pages with no text at all (a scan without OCR). The DOCX holds the
 four parts Word itself needs to open it, with "Title" and "heading N" styles.
+
+Then the damaged and hostile ones an outside attack used: a DOCX with a flipped byte, an entry
+flagged encrypted or compressed by method 99, a zip bomb, nesting thousands deep; a PDF whose page
+tree holds itself, and one whose page inflates to hundreds of megabytes.
 """
 
 from __future__ import annotations
 
 import json
+import struct
 import zipfile
+import zlib
 from io import BytesIO
 from xml.sax.saxutils import escape
 
@@ -86,9 +92,12 @@ _STYLES = (
 )
 
 
-def make_docx(paragraphs: list[tuple[str, str]], table: list[list[str]] = ()) -> bytes:
-    """A .docx of (style id, text) paragraphs ('' for the default style), then an optional table."""
-    body = []
+def make_docx(
+    paragraphs: list[tuple[str, str]], table: list[list[str]] = (), around: tuple[str, str] = ("", "")
+) -> bytes:
+    """A .docx of (style id, text) paragraphs ('' for the default style), then an optional table;
+    ``around`` is markup put before and after them in the body (content controls, say)."""
+    body = [around[0]]
     for style, text in paragraphs:
         properties = f'<w:pPr><w:pStyle w:val="{style}"/></w:pPr>' if style else ""
         body.append(f'<w:p>{properties}<w:r><w:t xml:space="preserve">{escape(text)}</w:t></w:r></w:p>')
@@ -100,6 +109,7 @@ def make_docx(paragraphs: list[tuple[str, str]], table: list[list[str]] = ()) ->
             for row in table
         )
         body.append(f"<w:tbl>{rows}</w:tbl>")
+    body.append(around[1])
     document = (
         f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?><w:document {_W}><w:body>'
         + "".join(body)
@@ -132,11 +142,94 @@ def make_docx(paragraphs: list[tuple[str, str]], table: list[list[str]] = ()) ->
         "word/document.xml": document,
         "word/styles.xml": _STYLES,
     }
+    return _zip({**package, "word/document.xml": document})
+
+
+_DOCX_PARTS = ("[Content_Types].xml", "_rels/.rels", "word/_rels/document.xml.rels", "word/styles.xml")
+
+
+def _zip(parts: dict[str, str | bytes]) -> bytes:
     out = BytesIO()
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as archive:
-        for name, text in package.items():
+        for name, text in parts.items():
             archive.writestr(name, text)
     return out.getvalue()
+
+
+def docx_bomb(paragraphs: int) -> bytes:
+    """A .docx whose document.xml inflates to ``paragraphs`` one-word paragraphs (36 bytes each):
+    a million make 36 MB out of about 100 kB."""
+    with zipfile.ZipFile(BytesIO(make_docx([("", "x")]))) as archive:
+        parts: dict[str, str | bytes] = {name: archive.read(name) for name in _DOCX_PARTS}
+    body = b"<w:p><w:r><w:t>word</w:t></w:r></w:p>" * paragraphs
+    parts["word/document.xml"] = f"<w:document {_W}><w:body>".encode() + body + b"</w:body></w:document>"
+    return _zip(parts)
+
+
+def with_document_entry_patched(docx: bytes, flags: int = 0, method: int | None = None) -> bytes:
+    """``docx`` with word/document.xml's entry (its local and central headers) flagged ``flags``
+    (1: encrypted) or said to be compressed by ``method`` (99: WinZip AES)."""
+    data = bytearray(docx)
+    name = b"word/document.xml"
+    for signature, flag_at, method_at, name_length_at, name_at in (
+        (b"PK\x03\x04", 6, 8, 26, 30),
+        (b"PK\x01\x02", 8, 10, 28, 46),
+    ):
+        at = data.find(signature)
+        while (
+            data[at + name_at : at + name_at + struct.unpack_from("<H", data, at + name_length_at)[0]] != name
+        ):
+            at = data.find(signature, at + 4)
+        data[at + flag_at] |= flags
+        if method is not None:
+            struct.pack_into("<H", data, at + method_at, method)
+    return bytes(data)
+
+
+def with_a_flipped_byte(docx: bytes) -> bytes:
+    """``docx`` with one byte of word/document.xml's compressed data flipped."""
+    data = bytearray(docx)
+    at = data.find(b"word/document.xml") + len("word/document.xml") + 5
+    data[at] ^= 0xFF
+    return bytes(data)
+
+
+def pdf_with_a_page_tree_loop() -> bytes:
+    """A PDF whose page tree lists itself as its one kid: PDFium cannot load its page."""
+    pdf = make_pdf([["A page nobody can reach."]])
+    return pdf.replace(b"/Kids [5 0 R] /Count 1", b"/Kids [2 0 R] /Count 1")
+
+
+def pdf_flate_bomb(megabytes: int) -> bytes:
+    """A PDF of one page whose content stream inflates to ``megabytes`` MB of spaces, in about 1 kB
+    per MB. The stream is one compressed MB repeated (a full flush makes each the same bytes), so it
+    is made in milliseconds; its checksum is left wrong, which no reader gets to."""
+    compressor = zlib.compressobj(9)
+    head = compressor.compress(b"BT /F1 11 Tf 72 720 Td (Hello bomb) Tj ET\n") + compressor.flush(
+        zlib.Z_FULL_FLUSH
+    )
+    megabyte = compressor.compress(b" " * (1 << 20)) + compressor.flush(zlib.Z_FULL_FLUSH)
+    stream = head + megabyte * megabytes + compressor.flush()
+    pdf = make_pdf([["placeholder"]])
+    start = pdf.index(b"4 0 obj\n") + len(b"4 0 obj\n")
+    end = pdf.index(b"endobj", start)
+    content = b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream\n"
+    return _with_xref(pdf[:start] + content + pdf[end:])
+
+
+def _with_xref(pdf: bytes) -> bytes:
+    """``pdf`` (objects numbered from 1, in order) with its cross-reference table made anew."""
+    body = pdf[: pdf.index(b"xref\n")]
+    offsets = []
+    at = body.find(b" 0 obj\n")
+    while at >= 0:
+        offsets.append(body.rfind(b"\n", 0, at) + 1)
+        at = body.find(b" 0 obj\n", at + 1)
+    trailer = pdf[pdf.index(b"trailer") :]
+    trailer = trailer[: trailer.index(b"startxref")]
+    table = b"xref\n0 %d\n0000000000 65535 f \n" % (len(offsets) + 1)
+    table += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    return body + table + trailer + b"startxref\n%d\n%%%%EOF\n" % len(body)
 
 
 def make_notebook(cells: list[tuple[str, str]], image_output: bool = True) -> str:

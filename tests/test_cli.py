@@ -243,6 +243,44 @@ def test_an_emptied_folder_is_refused_unless_allowed(tmp_path):
     assert allowed.exit_code == 0 and "1 removed" in allowed.stdout
 
 
+def test_a_credentials_warning_names_the_option_as_each_front_end_spells_it(tmp_path):
+    folder = tmp_path / "docs"
+    write(folder / "guide.md", "# Guide\n\nAbout herons.\n")
+    write(folder / ".env", "API_KEY=x\n")
+    result = CliRunner().invoke(main, ["build", str(folder), "--db", str(tmp_path / "cli.db")])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == (
+        "warning: .env: skipped, its name says it holds credentials (let it in by name with --allow-secret)\n"
+    )
+    warnings: list[str] = []
+    with Index.open(tmp_path / "api.db") as index:
+        index.build(folder, warn=warnings.append)
+    assert warnings == [
+        ".env: skipped, its name says it holds credentials (let it in by name with allow_secrets)"
+    ]
+
+
+def test_max_file_size_takes_a_size_and_leaves_larger_files_out(tmp_path):
+    folder = tmp_path / "docs"
+    write(folder / "guide.md", "# Guide\n\nAbout herons.\n")
+    write(folder / "log.txt", "A line of a long log.\n" * 100)  # 2.2 kB
+    db = str(tmp_path / "i.db")
+    result = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--max-file-size", "2k", "--json"])
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.stdout.splitlines()[-1])
+    assert summary["files_added"] == 1 and summary["skipped_by_kind"] == {"too-large": 1}
+    warning = json.loads(result.stdout.splitlines()[0])
+    assert (warning["path"], warning["message"]) == (
+        "log.txt",
+        "skipped, larger (2.15 kB) than the cap on file size, 2 kB (raise the cap with --max-file-size)",
+    )
+    bad = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--max-file-size", "lots"])
+    assert (
+        bad.exit_code == 2
+        and "'lots' is not a size (say 64MB, 1.5G, 512k or a number of bytes)" in bad.stderr
+    )
+
+
 @pytest.fixture
 def notes_index(tmp_path) -> tuple[Path, Path]:
     """A small folder indexed with the hash model: (index, folder); searched in keyword mode."""

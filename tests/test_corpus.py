@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import os
+import resource
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
+import pytest
 from conftest import write
+from helpers import HashBackend
 
-from indexer import corpus
+from indexer import Index, corpus
+from indexer.ignore import WalkRules
 
 
 def paths(folder: Path) -> list[str]:
@@ -71,3 +78,133 @@ def test_a_type_no_reader_takes_is_counted_by_its_extension():
     names = ["a/b.XLSX", "logo.png", "LICENSE-x", "3.10.0", "x.7z", ".bashrc"]
     labels = [corpus.type_label(name) for name in names]
     assert labels == [".xlsx", ".png", "no extension", "no extension", ".7z", "no extension"]
+
+
+# -- what may be read: size, links, and files replaced after the walk ------------------------------
+
+
+def test_a_file_over_the_size_cap_is_left_out_unread_with_its_size(tmp_path):
+    write(tmp_path / "small.md", "x")
+    with open(tmp_path / "huge.txt", "wb") as huge:
+        huge.truncate(3 << 30)  # sparse: 3 GB that take no disk
+    found = corpus.walk(tmp_path)
+    assert [source.path for source in found.files] == ["small.md"]
+    assert found.skipped == [
+        corpus.SkippedFile("huge.txt", "too-large", "larger (3 GB) than the cap on file size, 64 MB")
+    ]
+    assert found.skipped[0].size == 3 << 30
+    raised = corpus.walk(tmp_path, WalkRules(max_file_size=4 << 30))
+    assert [source.path for source in raised.files] == ["huge.txt", "small.md"]
+
+
+def test_a_huge_binary_file_is_found_binary_from_its_first_block_within_a_memory_limit(tmp_path):
+    folder = tmp_path / "docs"
+    write(folder / "notes.md", "# Notes\n\nAbout egrets.\n")
+    with open(folder / "disk-image.txt", "wb") as image:
+        image.truncate(3 << 30)  # zeros: binary from the first byte
+    code = (
+        "import sys\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "from helpers import HashBackend\n"
+        "from indexer import Index\n"
+        "with Index.open(sys.argv[1]) as index:\n"
+        "    report = index.build(sys.argv[2], backend=HashBackend(), max_file_size=4 << 30, warn=print)\n"
+        "print(report.files_added, report.skipped_by_kind())\n"
+    )
+    limit = 1536 << 20  # less than half the file: reading it whole would fail
+
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "index.db"), str(folder)],
+        capture_output=True,
+        text=True,
+        preexec_fn=limited,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "disk-image.txt: skipped, binary file (contains NUL bytes)" in done.stdout
+    assert done.stdout.splitlines()[-1] == "1 {'binary': 1}"
+
+
+def test_a_link_to_a_credentials_file_is_left_out_as_the_file_itself_is(tmp_path):
+    write(tmp_path / ".env", "API_KEY=not-for-the-index\n")
+    write(tmp_path / "config" / "server.pem", "-----BEGIN PRIVATE KEY-----\n")
+    os.symlink(".env", tmp_path / "notes.md")
+    os.symlink("config/server.pem", tmp_path / "cert.txt")
+    found = corpus.walk(tmp_path)
+    assert found.files == []
+    secrets = {skipped.path: skipped.reason for skipped in found.skipped if skipped.kind == "secret"}
+    assert secrets == {
+        ".env": corpus.SECRET_REASON,
+        "config/server.pem": corpus.SECRET_REASON,
+        "notes.md": "a link to .env, whose name says it holds credentials",
+        "cert.txt": "a link to config/server.pem, whose name says it holds credentials",
+    }
+    allowed = corpus.walk(tmp_path, WalkRules(allow_secrets=(".env",)))
+    assert sorted(source.path for source in allowed.files) == [".env", "notes.md"]
+    assert all(source.secrets_allowed for source in allowed.files)
+
+
+@pytest.fixture
+def private_file(tmp_path: Path) -> Path:
+    """A file of the user's outside the folder being indexed, readable by them alone."""
+    private = write(tmp_path / "private" / "notes.md", "My bank PIN is 4921.\n")
+    private.chmod(0o600)
+    return private
+
+
+def test_a_file_replaced_by_a_link_after_the_walk_is_not_read_through_it(tmp_path, private_file):
+    root = tmp_path / "docs"
+    write(root / "notes.md", "# Notes\n\nOrdinary notes.\n")
+    (source,) = corpus.walk(root).files
+    (root / "notes.md").unlink()
+    os.symlink(private_file, root / "notes.md")  # a link outside, where the walk saw a file
+    with pytest.raises(corpus.UnreadableFile, match="replaced by a symbolic link since the walk") as refused:
+        corpus.read_bytes(source, 1 << 20)
+    assert refused.value.status == "link"
+
+
+def test_a_folder_replaced_by_a_link_after_the_walk_is_not_read_through_it(tmp_path, private_file):
+    root = tmp_path / "docs"
+    write(root / "sub" / "notes.md", "# Notes\n\nOrdinary notes.\n")
+    (source,) = corpus.walk(root).files
+    shutil.rmtree(root / "sub")
+    os.symlink(private_file.parent, root / "sub")  # the file is now the private one, through the folder
+    with pytest.raises(corpus.UnreadableFile, match="now resolves outside the folder"):
+        corpus.read_bytes(source, 1 << 20)
+
+
+def test_a_link_repointed_at_a_credentials_file_after_the_walk_is_not_read(tmp_path):
+    root = tmp_path / "docs"
+    write(root / "real.md", "# Real\n\nOrdinary notes.\n")
+    write(root / ".env", "API_KEY=not-for-the-index\n")
+    os.symlink("real.md", root / "alias.md")
+    source = next(source for source in corpus.walk(root).files if source.path == "alias.md")
+    (root / "alias.md").unlink()
+    os.symlink(".env", root / "alias.md")
+    with pytest.raises(corpus.UnreadableFile, match="now resolves to .env, whose name says") as refused:
+        corpus.read_bytes(source, 1 << 20)
+    assert refused.value.status == "secret"
+
+
+def test_a_build_stores_nothing_of_a_file_swapped_for_a_link_after_the_walk(
+    tmp_path, private_file, monkeypatch
+):
+    root = tmp_path / "docs"
+    write(root / "notes.md", "# Notes\n\nOrdinary notes.\n")
+    write(root / "other.md", "# Other\n\nAbout egrets.\n")
+    found = corpus.walk(root)
+    (root / "notes.md").unlink()
+    os.symlink(private_file, root / "notes.md")
+    monkeypatch.setattr(corpus, "walk", lambda root, rules: found)  # as the walk saw it, before the swap
+    warnings: list[str] = []
+    index_path = tmp_path / "index" / "index.db"
+    index_path.parent.mkdir()
+    with Index.open(index_path, backend=HashBackend()) as index:
+        report = index.build(root, warn=warnings.append)
+    assert report.exit_code == 0 and report.files_added == 1
+    assert "notes.md: skipped, replaced by a symbolic link since the walk" in warnings
+    for path in index_path.parent.iterdir():  # the index, its journal
+        assert b"4921" not in path.read_bytes(), path.name

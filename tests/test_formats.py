@@ -10,12 +10,25 @@ from __future__ import annotations
 import apsw
 import pytest
 from conftest import write
-from documents import make_docx, make_notebook, make_pdf
+from documents import (
+    docx_bomb,
+    make_docx,
+    make_notebook,
+    make_pdf,
+    pdf_flate_bomb,
+    pdf_with_a_page_tree_loop,
+    with_a_flipped_byte,
+    with_document_entry_patched,
+)
 from helpers import HashBackend
 
-from indexer import Index
+from indexer import Index, formats
 from indexer.chunking import ChunkSettings, chunk_document
 from indexer.formats import UnreadableFile, decode, parse_text, read_document
+from indexer.formats.document import MAX_LINES, MAX_TEXT_CHARS
+from indexer.formats.docx import MAX_XML_BYTES
+from indexer.formats.notebook import MAX_JSON_VALUES
+from indexer.formats.pdf import MEMORY_LIMIT
 from indexer.store.migrations import all_migrations, migrations_folder
 from indexer.store.sqlite import SQLiteStore
 
@@ -262,6 +275,103 @@ def test_notebook_cells_without_outputs_code_is_literal():
     assert document.locator(4, 5) == "cell 2"
 
 
+# -- damaged and hostile files: each one file's failure, never the build's ------------------------
+
+ROSES = make_docx([("Heading1", "Roses"), ("", "Prune roses in late winter.")])
+#: Files an outside attack made each stop the whole build, by what their reader raised.
+DAMAGED = {
+    "flipped.docx": with_a_flipped_byte(ROSES),  # zlib.error
+    "encrypted.docx": with_document_entry_patched(ROSES, flags=1),  # RuntimeError
+    "aes.docx": with_document_entry_patched(ROSES, method=99),  # NotImplementedError
+    "loop.pdf": pdf_with_a_page_tree_loop(),  # PdfiumError on its page
+    "deep.ipynb": ('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}").encode(),  # RecursionError
+}
+#: What CPython's html.parser asserts against (another HTML parser may well read it).
+ENDIF_PAGE = b"<html><body><p>A page about egrets.</p><![ endif]></body></html>\n"
+
+
+def test_a_file_its_reader_fails_on_fails_alone_and_is_not_read_again_until_it_changes(tmp_path):
+    folder = tmp_path / "docs"
+    write(folder / "herons.md", "# Herons\n\nHerons nest in colonies.\n")
+    for name, data in DAMAGED.items():
+        (folder / name).write_bytes(data)
+    (folder / "endif.html").write_bytes(ENDIF_PAGE)
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        first = index.build(folder, warn=lambda message: None)
+        second = index.build(folder, warn=lambda message: None)
+        (folder / "deep.ipynb").write_text(make_notebook([("markdown", "# Egrets\n\nEgrets wade.")]))
+        third = index.build(folder, warn=lambda message: None)
+        hits = index.search("egrets wade", k=5, mode="keyword")
+    reasons = {failure.path: failure.reason for failure in first.failures}
+    assert first.exit_code == 1 and set(DAMAGED) <= set(reasons) <= {*DAMAGED, "endif.html"}
+    assert first.files_added == 1 + (len(reasons) == len(DAMAGED))  # herons.md, and the page if read
+    assert "Error -3 while decompressing" in reasons["flipped.docx"]
+    assert "encrypted" in reasons["encrypted.docx"] and "compression method" in reasons["aes.docx"]
+    assert "page 1 cannot be loaded" in reasons["loop.pdf"] and "RecursionError" in reasons["deep.ipynb"]
+    assert all("\n" not in reason and len(reason) < 400 for reason in reasons.values())
+    # recorded: the next run reads none of them again, and fails nothing
+    assert second.exit_code == 0 and second.failures == []
+    assert second.files_unchanged == first.files_added  # the damaged ones count as left out, below
+    assert second.skipped_by_kind() == {"damaged": len(reasons)}
+    # a file that changed is read again
+    assert third.exit_code == 0 and third.files_changed == 1 and third.failures == []
+    assert [hit.path for hit in hits] == ["deep.ipynb"]
+
+
+def test_any_exception_a_reader_raises_is_the_files_failure_with_its_cause(tmp_path, monkeypatch):
+    def out_of_memory(text: str, encoding: str) -> formats.Document:
+        raise MemoryError("cannot allocate 3 GB")
+
+    monkeypatch.setitem(formats.TEXT_READERS, "html", out_of_memory)
+    with pytest.raises(UnreadableFile, match=r"^the HTML reader failed on it: MemoryError: cannot") as failed:
+        read_document("page.html", b"<p>x</p>")
+    assert failed.value.status == "damaged"
+    folder = tmp_path / "docs"
+    write(folder / "page.html", "<p>Any page at all.</p>")
+    write(folder / "notes.md", "# Notes\n\nAbout egrets.\n")
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        report = index.build(folder, warn=lambda message: None)
+    assert report.exit_code == 1 and report.files_added == 1
+    assert [(f.path, f.reason) for f in report.failures] == [
+        ("page.html", "the HTML reader failed on it: MemoryError: cannot allocate 3 GB")
+    ]
+
+
+def test_a_docx_nested_thousands_deep_is_read_without_recursion():
+    depth = 50_000
+    data = make_docx(
+        [("", "Deep inside, a note about otters.")], around=("<w:sdt>" * depth, "</w:sdt>" * depth)
+    )
+    assert read_document("deep.docx", data).lines == ["Deep inside, a note about otters."]
+
+
+def test_a_docx_zip_bomb_is_refused_by_its_size_before_it_is_inflated():
+    bomb = docx_bomb(MAX_XML_BYTES // 36 + 1)  # one paragraph more than the cap holds
+    assert len(bomb) < MAX_XML_BYTES // 200
+    with pytest.raises(UnreadableFile, match=r"word/document.xml expands to more than 32 MB") as refused:
+        read_document("bomb.docx", bomb)
+    assert refused.value.status == "too-large"
+
+
+def test_a_notebook_of_millions_of_json_values_is_refused_before_it_is_parsed():
+    values = "[" + "{}," * MAX_JSON_VALUES + "{}]"
+    with pytest.raises(UnreadableFile, match=r"more than 2,000,000 values") as refused:
+        read_document("huge.ipynb", ('{"cells": [], "x": ' + values + "}").encode())
+    assert refused.value.status == "too-large"
+
+
+def test_a_pdf_flate_bomb_fails_that_file_within_its_readers_memory_cap():
+    bomb = pdf_flate_bomb(MEMORY_LIMIT // (1 << 20) + 100)  # inflates past the cap
+    assert len(bomb) < 1 << 20
+    with pytest.raises(
+        UnreadableFile, match=r"the PDF reader stopped .*: it ran out of its 512 MB"
+    ) as failed:
+        read_document("bomb.pdf", bomb)
+    assert failed.value.status == "damaged"
+    # the next PDF has a reader again
+    assert read_document("ok.pdf", make_pdf([["Still readable."]])).lines == ["Still readable."]
+
+
 # -- the whole build ----------------------------------------------------------------------------
 
 
@@ -346,3 +456,14 @@ def test_an_index_made_before_locators_gains_the_columns_when_opened_for_writing
         assert "0003_locators_and_encodings.sql" in applied
         assert store.db.execute("SELECT path, encoding FROM files").fetchall() == [("a.md", "")]
         assert [row[1] for row in store.db.execute("PRAGMA table_info(chunks)")][-1] == "locator"
+
+
+def test_a_document_past_the_caps_on_text_is_refused_before_it_is_parsed():
+    with pytest.raises(
+        UnreadableFile, match=r"more than 500,000 lines \(the cap on a document's lines\)"
+    ) as lines:
+        read_document("column.csv", b"7\n" * (MAX_LINES + 1))
+    with pytest.raises(UnreadableFile, match=r"its text passes 16 M characters") as text:
+        read_document("dump.md", b"x" * (MAX_TEXT_CHARS + 1))
+    assert lines.value.status == text.value.status == "too-large"
+    assert read_document("column.csv", b"7\n" * MAX_LINES).lines[-1] == "7"

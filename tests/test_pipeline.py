@@ -347,6 +347,36 @@ def test_a_new_chunker_recuts_every_file_without_a_rebuild_and_keeps_unchanged_v
     assert build(index_path, docs, HashBackend()).files_unchanged == 3  # and then the rerun is cheap
 
 
+def test_a_file_left_out_is_warned_of_once_not_on_every_run(index_path, tmp_path):
+    folder = tmp_path / "docs"
+    write(folder / "guide.md", "# Guide\n\nAbout herons.\n")
+    write(folder / ".env", "API_KEY=x\n")
+    write(folder / "big.log.txt", "A line of a long log.\n" * 100)
+    write(tmp_path / "elsewhere.md", "# Elsewhere\n")
+    os.symlink(tmp_path / "elsewhere.md", folder / "away.md")
+    (folder / "photo.md").write_bytes(b"\x89PNG\x00\x00")
+
+    def build_warnings(**options) -> tuple[list[str], object]:
+        warnings: list[str] = []
+        with Index.open(index_path) as index:
+            report = index.build(folder, backend=HashBackend(), warn=warnings.append, **options)
+        return sorted(warning.split(":")[0] for warning in warnings), report
+
+    first, report = build_warnings(max_file_size=1024)
+    assert first == [".env", "away.md", "big.log.txt", "photo.md"]
+    again, report = build_warnings()
+    assert again == [] and report.exit_code == 0
+    assert report.skipped_by_kind() == {"secret": 1, "link": 1, "too-large": 1, "binary": 1}
+    write(folder / ".env", "API_KEY=y\nKINGFISHER=z\n")  # changed: warned of again
+    changed, _ = build_warnings()
+    assert changed == [".env"]
+    # a file left out unread is read once the rules let it in
+    allowed, report = build_warnings(allow_secrets=[".env"], rebuild=True)
+    assert allowed == [] and report.files_changed == 1
+    with Index.open(index_path) as index:
+        assert [hit.path for hit in index.search("kingfisher", mode="keyword")] == [".env"]
+
+
 def test_a_build_stopped_by_sigterm_keeps_what_it_embedded_and_the_next_run_resumes(index_path, tmp_path):
     folder = write_corpus(tmp_path / "docs", 60, paragraphs=12)  # under a group of 64 files or 2,048 chunks
     command = [sys.executable, str(WORKER), str(index_path), str(folder), "--delay", "0.05"]

@@ -10,7 +10,7 @@ from helpers import HashBackend
 
 from indexer import Index, corpus
 from indexer.chunking import ChunkSettings
-from indexer.pipeline.planner import Planner, StageClock, text_hash, unchanged
+from indexer.pipeline.planner import COUNT_BATCH, Planner, StageClock, text_hash, unchanged
 from indexer.store.records import FileState
 
 
@@ -64,3 +64,27 @@ def test_a_chunk_too_long_for_the_backend_is_cut_in_two_and_a_single_word_is_not
     write(tmp_path / "d" / "b.md", "Supercalifragilistic\n")
     single = planner.plan(source_of(tmp_path / "d" / "b.md", tmp_path / "d"), None)
     assert not planner.recut(single, 0, "too long") and "cannot be cut smaller" in single.failure
+
+
+class CountingBackend(HashBackend):
+    """Records how many texts each call of ``count_tokens`` was given."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.asked: list[int] = []
+
+    def count_tokens(self, texts: list[str]) -> list[int]:
+        self.asked.append(len(texts))
+        return super().count_tokens(texts)
+
+
+def test_a_file_of_many_lines_has_its_tokens_counted_a_batch_at_a_time(tmp_path):
+    write(tmp_path / "d" / "log.txt", "".join(f"line {number}\n" for number in range(3 * COUNT_BATCH)))
+    backend = CountingBackend()
+    with Index.open(tmp_path / "index.db") as index:
+        planner = Planner(
+            index.store, backend, ChunkSettings.for_limit(64), lambda message: None, StageClock()
+        )
+        pending = planner.plan(source_of(tmp_path / "d" / "log.txt", tmp_path / "d"), None)
+    assert pending.chunks and max(backend.asked) == COUNT_BATCH and sum(backend.asked) >= 3 * COUNT_BATCH
+    assert pending.chunks[-1].end_line == 3 * COUNT_BATCH  # counts in order: every line placed

@@ -13,6 +13,7 @@ from helpers import HashBackend
 from repositories import INDEXED, write_repository
 
 from indexer import ConfigError, Index
+from indexer.ignore import DEFAULT_MAX_FILE_SIZE
 
 
 @pytest.fixture
@@ -78,6 +79,7 @@ def test_walk_rules_are_recorded_per_root_and_reused(tmp_path, index_path):
         "include": ["*.md"],
         "exclude": ["docs/env/"],
         "allow_secrets": [],
+        "max_file_size": DEFAULT_MAX_FILE_SIZE,
     }
 
 
@@ -97,6 +99,22 @@ def test_a_different_rule_is_refused_then_applied_in_place_by_a_rebuild(tmp_path
     assert indexed(index_path) == INDEXED
     assert len(backend.embedded) - embedded == report.chunks_embedded  # only the new files' chunks
     assert build(index_path, repo, backend).files_unchanged == len(INDEXED)  # the new rules are kept
+
+
+def test_the_size_cap_is_recorded_for_the_folder_and_a_new_one_applied_by_a_rebuild(tmp_path, index_path):
+    folder = tmp_path / "docs"
+    write(folder / "a.md", "# A\n\nAbout herons.\n")
+    write(folder / "log.txt", "A line of a long log.\n" * 100)  # 2.2 kB
+    backend = HashBackend()
+    assert build(index_path, folder, backend, max_file_size="2k").skipped_by_kind() == {"too-large": 1}
+    again = build(index_path, folder, backend)  # no cap given: the recorded 2 kB
+    assert again.skipped_by_kind() == {"too-large": 1} and indexed(index_path) == ["a.md"]
+    with pytest.raises(ConfigError, match="walk.max_file_size: 2048 -> 4096"):
+        build(index_path, folder, backend, max_file_size=4096)
+    report = build(index_path, folder, backend, max_file_size=4096, rebuild=True)
+    assert report.files_changed == 1 and indexed(index_path) == ["a.md", "log.txt"]
+    with pytest.raises(ConfigError, match="max_file_size must be a positive number of bytes, not 0"):
+        build(index_path, folder, backend, max_file_size=0)
 
 
 def test_no_ignore_is_recorded_and_reused(tmp_path, index_path):

@@ -81,6 +81,21 @@ def test_watch_reuses_the_recorded_rules_and_sleeps_through_changes_they_pass_ov
         assert third.files_removed == 1
 
 
+def test_watch_goes_on_after_a_file_its_reader_fails_on(tmp_path):
+    folder = tmp_path / "docs"
+    write(folder / "a.md", "# A\n\nAbout herons.\n")
+    index = Index.open(tmp_path / "index.db")
+    with watching(index, folder, HashBackend()) as reports:
+        assert reports.get(timeout=30).files_added == 1
+        time.sleep(0.5)
+        (folder / "deep.ipynb").write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}")
+        failed = reports.get(timeout=30)
+        assert failed.exit_code == 1 and [failure.path for failure in failed.failures] == ["deep.ipynb"]
+        write(folder / "b.md", "# B\n\nAbout kingfishers.\n")
+        after = reports.get(timeout=30)
+        assert after.files_added == 1 and after.exit_code == 0  # the damaged file is not read again
+
+
 def test_watch_waits_for_another_build_holding_the_index_then_builds(tmp_path):
     folder = tmp_path / "docs"
     write(folder / "a.md", "# A\n\nAbout herons.\n")

@@ -4,20 +4,24 @@ Between the corpus (which finds files and reads their bytes) and the chunker (wh
 :class:`Document` into chunks). One module per format; :func:`read_document` picks one by the file's
 extension. Readers that need a large library import it only when a file of their type is read, so
 ``index query`` never loads them.
+
+:func:`read_document` is the one place readers are called, so it is where a reader's failure on one
+file (a parser's assertion, a damaged archive's ``zlib.error``, a ``RecursionError`` from nesting, a
+``MemoryError``) becomes that file's :class:`UnreadableFile`, never the build's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines
+from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
 from indexer.formats.docx import read_docx
 from indexer.formats.html import read_html
 from indexer.formats.markdown import read_markdown
 from indexer.formats.notebook import read_notebook
 from indexer.formats.pdf import read_pdf
 from indexer.formats.rst import read_rst
-from indexer.formats.text import decode, read_plain
+from indexer.formats.text import decode, looks_binary, read_plain
 
 __all__ = [
     "Document",
@@ -25,6 +29,7 @@ __all__ = [
     "Part",
     "UnreadableFile",
     "decode",
+    "head_check",
     "parse_text",
     "read_document",
     "split_lines",
@@ -39,6 +44,17 @@ TEXT_READERS: dict[str, Callable[[str, str], Document]] = {
     **dict.fromkeys(("html", "htm", "xhtml"), read_html),
     "ipynb": read_notebook,
 }
+#: How a failure names the reader of each extension ("the HTML reader failed: ...").
+READER_NAMES = {
+    "pdf": "PDF",
+    "docx": "Word",
+    **dict.fromkeys(("md", "markdown", "mdx"), "Markdown"),
+    **dict.fromkeys(("rst", "rest", "txt", "text"), "reStructuredText"),
+    **dict.fromkeys(("html", "htm", "xhtml"), "HTML"),
+    "ipynb": "notebook",
+}
+#: A reader's failure is told in one line of at most this many characters.
+MAX_REASON_CHARS = 300
 
 
 def extension_of(path: str) -> str:
@@ -51,13 +67,40 @@ def read_document(path: str, data: bytes) -> Document:
     """The document in a file's bytes, read by the reader of its extension.
 
     Raises :class:`UnreadableFile` (with the status to record) for a binary or undecodable file, a
-    damaged PDF, DOCX or notebook, or a PDF without text.
+    PDF without text, a document past a cap on its expanded size or its text (``too-large``: see
+    :func:`indexer.formats.document.too_much_text`), and for any failure of a reader on it
+    (``damaged``: a damaged PDF, DOCX or notebook, markup that trips its parser, memory run out).
     """
     extension = extension_of(path)
-    if extension in BINARY_READERS:
-        return BINARY_READERS[extension](data)
-    text, encoding = decode(data)
-    return parse_text(path, text, encoding)
+    try:
+        if extension in BINARY_READERS:
+            document = BINARY_READERS[extension](data)
+        else:
+            text, encoding = decode(data)
+            if (refused := too_much_text(len(text), text.count("\n"))) is not None:
+                raise refused  # before its parser builds anything of it
+            document = parse_text(path, text, encoding)
+    except UnreadableFile:
+        raise
+    except Exception as error:  # the reader's failure on this one file: see the module's docstring
+        reader = READER_NAMES.get(extension, "text")
+        reason = f"the {reader} reader failed on it: {describe_error(error)}"
+        raise UnreadableFile(reason, status="damaged") from error
+    if (refused := too_much_text(sum(map(len, document.lines)), len(document.lines))) is not None:
+        raise refused
+    return document
+
+
+def describe_error(error: BaseException) -> str:
+    """``AssertionError: unexpected call ...``: an exception on one short line."""
+    text = " ".join(f"{type(error).__name__}: {error}".split())
+    return text if len(text) <= MAX_REASON_CHARS else text[: MAX_REASON_CHARS - 3] + "..."
+
+
+def head_check(path: str) -> Callable[[bytes], bool] | None:
+    """How to tell from a file's first bytes that it is binary, so the rest is not read: a NUL in a
+    text format (:func:`looks_binary`); None for the formats read from bytes (PDF, DOCX)."""
+    return None if extension_of(path) in BINARY_READERS else looks_binary
 
 
 def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:

@@ -13,7 +13,24 @@ from dataclasses import dataclass, field
 
 from indexer.corpus import UnreadableFile
 
-__all__ = ["Document", "Heading", "Part", "UnreadableFile", "name_parts", "split_lines"]
+__all__ = [
+    "MAX_LINES",
+    "MAX_TEXT_CHARS",
+    "Document",
+    "Heading",
+    "Part",
+    "UnreadableFile",
+    "name_parts",
+    "split_lines",
+    "too_much_text",
+]
+
+#: The most text a document may hold, whatever its format: its text, lines, chunks and vectors are
+#: what a build holds in memory for one file (many times its text, and a few hundred bytes a line),
+#: so these caps are what bound a build's memory (bench/RESULTS.md has the figures). A PDF or DOCX
+#: holds its text compressed, so its size on disk says little: its reader stops once past them.
+MAX_TEXT_CHARS = 16 * 1024 * 1024
+MAX_LINES = 500_000
 
 
 @dataclass(frozen=True)
@@ -76,3 +93,17 @@ def split_lines(text: str) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+def too_much_text(characters: int, lines: int) -> UnreadableFile | None:
+    """The refusal of a document of this much text, past :data:`MAX_TEXT_CHARS` or
+    :data:`MAX_LINES`; None for one within them."""
+    if characters > MAX_TEXT_CHARS:
+        return UnreadableFile(
+            f"its text passes {MAX_TEXT_CHARS >> 20} M characters (the cap on a document's text)", "too-large"
+        )
+    if lines > MAX_LINES:
+        return UnreadableFile(
+            f"it has more than {MAX_LINES:,} lines (the cap on a document's lines)", "too-large"
+        )
+    return None

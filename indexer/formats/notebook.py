@@ -5,6 +5,12 @@ JSON, one image output made 163 chunks of base64 in a trial; they are left out. 
 read by the Markdown reader (their headings structure the notebook), code cells are literal, and
 each cell is a :class:`Part`, cited as ``analysis.ipynb:cell 4`` (cells counted from 1 in the order
 Jupyter shows them, empty ones included).
+
+``json.loads`` builds every value of the file before a cell is looked at, and a value costs up to 25
+times the bytes it takes in the file (``{},`` is 3 bytes, a dict 64): a notebook of more than
+:data:`MAX_JSON_VALUES` values is refused before it is parsed. Its values are counted by the commas
+and brackets that separate and open them (those inside strings too, so the count errs high); an
+image output is one long string, so real notebooks stay far below the cap.
 """
 
 from __future__ import annotations
@@ -14,9 +20,19 @@ import json
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines
 from indexer.formats.markdown import markdown_structure
 
+#: The most values (counted by commas and brackets) a notebook's JSON may hold: at 64 bytes apiece,
+#: the worst a value costs once parsed, 128 MB.
+MAX_JSON_VALUES = 2_000_000
+
 
 def read_notebook(text: str, encoding: str = "utf-8") -> Document:
     """The source of every markdown and code cell, in order, each cell a part."""
+    values = text.count(",") + text.count("{") + text.count("[")
+    if values > MAX_JSON_VALUES:
+        raise UnreadableFile(
+            f"its JSON holds more than {MAX_JSON_VALUES:,} values (about {values:,}: the cap on a notebook)",
+            status="too-large",
+        )
     try:
         notebook = json.loads(text)
         cells = _cells(notebook)

@@ -10,29 +10,47 @@ Each page is a :class:`Part`, so a hit is cited as ``manual.pdf:page 3``. Headin
 PDF's outline (bookmarks) when it has one: each entry starts a section at the line of its page that
 carries its title, else at the top of its page. A PDF without any text (a scan with no OCR layer) is
 skipped with a message saying so.
+
+PDFium runs in a worker process (:mod:`indexer.formats.pdf_worker`) with its memory capped at
+:data:`MEMORY_LIMIT`, the text it gives capped as every document's is (``MAX_TEXT_CHARS``,
+``MAX_LINES``) and a time budget of
+:data:`READ_SECONDS` per file: a PDF that inflates without bound, loops or crashes PDFium fails that
+one file, and the build's own memory stays what its other files need. One worker serves every PDF of
+a process, started by the first one.
 """
 
 from __future__ import annotations
 
-from indexer.formats.document import Document, Heading, Part, UnreadableFile
+import atexit
+import importlib.util
+import json
+import os
+import selectors
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import IO
+
+from indexer.formats import pdf_worker
+from indexer.formats.document import MAX_LINES, MAX_TEXT_CHARS, Document, Heading, Part, UnreadableFile
+from indexer.ignore import format_size
 
 TITLE_SLACK = 12  # a line may carry this many characters beyond an outline title (numbers, dots)
+#: The address space the PDF worker may take: PDFium with a large document open, and the text of it.
+MEMORY_LIMIT = 512 * 1024 * 1024
+#: How long one PDF may take to read: a manual of thousands of pages takes seconds.
+READ_SECONDS = 300.0
 
 
 def read_pdf(data: bytes) -> Document:
     """The text of every page with a text layer, each page a part, headings from the outline."""
-    # imported here: only a build that meets a PDF loads PDFium
-    import pypdfium2
-
-    try:
-        pdf = pypdfium2.PdfDocument(data)
-    except pypdfium2.PdfiumError as error:
-        raise UnreadableFile(f"cannot be opened as a PDF: {error}", status="damaged") from error
-    try:
-        pages = [_page_lines(pdf[index]) for index in range(len(pdf))]
-        outline = [_outline_entry(bookmark) for bookmark in pdf.get_toc()]
-    finally:
-        pdf.close()
+    answer = _WORKER.read(data)
+    if "error" in answer:
+        raise UnreadableFile(answer["error"], status=answer["status"])
+    pages: list[list[str]] = answer["pages"]
+    outline = [(level, title, index) for level, title, index in answer["outline"]]
     lines: list[str] = []
     parts: list[Part] = []
     for number, page in enumerate(pages, 1):
@@ -44,20 +62,122 @@ def read_pdf(data: bytes) -> Document:
     return Document(lines=lines, headings=_outline_headings(outline, parts, lines), parts=parts)
 
 
-def _page_lines(page) -> list[str]:  # noqa: ANN001 (a pypdfium2 PdfPage)
-    text_page = page.get_textpage()
-    try:
-        text = text_page.get_text_range()
-    finally:
-        text_page.close()
-        page.close()
-    return [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+class PdfWorker:
+    """The worker process, started when first needed and again after one failed; one PDF at a time."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._process: subprocess.Popen[bytes] | None = None
+        self._errors: IO[bytes] | None = None  # the worker's stderr, for the last words of one that died
+
+    def read(self, data: bytes) -> dict:
+        """The worker's answer for one PDF; a worker that dies or overruns is stopped, and the file
+        refused as damaged."""
+        with self._lock:
+            process = self._process = self._process or self._start()
+            try:
+                return self._exchange(process, data)
+            except _WorkerFailed as failure:
+                self.stop()
+                raise UnreadableFile(str(failure), status="damaged") from None
+
+    def stop(self) -> None:
+        process, self._process = self._process, None
+        if process is not None:
+            process.kill()
+            process.wait()
+            for stream in (process.stdin, process.stdout, self._errors):
+                if stream is not None:
+                    stream.close()
+
+    def close(self) -> None:
+        """End the worker as a process exits: its input closed, it ends by itself."""
+        process, self._process = self._process, None
+        if process is not None and process.stdin is not None:
+            process.stdin.close()
+            try:
+                process.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        # isolated mode (-I): neither the working folder nor the user's environment can put modules
+        # in its way; it is told where pypdfium2 is, as this process would import it
+        paths = sorted({_package_folder(name) for name in ("pypdfium2", "pypdfium2_raw")} - {""})
+        caps = [str(MEMORY_LIMIT), str(MAX_TEXT_CHARS), str(MAX_LINES)]
+        command = [sys.executable, "-I", pdf_worker.__file__, *caps, *paths]
+        # its stderr goes to a file, not the user's terminal or --json log: its last line says why
+        # a worker died
+        self._errors = tempfile.TemporaryFile()
+        return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._errors)
+
+    def _exchange(self, process: subprocess.Popen[bytes], data: bytes) -> dict:
+        assert process.stdin is not None and process.stdout is not None
+        try:
+            process.stdin.write(pdf_worker.LENGTH.pack(len(data)))
+            process.stdin.write(data)
+            process.stdin.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            raise _WorkerFailed(self._death(process)) from None
+        deadline = time.monotonic() + READ_SECONDS
+        header = self._read_exactly(process, pdf_worker.LENGTH.size, deadline)
+        answer = self._read_exactly(process, pdf_worker.LENGTH.unpack(header)[0], deadline)
+        return json.loads(answer.decode("utf-8", "surrogatepass"))
+
+    def _death(self, process: subprocess.Popen[bytes]) -> str:
+        """Why the worker stopped: the signal or exit code, and the last line it wrote, if any."""
+        try:
+            code = process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = None
+        how = f"signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        said = ""
+        if self._errors is not None:
+            self._errors.seek(0)
+            lines = self._errors.read()[-2000:].decode("utf-8", "replace").strip().splitlines()
+            said = f"; it said: {lines[-1].strip()[:200]}" if lines else ""
+        return (
+            f"the PDF reader stopped ({how}{said}): it ran out of its {format_size(MEMORY_LIMIT)} of "
+            "memory (a PDF that inflates without bound) or crashed"
+        )
+
+    def _read_exactly(self, process: subprocess.Popen[bytes], size: int, deadline: float) -> bytes:
+        """``size`` bytes of the worker's answer, waiting no later than ``deadline``."""
+        assert process.stdout is not None
+        descriptor = process.stdout.fileno()
+        pieces: list[bytes] = []
+        wanted = size
+        with selectors.DefaultSelector() as selector:
+            selector.register(descriptor, selectors.EVENT_READ)
+            while wanted:
+                left = deadline - time.monotonic()
+                if left <= 0 or not selector.select(left):
+                    budget = f"{READ_SECONDS:.0f} s"
+                    raise _WorkerFailed(
+                        f"reading it took longer than {budget} (the PDF reader's time budget)"
+                    )
+                piece = os.read(descriptor, min(wanted, 1 << 20))
+                if not piece:
+                    raise _WorkerFailed(self._death(process))
+                pieces.append(piece)
+                wanted -= len(piece)
+        return b"".join(pieces)
 
 
-def _outline_entry(bookmark) -> tuple[int, str, int | None]:  # noqa: ANN001 (a pypdfium2 PdfBookmark)
-    """(level from 0, title, page index or None) of an outline entry."""
-    destination = bookmark.get_dest()
-    return bookmark.level, bookmark.get_title() or "", destination.get_index() if destination else None
+class _WorkerFailed(Exception):
+    """The worker died, or took longer than :data:`READ_SECONDS`."""
+
+
+def _package_folder(name: str) -> str:
+    """The folder holding package ``name`` on this process's path, found without importing it."""
+    spec = importlib.util.find_spec(name)
+    if spec is None or not spec.submodule_search_locations:
+        return ""
+    return os.path.dirname(os.path.abspath(next(iter(spec.submodule_search_locations))))
+
+
+_WORKER = PdfWorker()
+atexit.register(_WORKER.close)
 
 
 def _outline_headings(

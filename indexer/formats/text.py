@@ -31,12 +31,19 @@ def decode(data: bytes) -> tuple[str, str]:
             raise UnreadableFile(
                 f"cannot be decoded as UTF-16 (byte {error.start})", status="encoding"
             ) from error
-    if b"\x00" in data[:BINARY_SNIFF_BYTES]:
+    if looks_binary(data):
         raise UnreadableFile("binary file (contains NUL bytes)", status="binary")
     try:
         return data.decode("utf-8-sig"), "utf-8"
     except UnicodeDecodeError:
         return _decode_legacy(data)
+
+
+def looks_binary(head: bytes) -> bool:
+    """Whether a file's first bytes hold a NUL, as no text does (UTF-16 with its BOM aside)."""
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return False
+    return b"\x00" in head[:BINARY_SNIFF_BYTES]
 
 
 def _decode_legacy(data: bytes) -> tuple[str, str]:

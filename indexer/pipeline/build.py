@@ -36,7 +36,7 @@ from indexer.pipeline.report import BuildReport, Notice
 from indexer.pipeline.writer import GroupWriter
 from indexer.progress import ChunkEstimate
 from indexer.store.contract import IndexStore
-from indexer.store.records import BuildCounts, FileState
+from indexer.store.records import BuildCounts, FileState, files_indexed
 
 
 class Build:
@@ -53,8 +53,15 @@ class Build:
     folder from a new one by itself).
     """
 
-    #: Files left out with a warning each time: the others (types no reader takes) are only counted.
-    WARNED = frozenset({"secret", "link", "unreadable"})
+    #: Files left out with a warning: the others (types no reader takes) are only counted. Those of
+    #: :data:`indexer.corpus.RECORDED_KINDS` are recorded, and warned of once per new or changed file.
+    WARNED = frozenset({"secret", "link", "too-large", "unreadable"})
+    #: What a warning advises for a kind of file left out: (the setting, how), the setting named as
+    #: the front end names it (``BuildOptions.option_name``).
+    ADVICE = {
+        "secret": ("allow_secrets", "let it in by name with {option}"),
+        "too-large": ("max_file_size", "raise the cap with {option}"),
+    }
 
     def __init__(
         self,
@@ -80,7 +87,10 @@ class Build:
         self.files_held = files_held
         self.clock = StageClock()
         self.warnings: list[str] = []
-        self.planner = Planner(store, backend, chunk_settings, self._warn, self.clock, reread)
+        self.planner = Planner(
+            store, backend, chunk_settings, self._warn, self.clock, reread, self.rules.max_file_size
+        )
+        self.secrets_redacted = 0
         self.stopped: str | None = None
         self.files_found = self.files_visited = 0  # for progress
         self.estimate = ChunkEstimate(())  # of the chunks to embed: for progress
@@ -135,15 +145,15 @@ class Build:
     def _plan_and_embed(self) -> tuple[set[str], list[str], dict[str, FileState]]:
         with self.clock.timing("walk"):
             found = corpus.walk(self.root, self.rules)
-        self._note_left_out(found)
         states = self.store.file_states(self.root_key)
-        held = len(states) if self.files_held is None else self.files_held
+        held = files_indexed(states) if self.files_held is None else self.files_held
         if not found.files and held and not self.options.allow_empty:
             raise ConfigError(
                 f"folder {self.root} has no files to index, but the index holds {held} from it: "
                 "nothing is removed (is it unmounted, or emptied?); build with allow_empty "
                 "(--allow-empty) to remove them"
             )
+        recorded = self._note_left_out(found, states)
         self.files_found = len(found.files)
         unchanged = self.planner.is_unchanged
         self.estimate = ChunkEstimate(
@@ -160,19 +170,51 @@ class Build:
                 self._take_finished(block=False)
             self.files_visited = number
             self._show_progress()
-        return {source.path for source in found.files}, found.unlistable, states
+        return {source.path for source in found.files} | recorded, found.unlistable, states
 
-    def _note_left_out(self, found: corpus.WalkResult) -> None:
+    def _note_left_out(self, found: corpus.WalkResult, states: dict[str, FileState]) -> set[str]:
         """Keep what the walk left out for the report (the index's own files aside), with a warning
-        for each file that is not just of a type no reader takes."""
+        for each file that is not just of a type no reader takes; record those the walk can know
+        again by their ``stat`` (the paths returned), so each is warned of once, not on every run."""
         for path, reason in found.problems:
             self._warn(Notice(reason, path))
         own = self._own_paths()
         self.skipped = [skipped for skipped in found.skipped if skipped.path not in own]
         self.ignored = found.ignored
+        recorded: set[str] = set()
         for skipped in self.skipped:
-            if skipped.kind in self.WARNED:
-                self._warn(Notice(f"skipped, {skipped.reason}", skipped.path))
+            if skipped.kind not in self.WARNED:
+                continue
+            if skipped.kind in corpus.RECORDED_KINDS and skipped.size is not None:
+                recorded.add(skipped.path)
+                if self._known(skipped, states.get(skipped.path)):
+                    continue
+                self._record_left_out(skipped, states.get(skipped.path))
+            self._warn(Notice(f"skipped, {self._advised(skipped.kind, skipped.reason)}", skipped.path))
+        return recorded
+
+    @staticmethod
+    def _known(skipped: corpus.SkippedFile, state: FileState | None) -> bool:
+        """Left out as the index records it, and unchanged since."""
+        return state is not None and (state.status, state.size, state.mtime_ns) == (
+            skipped.kind,
+            skipped.size,
+            skipped.mtime_ns,
+        )
+
+    def _record_left_out(self, skipped: corpus.SkippedFile, state: FileState | None) -> None:
+        """A record of a file the walk left out unread: its stat facts, no content hash, no chunks."""
+        source = corpus.SourceFile(self.root, skipped.path, skipped.size or 0, skipped.mtime_ns or 0)
+        pending = PendingFile(source=source, content_hash="", is_new=state is None, status=skipped.kind)
+        pending.skip_reason = skipped.reason
+        self.writer.add(pending)
+
+    def _advised(self, kind: str, reason: str) -> str:
+        """``reason``, and what the user may do about it, in the front end's names for settings."""
+        if kind not in self.ADVICE:
+            return reason
+        setting, advice = self.ADVICE[kind]
+        return f"{reason} ({advice.format(option=self.options.option_name(setting))})"
 
     def _own_paths(self) -> set[str]:
         """The index's own files (its database, journal, lock) that lie under the root, as walked."""
@@ -203,21 +245,35 @@ class Build:
         try:
             pending = self.planner.plan(source, state)
         except corpus.UnreadableFile as error:
-            self._warn(Notice(f"skipped, {error}", source.path))
+            self._warn(Notice(f"skipped, {self._advised(error.status, str(error))}", source.path))
             self._left_out(source.path, error.status, str(error))
             return
         except OSError as error:
             self.writer.fail(source.path, f"cannot read: {error.strerror or error}")
             return
-        if pending.status != "indexed":
+        if pending.read_failure is not None:  # recorded as damaged (not read again until it changes)
+            self.writer.fail(source.path, pending.read_failure)
+        elif pending.status != "indexed":
             self._left_out(source.path, pending.status, pending.skip_reason)
         elif pending.touch_only is not None and state is not None and state.status != "indexed":
             self._left_out(source.path, state.status, f"left out when last read ({state.status})")
+        if pending.secrets:
+            self._note_secrets(pending)
         self._find_or_queue(pending)
         self.writer.add(pending)
 
     def _left_out(self, path: str, kind: str, reason: str) -> None:
         self.skipped.append(corpus.SkippedFile(path, kind, reason))
+
+    def _note_secrets(self, pending: PendingFile) -> None:
+        """Count the secrets redacted from a file, and say where (never what)."""
+        self.secrets_redacted += len(pending.secrets)
+        lines = ", ".join(str(line) for line in sorted({finding.line for finding in pending.secrets}))
+        kinds = ", ".join(sorted({finding.kind for finding in pending.secrets}))
+        count = len(pending.secrets)
+        what = f"{count} secret{'s' * (count > 1)} redacted ({kinds}) at line{'s' * (',' in lines)} {lines}"
+        advice = f"index it as it is with {self.options.option_name('allow_secrets')}"
+        self._warn(Notice(f"{what}; {advice}", pending.source.path))
 
     def _find_or_queue(self, pending: PendingFile) -> None:
         self.queue.remember(self.planner.stored_vectors(self.queue.unknown(pending.text_hashes)))
@@ -387,4 +443,5 @@ class Build:
             stopped=self.stopped,
             started_at=self.started_at,
             finished_at=time.time(),
+            secrets_redacted=self.secrets_redacted,
         )

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 from indexer.errors import ConfigError
+from indexer.ignore import DEFAULT_MAX_FILE_SIZE, format_size
 from indexer.progress import Progress
 
 #: Called with each warning: a :class:`indexer.pipeline.report.Notice`, which is a ``str``.
@@ -28,10 +29,11 @@ def print_warning(message: str) -> None:
 class BuildOptions:
     """How a build runs. ``metadata["help"]`` is the help text of the CLI option of the same name.
 
-    For the settings the index records (chunk_tokens for the index; ignore_files, include, exclude
-    and allow_secrets for each root), None means "as recorded", or for an index or root that has no
-    record yet, the default: the model's input limit, ignore files honoured, no patterns. For
-    concurrency, None means the backend's own default.
+    For the settings the index records (chunk_tokens for the index; ignore_files, include, exclude,
+    allow_secrets and max_file_size for each root), None means "as recorded", or for an index or
+    root that has no record yet, the default: the model's input limit, ignore files honoured, no
+    patterns, :data:`indexer.ignore.DEFAULT_MAX_FILE_SIZE`. For concurrency, None means the
+    backend's own default.
     """
 
     batch_size: int = field(default=32, metadata={"help": "Chunks per embed call."})
@@ -73,8 +75,16 @@ class BuildOptions:
     allow_secrets: tuple[str, ...] | None = field(
         default=None,
         metadata={
-            "help": "Index files matching this pattern although named like credentials "
-            "(.env, *.pem, id_rsa...), e.g. '.env.example' (repeatable; recorded for the folder)."
+            "help": "Index files matching this pattern as they are: although named like credentials "
+            "(.env, *.pem, id_rsa...), and without their secrets redacted, e.g. '.env.example' "
+            "(repeatable; recorded for the folder)."
+        },
+    )
+    max_file_size: int | None = field(
+        default=None,
+        metadata={
+            "help": "Leave out files larger than this, e.g. 200MB or 1.5G "
+            f"(default {format_size(DEFAULT_MAX_FILE_SIZE)}; recorded for the folder)."
         },
     )
     allow_empty: bool = field(
@@ -93,6 +103,14 @@ class BuildOptions:
         default=None, compare=False, metadata={"help": "Where to show how far the build is (None: nowhere)."}
     )
     warn: Warn = field(default=print_warning, compare=False, metadata={"help": "Called with each warning."})
+    option_name: Callable[[str], str] = field(
+        default=str,
+        compare=False,
+        metadata={
+            "help": "How a warning names a setting it advises: as the Python argument by default; "
+            "the CLI gives its options' names (allow_secrets is --allow-secret there)."
+        },
+    )
 
     def __post_init__(self) -> None:
         if not isinstance(self.batch_size, int) or self.batch_size < 1:

@@ -12,12 +12,16 @@ from dataclasses import dataclass, field
 from indexer import corpus, formats
 from indexer.backends.base import EmbeddingBackend
 from indexer.chunking import Chunk, ChunkSettings, chunk_document, split_chunk
+from indexer.ignore import DEFAULT_MAX_FILE_SIZE
 from indexer.pipeline.options import Warn
 from indexer.pipeline.report import Notice
+from indexer.redaction import Finding, redact_document
 from indexer.store.contract import IndexStore
 from indexer.store.records import FileState
 
 STAGES = ("walk", "read", "chunk", "embed", "check", "write")
+#: Texts whose tokens are counted in one call of the backend (see :meth:`Planner._count_tokens`).
+COUNT_BATCH = 4096
 
 
 def text_hash(text: str) -> str:
@@ -59,6 +63,8 @@ class PendingFile:
     embed_texts: list[str] = field(default_factory=list)
     touch_only: int | None = None
     failure: str | None = None
+    read_failure: str | None = None  # why its reader failed on it: recorded as 'damaged', and it fails
+    secrets: list[Finding] = field(default_factory=list)  # the secrets redacted from its text
 
     def set_chunks(
         self, chunks: list[Chunk], prefix: str, position: int = 0, replaced: int | None = None
@@ -73,8 +79,14 @@ class PendingFile:
 
 
 def unchanged(source: corpus.SourceFile, state: FileState | None) -> bool:
-    """Size and mtime as recorded: the file is taken as unchanged without being read."""
-    return state is not None and (state.size, state.mtime_ns) == (source.size, source.mtime_ns)
+    """Size and mtime as recorded: the file is taken as unchanged without being read. A record the
+    walk made of a file it left out unread (a secret, a link, a file over the size cap: no content
+    hash) does not count: once the walk takes the file, it is read."""
+    return (
+        state is not None
+        and bool(state.content_hash)
+        and (state.size, state.mtime_ns) == (source.size, source.mtime_ns)
+    )
 
 
 class Planner:
@@ -92,6 +104,7 @@ class Planner:
         warn: Warn,
         clock: StageClock,
         reread: bool = False,
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
     ) -> None:
         self.store = store
         self.backend = backend
@@ -99,6 +112,7 @@ class Planner:
         self.warn = warn
         self.clock = clock
         self.reread = reread
+        self.max_file_size = max_file_size
 
     def is_unchanged(self, source: corpus.SourceFile, state: FileState | None) -> bool:
         return not self.reread and unchanged(source, state)
@@ -106,7 +120,7 @@ class Planner:
     def plan(self, source: corpus.SourceFile, state: FileState | None) -> PendingFile:
         """Read, hash and chunk a file that may have changed. Raises ``OSError`` when it cannot be read."""
         with self.clock.timing("read"):
-            data = corpus.read_bytes(source)
+            data = corpus.read_bytes(source, self.max_file_size, formats.head_check(source.path))
             content_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
         pending = PendingFile(source=source, content_hash=content_hash, is_new=state is None)
         if state is not None and state.content_hash == content_hash and not self.reread:
@@ -121,14 +135,30 @@ class Planner:
         try:
             document = formats.read_document(source.path, data)
         except formats.UnreadableFile as error:
-            self._skip(pending, error.status, str(error))
+            if error.status == "damaged":  # its reader failed on it: the file fails, and is recorded
+                pending.status, pending.read_failure = "damaged", str(error)
+            else:
+                self._skip(pending, error.status, str(error))
             return
+        if not source.secrets_allowed:
+            document, pending.secrets = redact_document(document)
         pending.encoding = document.encoding
         if not any(line.strip() for line in document.lines):
             self._skip(pending, "empty", "empty file")
             return
-        chunks = chunk_document(document, self.backend.count_tokens, self.settings)
+        chunks = chunk_document(document, self._count_tokens, self.settings)
         pending.set_chunks(chunks, self.backend.document_prefix)
+
+    def _count_tokens(self, texts: list[str]) -> list[int]:
+        """The backend's token counts, asked :data:`COUNT_BATCH` texts at a time: a tokenizer holds
+        every text's encoding until it returns (the embedded model's, about a kilobyte each), so a
+        file of millions of short lines asked at once took gigabytes."""
+        if len(texts) <= COUNT_BATCH:
+            return self.backend.count_tokens(texts)
+        counts: list[int] = []
+        for start in range(0, len(texts), COUNT_BATCH):
+            counts.extend(self.backend.count_tokens(texts[start : start + COUNT_BATCH]))
+        return counts
 
     def _skip(self, pending: PendingFile, status: str, reason: str) -> None:
         pending.status, pending.skip_reason = status, reason

@@ -62,6 +62,7 @@ class BuildReport:
     finished_at: float = 0.0
     files_ignored: int = 0
     skipped: list[SkippedFile] = field(default_factory=list)
+    secrets_redacted: int = 0  # secrets replaced by [redacted] in the files this build read
 
     @property
     def ok(self) -> bool:
@@ -84,8 +85,13 @@ class BuildReport:
             f"{self.files_unchanged} unchanged, {self.files_removed} removed), {self.files_failed} failed; "
             f"{self.skipped_summary()}; {self.files_ignored} ignored; "
             f"{self.chunks_embedded} chunks embedded, {self.chunks_reused} re-used; "
-            f"{self.seconds:.2f} s"
+            f"{self.secrets_summary()}{self.seconds:.2f} s"
         )
+
+    def secrets_summary(self) -> str:
+        """``3 secrets redacted; `` (nothing when none were)."""
+        count = self.secrets_redacted
+        return f"{count} secret{'s' * (count != 1)} redacted; " if count else ""
 
     def skipped_summary(self) -> str:
         """``3 skipped: 2 .xlsx, 1 .png`` (the five commonest kinds, then the rest together)."""

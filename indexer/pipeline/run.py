@@ -26,9 +26,10 @@ from indexer.settings import (
     walk_rules_key,
 )
 from indexer.store.contract import IndexStore
+from indexer.store.records import files_indexed
 
 #: The walk rules a build may give (the fields of :class:`WalkRules`, by the same names in options).
-WALK_SETTINGS = ("ignore_files", "include", "exclude", "allow_secrets")
+WALK_SETTINGS = ("ignore_files", "include", "exclude", "allow_secrets", "max_file_size")
 
 
 def build_root(
@@ -127,7 +128,7 @@ def rebuild_index(
     """
     meta = settings_meta(backend, build_fingerprint(backend, recipe.chunking))
     root_key = str(root.resolve())
-    held = {other: len(store.file_states(other)) for other in store.roots()}
+    held = {other: files_indexed(store.file_states(other)) for other in store.roots()}
     roots = [
         Path(other) for other in held if other != root_key and kept_root(Path(other), held[other], options)
     ]

@@ -23,6 +23,12 @@ class FileState(NamedTuple):
     status: str
 
 
+def files_indexed(states: dict[str, FileState]) -> int:
+    """How many of ``states`` are files the index holds content of, not files the walk only noted
+    (left out as secrets or too large, recorded so their warning is given once)."""
+    return sum(bool(state.content_hash) for state in states.values())
+
+
 #: Between the headings of a chunk's heading path: "Page title > Section > Subsection".
 HEADING_SEPARATOR = " > "
 
