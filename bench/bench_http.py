@@ -273,13 +273,16 @@ def diagnose(case: Case, report: BuildReport, ratio: float) -> str:
     sends the next batch) and the writer thread (SQLite, beside the main thread)."""
     stages = report.stage_seconds
     request = stages["embed"] / max(report.requests, 1)
-    main_thread = sum(stages[stage] for stage in ("walk", "read", "chunk", "check"))
+    main_thread = sum(
+        stages[stage] for stage in ("walk", "read", "parse", "redact", "tokenize", "chunk", "check")
+    )
     ideal = report.chunks_embedded / case.capacity
     return (
         f"{report.chunks_embedded} chunks, {report.requests} requests, {report.seconds:.2f} s "
         f"(ideal {ideal:.2f} s, ratio {ratio:.0%}); {request * 1000:.0f} ms a request for "
         f"{LATENCY * 1000:g} ms latency; main thread {main_thread:.2f} s (read {stages['read']:.2f}, "
-        f"chunk {stages['chunk']:.2f}, check {stages['check']:.2f}); writer thread {stages['write']:.2f} s"
+        f"parse {stages['parse']:.2f}, tokenize {stages['tokenize']:.2f}, chunk {stages['chunk']:.2f}, "
+        f"check {stages['check']:.2f}); writer thread {stages['write']:.2f} s"
     )
 
 

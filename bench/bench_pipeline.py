@@ -50,7 +50,7 @@ COMPARE_VENV = CACHE / "venv-compare"
 COMPARE_PACKAGES = ["langchain", "langchain-classic", "langchain-community", "sqlite-vec", "greenlet", "llm"]
 SEED = 1234
 BATCH_SIZE = 32
-STAGES = ["walk", "read", "chunk", "embed", "check", "write"]
+STAGES = ["walk", "read", "parse", "redact", "tokenize", "chunk", "embed", "check", "write"]
 
 
 @dataclass(frozen=True)

@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 from docsets import DOCSETS
 from rows import print_rows, row
+from vector_cache import VECTOR_CACHE, CachedModelBackend
 
 from indexer import Index, evaluation
 from indexer.search import (
@@ -181,13 +182,14 @@ def collections(names: list[str]) -> tuple[list[Collection], list[str]]:
 
 
 def opened(collection: Collection) -> Index:
-    """The collection's index, built (or brought up to date) first."""
+    """The collection's index, built (or brought up to date) first, with vectors from the shared cache
+    (bench/vector_cache.py); searched with the plain embedded backend, so query times are the model's."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    index = Index.open(collection.index_path)
-    report = index.build(collection.folder, warn=lambda message: None)
+    with Index.open(collection.index_path, backend=CachedModelBackend(VECTOR_CACHE)) as building:
+        report = building.build(collection.folder, warn=lambda message: None)
     if report.exit_code != 0:
         raise SystemExit(f"building {collection.name} failed: {report.summary()}")
-    return index
+    return Index.open(collection.index_path)
 
 
 # -- measuring ---------------------------------------------------------------------------------

@@ -1,21 +1,30 @@
-"""A build of a real folder with the model's own tokenizer and instant vectors: what goes in and how
-long the pipeline takes, for the closing figures of issue 13 (files and chunks indexed, what was left
-out, time per build, and a seeded sample of chunks to read).
+"""A build of a real folder: what goes in (chunks, their size, those too small to read or without a
+heading path), how long the pipeline takes, and, given written questions, how often the expected file
+comes first (hit@1) or in the first three (hit@3) in each search mode and with plain BM25 (bm25s).
 
-The tokenizer is the embedded model's, so chunks are cut where a real build cuts them; the vectors are
-instant (bench/instant.py), so the time is the pipeline's own (a real model embeds ~50 chunks/s).
+Structure and time come from a build with the embedded model's own tokenizer and instant vectors
+(bench/instant.py), so chunks are cut where a real build cuts them and the time is the pipeline's own.
+Questions need real vectors: a second index is built with the embedded model, every vector kept in a
+cache (bench/vector_cache.py) keyed by the text it embeds, so a text embedded once (by this
+checkout or another) is never embedded again.
 
 Usage:
-    python bench/bench_real_folder.py FOLDER [--repeats 3] [--sample 50] [--db PATH] [--json]
+    python bench/bench_real_folder.py FOLDER [--questions FILE.jsonl] [--reference CHECKOUT]
+        [--repeats 1] [--sample 50] [--db PATH] [--json]
 
-Runs with whichever ``indexer`` is importable first (set PYTHONPATH to measure another checkout).
+``--reference CHECKOUT`` runs the same measurements with another checkout's ``indexer`` (a
+``git archive`` of main, say) in a subprocess, in the same run, and prints both side by side.
+Without it the script measures whichever ``indexer`` is importable first.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -24,9 +33,18 @@ from pathlib import Path
 
 import numpy as np
 from instant import DIMENSION, instant_vectors
+from vector_cache import VECTOR_CACHE, CachedModelBackend
 
 from indexer import EmbeddingBackend, Index
 from indexer.backends.embedded import EmbeddedBackend
+
+#: Hits asked for per question: enough chunks to rank ten files.
+HITS = 50
+#: A chunk with fewer words than this carries no text a reader can use (a title, a link line).
+FEW_WORDS = 10
+_WORD = re.compile(r"\w+")
+#: What a chunk that starts with raw front matter starts with: a fence, then a `key:` or `key =` line.
+_FRONT_MATTER = re.compile(r"^(?:---|\+\+\+)\s*\n\s*[\w-]+\s*[:=]")
 
 
 class TokenizerInstantBackend(EmbeddingBackend):
@@ -62,16 +80,48 @@ def build_once(folder: Path, db: Path, backend: EmbeddingBackend) -> tuple[float
     return time.perf_counter() - started, report
 
 
-def sample_chunks(db: Path, count: int, seed: int = 13) -> list[dict[str, object]]:
+def stored_chunks(db: Path) -> list[tuple[str, int, int, str, str]]:
+    """(path, start line, end line, heading, text) of every chunk, in id order."""
     import apsw
 
     connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    rows = list(
+    return list(
         connection.execute(
             "SELECT f.path, c.start_line, c.end_line, c.heading, c.text FROM chunks c "
             "JOIN files f ON f.id = c.file_id ORDER BY c.id"
         )
     )
+
+
+def chunk_figures(db: Path, count_tokens) -> dict[str, object]:  # noqa: ANN001 (a token counter)
+    """Chunks; their average tokens as the model reads them (heading path, then text); the shares of
+    chunks under FEW_WORDS words of text, without a heading path, and starting with raw front matter."""
+    import apsw
+
+    chunks = stored_chunks(db)
+    connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
+    files = connection.execute("SELECT count(*) FROM files WHERE status = 'indexed'").fetchall()[0][0]
+    if not chunks:
+        return {"files_indexed": files, "chunks": 0}
+    tokens = count_tokens(
+        [f"{heading}\n{text.strip()}" if heading else text.strip() for *_, heading, text in chunks]
+    )
+    few = [len(_WORD.findall(text)) < FEW_WORDS for *_, text in chunks]
+    return {
+        "files_indexed": files,
+        "chunks": len(chunks),
+        "tokens_per_chunk": round(float(np.mean(tokens)), 1),
+        "under_10_words": round(float(np.mean(few)), 4),
+        "without_heading": round(float(np.mean([not heading for *_, heading, _ in chunks])), 4),
+        "front_matter_first": sum(bool(_FRONT_MATTER.match(text.lstrip())) for *_, text in chunks),
+        "chunks_by_top_folder": dict(
+            Counter(path.split("/")[0] if "/" in path else "." for path, *_ in chunks).most_common(8)
+        ),
+    }
+
+
+def sample_chunks(db: Path, count: int, seed: int = 13) -> list[dict[str, object]]:
+    rows = stored_chunks(db)
     picked = random.Random(seed).sample(rows, min(count, len(rows)))
     return [
         {"path": p, "lines": f"{s}-{e}", "heading": h, "text": " ".join(t.split())[:160]}
@@ -79,48 +129,167 @@ def sample_chunks(db: Path, count: int, seed: int = 13) -> list[dict[str, object
     ]
 
 
-def indexed_files(db: Path) -> tuple[int, int, Counter]:
-    import apsw
+# -- questions ---------------------------------------------------------------------------------
 
-    connection = apsw.Connection(str(db), flags=apsw.SQLITE_OPEN_READONLY)
-    files = connection.execute("SELECT count(*) FROM files WHERE status = 'indexed'").fetchall()[0][0]
-    chunks = connection.execute("SELECT count(*) FROM chunks").fetchall()[0][0]
-    tops = Counter(
-        path.split("/")[0] if "/" in path else "."
-        for (path,) in connection.execute("SELECT f.path FROM chunks c JOIN files f ON f.id = c.file_id")
+
+def read_questions(path: Path) -> list[dict]:
+    with open(path, encoding="utf-8") as lines:
+        return [json.loads(line) for line in lines if line.strip()]
+
+
+def hits_at(ranked: list[list[str]], questions: list[dict], prefix: str) -> dict[str, float]:
+    """hit@1 and hit@3 of files ranked per question, overall and for questions of over 12 words."""
+    figures: dict[str, float] = {}
+    long = [len(q["query"].split()) > 12 for q in questions]
+    for depth in (1, 3):
+        found = [
+            bool(set(q["expected"]) & set(pages[:depth])) for q, pages in zip(questions, ranked, strict=True)
+        ]
+        figures[f"{prefix} hit@{depth}"] = round(float(np.mean(found)), 4)
+        if any(long):
+            figures[f"{prefix} long hit@{depth}"] = round(
+                float(np.mean([hit for hit, is_long in zip(found, long, strict=True) if is_long])), 4
+            )
+    return figures
+
+
+def question_figures(folder: Path, questions: list[dict], db: Path) -> dict[str, object]:
+    """hit@1/hit@3 per mode on an index built with the embedded model (vectors cached), and bm25s's."""
+    backend = CachedModelBackend(VECTOR_CACHE)
+    started = time.perf_counter()
+    _, report = build_once(folder, db, backend)
+    figures: dict[str, object] = {"model_build_seconds": round(time.perf_counter() - started, 1)}
+    figures["texts_embedded"] = backend.embedded
+    with Index.open(db, backend=backend) as index:
+        for mode in ("hybrid", "vector", "keyword"):
+            ranked = [
+                list(dict.fromkeys(hit.path for hit in index.search(q["query"], k=HITS, mode=mode)))
+                for q in questions
+            ]
+            figures.update(hits_at(ranked, questions, mode))
+            figures[f"{mode} misses@3"] = [
+                q["query"]
+                for q, pages in zip(questions, ranked, strict=True)
+                if not set(q["expected"]) & set(pages[:3])
+            ]
+    figures.update(hits_at(bm25s_ranking(db, questions), questions, "bm25s"))
+    return figures
+
+
+def bm25s_ranking(db: Path, questions: list[dict]) -> list[list[str]]:
+    """Files ranked by their best chunk under plain BM25 (bm25s: English stop words, Snowball stems)
+    over the same chunks, heading path and text, as the index holds them."""
+    import bm25s
+    import Stemmer
+
+    chunks = stored_chunks(db)
+    stemmer = Stemmer.Stemmer("english")
+    corpus = bm25s.tokenize(
+        [f"{heading}\n{text}" for *_, heading, text in chunks],
+        stopwords="en",
+        stemmer=stemmer,
+        show_progress=False,
     )
-    return files, chunks, tops
+    retriever = bm25s.BM25()
+    retriever.index(corpus, show_progress=False)
+    ranked = []
+    for q in questions:
+        tokens = bm25s.tokenize([q["query"]], stopwords="en", stemmer=stemmer, show_progress=False)
+        if not tokens.vocab:
+            ranked.append([])
+            continue
+        found, scores = retriever.retrieve(tokens, k=min(HITS, len(chunks)), show_progress=False)
+        paths = [chunks[int(i)][0] for i, score in zip(found[0], scores[0], strict=True) if score > 0]
+        ranked.append(list(dict.fromkeys(paths)))
+    return ranked
+
+
+# -- one checkout, and two side by side ----------------------------------------------------------
+
+
+def measure(args: argparse.Namespace) -> dict[str, object]:
+    workspace = Path(tempfile.mkdtemp(prefix="real-folder-"))
+    db = args.db or workspace / "index.db"
+    backend = TokenizerInstantBackend()
+    times = []
+    for _ in range(args.repeats):
+        seconds, report = build_once(args.folder, db, backend)
+        times.append(round(seconds, 3))
+    result: dict[str, object] = {
+        "folder": str(args.folder),
+        "indexer": str(Path(sys.modules["indexer"].__file__).parent.parent),
+        **chunk_figures(db, backend.count_tokens),
+        "seconds_best": min(times),
+        "seconds": times,
+        "summary": report.summary(),
+    }
+    if args.sample:
+        result["sample"] = sample_chunks(db, args.sample)
+    if args.questions:
+        questions = read_questions(args.questions)
+        result["questions"] = len(questions)
+        result.update(question_figures(args.folder, questions, workspace / "model.db"))
+    return result
+
+
+def reference_run(args: argparse.Namespace) -> dict[str, object]:
+    """The same measurements with the ``indexer`` of ``args.reference``, in a subprocess."""
+    command = [sys.executable, __file__, str(args.folder), "--json", "--repeats", str(args.repeats)]
+    if args.questions:
+        command += ["--questions", str(args.questions)]
+    environment = {**os.environ, "PYTHONPATH": str(args.reference)}
+    done = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"the reference run failed: {done.stderr.strip()[-800:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+COMPARED = (
+    "files_indexed",
+    "chunks",
+    "tokens_per_chunk",
+    "under_10_words",
+    "without_heading",
+    "front_matter_first",
+    "seconds_best",
+)
+
+
+def side_by_side(before: dict[str, object], after: dict[str, object]) -> str:
+    """A Markdown table of the figures both runs have: reference, then this checkout."""
+    names = [name for name in before if name in after and isinstance(after[name], (int, float))]
+    names = [name for name in COMPARED if name in names] + [name for name in names if name not in COMPARED]
+    lines = [f"| {after['folder']} | before | after |", "|---|---|---|"]
+    lines += [f"| {name} | {before[name]} | {after[name]} |" for name in names]
+    return "\n".join(lines)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--questions", type=Path, default=None, help="JSONL: query, expected (paths)")
+    parser.add_argument("--reference", type=Path, default=None, help="another checkout to measure too")
+    parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--sample", type=int, default=0)
     parser.add_argument("--db", type=Path, default=None)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    db = args.db or Path(tempfile.mkdtemp(prefix="real-folder-")) / "index.db"
-    backend = TokenizerInstantBackend()
-    times = []
-    for _ in range(args.repeats):
-        seconds, report = build_once(args.folder, db, backend)
-        times.append(seconds)
-    files, chunks, tops = indexed_files(db)
-    result = {
-        "folder": str(args.folder),
-        "files_indexed": files,
-        "chunks": chunks,
-        "chunks_by_top_folder": dict(tops.most_common(12)),
-        "seconds_best": min(times),
-        "seconds": times,
-        "summary": report.summary(),
-        "db": str(db),
-    }
-    if args.sample:
-        result["sample"] = sample_chunks(db, args.sample)
-    json.dump(result, sys.stdout, indent=None if args.json else 2, ensure_ascii=False)
-    print()
+    args.folder = args.folder.resolve()
+    if args.questions:
+        args.questions = args.questions.resolve()
+    if args.reference is None:
+        json.dump(measure(args), sys.stdout, indent=None if args.json else 2, ensure_ascii=False)
+        print()
+        return
+    before = reference_run(args)
+    after = measure(args)
+    if args.json:
+        print(json.dumps({"before": before, "after": after}, ensure_ascii=False))
+        return
+    print(side_by_side(before, after))
+    for name in ("hybrid misses@3",):
+        if name in after:
+            print(f"\n{name} (after): {json.dumps(after[name], ensure_ascii=False)}")
 
 
 if __name__ == "__main__":

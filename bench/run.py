@@ -25,6 +25,7 @@ BENCH = Path(__file__).resolve().parent
 SCRIPTS = [
     "bench_pipeline",
     "bench_embedded",
+    "bench_peak",
     "bench_http",
     "bench_query",
     "bench_filters",

@@ -1,27 +1,36 @@
-"""Stage 2: cut a file's text into chunks that fit the model's input.
+"""Stage 2: cut a file's text into chunks that fit the model's input, and fill them.
 
 The one place for the chunk size limit. Sizes are measured with the backend's own token counter.
 
 How boundaries are chosen, and why:
-- A file is split into sections at the headings its format's parser found (:mod:`indexer.formats`:
-  the chunker never guesses a heading from a ``#``). Each section is chunked on its own, so an edit in
-  one section never moves the chunk boundaries of another.
-- Inside a section the units are blocks: paragraphs separated by blank lines (or started where the
-  reader says, as at an HTML ``<p>``, a PDF page or a notebook cell), and whole code blocks, which
-  the reader marks as literal. A chunk ends after a block whose text hash marks it as a cut point
-  (content-defined chunking), or earlier when the next block would not fit. Because the cut points
+- The units are blocks: paragraphs separated by blank lines (or started where the reader says, as at
+  an HTML ``<p>``, a PDF page or a notebook cell), and whole code blocks, which the reader marks as
+  literal. Each block knows the structure in front of it: the heading that starts it (from the
+  format's parser: the chunker never guesses a heading from a ``#``), a part (page, cell) or a plain
+  paragraph break.
+- A heading never ends a chunk: a heading followed at once by another heading travels with the text
+  after it (and one that ends a file with the text before it), so every chunk carries text to read.
+  Its heading path still says where it is.
+- The document is cut at the strongest boundary inside it (a top-level heading first, then the next
+  level, then parts, then paragraphs) until the pieces fit; a block too big on its own is cut by
+  lines, and a line too long by words. Neighbouring pieces that fit are packed together into one
+  chunk up to the limit, whole sections included, so a chunk holds as much context as the model
+  reads. A piece that ends up small is joined to a neighbour when both fit together.
+- Packing ends a chunk after a block whose text hash marks it as a cut point once the chunk is two
+  thirds full (content-defined chunking), or when the next piece would not fit. Because the cut points
   depend on the blocks' own text and not on where the chunk started, boundaries re-synchronise right
   after an edit: a one-line change re-embeds the chunk it is in and at most the next one or two.
-- A block that is too big on its own is cut by lines, and a line too long on its own by words.
-- Each chunk after the first of a section starts with the last lines of the previous one (a small
-  overlap) so a sentence at a boundary is found from either side.
+- A chunk that starts inside a section begins with the last lines of the previous one (a small
+  overlap), so a sentence at the boundary is found from either side.
+- Markup lines (a title's adornment, a code fence, a table's delimiter row) stay in a chunk's text
+  but not in what the model reads: they count nothing toward the limit.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 
 from indexer.formats.document import Document, Heading
 from indexer.store.records import HEADING_SEPARATOR
@@ -29,9 +38,17 @@ from indexer.store.records import HEADING_SEPARATOR
 TokenCounter = Callable[[list[str]], list[int]]
 
 #: 2: structure from each format's parser (headings, literal blocks, parts) instead of guessed;
-#: 3: the words of a block inside an HTML heading kept apart
-CHUNKER_VERSION = 3
-CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk has some substance
+#: 3: the words of a block inside an HTML heading kept apart;
+#: 4: sections packed toward the limit, no chunk of a heading alone, markup counting nothing, front
+#: matter, link definitions and page navigation left out
+CHUNKER_VERSION = 4
+CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
+#: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
+#: as local (both measured on real doc folders, bench/RESULTS.md).
+FILLED = 2 / 3
+#: The strength of the boundary before a block: a heading's level (1 is the strongest), a part
+#: (page, cell), a paragraph, a line of a block cut by lines.
+PART, PARAGRAPH, LINE = 50, 100, 1000
 
 
 @dataclass(frozen=True)
@@ -56,34 +73,82 @@ class ChunkSettings:
 @dataclass(frozen=True)
 class Chunk:
     """A piece of a file: its lines (1-based, inclusive), the heading it sits under, its text, and
-    where a reader finds it in the original when lines do not say it ('page 3', 'cells 4-6')."""
+    where a reader finds it in the original when lines do not say it ('page 3', 'cells 4-6').
+    ``model_text`` is what the model reads of it when that differs from ``text`` (markup left out)."""
 
     start_line: int
     end_line: int
     heading: str
     text: str
     locator: str = ""
+    model_text: str = ""
 
     @property
     def embed_text(self) -> str:
         """What the model reads: the heading path gives a chunk from deep in a section its context."""
-        body = self.text.strip()
+        body = (self.model_text or self.text).strip()
         return f"{self.heading}\n{body}" if self.heading else body
 
 
 @dataclass
 class _Piece:
-    """One line, or part of an over-long line, with its tokens."""
+    """One line, or part of an over-long line, with its tokens (0 for a markup line)."""
 
     line: int
     text: str
     tokens: int
+    markup: bool = False
 
 
 @dataclass
-class _Section:
-    heading: str
-    blocks: list[list[_Piece]]
+class _Block:
+    """A run of pieces read together, the heading path it lies under, and the strength of the
+    boundary before it (see PART)."""
+
+    pieces: list[_Piece]
+    path: tuple[str, ...]
+    boundary: int
+    heading_only: bool = False  # nothing but a heading's own lines (and markup)
+    tokens: int = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.tokens = sum(piece.tokens for piece in self.pieces)
+
+
+class _Headings:
+    """The token cost of each heading path as a chunk's prefix: 0 for an absurd heading, which is
+    left out rather than starve the text."""
+
+    def __init__(
+        self, paths: list[tuple[str, ...]], tokens: list[int], max_tokens: int, count_tokens: TokenCounter
+    ) -> None:
+        self.max_tokens = max_tokens
+        self.count_tokens = count_tokens
+        self.costs: dict[tuple[str, ...], int] = {(): 0}
+        for path, count in zip(paths, tokens, strict=True):
+            self.costs[path] = self._cost(count)
+
+    def text(self, path: tuple[str, ...]) -> str:
+        return HEADING_SEPARATOR.join(path) if self.cost(path) else ""
+
+    def cost(self, path: tuple[str, ...]) -> int:
+        if path not in self.costs:  # a path not foreseen (a heading on a code block's last line)
+            self.costs[path] = self._cost(self.count_tokens([HEADING_SEPARATOR.join(path)])[0])
+        return self.costs[path]
+
+    def _cost(self, tokens: int) -> int:
+        return tokens + 1 if tokens + 1 <= self.max_tokens // 4 else 0
+
+
+def _heading_paths(headings: list[Heading]) -> list[tuple[str, ...]]:
+    """Every heading path a line of the document can lie under, and every prefix of one."""
+    paths: set[tuple[str, ...]] = set()
+    trail: list[tuple[int, str]] = []
+    for heading in sorted(headings, key=lambda heading: heading.line):
+        trail = [(level, name) for level, name in trail if level < heading.level]
+        trail.append((heading.level, heading.title))
+        paths.update(tuple(name for _, name in trail[:length]) for length in range(1, len(trail) + 1))
+    return sorted(paths)
 
 
 def chunk_document(document: Document, count_tokens: TokenCounter, settings: ChunkSettings) -> list[Chunk]:
@@ -94,14 +159,21 @@ def chunk_document(document: Document, count_tokens: TokenCounter, settings: Chu
     lines = document.lines
     if not any(line.strip() for line in lines):
         return []
-    line_tokens = count_tokens(lines)
+    paths = _heading_paths(document.headings)
+    counted = count_tokens(lines + [HEADING_SEPARATOR.join(path) for path in paths])  # one call: each costs
+    line_tokens = counted[: len(lines)]
+    headings = _Headings(paths, counted[len(lines) :], settings.max_tokens, count_tokens)
     pieces = [
-        _Piece(number, line, tokens)
+        _Piece(number, line, 0 if number in document.markup else tokens, number in document.markup)
         for number, (line, tokens) in enumerate(zip(lines, line_tokens, strict=False), 1)
     ]
-    chunks: list[Chunk] = []
-    for section in _sections(pieces, document):
-        chunks.extend(_chunk_section(section, lines, count_tokens, settings))
+    blocks = _with_headings_carried(_blocks(pieces, document))
+    packer = _Packer(settings, headings, count_tokens)
+    groups = packer.join_small(packer.split(blocks))
+    chunks = [
+        _make_chunk(headings, group, pieces, lines)
+        for group, pieces in zip(groups, packer.with_overlap(groups), strict=True)
+    ]
     covered = _extend_to_cover(chunks, lines)
     if document.parts:
         covered = [
@@ -110,85 +182,202 @@ def chunk_document(document: Document, count_tokens: TokenCounter, settings: Chu
     return covered
 
 
-def _sections(pieces: list[_Piece], document: Document) -> list[_Section]:
-    """Group lines into sections (at the document's headings) made of blocks (at blank lines and
-    block starts; a literal range is one block, whatever blank lines it holds)."""
+def _blocks(pieces: list[_Piece], document: Document) -> list[_Block]:
+    """The document's blocks (at blank lines, headings, parts and block starts; a literal range is
+    one block, whatever blank lines it holds), each with its heading path and boundary."""
     headings: dict[int, list[Heading]] = {}
     for heading in document.headings:
         headings.setdefault(heading.line, []).append(heading)
     inside_literal = {line for first, last in document.literal for line in range(first + 1, last + 1)}
-    breaks = set(document.block_starts) | {part.first_line for part in document.parts}
-    sections = [_Section(heading="", blocks=[])]
+    part_starts = {part.first_line for part in document.parts}
+    breaks = set(document.block_starts) | part_starts
+    blocks: list[_Block] = []
     trail: list[tuple[int, str]] = []  # (level, title) of the headings above the current line
-    block: list[_Piece] = []
-    for piece in pieces:
-        continues = piece.line in inside_literal
-        if not continues and (piece.line in headings or piece.line in breaks or not piece.text.strip()):
-            if block:
-                sections[-1].blocks.append(block)
-                block = []
-            if piece.line in headings:
-                for heading in headings[piece.line]:
-                    trail = [(level, name) for level, name in trail if level < heading.level]
-                    trail.append((heading.level, heading.title))
-                heading_path = HEADING_SEPARATOR.join(name for _, name in trail)
-                sections.append(_Section(heading=heading_path, blocks=[]))
-            if not piece.text.strip():
-                continue
-        block.append(piece)
-    if block:
-        sections[-1].blocks.append(block)
-    return [section for section in sections if section.blocks]
-
-
-def _chunk_section(
-    section: _Section, lines: list[str], count_tokens: TokenCounter, settings: ChunkSettings
-) -> list[Chunk]:
-    heading = section.heading
-    heading_tokens = count_tokens([heading])[0] + 1 if heading else 0
-    if heading_tokens > settings.max_tokens // 4:  # an absurd heading must not starve the text
-        heading, heading_tokens = "", 0
-    budget = max(1, settings.max_tokens - heading_tokens)
-    minimum = budget // 8
-    groups: list[list[_Piece]] = []
     current: list[_Piece] = []
-    current_tokens = 0
-    for block in section.blocks:
-        for unit in _fit_block(block, budget, count_tokens):
-            unit_tokens = sum(piece.tokens for piece in unit)
-            if current and current_tokens + unit_tokens > budget:
-                groups.append(current)
-                current, current_tokens = [], 0
-            current.extend(unit)
-            current_tokens += unit_tokens
-        if current_tokens >= minimum and _is_cut_point(block):
-            groups.append(current)
-            current, current_tokens = [], 0
+    boundary = PARAGRAPH
+    for piece in pieces:
+        starts = piece.line in headings or piece.line in breaks or not piece.text.strip()
+        if piece.line in inside_literal or not starts:
+            if not current:
+                boundary = min(boundary, PART if piece.line in part_starts else PARAGRAPH)
+            current.append(piece)
+            continue
+        if current:
+            blocks.append(_Block(current, tuple(name for _, name in trail), boundary))
+            current, boundary = [], PARAGRAPH
+        if piece.line in headings:
+            for heading in headings[piece.line]:
+                trail = [(level, name) for level, name in trail if level < heading.level]
+                trail.append((heading.level, heading.title))
+            boundary = min(heading.level for heading in headings[piece.line])
+        elif piece.line in part_starts:
+            boundary = min(boundary, PART)
+        if piece.text.strip():
+            current.append(piece)
     if current:
-        groups.append(current)
-    return [
-        _make_chunk(heading, pieces, lines)
-        for pieces in _with_overlap(groups, budget, settings.overlap_tokens)
-    ]
+        blocks.append(_Block(current, tuple(name for _, name in trail), boundary))
+    title_words: dict[int, int] = {}  # words of the titles on each line a heading takes up
+    for heading in document.headings:
+        for number in heading.lines:
+            title_words[number] = title_words.get(number, 0) + len(_words_of_title(heading.title))
+    for block in blocks:
+        block.heading_only = all(
+            piece.markup or len(_words_of_title(piece.text)) <= title_words.get(piece.line, -1)
+            for piece in block.pieces
+        )
+    return blocks
 
 
-def _fit_block(block: list[_Piece], budget: int, count_tokens: TokenCounter) -> list[list[_Piece]]:
-    """A block as one unit when it fits, else as runs of lines that fit (long lines cut by words)."""
-    if sum(piece.tokens for piece in block) <= budget:
-        return [block]
-    units: list[list[_Piece]] = []
-    run: list[_Piece] = []
-    run_tokens = 0
-    for piece in block:
-        for part in _fit_line(piece, budget, count_tokens):
-            if run and run_tokens + part.tokens > budget:
-                units.append(run)
-                run, run_tokens = [], 0
-            run.append(part)
-            run_tokens += part.tokens
-    if run:
-        units.append(run)
-    return units
+def _words_of_title(text: str) -> list[str]:
+    """The words of a title line, its Markdown ``#`` markers aside: a line holding more words than
+    its titles (an HTML heading and its paragraph on one source line) carries text of its own."""
+    return text.replace("#", " ").split()
+
+
+def _with_headings_carried(blocks: list[_Block]) -> list[_Block]:
+    """Blocks where a heading alone (a title followed at once by another title) is carried into the
+    block after it, keeping the stronger boundary and the later path; a heading that ends the
+    document joins the block before it."""
+    carried: list[_Block] = []
+    waiting: _Block | None = None
+    for block in blocks:
+        if waiting is not None:
+            block = _Block(waiting.pieces + block.pieces, block.path, min(waiting.boundary, block.boundary))
+            waiting = None
+        if block.heading_only:
+            waiting = block
+            continue
+        carried.append(block)
+    if waiting is not None:
+        if carried:
+            last = carried[-1]
+            carried[-1] = _Block(last.pieces + waiting.pieces, last.path, last.boundary)
+        else:
+            carried.append(waiting)
+    return carried
+
+
+class _Packer:
+    """Splits blocks at the strongest boundary until the pieces fit, and packs neighbours."""
+
+    def __init__(self, settings: ChunkSettings, headings: _Headings, count_tokens: TokenCounter) -> None:
+        self.settings = settings
+        self.headings = headings
+        self.count_tokens = count_tokens
+
+    def room(self, group: list[_Block]) -> int:
+        """Tokens left for text in a chunk of ``group``, under the heading its blocks share."""
+        return self.settings.max_tokens - self.headings.cost(_shared_path(group))
+
+    def fits(self, group: list[_Block]) -> bool:
+        return sum(block.tokens for block in group) <= self.room(group)
+
+    def split(self, blocks: list[_Block]) -> list[list[_Block]]:
+        """Groups of blocks, each fitting, cut at the strongest boundaries that make them fit."""
+        if not blocks:
+            return []
+        if self.fits(blocks):
+            return [blocks]
+        if len(blocks) == 1:
+            return self.pack([[line] for line in self._by_lines(blocks[0])])
+        strongest = min(block.boundary for block in blocks[1:])
+        segments: list[list[_Block]] = [[]]
+        for block in blocks:
+            if segments[-1] and block.boundary == strongest:
+                segments.append([])
+            segments[-1].append(block)
+        groups: list[list[_Block]] = []
+        fitting: list[list[_Block]] = []
+        for segment in segments:
+            if self.fits(segment):
+                fitting.append(segment)
+                continue
+            groups += self.pack(fitting) + self.split(segment)
+            fitting = []
+        return groups + self.pack(fitting)
+
+    def pack(self, segments: list[list[_Block]]) -> list[list[_Block]]:
+        """Neighbouring segments (each fitting) packed into groups up to the limit; a group ends
+        after a segment that is a cut point once it is FILLED."""
+        groups: list[list[_Block]] = []
+        current: list[_Block] = []
+        for segment in segments:
+            if current and not self.fits(current + segment):
+                groups.append(current)
+                current = []
+            current = current + segment
+            if _tokens(current) >= self.room(current) * FILLED and _is_cut_point(segment):
+                groups.append(current)
+                current = []
+        if current:
+            groups.append(current)
+        return groups
+
+    def join_small(self, groups: list[list[_Block]]) -> list[list[_Block]]:
+        """Groups under a quarter of the limit joined to the group before (else after) them when
+        both fit in one chunk: a short section between two long ones is no chunk of its own."""
+        small = self.settings.max_tokens // 4
+        joined: list[list[_Block]] = []
+        for group in groups:
+            if joined and (_tokens(group) < small or _tokens(joined[-1]) < small):
+                if self.fits(joined[-1] + group):
+                    joined[-1] = joined[-1] + group
+                    continue
+            joined.append(group)
+        return joined
+
+    def with_overlap(self, groups: list[list[_Block]]) -> list[list[_Piece]]:
+        """Each group's pieces, prefixed with whole trailing lines of the group before when the group
+        starts inside a section (not at a heading) and they fit."""
+        result: list[list[_Piece]] = []
+        for index, group in enumerate(groups):
+            pieces = [piece for block in group for piece in block.pieces]
+            if index == 0 or _boundary(group) < PART:
+                result.append(pieces)
+                continue
+            room = min(self.settings.overlap_tokens, self.room(group) - _tokens(group))
+            carried: list[_Piece] = []
+            for piece in reversed([piece for block in groups[index - 1] for piece in block.pieces]):
+                if piece.tokens > room or piece.line == pieces[0].line:
+                    break
+                carried.insert(0, piece)
+                room -= piece.tokens
+            result.append(carried + pieces)
+        return result
+
+    def _by_lines(self, block: _Block) -> list[_Block]:
+        """A block too big for a chunk as blocks of one line each (a line too long cut by words)."""
+        budget = self.room([block])
+        return [
+            _Block([part], block.path, block.boundary if index == 0 else LINE)
+            for index, part in enumerate(
+                part for piece in block.pieces for part in _fit_line(piece, budget, self.count_tokens)
+            )
+        ]
+
+
+def _shared_path(group: list[_Block]) -> tuple[str, ...]:
+    """The heading path every block of ``group`` lies under (the text before a page's first heading
+    aside: the page's title names that too); for blocks under different top-level titles, the first
+    one's title, where the chunk starts."""
+    titled = [block.path for block in group if block.path]
+    if not titled:
+        return ()
+    shared = titled[0]
+    for path in titled[1:]:
+        length = 0
+        while length < min(len(shared), len(path)) and shared[length] == path[length]:
+            length += 1
+        shared = shared[:length]
+    return shared or titled[0][:1]
+
+
+def _tokens(group: list[_Block]) -> int:
+    return sum(block.tokens for block in group)
+
+
+def _boundary(group: list[_Block]) -> int:
+    return group[0].boundary
 
 
 def _fit_line(piece: _Piece, budget: int, count_tokens: TokenCounter) -> list[_Piece]:
@@ -223,37 +412,25 @@ def _split_long_words(words: list[str], budget: int, count_tokens: TokenCounter)
     return result
 
 
-def _is_cut_point(block: list[_Piece]) -> bool:
-    text = "\n".join(piece.text for piece in block).encode("utf-8")
+def _is_cut_point(segment: list[_Block]) -> bool:
+    text = "\n".join(piece.text for block in segment for piece in block.pieces).encode("utf-8")
     return hashlib.blake2b(text, digest_size=8).digest()[0] % CUT_POINT_MODULUS == 0
 
 
-def _with_overlap(groups: list[list[_Piece]], budget: int, overlap_tokens: int) -> list[list[_Piece]]:
-    """Prefix each group after the first with whole trailing lines of the previous one, when they fit."""
-    result: list[list[_Piece]] = []
-    for index, group in enumerate(groups):
-        if index == 0:
-            result.append(group)
-            continue
-        room = min(overlap_tokens, budget - sum(piece.tokens for piece in group))
-        carried: list[_Piece] = []
-        for piece in reversed(groups[index - 1]):
-            if piece.tokens > room or piece.line == group[0].line:
-                break
-            carried.insert(0, piece)
-            room -= piece.tokens
-        result.append(carried + group)
-    return result
-
-
-def _make_chunk(heading: str, pieces: list[_Piece], lines: list[str]) -> Chunk:
+def _make_chunk(headings: _Headings, group: list[_Block], pieces: list[_Piece], lines: list[str]) -> Chunk:
     """A chunk over its pieces; whole lines keep the blank lines between them, as in the file."""
     start, end = pieces[0].line, pieces[-1].line
+    heading = headings.text(_shared_path(group))
     if all(piece.text == lines[piece.line - 1] for piece in pieces):
         text = "\n".join(lines[start - 1 : end])
+        markup = {piece.line for piece in pieces if piece.markup}
+        read = "\n".join(
+            line for number, line in enumerate(lines[start - 1 : end], start) if number not in markup
+        )
     else:
         text = "\n".join(piece.text for piece in pieces)
-    return Chunk(start_line=start, end_line=end, heading=heading, text=text)
+        read = "\n".join(piece.text for piece in pieces if not piece.markup)
+    return Chunk(start, end, heading, text, model_text="" if read == text else read)
 
 
 def _extend_to_cover(chunks: list[Chunk], lines: list[str]) -> list[Chunk]:
@@ -265,7 +442,7 @@ def _extend_to_cover(chunks: list[Chunk], lines: list[str]) -> list[Chunk]:
             end = max(chunk.end_line, chunks[index + 1].start_line - 1)
         else:
             end = len(lines)
-        covered.append(Chunk(start, end, chunk.heading, chunk.text, chunk.locator))
+        covered.append(replace(chunk, start_line=start, end_line=end))
     return covered
 
 
@@ -279,15 +456,47 @@ def split_chunk(chunk: Chunk) -> list[Chunk]:
     if len(lines) > 1:
         middle = len(lines) // 2
         split_line = min(chunk.end_line, chunk.start_line + middle)
+        read = _lines_read(lines, chunk.model_text)
         return [
-            replace(chunk, end_line=max(chunk.start_line, split_line - 1), text="\n".join(lines[:middle])),
-            replace(chunk, start_line=split_line, text="\n".join(lines[middle:])),
+            replace(
+                chunk,
+                end_line=max(chunk.start_line, split_line - 1),
+                text="\n".join(lines[:middle]),
+                model_text=_model_text(lines[:middle], read[:middle]),
+            ),
+            replace(
+                chunk,
+                start_line=split_line,
+                text="\n".join(lines[middle:]),
+                model_text=_model_text(lines[middle:], read[middle:]),
+            ),
         ]
     words = chunk.text.split()
     if len(words) < 2:
         return [chunk]
     middle = len(words) // 2
     return [
-        replace(chunk, text=" ".join(words[:middle])),
-        replace(chunk, text=" ".join(words[middle:])),
+        replace(chunk, text=" ".join(words[:middle]), model_text=""),
+        replace(chunk, text=" ".join(words[middle:]), model_text=""),
     ]
+
+
+def _lines_read(lines: list[str], model_text: str) -> list[bool]:
+    """Which of a chunk's text lines the model reads: all of them, unless its model text leaves
+    markup lines out (the model text is the text's lines less those, in order)."""
+    if not model_text:
+        return [True] * len(lines)
+    model_lines = model_text.split("\n")
+    read = []
+    next_read = 0  # the model line the next text line is, if the model reads it
+    for line in lines:
+        kept = next_read < len(model_lines) and line == model_lines[next_read]
+        next_read += kept
+        read.append(kept)
+    return read
+
+
+def _model_text(lines: list[str], read: list[bool]) -> str:
+    """The model text of a half chunk ('' when the model reads its text whole)."""
+    kept = [line for line, is_read in zip(lines, read, strict=True) if is_read]
+    return "" if len(kept) == len(lines) else "\n".join(kept)

@@ -53,8 +53,9 @@ class UnreadableFile(Exception):
     """A file that cannot be read as a document; the message says why, for a one-line warning.
 
     ``status`` is what the file's record says instead of 'indexed', so that an unchanged file is not
-    read again on the next build: 'binary', 'encoding', 'no-text' (a PDF without a text layer) or
-    'damaged' (a PDF, DOCX or notebook that its reader could not open).
+    read again on the next build: 'binary', 'encoding', 'no-text' (a PDF without a text layer),
+    'damaged' (a PDF, DOCX or notebook that its reader could not open) or 'too-large' (one that
+    expands past the size a document may expand to while it is read).
     """
 
     def __init__(self, message: str, status: str = "unreadable") -> None:

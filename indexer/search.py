@@ -6,16 +6,21 @@ Each mode first measures evidence on a scale that does not depend on the other h
 - keyword: BM25 divided by the query's ceiling (:func:`keyword_ceiling`), so that a chunk holding a
   word found nowhere else in the index scores about 1 whatever the query, and a chunk sharing only
   common words with the question scores little;
-- hybrid: ``VECTOR_WEIGHT * cosine + (1 - VECTOR_WEIGHT) * keyword evidence``.
+- hybrid: ``VECTOR_WEIGHT * cosine + (1 - VECTOR_WEIGHT) * keyword share``, where the keyword share
+  (:func:`keyword_scores`) is BM25 over the best match's, or over the ceiling of
+  :data:`SHARE_FLOOR_WORDS` words when the best match is weaker: it stops shrinking as the question
+  grows, so a long question keeps what keyword search ranks well, and a weak match stays weak.
 
-The evidence ranks the hits, but for one rule: a question that is one name (``Path``,
-``std::io::Stdout``) puts first the chunks of the page named after it (:func:`named_first`).
+The evidence ranks the hits, but for two rules: a question that is one name (``Path``,
+``std::io::Stdout``) puts first the chunks of the page named after it (:func:`named_first`), and the
+hybrid answer holds the best keyword hit whenever keyword mode would show it (:func:`with_keyword_best`).
 
 The score users see, between 0 and 1, says how likely a hit answers the
 question, so that one threshold means the same in every query and every mode: a fixed logistic map
 (:data:`CALIBRATION`) of the hit's own *strength* (:func:`strengths`). In vector mode the strength is
-the cosine; in hybrid mode it is the stronger of the cosine and the keyword evidence less
-:data:`KEYWORD_DISCOUNT`, through the same map, so a hybrid score and a vector score mean the same.
+the cosine; in keyword mode the keyword evidence less :data:`KEYWORD_DISCOUNT`; in hybrid mode the
+stronger of the two, all through the same map, so a score means the same in every mode and a hit that
+keyword mode shows at a score is in the hybrid answer at that score or more.
 The blend ranks well but judges badly: an off-topic question sharing a rare word or two with a
 collection reached the blend of a paraphrase that shares none, so a fixed map of the blend missed
 both ways (SciFact, the sample corpus; ``bench/bench_ranking.py --calibrations`` measures the
@@ -48,15 +53,22 @@ VECTOR_WEIGHT = 0.55
 _WORD = re.compile(r"\w+", re.UNICODE)
 #: Queries of up to this many words also look for their neighbouring words joined (keyword_terms).
 MAX_JOINED_WORDS = 6
+#: A question of up to this many words keeps its stop words: "how to", "the who" ask for them.
+MAX_UNFILTERED_WORDS = 2
+#: Words joined as names are: ``a.b``, ``a::b``, ``a_b``, ``a-b``, ``a/b``, ``a()``.
+_JOINED_NAME = re.compile(r"\w(?:\.|::|-|/)\w|\w_\w|\w\(\)")
 #: A query that is one name as developers type it: an identifier, maybe with its namespace or a call's
 #: parentheses (``Path``, ``std::io::Stdout``, ``os.path.join``, ``add_library``, ``open()``).
 _NAME_QUERY = re.compile(r"[^\W\d]\w*(?:(?:::|\.|->|/)[^\W\d]\w*)*(?:\(\))?")
 _NAME_SEPARATOR = re.compile(r"::|\.|->|/")
+#: A name whose parts the keyword index holds as separate words (it keeps ``_`` inside a word).
+_SPACED_NAME = re.compile(r"\w(?:\.|::|-|/|->)\w")
 #: A manual section or an empty call at the end of a title: ``open(2)``, ``getenv()``.
 _TITLE_SUFFIX = re.compile(r"\s*\((?:\d\w*)?\)$")
 #: Where a camelCase word's parts meet: ``maxRetry``, ``MaxRetry``, ``HTTPServer`` (before "Server").
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-#: Words too common to help a keyword search; left out of the query unless nothing else is left.
+#: Words too common to help a keyword search; left out of a question of three words or more, unless
+#: they are part of a name or nothing else is left.
 STOPWORDS = frozenset(
     """a about an and any are as at be been being but by can could did do does doing for from had has
     have how i if in into is it its just me my no not of on or our ours should so some such than that
@@ -107,6 +119,11 @@ class Query:
                 kept.append(bare)
         return cls(" ".join(kept), " ".join(words), tuple(phrases), tuple(excluded), tuple(prefixes))
 
+    def with_phrases_as_words(self) -> Query:
+        """The same question with its quoted phrases read as plain words."""
+        words = " ".join([self.words, *self.phrases]).strip()
+        return replace(self, words=words, phrases=())
+
     def keyword_terms(self) -> list[str]:
         """The terms of the keyword search: the words (see :func:`keyword_terms`), each phrase, and
         each prefix marked with its ``*``."""
@@ -134,7 +151,15 @@ class Calibration:
         return 1.0 / (1.0 + math.exp(-(self.slope * strength + self.offset)))
 
 
-#: How much lower than a cosine the same keyword evidence counts in a hybrid hit's strength: a hit
+#: The least inverse document frequency BM25 gives a word in SQLite's FTS5 and in the PostgreSQL store
+#: (a word in half the chunks or more would get none, or less than none).
+BM25_SMALLEST_IDF = 1e-6
+#: The keyword share (what the blend ranks by) of a chunk is its BM25 over the best match's, but
+#: never over less than the ceiling of this many words: a question of up to six words is blended on
+#: its evidence, whose ceiling keeps a match of one common word among them weak, and a longer
+#: question's best match counts as a six-word question's would, however many words it lacks.
+SHARE_FLOOR_WORDS = 12
+#: How much lower than a cosine the same keyword evidence counts in a hit's strength: a hit
 #: whose words name something rare (evidence near 1) is as strong as a close paraphrase, a few words
 #: in common are weak. Fitted with the map below, by likelihood (bench/bench_ranking.py --fit).
 KEYWORD_DISCOUNT = 0.35
@@ -142,14 +167,11 @@ _VECTOR_AND_HYBRID = Calibration(slope=30.675, offset=-11.727)  # 0.5 at a stren
 #: Fitted by ``bench/bench_ranking.py --fit`` for the default model (all-MiniLM-L6-v2) on the CMake
 #: manual and SciFact (half of the off-topic questions): the slope by logistic regression of real
 #: against off-topic questions (their top hits), the 0.5 point where 3% of the real questions' top hits
-#: fall below it. Hybrid and vector mode share one map of the strength; keyword mode has its own, of
-#: its evidence. The man pages, Rust's docs and the sample corpus are the held-out check
-#: (bench/data/README.md).
-CALIBRATION = {
-    "vector": _VECTOR_AND_HYBRID,
-    "keyword": Calibration(slope=6.484, offset=-1.077),  # 0.5 at a keyword evidence of 0.17
-    "hybrid": _VECTOR_AND_HYBRID,
-}
+#: fall below it. Every mode shares the one map of the strength: keyword mode's own map, fitted the
+#: same way, showed off-topic questions sharing one rare word with the index at 0.5 and above, so the
+#: default mode could not both keep them out and keep every hit keyword mode showed. The man pages,
+#: Rust's docs and the sample corpus are the held-out check (bench/data/README.md).
+CALIBRATION = {mode: _VECTOR_AND_HYBRID for mode in ("vector", "keyword", "hybrid")}
 #: The model the vector and hybrid calibrations were fitted for; other models' cosines run on other
 #: scales, so their scores are only ordered, not calibrated, and no threshold is applied by default.
 CALIBRATED_MODEL = "all-MiniLM-L6-v2-int8"
@@ -199,7 +221,8 @@ def search(
     min_score: float | None = None,
 ) -> list[Hit]:
     """The ``k`` best chunks for ``text``. Filters (path globs, file types) apply inside each search,
-    so ``k`` hits come back whenever ``k`` chunks pass the filters."""
+    so ``k`` hits come back whenever ``k`` chunks pass the filters. A quoted phrase that no chunk
+    holds is searched as its words: quote marks in a pasted question never empty the answer alone."""
     if mode not in MODES:
         raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
     if k <= 0:
@@ -207,55 +230,106 @@ def search(
     query = Query.parse(text)
     if not query.text:
         raise ConfigError(f"the question {text!r} has nothing to search for, only words to leave out")
-    chunk_filter = replace(chunk_filter, phrases=query.phrases, excluded=query.excluded)
-    allowed = store.chunk_filter(chunk_filter) if chunk_filter else None
-    pool = k if mode != "hybrid" else max(4 * k, 50)
-    vector_scores: dict[int, float] = {}
-    keyword_scores: dict[int, float] = {}
-    if mode in ("vector", "hybrid"):
-        if backend is None:
-            raise ConfigError("vector search needs an embedding backend")
-        vector = embed_query(backend, query.text, store.dimension)
-        nearest = store.nearest(vector, pool, allowed)
-        vector_scores = {chunk_id: 1.0 - distance for chunk_id, distance in nearest}
-    if mode in ("keyword", "hybrid"):
-        keyword_scores = keyword_evidence(store, query, pool, allowed)
-    if mode == "hybrid":
-        evidence = fuse(vector_scores, keyword_scores)
-    else:
-        evidence = vector_scores if mode == "vector" else keyword_scores
-    # ranked by the evidence itself: the calibrated score of two strong hits can round to the same 1.0
-    order = [chunk_id for chunk_id, _ in sorted(evidence.items(), key=_best_first)]
-    chunks: dict[int, StoredChunk] = {}
-    name = asked_name(query.text) if mode != "vector" else None
-    if name is not None:
-        chunks = store.chunks_by_ids(order)
-        order = named_first(order, chunks, name)
-    calibrate = CALIBRATION[mode]
-    found = strengths(mode, order, vector_scores, keyword_scores)
-    ranked = [(chunk_id, calibrate(strength)) for chunk_id, strength in zip(order, found, strict=True)]
-    if min_score is not None:
-        ranked = [(chunk_id, score) for chunk_id, score in ranked if score >= min_score]
-    ranked = ranked[:k]
-    if not chunks:
-        chunks = store.chunks_by_ids([chunk_id for chunk_id, _ in ranked])
-    return [
-        Hit(
-            path=chunks[chunk_id].path,
-            start_line=chunks[chunk_id].start_line,
-            end_line=chunks[chunk_id].end_line,
-            score=score,
-            heading=chunks[chunk_id].heading,
-            text=chunks[chunk_id].text,
-            root=chunks[chunk_id].root,
-            mode=mode,
-            vector_score=vector_scores.get(chunk_id),
-            keyword_score=keyword_scores.get(chunk_id),
-            locator=chunks[chunk_id].locator,
-        )
-        for chunk_id, score in ranked
-        if chunk_id in chunks
-    ]
+    found = Found.search(store, backend, query, k, mode, chunk_filter)
+    if query.phrases and not found.order:
+        found = Found.search(store, backend, query.with_phrases_as_words(), k, mode, chunk_filter)
+    return found.hits(store, k, min_score)
+
+
+@dataclass
+class Found:
+    """What the searches of one query found: each chunk's cosine and keyword scores, and the order
+    of the answer."""
+
+    mode: str
+    order: list[int]
+    vector: dict[int, float]
+    keyword: KeywordScores
+    chunks: dict[int, StoredChunk]
+
+    @classmethod
+    def search(
+        cls,
+        store: IndexStore,
+        backend: EmbeddingBackend | None,
+        query: Query,
+        k: int,
+        mode: str,
+        chunk_filter: ChunkFilter,
+    ) -> Found:
+        chunk_filter = replace(chunk_filter, phrases=query.phrases, excluded=query.excluded)
+        allowed = store.chunk_filter(chunk_filter) if chunk_filter else None
+        pool = k if mode != "hybrid" else max(4 * k, 50)
+        vector_scores: dict[int, float] = {}
+        keyword = KeywordScores({}, {})
+        if mode in ("vector", "hybrid"):
+            if backend is None:
+                raise ConfigError("vector search needs an embedding backend")
+            vector = embed_query(backend, query.text, store.dimension)
+            nearest = store.nearest(vector, pool, allowed)
+            vector_scores = {chunk_id: 1.0 - distance for chunk_id, distance in nearest}
+        if mode in ("keyword", "hybrid"):
+            keyword = keyword_scores(store, query, pool, allowed)
+        if mode == "hybrid":
+            evidence = fuse(vector_scores, keyword.shares)
+        else:
+            evidence = vector_scores if mode == "vector" else keyword.evidence
+        # ranked by the evidence itself: the calibrated score of two strong hits can round to the same 1.0
+        order = [chunk_id for chunk_id, _ in sorted(evidence.items(), key=_best_first)]
+        chunks: dict[int, StoredChunk] = {}
+        name = asked_name(query.text) if mode != "vector" else None
+        if name is not None:
+            chunks = store.chunks_by_ids(order)
+            order = named_first(order, chunks, name)
+        return cls(mode, order, vector_scores, keyword, chunks)
+
+    def scored(self) -> list[tuple[int, float]]:
+        """(chunk id, calibrated score) in the answer's order."""
+        found = strengths(self.mode, self.order, self.vector, self.keyword.evidence)
+        calibrate = CALIBRATION[self.mode]
+        return [(chunk_id, calibrate(strength)) for chunk_id, strength in zip(self.order, found, strict=True)]
+
+    def hits(self, store: IndexStore, k: int, min_score: float | None) -> list[Hit]:
+        ranked = self.scored()
+        if min_score is not None:
+            ranked = [(chunk_id, score) for chunk_id, score in ranked if score >= min_score]
+        if self.mode == "hybrid":
+            ranked = with_keyword_best(ranked, k, self.keyword.evidence)
+        ranked = ranked[:k]
+        chunks = self.chunks or store.chunks_by_ids([chunk_id for chunk_id, _ in ranked])
+        return [
+            Hit(
+                path=chunks[chunk_id].path,
+                start_line=chunks[chunk_id].start_line,
+                end_line=chunks[chunk_id].end_line,
+                score=score,
+                heading=chunks[chunk_id].heading,
+                text=chunks[chunk_id].text,
+                root=chunks[chunk_id].root,
+                mode=self.mode,
+                vector_score=self.vector.get(chunk_id),
+                keyword_score=self.keyword.evidence.get(chunk_id),
+                locator=chunks[chunk_id].locator,
+            )
+            for chunk_id, score in ranked
+            if chunk_id in chunks
+        ]
+
+
+def with_keyword_best(
+    ranked: list[tuple[int, float]], k: int, evidence: dict[int, float]
+) -> list[tuple[int, float]]:
+    """``ranked`` with the best keyword match among its first ``k`` whenever keyword mode would show
+    it at the default threshold: the default mode never loses a strong keyword hit."""
+    if not evidence:
+        return ranked
+    best = max(evidence, key=lambda chunk_id: (evidence[chunk_id], -chunk_id))
+    if CALIBRATION["keyword"](evidence[best] - KEYWORD_DISCOUNT) < DEFAULT_MIN_SCORE:
+        return ranked
+    place = next((index for index, (chunk_id, _) in enumerate(ranked) if chunk_id == best), None)
+    if place is None or place < k:
+        return ranked
+    return [*ranked[: k - 1], ranked[place], *ranked[k - 1 : place], *ranked[place + 1 :]]
 
 
 def asked_name(text: str) -> str | None:
@@ -310,10 +384,23 @@ def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):
 
 
 def keyword_words(text: str) -> list[str]:
-    """The words of a keyword search: any of them matches, stopwords left out (unless nothing else
-    is left); the store ranks chunks with more of the rarer words higher."""
-    words = list(dict.fromkeys(word.lower() for word in _WORD.findall(text)))
-    return [word for word in words if word not in STOPWORDS] or words
+    """The words of a keyword search: any of them matches; the store ranks chunks with more of the
+    rarer words higher. A word typed twice counts twice, as BM25 counts a repeated query word. Every
+    word the user typed can match: stop words are left out only of a question of three words or
+    more, never from a name (``collections.Where``, ``os.path.join``, ``--leak-check``, ``open()``),
+    and a question of stop words alone searches them."""
+    tokens = [(token, [word.lower() for word in _WORD.findall(token)]) for token in text.split()]
+    everything = [word for _, words in tokens for word in words]
+    if len(tokens) <= MAX_UNFILTERED_WORDS:
+        return everything
+    kept = [word for token, words in tokens for word in words if is_name(token) or word not in STOPWORDS]
+    return kept or everything
+
+
+def is_name(token: str) -> bool:
+    """Whether a token is a name as code spells it: words joined by ``.``, ``::``, ``_``, ``-``,
+    ``/`` or followed by ``()``."""
+    return bool(_JOINED_NAME.search(token))
 
 
 def keyword_terms(text: str) -> list[str]:
@@ -321,32 +408,59 @@ def keyword_terms(text: str) -> list[str]:
     each run of two or three neighbouring words joined as an identifier would spell them (``read to
     string`` also finds ``read_to_string``, ``buf reader`` finds ``BufReader``) and each camelCase
     word in snake_case (``MaxRetries`` finds ``max_retries``), so a name is found with or without
-    its separators. A joined form that no chunk holds costs a lookup: in a long question they
-    tripled the keyword search's time on SciFact, for nothing."""
+    its separators; and each name whose words the index keeps apart (``collections.Where``) as a
+    phrase, so the chunk that spells it scores above those that use its words apart. A joined form
+    that no chunk holds costs a lookup: in a long question they tripled the keyword search's time on
+    SciFact, for nothing."""
+    names = [" ".join(_WORD.findall(token)).lower() for token in text.split() if _SPACED_NAME.search(token)]
     words = [word.lower() for word in _WORD.findall(text)]
     if len(words) > MAX_JOINED_WORDS:
-        return keyword_words(text)
+        return [*keyword_words(text), *dict.fromkeys(names)]
     runs = [words[start : start + size] for size in (2, 3) for start in range(len(words) - size + 1)]
     joined = [form for run in runs for form in ("_".join(run), "".join(run))]
     snake = [_CAMEL_HUMP.sub("_", word).lower() for word in _WORD.findall(text) if _CAMEL_HUMP.search(word)]
-    return list(dict.fromkeys([*keyword_words(text), *joined, *snake]))
+    extra = [term for term in dict.fromkeys([*names, *joined, *snake]) if term not in words]
+    return [*keyword_words(text), *extra]
+
+
+@dataclass(frozen=True)
+class KeywordScores:
+    """A keyword search's matches on the two scales: ``evidence`` (BM25 over the query's ceiling:
+    how strong a hit is, for its score) and ``shares`` (BM25 over the best match's: what the hybrid
+    blend ranks by)."""
+
+    evidence: dict[int, float]
+    shares: dict[int, float]
+
+
+def keyword_scores(store: IndexStore, query: Query, k: int, allowed: object = None) -> KeywordScores:
+    """The ``k`` best keyword matches of ``query`` on both scales (higher is better)."""
+    matches = store.keyword_matches(query.keyword_terms(), k, allowed)
+    if not matches:
+        return KeywordScores({}, {})
+    chunks, words = store.chunk_count(), query.keyword_count()
+    ceiling = keyword_ceiling(words, chunks)
+    best = max(-bm25 for _, bm25 in matches)
+    scale = max(best, keyword_ceiling(min(words, SHARE_FLOOR_WORDS), chunks))
+    return KeywordScores(
+        evidence={chunk_id: -bm25 / ceiling for chunk_id, bm25 in matches},
+        shares={chunk_id: -bm25 / scale for chunk_id, bm25 in matches},
+    )
 
 
 def keyword_evidence(store: IndexStore, query: Query, k: int, allowed: object = None) -> dict[int, float]:
     """The ``k`` best keyword matches of ``query``, as BM25 over its ceiling (higher is better)."""
-    matches = store.keyword_matches(query.keyword_terms(), k, allowed)
-    if not matches:
-        return {}
-    ceiling = keyword_ceiling(query.keyword_count(), store.chunk_count())
-    return {chunk_id: -bm25 / ceiling for chunk_id, bm25 in matches}
+    return keyword_scores(store, query, k, allowed).evidence
 
 
 def keyword_ceiling(words: int, chunks: int) -> float:
     """What BM25 gives, about, to a chunk of average length holding each of ``words`` query words
-    once, when each is found in no other chunk of the ``chunks``: the words times the largest
-    inverse document frequency the index allows. Dividing by it makes keyword scores comparable
-    across queries and indexes: a rare name matched exactly scores near 1, common words little."""
-    return max(words, 1) * math.log((max(chunks, 1) + 0.5) / 0.5)
+    once, when each is found in no other chunk of the ``chunks``: the words times the inverse document
+    frequency of a word in one chunk, as BM25 computes it (clamped, as the stores clamp it, so that in
+    an index of two chunks a word found in one still scores about 1). Dividing by it makes keyword
+    scores comparable across queries and indexes: a rare name matched exactly scores near 1, common
+    words little."""
+    return max(words, 1) * max(math.log((max(chunks, 1) - 0.5) / 1.5), BM25_SMALLEST_IDF)
 
 
 def fuse(vector_scores: dict[int, float], keyword_scores: dict[int, float]) -> dict[int, float]:
@@ -368,13 +482,13 @@ def strengths(
     discount: float = KEYWORD_DISCOUNT,
 ) -> list[float]:
     """How strongly each hit of ``order`` answers the question, on the cosine's scale, from its own
-    evidence alone: in vector mode its cosine, in keyword mode its keyword evidence, in hybrid mode
-    the stronger of its cosine (a chunk only the keyword search found: the vector list's last, as
-    :func:`fuse` gives it) and its keyword evidence less ``discount``."""
+    evidence alone: in vector mode its cosine, in keyword mode its keyword evidence less
+    ``discount``, in hybrid mode the stronger of its cosine (a chunk only the keyword search found:
+    the vector list's last, as :func:`fuse` gives it) and its keyword evidence less ``discount``."""
     if mode == "vector":
         return [vector_scores[chunk_id] for chunk_id in order]
     if mode == "keyword":
-        return [keyword_scores[chunk_id] for chunk_id in order]
+        return [keyword_scores[chunk_id] - discount for chunk_id in order]
     floor = min(vector_scores.values(), default=0.0)
     return [
         max(vector_scores.get(chunk_id, floor), keyword_scores.get(chunk_id, 0.0) - discount)

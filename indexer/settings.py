@@ -78,6 +78,14 @@ def only_chunker_changed(differences: list[str]) -> bool:
     return bool(differences) and all(change.startswith("chunking.version") for change in differences)
 
 
+def chunker_changed_message(differences: list[str]) -> str:
+    """Why a build reads every file again once, although none changed: the chunker did."""
+    return (
+        f"the chunker changed ({_joined(differences)}): every file is read and cut again once; "
+        "chunks whose text did not change keep their vectors"
+    )
+
+
 def settings_differ_message(differences: list[str]) -> str:
     return (
         f"this build's settings differ from the index's: {_joined(differences)}; "

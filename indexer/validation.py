@@ -19,7 +19,18 @@ def check_vectors(vectors: Any, expected_count: int, dimension: int | None) -> n
 
     ``dimension`` is the index's; None means the index has none yet (its first batch fixes it).
     Raises :class:`VectorCheckError` naming the first thing wrong.
+
+    A batch of well-formed rows (the usual case) is checked in one pass: each row's sum of squares
+    is finite and above zero exactly when its values are finite and not all zero, so only a batch
+    that fails that test (or whose squares overflow float32) is looked at row by row, to name what
+    is wrong, with a few operations per batch rather than per row.
     """
+    matrix = _uniform_matrix(vectors, expected_count, dimension)
+    if matrix is not None:
+        with np.errstate(over="ignore"):  # an overflow is judged row by row below
+            squares = np.einsum("ij,ij->i", matrix, matrix)
+        if np.isfinite(squares).all() and (squares > 0).all():
+            return matrix
     rows = _as_rows(vectors)
     if len(rows) != expected_count:
         raise VectorCheckError(f"backend returned {len(rows)} vectors for {expected_count} inputs")
@@ -47,6 +58,35 @@ def check_vectors(vectors: Any, expected_count: int, dimension: int | None) -> n
     if not (norms > 0).all():
         raise VectorCheckError(f"backend returned a zero vector for input {int(np.argmin(norms > 0))}")
     return matrix
+
+
+def _uniform_matrix(vectors: Any, expected_count: int, dimension: int | None) -> np.ndarray | None:
+    """The batch as a float32 matrix when it is already one, or rows of one length and type (numpy
+    float32 arrays, as base64 answers decode, or lists of floats, as JSON ones do), of the expected
+    count and dimension; None for anything else, which the row-by-row check then judges."""
+    if isinstance(vectors, np.ndarray):
+        matrix = vectors if vectors.ndim == 2 else None
+    elif isinstance(vectors, list) and vectors:
+        first = vectors[0]
+        kind, width = type(first), len(first) if isinstance(first, (list, np.ndarray)) else -1
+        if width <= 0 or any(type(row) is not kind or len(row) != width for row in vectors):
+            return None
+        if kind is np.ndarray:
+            if any(row.ndim != 1 or row.dtype != np.float32 for row in vectors):
+                return None
+            matrix = np.stack(vectors)
+        else:
+            try:
+                matrix = np.array(vectors, dtype=np.float32)
+            except (TypeError, ValueError):
+                return None
+    else:
+        return None
+    if matrix is None or matrix.shape[0] != expected_count or matrix.shape[1] in (0, None):
+        return None
+    if dimension is not None and matrix.shape[1] != dimension:
+        return None
+    return np.ascontiguousarray(matrix, dtype=np.float32)
 
 
 def _as_rows(vectors: Any) -> list[Any]:

@@ -19,8 +19,12 @@ from io import BytesIO
 from xml.sax.saxutils import escape
 
 
-def make_pdf(pages: list[list[str]], outline: list[tuple[str, int]] = ()) -> bytes:
-    """A PDF whose page ``n`` shows ``pages[n]`` line by line; ``outline``: (title, page index)."""
+def make_pdf(
+    pages: list[list[str]], outline: list[tuple[str, int]] = (), reported: dict[str, int] | None = None
+) -> bytes:
+    """A PDF whose page ``n`` shows ``pages[n]`` line by line; ``outline``: (title, page index);
+    ``reported``: characters whose text the font's ToUnicode map reports as another code point (as
+    a badly made font reports a glyph as U+FFFD)."""
     objects: list[bytes] = []  # object n+1 is objects[n]
 
     def add(body: str | bytes) -> int:
@@ -29,7 +33,18 @@ def make_pdf(pages: list[list[str]], outline: list[tuple[str, int]] = ()) -> byt
 
     catalog = add("")  # filled in at the end, once the page tree and outline exist
     tree = add("")
-    font = add("<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>")
+    to_unicode = ""
+    if reported:
+        pairs = " ".join(f"<{ord(shown):02X}> <{code:04X}>" for shown, code in reported.items())
+        cmap = (
+            "/CIDInit /ProcSet findresource begin 12 dict begin begincmap /CIDSystemInfo << /Registry "
+            "(Adobe) /Ordering (UCS) /Supplement 0 >> def /CMapName /Adobe-Identity-UCS def /CMapType 2 "
+            f"def 1 begincodespacerange <00> <FF> endcodespacerange {len(reported)} beginbfchar {pairs} "
+            "endbfchar endcmap CMapName currentdict /CMap defineresource pop end end"
+        )
+        stream = add(f"<< /Length {len(cmap)} >>\nstream\n{cmap}\nendstream")
+        to_unicode = f" /ToUnicode {stream} 0 R"
+    font = add(f"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica{to_unicode} >>")
     page_ids = []
     for lines in pages:
         text = "".join(f"({_pdf_string(line)}) Tj T* " for line in lines)

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import math
+import time
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.chunking import ChunkSettings, chunk_document, split_chunk
-from indexer.formats import parse_text
+from indexer.formats import Document, Part, parse_text
 from indexer.formats.text import read_plain
 
 
@@ -75,19 +78,78 @@ def test_a_final_newline_does_not_add_a_line():
     assert [(chunk.start_line, chunk.end_line) for chunk in chunks] == [(1, 2)]
 
 
+def section(title: str, words: int, marker: str = "##") -> str:
+    return f"{marker} {title}\n\n" + " ".join(f"{title.lower()}{n}" for n in range(words)) + "\n"
+
+
 def test_headings_give_each_chunk_its_heading_path():
     text = (
-        "# Top\n\nintro words\n\n## Install\n\nrun pip install\n\n"
-        "### On Linux\n\nuse apt too\n\n## Use\n\nrun it\n"
+        "# Top\n\n" + section("Install", 30) + "\n" + section("Linux", 30, "###") + "\n" + section("Use", 30)
     )
     chunks = chunk_text(text, count_words, SETTINGS)
     assert [(chunk.heading, chunk.start_line) for chunk in chunks] == [
-        ("Top", 1),
-        ("Top > Install", 5),
-        ("Top > Install > On Linux", 9),
-        ("Top > Use", 13),
+        ("Top > Install", 1),
+        ("Top > Install > Linux", 7),
+        ("Top > Use", 11),
     ]
-    assert chunks[2].embed_text == "Top > Install > On Linux\n### On Linux\n\nuse apt too"
+    assert chunks[1].embed_text.startswith("Top > Install > Linux\n### Linux\n\nlinux0 linux1")
+
+
+def test_small_sections_are_packed_into_one_chunk_under_the_heading_they_share():
+    text = "# Top\n\nintro words\n\n" + section("Install", 3) + "\n" + section("Use", 3)
+    chunks = chunk_text(text, count_words, SETTINGS)
+    assert [(chunk.heading, chunk.text.split("\n")[0]) for chunk in chunks] == [("Top", "# Top")]
+    assert "## Install" in chunks[0].text and "use2" in chunks[0].text
+
+
+def test_sections_are_packed_toward_the_limit():
+    text = "# Guide\n\n" + "\n".join(section(f"Part{n}", 4 + n % 5) for n in range(60))
+    chunks = chunk_text(text, count_words, ChunkSettings(max_tokens=60, overlap_tokens=0))
+    sizes = count_words([chunk.embed_text for chunk in chunks])
+    assert max(sizes) <= 60
+    assert sum(sizes[:-1]) / len(sizes[:-1]) >= 60 * 2 / 3
+
+
+def test_a_heading_followed_at_once_by_another_travels_with_the_text_after_it():
+    text = "# Guide\n\n## Install\n\n" + " ".join(f"w{n}" for n in range(30)) + "\n\n" + section("Use", 30)
+    chunks = chunk_text(text, count_words, SETTINGS)
+    assert [chunk.heading for chunk in chunks] == ["Guide > Install", "Guide > Use"]
+    assert chunks[0].text.startswith("# Guide\n\n## Install\n\nw0 w1")
+
+
+def test_a_heading_that_ends_a_file_joins_the_text_before_it():
+    text = section("Body", 30) + "\n" + section("Use", 30) + "\n## See also\n"
+    chunks = chunk_text(text, count_words, SETTINGS)
+    assert chunks[-1].text.endswith("use29\n\n## See also")
+    assert len(chunks) == 2
+
+
+heading = st.builds(lambda level, title: "#" * level + " " + title, st.integers(1, 4), word)
+paragraph = st.lists(word, min_size=1, max_size=30).map(" ".join)
+#: Sections of up to three headings in a row, then a paragraph.
+sections = st.lists(st.tuples(st.lists(heading, max_size=3), paragraph), min_size=1, max_size=15).map(
+    lambda parts: "\n\n".join("\n\n".join([*titles, text]) for titles, text in parts)
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(sections)
+def test_no_chunk_is_a_heading_alone(text):
+    for chunk in chunk_text(text, count_words, SETTINGS):
+        assert any(line and not line.startswith("#") for line in chunk.text.split("\n"))
+
+
+def test_markup_lines_count_nothing_toward_the_limit():
+    adornment = "=" * 30
+    text = f"{adornment}\nGuide\n{adornment}\n\n" + "\n".join(f"step {n} of it" for n in range(9)) + "\n"
+
+    def count_characters(texts: list[str]) -> list[int]:  # a counter by which an adornment costs much
+        return [len(text.replace("\n", "")) for text in texts]
+
+    chunks = chunk_document(parse_text("guide.rst", text), count_characters, ChunkSettings(120, 0))
+    assert len(chunks) == 1 and chunks[0].text.startswith(adornment)  # shown as in the file
+    assert adornment not in chunks[0].embed_text and chunks[0].embed_text.startswith("Guide\nGuide\n\nstep 0")
+    assert count_characters([chunks[0].embed_text])[0] <= 120 < count_characters([chunks[0].text])[0]
 
 
 def test_hash_inside_a_code_fence_is_not_a_heading():
@@ -102,7 +164,12 @@ def test_code_comments_are_not_headings_when_unstructured():
 
 
 def test_restructuredtext_titles_are_headings():
-    text = "Guide\n=====\n\nintro\n\nInstall\n-------\n\nsteps\n"
+    text = (
+        "Guide\n=====\n\n"
+        + " ".join(f"w{n}" for n in range(30))
+        + "\n\nInstall\n-------\n\n"
+        + " ".join(f"s{n}" for n in range(30))
+    )
     assert [chunk.heading for chunk in chunk_text(text, count_words, SETTINGS)] == [
         "Guide",
         "Guide > Install",
@@ -116,7 +183,7 @@ def test_a_fence_that_fits_is_kept_whole():
     assert any("```\nline0 x" in chunk.text and "moreline0 x\nline1" in chunk.text for chunk in chunks)
     small = chunk_text(text, count_words, ChunkSettings(max_tokens=53, overlap_tokens=0))
     fenced = [chunk for chunk in small if "line5 x" in chunk.text]
-    assert len(fenced) == 1 and fenced[0].text.startswith("```\nline0") and "line11 x\n```" in fenced[0].text
+    assert len(fenced) == 1 and "```\nline0" in fenced[0].text and "line11 x\n```" in fenced[0].text
 
 
 def test_a_line_longer_than_the_limit_is_cut_between_words():
@@ -149,3 +216,33 @@ def test_split_chunk_halves_by_lines_then_words():
     assert [(h.start_line, h.end_line) for h in halves] == [(1, 2), (3, 4)]
     single = split_chunk(halves[0].__class__(1, 1, "", "one two three"))
     assert [h.text for h in single] == ["one", "two three"]
+
+
+def test_chunking_a_paged_document_takes_time_linear_in_its_size():
+    # one chunk per page: a chunker that looks over every page for each chunk is quadratic, and
+    # eight times the pages then takes about 64 times as long instead of about 8
+    def paged(pages: int) -> Document:
+        lines = [f"cell{n} " + "word " * 30 for n in range(pages)]
+        return Document(lines=lines, parts=[Part("cell", n, n, n) for n in range(1, pages + 1)])
+
+    def seconds(pages: int) -> float:
+        document = paged(pages)
+        best = math.inf
+        for _ in range(3):
+            started = time.perf_counter()
+            chunks = chunk_document(document, count_words, ChunkSettings(max_tokens=40, overlap_tokens=0))
+            best = min(best, time.perf_counter() - started)
+        assert len(chunks) == pages and chunks[-1].locator == f"cell {pages}"
+        return best
+
+    assert seconds(2400) / seconds(300) < 20
+
+
+def test_halves_of_a_refused_chunk_leave_its_markup_lines_out_of_what_the_model_reads():
+    text = "# Guide\n\n```\nrun it\n```\n\nthen more text\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    (chunk,) = chunk_text(text, count_words, ChunkSettings(max_tokens=200, overlap_tokens=0))
+    halves = split_chunk(chunk)
+    assert "\n".join(half.text for half in halves) == chunk.text
+    read = [half.embed_text for half in halves]
+    assert not any("```" in text or "|---|" in text for text in read)
+    assert "run it" in read[0] and "| 1 | 2 |" in read[1]

@@ -41,9 +41,16 @@ def headings_of(path: str, text: str) -> list[tuple[int, int, str]]:
     return [(h.line, h.level, h.title) for h in parse_text(path, text).headings]
 
 
-def heading_paths(path: str, text: str, limit: int = 200) -> list[str]:
-    chunks = chunk_document(parse_text(path, text), words, ChunkSettings.for_limit(limit))
-    return list(dict.fromkeys(chunk.heading for chunk in chunks))
+def heading_paths(path: str, text: str) -> list[str]:
+    """The heading path of the text under each heading, in order (what a chunk starting there carries)."""
+    trail: list[tuple[int, str]] = []
+    paths = []
+    for heading in parse_text(path, text).headings:
+        trail = [(level, title) for level, title in trail if level < heading.level] + [
+            (heading.level, heading.title)
+        ]
+        paths.append(" > ".join(title for _, title in trail))
+    return paths
 
 
 # -- encodings ----------------------------------------------------------------------------------
@@ -75,8 +82,8 @@ def test_markdown_headings_in_comments_fences_and_front_matter_are_not_headings(
     )
     assert headings_of("doc.md", text) == [(5, 1, "Guide"), (20, 2, "Setup"), (25, 2, "Use it")]
     document = parse_text("doc.md", text)
-    assert document.literal == [(1, 3), (13, 16), (18, 18)]
-    assert heading_paths("doc.md", text) == ["", "Guide", "Guide > Setup", "Guide > Use it"]
+    assert document.literal == [(13, 16), (18, 18)]
+    assert heading_paths("doc.md", text) == ["Guide", "Guide > Setup", "Guide > Use it"]
 
 
 # -- reStructuredText ---------------------------------------------------------------------------
@@ -228,6 +235,22 @@ def test_pdf_pages_are_parts_and_the_outline_gives_headings():
     ]
     assert [(h.line, h.title) for h in document.headings] == [(1, "Flat tyres"), (3, "Patching")]
     assert document.locator(3, 5) == "page 2" and document.locator(2, 4) == "pages 1-2"
+
+
+def test_pdf_text_reads_as_a_reader_sees_it():
+    # PDFium marks a hyphen that breaks a word at a line's end as soft; a badly made font reports a
+    # glyph as U+FFFD; every page repeats the same header and a page-numbered footer
+    pages = [
+        ["Widget Manual", f"Section {n} opens here", "Type the declara-", f"tions of part {n} before use|."]
+        + [f"Then build part {n}.", f"Page {n} of 4"]
+        for n in range(1, 5)
+    ]
+    document = read_document("manual.pdf", make_pdf(pages, reported={"|": 0xFFFD}))
+    text = "\n".join(document.lines)
+    assert "Type the declarations of part 2 before use." in document.lines
+    assert not {"\ufffe", "\ufffd", "\u00ad"} & set(text)
+    assert "Widget Manual" not in text and "of 4" not in text
+    assert "Section 4 opens here" in text and [part.number for part in document.parts] == [1, 2, 3, 4]
 
 
 def test_a_pdf_without_text_is_refused_as_no_text():
@@ -419,19 +442,14 @@ def test_a_mixed_folder_indexes_exactly_these_files_headings_and_citations(tmp_p
         ("scan.pdf", "no-text", ""),
         ("tyres.pdf", "indexed", ""),
     ]
+    # each file fits in one chunk: its sections are packed under the heading they share
     assert chunks == [
         ("bread.ipynb", "Sourdough starter", "cells 1-2"),
         ("chain.rst", "Bicycle chains", ""),
-        ("chain.rst", "Bicycle chains > Cleaning", ""),
-        ("chain.rst", "Bicycle chains > Lubricating", ""),
-        ("chain.rst", "Wear", ""),
         ("guide.md", "Guide", ""),
-        ("guide.md", "Guide > Next", ""),
         ("notes.txt", "Café notes", ""),
-        ("roses.docx", "Pruning roses", "paragraph 1"),
-        ("roses.docx", "Pruning roses > When", "paragraphs 2-3"),
+        ("roses.docx", "Pruning roses > When", "paragraphs 1-3"),  # titles travel with the text
         ("sauce.html", "Pan sauces", ""),
-        ("sauce.html", "Pan sauces > Finishing", ""),
         ("tyres.pdf", "Flat tyres", "page 1"),
     ]
     assert [hit.citation for hit in hits] == ["tyres.pdf:page 1"]
@@ -467,3 +485,106 @@ def test_a_document_past_the_caps_on_text_is_refused_before_it_is_parsed():
         read_document("dump.md", b"x" * (MAX_TEXT_CHARS + 1))
     assert lines.value.status == text.value.status == "too-large"
     assert read_document("column.csv", b"7\n" * MAX_LINES).lines[-1] == "7"
+
+
+# -- what a rendered page does not show is never a chunk (issue 21) ------------------------------
+
+
+def chunks_of(path: str, text: str, limit: int = 40) -> list:
+    return chunk_document(parse_text(path, text), words, ChunkSettings(max_tokens=limit, overlap_tokens=0))
+
+
+HUGO_PAGE = """---
+title: collections.Where
+description: Returns the given collection, removing elements that do not satisfy the comparison condition.
+categories: []
+keywords: []
+params:
+  functions_and_methods:
+    aliases: [where]
+    returnType: any
+---
+
+The `where` function returns the given collection, removing elements that do not satisfy the
+comparison condition. The comparison condition is composed of the `KEY`, `OPERATOR`, and `VALUE`
+arguments.
+
+## Arguments
+
+The `KEY` can be a field, a map key, or a method of the elements of the collection, and the `OPERATOR`
+is one of the comparison operators listed below, with the `VALUE` compared against each element.
+"""
+
+
+@pytest.mark.parametrize("style", ["yaml", "toml"])
+def test_front_matter_names_the_page_and_never_shows_in_a_chunk(style):
+    text = HUGO_PAGE
+    if style == "toml":
+        text = text.replace("---\ntitle: collections.Where\n", '+++\ntitle = "collections.Where"\n', 1)
+        text = text.replace("description: Returns", 'description = "Returns', 1).replace(
+            "condition.\ncategories: []", 'condition."\ncategories = []', 1
+        )
+        text = text.replace("keywords: []\nparams:\n  functions_and_methods:\n    aliases: [where]\n", "")
+        text = text.replace("    returnType: any\n---\n", "+++\n", 1)
+    chunks = chunks_of("functions/collections/Where.md", text, limit=200)
+    assert [chunk.heading for chunk in chunks] == ["collections.Where"]
+    read = chunks[0].embed_text
+    assert read.startswith("collections.Where\ncollections.Where\nReturns the given collection")
+    for raw in ("---", "+++", "title", "categories", "keywords", "returnType", "aliases"):
+        assert raw not in chunks[0].text, raw
+    assert chunks[0].start_line == 1  # still cited from the file's first line
+
+
+def test_front_matter_that_does_not_parse_is_left_out_all_the_same():
+    body = " ".join(f"w{n}" for n in range(20))
+    text = "---\ntitle: [unclosed\nweight: 3\n---\n\n# Guide\n\n" + body + "\n"
+    chunks = chunks_of("guide.md", text)
+    assert [chunk.heading for chunk in chunks] == ["Guide"]
+    assert "unclosed" not in chunks[0].text and "weight" not in chunks[0].text
+
+
+def test_link_definitions_never_form_a_chunk_nor_join_one():
+    body = "Use [`collections.Append`] or [`collections.Merge`] to add elements.\n"
+    definitions = "".join(f"[`collections.Name{n}`]: /functions/collections/name{n}/\n" for n in range(40))
+    chunks = chunks_of("where.md", "# Where\n\n" + body + "\n" + definitions)
+    assert len(chunks) == 1 and "/functions/collections" not in chunks[0].text
+    assert chunks[0].text.startswith("# Where\n\nUse [`collections.Append`]")
+
+
+def test_rst_targets_substitutions_and_docinfo_never_form_a_chunk():
+    text = (
+        ":orphan:\n:tocdepth: 2\n\n.. _install-guide:\n\nInstalling\n==========\n\n"
+        + " ".join(f"w{n}" for n in range(20))
+        + "\n\n.. |version| replace:: 7.2\n.. _pip: https://pip.pypa.io/\n__ https://example.org/\n"
+    )
+    chunks = chunks_of("install.rst", text)
+    assert [chunk.heading for chunk in chunks] == ["Installing"]
+    for hidden in ("orphan", "tocdepth", "install-guide", "replace::", "pip.pypa.io", "example.org"):
+        assert hidden not in chunks[0].embed_text, hidden
+
+
+DOCBOOK_PAGE = """<html><head><title>DROP TABLE</title></head><body>
+<div class="navheader"><table summary="Navigation header"><tr><th colspan="5">DROP TABLE</th></tr>
+<tr><td><a accesskey="p" href="sql-dropsubscription.html">Prev</a></td><td><a accesskey="u"
+href="sql-commands.html">Up</a></td><th>SQL Commands</th><td><a accesskey="h" href="index.html">Home</a>
+</td><td><a accesskey="n" href="sql-droptablespace.html">Next</a></td></tr></table><hr /></div>
+<div class="refentry"><div class="refnamediv"><h2><span class="refentrytitle">DROP TABLE</span></h2>
+<p>DROP TABLE — remove a table</p></div><div class="refsynopsisdiv"><h2>Synopsis</h2>
+<pre class="synopsis">DROP TABLE [ IF EXISTS ] name [, ...] [ CASCADE | RESTRICT ]</pre></div>
+<div class="refsect1"><h2>Description</h2><p>DROP TABLE removes tables from the database.</p></div></div>
+<div class="navfooter"><hr /><table summary="Navigation footer"><tr><td><a accesskey="p"
+href="sql-dropsubscription.html">Prev</a></td><td><a accesskey="u" href="sql-commands.html">Up</a></td>
+<td><a accesskey="n" href="sql-droptablespace.html">Next</a></td></tr><tr><td>DROP SUBSCRIPTION</td>
+<td><a accesskey="h" href="index.html">Home</a></td><td>DROP TABLESPACE</td></tr></table></div>
+</body></html>
+"""
+
+
+def test_docbook_navigation_is_dropped_and_the_page_is_named_by_its_title():
+    document = parse_text("sql-droptable.html", DOCBOOK_PAGE)
+    text = " ".join(" ".join(document.lines).split())
+    for navigation in ("Prev", "Up", "Next", "Home", "SQL Commands", "DROP SUBSCRIPTION", "TABLESPACE"):
+        assert navigation not in text, navigation
+    chunks = chunks_of("sql-droptable.html", DOCBOOK_PAGE, limit=200)
+    assert len(chunks) == 1 and chunks[0].heading == "DROP TABLE"
+    assert chunks[0].embed_text.startswith("DROP TABLE\n")

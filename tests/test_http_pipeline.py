@@ -15,6 +15,7 @@ import shutil
 import subprocess
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from indexer.backends.ollama import OllamaBackend
 from indexer.backends.openai import OpenAIBackend
 from indexer.chunking import Chunk
 from indexer.cli import main
+from indexer.formats import parse_text
 
 
 #: Backoff small enough that retries cost nothing in test time.
@@ -104,12 +106,20 @@ def stored_chunks(index_path: Path) -> dict[tuple[str, int], tuple[Chunk, bytes]
         return {(path, seq): (Chunk(*fields), vectors[chunk_id]) for path, seq, chunk_id, *fields in rows}
 
 
+def read_by_the_model(path: str, chunk: Chunk) -> str:
+    """What the model read of a stored chunk: its heading path and its text without the lines of
+    markup alone (code fences, a table's delimiter row), which no reader reads (README, Chunking)."""
+    markup = parse_text(path, chunk.text).markup
+    lines = [line for number, line in enumerate(chunk.text.split("\n"), 1) if number not in markup]
+    return replace(chunk, model_text="\n".join(lines)).embed_text
+
+
 def assert_every_vector_is_its_chunks(index_path: Path, document_prefix: str) -> None:
     """Each stored vector is the one the server computes for its own chunk's text: none is misplaced."""
     chunks = stored_chunks(index_path)
     assert chunks
     for (path, seq), (chunk, blob) in chunks.items():
-        expected = fake_vector(document_prefix + chunk.embed_text).tobytes()
+        expected = fake_vector(document_prefix + read_by_the_model(path, chunk)).tobytes()
         assert blob == expected, f"{path} chunk {seq} holds another chunk's vector"
 
 
@@ -302,7 +312,7 @@ def test_concurrency_keeps_that_many_requests_in_flight(bikes, index_path, concu
 
 def test_openai_keeps_eight_requests_in_flight_by_default(bikes, index_path):
     with OpenAIServer(latency=0.25) as server:  # long enough to fill the window on a busy machine
-        report, _ = build(index_path, bikes, backend_for(server), batch_size=4)
+        report, _ = build(index_path, bikes, backend_for(server), batch_size=1)  # packed chunks: ~20
     assert report.exit_code == 0 and report.batches > 8
     assert server.max_in_flight == 8
 
@@ -547,7 +557,7 @@ def test_a_build_spreads_its_batches_over_every_server_each_keeping_its_window(b
     ):
         servers = (first, second, third)
         backend = OllamaBackend("nomic-embed-text", host=[server.url for server in servers], **fast())
-        report, _ = build(index_path, bikes, backend, batch_size=2)
+        report, _ = build(index_path, bikes, backend, batch_size=1)  # packed chunks: ~20 batches
     assert report.exit_code == 0 and report.batches > 12
     assert report.requests == report.batches + 2  # and one model check for each server but the first
     assert all(len(server.requests) >= 4 for server in servers)
@@ -574,7 +584,7 @@ def test_batches_a_failing_server_refuses_are_embedded_by_another(bikes, index_p
         failing.fail_next(4, "unavailable")
         failing.fail_next(2, "reset")
         backend = OllamaBackend("nomic-embed-text", host=[failing.url, steady.url], **fast(max_attempts=2))
-        report, _ = build(index_path, bikes, backend, batch_size=2)
+        report, _ = build(index_path, bikes, backend, batch_size=1)  # packed chunks: ~20 batches
     assert report.exit_code == 0 and report.files_failed == 0
     assert len(failing.requests) > 6  # its failures, then its share once it answers again
     assert_every_vector_is_its_chunks(index_path, "search_document: ")
@@ -648,13 +658,21 @@ def test_several_servers_are_recorded_the_fingerprint_ignores_them_and_a_query_g
         assert report.exit_code == 0 and report.files_changed == 6
 
 
-def test_cli_base_url_repeated_spreads_the_build_and_a_query_tries_them_in_order(bikes, index_path):
+def test_cli_base_url_repeated_spreads_the_build_counts_each_servers_requests_and_a_query_tries_them_in_order(
+    bikes, index_path
+):
     db = ("--db", str(index_path))
     with OllamaServer(latency=0.05) as first, OllamaServer(latency=0.05) as second:
         urls = ("--base-url", first.url, "--base-url", second.url)
-        built = cli("build", str(bikes), *OLLAMA_NOMIC, *urls, *db, "--batch-size", "4", "-q")
+        built = cli("build", str(bikes), *OLLAMA_NOMIC, *urls, *db, "--batch-size", "4", "--json")
         assert built.exit_code == 0, built.output
         assert first.requests and second.requests
+        summary = json.loads(built.stdout.splitlines()[-1])
+        assert summary["requests_by_server"] == {
+            first.url: len(first.requests),
+            second.url: len(second.requests),
+        }
+        assert sum(summary["requests_by_server"].values()) == summary["requests"]
         dead = f"http://127.0.0.1:{closed_port()}"
         answered = cli("query", QUESTION, *db, "--base-url", dead, "--base-url", second.url, "--json")
     assert answered.exit_code == 0, answered.output

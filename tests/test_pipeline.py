@@ -6,21 +6,25 @@ URL of a fresh PostgreSQL database."""
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import rows, snapshot, write
 from documents import make_notebook
 from helpers import FaultyBackend, HashBackend, write_corpus
 
 from indexer import ConfigError, Index
+from indexer.errors import VectorCheckError
 from indexer.store import is_postgres_url, open_store
 from indexer.store.migrations import all_migrations
 from indexer.store.sqlite import SQLiteStore
+from indexer.validation import check_vectors
 
 WORKER = Path(__file__).parent / "build_worker.py"
 
@@ -31,8 +35,9 @@ def index_path(any_index: Path | str) -> Path | str:
 
 
 def build(index_path: Path, folder: Path, backend, **options):
+    options.setdefault("warn", lambda message: None)
     with Index.open(index_path) as index:
-        return index.build(folder, backend=backend, warn=lambda message: None, **options)
+        return index.build(folder, backend=backend, **options)
 
 
 def many_chunk_file(path: Path, sections: int = 1, paragraphs: int = 100) -> Path:
@@ -181,7 +186,7 @@ def test_touching_a_file_reembeds_nothing(index_path, docs):
 
 def test_one_line_edit_in_a_100_chunk_file_reembeds_at_most_three_chunks(index_path, tmp_path):
     folder = tmp_path / "big"
-    path = many_chunk_file(folder / "big.md")
+    path = many_chunk_file(folder / "big.md", paragraphs=110)
     first = build(index_path, folder, HashBackend())
     assert first.chunks_embedded >= 90
     lines = path.read_text().split("\n")
@@ -339,8 +344,14 @@ def test_a_new_chunker_recuts_every_file_without_a_rebuild_and_keeps_unchanged_v
     build(index_path, docs, HashBackend())
     monkeypatch.setattr(chunking, "CHUNKER_VERSION", chunking.CHUNKER_VERSION + 1)
     backend = HashBackend()
-    report = build(index_path, docs, backend)  # no --rebuild: only the chunker changed
+    warnings: list[str] = []
+    report = build(index_path, docs, backend, warn=warnings.append)  # no --rebuild: only the chunker changed
     assert report.exit_code == 0 and report.files_changed == 3
+    version = chunking.CHUNKER_VERSION
+    assert warnings[0] == (
+        f"the chunker changed (chunking.version: {version - 1} -> {version}): every file is read and cut "
+        "again once; chunks whose text did not change keep their vectors"
+    )
     assert report.chunks_embedded == 0 and backend.calls == 0  # the same texts keep their vectors
     with Index.open(index_path) as index:
         assert f'"version": {chunking.CHUNKER_VERSION}' in index.store.get_meta("fingerprint")
@@ -421,3 +432,37 @@ def test_an_interrupted_builds_record_counts_every_file_it_committed(index_path,
         kept, record = index.store.counts(), index.status()["builds"][0]
     assert record["outcome"] == "interrupted" and 0 < kept["files"] < 30
     assert (record["files_added"], record["chunks_embedded"]) == (kept["files"], kept["chunks"])
+
+
+# The vector check, as every batch meets it.
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        [[1e30, 0.0], [0.0, -1e30]],  # finite, though their squares overflow float32
+        [np.array([1e-3, 0.0], dtype=np.float32), np.array([3.0, 4.0], dtype=np.float32)],
+        np.array([[0.6, 0.8], [1.0, 0.0]], dtype=np.float64),
+    ],
+    ids=["huge floats", "float32 arrays", "a float64 matrix"],
+)
+def test_the_vector_check_accepts_every_finite_nonzero_batch_as_float32(rows):
+    matrix = check_vectors(rows, 2, 2)
+    assert matrix.dtype == np.float32 and matrix.shape == (2, 2)
+    assert np.array_equal(matrix, np.asarray(rows, dtype=np.float32))
+
+
+@pytest.mark.parametrize(
+    ("rows", "complaint"),
+    [
+        ([[0.1, 0.2], [float("nan"), 0.2]], "NaN or infinity for input 1"),
+        ([np.ones(2, np.float32), np.array([np.inf, 0], np.float32)], "NaN or infinity for input 1"),
+        ([[0.1, 0.2], [0.0, 0.0]], "zero vector for input 1"),
+        ([[0.1, 0.2], [0.1, 0.2, 0.3]], "different lengths"),
+        ([[0.1, 0.2], ["a", 0.2]], "not numbers"),
+        ([[0.1, 0.2, 0.3], [0.1, 0.2, 0.3]], "dimension 3, the index has 2"),
+    ],
+)
+def test_the_vector_check_names_what_is_wrong_in_a_batch(rows, complaint):
+    with pytest.raises(VectorCheckError, match=re.escape(complaint)):
+        check_vectors(rows, 2, 2)

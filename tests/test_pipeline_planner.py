@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 import pytest
 from conftest import write
@@ -10,7 +11,7 @@ from helpers import HashBackend
 
 from indexer import Index, corpus
 from indexer.chunking import ChunkSettings
-from indexer.pipeline.planner import COUNT_BATCH, Planner, StageClock, text_hash, unchanged
+from indexer.pipeline.planner import COUNT_BATCH, STAGES, Planner, StageClock, text_hash, unchanged
 from indexer.store.records import FileState
 
 
@@ -46,7 +47,7 @@ def test_a_changed_file_is_chunked_and_each_chunk_keyed_by_what_the_model_reads(
     pending = planner.plan(source_of(docs / "guide.md", docs), None)
     assert pending.is_new and pending.status == "indexed" and pending.chunks
     assert pending.text_hashes == [text_hash(chunk.embed_text) for chunk in pending.chunks]
-    assert [chunk.heading for chunk in pending.chunks][-1] == "Guide > Usage"
+    assert pending.chunks[-1].heading.startswith("Guide") and "Usage" in pending.chunks[-1].embed_text
 
 
 def test_an_empty_file_is_recorded_as_skipped(planner, tmp_path):
@@ -64,6 +65,27 @@ def test_a_chunk_too_long_for_the_backend_is_cut_in_two_and_a_single_word_is_not
     write(tmp_path / "d" / "b.md", "Supercalifragilistic\n")
     single = planner.plan(source_of(tmp_path / "d" / "b.md", tmp_path / "d"), None)
     assert not planner.recut(single, 0, "too long") and "cannot be cut smaller" in single.failure
+
+
+class SlowCounter(HashBackend):
+    """Counts tokens slowly enough that the time shows against the chunker's own."""
+
+    calls = 0
+
+    def count_tokens(self, texts):
+        self.calls += 1
+        time.sleep(0.01)
+        return super().count_tokens(texts)
+
+
+def test_a_files_parse_and_token_counts_are_timed_apart_from_the_chunker_itself(tmp_path, docs):
+    clock, counter = StageClock(), SlowCounter()
+    with Index.open(tmp_path / "index.db") as index:
+        planner = Planner(index.store, counter, ChunkSettings.for_limit(64), lambda message: None, clock)
+        pending = planner.plan(source_of(docs / "guide.md", docs), None)
+    assert pending.chunks and set(clock.seconds) == set(STAGES)
+    assert clock.seconds["read"] > 0 and clock.seconds["parse"] > 0 and clock.seconds["chunk"] > 0
+    assert clock.seconds["tokenize"] >= 0.01 * counter.calls > clock.seconds["chunk"]
 
 
 class CountingBackend(HashBackend):

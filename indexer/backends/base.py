@@ -63,6 +63,11 @@ class EmbeddingBackend:
         """Requests and tokens spent since the backend was made (for the build report)."""
         return {"requests": 0, "tokens": 0}
 
+    def requests_by_server(self) -> dict[str, int]:
+        """Requests sent to each server since the backend was made, by the server's URL (without
+        credentials); empty for a backend without servers."""
+        return {}
+
     def close(self) -> None:
         """Release connections or sessions; the default has nothing to release."""
 

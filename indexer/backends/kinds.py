@@ -5,7 +5,6 @@ its help and choices, and a query pays only for the one backend it uses."""
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import entry_points
 
 from indexer.errors import ConfigError
 
@@ -25,7 +24,12 @@ BUILTIN_CONCURRENCY = {"embedded": 1, "ollama": 2, "openai": 8}
 
 
 def registered_kinds() -> dict[str, str]:
-    """Every kind a build may name: the built-in ones, then the installed packages' entry points."""
+    """Every kind a build may name: the built-in ones, then the installed packages' entry points.
+
+    importlib.metadata is imported here, not above: reading the packages' metadata is needed only
+    for a kind that is not built in, and a one-off query should not pay for the import."""
+    from importlib.metadata import entry_points
+
     kinds = dict(BUILTIN)
     for entry in entry_points(group=ENTRY_POINT_GROUP):
         kinds.setdefault(entry.name, entry.value)

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from indexer.backends.base import EmbeddingBackend
-from indexer.backends.http import HttpClient, HttpSettings, display_url
+from indexer.backends.http import HttpClient, HttpSettings, display_url, recorded_url
 from indexer.backends.prefixes import resolve_prefixes
 from indexer.backends.servers import ServerPool
 from indexer.errors import ConfigError
@@ -104,6 +104,10 @@ class HttpBackend(EmbeddingBackend):
             for name, count in client.usage().items():
                 total[name] += count
         return total
+
+    def requests_by_server(self) -> dict[str, int]:
+        """Requests (every HTTP attempt) each server was sent, by its URL as the index records it."""
+        return {recorded_url(str(client.url)): client.usage()["requests"] for client in self.pool.clients}
 
     def close(self) -> None:
         """Close every server's pooled connections."""

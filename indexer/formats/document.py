@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from indexer.corpus import UnreadableFile
 
@@ -35,11 +36,18 @@ MAX_LINES = 500_000
 
 @dataclass(frozen=True)
 class Heading:
-    """A section starts at ``line`` (1-based; the overline, for an over- and underlined title)."""
+    """A section starts at ``line`` (1-based; the overline, for an over- and underlined title) and its
+    title ends at ``last_line`` (the underline of an underlined title; 0: on ``line`` itself)."""
 
     line: int
     level: int  # smaller is higher; only the order matters
     title: str
+    last_line: int = 0
+
+    @property
+    def lines(self) -> range:
+        """The lines the heading itself takes up (title and adornment)."""
+        return range(self.line, max(self.line, self.last_line) + 1)
 
 
 @dataclass(frozen=True)
@@ -68,16 +76,25 @@ class Document:
     parts: list[Part] = field(default_factory=list)
     block_starts: list[int] = field(default_factory=list)  # lines that start a block with no blank before
     encoding: str = ""  # the text encoding it was decoded from, for the file's record; '' for PDF/DOCX
+    #: Lines of markup alone (a title's adornment, a code fence, a table's delimiter row, a
+    #: transition): kept in a chunk's text as in the file, but no reader reads them, so the model does
+    #: not either and they count nothing toward a chunk's size.
+    markup: frozenset[int] = frozenset()
 
     def locator(self, start_line: int, end_line: int) -> str:
         """How a citation names lines ``start_line``-``end_line``: 'page 3', 'cells 4-6'; '' when the
         file's own line numbers say it best."""
         if not self.parts:
             return ""
-        starts = [part.first_line for part in self.parts]
+        starts = self._part_starts
         first = self.parts[max(0, bisect.bisect_right(starts, start_line) - 1)]
         last = self.parts[max(0, bisect.bisect_right(starts, end_line) - 1)]
         return name_parts(first.kind, first.number, last.number)
+
+    @cached_property
+    def _part_starts(self) -> list[int]:
+        # made once: a notebook of 100,000 cells asks for a locator per chunk
+        return [part.first_line for part in self.parts]
 
 
 def name_parts(kind: str, first: int, last: int) -> str:

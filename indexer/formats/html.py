@@ -1,25 +1,34 @@
 """HTML: the words a reader of the page reads, at the lines where they are in the source file.
 
-Parsed with the standard library's ``html.parser`` (which reports the source line of every tag and
-piece of text), so a hit still cites the page's own line numbers. Before any text is kept, what is
-not the page's content is dropped:
+Parsed by libxml2's HTML parser (through lxml), whose tokenizer follows HTML5's and runs in time
+linear in the page's size whatever the markup: a page of 60,000 unclosed ``<!--`` takes milliseconds,
+where the standard library's ``html.parser`` took minutes on a quarter of that, and raised on
+``<![`` with nothing after it. Every element carries the source line where its start tag ends, so a
+hit still cites the page's own line numbers: text is placed from there, counting the newlines it
+holds. (selectolax and html5-parser parse as fast, but selectolax gives no source positions and
+html5-parser needs an lxml built from source.)
+
+Before any text is kept, what is not the page's content is dropped:
 
 - when the page marks its content (``<main>``, or ``role="main"``), only that is kept: menus, theme
   pickers and help pop-ups outside it (an mdBook page's "Keyboard shortcuts ... Light Rust Coal Navy
   Ayu") go;
 - everywhere, ``nav``, ``aside``, page-level ``header`` and ``footer`` (inside an ``article`` or
   ``section`` they introduce that content, and stay, as in ARIA), the ARIA roles of the same meaning
-  (navigation, banner, contentinfo, complementary, search, menu, menubar, toolbar), hidden elements,
-  buttons, forms' selects, scripts, styles and Sphinx's ``¶`` heading links.
+  (navigation, banner, contentinfo, complementary, search, menu, menubar, toolbar), breadcrumb
+  trails, DocBook's navigation header and footer (the "Prev Up Home Next" tables of every page of a
+  DocBook manual), hidden elements, buttons, forms' selects, scripts, styles and Sphinx's ``¶``
+  heading links.
 
-``h1``-``h6`` are headings and ``pre`` blocks are literal, as the page's markup says.
+``h1``-``h6`` are headings and ``pre`` blocks are literal, as the page's markup says. A page without
+an ``h1`` is named by its ``<title>``: the first heading when it says the same (DocBook's reference
+pages give their name as an ``h2``), else a heading of its own at the top, so a page's name is
+always the head of its chunks' heading paths.
 """
 
 from __future__ import annotations
 
-from html.parser import HTMLParser
-
-from indexer.formats.document import Document, Heading, split_lines
+from indexer.formats.document import Document, Heading, UnreadableFile, split_lines
 
 DROPPED_TAGS = frozenset(
     "head nav aside script style template noscript button select svg dialog iframe object canvas".split()
@@ -27,7 +36,9 @@ DROPPED_TAGS = frozenset(
 DROPPED_ROLES = frozenset(
     "navigation banner contentinfo complementary search menu menubar toolbar dialog tooltip".split()
 )
-DROPPED_CLASSES = frozenset({"headerlink"})  # Sphinx's "¶" link in every heading
+#: Sphinx's "¶" link in every heading; DocBook's navigation above and below every page.
+DROPPED_CLASSES = frozenset({"headerlink", "navheader", "navfooter"})
+BREADCRUMBS = "breadcrumb"  # in a class name (breadcrumb, breadcrumbs, wy-breadcrumbs) or an aria-label
 PAGE_LANDMARKS = frozenset({"header", "footer"})  # dropped unless inside a sectioning element
 SECTIONING = frozenset({"article", "section", "main"})
 HEADINGS = {f"h{level}": level for level in range(1, 7)}
@@ -38,54 +49,94 @@ INLINE = frozenset(
 BLOCKS = frozenset(
     "p li pre blockquote table tr dl dt dd div section article figure ul ol h1 h2 h3 h4 h5 h6".split()
 )
-VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
+#: The level of a page's title made a heading of its own: above every ``h1``-``h6``.
+TITLE_LEVEL = 0
 
 
 def read_html(text: str, encoding: str = "utf-8") -> Document:
     """A page's visible content, line by line where it is in the source, with its headings and
     ``pre`` blocks."""
+    # imported here: only a build that meets an HTML page loads lxml
+    from lxml import etree
+
+    line_count = len(split_lines(text))
+    parser = etree.HTMLParser(recover=True, no_network=True, encoding="utf-8")
+    try:  # bytes, so that a declared encoding (<?xml ... encoding=?>) is no error: the text is decoded
+        root = etree.fromstring(text.encode("utf-8", errors="replace"), parser)
+    except etree.XMLSyntaxError:  # nothing to parse: an empty or whitespace-only page
+        root = None
+    fatal = [error for error in parser.error_log if error.level == etree.ErrorLevels.FATAL]
+    if root is not None and fatal:  # libxml2 stopped (elements nested over 256 deep): the rest is lost
+        raise UnreadableFile(
+            f"cannot be read as HTML: {fatal[0].message.strip()} (line {fatal[0].line})", status="damaged"
+        )
     reader = _PageReader()
-    reader.feed(text)
-    reader.close()
-    return reader.document(len(split_lines(text)), encoding)
+    if root is not None:
+        reader.read(root)
+    return reader.document(line_count, encoding)
 
 
-class _PageReader(HTMLParser):
+class _PageReader:
     """Collects text, headings and ``pre`` ranges, each marked with whether it lies in ``<main>``."""
 
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
         self.pieces: list[tuple[int, str, bool]] = []  # (line, text, in main)
         self.headings: list[tuple[Heading, bool]] = []
         self.literal: list[tuple[int, int, bool]] = []
         self.block_starts: list[tuple[int, bool]] = []
-        self.skipping: tuple[str, int] | None = None  # (tag, nesting) of the element being dropped
+        self.line = 1  # where the text being read starts
         self.sectioning = 0  # open article, section and main elements around the current position
-        self.main: tuple[str, int] | None = None  # (tag, nesting) of the open <main> or role="main"
+        self.main_depth = 0  # open <main> (or role="main") elements around the current position
         self.found_main = False
         self.heading: tuple[int, int, list[str]] | None = None  # (line, level, words) of the open heading
         self.pre: tuple[int, int] | None = None  # (first line, nesting) of the open <pre>
+        self.title = ""
 
-    # -- tags -----------------------------------------------------------------------------------
+    def read(self, root) -> None:  # noqa: ANN001 (an lxml element)
+        """Walk the tree in document order, without recursion: a page nested thousands deep is read
+        like any other."""
+        from lxml import etree
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if self.skipping is not None:
-            if tag == self.skipping[0]:
-                self.skipping = (tag, self.skipping[1] + 1)
-            return
-        attributes = dict(attrs)
-        if self._dropped(tag, attributes):
-            if tag not in VOID:
-                self.skipping = (tag, 1)
-            return
-        line = self.getpos()[0]
+        title = root.find("head/title")
+        if title is not None:
+            self.title = " ".join("".join(title.itertext()).split())
+        stack: list[tuple[object, bool]] = [(root, False)]
+        while stack:
+            element, closing = stack.pop()
+            if closing:
+                self._end(element)
+                self._text(element.tail)
+                continue
+            if not isinstance(element.tag, str):  # a comment or processing instruction: not shown
+                self._skip(element.text)
+                self._text(element.tail)
+                continue
+            self._at(element)
+            if self._dropped(element, etree):
+                for text in element.itertext():
+                    self._skip(text)
+                self._text(element.tail)
+                continue
+            self._start(element)
+            self._text(element.text)
+            stack.append((element, True))
+            stack.extend((child, False) for child in reversed(element))
+
+    # -- elements -----------------------------------------------------------------------------
+
+    def _at(self, element) -> None:  # noqa: ANN001
+        """Text after a start tag starts on the line where the tag ends: lxml's ``sourceline``."""
+        if element.sourceline:
+            self.line = element.sourceline
+
+    def _start(self, element) -> None:  # noqa: ANN001
+        tag = element.tag.lower()
+        line = self.line
         if tag not in INLINE and tag != "pre" and self.pre is None:  # words around a block tag are apart
             self._apart(line)
-        if self.main is None and (tag == "main" or attributes.get("role") == "main"):
-            self.main = (tag, 0)
+        if tag == "main" or element.get("role") == "main":
+            self.main_depth += 1
             self.found_main = True
-        if self.main is not None and tag == self.main[0]:
-            self.main = (tag, self.main[1] + 1)
         if tag in SECTIONING:
             self.sectioning += 1
         if tag in HEADINGS and self.heading is None:
@@ -95,22 +146,18 @@ class _PageReader(HTMLParser):
         if tag == "pre":
             self.pre = (self.pre[0], self.pre[1] + 1) if self.pre else (line, 1)
 
-    def handle_endtag(self, tag: str) -> None:
-        if self.skipping is not None:
-            if tag == self.skipping[0]:
-                depth = self.skipping[1] - 1
-                self.skipping = (tag, depth) if depth else None
-            return
-        line = self.getpos()[0]
-        if self.main is not None and tag == self.main[0]:
-            self.main = (tag, self.main[1] - 1) if self.main[1] > 1 else None
+    def _end(self, element) -> None:  # noqa: ANN001
+        tag = element.tag.lower()
+        line = self.line
+        if tag == "main" or element.get("role") == "main":
+            self.main_depth -= 1
         if tag in SECTIONING:
             self.sectioning = max(0, self.sectioning - 1)
         if tag in HEADINGS and self.heading is not None and HEADINGS[tag] == self.heading[1]:
             start, level, words = self.heading
             title = " ".join("".join(words).split())
             if title:
-                self.headings.append((Heading(start, level, title), self.in_main))
+                self.headings.append((Heading(start, level, title, line), self.in_main))
             self.heading = None
         if tag == "pre" and self.pre is not None:
             first, depth = self.pre
@@ -124,27 +171,36 @@ class _PageReader(HTMLParser):
 
     @property
     def in_main(self) -> bool:
-        return self.main is not None
+        return self.main_depth > 0
 
-    def _dropped(self, tag: str, attributes: dict[str, str | None]) -> bool:
+    def _dropped(self, element, etree) -> bool:  # noqa: ANN001
+        tag = element.tag.lower()
         if tag in DROPPED_TAGS or (tag in PAGE_LANDMARKS and not self.sectioning):
             return True
-        if "hidden" in attributes or attributes.get("aria-hidden") == "true":
+        if element.get("hidden") is not None or element.get("aria-hidden") == "true":
             return True
-        if (attributes.get("role") or "") in DROPPED_ROLES:
+        if (element.get("role") or "") in DROPPED_ROLES:
             return True
-        return bool(DROPPED_CLASSES.intersection((attributes.get("class") or "").split()))
+        classes = (element.get("class") or "").split()
+        if DROPPED_CLASSES.intersection(classes) or any(BREADCRUMBS in name.lower() for name in classes):
+            return True
+        return BREADCRUMBS in (element.get("aria-label") or "").lower()
 
     # -- text -----------------------------------------------------------------------------------
 
-    def handle_data(self, data: str) -> None:
-        if self.skipping is not None:
+    def _text(self, data: str | None) -> None:
+        if not data:
             return
-        line = self.getpos()[0]
         if self.heading is not None:
             self.heading[2].append(data)
         for offset, part in enumerate(data.split("\n")):
-            self._add(line + offset, part)
+            self._add(self.line + offset, part)
+        self.line += data.count("\n")
+
+    def _skip(self, data: str | None) -> None:
+        """Text not kept still takes up lines."""
+        if data:
+            self.line += data.count("\n")
 
     def _apart(self, line: int) -> None:
         """A space at a block tag's edge: in the text, and in the title of an open heading (rustdoc's
@@ -173,6 +229,18 @@ class _PageReader(HTMLParser):
             "".join(parts).rstrip() if number in in_literal else " ".join("".join(parts).split())
             for number, parts in enumerate(words, 1)
         ]
-        headings = [heading for heading, in_main in self.headings if kept(in_main)]
+        headings = self._named([heading for heading, in_main in self.headings if kept(in_main)], lines)
         starts = sorted({line for line, in_main in self.block_starts if kept(in_main)})
         return Document(lines, headings, literal, block_starts=starts, encoding=encoding)
+
+    def _named(self, headings: list[Heading], lines: list[str]) -> list[Heading]:
+        """The headings, with the page's title as the head of every path when no ``h1`` names it."""
+        if not self.title or any(heading.level == 1 for heading in headings):
+            return headings
+        if headings and headings[0].title.casefold() == self.title.casefold():
+            first = headings[0]
+            return [Heading(first.line, TITLE_LEVEL, first.title, first.last_line), *headings[1:]]
+        first_text = next((number for number, line in enumerate(lines, 1) if line.strip()), 0)
+        if not first_text:
+            return headings
+        return [Heading(first_text, TITLE_LEVEL, self.title), *headings]

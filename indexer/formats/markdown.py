@@ -5,6 +5,16 @@ HTML comment or YAML front matter is never one, and setext headings (a title und
 or ``---``) are. Code blocks become literal ranges. pulldown-cmark is the CommonMark parser of rustdoc
 and mdBook; pyromark gives its events with byte ranges, from which the line numbers come.
 
+What a rendered page does not show is not read as its text:
+
+- front matter (YAML between ``---`` lines, TOML between ``+++`` lines) is metadata: its ``title``
+  is the page's top heading when the page has no ``#`` title of its own, its ``description`` (or
+  ``summary``) is read at the top of the page, and the rest is left out;
+- reference-style link definitions (``[name]: /url/``) and HTML comments are left out: the
+  definitions only say where a link in the text points, and a line of them alone is no passage;
+- code fences, a setext title's underline, a table's delimiter row and thematic breaks are markup
+  (:attr:`Document.markup`): they stay in a chunk's text, and count nothing toward its size.
+
 Why pyromark rather than markdown-it-py: on the pipeline benchmark's Markdown, markdown-it-py parsed
 3 MB/s (block rules only, inline off), which alone would add about 3 s to a 3.2 s build of 2,000 files;
 pyromark parsed 121 MB/s, with the same headings and code blocks.
@@ -13,21 +23,74 @@ pyromark parsed 121 MB/s, with the same headings and code blocks.
 from __future__ import annotations
 
 import bisect
+from dataclasses import dataclass, field
 
 from indexer.formats.document import Document, Heading, split_lines
+from indexer.formats.metadata import FrontMatter, read_front_matter
 
 LEVELS = {"H1": 1, "H2": 2, "H3": 3, "H4": 4, "H5": 5, "H6": 6}
 TITLE_EVENTS = ("Text", "Code", "InlineMath", "DisplayMath")
 
 
+@dataclass
+class MarkdownLayout:
+    """What the parser found in a Markdown text, as 1-based line numbers."""
+
+    headings: list[Heading] = field(default_factory=list)
+    literal: list[tuple[int, int]] = field(default_factory=list)
+    markup: set[int] = field(default_factory=set)
+    hidden: set[int] = field(default_factory=set)  # link definitions and HTML comments
+    front_matter: tuple[int, int, str, str] | None = None  # first line, last line, style, its text
+
+
 def read_markdown(text: str, encoding: str = "utf-8") -> Document:
-    """A Markdown file's lines with the headings and code blocks its parser found."""
-    headings, literal = markdown_structure(text)
-    return Document(lines=split_lines(text), headings=headings, literal=literal, encoding=encoding)
+    """A Markdown file's lines with the headings and code blocks its parser found, front matter read
+    as metadata and link definitions left out."""
+    layout = markdown_layout(text)
+    lines = split_lines(text)
+    for number in layout.hidden:
+        if number <= len(lines):
+            lines[number - 1] = ""
+    headings = layout.headings
+    if layout.front_matter is not None:
+        first, last, style, source = layout.front_matter
+        headings = _with_front_matter(lines, headings, first, last, read_front_matter(source, style))
+    return Document(
+        lines=lines,
+        headings=headings,
+        literal=layout.literal,
+        encoding=encoding,
+        markup=frozenset(layout.markup),
+    )
+
+
+def _with_front_matter(
+    lines: list[str], headings: list[Heading], first: int, last: int, metadata: FrontMatter
+) -> list[Heading]:
+    """Blank the front matter's lines; its title on its first line (the page's top heading when the
+    page neither has a level-1 heading nor starts with a heading of that title) and its description
+    on the second."""
+    for number in range(first, min(last, len(lines)) + 1):
+        lines[number - 1] = ""
+    named = any(heading.level == 1 for heading in headings) or (
+        bool(headings) and headings[0].title.casefold() == metadata.title.casefold()
+    )
+    if metadata.title and not named:
+        lines[first - 1] = metadata.title
+        headings = [Heading(first, 1, metadata.title), *headings]
+    if metadata.description and first + 1 <= len(lines):
+        lines[first] = metadata.description
+    return headings
 
 
 def markdown_structure(text: str) -> tuple[list[Heading], list[tuple[int, int]]]:
     """Headings and code blocks (as 1-based inclusive line ranges) of Markdown ``text``."""
+    layout = markdown_layout(text)
+    return layout.headings, layout.literal
+
+
+def markdown_layout(text: str) -> MarkdownLayout:
+    """Headings, code blocks, markup lines, hidden lines and front matter of Markdown ``text``."""
     # imported here, so that `index query` does not load a parser it never uses
     import pyromark
 
@@ -41,29 +104,113 @@ def markdown_structure(text: str) -> tuple[list[Heading], list[tuple[int, int]]]
     def line_of(offset: int) -> int:
         return bisect.bisect_right(line_starts, offset)
 
-    headings: list[Heading] = []
-    literal: list[tuple[int, int]] = []
+    def lines_of(span: dict) -> tuple[int, int]:
+        return line_of(span["start"]), line_of(max(span["start"], span["end"] - 1))
+
+    lines = split_lines(text)
+    layout = MarkdownLayout()
+    covered: list[tuple[int, int]] = []  # the line ranges of top-level blocks
+    depth = 0
     title: list[str] | None = None
-    options = pyromark.Options.ENABLE_YAML_STYLE_METADATA_BLOCKS | pyromark.Options.ENABLE_TABLES
-    # events are dicts ({"Start": tag}, {"Text": "..."}) or bare strings ("SoftBreak"); a tag with
-    # fields is a dict ({"Heading": {...}}), a bare tag a string ("Paragraph"): most are skipped on sight
+    collected: tuple[str, list[str]] | None = None  # (what, texts) of open front matter or HTML
+    table_rows: set[int] = set()
+    options = (
+        pyromark.Options.ENABLE_YAML_STYLE_METADATA_BLOCKS
+        | pyromark.Options.ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS
+        | pyromark.Options.ENABLE_TABLES
+    )
+    # events are dicts ({"Start": tag}, {"Text": "..."}) or bare strings ("SoftBreak", "Rule"); a tag
+    # with fields is a dict ({"Heading": {...}}), a bare tag a string ("Paragraph")
     for event, span in pyromark.events_with_range(text, options=options):
         if type(event) is not dict:
+            if event == "Rule":
+                layout.markup.add(line_of(span["start"]))
+                if depth == 0:
+                    covered.append(lines_of(span))
             continue
-        if title is not None:
-            end = event.get("End")
-            if type(end) is dict and "Heading" in end:
-                level = LEVELS[end["Heading"]]
-                headings.append(Heading(line_of(span["start"]), level, " ".join("".join(title).split())))
-                title = None
-            else:
+        start, end = event.get("Start"), event.get("End")
+        if start is None and end is None:  # text, code, HTML...: only a title or metadata keeps it
+            if title is not None:
                 title.extend(event[kind] for kind in TITLE_EVENTS if kind in event)
+            elif collected is not None:
+                collected[1].append(event.get("Text", event.get("Html", "")))
             continue
-        start = event.get("Start")
-        if type(start) is not dict:
+        if start is not None:
+            if depth == 0:
+                covered.append(lines_of(span))
+            depth += 1
+        else:
+            depth -= 1
+        if title is not None:
+            if type(end) is dict and "Heading" in end:
+                first, last = lines_of(span)
+                name = " ".join("".join(title).split())
+                layout.headings.append(Heading(first, LEVELS[end["Heading"]], name, last))
+                if last > first:  # a setext title's underline
+                    layout.markup.add(last)
+                title = None
             continue
-        if "Heading" in start:
+        if collected is not None:  # inside front matter or an HTML block
+            if end is not None and depth == 0:
+                _close_collected(layout, collected, lines_of(span))
+                collected = None
+            continue
+        if start is None:
+            continue
+        if type(start) is dict and "Heading" in start:
             title = []
-        elif "CodeBlock" in start or "MetadataBlock" in start:
-            literal.append((line_of(span["start"]), line_of(max(span["start"], span["end"] - 1))))
-    return headings, literal
+        elif type(start) is dict and "CodeBlock" in start:
+            first, last = lines_of(span)
+            layout.literal.append((first, last))
+            if type(start["CodeBlock"]) is dict or start["CodeBlock"] != "Indented":
+                layout.markup.add(first)
+                if last > first and _is_fence(lines[last - 1] if last <= len(lines) else ""):
+                    layout.markup.add(last)
+        elif type(start) is dict and "MetadataBlock" in start:
+            collected = ("toml" if start["MetadataBlock"] == "PlusesStyle" else "yaml", [])
+        elif start == "HtmlBlock" and depth == 1:
+            collected = ("html", [])
+        elif type(start) is dict and "Table" in start:
+            table = lines_of(span)
+            layout.markup.update(range(table[0], table[1] + 1))  # rows are taken back below
+        elif start in ("TableHead", "TableRow"):
+            table_rows.update(range(lines_of(span)[0], lines_of(span)[1] + 1))
+    layout.markup -= table_rows
+    layout.hidden |= _uncovered_lines(lines, covered)
+    return layout
+
+
+def _close_collected(
+    layout: MarkdownLayout, collected: tuple[str, list[str]], lines: tuple[int, int]
+) -> None:
+    """Front matter (at the top of the file only) is kept for its metadata; an HTML block that is one
+    comment is hidden."""
+    kind, texts = collected
+    first, last = lines
+    if kind == "html":
+        if _is_comment("".join(texts)):
+            layout.hidden.update(range(first, last + 1))
+    elif first == 1:
+        layout.front_matter = (first, last, kind, "".join(texts))
+    else:  # a metadata block further down is not the page's: shown as it is, as code
+        layout.literal.append((first, last))
+
+
+def _is_comment(html: str) -> bool:
+    stripped = html.strip()
+    return stripped.startswith("<!--") and stripped.endswith("-->") and "-->" not in stripped[4:-3]
+
+
+def _is_fence(line: str) -> bool:
+    """A closing code fence: three or more backticks or tildes alone."""
+    stripped = line.strip()
+    return len(stripped) >= 3 and (set(stripped) == {"`"} or set(stripped) == {"~"})
+
+
+def _uncovered_lines(lines: list[str], covered: list[tuple[int, int]]) -> set[int]:
+    """Non-blank lines outside every top-level block: CommonMark gives link reference definitions no
+    block of their own, so these are they."""
+    inside = set()
+    for first, last in covered:
+        inside.update(range(first, last + 1))
+    return {number for number, line in enumerate(lines, 1) if line.strip() and number not in inside}

@@ -25,12 +25,14 @@ import atexit
 import importlib.util
 import json
 import os
+import re
 import selectors
 import subprocess
 import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from typing import IO
 
 from indexer.formats import pdf_worker
@@ -42,6 +44,23 @@ TITLE_SLACK = 12  # a line may carry this many characters beyond an outline titl
 MEMORY_LIMIT = 512 * 1024 * 1024
 #: How long one PDF may take to read: a manual of thousands of pages takes seconds.
 READ_SECONDS = 300.0
+#: How PDFium reports a hyphen it takes for a soft one (a word broken across lines), by version.
+SOFT_HYPHENS = "\ufffe\u0002\u00ad"
+#: Characters no reader sees: the replacement character, noncharacters, C0 and C1 controls but tab
+#: and newline.
+UNSEEN = dict.fromkeys(
+    [
+        0xFFFD,
+        *range(0xFDD0, 0xFDF0),
+        *(plane + end for plane in range(0, 0x110000, 0x10000) for end in (0xFFFE, 0xFFFF)),
+    ]
+    + [code for code in [*range(0x20), *range(0x7F, 0xA0)] if chr(code) not in "\t\n"]
+)
+_SOFT_BREAK = re.compile("[" + SOFT_HYPHENS + "][ \t]*\n[ \t]*")
+#: A running header or footer is a line at the top or bottom of this share of the pages, or more.
+RUNNING_SHARE = 0.5
+RUNNING_DEPTH = 2  # lines from the top and from the bottom of a page where they are looked for
+_DIGITS = re.compile(r"\d+")
 
 
 def read_pdf(data: bytes) -> Document:
@@ -49,7 +68,7 @@ def read_pdf(data: bytes) -> Document:
     answer = _WORKER.read(data)
     if "error" in answer:
         raise UnreadableFile(answer["error"], status=answer["status"])
-    pages: list[list[str]] = answer["pages"]
+    pages = without_running_lines([_cleaned(page) for page in answer["pages"]])
     outline = [(level, title, index) for level, title, index in answer["outline"]]
     lines: list[str] = []
     parts: list[Part] = []
@@ -60,6 +79,50 @@ def read_pdf(data: bytes) -> Document:
     if not lines:
         raise UnreadableFile("no text layer (a scanned PDF without OCR?)", status="no-text")
     return Document(lines=lines, headings=_outline_headings(outline, parts, lines), parts=parts)
+
+
+def _cleaned(page: list[str]) -> list[str]:
+    """A page's lines as the worker read them, cleaned as :func:`clean_page_text` says."""
+    return [line.rstrip() for line in clean_page_text("\n".join(page)).split("\n")]
+
+
+def clean_page_text(text: str) -> str:
+    """A page's text as a reader sees it: one kind of line break, a word broken by a soft hyphen at
+    a line's end joined into one word on one line, other soft hyphens and every character no reader
+    sees removed."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = _SOFT_BREAK.sub("", text)
+    return text.translate({**UNSEEN, **dict.fromkeys(map(ord, SOFT_HYPHENS))})
+
+
+def without_running_lines(pages: list[list[str]]) -> list[list[str]]:
+    """Pages without their running headers and footers: a line among the first or last
+    RUNNING_DEPTH non-blank lines of at least RUNNING_SHARE of the pages (digits ignored, so
+    'Page 3 of 40' is one line), on documents of three pages or more."""
+    if len(pages) < 3:
+        return pages
+    counts: Counter[str] = Counter()
+    for page in pages:
+        counts.update({_running_key(line) for line in _edges(page)})
+    running = {key for key, count in counts.items() if key and count >= RUNNING_SHARE * len(pages)}
+    if not running:
+        return pages
+    return [
+        ["" if line in edges and _running_key(line) in running else line for line in page]
+        for page, edges in ((page, set(_edges(page))) for page in pages)
+    ]
+
+
+def _edges(page: list[str]) -> list[str]:
+    """The first and last RUNNING_DEPTH lines of a page with text, on a page with a body between them
+    (else its first and last line)."""
+    filled = [line for line in page if line.strip()]
+    depth = RUNNING_DEPTH if len(filled) > 3 * RUNNING_DEPTH else 1
+    return filled[:depth] + filled[-depth:]
+
+
+def _running_key(line: str) -> str:
+    return " ".join(_DIGITS.sub("#", line).split()).casefold()
 
 
 class PdfWorker:

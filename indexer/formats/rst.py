@@ -14,6 +14,13 @@ follows docutils' rules for the parts that decide structure:
 - the indented block after a paragraph ending in ``::``, the body of a code directive
   (``.. code-block::``, ``.. code::``, ``.. math::``...) and a ``>>>`` doctest block are literal.
 
+What a rendered page does not show is not read as its text: hyperlink targets (``.. _label:``,
+``__ https://...``), substitution definitions (``.. |name| replace:: ...``), comments, directives
+that only set up how the rest is shown (``highlight``, ``role``, ``index``, ``meta``...), and the
+field list at the top of a page or right after its title, which docutils takes as the page's
+metadata (docinfo; Sphinx's ``:orphan:`` and ``:tocdepth:``). Title adornments and transitions are
+markup (:attr:`Document.markup`): kept in a chunk's text, counting nothing toward its size.
+
 Plain-text notes (``.txt``) are read the same way: underlined titles are common there too.
 """
 
@@ -26,6 +33,15 @@ from indexer.formats.document import Document, Heading, split_lines
 
 _ADORNMENT = re.compile("^([" + re.escape(string.punctuation) + r"])\1*\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:.+-]+)::")
+#: Explicit markup a reader never sees: a target, an anonymous target, a substitution definition, or
+#: a comment (``..`` followed by anything that is not a directive, footnote or citation).
+_UNSEEN = re.compile(r"^(?:\.\.\s+_|__\s|\.\.\s+\|[^|]+\||\.\.(?:\s*$|\s+(?!\[|[\w:.+-]+::)))")
+_FIELD = re.compile(r"^:[^:\s][^:]*:(?:\s|$)")
+#: Directives that set up how the rest of a page is shown, and show nothing themselves.
+UNSEEN_DIRECTIVES = frozenset(
+    """highlight role default-role default-domain tabularcolumns index currentmodule meta contents
+    sectionauthor codeauthor""".split()
+)
 LITERAL_DIRECTIVES = frozenset(
     """code code-block sourcecode parsed-literal math productionlist doctest testcode testoutput
     testsetup testcleanup ipython jupyter-execute code-cell prompt raw graphviz digraph graph mermaid
@@ -35,10 +51,89 @@ SHORTEST_SHORT_UNDERLINE = 4
 
 
 def read_rst(text: str, encoding: str = "utf-8") -> Document:
-    """A reStructuredText (or plain-text) file's lines with its sections and literal blocks."""
+    """A reStructuredText (or plain-text) file's lines with its sections and literal blocks, and
+    without the explicit markup and metadata a reader never sees."""
     lines = split_lines(text)
     headings, literal = rst_structure(lines)
-    return Document(lines=lines, headings=headings, literal=literal, encoding=encoding)
+    in_literal = {number for first, last in literal for number in range(first, last + 1)}
+    for number in unseen_lines(lines, headings, in_literal):
+        lines[number - 1] = ""
+    markup = {
+        number for heading in headings for number in heading.lines if _ADORNMENT.match(lines[number - 1])
+    }
+    markup |= _transitions(lines, in_literal)
+    return Document(
+        lines=lines, headings=headings, literal=literal, encoding=encoding, markup=frozenset(markup)
+    )
+
+
+def unseen_lines(lines: list[str], headings: list[Heading], in_literal: set[int]) -> set[int]:
+    """Lines of explicit markup that show nothing (with their indented continuation), and the
+    docinfo field list: at the top of the page, or right after its first title."""
+    unseen: set[int] = set()
+    index = 0
+    while index < len(lines):
+        stripped = lines[index].strip()
+        directive = _DIRECTIVE.match(stripped)
+        if index + 1 not in in_literal and (
+            _UNSEEN.match(stripped) or (directive and directive.group(1).lower() in UNSEEN_DIRECTIVES)
+        ):
+            end = _explicit_end(lines, index)
+            unseen.update(range(index + 1, end + 1))
+            index = end
+            continue
+        index += 1
+    return unseen | _docinfo(lines, headings, unseen)
+
+
+def _explicit_end(lines: list[str], index: int) -> int:
+    """The 1-based last line of the explicit markup block starting at ``lines[index]``: its first
+    line and the lines indented deeper than it (blank lines between them included)."""
+    indent = len(lines[index]) - len(lines[index].lstrip())
+    end = index + 1
+    following = index + 1
+    while following < len(lines):
+        line = lines[following]
+        if line.strip():
+            if len(line) - len(line.lstrip()) <= indent:
+                break
+            end = following + 1
+        following += 1
+    return end
+
+
+def _docinfo(lines: list[str], headings: list[Heading], unseen: set[int]) -> set[int]:
+    """The field list docutils reads as the page's metadata: the first thing on the page, or the
+    first thing after the page's first title."""
+    starts = [1]
+    if headings:
+        starts.append(max(headings[0].lines) + 1)
+    found: set[int] = set()
+    for start in starts:
+        number = start
+        while number <= len(lines) and (not lines[number - 1].strip() or number in unseen):
+            number += 1
+        if number > len(lines) or not _FIELD.match(lines[number - 1]):
+            continue
+        while number <= len(lines) and (
+            _FIELD.match(lines[number - 1]) or lines[number - 1][:1] in (" ", "\t")
+        ):
+            found.add(number)
+            number += 1
+    return found
+
+
+def _transitions(lines: list[str], in_literal: set[int]) -> set[int]:
+    """Transition lines: a run of four or more of one punctuation character between blank lines."""
+    return {
+        number
+        for number, line in enumerate(lines, 1)
+        if number not in in_literal
+        and len(line.strip()) >= SHORTEST_SHORT_UNDERLINE
+        and _ADORNMENT.match(line)
+        and (number == 1 or not lines[number - 2].strip())
+        and (number == len(lines) or not lines[number].strip())
+    }
 
 
 def rst_structure(lines: list[str]) -> tuple[list[Heading], list[tuple[int, int]]]:
@@ -74,7 +169,7 @@ def rst_structure(lines: list[str]) -> tuple[list[Heading], list[tuple[int, int]
             style, text, used = title
             if style not in styles:
                 styles.append(style)
-            headings.append(Heading(index + 1, styles.index(style) + 1, text))
+            headings.append(Heading(index + 1, styles.index(style) + 1, text, index + used))
             index += used
             after_blank = False
             continue

@@ -96,6 +96,7 @@ class Build:
         self.estimate = ChunkEstimate(())  # of the chunks to embed: for progress
         self.dimensions = Dimensions(store.dimension)
         self.usage_before = backend.usage()
+        self.server_requests_before = backend.requests_by_server()
 
     # -- the run ----------------------------------------------------------------------------------
 
@@ -407,6 +408,11 @@ class Build:
         counts.tokens = after.get("tokens", 0) - self.usage_before.get("tokens", 0)
         return counts
 
+    def _requests_by_server(self) -> dict[str, int]:
+        """This build's requests to each of the backend's servers (how evenly the pool spread them)."""
+        before = self.server_requests_before
+        return {url: count - before.get(url, 0) for url, count in self.backend.requests_by_server().items()}
+
     def _finish(self, build_id: int, outcome: str, error: str | None, failing: bool = False) -> None:
         """Record how the build ended. When it ends by an error, a failure to record that (the disk
         that failed the build may fail this too) must not hide the error itself: the record then
@@ -434,6 +440,7 @@ class Build:
             batches=self.queue.batches_sent,
             requests=counts.requests,
             tokens=counts.tokens,
+            requests_by_server=self._requests_by_server(),
             seconds=seconds,
             files_ignored=self.ignored,
             skipped=self.skipped,

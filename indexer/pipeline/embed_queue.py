@@ -8,8 +8,9 @@ written still needs it (once written, the index is where re-use finds it).
 
 from __future__ import annotations
 
+import queue
 from collections.abc import Callable, Iterable
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
+from concurrent.futures import Executor, Future
 from dataclasses import dataclass
 from itertools import islice
 from typing import Any
@@ -53,6 +54,9 @@ class EmbedQueue:
         self._failed: dict[str, str] = {}  # text hash -> why its batch failed
         self._waiting: dict[str, str] = {}  # text hash -> text, not yet sent
         self._in_flight: dict[Future, Batch] = {}
+        #: futures of the batches in flight, put here by the pool's thread as each one ends: the build
+        #: takes the answers in without registering a waiter on every future in flight each time
+        self._done: queue.SimpleQueue[Future] = queue.SimpleQueue()
         self._sent: set[str] = set()  # hashes of the batches in flight
 
     # -- what a file asks -------------------------------------------------------------------------
@@ -115,13 +119,20 @@ class EmbedQueue:
     def send(self, batch: Batch) -> None:
         """Put a batch in flight (a new one, or the half of one the server found too long)."""
         self._sent.update(batch.hashes)
-        self._in_flight[self.pool.submit(self.embed, batch.texts)] = batch
+        future = self.pool.submit(self.embed, batch.texts)
+        self._in_flight[future] = batch
+        future.add_done_callback(self._done.put)
 
     def finished(self, block: bool, timeout: float | None = None) -> list[tuple[Batch, Future]]:
         """Batches whose answer is in (when ``block``, waiting for at least one, or ``timeout`` seconds)."""
         if not self._in_flight:
             return []
-        done, _ = wait(list(self._in_flight), timeout=timeout if block else 0, return_when=FIRST_COMPLETED)
+        try:
+            done = [self._done.get(timeout=timeout) if block else self._done.get_nowait()]
+        except queue.Empty:
+            return []
+        while not self._done.empty():
+            done.append(self._done.get_nowait())
         batches = []
         for future in done:
             batch = self._in_flight.pop(future)

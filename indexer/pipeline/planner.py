@@ -19,7 +19,10 @@ from indexer.redaction import Finding, redact_document
 from indexer.store.contract import IndexStore
 from indexer.store.records import FileState
 
-STAGES = ("walk", "read", "chunk", "embed", "check", "write")
+#: A build's stages, each timed apart: "read" is the file's bytes and hash, "parse" its format's
+#: reader, "redact" the search for secrets in its text, "tokenize" the chunker's token counts,
+#: "chunk" the chunker's own work without them.
+STAGES = ("walk", "read", "parse", "redact", "tokenize", "chunk", "embed", "check", "write")
 #: Texts whose tokens are counted in one call of the backend (see :meth:`Planner._count_tokens`).
 COUNT_BATCH = 4096
 
@@ -126,14 +129,14 @@ class Planner:
         if state is not None and state.content_hash == content_hash and not self.reread:
             pending.touch_only = state.id  # touched, not changed: nothing to embed
             return pending
-        with self.clock.timing("chunk"):
-            self._chunk(pending, data)
+        self._chunk(pending, data)
         return pending
 
     def _chunk(self, pending: PendingFile, data: bytes) -> None:
         source = pending.source
         try:
-            document = formats.read_document(source.path, data)
+            with self.clock.timing("parse"):
+                document = formats.read_document(source.path, data)
         except formats.UnreadableFile as error:
             if error.status == "damaged":  # its reader failed on it: the file fails, and is recorded
                 pending.status, pending.read_failure = "damaged", str(error)
@@ -141,24 +144,30 @@ class Planner:
                 self._skip(pending, error.status, str(error))
             return
         if not source.secrets_allowed:
-            document, pending.secrets = redact_document(document)
+            with self.clock.timing("redact"):
+                document, pending.secrets = redact_document(document)
         pending.encoding = document.encoding
         if not any(line.strip() for line in document.lines):
             self._skip(pending, "empty", "empty file")
             return
+        tokenizing = self.clock.seconds["tokenize"]
+        started = time.perf_counter()
         chunks = chunk_document(document, self._count_tokens, self.settings)
         pending.set_chunks(chunks, self.backend.document_prefix)
+        tokenized = self.clock.seconds["tokenize"] - tokenizing
+        self.clock.add("chunk", time.perf_counter() - started - tokenized)
 
     def _count_tokens(self, texts: list[str]) -> list[int]:
-        """The backend's token counts, asked :data:`COUNT_BATCH` texts at a time: a tokenizer holds
-        every text's encoding until it returns (the embedded model's, about a kilobyte each), so a
-        file of millions of short lines asked at once took gigabytes."""
-        if len(texts) <= COUNT_BATCH:
-            return self.backend.count_tokens(texts)
-        counts: list[int] = []
-        for start in range(0, len(texts), COUNT_BATCH):
-            counts.extend(self.backend.count_tokens(texts[start : start + COUNT_BATCH]))
-        return counts
+        """The backend's token counts (timed as "tokenize"), asked :data:`COUNT_BATCH` texts at a
+        time: a tokenizer holds every text's encoding until it returns (the embedded model's, about
+        a kilobyte each), so a file of millions of short lines asked at once took gigabytes."""
+        with self.clock.timing("tokenize"):
+            if len(texts) <= COUNT_BATCH:
+                return self.backend.count_tokens(texts)
+            counts: list[int] = []
+            for start in range(0, len(texts), COUNT_BATCH):
+                counts.extend(self.backend.count_tokens(texts[start : start + COUNT_BATCH]))
+            return counts
 
     def _skip(self, pending: PendingFile, status: str, reason: str) -> None:
         pending.status, pending.skip_reason = status, reason

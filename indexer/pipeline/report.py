@@ -63,6 +63,8 @@ class BuildReport:
     files_ignored: int = 0
     skipped: list[SkippedFile] = field(default_factory=list)
     secrets_redacted: int = 0  # secrets replaced by [redacted] in the files this build read
+    #: requests sent to each server, by URL (an HTTP backend's; empty for the embedded model)
+    requests_by_server: dict[str, int] = field(default_factory=dict)
 
     @property
     def ok(self) -> bool:

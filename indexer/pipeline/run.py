@@ -18,6 +18,7 @@ from indexer.pipeline.report import BuildReport
 from indexer.settings import (
     BUILD_OPTIONS_KEY,
     build_fingerprint,
+    chunker_changed_message,
     given_differences,
     only_chunker_changed,
     settings_differ_message,
@@ -57,6 +58,8 @@ def build_root(
     if blocking and not rebuild:
         raise ConfigError(settings_differ_message(blocking))
     recipe = Recipe(chunking, chunk_tokens, rules)
+    if reread:
+        options.warn(chunker_changed_message(differences))
     if differences and not reread:
         return rebuild_index(store, root, backend, options, recipe)
     settings = settings_meta(backend, fingerprint) if recorded is None else None

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import http.client
 import ipaddress
 import json
 import os
@@ -32,10 +31,13 @@ import secrets
 import stat
 from collections.abc import Awaitable, Callable
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from indexer.store import SERVE_SUFFIX, is_postgres_url
+
+if TYPE_CHECKING:
+    import http.client
 
 #: Header by which a server names its run (stamped on every answer).
 INSTANCE_HEADER = "X-Indexer-Instance"
@@ -189,6 +191,22 @@ def search_through_server(
         return None
     if address is None or not _alive(address.pid) or (address.token and not token):
         return None
+    return _ask(address, location, params, token, warn)
+
+
+def _ask(
+    address: ServerAddress,
+    location: str,
+    params: dict[str, Any],
+    token: str | None,
+    warn: Callable[[str], None],
+) -> list[dict] | None:
+    """The hits of a live server at ``address``, once it has proved its secret; None otherwise.
+
+    http.client (and the ssl module it loads) is imported here, when there is a server to ask: a
+    query with none, the usual case, never pays for it."""
+    import http.client
+
     connection = http.client.HTTPConnection(address.connect_host, address.port, timeout=CONNECT_SECONDS)
     connection.auto_open = 0  # never reconnect between the proof and the search: it is one connection
     try:

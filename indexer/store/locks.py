@@ -11,13 +11,14 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from typing import Protocol
-
-import filelock
+from typing import TYPE_CHECKING, Protocol
 
 from indexer.errors import IndexLockedError, StorageError
 
 POLL_SECONDS = 0.1
+
+if TYPE_CHECKING:
+    import filelock
 
 
 class WriterLock(Protocol):
@@ -59,7 +60,7 @@ class FileWriterLock:
         self.index_path = index_path
         self.path = lock_path(index_path)
         self._holder = holder
-        self._lock = filelock.FileLock(self.path, thread_local=False)
+        self._lock = file_lock(self.path)
 
     def acquire(self, wait_seconds: float = 0) -> None:
         wait_for(self._try_acquire, wait_seconds, self._refusal)
@@ -67,7 +68,7 @@ class FileWriterLock:
     def _try_acquire(self) -> bool:
         try:
             self._lock.acquire(timeout=0)
-        except filelock.Timeout:
+        except TimeoutError:  # filelock.Timeout: held by another process
             return False
         except OSError as error:
             raise StorageError(
@@ -100,12 +101,22 @@ def is_locked_elsewhere(index_path: str) -> bool:
     path = lock_path(index_path)
     if not os.path.exists(path):
         return False
-    probe = filelock.FileLock(path, thread_local=False)
+    probe = file_lock(path)
     try:
         probe.acquire(timeout=0)
-    except filelock.Timeout:
+    except TimeoutError:  # filelock.Timeout: held by another process
         return True
     except OSError:
         return False  # a read-only folder: no build can be running there
     probe.release()
     return False
+
+
+def file_lock(path: str) -> filelock.FileLock:
+    """An OS lock on ``path`` that any thread of this process may release.
+
+    filelock is imported here, when a lock is first wanted: only builds and status take one, and a
+    one-off ``index query`` should not pay for it (and the logging module it loads)."""
+    import filelock
+
+    return filelock.FileLock(path, thread_local=False)

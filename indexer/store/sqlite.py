@@ -24,10 +24,9 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import apsw
-import numpy as np
 import orjson
 
 from indexer.errors import (
@@ -41,7 +40,11 @@ from indexer.store import SERVE_SUFFIX, migrations, records
 from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile, StoredChunk
 from indexer.store.sqlite_connections import Connections
-from indexer.store.sqlite_vectors import VectorMatrix
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from indexer.store.sqlite_vectors import VectorMatrix
 
 ENGINE = "sqlite"
 VECTOR_TABLE = "chunk_vectors"
@@ -389,6 +392,8 @@ class SQLiteStore(MetaValues):
             return []
         if self._many_searches or k > VEC0_MAX_K:
             return self._vector_matrix().nearest(query, k, allowed_ids)
+        import numpy as np  # here: a keyword search, which never gets this far, does without numpy
+
         blob = np.asarray(query, dtype=np.float32).tobytes()
         if allowed_ids is None:
             sql = f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ?"
@@ -402,6 +407,8 @@ class SQLiteStore(MetaValues):
     def _vector_matrix(self) -> VectorMatrix:
         """All vectors in memory, shared by this store's threads, reloaded when any process has
         added or removed vectors since the last load."""
+        from indexer.store.sqlite_vectors import VectorMatrix  # numpy: see nearest
+
         version = self.get_meta(VECTORS_VERSION)
         with self._matrix_lock:
             if self._matrix is None or version != self._matrix_version:

@@ -16,8 +16,9 @@ one-line errors when the storage itself fails.
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
-import shutil
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -26,7 +27,6 @@ from typing import Any
 from urllib.parse import quote
 
 import apsw
-import sqlite_vec
 
 from indexer.errors import IndexerError, IndexLockedError, StorageError
 
@@ -69,6 +69,8 @@ def storage_error(path: str, error: apsw.Error) -> IndexerError | None:
 def _space_hint(path: str) -> str:
     """What the system says now about room for the index: free space, and the file size limit."""
     folder = os.path.dirname(os.path.abspath(path))
+    import shutil  # here, for a failure's message only: it loads the compression modules
+
     try:
         free = shutil.disk_usage(folder).free
     except OSError:
@@ -166,7 +168,7 @@ class Connections:
             connection = apsw.Connection(self._uri, flags=flags)
             connection.set_busy_timeout(BUSY_TIMEOUT_MS)
             connection.enable_load_extension(True)
-            connection.load_extension(sqlite_vec.loadable_path())
+            connection.load_extension(sqlite_vec_path())
             connection.enable_load_extension(False)
             if self.writable:
                 connection.execute("PRAGMA synchronous = NORMAL")
@@ -249,3 +251,14 @@ def _uri(path: str, writable: bool, immutable: bool) -> str:
     if writable:
         return f"file:{absolute}"
     return f"file:{absolute}?immutable=1" if immutable else f"file:{absolute}?mode=ro"
+
+
+@functools.cache
+def sqlite_vec_path() -> str:
+    """The sqlite-vec extension the ``sqlite_vec`` package ships (what its ``loadable_path()`` gives),
+    found without importing the package: its ``__init__`` imports the standard ``sqlite3`` module
+    and numpy, which a keyword search, or any search answered from the index, does not need."""
+    spec = importlib.util.find_spec("sqlite_vec")
+    if spec is None or not spec.submodule_search_locations:
+        raise StorageError("the sqlite-vec package is not installed (pip install sqlite-vec)")
+    return os.path.join(spec.submodule_search_locations[0], "vec0")
