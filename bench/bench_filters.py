@@ -34,7 +34,7 @@ SLACK_MS = 5.0
 def questions(index: Index, count: int, seed: int = 5) -> list[str]:
     """Three neighbouring words of random chunks: each question has answers in the index."""
     rng = random.Random(seed)
-    texts = [hit.text for hit in index.search("ka to ri me", k=200, mode="keyword")]
+    texts = [hit.text for hit in index.search("ka to ri me", k=200, mode="keyword", min_score=0)]
     picked = []
     for text in rng.choices(texts, k=count):
         words = [word for word in text.split() if word.isalpha()]
@@ -44,11 +44,13 @@ def questions(index: Index, count: int, seed: int = 5) -> list[str]:
 
 
 def median_ms(index: Index, asked: list[str], mode: str, paths: list[str]) -> float:
-    index.search(asked[0], k=10, mode=mode, paths=paths)  # the vectors loaded, the statements prepared
+    index.search(
+        asked[0], k=10, mode=mode, paths=paths, min_score=0
+    )  # the vectors loaded, the statements prepared
     timings = []
     for question in asked:
         started = time.perf_counter()
-        index.search(question, k=10, mode=mode, paths=paths)
+        index.search(question, k=10, mode=mode, paths=paths, min_score=0)
         timings.append(time.perf_counter() - started)
     return statistics.median(timings) * 1000
 

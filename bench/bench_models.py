@@ -174,7 +174,9 @@ def rerank_quality(
     score does not depend on the others)."""
     found: dict[str, list[float]] = {"hybrid": [], **{f"rerank {depth}": [] for depth in DEPTHS}}
     for query in queries:
-        hits = index.search(collection.queries[query], k=max(DEPTHS), mode="hybrid", roots=[root])
+        hits = index.search(
+            collection.queries[query], k=max(DEPTHS), mode="hybrid", roots=[root], min_score=0
+        )
         scores = reranker.scores(
             collection.queries[query], [passage_text(h.heading, h.text) for h in hits]
         ).tolist()
@@ -204,7 +206,7 @@ def sample_scores(index: Index, reranker: Reranker) -> dict[str, float]:
     questions, off_topic = sample_questions()
     top1_before, top1_after, answering, unrelated = [], [], [], []
     for question in questions:
-        hits = index.search(question["query"], k=20, mode="hybrid")
+        hits = index.search(question["query"], k=20, mode="hybrid", min_score=0)
         scores = reranker.scores(question["query"], [passage_text(h.heading, h.text) for h in hits])
         top1_before.append(bool(hits) and hits[0].path == question["expected"])
         top1_after.append(bool(hits) and hits[int(np.argmax(scores))].path == question["expected"])
@@ -212,7 +214,7 @@ def sample_scores(index: Index, reranker: Reranker) -> dict[str, float]:
             max((s for h, s in zip(hits, scores, strict=True) if h.path == question["expected"]), default=0.0)
         )
     for query in off_topic:  # the best of ten: an off-topic question's lower hits matter even less
-        hits = index.search(query, k=10, mode="hybrid")
+        hits = index.search(query, k=10, mode="hybrid", min_score=0)
         scores = reranker.scores(query, [passage_text(h.heading, h.text) for h in hits])
         unrelated.append(float(max(scores, default=0.0)))
     return {
@@ -244,12 +246,12 @@ def latency(index: Index, reranker: Reranker, repeats: int = 5) -> dict[str, dic
     search in the same run; cold: a new process importing the re-ranker, loading its saved optimised
     copy and scoring the 20 (what a one-off ``index query`` would add)."""
     question = "how do I true a bicycle wheel"
-    hits = index.search(question, k=max(DEPTHS), mode="hybrid")
+    hits = index.search(question, k=max(DEPTHS), mode="hybrid", min_score=0)
     passages = [passage_text(h.heading, h.text) for h in hits]
     search_times = []
     for _ in range(repeats):
         started = time.perf_counter()
-        index.search(question, k=10, mode="hybrid")
+        index.search(question, k=10, mode="hybrid", min_score=0)
         search_times.append(time.perf_counter() - started)
     results: dict[str, dict[str, float]] = {"search": {"ms": statistics.median(search_times) * 1000}}
     reranker.scores(question, passages)  # loads and warms the session
@@ -270,7 +272,9 @@ def precision_times(index: Index, rerankers: list[Reranker], repeats: int = 5) -
     """The median ms of each re-ranker on the same 20 candidates, their runs taking turns so that
     the machine's load falls on each alike."""
     question = "how do I true a bicycle wheel"
-    passages = [passage_text(h.heading, h.text) for h in index.search(question, k=20, mode="hybrid")]
+    passages = [
+        passage_text(h.heading, h.text) for h in index.search(question, k=20, mode="hybrid", min_score=0)
+    ]
     for reranker in rerankers:
         reranker.scores(question, passages)  # loads and warms the session
     times: list[list[float]] = [[] for _ in rerankers]

@@ -207,7 +207,7 @@ class Outcome:
 
 def run(index: Index, query: Query, mode: str) -> Outcome:
     started = time.perf_counter()
-    found = index.search(query.text, k=hits_for(query), mode=mode)
+    found = index.search(query.text, k=hits_for(query), mode=mode, min_score=0)
     seconds = time.perf_counter() - started
     pages = list(dict.fromkeys(hit.path for hit in found))
     # an off-topic question as `index query` asks it: does any hit pass the threshold?
@@ -253,7 +253,9 @@ def calibration_shares(
 def measure(collection: Collection, index: Index) -> dict[str, dict[str, float]]:
     """Per mode: quality, calibration shares and the median query time; and the reference."""
     results = {}
-    index.search("warm up", k=1)  # the model and, from the second search on, the vectors in memory
+    index.search(
+        "warm up", k=1, min_score=0
+    )  # the model and, from the second search on, the vectors in memory
     for mode in MODES:
         outcomes = [run(index, query, mode) for query in collection.queries]
         results[mode] = {

@@ -163,7 +163,11 @@ def question_figures(folder: Path, questions: list[dict], db: Path) -> dict[str,
     with Index.open(db, backend=backend) as index:
         for mode in ("hybrid", "vector", "keyword"):
             ranked = [
-                list(dict.fromkeys(hit.path for hit in index.search(q["query"], k=HITS, mode=mode)))
+                list(
+                    dict.fromkeys(
+                        hit.path for hit in index.search(q["query"], k=HITS, mode=mode, min_score=0)
+                    )
+                )
                 for q in questions
             ]
             figures.update(hits_at(ranked, questions, mode))

@@ -33,6 +33,7 @@ SCRIPTS = [
     "bench_cli",
     "bench_ranking",
     "bench_models",
+    "bench_rerank",
     "bench_serve",
     "bench_redaction",
     "bench_memory",

@@ -8,6 +8,7 @@ import socket
 import threading
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -18,11 +19,11 @@ from indexer.errors import (
     ConfigError,
     IndexNotFoundError,
     IndexOutdatedError,
-    InvalidRequestError,
     NotInIndexError,
 )
 from indexer.progress import Progress
-from indexer.search import MAX_K, MODES, Hit, default_min_score, search
+from indexer.request import SearchRequest, as_tuple, refuse_nul
+from indexer.search import Hit, calibration_for, default_min_score, search
 from indexer.settings import (
     BUILD_OPTIONS_KEY,
     check_backend_matches,
@@ -36,6 +37,8 @@ from indexer.store.records import ChunkFilter
 if TYPE_CHECKING:
     from indexer.passages import Passage
     from indexer.pipeline import BuildReport
+    from indexer.rerank import Reranker
+    from indexer.store.records import StoredChunk
 
 DEFAULT_INDEX = "index.db"
 
@@ -143,6 +146,9 @@ class Index:
         self._query_backend = QueryBackend(location, backend, one_shot)
         self._reader: IndexStore | None = None
         self._searches = 0
+        self._one_shot = one_shot
+        self._reranker: Reranker | None = None
+        self._reranker_lock = threading.Lock()
 
     @classmethod
     def open(
@@ -173,6 +179,9 @@ class Index:
 
     def close(self) -> None:
         self._query_backend.close()
+        with self._reranker_lock:
+            if self._reranker is not None:
+                self._reranker.close()
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -310,38 +319,22 @@ class Index:
         record), or None for an index that has none yet."""
         return self._query_backend.for_index(self.store)
 
-    def search(
-        self,
-        text: str,
-        k: int = 5,
-        mode: str = "hybrid",
-        paths: Sequence[str] | str = (),
-        types: Sequence[str] | str = (),
-        min_score: float | None = None,
-        roots: Sequence[str | os.PathLike[str]] | str = (),
-    ) -> list[Hit]:
-        """The ``k`` chunks that best match ``text``, best first.
+    def search(self, request: SearchRequest | str, /, *args: Any, **options: Any) -> list[Hit]:
+        """The chunks that best match a question, best first, scored in rank order.
 
-        Args:
-            text: the question. ``"exact phrase"`` keeps chunks holding it, ``-word`` (or
-                ``-"a phrase"``) leaves out chunks holding it, ``word*`` finds any word it begins
-                (keyword search); the model reads the text without these marks.
-            k: how many hits at most (1 to :data:`indexer.search.MAX_K`).
-            mode: "hybrid" (vector and keyword lists fused), "vector" or "keyword".
-            paths: glob patterns (or one) on the path relative to its root (``*`` also crosses
-                folders); a pattern also matches the files under it taken as a folder (``api``).
-            types: file extensions (or one) to keep, e.g. ``["md", "txt"]``.
-            min_score: drop hits scoring lower (scores run 0..1 in every mode; see
-                :meth:`default_min_score` for the threshold `index query` applies).
-            roots: folders of the index (or one) to search in, as given to ``build``.
+        Pass a :class:`indexer.request.SearchRequest`, or the question and its fields, in its order or
+        by name (``k``, ``mode``, ``paths``, ``types``, ``min_score``, ``roots``, ``rerank``, ``rerank_top``;
+        :data:`indexer.request.HELP` says what each does). ``min_score=None`` (the default) applies
+        :meth:`default_min_score`, as every front end does: a question the index cannot answer gets
+        nothing rather than its least bad chunks; ``min_score=0`` keeps every hit.
+
+        >>> index.search("how do I rotate keys", k=3, rerank=True)     # doctest: +SKIP
         """
-        if mode not in MODES:
-            raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
-        if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
-            raise ConfigError(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
-        path_globs, extensions = _as_tuple(paths, "paths"), _as_tuple(types, "types")
-        folders = _as_tuple(roots, "roots")
-        _refuse_nul({"the question": [text], "path": path_globs, "type": extensions, "root": folders})
+        if isinstance(request, SearchRequest):
+            if args or options:
+                raise ConfigError("pass a SearchRequest or the question with options, not both")
+        else:
+            request = SearchRequest(request, *args, **options)
         store = self.store
         self._searches += 1
         if self._searches == 2:
@@ -350,9 +343,30 @@ class Index:
         with store.snapshot():
             if store.is_empty():
                 return []
-            chunk_filter = ChunkFilter(path_globs, extensions, self._held_roots(store, folders))
-            backend = self._query_backend.for_index(store) if mode != "keyword" else None
-            return search(store, backend, text, k, mode, chunk_filter, min_score)
+            if request.min_score is None:
+                request = replace(request, min_score=self._default_min_score(store, request))
+            chunk_filter = ChunkFilter(request.paths, request.types, self._held_roots(store, request.roots))
+            backend = self._query_backend.for_index(store) if request.mode != "keyword" else None
+            rerank = self._rerank if request.rerank else None
+            calibration = calibration_for(store.get_meta("model"))
+            return search(store, backend, request, chunk_filter, rerank, calibration)
+
+    def reranker(self) -> Reranker:
+        """The cross-encoder this index's searches re-rank with, loaded on first use and kept: a
+        server (one ``Index``) loads it once."""
+        with self._reranker_lock:
+            if self._reranker is None:
+                # imported here: numpy and onnxruntime, which a search without re-ranking never needs
+                from indexer.rerank import Reranker
+
+                self._reranker = Reranker(one_shot=self._one_shot)
+            return self._reranker
+
+    def _rerank(self, question: str, chunks: Sequence[StoredChunk]) -> list[float]:
+        from indexer.rerank import passage_text
+
+        passages = [passage_text(chunk.heading, chunk.text) for chunk in chunks]
+        return self.reranker().scores(question, passages).tolist()
 
     def _held_roots(self, store: IndexStore, roots: Sequence[str]) -> tuple[str, ...]:
         """The index's names of ``roots``; a folder it does not hold is an error naming those it
@@ -369,11 +383,16 @@ class Index:
             )
         return tuple(key for key in found.values() if key is not None)
 
-    def default_min_score(self, mode: str = "hybrid") -> float | None:
+    def default_min_score(self, mode: str = "hybrid", rerank: bool = False) -> float | None:
         """The score under which a hit is more likely noise than an answer, where this index's scores
-        are calibrated: :data:`indexer.search.DEFAULT_MIN_SCORE` in keyword mode, and in the other
-        modes for the model the calibration was fitted for; None otherwise."""
-        return default_min_score(mode, self.store.get_meta("model"))
+        are calibrated: the re-ranker's threshold with ``rerank``; else
+        :data:`indexer.search.DEFAULT_MIN_SCORE` in keyword mode, and in the other modes for a model
+        with a calibration (:data:`indexer.search.CALIBRATIONS`); None otherwise."""
+        return default_min_score(mode, self.store.get_meta("model"), rerank)
+
+    def _default_min_score(self, store: IndexStore, request: SearchRequest) -> float:
+        threshold = default_min_score(request.mode, store.get_meta("model"), request.rerank)
+        return 0.0 if threshold is None else threshold
 
     def get(self, citation: str, root: str | None = None) -> Passage:
         """The text of a file as indexed, by a hit's citation: ``path:12-30`` (those lines),
@@ -388,7 +407,7 @@ class Index:
         # imported here: a search does not pay for the format readers it names parts with
         from indexer.passages import read_passage
 
-        _refuse_nul({"the citation": [citation], "root": [root] if root is not None else []})
+        refuse_nul({"the citation": [citation], "root": [root] if root is not None else []})
         store = self.store
         with store.snapshot():
             return read_passage(store, citation, root)
@@ -415,9 +434,29 @@ class Index:
                 "walk_rules": {root: store.get_json(walk_rules_key(root)) for root in store.roots()},
                 "migrations": store.applied_migrations(),
                 "builds": store.recent_builds(builds),
+                "scores": score_status(store.get_meta("model")),
+                "reranker": self.reranker().describe(),
             }
         status["builds"] = [_build_status(store, build) for build in status["builds"]]
         return status
+
+
+def score_status(model: str | None) -> dict[str, Any]:
+    """How this index's scores are judged: the maps fitted for its model (none: said so) and the
+    threshold each mode applies by default."""
+    calibration = calibration_for(model)
+    thresholds = {mode: default_min_score(mode, model) for mode in ("hybrid", "vector", "keyword")}
+    return {
+        "calibrated": calibration is not None,
+        "calibration": None if calibration is None else calibration.describe(),
+        "default_min_score": {**thresholds, "rerank": default_min_score("hybrid", model, rerank=True)},
+        "note": (
+            f"scores calibrated for {model}"
+            if calibration is not None
+            else f"no calibration for {model}: vector and hybrid scores are in rank order but not "
+            "calibrated, and no default threshold applies to them (re-ranked scores are)"
+        ),
+    }
 
 
 def file_types(store: IndexStore) -> list[dict[str, Any]]:
@@ -478,25 +517,6 @@ def _root_keys(root: str | os.PathLike[str]) -> list[str]:
     return [str(Path(root).resolve()), os.path.abspath(root), os.fspath(root)]
 
 
-def _refuse_nul(values: dict[str, Sequence[str]]) -> None:
-    """A NUL byte is in no indexed text or path (a file holding one is binary, and left out), and
-    stores choke on it (PostgreSQL refuses it in any text): asking with one is told so."""
-    for name, texts in values.items():
-        for text in texts:
-            if "\0" in text:
-                raise InvalidRequestError(f"{name} {text!r} holds a NUL byte, which no indexed text holds")
-
-
 def _patterns(values: Sequence[str] | str | None, name: str) -> tuple[str, ...] | None:
     """Patterns given to a build (None: not given, so the recorded ones apply)."""
-    return None if values is None else _as_tuple(values, name)
-
-
-def _as_tuple(values: Sequence[str] | str, name: str) -> tuple[str, ...]:
-    """One pattern or a sequence of them (a lone string is one pattern, not its characters)."""
-    if isinstance(values, (str, os.PathLike)):
-        return (os.fspath(values),) if values else ()
-    values = [os.fspath(value) if isinstance(value, os.PathLike) else value for value in values]
-    if not all(isinstance(value, str) for value in values):
-        raise ConfigError(f"{name} must be a string or a sequence of strings, not {values!r}")
-    return tuple(values)
+    return None if values is None else as_tuple(values, name)

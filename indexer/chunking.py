@@ -242,7 +242,12 @@ def _with_headings_carried(blocks: list[_Block]) -> list[_Block]:
     waiting: _Block | None = None
     for block in blocks:
         if waiting is not None:
-            block = _Block(waiting.pieces + block.pieces, block.path, min(waiting.boundary, block.boundary))
+            block = _Block(
+                waiting.pieces + block.pieces,
+                block.path,
+                min(waiting.boundary, block.boundary),
+                heading_only=block.heading_only,  # titles in a row carry on, all of them, to the text
+            )
             waiting = None
         if block.heading_only:
             waiting = block

@@ -34,8 +34,9 @@ from indexer.errors import exit_codes as exit_codes_of_errors
 from indexer.ignore import parse_size
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
 from indexer.progress import Progress, duration
-from indexer.search import DEFAULT_MIN_SCORE, MAX_K, MODES, Hit
-from indexer.serving.discovery import search_through_server
+from indexer.request import HELP, MAX_K, MAX_RERANK_TOP, MODES, RERANK_TOP, SearchRequest
+from indexer.search import Hit
+from indexer.serving.discovery import ANSWER_SECONDS, RERANK_ANSWER_SECONDS, search_through_server
 from indexer.serving.hosts import host_name
 from indexer.store import is_postgres_url
 
@@ -455,27 +456,20 @@ class QueryCommand(click.Command):
 @main.command(cls=QueryCommand, epilog=exit_codes(0, 1, 2, 4, 5, c1=QUERY_CODE_1))
 @click.argument("text")
 @db_option
+@click.option("-k", "k", type=click.IntRange(min=1, max=MAX_K), default=5, show_default=True, help=HELP["k"])
+@click.option("--mode", type=click.Choice(MODES), default=MODES[0], show_default=True, help=HELP["mode"])
+@click.option("--path", "paths", multiple=True, help=HELP["paths"] + " Repeatable.")
+@click.option("--type", "types", multiple=True, help=HELP["types"] + " Repeatable.")
+@click.option("--root", "roots", multiple=True, metavar="FOLDER", help=HELP["roots"] + " Repeatable.")
+@click.option("--min-score", type=float, default=None, help=HELP["min_score"])
+@click.option("--rerank/--no-rerank", default=False, show_default=True, help=HELP["rerank"])
 @click.option(
-    "-k", "k", type=click.IntRange(min=1, max=MAX_K), default=5, show_default=True, help="How many hits."
-)
-@click.option("--mode", type=click.Choice(MODES), default=MODES[0], show_default=True)
-@click.option(
-    "--path",
-    "paths",
-    multiple=True,
-    help="Only files whose relative path matches this glob, or lies under this folder (repeatable).",
-)
-@click.option("--type", "types", multiple=True, help="Only files with this extension, e.g. md (repeatable).")
-@click.option(
-    "--root", "roots", multiple=True, metavar="FOLDER", help="Only this folder of the index (repeatable)."
-)
-@click.option(
-    "--min-score",
-    type=float,
-    default=None,
-    help=f"Drop hits scoring lower; scores run 0..1 in every mode. Default {DEFAULT_MIN_SCORE} in keyword "
-    "mode and with the built-in model (calibrated: an off-topic question returns nothing), none with "
-    "other models. 0 keeps every hit.",
+    "--rerank-top",
+    type=click.IntRange(1, MAX_RERANK_TOP),
+    default=RERANK_TOP,
+    show_default=True,
+    metavar="N",
+    help=HELP["rerank_top"],
 )
 @click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
 @click.option(
@@ -502,6 +496,8 @@ def query(
     types: tuple[str, ...],
     roots: tuple[str, ...],
     min_score: float | None,
+    rerank: bool,
+    rerank_top: int,
     as_json: bool,
     output_format: str,
     base_url: tuple[str, ...],
@@ -520,18 +516,19 @@ def query(
         raise click.BadParameter("the question is empty", param_hint="TEXT")
     location = db_path or default_index_path()
     roots = tuple(root if is_postgres_url(location) else os.path.realpath(root) for root in roots)
-    search = {"k": k, "mode": mode, "paths": paths, "types": types, "min_score": min_score, "roots": roots}
+    request = SearchRequest(
+        question, k=k, mode=mode, paths=paths, types=types, roots=roots, min_score=min_score,
+        rerank=rerank, rerank_top=rerank_top,
+    )  # fmt: skip
     hits = None
     if not no_server and not base_url and api_key is None:
-        hits = hits_from_server(location, question, search)
+        hits = hits_from_server(location, request)
     if hits is None:
         # one question in this process: a backend may start faster
         with Index.open(location, create=False, one_shot=True) as index:
             if base_url or api_key is not None:
                 index.connect(base_url or None, api_key)
-            if min_score is None:
-                search["min_score"] = index.default_min_score(mode)
-            hits = index.search(question, **search)
+            hits = index.search(request)
     output_format = "json" if as_json else output_format
     if output_format == "json":
         click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
@@ -549,14 +546,18 @@ def query(
         sys.exit(1)
 
 
-def hits_from_server(location: str, text: str, search: dict[str, Any]) -> list[Hit] | None:
+def hits_from_server(location: str, request: SearchRequest) -> list[Hit] | None:
     """The hits a running ``index serve`` of this index gives, or None to search here."""
-    params = {"q": text, "k": search["k"], "mode": search["mode"], "path": search["paths"]}
-    params.update({"type": search["types"], "root": search["roots"]})
-    if search["min_score"] is not None:
-        params["min_score"] = repr(search["min_score"])
+    params: dict[str, Any] = {"q": request.text, "k": request.k, "mode": request.mode}
+    params.update({"paths": request.paths, "types": request.types, "roots": request.roots})
+    if request.min_score is not None:
+        params["min_score"] = repr(request.min_score)
+    if request.rerank:
+        params.update({"rerank": "true", "rerank_top": request.rerank_top})
     warn = lambda message: click.echo(f"warning: {message}", err=True)  # noqa: E731
-    found = search_through_server(location, params, os.environ.get("INDEX_TOKEN") or None, warn)
+    # a re-ranked answer takes the server seconds: waiting beats loading the model here
+    wait = RERANK_ANSWER_SECONDS if request.rerank else ANSWER_SECONDS
+    found = search_through_server(location, params, os.environ.get("INDEX_TOKEN") or None, warn, wait)
     try:
         return None if found is None else [Hit(**hit) for hit in found]
     except TypeError:  # a server of another version, whose hits have other fields
@@ -642,6 +643,8 @@ def status_lines(info: dict[str, Any]) -> list[str]:
         f"model       {info['model']} ({backend})",
         f"dimension   {info['dimension']}",
         f"fingerprint {info['fingerprint']}",
+        f"scores      {info['scores']['note']}; threshold {threshold_text(info['scores'])}",
+        f"re-ranker   {reranker_text(info['reranker'])}",
     ]
     lines += [
         f"root        {root['path']}  ({root['files']} files, {root['chunks']} chunks)"
@@ -656,6 +659,19 @@ def status_lines(info: dict[str, Any]) -> list[str]:
             f"{build_row['requests']} requests, {build_row['tokens']} tokens"
         )
     return lines
+
+
+def threshold_text(scores: dict[str, Any]) -> str:
+    found = scores["default_min_score"]
+    return ", ".join(f"{mode} {'none' if found[mode] is None else found[mode]}" for mode in found)
+
+
+def reranker_text(reranker: dict[str, Any]) -> str:
+    loaded = "loaded" if reranker["loaded"] else "loaded on first --rerank"
+    return (
+        f"{reranker['model']} {reranker['precision']} (sha256 {reranker['sha256'][:12]}), "
+        f"{reranker['candidates']} candidates of {reranker['pair_tokens']} tokens, {loaded}"
+    )
 
 
 @main.command(epilog=exit_codes(0, 2, 3, 4, 5))
@@ -899,8 +915,9 @@ def serve(
     """Answer searches over HTTP with the model loaded once: a search page at /, a JSON API
     (reference at /docs).
 
-    GET /search?q=...&k=&mode=&path=&type=&root=&min_score=, GET /chunks/CITATION, GET /status,
-    GET /health. `index query` on the same index uses it while it runs. Stop with Ctrl-C."""
+    GET /search?q=...&k=&mode=&paths=&types=&roots=&min_score=&rerank=&rerank_top=,
+    GET /chunks/CITATION, GET /status, GET /health. `index query` on the same index uses it while it
+    runs. Stop with Ctrl-C."""
     run = serving_module()
     say = lambda message: click.echo(message, err=True)  # noqa: E731
     with Index.open(db_path or default_index_path(), create=False) as index:

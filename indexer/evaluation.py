@@ -209,7 +209,8 @@ def drop_other_roots(index: Index, documents: Path) -> None:
 def rank_documents(index: Index, text: str, mode: str, root: Path | None = None) -> list[str]:
     """Document ids, best first, each once (a document's best chunk decides its place). ``root``:
     search only the collection's folder, when the index holds others."""
-    hits = index.search(text, k=2 * DOCUMENTS_PER_QUERY, mode=mode, roots=[root] if root else ())
+    # every hit: the ranking is measured, not the threshold
+    hits = index.search(text, k=2 * DOCUMENTS_PER_QUERY, mode=mode, roots=[root] if root else (), min_score=0)
     return list(dict.fromkeys(document_id(hit.path) for hit in hits))[:DOCUMENTS_PER_QUERY]
 
 

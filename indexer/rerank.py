@@ -53,6 +53,7 @@ from indexer.backends.onnx_session import (
 )
 from indexer.backends.packaged import MS_MARCO_MINILM
 from indexer.errors import BackendError, BackendUnreachableError, ConfigError
+from indexer.request import RERANK_TOP
 
 #: The longest question-and-passage pair read, [CLS] and both [SEP] included.
 PAIR_TOKENS = 256
@@ -140,6 +141,18 @@ class Reranker:
                 ) from exc
             logits[rows] = out.reshape(len(rows))
         return logits
+
+    def describe(self) -> dict[str, object]:
+        """What ``index status`` says of the re-ranker: model, file, precision, pair length, and
+        whether this process has loaded it."""
+        return {
+            "model": self.model_name,
+            "sha256": MS_MARCO_MINILM.onnx_sha256,
+            "precision": self.precision,
+            "pair_tokens": self.pair_tokens,
+            "candidates": RERANK_TOP,
+            "loaded": self._session is not None,
+        }
 
     def close(self) -> None:
         """Drop the session and its memory; the next call loads it again."""

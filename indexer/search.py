@@ -15,35 +15,49 @@ The evidence ranks the hits, but for two rules: a question that is one name (``P
 ``std::io::Stdout``) puts first the chunks of the page named after it (:func:`named_first`), and the
 hybrid answer holds the best keyword hit whenever keyword mode would show it (:func:`with_keyword_best`).
 
-The score users see, between 0 and 1, says how likely a hit answers the
-question, so that one threshold means the same in every query and every mode: a fixed logistic map
-(:data:`CALIBRATION`) of the hit's own *strength* (:func:`strengths`). In vector mode the strength is
-the cosine; in keyword mode the keyword evidence less :data:`KEYWORD_DISCOUNT`; in hybrid mode the
-stronger of the two, all through the same map, so a score means the same in every mode and a hit that
-keyword mode shows at a score is in the hybrid answer at that score or more.
-The blend ranks well but judges badly: an off-topic question sharing a rare word or two with a
-collection reached the blend of a paraphrase that shares none, so a fixed map of the blend missed
-both ways (SciFact, the sample corpus; ``bench/bench_ranking.py --calibrations`` measures the
-candidates). A hybrid hit may therefore score above the hit ranked before it, and a threshold drops
-the weak hits wherever they stand. Min-max normalising each list per query, as this module did
-before, gave the best hit of any query a high score (a question about banana bread over a build
-tool's manual scored 0.70).
+The score users see, between 0 and 1, says how likely a hit answers the question, so that one
+threshold means the same in every query, mode and front end, and it falls in rank order, so a user
+reads the list as it is sorted:
+
+- each hit's *strength* (:func:`strengths`: the cosine in vector mode, the keyword evidence less
+  :data:`KEYWORD_DISCOUNT` in keyword mode, the stronger of the two in hybrid mode) goes through a
+  fixed logistic map fitted for the index's model (:data:`CALIBRATIONS`);
+- then each hit scores as the strongest hit ranked at or below it (:func:`in_rank_order`): the
+  score shown is how likely an answer is here or further down, and a threshold cuts the list's
+  tail, never its middle. A page named as a one-name question asks scores at least
+  :data:`NAMED_PAGE_SCORE`.
+- with re-ranking, the strength is the cross-encoder's probability (:mod:`indexer.rerank`), under
+  the same rule, for any model.
+
+In vector and keyword mode the evidence ranks the hits, so the score is a monotone map of it. In
+hybrid mode the blend ranks (ranked by the strength instead, SciFact loses 0.05 nDCG@10) but judges
+worse: an off-topic question sharing a rare word with a collection reaches the blend of a paraphrase
+sharing none, where the strength keeps them apart (bench/RESULTS.md, issue 22). So hybrid ranks by
+the blend and scores by the strength, held in rank order from below: a weak hit the blend ranks
+above a strong one shows the strong one's score, which keeps, at the threshold, every hit strong on
+its own (holding each hit under those before it instead dropped the answers of a quarter of the
+sample corpus's paraphrases).
+
+Min-max normalising each list per query, as this module did before issue 14, gave
+the best hit of any query a high score (a question about banana bread over a build tool's manual
+scored 0.70).
 """
 
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError
+from indexer.request import MAX_K as MAX_K
+from indexer.request import MODES as MODES
+from indexer.request import SearchRequest
 from indexer.store.contract import IndexStore
 from indexer.store.records import ChunkFilter, StoredChunk
 
-MODES = ("hybrid", "vector", "keyword")
-#: The most hits one search returns: enough to read a whole manual, small enough to answer quickly.
-MAX_K = 10_000
 NO_FILTER = ChunkFilter()
 #: Share of the cosine in hybrid evidence, chosen on five collections at once (bench/bench_ranking.py
 #: --compare): from 0.4 to 0.6, SciFact's nDCG@10 goes from 0.740 to 0.730 and the paraphrased
@@ -163,21 +177,53 @@ SHARE_FLOOR_WORDS = 12
 #: whose words name something rare (evidence near 1) is as strong as a close paraphrase, a few words
 #: in common are weak. Fitted with the map below, by likelihood (bench/bench_ranking.py --fit).
 KEYWORD_DISCOUNT = 0.35
-_VECTOR_AND_HYBRID = Calibration(slope=30.675, offset=-11.727)  # 0.5 at a strength of 0.38
-#: Fitted by ``bench/bench_ranking.py --fit`` for the default model (all-MiniLM-L6-v2) on the CMake
-#: manual and SciFact (half of the off-topic questions): the slope by logistic regression of real
-#: against off-topic questions (their top hits), the 0.5 point where 3% of the real questions' top hits
-#: fall below it. Every mode shares the one map of the strength: keyword mode's own map, fitted the
-#: same way, showed off-topic questions sharing one rare word with the index at 0.5 and above, so the
-#: default mode could not both keep them out and keep every hit keyword mode showed. The man pages,
-#: Rust's docs and the sample corpus are the held-out check (bench/data/README.md).
-CALIBRATION = {mode: _VECTOR_AND_HYBRID for mode in ("vector", "keyword", "hybrid")}
-#: The model the vector and hybrid calibrations were fitted for; other models' cosines run on other
-#: scales, so their scores are only ordered, not calibrated, and no threshold is applied by default.
+#: Keyword mode's map, of the keyword evidence less :data:`KEYWORD_DISCOUNT`: the same for every
+#: model, since no model takes part. Fitted by ``bench/bench_ranking.py --fit`` on the CMake manual and
+#: SciFact (half of the off-topic questions): the slope by logistic regression of real against
+#: off-topic questions (their top hits), the 0.5 point where 3% of the real questions' top hits fall
+#: below it. The man pages, Rust's docs and the sample corpus are the held-out check.
+KEYWORD_CALIBRATION = Calibration(slope=30.675, offset=-11.727)  # 0.5 at evidence 0.73
+
+
+@dataclass(frozen=True)
+class ModelCalibration:
+    """One model's map from a hit's strength on the cosine's scale (:func:`strengths`: the cosine
+    in vector mode, the stronger of cosine and discounted keyword evidence in hybrid mode) to the
+    score shown. Cosines run on another scale with every model, so a map fitted for one says nothing
+    of another."""
+
+    cosine: Calibration
+
+    def of(self, mode: str) -> Calibration:
+        return KEYWORD_CALIBRATION if mode == "keyword" else self.cosine
+
+    def describe(self) -> dict[str, dict[str, float]]:
+        """Each map, for ``index status``: (slope, offset) of the logistic."""
+        maps = {"vector and hybrid": self.cosine, "keyword": KEYWORD_CALIBRATION}
+        return {name: {"slope": found.slope, "offset": found.offset} for name, found in maps.items()}
+
+
+#: The model each calibration was fitted for (its recorded name), fitted as keyword mode's is: the
+#: slope by logistic regression of real against off-topic questions' top-hit strengths, the 0.5 point
+#: where 3% of real questions' top hits fall below it. Other models' scores still fall in rank
+#: order, through the default model's map, but are not calibrated: no default threshold applies in
+#: vector and hybrid mode, and ``index status`` says so.
+CALIBRATIONS = {
+    "all-MiniLM-L6-v2-int8": ModelCalibration(cosine=Calibration(slope=30.675, offset=-11.727)),
+}
+#: The model whose maps order the scores of a model with none.
 CALIBRATED_MODEL = "all-MiniLM-L6-v2-int8"
 #: The score under which a hit is more likely noise than an answer: 97% of real questions' top hits
 #: score above it on the fit collections.
 DEFAULT_MIN_SCORE = 0.5
+#: The same for the re-ranker's probability, whatever model found the candidates. The cross-encoder
+#: puts off-topic questions' best candidates near 0 (under 0.01 for 97% of the sample corpus's), but
+#: it also puts there the answers of many long, paraphrased questions, which MS MARCO's short web
+#: searches did not teach it: a higher cut would silence them too (bench/RESULTS.md, bench_rerank).
+RERANK_MIN_SCORE = 0.01
+#: The least score of a page named exactly as a one-name question asks (:func:`named_first`): it is
+#: what the user typed, a strong hit whatever its words' evidence.
+NAMED_PAGE_SCORE = 0.9
 
 
 @dataclass(frozen=True)
@@ -211,41 +257,55 @@ class Hit:
         return asdict(self)
 
 
+#: Scores chunks against a question: the probability that each answers it, in order.
+Rerank = Callable[[str, Sequence[StoredChunk]], Sequence[float]]
+
+
 def search(
     store: IndexStore,
     backend: EmbeddingBackend | None,
-    text: str,
-    k: int = 5,
-    mode: str = "hybrid",
+    request: SearchRequest,
     chunk_filter: ChunkFilter = NO_FILTER,
-    min_score: float | None = None,
+    rerank: Rerank | None = None,
+    calibration: ModelCalibration | None = None,
 ) -> list[Hit]:
-    """The ``k`` best chunks for ``text``. Filters (path globs, file types) apply inside each search,
-    so ``k`` hits come back whenever ``k`` chunks pass the filters. A quoted phrase that no chunk
-    holds is searched as its words: quote marks in a pasted question never empty the answer alone."""
-    if mode not in MODES:
-        raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
-    if k <= 0:
-        return []
-    query = Query.parse(text)
+    """The ``request.k`` best chunks for ``request.text``, best first, each scored in rank order.
+
+    Filters (path globs, file types) apply inside each search, so ``k`` hits come back whenever
+    ``k`` chunks pass the filters. A quoted phrase that no chunk holds is searched as its words:
+    quote marks in a pasted question never empty the answer alone. With ``request.rerank``, the
+    fused best ``request.candidates`` are re-read by ``rerank`` and ranked by its probability.
+    ``calibration`` maps the hits' strengths to scores (default: the built-in model's).
+    ``request.min_score`` only cuts: the scores fall in rank order, so it keeps a first part."""
+    query = Query.parse(request.text)
     if not query.text:
-        raise ConfigError(f"the question {text!r} has nothing to search for, only words to leave out")
-    found = Found.search(store, backend, query, k, mode, chunk_filter)
+        raise ConfigError(f"the question {request.text!r} has nothing to search for, only words to leave out")
+    depth = request.candidates if request.rerank else request.k
+    found = Found.search(store, backend, query, depth, request.mode, chunk_filter)
     if query.phrases and not found.order:
-        found = Found.search(store, backend, query.with_phrases_as_words(), k, mode, chunk_filter)
-    return found.hits(store, k, min_score)
+        found = Found.search(store, backend, query.with_phrases_as_words(), depth, request.mode, chunk_filter)
+    if request.rerank:
+        if rerank is None:
+            raise ConfigError("re-ranking needs a re-ranker")
+        ranked = found.reranked(store, request, rerank)
+    else:
+        ranked = found.scored(calibration or CALIBRATIONS[CALIBRATED_MODEL])
+    if request.min_score is not None:
+        ranked = [(chunk_id, score) for chunk_id, score in ranked if score >= request.min_score]
+    return found.hits(store, ranked[: request.k])
 
 
 @dataclass
 class Found:
     """What the searches of one query found: each chunk's cosine and keyword scores, and the order
-    of the answer."""
+    of the answer (with the chunks of the pages named as asked)."""
 
     mode: str
     order: list[int]
     vector: dict[int, float]
     keyword: KeywordScores
     chunks: dict[int, StoredChunk]
+    named: frozenset[int] = frozenset()
 
     @classmethod
     def search(
@@ -274,29 +334,50 @@ class Found:
             evidence = fuse(vector_scores, keyword.shares)
         else:
             evidence = vector_scores if mode == "vector" else keyword.evidence
-        # ranked by the evidence itself: the calibrated score of two strong hits can round to the same 1.0
         order = [chunk_id for chunk_id, _ in sorted(evidence.items(), key=_best_first)]
+        if mode == "hybrid":
+            order = with_keyword_best(order, k, keyword.evidence)
         chunks: dict[int, StoredChunk] = {}
+        named: frozenset[int] = frozenset()
         name = asked_name(query.text) if mode != "vector" else None
         if name is not None:
             chunks = store.chunks_by_ids(order)
-            order = named_first(order, chunks, name)
-        return cls(mode, order, vector_scores, keyword, chunks)
+            order, named = named_first(order, chunks, name)
+        return cls(mode, order, vector_scores, keyword, chunks, named)
 
-    def scored(self) -> list[tuple[int, float]]:
-        """(chunk id, calibrated score) in the answer's order."""
+    def scored(self, calibration: ModelCalibration) -> list[tuple[int, float]]:
+        """(chunk id, score) in the answer's order: each hit's strength (:func:`strengths`) through
+        the mode's map, then held in rank order (:func:`in_rank_order`)."""
+        calibrate = calibration.of(self.mode)
         found = strengths(self.mode, self.order, self.vector, self.keyword.evidence)
-        calibrate = CALIBRATION[self.mode]
-        return [(chunk_id, calibrate(strength)) for chunk_id, strength in zip(self.order, found, strict=True)]
+        scores = [calibrate(strength) for strength in found]
+        return list(zip(self.order, in_rank_order(scores, self.floors()), strict=True))
 
-    def hits(self, store: IndexStore, k: int, min_score: float | None) -> list[Hit]:
-        ranked = self.scored()
-        if min_score is not None:
-            ranked = [(chunk_id, score) for chunk_id, score in ranked if score >= min_score]
-        if self.mode == "hybrid":
-            ranked = with_keyword_best(ranked, k, self.keyword.evidence)
-        ranked = ranked[:k]
-        chunks = self.chunks or store.chunks_by_ids([chunk_id for chunk_id, _ in ranked])
+    def reranked(self, store: IndexStore, request: SearchRequest, rerank: Rerank) -> list[tuple[int, float]]:
+        """(chunk id, the re-ranker's probability) of the fused best ``request.candidates``, ranked by
+        it; the pages named as a one-name question asks stay first, as without re-ranking."""
+        candidates = self.order[: request.candidates]
+        chunks = self.chunks or store.chunks_by_ids(candidates)
+        self.chunks = chunks
+        candidates = [chunk_id for chunk_id in candidates if chunk_id in chunks]
+        read = rerank(request.text, [chunks[chunk_id] for chunk_id in candidates])
+        probability = dict(zip(candidates, read, strict=True))
+        named = [chunk_id for chunk_id in candidates if chunk_id in self.named]
+        others = sorted((c for c in candidates if c not in self.named), key=lambda c: (-probability[c], c))
+        order = named + others
+        scores = in_rank_order([float(probability[chunk_id]) for chunk_id in order], self.floors(order))
+        return list(zip(order, scores, strict=True))
+
+    def floors(self, order: list[int] | None = None) -> list[float]:
+        """The least score of each hit: :data:`NAMED_PAGE_SCORE` for a page named as asked."""
+        return [
+            NAMED_PAGE_SCORE if chunk_id in self.named else 0.0
+            for chunk_id in (self.order if order is None else order)
+        ]
+
+    def hits(self, store: IndexStore, ranked: list[tuple[int, float]]) -> list[Hit]:
+        missing = [chunk_id for chunk_id, _ in ranked if chunk_id not in self.chunks]
+        chunks = {**self.chunks, **(store.chunks_by_ids(missing) if missing else {})}
         return [
             Hit(
                 path=chunks[chunk_id].path,
@@ -316,20 +397,29 @@ class Found:
         ]
 
 
-def with_keyword_best(
-    ranked: list[tuple[int, float]], k: int, evidence: dict[int, float]
-) -> list[tuple[int, float]]:
-    """``ranked`` with the best keyword match among its first ``k`` whenever keyword mode would show
+def in_rank_order(scores: list[float], floors: list[float]) -> list[float]:
+    """``scores`` (each raised to its floor) made to fall in rank order: a hit scores as the
+    strongest hit ranked at or below it. So the score shown is how likely an answer is here or
+    further down the list, and a threshold cuts only the tail where none is likely, keeping the
+    order and every hit strong on its own."""
+    shown = [max(score, floor) for score, floor in zip(scores, floors, strict=True)]
+    for place in range(len(shown) - 2, -1, -1):
+        shown[place] = max(shown[place], shown[place + 1])
+    return shown
+
+
+def with_keyword_best(order: list[int], k: int, evidence: dict[int, float]) -> list[int]:
+    """``order`` with the best keyword match among its first ``k`` whenever keyword mode would show
     it at the default threshold: the default mode never loses a strong keyword hit."""
     if not evidence:
-        return ranked
+        return order
     best = max(evidence, key=lambda chunk_id: (evidence[chunk_id], -chunk_id))
-    if CALIBRATION["keyword"](evidence[best] - KEYWORD_DISCOUNT) < DEFAULT_MIN_SCORE:
-        return ranked
-    place = next((index for index, (chunk_id, _) in enumerate(ranked) if chunk_id == best), None)
+    if KEYWORD_CALIBRATION(evidence[best] - KEYWORD_DISCOUNT) < DEFAULT_MIN_SCORE:
+        return order
+    place = order.index(best) if best in order else None
     if place is None or place < k:
-        return ranked
-    return [*ranked[: k - 1], ranked[place], *ranked[k - 1 : place], *ranked[place + 1 :]]
+        return order
+    return [*order[: k - 1], best, *order[k - 1 : place], *order[place + 1 :]]
 
 
 def asked_name(text: str) -> str | None:
@@ -353,24 +443,32 @@ def page_names(chunk: StoredChunk) -> set[str]:
     return names | {part for part in parts if part[:1].isalpha()}
 
 
-def named_first(order: list[int], chunks: dict[int, StoredChunk], name: str) -> list[int]:
+def named_first(
+    order: list[int], chunks: dict[int, StoredChunk], name: str
+) -> tuple[list[int], frozenset[int]]:
     """``order`` with the chunks of the pages known by ``name`` (case as typed) first, each side in
-    its own order. Developers type the name of what they look for, and the page named after it is
-    the answer even where pages that use the name more often win on the words: ``Path`` finds
-    ``Struct Path`` before ``PathBuf``'s page, ``read`` the function ``read`` before module ``io``'s
-    index (bench/bench_ranking.py: Rust's std exact names top-1 0.83 to 0.995)."""
+    its own order, and those chunks. Developers type the name of what they look for, and the page
+    named after it is the answer even where pages that use the name more often win on the words:
+    ``Path`` finds ``Struct Path`` before ``PathBuf``'s page, ``read`` the function ``read`` before
+    module ``io``'s index (bench/bench_ranking.py: Rust's std exact names top-1 0.83 to 0.995)."""
     named = [chunk_id for chunk_id in order if chunk_id in chunks and name in page_names(chunks[chunk_id])]
-    if not named:
-        return order
-    chosen = set(named)
-    return named + [chunk_id for chunk_id in order if chunk_id not in chosen]
+    chosen = frozenset(named)
+    return named + [chunk_id for chunk_id in order if chunk_id not in chosen], chosen
 
 
-def default_min_score(mode: str, model: str | None) -> float | None:
-    """The threshold `index query` applies unless told otherwise: :data:`DEFAULT_MIN_SCORE` where the
-    scores are calibrated (keyword mode always; the others for the model the calibration was fitted
-    for), none elsewhere, where a fixed threshold could drop good answers."""
-    return DEFAULT_MIN_SCORE if mode == "keyword" or model == CALIBRATED_MODEL else None
+def calibration_for(model: str | None) -> ModelCalibration | None:
+    """The maps fitted for ``model`` (its recorded name), or None for a model with none."""
+    return CALIBRATIONS.get(model or "")
+
+
+def default_min_score(mode: str, model: str | None, rerank: bool = False) -> float | None:
+    """The threshold every front end applies unless told otherwise: :data:`RERANK_MIN_SCORE` with
+    re-ranking, :data:`DEFAULT_MIN_SCORE` where the scores are calibrated (keyword mode always; the
+    others for a model with a calibration), none elsewhere, where a fixed threshold could drop good
+    answers."""
+    if rerank:
+        return RERANK_MIN_SCORE
+    return DEFAULT_MIN_SCORE if mode == "keyword" or calibration_for(model) else None
 
 
 def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):

@@ -246,3 +246,10 @@ def test_halves_of_a_refused_chunk_leave_its_markup_lines_out_of_what_the_model_
     read = [half.embed_text for half in halves]
     assert not any("```" in text or "|---|" in text for text in read)
     assert "run it" in read[0] and "| 1 | 2 |" in read[1]
+
+
+def test_titles_in_a_row_are_carried_together_into_the_text_after_them():
+    text = "# A\n\n# B\n\n# C\n\n" + " ".join(["word"] * 17) + "\n\n" + " ".join(["more"] * 16)
+    chunks = chunk_text(text, count_words, SETTINGS)
+    assert all(any(line and not line.startswith("#") for line in chunk.text.split("\n")) for chunk in chunks)
+    assert chunks[0].text.startswith("# A\n\n# B\n\n# C\n\nword")

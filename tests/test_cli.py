@@ -58,8 +58,8 @@ def test_query_json_has_the_documented_fields(sample_index):
         assert {"path", "start_line", "end_line", "score", "heading", "text"} <= hit.keys()
         assert 1 <= hit["start_line"] <= hit["end_line"]
     assert hits[0]["path"] == "bicycle-repair/fixing-a-flat-tyre.md"
-    # ranked by the blend; each scored by its own stronger evidence (README, Search), so not sorted by score
     assert all(0 <= hit["score"] <= 1 for hit in hits) and hits[0]["score"] >= 0.5
+    assert [hit["score"] for hit in hits] == sorted((hit["score"] for hit in hits), reverse=True)
 
 
 #: What no one-off query needs, whatever its mode: the HTTP backends' and the server's libraries,
@@ -168,6 +168,31 @@ def test_index_db_environment_variable_chooses_the_index(tmp_path):
     assert (tmp_path / "env.db").exists()
     result = runner.invoke(main, ["query", "otters", "--json"])
     assert json.loads(result.stdout)[0]["path"] == "a.md"
+
+
+def test_query_reranked_prints_the_cross_encoders_order_and_off_topic_gets_no_results(sample_index):
+    asked = ["query", "how do I fix a puncture", "--db", str(sample_index), "--json", "-k", "2"]
+    result = CliRunner().invoke(main, [*asked, "--rerank", "--rerank-top", "3"])
+    assert result.exit_code == 0, result.output
+    hits = json.loads(result.stdout)
+    with Index.open(sample_index) as index:
+        expected = index.search("how do I fix a puncture", k=2, rerank=True, rerank_top=3)
+    assert [(hit["path"], hit["start_line"]) for hit in hits] == [
+        (hit.path, hit.start_line) for hit in expected
+    ]
+    # a one-off query opens its session with fewer graph rewrites: the int8 sums differ in rounding
+    assert [hit["score"] for hit in hits] == pytest.approx([hit.score for hit in expected], abs=2e-3)
+    pizza = ["query", "best pizza in naples", "--db", str(sample_index), "--rerank", "--rerank-top", "3"]
+    result = CliRunner().invoke(main, pizza)
+    assert (result.exit_code, result.stderr.strip()) == (1, "no results")
+    assert json.loads(CliRunner().invoke(main, [*pizza, "--min-score", "0", "--json"]).stdout)
+
+
+def test_status_says_how_scores_are_judged_and_which_reranker_would_read(sample_index):
+    result = CliRunner().invoke(main, ["status", "--db", str(sample_index)])
+    assert result.exit_code == 0, result.output
+    assert "scores      scores calibrated for all-MiniLM-L6-v2-int8; threshold hybrid 0.5" in result.stdout
+    assert "re-ranker   ms-marco-MiniLM-L-12-v2" in result.stdout
 
 
 def test_status_shows_model_dimension_and_builds(sample_index):

@@ -338,7 +338,8 @@ def test_a_file_its_reader_fails_on_fails_alone_and_is_not_read_again_until_it_c
     assert second.skipped_by_kind() == {"damaged": len(reasons)}
     # a file that changed is read again
     assert third.exit_code == 0 and third.files_changed == 1 and third.failures == []
-    assert [hit.path for hit in hits] == ["deep.ipynb"]
+    page_read = "endif.html" not in reasons  # it mentions egrets, not wading
+    assert [hit.path for hit in hits] == ["deep.ipynb", *(["endif.html"] if page_read else [])]
 
 
 def test_any_exception_a_reader_raises_is_the_files_failure_with_its_cause(tmp_path, monkeypatch):
@@ -429,7 +430,7 @@ def test_a_mixed_folder_indexes_exactly_these_files_headings_and_citations(tmp_p
             "SELECT f.path, c.heading, c.locator FROM chunks c JOIN files f ON f.id = c.file_id "
             "ORDER BY f.path, c.seq"
         ).fetchall()
-        hits = index.search("soapy water hole", k=1, mode="keyword")
+        hits = index.search("soapy water hole", k=1, mode="keyword", min_score=0)
     assert report.files_skipped == 1 and report.files_failed == 0
     assert "scan.pdf: skipped, no text layer (a scanned PDF without OCR?)" in report.warnings
     assert files == [

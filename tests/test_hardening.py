@@ -100,11 +100,11 @@ def test_a_long_lived_index_follows_a_rebuild_with_another_model(tmp_path, docs)
         ollama = ["--backend", "ollama", "--base-url", server.url]
         assert cli("build", str(docs), "--db", index_path, *ollama, "--model", "model-a").exit_code == 0
         with Index.open(index_path, create=False) as reader:
-            reader.search("rivers and lakes")
+            reader.search("rivers and lakes", min_score=0)
             assert server.requests[-1].body["model"] == "model-a"
             rebuilt = cli("build", str(docs), "--db", index_path, *ollama, "--model", "model-b", "--rebuild")
             assert rebuilt.exit_code == 0, rebuilt.output
-            reader.search("rivers and lakes")
+            reader.search("rivers and lakes", min_score=0)
             assert server.requests[-1].body["model"] == "model-b"
 
 
@@ -112,11 +112,11 @@ def test_a_long_lived_index_with_its_own_backend_refuses_to_mix_models(tmp_path,
     index_path = tmp_path / "index.db"
     build(index_path, docs, HashBackend(model_name="hash-a"))
     with Index.open(index_path, backend=HashBackend(model_name="hash-a")) as reader:
-        assert reader.search("rivers", mode="vector")
+        assert reader.search("rivers", mode="vector", min_score=0)
         build(index_path, docs, HashBackend(model_name="hash-b"), rebuild=True)
         with pytest.raises(ConfigError, match="other settings than this backend's.*'hash-b' -> 'hash-a'"):
-            reader.search("rivers", mode="vector")
-        assert reader.search("rivers", mode="keyword")  # no model involved
+            reader.search("rivers", mode="vector", min_score=0)
+        assert reader.search("rivers", mode="keyword", min_score=0)  # no model involved
 
 
 # -- 3 and 14. the dimension and the settings are fixed by the first commit, not the first batch ----
@@ -290,10 +290,10 @@ def test_large_k_works_and_absurd_k_is_a_usage_error(tmp_path, docs):
     build(index_path, write_corpus(docs, 10, paragraphs=60), HashBackend())
     with Index.open(index_path, backend=HashBackend()) as index:
         for mode in ("hybrid", "vector", "keyword"):
-            hits = index.search("word1x2x3", k=5000, mode=mode)
+            hits = index.search("word1x2x3", k=5000, mode=mode, min_score=0)
             assert 0 < len(hits) <= 5000
         with pytest.raises(ConfigError, match="k must be"):
-            index.search("word", k=10**30)
+            index.search("word", k=10**30, min_score=0)
     result = cli("query", "word", "--db", str(index_path), "-k", "99999999999999999999")
     assert result.exit_code == 2 and "Traceback" not in result.output
 
@@ -312,12 +312,12 @@ def test_one_index_shared_by_threads_answers_every_search(tmp_path, docs):
     failures: list[BaseException] = []
     answers: list[list[str]] = []
     with Index.open(index_path, backend=HashBackend()) as index:
-        expected = [hit.citation for hit in index.search("word3x4x5 word7x1x2")]
+        expected = [hit.citation for hit in index.search("word3x4x5 word7x1x2", min_score=0)]
 
         def searcher() -> None:
             try:
                 for _ in range(25):
-                    answers.append([hit.citation for hit in index.search("word3x4x5 word7x1x2")])
+                    answers.append([hit.citation for hit in index.search("word3x4x5 word7x1x2", min_score=0)])
             except BaseException as error:
                 failures.append(error)
 
@@ -334,7 +334,7 @@ def test_a_single_path_pattern_is_one_pattern_not_its_characters(tmp_path, docs)
     index_path = tmp_path / "index.db"
     build(index_path, docs)
     with Index.open(index_path, backend=HashBackend()) as index:
-        hits = index.search("a file about rivers", k=10, paths="sub/*")
+        hits = index.search("a file about rivers", k=10, paths="sub/*", min_score=0)
     assert hits and {hit.path for hit in hits} == {"sub/deep.md"}
 
 

@@ -97,6 +97,8 @@ def test_langchain_retriever_refuses_bad_settings(index):
         IndexRetriever(index=index, k=0)
     with pytest.raises(ValidationError):
         IndexRetriever(index=index, mode="fuzzy")
+    with pytest.raises(ValidationError):
+        IndexRetriever(index=index, rerank_top=0)
 
 
 def test_llama_index_retriever_returns_scored_nodes(index):
@@ -122,6 +124,30 @@ def test_llama_index_async_retrieval_leaves_the_event_loop_free(index):
         nodes, ticks = asyncio.run(while_ticking(retriever.aretrieve("bread dough")))
     assert len(nodes) == 2 and all(node.node.metadata["path"].startswith("cooking/") for node in nodes)
     assert ticks >= 10
+
+
+def test_both_retrievers_apply_the_default_threshold_and_can_lower_it(index):
+    from indexer.integrations.langchain import IndexRetriever as LangChainRetriever
+    from indexer.integrations.llama_index import IndexRetriever as LlamaIndexRetriever
+
+    # keyword mode is calibrated with any model: nothing in the index answers this question
+    assert LangChainRetriever(index=index, mode="keyword").invoke("best pizza in naples") == []
+    assert LlamaIndexRetriever(index, mode="keyword").retrieve("best pizza in naples") == []
+    assert LangChainRetriever(index=index, mode="keyword", min_score=0).invoke("best pizza in naples")
+    assert LlamaIndexRetriever(index, mode="keyword", min_score=0).retrieve("best pizza in naples")
+
+
+def test_both_retrievers_rerank_when_asked(index):
+    from indexer.integrations.langchain import IndexRetriever as LangChainRetriever
+    from indexer.integrations.llama_index import IndexRetriever as LlamaIndexRetriever
+
+    options = {"k": 2, "rerank": True, "rerank_top": 3, "min_score": 0}
+    hits = index.search("puncture repair", **options)
+    documents = LangChainRetriever(index=index, **options).invoke("puncture repair")
+    nodes = LlamaIndexRetriever(index, **options).retrieve("puncture repair")
+    assert [document.metadata["score"] for document in documents] == [hit.score for hit in hits]
+    assert [node.score for node in nodes] == [hit.score for hit in hits]
+    assert hits[0].score >= hits[1].score
 
 
 def test_the_core_imports_no_framework():

@@ -44,7 +44,9 @@ def check_answers(tools: list, hits: list[dict], passage: dict) -> None:
     by_name = {tool.name: tool for tool in tools}
     assert set(by_name) == {"search", "get", "status"}
     assert "citation" in by_name["search"].description and "paths" in by_name["search"].description
-    assert set(by_name["search"].input_schema["properties"]) >= {"query", "k", "mode", "paths", "types"}
+    assert set(by_name["search"].input_schema["properties"]) >= {
+        *("query", "k", "mode", "paths", "types", "roots", "min_score", "rerank", "rerank_top")
+    }
     assert by_name["search"].input_schema["required"] == ["query"]
     assert 1 <= len(hits) <= 3 and all("puncture" in hit["text"].lower() for hit in hits)
     first = hits[0]
@@ -104,6 +106,10 @@ def test_bad_arguments_are_a_tool_error_in_one_line_and_many_filters_are_answere
             for tool, arguments, _ in refused:
                 answer = await client.call_tool(tool, arguments)
                 errors.append(answer.content[0].text if answer.is_error else None)
+            pizza = {"query": "best pizza in naples", "mode": "keyword"}
+            assert (await client.call_tool("search", pizza)).structured_content["result"] == []
+            lowered = await client.call_tool("search", {**pizza, "min_score": 0})
+            assert lowered.structured_content["result"]
             filtered = await client.call_tool("search", {"query": "tyre", "paths": many, "k": 3})
             assert not filtered.is_error, filtered.content
             return errors, filtered.structured_content["result"]

@@ -235,9 +235,10 @@ def test_deleted_file_disappears_from_index_and_results(index_path, docs):
     report = build(index_path, docs, HashBackend())
     assert report.files_removed == 1
     with Index.open(index_path, backend=HashBackend()) as index:
-        assert index.search("cats", mode="keyword") == []
+        assert index.search("cats", mode="keyword", min_score=0) == []
         assert all(
-            hit.path != "notes.txt" for hit in index.search("Plain notes about cats", k=10, mode="vector")
+            hit.path != "notes.txt"
+            for hit in index.search("Plain notes about cats", k=10, mode="vector", min_score=0)
         )
         assert index.store.integrity_problems() == []
 
@@ -250,7 +251,10 @@ def test_deletion_only_touches_the_folder_being_built(index_path, tmp_path):
     report = build(index_path, second, HashBackend())
     assert report.files_removed == 0
     with Index.open(index_path) as index:
-        assert {hit.path for hit in index.search("file", k=5, mode="keyword")} == {"a.md", "b.md"}
+        assert {hit.path for hit in index.search("file", k=5, mode="keyword", min_score=0)} == {
+            "a.md",
+            "b.md",
+        }
 
 
 def test_file_that_becomes_binary_is_removed_with_a_warning_and_a_latin1_one_is_read(index_path, docs):
@@ -260,9 +264,9 @@ def test_file_that_becomes_binary_is_removed_with_a_warning_and_a_latin1_one_is_
     warnings: list[str] = []
     with Index.open(index_path) as index:
         report = index.build(docs, backend=HashBackend(), warn=warnings.append)
-        assert index.search("Install", mode="keyword") == []
-        assert index.search("cats", mode="keyword") == []
-        assert [hit.path for hit in index.search("crème", mode="keyword")] == ["notes.txt"]
+        assert index.search("Install", mode="keyword", min_score=0) == []
+        assert index.search("cats", mode="keyword", min_score=0) == []
+        assert [hit.path for hit in index.search("crème", mode="keyword", min_score=0)] == ["notes.txt"]
     assert report.exit_code == 0 and report.files_skipped == 1 and report.files_changed == 1
     assert [w for w in warnings if w.startswith("guide.md: skipped, binary")] == warnings
 

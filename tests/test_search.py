@@ -15,12 +15,17 @@ from helpers import HashBackend
 
 from indexer import ConfigError, Index, NotInIndexError
 from indexer.errors import InvalidRequestError
+from indexer.request import SearchRequest
+from indexer.rerank import Reranker, passage_text
 from indexer.search import (
     CALIBRATED_MODEL,
-    CALIBRATION,
+    CALIBRATIONS,
     DEFAULT_MIN_SCORE,
+    KEYWORD_CALIBRATION,
     KEYWORD_DISCOUNT,
     MODES,
+    NAMED_PAGE_SCORE,
+    RERANK_MIN_SCORE,
     VECTOR_WEIGHT,
     Query,
     asked_name,
@@ -72,27 +77,33 @@ def index(request, tmp_path_factory):
 
 @pytest.mark.parametrize("case", QUERIES, ids=[case["expected"] for case in QUERIES])
 def test_expected_file_comes_first(index, case):
-    hits = index.search(case["query"], k=3, mode="vector")
+    hits = index.search(case["query"], k=3, mode="vector", min_score=0)
     assert hits[0].path == case["expected"], [hit.path for hit in hits]
-    assert case["expected"] in [hit.path for hit in index.search(case["query"], k=3, mode="hybrid")]
+    assert case["expected"] in [
+        hit.path for hit in index.search(case["query"], k=3, mode="hybrid", min_score=0)
+    ]
 
 
 @pytest.mark.parametrize("case", HYBRID["keyword"], ids=[case["query"] for case in HYBRID["keyword"]])
 def test_keyword_search_finds_exact_rare_tokens(index, case):
-    assert index.search(case["query"], k=1, mode="keyword")[0].path == case["expected"]
-    assert case["expected"] in [hit.path for hit in index.search(case["query"], k=3, mode="hybrid")]
+    assert index.search(case["query"], k=1, mode="keyword", min_score=0)[0].path == case["expected"]
+    assert case["expected"] in [
+        hit.path for hit in index.search(case["query"], k=3, mode="hybrid", min_score=0)
+    ]
 
 
 @pytest.mark.parametrize("case", HYBRID["vector"], ids=[case["expected"] for case in HYBRID["vector"]])
 def test_vector_search_finds_paraphrases(index, case):
-    assert index.search(case["query"], k=1, mode="vector")[0].path == case["expected"]
-    assert case["expected"] in [hit.path for hit in index.search(case["query"], k=3, mode="hybrid")]
+    assert index.search(case["query"], k=1, mode="vector", min_score=0)[0].path == case["expected"]
+    assert case["expected"] in [
+        hit.path for hit in index.search(case["query"], k=3, mode="hybrid", min_score=0)
+    ]
 
 
 @pytest.mark.parametrize("case", EXACT_NAMES, ids=[case["query"] for case in EXACT_NAMES])
 def test_an_exact_name_comes_first_in_hybrid_search_even_where_the_vector_search_misses_it(index, case):
     # QJ7XK4ZP9 is not in the vector list's top 50: min-max blending capped it at 0.3 and buried it
-    assert index.search(case["query"], k=1)[0].path == case["expected"]
+    assert index.search(case["query"], k=1, min_score=0)[0].path == case["expected"]
 
 
 def test_a_name_is_found_with_or_without_its_separators(any_index, tmp_path):
@@ -103,14 +114,14 @@ def test_a_name_is_found_with_or_without_its_separators(any_index, tmp_path):
     with Index.open(any_index, backend=HashBackend()) as index:
         index.build(docs, warn=lambda message: None)
         for query in ("max_retry_budget", "max retry budget", "MaxRetryBudget"):
-            assert index.search(query, k=1, mode="keyword")[0].path == "settings.md", query
+            assert index.search(query, k=1, mode="keyword", min_score=0)[0].path == "settings.md", query
 
 
 @pytest.mark.parametrize("question", OFF_TOPIC)
 def test_an_off_topic_question_returns_nothing_at_the_default_threshold(index, question):
     for mode in ("hybrid", "vector"):
         assert index.search(question, k=5, mode=mode, min_score=DEFAULT_MIN_SCORE) == [], mode
-        assert index.search(question, k=5, mode=mode), mode  # hits exist, they only score low
+        assert index.search(question, k=5, mode=mode, min_score=0), mode  # hits exist, they only score low
 
 
 def test_real_questions_keep_their_answer_at_the_default_threshold(index):
@@ -130,9 +141,11 @@ def test_real_questions_keep_their_answer_at_the_default_threshold(index):
 @pytest.mark.parametrize("question", PARAPHRASES_NEAR_THE_THRESHOLD)
 def test_a_paraphrase_sharing_no_word_with_its_answer_keeps_it_at_the_default_threshold(index, question):
     expected = next(case["expected"] for case in QUERIES + HYBRID["vector"] if case["query"] == question)
-    for mode in ("hybrid", "vector"):
-        hits = index.search(question, k=1, mode=mode, min_score=DEFAULT_MIN_SCORE)
-        assert [hit.path for hit in hits] == [expected], mode
+    hits = index.search(question, k=1, mode="vector", min_score=DEFAULT_MIN_SCORE)
+    assert [hit.path for hit in hits] == [expected]
+    # the blend may rank a weaker chunk first; the threshold keeps both, in the blend's order
+    hits = index.search(question, k=3, min_score=DEFAULT_MIN_SCORE)
+    assert expected in [hit.path for hit in hits]
 
 
 def test_a_hit_is_as_strong_as_its_cosine_or_its_keyword_evidence_less_the_discount():
@@ -151,63 +164,78 @@ def test_a_hit_is_as_strong_as_its_cosine_or_its_keyword_evidence_less_the_disco
 def test_hybrid_and_vector_scores_mean_the_same(index):
     # the answer's cosine decides both scores when its keyword evidence is weak
     question = "why does my laptop lose connection whenever the neighbours are streaming?"
-    vector = index.search(question, k=1, mode="vector")[0]
+    vector = index.search(question, k=1, mode="vector", min_score=0)[0]
     hybrid = next(
         hit
-        for hit in index.search(question, k=5)
+        for hit in index.search(question, k=5, min_score=0)
         if (hit.path, hit.start_line) == (vector.path, vector.start_line)
     )
     assert hybrid.keyword_score is None or hybrid.keyword_score - KEYWORD_DISCOUNT < hybrid.vector_score
     assert hybrid.score == pytest.approx(vector.score, abs=1e-3)
-    assert CALIBRATION["hybrid"] == CALIBRATION["vector"]
 
 
-def test_scores_run_from_0_to_1_in_every_mode_and_follow_each_hits_own_evidence(index):
+def test_scores_run_from_0_to_1_and_fall_in_rank_order_in_every_mode(index):
+    cosine = CALIBRATIONS[CALIBRATED_MODEL].cosine
     for mode in MODES:
-        hits = index.search("how do I true a wobbly wheel", k=10, mode=mode)
+        hits = index.search("how do I true a wobbly wheel", k=10, mode=mode, min_score=0)
         assert all(0 <= hit.score <= 1 for hit in hits)
-        if mode != "hybrid":  # hybrid ranks by the blend, and scores each hit by its stronger evidence
-            assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
-    hits = index.search("how do I true a wobbly wheel", k=10)
-    for hit in hits:
+        assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True), mode
+    hits = index.search("how do I true a wobbly wheel", k=10, min_score=0)
+    for place, hit in enumerate(hits):
+        # each hit scores by its own strength, or as a stronger hit ranked below it
         keyword = (hit.keyword_score or 0.0) - KEYWORD_DISCOUNT
-        if hit.vector_score is None:  # it stands at the vector list's last cosine, or its keyword evidence
-            assert hit.score >= CALIBRATION["hybrid"](keyword) - 1e-9
-        else:
-            assert hit.score == pytest.approx(CALIBRATION["hybrid"](max(hit.vector_score, keyword)))
+        own = cosine(max(hit.vector_score if hit.vector_score is not None else -1.0, keyword))
+        assert hit.score >= own - 1e-9
+        if hit.score > own + 1e-9 and place + 1 < len(hits):
+            assert hit.score == hits[place + 1].score
     hit = hits[0]
     assert hit.vector_score is not None and -1 <= hit.vector_score <= 1
     assert hit.keyword_score is not None and hit.keyword_score > 0
 
 
-def test_a_threshold_drops_weak_hits_wherever_they_rank(index):
-    hits = index.search("how do I true a wobbly wheel", k=50)
-    kept = index.search("how do I true a wobbly wheel", k=50, min_score=DEFAULT_MIN_SCORE)
-    strong = [hit for hit in hits if hit.score >= DEFAULT_MIN_SCORE]
-    assert strong and kept[: len(strong)] == strong  # then any strong hits ranked beyond the 50th
+def test_a_threshold_cuts_the_tail_of_the_answer_and_never_reorders_it(index):
+    for question in ("how do I true a wobbly wheel", "how long is a marathon in miles", "tyre"):
+        hits = index.search(question, k=20, min_score=0)
+        kept = index.search(question, k=20, min_score=DEFAULT_MIN_SCORE)
+        assert kept == [hit for hit in hits if hit.score >= DEFAULT_MIN_SCORE]
+        assert kept == hits[: len(kept)]
+
+
+def test_best_pizza_in_naples_finds_nothing_by_default_and_its_least_bad_chunks_when_asked(index):
+    assert index.search("best pizza in naples") == []
+    assert index.search("best pizza in naples", min_score=0)  # the index holds chunks; none answers
+    assert index.search("how do I fix a flat tyre")  # the default does not silence a real question
 
 
 def test_each_mode_finds_what_the_other_misses(index):
     keyword_case, vector_case = HYBRID["keyword_only"][0], HYBRID["vector"][0]
-    assert index.search(keyword_case["query"], k=1, mode="keyword")[0].path == keyword_case["expected"]
+    assert (
+        index.search(keyword_case["query"], k=1, mode="keyword", min_score=0)[0].path
+        == keyword_case["expected"]
+    )
     # the model cannot read an opaque token: its best chunk is not the one that holds it
-    assert keyword_case["query"] not in index.search(keyword_case["query"], k=1, mode="vector")[0].text
-    assert index.search(vector_case["query"], k=1, mode="vector")[0].path == vector_case["expected"]
-    keyword_hits = index.search(vector_case["query"], k=1, mode="keyword")
+    assert (
+        keyword_case["query"]
+        not in index.search(keyword_case["query"], k=1, mode="vector", min_score=0)[0].text
+    )
+    assert (
+        index.search(vector_case["query"], k=1, mode="vector", min_score=0)[0].path == vector_case["expected"]
+    )
+    keyword_hits = index.search(vector_case["query"], k=1, mode="keyword", min_score=0)
     assert not keyword_hits or keyword_hits[0].path != vector_case["expected"]
 
 
 def test_path_filter_returns_exactly_k_hits_inside_the_filter(index):
     for mode in ("vector", "keyword", "hybrid"):
-        hits = index.search("how do I fix it", k=5, mode=mode, paths=["bicycle-repair/*"])
+        hits = index.search("how do I fix it", k=5, mode=mode, paths=["bicycle-repair/*"], min_score=0)
         assert len(hits) == 5, mode
         assert all(hit.path.startswith("bicycle-repair/") for hit in hits)
 
 
 def test_type_filter_and_repeated_globs(index):
-    hits = index.search("notes", k=50, mode="vector", types=["txt"])
+    hits = index.search("notes", k=50, mode="vector", types=["txt"], min_score=0)
     assert hits and all(hit.path.endswith(".txt") for hit in hits)
-    both = index.search("recipe", k=50, mode="vector", paths=["cooking/*", "gardening/*"])
+    both = index.search("recipe", k=50, mode="vector", paths=["cooking/*", "gardening/*"], min_score=0)
     assert {hit.path.split("/")[0] for hit in both} == {"cooking", "gardening"}
 
 
@@ -220,17 +248,17 @@ def test_min_score_drops_weak_hits(index):
 def test_a_deleted_file_is_gone_from_both_indexes(index):
     target = index.folder / "networking" / "tls-certificates.md"
     token = HYBRID["keyword"][0]["query"]
-    assert index.search(token, k=1, mode="keyword")[0].path == "networking/tls-certificates.md"
+    assert index.search(token, k=1, mode="keyword", min_score=0)[0].path == "networking/tls-certificates.md"
     target.unlink()
     report = index.build(index.folder, warn=lambda message: None)
     assert report.files_removed == 1
-    assert index.search(token, k=5, mode="keyword") == []
-    everything = index.search("TLS certificate expiry and renewal", k=100, mode="vector")
+    assert index.search(token, k=5, mode="keyword", min_score=0) == []
+    everything = index.search("TLS certificate expiry and renewal", k=100, mode="vector", min_score=0)
     assert all(hit.path != "networking/tls-certificates.md" for hit in everything)
 
 
 def test_hits_are_typed_and_cite_their_source(index):
-    hit = index.search("compost pile too wet and smelly", k=1)[0]
+    hit = index.search("compost pile too wet and smelly", k=1, min_score=0)[0]
     lines = (index.folder / hit.path).read_text().split("\n")
     assert hit.citation == f"{hit.path}:{hit.start_line}-{hit.end_line}"
     assert hit.text.split("\n")[0] == lines[hit.start_line - 1]
@@ -261,7 +289,7 @@ def test_a_chunk_only_the_keyword_search_found_gets_the_lowest_cosine_of_the_vec
 
 
 def test_calibration_is_increasing_and_bounded():
-    for calibration in CALIBRATION.values():
+    for calibration in [KEYWORD_CALIBRATION, *(fitted.cosine for fitted in CALIBRATIONS.values())]:
         scores = [calibration(evidence) for evidence in (-1.0, 0.0, 0.3, 0.6, 1.0, 3.0)]
         assert scores == sorted(scores) and all(0 <= score <= 1 for score in scores)
 
@@ -296,14 +324,14 @@ def paths_of(hits) -> set[str]:
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid", "vector"])
 def test_a_quoted_phrase_keeps_only_chunks_that_hold_it(notes, mode):
-    hits = notes.search('"signing keys"', k=10, mode=mode)
+    hits = notes.search('"signing keys"', k=10, mode=mode, min_score=0)
     assert paths_of(hits) == {"policy/keys.md"}
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid", "vector"])
 def test_a_minus_word_leaves_out_chunks_that_hold_it(notes, mode):
-    with_it = paths_of(notes.search("keys", k=10, mode=mode))
-    without = paths_of(notes.search("keys -hotel", k=10, mode=mode))
+    with_it = paths_of(notes.search("keys", k=10, mode=mode, min_score=0))
+    without = paths_of(notes.search("keys -hotel", k=10, mode=mode, min_score=0))
     assert "travel.md" in with_it and "travel.md" not in without and without
 
 
@@ -316,29 +344,35 @@ def test_a_minus_before_a_number_or_one_letter_is_text_not_an_operator():
 
 
 def test_a_prefix_finds_every_word_it_begins(notes):
-    assert paths_of(notes.search("config*", k=10, mode="keyword")) == {"guide.md"}
-    assert paths_of(notes.search("config", k=10, mode="keyword")) == set()  # the whole word is not there
+    assert paths_of(notes.search("config*", k=10, mode="keyword", min_score=0)) == {"guide.md"}
+    assert (
+        paths_of(notes.search("config", k=10, mode="keyword", min_score=0)) == set()
+    )  # the whole word is not there
 
 
 def test_operators_alone_or_odd_quotes_are_not_an_error_of_the_store(notes):
-    assert notes.search('keys "unclosed', k=5, mode="keyword") is not None
+    assert notes.search('keys "unclosed', k=5, mode="keyword", min_score=0) is not None
     with pytest.raises(ConfigError, match="nothing to search for"):
-        notes.search("-keys", k=5)
+        notes.search("-keys", k=5, min_score=0)
 
 
 def test_a_root_filter_searches_one_folder_of_the_index(notes):
     first, second = notes.folders
-    hits = notes.search("keys", k=10, mode="keyword", roots=[second])
+    hits = notes.search("keys", k=10, mode="keyword", roots=[second], min_score=0)
     assert {hit.root for hit in hits} == {str(second)} and paths_of(hits) == {"travel.md"}
-    assert {hit.root for hit in notes.search("keys", k=10, mode="keyword", roots=str(first))} == {str(first)}
+    assert {
+        hit.root for hit in notes.search("keys", k=10, mode="keyword", roots=str(first), min_score=0)
+    } == {str(first)}
 
 
 def test_a_path_filter_takes_a_folder_name_as_well_as_a_glob(notes):
-    assert paths_of(notes.search("keys", k=10, mode="keyword", paths="policy")) == {
+    assert paths_of(notes.search("keys", k=10, mode="keyword", paths="policy", min_score=0)) == {
         "policy/keys.md",
         "policy/passwords.md",
     }
-    assert paths_of(notes.search("keys", k=10, mode="keyword", paths="policy/k*")) == {"policy/keys.md"}
+    assert paths_of(notes.search("keys", k=10, mode="keyword", paths="policy/k*", min_score=0)) == {
+        "policy/keys.md"
+    }
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid", "vector"])
@@ -346,7 +380,7 @@ def test_a_thousand_filters_of_each_kind_search_as_the_ones_that_match(notes, mo
     first, _ = notes.folders
     paths = [f"nowhere{number}/*" for number in range(999)] + ["policy"]
     types = [f"x{number}" for number in range(999)] + ["md"]
-    hits = notes.search("keys", k=10, mode=mode, paths=paths, types=types, roots=[first])
+    hits = notes.search("keys", k=10, mode=mode, paths=paths, types=types, roots=[first], min_score=0)
     assert paths_of(hits) == {"policy/keys.md", "policy/passwords.md"}
 
 
@@ -355,15 +389,17 @@ def test_a_folder_the_index_does_not_hold_is_named_with_the_folders_it_holds(not
     mistyped = tmp_path / "frist"
     listed = rf"holds no folder {mistyped} \(its folders: {first}, {second}\)$"
     with pytest.raises(NotInIndexError, match=listed):
-        notes.search("keys", roots=[first, mistyped])
-    assert notes.search("keys", mode="keyword", roots=[f"{first}/"])  # the same folder, written otherwise
+        notes.search("keys", roots=[first, mistyped], min_score=0)
+    assert notes.search(
+        "keys", mode="keyword", roots=[f"{first}/"], min_score=0
+    )  # the same folder, written otherwise
 
 
 @pytest.mark.parametrize("field", ["text", "paths", "types", "roots"])
 def test_a_nul_byte_in_a_search_is_a_bad_request_naming_where_it_is(notes, field):
     asked = {"text": "keys", "paths": (), "types": (), "roots": (), field: "a\0b"}
     with pytest.raises(InvalidRequestError, match=r"'a\\x00b' holds a NUL byte"):
-        notes.search(asked.pop("text"), **asked)
+        notes.search(asked.pop("text"), **asked, min_score=0)
 
 
 @pytest.fixture
@@ -403,6 +439,14 @@ def test_a_name_finds_the_page_named_after_it_first(reference, mode):
     assert reference.search("read", k=3, mode=mode, min_score=0)[0].path == "fn.read.md"
     assert reference.search("std::path::Path", k=3, mode=mode, min_score=0)[0].path == "struct.Path.md"
     assert reference.search("open()", k=3, mode=mode, min_score=0)[0].path == "man/open.2.txt"
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_a_page_named_as_asked_scores_as_a_strong_hit_and_passes_the_default_threshold(reference, mode):
+    hits = reference.search("read", k=3, mode=mode)
+    assert hits and hits[0].path == "fn.read.md"
+    assert hits[0].score >= NAMED_PAGE_SCORE
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
 
 
 def test_a_question_is_ranked_by_its_words_and_meaning_alone(reference):
@@ -446,7 +490,7 @@ def test_a_repeated_word_counts_as_bm25_counts_it():
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
 def test_a_quoted_phrase_that_matches_nothing_falls_back_to_its_words(notes, mode):
-    hits = notes.search('rotate the "signing keys daily"', k=10, mode=mode)
+    hits = notes.search('rotate the "signing keys daily"', k=10, mode=mode, min_score=0)
     assert "policy/keys.md" in paths_of(hits)
 
 
@@ -499,3 +543,68 @@ def test_a_dotted_function_name_finds_its_own_page_first(template_functions, mod
 def test_a_question_that_is_one_stop_word_is_answered(template_functions, mode):
     hits = template_functions.search("where", k=3, mode=mode, min_score=DEFAULT_MIN_SCORE)
     assert [hit.path for hit in hits][:1] == ["collections/Where.md"]
+
+
+# -- one request, re-ranking, the calibration per model (issue 22) -------------------------------
+
+
+def test_a_search_request_checks_its_values_once_with_a_message_naming_the_value():
+    for fields, message in (
+        ({"mode": "fuzzy"}, "unknown search mode 'fuzzy'"),
+        ({"k": 0}, "k must be a whole number from 1 to"),
+        ({"k": True}, "k must be a whole number"),
+        ({"rerank_top": 0}, "rerank_top must be a whole number from 1 to"),
+        ({"rerank": "yes"}, "rerank must be true or false"),
+        ({"min_score": "high"}, "min_score must be a number"),
+        ({"paths": [3]}, "paths must be a string or a sequence of strings"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            SearchRequest("keys", **fields)
+    assert SearchRequest("keys", paths="docs/*").paths == ("docs/*",)  # one glob is one glob
+    assert SearchRequest("keys", k=30, rerank_top=20).candidates == 30  # every hit shown is re-read
+
+
+def test_reranking_orders_the_fused_candidates_by_the_cross_encoders_probability(index):
+    question = "my tyre keeps going flat, how do I find the hole?"
+    fused = index.search(question, k=5, min_score=0)
+    reranked = index.search(question, k=5, min_score=0, rerank=True, rerank_top=5)
+    # the same five candidates, re-read; each scored by the re-ranker, in its order
+    assert {(hit.path, hit.start_line) for hit in reranked} == {(hit.path, hit.start_line) for hit in fused}
+    probabilities = Reranker().scores(question, [passage_text(hit.heading, hit.text) for hit in reranked])
+    assert [hit.score for hit in reranked] == pytest.approx(sorted(probabilities, reverse=True), abs=1e-6)
+    assert reranked[0].path == "bicycle-repair/fixing-a-flat-tyre.md" and reranked[0].score > 0.5
+
+
+def test_the_reranker_is_loaded_once_per_index_and_status_names_it(index):
+    first = index.reranker()
+    index.search("tyre", k=1, rerank=True, rerank_top=2, min_score=0)
+    index.search("brakes", k=1, rerank=True, rerank_top=2, min_score=0)
+    assert index.reranker() is first
+    described = index.status()["reranker"]
+    assert described["loaded"] and described["model"] == "ms-marco-MiniLM-L-12-v2"
+    assert described["precision"] in ("int8", "float32") and len(described["sha256"]) == 64
+
+
+def test_an_off_topic_question_reranked_returns_nothing_at_the_default_threshold(index):
+    assert index.search("best pizza in naples", rerank=True, rerank_top=5) == []
+    assert index.default_min_score(rerank=True) == RERANK_MIN_SCORE
+
+
+def test_an_index_whose_model_has_no_calibration_says_so_and_thresholds_keyword_mode_only(any_index, docs):
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        scores = index.status()["scores"]
+        assert not scores["calibrated"] and "no calibration for" in scores["note"]
+        assert scores["default_min_score"] == {
+            "hybrid": None,
+            "vector": None,
+            "keyword": DEFAULT_MIN_SCORE,
+            "rerank": RERANK_MIN_SCORE,
+        }
+
+
+def test_the_built_in_model_is_calibrated_and_status_gives_its_maps(index):
+    scores = index.status()["scores"]
+    assert scores["calibrated"] and scores["default_min_score"]["hybrid"] == DEFAULT_MIN_SCORE
+    fitted = CALIBRATIONS[CALIBRATED_MODEL].cosine
+    assert scores["calibration"]["vector and hybrid"] == {"slope": fitted.slope, "offset": fitted.offset}

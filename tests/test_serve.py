@@ -92,6 +92,27 @@ def test_search_filters_by_path_type_root_and_min_score(server):
     assert keyword == []
 
 
+def test_search_takes_plural_filter_names_and_the_documented_singular_ones(server):
+    for name in ("paths", "path"):
+        hits = server.get("/search", params={"q": "tyre", name: ["cooking/*", "gardening/*"], "k": 5}).json()
+        assert hits and all(hit["path"].startswith(("cooking/", "gardening/")) for hit in hits), name
+    both = server.get("/search", params={"q": "python", "types": "txt", "type": "rst", "k": 10}).json()
+    assert {hit["path"].rsplit(".", 1)[-1] for hit in both} == {"txt", "rst"}
+
+
+def test_search_applies_the_default_threshold_and_reranks_when_asked(server):
+    pizza = {"q": "best pizza in naples", "mode": "keyword"}
+    assert server.get("/search", params=pizza).json() == []
+    assert server.get("/search", params={**pizza, "min_score": 0}).json()
+    # the re-ranker's threshold holds whatever model found the candidates
+    reranked = {"q": "best pizza in naples", "rerank": "true", "rerank_top": 3}
+    assert server.get("/search", params=reranked).json() == []
+    hits = server.get("/search", params={"q": "puncture", "k": 2, "rerank": "true", "rerank_top": 3}).json()
+    assert hits and hits[0]["path"] == "bicycle-repair/fixing-a-flat-tyre.md"
+    assert [hit["score"] for hit in hits] == sorted((hit["score"] for hit in hits), reverse=True)
+    assert server.get("/search", params={"q": "x", "rerank_top": 0}).status_code == 422
+
+
 def test_a_hit_citation_reads_back_its_text_and_the_whole_file(server):
     hit = server.get("/search", params={"q": "finding the cause of a puncture", "k": 1}).json()[0]
     citation = f"{hit['path']}:{hit['start_line']}-{hit['end_line']}"
@@ -324,7 +345,9 @@ def test_searches_go_on_while_a_build_writes_and_see_its_files(server, sample_db
         searcher.join()
     assert built.returncode == 0, built.stderr
     assert failures == [] and answers > 20
-    hits = server.get("/search", params={"q": "zanzibarite", "mode": "keyword", "k": 200}).json()
+    # a word in 120 chunks is common here: every hit asked for, not only those over the threshold
+    asked = {"q": "zanzibarite", "mode": "keyword", "k": 200, "min_score": 0}
+    hits = server.get("/search", params=asked).json()
     assert len(hits) == 120
 
 

@@ -116,7 +116,7 @@ def test_a_long_lived_index_follows_an_index_deleted_and_built_anew_on_every_thr
             return dict(pool.map(lambda _: one(), range(4)))
 
         def answer() -> tuple[int, int]:
-            return reader.status()["files"], len(reader.search("heron", mode="keyword"))
+            return reader.status()["files"], len(reader.search("heron", mode="keyword", min_score=0))
 
         before = on_every_thread(answer)
         remove_index_files(built)

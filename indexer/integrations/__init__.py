@@ -4,9 +4,9 @@ and ``indexer.integrations.llama_index`` (``pip install 'indexer-search[llamaind
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
+from indexer.request import SearchRequest
 from indexer.search import Hit
 
 
@@ -25,13 +25,8 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
     }
 
 
-def search_options(
-    mode: str, paths: Sequence[str], types: Sequence[str], roots: Sequence[str], min_score: float | None
-) -> dict[str, Any]:
-    return {
-        "mode": mode,
-        "paths": tuple(paths),
-        "types": tuple(types),
-        "roots": tuple(roots),
-        "min_score": min_score,
-    }
+def search_request(query: str, options: object) -> SearchRequest:
+    """The request for ``query`` with the options a retriever holds, as attributes named as
+    :class:`SearchRequest`'s fields (``k``, ``mode``, ``paths``, ``types``, ``roots``, ``min_score``,
+    ``rerank``, ``rerank_top``)."""
+    return SearchRequest(query, **{name: getattr(options, name) for name in SearchRequest.options()})

@@ -15,18 +15,22 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+from dataclasses import replace
+from types import SimpleNamespace
 
 from llama_index.core.callbacks import CallbackManager
 from llama_index.core.retrievers import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
 from indexer.api import Index
-from indexer.integrations import hit_metadata, search_options
+from indexer.integrations import hit_metadata, search_request
+from indexer.request import RERANK_TOP
 
 
 class IndexRetriever(BaseRetriever):
-    """The ``k`` chunks of ``index`` that best match the query, with the filters of
-    :meth:`indexer.Index.search` (``mode``, ``paths``, ``types``, ``roots``, ``min_score``)."""
+    """The ``k`` chunks of ``index`` that best match the query, with the options of
+    :class:`indexer.request.SearchRequest` (``mode``, ``paths``, ``types``, ``roots``, ``min_score``,
+    ``rerank``, ``rerank_top``) and the same default threshold as every front end."""
 
     def __init__(
         self,
@@ -37,12 +41,25 @@ class IndexRetriever(BaseRetriever):
         types: Sequence[str] = (),
         roots: Sequence[str] = (),
         min_score: float | None = None,
+        rerank: bool = False,
+        rerank_top: int = RERANK_TOP,
         callback_manager: CallbackManager | None = None,
     ) -> None:
         super().__init__(callback_manager=callback_manager)
         self.index = index
-        self.k = k
-        self.options = search_options(mode, paths, types, roots, min_score)
+        self.options = search_request(
+            "",
+            SimpleNamespace(
+                k=k,
+                mode=mode,
+                paths=paths,
+                types=types,
+                roots=roots,
+                min_score=min_score,
+                rerank=rerank,
+                rerank_top=rerank_top,
+            ),
+        )
 
     def _retrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:
         return [
@@ -50,7 +67,7 @@ class IndexRetriever(BaseRetriever):
                 node=TextNode(text=hit.text, id_=f"{hit.root}/{hit.citation}", metadata=hit_metadata(hit)),
                 score=hit.score,
             )
-            for hit in self.index.search(query_bundle.query_str, k=self.k, **self.options)
+            for hit in self.index.search(replace(self.options, text=query_bundle.query_str))
         ]
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> list[NodeWithScore]:

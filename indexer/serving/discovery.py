@@ -48,6 +48,8 @@ PROOF_HEADER = "X-Indexer-Proof"
 CONNECT_SECONDS = 0.2
 #: A server that has not answered a search in this time is left alone: the query runs locally.
 ANSWER_SECONDS = 2.0
+#: The same for a re-ranked search, which takes the server seconds on a small CPU.
+RERANK_ANSWER_SECONDS = 120.0
 #: More than any address file holds: a larger one is not ours.
 MAX_FILE_BYTES = 4096
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
@@ -180,6 +182,7 @@ def search_through_server(
     params: dict[str, Any],
     token: str | None,
     warn: Callable[[str], None] = lambda message: None,
+    answer_seconds: float = ANSWER_SECONDS,
 ) -> list[dict] | None:
     """The hits a running server of this index gives for ``params`` (``GET /search``'s), or None
     when no trusted server answers as it should: the caller then searches locally. ``warn`` hears
@@ -191,7 +194,7 @@ def search_through_server(
         return None
     if address is None or not _alive(address.pid) or (address.token and not token):
         return None
-    return _ask(address, location, params, token, warn)
+    return _ask(address, location, params, token, warn, answer_seconds)
 
 
 def _ask(
@@ -200,6 +203,7 @@ def _ask(
     params: dict[str, Any],
     token: str | None,
     warn: Callable[[str], None],
+    answer_seconds: float,
 ) -> list[dict] | None:
     """The hits of a live server at ``address``, once it has proved its secret; None otherwise.
 
@@ -211,7 +215,7 @@ def _ask(
     connection.auto_open = 0  # never reconnect between the proof and the search: it is one connection
     try:
         connection.connect()
-        connection.sock.settimeout(ANSWER_SECONDS)
+        connection.sock.settimeout(answer_seconds)
         if not _proves_secret(connection, address.secret):
             warn(
                 f"the server at {address.connect_host}:{address.port} did not prove it is the one that "

@@ -33,7 +33,8 @@ from indexer.errors import (
     StorageError,
 )
 from indexer.passages import Passage
-from indexer.search import MAX_K, MODES, Hit
+from indexer.request import HELP, MAX_K, MAX_RERANK_TOP, MODES, RERANK_TOP, SearchRequest
+from indexer.search import Hit
 from indexer.serving.discovery import INSTANCE_HEADER
 from indexer.serving.hosts import HostRule
 from indexer.serving.web import BrowserGuard, add_page_routes, is_public
@@ -116,27 +117,34 @@ def _lifespan(
 def _add_routes(app: FastAPI, index: Index) -> None:
     @app.get("/search", response_model=list[Hit], summary="The chunks that best match a question")
     def search(
-        q: Annotated[str, Query(min_length=1, description="The question, or words to find.")],
-        k: Annotated[int, Query(ge=1, le=MAX_K, description="How many hits at most.")] = 5,
-        mode: Annotated[Mode, Query(description="hybrid (default), vector or keyword.")] = "hybrid",
-        path: Annotated[
-            list[str] | None,
-            Query(description="Only paths matching this glob (repeatable; `*` also crosses folders)."),
-        ] = None,
-        type: Annotated[
-            list[str] | None, Query(description="Only files with this extension (repeatable).")
-        ] = None,
-        root: Annotated[
-            list[str] | None, Query(description="Only files under this root (repeatable).")
-        ] = None,
-        min_score: Annotated[
-            float | None, Query(description="Drop hits scoring lower (in the mode's scale).")
-        ] = None,
+        q: Annotated[str, Query(min_length=1, description=HELP["text"])],
+        k: Annotated[int, Query(ge=1, le=MAX_K, description=HELP["k"])] = 5,
+        mode: Annotated[Mode, Query(description=HELP["mode"])] = "hybrid",
+        paths: Annotated[list[str] | None, Query(description=HELP["paths"] + " Repeatable.")] = None,
+        types: Annotated[list[str] | None, Query(description=HELP["types"] + " Repeatable.")] = None,
+        roots: Annotated[list[str] | None, Query(description=HELP["roots"] + " Repeatable.")] = None,
+        min_score: Annotated[float | None, Query(description=HELP["min_score"])] = None,
+        rerank: Annotated[bool, Query(description=HELP["rerank"])] = False,
+        rerank_top: Annotated[
+            int, Query(ge=1, le=MAX_RERANK_TOP, description=HELP["rerank_top"])
+        ] = RERANK_TOP,
+        path: Annotated[list[str] | None, Query(description="Same as `paths` (older name).")] = None,
+        type: Annotated[list[str] | None, Query(description="Same as `types` (older name).")] = None,
+        root: Annotated[list[str] | None, Query(description="Same as `roots` (older name).")] = None,
     ) -> list[Hit]:
         """Hits as `index query --json` prints them, best first."""
-        return index.search(
-            q, k=k, mode=mode, paths=path or (), types=type or (), roots=root or (), min_score=min_score
+        request = SearchRequest(
+            q,
+            k=k,
+            mode=mode,
+            paths=(*(paths or ()), *(path or ())),
+            types=(*(types or ()), *(type or ())),
+            roots=(*(roots or ()), *(root or ())),
+            min_score=min_score,
+            rerank=rerank,
+            rerank_top=rerank_top,
         )
+        return index.search(request)
 
     @app.get("/chunks/{citation:path}", response_model=Passage, summary="A file's text as indexed")
     def chunks(

@@ -17,7 +17,7 @@ from pydantic import Field
 
 from indexer.api import Index
 from indexer.errors import IndexerError
-from indexer.search import MAX_K, MODES
+from indexer.request import HELP, MAX_K, MAX_RERANK_TOP, MODES, RERANK_TOP, SearchRequest
 
 Mode = Literal[MODES]  # type: ignore[valid-type]
 
@@ -31,9 +31,13 @@ SEARCH = """Find the passages of the indexed documents that best answer a questi
 Returns up to k hits, best first. Each hit has `citation` (where it is: `path:START-END` for lines,
 or `path:page N`, `path:cells N-M`, `path:paragraphs N-M` for PDFs, notebooks and Word files),
 `path`, `start_line`, `end_line`, `heading` (the section it is under, as `Guide > Install`), `text`
-(the passage), `score` (higher is better) and `root` (the indexed folder it is from).
+(the passage), `score` (0..1, in rank order) and `root` (the indexed folder it is from).
+An empty list means nothing in the index is likely to answer (hits under the index's threshold are
+left out; `min_score: 0` shows them). `rerank: true` re-reads the best candidates with a
+cross-encoder: better order for a long question, seconds slower.
 Narrow a search with `paths` (globs on the path relative to its folder: `docs/*`, `*.md`,
-`api/**`; `*` also crosses folders) or `types` (extensions such as `md`, `py`, `pdf`).
+`api/**`; `*` also crosses folders), `types` (extensions such as `md`, `py`, `pdf`) or `roots`
+(the indexed folders, as `status` lists them).
 Mode `hybrid` (default) suits most questions; `keyword` finds exact names, error codes and
 identifiers; `vector` finds paraphrases. Follow up with `get` on a citation to read around a hit."""
 
@@ -45,8 +49,8 @@ or a path alone (`docs/guide.md`) for the whole file. Ask for wider lines than a
 `locator` and `citation`. `root` is needed only when the same path is indexed under several folders
 (the hits' `root` says which)."""
 
-STATUS = """What the index holds: files, chunks, the embedding model, the indexed folders (roots)
-and its last builds."""
+STATUS = """What the index holds: files, chunks, the embedding model, the indexed folders (roots),
+its last builds, how its scores are judged (the default threshold) and the re-ranker."""
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
 
@@ -56,17 +60,23 @@ def make_mcp_server(index: Index) -> MCPServer:
     server = MCPServer(name="indexer", instructions=INSTRUCTIONS, log_level="WARNING")
 
     def search(
-        query: Annotated[str, Field(min_length=1, description="The question, or the words to find.")],
-        k: Annotated[int, Field(ge=1, le=MAX_K, description="How many hits at most.")] = 5,
-        mode: Annotated[Mode, Field(description="hybrid, keyword or vector.")] = "hybrid",
-        paths: Annotated[
-            list[str] | None, Field(description="Keep paths matching any of these globs.")
-        ] = None,
-        types: Annotated[list[str] | None, Field(description="Keep files with these extensions.")] = None,
-        min_score: Annotated[float | None, Field(description="Drop hits scoring lower.")] = None,
+        query: Annotated[str, Field(min_length=1, description=HELP["text"])],
+        k: Annotated[int, Field(ge=1, le=MAX_K, description=HELP["k"])] = 5,
+        mode: Annotated[Mode, Field(description=HELP["mode"])] = "hybrid",
+        paths: Annotated[list[str] | None, Field(description=HELP["paths"])] = None,
+        types: Annotated[list[str] | None, Field(description=HELP["types"])] = None,
+        roots: Annotated[list[str] | None, Field(description=HELP["roots"])] = None,
+        min_score: Annotated[float | None, Field(description=HELP["min_score"])] = None,
+        rerank: Annotated[bool, Field(description=HELP["rerank"])] = False,
+        rerank_top: Annotated[
+            int, Field(ge=1, le=MAX_RERANK_TOP, description=HELP["rerank_top"])
+        ] = RERANK_TOP,
     ) -> list[dict[str, Any]]:
-        hits = index.search(query, k=k, mode=mode, paths=paths or (), types=types or (), min_score=min_score)
-        return [{"citation": hit.citation, **hit.to_dict()} for hit in hits]
+        request = SearchRequest(
+            query, k=k, mode=mode, paths=tuple(paths or ()), types=tuple(types or ()),
+            roots=tuple(roots or ()), min_score=min_score, rerank=rerank, rerank_top=rerank_top,
+        )  # fmt: skip
+        return [{"citation": hit.citation, **hit.to_dict()} for hit in index.search(request)]
 
     def get(
         citation: Annotated[str, Field(min_length=1, description="A hit's citation, or a path.")],
@@ -78,7 +88,18 @@ def make_mcp_server(index: Index) -> MCPServer:
     def status() -> dict[str, Any]:
         info = index.status()
         return {
-            key: info[key] for key in ("index", "files", "chunks", "model", "dimension", "roots", "builds")
+            key: info[key]
+            for key in (
+                "index",
+                "files",
+                "chunks",
+                "model",
+                "dimension",
+                "roots",
+                "builds",
+                "scores",
+                "reranker",
+            )
         }
 
     server.add_tool(told(search), description=SEARCH, annotations=READ_ONLY)

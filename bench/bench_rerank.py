@@ -1,0 +1,200 @@
+"""What ``--rerank`` costs and gains, through ``Index.search`` as users call it, against the fused
+answer of the same index in the same run.
+
+Per collection: the share of questions whose expected file comes first (top-1) and in the first
+three, fused and re-ranked; nDCG@10 where the questions have graded judgments (SciFact); the median
+time of a warm search with and without re-ranking (k=10, the default 20 candidates); the share of
+real questions whose top hit passes the default threshold and of off-topic questions
+(bench/data/off-topic.jsonl) that return nothing.
+
+Collections: ``sample`` (sample_corpus/ and the questions of tests/fixtures), ``scifact`` (a seeded
+subset of SciFact train's queries over the whole index `index eval` keeps), and any folder with a
+question set of bench/data (``FOLDER=QUESTIONS.jsonl``: Hugo, Sphinx, PDSH, PostgreSQL; see
+bench/data/README.md for where each folder comes from). Indexes are built with the embedded model,
+every vector kept in the shared cache (bench/vector_cache.py).
+
+    python bench/bench_rerank.py [--sets sample,scifact] [--folder PATH=QUESTIONS.jsonl]...
+        [--questions 20] [--off-topic 10] [--quick] [--json]
+
+``--questions`` takes that many of each set's questions (seeded), because a re-ranked search takes
+seconds here and a run must end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import bench_ranking
+from rows import print_rows, row
+from vector_cache import VECTOR_CACHE, CachedModelBackend
+
+from indexer import Index, evaluation
+from indexer.request import RERANK_TOP
+
+#: Hits asked for per question, as `index query -k 10` would.
+HITS = 10
+SEED = 22
+
+
+@dataclass
+class Question:
+    text: str
+    expected: set[str]
+    relevance: dict[str, int]
+    off_topic: bool = False
+
+
+@dataclass
+class Collection:
+    name: str
+    index: Index
+    questions: list[Question]
+
+
+def sample(count: int, off_topic: int) -> Collection:
+    found = bench_ranking.sample_collection()
+    return Collection(
+        "sample corpus", opened(found.folder, found.index_path), questions(found.queries, count, off_topic)
+    )
+
+
+def scifact(count: int, off_topic: int) -> Collection | None:
+    folder = bench_ranking.scifact_folder()
+    if folder is None:
+        return None
+    found = bench_ranking.scifact_collection(folder)
+    return Collection(
+        "SciFact train", Index.open(found.index_path), questions(found.queries, count, off_topic)
+    )
+
+
+def real_folder(spec: str, count: int, off_topic: int) -> Collection:
+    folder, _, question_file = spec.partition("=")
+    rows = bench_ranking.read_jsonl(Path(question_file))
+    queries = [bench_ranking.Query(r["query"], set(r["expected"]), r.get("kind", "question")) for r in rows]
+    queries += bench_ranking.off_topic(Path(question_file).stem.split("-")[0])
+    db = Path(tempfile.gettempdir()) / f"bench-rerank-{Path(question_file).stem}.db"
+    return Collection(
+        Path(question_file).stem, opened(Path(folder), db), questions(queries, count, off_topic)
+    )
+
+
+def questions(queries: list[bench_ranking.Query], count: int, off_topic: int) -> list[Question]:
+    chooser = random.Random(SEED)
+    real = [query for query in queries if query.kind != "off-topic"]
+    unrelated = [query for query in queries if query.kind == "off-topic"]
+    chosen = chooser.sample(real, min(count, len(real))) + chooser.sample(
+        unrelated, min(off_topic, len(unrelated))
+    )
+    return [Question(q.text, q.expected, q.relevance, q.kind == "off-topic") for q in chosen]
+
+
+def opened(folder: Path, db: Path) -> Index:
+    """``folder``'s index at ``db``, built (or brought up to date) with cached vectors."""
+    with Index.open(db, backend=CachedModelBackend(VECTOR_CACHE)) as building:
+        report = building.build(folder, warn=lambda message: None)
+    if report.exit_code != 0:
+        raise SystemExit(f"building {folder} failed: {report.summary()}")
+    return Index.open(db)
+
+
+def measure(collection: Collection) -> dict[str, float]:
+    index = collection.index
+    index.store.expect_many_searches()
+    index.search("warm up", k=HITS, rerank=True, min_score=0)  # both models loaded and warm
+    tallies: dict[str, list[float]] = {}
+    for question in collection.questions:
+        for label, rerank in (("fused", False), ("reranked", True)):
+            started = time.perf_counter()
+            every = index.search(question.text, k=HITS, rerank=rerank, min_score=0)
+            tallies.setdefault(f"{label} seconds", []).append(time.perf_counter() - started)
+            kept = [hit for hit in every if hit.score >= (index.default_min_score(rerank=rerank) or 0.0)]
+            pages = list(dict.fromkeys(hit.path for hit in every))
+            if question.off_topic:
+                tallies.setdefault(f"{label} off-topic empty", []).append(float(not kept))
+                continue
+            tallies.setdefault(f"{label} top-1", []).append(
+                float(bool(pages) and pages[0] in question.expected)
+            )
+            tallies.setdefault(f"{label} top-3", []).append(float(bool(question.expected & set(pages[:3]))))
+            tallies.setdefault(f"{label} real kept", []).append(float(bool(kept)))
+            if question.relevance:
+                tallies.setdefault(f"{label} nDCG@10", []).append(
+                    evaluation.ndcg_at(pages, question.relevance)
+                )
+    figures = {name: statistics.fmean(values) for name, values in tallies.items() if "seconds" not in name}
+    for label in ("fused", "reranked"):
+        figures[f"{label} p50 ms"] = statistics.median(tallies[f"{label} seconds"]) * 1000
+    return figures
+
+
+def rows_for(name: str, real: int, figures: dict[str, float]) -> list[dict]:
+    rows = []
+    for measure_name in ("top-1", "top-3", "nDCG@10", "real kept", "off-topic empty"):
+        if f"reranked {measure_name}" not in figures:
+            continue
+        ours, before = figures[f"reranked {measure_name}"], figures[f"fused {measure_name}"]
+        rows.append(
+            row(
+                f"{name}: {measure_name}, re-ranked top {RERANK_TOP} vs fused (gain; {real} questions)",
+                round(ours, 4),
+                round(before, 4),
+                round(ours - before, 4),
+            )
+        )
+    rows.append(
+        row(
+            f"{name}: warm search p50 ms, k={HITS}, re-ranked vs fused (x slower)",
+            round(figures["reranked p50 ms"], 1),
+            round(figures["fused p50 ms"], 1),
+            round(figures["reranked p50 ms"] / figures["fused p50 ms"], 1),
+            target="p50 <= 150 ms to be on by default",
+            passed=figures["reranked p50 ms"] <= 150,
+            note="a cross-encoder reads each of 20 candidates anew: seconds on 2 shared cores, so opt-in",
+        )
+    )
+    return rows
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sets", default="sample,scifact")
+    parser.add_argument("--folder", action="append", default=[], metavar="PATH=QUESTIONS.jsonl")
+    parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--off-topic", type=int, default=10)
+    parser.add_argument("--quick", action="store_true", help="the sample corpus, 5 questions, 3 off-topic")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.quick:
+        args.sets, args.questions, args.off_topic = "sample", 5, 3
+    found: list[Collection] = []
+    notes = []
+    for name in filter(None, args.sets.split(",")):
+        collection = (
+            sample(args.questions, args.off_topic)
+            if name == "sample"
+            else scifact(args.questions, args.off_topic)
+        )
+        if collection is None:
+            notes.append(f"{name}: not on this machine")
+        else:
+            found.append(collection)
+    found += [real_folder(spec, args.questions, args.off_topic) for spec in args.folder]
+    rows = []
+    for collection in found:
+        real = sum(not question.off_topic for question in collection.questions)
+        rows += rows_for(collection.name, real, measure(collection))
+        collection.index.close()
+    print_rows(rows, args.json, "\n".join(notes))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
