@@ -6,8 +6,9 @@ VENV := .venv
 BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.installed-runtime
 TESTING := $(VENV)/.installed-test
+DOCS_TOOLS := $(VENV)/.installed-docs
 
-.PHONY: install install-test browser demo test lint bench bench-quick screenshot clean
+.PHONY: install install-test browser demo test lint docs cli-docs bench bench-quick screenshot clean
 
 install: $(RUNTIME)
 
@@ -51,7 +52,20 @@ screenshot: install-test browser
 	INDEX_SCREENSHOT=docs/search-page.png $(BIN)/python -m pytest -q tests/test_web_page.py -k readme
 
 lint: install-test
-	$(BIN)/ruff check indexer tests bench
+	$(BIN)/ruff check indexer tests bench docs/cli_reference.py
+	$(BIN)/ruff format --check indexer tests bench docs/cli_reference.py
+	$(BIN)/mypy
+
+# the manual (docs/) as a site in site/; the command-line page is regenerated from `--help` first
+$(DOCS_TOOLS): pyproject.toml | $(VENV)/bin/python
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	@touch $(DOCS_TOOLS)
+
+cli-docs: install
+	$(BIN)/python docs/cli_reference.py docs/cli.md
+
+docs: cli-docs $(DOCS_TOOLS)
+	$(BIN)/mkdocs build --strict --quiet
 
 bench: install-test
 	$(BIN)/python bench/run.py
@@ -60,5 +74,5 @@ bench-quick: install-test
 	$(BIN)/python bench/run.py --quick
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info .pytest_cache .ruff_cache demo.db demo.db-wal demo.db-shm demo.db.lock
+	rm -rf $(VENV) site build dist *.egg-info .pytest_cache .ruff_cache demo.db demo.db-wal demo.db-shm demo.db.lock
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

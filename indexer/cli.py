@@ -1,13 +1,7 @@
 """The `index` command: a thin click shell over :class:`indexer.Index`.
 
-Exit codes (also in the README; each command's ``--help`` lists those it can return):
-  0  success
-  1  some files failed (the others were indexed); a query found nothing, or failed at the backend
-  2  usage or configuration error (bad option, missing index, settings that differ from the index's)
-  3  the index is locked by another build
-  4  the embedding backend or the PostgreSQL database is unreachable (connection refused, unknown
-     model, bad credentials)
-  5  the index's storage failed (disk full, file size limit, read-only, damaged file)
+Each command's ``--help`` lists the exit codes it can return, with the meanings the error classes
+of :mod:`indexer.errors` carry.
 
 With ``--json`` a command writes JSON lines on stdout only (its results, its warnings and errors as
 objects with ``time``, ``level`` and ``message``), so a log that collects both streams stays one JSON
@@ -36,6 +30,7 @@ from indexer.backends import EmbeddingBackend, make_backend
 from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY
 from indexer.backends.packaged import DEFAULT_EMBEDDING_MODEL, EMBEDDING_MODELS
 from indexer.errors import ConfigError, IndexerError, StorageError
+from indexer.errors import exit_codes as exit_codes_of_errors
 from indexer.ignore import parse_size
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
 from indexer.progress import Progress, duration
@@ -45,14 +40,7 @@ from indexer.serving.discovery import ANSWER_SECONDS, RERANK_ANSWER_SECONDS, sea
 from indexer.serving.hosts import host_name
 from indexer.store import is_postgres_url
 
-EXIT_CODES = {
-    0: "success",
-    1: "some files failed (the others were indexed)",
-    2: "usage or configuration error",
-    3: "the index is locked by another build",
-    4: "embedding backend or database unreachable",
-    5: "the index's storage failed (disk full, read-only, damaged)",
-}
+EXIT_CODES = {code: exit_code.meaning for code, exit_code in exit_codes_of_errors().items()}
 #: What code 1 means for a query.
 QUERY_CODE_1 = "nothing found (as grep), or the question could not be embedded"
 

@@ -1,18 +1,34 @@
-"""One exception hierarchy: each class is one thing a user can act on, with its exit code."""
+"""One exception hierarchy: each class is one thing a user can act on, with its exit code.
+
+What each exit code means is said once, here, on the class that owns the code (``exit_meaning`` for
+each command's ``--help``, ``exit_details`` for the manual's table): :func:`exit_codes` collects them,
+and the CLI's epilogs and ``docs/cli.md`` are made from it.
+"""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar
 
 
 class IndexerError(Exception):
     """Base of every error the library raises on purpose; the CLI prints it as one line."""
 
     exit_code = 2
+    #: On the class that owns ``exit_code``: what the code means, in one short line and in full.
+    exit_meaning: ClassVar[str | None] = None
+    exit_details: ClassVar[str | None] = None
 
 
 class ConfigError(IndexerError):
     """A bad option, a missing index, or a build that does not match the index (usage or configuration)."""
 
     exit_code = 2
+    exit_meaning = "usage or configuration error"
+    exit_details = (
+        "usage or configuration error: bad option, missing index or folder, a database that is not an"
+        " index, settings that differ from the index's"
+    )
 
 
 class IndexNotFoundError(ConfigError):
@@ -45,6 +61,8 @@ class IndexLockedError(IndexerError):
     """Another build holds the index's writer lock; ``holder`` says who, when that is known."""
 
     exit_code = 3
+    exit_meaning = "the index is locked by another build"
+    exit_details = "the index is locked by another build (see `--wait`)"
 
     def __init__(self, message: str, holder: str | None = None) -> None:
         super().__init__(message)
@@ -55,12 +73,22 @@ class BackendError(IndexerError):
     """The embedding backend failed for one batch (refused, bad answer, retries exhausted)."""
 
     exit_code = 1
+    exit_meaning = "some files failed (the others were indexed)"
+    exit_details = (
+        "some files failed (the others were indexed); their previous version stays in the index. For"
+        " `index query`: nothing found, or the question could not be embedded"
+    )
 
 
 class BackendUnreachableError(BackendError):
     """The backend cannot be used at all (connection refused, unknown model, bad credentials)."""
 
     exit_code = 4
+    exit_meaning = "embedding backend or database unreachable"
+    exit_details = (
+        "the embedding backend is unreachable: connection refused, unknown model, bad credentials, one of"
+        " several servers serving another model; or the PostgreSQL database is"
+    )
 
 
 class DatabaseUnreachableError(IndexerError):
@@ -74,6 +102,11 @@ class StorageError(IndexerError):
     file descriptors, a damaged database. The index keeps what it had before the failed step."""
 
     exit_code = 5
+    exit_meaning = "the index's storage failed (disk full, read-only, damaged)"
+    exit_details = (
+        "the index's storage failed: disk full, file size limit (`ulimit -f`), read-only file or folder,"
+        " too few file descriptors, damaged file. The index keeps what it had before the failed step"
+    )
 
 
 class InputTooLongError(BackendError):
@@ -82,3 +115,45 @@ class InputTooLongError(BackendError):
 
 class VectorCheckError(BackendError):
     """The vectors a backend returned failed the check (count, order, shape, finiteness, norm)."""
+
+
+@dataclass(frozen=True)
+class ExitCode:
+    """One documented exit code: its short meaning (``--help``), its full one (the manual), and the
+    errors that end a command with it."""
+
+    code: int
+    meaning: str
+    details: str
+    raised_by: tuple[str, ...] = ()
+
+
+#: The codes no error carries: success, and the two signals that stop a command (128 + the signal's
+#: number, as a shell reports it), after which a build records itself as ``interrupted``.
+SUCCESS = ExitCode(0, "success", "success")
+INTERRUPTED = ExitCode(
+    130,
+    "interrupted (130 Ctrl-C, 143 SIGTERM)",
+    "interrupted: 130 by Ctrl-C, 143 by SIGTERM (`kill`, `timeout`, `systemctl stop`), with one line,"
+    " `error: interrupted (Ctrl-C)` or `error: interrupted (SIGTERM)`; a build records itself as"
+    " `interrupted`, and what it committed stays",
+)
+
+
+def exit_codes() -> dict[int, ExitCode]:
+    """Every exit code an error carries, with what it means (from the class that owns it) and the
+    errors that carry it, plus success; in the order of the codes."""
+    errors = [error for error in _subclasses(IndexerError) if error.__module__ == __name__]
+    table = {SUCCESS.code: SUCCESS}
+    for owner in errors:
+        if "exit_meaning" in vars(owner):
+            names = tuple(error.__name__ for error in errors if error.exit_code == owner.exit_code)
+            table[owner.exit_code] = ExitCode(owner.exit_code, owner.exit_meaning, owner.exit_details, names)
+    return dict(sorted(table.items()))
+
+
+def _subclasses(cls: type[IndexerError]) -> list[type[IndexerError]]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += [sub, *_subclasses(sub)]
+    return found

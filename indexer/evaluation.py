@@ -188,7 +188,7 @@ def mrr_at(ranked: Sequence[str], relevant: dict[str, int], cutoff: int = 10) ->
 
 def score_rankings(rankings: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
     """Mean nDCG@10, Recall@100 and MRR@10 over the judged queries."""
-    metrics = {"ndcg@10": [], "recall@100": [], "mrr@10": []}
+    metrics: dict[str, list[float]] = {"ndcg@10": [], "recall@100": [], "mrr@10": []}
     for query_id, relevant in qrels.items():
         ranked = rankings.get(query_id, [])
         metrics["ndcg@10"].append(ndcg_at(ranked, relevant))

@@ -135,15 +135,17 @@ def test_ctrl_c_stops_a_build_with_130_and_a_plain_message(tmp_path):
 
 
 def readme_cron_line() -> str:
-    """The command of the cron recipe in the README (after the five schedule fields)."""
+    """The command of the cron recipe in docs/operations.md (after the five schedule fields)."""
     line = next(
-        line for line in (REPO / "README.md").read_text().splitlines() if line.strip().startswith("*/10")
+        line
+        for line in (REPO / "docs" / "operations.md").read_text().splitlines()
+        if line.strip().startswith("*/10")
     )
     return line.split(None, 5)[5]
 
 
 def run_cron_line(site: Path) -> list[dict]:
-    """The README's cron command with /srv/wiki as ``site``, in an empty environment, as cron runs it."""
+    """The manual's cron command with /srv/wiki as ``site``, in an empty environment, as cron runs it."""
     command = readme_cron_line().replace("/srv/wiki/.venv/bin/index", shlex.join(index_command()))
     command = command.replace("/srv/wiki", str(site))
     subprocess.run(["env", "-i", "PATH=/usr/bin:/bin", "sh", "-c", command], check=False, timeout=120)

@@ -9,6 +9,13 @@ paying for the build machinery on every ``index query``.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the names a type checker sees; at run time they load on first use, below
+    from indexer.pipeline.build import Build as Build
+    from indexer.pipeline.options import BuildOptions as BuildOptions
+    from indexer.pipeline.report import BuildReport as BuildReport
+    from indexer.pipeline.report import FileFailure as FileFailure
 
 _HOMES = {
     "Build": "indexer.pipeline.build",

@@ -151,8 +151,8 @@ class BuildCounts:
 #: order the functions below read them.
 FILE_STATE_COLUMNS = "path, id, size, mtime_ns, content_hash, status"
 STORED_CHUNK_COLUMNS = "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator"
-BUILD_FIELDS = ("id", "root", "started_at", "finished_at", "seen_at", "outcome", "model", "pid", "host")
-BUILD_FIELDS += ("error",)
+BUILD_FIELDS: tuple[str, ...] = ("id", "root", "started_at", "finished_at", "seen_at", "outcome")
+BUILD_FIELDS += ("model", "pid", "host", "error")
 BUILD_FIELDS += BuildCounts.columns()
 UPSERT_META = "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
 #: The meta key of the chunk count (see migration 0004), and the update that keeps it (``%s``: the
