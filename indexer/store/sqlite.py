@@ -381,11 +381,22 @@ class SQLiteStore(MetaValues):
         back when k exist."""
         if k <= 0 or not self.has_vector_table() or (allowed_ids is not None and not allowed_ids):
             return []
-        with self._search_lock:
+        # one snapshot (unless the caller holds one): the changes taken in and the rows re-scored agree
+        with self._search_lock, nullcontext() if self.db.in_transaction else self.connections.snapshot():
             search = self._vector_search()
             if search is not None:
-                return search.nearest(query, k, allowed_ids)
+                return search.nearest(query, k, allowed_ids, self._vectors_of)
         return self._scan(query, k, allowed_ids)
+
+    def _vectors_of(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The float32 vectors of those ``chunk_ids`` that are in the index: (ids, rows)."""
+        rows = self._rows(
+            f"SELECT v.rowid, v.embedding FROM json_each(?) AS j "
+            f"JOIN {VECTOR_TABLE} AS v ON v.rowid = j.value",
+            (json.dumps(chunk_ids.tolist()),),
+        )
+        ids = np.array([row[0] for row in rows], dtype=np.int64)
+        return ids, vectors_from_blobs([row[1] for row in rows], self.dimension)
 
     def _scan(self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None) -> list[tuple[int, float]]:
         """sqlite-vec's exact KNN (a scan of every vector), or for more neighbours than it returns at
@@ -447,14 +458,8 @@ class SQLiteStore(MetaValues):
                 (search.position, latest),
             )
         ]
-        rows = self._rows(
-            f"SELECT v.rowid, v.embedding FROM json_each(?) AS j "
-            f"JOIN {VECTOR_TABLE} AS v ON v.rowid = j.value",
-            (json.dumps(changed),),
-        )
-        ids = np.array([row[0] for row in rows], dtype=np.int64)
-        vectors = vectors_from_blobs([row[1] for row in rows], self.dimension)
-        search.catch_up(np.array(changed, dtype=np.int64), ids, vectors, latest)
+        changed_ids = np.array(changed, dtype=np.int64)
+        search.catch_up(changed_ids, *self._vectors_of(changed_ids), latest)
 
     def update_vector_graph(self, min_changes: int = sqlite_vectors.FOLD_AT_END) -> None:
         """Save a new vector graph beside the index when ``min_changes`` or more chunk changes are
@@ -475,8 +480,10 @@ class SQLiteStore(MetaValues):
             if pending < min_changes and (usable or record is None):
                 return
             with self._search_lock:
-                search = self._vector_search(limit=sqlite_vectors.OPEN_LIMIT_MANY)
-                if search is None:
+                search = None
+                if usable and pending <= sqlite_vectors.OPEN_LIMIT_MANY:
+                    search = self._vector_search(limit=sqlite_vectors.OPEN_LIMIT_MANY)
+                if search is None:  # a first graph, or changes too many to look up one by one
                     search = self._graph_from_rows(latest)
                 search.fold()
                 slot = next(slot for slot in sqlite_vectors.SLOTS if record is None or slot != record.slot)
