@@ -177,7 +177,7 @@ def stored(count: int, vectors: np.ndarray, name: str) -> Path:
     in bench/.cache while the vectors and the graph's layout stay the same)."""
     CACHE.mkdir(exist_ok=True)
     path = CACHE / f"{name}-{count}.db"
-    digest = hashlib.sha256(vectors[:: max(1, count // 1000)].tobytes()).hexdigest()
+    digest = hashlib.sha256(b"files and chunks" + vectors[:: max(1, count // 1000)].tobytes()).hexdigest()
     if path.exists():
         with SQLiteStore.open(path, writable=True) as store:  # migrates a copy an older version made
             if store.get_meta("bench_vectors") == digest:
