@@ -12,8 +12,11 @@ import textwrap
 
 import numpy as np
 import pytest
+from helpers import HashBackend, write_corpus
 
+from indexer import Index
 from indexer.chunking import Chunk
+from indexer.cli import status_lines
 from indexer.store import sqlite_vectors
 from indexer.store.records import ChunkFilter, NewFile
 from indexer.store.sqlite import GRAPH_RECORD, SQLiteStore
@@ -334,3 +337,19 @@ def test_more_neighbours_than_sqlite_vec_returns_at_once_without_a_graph(tmp_pat
         hits = store.nearest(vectors[0], 4500)
         assert store._search is None
         assert len(hits) == 4500 and [h[0] for h in hits[:10]] == exact_ids(vectors, vectors[0])
+
+
+def test_a_build_saves_the_graph_and_index_status_states_its_file_and_memory(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlite_vectors, "FOLD_AT_END", 50)
+    corpus = write_corpus(tmp_path / "docs", files=30)
+    with Index.open(tmp_path / "index.db") as index:
+        index.build(corpus, backend=HashBackend(), warn=lambda message: None)
+        info = index.status()
+        hits = index.search("word3x2x4", k=3, mode="vector")
+    vectors = info["vector_search"]
+    assert vectors["structure"].startswith("hnsw graph") and vectors["pending_changes"] == 0
+    assert vectors["file_bytes"] == os.path.getsize(tmp_path / "index.db.vectors-a") > 0
+    assert vectors["vectors"] == info["chunks"] and vectors["memory_bytes"] == vectors["file_bytes"]
+    assert hits and all(hit.vector_score is not None for hit in hits)
+    line = next(line for line in status_lines(info) if line.startswith("vectors"))
+    assert f"{vectors['file_bytes'] / 2**20:.1f} MB file" in line and "in memory when searching" in line

@@ -461,9 +461,10 @@ class SQLiteStore(MetaValues):
         changed_ids = np.array(changed, dtype=np.int64)
         search.catch_up(changed_ids, *self._vectors_of(changed_ids), latest)
 
-    def update_vector_graph(self, min_changes: int = sqlite_vectors.FOLD_AT_END) -> None:
-        """Save a new vector graph beside the index when ``min_changes`` or more chunk changes are
-        logged since the saved one, or when the saved one cannot be used: what a build does at its
+    def update_vector_graph(self, min_changes: int | None = None) -> None:
+        """Save a new vector graph beside the index when ``min_changes`` (default
+        :data:`~indexer.store.sqlite_vectors.FOLD_AT_END`) or more chunk changes are logged since the
+        saved one, or when the saved one cannot be used: what a build does at its
         end (:meth:`finish_build`) and, with more changes, during it. Inside the caller's
         transaction (the state it folds is then the committed one), or in one of its own.
 
@@ -472,6 +473,8 @@ class SQLiteStore(MetaValues):
         """
         if not self.has_vector_table():
             return
+        if min_changes is None:
+            min_changes = sqlite_vectors.FOLD_AT_END
         with nullcontext() if self.db.in_transaction else self.transaction():
             record = GraphRecord.from_json(self.get_meta(GRAPH_RECORD))
             latest = self._log_position()
