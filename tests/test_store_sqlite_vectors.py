@@ -158,7 +158,7 @@ def test_a_filter_keeping_one_chunk_in_a_hundred_asks_the_graph_or_scores_the_ro
         for query in queries_near(vectors, 10):
             hits = store.nearest(query, 10, allowed)
             assert [chunk_id for chunk_id, _ in hits] == exact_ids(vectors, query, among=allowed)
-        assert not asked and all(len(args[1]) == 60 for args in scored)
+        assert not asked and len(scored) == 20 and all(len(args[1]) == 60 for args in scored[::2])
         wide = list(range(1, 6001, 3))  # a third of the rows: the graph, asked for three times k
         for query in queries_near(vectors, 5):
             assert len(store.nearest(query, 10, wide)) == 10
@@ -353,3 +353,22 @@ def test_a_build_saves_the_graph_and_index_status_states_its_file_and_memory(tmp
     assert hits and all(hit.vector_score is not None for hit in hits)
     line = next(line for line in status_lines(info) if line.startswith("vectors"))
     assert f"{vectors['file_bytes'] / 2**20:.1f} MB file" in line and "in memory when searching" in line
+
+
+def test_only_candidates_too_near_the_kth_to_tell_are_read_again_from_sqlite_vec(tmp_path, monkeypatch):
+    """int8 scores settle most candidates; those within INT8_BAND of the k-th best are read as
+    float32, so the hits are exact search's, for a few reads rather than one per candidate."""
+    vectors = with_offset(clustered_vectors(3000), 0.7)
+    with written(tmp_path / "index.db", vectors) as store:
+        read: list[int] = []
+        original = store._vectors_of
+        monkeypatch.setattr(store, "_vectors_of", lambda ids: (read.append(len(ids)), original(ids))[1])
+        for query in queries_near(vectors, 20):
+            hits = store.nearest(query, 10)
+            exact = exact_ids(vectors, query)
+            assert len({chunk_id for chunk_id, _ in hits} & set(exact)) >= 9
+            scores = vectors[np.array([chunk_id for chunk_id, _ in hits]) - 1] @ (
+                query / np.linalg.norm(query)
+            )
+            assert np.allclose([1 - d for _, d in hits], scores, atol=1.5e-3)
+    assert 0 < sum(read) < 20 * (10 + sqlite_vectors.EXTRA_CANDIDATES) / 2

@@ -16,9 +16,10 @@ SQLite file, the durable copy; the graph is rebuilt from it whenever it cannot b
   largest component at 127 (usearch's own conversion maps 1.0 to 127, leaving the small components
   of dense vectors 3 bits): a quarter of float32's memory. int8 still moves cosines by about 4e-4,
   more than the gaps between the nearest neighbours of dense vectors (recall@10 about 0.975), so the
-  graph's candidates, ``EXTRA_CANDIDATES`` more than asked for, are scored again on their float32
-  rows, read from sqlite-vec (a few dozen reads, about a millisecond): hits and distances as exact
-  search gives them, with no float32 copy in memory.
+  graph's candidates (``EXTRA_CANDIDATES`` more than asked for) are scored on their int8 rows with
+  the float32 query, and those too near the k-th best to tell their side (``INT8_BAND``) again on
+  their float32 rows read from sqlite-vec: each read costs 0.1-0.3 ms (a vec0 chunk is one large
+  blob), so only the uncertain few are read, and no float32 copy is held in memory.
 - **What the file lacks**: every chunk written or deleted is logged in the index (``vector_log``, by
   triggers), and the graph's record in the index names the log position the file reflects and which
   file it is (size, modification time, inode). A search reads the chunks logged after that position:
@@ -66,6 +67,9 @@ CONNECTIVITY = 16
 EXPANSION_ADD = 64
 EXPANSION_SEARCH = 256
 EXTRA_CANDIDATES = 20
+#: int8 moves a cosine by about 4e-4 (up to about 1e-3 for a row with a large component): candidates
+#: scored this near the k-th best may lie on either side of it, and are scored again on float32.
+INT8_BAND = 1e-3
 #: A filter's graph search asks for this many times the neighbours its share predicts.
 FILTER_MARGIN = 2.0
 WIDEN = 4
@@ -264,26 +268,51 @@ class VectorSearch:
         exact_rows: ExactRows | None = None,
     ) -> list[tuple[int, float]]:
         """The ``k`` nearest chunks as (chunk id, cosine distance), nearest first; with
-        ``allowed_ids``, only among those. The graph's candidates are scored again on their float32
-        rows as ``exact_rows`` gives them (ids it does not give are gone), else on their int8 rows."""
+        ``allowed_ids``, only among those. The graph's candidates are scored on their int8 rows; those
+        whose score lies too near the k-th best to tell their side are scored again on their float32
+        rows as ``exact_rows`` gives them (ids it does not give are gone)."""
         if k <= 0:
             return []
         query = unit_rows(query)
         allowed = None if allowed_ids is None else np.unique(np.fromiter(allowed_ids, dtype=np.int64))
-        candidates = self._from_graph(query, k + EXTRA_CANDIDATES, allowed)
-        if exact_rows is not None and len(candidates):
-            ids, rows = exact_rows(candidates)
-            ids, similarities = (
-                np.asarray(ids, dtype=np.int64),
-                unit_rows(rows).reshape(-1, self.dimension) @ query,
-            )
-        else:
-            ids, similarities = self._scored(query, candidates)
+        ids, similarities = self._scored(query, self._from_graph(query, k + EXTRA_CANDIDATES, allowed))
         added_ids, added_similarities = self._from_added(query, allowed)
+        if exact_rows is not None and len(ids):
+            ids, similarities = self._rescored(query, k, ids, similarities, added_similarities, exact_rows)
         ids = np.concatenate([ids, added_ids])
         similarities = np.concatenate([similarities, added_similarities])
         order = np.lexsort((ids, -similarities))[:k]
         return [(int(i), 1.0 - float(s)) for i, s in zip(ids[order], similarities[order], strict=True)]
+
+    def _rescored(
+        self,
+        query: np.ndarray,
+        k: int,
+        ids: np.ndarray,
+        similarities: np.ndarray,
+        others: np.ndarray,
+        exact_rows: ExactRows,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``ids`` with the similarities of those within :data:`INT8_BAND` of the k-th best (of
+        these and ``others``) replaced by their float32 ones; those ``exact_rows`` lacks dropped."""
+        pool = np.concatenate([similarities, others])
+        kth = np.partition(pool, len(pool) - min(k, len(pool)))[len(pool) - min(k, len(pool))]
+        unsure = np.abs(similarities - kth) <= INT8_BAND
+        if not unsure.any():
+            return ids, similarities
+        found, rows = exact_rows(ids[unsure])
+        exact = dict(
+            zip(
+                np.asarray(found).tolist(),
+                (unit_rows(rows).reshape(-1, self.dimension) @ query).tolist(),
+                strict=True,
+            )
+        )
+        keep = ~unsure | np.isin(ids, found)
+        rescored = np.array(
+            [exact.get(int(i), s) for i, s in zip(ids, similarities, strict=True)], np.float32
+        )
+        return ids[keep], rescored[keep]
 
     def _from_graph(self, query: np.ndarray, wanted: int, allowed: np.ndarray | None) -> np.ndarray:
         """The ids of the graph's best rows (up to ``wanted``, best first) that are neither stale nor
