@@ -304,6 +304,8 @@ def test_a_rebuild_moves_its_graph_beside_the_index(tmp_path):
     vectors = clustered_vectors(1200)
     path = str(tmp_path / "index.db")
     with written(path, clustered_vectors(1200, seed=3)) as store:
+        store.update_vector_graph(min_changes=0)  # saved again: the old index has both slots
+        assert os.path.exists(path + ".vectors-a") and os.path.exists(path + ".vectors-b")
         with store.open_scratch() as scratch:
             with scratch.transaction():
                 scratch.create_vector_table(vectors.shape[1])
@@ -312,6 +314,7 @@ def test_a_rebuild_moves_its_graph_beside_the_index(tmp_path):
             store.replace_with(scratch)
         store.discard_scratch()
         assert not [name for name in os.listdir(tmp_path) if ".rebuild" in name]
+        assert not os.path.exists(path + ".vectors-b")  # the old index's graph is gone with it
         with SQLiteStore.open(path) as reader:
             assert reader.nearest(vectors[9], 1)[0][0] == 10 and reader._search.pending == 0
 

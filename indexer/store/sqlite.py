@@ -23,7 +23,7 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from typing import Any
 
 import apsw
@@ -728,6 +728,10 @@ class SQLiteStore(MetaValues):
         self._has_vector_table = False
         if record is not None:
             os.replace(graph_path(scratch.path, record.slot), graph_path(self.path, record.slot))
+        for slot in sqlite_vectors.SLOTS:  # the old index's graphs: no record names them any more
+            if record is None or slot != record.slot:
+                with suppress(OSError):  # a mapped file cannot be removed on Windows: left for later
+                    os.remove(graph_path(self.path, slot))
 
     def discard_scratch(self) -> None:
         remove_database(self.scratch_path())

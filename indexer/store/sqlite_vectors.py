@@ -211,8 +211,10 @@ class VectorSearch:
         ``ids`` (with their ``vectors``) exist now; the others were deleted."""
         changed = np.asarray(changed, dtype=np.int64)
         if len(changed):
-            held = self.graph.contains(changed.astype(np.uint64)) if len(self.graph) else []
-            self.stale = np.union1d(self.stale, changed[np.asarray(held, dtype=bool)])
+            held = np.zeros(len(changed), dtype=bool)
+            if len(self.graph):
+                held = np.asarray(self.graph.contains(changed.astype(np.uint64)), dtype=bool)
+            self.stale = np.union1d(self.stale, changed[held])
             keep = ~np.isin(self.added_ids, changed)
             self.added_ids = np.concatenate([self.added_ids[keep], np.asarray(ids, dtype=np.int64)])
             self.added = np.vstack([self.added[keep], unit_rows(vectors).reshape(-1, self.dimension)])
