@@ -159,7 +159,7 @@ def test_a_filter_keeping_one_chunk_in_a_hundred_asks_the_graph_or_scores_the_ro
             hits = store.nearest(query, 10, allowed)
             assert [chunk_id for chunk_id, _ in hits] == exact_ids(vectors, query, among=allowed)
         assert not asked and len(scored) == 20 and all(len(args[1]) == 60 for args in scored[::2])
-        wide = list(range(1, 6001, 3))  # a third of the rows: the graph, asked for three times k
+        wide = list(range(1, 6001, 3))  # a third of the rows: the graph, asked for 1.5 x (k + 2) x 3
         for query in queries_near(vectors, 5):
             assert len(store.nearest(query, 10, wide)) == 10
         assert asked and all(args[1] < 2000 for args in asked)

@@ -70,9 +70,11 @@ EXTRA_CANDIDATES = 20
 #: int8 moves a cosine by about 4e-4 (up to about 1e-3 for a row with a large component): candidates
 #: scored this near the k-th best may lie on either side of it, and are scored again on float32.
 INT8_BAND = 1e-3
-#: A filter's graph search asks for this many times the neighbours its share predicts.
-FILTER_MARGIN = 2.0
-WIDEN = 4
+#: A filter's graph search asks for the neighbours its share predicts for k + FILTER_EXTRA of them to
+#: pass, FILTER_MARGIN times over, and twice as many (WIDEN) while fewer than k pass.
+FILTER_EXTRA = 2
+FILTER_MARGIN = 1.5
+WIDEN = 2
 INT8_MAX = 127
 #: Pending changes at which a build folds them into a new graph file: at its end, and during it.
 FOLD_AT_END = 1_000
@@ -277,7 +279,7 @@ class VectorSearch:
             return []
         query = unit_rows(query)
         allowed = None if allowed_ids is None else np.unique(np.fromiter(allowed_ids, dtype=np.int64))
-        ids, similarities = self._scored(query, self._from_graph(query, k + EXTRA_CANDIDATES, allowed))
+        ids, similarities = self._scored(query, self._from_graph(query, k, allowed))
         added_ids, added_similarities = self._from_added(query, allowed)
         if exact_rows is not None and len(ids):
             ids, similarities = self._rescored(query, k, ids, similarities, added_similarities, exact_rows)
@@ -316,10 +318,11 @@ class VectorSearch:
         )
         return ids[keep], rescored[keep]
 
-    def _from_graph(self, query: np.ndarray, wanted: int, allowed: np.ndarray | None) -> np.ndarray:
-        """The ids of the graph's best rows (up to ``wanted``, best first) that are neither stale nor
-        filtered out."""
+    def _from_graph(self, query: np.ndarray, k: int, allowed: np.ndarray | None) -> np.ndarray:
+        """The ids of the graph's best rows (up to ``k + EXTRA_CANDIDATES``, best first) that are
+        neither stale nor filtered out."""
         size = len(self.graph)
+        wanted = k + EXTRA_CANDIDATES
         if size == 0:
             return np.empty(0, dtype=np.int64)
         passing = size - len(self.stale)
@@ -329,9 +332,12 @@ class VectorSearch:
             passing = len(allowed)
         if passing == 0:
             return np.empty(0, dtype=np.int64)
-        # as many neighbours as it takes for `wanted` of them to pass, as the share passing predicts
-        margin = 1.0 if allowed is None else FILTER_MARGIN
-        count = min(size, math.ceil(margin * wanted * size / passing))
+        # as many neighbours as it takes for enough of them to pass, as the share passing predicts
+        if allowed is None:
+            count, enough = math.ceil(wanted * size / passing), wanted
+        else:
+            count, enough = math.ceil(FILTER_MARGIN * (k + FILTER_EXTRA) * size / passing), k
+        count = min(size, count)
         code = quantize(query)
         while allowed is None or count < passing:  # else scoring the allowed rows costs less
             self.graph.expansion_search = max(EXPANSION_SEARCH, count)
@@ -339,7 +345,7 @@ class VectorSearch:
             found = found[~np.isin(found, self.stale)]
             if allowed is not None:
                 found = found[np.isin(found, allowed)]
-            if len(found) >= wanted or count >= size:
+            if len(found) >= enough or count >= size:
                 return found[:wanted]
             count = min(size, count * WIDEN)
         ids, similarities = self._scored(query, allowed)
