@@ -471,7 +471,9 @@ class SQLiteStore(MetaValues):
         The new file goes in the slot the record does not name, and the record follows it in the
         transaction: rolled back or killed, the index still names a complete file that it matches.
         """
-        if not self.has_vector_table():
+        # not has_vector_table(): it remembers what it saw for every thread, and a table this
+        # transaction creates is not there yet for the others
+        if not self._rows("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)):
             return
         if min_changes is None:
             min_changes = sqlite_vectors.FOLD_AT_END
