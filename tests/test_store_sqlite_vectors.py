@@ -375,3 +375,34 @@ def test_only_candidates_too_near_the_kth_to_tell_are_read_again_from_sqlite_vec
             )
             assert np.allclose([1 - d for _, d in hits], scores, atol=1.5e-3)
     assert 0 < sum(read) < 20 * (10 + sqlite_vectors.EXTRA_CANDIDATES) / 2
+
+
+def test_a_long_lived_index_finds_files_a_build_adds_and_loses_those_it_removes(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlite_vectors, "FOLD_AT_END", 50)
+    corpus = write_corpus(tmp_path / "docs", files=20)
+    backend = HashBackend()
+    with Index.open(tmp_path / "index.db", backend=backend) as builder:
+        builder.build(corpus, warn=lambda message: None)
+    with (
+        Index.open(tmp_path / "index.db", backend=backend) as builder,
+        Index.open(tmp_path / "index.db", backend=backend) as reader,
+    ):
+        reader.search("word3x2x4", k=3, mode="vector")
+        graph = reader.store._search.graph
+        (corpus / "new.md").write_text("# New\n\nA new page about glaciers and moraines.\n", encoding="utf-8")
+        builder.build(corpus, warn=lambda message: None)  # fewer changes than a fold
+        new_ids = {
+            row[0]
+            for row in reader.store.query(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'new.md'"
+            )
+        }
+        (blob,) = reader.store.query("SELECT embedding FROM chunk_vectors WHERE rowid = ?", (min(new_ids),))[
+            0
+        ]
+        vector = np.frombuffer(blob, dtype=np.float32)
+        assert reader.store.nearest(vector, 1)[0][0] == min(new_ids) and reader.store._search.graph is graph
+        assert reader.search("glaciers", k=1, mode="keyword")[0].path == "new.md"
+        (corpus / "new.md").unlink()
+        builder.build(corpus, warn=lambda message: None)
+        assert not new_ids & {chunk_id for chunk_id, _ in reader.store.nearest(vector, 10)}
