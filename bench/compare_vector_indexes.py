@@ -12,9 +12,9 @@ its build time and its size, as ratios against numpy exact search in the same ru
 - hnswlib (float32 only).
 
 faiss and hnswlib are not dependencies: `pip install faiss-cpu hnswlib` first (a missing one is
-skipped). Not part of `make bench`; its rows are in bench/RESULTS.md's notes.
+skipped, and said so in a row).
 
-    python bench/compare_vector_indexes.py [--count 100000] [--json]
+    python bench/compare_vector_indexes.py [--count 100000] [--quick] [--json]
 """
 
 from __future__ import annotations
@@ -86,6 +86,9 @@ def candidates(vectors: np.ndarray) -> dict[str, tuple[Callable[[np.ndarray], np
         time.perf_counter() - started,
         own.serialized_length / 1e6,
     )
+    missing = [name for name in ("faiss", "hnswlib") if importlib.util.find_spec(name) is None]
+    if missing:
+        print(f"  not installed, not compared: {', '.join(missing)}", file=sys.stderr)
     if importlib.util.find_spec("faiss"):
         import faiss
 
@@ -178,11 +181,15 @@ def store_graph_seconds(path: Path) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--count", type=int, default=100_000)
+    parser.add_argument(
+        "--count", type=int, help="vectors of each kind (default 100,000; 20,000 with --quick)"
+    )
+    parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
     options = parser.parse_args()
     CACHE.mkdir(exist_ok=True)
-    print_rows(compare(options.count), options.json)
+    count = options.count or (20_000 if options.quick else 100_000)
+    print_rows(compare(count), options.json)
     return 0
 
 

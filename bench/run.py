@@ -27,6 +27,7 @@ SCRIPTS = [
     "bench_embedded",
     "bench_http",
     "bench_query",
+    "compare_vector_indexes",
     "bench_filters",
     "bench_postgres",
     "bench_cli",
