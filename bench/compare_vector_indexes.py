@@ -138,9 +138,9 @@ def timed(
     return times, found
 
 
-def compare(count: int) -> list[dict]:
+def compare(count: int, quick: bool) -> list[dict]:
     rows = []
-    for label, name, vectors, queries in cases(count, quick=False, scifact=SCIFACT):
+    for label, name, vectors, queries in cases(count, quick=quick, scifact=SCIFACT):
         size = f"{count:,} x {vectors.shape[1]}"
         truth = [set(exact_top(vectors, q).tolist()) for q in queries]
         exact_times, _ = timed(lambda q, rows=vectors: exact_top(rows, q), queries)
@@ -189,7 +189,7 @@ def main() -> int:
     options = parser.parse_args()
     CACHE.mkdir(exist_ok=True)
     count = options.count or (20_000 if options.quick else 100_000)
-    print_rows(compare(count), options.json)
+    print_rows(compare(count, options.quick), options.json)
     return 0
 
 
