@@ -65,7 +65,7 @@ from usearch.index import Index as Graph  # noqa: E402  (after the runtime above
 LAYOUT = "usearch-2 cos i8-row-scaled"
 CONNECTIVITY = 16
 EXPANSION_ADD = 64
-EXPANSION_SEARCH = 256
+EXPANSION_SEARCH = 512
 EXTRA_CANDIDATES = 20
 #: int8 moves a cosine by about 4e-4 (up to about 1e-3 for a row with a large component): candidates
 #: scored this near the k-th best may lie on either side of it, and are scored again on float32.
