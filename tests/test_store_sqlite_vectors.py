@@ -406,3 +406,14 @@ def test_a_long_lived_index_finds_files_a_build_adds_and_loses_those_it_removes(
         (corpus / "new.md").unlink()
         builder.build(corpus, warn=lambda message: None)
         assert not new_ids & {chunk_id for chunk_id, _ in reader.store.nearest(vector, 10)}
+
+
+def test_the_graph_library_loaded_before_onnxruntime_does_not_crash_the_process():
+    """usearch's wheels carry their own C++ runtime; loaded first, they crashed onnxruntime's import
+    (segmentation fault) until the system's runtime is loaded before them."""
+    script = (
+        "from indexer.store import sqlite_vectors; sqlite_vectors.new_graph(8); "
+        "import onnxruntime; print(onnxruntime.get_device())"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "CPU", result.stderr[-500:]

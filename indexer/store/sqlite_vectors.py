@@ -43,22 +43,31 @@ import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
 from dataclasses import asdict, dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+if TYPE_CHECKING:
+    from usearch.index import Index as Graph
 
-def _load_the_systems_cxx_runtime() -> None:
-    """usearch's Linux wheels carry their own copy of the C++ runtime, and the loader shares that
+
+@cache
+def graph_class() -> type[Graph]:
+    """usearch's index class, imported on first use: a process that never searches vectors (a
+    keyword query, a query through a server) does not pay for its import (urllib among others).
+
+    usearch's Linux wheels carry their own copy of the C++ runtime, and the loader shares that
     copy's unique symbols with every library loaded after it: onnxruntime, loaded later, then runs
-    the system's runtime on usearch's copy and crashes at its import. The system's copy loaded first
-    is the one everything shares."""
+    the system's runtime on usearch's copy and crashes at its import. So the system's copy is loaded
+    first, and is the one everything shares."""
     if sys.platform.startswith("linux"):
         with suppress(OSError):
             ctypes.CDLL("libstdc++.so.6", mode=ctypes.RTLD_GLOBAL)
+    from usearch.index import Index
 
+    return Index
 
-_load_the_systems_cxx_runtime()
-from usearch.index import Index as Graph  # noqa: E402  (after the runtime above)
 
 #: What a saved graph must have been made with to be read: the library's file format, and how
 #: vectors are stored in it. Another value means the file is rebuilt.
@@ -146,7 +155,7 @@ def vectors_from_blobs(blobs: Sequence[bytes], dimension: int) -> np.ndarray:
 
 
 def new_graph(dimension: int) -> Graph:
-    return Graph(
+    return graph_class()(
         ndim=dimension,
         metric="cos",
         dtype="i8",
@@ -184,7 +193,7 @@ class VectorSearch:
         if not record.describes(path):
             return None
         try:
-            graph = Graph.restore(path, view=True)
+            graph = graph_class().restore(path, view=True)
         except (RuntimeError, ValueError, OSError):
             return None
         if graph is None or graph.ndim != dimension or len(graph) != record.vectors:
