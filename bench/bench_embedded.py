@@ -70,7 +70,7 @@ from rows import print_rows, row
 from tokenizers import Tokenizer
 
 from indexer import corpus, formats
-from indexer.backends import embedded
+from indexer.backends import onnx_session
 from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend
 from indexer.chunking import chunk_document
 from indexer.pipeline.run import chunk_settings
@@ -179,12 +179,12 @@ def make_float32_before(cache: Path) -> Embedder:
     optimised copy is kept in ``cache``, apart from the backend's own (whose key assumes the fusion off)."""
     backend = EmbeddedBackend(precision="float32")
     backend._fused_attention = False  # nor was attention fused then (a private switch: for this bench only)
-    disabled, home = embedded.DISABLED_OPTIMIZERS, os.environ.get("XDG_CACHE_HOME")
-    embedded.DISABLED_OPTIMIZERS, os.environ["XDG_CACHE_HOME"] = [], str(cache)
+    disabled, home = onnx_session.DISABLED_OPTIMIZERS, os.environ.get("XDG_CACHE_HOME")
+    onnx_session.DISABLED_OPTIMIZERS, os.environ["XDG_CACHE_HOME"] = [], str(cache)
     try:
         backend.embed(["load the session now, with the fusion on"])
     finally:
-        embedded.DISABLED_OPTIMIZERS = disabled
+        onnx_session.DISABLED_OPTIMIZERS = disabled
         if home is None:
             del os.environ["XDG_CACHE_HOME"]
         else:

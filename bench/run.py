@@ -32,6 +32,7 @@ SCRIPTS = [
     "bench_postgres",
     "bench_cli",
     "bench_ranking",
+    "bench_models",
     "bench_serve",
 ]
 

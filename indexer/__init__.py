@@ -29,7 +29,19 @@ _LAZY = {
 }
 
 
+#: The name the package is installed under (PyPI's "indexer" is another project); its metadata holds
+#: the version, which ``__version__`` and ``index --version`` read.
+DISTRIBUTION = "indexer-search"
+
+
 def __getattr__(name: str) -> object:
+    if name == "__version__":
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            return version(DISTRIBUTION)
+        except PackageNotFoundError:  # the source tree imported without being installed
+            return "0+unknown"
     if name in _LAZY:
         import importlib
 
@@ -38,6 +50,7 @@ def __getattr__(name: str) -> object:
 
 
 __all__ = [
+    "DISTRIBUTION",
     "BackendError",
     "BackendUnreachableError",
     "BuildReport",

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any
 
 from indexer.backends import default_backend, make_backend, with_connection
 from indexer.backends.base import EmbeddingBackend
-from indexer.errors import ConfigError, IndexNotFoundError, IndexOutdatedError
+from indexer.errors import (
+    ConfigError,
+    IndexNotFoundError,
+    IndexOutdatedError,
+    InvalidRequestError,
+    NotInIndexError,
+)
 from indexer.progress import Progress
 from indexer.search import MAX_K, MODES, Hit, default_min_score, search
 from indexer.settings import (
@@ -327,11 +333,9 @@ class Index:
             raise ConfigError(f"unknown search mode {mode!r} (choose one of: {', '.join(MODES)})")
         if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_K:
             raise ConfigError(f"k must be a whole number from 1 to {MAX_K}, not {k!r}")
-        chunk_filter = ChunkFilter(
-            _as_tuple(paths, "paths"),
-            _as_tuple(types, "types"),
-            tuple(str(Path(root).resolve()) for root in _as_tuple(roots, "roots")),
-        )
+        path_globs, extensions = _as_tuple(paths, "paths"), _as_tuple(types, "types")
+        folders = _as_tuple(roots, "roots")
+        _refuse_nul({"the question": [text], "path": path_globs, "type": extensions, "root": folders})
         store = self.store
         self._searches += 1
         if self._searches == 2:
@@ -340,8 +344,24 @@ class Index:
         with store.snapshot():
             if store.is_empty():
                 return []
+            chunk_filter = ChunkFilter(path_globs, extensions, self._held_roots(store, folders))
             backend = self._query_backend.for_index(store) if mode != "keyword" else None
             return search(store, backend, text, k, mode, chunk_filter, min_score)
+
+    def _held_roots(self, store: IndexStore, roots: Sequence[str]) -> tuple[str, ...]:
+        """The index's names of ``roots``; a folder it does not hold is an error naming those it
+        does (a mistyped folder would otherwise find nothing, and say only that)."""
+        if not roots:
+            return ()
+        held = store.roots()
+        found = {root: next((key for key in _root_keys(root) if key in held), None) for root in roots}
+        unknown = [root for root, key in found.items() if key is None]
+        if unknown:
+            raise NotInIndexError(
+                f"index {store.path} holds no folder {', '.join(unknown)} "
+                f"(its folders: {', '.join(held) or 'none'})"
+            )
+        return tuple(key for key in found.values() if key is not None)
 
     def default_min_score(self, mode: str = "hybrid") -> float | None:
         """The score under which a hit is more likely noise than an answer, where this index's scores
@@ -362,6 +382,7 @@ class Index:
         # imported here: a search does not pay for the format readers it names parts with
         from indexer.passages import read_passage
 
+        _refuse_nul({"the citation": [citation], "root": [root] if root is not None else []})
         store = self.store
         with store.snapshot():
             return read_passage(store, citation, root)
@@ -450,6 +471,15 @@ def iso_time(seconds: float) -> str:
 def _root_keys(root: str | os.PathLike[str]) -> list[str]:
     """How an index may have recorded a folder: as builds do (resolved), or as the user wrote it."""
     return [str(Path(root).resolve()), os.path.abspath(root), os.fspath(root)]
+
+
+def _refuse_nul(values: dict[str, Sequence[str]]) -> None:
+    """A NUL byte is in no indexed text or path (a file holding one is binary, and left out), and
+    stores choke on it (PostgreSQL refuses it in any text): asking with one is told so."""
+    for name, texts in values.items():
+        for text in texts:
+            if "\0" in text:
+                raise InvalidRequestError(f"{name} {text!r} holds a NUL byte, which no indexed text holds")
 
 
 def _patterns(values: Sequence[str] | str | None, name: str) -> tuple[str, ...] | None:

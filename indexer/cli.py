@@ -20,6 +20,7 @@ import csv
 import io
 import json
 import os
+import shlex
 import signal
 import sys
 from collections.abc import Callable
@@ -29,9 +30,11 @@ from typing import Any
 
 import click
 
+from indexer import DISTRIBUTION
 from indexer.api import Index, default_index_path, iso_time
 from indexer.backends import EmbeddingBackend, make_backend
 from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY
+from indexer.backends.packaged import DEFAULT_EMBEDDING_MODEL, EMBEDDING_MODELS
 from indexer.errors import ConfigError, IndexerError, StorageError
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
 from indexer.progress import Progress, duration
@@ -170,7 +173,7 @@ def describe_os_error(error: OSError) -> str:
     context_settings={"help_option_names": ["-h", "--help"]},
     epilog=exit_codes(0, 1, 2, 3, 4, 5),
 )
-@click.version_option(package_name="indexer-search")
+@click.version_option(package_name=DISTRIBUTION)
 def main() -> None:
     """Index a folder of documents and search it by meaning."""
 
@@ -233,7 +236,10 @@ def walk_settings(
     "more under the 'indexer.backends' entry point group.",
 )
 @click.option(
-    "--model", default=None, help="Model name, or for 'embedded' a folder with model.onnx + tokenizer.json."
+    "--model",
+    default=None,
+    help=f"Model name (embedded: {' or '.join(EMBEDDING_MODELS)}, default {DEFAULT_EMBEDDING_MODEL}; "
+    "or a folder with model.onnx + tokenizer.json).",
 )
 @click.option(
     "--base-url",
@@ -407,7 +413,25 @@ def report_dict(report: Any) -> dict[str, Any]:
 # -- query ----------------------------------------------------------------------------------------
 
 
-@main.command(epilog=exit_codes(0, 1, 2, 4, 5, c1=QUERY_CODE_1))
+class QueryCommand(click.Command):
+    """``index query``, whose question may start with a dash (``--leak-check=full``, ``-v``): click
+    reads it as an unknown option, so the error says how to ask it instead."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        given = list(args)  # the parser consumes its list
+        try:
+            return super().parse_args(ctx, args)
+        except click.NoSuchOption as error:
+            if not error.possibilities:  # not a mistyped option of ours ("Did you mean --type?")
+                asked = next((arg for arg in given if arg.startswith(error.option_name)), error.option_name)
+                error.message += (
+                    f" To search for text that starts with '-', put -- before it: "
+                    f"index query -- {shlex.quote(asked)}"
+                )
+            raise
+
+
+@main.command(cls=QueryCommand, epilog=exit_codes(0, 1, 2, 4, 5, c1=QUERY_CODE_1))
 @click.argument("text")
 @db_option
 @click.option(
@@ -510,7 +534,8 @@ def hits_from_server(location: str, text: str, search: dict[str, Any]) -> list[H
     params.update({"type": search["types"], "root": search["roots"]})
     if search["min_score"] is not None:
         params["min_score"] = repr(search["min_score"])
-    found = search_through_server(location, params, os.environ.get("INDEX_TOKEN") or None)
+    warn = lambda message: click.echo(f"warning: {message}", err=True)  # noqa: E731
+    found = search_through_server(location, params, os.environ.get("INDEX_TOKEN") or None, warn)
     try:
         return None if found is None else [Hit(**hit) for hit in found]
     except TypeError:  # a server of another version, whose hits have other fields

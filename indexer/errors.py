@@ -27,6 +27,11 @@ class NotInIndexError(ConfigError):
     """What was asked for by its citation (a file, its lines, a page) is not in the index."""
 
 
+class InvalidRequestError(ConfigError):
+    """A search or a citation that cannot be asked as written (a NUL byte, lines that run backwards):
+    the HTTP server answers 422, as for any other bad parameter."""
+
+
 class SettingsChangedError(ConfigError):
     """The backend no longer makes vectors like the index's (another dimension): a build must start
     afresh (``--rebuild``). ``difference`` says what changed, as the settings-differ message does."""

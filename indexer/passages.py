@@ -18,7 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from indexer.errors import ConfigError, NotInIndexError
+from indexer.errors import ConfigError, InvalidRequestError, NotInIndexError
 from indexer.formats.document import name_parts
 from indexer.store.contract import IndexStore
 from indexer.store.records import StoredChunk
@@ -63,6 +63,7 @@ def read_passage(store: IndexStore, citation: str, root: str | None = None) -> P
 
     Raises:
         NotInIndexError: the file is not in the index, or has no such lines or parts.
+        InvalidRequestError: the lines or parts run backwards (``path:30-12``).
         ConfigError: the path is in several roots and ``root`` does not say which.
     """
     if not citation.strip():
@@ -70,6 +71,9 @@ def read_passage(store: IndexStore, citation: str, root: str | None = None) -> P
     for path, span in parse_citation(citation):
         chunks = store.file_chunks(path, root)
         if chunks:
+            if span.first is not None and span.last < span.first:
+                turned = Span(span.last, span.first, span.kind)
+                raise InvalidRequestError(f"{citation} runs backwards: ask for {path}:{_cited(turned)}")
             return assemble(_one_root(chunks, path), span)
     where = f" under {root}" if root else ""
     raise NotInIndexError(f"{citation_path(citation)} is not in the index{where}")
@@ -228,6 +232,11 @@ def _describe(span: Span) -> str:
     if span.kind:
         return name_parts(span.kind, span.first, span.last)
     return f"lines {span.first}-{span.last}"
+
+
+def _cited(span: Span) -> str:
+    """How a citation writes ``span``: ``12-30``, ``pages 3-4``."""
+    return name_parts(span.kind, span.first, span.last) if span.kind else f"{span.first}-{span.last}"
 
 
 def _extent(chunks: Sequence[StoredChunk]) -> str:

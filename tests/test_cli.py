@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from conftest import SAMPLE_CORPUS, write
-from helpers import index_command
+from helpers import HashBackend, index_command
 from repositories import FAKE_KEY, write_repository
 
 from indexer import Index
@@ -241,3 +241,75 @@ def test_an_emptied_folder_is_refused_unless_allowed(tmp_path):
         assert index.status()["files"] == 1
     allowed = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--allow-empty"])
     assert allowed.exit_code == 0 and "1 removed" in allowed.stdout
+
+
+@pytest.fixture
+def notes_index(tmp_path) -> tuple[Path, Path]:
+    """A small folder indexed with the hash model: (index, folder); searched in keyword mode."""
+    folder = tmp_path / "notes"
+    write(folder / "valgrind.md", "# Valgrind\n\nRun valgrind --leak-check=full ./app to find leaks.\n")
+    write(folder / "cooking" / "bread.md", "# Bread\n\nLeave the dough to rise overnight.\n")
+    with Index.open(tmp_path / "index.db") as index:
+        assert index.build(folder, backend=HashBackend(), warn=print).exit_code == 0
+    return tmp_path / "index.db", folder
+
+
+def test_a_question_that_starts_with_a_dash_is_told_to_come_after_double_dash(notes_index):
+    db, _ = notes_index
+    refused = CliRunner().invoke(main, ["query", "--leak-check=full", "--db", str(db)])
+    assert refused.exit_code == 2
+    assert "To search for text that starts with '-', put -- before it: index query -- --leak-check=full" in (
+        refused.stderr
+    )
+    asked = CliRunner().invoke(
+        main, ["query", "--db", str(db), "--mode", "keyword", "--min-score", "0", "--", "--leak-check=full"]
+    )
+    assert asked.exit_code == 0 and asked.stdout.startswith("1. ") and "valgrind.md" in asked.stdout
+    mistyped = CliRunner().invoke(main, ["query", "bread", "--tpye", "md", "--db", str(db)])
+    assert "Did you mean '--type'?" in mistyped.stderr and "put -- before it" not in mistyped.stderr
+
+
+def test_a_mistyped_root_is_named_with_the_folders_the_index_holds(notes_index):
+    db, folder = notes_index
+    typo = folder.parent / "ntoes"
+    result = CliRunner().invoke(main, ["query", "bread", "--db", str(db), "--root", str(typo)])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: index {db} holds no folder {typo} (its folders: {folder})\n"
+
+
+def test_an_index_in_a_folder_that_does_not_exist_is_a_usage_error_and_makes_nothing(tmp_path):
+    write(tmp_path / "docs" / "a.md", "# A\n\ntext\n")
+    missing = tmp_path / "no" / "such" / "x.db"
+    result = CliRunner().invoke(main, ["build", str(tmp_path / "docs"), "--db", str(missing)])
+    assert result.exit_code == 2
+    assert result.stderr == f"error: cannot make index {missing}: folder {missing.parent} does not exist\n"
+    assert not (tmp_path / "no").exists()
+
+
+def test_a_nul_byte_is_exit_2_in_one_line_and_many_path_filters_are_answered(notes_index):
+    db, _ = notes_index
+    nul = CliRunner().invoke(main, ["query", "-", "--db", str(db)], input="leak\0check")
+    assert nul.exit_code == 2
+    assert (
+        nul.stderr == "error: the question 'leak\\x00check' holds a NUL byte, which no indexed text holds\n"
+    )
+    paths = [argument for number in range(600) for argument in ("--path", f"nowhere{number}/*")]
+    many = CliRunner().invoke(
+        main,
+        [
+            "query",
+            "dough",
+            "--db",
+            str(db),
+            "--mode",
+            "keyword",
+            "--min-score",
+            "0",
+            "--json",
+            *paths,
+            "--path",
+            "cooking",
+        ],
+    )
+    assert many.exit_code == 0, many.output
+    assert [hit["path"] for hit in json.loads(many.stdout)] == ["cooking/bread.md"]

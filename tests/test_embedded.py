@@ -17,24 +17,27 @@ from hypothesis import given
 from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
-from indexer.backends import embedded, make_backend
+from indexer import Index
+from indexer.backends import embedded, make_backend, onnx_session, packaged
 from indexer.backends.embedded import (
     FLOAT32_UP_TO_TOKENS,
+    PACKAGED_TOKENIZER,
+    EmbeddedBackend,
+)
+from indexer.backends.onnx_graph import INT8_SCHEME, INT8_SCHEMES
+from indexer.backends.onnx_session import (
     MAX_ROWS,
     OPTIMIZED_MODEL,
     OPTIMIZED_WEIGHTS,
-    PACKAGED_TOKENIZER,
     PAD_SLACK,
     PRECISION_VARIABLE,
     TOKEN_BUDGET,
     UINT8_KERNEL,
-    EmbeddedBackend,
     default_precision,
     int8_instructions,
     optimized_model_folder,
     plan_sub_batches,
 )
-from indexer.backends.onnx_graph import INT8_SCHEME, INT8_SCHEMES
 from indexer.errors import BackendError, ConfigError
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text("utf-8"))
@@ -165,6 +168,7 @@ def test_config_and_description_name_the_packaged_model(minilm: EmbeddedBackend)
         "model": None,
         "precision": "int8",
         "int8_scheme": INT8_SCHEME,
+        "pooling": "mean",
     }
     assert make_backend(minilm.config()).describe() == minilm.describe()
     description = minilm.describe()
@@ -209,6 +213,7 @@ def test_a_user_model_folder_gives_the_same_vectors(
             "model": str(folder),
             "precision": "int8",
             "int8_scheme": INT8_SCHEME,
+            "pooling": "mean",
         }
         assert user_backend.dimension == 384
         assert user_backend.max_tokens == 510
@@ -454,7 +459,7 @@ def test_the_int8_copy_is_cached_apart_from_the_float32_one(tmp_path: Path) -> N
 def test_int8_is_chosen_by_the_cpus_instructions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpuinfo: str, expected: str | None
 ) -> None:
-    monkeypatch.setattr(embedded.platform, "system", lambda: "Linux")
+    monkeypatch.setattr(onnx_session.platform, "system", lambda: "Linux")
     (tmp_path / "cpuinfo").write_text(cpuinfo)
 
     assert int8_instructions(tmp_path / "cpuinfo") == expected
@@ -504,7 +509,12 @@ def test_float32_is_chosen_by_argument_or_environment(
 
     assert EmbeddedBackend().precision == "float32"
     assert EmbeddedBackend(precision="int8").precision == "int8"  # an argument wins
-    assert minilm_float32.config() == {"backend": "embedded", "model": None, "precision": "float32"}
+    assert minilm_float32.config() == {
+        "backend": "embedded",
+        "model": None,
+        "precision": "float32",
+        "pooling": "mean",
+    }
     assert "precision" not in minilm_float32.describe()
     with pytest.raises(ConfigError, match="precision"):
         EmbeddedBackend(precision="int4")
@@ -539,7 +549,7 @@ def test_an_index_recorded_with_the_first_int8_edit_keeps_it(
     texts = [" ".join(["the chain skips when the cassette's cogs are worn"] * 6), REFERENCE["texts"][0]]
 
     with make_backend(recorded) as first_edit:
-        assert first_edit.config() == {**recorded, "int8_scheme": "all"}
+        assert first_edit.config() == {**recorded, "int8_scheme": "all", "pooling": "mean"}
         newer = ("int8_scheme", "attention")  # what the first edit's fingerprint did not hold
         assert first_edit.describe() == {k: v for k, v in minilm.describe().items() if k not in newer}
         old = first_edit.embed(texts)
@@ -578,3 +588,130 @@ def test_an_index_that_asked_for_int8_on_a_cpu_without_it_goes_on_in_float32(
     assert (report.exit_code, report.files_added) == (0, 1)
     assert recorded["precision"] == "float32"
     assert hits[0].path == "b.md"
+
+
+# -- bge-small-en-v1.5, selected by name -------------------------------------------------------------
+
+#: fastembed's canonical vectors for BAAI/bge-small-en-v1.5 (CLS pooling, normalised; its tests, and
+#: its README's example), first coordinates, and for BAAI/bge-small-en (v1) to tell the two apart.
+BGE_PUBLISHED = {
+    "hello world": [0.01522374, -0.02271799, 0.00860278, -0.07424029, 0.00386434],
+    "This is built to be faster and lighter than other embedding libraries e.g. Transformers, "
+    "Sentence-Transformers, etc.": [-0.1115, 0.0097, 0.0052, 0.0195],
+    "fastembed is supported by and maintained by Qdrant.": [-0.1019, 0.0635, -0.0332, 0.0522],
+}
+BGE_V1_HELLO_WORLD = [-0.0232, -0.0255, 0.0174, -0.0639, -0.0006]
+
+
+@pytest.fixture(scope="module")
+def bge(own_cache: Path) -> EmbeddedBackend:
+    with EmbeddedBackend(model="bge-small-en-v1.5", precision="float32") as backend:
+        yield backend
+
+
+@pytest.fixture(scope="module")
+def bge_int8(own_cache: Path) -> EmbeddedBackend:
+    with EmbeddedBackend(model="bge-small-en-v1.5", precision="int8") as backend:
+        yield backend
+
+
+def test_bge_small_gives_the_published_vectors(bge: EmbeddedBackend) -> None:
+    """The packaged weights are int8 (per column), so each coordinate lies within ~0.01 of the
+    float model's; bge-small-en (v1) lies 0.04 away."""
+    vectors = bge.embed(list(BGE_PUBLISHED))
+
+    for vector, published in zip(vectors, BGE_PUBLISHED.values(), strict=True):
+        assert np.abs(vector[: len(published)] - published).max() < 0.01
+    assert np.abs(vectors[0, :5] - BGE_V1_HELLO_WORLD).max() > 0.03
+    np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+
+
+def test_bge_small_runs_as_its_authors_run_it(bge: EmbeddedBackend) -> None:
+    description = bge.describe()
+
+    assert bge.query_prefix == "Represent this sentence for searching relevant passages: "
+    assert bge.document_prefix == ""
+    assert (bge.pooling, description["pooling"]) == ("cls", "CLS, L2-normalised")
+    assert (bge.max_tokens, description["max_seq_length"], bge.dimension) == (510, 512, 384)
+    assert description["model"] == "bge-small-en-v1.5"
+    assert bge.config() == {
+        "backend": "embedded",
+        "model": "bge-small-en-v1.5",
+        "precision": "float32",
+        "pooling": "cls",
+    }
+    assert make_backend(bge.config()).describe() == description
+
+
+def test_a_question_with_the_instruction_finds_its_passage_first(bge: EmbeddedBackend) -> None:
+    passages = [
+        "To fix a flat tyre, take the wheel off, find the hole, and patch the inner tube.",
+        "Prune apple trees in late winter, while they are dormant.",
+        "The Heimlich manoeuvre clears the airway of someone who is choking.",
+    ]
+    question = bge.query_prefix + "how do I repair a puncture on my bike"
+    vectors = bge.embed([question, *passages])
+
+    similarities = vectors[1:] @ vectors[0]
+    assert similarities.argmax() == 0
+    assert similarities[0] - max(similarities[1:]) > 0.1
+
+
+def test_bge_small_int8_stays_close_to_float32_and_a_text_keeps_its_vector_in_any_batch(
+    bge: EmbeddedBackend, bge_int8: EmbeddedBackend
+) -> None:
+    texts = long_texts()[:3] + [REFERENCE["texts"][0]]
+
+    alone = np.array([bge_int8.embed([text])[0] for text in texts])
+    together = bge_int8.embed(texts)
+
+    assert np.array_equal(alone, together)
+    assert cosines(together, bge.embed(texts)).min() >= 0.99
+    assert bge_int8.describe()["precision"] == "int8"
+    assert bge_int8.describe()["attention"] == "one kernel per block"
+
+
+def test_a_model_folder_declares_its_pooling_the_sentence_transformers_way(tmp_path: Path) -> None:
+    folder = model_folder(tmp_path / "cls-model")
+    (folder / "1_Pooling").mkdir()
+    pooling = {"word_embedding_dimension": 384, "pooling_mode_mean_tokens": False, "include_prompt": True}
+
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps({**pooling, "pooling_mode_cls_token": True}))
+    assert EmbeddedBackend(model=str(folder)).pooling == "cls"
+    assert EmbeddedBackend(model=str(folder)).describe()["pooling"] == "CLS, L2-normalised"
+    max_pooling = {**pooling, "pooling_mode_max_tokens": True}
+    (folder / "1_Pooling" / "config.json").write_text(json.dumps(max_pooling))
+    with pytest.raises(ConfigError, match="1_Pooling.*pooling_mode_max_tokens"):
+        EmbeddedBackend(model=str(folder))
+    # an index recorded before pooling was a choice keeps mean pooling, whatever the folder says now
+    assert make_backend({"backend": "embedded", "model": str(folder)}).pooling == "mean"
+
+
+def test_an_unknown_pooling_is_refused() -> None:
+    with pytest.raises(ConfigError, match="pooling"):
+        EmbeddedBackend(pooling="max")
+
+
+def test_an_index_built_before_models_had_names_keeps_minilm_and_its_scheduled_builds_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever the default model of new indexes becomes, an index keeps the one it recorded: its
+    next build (no backend, no flag, as a timer runs it) embeds only what changed, with no
+    settings error, and its questions are embedded as its vectors were."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "tyres.md").write_text("# Tyres\n\nPatch the inner tube where the puncture is.\n")
+    with Index.open(tmp_path / "old.db", backend=EmbeddedBackend(precision="float32")) as index:
+        index.build(folder)  # what an index built before models had names records: "model": null
+        assert index.store.get_json("backend")["model"] is None
+    monkeypatch.setattr(packaged, "DEFAULT_EMBEDDING_MODEL", "bge-small-en-v1.5")  # a new default
+    (folder / "wheels.md").write_text("# Wheels\n\nTrue a wheel by turning the spoke nipples.\n")
+
+    with Index.open(tmp_path / "old.db") as index:
+        report = index.build(folder)
+        assert (report.exit_code, report.chunks_embedded, report.chunks_reused) == (0, 1, 0)
+        assert index.status()["model"] == "all-MiniLM-L6-v2-int8"
+        assert index.search("how do I mend a puncture", k=1)[0].path == "tyres.md"
+    with Index.open(tmp_path / "new.db") as index:
+        index.build(folder)
+        assert index.status()["model"] == "bge-small-en-v1.5"

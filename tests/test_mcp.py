@@ -79,3 +79,36 @@ def test_index_serve_mounts_mcp_over_streamable_http(sample_db, plugins, tmp_pat
 
         check_answers(*anyio.run(session))
         assert server.get("/health").status_code == 200
+
+
+def test_bad_arguments_are_a_tool_error_in_one_line_and_many_filters_are_answered(sample_db, plugins):
+    """What the HTTP API answers 422 to is a tool error saying what is wrong, not an opaque one."""
+    command, *args = index_command()
+    server = StdioServerParameters(
+        command=command, args=[*args, "mcp", "--db", str(sample_db)], env=plugin_env(plugins)
+    )
+    guide = "bicycle-repair/fixing-a-flat-tyre.md"
+    refused = [
+        ("search", {"query": "ty\0re"}, "the question 'ty\\x00re' holds a NUL byte"),
+        ("search", {"query": "tyre", "paths": ["a\0"]}, "path 'a\\x00' holds a NUL byte"),
+        ("search", {"query": "tyre", "types": ["m\0d"]}, "type 'm\\x00d' holds a NUL byte"),
+        ("get", {"citation": f"{guide}:5-1"}, f"{guide}:5-1 runs backwards: ask for {guide}:1-5"),
+        ("get", {"citation": guide, "root": "/x\0"}, "root '/x\\x00' holds a NUL byte"),
+    ]
+    many = [f"nowhere{number}/*" for number in range(600)] + ["cooking/*"]
+
+    async def session() -> tuple[list, list]:
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            errors = []
+            for tool, arguments, _ in refused:
+                answer = await client.call_tool(tool, arguments)
+                errors.append(answer.content[0].text if answer.is_error else None)
+            filtered = await client.call_tool("search", {"query": "tyre", "paths": many, "k": 3})
+            assert not filtered.is_error, filtered.content
+            return errors, filtered.structured_content["result"]
+
+    errors, hits = anyio.run(session)
+    for error, (_, _, message) in zip(errors, refused, strict=True):
+        assert error is not None and message in error and "\n" not in error
+    assert hits and {hit["path"].split("/")[0] for hit in hits} == {"cooking"}

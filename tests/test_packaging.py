@@ -11,7 +11,9 @@ import zipfile
 from pathlib import Path
 
 from conftest import REPO
+from helpers import index_command
 
+import indexer
 from indexer.store.migrations import all_migrations
 
 
@@ -64,3 +66,10 @@ def test_the_distribution_installs_under_its_own_name_and_imports_without_posix_
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0 and result.stdout.strip() == "imported", result.stderr
+
+
+def test_the_version_is_the_installed_distributions_in_python_and_on_the_command_line():
+    installed = importlib.metadata.version("indexer-search")
+    assert indexer.__version__ == installed
+    result = subprocess.run([*index_command(), "--version"], capture_output=True, text=True)
+    assert result.returncode == 0 and result.stdout.strip() == f"index, version {installed}"

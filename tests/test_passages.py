@@ -12,6 +12,7 @@ from documents import make_pdf
 from helpers import HashBackend
 
 from indexer import ConfigError, Index, NotInIndexError
+from indexer.errors import InvalidRequestError
 
 GUIDE = "bicycle-repair/fixing-a-flat-tyre.md"
 PAGES = [("one", "saddles"), ("two", "chains"), ("three", "brakes")]  # a page longer than a chunk each
@@ -112,6 +113,17 @@ def test_what_is_not_in_the_index_is_a_clear_error(index):
         index.get("manual.pdf:page 9")
     with pytest.raises(ConfigError):
         index.get("  ")
+
+
+def test_a_range_that_runs_backwards_or_a_nul_byte_is_a_bad_request_naming_it(index):
+    with pytest.raises(InvalidRequestError, match=rf"^{GUIDE}:5-1 runs backwards: ask for {GUIDE}:1-5$"):
+        index.get(f"{GUIDE}:5-1")
+    with pytest.raises(InvalidRequestError, match="runs backwards: ask for manual.pdf:pages 1-3$"):
+        index.get("manual.pdf:pages 3-1")
+    with pytest.raises(InvalidRequestError, match=r"the citation '.*\\x00.*' holds a NUL byte"):
+        index.get(f"{GUIDE}\0:1-5")
+    with pytest.raises(InvalidRequestError, match=r"^root '/x\\x00' holds a NUL byte"):
+        index.get(GUIDE, root="/x\0")
 
 
 def test_a_path_in_two_roots_needs_its_root_and_roots_filter_searches(index, tmp_path):

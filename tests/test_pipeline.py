@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from conftest import rows, snapshot, write
+from documents import make_notebook
 from helpers import FaultyBackend, HashBackend, write_corpus
 
 from indexer import ConfigError, Index
@@ -154,6 +155,16 @@ def test_unchanged_rerun_calls_the_backend_zero_times_and_reads_no_file(index_pa
     assert counting.calls == 0
     assert opened == []
     assert report.files_unchanged == 3 and report.chunks_embedded == 0
+
+
+def test_a_file_with_no_text_is_counted_once_as_left_out_never_as_indexed(index_path, docs):
+    write(docs / "blank.ipynb", make_notebook([("markdown", ""), ("code", "")], image_output=False))
+    for run in ("first", "again"):
+        report = build(index_path, docs, HashBackend())
+        assert [(skipped.path, skipped.kind) for skipped in report.skipped] == [("blank.ipynb", "empty")], run
+        assert report.files_added + report.files_changed + report.files_unchanged == 3, run
+        assert report.files_skipped == 1 and report.files_seen == 4, run
+    assert "3 unchanged" in report.summary() and "1 skipped: 1 empty" in report.summary()
 
 
 def test_touching_a_file_reembeds_nothing(index_path, docs):

@@ -12,7 +12,8 @@ import pytest
 from conftest import REPO, SAMPLE_CORPUS, STORES, new_database, write
 from helpers import HashBackend
 
-from indexer import ConfigError, Index
+from indexer import ConfigError, Index, NotInIndexError
+from indexer.errors import InvalidRequestError
 from indexer.search import (
     CALIBRATED_MODEL,
     CALIBRATION,
@@ -330,6 +331,31 @@ def test_a_path_filter_takes_a_folder_name_as_well_as_a_glob(notes):
         "policy/passwords.md",
     }
     assert paths_of(notes.search("keys", k=10, mode="keyword", paths="policy/k*")) == {"policy/keys.md"}
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid", "vector"])
+def test_a_thousand_filters_of_each_kind_search_as_the_ones_that_match(notes, mode):
+    first, _ = notes.folders
+    paths = [f"nowhere{number}/*" for number in range(999)] + ["policy"]
+    types = [f"x{number}" for number in range(999)] + ["md"]
+    hits = notes.search("keys", k=10, mode=mode, paths=paths, types=types, roots=[first])
+    assert paths_of(hits) == {"policy/keys.md", "policy/passwords.md"}
+
+
+def test_a_folder_the_index_does_not_hold_is_named_with_the_folders_it_holds(notes, tmp_path):
+    first, second = notes.folders
+    mistyped = tmp_path / "frist"
+    listed = rf"holds no folder {mistyped} \(its folders: {first}, {second}\)$"
+    with pytest.raises(NotInIndexError, match=listed):
+        notes.search("keys", roots=[first, mistyped])
+    assert notes.search("keys", mode="keyword", roots=[f"{first}/"])  # the same folder, written otherwise
+
+
+@pytest.mark.parametrize("field", ["text", "paths", "types", "roots"])
+def test_a_nul_byte_in_a_search_is_a_bad_request_naming_where_it_is(notes, field):
+    asked = {"text": "keys", "paths": (), "types": (), "roots": (), field: "a\0b"}
+    with pytest.raises(InvalidRequestError, match=r"'a\\x00b' holds a NUL byte"):
+        notes.search(asked.pop("text"), **asked)
 
 
 @pytest.fixture

@@ -6,8 +6,12 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import signal
+import socket
+import stat
 import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -16,11 +20,20 @@ from pathlib import Path
 import httpx
 import pytest
 from conftest import SAMPLE_CORPUS
-from serving import ServerProcess, build_sample, plugin_env, plugin_folder, run_index
+from serving import (
+    Impostor,
+    ServerProcess,
+    build_sample,
+    plant_address_file,
+    plugin_env,
+    plugin_folder,
+    run_index,
+)
 
 from indexer import Index
-from indexer.serving.discovery import ServerAddress
+from indexer.serving.limits import ServeLimits
 
+TESTS = Path(__file__).resolve().parent
 HIT_FIELDS = ("path", "start_line", "end_line", "heading", "text", "root", "mode", "locator")
 
 
@@ -72,7 +85,9 @@ def test_search_filters_by_path_type_root_and_min_score(server):
     assert hits and all(hit["path"].endswith((".txt", ".rst")) for hit in hits)
     root = str(SAMPLE_CORPUS.resolve())
     assert server.get("/search", params={"q": "tyre", "root": root}).json()
-    assert server.get("/search", params={"q": "tyre", "root": "/elsewhere"}).json() == []
+    elsewhere = server.get("/search", params={"q": "tyre", "root": "/elsewhere"})
+    assert elsewhere.status_code == 404
+    assert elsewhere.json()["error"].endswith(f"holds no folder /elsewhere (its folders: {root})")
     keyword = server.get("/search", params={"q": "tyre", "mode": "keyword", "min_score": 1e9}).json()
     assert keyword == []
 
@@ -121,6 +136,29 @@ def test_bad_requests_get_a_json_error_never_a_traceback(server, path, params, s
     assert "Traceback" not in answer.text
 
 
+def test_nul_bytes_and_backward_ranges_are_422_many_filters_and_any_k_are_answered(server):
+    guide = "bicycle-repair/fixing-a-flat-tyre.md"
+    refused = [
+        ("/search", {"q": "ty\0re"}, "the question 'ty\\x00re' holds a NUL byte"),
+        ("/search", {"q": "tyre", "path": ["cooking/*", "a\0"]}, "path 'a\\x00' holds a NUL byte"),
+        ("/search", {"q": "tyre", "type": "m\0d"}, "type 'm\\x00d' holds a NUL byte"),
+        ("/search", {"q": "tyre", "root": "/a\0"}, "root '/a\\x00' holds a NUL byte"),
+        (f"/chunks/{guide}%00:1-3", {}, "holds a NUL byte"),
+        (f"/chunks/{guide}", {"root": "/x\0"}, "root '/x\\x00' holds a NUL byte"),
+        (f"/chunks/{guide}:5-1", {}, f"{guide}:5-1 runs backwards: ask for {guide}:1-5"),
+    ]
+    for path, params, message in refused:
+        answer = server.get(path, params=params)
+        assert (answer.status_code, answer.headers["content-type"]) == (422, "application/json"), path
+        assert message in answer.json()["error"] and "\n" not in answer.json()["error"]
+    many = [f"nowhere{number}/*" for number in range(600)] + ["cooking/*"]
+    filtered = server.get("/search", params={"q": "tyre", "path": many, "k": 3})
+    assert filtered.status_code == 200
+    assert {hit["path"].split("/")[0] for hit in filtered.json()} == {"cooking"}
+    everything = server.get("/search", params={"q": "tyre", "k": 10_000, "mode": "vector"})
+    assert everything.status_code == 200 and len(everything.json()) == server.get("/status").json()["chunks"]
+
+
 def test_a_token_guards_every_request_and_is_never_shown(sample_db, env, tmp_path):
     token = "s3cret-token-never-logged"
     with ServerProcess(sample_db, "--token", token, env=env, log=tmp_path / "serve.log") as server:
@@ -158,6 +196,7 @@ def test_the_address_file_goes_when_the_server_stops(server, sample_db):
     with Index.open(sample_db, create=False) as index:  # a watcher ignores it, as the index's own
         assert str(server.serve_file) in index.store.own_files()
     assert server.address["pid"] == server.process.pid
+    assert stat.S_IMODE(server.serve_file.stat().st_mode) == 0o600  # it holds the run's secret
     assert server.stop() == 128 + signal.SIGTERM  # stopped by SIGTERM, as a shell reports it
     assert not server.serve_file.exists()
 
@@ -205,18 +244,55 @@ def test_a_query_answered_by_the_server_imports_no_numpy(server, sample_db):
     assert result.stderr.strip() == "False False"
 
 
-def test_a_gone_server_leaves_queries_local(sample_db, env, tmp_path):
-    serve_file = Path(os.path.realpath(sample_db) + ".serve.json")
-    gone = ServerAddress("127.0.0.1", 9, 2**22 + 7, "feedface", str(sample_db), False)  # no such process
-    serve_file.write_text(json.dumps(gone.__dict__))
+def test_a_gone_server_leaves_queries_local_and_says_nothing(sample_db, env):
     started = time.monotonic()
+    plant_address_file(sample_db, pid=2**22 + 7, token=False)  # no such process
     local = run_index("query", "tyre", "--db", str(sample_db), "--json", env=env)
-    assert local.returncode == 0 and json.loads(local.stdout)
-    alive_but_deaf = ServerAddress("127.0.0.1", 9, os.getpid(), "feedface", str(sample_db), False)
-    serve_file.write_text(json.dumps(alive_but_deaf.__dict__))  # a live process, nothing listening
+    assert local.returncode == 0 and json.loads(local.stdout) and local.stderr == ""
+    plant_address_file(sample_db, token=False)  # a live process, nothing listening on port 9
     local = run_index("query", "tyre", "--db", str(sample_db), "--json", env=env)
-    assert local.returncode == 0 and json.loads(local.stdout)
+    assert local.returncode == 0 and json.loads(local.stdout) and local.stderr == ""
     assert time.monotonic() - started < 60
+
+
+def test_an_address_file_someone_else_could_have_written_gets_no_question_and_no_token(
+    sample_db, env, tmp_path
+):
+    """Whoever can write beside the index can plant an address file: the query trusts only a file of
+    its own user, closed to others, naming loopback, and then a server that proves it holds the
+    file's secret. Anything else is said in one line, and the search runs here."""
+    token = "t0ken-of-the-real-server"
+    question = ["query", "flat tyre", "--db", str(sample_db), "--json"]
+    local = json.loads(run_index(*question, "--no-server", env=env).stdout)
+    with Impostor() as impostor:
+        at_impostor = {"port": impostor.port}
+
+        def linked() -> None:
+            mine = plant_address_file(tmp_path / "elsewhere.db", **at_impostor)  # private, of this user
+            plant_address_file(sample_db).unlink()
+            Path(os.path.realpath(sample_db) + ".serve.json").symlink_to(mine)
+
+        planted = [
+            ("is open to group or others", lambda: plant_address_file(sample_db, 0o644, **at_impostor)),
+            ("cannot be opened as a plain file", linked),
+            ("is not this machine's loopback", lambda: plant_address_file(sample_db, host="192.0.2.1")),
+            ("did not prove it is the one that wrote", lambda: plant_address_file(sample_db, **at_impostor)),
+        ]
+        if os.geteuid() == 0:
+            planted.append(
+                (
+                    "belongs to another user (uid 65534)",
+                    lambda: os.chown(plant_address_file(sample_db, **at_impostor), 65534, 65534),
+                )
+            )
+        for reason, plant in planted:
+            plant()
+            answered = run_index(*question, env={**env, "INDEX_TOKEN": token})
+            assert answered.returncode == 0, answered.stderr
+            assert json.loads(answered.stdout) == local, reason
+            assert reason in answered.stderr and len(answered.stderr.splitlines()) == 1, answered.stderr
+    assert [path for path, _ in impostor.requests] == ["/health"]  # asked for its proof, once
+    assert not any("Authorization" in headers for _, headers in impostor.requests)
 
 
 def test_searches_go_on_while_a_build_writes_and_see_its_files(server, sample_db, env, tmp_path):
@@ -320,3 +396,83 @@ def test_the_server_answers_from_an_index_deleted_and_built_anew_at_its_path(
     hits = server.get("/search", params={"q": "quokka", "mode": "keyword"}).json()
     assert [hit["path"] for hit in hits] == ["quokka.md"]
     assert server.get("/search", params={"q": "flat tyre", "mode": "keyword"}).json() == []
+
+
+# -- connection limits ----------------------------------------------------------------------------
+
+HALF_SENT = b"GET /search?q=tyre HTTP/1.1\r\nHost: 127.0.0.1\r\n"  # the blank line that ends it never comes
+
+
+def closed_by_server(sockets: list[socket.socket], within: float) -> list[socket.socket]:
+    """The sockets the server has closed (EOF or reset) by ``within`` seconds from now."""
+    deadline = time.monotonic() + within
+    closed: list[socket.socket] = []
+    while True:
+        for sock in sockets:
+            if sock in closed:
+                continue
+            sock.setblocking(False)
+            try:
+                if sock.recv(1) == b"":
+                    closed.append(sock)
+            except BlockingIOError:
+                pass
+            except ConnectionError:
+                closed.append(sock)
+        if len(closed) == len(sockets) or time.monotonic() > deadline:
+            return closed
+        time.sleep(0.05)
+
+
+def test_eleven_hundred_half_sent_requests_lock_no_client_out(sample_db, env, tmp_path):
+    """The attack that locked every client out of a server limited to 1,024 open files, as a
+    desktop's default is: the connections waiting longest for their request make room for new ones."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard < 1300:
+        pytest.skip("this test holds 1,100 sockets open")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1300), hard))
+    half_sent: list[socket.socket] = []
+    log = tmp_path / "serve.log"
+    try:
+        with ServerProcess(sample_db, env=env, log=log, open_files=1024) as server:
+            for _ in range(1100):
+                sock = socket.create_connection(("127.0.0.1", server.address["port"]), timeout=5)
+                sock.sendall(HALF_SENT)
+                half_sent.append(sock)
+            started = time.monotonic()
+            answer = httpx.get(server.url + "/search", params={"q": "flat tyre", "k": 1}, timeout=10)
+            assert answer.status_code == 200 and answer.json()
+            assert time.monotonic() - started < 5
+            closed = closed_by_server(half_sent, within=2)
+            assert len(closed) >= 1100 - ServeLimits.max_connections
+            assert half_sent[0] in closed and half_sent[-1] not in closed  # the oldest went first
+    finally:
+        for sock in half_sent:
+            sock.close()
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_request_must_arrive_whole_in_time_even_a_byte_at_a_time(sample_db, env, tmp_path):
+    worker = [sys.executable, str(TESTS / "serve_worker.py"), str(sample_db), "1.0", "1"]
+    with ServerProcess(sample_db, env=env, log=tmp_path / "serve.log", command=worker) as server:
+        port = server.address["port"]
+        silent = socket.create_connection(("127.0.0.1", port))
+        trickling = socket.create_connection(("127.0.0.1", port))
+        idle = socket.create_connection(("127.0.0.1", port))
+        idle.sendall(b"GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert idle.recv(4096).startswith(b"HTTP/1.1 200")  # answered, then kept alive, then idle
+        started = time.monotonic()
+        sent = 0
+        try:
+            for byte in HALF_SENT:  # a byte every 0.1 s: busy, but never done
+                trickling.send(bytes([byte]))
+                sent += 1
+                time.sleep(0.1)
+        except ConnectionError:  # closed underneath it
+            pass
+        assert sent < len(HALF_SENT)
+        closed = closed_by_server([silent, trickling, idle], within=3)
+        assert set(closed) == {silent, trickling, idle} and time.monotonic() - started < 5
+        assert server.get("/health").status_code == 200
+        for sock in (silent, trickling, idle):
+            sock.close()

@@ -21,6 +21,8 @@ from test_concurrency import start_worker, wait_until_started
 from indexer import ConfigError, Index
 from indexer.cli import main
 from indexer.errors import DatabaseUnreachableError
+from indexer.pipeline.options import MIN_CHUNK_TOKENS
+from indexer.search import MAX_K
 from indexer.store.migrations import all_migrations
 from indexer.store.postgres import filter_sql, glob_to_regex, printable_url
 from indexer.store.records import ChunkFilter
@@ -213,12 +215,42 @@ def test_path_globs_match_what_sqlite_glob_matches(postgres_url, glob):
     assert found == expected
 
 
-def test_a_filter_is_one_sql_condition_with_parameters():
+def test_a_filter_is_one_sql_condition_per_kind_whatever_the_number_of_values():
     where, params = filter_sql(ChunkFilter(("docs/*",), ("md", ".TXT")))
     assert where == (
-        "(f.path ~ %s OR f.path ~ %s) AND (right(lower(f.path), %s) = %s OR right(lower(f.path), %s) = %s)"
+        "f.path ~ ANY(%s) AND EXISTS (SELECT 1 FROM unnest(%s::text[]) AS suffix "
+        "WHERE right(lower(f.path), length(suffix)) = suffix)"
     )
-    assert params == ["^docs/.*$", "^docs/.*/.*$", 3, ".md", 4, ".txt"]  # the glob, and as a folder
+    assert params == [["^docs/.*$", "^docs/.*/.*$"], [".md", ".txt"]]  # the glob, and as a folder
+    many, _ = filter_sql(ChunkFilter(tuple(f"d{n}/*" for n in range(1000)), roots=("/a", "/b")))
+    assert many == "f.path ~ ANY(%s) AND f.root = ANY(%s)"
+
+
+def test_every_k_up_to_max_k_is_answered_past_what_the_hnsw_graph_returns(postgres_url, tmp_path):
+    """pgvector's graph search keeps at most 1,000 candidates (``hnsw.ef_search``): more neighbours
+    (vector k 1001), or a hybrid search's pool of 4 k (k 251), read every vector instead."""
+    folder = tmp_path / "notes"
+    for part in range(4):
+        sections = (f"## Section {part}.{n}\n\nNote {n} of part {part}, topic {n % 17}." for n in range(300))
+        write(folder / f"part{part}.md", "\n\n".join(sections))
+    asked = [("vector", 1001), ("hybrid", 251), ("vector", MAX_K), ("hybrid", MAX_K), ("keyword", MAX_K)]
+    found = {}
+    for location in (postgres_url, tmp_path / "index.db"):
+        with Index.open(location, backend=HashBackend()) as index:
+            assert index.build(folder, chunk_tokens=MIN_CHUNK_TOKENS, warn=print).exit_code == 0
+            chunks = index.store.counts()["chunks"]
+            found[location] = {(mode, k): index.search("a note on topic 3", k, mode) for mode, k in asked}
+    on_postgres, on_sqlite = found[postgres_url], found[tmp_path / "index.db"]
+    assert chunks > 1001
+    assert [len(on_postgres[mode, k]) for mode, k in asked[:4]] == [1001, 251, chunks, chunks]
+    assert len(on_postgres["keyword", MAX_K]) >= 1200  # each section's note (the stores read "3" apart)
+    # both exact: the same neighbours, in the same order but for ties (the hash model makes many)
+    for k in (1001, MAX_K):
+        scores = [[hit.score for hit in hits[("vector", k)]] for hits in (on_postgres, on_sqlite)]
+        assert scores[0] == pytest.approx(scores[1], abs=1e-3)
+    assert {(hit.path, hit.start_line) for hit in on_postgres["vector", MAX_K]} == {
+        (hit.path, hit.start_line) for hit in on_sqlite["vector", MAX_K]
+    }
 
 
 def test_printable_url_hides_only_the_password():

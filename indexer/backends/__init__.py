@@ -38,10 +38,12 @@ def make_backend(config: dict[str, Any], one_shot: bool = False) -> EmbeddingBac
 
 
 def default_backend() -> EmbeddingBackend:
-    """The backend of a new index: the embedded model, at its default precision."""
+    """The backend of a new index: the embedded backend with the default packaged model, named in
+    its config (an index that recorded no name keeps all-MiniLM-L6-v2), at its default precision."""
     from indexer.backends.embedded import EmbeddedBackend
+    from indexer.backends.packaged import DEFAULT_EMBEDDING_MODEL
 
-    return EmbeddedBackend()
+    return EmbeddedBackend(DEFAULT_EMBEDDING_MODEL)
 
 
 def _with_http_settings(cls: type, options: dict[str, Any]) -> dict[str, Any]:

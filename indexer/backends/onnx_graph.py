@@ -32,11 +32,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from indexer.backends.protobuf import (
+    LENGTH_DELIMITED,
     Field,
     encode_field,
     encode_int,
     first,
     parse,
+    read_varint,
     text,
 )
 
@@ -56,7 +58,9 @@ NODE_OP_TYPE = 4
 NODE_ATTRIBUTE = 5
 NODE_DOMAIN = 7
 ATTRIBUTE_NAME = 1
+ATTRIBUTE_F = 2
 ATTRIBUTE_I = 3
+ATTRIBUTE_T = 5
 ATTRIBUTE_INTS = 8
 ATTRIBUTE_TYPE = 20
 ATTRIBUTE_INT, ATTRIBUTE_INT_LIST = 2, 7  # AttributeProto.AttributeType
@@ -64,6 +68,7 @@ VALUE_INFO_NAME = 1
 TENSOR_DIMS = 1
 TENSOR_DATA_TYPE = 2
 TENSOR_FLOAT_DATA = 4
+TENSOR_INT32_DATA = 5
 TENSOR_NAME = 8
 TENSOR_RAW_DATA = 9
 TENSOR_DATA_LOCATION = 14
@@ -167,27 +172,70 @@ def with_fused_gelu(model: bytes) -> tuple[bytes, int]:
 
 @dataclass(frozen=True)
 class Constants:
-    """The graph's initializers: all their names, and the values of the float scalars among them."""
+    """The graph's initializers: all their names, the values of the float scalars among them and
+    among the ``Constant`` nodes' outputs, and the ``Constant`` nodes' integer vectors (shapes)."""
 
     names: set[str]
     scalars: dict[str, float]
+    integers: dict[str, tuple[int, ...]] = dataclasses.field(default_factory=dict)
 
 
 def scalar_constants(graph: list[Field]) -> Constants:
-    names, scalars = set(), {}
+    """The initializers, and the float scalars among them and among the outputs of ``Constant`` nodes
+    (which older exporters write instead of initializers)."""
+    names, scalars, integers = set(), {}, {}
     for field in graph:
-        if field.number != GRAPH_INITIALIZER:
+        if field.number == GRAPH_INITIALIZER:
+            tensor = Tensor.parse(field.payload)
+            names.add(tensor.name)
+            if float_scalar(tensor) is not None:
+                scalars[tensor.name] = float_scalar(tensor)
+        elif field.number == GRAPH_NODE:
+            scalars.update(constant_node_scalar(field.payload))
+            integers.update(constant_node_integers(field.payload))
+    return Constants(names, scalars, integers)
+
+
+def constant_node_integers(node: bytes) -> dict[str, tuple[int, ...]]:
+    """``{output: values}`` for a ``Constant`` node holding a vector (or scalar) of int64, else nothing."""
+    fields = parse(node)
+    if text(fields, NODE_OP_TYPE) != "Constant" or text(fields, NODE_DOMAIN):
+        return {}
+    outputs = [field.payload.decode() for field in fields if field.number == NODE_OUTPUT]
+    for attribute in (parse(field.payload) for field in fields if field.number == NODE_ATTRIBUTE):
+        value = first(attribute, ATTRIBUTE_T)
+        if text(attribute, ATTRIBUTE_NAME) != "value" or value is None or len(outputs) != 1:
             continue
-        tensor = Tensor.parse(field.payload)
-        names.add(tensor.name)
-        if (
-            not tensor.dims
-            and tensor.data_type == FLOAT
-            and tensor.data is not None
-            and len(tensor.data) == 4
-        ):
-            scalars[tensor.name] = struct.unpack("<f", tensor.data)[0]
-    return Constants(names, scalars)
+        tensor = Tensor.parse(value.payload)
+        values = tensor.array() if tensor.data_type == INT64 and len(tensor.dims) <= 1 else None
+        return {outputs[0]: tuple(int(each) for each in values.reshape(-1))} if values is not None else {}
+    return {}
+
+
+def float_scalar(tensor: Tensor) -> float | None:
+    """The value of a float tensor of shape (), else None."""
+    if not tensor.dims and tensor.data_type == FLOAT and tensor.data is not None and len(tensor.data) == 4:
+        return struct.unpack("<f", tensor.data)[0]
+    return None
+
+
+def constant_node_scalar(node: bytes) -> dict[str, float]:
+    """``{output: value}`` for a ``Constant`` node holding one float (shape () or (1,)), else nothing."""
+    fields = parse(node)
+    if text(fields, NODE_OP_TYPE) != "Constant" or text(fields, NODE_DOMAIN):
+        return {}
+    outputs = [field.payload.decode() for field in fields if field.number == NODE_OUTPUT]
+    for attribute in (parse(field.payload) for field in fields if field.number == NODE_ATTRIBUTE):
+        name = text(attribute, ATTRIBUTE_NAME)
+        if name == "value" and first(attribute, ATTRIBUTE_T) is not None:
+            tensor = Tensor.parse(first(attribute, ATTRIBUTE_T).payload)
+            value = float_scalar(dataclasses.replace(tensor, dims=()) if tensor.dims == (1,) else tensor)
+        elif name == "value_float" and first(attribute, ATTRIBUTE_F) is not None:
+            value = struct.unpack("<f", first(attribute, ATTRIBUTE_F).payload)[0]
+        else:
+            continue
+        return {outputs[0]: value} if value is not None and len(outputs) == 1 else {}
+    return {}
 
 
 def gelu_chain(
@@ -236,6 +284,115 @@ def close(constants: Constants, name: str, value: float) -> bool:
 def gelu_node(matmul_output: str, bias: str, output: str, number: int) -> bytes:
     """A NodeProto: ``output = BiasGelu(matmul_output, bias)`` in the com.microsoft domain."""
     return node_proto("BiasGelu", [matmul_output, bias], [output], f"indexer_bias_gelu_{number}", MICROSOFT)
+
+
+def with_float_products(model: bytes) -> tuple[bytes, int]:
+    """The serialised ModelProto with each product onnxruntime's dynamic quantizer made written back
+    as a float ``MatMul`` by the model's own int8 weights, and how many (0: the bytes come back
+    unchanged).
+
+    The quantizer writes ``y = x W`` as ``DynamicQuantizeLinear(x)`` (one scale and zero point for
+    the whole tensor), ``MatMulInteger`` by the int8 weights, a Cast and a multiplication by the two
+    scales. One scale over the whole tensor makes a text's result depend on the other texts of its
+    batch and on their padding, and on x86 without VNNI its u8 x s8 kernel adds pairs of products in
+    16 bits with saturation. Each product becomes ``MatMul(x, Mul(Cast(W8), w))``: the form
+    :func:`with_int8_matmuls` reads int8 weights in (so the int8 graph quantizes each token with a
+    scale of its own and keeps the model's weights bit for bit), which onnxruntime folds into float
+    weights for the float32 graph. Only weights with zero points of 0 (symmetric) are rewritten.
+    """
+    model_fields = parse(model)
+    graph_fields = [field for field in model_fields if field.number == MODEL_GRAPH]
+    if len(graph_fields) != 1:
+        return model, 0
+    graph = parse(graph_fields[0].payload)
+    nodes = [Node.parse(field.payload) for field in graph if field.number == GRAPH_NODE]
+    tensors = {tensor.name: tensor for tensor in initializers(graph)}
+    produced_by = {output: node for node in nodes for output in node.outputs}
+    users: dict[str, list[Node]] = {}
+    for node in nodes:
+        for name in node.inputs:
+            users.setdefault(name, []).append(node)
+    added: dict[str, list[bytes]] = {}
+    replaced: set[int] = set()  # ids of the nodes a rewritten product no longer needs
+    for product in (node for node in nodes if node.op_type == "MatMulInteger"):
+        chain = quantized_product(product, produced_by, users, tensors)
+        if chain is None:
+            continue
+        activation, weights, weight_scale, output, made_by = chain
+        name = f"indexer_float_w{len(added)}"
+        added[output] = [
+            node_proto(
+                "Cast", [weights], [f"{name}_wide"], f"{name}_cast", attributes=int_attribute("to", FLOAT)
+            ),
+            node_proto("Mul", [f"{name}_wide", weight_scale], [f"{name}_weights"], f"{name}_scale"),
+            node_proto("MatMul", [activation, f"{name}_weights"], [output], f"{name}_matmul"),
+        ]
+        replaced.update(id(node) for node in made_by)
+    if not added:
+        return model, 0
+    quantizers = [node for node in nodes if node.op_type == "DynamicQuantizeLinear"]
+    for quantizer in quantizers:  # gone once every reader of its outputs is
+        readers = [reader for output in quantizer.outputs for reader in users.get(output, [])]
+        if all(id(reader) in replaced for reader in readers):
+            replaced.add(id(quantizer))
+    dropped = {
+        output for node in nodes if id(node) in replaced for output in node.outputs if output not in added
+    }
+    read = {name for node in nodes if id(node) not in replaced for name in node.inputs}
+    read |= {name for made in added.values() for node in made for name in Node.parse(node).inputs}
+    kept = [
+        field
+        for field in graph
+        if field.number != GRAPH_INITIALIZER or Tensor.parse(field.payload).name in read
+    ]
+    return rebuild(model_fields, kept, dropped, {}, added), len(added)
+
+
+def quantized_product(
+    product: Node, produced_by: dict[str, Node], users: dict[str, list[Node]], tensors: dict[str, Tensor]
+) -> tuple[str, str, str, str, list[Node]] | None:
+    """From a ``MatMulInteger``, the dynamic quantizer's product around it: (the float activation,
+    the int8 weights, their scale, the product's float output, the nodes that made it from the
+    quantized activation), or None when the graph differs in any way."""
+
+    def only_user(name: str, op_type: str) -> Node | None:
+        following = users.get(name, [])
+        return following[0] if len(following) == 1 and following[0].op_type == op_type else None
+
+    if len(product.inputs) != 4:
+        return None
+    quantized, weights, activation_zero, weight_zero = product.inputs
+    quantizer = produced_by.get(quantized)
+    weight = tensors.get(weights)
+    zero = tensors.get(weight_zero)
+    if quantizer is None or quantizer.op_type != "DynamicQuantizeLinear" or quantizer.outputs[0] != quantized:
+        return None
+    if activation_zero != quantizer.outputs[2] or weight is None or zero is None:
+        return None
+    values, zeros = weight.array(), zero.array()
+    if values is None or values.dtype != np.int8 or values.ndim != 2 or zeros is None or zeros.any():
+        return None
+    widen = only_user(product.outputs[0], "Cast")
+    if widen is None or widen.attributes.get("to") != FLOAT:
+        return None
+    rescale = only_user(widen.outputs[0], "Mul")
+    if rescale is None:
+        return None
+    scales = produced_by.get(next((name for name in rescale.inputs if name != widen.outputs[0]), ""))
+    if scales is None or scales.op_type != "Mul" or quantizer.outputs[1] not in scales.inputs:
+        return None
+    weight_scale = next((name for name in scales.inputs if name != quantizer.outputs[1]), "")
+    scale = tensors.get(weight_scale)
+    scale_values = scale.array() if scale is not None else None
+    if (
+        scale_values is None
+        or scale_values.dtype != np.float32
+        or scale_values.size not in (1, values.shape[1])
+    ):
+        return None
+    if len(users.get(scales.outputs[0], [])) != 1:
+        return None
+    return quantizer.inputs[0], weights, weight_scale, rescale.outputs[0], [product, widen, scales, rescale]
 
 
 #: The graph input a BERT-style export takes its padding mask from (1 for a token, 0 for padding).
@@ -317,8 +474,10 @@ def attention_block(
     scores = produced_by.get(softmax.inputs[0])
     if scores is None or scores.op_type != "Add":
         return None
-    products = [produced_by[name] for name in scores.inputs if name in produced_by]
-    product = next((node for node in products if node.op_type == "MatMul"), None)
+    products = [scaled_product(name, produced_by, constants) for name in scores.inputs]
+    product, product_scale = next(
+        ((node, scale) for node, scale in products if node is not None), (None, 1.0)
+    )
     following = users.get(softmax.outputs[0], [])
     guard = [node for node in following if node.op_type == "Where"]
     weights = guard[0].outputs[0] if guard else softmax.outputs[0]
@@ -330,7 +489,8 @@ def attention_block(
     merge = users.get(weighted[0].outputs[0], [])
     if len(merge) != 1 or merge[0].op_type != "Transpose":
         return None
-    reshape = users.get(merge[0].outputs[0], [])
+    # an older exporter also reads the merged heads' shape, to compute the Reshape's target
+    reshape = [node for node in users.get(merge[0].outputs[0], []) if node.op_type != "Shape"]
     if len(reshape) != 1 or reshape[0].op_type != "Reshape":
         return None
     (query, query_scale), (key, key_scale) = (
@@ -338,13 +498,32 @@ def attention_block(
     )
     value, _ = projection(weighted[0].inputs[1], produced_by, constants)
     width = bias_width(query, produced_by, tensors)
-    scale = query_scale * key_scale
+    scale = query_scale * key_scale * product_scale
     if width is None or width != bias_width(key, produced_by, tensors) or scale <= 0:
         return None
     head_size = round(1 / scale**2)
     if head_size < 1 or width % head_size or abs(head_size * scale**2 - 1) > 1e-4:
         return None
     return query, key, value, reshape[0].outputs[0], width // head_size
+
+
+def scaled_product(
+    name: str, produced_by: dict[str, Node], constants: Constants
+) -> tuple[Node | None, float]:
+    """The ``MatMul`` that makes ``name``, directly or through a division or multiplication by a
+    constant (an older exporter scales the scores, ``q k^T / sqrt(d)``, rather than q and k), with
+    that scaling; (None, 1.0) when ``name`` is no such product."""
+    node = produced_by.get(name)
+    scale = 1.0
+    if node is not None and node.op_type in ("Div", "Mul") and len(node.inputs) == 2:
+        factor = constants.scalars.get(node.inputs[1])
+        if factor is None or factor == 0:
+            return None, 1.0
+        scale = 1 / factor if node.op_type == "Div" else factor
+        node = produced_by.get(node.inputs[0])
+    if node is None or node.op_type != "MatMul":
+        return None, 1.0
+    return node, scale
 
 
 def projection(name: str, produced_by: dict[str, Node], constants: Constants) -> tuple[str, float]:
@@ -355,12 +534,50 @@ def projection(name: str, produced_by: dict[str, Node], constants: Constants) ->
     while node is not None and node.op_type in HEAD_SPLIT:
         if node.op_type == "Mul":
             factor = [constants.scalars.get(each) for each in node.inputs[1:]]
+            if len(factor) == 1 and factor[0] is None:
+                factor = [shape_scale(node.inputs[1], produced_by, constants)]
             if len(factor) != 1 or factor[0] is None:
                 break
             scale *= factor[0]
         name = node.inputs[0]
         node = produced_by.get(name)
     return name, scale
+
+
+def shape_scale(name: str, produced_by: dict[str, Node], constants: Constants) -> float | None:
+    """The value of ``sqrt(c / sqrt(d))``, the scaling PyTorch's export of scaled dot-product
+    attention puts on q and on k, with ``d`` the last dimension of a tensor read at run time
+    (``Cast(Slice(Shape(t)))``): known when ``t`` is the heads of a ``Reshape`` to a constant head
+    width (``Transpose(Reshape(x, Concat(..., d)))``); else None."""
+
+    def through_cast(node: Node | None) -> Node | None:
+        return produced_by.get(node.inputs[0]) if node is not None and node.op_type == "Cast" else node
+
+    outer = through_cast(produced_by.get(name))
+    if outer is None or outer.op_type != "Sqrt":
+        return None
+    divide = through_cast(produced_by.get(outer.inputs[0]))
+    if divide is None or divide.op_type != "Div" or divide.inputs[0] not in constants.scalars:
+        return None
+    inner = through_cast(produced_by.get(divide.inputs[1]))
+    if inner is None or inner.op_type != "Sqrt":
+        return None
+    piece = through_cast(produced_by.get(inner.inputs[0]))
+    if piece is None or piece.op_type != "Slice" or len(piece.inputs) < 2:
+        return None
+    if constants.integers.get(piece.inputs[1]) != (-1,):
+        return None  # not the last dimension
+    shape = produced_by.get(piece.inputs[0])
+    heads = produced_by.get(shape.inputs[0]) if shape is not None and shape.op_type == "Shape" else None
+    split = produced_by.get(heads.inputs[0]) if heads is not None and heads.op_type == "Transpose" else None
+    target = produced_by.get(split.inputs[1]) if split is not None and split.op_type == "Reshape" else None
+    if target is None or target.op_type != "Concat":
+        return None
+    width = constants.integers.get(target.inputs[-1])
+    if width is None or len(width) != 1 or width[0] < 1:
+        return None
+    value = constants.scalars[divide.inputs[0]] / math.sqrt(width[0])
+    return math.sqrt(value) if value > 0 else None
 
 
 def bias_width(name: str, produced_by: dict[str, Node], tensors: dict[str, Tensor]) -> int | None:
@@ -492,10 +709,13 @@ class Tensor:
         floats = b"".join(field.payload for field in fields if field.number == TENSOR_FLOAT_DATA)
         location = first(fields, TENSOR_DATA_LOCATION)
         external = location is not None and location.value == EXTERNAL
+        data_type = next((field.value for field in fields if field.number == TENSOR_DATA_TYPE), 0)
+        if raw is None and data_type in (UINT8, INT8) and first(fields, TENSOR_INT32_DATA) is not None:
+            floats = small_integers(fields, NUMPY_TYPES[data_type])  # a quantizer's zero points
         return cls(
             name=text(fields, TENSOR_NAME),
             dims=tuple(field.value for field in fields if field.number == TENSOR_DIMS),
-            data_type=next((field.value for field in fields if field.number == TENSOR_DATA_TYPE), 0),
+            data_type=data_type,
             data=None if external else raw.payload if raw is not None else floats,
         )
 
@@ -506,6 +726,24 @@ class Tensor:
         if dtype is None or self.data is None or len(self.data) != math.prod(self.dims) * dtype.itemsize:
             return None
         return np.frombuffer(self.data, dtype=dtype).reshape(self.dims)
+
+
+def small_integers(fields: list[Field], dtype: np.dtype) -> bytes:
+    """A TensorProto's ``int32_data`` (where ONNX keeps 8-bit values that are not raw) as the bytes of
+    ``dtype``: packed or one field per value, negative values as 64-bit two's complement."""
+    values = []
+    for field in fields:
+        if field.number != TENSOR_INT32_DATA:
+            continue
+        if field.wire_type != LENGTH_DELIMITED:
+            values.append(field.value)
+            continue
+        position = 0
+        while position < len(field.payload):
+            value, position = read_varint(field.payload, position)
+            values.append(value)
+    signed = [value - (1 << 64) if value >= 1 << 63 else value for value in values]
+    return np.array(signed, dtype=np.int64).astype(dtype).tobytes()
 
 
 def tensor_proto(name: str, values: np.ndarray) -> bytes:

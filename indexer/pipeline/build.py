@@ -34,6 +34,7 @@ from indexer.pipeline.options import BuildOptions
 from indexer.pipeline.planner import PendingFile, Planner, StageClock
 from indexer.pipeline.report import BuildReport, Notice
 from indexer.pipeline.writer import GroupWriter
+from indexer.progress import ChunkEstimate
 from indexer.store.contract import IndexStore
 from indexer.store.records import BuildCounts, FileState
 
@@ -81,7 +82,8 @@ class Build:
         self.warnings: list[str] = []
         self.planner = Planner(store, backend, chunk_settings, self._warn, self.clock, reread)
         self.stopped: str | None = None
-        self.files = (0, 0)  # read, found: for progress
+        self.files_found = self.files_visited = 0  # for progress
+        self.estimate = ChunkEstimate(())  # of the chunks to embed: for progress
         self.dimensions = Dimensions(store.dimension)
         self.usage_before = backend.usage()
 
@@ -142,7 +144,13 @@ class Build:
                 "nothing is removed (is it unmounted, or emptied?); build with allow_empty "
                 "(--allow-empty) to remove them"
             )
-        self.files = (0, len(found.files))
+        self.files_found = len(found.files)
+        unchanged = self.planner.is_unchanged
+        self.estimate = ChunkEstimate(
+            (source.path, source.size)
+            for source in found.files
+            if not unchanged(source, states.get(source.path))
+        )
         if self.options.progress is not None:
             self.options.progress.start("indexing", "chunks embedded")
         for number, source in enumerate(found.files, 1):
@@ -150,7 +158,7 @@ class Build:
             if self.writer.waiting or self.queue.in_flight:  # not for an unchanged file: most of a rerun
                 self._send_batches()
                 self._take_finished(block=False)
-            self.files = (number, len(found.files))
+            self.files_visited = number
             self._show_progress()
         return {source.path for source in found.files}, found.unlistable, states
 
@@ -177,10 +185,18 @@ class Build:
 
     def _plan_file(self, source: corpus.SourceFile, state: FileState | None) -> None:
         if self.planner.is_unchanged(source, state):
-            self.writer.files_unchanged += 1
-            if state is not None and state.status != "indexed":
+            if state is not None and state.status != "indexed":  # counted as left out, not as indexed
                 self._left_out(source.path, state.status, f"left out when last read ({state.status})")
+            else:
+                self.writer.files_unchanged += 1
             return
+        queued = self.queue.texts_wanted
+        try:
+            self._read_file(source, state)
+        finally:
+            self.estimate.read(source.path, source.size, self.queue.texts_wanted - queued)
+
+    def _read_file(self, source: corpus.SourceFile, state: FileState | None) -> None:
         if self.stopped:  # a changed file after the stop keeps its previous version
             self.writer.fail(source.path, f"not indexed, the build stopped: {self.stopped}")
             return
@@ -286,6 +302,7 @@ class Build:
             self._take_finished(block=True)
         self.writer.write_ready(self.stopped, flush=True)
         self.writer.finish()
+        self._show_progress()  # every file is done now
 
     # -- after the writes -------------------------------------------------------------------------
 
@@ -317,15 +334,14 @@ class Build:
         self.options.warn(self.warnings[-1])
 
     def _show_progress(self) -> None:
-        """Chunks embedded of those to embed (estimated from the files read so far), files read."""
+        """Chunks embedded of those to embed (:class:`ChunkEstimate`), and files done (unchanged,
+        or committed, failed or left out) of those found."""
         progress = self.options.progress
         if progress is None:
             return
-        read, total_files = self.files
-        wanted = self.queue.texts_wanted
-        estimate = wanted + (wanted * (total_files - read) // read if read else 0)
-        detail = f"{read:,} of {total_files:,} files read"
-        progress.update(self.queue.texts_embedded, estimate or None, detail)
+        done = self.files_visited - self.writer.files_pending
+        detail = f"{done:,} of {self.files_found:,} files done"
+        progress.update(self.queue.texts_embedded, self.estimate.total() or None, detail)
 
     def _counts(self) -> BuildCounts:
         """What is committed, with the files that failed and what the backend spent."""

@@ -81,6 +81,12 @@ class GroupWriter:
     def add(self, pending: PendingFile) -> None:
         self.waiting.append(pending)
 
+    @property
+    def files_pending(self) -> int:
+        """Files handed to the writer and not committed yet (waiting for vectors, or being written)."""
+        writing = len(self._writing[1].new_files) + len(self._writing[1].touched) if self._writing else 0
+        return len(self.waiting) + len(self._ready) + writing
+
     def fail(self, path: str, reason: str) -> None:
         self.counts.files_failed += 1
         self.failures.append(FileFailure(path, reason))

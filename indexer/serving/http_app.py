@@ -28,6 +28,7 @@ from indexer.errors import (
     DatabaseUnreachableError,
     IndexerError,
     IndexLockedError,
+    InvalidRequestError,
     NotInIndexError,
     StorageError,
 )
@@ -42,6 +43,7 @@ log = logging.getLogger("indexer.serve")
 
 #: HTTP status for each kind of library error, most specific first.
 ERROR_STATUS: tuple[tuple[type[IndexerError], int], ...] = (
+    (InvalidRequestError, 422),
     (NotInIndexError, 404),
     (IndexLockedError, 503),
     (BackendUnreachableError, 503),

@@ -58,6 +58,9 @@ HNSW_OPTIONS = "m = 16, ef_construction = 64"
 #: clustered vectors (bench/RESULTS.md): recall@10 0.60 at 40, 0.71 at 100, 0.84 at 200, 0.93 at
 #: 400, for a median of 3.4, 5.0, 6.0 and 7.7 ms. Missing a tenth of the answers costs more than 4 ms.
 EF_SEARCH = 400
+#: The most candidates pgvector's HNSW search can keep (``hnsw.ef_search`` runs from 1 to 1,000), so
+#: the most neighbours one graph search can return in order.
+MAX_EF_SEARCH = 1000
 #: Rows an iterative scan may visit before it gives up on a very selective filter (pgvector's default).
 MAX_SCAN_TUPLES = 20_000
 MIGRATION_LOCK_KEY = 0x1D3_E7E8  # any fixed number: serialises migrations of one database
@@ -92,14 +95,22 @@ def printable_url(url: str) -> str:
 
 def filter_sql(chunk_filter: ChunkFilter | None) -> tuple[str, list[object]]:
     """A condition on ``f`` (the files table) for a search filter, and its parameters. Globs are
-    SQLite's: ``*``, ``?`` and ``[...]``, case-sensitive, ``*`` crossing folders."""
+    SQLite's: ``*``, ``?`` and ``[...]``, case-sensitive, ``*`` crossing folders. Each kind of filter
+    is one condition over an array of its values, so a thousand paths make one parameter, not a
+    thousand."""
     chunk_filter = chunk_filter or ChunkFilter()
     clauses: list[str] = []
     params: list[object] = []
     globs = chunk_filter.folder_globs()
     if globs:
-        clauses.append("(" + " OR ".join("f.path ~ %s" for _ in globs) + ")")
-        params.extend(glob_to_regex(glob) for glob in globs)
+        clauses.append("f.path ~ ANY(%s)")
+        params.append([glob_to_regex(glob) for glob in globs])
+    if chunk_filter.extensions:
+        clauses.append(
+            "EXISTS (SELECT 1 FROM unnest(%s::text[]) AS suffix "
+            "WHERE right(lower(f.path), length(suffix)) = suffix)"
+        )
+        params.append(["." + extension.lower().lstrip(".") for extension in chunk_filter.extensions])
     if chunk_filter.roots:
         clauses.append("f.root = ANY(%s)")
         params.append(list(chunk_filter.roots))
@@ -109,16 +120,6 @@ def filter_sql(chunk_filter: ChunkFilter | None) -> tuple[str, list[object]]:
     for phrase in chunk_filter.excluded:
         clauses.append(f"NOT c.search_text @@ phraseto_tsquery('{TEXT_SEARCH_CONFIG}', %s)")
         params.append(phrase)
-    if chunk_filter.extensions:
-        clauses.append(
-            "(" + " OR ".join("right(lower(f.path), %s) = %s" for _ in chunk_filter.extensions) + ")"
-        )
-        for extension in chunk_filter.extensions:
-            suffix = "." + extension.lower().lstrip(".")
-            params.extend([len(suffix), suffix])
-    if chunk_filter.roots:
-        clauses.append("f.root = ANY(%s)")
-        params.append(list(chunk_filter.roots))
     return (" AND ".join(clauses) or "TRUE"), params
 
 
@@ -431,6 +432,8 @@ class PostgresStore(MetaValues):
 
         With a filter the index scan is iterative (pgvector 0.8): it goes on through the graph until
         ``k`` rows pass the filter, rather than filtering ``ef_search`` candidates after the fact.
+        Beyond :data:`MAX_EF_SEARCH` neighbours the graph cannot be asked for them all: the search
+        then reads every vector (exact, and as long as the index is large).
         """
         if k <= 0 or not self.has_vector_table():
             return []
@@ -449,12 +452,20 @@ class PostgresStore(MetaValues):
         """HNSW settings for one search, local to its transaction (one is opened if none is).
 
         ``ef_search`` is at least :data:`EF_SEARCH` and ``k``, or the connection's own when higher
-        (``?options=-c%20hnsw.ef_search%3D400`` in the URL)."""
+        (``?options=-c%20hnsw.ef_search%3D400`` in the URL). More than :data:`MAX_EF_SEARCH`
+        neighbours: no index scan (pgvector's way to an exact search), for this search only."""
         ef_search = (
             "set_config('hnsw.ef_search', "
             "greatest(%s, current_setting('hnsw.ef_search', true)::int)::text, true)"
         )
         with connection.transaction():
+            if k > MAX_EF_SEARCH:
+                before = connection.execute("SELECT current_setting('enable_indexscan')").fetchone()[0]
+                connection.execute("SELECT set_config('enable_indexscan', 'off', true)")
+                yield
+                # a failed search rolls the setting back with its savepoint; a done one puts it back
+                connection.execute("SELECT set_config('enable_indexscan', %s, true)", (before,))
+                return
             if filtered:
                 connection.execute(
                     f"SELECT {ef_search}, set_config('hnsw.iterative_scan', 'strict_order', true), "

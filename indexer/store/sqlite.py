@@ -100,6 +100,9 @@ class SQLiteStore(MetaValues):
             raise IndexNotFoundError(f"no index at {path}: build one first with `index build FOLDER`")
         if os.path.isdir(path):
             raise ConfigError(f"{path} is a folder, not an index file")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder):  # a typo in the location, not a storage failure
+            raise ConfigError(f"cannot make index {path}: folder {folder} does not exist")
         store = cls(path, writable)
         try:
             store._verify()
@@ -348,18 +351,24 @@ class SQLiteStore(MetaValues):
 
     def chunk_filter(self, chunk_filter: ChunkFilter) -> list[int] | None:
         """The restriction :meth:`nearest` and :meth:`keyword_matches` take: here, the chunk ids;
-        None when every chunk passes (a filter that matches the whole index then costs nothing)."""
+        None when every chunk passes (a filter that matches the whole index then costs nothing).
+
+        Each kind of filter is one condition over a JSON list of its values, however many: an
+        ``OR`` per value would exceed SQLite's expression depth (1,000) at about 500 paths."""
         clauses: list[str] = []
         params: list[object] = []
 
         def any_of(condition: str, values: Sequence[object]) -> None:
             if values:
-                clauses.append("(" + " OR ".join(condition for _ in values) + ")")
-                params.extend(values)
+                clauses.append(f"EXISTS (SELECT 1 FROM json_each(?) WHERE {condition})")
+                params.append(json.dumps(list(values)))
 
-        any_of("f.path GLOB ?", chunk_filter.folder_globs())
-        any_of("lower(f.path) GLOB ?", [f"*.{ext.lower().lstrip('.')}" for ext in chunk_filter.extensions])
-        any_of("f.root = ?", chunk_filter.roots)
+        any_of("f.path GLOB value", chunk_filter.folder_globs())
+        suffixes = [f"*.{extension.lower().lstrip('.')}" for extension in chunk_filter.extensions]
+        any_of("lower(f.path) GLOB value", suffixes)
+        if chunk_filter.roots:
+            clauses.append("f.root IN (SELECT value FROM json_each(?))")
+            params.append(json.dumps(list(chunk_filter.roots)))
         if chunk_filter.phrases:
             clauses.append("c.id IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
             params.append(" AND ".join(fts_phrase(phrase) for phrase in chunk_filter.phrases))

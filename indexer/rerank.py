@@ -1,0 +1,199 @@
+"""Re-reading a search's best candidates with a cross-encoder, which reads the question and a
+passage together and says how well the passage answers it.
+
+An embedding compares two vectors made apart; a cross-encoder attends from every word of the
+question to every word of the passage, so it ranks the few best candidates better than the fusion
+that found them, and its score means something on its own: the probability that the passage
+answers the question.
+
+- Model: ms-marco-MiniLM-L-12-v2 (sentence-transformers, Apache-2.0), trained on MS MARCO's real
+  Bing questions and the passages that answer them (:mod:`indexer.backends.packaged` says where
+  its file comes from). Input ``[CLS] question [SEP] passage [SEP]`` with token types 0 then 1;
+  output one logit per pair.
+- Passage: the chunk's heading path, a line break, and its text (:func:`passage_text`: what the
+  embedder reads too), truncated with the question to PAIR_TOKENS tokens, the longer of the two
+  first (the passage, nearly always). Longer pairs cost time on every search; most chunks of the
+  packaged embedders fit (all-MiniLM-L6-v2 cuts at 254 tokens).
+- Score: the logit through a logistic function, :func:`probability`. sentence-transformers applies
+  the plain sigmoid to this model's logit; on the sample corpus that put every answering hit near
+  1 and every off-topic one near 0, so the map is the sigmoid of the logit as it is, not a fit.
+- Sessions: the embedder's set-up (:mod:`indexer.backends.onnx_session`): threads, the optimised
+  copy kept on disk, each attention block one kernel, and int8 products with a scale per token and
+  exact sums on every CPU, so a pair's score never depends on the other pairs of its batch. The pairs
+  are sorted by length and run in sub-batches of similar length, as the embedder's texts.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+
+import numpy as np
+import onnxruntime as ort
+from tokenizers import Tokenizer
+
+from indexer.backends.onnx_graph import INT8_SCHEME
+from indexer.backends.onnx_session import (
+    ORT_ERRORS,
+    PRECISION_VARIABLE,
+    PRECISIONS,
+    UINT8_KERNEL,
+    GraphEdits,
+    check_inputs,
+    first_line,
+    int8_instructions,
+    load_tokenizer,
+    open_session,
+    optimized_model_folder,
+    padded_inputs,
+    physical_cores,
+    plan_sub_batches,
+    weight_layout,
+)
+from indexer.backends.packaged import MS_MARCO_MINILM
+from indexer.errors import BackendError, BackendUnreachableError, ConfigError
+
+#: The longest question-and-passage pair read, [CLS] and both [SEP] included.
+PAIR_TOKENS = 256
+
+
+def passage_text(heading: str, text: str) -> str:
+    """What the re-ranker reads of a chunk: its heading path, then its text."""
+    body = text.strip()
+    return f"{heading}\n{body}" if heading else body
+
+
+def probability(logits: np.ndarray) -> np.ndarray:
+    """The cross-encoder's logit as the probability that the passage answers the question."""
+    return 1.0 / (1.0 + np.exp(-np.asarray(logits, dtype=np.float64)))
+
+
+class Reranker:
+    """Score (question, passage) pairs with the packaged cross-encoder, in this process.
+
+    Args:
+        threads: onnxruntime intra-op threads; None means one per physical core.
+        precision: "int8" or "float32"; None means ``$INDEXER_PRECISION``, else int8, on every CPU:
+            with int8 dot products it is the faster, and without them (x86 AVX2), where the exact
+            u8 x u8 kernel runs, it measured 1.05-1.12x float32's speed on 20 candidates, unlike
+            the embedder's shorter, wider batches (bench/RESULTS.md). No index records a score,
+            so the choice can follow the measurements.
+        one_shot: this process scores one question (a one-off ``index query``): start fast.
+        pair_tokens: the longest pair read (see :data:`PAIR_TOKENS`).
+
+    Raises:
+        ConfigError: ``threads`` below 1, an unknown precision, or ``pair_tokens`` below 8.
+    """
+
+    def __init__(
+        self,
+        threads: int | None = None,
+        precision: str | None = None,
+        one_shot: bool = False,
+        pair_tokens: int = PAIR_TOKENS,
+    ) -> None:
+        if threads is not None and threads < 1:
+            raise ConfigError(f"re-ranker: threads must be at least 1, got {threads}")
+        if pair_tokens < 8:
+            raise ConfigError(f"re-ranker: pair_tokens must be at least 8, got {pair_tokens}")
+        self.int8_instructions = int8_instructions()
+        self.precision = precision or os.environ.get(PRECISION_VARIABLE) or "int8"
+        if self.precision not in PRECISIONS:
+            raise ConfigError(
+                f"re-ranker: precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}"
+            )
+        self.model_name = MS_MARCO_MINILM.name
+        self.pair_tokens = pair_tokens
+        self._threads = threads if threads is not None else physical_cores()
+        self._one_shot = one_shot
+        self._lock = threading.Lock()
+        self._session: ort.InferenceSession | None = None
+        self._input_names: list[str] = []
+        self._tokenizer: Tokenizer | None = None
+
+    def scores(self, question: str, passages: Sequence[str]) -> np.ndarray:
+        """The probability that each passage answers the question (float64, in input order)."""
+        return probability(self.logits(question, passages))
+
+    def logits(self, question: str, passages: Sequence[str]) -> np.ndarray:
+        """The cross-encoder's logit for each (question, passage) pair, in input order.
+
+        Raises:
+            BackendError: onnxruntime failed on a batch.
+            BackendUnreachableError: the model file cannot be loaded.
+        """
+        if not passages:
+            return np.zeros(0, dtype=np.float32)
+        encodings = self._pair_tokenizer().encode_batch_fast([(question, passage) for passage in passages])
+        session = self._load()
+        logits = np.empty(len(passages), dtype=np.float32)
+        for rows in plan_sub_batches([len(encoding.ids) for encoding in encodings]):
+            chosen = [encodings[row] for row in rows]
+            inputs = padded_inputs([each.ids for each in chosen], [each.type_ids for each in chosen])
+            feed = {name: inputs[name] for name in self._input_names}
+            try:
+                (out,) = session.run(None, feed)
+            except ORT_ERRORS as exc:
+                raise BackendError(
+                    f"re-ranker {self.model_name} failed on {len(rows)} pairs: {first_line(exc)}"
+                ) from exc
+            logits[rows] = out.reshape(len(rows))
+        return logits
+
+    def close(self) -> None:
+        """Drop the session and its memory; the next call loads it again."""
+        with self._lock:
+            self._session = None
+
+    def _load(self) -> ort.InferenceSession:
+        with self._lock:
+            if self._session is None:
+                int8 = self.precision == "int8"
+                path = MS_MARCO_MINILM.onnx_path()
+                weights = weight_layout(self.int8_instructions) if int8 else "int8"
+                kernel = (self.int8_instructions or UINT8_KERNEL) if int8 else None
+                session = open_session(
+                    path,
+                    self._threads,
+                    one_shot=self._one_shot,
+                    cache=optimized_model_folder(
+                        MS_MARCO_MINILM.onnx_sha256, kernel, INT8_SCHEME, fused_attention=True
+                    ),
+                    edits=GraphEdits(float_products=True, int8=int8, fused_attention=True, weights=weights),
+                )
+                outputs = session.get_outputs()
+                if len(outputs) != 1 or len(outputs[0].shape) != 2:
+                    raise BackendUnreachableError(f"ONNX model {path} does not output one logit per pair")
+                self._input_names = check_inputs(session, path)
+                self._session = session
+            return self._session
+
+    def _pair_tokenizer(self) -> Tokenizer:
+        with self._lock:
+            if self._tokenizer is None:
+                self._tokenizer = load_tokenizer(
+                    MS_MARCO_MINILM.tokenizer_path(), max_length=self.pair_tokens
+                )
+            return self._tokenizer
+
+    def __enter__(self) -> Reranker:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+_shared: Reranker | None = None
+_shared_lock = threading.Lock()
+
+
+def rerank(question: str, passages: Sequence[str]) -> list[float]:
+    """The probability that each passage answers ``question``, in input order, from one re-ranker
+    this process shares (loaded on first use). Make a :class:`Reranker` to choose its settings."""
+    global _shared
+    with _shared_lock:
+        if _shared is None:
+            _shared = Reranker()
+        reranker = _shared
+    return reranker.scores(question, passages).tolist()

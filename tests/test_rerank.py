@@ -1,0 +1,108 @@
+"""The re-ranker with the real cross-encoder ms-marco-MiniLM-L-12-v2: no mocks, no network."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from indexer import formats
+from indexer.chunking import ChunkSettings, chunk_document
+from indexer.errors import ConfigError
+from indexer.rerank import PAIR_TOKENS, Reranker, passage_text, probability, rerank
+
+REPO = Path(__file__).resolve().parent.parent
+#: fastembed's canonical logits for this model (its tests/test_text_cross_encoder.py).
+FRANCE = "What is the capital of France?"
+FRANCE_PASSAGES = ["Paris is the capital of France.", "Berlin is the capital of Germany."]
+FRANCE_LOGITS = [9.330912, -2.0380247]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def own_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Optimised copies made here go to a scratch cache, not the user's."""
+    cache_home = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache_home))
+        yield cache_home
+
+
+@pytest.fixture(scope="module")
+def float32(own_cache: Path) -> Reranker:
+    with Reranker(precision="float32") as reranker:
+        yield reranker
+
+
+@pytest.fixture(scope="module")
+def int8(own_cache: Path) -> Reranker:
+    with Reranker(precision="int8") as reranker:
+        yield reranker
+
+
+def sample_passages(relative: str) -> list[str]:
+    """The passages a search of sample_corpus/ returns from one file: its chunks, heading path first."""
+    path = REPO / "sample_corpus" / relative
+    document = formats.read_document(str(path), path.read_bytes())
+    chunks = chunk_document(
+        document, lambda texts: [len(text.split()) for text in texts], ChunkSettings.for_limit(200)
+    )
+    return [passage_text(chunk.heading, chunk.text) for chunk in chunks]
+
+
+def test_the_logits_are_the_published_ones(float32: Reranker, int8: Reranker) -> None:
+    """Within the rounding of the packaged int8 weights (0.2 of a logit)."""
+    for reranker in (float32, int8):
+        logits = reranker.logits(FRANCE, FRANCE_PASSAGES)
+        assert np.abs(logits - FRANCE_LOGITS).max() < 0.25
+
+
+def test_a_pair_scores_the_same_alone_and_among_others_bit_for_bit(float32: Reranker, int8: Reranker) -> None:
+    passages = [*FRANCE_PASSAGES, "Lyon is a city in France. " * 30, "France"]
+    for reranker in (float32, int8):
+        together = reranker.logits(FRANCE, passages)
+        alone = np.array([reranker.logits(FRANCE, [passage])[0] for passage in passages])
+        assert np.array_equal(together, alone)
+
+
+def test_an_answering_chunk_scores_high_and_an_unrelated_one_low(float32: Reranker) -> None:
+    """The question `make demo` asks; long paraphrased questions fare worse (bench/bench_models.py)."""
+    question = "how do I fix a flat tyre"
+    answers = float32.scores(question, sample_passages("bicycle-repair/fixing-a-flat-tyre.md"))
+    unrelated = float32.scores(question, sample_passages("cooking/sourdough-starter.md"))
+
+    assert answers.max() >= 0.7
+    assert unrelated.max() < 0.3
+
+
+def test_rerank_gives_probabilities_in_input_order(own_cache: Path) -> None:
+    scores = rerank(FRANCE, [FRANCE_PASSAGES[1], FRANCE_PASSAGES[0]])
+
+    assert scores[1] > 0.99 > 0.2 > scores[0]
+    assert rerank(FRANCE, []) == []
+
+
+def test_a_long_passage_is_read_up_to_the_token_budget(float32: Reranker) -> None:
+    long_passage = "Paris is the capital of France. " + "It has many museums and bridges. " * 400
+    tokenizer = float32._pair_tokenizer()
+
+    assert len(tokenizer.encode(FRANCE, long_passage).ids) == PAIR_TOKENS
+    assert float32.scores(FRANCE, [long_passage])[0] > 0.9  # the answer is in what was read
+
+
+def test_the_heading_path_comes_before_the_text() -> None:
+    assert passage_text("Wheels > Truing", "  Spin the wheel.\n") == "Wheels > Truing\nSpin the wheel."
+    assert passage_text("", "Spin the wheel.") == "Spin the wheel."
+
+
+def test_the_score_map_is_monotone_and_centred_at_a_logit_of_zero() -> None:
+    scores = probability(np.array([-12.0, -1.0, 0.0, 1.0, 12.0]))
+
+    assert np.all(np.diff(scores) > 0) and scores[2] == 0.5 and scores[0] < 1e-5 and scores[-1] > 1 - 1e-5
+
+
+def test_bad_settings_are_refused() -> None:
+    with pytest.raises(ConfigError, match="threads"):
+        Reranker(threads=0)
+    with pytest.raises(ConfigError, match="precision"):
+        Reranker(precision="int4")
