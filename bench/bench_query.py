@@ -31,7 +31,7 @@ The real vectors are embedded once (SciFact: about ten minutes on a quiet machin
 bench/.cache (delete bench/.cache/real-vectors.npz to embed again); without SciFact, sample_corpus/
 alone is used.
 
-    python bench/bench_query.py [--quick] [--json] [--scifact DIR]
+    python bench/bench_query.py [--quick] [--json] [--scifact DIR] [--sizes N ...] [--kinds KIND ...]
 """
 
 from __future__ import annotations
@@ -80,6 +80,8 @@ TARGET_P50_MS, TARGET_P95_MS = 30.0, 60.0
 TARGET_RATIO = 0.5
 FIRST_SEARCH_TARGET_S = 1.0
 FOLLOW_TARGET_S = 1.0
+#: the cache names of the vector sets: clustered, offset to mean cosine 0.3 and 0.7, real
+KINDS = ("query", "offset30", "offset70", "real")
 
 
 def synthetic(count: int, seed: int = 1) -> np.ndarray:
@@ -181,7 +183,16 @@ def stored(count: int, vectors: np.ndarray, name: str) -> Path:
     if path.exists():
         with SQLiteStore.open(path, writable=True) as store:  # migrates a copy an older version made
             if store.get_meta("bench_vectors") == digest:
+                started = time.perf_counter()
                 store.update_vector_graph(min_changes=1)  # what a follow run left; a graph of an old layout
+                if store.get_meta("bench_graph_seconds") is None:  # a run stopped before its graph was made
+                    with store.transaction():
+                        store.set_meta(
+                            {
+                                "bench_graph_seconds": f"{time.perf_counter() - started:.1f}",
+                                "bench_load_avg": load(),
+                            }
+                        )
                 return path
         remove_database(str(path))
     started = time.perf_counter()
@@ -518,7 +529,13 @@ def cpu_row() -> dict:
     wanted = ("avx2", "fma", "avx512f", "avx512_vnni", "avx_vnni")
     found = " ".join(flag if flag in flags else f"no {flag}" for flag in wanted)
     kernels = sqlite_vectors.new_graph(DIMENSION).hardware_acceleration
-    return row(f"CPU: {found}; {os.cpu_count()} cores; usearch kernels: {kernels}", load(), "load average")
+    # the rows of a long run are made in pieces: each piece's first row says which command made it
+    command = " ".join(["python", "bench/" + Path(sys.argv[0]).name, *sys.argv[1:]])
+    return row(
+        f"CPU: {found}; {os.cpu_count()} cores; usearch kernels: {kernels}; rows below from `{command}`",
+        load(),
+        "load average",
+    )
 
 
 def main() -> int:
@@ -526,7 +543,14 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--scifact", type=Path, default=SCIFACT, help="a BEIR-layout SciFact folder")
-    parser.add_argument("--sizes", type=int, nargs="*", help=argparse.SUPPRESS)
+    parser.add_argument("--sizes", type=int, nargs="*", help="rows of each index (default 100000 1000000)")
+    parser.add_argument(
+        "--kinds",
+        nargs="*",
+        choices=KINDS,
+        default=KINDS,
+        help="vector sets (default all; the once-per-size rows need query, the clustered set)",
+    )
     parser.add_argument("--hold", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--first", type=Path, help=argparse.SUPPRESS)
     options = parser.parse_args()
@@ -541,10 +565,13 @@ def main() -> int:
     for count in sizes:
         queries = None
         for label, name, vectors, kind_queries in cases(count, options.quick, options.scifact):
-            rows.extend(measure(label, name, vectors, kind_queries))
+            if name in options.kinds:
+                rows.extend(measure(label, name, vectors, kind_queries))
             queries = kind_queries if queries is None else queries
-        rows.extend(once_per_size(count, queries))
-    rows.extend(memory_rows(sizes[-1]))
+        if "query" in options.kinds:
+            rows.extend(once_per_size(count, queries))
+    if "query" in options.kinds:
+        rows.extend(memory_rows(sizes[-1]))
     print_rows(rows, options.json)
     return 0
 

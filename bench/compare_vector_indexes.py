@@ -14,7 +14,7 @@ its build time and its size, as ratios against numpy exact search in the same ru
 faiss and hnswlib are not dependencies: `pip install faiss-cpu hnswlib` first (a missing one is
 skipped, and said so in a row).
 
-    python bench/compare_vector_indexes.py [--count 100000] [--quick] [--json]
+    python bench/compare_vector_indexes.py [--count 100000] [--quick] [--json] [--kinds KIND ...]
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
-from bench_query import CACHE, SCIFACT, cases, exact_top, p95, recall, stored
+from bench_query import CACHE, KINDS, SCIFACT, cases, cpu_row, exact_top, p95, recall, stored
 from rows import print_rows, row
 
 from indexer.store.sqlite import SQLiteStore
@@ -138,9 +138,11 @@ def timed(
     return times, found
 
 
-def compare(count: int, quick: bool) -> list[dict]:
-    rows = []
+def compare(count: int, quick: bool, kinds: tuple[str, ...] = KINDS) -> list[dict]:
+    rows = [cpu_row()]
     for label, name, vectors, queries in cases(count, quick=quick, scifact=SCIFACT):
+        if name not in kinds:
+            continue
         size = f"{count:,} x {vectors.shape[1]}"
         truth = [set(exact_top(vectors, q).tolist()) for q in queries]
         exact_times, _ = timed(lambda q, rows=vectors: exact_top(rows, q), queries)
@@ -186,10 +188,11 @@ def main() -> int:
     )
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--kinds", nargs="*", choices=KINDS, default=KINDS, help="vector sets (default all)")
     options = parser.parse_args()
     CACHE.mkdir(exist_ok=True)
     count = options.count or (20_000 if options.quick else 100_000)
-    print_rows(compare(count, options.quick), options.json)
+    print_rows(compare(count, options.quick, tuple(options.kinds)), options.json)
     return 0
 
 
