@@ -417,3 +417,34 @@ def test_the_graph_library_loaded_before_onnxruntime_does_not_crash_the_process(
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0 and result.stdout.strip() == "CPU", result.stderr[-500:]
+
+
+def test_a_folder_filter_reads_the_chunks_of_its_files_only_not_every_chunk(tmp_path):
+    """At a million chunks a filter on paths must not test every chunk: the files are picked first
+    and their chunks looked up by file, so more chunks elsewhere in the index cost it nothing."""
+
+    def steps_and_ids(chunks_per_file: int) -> tuple[int, list[int]]:
+        vectors = clustered_vectors(100 * chunks_per_file, dimension=8)
+        rows = [vectors[i * chunks_per_file : (i + 1) * chunks_per_file] for i in range(100)]
+        files = [file for i, block in enumerate(rows) for file in new_files(block, first_file=i)]
+        path = tmp_path / f"index-{chunks_per_file}.db"
+        with SQLiteStore.open(path, writable=True, create=True) as store:
+            with store.transaction():
+                store.create_vector_table(8)
+                store.write_files(files)
+            steps = [0]
+
+            def count() -> bool:
+                steps[0] += 1
+                return False
+
+            store.db.set_progress_handler(count, 1)
+            allowed = store.chunk_filter(ChunkFilter(path_globs=("part-3/file-3.txt",)))
+            store.db.set_progress_handler(None)
+        return steps[0], sorted(allowed)
+
+    few_steps, few_ids = steps_and_ids(1)
+    many_steps, many_ids = steps_and_ids(CHUNKS_PER_FILE)
+    assert len(few_ids) == 1 and len(many_ids) == CHUNKS_PER_FILE
+    # 1,900 more chunks in the index, 19 more of them allowed
+    assert many_steps - few_steps < 19 * 50

@@ -354,21 +354,26 @@ class SQLiteStore(MetaValues):
         None when every chunk passes (a filter that matches the whole index then costs nothing).
 
         Each kind of filter is one condition over a JSON list of its values, however many: an
-        ``OR`` per value would exceed SQLite's expression depth (1,000) at about 500 paths."""
-        clauses: list[str] = []
+        ``OR`` per value would exceed SQLite's expression depth (1,000) at about 500 paths. The
+        conditions on files pick the files first, whose chunks are then looked up by file: tested on
+        every chunk, they would cost a pass over every chunk of the index."""
+        file_clauses: list[str] = []
         params: list[object] = []
 
         def any_of(condition: str, values: Sequence[object]) -> None:
             if values:
-                clauses.append(f"EXISTS (SELECT 1 FROM json_each(?) WHERE {condition})")
+                file_clauses.append(f"EXISTS (SELECT 1 FROM json_each(?) WHERE {condition})")
                 params.append(json.dumps(list(values)))
 
         any_of("f.path GLOB value", chunk_filter.folder_globs())
         suffixes = [f"*.{extension.lower().lstrip('.')}" for extension in chunk_filter.extensions]
         any_of("lower(f.path) GLOB value", suffixes)
         if chunk_filter.roots:
-            clauses.append("f.root IN (SELECT value FROM json_each(?))")
+            file_clauses.append("f.root IN (SELECT value FROM json_each(?))")
             params.append(json.dumps(list(chunk_filter.roots)))
+        clauses: list[str] = []
+        if file_clauses:
+            clauses.append(f"c.file_id IN (SELECT f.id FROM files f WHERE {' AND '.join(file_clauses)})")
         if chunk_filter.phrases:
             clauses.append("c.id IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
             params.append(" AND ".join(fts_phrase(phrase) for phrase in chunk_filter.phrases))
@@ -376,7 +381,7 @@ class SQLiteStore(MetaValues):
             clauses.append("c.id NOT IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
             params.append(" OR ".join(fts_phrase(phrase) for phrase in chunk_filter.excluded))
         where = " AND ".join(clauses) if clauses else "1"
-        sql = f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}"
+        sql = f"SELECT c.id FROM chunks c WHERE {where}"
         allowed = [row[0] for row in self._rows(sql, params)]
         # searches run in a snapshot (Index.search), so the count and the ids are of one moment
         return None if len(allowed) == self.chunk_count() else allowed
