@@ -4,7 +4,7 @@ Each script prints its rows with `--json` as one line of JSON, the last of its s
 by bench/rows.py, which says what it holds. Every figure is a ratio against a reference measured in
 the same run, because the machines this runs on are shared and noisy.
 
-    python bench/run.py [--quick] [--only NAME ...]
+    python bench/run.py [--quick] [--only NAME ...] [--rows NAME=FILE ...]
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import platform
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from rows import COLUMNS, cell
@@ -28,6 +29,7 @@ SCRIPTS = [
     "bench_peak",
     "bench_http",
     "bench_query",
+    "compare_vector_indexes",
     "bench_filters",
     "bench_postgres",
     "bench_cli",
@@ -63,7 +65,9 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_results(rows: list[dict], problems: list[str], names: list[str], partial: bool) -> None:
+def write_results(
+    rows: list[dict], problems: list[str], names: list[str], partial: bool, pieces: Sequence[str] = ()
+) -> None:
     """Write bench/RESULTS.md (and its rows as bench/results.json). A run of some scripts only
     (``--only``) replaces their rows and keeps the others' from the last run, each with its date."""
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
@@ -76,7 +80,8 @@ def write_results(rows: list[dict], problems: list[str], names: list[str], parti
     dates = sorted({row["measured"] for row in rows})
     command = "`make bench`"
     if partial:
-        command += f", then `python bench/run.py --only {' '.join(names)}`"
+        rows_from = "".join(f" --rows {piece}" for piece in pieces)
+        command += f", then `python bench/run.py --only {' '.join(names)}{rows_from}`"
     header = (
         f"# Benchmark results\n\n{', '.join(dates)}; {os.cpu_count()} cores, "
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
@@ -86,18 +91,42 @@ def write_results(rows: list[dict], problems: list[str], names: list[str], parti
     (BENCH / "RESULTS.md").write_text(header + table(rows) + "\n" + notes + "\n")
 
 
+def rows_given(pieces: list[str]) -> dict[str, list[dict]]:
+    """The rows of ``SCRIPT=FILE`` pieces, by script, in the order given (each FILE holds the last
+    line a script printed with --json)."""
+    given: dict[str, list[dict]] = {}
+    for piece in pieces:
+        name, _, file = piece.partition("=")
+        if name not in SCRIPTS or not file:
+            raise SystemExit(f"--rows {piece}: expected SCRIPT=FILE with SCRIPT one of {', '.join(SCRIPTS)}")
+        given.setdefault(name, []).extend(json.loads(Path(file).read_text().strip().splitlines()[-1]))
+    return given
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--quick", action="store_true", help="small sizes: a smoke test for CI")
     parser.add_argument("--only", nargs="*", default=None, help="run only these scripts")
+    parser.add_argument(
+        "--rows",
+        nargs="*",
+        default=[],
+        metavar="SCRIPT=FILE",
+        help="take a script's rows from FILE (what it printed with --json: a run made in pieces, each "
+        "file one piece) instead of running it",
+    )
     options = parser.parse_args()
+    given = rows_given(options.rows)
     names = [name for name in SCRIPTS if options.only is None or name in options.only]
     rows: list[dict] = []
     problems: list[str] = []
     for name in names:
         if not (BENCH / f"{name}.py").exists():
+            continue
+        if name in given:
+            rows.extend({**row, "script": name} for row in given[name])
             continue
         print(f"running {name} ...", file=sys.stderr, flush=True)
         script_rows, seconds, problem = run_script(name, options.quick)
@@ -109,7 +138,7 @@ def main() -> int:
     for problem in problems:
         print(f"problem: {problem}")
     if not options.quick:
-        write_results(rows, problems, names, options.only is not None)
+        write_results(rows, problems, names, options.only is not None, options.rows)
     failed = [row for row in rows if row.get("pass") is False]
     return 1 if problems or (failed and not options.quick) else 0
 

@@ -423,6 +423,7 @@ class Index:
                 "index": store.path if is_postgres_url(self.location) else os.path.abspath(self.location),
                 **store.counts(),
                 "size_bytes": store.size_bytes(),
+                "vector_search": store.vector_search_status(),
                 "roots": store.root_counts(),
                 "types": file_types(store),
                 "backend": store.get_json("backend"),

@@ -634,6 +634,18 @@ def status(ctx: click.Context, db_path: str | None, as_json: bool, build_count: 
     click.echo("\n".join(status_lines(info)))
 
 
+def vector_search_line(vectors: dict[str, Any]) -> str:
+    """``vectors     hnsw graph (usearch, int8), 12.0 MB file, ~12.1 MB in memory, 40 changes pending``."""
+    parts = [vectors["structure"]]
+    if vectors["file_bytes"]:
+        parts.append(f"{vectors['file_bytes'] / 2**20:.1f} MB file")
+    if vectors["memory_bytes"]:
+        parts.append(f"~{vectors['memory_bytes'] / 2**20:.1f} MB in memory when searching")
+    if vectors.get("pending_changes"):
+        parts.append(f"{vectors['pending_changes']} changes since it was saved")
+    return f"vectors     {', '.join(parts)}"
+
+
 def status_lines(info: dict[str, Any]) -> list[str]:
     backend = (info["backend"] or {}).get("backend")
     lines = [
@@ -642,6 +654,7 @@ def status_lines(info: dict[str, Any]) -> list[str]:
         f"chunks      {info['chunks']}",
         f"model       {info['model']} ({backend})",
         f"dimension   {info['dimension']}",
+        vector_search_line(info["vector_search"]),
         f"fingerprint {info['fingerprint']}",
         f"scores      {info['scores']['note']}; threshold {threshold_text(info['scores'])}",
         f"re-ranker   {reranker_text(info['reranker'])}",

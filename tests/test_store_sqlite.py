@@ -1,5 +1,5 @@
-"""The SQLite store itself: readers that write nothing, a connection per thread, the version that
-tells every process's in-memory vectors to reload."""
+"""The SQLite store itself: readers that write nothing, a connection per thread, the log that tells
+every process's vector graph which chunks changed."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from helpers import HashBackend
 from indexer import Index
 from indexer.errors import IndexNotFoundError, IndexOutdatedError
 from indexer.store import migrations
-from indexer.store.sqlite import VECTORS_VERSION, SQLiteStore
+from indexer.store.sqlite import SQLiteStore
 
 
 def files_bytes(folder: Path) -> dict[str, bytes]:
@@ -80,20 +80,23 @@ def test_each_thread_gets_its_own_connection(built: Path):
     assert len(set(seen)) == 4
 
 
-def test_every_write_of_vectors_changes_the_version_and_a_touch_does_not(built: Path, docs: Path):
+def test_every_write_of_vectors_is_logged_and_a_touch_is_not(built: Path, docs: Path):
     with SQLiteStore.open(built) as reader:
-        first = reader.get_meta(VECTORS_VERSION)
+        first = reader._log_position()
         with Index.open(built) as index:
             (docs / "guide.md").touch()
             index.build(docs, backend=HashBackend(), warn=lambda message: None)
-            assert reader.get_meta(VECTORS_VERSION) == first
+            assert reader._log_position() == first
             write(docs / "new.md", "# New\n\nA new file about mountains.\n")
             index.build(docs, backend=HashBackend(), warn=lambda message: None)
-            second = reader.get_meta(VECTORS_VERSION)
-            assert second not in (None, first)
+            second = reader._log_position()
+            new_chunks = reader.query(
+                "SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'new.md'"
+            )[0][0]
+            assert second == first + new_chunks > first
             (docs / "new.md").unlink()
             index.build(docs, backend=HashBackend(), warn=lambda message: None)
-            assert reader.get_meta(VECTORS_VERSION) not in (first, second)
+            assert reader._log_position() == second + new_chunks
 
 
 def remove_index_files(path: Path) -> None:

@@ -1,12 +1,27 @@
-"""In-memory vector search agrees with sqlite-vec's exact KNN, whatever the model's vectors look like."""
+"""Vector search through the graph saved beside the index: as good as exact search whatever the
+model's vectors look like, filters that still return k hits, and a graph that follows every change
+committed to the index, after crashes and replacements too."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+import textwrap
+
 import numpy as np
 import pytest
+from helpers import HashBackend, write_corpus
 
-from indexer.store import sqlite_vectors as vector_search
-from indexer.store.sqlite import SQLiteStore as Store
+from indexer import Index
+from indexer.chunking import Chunk
+from indexer.cli import status_lines
+from indexer.store import sqlite_vectors
+from indexer.store.records import ChunkFilter, NewFile
+from indexer.store.sqlite import GRAPH_RECORD, SQLiteStore
+
+CHUNKS_PER_FILE = 20
 
 
 def clustered_vectors(count: int, dimension: int = 64, clusters: int = 50, seed: int = 7) -> np.ndarray:
@@ -32,156 +47,404 @@ def queries_near(vectors: np.ndarray, count: int, seed: int = 9) -> np.ndarray:
     return (picked + 0.03 * rng.standard_normal(picked.shape)).astype(np.float32)
 
 
-def filled_store(path, vectors: np.ndarray) -> Store:
-    store = Store.open(path, writable=True, create=True)
+def new_files(vectors: np.ndarray, first_file: int = 0, version: str = "v1") -> list[NewFile]:
+    """Files of CHUNKS_PER_FILE chunks holding ``vectors`` in order, ten folders of them."""
+    files = []
+    for start in range(0, len(vectors), CHUNKS_PER_FILE):
+        number = first_file + start // CHUNKS_PER_FILE
+        rows = vectors[start : start + CHUNKS_PER_FILE]
+        files.append(
+            NewFile(
+                root="/corpus",
+                path=f"part-{number % 10}/file-{number}.txt",
+                size=1,
+                mtime_ns=1,
+                content_hash=f"{version}-{number}",
+                status="indexed",
+                chunks=[Chunk(1, 1, "", f"chunk {number}.{seq}") for seq in range(len(rows))],
+                text_hashes=[f"{version}-{number}-{seq}" for seq in range(len(rows))],
+                vectors=[row.tobytes() for row in rows],
+            )
+        )
+    return files
+
+
+def written(path, vectors: np.ndarray, graph: bool = True) -> SQLiteStore:
+    """A writable index whose chunks 1..N hold ``vectors``, with its graph saved when ``graph``."""
+    store = SQLiteStore.open(path, writable=True, create=True)
     with store.transaction():
         store.create_vector_table(vectors.shape[1])
-        for row, vector in enumerate(vectors, start=1):
-            store.db.execute(
-                "INSERT INTO chunk_vectors (rowid, embedding) VALUES (?, ?)", (row * 3, vector.tobytes())
-            )
+        store.write_files(new_files(vectors))
+    if graph:
+        store.update_vector_graph(min_changes=1)
     return store
 
 
-def exact_ids(vectors: np.ndarray, query: np.ndarray, k: int = 10) -> list[int]:
-    """Chunk ids (as filled_store numbers them) of the k nearest, by float32 exact search."""
-    scores = vectors @ (query / np.linalg.norm(query))
-    return [3 * (row + 1) for row in np.argsort(-scores, kind="stable")[:k]]
+def exact_ids(
+    vectors: np.ndarray, query: np.ndarray, k: int = 10, among: np.ndarray | None = None
+) -> list[int]:
+    """Chunk ids (1-based rows) of the k nearest by float32 exact search, among some rows if given."""
+    rows = np.arange(len(vectors)) if among is None else np.asarray(among) - 1
+    scores = vectors[rows] @ (query / np.linalg.norm(query))
+    return [int(rows[i]) + 1 for i in np.argsort(-scores, kind="stable")[:k]]
 
 
-def recall_at_10(store: Store, vectors: np.ndarray, queries: np.ndarray) -> float:
-    found = [{chunk_id for chunk_id, _ in store.nearest(query, 10)} for query in queries]
-    return float(
-        np.mean([len(f & set(exact_ids(vectors, q))) / 10 for f, q in zip(found, queries, strict=True)])
-    )
-
-
-@pytest.mark.parametrize("candidates", [False, True], ids=["exact", "candidates"])
-def test_memory_search_returns_what_sqlite_vec_returns(tmp_path, monkeypatch, candidates):
-    if candidates:  # 400 candidates (40 per hit) of 3000 rows
-        monkeypatch.setattr(vector_search, "EXACT_LIMIT", 100)
-        monkeypatch.setattr(vector_search, "MIN_CANDIDATES", 100)
-    vectors = clustered_vectors(3000)
-    queries = clustered_vectors(20, seed=8)
-    with filled_store(tmp_path / "index.db", vectors) as store:
-        allowed = list(range(3, 3 * 3000, 7))
-        scanned = [store.nearest(q, 10) for q in queries]
-        filtered_scan = [store.nearest(q, 10, allowed) for q in queries]
-        store.expect_many_searches()
-        in_memory = [store.nearest(q, 10) for q in queries]
-        filtered_memory = [store.nearest(q, 10, allowed) for q in queries]
-    for expected, got in zip(scanned + filtered_scan, in_memory + filtered_memory, strict=True):
-        assert [chunk_id for chunk_id, _ in got] == [chunk_id for chunk_id, _ in expected]
-        assert np.allclose([d for _, d in got], [d for _, d in expected], atol=1e-5)
-    assert all(chunk_id in allowed for hits in filtered_memory for chunk_id, _ in hits)
-
-
-def test_memory_search_sees_rows_written_after_it_loaded(tmp_path):
-    vectors = clustered_vectors(100)
-    with filled_store(tmp_path / "index.db", vectors) as store:
-        store.expect_many_searches()
-        assert store.nearest(vectors[0], 1)[0][0] == 3
-        newcomer = -vectors[0]
-        with store.transaction():
-            store.db.execute(
-                "INSERT INTO chunk_vectors (rowid, embedding) VALUES (?, ?)", (9999, newcomer.tobytes())
-            )
-            store.set_meta({"vectors_version": "after the newcomer"})  # as every write of the store does
-        assert store.nearest(newcomer, 1)[0][0] == 9999
+def recall_at_10(store: SQLiteStore, vectors: np.ndarray, queries: np.ndarray, allowed=None) -> float:
+    found = [{chunk_id for chunk_id, _ in store.nearest(query, 10, allowed)} for query in queries]
+    truth = [set(exact_ids(vectors, query, among=allowed)) for query in queries]
+    return float(np.mean([len(f & t) / 10 for f, t in zip(found, truth, strict=True)]))
 
 
 @pytest.mark.parametrize("mean_cosine", [0.0, 0.7])
-def test_candidates_keep_recall_at_10_when_all_vectors_share_an_offset(tmp_path, monkeypatch, mean_cosine):
-    """Signs of vectors that all lie in one cone mostly agree (plain sign bits found 0.92 here);
-    signs taken around the mean split the cone evenly."""
-    monkeypatch.setattr(vector_search, "EXACT_LIMIT", 1000)
-    vectors = clustered_vectors(10_000, dimension=128, clusters=100)
+def test_graph_search_finds_what_exact_search_finds_even_when_all_vectors_share_a_direction(
+    tmp_path, mean_cosine
+):
+    vectors = clustered_vectors(4000, dimension=128, clusters=80)
     if mean_cosine:
         vectors = with_offset(vectors, mean_cosine)
-    rng = np.random.default_rng(3)
-    pairs = rng.integers(0, len(vectors), (2, 2000))
+    pairs = np.random.default_rng(3).integers(0, len(vectors), (2, 2000))
     assert np.mean(np.sum(vectors[pairs[0]] * vectors[pairs[1]], axis=1)) == pytest.approx(
         mean_cosine, abs=0.05
     )
-    with filled_store(tmp_path / "index.db", vectors) as store:
-        store.expect_many_searches()
-        assert recall_at_10(store, vectors, queries_near(vectors, 50)) >= 0.97
+    with written(tmp_path / "index.db", vectors), SQLiteStore.open(tmp_path / "index.db") as reader:
+        assert recall_at_10(reader, vectors, queries_near(vectors, 50)) >= 0.97
+        assert reader._search.viewed and reader._search.pending == 0  # the saved graph, mapped
+        hits = reader.nearest(vectors[17], 5)
+        assert hits[0][0] == 18 and hits[0][1] == pytest.approx(0.0, abs=1e-3)
+        assert [d for _, d in hits] == sorted(d for _, d in hits)
 
 
-def test_codes_that_rank_poorly_widen_the_candidates_up_to_exact_search(tmp_path, monkeypatch):
-    """Codes shuffled between rows say nothing about the vectors: the best hits then come from
-    anywhere among the candidates, which widen until every row is scored, and the hits are exact."""
-    monkeypatch.setattr(vector_search, "EXACT_LIMIT", 100)
-    vectors = clustered_vectors(5000)
-    queries = queries_near(vectors, 10)
-    with filled_store(tmp_path / "index.db", vectors) as store:
-        store.expect_many_searches()
-        matrix = store._vector_matrix()
-        matrix.codes = matrix.codes[:, np.random.default_rng(1).permutation(len(matrix))]
-        scored = []
-        monkeypatch.setattr(matrix, "_similarities", _counting(matrix._similarities, scored))
-        for query in queries:
-            assert [chunk_id for chunk_id, _ in store.nearest(query, 10)] == exact_ids(vectors, query)
-    assert len(vectors) in scored  # every row scored: the fallback to exact search was taken
+def test_vectors_are_held_as_int8_scaled_per_row(tmp_path):
+    """A quarter of float32's memory; each row's largest component at 127, so the small components of
+    dense vectors keep their precision (usearch's own conversion would map 1.0, not the largest, to
+    127)."""
+    vectors = with_offset(clustered_vectors(300, dimension=100), 0.5)
+    with written(tmp_path / "index.db", vectors) as store:
+        graph = store._search.graph
+        rows = np.vstack(graph.get(np.arange(1, 301, dtype=np.uint64)))
+    assert rows.dtype == np.int8 and rows.shape == (300, 100)
+    assert np.abs(rows.astype(np.int16)).max(axis=1).tolist() == [127] * 300
+    restored = rows / np.linalg.norm(rows.astype(np.float32), axis=1, keepdims=True)
+    assert np.abs(np.sum(restored * vectors, axis=1) - 1).max() < 1e-3
 
 
-def _counting(similarities, scored: list[int]):
-    def counted(query, rows):
-        result = similarities(query, rows)
-        scored.append(len(result))
-        return result
-
-    return counted
-
-
-def test_filtered_search_scores_every_allowed_row(tmp_path, monkeypatch):
-    """A filter keeps rows whose codes may be far from the query's: every allowed row is scored,
-    unknown and repeated ids are ignored."""
-    monkeypatch.setattr(vector_search, "EXACT_LIMIT", 100)
+@pytest.mark.parametrize(
+    "chunk_filter", [ChunkFilter(path_globs=("part-3/",)), ChunkFilter(roots=("/corpus",))]
+)
+def test_a_filter_returns_k_hits_all_allowed_and_the_nearest_of_them(tmp_path, chunk_filter):
     vectors = with_offset(clustered_vectors(4000), 0.7)
-    allowed_rows = np.random.default_rng(5).choice(len(vectors), 300, replace=False)
-    allowed = [3 * (int(row) + 1) for row in allowed_rows]
-    with filled_store(tmp_path / "index.db", vectors) as store:
-        store.expect_many_searches()
+    with written(tmp_path / "index.db", vectors) as store:
+        allowed = store.chunk_filter(chunk_filter)
+        if chunk_filter.roots:  # the whole index: no restriction at all
+            assert allowed is None
+            allowed = list(range(1, 4001))
+        queries = queries_near(vectors, 20)
+        for query in queries:
+            hits = store.nearest(query, 10, allowed)
+            assert len(hits) == 10 and {chunk_id for chunk_id, _ in hits} <= set(allowed)
+        assert recall_at_10(store, vectors, queries, allowed) >= 0.97
+
+
+def test_a_filter_keeping_one_chunk_in_a_hundred_asks_the_graph_or_scores_the_rows(tmp_path, monkeypatch):
+    """The cheaper way is taken: scoring every allowed row when the graph would have to be asked for
+    more neighbours than there are allowed rows, the graph otherwise; both return k allowed hits."""
+    vectors = clustered_vectors(6000)
+    allowed = list(range(1, 6001, 100))  # 60 rows, 1%
+    with written(tmp_path / "index.db", vectors) as store:
+        search = store._search
+        scored, asked = [], []
+        monkeypatch.setattr(search, "_scored", _recording(search._scored, scored))
+        monkeypatch.setattr(search.graph, "search", _recording(search.graph.search, asked))
         for query in queries_near(vectors, 10):
-            hits = store.nearest(query, 10, allowed + allowed[:50] + [1, 2, 10**9])
-            expected = [
-                3 * (int(allowed_rows[i]) + 1) for i in np.argsort(-(vectors[allowed_rows] @ query))[:10]
-            ]
-            assert [chunk_id for chunk_id, _ in hits] == expected
+            hits = store.nearest(query, 10, allowed)
+            assert [chunk_id for chunk_id, _ in hits] == exact_ids(vectors, query, among=allowed)
+        assert not asked and len(scored) == 20 and all(len(args[1]) == 60 for args in scored[::2])
+        wide = list(range(1, 6001, 3))  # a third of the rows: the graph, asked for 1.5 x (k + 2) x 3
+        for query in queries_near(vectors, 5):
+            assert len(store.nearest(query, 10, wide)) == 10
+        assert asked and all(args[1] < 2000 for args in asked)
 
 
-def test_vectors_are_held_as_int16_with_a_scale_per_row(tmp_path):
-    """Half of float32's memory (768 MB rather than 1.5 GB at a million x 384), and as exact as
-    float32 for ranking: each component within half a step of its row's scale."""
-    vectors = with_offset(clustered_vectors(500, dimension=100), 0.5)  # 100: not a multiple of 64
-    with filled_store(tmp_path / "index.db", vectors) as store:
-        store.expect_many_searches()
-        matrix = store._vector_matrix()
-    assert matrix.ids.dtype == np.int64 and list(matrix.ids[:3]) == [3, 6, 9]
-    assert matrix.values.dtype == np.int16 and matrix.values.shape == (500, 100)
-    assert matrix.scales.dtype == np.float32 and matrix.scales.shape == (500,)
-    assert matrix.codes.dtype == np.uint64 and matrix.codes.shape == (2, 500)  # 100 bits in two words
-    assert matrix.mean.dtype == np.float32
-    assert np.abs(matrix.values).max(axis=1).tolist() == [vector_search.INT16_MAX] * 500
-    restored = matrix.values * matrix.scales[:, None]
-    assert np.abs(restored - vectors).max() <= matrix.scales.max() / 2 + 1e-7
-    # signs around the mean: each bit is set in about half of the rows, even though every vector
-    # lies in one cone
-    bits = np.unpackbits(matrix.codes.T.copy().view(np.uint8), axis=1)[:, :100]
-    assert 0.3 < bits.mean(axis=0).min() and bits.mean(axis=0).max() < 0.7
+def _recording(function, calls: list):
+    def recorded(*args):
+        calls.append(args)
+        return function(*args)
+
+    return recorded
 
 
-def test_memory_search_loads_inside_a_read_snapshot_and_from_an_empty_table(tmp_path):
-    """The API searches inside a read transaction; the load then uses that snapshot."""
-    vectors = clustered_vectors(200)
-    with filled_store(tmp_path / "index.db", vectors) as store:
-        store.expect_many_searches()
-        with store.snapshot():
-            assert [chunk_id for chunk_id, _ in store.nearest(vectors[5], 3)] == exact_ids(
-                vectors, vectors[5], 3
-            )
+def test_a_long_lived_reader_sees_added_replaced_and_removed_files_without_reopening_its_graph(tmp_path):
+    vectors = clustered_vectors(2000)
+    with written(tmp_path / "index.db", vectors) as writer, SQLiteStore.open(tmp_path / "index.db") as reader:
+        reader.expect_many_searches()
+        assert reader.nearest(vectors[0], 1)[0][0] == 1
+        graph = reader._search.graph
+        newcomer = -vectors[0]
+        replacement = clustered_vectors(CHUNKS_PER_FILE, seed=11)
+        with writer.transaction():
+            writer.write_files(new_files(np.vstack([newcomer] * CHUNKS_PER_FILE), first_file=500))
+            writer.write_files(new_files(replacement, first_file=0, version="v2"))  # file 0: new chunks
+            writer.remove_file(writer._value("SELECT id FROM files WHERE path = 'part-1/file-1.txt'"))
+        added = {chunk_id for chunk_id, _ in reader.nearest(newcomer, CHUNKS_PER_FILE)}
+        assert added == set(range(2001, 2001 + CHUNKS_PER_FILE))
+        gone = set(range(1, 2 * CHUNKS_PER_FILE + 1))  # file 0's old chunks, and file 1's
+        for query in queries_near(vectors, 20):
+            assert not gone & {chunk_id for chunk_id, _ in reader.nearest(query, 50)}
+        assert reader.nearest(replacement[3], 1)[0][0] == 2001 + CHUNKS_PER_FILE + 3
+        assert reader._search.graph is graph and reader._search.pending == 4 * CHUNKS_PER_FILE
+        # the writer folds the changes into a new file in the other slot: the reader moves to it
+        writer.update_vector_graph(min_changes=1)
+        assert json.loads(writer.get_meta(GRAPH_RECORD))["slot"] == "b"
+        assert reader.nearest(newcomer, 1)[0][0] in added and reader._search.pending == 0
+        assert reader._search.graph is not graph and len(reader._search.graph) == 2000
+
+
+def test_a_server_sees_chunks_a_build_commits_at_once(tmp_path):
+    """A build commits group after group; a search right after a commit finds its chunks."""
+    vectors = clustered_vectors(1000)
+    with written(tmp_path / "index.db", vectors) as writer, SQLiteStore.open(tmp_path / "index.db") as reader:
+        reader.expect_many_searches()
+        for group in range(3):
+            fresh = clustered_vectors(CHUNKS_PER_FILE, seed=100 + group)
+            with writer.transaction():
+                writer.write_files(new_files(fresh, first_file=100 + group))
+            first = 1001 + group * CHUNKS_PER_FILE
+            assert reader.nearest(fresh[5], 1)[0][0] == first + 5
+
+
+KILLED_WRITER = textwrap.dedent(
+    """
+    import os, sys
+    import numpy as np
+    sys.path.insert(0, {tests!r})
+    from test_store_sqlite_vectors import clustered_vectors, new_files
+    from indexer.store.sqlite import SQLiteStore
+    store = SQLiteStore.open({path!r}, writable=True)
+    if {during_fold!r}:
+        original = store.set_meta
+        def killed(values):
+            if "vector_graph" in values:  # the new file is saved; its record not yet committed
+                os._exit(9)
+            original(values)
+        store.set_meta = killed
+        store.update_vector_graph(min_changes=1)
+    with store.transaction():
+        store.write_files(new_files(-clustered_vectors(20, seed=5), first_file=900))
+        store.remove_file(store._value("SELECT id FROM files WHERE path = 'part-2/file-2.txt'"))
+    os._exit(9)  # killed before the build's end, which would fold
+    """
+)
+
+
+@pytest.mark.parametrize("during_fold", [False, True], ids=["after-commit", "while-saving-a-graph"])
+def test_a_killed_build_never_leaves_a_graph_that_answers_with_deleted_chunks_or_misses_new_ones(
+    tmp_path, during_fold
+):
+    vectors = clustered_vectors(1500)
+    path = str(tmp_path / "index.db")
+    with written(path, vectors) as store:
+        with store.transaction():  # a change not folded yet: the killed fold would have taken it in
+            store.write_files(new_files(clustered_vectors(20, seed=6), first_file=800))
+    script = KILLED_WRITER.format(tests=os.path.dirname(__file__), path=path, during_fold=during_fold)
+    assert subprocess.run([sys.executable, "-c", script], timeout=120).returncode == 9
+    assert os.path.exists(path + ".vectors-b") == during_fold  # a complete file, never recorded
+    with SQLiteStore.open(path) as reader:
+        assert json.loads(reader.get_meta(GRAPH_RECORD))["slot"] == "a"
+        stored = dict(reader.query("SELECT rowid, embedding FROM chunk_vectors"))
+        ids = np.array(sorted(stored))
+        matrix = np.vstack([np.frombuffer(stored[i], dtype=np.float32) for i in ids])
+        queries = np.vstack([queries_near(vectors, 10), -clustered_vectors(3, seed=5)])
+        for query in queries:
+            hits = [chunk_id for chunk_id, _ in reader.nearest(query, 10)]
+            assert set(hits) <= set(stored.keys())  # file 2's chunks are gone from the answers
+            expected = ids[np.argsort(-(matrix @ (query / np.linalg.norm(query))))[:10]].tolist()
+            assert len(set(hits) & set(expected)) >= 9
+        assert reader.nearest(-clustered_vectors(20, seed=5)[4], 1)[0][0] in stored
+
+
+def test_a_graph_file_that_is_not_the_recorded_one_is_never_used_and_the_next_build_rebuilds_it(tmp_path):
+    vectors = clustered_vectors(1500)
+    path = str(tmp_path / "index.db")
+    with written(path, vectors) as store:
+        graph_file = path + ".vectors-a"
+        # another index's graph put in its place (an external copy, a restored backup)
+        with written(tmp_path / "other.db", clustered_vectors(1500, seed=99)):
+            pass
+        os.replace(str(tmp_path / "other.db.vectors-a"), graph_file)
+        with SQLiteStore.open(path) as reader:
+            scanned = reader.nearest(vectors[7], 5)
+            assert reader._search is None  # not used: sqlite-vec's scan answered
+            assert scanned[0][0] == 8 and reader.vector_search_status()["structure"].startswith("none")
+        with open(graph_file, "r+b") as damaged:  # and a truncated file is no better
+            damaged.truncate(1000)
+        with SQLiteStore.open(path) as reader:
+            assert reader.nearest(vectors[7], 5) == scanned and reader._search is None
+        store.update_vector_graph()  # a build's end: fewer changes than a fold needs, but no usable graph
+        record = json.loads(store.get_meta(GRAPH_RECORD))
+        assert record["slot"] == "b" and record["vectors"] == 1500
+    with SQLiteStore.open(path) as reader:
+        assert reader.nearest(vectors[7], 1)[0][0] == 8 and reader._search is not None
+
+
+def test_an_index_deleted_and_built_anew_ignores_the_graph_left_beside_it(tmp_path):
+    path = str(tmp_path / "index.db")
+    with written(path, clustered_vectors(1000)):
+        pass
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(path + suffix):
+            os.remove(path + suffix)
+    fresh = clustered_vectors(100, seed=42)
+    with written(path, fresh, graph=False) as store:
+        assert os.path.exists(path + ".vectors-a")  # the old index's graph is still there
+        hits = store.nearest(fresh[3], 3)
+        assert hits[0][0] == 4 and all(chunk_id <= 100 for chunk_id, _ in hits)
+
+
+def test_a_rebuild_moves_its_graph_beside_the_index(tmp_path):
+    vectors = clustered_vectors(1200)
+    path = str(tmp_path / "index.db")
+    with written(path, clustered_vectors(1200, seed=3)) as store:
+        store.update_vector_graph(min_changes=0)  # saved again: the old index has both slots
+        assert os.path.exists(path + ".vectors-a") and os.path.exists(path + ".vectors-b")
+        with store.open_scratch() as scratch:
+            with scratch.transaction():
+                scratch.create_vector_table(vectors.shape[1])
+                scratch.write_files(new_files(vectors))
+            scratch.update_vector_graph(min_changes=1)
+            store.replace_with(scratch)
+        store.discard_scratch()
+        assert not [name for name in os.listdir(tmp_path) if ".rebuild" in name]
+        assert not os.path.exists(path + ".vectors-b")  # the old index's graph is gone with it
+        with SQLiteStore.open(path) as reader:
+            assert reader.nearest(vectors[9], 1)[0][0] == 10 and reader._search.pending == 0
+
+
+def test_status_states_the_graph_file_and_the_memory_a_search_holds(tmp_path):
+    vectors = clustered_vectors(1000)
+    with written(tmp_path / "index.db", vectors) as store:
         with store.transaction():
-            store.db.execute("DELETE FROM chunk_vectors")
-            store.set_meta({"vectors_version": "emptied"})  # as every write of the store does
-        assert store.nearest(vectors[5], 3) == []
+            store.write_files(new_files(clustered_vectors(40, seed=2), first_file=100))
+        status = store.vector_search_status()
+        assert status["file"] == str(tmp_path / "index.db.vectors-a")
+        assert status["file_bytes"] == os.path.getsize(status["file"]) > 1000 * 64
+        assert status["vectors"] == 1000 and status["pending_changes"] == 40
+        assert status["memory_bytes"] == status["file_bytes"] + 40 * 64 * 4
+        assert store.size_bytes() >= os.path.getsize(tmp_path / "index.db") + status["file_bytes"]
+
+
+def test_more_neighbours_than_sqlite_vec_returns_at_once_without_a_graph(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlite_vectors, "OPEN_LIMIT_ONCE", 1000)
+    vectors = clustered_vectors(5000, dimension=16)
+    with written(tmp_path / "index.db", vectors, graph=False) as store:
+        assert store.vector_search_status()["pending_changes"] == 5000  # too many to catch up once
+        hits = store.nearest(vectors[0], 4500)
+        assert store._search is None
+        assert len(hits) == 4500 and [h[0] for h in hits[:10]] == exact_ids(vectors, vectors[0])
+
+
+def test_a_build_saves_the_graph_and_index_status_states_its_file_and_memory(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlite_vectors, "FOLD_AT_END", 50)
+    corpus = write_corpus(tmp_path / "docs", files=30)
+    with Index.open(tmp_path / "index.db") as index:
+        index.build(corpus, backend=HashBackend(), warn=lambda message: None)
+        info = index.status()
+        hits = index.search("word3x2x4", k=3, mode="vector")
+    vectors = info["vector_search"]
+    assert vectors["structure"].startswith("hnsw graph") and vectors["pending_changes"] == 0
+    assert vectors["file_bytes"] == os.path.getsize(tmp_path / "index.db.vectors-a") > 0
+    assert vectors["vectors"] == info["chunks"] and vectors["memory_bytes"] == vectors["file_bytes"]
+    assert hits and all(hit.vector_score is not None for hit in hits)
+    line = next(line for line in status_lines(info) if line.startswith("vectors"))
+    assert f"{vectors['file_bytes'] / 2**20:.1f} MB file" in line and "in memory when searching" in line
+
+
+def test_only_candidates_too_near_the_kth_to_tell_are_read_again_from_sqlite_vec(tmp_path, monkeypatch):
+    """int8 scores settle most candidates; those within INT8_BAND of the k-th best are read as
+    float32, so the hits are exact search's, for a few reads rather than one per candidate."""
+    vectors = with_offset(clustered_vectors(3000), 0.7)
+    with written(tmp_path / "index.db", vectors) as store:
+        read: list[int] = []
+        original = store._vectors_of
+        monkeypatch.setattr(store, "_vectors_of", lambda ids: (read.append(len(ids)), original(ids))[1])
+        for query in queries_near(vectors, 20):
+            hits = store.nearest(query, 10)
+            exact = exact_ids(vectors, query)
+            assert len({chunk_id for chunk_id, _ in hits} & set(exact)) >= 9
+            scores = vectors[np.array([chunk_id for chunk_id, _ in hits]) - 1] @ (
+                query / np.linalg.norm(query)
+            )
+            assert np.allclose([1 - d for _, d in hits], scores, atol=1.5e-3)
+    assert 0 < sum(read) < 20 * (10 + sqlite_vectors.EXTRA_CANDIDATES) / 2
+
+
+def test_a_long_lived_index_finds_files_a_build_adds_and_loses_those_it_removes(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlite_vectors, "FOLD_AT_END", 50)
+    corpus = write_corpus(tmp_path / "docs", files=20)
+    backend = HashBackend()
+    with Index.open(tmp_path / "index.db", backend=backend) as builder:
+        builder.build(corpus, warn=lambda message: None)
+    with (
+        Index.open(tmp_path / "index.db", backend=backend) as builder,
+        Index.open(tmp_path / "index.db", backend=backend) as reader,
+    ):
+        reader.search("word3x2x4", k=3, mode="vector")
+        graph = reader.store._search.graph
+        (corpus / "new.md").write_text("# New\n\nA new page about glaciers and moraines.\n", encoding="utf-8")
+        builder.build(corpus, warn=lambda message: None)  # fewer changes than a fold
+        new_ids = {
+            row[0]
+            for row in reader.store.query(
+                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'new.md'"
+            )
+        }
+        (blob,) = reader.store.query("SELECT embedding FROM chunk_vectors WHERE rowid = ?", (min(new_ids),))[
+            0
+        ]
+        vector = np.frombuffer(blob, dtype=np.float32)
+        assert reader.store.nearest(vector, 1)[0][0] == min(new_ids) and reader.store._search.graph is graph
+        assert reader.search("glaciers", k=1, mode="keyword")[0].path == "new.md"
+        (corpus / "new.md").unlink()
+        builder.build(corpus, warn=lambda message: None)
+        assert not new_ids & {chunk_id for chunk_id, _ in reader.store.nearest(vector, 10)}
+
+
+def test_the_graph_library_loaded_before_onnxruntime_does_not_crash_the_process():
+    """usearch's wheels carry their own C++ runtime; loaded first, they crashed onnxruntime's import
+    (segmentation fault) until the system's runtime is loaded before them."""
+    script = (
+        "from indexer.store import sqlite_vectors; sqlite_vectors.new_graph(8); "
+        "import onnxruntime; print(onnxruntime.get_device())"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0 and result.stdout.strip() == "CPU", result.stderr[-500:]
+
+
+def test_a_folder_filter_reads_the_chunks_of_its_files_only_not_every_chunk(tmp_path):
+    """At a million chunks a filter on paths must not test every chunk: the files are picked first
+    and their chunks looked up by file, so more chunks elsewhere in the index cost it nothing."""
+
+    def steps_and_ids(chunks_per_file: int) -> tuple[int, list[int]]:
+        vectors = clustered_vectors(100 * chunks_per_file, dimension=8)
+        rows = [vectors[i * chunks_per_file : (i + 1) * chunks_per_file] for i in range(100)]
+        files = [file for i, block in enumerate(rows) for file in new_files(block, first_file=i)]
+        path = tmp_path / f"index-{chunks_per_file}.db"
+        with SQLiteStore.open(path, writable=True, create=True) as store:
+            with store.transaction():
+                store.create_vector_table(8)
+                store.write_files(files)
+            steps = [0]
+
+            def count() -> bool:
+                steps[0] += 1
+                return False
+
+            store.db.set_progress_handler(count, 1)
+            allowed = store.chunk_filter(ChunkFilter(path_globs=("part-3/file-3.txt",)))
+            store.db.set_progress_handler(None)
+        return steps[0], sorted(allowed)
+
+    few_steps, few_ids = steps_and_ids(1)
+    many_steps, many_ids = steps_and_ids(CHUNKS_PER_FILE)
+    assert len(few_ids) == 1 and len(many_ids) == CHUNKS_PER_FILE
+    # 1,900 more chunks in the index, 19 more of them allowed
+    assert many_steps - few_steps < 19 * 50

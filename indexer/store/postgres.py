@@ -585,6 +585,20 @@ class PostgresStore(MetaValues):
         )
         return int(rows[0][0])
 
+    def vector_search_status(self) -> dict[str, object]:
+        """How searches find neighbours: pgvector's HNSW index inside PostgreSQL, and its size (what
+        the server's cache holds of it when searches have read it all)."""
+        rows = self._rows(
+            "SELECT coalesce(pg_relation_size(to_regclass(%s)), 0)", (f"{self.schema}.{VECTOR_INDEX}",)
+        )
+        size = int(rows[0][0])
+        return {
+            "structure": "pgvector hnsw" if size else "none yet",
+            "file": None,
+            "file_bytes": 0,
+            "memory_bytes": size,
+        }
+
     def roots(self) -> list[str]:
         return [row[0] for row in self._rows("SELECT DISTINCT root FROM files ORDER BY root")]
 

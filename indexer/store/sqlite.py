@@ -8,8 +8,9 @@ Opening touches nothing it does not own: a file that is not an index (another to
 not a database at all) is refused before anything is written to it, and a reader (``index query``,
 ``index status``) never creates or migrates anything. How the file is reached (a connection per
 thread, read-only or immutable readers, one-line storage errors) is
-:mod:`indexer.store.sqlite_connections`; the vectors searched in memory are
-:mod:`indexer.store.sqlite_vectors`.
+:mod:`indexer.store.sqlite_connections`; the vector graph searched beside it is
+:mod:`indexer.store.sqlite_vectors`, imported (with numpy) by the methods that search or save vectors
+only, so that a keyword query does without both.
 
 All SQL except the schema lives in this module, always with ``?`` parameters. The class is long
 because the store contract is: some forty short methods, one per question the pipeline, the search
@@ -17,13 +18,13 @@ and the API ask; splitting them would scatter one engine's SQL over several clas
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
-import secrets
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from typing import TYPE_CHECKING, Any
 
 import apsw
@@ -44,7 +45,7 @@ from indexer.store.sqlite_connections import Connections
 if TYPE_CHECKING:
     import numpy as np
 
-    from indexer.store.sqlite_vectors import VectorMatrix
+    from indexer.store.sqlite_vectors import VectorSearch
 
 ENGINE = "sqlite"
 VECTOR_TABLE = "chunk_vectors"
@@ -53,10 +54,12 @@ VECTOR_TABLE = "chunk_vectors"
 HEADING_WEIGHT = 3.0
 #: The most neighbours sqlite-vec's KNN query returns at once; larger searches run in memory.
 VEC0_MAX_K = 4096
-#: Changes with every write that adds or removes vectors, so each process's in-memory copy of the
-#: vectors knows when to reload, whichever connection wrote.
-VECTORS_VERSION = "vectors_version"
-#: The files SQLite keeps beside an index, and the scratch copy a rebuild makes.
+#: Which log of chunk changes this index keeps (migrations/sqlite/0006_vector_log.sql), and the record
+#: of the vector graph saved beside it (:class:`indexer.store.sqlite_vectors.GraphRecord`).
+VECTOR_LOG_ID = "vector_log_id"
+GRAPH_RECORD = "vector_graph"
+#: The files SQLite keeps beside an index (the graph's are :func:`graph_suffixes`), and the scratch
+#: copy a rebuild makes.
 COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
 REBUILD_SUFFIX = ".rebuild"
 
@@ -83,9 +86,8 @@ class SQLiteStore(MetaValues):
         self.query = self.connections.rows  # any read-only SQL, for tools and tests that look inside
         self.transaction = self.connections.transaction
         self._many_searches = False
-        self._matrix: VectorMatrix | None = None
-        self._matrix_version: str | None = None
-        self._matrix_lock = threading.Lock()
+        self._search: VectorSearch | None = None
+        self._search_lock = threading.Lock()
         self._has_vector_table = False
 
     @classmethod
@@ -194,8 +196,8 @@ class SQLiteStore(MetaValues):
         return FileWriterLock(self.path, self.running_build_holder)
 
     def expect_many_searches(self) -> None:
-        """From now on, search vectors in memory (loaded once, see
-        :mod:`indexer.store.sqlite_vectors`) rather than scanning sqlite-vec's table each time."""
+        """This process searches again and again: opening the vector graph may then take in more
+        changes the index logged since it was saved (see :mod:`indexer.store.sqlite_vectors`)."""
         self._many_searches = True
 
     # -- metadata -------------------------------------------------------------------------------
@@ -256,6 +258,10 @@ class SQLiteStore(MetaValues):
         other threads need (each return costs a wait for the interpreter lock), and FTS5 merges its
         segments once per statement.
         """
+        from indexer.store import sqlite_vectors
+
+        # changes piled up since the saved graph go into a new one first, as committed so far
+        self.update_vector_graph(sqlite_vectors.FOLD_DURING_BUILD)
         rows: list[tuple[int, int, int, int, str, str, str, str]] = []
         vectors: list[bytes] = []
         old_ids: list[int] = []
@@ -342,10 +348,9 @@ class SQLiteStore(MetaValues):
         self._rows("DELETE FROM chunks WHERE id IN (SELECT value FROM json_each(?))", (ids,))
 
     def _chunks_changed(self, added: int, changed: bool) -> None:
-        """Keep the chunk count, and tell every process's in-memory vectors to reload."""
+        """Keep the chunk count (the vector log's triggers record which chunks changed)."""
         if changed:
             self._rows(records.ADD_CHUNK_COUNT.replace("%s", "?"), (added,))
-            self.set_meta({VECTORS_VERSION: secrets.token_hex(8)})
 
     # -- search ---------------------------------------------------------------------------------
 
@@ -354,21 +359,26 @@ class SQLiteStore(MetaValues):
         None when every chunk passes (a filter that matches the whole index then costs nothing).
 
         Each kind of filter is one condition over a JSON list of its values, however many: an
-        ``OR`` per value would exceed SQLite's expression depth (1,000) at about 500 paths."""
-        clauses: list[str] = []
+        ``OR`` per value would exceed SQLite's expression depth (1,000) at about 500 paths. The
+        conditions on files pick the files first, whose chunks are then looked up by file: tested on
+        every chunk, they would cost a pass over every chunk of the index."""
+        file_clauses: list[str] = []
         params: list[object] = []
 
         def any_of(condition: str, values: Sequence[object]) -> None:
             if values:
-                clauses.append(f"EXISTS (SELECT 1 FROM json_each(?) WHERE {condition})")
+                file_clauses.append(f"EXISTS (SELECT 1 FROM json_each(?) WHERE {condition})")
                 params.append(json.dumps(list(values)))
 
         any_of("f.path GLOB value", chunk_filter.folder_globs())
         suffixes = [f"*.{extension.lower().lstrip('.')}" for extension in chunk_filter.extensions]
         any_of("lower(f.path) GLOB value", suffixes)
         if chunk_filter.roots:
-            clauses.append("f.root IN (SELECT value FROM json_each(?))")
+            file_clauses.append("f.root IN (SELECT value FROM json_each(?))")
             params.append(json.dumps(list(chunk_filter.roots)))
+        clauses: list[str] = []
+        if file_clauses:
+            clauses.append(f"c.file_id IN (SELECT f.id FROM files f WHERE {' AND '.join(file_clauses)})")
         if chunk_filter.phrases:
             clauses.append("c.id IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
             params.append(" AND ".join(fts_phrase(phrase) for phrase in chunk_filter.phrases))
@@ -376,7 +386,7 @@ class SQLiteStore(MetaValues):
             clauses.append("c.id NOT IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
             params.append(" OR ".join(fts_phrase(phrase) for phrase in chunk_filter.excluded))
         where = " AND ".join(clauses) if clauses else "1"
-        sql = f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}"
+        sql = f"SELECT c.id FROM chunks c WHERE {where}"
         allowed = [row[0] for row in self._rows(sql, params)]
         # searches run in a snapshot (Index.search), so the count and the ids are of one moment
         return None if len(allowed) == self.chunk_count() else allowed
@@ -384,16 +394,46 @@ class SQLiteStore(MetaValues):
     def nearest(
         self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None = None
     ) -> list[tuple[int, float]]:
-        """The ``k`` chunks nearest to ``query`` by cosine distance, optionally among ``allowed_ids``.
-
-        The filter is applied inside the KNN scan (``rowid IN``), so k hits come back when k exist.
-        """
+        """The ``k`` chunks nearest to ``query`` by cosine distance, optionally among ``allowed_ids``,
+        through the vector graph saved beside the index and the changes logged since; without a graph
+        that can be used, by sqlite-vec's scan. The filter applies inside the search, so k hits come
+        back when k exist."""
         if k <= 0 or not self.has_vector_table() or (allowed_ids is not None and not allowed_ids):
             return []
-        if self._many_searches or k > VEC0_MAX_K:
-            return self._vector_matrix().nearest(query, k, allowed_ids)
-        import numpy as np  # here: a keyword search, which never gets this far, does without numpy
+        # one snapshot (unless the caller holds one): the changes taken in and the rows re-scored agree
+        with self._search_lock, nullcontext() if self.db.in_transaction else self.connections.snapshot():
+            search = self._vector_search()
+            if search is not None:
+                return search.nearest(query, k, allowed_ids, self._vectors_of)
+        return self._scan(query, k, allowed_ids)
 
+    def _vectors_of(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The float32 vectors of those ``chunk_ids`` that are in the index: (ids, rows)."""
+        import numpy as np
+
+        from indexer.store import sqlite_vectors
+
+        rows = self._rows(
+            f"SELECT v.rowid, v.embedding FROM json_each(?) AS j "
+            f"JOIN {VECTOR_TABLE} AS v ON v.rowid = j.value",
+            (json.dumps(chunk_ids.tolist()),),
+        )
+        ids = np.array([row[0] for row in rows], dtype=np.int64)
+        return ids, sqlite_vectors.vectors_from_blobs([row[1] for row in rows], self.dimension)
+
+    def _scan(self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None) -> list[tuple[int, float]]:
+        """sqlite-vec's exact KNN (a scan of every vector), or for more neighbours than it returns at
+        once, every vector read and scored here."""
+        import numpy as np
+
+        from indexer.store import sqlite_vectors
+
+        if k > VEC0_MAX_K:
+            try:
+                rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
+                return sqlite_vectors.exact_nearest(rows, self.dimension, query, k, allowed_ids)
+            except apsw.Error as error:
+                raise self.connections.failure(error) from error
         blob = np.asarray(query, dtype=np.float32).tobytes()
         if allowed_ids is None:
             sql = f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ?"
@@ -404,25 +444,151 @@ class SQLiteStore(MetaValues):
         )
         return self._rows(sql, (blob, k, json.dumps(list(allowed_ids))))
 
-    def _vector_matrix(self) -> VectorMatrix:
-        """All vectors in memory, shared by this store's threads, reloaded when any process has
-        added or removed vectors since the last load."""
-        from indexer.store.sqlite_vectors import VectorMatrix  # numpy: see nearest
+    def _vector_search(self, limit: int | None = None) -> VectorSearch | None:
+        """The saved graph with the changes logged since, up to the latest (call with the search
+        lock held); None when no graph can be used: the recorded file is missing or not the one
+        recorded, or more than ``limit`` changes would have to be read to catch up from it."""
+        from indexer.store import sqlite_vectors
 
-        version = self.get_meta(VECTORS_VERSION)
-        with self._matrix_lock:
-            if self._matrix is None or version != self._matrix_version:
-                self._matrix = None  # let the old copy go before the new one is read, not after
-                # one snapshot (unless the caller holds one), so the count matches the rows read
-                with nullcontext() if self.db.in_transaction else self.connections.snapshot():
-                    count = self._value(f"SELECT count(*) FROM {VECTOR_TABLE}")
-                    try:
-                        rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
-                        self._matrix = VectorMatrix.from_rows(rows, count, self.dimension)
-                    except apsw.Error as error:
-                        raise self.connections.failure(error) from error
-                self._matrix_version = version
-            return self._matrix
+        if limit is None:
+            limit = sqlite_vectors.OPEN_LIMIT_MANY if self._many_searches else sqlite_vectors.OPEN_LIMIT_ONCE
+        with nullcontext() if self.db.in_transaction else self.connections.snapshot():
+            key = (self.get_meta(VECTOR_LOG_ID), self.get_meta(GRAPH_RECORD))
+            latest = self._log_position()
+            search = self._search
+            if search is None or search.key != key:
+                self._search = None  # let the old graph go before the new one is opened
+                search = self._search = self._open_search(key, latest, limit)
+            if search is not None and search.position < latest:
+                self._catch_up(search, latest)
+        return search
+
+    def _open_search(
+        self, key: tuple[str | None, str | None], latest: int, limit: int
+    ) -> VectorSearch | None:
+        from indexer.store import sqlite_vectors
+
+        record = sqlite_vectors.GraphRecord.from_json(key[1])
+        if latest - (record.position if record else 0) > limit:
+            return None
+        if record is None:  # no graph saved yet: every change since the log began is read
+            return sqlite_vectors.VectorSearch(None, 0, self.dimension, key)
+        return sqlite_vectors.VectorSearch.open(
+            sqlite_vectors.graph_path(self.path, record.slot), record, self.dimension, key
+        )
+
+    def _log_position(self) -> int:
+        """The position of the latest chunk change logged (positions only grow, see the migration)."""
+        return self._value("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'), 0)")
+
+    def _catch_up(self, search: VectorSearch, latest: int) -> None:
+        """Give ``search`` the chunks logged after its position up to ``latest``, with the vectors of
+        those that exist now."""
+        import numpy as np
+
+        changed = [
+            row[0]
+            for row in self._rows(
+                "SELECT DISTINCT chunk_id FROM vector_log WHERE position > ? AND position <= ?",
+                (search.position, latest),
+            )
+        ]
+        changed_ids = np.array(changed, dtype=np.int64)
+        search.catch_up(changed_ids, *self._vectors_of(changed_ids), latest)
+
+    def update_vector_graph(self, min_changes: int | None = None) -> None:
+        """Save a new vector graph beside the index when ``min_changes`` (default
+        :data:`~indexer.store.sqlite_vectors.FOLD_AT_END`) or more chunk changes are logged since the
+        saved one, or when the saved one cannot be used: what a build does at its
+        end (:meth:`finish_build`) and, with more changes, during it. Inside the caller's
+        transaction (the state it folds is then the committed one), or in one of its own.
+
+        The new file goes in the slot the record does not name, and the record follows it in the
+        transaction: rolled back or killed, the index still names a complete file that it matches.
+        """
+        from indexer.store import sqlite_vectors
+
+        # not has_vector_table(): it remembers what it saw for every thread, and a table this
+        # transaction creates is not there yet for the others
+        if not self._rows("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)):
+            return
+        if min_changes is None:
+            min_changes = sqlite_vectors.FOLD_AT_END
+        with nullcontext() if self.db.in_transaction else self.transaction():
+            record = sqlite_vectors.GraphRecord.from_json(self.get_meta(GRAPH_RECORD))
+            latest = self._log_position()
+            pending = latest - (record.position if record else 0)
+            usable = record is not None and record.describes(
+                sqlite_vectors.graph_path(self.path, record.slot)
+            )
+            if pending < min_changes and (usable or record is None):
+                return
+            with self._search_lock:
+                search = None
+                if usable and pending <= sqlite_vectors.OPEN_LIMIT_MANY:
+                    search = self._vector_search(limit=sqlite_vectors.OPEN_LIMIT_MANY)
+                if search is None:  # a first graph, or changes too many to look up one by one
+                    search = self._graph_from_rows(latest)
+                search.fold()
+                slot = next(slot for slot in sqlite_vectors.SLOTS if record is None or slot != record.slot)
+                try:
+                    identity = search.save(sqlite_vectors.graph_path(self.path, slot))
+                except OSError as error:
+                    raise StorageError(
+                        f"index {self.path}: saving its vector graph failed ({error}); searches stay "
+                        "complete without it, and the next build saves it again"
+                    ) from error
+                saved = sqlite_vectors.GraphRecord(slot, search.position, search.graph_size, identity)
+                self.set_meta({GRAPH_RECORD: saved.to_json()})
+                self._rows("DELETE FROM vector_log WHERE position <= ?", (saved.position,))
+                search.key = (self.get_meta(VECTOR_LOG_ID), saved.to_json())
+                self._search = search
+
+    def _graph_from_rows(self, latest: int) -> VectorSearch:
+        """A new graph of every vector in the index (at log position ``latest``, inside the writer's
+        transaction): when no saved graph can be used or caught up."""
+        import numpy as np
+
+        from indexer.store import sqlite_vectors
+
+        self._search = None
+        search = sqlite_vectors.VectorSearch(None, latest, self.dimension)
+        try:
+            rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
+            while batch := list(itertools.islice(rows, sqlite_vectors.LOAD_ROWS)):
+                ids = np.array([row[0] for row in batch], dtype=np.int64)
+                search.add_to_graph(
+                    ids, sqlite_vectors.vectors_from_blobs([row[1] for row in batch], self.dimension)
+                )
+        except apsw.Error as error:
+            raise self.connections.failure(error) from error
+        return search
+
+    def vector_search_status(self) -> dict[str, Any]:
+        """How searches find neighbours, for ``index status``: the graph file, how many vectors it
+        holds and how many changes it lacks, and the memory a searching process holds for it (the
+        mapped file and the changes scored beside it)."""
+        from indexer.store import sqlite_vectors
+
+        record = sqlite_vectors.GraphRecord.from_json(self.get_meta(GRAPH_RECORD))
+        pending = self._log_position() - (record.position if record else 0)
+        path = sqlite_vectors.graph_path(self.path, record.slot) if record else None
+        usable = record is not None and record.describes(path)
+        file_bytes = record.file[0] if usable else 0
+        if usable:
+            structure = "hnsw graph (usearch, int8)"
+        elif record is None and pending <= sqlite_vectors.OPEN_LIMIT_ONCE:
+            structure = "none yet: the vectors are few and scored exactly in memory"
+        else:
+            structure = "none: sqlite-vec scans every vector until `index build` saves a graph"
+        return {
+            "structure": structure,
+            "file": path if usable else None,
+            "file_bytes": file_bytes,
+            "vectors": record.vectors if usable else 0,
+            "pending_changes": pending,
+            "memory_bytes": file_bytes + pending * 4 * (self.dimension or 0),
+        }
 
     def keyword_matches(
         self, words: Sequence[str], k: int, allowed_ids: Sequence[int] | None = None
@@ -492,6 +658,7 @@ class SQLiteStore(MetaValues):
         )
         with self.transaction():
             self._rows(sql, (finished_at, finished_at, outcome, error, *counts.values(), build_id))
+        self.update_vector_graph()
 
     def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
         sql = f"SELECT {', '.join(records.BUILD_FIELDS)} FROM builds ORDER BY id DESC LIMIT ?"
@@ -534,8 +701,8 @@ class SQLiteStore(MetaValues):
         return is_locked_elsewhere(self.path)
 
     def size_bytes(self) -> int:
-        """The index's size on disk: its file and the files SQLite keeps beside it."""
-        paths = [self.path, *(self.path + suffix for suffix in COMPANION_SUFFIXES)]
+        """The index's size on disk: its file, the files SQLite keeps beside it, its vector graph."""
+        paths = [self.path, *(self.path + suffix for suffix in COMPANION_SUFFIXES + graph_suffixes())]
         return sum(os.path.getsize(path) for path in paths if os.path.exists(path))
 
     def mark_interrupted_builds(self) -> None:
@@ -588,7 +755,7 @@ class SQLiteStore(MetaValues):
         return [
             lock_path(self.path),
             base + SERVE_SUFFIX,
-            *(db + suffix for db in databases for suffix in ("", *COMPANION_SUFFIXES)),
+            *(db + suffix for db in databases for suffix in ("", *COMPANION_SUFFIXES, *graph_suffixes())),
         ]
 
     def open_scratch(self) -> SQLiteStore:
@@ -598,7 +765,11 @@ class SQLiteStore(MetaValues):
 
     def replace_with(self, scratch: SQLiteStore) -> None:
         """Copy ``scratch`` over this index in one step (its readers see the old or the new one),
-        then delete the scratch files."""
+        then move its vector graph beside this index (a rename keeps the identity its record names;
+        until it is done, or if it never is, searches scan)."""
+        from indexer.store import sqlite_vectors
+
+        record = sqlite_vectors.GraphRecord.from_json(scratch.get_meta(GRAPH_RECORD))
         try:
             with self.db.backup("main", scratch.db, "main") as backup:
                 while not backup.done:
@@ -606,6 +777,15 @@ class SQLiteStore(MetaValues):
         except apsw.Error as error:
             raise self.connections.failure(error) from error
         self._has_vector_table = False
+        if record is not None:
+            os.replace(
+                sqlite_vectors.graph_path(scratch.path, record.slot),
+                sqlite_vectors.graph_path(self.path, record.slot),
+            )
+        for slot in sqlite_vectors.SLOTS:  # the old index's graphs: no record names them any more
+            if record is None or slot != record.slot:
+                with suppress(OSError):  # a mapped file cannot be removed on Windows: left for later
+                    os.remove(sqlite_vectors.graph_path(self.path, slot))
 
     def discard_scratch(self) -> None:
         remove_database(self.scratch_path())
@@ -638,9 +818,18 @@ def describe_holder(row: Sequence[Any] | None) -> str:
     return f"pid {row[0]} on {row[1]} since {time.strftime('%H:%M:%S', time.localtime(row[2]))}"
 
 
+def graph_suffixes() -> tuple[str, ...]:
+    """The files of the vector graph beside an index: its two slots and their files being written."""
+    from indexer.store import sqlite_vectors  # numpy: see SQLiteStore.nearest
+
+    return tuple(
+        sqlite_vectors.graph_path("", slot) + tmp for slot in sqlite_vectors.SLOTS for tmp in ("", ".tmp")
+    )
+
+
 def remove_database(path: str) -> None:
-    """Delete a SQLite file with the files SQLite keeps beside it."""
-    for suffix in ("", *COMPANION_SUFFIXES):
+    """Delete a SQLite file with the files SQLite and its vector graph keep beside it."""
+    for suffix in ("", *COMPANION_SUFFIXES, *graph_suffixes()):
         try:
             os.remove(path + suffix)
         except FileNotFoundError:

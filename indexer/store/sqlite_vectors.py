@@ -1,204 +1,420 @@
-"""Nearest-neighbour search over all vectors held in memory, for processes that search many times.
+"""Nearest-neighbour search through a graph of the vectors saved beside the index file.
 
-sqlite-vec's PyPI build has no SIMD, and its ``vec0`` scan costs 70-150 ms per 100,000 vectors of
-dimension 384. A process that asks more than once (an API server, ``index eval``) loads the vectors
-once and searches them here instead. The vectors stay in the SQLite file; this is a cache. Choices,
-measured at 1,000,000 x 384 on a busy 2-core machine (``bench/bench_query.py``):
+sqlite-vec's PyPI build scans every vector (70-150 ms per 100,000 of dimension 384), and exact search
+in memory is a matrix product as long as the rows are many. An HNSW graph finds neighbours by walking
+from vector to vector, in a time that grows with the logarithm of the rows. The vectors stay in the
+SQLite file, the durable copy; the graph is rebuilt from it whenever it cannot be trusted. Choices
+(figures in bench/RESULTS.md, from bench/bench_query.py, which measures the candidates side by side):
 
-- **Storage**: each unit vector as int16 with one float32 scale per row (its largest component maps
-  to 32,767): half of float32's memory, cosines within about 1e-5 of float32's, so hits come in the
-  same order as exact float32 search. float16 is as small, but numpy converts it to float32 about
-  100x slower than int16 (11-19 ms per 4,000 rows, the whole budget of a search); int8 halves memory
-  again but moves cosines by about 4e-4, which dropped recall@10 to 0.95-0.96 on dense collections.
-- **Candidates**: up to ``EXACT_LIMIT`` rows every row is scored. Above, one bit per dimension picks
-  candidates: the sign of each vector *minus the mean of all of them*. Many embedding models put every
-  text in one narrow cone (mean cosine between unrelated texts 0.2-0.7); the signs of such vectors
-  are nearly all alike and say little (recall@10 0.82 at a million vectors with mean cosine 0.7),
-  while signs taken around the mean split the cone evenly (recall 1.0). Rows are ranked by Hamming
-  distance (popcount of XOR) and the nearest are scored exactly.
-- **How many candidates**: the most of ``CANDIDATES_PER_HIT`` per hit, ``MIN_CANDIDATES`` and
-  ``CANDIDATE_SHARE`` of the rows (questions lie further from their answers than the answers lie from
-  each other, and the best hits of real questions came from up to 0.9% of a million rows). When the
-  best hits found come from the outer part of the candidates, the codes rank this query poorly and
-  the candidates grow ``WIDEN`` times; where they would reach ``EXACT_SHARE`` of all rows, every row
-  is scored instead.
-- **Blocks**: scores are computed ``BLOCK_ELEMENTS`` numbers at a time, which keeps conversions in
-  the CPU cache and each matrix product on the calling thread: OpenBLAS hands bigger ones to its
-  threads, and on a busy machine waking them cost up to 16 ms per call.
+- **usearch** rather than faiss or hnswlib: it memory-maps a saved graph (a one-off query opens a
+  million vectors without reading them), removes and re-adds keys in place, takes our chunk ids as
+  keys, and compares int8 vectors by cosine with SIMD kernels that need no AVX-512. faiss's 8-bit
+  storage has one range per dimension, which loses the small differences of vectors that share a
+  direction, and its graphs cannot remove; hnswlib stores float32 only (1.5 GB per million vectors
+  of 384) and ships no wheels.
+- **int8, one scale per row**: cosine ignores a vector's length, so each unit vector is stored with its
+  largest component at 127 (usearch's own conversion maps 1.0 to 127, leaving the small components
+  of dense vectors 3 bits): a quarter of float32's memory. int8 still moves cosines by about 4e-4,
+  more than the gaps between the nearest neighbours of dense vectors (recall@10 about 0.975), so the
+  graph's candidates (``EXTRA_CANDIDATES`` more than asked for) are scored on their int8 rows with
+  the float32 query, and those too near the k-th best to tell their side (``INT8_BAND``) again on
+  their float32 rows read from sqlite-vec: each read costs 0.1-0.3 ms (a vec0 chunk is one large
+  blob), so only the uncertain few are read, and no float32 copy is held in memory.
+- **What the file lacks**: every chunk written or deleted is logged in the index (``vector_log``, by
+  triggers), and the graph's record in the index names the log position the file reflects and which
+  file it is (size, modification time, inode). A search reads the chunks logged after that position:
+  those deleted or replaced since are dropped from the graph's answers, those added are scored
+  exactly beside it. A file that does not match its record is never used. The builder folds the
+  changes into a new file when they grow (:data:`FOLD_DURING_BUILD`, :data:`FOLD_AT_END`), written
+  beside the one in use (two slots), so the file a record names is never overwritten.
+- **Filters**: scoring every allowed row costs per row; asking the graph for enough neighbours that
+  ``k`` of them pass costs per neighbour asked, about the rows divided by the filter's share. The
+  cheaper of the two is taken, and a graph answer with too few is asked again for more.
 """
 
 from __future__ import annotations
 
+import ctypes
 import itertools
-from collections.abc import Iterable, Sequence
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
+from dataclasses import asdict, dataclass
+from functools import cache
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-EXACT_LIMIT = 50_000
-CANDIDATES_PER_HIT = 40
-MIN_CANDIDATES = 1_000
-CANDIDATE_SHARE = 0.01
-WIDEN = 4
-EXACT_SHARE = 0.25
-BLOCK_ELEMENTS = 262_144
-LOAD_ROWS = 4_096
-INT16_MAX = 32_767
+if TYPE_CHECKING:
+    from usearch.index import Index as Graph
 
 
-class VectorMatrix:
-    """Unit vectors with their chunk ids; answers ``nearest`` like the store's KNN (cosine distance).
+@cache
+def graph_class() -> type[Graph]:
+    """usearch's index class, imported on first use: a process that never searches vectors (a
+    keyword query, a query through a server) does not pay for its import (urllib among others).
 
-    Made by :meth:`from_vectors` or :meth:`from_rows`; the arrays are ``ids`` (int64), ``values``
-    (int16, one row per vector), ``scales`` (float32: a row's values times its scale is the unit
-    vector), ``mean`` (float32, of the unit vectors) and ``codes`` (uint64 words of sign bits, one
-    column per row, so each word of all rows is contiguous).
+    usearch's Linux wheels carry their own copy of the C++ runtime, and the loader shares that
+    copy's unique symbols with every library loaded after it: onnxruntime, loaded later, then runs
+    the system's runtime on usearch's copy and crashes at its import. So the system's copy is loaded
+    first, and is the one everything shares."""
+    if sys.platform.startswith("linux"):
+        with suppress(OSError):
+            ctypes.CDLL("libstdc++.so.6", mode=ctypes.RTLD_GLOBAL)
+    from usearch.index import Index
+
+    return Index
+
+
+#: What a saved graph must have been made with to be read: the library's file format, and how
+#: vectors are stored in it. Another value means the file is rebuilt.
+LAYOUT = "usearch-2 cos i8-row-scaled"
+CONNECTIVITY = 16
+EXPANSION_ADD = 64
+EXPANSION_SEARCH = 512
+EXTRA_CANDIDATES = 20
+#: int8 moves a cosine by about 4e-4 (up to about 1e-3 for a row with a large component): candidates
+#: scored this near the k-th best may lie on either side of it, and are scored again on float32.
+INT8_BAND = 1e-3
+#: A filter's graph search asks for the neighbours its share predicts for k + FILTER_EXTRA of them to
+#: pass, FILTER_MARGIN times over, and twice as many (WIDEN) while fewer than k pass.
+FILTER_EXTRA = 2
+FILTER_MARGIN = 1.5
+WIDEN = 2
+INT8_MAX = 127
+#: Pending changes at which a build folds them into a new graph file: at its end, and during it.
+FOLD_AT_END = 1_000
+FOLD_DURING_BUILD = 50_000
+#: The most pending changes a search reads from the index when it opens the graph (each costs a
+#: vector looked up); beyond, a one-off search scans sqlite-vec, which costs the same for any number.
+OPEN_LIMIT_ONCE = 10_000
+OPEN_LIMIT_MANY = 200_000
+SLOTS = ("a", "b")
+#: What gives the float32 rows of chunk ids, for the final scores: (the ids it found, their rows).
+ExactRows = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+#: Rows read from the index at a time when a graph is built from all of them.
+LOAD_ROWS = 16_384
+
+
+@dataclass(frozen=True)
+class GraphRecord:
+    """What the index says of its graph file: the slot it is in, the log position it reflects, how many
+    vectors it holds, and which file it is (size, modification time in ns, inode)."""
+
+    slot: str
+    position: int
+    vectors: int
+    file: tuple[int, int, int]
+    layout: str = LAYOUT
+
+    @classmethod
+    def from_json(cls, text: str | None) -> GraphRecord | None:
+        if text is None:
+            return None
+        fields = json.loads(text)
+        return cls(**{**fields, "file": tuple(fields["file"])})
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), sort_keys=True)
+
+    def describes(self, path: str) -> bool:
+        """Whether the file at ``path`` is the one recorded, in a layout this version reads."""
+        return self.layout == LAYOUT and file_identity(path) == self.file
+
+
+def file_identity(path: str) -> tuple[int, int, int] | None:
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_size, info.st_mtime_ns, info.st_ino
+
+
+def graph_path(index_path: str, slot: str) -> str:
+    return f"{index_path}.vectors-{slot}"
+
+
+def unit_rows(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=-1, keepdims=True)
+    return vectors / np.where(norms > 0, norms, 1)
+
+
+def quantize(unit: np.ndarray) -> np.ndarray:
+    """int8 rows, each scaled so its largest component is 127 (a zero row stays zero)."""
+    largest = np.abs(unit).max(axis=-1, keepdims=True)
+    return np.round(unit * (INT8_MAX / np.where(largest > 0, largest, 1))).astype(np.int8)
+
+
+def vectors_from_blobs(blobs: Sequence[bytes], dimension: int) -> np.ndarray:
+    """float32 rows from sqlite-vec's blobs."""
+    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dimension)
+
+
+def new_graph(dimension: int) -> Graph:
+    return graph_class()(
+        ndim=dimension,
+        metric="cos",
+        dtype="i8",
+        connectivity=CONNECTIVITY,
+        expansion_add=EXPANSION_ADD,
+        expansion_search=EXPANSION_SEARCH,
+    )
+
+
+class VectorSearch:
+    """A graph of the vectors with what it lacks since it was saved; answers ``nearest`` like the
+    store's KNN (cosine distance).
+
+    ``position`` is the log position everything here reflects: the graph's own (``graph_position``)
+    plus ``stale`` (ids the graph holds whose chunks were deleted or replaced since) and ``added``
+    (float32 unit rows, with ``added_ids``, of chunks written since). ``key`` says which index and
+    record it was opened from. ``graph`` is None while no graph is saved and nothing went into one:
+    the few vectors of a small index are searched without importing usearch (which imports an HTTP
+    client, as a query must not).
     """
 
-    def __init__(self, ids: np.ndarray, values: np.ndarray, scales: np.ndarray, mean: np.ndarray) -> None:
-        self.ids = ids
-        self.values = values
-        self.scales = scales
-        self.mean = mean
-        self.codes = np.empty((_words(values.shape[1]), len(ids)), dtype=np.uint64)
-        for start, stop in _blocks(len(ids), values.shape[1]):
-            unit = values[start:stop].astype(np.float32) * scales[start:stop, None]
-            self.codes[:, start:stop] = _sign_codes(unit, mean).T
-        self._by_id = np.argsort(ids, kind="stable")
+    def __init__(self, graph: Graph | None, position: int, dimension: int, key: object = None) -> None:
+        self.graph = graph
+        self.graph_position = position
+        self.position = position
+        self.dimension = dimension
+        self.key = key
+        self.viewed = False  # memory-mapped from its file: read-only until copied into memory
+        self.stale = np.empty(0, dtype=np.int64)
+        self.added_ids = np.empty(0, dtype=np.int64)
+        self.added = np.empty((0, dimension), dtype=np.float32)
 
     @classmethod
-    def from_vectors(cls, ids: Sequence[int] | np.ndarray, vectors: np.ndarray) -> VectorMatrix:
-        """From arrays in memory: chunk ids and their vectors (any scale; they are normalised)."""
-        vectors = np.asarray(vectors, dtype=np.float32)
-        ids = np.asarray(ids, dtype=np.int64)
-        return cls.from_rows(zip(ids.tolist(), vectors, strict=True), len(ids), vectors.shape[1])
-
-    @classmethod
-    def from_rows(
-        cls, rows: Iterable[tuple[int, bytes | np.ndarray]], count: int, dimension: int
-    ) -> VectorMatrix:
-        """From ``count`` (chunk id, float32 vector or its bytes) pairs, read ``LOAD_ROWS`` at a time,
-        so a million rows never sit in memory as float32 or as Python objects at once."""
-        ids = np.empty(count, dtype=np.int64)
-        values = np.empty((count, dimension), dtype=np.int16)
-        scales = np.empty(count, dtype=np.float32)
-        total = np.zeros(dimension, dtype=np.float64)
-        filled = 0
-        rows = iter(rows)
-        while batch := list(itertools.islice(rows, LOAD_ROWS)):
-            stop = filled + len(batch)
-            ids[filled:stop] = [chunk_id for chunk_id, _ in batch]
-            vectors = np.frombuffer(b"".join(bytes(vector) for _, vector in batch), dtype=np.float32)
-            vectors = vectors.reshape(len(batch), dimension)
-            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-            unit = vectors / np.where(norms > 0, norms, 1)
-            total += unit.sum(axis=0, dtype=np.float64)
-            values[filled:stop], scales[filled:stop] = _quantize(unit)
-            filled = stop
-        if filled != count:
-            raise ValueError(f"expected {count} vectors, read {filled}")
-        mean = (total / max(count, 1)).astype(np.float32)
-        return cls(ids, values, scales, mean)
+    def open(cls, path: str, record: GraphRecord, dimension: int, key: object = None) -> VectorSearch | None:
+        """The graph saved at ``path``, memory-mapped; None when it is missing, damaged or not the
+        recorded file."""
+        if not record.describes(path):
+            return None
+        try:
+            graph = graph_class().restore(path, view=True)
+        except (RuntimeError, ValueError, OSError):
+            return None
+        if graph is None or graph.ndim != dimension or len(graph) != record.vectors:
+            return None
+        search = cls(graph, record.position, dimension, key)
+        search.viewed = True
+        return search
 
     def __len__(self) -> int:
-        return len(self.ids)
+        return self.graph_size - len(self.stale) + len(self.added_ids)
+
+    @property
+    def graph_size(self) -> int:
+        """The vectors in the graph itself (stale ones included)."""
+        return 0 if self.graph is None else len(self.graph)
+
+    @property
+    def pending(self) -> int:
+        """Log entries taken in since the graph was saved."""
+        return self.position - self.graph_position
+
+    def memory_bytes(self) -> int:
+        """What this search holds: the graph (in memory or mapped from its file) and the changes."""
+        if self.graph is None:
+            graph = 0
+        else:
+            graph = self.graph.serialized_length if self.viewed else self.graph.memory_usage
+        return int(graph + self.added.nbytes + self.added_ids.nbytes + self.stale.nbytes)
+
+    # -- keeping up -----------------------------------------------------------------------------
+
+    def catch_up(self, changed: np.ndarray, ids: np.ndarray, vectors: np.ndarray, position: int) -> None:
+        """Take in the log up to ``position``: ``changed``, the chunk ids logged since, of which
+        ``ids`` (with their ``vectors``) exist now; the others were deleted."""
+        changed = np.asarray(changed, dtype=np.int64)
+        if len(changed):
+            held = np.zeros(len(changed), dtype=bool)
+            if self.graph is not None and len(self.graph):
+                held = np.asarray(self.graph.contains(changed.astype(np.uint64)), dtype=bool)
+            self.stale = np.union1d(self.stale, changed[held])
+            keep = ~np.isin(self.added_ids, changed)
+            self.added_ids = np.concatenate([self.added_ids[keep], np.asarray(ids, dtype=np.int64)])
+            self.added = np.vstack([self.added[keep], unit_rows(vectors).reshape(-1, self.dimension)])
+        self.position = position
+
+    def add_to_graph(self, ids: np.ndarray, vectors: np.ndarray) -> None:
+        """Put rows straight into the graph (a build from every row of the index)."""
+        self._writable_graph().add(np.asarray(ids, dtype=np.uint64), quantize(unit_rows(vectors)))
+
+    def fold(self) -> None:
+        """Move the changes into the graph itself (copied into memory first if it is mapped)."""
+        graph = self._writable_graph()
+        if len(self.stale):
+            graph.remove(self.stale.astype(np.uint64))
+        if len(self.added_ids):
+            graph.add(self.added_ids.astype(np.uint64), quantize(self.added))
+        self.stale = np.empty(0, dtype=np.int64)
+        self.added_ids = np.empty(0, dtype=np.int64)
+        self.added = np.empty((0, self.dimension), dtype=np.float32)
+        self.graph_position = self.position
+
+    def save(self, path: str) -> tuple[int, int, int]:
+        """Write the graph (without pending changes: fold first) to ``path`` in one step: a reader
+        sees the old file or the complete new one. Returns the new file's identity."""
+        scratch = path + ".tmp"
+        self._writable_graph().save(scratch)
+        with open(scratch, "rb") as written:
+            os.fsync(written.fileno())
+        os.replace(scratch, path)
+        if hasattr(os, "O_DIRECTORY"):  # the rename itself made durable (POSIX)
+            folder = os.open(os.path.dirname(os.path.abspath(path)), os.O_DIRECTORY)
+            try:
+                os.fsync(folder)
+            finally:
+                os.close(folder)
+        identity = file_identity(path)
+        assert identity is not None
+        return identity
+
+    def _writable_graph(self) -> Graph:
+        if self.graph is None:
+            self.graph = new_graph(self.dimension)
+        elif self.viewed:
+            self.graph = self.graph.copy()
+            self.viewed = False
+        return self.graph
+
+    # -- searching ------------------------------------------------------------------------------
 
     def nearest(
-        self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None = None
+        self,
+        query: np.ndarray,
+        k: int,
+        allowed_ids: Sequence[int] | None = None,
+        exact_rows: ExactRows | None = None,
     ) -> list[tuple[int, float]]:
-        """The ``k`` nearest rows as (chunk id, cosine distance), nearest first. With ``allowed_ids``,
-        every allowed row is scored (a filter keeps few rows, and codes would miss some of them)."""
-        if k <= 0 or len(self) == 0:
+        """The ``k`` nearest chunks as (chunk id, cosine distance), nearest first; with
+        ``allowed_ids``, only among those. The graph's candidates are scored on their int8 rows; those
+        whose score lies too near the k-th best to tell their side are scored again on their float32
+        rows as ``exact_rows`` gives them (ids it does not give are gone)."""
+        if k <= 0:
             return []
-        query = np.asarray(query, dtype=np.float32)
-        query = query / (np.linalg.norm(query) or 1.0)
-        if allowed_ids is not None:
-            rows, similarities = self._best(query, k, self._rows_of(allowed_ids))
-        elif len(self) > EXACT_LIMIT:
-            rows, similarities = self._best_of_candidates(query, k)
+        query = unit_rows(query)
+        allowed = None if allowed_ids is None else np.unique(np.fromiter(allowed_ids, dtype=np.int64))
+        ids, similarities = self._scored(query, self._from_graph(query, k, allowed))
+        added_ids, added_similarities = self._from_added(query, allowed)
+        if exact_rows is not None and len(ids):
+            ids, similarities = self._rescored(query, k, ids, similarities, added_similarities, exact_rows)
+        ids = np.concatenate([ids, added_ids])
+        similarities = np.concatenate([similarities, added_similarities])
+        order = np.lexsort((ids, -similarities))[:k]
+        return [(int(i), 1.0 - float(s)) for i, s in zip(ids[order], similarities[order], strict=True)]
+
+    def _rescored(
+        self,
+        query: np.ndarray,
+        k: int,
+        ids: np.ndarray,
+        similarities: np.ndarray,
+        others: np.ndarray,
+        exact_rows: ExactRows,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``ids`` with the similarities of those within :data:`INT8_BAND` of the k-th best (of
+        these and ``others``) replaced by their float32 ones; those ``exact_rows`` lacks dropped."""
+        pool = np.concatenate([similarities, others])
+        kth = np.partition(pool, len(pool) - min(k, len(pool)))[len(pool) - min(k, len(pool))]
+        unsure = np.abs(similarities - kth) <= INT8_BAND
+        if not unsure.any():
+            return ids, similarities
+        found, rows = exact_rows(ids[unsure])
+        exact = dict(
+            zip(
+                np.asarray(found).tolist(),
+                (unit_rows(rows).reshape(-1, self.dimension) @ query).tolist(),
+                strict=True,
+            )
+        )
+        keep = ~unsure | np.isin(ids, found)
+        rescored = np.array(
+            [exact.get(int(i), s) for i, s in zip(ids, similarities, strict=True)], np.float32
+        )
+        return ids[keep], rescored[keep]
+
+    def _from_graph(self, query: np.ndarray, k: int, allowed: np.ndarray | None) -> np.ndarray:
+        """The ids of the graph's best rows (up to ``k + EXTRA_CANDIDATES``, best first) that are
+        neither stale nor filtered out."""
+        graph = self.graph
+        size = self.graph_size
+        wanted = k + EXTRA_CANDIDATES
+        if graph is None or size == 0:
+            return np.empty(0, dtype=np.int64)
+        passing = size - len(self.stale)
+        if allowed is not None:
+            allowed = allowed[graph.contains(allowed.astype(np.uint64))]
+            allowed = allowed[~np.isin(allowed, self.stale)]
+            passing = len(allowed)
+        if passing == 0:
+            return np.empty(0, dtype=np.int64)
+        # as many neighbours as it takes for enough of them to pass, as the share passing predicts
+        if allowed is None:
+            count, enough = math.ceil(wanted * size / passing), wanted
         else:
-            rows, similarities = self._best(query, k, None)
-        hits = zip(self.ids[rows].tolist(), similarities.tolist(), strict=True)
-        return [(chunk_id, 1.0 - similarity) for chunk_id, similarity in hits]
+            count, enough = math.ceil(FILTER_MARGIN * (k + FILTER_EXTRA) * size / passing), k
+        count = min(size, count)
+        code = quantize(query)
+        while allowed is None or count < passing:  # else scoring the allowed rows costs less
+            # usearch defines this setter after another property's, which hides it from mypy
+            graph.expansion_search = max(EXPANSION_SEARCH, count)  # type: ignore[misc]
+            found = graph.search(code, count).keys.astype(np.int64)
+            found = found[~np.isin(found, self.stale)]
+            if allowed is not None:
+                found = found[np.isin(found, allowed)]
+            if len(found) >= enough or count >= size:
+                return found[:wanted]
+            count = min(size, count * WIDEN)
+        ids, similarities = self._scored(query, allowed)
+        return ids[np.argsort(-similarities, kind="stable")[:wanted]]
 
-    def _best_of_candidates(self, query: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """The best rows among those whose codes are nearest the query's; more of them while the
-        best come from the outer part of the candidates (the codes then rank this query poorly)."""
-        distances = self._hamming(query)
-        # within[d]: how many rows lie at Hamming distance d or less
-        within = np.cumsum(np.bincount(distances, minlength=self.codes.shape[0] * 64 + 1))
-        wanted = max(MIN_CANDIDATES, CANDIDATES_PER_HIT * k, int(CANDIDATE_SHARE * len(self)))
-        while wanted < EXACT_SHARE * len(self):
-            cut = np.searchsorted(within, wanted)
-            rows, similarities = self._best(query, k, np.flatnonzero(distances <= cut))
-            if distances[rows].max() <= np.searchsorted(within, wanted // WIDEN):
-                return rows, similarities
-            wanted *= WIDEN
-        return self._best(query, k, None)
+    def _scored(self, query: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Cosines between the float32 query and the graph's int8 rows of ``ids``."""
+        if len(ids) == 0:
+            return ids, np.empty(0, dtype=np.float32)
+        assert self.graph is not None  # ids from the graph: there is one
+        rows = np.asarray(self.graph.get(ids.astype(np.uint64)), dtype=np.float32).reshape(len(ids), -1)
+        norms = np.linalg.norm(rows, axis=1)
+        return ids, (rows @ query) / np.where(norms > 0, norms, 1)
 
-    def _hamming(self, query: np.ndarray) -> np.ndarray:
-        """Hamming distance from the query's code to every row's, one 64-bit word of all rows at a time."""
-        distances = np.zeros(len(self), dtype=np.uint16)
-        differing = np.empty(len(self), dtype=np.uint64)
-        counts = np.empty(len(self), dtype=np.uint8)
-        for word, column in zip(_sign_codes(query[None, :], self.mean)[0], self.codes, strict=True):
-            np.bitwise_xor(column, word, out=differing)
-            np.bitwise_count(differing, out=counts)
-            distances += counts
-        return distances
-
-    def _best(self, query: np.ndarray, k: int, rows: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-        """The ``k`` best of ``rows`` (all rows when None) by cosine, best first: positions, cosines."""
-        similarities = self._similarities(query, rows)
-        top = min(k, len(similarities))
-        if top == 0:
-            return np.empty(0, dtype=np.int64), similarities
-        best = np.argpartition(-similarities, top - 1)[:top]
-        best = best[np.argsort(-similarities[best], kind="stable")]
-        return (best if rows is None else rows[best]), similarities[best]
-
-    def _similarities(self, query: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
-        """Cosines between the query and ``rows`` (all rows when None), a block at a time."""
-        count = len(self) if rows is None else len(rows)
-        similarities = np.empty(count, dtype=np.float32)
-        scratch = np.empty((min(count, _block_rows(self.values.shape[1])), self.values.shape[1]), np.float32)
-        for start, stop in _blocks(count, self.values.shape[1]):
-            block = self.values[start:stop] if rows is None else self.values[rows[start:stop]]
-            np.copyto(scratch[: stop - start], block)
-            np.matmul(scratch[: stop - start], query, out=similarities[start:stop])
-        similarities *= self.scales if rows is None else self.scales[rows]
-        return similarities
-
-    def _rows_of(self, chunk_ids: Sequence[int]) -> np.ndarray:
-        """Positions of the given chunk ids that are in the matrix, each once, in order."""
-        wanted = np.fromiter(chunk_ids, dtype=np.int64)
-        slots = np.searchsorted(self.ids, wanted, sorter=self._by_id).clip(max=len(self) - 1)
-        rows = self._by_id[slots]
-        return np.unique(rows[self.ids[rows] == wanted])
+    def _from_added(self, query: np.ndarray, allowed: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+        ids, rows = self.added_ids, self.added
+        if allowed is not None and len(ids):
+            passing = np.isin(ids, allowed)
+            ids, rows = ids[passing], rows[passing]
+        return ids, rows @ query
 
 
-def _quantize(unit: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """int16 values and float32 scales of unit vectors (a zero vector stays zero)."""
-    largest = np.abs(unit).max(axis=1)
-    scales = np.where(largest > 0, largest / INT16_MAX, 1.0).astype(np.float32)
-    return np.round(unit / scales[:, None]).astype(np.int16), scales
-
-
-def _sign_codes(unit: np.ndarray, mean: np.ndarray) -> np.ndarray:
-    """One bit per dimension, set where the vector lies above the mean; as 64-bit words per row."""
-    packed = np.packbits(unit > mean, axis=1)
-    padded = np.zeros((len(unit), _words(unit.shape[1]) * 8), dtype=np.uint8)
-    padded[:, : packed.shape[1]] = packed
-    return padded.view(np.uint64)
-
-
-def _words(dimension: int) -> int:
-    return -(-dimension // 64)
-
-
-def _block_rows(dimension: int) -> int:
-    return max(1, BLOCK_ELEMENTS // dimension)
-
-
-def _blocks(count: int, dimension: int) -> Iterable[tuple[int, int]]:
-    step = _block_rows(dimension)
-    return ((start, min(count, start + step)) for start in range(0, count, step))
+def exact_nearest(
+    rows: Iterable[tuple[int, bytes]],
+    dimension: int,
+    query: np.ndarray,
+    k: int,
+    allowed_ids: Sequence[int] | None = None,
+    block: int = 4096,
+) -> list[tuple[int, float]]:
+    """The ``k`` nearest of (chunk id, float32 blob) rows by cosine, read a block at a time, keeping
+    only the best so far: for searches sqlite-vec cannot answer (more than its 4,096 neighbours)
+    where no graph can be used."""
+    query = unit_rows(query)
+    allowed = None if allowed_ids is None else np.unique(np.fromiter(allowed_ids, dtype=np.int64))
+    best_ids, best = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32)
+    rows = iter(rows)
+    while batch := list(itertools.islice(rows, block)):
+        ids = np.array([chunk_id for chunk_id, _ in batch], dtype=np.int64)
+        scores = unit_rows(vectors_from_blobs([blob for _, blob in batch], dimension)) @ query
+        if allowed is not None:
+            passing = np.isin(ids, allowed)
+            ids, scores = ids[passing], scores[passing]
+        best_ids, best = np.concatenate([best_ids, ids]), np.concatenate([best, scores])
+        if len(best) > k:
+            top = np.argpartition(-best, k - 1)[:k]
+            best_ids, best = best_ids[top], best[top]
+    order = np.lexsort((best_ids, -best))[:k]
+    return [(int(i), 1.0 - float(s)) for i, s in zip(best_ids[order], best[order], strict=True)]
