@@ -358,9 +358,12 @@ def test_a_build_saves_the_graph_and_index_status_states_its_file_and_memory(tmp
     assert f"{vectors['file_bytes'] / 2**20:.1f} MB file" in line and "in memory when searching" in line
 
 
-def test_only_candidates_too_near_the_kth_to_tell_are_read_again_from_sqlite_vec(tmp_path, monkeypatch):
-    """int8 scores settle most candidates; those within INT8_BAND of the k-th best are read as
-    float32, so the hits are exact search's, for a few reads rather than one per candidate."""
+def test_hits_carry_exact_distances_read_again_from_sqlite_vec_for_the_best_candidates_only(
+    tmp_path, monkeypatch
+):
+    """int8 scores settle which candidates may be among the k best; those (above the k-th best or
+    within INT8_BAND of it) are read as float32 in one lookup, so the hits and their distances are
+    exact search's, for about k reads rather than one per candidate."""
     vectors = with_offset(clustered_vectors(3000), 0.7)
     with written(tmp_path / "index.db", vectors) as store:
         read: list[int] = []
@@ -373,8 +376,8 @@ def test_only_candidates_too_near_the_kth_to_tell_are_read_again_from_sqlite_vec
             scores = vectors[np.array([chunk_id for chunk_id, _ in hits]) - 1] @ (
                 query / np.linalg.norm(query)
             )
-            assert np.allclose([1 - d for _, d in hits], scores, atol=1.5e-3)
-    assert 0 < sum(read) < 20 * (10 + sqlite_vectors.EXTRA_CANDIDATES) / 2
+            assert np.allclose([1 - d for _, d in hits], scores, atol=1e-5)
+    assert len(read) == 20 and 20 * 10 <= sum(read) < 20 * (10 + sqlite_vectors.EXTRA_CANDIDATES) / 2
 
 
 def test_a_long_lived_index_finds_files_a_build_adds_and_loses_those_it_removes(tmp_path, monkeypatch):

@@ -396,11 +396,16 @@ class SQLiteStore(MetaValues):
     ) -> list[tuple[int, float]]:
         """The ``k`` chunks nearest to ``query`` by cosine distance, optionally among ``allowed_ids``,
         through the vector graph saved beside the index and the changes logged since; without a graph
-        that can be used, by sqlite-vec's scan. The filter applies inside the search, so k hits come
-        back when k exist."""
+        that can be used, or for more than :data:`~indexer.store.sqlite_vectors.GRAPH_MAX_K`
+        neighbours, by sqlite-vec's scan. The filter applies inside the search, so k hits come back
+        when k exist."""
         if k <= 0 or not self.has_vector_table() or (allowed_ids is not None and not allowed_ids):
             return []
         # one snapshot (unless the caller holds one): the changes taken in and the rows re-scored agree
+        from indexer.store import sqlite_vectors
+
+        if k > sqlite_vectors.GRAPH_MAX_K:
+            return self._scan(query, k, allowed_ids)
         with self._search_lock, nullcontext() if self.db.in_transaction else self.connections.snapshot():
             search = self._vector_search()
             if search is not None:

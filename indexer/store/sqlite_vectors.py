@@ -17,9 +17,11 @@ SQLite file, the durable copy; the graph is rebuilt from it whenever it cannot b
   of dense vectors 3 bits): a quarter of float32's memory. int8 still moves cosines by about 4e-4,
   more than the gaps between the nearest neighbours of dense vectors (recall@10 about 0.975), so the
   graph's candidates (``EXTRA_CANDIDATES`` more than asked for) are scored on their int8 rows with
-  the float32 query, and those too near the k-th best to tell their side (``INT8_BAND``) again on
-  their float32 rows read from sqlite-vec: each read costs 0.1-0.3 ms (a vec0 chunk is one large
-  blob), so only the uncertain few are read, and no float32 copy is held in memory.
+  the float32 query, and those that may be among the k best (above the k-th best, or too near it to
+  tell their side: ``INT8_BAND``) again on their float32 rows read from sqlite-vec, in one lookup:
+  the distances returned are exact search's (scores, thresholds and calibration are float32
+  cosines; int8 moves those of sparse vectors by up to 3e-3). Each read costs 0.1-0.3 ms (a vec0
+  chunk is one large blob), so only about k rows are read, and no float32 copy is held in memory.
 - **What the file lacks**: every chunk written or deleted is logged in the index (``vector_log``, by
   triggers), and the graph's record in the index names the log position the file reflects and which
   file it is (size, modification time, inode). A search reads the chunks logged after that position:
@@ -93,6 +95,10 @@ FOLD_DURING_BUILD = 50_000
 OPEN_LIMIT_ONCE = 10_000
 OPEN_LIMIT_MANY = 200_000
 SLOTS = ("a", "b")
+#: The most neighbours asked of the graph; more are found by reading every vector (as on PostgreSQL,
+#: whose graph keeps at most 1,000 candidates). Asked for that many, a graph walk costs about what a
+#: scan does, and the int8 order it takes them in is least sure far from the query.
+GRAPH_MAX_K = 1_000
 #: What gives the float32 rows of chunk ids, for the final scores: (the ids it found, their rows).
 ExactRows = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
 #: Rows read from the index at a time when a graph is built from all of them.
@@ -294,8 +300,8 @@ class VectorSearch:
     ) -> list[tuple[int, float]]:
         """The ``k`` nearest chunks as (chunk id, cosine distance), nearest first; with
         ``allowed_ids``, only among those. The graph's candidates are scored on their int8 rows; those
-        whose score lies too near the k-th best to tell their side are scored again on their float32
-        rows as ``exact_rows`` gives them (ids it does not give are gone)."""
+        that may be among the k best are scored again on their float32 rows as ``exact_rows`` gives
+        them (ids it does not give are gone)."""
         if k <= 0:
             return []
         query = unit_rows(query)
@@ -318,14 +324,15 @@ class VectorSearch:
         others: np.ndarray,
         exact_rows: ExactRows,
     ) -> tuple[np.ndarray, np.ndarray]:
-        """``ids`` with the similarities of those within :data:`INT8_BAND` of the k-th best (of
-        these and ``others``) replaced by their float32 ones; those ``exact_rows`` lacks dropped."""
+        """``ids`` with the similarities of those above the k-th best (of these and ``others``) or
+        within :data:`INT8_BAND` of it replaced by their float32 ones; those ``exact_rows`` lacks
+        dropped. The others lie below the band: int8 put them out of the k best."""
         pool = np.concatenate([similarities, others])
         kth = np.partition(pool, len(pool) - min(k, len(pool)))[len(pool) - min(k, len(pool))]
-        unsure = np.abs(similarities - kth) <= INT8_BAND
-        if not unsure.any():
+        may_be_best = similarities >= kth - INT8_BAND
+        if not may_be_best.any():
             return ids, similarities
-        found, rows = exact_rows(ids[unsure])
+        found, rows = exact_rows(ids[may_be_best])
         exact = dict(
             zip(
                 np.asarray(found).tolist(),
@@ -333,7 +340,7 @@ class VectorSearch:
                 strict=True,
             )
         )
-        keep = ~unsure | np.isin(ids, found)
+        keep = ~may_be_best | np.isin(ids, found)
         rescored = np.array(
             [exact.get(int(i), s) for i, s in zip(ids, similarities, strict=True)], np.float32
         )
