@@ -231,9 +231,8 @@ def test_a_question_nothing_matches_says_so_plainly(page):
 
 def test_a_result_opens_its_passage_with_the_text_around_it_a_citation_to_copy_and_the_file(page, server):
     page.open()
-    page.tab.select_option("#mode", "keyword")
     page.search("clear backing film")
-    hit = api_hits(server, q="clear backing film", mode="keyword")[0]
+    hit = api_hits(server, q="clear backing film")[0]
     assert hit["path"] == "bicycle-repair/fixing-a-flat-tyre.md" and hit["start_line"] > 20
     page.tab.locator("#results .result").first.click()
     title = page.tab.locator("#passage-title")
@@ -440,7 +439,7 @@ def test_the_page_follows_the_system_light_or_dark_and_is_shown_in_the_readme(br
     for scheme in ("light", "dark"):
         page = Page(browser, server, color_scheme=scheme)
         try:
-            page.open("/?mode=keyword")
+            page.open()
             page.search("how to patch a puncture")
             page.tab.locator("#results .result").nth(2).click()
             page.tab.wait_for_selector("#passage-text .line.hit")
