@@ -73,6 +73,7 @@ from indexer import corpus, formats
 from indexer.backends import onnx_session
 from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend
 from indexer.chunking import chunk_document
+from indexer.ignore import DEFAULT_MAX_FILE_SIZE
 from indexer.pipeline.run import chunk_settings
 
 #: shared/ lies beside the project root (on developer machines and in CI alike)
@@ -148,7 +149,7 @@ def sample_corpus_chunks(backend: EmbeddedBackend) -> list[str]:
     texts = []
     for source in corpus.walk(REPO / "sample_corpus").files:
         try:
-            document = formats.read_document(source.path, corpus.read_bytes(source))
+            document = formats.read_document(source.path, corpus.read_bytes(source, DEFAULT_MAX_FILE_SIZE))
         except formats.UnreadableFile:
             continue  # the build skips it too
         chunks = chunk_document(document, backend.count_tokens, settings)
