@@ -584,7 +584,9 @@ def test_batches_a_failing_server_refuses_are_embedded_by_another(bikes, index_p
         failing.fail_next(4, "unavailable")
         failing.fail_next(2, "reset")
         backend = OllamaBackend("nomic-embed-text", host=[failing.url, steady.url], **fast(max_attempts=2))
-        report, _ = build(index_path, bikes, backend, batch_size=1)  # packed chunks: ~20 batches
+        # small chunks, one a batch: enough batches that the failing server, once it answers again,
+        # is sure to be handed some (of ~20 packed ones the steady server could take them all)
+        report, _ = build(index_path, bikes, backend, batch_size=1, chunk_tokens=64)
     assert report.exit_code == 0 and report.files_failed == 0
     assert len(failing.requests) > 6  # its failures, then its share once it answers again
     assert_every_vector_is_its_chunks(index_path, "search_document: ")
