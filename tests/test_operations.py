@@ -101,7 +101,9 @@ def test_a_killed_builds_duration_ends_when_it_was_last_seen_alive(tmp_path, any
     assert later["seconds"] == killed["seconds"]  # not the time since it started
 
 
-def test_sigterm_stops_a_build_that_records_it_was_interrupted(tmp_path):
+def build_stopped_by(tmp_path: Path, sent: signal.Signals) -> tuple[subprocess.Popen, str, Path]:
+    """A CLI build against a slow server, sent ``sent`` once its first batch is asked for: the
+    process (ended), its stderr and its index."""
     folder = write_corpus(tmp_path / "docs", 40)
     index_path = tmp_path / "index.db"
     with OllamaServer(latency=0.2) as server:
@@ -109,8 +111,13 @@ def test_sigterm_stops_a_build_that_records_it_was_interrupted(tmp_path):
         deadline = time.monotonic() + 60
         while not server.requests and time.monotonic() < deadline:
             time.sleep(0.02)
-        builder.send_signal(signal.SIGTERM)
-        stdout, stderr = builder.communicate(timeout=60)
+        builder.send_signal(sent)
+        _, stderr = builder.communicate(timeout=60)
+    return builder, stderr, index_path
+
+
+def test_sigterm_stops_a_build_that_records_it_was_interrupted(tmp_path):
+    builder, stderr, index_path = build_stopped_by(tmp_path, signal.SIGTERM)
     assert builder.returncode == 128 + signal.SIGTERM
     assert stderr.strip() == "error: interrupted (SIGTERM)"
     info = json.loads(cli("status", "--db", str(index_path), "--json").stdout)
@@ -118,15 +125,7 @@ def test_sigterm_stops_a_build_that_records_it_was_interrupted(tmp_path):
 
 
 def test_ctrl_c_stops_a_build_with_130_and_a_plain_message(tmp_path):
-    folder = write_corpus(tmp_path / "docs", 40)
-    index_path = tmp_path / "index.db"
-    with OllamaServer(latency=0.2) as server:
-        builder = ollama_build(folder, index_path, server)
-        deadline = time.monotonic() + 60
-        while not server.requests and time.monotonic() < deadline:
-            time.sleep(0.02)
-        builder.send_signal(signal.SIGINT)
-        stdout, stderr = builder.communicate(timeout=60)
+    builder, stderr, _ = build_stopped_by(tmp_path, signal.SIGINT)
     assert builder.returncode == 128 + signal.SIGINT
     assert stderr.strip() == "error: interrupted (Ctrl-C)"
 
