@@ -57,9 +57,9 @@ def own_evidence(hit) -> tuple[float, float]:  # noqa: ANN001 (a Hit)
 
 
 def answers(location: str) -> list[list[tuple[float, str, str, int]]]:
-    """Each query's hits, ties put in a fixed order: chunks of equal score (the same text in two
-    files) come back in id order, and ids follow the order the builders committed in. Hits tied
-    with the last one are dropped, since which of them make the cut depends on that order too."""
+    """Each query's hits, ties put in a fixed order: chunks of equal cosine (the same text in two
+    files) come back from the graph in no set order. Hits tied with the last one are dropped, since
+    which of them make the cut depends on that order too."""
     queries = ["paragraph of file 3", "Document 12", "alpha paragraph 4 of file 7"]
     found = []
     with Index.open(location, create=False, backend=HashBackend()) as index:

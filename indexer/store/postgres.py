@@ -485,7 +485,9 @@ class PostgresStore(MetaValues):
         (about a tenth per occurrence). Unlike FTS5, chunk length is not taken into account. A word with
         several parts (``add_library``) is looked for as a phrase. Terms that the text search parser
         makes into the same query count once: ``how_tall`` loses its stopword and would count ``tall``
-        again, where FTS5 looks for the joined word and finds none."""
+        again, where FTS5 looks for the joined word and finds none. Equal scores come in file order,
+        not id order, so two databases holding the same files answer alike whatever order their
+        builders committed in (which of several tied chunks makes the cut decides a hybrid search)."""
         if k <= 0 or not words:
             return []
         where, params = filter_sql(allowed)
@@ -501,7 +503,7 @@ class PostgresStore(MetaValues):
             "SELECT c.id, -sum(w.idf * r.tf * %s / (r.tf + %s)) AS score "
             "FROM weighted w JOIN chunks c ON c.search_text @@ w.query JOIN files f ON f.id = c.file_id "
             "CROSS JOIN LATERAL (SELECT 10 * ts_rank_cd(c.search_text, w.query) AS tf) AS r "
-            f"WHERE {where} GROUP BY c.id ORDER BY score, c.id LIMIT %s"
+            f"WHERE {where} GROUP BY c.id, f.root, f.path ORDER BY score, f.root, f.path, c.seq LIMIT %s"
         )
         found = self._rows(sql, (list(words), self.chunk_count(), BM25_K1 + 1, BM25_K1, *params, k))
         return [(row[0], float(row[1])) for row in found]
