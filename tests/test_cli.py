@@ -180,8 +180,9 @@ def test_query_reranked_prints_the_cross_encoders_order_and_off_topic_gets_no_re
     assert [(hit["path"], hit["start_line"]) for hit in hits] == [
         (hit.path, hit.start_line) for hit in expected
     ]
-    # a one-off query opens its session with fewer graph rewrites: the int8 sums differ in rounding
-    assert [hit["score"] for hit in hits] == pytest.approx([hit.score for hit in expected], abs=2e-3)
+    # a one-off query opens its session with fewer graph rewrites: the int8 sums differ in rounding,
+    # which moved a logit by 0.11 in CI (0.078 against 0.087); at most 0.03 where the map is steepest
+    assert [hit["score"] for hit in hits] == pytest.approx([hit.score for hit in expected], abs=0.03)
     pizza = ["query", "best pizza in naples", "--db", str(sample_index), "--rerank", "--rerank-top", "3"]
     result = CliRunner().invoke(main, pizza)
     assert (result.exit_code, result.stderr.strip()) == (1, "no results")
