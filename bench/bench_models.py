@@ -39,10 +39,11 @@ import numpy as np
 from bench_embedded import sample_corpus_chunks
 from rows import print_rows, row
 
-from indexer import Index, evaluation, formats
+from indexer import Index, formats
 from indexer.backends.embedded import EmbeddedBackend
 from indexer.backends.packaged import BGE_SMALL, MINILM
 from indexer.chunking import chunk_document
+from indexer.eval import beir, metrics
 from indexer.pipeline.run import chunk_settings
 from indexer.rerank import PAIR_TOKENS, Reranker, passage_text
 
@@ -72,10 +73,10 @@ DEPTHS = (20, 30, 40)
 # -- SciFact, whole or a seeded subset -------------------------------------------------------------
 
 
-def scifact_subset(queries: int | None, documents: int | None) -> tuple[evaluation.Collection, str]:
+def scifact_subset(queries: int | None, documents: int | None) -> tuple[beir.Collection, str]:
     """SciFact train, or ``queries`` of its judged queries with their abstracts and others up to
     ``documents`` (seeded); and a label for the rows."""
-    collection = evaluation.load_collection(SCIFACT, "train")
+    collection = beir.load_collection(SCIFACT, "train")
     if queries is None:
         return (
             collection,
@@ -87,7 +88,7 @@ def scifact_subset(queries: int | None, documents: int | None) -> tuple[evaluati
     others = sorted(set(collection.documents) - judged)
     extra = chooser.sample(others, max(0, (documents or len(judged)) - len(judged)))
     kept = judged | set(extra)
-    subset = evaluation.Collection(
+    subset = beir.Collection(
         name=collection.name,
         documents={doc: text for doc, text in collection.documents.items() if doc in kept},
         queries={query: collection.queries[query] for query in chosen},
@@ -97,11 +98,11 @@ def scifact_subset(queries: int | None, documents: int | None) -> tuple[evaluati
     return subset, label
 
 
-def scifact_index(collection: evaluation.Collection, model: str) -> tuple[Index, Path]:
+def scifact_index(collection: beir.Collection, model: str) -> tuple[Index, Path]:
     """The collection's index for ``model``, built (or brought up to date) first, and its folder."""
     tag = f"{len(collection.queries)}q-{len(collection.documents)}d"
     documents = CACHE / f"scifact-{tag}" / "documents"
-    evaluation.write_documents(collection, documents)
+    beir.write_documents(collection, documents)
     index = Index.open(CACHE / f"scifact-{tag}-{model}.db", backend=EmbeddedBackend(model))
     report = index.build(documents, warn=lambda message: None)
     if report.exit_code != 0:
@@ -164,11 +165,11 @@ def throughput(abstracts: int, batch: int = 16) -> dict[str, dict[str, float]]:
 def ranked_documents(hits: list, scores: list[float] | None = None) -> list[str]:
     """Document ids, best first, each at its best chunk (by ``scores`` when given, else hit order)."""
     order = range(len(hits)) if scores is None else sorted(range(len(hits)), key=lambda i: -scores[i])
-    return list(dict.fromkeys(evaluation.document_id(hits[i].path) for i in order))
+    return list(dict.fromkeys(beir.document_id(hits[i].path) for i in order))
 
 
 def rerank_quality(
-    index: Index, collection: evaluation.Collection, queries: list[str], reranker: Reranker, root: Path
+    index: Index, collection: beir.Collection, queries: list[str], reranker: Reranker, root: Path
 ) -> dict[str, float]:
     """nDCG@10 of the hybrid order and after re-ranking its top 20/30/40 (the 40 scored once: a pair's
     score does not depend on the others)."""
@@ -181,10 +182,10 @@ def rerank_quality(
             collection.queries[query], [passage_text(h.heading, h.text) for h in hits]
         ).tolist()
         relevant = collection.qrels[query]
-        found["hybrid"].append(evaluation.ndcg_at(ranked_documents(hits), relevant))
+        found["hybrid"].append(metrics.ndcg_at(ranked_documents(hits), relevant))
         for depth in DEPTHS:
             reordered = ranked_documents(hits[:depth], scores[:depth]) + ranked_documents(hits[depth:])
-            found[f"rerank {depth}"].append(evaluation.ndcg_at(list(dict.fromkeys(reordered)), relevant))
+            found[f"rerank {depth}"].append(metrics.ndcg_at(list(dict.fromkeys(reordered)), relevant))
     return {name: round(float(np.mean(values)), 4) for name, values in found.items()}
 
 
@@ -491,7 +492,7 @@ def main() -> None:
         for model in MODELS:
             index, documents = scifact_index(collection, model)
             with index:
-                scores[model] = evaluation.evaluate(collection, index, ("vector", "hybrid"), root=documents)
+                scores[model] = beir.evaluate(collection, index, ("vector", "hybrid"), root=documents)
                 reranked[model] = rerank_quality(index, collection, chosen, reranker, documents)
         rows += quality_rows(scores, label)
         rows += rerank_rows(reranked, label, len(chosen))

@@ -51,7 +51,7 @@ from pathlib import Path
 import numpy as np
 from rows import print_rows, row
 
-from indexer.chunking import Chunk
+from indexer.records import Chunk
 from indexer.store import sqlite_vectors
 from indexer.store.records import ChunkFilter, NewFile
 from indexer.store.sqlite import SQLiteStore, remove_database
@@ -150,15 +150,15 @@ def real_vectors(scifact: Path) -> tuple[np.ndarray, np.ndarray, str]:
 def _embed_real(scifact: Path) -> tuple[np.ndarray, np.ndarray, str]:
     """Index sample_corpus/ (and SciFact, as `index eval` writes it) with the ordinary build and the
     default model, then read the chunk vectors back; embed the questions with the same model."""
-    from indexer import evaluation
     from indexer.api import Index
     from indexer.backends.embedded import EmbeddedBackend
+    from indexer.eval import beir
 
     folders = {"sample": REPO / "sample_corpus"}
     texts = [case["query"] for case in json.loads((REPO / "tests/fixtures/sample_queries.json").read_text())]
     if (scifact / "corpus.jsonl").exists():
-        collection = evaluation.load_collection(scifact, "train")
-        evaluation.write_documents(collection, CACHE / "scifact-documents")
+        collection = beir.load_collection(scifact, "train")
+        beir.write_documents(collection, CACHE / "scifact-documents")
         folders["scifact"] = CACHE / "scifact-documents"
         with open(scifact / "queries.jsonl", encoding="utf-8") as lines:
             texts += [json.loads(line)["text"] for line in lines if line.strip()]

@@ -40,7 +40,8 @@ from docsets import DOCSETS
 from rows import print_rows, row
 from vector_cache import VECTOR_CACHE, CachedModelBackend
 
-from indexer import Index, evaluation
+from indexer import Index
+from indexer.eval import beir, metrics
 from indexer.search import (
     DEFAULT_MIN_SCORE,
     KEYWORD_DISCOUNT,
@@ -147,15 +148,15 @@ def scifact_folder() -> Path | None:
 
 
 def scifact_collection(folder: Path) -> Collection:
-    judged = evaluation.load_collection(folder, "train")
-    cache = evaluation.default_cache(folder)
-    evaluation.write_documents(judged, cache / "documents")
+    judged = beir.load_collection(folder, "train")
+    cache = beir.default_cache(folder)
+    beir.write_documents(judged, cache / "documents")
     queries = [
         Query(
             text,
-            {evaluation.document_file_name(doc) for doc in judged.qrels[query_id]},
+            {beir.document_file_name(doc) for doc in judged.qrels[query_id]},
             "scifact",
-            {evaluation.document_file_name(doc): grade for doc, grade in judged.qrels[query_id].items()},
+            {beir.document_file_name(doc): grade for doc, grade in judged.qrels[query_id].items()},
         )
         for query_id, text in judged.queries.items()
     ]
@@ -226,7 +227,7 @@ def quality(queries: list[Query], outcomes: list[list[str]]) -> dict[str, float]
         tallies[f"{query.kind} top-1"].append(float(bool(pages) and pages[0] in query.expected))
         tallies[f"{query.kind} top-10"].append(float(bool(query.expected & set(pages[:10]))))
         if query.relevance:
-            tallies["nDCG@10"].append(evaluation.ndcg_at(pages, query.relevance))
+            tallies["nDCG@10"].append(metrics.ndcg_at(pages, query.relevance))
     return {name: round(float(np.mean(values)), 4) for name, values in tallies.items()}
 
 
@@ -450,7 +451,7 @@ def reference_pages(index: Index, query: Query) -> dict[str, list[str]]:
 
 def hits_for(query: Query) -> int:
     """Hits asked for: as `index eval` does on SciFact, HITS (enough to rank ten pages) elsewhere."""
-    return 2 * evaluation.DOCUMENTS_PER_QUERY if query.kind == "scifact" else HITS
+    return 2 * beir.DOCUMENTS_PER_QUERY if query.kind == "scifact" else HITS
 
 
 def pool(query: Query) -> int:

@@ -35,7 +35,8 @@ import bench_ranking
 from rows import print_rows, row
 from vector_cache import VECTOR_CACHE, CachedModelBackend
 
-from indexer import Index, evaluation
+from indexer import Index
+from indexer.eval import metrics
 from indexer.request import RERANK_TOP
 
 #: Hits asked for per question, as `index query -k 10` would.
@@ -126,9 +127,7 @@ def measure(collection: Collection) -> dict[str, float]:
             tallies.setdefault(f"{label} top-3", []).append(float(bool(question.expected & set(pages[:3]))))
             tallies.setdefault(f"{label} real kept", []).append(float(bool(kept)))
             if question.relevance:
-                tallies.setdefault(f"{label} nDCG@10", []).append(
-                    evaluation.ndcg_at(pages, question.relevance)
-                )
+                tallies.setdefault(f"{label} nDCG@10", []).append(metrics.ndcg_at(pages, question.relevance))
     figures = {name: statistics.fmean(values) for name, values in tallies.items() if "seconds" not in name}
     for label in ("fused", "reranked"):
         figures[f"{label} p50 ms"] = statistics.median(tallies[f"{label} seconds"]) * 1000

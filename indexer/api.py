@@ -21,24 +21,24 @@ from indexer.errors import (
     IndexOutdatedError,
     NotInIndexError,
 )
-from indexer.progress import Progress
-from indexer.request import SearchRequest, as_tuple, refuse_nul
-from indexer.search import Hit, calibration_for, default_min_score, search
-from indexer.settings import (
+from indexer.fingerprint import (
     BUILD_OPTIONS_KEY,
     check_backend_matches,
     fingerprint_id,
     recorded_backend,
     walk_rules_key,
 )
+from indexer.progress import Progress
+from indexer.request import SearchRequest, as_tuple, refuse_nul
+from indexer.search import Hit, calibration_for, default_min_score, search
 from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
 
 if TYPE_CHECKING:
     from indexer.passages import Passage
     from indexer.pipeline import BuildReport
+    from indexer.records import StoredChunk
     from indexer.rerank import Reranker
-    from indexer.store.records import StoredChunk
 
 DEFAULT_INDEX = "index.db"
 

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from indexer.formats.document import Document, Heading
-from indexer.store.records import HEADING_SEPARATOR
+from indexer.records import HEADING_SEPARATOR, Chunk
 
 TokenCounter = Callable[[list[str]], list[int]]
 
@@ -68,26 +68,6 @@ class ChunkSettings:
             "overlap_tokens": self.overlap_tokens,
             "version": CHUNKER_VERSION,
         }
-
-
-@dataclass(frozen=True)
-class Chunk:
-    """A piece of a file: its lines (1-based, inclusive), the heading it sits under, its text, and
-    where a reader finds it in the original when lines do not say it ('page 3', 'cells 4-6').
-    ``model_text`` is what the model reads of it when that differs from ``text`` (markup left out)."""
-
-    start_line: int
-    end_line: int
-    heading: str
-    text: str
-    locator: str = ""
-    model_text: str = ""
-
-    @property
-    def embed_text(self) -> str:
-        """What the model reads: the heading path gives a chunk from deep in a section its context."""
-        body = (self.model_text or self.text).strip()
-        return f"{self.heading}\n{body}" if self.heading else body
 
 
 @dataclass

@@ -826,20 +826,20 @@ def evaluate(
         raise click.UsageError("give a BEIR FOLDER or --fixture FILE (one of them)")
     progress = None if quiet else Progress()
     if fixture is not None:
-        from indexer import checks
+        from indexer.eval import fixtures
 
-        questions = checks.load_checks(fixture)
+        questions = fixtures.load_checks(fixture)
         with Index.open(db_path or default_index_path(), create=False) as index:
-            results = checks.run_checks(index, questions, modes or MODES, progress)
+            results = fixtures.run_checks(index, questions, modes or MODES, progress)
         title = f"{fixture}: {len(questions)} questions"
         recall = "recall@10"
     else:
-        from indexer import evaluation
+        from indexer.eval import beir
 
-        report = evaluation.run(
+        report = beir.run(
             folder,
             split,
-            modes=modes or evaluation.MODES,
+            modes=modes or MODES,
             cache=cache_dir,
             db=db_path,
             whole_documents=whole_documents,
@@ -861,7 +861,7 @@ def evaluate(
         click.echo(json.dumps(results, indent=2, ensure_ascii=False))
     else:
         click.echo("\n".join([title, *score_lines(results, recall)]))
-    from indexer.checks import unmet
+    from indexer.eval.fixtures import unmet
 
     missed = unmet(results, {recall: min_recall, "ndcg@10": min_ndcg})
     if missed:

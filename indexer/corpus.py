@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from indexer.errors import UnreadableFile
 from indexer.ignore import (
     IGNORE_FILE_NAMES,
     IgnoreChain,
@@ -47,20 +48,6 @@ SECRET_REASON = "its name says it holds credentials"
 #: What the walk leaves out with a warning, and records (with the file's ``stat`` facts) so that the
 #: warning is given once per new or changed file, not on every scheduled run.
 RECORDED_KINDS = frozenset({"secret", "link", "too-large"})
-
-
-class UnreadableFile(Exception):
-    """A file that cannot be read as a document; the message says why, for a one-line warning.
-
-    ``status`` is what the file's record says instead of 'indexed', so that an unchanged file is not
-    read again on the next build: 'binary', 'encoding', 'no-text' (a PDF without a text layer),
-    'damaged' (a PDF, DOCX or notebook that its reader could not open) or 'too-large' (one that
-    expands past the size a document may expand to while it is read).
-    """
-
-    def __init__(self, message: str, status: str = "unreadable") -> None:
-        super().__init__(message)
-        self.status = status
 
 
 @dataclass(frozen=True)

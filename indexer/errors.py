@@ -117,6 +117,21 @@ class VectorCheckError(BackendError):
     """The vectors a backend returned failed the check (count, order, shape, finiteness, norm)."""
 
 
+class UnreadableFile(Exception):
+    """A file that cannot be read as a document; the message says why, for a one-line warning. Not
+    an :class:`IndexerError`: the build records it on the file's row and goes on with the others.
+
+    ``status`` is what the file's record says instead of 'indexed', so that an unchanged file is not
+    read again on the next build: 'binary', 'encoding', 'no-text' (a PDF without a text layer),
+    'damaged' (a PDF, DOCX or notebook that its reader could not open) or 'too-large' (one that
+    expands past the size a document may expand to while it is read).
+    """
+
+    def __init__(self, message: str, status: str = "unreadable") -> None:
+        super().__init__(message)
+        self.status = status
+
+
 @dataclass(frozen=True)
 class ExitCode:
     """One documented exit code: its short meaning (``--help``), its full one (the manual), and the

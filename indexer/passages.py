@@ -14,27 +14,21 @@ whenever it may lie inside, so a passage never misses text that was asked for.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from indexer.citations import (
+    Span,
+    citation_path,
+    format_citation,
+    format_span,
+    name_parts,
+    parse_citation,
+    parse_locator,
+)
 from indexer.errors import ConfigError, InvalidRequestError, NotInIndexError
-from indexer.formats.document import name_parts
+from indexer.records import StoredChunk
 from indexer.store.contract import IndexStore
-from indexer.store.records import StoredChunk
-
-_LINES = re.compile(r"(?P<first>\d+)(?:-(?P<last>\d+))?")
-_PARTS = re.compile(r"(?P<kind>[a-z]+) (?P<first>\d+)(?:-(?P<last>\d+))?")
-
-
-@dataclass(frozen=True)
-class Span:
-    """What part of a file a citation asks for: lines ``first``-``last``, or parts of ``kind``
-    (``page``, ``cell``, ``paragraph``); no bounds for the whole file."""
-
-    first: int | None = None
-    last: int | None = None
-    kind: str = ""  # '' for lines
 
 
 @dataclass(frozen=True)
@@ -51,7 +45,7 @@ class Passage:
 
     @property
     def citation(self) -> str:
-        return f"{self.path}:{self.locator or f'{self.start_line}-{self.end_line}'}"
+        return format_citation(self.path, self.start_line, self.end_line, self.locator)
 
     def to_dict(self) -> dict[str, object]:
         return {**asdict(self), "citation": self.citation}
@@ -73,43 +67,22 @@ def read_passage(store: IndexStore, citation: str, root: str | None = None) -> P
         if chunks:
             if span.first is not None and span.last < span.first:
                 turned = Span(span.last, span.first, span.kind)
-                raise InvalidRequestError(f"{citation} runs backwards: ask for {path}:{_cited(turned)}")
+                raise InvalidRequestError(f"{citation} runs backwards: ask for {path}:{format_span(turned)}")
             return assemble(_one_root(chunks, path), span)
     where = f" under {root}" if root else ""
     raise NotInIndexError(f"{citation_path(citation)} is not in the index{where}")
-
-
-def parse_citation(citation: str) -> list[tuple[str, Span]]:
-    """The readings of ``citation``, most likely first: ``path:12-30`` as lines 12-30 of ``path``,
-    then the whole text as a path (a file name may hold a colon)."""
-    readings: list[tuple[str, Span]] = []
-    path, colon, where = citation.rpartition(":")
-    if colon and path:
-        lines, parts = _LINES.fullmatch(where), _PARTS.fullmatch(where)
-        if lines:
-            first = int(lines["first"])
-            readings.append((path, Span(first, int(lines["last"] or first))))
-        elif parts:
-            first = int(parts["first"])
-            readings.append((path, Span(first, int(parts["last"] or first), _singular(parts["kind"]))))
-    return [*readings, (citation, Span())]
-
-
-def citation_path(citation: str) -> str:
-    """The path a citation most likely names (for messages)."""
-    return parse_citation(citation)[0][0]
 
 
 def assemble(chunks: Sequence[StoredChunk], span: Span) -> Passage:
     """The passage of ``span`` from one file's ``chunks`` (all of them, in file order)."""
     placed = _place_lines(chunks)
     if span.kind:
-        chosen = [index for index, chunk in enumerate(chunks) if _parts_overlap(chunk.locator, span)]
+        chosen = [index for index, chunk in enumerate(chunks) if span.overlaps_parts(chunk.locator)]
     elif span.first is not None:
         chosen = [
             index
             for index, chunk in enumerate(chunks)
-            if chunk.start_line <= span.last and chunk.end_line >= span.first
+            if span.overlaps_lines(chunk.start_line, chunk.end_line)
         ]
     else:
         chosen = list(range(len(chunks)))
@@ -195,30 +168,12 @@ def _overlap(previous: StoredChunk, chunk: StoredChunk) -> int:
     return shared
 
 
-def _parts_overlap(locator: str, span: Span) -> bool:
-    parts = _parse_locator(locator)
-    return parts is not None and parts[0] == span.kind and parts[1] <= span.last and parts[2] >= span.first
-
-
-def _parse_locator(locator: str) -> tuple[str, int, int] | None:
-    """('page', 3, 4) from 'pages 3-4'; None for a chunk cited by lines."""
-    match = _PARTS.fullmatch(locator)
-    if match is None:
-        return None
-    first = int(match["first"])
-    return _singular(match["kind"]), first, int(match["last"] or first)
-
-
 def _locator(first: str, last: str) -> str:
     """The parts a passage spans, from its first and last chunks' locators ('' for lines)."""
-    start, end = _parse_locator(first), _parse_locator(last)
+    start, end = parse_locator(first), parse_locator(last)
     if start is None or end is None:
         return ""
     return name_parts(start[0], start[1], end[2])
-
-
-def _singular(kind: str) -> str:
-    return kind[:-1] if kind.endswith("s") else kind
 
 
 def _one_root(chunks: Sequence[StoredChunk], path: str) -> list[StoredChunk]:
@@ -234,13 +189,8 @@ def _describe(span: Span) -> str:
     return f"lines {span.first}-{span.last}"
 
 
-def _cited(span: Span) -> str:
-    """How a citation writes ``span``: ``12-30``, ``pages 3-4``."""
-    return name_parts(span.kind, span.first, span.last) if span.kind else f"{span.first}-{span.last}"
-
-
 def _extent(chunks: Sequence[StoredChunk]) -> str:
-    parts = [_parse_locator(chunk.locator) for chunk in chunks]
+    parts = [parse_locator(chunk.locator) for chunk in chunks]
     if all(parts):
         return f"it has {name_parts(parts[0][0], parts[0][1], parts[-1][2])}"
     return f"it has lines {chunks[0].start_line}-{chunks[-1].end_line}"

@@ -51,12 +51,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 
 from indexer.backends.base import EmbeddingBackend
+from indexer.citations import format_citation
 from indexer.errors import ConfigError
+from indexer.records import StoredChunk
 from indexer.request import MAX_K as MAX_K
 from indexer.request import MODES as MODES
 from indexer.request import SearchRequest
 from indexer.store.contract import IndexStore
-from indexer.store.records import ChunkFilter, StoredChunk
+from indexer.store.records import ChunkFilter
 
 NO_FILTER = ChunkFilter()
 #: Share of the cosine in hybrid evidence, chosen on five collections at once (bench/bench_ranking.py
@@ -251,7 +253,7 @@ class Hit:
     @property
     def citation(self) -> str:
         """``path:start-end``, or ``path:page 3`` (``:cells 4-6``...) for a PDF, notebook or DOCX."""
-        return f"{self.path}:{self.locator or f'{self.start_line}-{self.end_line}'}"
+        return format_citation(self.path, self.start_line, self.end_line, self.locator)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -475,7 +477,7 @@ def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):
     """The question's vector, made the way the index's documents were (query prefix included) and
     held to the same vector check as any stored vector."""
     # imported here: numpy comes with it, which `index query` answered by a server never needs
-    from indexer.validation import check_vectors
+    from indexer.pipeline.vector_check import check_vectors
 
     vectors = backend.embed([backend.query_prefix + text])
     return check_vectors(vectors, 1, dimension)[0]

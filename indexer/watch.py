@@ -19,10 +19,10 @@ from typing import Any
 from indexer.api import Index
 from indexer.corpus import WalkFilter
 from indexer.errors import IndexLockedError
+from indexer.fingerprint import walk_rules_key
 from indexer.ignore import WalkRules
 from indexer.pipeline import BuildReport
 from indexer.pipeline.options import print_warning
-from indexer.settings import walk_rules_key
 
 
 def watch(

@@ -14,6 +14,7 @@ from conftest import write
 from helpers import HashBackend
 
 from indexer import Index, corpus
+from indexer.errors import UnreadableFile
 from indexer.ignore import WalkRules
 
 
@@ -161,7 +162,7 @@ def test_a_file_replaced_by_a_link_after_the_walk_is_not_read_through_it(tmp_pat
     (source,) = corpus.walk(root).files
     (root / "notes.md").unlink()
     os.symlink(private_file, root / "notes.md")  # a link outside, where the walk saw a file
-    with pytest.raises(corpus.UnreadableFile, match="replaced by a symbolic link since the walk") as refused:
+    with pytest.raises(UnreadableFile, match="replaced by a symbolic link since the walk") as refused:
         corpus.read_bytes(source, 1 << 20)
     assert refused.value.status == "link"
 
@@ -172,7 +173,7 @@ def test_a_folder_replaced_by_a_link_after_the_walk_is_not_read_through_it(tmp_p
     (source,) = corpus.walk(root).files
     shutil.rmtree(root / "sub")
     os.symlink(private_file.parent, root / "sub")  # the file is now the private one, through the folder
-    with pytest.raises(corpus.UnreadableFile, match="now resolves outside the folder"):
+    with pytest.raises(UnreadableFile, match="now resolves outside the folder"):
         corpus.read_bytes(source, 1 << 20)
 
 
@@ -184,7 +185,7 @@ def test_a_link_repointed_at_a_credentials_file_after_the_walk_is_not_read(tmp_p
     source = next(source for source in corpus.walk(root).files if source.path == "alias.md")
     (root / "alias.md").unlink()
     os.symlink(".env", root / "alias.md")
-    with pytest.raises(corpus.UnreadableFile, match="now resolves to .env, whose name says") as refused:
+    with pytest.raises(UnreadableFile, match="now resolves to .env, whose name says") as refused:
         corpus.read_bytes(source, 1 << 20)
     assert refused.value.status == "secret"
 

@@ -15,7 +15,8 @@ from helpers import HashBackend
 
 from indexer import ConfigError, Index
 from indexer.cli import main
-from indexer.evaluation import load_collection, mrr_at, ndcg_at, recall_at
+from indexer.eval.beir import load_collection
+from indexer.eval.metrics import mrr_at, ndcg_at, recall_at
 
 
 def tiny_collection(folder: Path) -> Path:

@@ -29,9 +29,9 @@ from indexer import BuildReport, ConfigError, Index
 from indexer.backends.http import HttpSettings
 from indexer.backends.ollama import OllamaBackend
 from indexer.backends.openai import OpenAIBackend
-from indexer.chunking import Chunk
 from indexer.cli import main
 from indexer.formats import parse_text
+from indexer.records import Chunk
 
 
 #: Backoff small enough that retries cost nothing in test time.

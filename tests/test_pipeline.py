@@ -21,10 +21,10 @@ from helpers import FaultyBackend, HashBackend, write_corpus
 
 from indexer import ConfigError, Index
 from indexer.errors import VectorCheckError
+from indexer.pipeline.vector_check import check_vectors
 from indexer.store import is_postgres_url, open_store
 from indexer.store.migrations import all_migrations
 from indexer.store.sqlite import SQLiteStore
-from indexer.validation import check_vectors
 
 WORKER = Path(__file__).parent / "build_worker.py"
 
@@ -321,7 +321,7 @@ def test_a_rebuild_with_a_failed_file_is_not_swapped_in(index_path, docs):
 
 
 def test_a_settings_mismatch_names_backend_and_model_first_and_counts_the_rest():
-    from indexer.settings import describe_difference
+    from indexer.fingerprint import describe_difference
 
     old = {
         "embedding": {"backend": "a", "model": "m1", "x": 1},

@@ -15,6 +15,7 @@ from helpers import HashBackend
 
 from indexer import ConfigError, Index, NotInIndexError
 from indexer.errors import InvalidRequestError
+from indexer.records import StoredChunk
 from indexer.request import SearchRequest
 from indexer.rerank import Reranker, passage_text
 from indexer.search import (
@@ -37,7 +38,6 @@ from indexer.search import (
     page_names,
     strengths,
 )
-from indexer.store.records import StoredChunk
 
 QUERIES = json.loads((REPO / "tests" / "fixtures" / "sample_queries.json").read_text())
 HYBRID = json.loads((REPO / "tests" / "fixtures" / "hybrid_queries.json").read_text())

@@ -15,8 +15,8 @@ import pytest
 from helpers import HashBackend, write_corpus
 
 from indexer import Index
-from indexer.chunking import Chunk
 from indexer.cli import status_lines
+from indexer.records import Chunk
 from indexer.store import sqlite_vectors
 from indexer.store.records import ChunkFilter, NewFile
 from indexer.store.sqlite import GRAPH_RECORD, SQLiteStore

@@ -12,7 +12,8 @@ import bisect
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from indexer.corpus import UnreadableFile
+from indexer.citations import name_parts
+from indexer.errors import UnreadableFile
 
 __all__ = [
     "MAX_LINES",
@@ -21,7 +22,6 @@ __all__ = [
     "Heading",
     "Part",
     "UnreadableFile",
-    "name_parts",
     "split_lines",
     "too_much_text",
 ]
@@ -95,11 +95,6 @@ class Document:
     def _part_starts(self) -> list[int]:
         # made once: a notebook of 100,000 cells asks for a locator per chunk
         return [part.first_line for part in self.parts]
-
-
-def name_parts(kind: str, first: int, last: int) -> str:
-    """How a citation names parts ``first``-``last`` of one kind: 'page 3', 'cells 4-6'."""
-    return f"{kind} {first}" if first == last else f"{kind}s {first}-{last}"
 
 
 def split_lines(text: str) -> list[str]:

@@ -26,6 +26,7 @@ from indexer.errors import (
     ConfigError,
     InputTooLongError,
     SettingsChangedError,
+    UnreadableFile,
 )
 from indexer.ignore import WalkRules
 from indexer.pipeline.dimensions import Dimensions
@@ -245,7 +246,7 @@ class Build:
             return
         try:
             pending = self.planner.plan(source, state)
-        except corpus.UnreadableFile as error:
+        except UnreadableFile as error:
             self._warn(Notice(f"skipped, {self._advised(error.status, str(error))}", source.path))
             self._left_out(source.path, error.status, str(error))
             return

@@ -10,11 +10,11 @@ from __future__ import annotations
 from typing import Any
 
 from indexer.errors import SettingsChangedError, VectorCheckError
-from indexer.validation import check_vectors
+from indexer.pipeline.vector_check import check_vectors
 
 
 class Dimensions:
-    """Checks every batch (see :func:`indexer.validation.check_vectors`) and its vectors' length."""
+    """Checks every batch (:func:`indexer.pipeline.vector_check.check_vectors`) and its vectors' length."""
 
     def __init__(self, recorded: int | None) -> None:
         self.recorded = recorded

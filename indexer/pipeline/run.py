@@ -11,11 +11,7 @@ from pathlib import Path
 from indexer.backends.base import EmbeddingBackend
 from indexer.chunking import ChunkSettings
 from indexer.errors import ConfigError, SettingsChangedError
-from indexer.ignore import WalkRules
-from indexer.pipeline.build import Build
-from indexer.pipeline.options import BuildOptions
-from indexer.pipeline.report import BuildReport
-from indexer.settings import (
+from indexer.fingerprint import (
     BUILD_OPTIONS_KEY,
     build_fingerprint,
     chunker_changed_message,
@@ -26,6 +22,10 @@ from indexer.settings import (
     settings_meta,
     walk_rules_key,
 )
+from indexer.ignore import WalkRules
+from indexer.pipeline.build import Build
+from indexer.pipeline.options import BuildOptions
+from indexer.pipeline.report import BuildReport
 from indexer.store.contract import IndexStore
 from indexer.store.records import files_indexed
 

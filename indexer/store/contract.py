@@ -13,7 +13,8 @@ from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol
 
-from indexer.store.records import BuildCounts, ChunkFilter, FileState, NewFile, StoredChunk
+from indexer.records import StoredChunk
+from indexer.store.records import BuildCounts, ChunkFilter, FileState, NewFile
 
 if TYPE_CHECKING:  # not imported for annotations alone: `index query` through a server skips them
     import numpy as np

@@ -46,9 +46,10 @@ from indexer.errors import (
     IndexNotFoundError,
     IndexOutdatedError,
 )
+from indexer.records import StoredChunk
 from indexer.store import migrations, records
 from indexer.store.locks import wait_for
-from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile, StoredChunk
+from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile
 
 CONNECT_TIMEOUT_SECONDS = 10
 POOL_MAX_SIZE = 8

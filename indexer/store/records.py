@@ -8,9 +8,10 @@ from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, NamedTuple
 
 from indexer.errors import IndexerError
+from indexer.records import StoredChunk
 
 if TYPE_CHECKING:
-    from indexer.chunking import Chunk
+    from indexer.records import Chunk
 
 
 class FileState(NamedTuple):
@@ -27,29 +28,6 @@ def files_indexed(states: dict[str, FileState]) -> int:
     """How many of ``states`` are files the index holds content of, not files the walk only noted
     (left out as secrets or too large, recorded so their warning is given once)."""
     return sum(bool(state.content_hash) for state in states.values())
-
-
-#: Between the headings of a chunk's heading path: "Page title > Section > Subsection".
-HEADING_SEPARATOR = " > "
-
-
-@dataclass(frozen=True)
-class StoredChunk:
-    """A chunk as the search reads it back."""
-
-    id: int
-    root: str
-    path: str
-    start_line: int
-    end_line: int
-    heading: str
-    text: str
-    locator: str = ""
-
-    @property
-    def title(self) -> str:
-        """The title of the chunk's page: the first heading of its path ('' without headings)."""
-        return self.heading.split(HEADING_SEPARATOR, 1)[0].strip()
 
 
 @dataclass(frozen=True)

@@ -37,9 +37,10 @@ from indexer.errors import (
     IndexOutdatedError,
     StorageError,
 )
+from indexer.records import StoredChunk
 from indexer.store import SERVE_SUFFIX, migrations, records
 from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path
-from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile, StoredChunk
+from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile
 from indexer.store.sqlite_connections import Connections
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""`index eval`: retrieval quality of the whole build-and-query path on a BEIR-layout collection.
+"""``index eval COLLECTION``: retrieval quality of the whole build-and-query path on a BEIR-layout collection.
 
 The collection's documents become files (``title + " " + text``, as BEIR and MTEB embed them) in a
 cache folder, and are indexed by the ordinary build, so the evaluation measures exactly what users
@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import statistics
 import time
@@ -25,11 +24,12 @@ import numpy as np
 from indexer.api import Index
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError, IndexerError
+from indexer.eval.metrics import mrr_at, ndcg_at, recall_at
 from indexer.pipeline.options import BuildOptions
+from indexer.pipeline.vector_check import check_vectors
 from indexer.progress import Progress
-from indexer.validation import check_vectors
+from indexer.request import MODES
 
-MODES = ("vector", "keyword", "hybrid")
 DOCUMENTS_PER_QUERY = 100
 
 
@@ -42,7 +42,7 @@ class EvaluationReport:
     queries: int
     split: str
     build_summary: str
-    results: dict[str, dict[str, float]]
+    results: dict[str, dict[str, Any]]
     seconds: float
 
 
@@ -167,25 +167,6 @@ def document_id(path: str) -> str:
     return unquote(path.rsplit("/", 1)[-1].removesuffix(".txt"))
 
 
-def ndcg_at(ranked: Sequence[str], relevant: dict[str, int], cutoff: int = 10) -> float:
-    """nDCG with linear gains, as trec_eval's ndcg_cut (which BEIR reports)."""
-    dcg = sum(relevant.get(doc, 0) / math.log2(rank + 2) for rank, doc in enumerate(ranked[:cutoff]))
-    ideal = sorted(relevant.values(), reverse=True)[:cutoff]
-    best = sum(gain / math.log2(rank + 2) for rank, gain in enumerate(ideal))
-    return dcg / best if best > 0 else 0.0
-
-
-def recall_at(ranked: Sequence[str], relevant: dict[str, int], cutoff: int = 100) -> float:
-    return len(set(ranked[:cutoff]) & set(relevant)) / len(relevant) if relevant else 0.0
-
-
-def mrr_at(ranked: Sequence[str], relevant: dict[str, int], cutoff: int = 10) -> float:
-    for rank, doc in enumerate(ranked[:cutoff], start=1):
-        if doc in relevant:
-            return 1.0 / rank
-    return 0.0
-
-
 def score_rankings(rankings: dict[str, list[str]], qrels: dict[str, dict[str, int]]) -> dict[str, float]:
     """Mean nDCG@10, Recall@100 and MRR@10 over the judged queries."""
     metrics: dict[str, list[float]] = {"ndcg@10": [], "recall@100": [], "mrr@10": []}
@@ -224,7 +205,7 @@ def evaluate(
 ) -> dict[str, dict[str, Any]]:
     """Run every judged query in each mode; metrics plus the median and 95th percentile query time,
     and with ``per_query`` each query's result under ``"queries"`` (see :func:`query_results`)."""
-    results = {}
+    results: dict[str, dict[str, Any]] = {}
     for mode in modes:
         rankings, timings = {}, []
         if progress is not None:

@@ -10,9 +10,7 @@ range (a chunk whose lines overlap it counts), or with a page, cell or paragraph
 from __future__ import annotations
 
 import json
-import math
 import os
-import re
 import statistics
 import time
 from collections.abc import Sequence
@@ -21,56 +19,37 @@ from pathlib import Path
 from typing import Any
 
 from indexer.api import Index
+from indexer.citations import Span, parse_citation
 from indexer.errors import ConfigError
+from indexer.eval.metrics import mrr_at, ndcg_at, recall_at
 from indexer.progress import Progress
 from indexer.search import MODES, Hit
 
 #: How many hits a check reads per question (recall@10, nDCG@10, MRR@10).
 DEPTH = 10
-_LINES = re.compile(r"^(?P<path>.+):(?P<start>\d+)(?:-(?P<end>\d+))?$")
-_LOCATOR = re.compile(r"^(?P<path>.+):(?P<locator>(?:page|pages|cell|cells|paragraph|paragraphs) [\d-]+)$")
 
 
 @dataclass(frozen=True)
 class Expected:
-    """One item a question should find: a file, lines of it, or a page (cell, paragraph) of it."""
+    """One item a question should find: a file, lines of it, or a page (cell, paragraph) of it,
+    written as a citation (:mod:`indexer.citations`)."""
 
     path: str
-    start: int | None = None
-    end: int | None = None
-    locator: str | None = None
+    span: Span = Span()
 
     @classmethod
     def parse(cls, text: str) -> Expected:
-        if match := _LOCATOR.match(text):
-            return cls(match["path"], locator=match["locator"])
-        if match := _LINES.match(text):
-            start = int(match["start"])
-            return cls(match["path"], start, int(match["end"] or start))
-        return cls(text)
+        path, span = parse_citation(text)[0]
+        return cls(path, span)
 
     def found_by(self, hit: Hit) -> bool:
         if hit.path != self.path:
             return False
-        if self.locator is not None:
-            same_kind = _kind(hit.locator) == _kind(self.locator)
-            return same_kind and bool(_numbers(hit.locator) & _numbers(self.locator))
-        if self.start is not None:
-            return hit.start_line <= self.end and self.start <= hit.end_line
+        if self.span.kind:
+            return self.span.overlaps_parts(hit.locator)
+        if self.span.first is not None:
+            return self.span.overlaps_lines(hit.start_line, hit.end_line)
         return True
-
-
-def _kind(locator: str) -> str:
-    """``pages 3-4`` -> ``page``; '' for a chunk cited by lines."""
-    return locator.split()[0].removesuffix("s") if locator else ""
-
-
-def _numbers(locator: str) -> set[int]:
-    """``pages 3-5`` -> {3, 4, 5}."""
-    found = re.findall(r"\d+", locator)
-    if not found:
-        return set()
-    return set(range(int(found[0]), int(found[-1]) + 1))
 
 
 @dataclass(frozen=True)
@@ -108,20 +87,17 @@ def load_checks(path: str | os.PathLike[str]) -> list[Check]:
 
 def score(hits: Sequence[Hit], expected: Sequence[Expected]) -> dict[str, Any]:
     """One question's rank of its first expected item, recall@10, nDCG@10 (binary gains) and MRR@10."""
-    found_at: dict[int, int] = {}  # expected item -> the rank that first found it
+    ranked = []  # per rank, the expected item its hit was first to find, or a key of no item
     for rank, hit in enumerate(hits[:DEPTH], 1):
-        for position, item in enumerate(expected):
-            if position not in found_at and item.found_by(hit):
-                found_at[position] = rank
-                break
-    ranks = sorted(found_at.values())
-    dcg = sum(1 / math.log2(rank + 1) for rank in ranks)
-    ideal = sum(1 / math.log2(rank + 1) for rank in range(1, min(len(expected), DEPTH) + 1))
+        found = (str(p) for p, item in enumerate(expected) if str(p) not in ranked and item.found_by(hit))
+        ranked.append(next(found, f"miss at {rank}"))
+    relevant = {str(position): 1 for position in range(len(expected))}
+    first = next((rank for rank, key in enumerate(ranked, 1) if key in relevant), None)
     return {
-        "first_relevant_rank": ranks[0] if ranks else None,
-        "recall@10": round(len(ranks) / len(expected), 4),
-        "ndcg@10": round(dcg / ideal, 4),
-        "mrr@10": round(1 / ranks[0], 4) if ranks else 0.0,
+        "first_relevant_rank": first,
+        "recall@10": round(recall_at(ranked, relevant, DEPTH), 4),
+        "ndcg@10": round(ndcg_at(ranked, relevant, DEPTH), 4),
+        "mrr@10": round(mrr_at(ranked, relevant, DEPTH), 4),
         "top": [hit.citation for hit in hits[:3]],
     }
 
@@ -131,7 +107,7 @@ def run_checks(
 ) -> dict[str, dict[str, Any]]:
     """Every question in each mode: mean recall@10, nDCG@10, MRR@10, the median time, and each
     question's own result under ``"queries"``."""
-    results = {}
+    results: dict[str, dict[str, Any]] = {}
     for mode in modes:
         rows, timings = [], []
         if progress is not None:

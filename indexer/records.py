@@ -1,0 +1,57 @@
+"""The chunk, as the chunker makes it and as a store hands it back: one record for each, in a leaf
+module, so the chunker, the stores, the search and the passages share them without any of them
+importing another. How a chunk is cited is :mod:`indexer.citations`'.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from indexer.citations import format_citation
+
+#: Between the headings of a chunk's heading path: "Page title > Section > Subsection".
+HEADING_SEPARATOR = " > "
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of a file: its lines (1-based, inclusive), the heading it sits under, its text, and
+    where a reader finds it in the original when lines do not say it ('page 3', 'cells 4-6').
+    ``model_text`` is what the model reads of it when that differs from ``text`` (markup left out)."""
+
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    locator: str = ""
+    model_text: str = ""
+
+    @property
+    def embed_text(self) -> str:
+        """What the model reads: the heading path gives a chunk from deep in a section its context."""
+        body = (self.model_text or self.text).strip()
+        return f"{self.heading}\n{body}" if self.heading else body
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    """A chunk as the search reads it back."""
+
+    id: int
+    root: str
+    path: str
+    start_line: int
+    end_line: int
+    heading: str
+    text: str
+    locator: str = ""
+
+    @property
+    def citation(self) -> str:
+        """Where a reader finds it: ``path:start-end``, or ``path:page 3`` for a file cited by parts."""
+        return format_citation(self.path, self.start_line, self.end_line, self.locator)
+
+    @property
+    def title(self) -> str:
+        """The title of the chunk's page: the first heading of its path ('' without headings)."""
+        return self.heading.split(HEADING_SEPARATOR, 1)[0].strip()
