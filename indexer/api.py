@@ -25,7 +25,6 @@ from indexer.fingerprint import (
     BUILD_OPTIONS_KEY,
     check_backend_matches,
     fingerprint_id,
-    recorded_backend,
     walk_rules_key,
 )
 from indexer.progress import Progress
@@ -76,7 +75,7 @@ class QueryBackend:
                 self._backend, self._settings = self.given, recorded
                 return self._backend
             self._drop()
-            config = recorded_backend(store.get_json("backend"), recorded)
+            config = store.get_json("backend")
             if config is not None:
                 self._backend = make_backend(with_connection(config, *self.connection), self.one_shot)
                 self._settings = recorded
@@ -86,7 +85,7 @@ class QueryBackend:
         """The backend a build uses when it is given none: this one, else the index's, else the default."""
         with self._lock:
             backend = self._backend
-        config = recorded_backend(store.get_json("backend"), store.get_meta("fingerprint"))
+        config = store.get_json("backend")
         if backend is None and config is not None:
             backend = make_backend(config)
         return backend or default_backend()
@@ -142,7 +141,6 @@ class Index:
         self, location: str, backend: EmbeddingBackend | None = None, one_shot: bool = False
     ) -> None:
         self.location = location
-        self.path = location  # the name older callers used
         self._query_backend = QueryBackend(location, backend, one_shot)
         self._reader: IndexStore | None = None
         self._searches = 0

@@ -33,6 +33,7 @@ from indexer.errors import ConfigError, IndexerError, StorageError
 from indexer.errors import exit_codes as exit_codes_of_errors
 from indexer.ignore import parse_size
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
+from indexer.pipeline.report import Notice
 from indexer.progress import Progress, duration
 from indexer.request import HELP, MAX_K, MAX_RERANK_TOP, MODES, RERANK_TOP, SearchRequest
 from indexer.search import Hit
@@ -84,9 +85,9 @@ class Output:
 
     def warning(self, notice: str) -> None:
         """A build's warning (a :class:`indexer.pipeline.report.Notice`, which keeps its path apart)."""
-        path = getattr(notice, "path", None)
-        if path:
-            self.log("warning", notice.message, path=path)
+        notice = Notice.of(notice)
+        if notice.path:
+            self.log("warning", notice.message, path=notice.path)
         else:
             self.log("warning", notice)
 
@@ -422,10 +423,7 @@ def report_dict(report: Any) -> dict[str, Any]:
     data["failures"] = [{"path": failure.path, "reason": failure.reason} for failure in report.failures]
     data["skipped"] = [asdict(skipped) for skipped in report.skipped]
     data["skipped_by_kind"] = report.skipped_by_kind()
-    data["warnings"] = [
-        {"path": getattr(notice, "path", None), "message": getattr(notice, "message", notice)}
-        for notice in report.warnings
-    ]
+    data["warnings"] = [{"path": notice.path, "message": notice.message} for notice in report.warnings]
     data["started_at"] = iso_time(report.started_at)
     data["finished_at"] = iso_time(report.finished_at)
     data["exit_code"] = report.exit_code

@@ -36,19 +36,6 @@ def build_fingerprint(backend: EmbeddingBackend, chunking: ChunkSettings) -> dic
     }
 
 
-def recorded_backend(config: dict[str, Any] | None, fingerprint: str | None) -> dict[str, Any] | None:
-    """The backend config that embeds as an index's vectors were embedded, from what it recorded.
-
-    An embedded index recorded as int8 whose fingerprint names no int8 arithmetic was embedded in
-    float32: int8 once ran only on CPUs with int8 dot products, and the config said what was asked.
-    It goes on in float32, so its vectors never mix and its scheduled builds need no --rebuild.
-    """
-    if config is None or config.get("backend") != "embedded" or config.get("precision") != "int8":
-        return config
-    embedding = json.loads(fingerprint).get("embedding", {}) if fingerprint else {}
-    return config if embedding.get("precision") == "int8" else {**config, "precision": "float32"}
-
-
 def settings_meta(backend: EmbeddingBackend, fingerprint: dict[str, Any]) -> dict[str, str]:
     """What an index records of the settings that built it."""
     return {

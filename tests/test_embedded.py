@@ -33,12 +33,11 @@ from indexer.backends.onnx_session import (
     PRECISION_VARIABLE,
     TOKEN_BUDGET,
     UINT8_KERNEL,
-    default_precision,
     int8_instructions,
     optimized_model_folder,
     plan_sub_batches,
 )
-from indexer.errors import BackendError, ConfigError
+from indexer.errors import BackendError, ConfigError, IndexOutdatedError
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text("utf-8"))
 #: The int8 kernel this CPU runs the int8 products with: its dot-product instructions, else u8 x u8.
@@ -520,74 +519,20 @@ def test_float32_is_chosen_by_argument_or_environment(
         EmbeddedBackend(precision="int4")
 
 
-def test_an_index_recorded_before_int8_keeps_float32(minilm_float32: EmbeddedBackend) -> None:
-    recorded = {"backend": "embedded", "model": None}  # what config() returned before precision existed
-
-    backend = make_backend(recorded)
-
-    assert backend.precision == "float32"
-    assert backend.describe() == minilm_float32.describe()
-    assert set(backend.describe()) == {
-        "backend",
-        "model",
-        "onnx_bytes",
-        "onnx_sha256",
-        "tokenizer_sha256",
-        "max_seq_length",
-        "pooling",
-    }  # the description such an index holds in its fingerprint
-    assert make_backend({"backend": "embedded", "precision": None}).precision == default_precision()
-
-
-def test_an_index_recorded_with_the_first_int8_edit_keeps_it(
-    minilm: EmbeddedBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_an_index_recorded_by_an_earlier_scheme_is_refused_with_the_rebuild_to_run(
+    minilm: EmbeddedBackend, minilm_float32: EmbeddedBackend
 ) -> None:
-    """Its next build embeds as its vectors were embedded, so they never mix, and its fingerprint still
-    matches: no settings-differ error, no --rebuild forced on a scheduled job."""
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    recorded = {"backend": "embedded", "model": None, "precision": "int8"}  # config() before the schemes
-    texts = [" ".join(["the chain skips when the cassette's cogs are worn"] * 6), REFERENCE["texts"][0]]
+    """Before 1.0 an older config is not guessed at: the index says, in one line, to rebuild."""
+    before_precision = {"backend": "embedded", "model": None}
+    before_schemes = {"backend": "embedded", "model": None, "precision": "int8", "pooling": "mean"}
+    first_scheme = {**before_schemes, "int8_scheme": "all"}
 
-    with make_backend(recorded) as first_edit:
-        assert first_edit.config() == {**recorded, "int8_scheme": "all", "pooling": "mean"}
-        newer = ("int8_scheme", "attention")  # what the first edit's fingerprint did not hold
-        assert first_edit.describe() == {k: v for k, v in minilm.describe().items() if k not in newer}
-        old = first_edit.embed(texts)
-    new = minilm.embed(texts)
-
-    assert minilm.config()["int8_scheme"] == "values-float32"
-    assert not np.array_equal(old[0], new[0])  # a long text: the value products differ
-    assert cosines(old, new).min() > 0.99
-    with pytest.raises(ConfigError, match="int8_scheme"):
-        EmbeddedBackend(int8_scheme="int4")
-
-
-def test_an_index_that_asked_for_int8_on_a_cpu_without_it_goes_on_in_float32(
-    tmp_path: Path, minilm_float32: EmbeddedBackend
-) -> None:
-    """Such a CPU once ran float32 while the config said int8: the next build and the questions embed
-    in float32 as the vectors were, with no settings error, and the record then says float32."""
-    from indexer import Index
-    from indexer.store import open_store
-
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "a.md").write_text("# Chains\n\n" + "The chain skips when the cassette's cogs are worn. " * 8)
-    index_path = tmp_path / "index.db"
-    with Index.open(index_path) as index:
-        index.build(docs, backend=minilm_float32)
-    with open_store(str(index_path), writable=True) as store, store.transaction():
-        store.set_meta({"backend": json.dumps({**minilm_float32.config(), "precision": "int8"})})
-    (docs / "b.md").write_text("# Brakes\n\n" + "Worn brake pads squeal and stop late in the rain. " * 8)
-
-    with Index.open(index_path) as index:
-        report = index.build(docs)
-        hits = index.search("why do my brakes squeal", k=1)
-        recorded = index.store.get_json("backend")
-
-    assert (report.exit_code, report.files_added) == (0, 1)
-    assert recorded["precision"] == "float32"
-    assert hits[0].path == "b.md"
+    for recorded in (before_precision, before_schemes, first_scheme):
+        with pytest.raises(IndexOutdatedError, match=r"--rebuild") as refused:
+            make_backend(recorded)
+        assert "\n" not in str(refused.value)
+    assert make_backend(minilm.config()).describe() == minilm.describe()
+    assert make_backend(minilm_float32.config()).describe() == minilm_float32.describe()
 
 
 # -- bge-small-en-v1.5, selected by name -------------------------------------------------------------
@@ -683,8 +628,9 @@ def test_a_model_folder_declares_its_pooling_the_sentence_transformers_way(tmp_p
     (folder / "1_Pooling" / "config.json").write_text(json.dumps(max_pooling))
     with pytest.raises(ConfigError, match="1_Pooling.*pooling_mode_max_tokens"):
         EmbeddedBackend(model=str(folder))
-    # an index recorded before pooling was a choice keeps mean pooling, whatever the folder says now
-    assert make_backend({"backend": "embedded", "model": str(folder)}).pooling == "mean"
+    # an index records its pooling: the folder's word no longer decides it
+    recorded = {"backend": "embedded", "model": str(folder), "precision": "float32", "pooling": "mean"}
+    assert make_backend(recorded).pooling == "mean"
 
 
 def test_an_unknown_pooling_is_refused() -> None:

@@ -65,3 +65,28 @@ def test_an_unknown_backend_name_lists_the_installed_ones(built, tmp_path):
     )
     assert result.returncode == 2
     assert "hash-plugin" in result.stderr and "embedded" in result.stderr
+
+
+def test_a_registered_class_that_is_not_a_backend_is_refused_naming_it(tmp_path):
+    plugins = plugin_folder(tmp_path / "plugins")
+    info = plugins / "not_a_backend-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: not-a-backend\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text("[indexer.backends]\ndecoder = json:JSONDecoder\n")
+
+    result = run_index(
+        "build",
+        str(SAMPLE_CORPUS),
+        "--db",
+        str(tmp_path / "x.db"),
+        "--backend",
+        "decoder",
+        "--model",
+        "m",
+        env=plugin_env(plugins),
+    )
+
+    assert result.returncode == 2
+    assert "'decoder' (json:JSONDecoder) is not a subclass of EmbeddingBackend" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "x.db").exists()

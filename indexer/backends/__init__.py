@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,30 +9,22 @@ from indexer.backends.base import EmbeddingBackend
 from indexer.backends.kinds import BACKEND_KINDS, backend_class
 from indexer.errors import ConfigError
 
-#: Settings an index built by an older version recorded at the top level; they now live under "http".
-_LEGACY_HTTP_KEYS = ("timeout", "connect_timeout", "max_attempts", "retry_base_delay", "retry_max_delay")
-
 
 def make_backend(config: dict[str, Any], one_shot: bool = False) -> EmbeddingBackend:
     """Build a backend from a config dict as :meth:`EmbeddingBackend.config` returns it.
 
     ``config["backend"]`` names the kind (built in, or registered by a package under the
-    ``indexer.backends`` entry point group); the other keys are the class's keyword arguments.
-    ``one_shot`` says the process will embed a text or two (a one-off query): a backend whose class
-    takes a ``one_shot`` argument may then start faster.
+    ``indexer.backends`` entry point group); the class's :meth:`~EmbeddingBackend.from_config` makes
+    it from the other keys. ``one_shot`` says the process will embed a text or two (a one-off query).
     """
-    cls = backend_class(config.get("backend", "embedded"))
-    # what a config recorded by an older version leaves out means what that version did
-    options = {**getattr(cls, "recorded_defaults", {}), **{k: v for k, v in config.items() if k != "backend"}}
-    if hasattr(cls, "default_http"):
-        options = _with_http_settings(cls, options)
-    if one_shot and "one_shot" in inspect.signature(cls).parameters:
-        options["one_shot"] = True
+    kind = config.get("backend", "embedded")
+    options = {key: value for key, value in config.items() if key != "backend"}
     try:
-        return cls(**options)
+        return backend_class(kind).from_config(options, one_shot)
     except TypeError as error:
         raise ConfigError(
-            f"backend {config.get('backend')!r} cannot be made from {sorted(options)}: {error}"
+            f"backend {kind!r} cannot be made from {sorted(options)}: {error} (an index built by an "
+            "earlier version of indexer may need `index build DOCS --rebuild`)"
         ) from error
 
 
@@ -44,17 +35,6 @@ def default_backend() -> EmbeddingBackend:
     from indexer.backends.packaged import DEFAULT_EMBEDDING_MODEL
 
     return EmbeddedBackend(DEFAULT_EMBEDDING_MODEL)
-
-
-def _with_http_settings(cls: type, options: dict[str, Any]) -> dict[str, Any]:
-    from indexer.backends.http import HttpSettings
-
-    http = dict(options.pop("http", None) or {})
-    for key in _LEGACY_HTTP_KEYS:
-        if key in options:
-            http[key] = options.pop(key)
-    defaults = cls.default_http.config()
-    return {**options, "http": HttpSettings.from_config(http, **defaults)}
 
 
 def with_connection(

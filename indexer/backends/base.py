@@ -55,6 +55,15 @@ class EmbeddingBackend:
         """
         return {"backend": self.kind, "model": self.model_name}
 
+    @classmethod
+    def from_config(cls, options: dict[str, Any], one_shot: bool = False) -> EmbeddingBackend:
+        """The backend that :meth:`config` recorded as ``options`` (its keys but ``backend``).
+
+        ``one_shot`` says the process will embed a text or two (a one-off query); a backend that can
+        start faster for that, or whose options need more than keyword arguments, overrides this.
+        """
+        return cls(**options)
+
     def describe(self) -> dict[str, Any]:
         """Everything about this backend that changes the vectors it makes (goes into the fingerprint)."""
         return {"backend": self.kind, "model": self.model_name}

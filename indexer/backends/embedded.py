@@ -68,7 +68,7 @@ from indexer.backends.onnx_session import (
 )
 from indexer.backends.packaged import EMBEDDING_MODELS, MINILM, UNNAMED_MODEL
 from indexer.backends.prefixes import known_prefixes
-from indexer.errors import BackendError, BackendUnreachableError, ConfigError
+from indexer.errors import BackendError, BackendUnreachableError, ConfigError, IndexOutdatedError
 
 #: all-MiniLM-L6-v2's name in an index, tokenizer, width and input limit (what older code imports).
 PACKAGED_MODEL_NAME = MINILM.recorded_name
@@ -119,10 +119,21 @@ class EmbeddedBackend(EmbeddingBackend):
 
     kind = "embedded"
     default_concurrency = BUILTIN_CONCURRENCY["embedded"]
-    #: An index recorded before int8 products existed names no precision: it was built in float32;
-    #: one recorded before the int8 schemes names none: every weight product was int8; one recorded
-    #: before pooling was a choice used mean pooling.
-    recorded_defaults = {"precision": "float32", "int8_scheme": "all", "pooling": "mean"}
+
+    @classmethod
+    def from_config(cls, options: dict[str, Any], one_shot: bool = False) -> EmbeddingBackend:
+        """The backend an index recorded. A config without the precision and pooling (and, under
+        int8, the int8 scheme) that made its vectors was written by an earlier version, whose
+        arithmetic this one may not have: refused, rather than guessed and its vectors mixed."""
+        missing = [key for key in ("precision", "pooling") if key not in options]
+        if options.get("precision") == "int8" and options.get("int8_scheme") not in INT8_SCHEMES:
+            missing.append("known int8_scheme")
+        if missing:
+            raise IndexOutdatedError(
+                f"the index records no {' or '.join(missing)} for its embedded model: an earlier version "
+                "of indexer built it; rebuild it with `index build DOCS --rebuild`"
+            )
+        return cls(**options, one_shot=one_shot)
 
     def __init__(
         self,
@@ -180,10 +191,7 @@ class EmbeddedBackend(EmbeddingBackend):
                 f"embedded backend: pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}"
             )
         self._float_products = packaged is not None and packaged.dynamic_quantization
-        # not for an index of the first int8 scheme: its vectors were made without, and stay exactly so
-        self._fused_attention = packaged is not None and not (
-            self.precision == "int8" and int8_scheme == "all"
-        )
+        self._fused_attention = packaged is not None
         self._load_lock = threading.Lock()
         self._usage_lock = threading.Lock()
         self._sessions: dict[bool, ort.InferenceSession] = {}  # False: float32, True: int8
@@ -227,10 +235,9 @@ class EmbeddedBackend(EmbeddingBackend):
         and ``"precision": "int8"`` with the int8 scheme when the matrix products run in int8.
 
         int8 products move a vector by more than rounding (cosine ~0.999 to float32's), so an index
-        records which it was built with, and which products stayed float32 (an index built when all
-        were int8 has no ``int8_scheme``), and a build never mixes them. float32 adds no key: it is
-        what every index was built with before int8 existed, so their fingerprints still match it
-        (fused attention moves float32 vectors by ~1e-7 and adds none either; under int8 it is named).
+        records which it was built with, and which products stayed float32, and a build never mixes
+        them. float32 adds no key: it is the model's own arithmetic (fused attention moves float32
+        vectors by rounding alone and adds none either; under int8 it is named).
         A packaged file's sha256 is the constant :mod:`indexer.backends.packaged` pins; a user's file
         is hashed here, once. The query and document prefixes go into the fingerprint beside this.
         """
@@ -239,8 +246,7 @@ class EmbeddedBackend(EmbeddingBackend):
         arithmetic: dict[str, Any] = {}
         if self.precision == "int8":  # whatever the CPU's kernel: every one sums exactly, the same
             arithmetic = {"precision": "int8", "float32_up_to_tokens": FLOAT32_UP_TO_TOKENS}
-            if INT8_SCHEMES[self.int8_scheme] is not None:
-                arithmetic["int8_scheme"] = INT8_SCHEMES[self.int8_scheme]
+            arithmetic["int8_scheme"] = INT8_SCHEMES[self.int8_scheme]
             if self._fused_attention:  # sums in another order move a few int8 roundings (cosine ~1e-4)
                 arithmetic["attention"] = "one kernel per block"
         return {

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib
 
+from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError
 
 ENTRY_POINT_GROUP = "indexer.backends"
@@ -36,8 +37,9 @@ def registered_kinds() -> dict[str, str]:
     return kinds
 
 
-def backend_class(kind: str) -> type:
-    """The class of a backend kind (its module imported only now)."""
+def backend_class(kind: str) -> type[EmbeddingBackend]:
+    """The class of a backend kind (its module imported only now): a subclass of
+    :class:`EmbeddingBackend`, whose hooks make it from a recorded config."""
     target = BUILTIN.get(kind) or registered_kinds().get(kind)
     if target is None:
         known = ", ".join(registered_kinds())
@@ -47,6 +49,9 @@ def backend_class(kind: str) -> type:
         )
     module, _, name = target.partition(":")
     try:
-        return getattr(importlib.import_module(module), name)
+        found = getattr(importlib.import_module(module), name)
     except (ImportError, AttributeError) as error:
         raise ConfigError(f"backend {kind!r} ({target}) cannot be loaded: {error}") from error
+    if not (isinstance(found, type) and issubclass(found, EmbeddingBackend)):
+        raise ConfigError(f"backend {kind!r} ({target}) is not a subclass of EmbeddingBackend")
+    return found

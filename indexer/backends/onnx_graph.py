@@ -803,12 +803,10 @@ INT8_CONSTANTS = {
 WEIGHT_LAYOUTS = ("int8", "uint8")
 #: The int8 edits :func:`with_int8_matmuls` can make, by the name an index's config records, and what
 #: each does in words (an index's fingerprint and the optimised copy's cache key carry the words).
-#: "values-float32" is made for new indexes; "all" is the first edit, every weight product int8, which
-#: indexes built with it keep until rebuilt so that their vectors never mix (its fingerprint had no
-#: words: None). Add a name whenever the arithmetic changes.
-INT8_SCHEMES: dict[str, str | None] = {
+#: Add a name whenever the arithmetic changes: an index keeps the scheme it was built with until it
+#: is rebuilt, so that its vectors never mix.
+INT8_SCHEMES: dict[str, str] = {
     "values-float32": "per-token activation scales, per-column weights; attention values float32",
-    "all": None,
 }
 INT8_SCHEME = "values-float32"
 #: The nodes between a value projection's MatMul and the attention product reading it: its bias add,
@@ -831,8 +829,8 @@ class Int8Weight:
 
 def with_int8_matmuls(model: bytes, scheme: str = INT8_SCHEME, weights: str = "int8") -> tuple[bytes, int]:
     """The serialised ModelProto with each ``MatMul(x, W)`` by a constant weight made an int8 product
-    (the value projections excepted under the ``"values-float32"`` scheme, not under ``"all"``), and
-    how many were changed (0: the bytes come back unchanged).
+    (the value projections excepted), and how many were changed (0: the bytes come back unchanged).
+    ``scheme`` is one of :data:`INT8_SCHEMES`.
 
     ``x`` is quantized one row (one token) at a time: ``s = max|x_row| / 127`` and
     ``q = round(x_row / s) + 128`` as uint8, so a row's result depends on that row alone, never on
@@ -869,8 +867,9 @@ def with_int8_matmuls(model: bytes, scheme: str = INT8_SCHEME, weights: str = "i
         return model, 0
     if weights not in WEIGHT_LAYOUTS:
         raise ValueError(f"weights must be one of {WEIGHT_LAYOUTS}, got {weights!r}")
-    unsigned = weights == "uint8"
-    plan = plan_int8_products(graph, tensors, default_opset(model_fields), scheme != "all", unsigned)
+    if scheme not in INT8_SCHEMES:
+        raise ValueError(f"scheme must be one of {tuple(INT8_SCHEMES)}, got {scheme!r}")
+    plan = plan_int8_products(graph, tensors, default_opset(model_fields), unsigned=weights == "uint8")
     if not plan.replaced:
         return model, 0
     return with_graph(model_fields, rewritten_graph(graph, plan), MICROSOFT), plan.changed
@@ -892,7 +891,6 @@ def plan_int8_products(
     graph: list[Field],
     tensors: dict[str, Tensor],
     opset: int,
-    float32_values: bool = True,
     unsigned: bool = False,
 ) -> Int8Plan:
     """Find each ``MatMul`` by a constant weight and plan its int8 replacement (see
@@ -908,7 +906,7 @@ def plan_int8_products(
     for _, node in nodes:
         for name in node.inputs:
             readers[name] = readers.get(name, 0) + 1
-    values = attention_values([node for _, node in nodes], produced_by, tensors) if float32_values else set()
+    values = attention_values([node for _, node in nodes], produced_by, tensors)
     plan = Int8Plan()
     quantized: dict[str, tuple[str, str]] = {}  # activation -> its uint8 rows and their scales
     for position, node in nodes:

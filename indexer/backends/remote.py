@@ -38,6 +38,14 @@ class HttpBackend(EmbeddingBackend):
     :meth:`_embed_on` (one request to one server, its answer read)."""
 
     pool: ServerPool
+    #: The HTTP settings of this kind when an index recorded none of its own (a subclass's).
+    default_http = HttpSettings()
+
+    @classmethod
+    def from_config(cls, options: dict[str, Any], one_shot: bool = False) -> EmbeddingBackend:
+        """The recorded ``"http"`` dict becomes :class:`HttpSettings` over this kind's defaults."""
+        settings = HttpSettings.from_config(options.get("http"), **cls.default_http.config())
+        return cls(**{**options, "http": settings})
 
     def _setup(
         self, model: str, query_prefix: str | None, document_prefix: str | None, max_tokens: int | None

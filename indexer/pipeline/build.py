@@ -87,7 +87,7 @@ class Build:
         self.settings = settings
         self.files_held = files_held
         self.clock = StageClock()
-        self.warnings: list[str] = []
+        self.warnings: list[Notice] = []
         self.planner = Planner(
             store, backend, chunk_settings, self._warn, self.clock, reread, self.rules.max_file_size
         )
@@ -388,7 +388,7 @@ class Build:
 
     def _warn(self, notice: str) -> None:
         """Keep a warning for the report and pass it on (a :class:`Notice`, or a plain line)."""
-        self.warnings.append(notice if isinstance(notice, Notice) else Notice(notice))
+        self.warnings.append(Notice.of(notice))
         self.options.warn(self.warnings[-1])
 
     def _show_progress(self) -> None:

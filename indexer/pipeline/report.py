@@ -23,6 +23,11 @@ class Notice(str):
         notice.path, notice.message = path, message
         return notice
 
+    @classmethod
+    def of(cls, line: str) -> Notice:
+        """``line`` as a notice: itself when it is one, else a notice that concerns no one file."""
+        return line if isinstance(line, Notice) else cls(line)
+
 
 @dataclass(frozen=True)
 class FileFailure:
@@ -55,7 +60,7 @@ class BuildReport:
     tokens: int
     seconds: float
     failures: list[FileFailure] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Notice] = field(default_factory=list)
     stage_seconds: dict[str, float] = field(default_factory=dict)
     stopped: str | None = None  # why the build stopped early (backend unreachable), if it did
     started_at: float = 0.0  # seconds since the epoch

@@ -25,7 +25,7 @@ from indexer.fingerprint import (
 from indexer.ignore import WalkRules
 from indexer.pipeline.build import Build
 from indexer.pipeline.options import BuildOptions
-from indexer.pipeline.report import BuildReport
+from indexer.pipeline.report import BuildReport, Notice
 from indexer.store.contract import IndexStore
 from indexer.store.records import files_indexed
 
@@ -160,7 +160,7 @@ def rebuild_index(
         store.discard_scratch()
     if report.ok:
         return report
-    message = "rebuild not swapped in: the index keeps its previous version"
+    message = Notice("rebuild not swapped in: the index keeps its previous version")
     options.warn(message)
     return dataclasses.replace(report, warnings=[*report.warnings, message])
 
