@@ -600,11 +600,11 @@ def test_a_page_of_unclosed_comments_is_read_in_time_linear_in_its_size():
     def seconds(repeats: int) -> float:
         page = b"<html><body><p>Herons wade.</p>" + b"<!-- <p>x</p>\n" * repeats + b"</body></html>\n"
         best = math.inf
-        for _ in range(3):
+        for _ in range(5):  # the best of five: a shared machine's pauses only ever add time
             started = time.perf_counter()
             document = read_document("page.html", page)
             best = min(best, time.perf_counter() - started)
         assert "Herons wade." in document.lines
         return best
 
-    assert seconds(16_000) / seconds(2_000) < 20
+    assert seconds(32_000) / seconds(4_000) < 24  # quadratic would be 64

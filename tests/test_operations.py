@@ -38,10 +38,19 @@ def build(index_path, folder, **options):
         return index.build(folder, backend=HashBackend(), warn=lambda message: None, **options)
 
 
+def as_in_a_terminal() -> None:
+    """Run in the child before it starts: Ctrl-C delivered as to a command typed at a terminal, even
+    when the tests themselves run as a background job (which starts its children ignoring SIGINT,
+    and the CLI rightly keeps ignoring it then)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def ollama_build(folder: Path, index_path: Path, server: OllamaServer, *extra: str) -> subprocess.Popen:
     command = [*index_command(), "build", str(folder), "--db", str(index_path), "--backend", "ollama"]
     command += ["--model", "nomic-embed-text", "--base-url", server.url, "--batch-size", "2", *extra]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_in_a_terminal
+    )
 
 
 # -- status ---------------------------------------------------------------------------------------
@@ -200,7 +209,9 @@ def test_watch_waiting_for_changes_ends_with_143_on_sigterm_and_130_on_ctrl_c(
     tmp_path, docs, signal_number, name
 ):
     command = [*index_command(), "watch", str(docs), "--db", str(tmp_path / "index.db")]
-    watcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    watcher = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=as_in_a_terminal
+    )
     assert "3 files indexed" in watcher.stdout.readline()
     time.sleep(1.0)  # past the build: waiting for file events
     watcher.send_signal(signal_number)

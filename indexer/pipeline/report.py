@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from indexer.corpus import SkippedFile
 from indexer.errors import BackendUnreachableError
+
+if TYPE_CHECKING:  # the CLI reads Notice on every command; the walk loads only with a build
+    from indexer.corpus import SkippedFile
 
 
 class Notice(str):
