@@ -28,7 +28,7 @@ from indexer.citations import (
 )
 from indexer.errors import ConfigError, InvalidRequestError, NotInIndexError
 from indexer.records import StoredChunk
-from indexer.store.contract import IndexStore
+from indexer.store.contract import ChunkReads
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class Passage:
         return {**asdict(self), "citation": self.citation}
 
 
-def read_passage(store: IndexStore, citation: str, root: str | None = None) -> Passage:
+def read_passage(store: ChunkReads, citation: str, root: str | None = None) -> Passage:
     """The passage ``citation`` names, from ``store`` (under ``root`` when the index holds the same
     path under several folders).
 

@@ -57,7 +57,7 @@ from indexer.records import StoredChunk
 from indexer.request import MAX_K as MAX_K
 from indexer.request import MODES as MODES
 from indexer.request import SearchRequest
-from indexer.store.contract import IndexStore
+from indexer.store.contract import AllowedChunks, SearchStore
 from indexer.store.records import ChunkFilter
 
 NO_FILTER = ChunkFilter()
@@ -264,7 +264,7 @@ Rerank = Callable[[str, Sequence[StoredChunk]], Sequence[float]]
 
 
 def search(
-    store: IndexStore,
+    store: SearchStore,
     backend: EmbeddingBackend | None,
     request: SearchRequest,
     chunk_filter: ChunkFilter = NO_FILTER,
@@ -312,7 +312,7 @@ class Found:
     @classmethod
     def search(
         cls,
-        store: IndexStore,
+        store: SearchStore,
         backend: EmbeddingBackend | None,
         query: Query,
         k: int,
@@ -355,7 +355,7 @@ class Found:
         scores = [calibrate(strength) for strength in found]
         return list(zip(self.order, in_rank_order(scores, self.floors()), strict=True))
 
-    def reranked(self, store: IndexStore, request: SearchRequest, rerank: Rerank) -> list[tuple[int, float]]:
+    def reranked(self, store: SearchStore, request: SearchRequest, rerank: Rerank) -> list[tuple[int, float]]:
         """(chunk id, the re-ranker's probability) of the fused best ``request.candidates``, ranked by
         it; the pages named as a one-name question asks stay first, as without re-ranking."""
         candidates = self.order[: request.candidates]
@@ -377,7 +377,7 @@ class Found:
             for chunk_id in (self.order if order is None else order)
         ]
 
-    def hits(self, store: IndexStore, ranked: list[tuple[int, float]]) -> list[Hit]:
+    def hits(self, store: SearchStore, ranked: list[tuple[int, float]]) -> list[Hit]:
         missing = [chunk_id for chunk_id, _ in ranked if chunk_id not in self.chunks]
         chunks = {**self.chunks, **(store.chunks_by_ids(missing) if missing else {})}
         return [
@@ -533,7 +533,9 @@ class KeywordScores:
     shares: dict[int, float]
 
 
-def keyword_scores(store: IndexStore, query: Query, k: int, allowed: object = None) -> KeywordScores:
+def keyword_scores(
+    store: SearchStore, query: Query, k: int, allowed: AllowedChunks | None = None
+) -> KeywordScores:
     """The ``k`` best keyword matches of ``query`` on both scales (higher is better)."""
     matches = store.keyword_matches(query.keyword_terms(), k, allowed)
     if not matches:
@@ -548,7 +550,9 @@ def keyword_scores(store: IndexStore, query: Query, k: int, allowed: object = No
     )
 
 
-def keyword_evidence(store: IndexStore, query: Query, k: int, allowed: object = None) -> dict[int, float]:
+def keyword_evidence(
+    store: SearchStore, query: Query, k: int, allowed: AllowedChunks | None = None
+) -> dict[int, float]:
     """The ``k`` best keyword matches of ``query``, as BM25 over its ceiling (higher is better)."""
     return keyword_scores(store, query, k, allowed).evidence
 

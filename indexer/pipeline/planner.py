@@ -17,7 +17,7 @@ from indexer.pipeline.options import Warn
 from indexer.pipeline.report import Notice
 from indexer.records import Chunk
 from indexer.redaction import Finding, redact_document
-from indexer.store.contract import IndexStore
+from indexer.store.contract import FileWrites
 from indexer.store.records import FileState
 
 #: A build's stages, each timed apart: "read" is the file's bytes and hash, "parse" its format's
@@ -102,7 +102,7 @@ class Planner:
 
     def __init__(
         self,
-        store: IndexStore,
+        store: FileWrites,
         backend: EmbeddingBackend,
         settings: ChunkSettings,
         warn: Warn,

@@ -5,13 +5,17 @@ reference) and :class:`indexer.store.postgres.PostgresStore` (PostgreSQL + pgvec
 that several machines build and many people query). :func:`indexer.store.open_store` is the one
 place that picks between them. No engine imports another; both share the records of
 :mod:`indexer.store.records`, the migration runner and the lock's wait loop.
+
+The contract is split by role, as each caller needs it: the search reads chunks and searches them,
+the pipeline writes files and keeps the build log, ``index status`` and the rebuild look after the
+index as a whole. :class:`IndexStore` is all of them, what an engine implements.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, NewType, Protocol
 
 from indexer.records import StoredChunk
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, NewFile
@@ -22,26 +26,23 @@ if TYPE_CHECKING:  # not imported for annotations alone: `index query` through a
     from indexer.store.locks import WriterLock
 
 
-class IndexStore(Protocol):
-    """An open index. Writes happen inside :meth:`transaction`; searches see one committed state
-    inside :meth:`snapshot`. Safe to share between threads: each thread gets its own connection.
+#: A filter in an engine's own form (SQLite: the ids of the matching chunks; PostgreSQL: a condition
+#: for the search's SQL), made by :meth:`ChunkSearch.chunk_filter` and handed back, unopened, to the
+#: same store's searches.
+AllowedChunks = NewType("AllowedChunks", object)
 
-    A store opened for reading (``writable`` false) creates, migrates and writes nothing.
-    Searches are restricted by what :meth:`chunk_filter` returns, which each store reads its own way
-    (SQLite: the ids of the matching chunks; PostgreSQL: a condition inside the search's SQL).
-    """
+
+class Connection(Protocol):
+    """An open index: where it is, whether it may be written, its schema and its transactions.
+    Writes happen inside :meth:`transaction`; searches see one committed state inside
+    :meth:`snapshot`. Safe to share between threads: each thread gets its own connection. A store
+    opened for reading (``writable`` false) creates, migrates and writes nothing."""
 
     path: str  # where the index is, safe to print (a URL without its password)
     writable: bool
-    supports_rebuild: bool  # whether :meth:`open_scratch` and :meth:`replace_with` work
 
     def close(self) -> None: ...
 
-    def __enter__(self) -> IndexStore: ...
-
-    def __exit__(self, *exc_info: object) -> None: ...
-
-    # schema and transactions
     def migrate(self) -> list[str]: ...
 
     def applied_migrations(self) -> list[str]: ...
@@ -50,14 +51,10 @@ class IndexStore(Protocol):
 
     def snapshot(self) -> AbstractContextManager[None]: ...
 
-    def writer_lock(self, root: str) -> WriterLock: ...
 
-    def expect_many_searches(self) -> None:
-        """A hint that this process will search many times (a server, an evaluation): a store may
-        then prepare once what makes each search faster."""
-        ...
+class Metadata(Protocol):
+    """What the index records of the settings that built it, and the vector table's shape."""
 
-    # metadata
     def get_meta(self, key: str) -> str | None: ...
 
     def set_meta(self, values: dict[str, str]) -> None: ...
@@ -71,7 +68,12 @@ class IndexStore(Protocol):
 
     def has_vector_table(self) -> bool: ...
 
-    # files and chunks
+
+class FileWrites(Protocol):
+    """What a build reads of the files it holds, and writes in their place."""
+
+    def writer_lock(self, root: str) -> WriterLock: ...
+
     def file_states(self, root: str) -> dict[str, FileState]: ...
 
     def vectors_for_hashes(self, text_hashes: Iterable[str]) -> dict[str, bytes]: ...
@@ -82,14 +84,9 @@ class IndexStore(Protocol):
 
     def remove_file(self, file_id: int) -> None: ...
 
-    # search
-    def chunk_filter(self, chunk_filter: ChunkFilter) -> Any: ...
 
-    def nearest(self, query: np.ndarray, k: int, allowed: Any = None) -> list[tuple[int, float]]: ...
-
-    def keyword_matches(
-        self, words: Sequence[str], k: int, allowed: Any = None
-    ) -> list[tuple[int, float]]: ...
+class ChunkReads(Protocol):
+    """Chunks read back: those a search found, and a whole file's for a citation."""
 
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]: ...
 
@@ -102,7 +99,35 @@ class IndexStore(Protocol):
         they lie in the file: what reading a file back by its citation assembles."""
         ...
 
-    # builds and status
+
+class ChunkSearch(Protocol):
+    """The vector and keyword searches, each restricted by what :meth:`chunk_filter` made."""
+
+    def chunk_filter(self, chunk_filter: ChunkFilter) -> AllowedChunks: ...
+
+    def nearest(
+        self, query: np.ndarray, k: int, allowed: AllowedChunks | None = None
+    ) -> list[tuple[int, float]]: ...
+
+    def keyword_matches(
+        self, words: Sequence[str], k: int, allowed: AllowedChunks | None = None
+    ) -> list[tuple[int, float]]: ...
+
+    def expect_many_searches(self) -> None:
+        """A hint that this process will search many times (a server, an evaluation): a store may
+        then prepare once what makes each search faster."""
+        ...
+
+    def vector_search_status(self) -> dict[str, Any]:
+        """How searches find neighbours, for ``index status``: ``structure``, ``file`` and
+        ``file_bytes`` (a structure kept beside the index), ``memory_bytes`` (what a searching
+        process holds for it), and what each store adds."""
+        ...
+
+
+class BuildLog(Protocol):
+    """The record of every build: started, alive, finished or interrupted."""
+
     def start_build(self, root: str, model: str, pid: int, host: str, started_at: float) -> int: ...
 
     def add_build_counts(self, build_id: int, counts: BuildCounts, seen_at: float) -> None:
@@ -116,6 +141,18 @@ class IndexStore(Protocol):
 
     def recent_builds(self, limit: int = 5) -> list[dict[str, object]]: ...
 
+    def mark_interrupted_builds(self) -> None: ...
+
+    def writer_active(self, root: str) -> bool:
+        """Whether a build holds the writer lock of ``root`` now (any process, any host)."""
+        ...
+
+
+class Upkeep(Protocol):
+    """The index as a whole: its folders, its size and health, and the rebuild that replaces it."""
+
+    supports_rebuild: bool  # whether :meth:`open_scratch` and :meth:`replace_with` work
+
     def roots(self) -> list[str]: ...
 
     def root_counts(self) -> list[dict[str, object]]:
@@ -127,19 +164,7 @@ class IndexStore(Protocol):
         how many indexed files it held."""
         ...
 
-    def writer_active(self, root: str) -> bool:
-        """Whether a build holds the writer lock of ``root`` now (any process, any host)."""
-        ...
-
     def size_bytes(self) -> int: ...
-
-    def vector_search_status(self) -> dict[str, Any]:
-        """How searches find neighbours, for ``index status``: ``structure``, ``file`` and
-        ``file_bytes`` (a structure kept beside the index), ``memory_bytes`` (what a searching
-        process holds for it), and what each store adds."""
-        ...
-
-    def mark_interrupted_builds(self) -> None: ...
 
     def is_empty(self) -> bool: ...
 
@@ -147,7 +172,6 @@ class IndexStore(Protocol):
 
     def integrity_problems(self) -> list[str]: ...
 
-    # rebuilding (SQLite) and the index's own files
     def own_files(self) -> list[str]: ...
 
     def open_scratch(self) -> IndexStore: ...
@@ -155,3 +179,16 @@ class IndexStore(Protocol):
     def replace_with(self, scratch: IndexStore) -> None: ...
 
     def discard_scratch(self) -> None: ...
+
+
+class SearchStore(Metadata, ChunkReads, ChunkSearch, Protocol):
+    """What a search needs: the vector table's shape, the searches, and the chunks they found."""
+
+
+class IndexStore(Connection, Metadata, FileWrites, ChunkReads, ChunkSearch, BuildLog, Upkeep, Protocol):
+    """An open index, every role: what an engine implements and :func:`indexer.store.open_store`
+    returns."""
+
+    def __enter__(self) -> IndexStore: ...
+
+    def __exit__(self, *exc_info: object) -> None: ...
