@@ -70,8 +70,8 @@ from rows import print_rows, row
 from tokenizers import Tokenizer
 
 from indexer import corpus, formats
-from indexer.backends import onnx_session
 from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend
+from indexer.backends.onnx import session as onnx_session
 from indexer.chunking import chunk_document
 from indexer.ignore import DEFAULT_MAX_FILE_SIZE
 from indexer.pipeline.run import chunk_settings

@@ -40,17 +40,13 @@ from bench_embedded import sample_corpus_chunks
 from rows import print_rows, row
 
 from indexer import Index
-from indexer.backends import onnx_graph as graph_edits
 from indexer.backends.embedded import EmbeddedBackend
-from indexer.backends.onnx_session import (
-    OPTIMIZED_MODEL,
-    TOKEN_BUDGET,
-    padded_inputs,
-    plan_sub_batches,
-    session_options,
-    weight_layout,
-)
-from indexer.backends.protobuf import encode_field, encode_int, first, parse
+from indexer.backends.onnx import int8
+from indexer.backends.onnx import model as onnx_model
+from indexer.backends.onnx.cache import OPTIMIZED_MODEL
+from indexer.backends.onnx.cpu import weight_layout
+from indexer.backends.onnx.protobuf import encode_field, encode_int, first, parse
+from indexer.backends.onnx.session import TOKEN_BUDGET, padded_inputs, plan_sub_batches, session_options
 
 REPO = Path(__file__).resolve().parent.parent
 TARGET = 0.5
@@ -86,17 +82,15 @@ def multiply_adds(onnx_path: Path) -> tuple[int, int, int]:
     """From the graph: multiply-adds per token of the weight products, the number of attention
     products (each costs width x length per token), and the model's width."""
     model = parse(onnx_path.read_bytes())
-    graph = parse(first(model, graph_edits.MODEL_GRAPH).payload)
-    tensors = {tensor.name: tensor for tensor in graph_edits.initializers(graph)}
-    nodes = [
-        graph_edits.Node.parse(field.payload) for field in graph if field.number == graph_edits.GRAPH_NODE
-    ]
+    graph = parse(first(model, onnx_model.MODEL_GRAPH).payload)
+    tensors = {tensor.name: tensor for tensor in onnx_model.initializers(graph)}
+    nodes = [onnx_model.Node.parse(field.payload) for field in graph if field.number == onnx_model.GRAPH_NODE]
     produced_by = {output: (position, node) for position, node in enumerate(nodes) for output in node.outputs}
     readers = collections.Counter(name for node in nodes for name in node.inputs)
 
     def weight_shape(name: str) -> tuple[int, ...] | None:
         """A constant weight matrix, as the int8 edit finds it (an initializer, or int8 values widened)."""
-        weight = graph_edits.int8_weight(name, produced_by, tensors, readers)
+        weight = int8.int8_weight(name, produced_by, tensors, readers)
         return None if weight is None else weight.values.shape
 
     weights = attention = width = 0
@@ -141,37 +135,35 @@ def product_model(rows: int, inner: int, columns: int, precision: str, layout: s
 
     if precision == "float32":
         weight = rng.standard_normal((inner, columns)).astype(np.float32)
-        tensors = [graph_edits.tensor_proto("w", weight)]
-        node = graph_edits.node_proto("MatMul", ["x", "w"], ["y"], "product")
+        tensors = [onnx_model.tensor_proto("w", weight)]
+        node = onnx_model.node_proto("MatMul", ["x", "w"], ["y"], "product")
         input_type = ELEMENT[np.float32]
     else:
         signed = rng.integers(-127, 128, (inner, columns)).astype(np.int8)
         weight = (signed.astype(np.int16) + 128).astype(np.uint8) if layout == "uint8" else signed
         tensors = [
-            graph_edits.tensor_proto("w", weight),
-            graph_edits.tensor_proto("x_scale", np.array(0.01, dtype=np.float32)),
-            graph_edits.tensor_proto("w_scale", np.full(columns, 0.01, dtype=np.float32)),
-            graph_edits.tensor_proto("zero_point", np.array(128, dtype=np.uint8)),
+            onnx_model.tensor_proto("w", weight),
+            onnx_model.tensor_proto("x_scale", np.array(0.01, dtype=np.float32)),
+            onnx_model.tensor_proto("w_scale", np.full(columns, 0.01, dtype=np.float32)),
+            onnx_model.tensor_proto("zero_point", np.array(128, dtype=np.uint8)),
         ]
         zero_points = ["zero_point"] * (2 if layout == "uint8" else 1)
         inputs = ["x", "w", "x_scale", "w_scale", *zero_points]
-        node = graph_edits.node_proto("MatMulIntegerToFloat", inputs, ["y"], "product", "com.microsoft")
+        node = onnx_model.node_proto("MatMulIntegerToFloat", inputs, ["y"], "product", "com.microsoft")
         input_type = ELEMENT[np.uint8]
     graph = (
-        encode_field(graph_edits.GRAPH_NODE, node)
+        encode_field(onnx_model.GRAPH_NODE, node)
         + encode_field(2, b"peak")
-        + b"".join(encode_field(graph_edits.GRAPH_INITIALIZER, tensor) for tensor in tensors)
-        + encode_field(graph_edits.GRAPH_INPUT, value_info("x", input_type, ["rows", inner]))
-        + encode_field(graph_edits.GRAPH_OUTPUT, value_info("y", ELEMENT[np.float32], ["rows", columns]))
+        + b"".join(encode_field(onnx_model.GRAPH_INITIALIZER, tensor) for tensor in tensors)
+        + encode_field(onnx_model.GRAPH_INPUT, value_info("x", input_type, ["rows", inner]))
+        + encode_field(onnx_model.GRAPH_OUTPUT, value_info("y", ELEMENT[np.float32], ["rows", columns]))
     )
     opsets = [("", 17), ("com.microsoft", 1)]
     opset_fields = b"".join(
-        encode_field(
-            graph_edits.MODEL_OPSET_IMPORT, encode_field(1, domain.encode()) + encode_int(2, version)
-        )
+        encode_field(onnx_model.MODEL_OPSET_IMPORT, encode_field(1, domain.encode()) + encode_int(2, version))
         for domain, version in opsets
     )
-    return encode_int(1, 8) + opset_fields + encode_field(graph_edits.MODEL_GRAPH, graph)
+    return encode_int(1, 8) + opset_fields + encode_field(onnx_model.MODEL_GRAPH, graph)
 
 
 class Peak:

@@ -17,7 +17,7 @@ answers the question.
 - Score: the logit through a logistic function, :func:`probability`. sentence-transformers applies
   the plain sigmoid to this model's logit; on the sample corpus that put every answering hit near
   1 and every off-topic one near 0, so the map is the sigmoid of the logit as it is, not a fit.
-- Sessions: the embedder's set-up (:mod:`indexer.backends.onnx_session`): threads, the optimised
+- Sessions: the embedder's set-up (:mod:`indexer.backends.onnx.session`): threads, the optimised
   copy kept on disk, each attention block one kernel, and int8 products with a scale per token and
   exact sums on every CPU, so a pair's score never depends on the other pairs of its batch. The pairs
   are sorted by length and run in sub-batches of similar length, as the embedder's texts.
@@ -33,23 +33,25 @@ import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from indexer.backends.onnx_graph import INT8_SCHEME
-from indexer.backends.onnx_session import (
-    ORT_ERRORS,
+from indexer.backends.onnx.cache import optimized_model_folder
+from indexer.backends.onnx.cpu import (
     PRECISION_VARIABLE,
     PRECISIONS,
     UINT8_KERNEL,
+    int8_instructions,
+    physical_cores,
+    weight_layout,
+)
+from indexer.backends.onnx.int8 import INT8_SCHEME
+from indexer.backends.onnx.session import (
+    ORT_ERRORS,
     GraphEdits,
     check_inputs,
     first_line,
-    int8_instructions,
     load_tokenizer,
     open_session,
-    optimized_model_folder,
     padded_inputs,
-    physical_cores,
     plan_sub_batches,
-    weight_layout,
 )
 from indexer.backends.packaged import MS_MARCO_MINILM
 from indexer.errors import BackendError, BackendUnreachableError, ConfigError

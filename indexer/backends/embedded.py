@@ -16,11 +16,11 @@ Decisions, so they are not re-made by accident:
 - Speed: inputs are sorted by token length and run in sub-batches of similar length, so little time is
   spent on padding (the pipeline's chunks mix full-size chunks with short tails). The session set-up,
   the optimised copy kept on disk and the choice of arithmetic are shared with the re-ranker
-  (:mod:`indexer.backends.onnx_session`). The session and tokenizers load on first use, so importing
+  (:mod:`indexer.backends.onnx.session`). The session and tokenizers load on first use, so importing
   this module and making the backend stay cheap (``index query`` pays only for what it uses).
 - Arithmetic: under int8 precision the matrix products by the model's weights run in int8, each
   token's activations quantized with a scale of their own, attention's value projections excepted
-  (they cost the most fidelity; see :func:`indexer.backends.onnx_graph.with_int8_matmuls`), with
+  (they cost the most fidelity; see :func:`indexer.backends.onnx.int8.with_int8_matmuls`), with
   32-bit sums that are exact on every CPU, so the vectors stay within cosine ~0.99 of float32 and a
   text's vector never depends on its batch-mates or on the machine. A new backend takes int8 where
   the CPU has int8 dot-product instructions and float32 elsewhere, where exact int8 is no faster
@@ -47,24 +47,25 @@ from tokenizers import Tokenizer
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.backends.kinds import BUILTIN_CONCURRENCY
-from indexer.backends.onnx_graph import INT8_SCHEME, INT8_SCHEMES
-from indexer.backends.onnx_session import (
-    ORT_ERRORS,
+from indexer.backends.onnx.cache import optimized_model_folder, sha256_of
+from indexer.backends.onnx.cpu import (
     PRECISION_VARIABLE,
     PRECISIONS,
     UINT8_KERNEL,
+    int8_instructions,
+    physical_cores,
+    weight_layout,
+)
+from indexer.backends.onnx.int8 import INT8_SCHEME, INT8_SCHEMES
+from indexer.backends.onnx.session import (
+    ORT_ERRORS,
     GraphEdits,
     check_inputs,
     first_line,
-    int8_instructions,
     load_tokenizer,
     open_session,
-    optimized_model_folder,
     padded_inputs,
-    physical_cores,
     plan_sub_batches,
-    sha256_of,
-    weight_layout,
 )
 from indexer.backends.packaged import EMBEDDING_MODELS, MINILM, UNNAMED_MODEL
 from indexer.backends.prefixes import known_prefixes
@@ -103,10 +104,10 @@ class EmbeddedBackend(EmbeddingBackend):
             as exported); None means ``$INDEXER_PRECISION``, else int8 where the CPU has int8
             dot-product instructions, float32 elsewhere.
         one_shot: this process embeds a text or two (a one-off ``index query``): start fast, at the
-            cost of slower calls (see :func:`indexer.backends.onnx_session.open_session`); the
+            cost of slower calls (see :func:`indexer.backends.onnx.session.open_session`); the
             vectors are the same.
         int8_scheme: which products run in int8 under int8 precision, one of
-            :data:`indexer.backends.onnx_graph.INT8_SCHEMES`: the newest for a new backend; an index
+            :data:`indexer.backends.onnx.int8.INT8_SCHEMES`: the newest for a new backend; an index
             keeps the one it was built with (recorded in its config), a rebuild with a new backend
             (``--rebuild --backend embedded``) takes the newest.
         pooling: "mean" or "cls"; None means the model's own (a folder's ``1_Pooling/config.json``,

@@ -13,7 +13,7 @@ CLI can list the names and a query pays only for the model it uses.
   empty model folder). Both files were written by onnxruntime's dynamic quantizer: int8 weights,
   per column for bge-small and per tensor for the cross-encoder, zero points 0, embeddings uint8.
   The backends run them with float or per-token int8 activations instead (see
-  :func:`indexer.backends.onnx_graph.with_float_products`). bge-small: CLS pooling, the retrieval
+  :func:`indexer.backends.onnx.fusions.with_float_products`). bge-small: CLS pooling, the retrieval
   instruction on queries only (:mod:`indexer.backends.prefixes`), 512 tokens.
 
 The files are found with ``importlib.util.find_spec``, which locates a package without running its

@@ -1,7 +1,7 @@
 """Just enough of protobuf's wire format to read and rewrite an ONNX model, field by field.
 
 Why not the ``onnx`` package: it is not a dependency, and measured here it would not pay its way.
-Its official optimizer keeps the exporter's NaN guards that :mod:`indexer.backends.onnx_graph`
+Its official optimizer keeps the exporter's NaN guards that :mod:`indexer.backends.onnx.fusions`
 removes, its result ran ~21% slower, and it would add ``onnx`` and ``sympy`` (~110 MB) to every
 install. The graph edits need only a few fields, so the rest of a message is copied byte for byte
 (:attr:`Field.raw`), and no schema is needed.
