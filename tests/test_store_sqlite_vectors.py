@@ -15,7 +15,7 @@ import pytest
 from helpers import HashBackend, write_corpus
 
 from indexer import Index
-from indexer.cli import status_lines
+from indexer.cli.output import status_lines
 from indexer.records import Chunk
 from indexer.store import sqlite_vectors
 from indexer.store.records import ChunkFilter, NewFile
