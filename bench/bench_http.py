@@ -1,6 +1,6 @@
 """How much of embedding servers' capacity a build uses, with one server and with three.
 
-A loopback server (tests/loopback.py) answers every request in a fixed time and serves P requests at
+A loopback server (tests/support/loopback.py) answers every request in a fixed time and serves P requests at
 once, so it embeds at most P × batch_size / latency chunks per second. A build of a generated Markdown
 corpus keeps ``concurrency`` batches in flight; its throughput (chunks embedded per second of the whole
 build: walk, read, chunk, embed, check, write) is reported as a fraction of that capacity. Three servers

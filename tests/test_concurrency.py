@@ -21,7 +21,7 @@ from indexer import ConfigError, Index, IndexLockedError
 from indexer.store import is_postgres_url
 from indexer.store.sqlite import SQLiteStore
 
-WORKER = Path(__file__).parent / "build_worker.py"
+WORKER = Path(__file__).parent / "support" / "build_worker.py"
 
 
 @pytest.fixture

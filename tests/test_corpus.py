@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import resource
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
 from conftest import write
 from helpers import HashBackend
+from runs import build, cli, integrity
 
 from indexer import Index, corpus
 from indexer.errors import UnreadableFile
@@ -105,7 +108,7 @@ def test_a_huge_binary_file_is_found_binary_from_its_first_block_within_a_memory
         image.truncate(3 << 30)  # zeros: binary from the first byte
     code = (
         "import sys\n"
-        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent / 'support')!r})\n"
         "from helpers import HashBackend\n"
         "from indexer import Index\n"
         "with Index.open(sys.argv[1]) as index:\n"
@@ -209,3 +212,63 @@ def test_a_build_stores_nothing_of_a_file_swapped_for_a_link_after_the_walk(
     assert "notes.md: skipped, replaced by a symbolic link since the walk" in warnings
     for path in index_path.parent.iterdir():  # the index, its journal
         assert b"4921" not in path.read_bytes(), path.name
+
+
+def test_file_names_that_are_not_utf8_are_indexed_under_an_escaped_name(tmp_path, docs):
+    latin1 = docs / os.fsdecode(b"caf\xe9.md")
+    latin1.write_text("# Caf\u00e9\n\nCr\u00e8me br\u00fbl\u00e9e and espresso.\n")
+    (docs / os.fsdecode(b"bad\xffname.md")).write_text("# Odd\n\nA name no codec reads.\n")
+    index_path = tmp_path / "index.db"
+    result = cli("build", str(docs), "--db", str(index_path), "--json")
+    assert result.exit_code == 0, result.output
+    report = json.loads(result.stdout)
+    assert report["files_added"] == 5 and report["files_failed"] == 0
+    hits = json.loads(cli("query", "espresso", "--mode", "keyword", "--db", str(index_path), "--json").stdout)
+    assert hits[0]["path"] == "caf\\xe9.md"
+    with Index.open(index_path, create=False) as index:
+        assert index.status()["builds"][0]["files_added"] == 5
+    latin1.unlink()
+    again = json.loads(cli("build", str(docs), "--db", str(index_path), "--json").stdout)
+    assert (again["files_removed"], again["files_unchanged"]) == (1, 4)
+    assert integrity(index_path) == []
+
+
+def test_a_file_replaced_by_a_fifo_after_the_walk_is_skipped_without_hanging(tmp_path, docs, monkeypatch):
+    found = corpus.walk(docs)
+    fifo_name = found.files[0].path
+    (docs / fifo_name).unlink()
+    os.mkfifo(docs / fifo_name)
+    monkeypatch.setattr(corpus, "walk", lambda root, rules: found)  # as the walk saw it, before the swap
+    warnings: list[str] = []
+    started = time.monotonic()
+    with Index.open(tmp_path / "index.db") as index:
+        report = index.build(docs, backend=HashBackend(), warn=warnings.append)
+    assert time.monotonic() - started < 30
+    assert report.exit_code == 0 and report.files_added == 2
+    assert any(f"{fifo_name}: skipped, not a regular file" in warning for warning in warnings)
+
+
+def test_folders_a_thousand_deep_are_walked(tmp_path):
+    folder = tmp_path / "deep"
+    current = folder
+    for _ in range(1000):  # os.makedirs would itself recurse too deep
+        current = current / "d"
+        current.mkdir(parents=current == folder / "d")
+    write(current / "bottom.md", "# Bottom\n\nThe deepest file of all.\n")
+    write(folder / "top.md", "# Top\n\nA file at the top.\n")
+    try:
+        report = build(tmp_path / "index.db", folder)
+    finally:  # shutil.rmtree, as pytest cleans up, would recurse too deep
+        (current / "bottom.md").unlink()
+        while current != folder:
+            current.rmdir()
+            current = current.parent
+    assert report.exit_code == 0 and report.files_added == 2
+
+
+def test_a_dangling_symlink_is_reported_as_dangling(tmp_path, docs):
+    (docs / "gone.md").symlink_to(tmp_path / "nowhere.md")
+    warnings: list[str] = []
+    with Index.open(tmp_path / "index.db") as index:
+        index.build(docs, backend=HashBackend(), warn=warnings.append)
+    assert any("gone.md: skipped, dangling symbolic link" in warning for warning in warnings)

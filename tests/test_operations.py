@@ -25,7 +25,7 @@ from indexer import Index
 from indexer.cli import main
 from indexer.progress import Progress
 
-TESTS = Path(__file__).resolve().parent
+SUPPORT = Path(__file__).resolve().parent / "support"
 ISO_TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d"
 
 
@@ -76,7 +76,7 @@ def test_a_build_killed_shows_as_interrupted_at_once_to_any_reader(tmp_path):
     folder = write_corpus(tmp_path / "docs", 200, paragraphs=1)
     index_path = tmp_path / "index.db"
     worker = subprocess.Popen(
-        [sys.executable, str(TESTS / "build_worker.py"), str(index_path), str(folder), "--delay", "0.05"],
+        [sys.executable, str(SUPPORT / "build_worker.py"), str(index_path), str(folder), "--delay", "0.05"],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -91,7 +91,7 @@ def test_a_build_killed_shows_as_interrupted_at_once_to_any_reader(tmp_path):
 
 def test_a_killed_builds_duration_ends_when_it_was_last_seen_alive(tmp_path, any_index):
     folder = write_corpus(tmp_path / "docs", 200, paragraphs=1)
-    command = [sys.executable, str(TESTS / "build_worker.py"), str(any_index), str(folder)]
+    command = [sys.executable, str(SUPPORT / "build_worker.py"), str(any_index), str(folder)]
     launched = time.monotonic()
     worker = subprocess.Popen(
         [*command, "--delay", "0.05", "--commit-seconds", "0.1"], stdout=subprocess.PIPE

@@ -26,7 +26,7 @@ from indexer.store import is_postgres_url, open_store
 from indexer.store.migrations import all_migrations
 from indexer.store.sqlite import SQLiteStore
 
-WORKER = Path(__file__).parent / "build_worker.py"
+WORKER = Path(__file__).parent / "support" / "build_worker.py"
 
 
 @pytest.fixture

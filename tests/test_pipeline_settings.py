@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 from conftest import rows, snapshot, write
-from helpers import HashBackend
+from helpers import FaultyBackend, HashBackend
+from loopback import OllamaServer
 from repositories import INDEXED, write_repository
+from runs import cli
 
 from indexer import ConfigError, Index
 from indexer.ignore import DEFAULT_MAX_FILE_SIZE
@@ -229,3 +231,32 @@ def test_a_removed_folder_starts_afresh_with_the_rules_given(tmp_path, index_pat
         index.remove_root(notes)
     report = build(index_path, notes, backend, include=["drafts/"])  # no "settings differ"
     assert report.exit_code == 0 and indexed(index_path) == ["drafts/b.md"]
+
+
+def test_a_first_batch_of_a_wrong_dimension_that_stores_nothing_fixes_nothing(tmp_path):
+    folder = write(tmp_path / "docs" / "one.md", "# One\n\n" + "alpha beta gamma\n\n" * 40).parent
+    index_path = tmp_path / "index.db"
+
+    # batch 1 comes back in 33 dimensions; batch 2 of the same file fails: the file is not stored
+    class Misbehaving(FaultyBackend):
+        def embed(self, texts):
+            if self.calls == 1:
+                self.calls += 1
+                raise RuntimeError("the server fell over")
+            return super().embed(texts)
+
+    report = build(index_path, folder, Misbehaving("wrong_dimension", fail_on=1), batch_size=1, concurrency=1)
+    assert report.files_failed == 1 and report.files_added == 0
+    with Index.open(index_path, create=False) as index:
+        assert index.store.dimension is None and index.store.get_meta("fingerprint") is None
+    assert build(index_path, folder, HashBackend(model_name="another")).exit_code == 0
+
+
+def test_a_first_build_that_stored_nothing_pins_no_settings(tmp_path, docs):
+    index_path = str(tmp_path / "index.db")
+    with OllamaServer(models=["nomic-embed-text"]) as server:
+        ollama = ["--backend", "ollama", "--base-url", server.url]
+        failed = cli("build", str(docs), "--db", index_path, *ollama, "--model", "nomic-embed-txet")
+        assert failed.exit_code == 4 and "ollama pull nomic-embed-txet" in failed.stderr
+        fixed = cli("build", str(docs), "--db", index_path, *ollama, "--model", "nomic-embed-text")
+        assert fixed.exit_code == 0, fixed.output

@@ -33,7 +33,7 @@ from serving import (
 from indexer import Index
 from indexer.serving.limits import ServeLimits
 
-TESTS = Path(__file__).resolve().parent
+SUPPORT = Path(__file__).resolve().parent / "support"
 HIT_FIELDS = ("path", "start_line", "end_line", "heading", "text", "root", "mode", "locator")
 
 
@@ -476,7 +476,7 @@ def test_eleven_hundred_half_sent_requests_lock_no_client_out(sample_db, env, tm
 
 
 def test_a_request_must_arrive_whole_in_time_even_a_byte_at_a_time(sample_db, env, tmp_path):
-    worker = [sys.executable, str(TESTS / "serve_worker.py"), str(sample_db), "1.0", "1"]
+    worker = [sys.executable, str(SUPPORT / "serve_worker.py"), str(sample_db), "1.0", "1"]
     with ServerProcess(sample_db, env=env, log=tmp_path / "serve.log", command=worker) as server:
         port = server.address["port"]
         silent = socket.create_connection(("127.0.0.1", port))

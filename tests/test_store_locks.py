@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
+from helpers import write_corpus
+from runs import SUPPORT, build
 
 from indexer import IndexLockedError
 from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path, wait_for
@@ -54,3 +59,35 @@ def test_a_reader_can_tell_whether_a_build_holds_the_lock(tmp_path):
         lock.acquire()
         assert is_locked_elsewhere(index_path)
     assert not is_locked_elsewhere(index_path)
+
+
+def test_the_writer_lock_holds_through_a_symlink_and_a_relative_path(tmp_path, docs):
+    index_path = tmp_path / "index.db"
+    build(index_path, docs)
+    alias = tmp_path / "alias.db"
+    alias.symlink_to(index_path)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            str(SUPPORT / "build_worker.py"),
+            str(index_path),
+            str(write_corpus(tmp_path / "big", 20, paragraphs=30)),
+            "--delay",
+            "0.5",
+            "--batch-size",
+            "4",
+            "--model-name",
+            "hash-v1",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "started"
+        with pytest.raises(IndexLockedError, match=r"being built by pid \d+"):
+            build(alias, docs)
+        with pytest.raises(IndexLockedError):
+            build(os.path.relpath(index_path), docs)
+    finally:
+        holder.kill()
+        holder.wait()

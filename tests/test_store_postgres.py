@@ -27,7 +27,7 @@ from indexer.store.migrations import all_migrations
 from indexer.store.postgres import filter_sql, glob_to_regex, printable_url
 from indexer.store.records import ChunkFilter
 
-QUERY_WORKER = Path(__file__).parent / "query_worker.py"
+QUERY_WORKER = Path(__file__).parent / "support" / "query_worker.py"
 
 
 def index_contents(location: str) -> dict[str, object]:

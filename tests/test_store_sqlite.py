@@ -3,13 +3,17 @@ every process's vector graph which chunks changed."""
 
 from __future__ import annotations
 
+import os
+import sqlite3
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import apsw
 import pytest
 from conftest import write
-from helpers import HashBackend
+from helpers import HashBackend, write_corpus
+from runs import build, cli
 
 from indexer import Index
 from indexer.errors import IndexNotFoundError, IndexOutdatedError
@@ -137,3 +141,51 @@ def test_a_deleted_index_keeps_answering_until_a_complete_one_is_at_its_path(bui
         assert reader.status()["files"] == 3  # nothing at the path yet
         built.write_bytes(b"")  # a build has just created the file, with no table yet
         assert reader.status()["files"] == 3
+
+
+@pytest.mark.parametrize("tables", ["CREATE TABLE notes (body TEXT)", "CREATE TABLE files (name TEXT)"])
+def test_a_database_of_another_tool_is_refused_and_left_byte_for_byte(tmp_path, docs, tables):
+    foreign = tmp_path / "other.db"
+    with sqlite3.connect(foreign) as connection:
+        connection.execute(tables)
+        connection.execute("INSERT INTO " + tables.split()[2] + " VALUES ('keep me')")
+    before = foreign.read_bytes()
+    for args in (["query", "anything"], ["status"], ["build", str(docs)]):
+        result = cli(*args, "--db", str(foreign))
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.count("\n") == 1 and "is not an index" in result.stderr
+        assert foreign.read_bytes() == before
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["docs", "other.db"]
+
+
+def test_a_file_that_is_not_a_database_is_refused_and_left_as_it_was(tmp_path, docs):
+    notes = write(tmp_path / "notes.txt", "not a database\n" * 100)
+    before = notes.read_bytes()
+    for args in (["query", "anything"], ["status"], ["build", str(docs)]):
+        result = cli(*args, "--db", str(notes))
+        assert result.exit_code == 2 and "not a SQLite database" in result.stderr, result.output
+    assert notes.read_bytes() == before
+
+
+def test_a_query_on_a_missing_index_creates_nothing(tmp_path):
+    for args in (["query", "anything"], ["status"]):
+        result = cli(*args, "--db", str(tmp_path / "missing.db"))
+        assert result.exit_code == 2 and "no index at" in result.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_damaged_index_is_one_line_for_every_command(tmp_path, docs):
+    index_path = tmp_path / "index.db"
+    build(index_path, write_corpus(docs, 20, paragraphs=30))
+    connection = apsw.Connection(str(index_path))
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    connection.close()
+    with open(index_path, "r+b") as stream:
+        size = os.path.getsize(index_path)
+        for offset in range(3 * 4096, size, 4096):
+            stream.seek(offset)
+            stream.write(b"\xde\xad\xbe\xef" * 16)
+    for args in (["query", "word1x1x1", "--mode", "keyword"], ["status"], ["build", str(docs)]):
+        result = cli(*args, "--db", str(index_path))
+        assert result.exit_code == 5, (args, result.output)
+        assert result.stderr.count("\n") == 1 and "damaged" in result.stderr

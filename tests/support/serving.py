@@ -15,7 +15,9 @@ from pathlib import Path
 import httpx
 from helpers import index_command
 
-TESTS = Path(__file__).resolve().parent
+#: This folder, where the tests' support modules (and the plugin backend) live.
+SUPPORT = Path(__file__).resolve().parent
+REPO = SUPPORT.parent.parent
 
 
 def plugin_folder(folder: Path) -> Path:
@@ -31,7 +33,7 @@ def plugin_folder(folder: Path) -> Path:
 def plugin_env(plugins: Path | None, **extra: str) -> dict[str, str]:
     """The environment of a process that has the plugin installed (or not, with ``plugins`` None)."""
     env = {key: value for key, value in os.environ.items() if key not in ("INDEX_DB", "INDEX_TOKEN")}
-    env["PYTHONPATH"] = os.pathsep.join([str(plugins), str(TESTS)] if plugins else [str(TESTS)])
+    env["PYTHONPATH"] = os.pathsep.join([str(plugins), str(SUPPORT)] if plugins else [str(SUPPORT)])
     env.update(extra)
     return env
 
@@ -43,7 +45,7 @@ def run_index(*args: str, env: dict[str, str], timeout: float = 120) -> subproce
 def build_sample(db: Path, env: dict[str, str], model: str = "plugin-v1") -> Path:
     """Index sample_corpus/ into ``db`` with the plugin backend, in a process of its own."""
     built = run_index(
-        "build", str(TESTS.parent / "sample_corpus"), "--db", str(db), "--backend", "hash-plugin",
+        "build", str(REPO / "sample_corpus"), "--db", str(db), "--backend", "hash-plugin",
         "--model", model, "-q", env=env,
     )  # fmt: skip
     assert built.returncode == 0, built.stderr
