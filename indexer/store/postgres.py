@@ -55,9 +55,9 @@ CONNECT_TIMEOUT_SECONDS = 10
 POOL_MAX_SIZE = 8
 #: HNSW build parameters (pgvector's defaults): 16 links per node, 64 candidates while inserting.
 HNSW_OPTIONS = "m = 16, ef_construction = 64"
-#: Candidates kept while searching the graph; pgvector's default is 40. Measured at a million 384-d
-#: clustered vectors (bench/RESULTS.md): recall@10 0.60 at 40, 0.71 at 100, 0.84 at 200, 0.93 at
-#: 400, for a median of 3.4, 5.0, 6.0 and 7.7 ms. Missing a tenth of the answers costs more than 4 ms.
+#: Candidates kept while searching the graph; pgvector's default is 40. At a million vectors the
+#: default misses about half of the true top 10 and 400 a few percent, for a few milliseconds more
+#: (bench/RESULTS.md, the `pgvector HNSW ... ef_search` rows): a missed answer costs more.
 EF_SEARCH = 400
 #: The most candidates pgvector's HNSW search can keep (``hnsw.ef_search`` runs from 1 to 1,000), so
 #: the most neighbours one graph search can return in order.

@@ -35,7 +35,7 @@ from indexer.errors import BackendUnreachableError, ConfigError
 #: How sub-batches are cut. A run costs about the same per padded token whatever its shape, plus a few
 #: milliseconds, so a sub-batch takes texts while they are at most PAD_SLACK tokens shorter than its
 #: longest. TOKEN_BUDGET (8 texts of 256 tokens) bounds memory, as attention scores grow with
-#: rows x width^2: 32 x 256 tokens per run peaks at about 1.5 GB, 8 x 256 at 0.5 GB, and runs no slower.
+#: rows x width^2, and larger runs are no faster.
 PAD_SLACK = 16
 TOKEN_BUDGET = 2048
 MAX_ROWS = 64
@@ -43,9 +43,9 @@ MAX_ROWS = 64
 #: The inputs a BERT-style model takes; a model may use a subset (many have no token_type_ids).
 MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
-#: onnxruntime fuses residual add, bias add and layer norm into SkipLayerNormalization; in onnxruntime
-#: 1.32 on this CPU that kernel took 5.5 ms at 8 x 256 tokens, Add + LayerNormalization 0.5 ms.
-#: Leaving it out made the float32 model ~1.13x faster and the int8 one ~1.25x.
+#: onnxruntime fuses residual add, bias add and layer norm into SkipLayerNormalization, whose kernel
+#: on x86 CPUs ran ten times slower than the Add and LayerNormalization it replaces; left out, both
+#: precisions run faster (bench/RESULTS.md, the `embedded ... SkipLayerNormalization` rows).
 DISABLED_OPTIMIZERS = ["SkipLayerNormFusion"]
 
 #: What onnxruntime raises when a model cannot be loaded or run (they share no base class but Exception).
@@ -164,10 +164,10 @@ def open_session(
 
     With ``cache`` (a folder from :func:`optimized_model_folder`), an optimised copy saved there is
     loaded instead of optimising again; when there is none, one is made (the first process after an
-    install or upgrade pays ~1 s once). ``one_shot`` is for a process that embeds a text or two: it
-    loads the copy without re-packing its weights for fast matrix products (0.02 s instead of
-    0.1-0.2 s; a short text then takes ~0.03 s instead of ~0.013 s), and where no copy can be kept it
-    runs the graph unoptimised (~0.1 s per short text) rather than spend ~0.4 s optimising it.
+    install or upgrade pays for it once). ``one_shot`` is for a process that embeds a text or two:
+    it loads the copy without re-packing its weights for fast matrix products (re-packing costs
+    more than it saves on one short text), and where no copy can be kept it runs the graph
+    unoptimised rather than spend longer optimising it than embedding the text takes.
     """
     levels = ort.GraphOptimizationLevel
     unsaved_options = session_options(threads, levels.ORT_DISABLE_ALL if one_shot else levels.ORT_ENABLE_ALL)
@@ -192,7 +192,7 @@ def session_options(threads: int, level: ort.GraphOptimizationLevel) -> ort.Sess
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
     # Idle pool threads would otherwise spin and take the cores the pipeline's own thread and the user's
-    # other programs need; on a loaded 2-core machine turning it off made embedding 1.3x faster.
+    # other programs need: on a loaded machine, embedding runs faster without it.
     options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     # Failures reach the user once, as our exception; onnxruntime would also log them to stderr.
     options.log_severity_level = 4
