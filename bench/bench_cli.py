@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import compileall
+import os
 import statistics
 import subprocess
 import sys
@@ -28,6 +29,8 @@ from rows import print_rows, row
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / "bench" / ".cache"
 INDEX_COMMAND = [sys.executable, "-c", "from indexer.cli import main; main()"]
+#: What a cold query may take on a quiet machine of this kind (issue 25).
+TARGET_SECONDS = 0.3
 QUESTION = "how do I fix a puncture on my bicycle"
 
 
@@ -64,10 +67,10 @@ def main() -> int:
     query = [*INDEX_COMMAND, "query", QUESTION, "--db", str(index), "-k", "3"]
     bare = [sys.executable, "-c", "import numpy, onnxruntime, tokenizers, apsw"]
     ours, reference = (statistics.median(times) for times in wall_times([query, bare], runs))
+    load = os.getloadavg()[0]
     note = (
-        f"{ours - reference:.2f} s above the bare imports, which took {reference:.2f} s in this run "
-        f"(0.31 s on an idle machine); at this ratio the target needs bare imports under "
-        f"{0.5 / (ours / reference):.2f} s: a less loaded machine, or a resident query process"
+        f"{ours - reference:.2f} s above the bare imports, which took {reference:.2f} s in this run; "
+        f"load average {load:.1f} at the end"
     )
     rows = [
         row(
@@ -75,8 +78,8 @@ def main() -> int:
             round(ours, 3),
             round(reference, 3),
             round(ours / reference, 2),
-            target="< 0.5 s",
-            passed=ours < 0.5,
+            target=f"<= {TARGET_SECONDS} s",
+            passed=ours <= TARGET_SECONDS,
             note=note,
         )
     ]

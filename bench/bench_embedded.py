@@ -73,8 +73,8 @@ from indexer import corpus, formats
 from indexer.backends.embedded import PACKAGED_MAX_SEQ_LENGTH, PACKAGED_TOKENIZER, EmbeddedBackend
 from indexer.backends.onnx import session as onnx_session
 from indexer.chunking import chunk_document
-from indexer.ignore import DEFAULT_MAX_FILE_SIZE
 from indexer.pipeline.run import chunk_settings
+from indexer.sizes import DEFAULT_MAX_FILE_SIZE
 
 #: shared/ lies beside the project root (on developer machines and in CI alike)
 REPO = Path(__file__).resolve().parent.parent

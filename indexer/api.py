@@ -247,9 +247,9 @@ class Index:
             StorageError: the index's disk or file failed; it keeps what it had before.
         """
         # the build machinery is imported here: a query does not pay for it
-        from indexer.ignore import parse_size
         from indexer.pipeline import BuildOptions
         from indexer.pipeline.run import build_root
+        from indexer.sizes import parse_size
 
         defaults_unless_given = {"warn": warn, "option_name": option_name, "commit_seconds": commit_seconds}
         given = {name: value for name, value in defaults_unless_given.items() if value is not None}

@@ -20,10 +20,10 @@ from indexer.ignore import (
     IgnoreChain,
     PathRules,
     WalkRules,
-    format_size,
     is_secret_name,
     is_virtual_env,
 )
+from indexer.sizes import format_size
 
 TEXT_EXTENSIONS = frozenset(
     """md markdown mdx txt text rst rest adoc asciidoc org tex html htm xhtml

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from pathspec import GitIgnoreSpec
 
 from indexer.errors import ConfigError
+from indexer.sizes import DEFAULT_MAX_FILE_SIZE
 
 #: Ignore files read in every folder, most decisive first (ripgrep's order).
 IGNORE_FILE_NAMES = (".ignore", ".gitignore")
@@ -35,12 +36,6 @@ _SECRET_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern in SEC
 _PROSE_EXEMPT = ("credentials.", "secrets.")
 
 Problem = Callable[[str, str], None]  # (path, reason) of an ignore file that could not be read
-
-#: Files larger than this are left out unless a build gives another ``max_file_size``: reading a file
-#: costs memory in proportion to its size (its bytes, its text, its chunks), so the cap is what bounds
-#: a build's memory; a text a person reads is rarely larger, a log or a data dump often is.
-DEFAULT_MAX_FILE_SIZE = 64 * 1024 * 1024
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)(i?b)?\s*$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -88,26 +83,6 @@ class WalkRules:
             allow_secrets=tuple(record.get("allow_secrets", ())),
             max_file_size=int(record.get("max_file_size", DEFAULT_MAX_FILE_SIZE)),
         )
-
-
-def parse_size(text: str | int) -> int:
-    """A size in bytes from ``64MB``, ``1.5G``, ``512k`` or a plain number of bytes (units count in
-    1024s, as ``ls -h`` and ``du -h`` show them)."""
-    if isinstance(text, int) and not isinstance(text, bool):
-        return text
-    match = _SIZE.match(str(text))
-    if match is None:
-        raise ConfigError(f"{text!r} is not a size (say 64MB, 1.5G, 512k or a number of bytes)")
-    number, unit = float(match.group(1)), match.group(2).lower()
-    return int(number * 1024 ** " kmgt".index(unit or " "))
-
-
-def format_size(size: int) -> str:
-    """``64 MB``, ``1.5 GB``, ``512 kB``, ``300 bytes``: a size as a person reads it (in 1024s)."""
-    for unit, scale in (("GB", 1 << 30), ("MB", 1 << 20), ("kB", 1 << 10)):
-        if size >= scale:
-            return f"{size / scale:.3g} {unit}"
-    return f"{size} bytes"
 
 
 def compile_patterns(patterns: Sequence[str], setting: str) -> GitIgnoreSpec | None:

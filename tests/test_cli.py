@@ -69,7 +69,8 @@ NEVER_IN_A_QUERY = {
     "httpx", "http.client", "ssl", "usearch", "filelock", "sqlite3", "starlette", "uvicorn", "mcp",
     "indexer.serving.web", "indexer.serving.http_app", "indexer.serving.run",
     "indexer.backends.http", "indexer.backends.ollama", "indexer.backends.openai",
-    "indexer.pipeline.build", "indexer.corpus", "indexer.chunking", "indexer.formats",
+    "indexer.pipeline.build", "indexer.corpus", "indexer.chunking", "indexer.formats", "indexer.ignore",
+    "pathspec",
 }  # fmt: skip
 #: What a keyword query does without as well: the model and the vector arithmetic.
 NOT_IN_A_KEYWORD_QUERY = {"numpy", "onnxruntime", "tokenizers", "indexer.backends.embedded"}

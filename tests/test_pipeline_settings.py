@@ -15,7 +15,7 @@ from repositories import INDEXED, write_repository
 from runs import cli
 
 from indexer import ConfigError, Index
-from indexer.ignore import DEFAULT_MAX_FILE_SIZE
+from indexer.sizes import DEFAULT_MAX_FILE_SIZE
 
 
 @pytest.fixture

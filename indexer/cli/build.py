@@ -18,9 +18,9 @@ from indexer.backends.packaged import DEFAULT_EMBEDDING_MODEL, EMBEDDING_MODELS
 from indexer.cli.app import Output, db_option, exit_codes
 from indexer.cli.output import show_report
 from indexer.errors import ConfigError
-from indexer.ignore import parse_size
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
 from indexer.progress import Progress
+from indexer.sizes import parse_size
 
 
 def build_option(name: str, flag: str | None = None, **options: Any) -> Callable[[Callable], Callable]:

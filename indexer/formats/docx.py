@@ -26,7 +26,7 @@ from io import BytesIO
 from xml.etree import ElementTree
 
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, too_much_text
-from indexer.ignore import format_size
+from indexer.sizes import format_size
 
 W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 PARAGRAPH_PROPERTIES, OUTLINE_LEVEL, PARAGRAPH_STYLE = f"{W}pPr", f"{W}outlineLvl", f"{W}pStyle"

@@ -37,7 +37,7 @@ from typing import IO
 
 from indexer.formats import pdf_worker
 from indexer.formats.document import MAX_LINES, MAX_TEXT_CHARS, Document, Heading, Part, UnreadableFile
-from indexer.ignore import format_size
+from indexer.sizes import format_size
 
 TITLE_SLACK = 12  # a line may carry this many characters beyond an outline title (numbers, dots)
 #: The address space the PDF worker may take: PDFium with a large document open, and the text of it.

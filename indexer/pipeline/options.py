@@ -8,8 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 
 from indexer.errors import ConfigError
-from indexer.ignore import DEFAULT_MAX_FILE_SIZE, format_size
 from indexer.progress import Progress
+from indexer.sizes import DEFAULT_MAX_FILE_SIZE, format_size
 
 #: Called with each warning: a :class:`indexer.pipeline.report.Notice`, which is a ``str``.
 Warn = Callable[[str], None]
@@ -32,7 +32,7 @@ class BuildOptions:
     For the settings the index records (chunk_tokens for the index; ignore_files, include, exclude,
     allow_secrets and max_file_size for each root), None means "as recorded", or for an index or
     root that has no record yet, the default: the model's input limit, ignore files honoured, no
-    patterns, :data:`indexer.ignore.DEFAULT_MAX_FILE_SIZE`. For concurrency, None means the
+    patterns, :data:`indexer.sizes.DEFAULT_MAX_FILE_SIZE`. For concurrency, None means the
     backend's own default.
     """
 

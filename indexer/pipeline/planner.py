@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from indexer import corpus, formats
 from indexer.backends.base import EmbeddingBackend
 from indexer.chunking import ChunkSettings, chunk_document, split_chunk
-from indexer.ignore import DEFAULT_MAX_FILE_SIZE
 from indexer.pipeline.options import Warn
 from indexer.pipeline.report import Notice
 from indexer.records import Chunk
 from indexer.redaction import Finding, redact_document
+from indexer.sizes import DEFAULT_MAX_FILE_SIZE
 from indexer.store.contract import FileWrites
 from indexer.store.records import FileState
 
