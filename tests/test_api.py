@@ -50,13 +50,15 @@ def test_large_k_works_and_absurd_k_is_a_usage_error(tmp_path, docs):
         with pytest.raises(ConfigError, match="k must be"):
             index.search("word", k=10**30, min_score=0)
     result = cli("query", "word", "--db", str(index_path), "-k", "99999999999999999999")
-    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert result.exit_code == 2
+    assert "Traceback" not in result.output
 
 
 def test_status_of_an_index_with_no_builds(tmp_path):
     with Index.open(tmp_path / "index.db") as index:
         status = index.status()
-    assert status["builds"] == [] and status["files"] == 0
+    assert status["builds"] == []
+    assert status["files"] == 0
     result = cli("status", "--db", str(tmp_path / "index.db"))
     assert result.exit_code == 0, result.output
 
@@ -82,7 +84,8 @@ def test_one_index_shared_by_threads_answers_every_search(tmp_path, docs):
         for thread in threads:
             thread.join()
     assert failures == []
-    assert len(answers) == 200 and all(answer == expected for answer in answers)
+    assert len(answers) == 200
+    assert all(answer == expected for answer in answers)
 
 
 def test_a_single_path_pattern_is_one_pattern_not_its_characters(tmp_path, docs):
@@ -90,13 +93,15 @@ def test_a_single_path_pattern_is_one_pattern_not_its_characters(tmp_path, docs)
     build(index_path, docs)
     with Index.open(index_path, backend=HashBackend()) as index:
         hits = index.search("a file about rivers", k=10, paths="sub/*", min_score=0)
-    assert hits and {hit.path for hit in hits} == {"sub/deep.md"}
+    assert hits
+    assert {hit.path for hit in hits} == {"sub/deep.md"}
 
 
 def test_an_unknown_backend_kind_in_an_index_is_one_line(tmp_path, docs):
     build(tmp_path / "index.db", docs)  # recorded backend "test-hash" is not one the CLI can make
     result = cli("query", "rivers", "--db", str(tmp_path / "index.db"))
-    assert result.exit_code == 2 and "unknown backend 'test-hash'" in result.stderr
+    assert result.exit_code == 2
+    assert "unknown backend 'test-hash'" in result.stderr
 
 
 def test_a_backend_that_cannot_embed_stops_with_exit_4(tmp_path, docs):

@@ -83,7 +83,8 @@ def test_ollama_request_carries_model_input_and_truncate_but_keep_alive_only_whe
         backend.embed(["two"])
     first, second = (request.body for request in ollama_server.requests)
     assert first == {"model": "nomic-embed-text", "input": ["one"], "truncate": False}
-    assert second["keep_alive"] == "10m" and second["truncate"] is True
+    assert second["keep_alive"] == "10m"
+    assert second["truncate"] is True
 
 
 def test_ollama_usage_counts_requests_and_prompt_eval_tokens(ollama_server: OllamaServer) -> None:
@@ -96,8 +97,10 @@ def test_ollama_usage_counts_requests_and_prompt_eval_tokens(ollama_server: Olla
 
 def test_an_empty_batch_sends_nothing(ollama_server: OllamaServer, openai_server: OpenAIServer) -> None:
     with ollama_backend(ollama_server) as ollama, openai_backend(openai_server) as openai:
-        assert ollama.embed([]) == [] and openai.embed([]) == []
-    assert ollama_server.requests == [] and openai_server.requests == []
+        assert ollama.embed([]) == []
+        assert openai.embed([]) == []
+    assert ollama_server.requests == []
+    assert openai_server.requests == []
 
 
 @pytest.mark.parametrize("encoding_format", ["base64", "float"])
@@ -114,7 +117,8 @@ def test_openai_sends_dimensions_only_when_asked(openai_server: OpenAIServer) ->
     with openai_backend(openai_server) as plain, openai_backend(openai_server, dimensions=32) as short:
         plain.embed(["a"])
         vectors = short.embed(["a"])
-        assert short.dimension == 32 and plain.dimension is None
+        assert short.dimension == 32
+        assert plain.dimension is None
     assert "dimensions" not in openai_server.requests[0].body
     assert openai_server.requests[1].body["dimensions"] == 32
     assert np.array_equal(as_float32(vectors), expected(["a"], 32))
@@ -351,7 +355,8 @@ def test_connection_refused_after_every_attempt_means_the_backend_is_unreachable
         assert time.monotonic() - started < 1  # the retry budget (300 s) is for servers that answer
         assert backend.usage()["requests"] == 3
     message = str(caught.value)
-    assert f"http://127.0.0.1:{port}/api/embed" in message and "gave up after 3 attempts" in message
+    assert f"http://127.0.0.1:{port}/api/embed" in message
+    assert "gave up after 3 attempts" in message
 
 
 # Refusals that waiting cannot cure are never retried.
@@ -366,8 +371,10 @@ def test_a_bad_key_is_unreachable_at_once_and_the_key_never_shows(openai_server:
             backend.embed(["a"])
         assert len(server.requests) == 1
     message = str(caught.value)
-    assert "HTTP 401" in message and "credentials refused" in message
-    assert SECRET not in message and "***" in message
+    assert "HTTP 401" in message
+    assert "credentials refused" in message
+    assert SECRET not in message
+    assert "***" in message
 
 
 @pytest.mark.parametrize(
@@ -491,9 +498,8 @@ def test_the_key_appears_in_no_message_config_description_or_repr(openai_server:
     for text in shown:
         assert SECRET not in text
     for message in messages:
-        assert "\n" not in message and message.startswith(
-            f"openai backend at {openai_server.base_url}/embeddings"
-        )
+        assert "\n" not in message
+        assert message.startswith(f"openai backend at {openai_server.base_url}/embeddings")
 
 
 def test_credentials_in_the_url_are_kept_out_of_messages_and_config(openai_server: OpenAIServer) -> None:
@@ -501,12 +507,11 @@ def test_credentials_in_the_url_are_kept_out_of_messages_and_config(openai_serve
     openai_server.fail_next(1, "bad_request")
     with OpenAIBackend("m", base_url=url, **fast()) as backend, pytest.raises(BackendError) as caught:
         backend.embed(["a"])
-    assert SECRET not in str(caught.value) and "user" not in str(caught.value)
-    assert (
-        SECRET not in str(backend.config())
-        and SECRET not in repr(backend)
-        and SECRET not in str(backend.base_urls)
-    )
+    assert SECRET not in str(caught.value)
+    assert "user" not in str(caught.value)
+    assert SECRET not in str(backend.config())
+    assert SECRET not in repr(backend)
+    assert SECRET not in str(backend.base_urls)
     sent = base64.b64decode(openai_server.requests[0].headers["authorization"].removeprefix("Basic "))
     assert sent == f"user:{SECRET}".encode()
 
@@ -646,7 +651,8 @@ def test_config_recreates_each_backend_and_holds_no_secret(
                     == as_float32(original.embed(["same"])).tobytes()
                 )
             assert SECRET not in str(config)
-            assert config["backend"] == original.kind and config["query_prefix"] == original.query_prefix
+            assert config["backend"] == original.kind
+            assert config["query_prefix"] == original.query_prefix
 
 
 def test_describe_names_what_changes_vectors_but_not_the_address(
@@ -668,9 +674,8 @@ def test_describe_names_what_changes_vectors_but_not_the_address(
             "document_prefix": "",
         }
         for described in (ollama.describe(), openai.describe()):
-            assert str(ollama_server.port) not in str(described) and str(openai_server.port) not in str(
-                described
-            )
+            assert str(ollama_server.port) not in str(described)
+            assert str(openai_server.port) not in str(described)
 
 
 def test_bad_openai_options_are_config_errors() -> None:
@@ -755,7 +760,8 @@ def test_a_lone_question_goes_to_the_first_server(ollama_server: OllamaServer) -
     ):
         for _ in range(3):
             backend.embed(["one question"])
-    assert len(ollama_server.requests) == 3 and second.requests == []
+    assert len(ollama_server.requests) == 3
+    assert second.requests == []
 
 
 def test_a_dead_first_server_is_passed_over_for_the_next_that_answers(ollama_server: OllamaServer) -> None:
@@ -849,7 +855,8 @@ def test_a_checked_server_that_switches_dimension_is_refused_at_its_first_such_a
             swapped.dimension = 32  # its model is swapped underneath the build
             results = embed_at_once(backend, [["c"], ["d"]])
     refused = [result for result in results if isinstance(result, BackendError)]
-    assert len(refused) == 1 and isinstance(refused[0], BackendUnreachableError)
+    assert len(refused) == 1
+    assert isinstance(refused[0], BackendUnreachableError)
     assert str(refused[0]).startswith(f"openai backend at {swapped.base_url}: serves another model")
     assert "it now gives 32-dimension vectors, where they gave 64-dimension ones" in str(refused[0])
 
@@ -879,9 +886,11 @@ def test_several_servers_are_recorded_as_a_list_without_credentials_and_describe
                 assert one.config()["base_url"] == first.base_url
             config = several.config()
             assert config["base_url"] == [first.base_url, f"{second.base_url}?x=1"]
-            assert SECRET not in str(config) and SECRET not in repr(several)
+            assert SECRET not in str(config)
+            assert SECRET not in repr(several)
             with make_backend(config) as rebuilt:
-                assert rebuilt.config() == config and rebuilt.default_concurrency == 16
+                assert rebuilt.config() == config
+                assert rebuilt.default_concurrency == 16
 
 
 def test_each_servers_credentials_are_sent_to_it_alone_and_masked_in_its_messages() -> None:
@@ -895,10 +904,14 @@ def test_each_servers_credentials_are_sent_to_it_alone_and_masked_in_its_message
     for error, server in zip(errors, (first, second), strict=True):
         assert isinstance(error, BackendError)
         assert str(error).startswith(f"openai backend at {server.base_url}/embeddings: request refused")
-        assert keys[0] not in str(error) and keys[1] not in str(error) and "key *** not allowed" in str(error)
+        assert keys[0] not in str(error)
+        assert keys[1] not in str(error)
+        assert "key *** not allowed" in str(error)
     basic = base64.b64decode(first.requests[0].headers["authorization"].removeprefix("Basic ")).decode()
-    assert basic == f"user:{keys[0]}" and "authorization" not in second.requests[0].headers
-    assert second.requests[0].path.endswith(f"api-key={keys[1]}") and "api-key" not in first.requests[0].path
+    assert basic == f"user:{keys[0]}"
+    assert "authorization" not in second.requests[0].headers
+    assert second.requests[0].path.endswith(f"api-key={keys[1]}")
+    assert "api-key" not in first.requests[0].path
 
 
 SECRET = "sk-attack-7f3a9c"
@@ -916,8 +929,10 @@ def test_basic_auth_credentials_echoed_by_a_server_are_masked(tmp_path, docs):
         url = server.base_url.replace("http://", f"http://someone:{SECRET}@")
         result = build_on_server(docs, tmp_path / "i.db", "openai", "m", url)
     encoded = base64.b64encode(f"someone:{SECRET}".encode()).decode()
-    assert result.exit_code == 4 and "credentials refused" in result.stderr
-    assert SECRET not in result.output and encoded not in result.output
+    assert result.exit_code == 4
+    assert "credentials refused" in result.stderr
+    assert SECRET not in result.output
+    assert encoded not in result.output
     assert "Basic ***" in result.stderr
 
 
@@ -931,7 +946,8 @@ def test_a_key_in_the_query_string_is_sent_but_never_stored(tmp_path, docs):
     status = cli("status", "--db", str(index_path), "--json").stdout
     assert json.loads(status)["backend"]["base_url"] == f"{server.base_url}?api-version=2024-06-01"
     stored = b"".join(path.read_bytes() for path in tmp_path.glob("i.db*"))
-    assert SECRET.encode() not in stored and SECRET not in status
+    assert SECRET.encode() not in stored
+    assert SECRET not in status
 
 
 def test_an_ollama_url_with_a_user_and_password_sends_them_as_basic_auth(tmp_path, docs):

@@ -73,7 +73,9 @@ def test_links_inside_the_folder_are_followed_and_a_loop_ends_only_itself(tmp_pa
     os.symlink(tmp_path / "real" / "doc.md", tmp_path / "doc-link.md")
     write(tmp_path / "zzz.md", "after the loop")
     found = paths(tmp_path)
-    assert "real/doc.md" in found and "doc-link.md" in found and "zzz.md" in found
+    assert "real/doc.md" in found
+    assert "doc-link.md" in found
+    assert "zzz.md" in found
     assert len(found) == len(set(found))
     assert not any(path.startswith("real/loop/") for path in found)
 
@@ -208,7 +210,8 @@ def test_a_build_stores_nothing_of_a_file_swapped_for_a_link_after_the_walk(
     index_path.parent.mkdir()
     with Index.open(index_path, backend=HashBackend()) as index:
         report = index.build(root, warn=warnings.append)
-    assert report.exit_code == 0 and report.files_added == 1
+    assert report.exit_code == 0
+    assert report.files_added == 1
     assert "notes.md: skipped, replaced by a symbolic link since the walk" in warnings
     for path in index_path.parent.iterdir():  # the index, its journal
         assert b"4921" not in path.read_bytes(), path.name
@@ -222,7 +225,8 @@ def test_file_names_that_are_not_utf8_are_indexed_under_an_escaped_name(tmp_path
     result = cli("build", str(docs), "--db", str(index_path), "--json")
     assert result.exit_code == 0, result.output
     report = json.loads(result.stdout)
-    assert report["files_added"] == 5 and report["files_failed"] == 0
+    assert report["files_added"] == 5
+    assert report["files_failed"] == 0
     hits = json.loads(cli("query", "espresso", "--mode", "keyword", "--db", str(index_path), "--json").stdout)
     assert hits[0]["path"] == "caf\\xe9.md"
     with Index.open(index_path, create=False) as index:
@@ -244,7 +248,8 @@ def test_a_file_replaced_by_a_fifo_after_the_walk_is_skipped_without_hanging(tmp
     with Index.open(tmp_path / "index.db") as index:
         report = index.build(docs, backend=HashBackend(), warn=warnings.append)
     assert time.monotonic() - started < 30
-    assert report.exit_code == 0 and report.files_added == 2
+    assert report.exit_code == 0
+    assert report.files_added == 2
     assert any(f"{fifo_name}: skipped, not a regular file" in warning for warning in warnings)
 
 
@@ -263,7 +268,8 @@ def test_folders_a_thousand_deep_are_walked(tmp_path):
         while current != folder:
             current.rmdir()
             current = current.parent
-    assert report.exit_code == 0 and report.files_added == 2
+    assert report.exit_code == 0
+    assert report.files_added == 2
 
 
 def test_a_dangling_symlink_is_reported_as_dangling(tmp_path, docs):

@@ -167,7 +167,8 @@ def test_cli_builds_with_ollama_and_a_bare_query_reaches_the_same_server(bikes, 
     built = cli("build", str(bikes), *OLLAMA_NOMIC, "--base-url", ollama_server.url, "--db", db, "--json")
     assert built.exit_code == 0, built.output
     report = json.loads(built.stdout)
-    assert report["files_added"] == 6 and report["exit_code"] == 0
+    assert report["files_added"] == 6
+    assert report["exit_code"] == 0
     assert report["requests"] == len(ollama_server.requests) == math.ceil(report["chunks_embedded"] / 32)
     assert report["tokens"] == sum(len(text.split()) for text in inputs(ollama_server))
 
@@ -234,12 +235,16 @@ def test_cli_wrong_api_key_stops_the_build_with_exit_4_and_never_shows_the_key(b
     with OpenAIServer(api_key=SECRET) as server:
         backend = [*OPENAI_SMALL, "--base-url", server.base_url, "--api-key", wrong]
         result = cli("build", str(bikes), *backend, "--db", str(index_path), "--json")
-    assert result.exit_code == 4 and result.stderr == ""  # --json: every line on stdout
+    assert result.exit_code == 4
+    assert result.stderr == ""  # --json: every line on stdout
     *errors, report = json_lines(result.stdout)
     assert len(server.requests) == report["requests"] == report["batches"] <= 4  # those in flight, no retry
-    assert report["files_added"] == 0 and "credentials refused (HTTP 401" in report["stopped"]
-    assert errors[0]["level"] == "error" and "credentials refused (HTTP 401" in errors[0]["message"]
-    assert wrong not in result.output and SECRET not in result.output
+    assert report["files_added"] == 0
+    assert "credentials refused (HTTP 401" in report["stopped"]
+    assert errors[0]["level"] == "error"
+    assert "credentials refused (HTTP 401" in errors[0]["message"]
+    assert wrong not in result.output
+    assert SECRET not in result.output
     assert wrong.encode() not in index_bytes(index_path)
 
 
@@ -250,7 +255,8 @@ def test_cli_query_without_the_key_the_index_was_built_with_exits_4(bikes, index
         assert built.exit_code == 0, built.output
         answered = cli("query", QUESTION, "--db", str(index_path))
     assert answered.exit_code == 4
-    assert answered.stderr.count("\n") == 1 and "credentials refused (HTTP 401" in answered.stderr
+    assert answered.stderr.count("\n") == 1
+    assert "credentials refused (HTTP 401" in answered.stderr
     assert SECRET not in answered.output
 
 
@@ -260,10 +266,12 @@ def test_cli_a_batch_the_server_refuses_fails_its_files_with_exit_1(bikes, index
     # one batch in flight at a time, so the first request the server sees (and refuses) is batch 1
     options = ["--batch-size", "8", "--concurrency", "1", "--db", str(index_path), "--json"]
     result = cli("build", str(bikes), *backend, *options)
-    assert result.exit_code == 1 and result.stderr == ""
+    assert result.exit_code == 1
+    assert result.stderr == ""
     *errors, report = json_lines(result.stdout)
     assert len(ollama_server.requests) == report["requests"] == report["batches"] > 1  # no retry
-    assert errors and all(error["level"] == "error" for error in errors)
+    assert errors
+    assert all(error["level"] == "error" for error in errors)
     assert all(re.fullmatch(r"batch 1 refused: ollama backend at .*HTTP 400.*", e["message"]) for e in errors)
     failed = [error["path"] for error in errors]
     assert failed == sorted(path.name for path in bikes.iterdir())[: len(failed)]  # the first batch's files
@@ -295,7 +303,8 @@ def test_ollama_gets_one_request_per_batch_and_two_at_a_time_by_default(bikes, i
     with OllamaServer(latency=0.1) as ollama_server:
         report, _ = build(index_path, bikes, backend_for(ollama_server), batch_size=8)
     chunks = report.chunks_embedded
-    assert report.exit_code == 0 and chunks == len(stored_chunks(index_path)) > 16
+    assert report.exit_code == 0
+    assert chunks == len(stored_chunks(index_path)) > 16
     assert len(ollama_server.requests) == report.requests == report.batches == math.ceil(chunks / 8)
     sizes = [request.batch_size for request in ollama_server.requests]
     assert sizes == [8] * (chunks // 8) + ([chunks % 8] if chunks % 8 else [])
@@ -306,14 +315,16 @@ def test_ollama_gets_one_request_per_batch_and_two_at_a_time_by_default(bikes, i
 def test_concurrency_keeps_that_many_requests_in_flight(bikes, index_path, concurrency):
     with OpenAIServer(latency=0.15) as server:
         report, _ = build(index_path, bikes, backend_for(server), batch_size=4, concurrency=concurrency)
-    assert report.exit_code == 0 and report.batches == math.ceil(report.chunks_embedded / 4)
+    assert report.exit_code == 0
+    assert report.batches == math.ceil(report.chunks_embedded / 4)
     assert server.max_in_flight == concurrency
 
 
 def test_openai_keeps_eight_requests_in_flight_by_default(bikes, index_path):
     with OpenAIServer(latency=0.25) as server:  # long enough to fill the window on a busy machine
         report, _ = build(index_path, bikes, backend_for(server), batch_size=1)  # packed chunks: ~20
-    assert report.exit_code == 0 and report.batches > 8
+    assert report.exit_code == 0
+    assert report.batches > 8
     assert server.max_in_flight == 8
 
 
@@ -354,7 +365,8 @@ def test_vectors_land_on_their_own_chunks_whatever_order_batches_come_back(bikes
 def test_shuffled_answer_order_is_put_back_by_index(bikes, index_path, openai_server):
     openai_server.fail_next(100, "shuffled")
     report, _ = build(index_path, bikes, backend_for(openai_server), batch_size=8, concurrency=2)
-    assert report.exit_code == 0 and report.chunks_embedded == len(stored_chunks(index_path))
+    assert report.exit_code == 0
+    assert report.chunks_embedded == len(stored_chunks(index_path))
     assert_every_vector_is_its_chunks(index_path, "")
 
 
@@ -408,8 +420,10 @@ def test_passing_faults_are_retried_and_the_build_completes(
     count = 1 if fault == "slow" else 2
     server.fail_next(count, fault, **options)
     report, _ = build(index_path, bikes, backend_for(server, **backend_options), batch_size=100)
-    assert report.exit_code == 0 and report.failures == []
-    assert report.files_changed == 6 and report.batches == 1
+    assert report.exit_code == 0
+    assert report.failures == []
+    assert report.files_changed == 6
+    assert report.batches == 1
     assert len(server.requests) == report.requests == 1 + count
     assert_every_vector_is_its_chunks(index_path, prefix_of(server))
 
@@ -417,7 +431,8 @@ def test_passing_faults_are_retried_and_the_build_completes(
 def test_retry_after_in_whole_seconds_is_waited_for(bikes, index_path, openai_server):
     openai_server.fail_next(1, "rate_limit", retry_after=1)
     report, _ = build(index_path, bikes, backend_for(openai_server), batch_size=100)
-    assert report.exit_code == 0 and len(openai_server.requests) == 2
+    assert report.exit_code == 0
+    assert len(openai_server.requests) == 2
     assert report.seconds >= 1.0  # the backoff alone would have waited a few milliseconds
 
 
@@ -438,9 +453,11 @@ def test_a_batch_the_server_spoils_fails_its_files_and_leaves_them_as_they_were(
 ):
     server.fail_next(10, fault, **options)
     report, _ = build(index_path, bikes, backend_for(server), batch_size=100)
-    assert report.exit_code == 1 and report.stopped is None
+    assert report.exit_code == 1
+    assert report.stopped is None
     assert len(server.requests) == requests
-    assert report.files_failed == 6 and report.files_changed == 0
+    assert report.files_failed == 6
+    assert report.files_changed == 0
     assert_one_line_naming_file_and_batch(report)
     assert all(re.search(complaint, failure.reason) for failure in report.failures), report.failures[0].reason
     assert snapshot(index_path) == built_index
@@ -451,8 +468,10 @@ def test_a_batch_still_refused_when_the_retry_budget_is_spent_fails_its_files(
 ):
     server.fail_next(100_000, "unavailable")
     report, _ = build(index_path, bikes, backend_for(server, **fast(retry_seconds=0.2)), batch_size=100)
-    assert report.exit_code == 1 and report.stopped is None
-    assert report.files_failed == 6 and report.files_changed == 0
+    assert report.exit_code == 1
+    assert report.stopped is None
+    assert report.files_failed == 6
+    assert report.files_changed == 0
     assert_one_line_naming_file_and_batch(report)
     complaint = rf"HTTP 503: service unavailable; gave up after {len(server.requests)} attempts in 0\.2 s"
     assert all(re.search(complaint, failure.reason) for failure in report.failures), report.failures[0].reason
@@ -466,7 +485,9 @@ def test_a_build_finishes_against_an_ollama_server_that_sheds_every_second_reque
     with OllamaServer(shed_every=2) as server:
         server.fail_next(12, "unavailable")  # and a burst first: more than two batches of five attempts
         report, _ = build(index_path, bikes, backend_for(server), batch_size=2)
-    assert report.exit_code == 0 and report.failures == [] and report.files_added == 6
+    assert report.exit_code == 0
+    assert report.failures == []
+    assert report.files_added == 6
     assert report.requests == len(server.requests) >= 12 + 2 * report.batches - 1
     assert_every_vector_is_its_chunks(index_path, "search_document: ")
 
@@ -495,7 +516,8 @@ def test_a_server_now_giving_another_dimension_is_a_settings_change(bikes, index
     report, _ = build(index_path, bikes, backend_for(ollama_server), batch_size=2, rebuild=True)
     assert report.exit_code == 0
     with Index.open(index_path) as index:
-        assert index.store.dimension == 32 and index.store.integrity_problems() == []
+        assert index.store.dimension == 32
+        assert index.store.integrity_problems() == []
 
 
 def test_a_failed_batch_fails_only_its_files(bikes, index_path, ollama_server):
@@ -536,14 +558,18 @@ def test_an_unusable_backend_stops_the_build_with_exit_4_and_changes_nothing(
         backend = OpenAIBackend("text-embedding-3-small", base_url=url, api_key=key, **fast())
         report, _ = build(index_path, bikes, backend, batch_size=8, concurrency=1)
     assert report.exit_code == 4
-    assert report.stopped is not None and complaint in report.stopped
-    assert report.files_failed == 6 and report.files_changed == 0
+    assert report.stopped is not None
+    assert complaint in report.stopped
+    assert report.files_failed == 6
+    assert report.files_changed == 0
     assert all("\n" not in failure.reason for failure in report.failures)
     assert len(guarded.requests) == (0 if cause == "nothing listening" else 1)  # no retry could cure it
-    assert SECRET not in report.stopped and WRONG_KEY not in report.stopped
+    assert SECRET not in report.stopped
+    assert WRONG_KEY not in report.stopped
     assert snapshot(index_path) == before
     on_disk = index_bytes(index_path)
-    assert WRONG_KEY.encode() not in on_disk and SECRET.encode() not in on_disk
+    assert WRONG_KEY.encode() not in on_disk
+    assert SECRET.encode() not in on_disk
 
 
 # Several servers of one model for one build.
@@ -558,7 +584,8 @@ def test_a_build_spreads_its_batches_over_every_server_each_keeping_its_window(b
         servers = (first, second, third)
         backend = OllamaBackend("nomic-embed-text", host=[server.url for server in servers], **fast())
         report, _ = build(index_path, bikes, backend, batch_size=1)  # packed chunks: ~20 batches
-    assert report.exit_code == 0 and report.batches > 12
+    assert report.exit_code == 0
+    assert report.batches > 12
     assert report.requests == report.batches + 2  # and one model check for each server but the first
     assert all(len(server.requests) >= 4 for server in servers)
     assert [server.max_in_flight for server in servers[1:]] == [2, 2]  # Ollama's window on each: 6 in all
@@ -572,7 +599,8 @@ def test_a_dead_server_is_benched_and_the_build_completes_on_the_others(bikes, i
         report, _ = build(
             index_path, bikes, OpenAIBackend("text-embedding-3-small", base_url=urls), batch_size=2
         )
-    assert report.exit_code == 0 and report.files_failed == 0
+    assert report.exit_code == 0
+    assert report.files_failed == 0
     refused = report.requests - report.batches - 1  # one model check: the second server against the first
     assert 1 <= refused <= 8  # at most its window before the first refusal, then benched (0.25 s or more)
     assert len(first.requests) + len(second.requests) == report.batches + 1
@@ -587,7 +615,8 @@ def test_batches_a_failing_server_refuses_are_embedded_by_another(bikes, index_p
         # small chunks, one a batch: enough batches that the failing server, once it answers again,
         # is sure to be handed some (of ~20 packed ones the steady server could take them all)
         report, _ = build(index_path, bikes, backend, batch_size=1, chunk_tokens=64)
-    assert report.exit_code == 0 and report.files_failed == 0
+    assert report.exit_code == 0
+    assert report.files_failed == 0
     assert len(failing.requests) > 6  # its failures, then its share once it answers again
     assert_every_vector_is_its_chunks(index_path, "search_document: ")
 
@@ -605,7 +634,8 @@ def test_a_server_serving_another_model_stops_the_build_naming_it_and_none_of_it
     assert report.stopped.startswith(
         f"ollama backend at {odd.url}/: serves another model than the other servers"
     )
-    assert odd.requests and report.files_failed > 0
+    assert odd.requests
+    assert report.files_failed > 0
     assert_every_vector_is_its_chunks(index_path, "search_document: ")  # the first server's, each of them
 
 
@@ -657,7 +687,8 @@ def test_several_servers_are_recorded_the_fingerprint_ignores_them_and_a_query_g
         assert second.requests[-1].body["input"] == [f"search_query: {QUESTION}"]
         edit_every_file(bikes)
         report, _ = build(tmp_path / "two.db", bikes, backend_for(second))  # one server now: same settings
-        assert report.exit_code == 0 and report.files_changed == 6
+        assert report.exit_code == 0
+        assert report.files_changed == 6
 
 
 def test_cli_base_url_repeated_spreads_the_build_counts_each_servers_requests_and_a_query_tries_them_in_order(
@@ -668,7 +699,8 @@ def test_cli_base_url_repeated_spreads_the_build_counts_each_servers_requests_an
         urls = ("--base-url", first.url, "--base-url", second.url)
         built = cli("build", str(bikes), *OLLAMA_NOMIC, *urls, *db, "--batch-size", "4", "--json")
         assert built.exit_code == 0, built.output
-        assert first.requests and second.requests
+        assert first.requests
+        assert second.requests
         summary = json.loads(built.stdout.splitlines()[-1])
         assert summary["requests_by_server"] == {
             first.url: len(first.requests),
@@ -699,8 +731,10 @@ def test_chunks_over_the_token_budget_are_cut_with_a_warning_and_all_text_is_ind
     assert over_budget >= 2
     with kind_of_server(token_budget=budget) as strict:
         report, warnings = build(tmp_path / "index.db", bikes, backend_for(strict), batch_size=8)
-    assert report.exit_code == 0 and report.files_added == 6
-    assert len(warnings) >= over_budget and warnings == report.warnings
+    assert report.exit_code == 0
+    assert report.files_added == 6
+    assert len(warnings) >= over_budget
+    assert warnings == report.warnings
     cut = r"[\w-]+\.md:\d+-\d+: too long for the backend, cut into 2 smaller chunks"
     assert all(re.fullmatch(cut, warning) for warning in warnings)
     stored = [chunk.embed_text for chunk, _ in stored_chunks(tmp_path / "index.db").values()]
@@ -712,7 +746,8 @@ def test_chunks_over_the_token_budget_are_cut_with_a_warning_and_all_text_is_ind
 def test_batches_over_the_per_request_budget_are_halved_without_cutting_chunks(bikes, index_path):
     with OpenAIServer(batch_token_budget=600) as server:
         report, warnings = build(index_path, bikes, backend_for(server), batch_size=32)
-    assert report.exit_code == 0 and warnings == []
+    assert report.exit_code == 0
+    assert warnings == []
     sent = [request.body["input"] for request in server.requests]
     accepted = [batch for batch in sent if sum(len(text.split()) for text in batch) <= 600]
     assert len(accepted) < len(sent)  # some batches were refused whole and sent again in halves

@@ -69,7 +69,9 @@ def test_ignore_rules_agree_with_git_check_ignore(tmp_path):
         [*taken(repo), *(p for p in git_keeps if p.rsplit("/", 1)[-1] == ".gitignore")]
     )  # the walk reads ignore files as rules, git lists them as files
     assert ours == git_keeps
-    assert "keep.log.md" in ours and "a/x.log.md" in ours and "out/page.md" not in ours
+    assert "keep.log.md" in ours
+    assert "a/x.log.md" in ours
+    assert "out/page.md" not in ours
 
 
 def test_dot_ignore_outranks_gitignore_and_a_deeper_file_outranks_a_shallower_one(tmp_path):
@@ -90,9 +92,8 @@ def test_no_ignore_turns_ignore_files_off_but_never_lets_secrets_in(tmp_path):
         paths
     )
     assert found.ignored == 0
-    assert ".env" not in paths and {".env", ".env.example", "config/server.pem"} <= {
-        s.path for s in found.skipped
-    }
+    assert ".env" not in paths
+    assert {".env", ".env.example", "config/server.pem"} <= {s.path for s in found.skipped}
 
 
 def test_include_and_exclude_narrow_the_walk_and_never_bring_back_an_ignored_file(tmp_path):
@@ -138,7 +139,8 @@ def test_an_ignored_folder_is_never_listed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(corpus.os, "scandir", recording_scandir)
     found = corpus.walk(tmp_path)
-    assert [source.path for source in found.files] == ["doc.md"] and found.ignored == 1
+    assert [source.path for source in found.files] == ["doc.md"]
+    assert found.ignored == 1
     assert listed == [tmp_path.name]
 
 
@@ -228,4 +230,5 @@ def test_the_walk_filter_takes_exactly_what_the_walk_takes(tmp_path):
     everything = [str(p.relative_to(repo)) for p in repo.rglob("*") if p.is_file() and ".git" not in p.parts]
     kept = {path for path in everything if walk_filter.takes(path)}
     assert kept == set(taken(repo, exclude=("docs/env/",))) | {".gitignore", "docs/.gitignore"}
-    assert walk_filter.takes("docs/new-folder") and not walk_filter.takes("build/gone.md")
+    assert walk_filter.takes("docs/new-folder")
+    assert not walk_filter.takes("build/gone.md")

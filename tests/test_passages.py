@@ -51,11 +51,13 @@ def test_a_whole_file_reads_back_as_indexed_with_no_line_twice(index):
     overlaps = sum(
         1 for before, after in zip(chunks, chunks[1:], strict=False) if after.start_line <= before.end_line
     )
-    assert len(chunks) > 5 and overlaps > 0  # the case that could repeat lines
+    assert len(chunks) > 5
+    assert overlaps > 0  # the case that could repeat lines
     passage = index.get(GUIDE)
     assert passage.text.split("\n") == source_lines(index.folder / GUIDE)
     assert (passage.start_line, passage.end_line) == (1, len(source_lines(index.folder / GUIDE)))
-    assert passage.root == str(index.folder.resolve()) and passage.locator == ""
+    assert passage.root == str(index.folder.resolve())
+    assert passage.locator == ""
 
 
 def test_every_files_text_reads_back_whole(index):
@@ -89,16 +91,23 @@ def test_a_range_from_or_to_a_blank_line_numbers_its_text_from_its_first_line(in
         for asked in (f"{number}-{number + 10}", f"{number - 10}-{number}"):
             passage = index.get(f"{GUIDE}:{asked}")
             assert passage.text.split("\n") == lines[passage.start_line - 1 : passage.end_line], asked
-            assert passage.text.split("\n")[0] and passage.text.split("\n")[-1]
+            assert passage.text.split("\n")[0]
+            assert passage.text.split("\n")[-1]
 
 
 def test_pages_are_read_by_their_citation(index):
     page = index.get("manual.pdf:page 2")
-    assert "chains" in page.text and "saddles" not in page.text and "brakes" not in page.text
-    assert page.text.startswith("Page two line 0") and page.text.endswith("chains")
-    assert page.locator == "page 2" and page.citation == "manual.pdf:page 2"
+    assert "chains" in page.text
+    assert "saddles" not in page.text
+    assert "brakes" not in page.text
+    assert page.text.startswith("Page two line 0")
+    assert page.text.endswith("chains")
+    assert page.locator == "page 2"
+    assert page.citation == "manual.pdf:page 2"
     both = index.get("manual.pdf:pages 2-3")
-    assert "chains" in both.text and "brakes" in both.text and "saddles" not in both.text
+    assert "chains" in both.text
+    assert "brakes" in both.text
+    assert "saddles" not in both.text
     assert both.locator == "pages 2-3"
     # pages small enough to share a chunk come back together, and the locator says so
     assert index.get("leaflet.pdf:page 2").locator == "pages 1-2"

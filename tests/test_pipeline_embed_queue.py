@@ -47,16 +47,19 @@ def test_a_text_wanted_by_several_files_is_embedded_once_in_full_batches():
         queue.want(hashes, [f"text {n}" for n in range(10)])
         queue.want(hashes[:5], [f"text {n}" for n in range(5)])  # a second file with the same texts
         assert queue.waiting == 10
-        assert queue.next_batch() is not None and queue.waiting == 6
+        assert queue.next_batch() is not None
+        assert queue.waiting == 6
         drain_from = queue.next_batch()
-        assert drain_from is not None and queue.waiting == 2
+        assert drain_from is not None
+        assert queue.waiting == 2
         assert queue.next_batch() is None  # two left: not a full batch until the end
         queue.send(drain_from)
         drain(queue)
     assert sorted(text for batch in embed.batches for text in batch) == sorted(
         f"text {n}" for n in range(4, 10)
     )
-    assert queue.vector("h9") == b"text 9" and queue.unknown(hashes) == hashes[:4]
+    assert queue.vector("h9") == b"text 9"
+    assert queue.unknown(hashes) == hashes[:4]
 
 
 def test_never_more_batches_in_flight_than_the_window():
@@ -65,7 +68,8 @@ def test_never_more_batches_in_flight_than_the_window():
         queue = EmbedQueue(pool, embed, batch_size=2, concurrency=3)
         queue.want([f"h{n}" for n in range(40)], [f"t{n}" for n in range(40)])
         drain(queue)
-    assert embed.most_at_once == 3 and len(embed.batches) == 20
+    assert embed.most_at_once == 3
+    assert len(embed.batches) == 20
 
 
 def test_a_vector_counts_as_embedded_for_its_first_file_only():
@@ -85,9 +89,11 @@ def test_refused_texts_fail_their_files_and_are_tried_again_when_wanted_again():
         queue.send(batch)
         [(finished, _)] = queue.finished(block=True)
         queue.refuse(finished.hashes, "batch 1 refused: bad answer")
-        assert queue.failure("a") == "batch 1 refused: bad answer" and queue.vector("a") is None
+        assert queue.failure("a") == "batch 1 refused: bad answer"
+        assert queue.vector("a") is None
         queue.want(["a"], ["A"])
-        assert queue.failure("a") is None and queue.waiting == 1
+        assert queue.failure("a") is None
+        assert queue.waiting == 1
 
 
 def test_a_stop_fails_what_waits_and_forget_keeps_only_what_files_need():
@@ -99,6 +105,8 @@ def test_a_stop_fails_what_waits_and_forget_keeps_only_what_files_need():
         for batch, future in drain_first:
             queue.accept(batch, future.result())
         queue.stop("backend unreachable")
-        assert queue.waiting == 0 and queue.failure("c") == "backend unreachable"
+        assert queue.waiting == 0
+        assert queue.failure("c") == "backend unreachable"
         queue.forget({"a"})
-    assert queue.vector("a") == b"A" and queue.vector("b") is None
+    assert queue.vector("a") == b"A"
+    assert queue.vector("b") is None

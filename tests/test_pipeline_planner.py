@@ -32,7 +32,8 @@ def source_of(path, root):
 def test_a_file_with_its_recorded_size_and_mtime_is_not_read(tmp_path, docs):
     source = source_of(docs / "guide.md", docs)
     state = FileState(1, source.size, source.mtime_ns, "whatever", "indexed")
-    assert unchanged(source, state) and not unchanged(source, state._replace(size=source.size + 1))
+    assert unchanged(source, state)
+    assert not unchanged(source, state._replace(size=source.size + 1))
 
 
 def test_a_touched_file_whose_bytes_did_not_change_is_only_touched(planner, docs):
@@ -40,20 +41,25 @@ def test_a_touched_file_whose_bytes_did_not_change_is_only_touched(planner, docs
     os.utime(docs / "guide.md", ns=(1, 1))
     state = FileState(7, first.source.size, first.source.mtime_ns, first.content_hash, "indexed")
     again = planner.plan(source_of(docs / "guide.md", docs), state)
-    assert again.touch_only == 7 and again.chunks == []
+    assert again.touch_only == 7
+    assert again.chunks == []
 
 
 def test_a_changed_file_is_chunked_and_each_chunk_keyed_by_what_the_model_reads(planner, docs):
     pending = planner.plan(source_of(docs / "guide.md", docs), None)
-    assert pending.is_new and pending.status == "indexed" and pending.chunks
+    assert pending.is_new
+    assert pending.status == "indexed"
+    assert pending.chunks
     assert pending.text_hashes == [text_hash(chunk.embed_text) for chunk in pending.chunks]
-    assert pending.chunks[-1].heading.startswith("Guide") and "Usage" in pending.chunks[-1].embed_text
+    assert pending.chunks[-1].heading.startswith("Guide")
+    assert "Usage" in pending.chunks[-1].embed_text
 
 
 def test_an_empty_file_is_recorded_as_skipped(planner, tmp_path):
     write(tmp_path / "d" / "empty.md", "   \n")
     pending = planner.plan(source_of(tmp_path / "d" / "empty.md", tmp_path / "d"), None)
-    assert pending.status == "empty" and pending.chunks == []
+    assert pending.status == "empty"
+    assert pending.chunks == []
 
 
 def test_a_chunk_too_long_for_the_backend_is_cut_in_two_and_a_single_word_is_not(planner, tmp_path):
@@ -61,10 +67,12 @@ def test_a_chunk_too_long_for_the_backend_is_cut_in_two_and_a_single_word_is_not
     pending = planner.plan(source_of(tmp_path / "d" / "a.md", tmp_path / "d"), None)
     count = len(pending.chunks)
     assert planner.recut(pending, 0, "too long")
-    assert len(pending.chunks) == count + 1 and len(pending.text_hashes) == count + 1
+    assert len(pending.chunks) == count + 1
+    assert len(pending.text_hashes) == count + 1
     write(tmp_path / "d" / "b.md", "Supercalifragilistic\n")
     single = planner.plan(source_of(tmp_path / "d" / "b.md", tmp_path / "d"), None)
-    assert not planner.recut(single, 0, "too long") and "cannot be cut smaller" in single.failure
+    assert not planner.recut(single, 0, "too long")
+    assert "cannot be cut smaller" in single.failure
 
 
 class SlowCounter(HashBackend):
@@ -83,8 +91,11 @@ def test_a_files_parse_and_token_counts_are_timed_apart_from_the_chunker_itself(
     with Index.open(tmp_path / "index.db") as index:
         planner = Planner(index.store, counter, ChunkSettings.for_limit(64), lambda message: None, clock)
         pending = planner.plan(source_of(docs / "guide.md", docs), None)
-    assert pending.chunks and set(clock.seconds) == set(STAGES)
-    assert clock.seconds["read"] > 0 and clock.seconds["parse"] > 0 and clock.seconds["chunk"] > 0
+    assert pending.chunks
+    assert set(clock.seconds) == set(STAGES)
+    assert clock.seconds["read"] > 0
+    assert clock.seconds["parse"] > 0
+    assert clock.seconds["chunk"] > 0
     assert clock.seconds["tokenize"] >= 0.01 * counter.calls > clock.seconds["chunk"]
 
 
@@ -108,5 +119,7 @@ def test_a_file_of_many_lines_has_its_tokens_counted_a_batch_at_a_time(tmp_path)
             index.store, backend, ChunkSettings.for_limit(64), lambda message: None, StageClock()
         )
         pending = planner.plan(source_of(tmp_path / "d" / "log.txt", tmp_path / "d"), None)
-    assert pending.chunks and max(backend.asked) == COUNT_BATCH and sum(backend.asked) >= 3 * COUNT_BATCH
+    assert pending.chunks
+    assert max(backend.asked) == COUNT_BATCH
+    assert sum(backend.asked) >= 3 * COUNT_BATCH
     assert pending.chunks[-1].end_line == 3 * COUNT_BATCH  # counts in order: every line placed

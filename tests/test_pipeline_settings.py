@@ -52,7 +52,9 @@ def test_a_plain_build_reuses_the_recorded_chunk_tokens(tmp_path, index_path):
     assert longest_chunk(index_path) <= 24
     write(folder / "more.md", "# More\n\n" + " ".join(f"more{number}" for number in range(100)) + "\n")
     report = build(index_path, folder, backend)  # no chunk_tokens: the recorded 24
-    assert report.exit_code == 0 and report.files_added == 1 and report.files_unchanged == 1
+    assert report.exit_code == 0
+    assert report.files_added == 1
+    assert report.files_unchanged == 1
     assert longest_chunk(index_path) <= 24
     with pytest.raises(ConfigError, match="chunking.max_tokens: 24 -> 32"):
         build(index_path, folder, backend, chunk_tokens=32)
@@ -97,7 +99,8 @@ def test_a_different_rule_is_refused_then_applied_in_place_by_a_rebuild(tmp_path
     assert snapshot(index_path) == before
     embedded = len(backend.embedded)
     report = build(index_path, repo, backend, exclude=[], rebuild=True)
-    assert report.files_added == 3 and report.files_unchanged == len(INDEXED) - 3
+    assert report.files_added == 3
+    assert report.files_unchanged == len(INDEXED) - 3
     assert indexed(index_path) == INDEXED
     assert len(backend.embedded) - embedded == report.chunks_embedded  # only the new files' chunks
     assert build(index_path, repo, backend).files_unchanged == len(INDEXED)  # the new rules are kept
@@ -110,11 +113,13 @@ def test_the_size_cap_is_recorded_for_the_folder_and_a_new_one_applied_by_a_rebu
     backend = HashBackend()
     assert build(index_path, folder, backend, max_file_size="2k").skipped_by_kind() == {"too-large": 1}
     again = build(index_path, folder, backend)  # no cap given: the recorded 2 kB
-    assert again.skipped_by_kind() == {"too-large": 1} and indexed(index_path) == ["a.md"]
+    assert again.skipped_by_kind() == {"too-large": 1}
+    assert indexed(index_path) == ["a.md"]
     with pytest.raises(ConfigError, match="walk.max_file_size: 2048 -> 4096"):
         build(index_path, folder, backend, max_file_size=4096)
     report = build(index_path, folder, backend, max_file_size=4096, rebuild=True)
-    assert report.files_changed == 1 and indexed(index_path) == ["a.md", "log.txt"]
+    assert report.files_changed == 1
+    assert indexed(index_path) == ["a.md", "log.txt"]
     with pytest.raises(ConfigError, match="max_file_size must be a positive number of bytes, not 0"):
         build(index_path, folder, backend, max_file_size=0)
 
@@ -125,7 +130,8 @@ def test_no_ignore_is_recorded_and_reused(tmp_path, index_path):
     build(index_path, repo, backend, ignore_files=False)
     assert {"build/guide.md", "scratch.md", "package-lock.json"} <= set(indexed(index_path))
     report = build(index_path, repo, backend)
-    assert report.files_removed == 0 and report.files_ignored == 0
+    assert report.files_removed == 0
+    assert report.files_ignored == 0
     assert ".env" not in indexed(index_path)
 
 
@@ -160,7 +166,8 @@ def test_an_emptied_folder_removes_nothing_unless_allowed(tmp_path, index_path):
         build(index_path, folder, backend)
     assert snapshot(index_path) == before
     report = build(index_path, folder, backend, allow_empty=True)
-    assert report.files_removed == 2 and indexed(index_path) == []
+    assert report.files_removed == 2
+    assert indexed(index_path) == []
 
 
 @pytest.mark.parametrize("fate", ["moved", "emptied"])
@@ -186,7 +193,8 @@ def test_a_rebuild_refuses_to_drop_another_folder_that_is_missing_or_emptied(tmp
     assert snapshot(index_path) == before
     assert not Path(f"{index_path}.rebuild").exists()
     report = build(index_path, notes, backend, chunk_tokens=24, rebuild=True, allow_empty=True)
-    assert report.exit_code == 0 and indexed(index_path) == ["a.md"]
+    assert report.exit_code == 0
+    assert indexed(index_path) == ["a.md"]
 
 
 def test_a_rebuild_of_an_emptied_folder_removes_nothing_unless_allowed(tmp_path):
@@ -206,7 +214,8 @@ def test_a_new_root_with_no_files_is_no_error(tmp_path, index_path):
     folder = tmp_path / "empty"
     folder.mkdir()
     report = build(index_path, folder, HashBackend())
-    assert report.exit_code == 0 and report.files_seen == 0
+    assert report.exit_code == 0
+    assert report.files_seen == 0
 
 
 def test_the_report_counts_what_was_left_out_and_why(tmp_path, index_path):
@@ -230,7 +239,8 @@ def test_a_removed_folder_starts_afresh_with_the_rules_given(tmp_path, index_pat
     with Index.open(index_path) as index:
         index.remove_root(notes)
     report = build(index_path, notes, backend, include=["drafts/"])  # no "settings differ"
-    assert report.exit_code == 0 and indexed(index_path) == ["drafts/b.md"]
+    assert report.exit_code == 0
+    assert indexed(index_path) == ["drafts/b.md"]
 
 
 def test_a_first_batch_of_a_wrong_dimension_that_stores_nothing_fixes_nothing(tmp_path):
@@ -246,9 +256,11 @@ def test_a_first_batch_of_a_wrong_dimension_that_stores_nothing_fixes_nothing(tm
             return super().embed(texts)
 
     report = build(index_path, folder, Misbehaving("wrong_dimension", fail_on=1), batch_size=1, concurrency=1)
-    assert report.files_failed == 1 and report.files_added == 0
+    assert report.files_failed == 1
+    assert report.files_added == 0
     with Index.open(index_path, create=False) as index:
-        assert index.store.dimension is None and index.store.get_meta("fingerprint") is None
+        assert index.store.dimension is None
+        assert index.store.get_meta("fingerprint") is None
     assert build(index_path, folder, HashBackend(model_name="another")).exit_code == 0
 
 
@@ -257,6 +269,7 @@ def test_a_first_build_that_stored_nothing_pins_no_settings(tmp_path, docs):
     with OllamaServer(models=["nomic-embed-text"]) as server:
         ollama = ["--backend", "ollama", "--base-url", server.url]
         failed = cli("build", str(docs), "--db", index_path, *ollama, "--model", "nomic-embed-txet")
-        assert failed.exit_code == 4 and "ollama pull nomic-embed-txet" in failed.stderr
+        assert failed.exit_code == 4
+        assert "ollama pull nomic-embed-txet" in failed.stderr
         fixed = cli("build", str(docs), "--db", index_path, *ollama, "--model", "nomic-embed-text")
         assert fixed.exit_code == 0, fixed.output

@@ -59,7 +59,8 @@ def test_files_wait_for_a_full_group_then_commit_with_the_settings_and_the_recor
         writer.write_ready(stopped=None)
     writer.await_write()
     assert store.counts()["files"] == WRITE_GROUP_FILES  # the rest waits for the next group
-    assert store.get_meta("model") == "hash-v1" and store.dimension == 8
+    assert store.get_meta("model") == "hash-v1"
+    assert store.dimension == 8
     assert store.recent_builds()[0]["files_added"] == WRITE_GROUP_FILES
     writer.finish()
     assert store.counts()["files"] == WRITE_GROUP_FILES + 5 == writer.counts.files_added
@@ -73,7 +74,8 @@ def test_a_file_waits_for_its_vectors_in_walk_order(setup, tmp_path):
     writer.add(second)
     writer.write_ready(stopped=None, flush=True)
     writer.await_write()
-    assert store.counts()["files"] == 0 and len(writer.waiting) == 2  # b.md waits behind a.md
+    assert store.counts()["files"] == 0
+    assert len(writer.waiting) == 2  # b.md waits behind a.md
     give_vectors(queue, dimensions, [first])
     writer.finish()
     assert store.counts()["files"] == 2
@@ -88,7 +90,8 @@ def test_a_file_with_a_refused_text_fails_and_is_never_written(setup, tmp_path):
     writer.add(bad)
     writer.finish()
     assert [failure.path for failure in writer.failures] == ["bad.md"]
-    assert store.counts()["files"] == 1 and writer.counts.files_failed == 1
+    assert store.counts()["files"] == 1
+    assert writer.counts.files_failed == 1
     assert store.recent_builds()[0]["files_added"] == 1
 
 
@@ -126,7 +129,8 @@ def test_ready_files_commit_once_the_time_bound_passes_though_their_group_is_sma
     time.sleep(writer.seconds_to_commit())
     writer.write_ready(stopped=None)
     writer.await_write()
-    assert store.counts()["files"] == 2 and store.recent_builds()[0]["files_added"] == 2
+    assert store.counts()["files"] == 2
+    assert store.recent_builds()[0]["files_added"] == 2
 
 
 def test_a_timed_commit_with_nothing_ready_records_that_the_build_is_alive(setup, tmp_path):
@@ -137,4 +141,5 @@ def test_a_timed_commit_with_nothing_ready_records_that_the_build_is_alive(setup
     before = time.time()
     writer.write_ready(stopped=None)
     writer.await_write()
-    assert store.recent_builds()[0]["seen_at"] >= before and store.counts()["files"] == 0
+    assert store.recent_builds()[0]["seen_at"] >= before
+    assert store.counts()["files"] == 0

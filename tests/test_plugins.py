@@ -27,7 +27,8 @@ def test_build_names_an_installed_backend_and_the_index_records_it(built):
     db, env = built
     status = json.loads(run_index("status", "--db", str(db), "--json", env=env).stdout)
     assert status["backend"] == {"backend": "hash-plugin", "model": "p1"}
-    assert status["model"] == "p1" and status["dimension"] == 32
+    assert status["model"] == "p1"
+    assert status["dimension"] == 32
 
 
 def test_query_finds_the_backend_again_from_the_record(built):
@@ -47,7 +48,8 @@ def test_keyword_search_needs_no_backend(built):
     assert all("puncture" in hit["text"].lower() for hit in json.loads(keyword.stdout))
     vector = run_index("query", "puncture", "--db", str(db), "--mode", "vector", env=without_plugin)
     assert vector.returncode == 2
-    assert "unknown backend 'hash-plugin'" in vector.stderr and "indexer.backends" in vector.stderr
+    assert "unknown backend 'hash-plugin'" in vector.stderr
+    assert "indexer.backends" in vector.stderr
 
 
 def test_an_unknown_backend_name_lists_the_installed_ones(built, tmp_path):
@@ -64,7 +66,8 @@ def test_an_unknown_backend_name_lists_the_installed_ones(built, tmp_path):
         env=env,
     )
     assert result.returncode == 2
-    assert "hash-plugin" in result.stderr and "embedded" in result.stderr
+    assert "hash-plugin" in result.stderr
+    assert "embedded" in result.stderr
 
 
 def test_a_registered_class_that_is_not_a_backend_is_refused_naming_it(tmp_path):

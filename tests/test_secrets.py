@@ -179,7 +179,8 @@ def test_twenty_planted_secrets_never_reach_the_index_file_or_its_journal(tmp_pa
     index = Index.open(index_path, backend=HashBackend(max_tokens=256))
     try:
         report = index.build(repository, warn=lambda message: None)
-        assert report.exit_code == 0 and report.files_added == 12
+        assert report.exit_code == 0
+        assert report.files_added == 12
         journal = index_path.with_name("index.db-wal")
         assert journal.exists()  # read while the index is open, before a checkpoint folds it in
         stored = [path.read_bytes() for path in index_path.parent.iterdir()]
@@ -259,7 +260,8 @@ def test_the_build_summary_counts_the_secrets_redacted_and_names_their_lines(tmp
         [*index_command(), "build", str(repository), "--db", db, "--json"], capture_output=True, text=True
     )
     summary = json.loads(again.stdout.splitlines()[-1])
-    assert summary["secrets_redacted"] == 0 and "secrets redacted" not in summary["message"]
+    assert summary["secrets_redacted"] == 0
+    assert "secrets redacted" not in summary["message"]
 
 
 @pytest.mark.parametrize(
@@ -285,7 +287,8 @@ def test_the_build_summary_counts_the_secrets_redacted_and_names_their_lines(tmp
 )
 def test_each_kind_of_secret_users_meet_is_redacted(text):
     redacted, count = redact_text(text)
-    assert count == 1 and REDACTED in redacted
+    assert count == 1
+    assert REDACTED in redacted
     assert redacted.count("\n") == text.count("\n")
 
 

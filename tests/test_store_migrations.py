@@ -12,7 +12,8 @@ from indexer.store.sqlite import SQLiteStore
 def test_both_engines_have_the_same_numbered_steps_in_order():
     for engine in ("sqlite", "postgres"):
         versions = [migration.version for migration in migrations.all_migrations(engine)]
-        assert versions == sorted(versions) and len(set(versions)) == len(versions)
+        assert versions == sorted(versions)
+        assert len(set(versions)) == len(versions)
     sqlite = [migration.version for migration in migrations.all_migrations("sqlite")]
     assert sqlite == [migration.version for migration in migrations.all_migrations("postgres")]
 

@@ -132,7 +132,8 @@ def test_the_same_root_is_refused_while_another_root_is_built(postgres_url, tmp_
         assert f"root {alpha.resolve()} of index" in second.stderr.read()
         with Index.open(postgres_url) as index:
             report = index.build(beta, backend=HashBackend(), warn=lambda message: None)
-        assert report.exit_code == 0 and report.files_added == 31
+        assert report.exit_code == 0
+        assert report.files_added == 31
     finally:
         holder.kill()
         holder.wait()
@@ -161,7 +162,8 @@ def test_cli_builds_queries_and_reports_status_on_postgres(postgres_server, tmp_
     info = json.loads(status.stdout)
     assert info["index"] == url.replace(":pw-7f3kq@", ":***@")
     assert info["migrations"] == [migration.name for migration in all_migrations("postgres")]
-    assert info["dimension"] == 384 and info["files"] == sum(path.is_file() for path in folder.rglob("*"))
+    assert info["dimension"] == 384
+    assert info["files"] == sum(path.is_file() for path in folder.rglob("*"))
     assert "pw-7f3kq" not in status.stdout  # a password no other word contains ("allow_secrets" does)
     with Index.open(url, create=False) as index:  # made once, at the end of the first build
         definitions = rows(index.store, "SELECT indexdef FROM pg_indexes WHERE tablename = 'chunks'")

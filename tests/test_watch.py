@@ -47,7 +47,8 @@ def test_watch_rebuilds_after_a_change_and_ignores_its_own_index(tmp_path):
         time.sleep(0.5)
         write(folder / "b.md", "# B\n\na new file about kingfishers\n")
         second = reports.get(timeout=30)
-        assert second.files_added == 1 and second.files_unchanged == 1
+        assert second.files_added == 1
+        assert second.files_unchanged == 1
         time.sleep(1.5)
         assert reports.empty(), "the watcher woke up for its own index writes"
         (folder / "a.md").unlink()
@@ -64,7 +65,8 @@ def test_watch_reuses_the_recorded_rules_and_sleeps_through_changes_they_pass_ov
     index.build(folder, backend=backend, exclude=["drafts/"], chunk_tokens=24, warn=lambda message: None)
     with watching(index, folder, backend) as reports:
         first = reports.get(timeout=30)  # no rules given: the recorded ones, so nothing differs
-        assert first.exit_code == 0 and first.files_unchanged == 1
+        assert first.exit_code == 0
+        assert first.files_unchanged == 1
         time.sleep(0.5)
         write(folder / "drafts" / "b.md", "# B\n\nA draft.\n")
         write(folder / "build" / "c.md", "# C\n\nGenerated.\n")
@@ -75,7 +77,8 @@ def test_watch_reuses_the_recorded_rules_and_sleeps_through_changes_they_pass_ov
         assert reports.empty(), "the watcher woke up for changes the walk passes over"
         write(folder / "d.md", "# D\n\nAbout kingfishers.\n")
         second = reports.get(timeout=30)
-        assert second.files_added == 1 and second.files_unchanged == 1
+        assert second.files_added == 1
+        assert second.files_unchanged == 1
         write(folder / ".gitignore", "build/\n*.log.md\nd.md\n")  # the rules themselves changed
         third = reports.get(timeout=30)
         assert third.files_removed == 1
@@ -90,10 +93,12 @@ def test_watch_goes_on_after_a_file_its_reader_fails_on(tmp_path):
         time.sleep(0.5)
         (folder / "deep.ipynb").write_text('{"cells": ' + "[" * 100_000 + "]" * 100_000 + "}")
         failed = reports.get(timeout=30)
-        assert failed.exit_code == 1 and [failure.path for failure in failed.failures] == ["deep.ipynb"]
+        assert failed.exit_code == 1
+        assert [failure.path for failure in failed.failures] == ["deep.ipynb"]
         write(folder / "b.md", "# B\n\nAbout kingfishers.\n")
         after = reports.get(timeout=30)
-        assert after.files_added == 1 and after.exit_code == 0  # the damaged file is not read again
+        assert after.files_added == 1
+        assert after.exit_code == 0  # the damaged file is not read again
 
 
 def test_watch_waits_for_another_build_holding_the_index_then_builds(tmp_path):
@@ -114,10 +119,12 @@ def test_watch_waits_for_another_build_holding_the_index_then_builds(tmp_path):
         thread.start()
         waiting = warnings.get(timeout=30)
         time.sleep(0.3)
-        assert reports.empty() and thread.is_alive()  # neither built nor given up
+        assert reports.empty()
+        assert thread.is_alive()  # neither built nor given up
     first = reports.get(timeout=30)  # the other build is done: this one runs
     stop.set()
     thread.join(timeout=30)
     index.close()
     assert waiting == f"index {index_path} is being built by another process: waiting for it"
-    assert first.files_added == 1 and not thread.is_alive()
+    assert first.files_added == 1
+    assert not thread.is_alive()

@@ -160,7 +160,8 @@ def test_typing_a_question_shows_the_hits_with_score_citation_heading_and_marked
     assert [result["score"] for result in shown] == [f"{hit['score']:.2f}" for hit in expected]
     assert [result["heading"] for result in shown] == [hit["heading"] for hit in expected]
     marked = [result for result in shown if result["marks"]]
-    assert marked and all(mark.lower().startswith("punctur") for result in marked for mark in result["marks"])
+    assert marked
+    assert all(mark.lower().startswith("punctur") for result in marked for mark in result["marks"])
     top = shown[0]
     assert re.fullmatch(r"\S+\.md:\d+-\d+", top["citation"])
     assert "puncture" in top["snippet"].lower()
@@ -188,10 +189,13 @@ def test_search_waits_for_a_pause_in_typing_and_cancels_the_one_in_flight(page):
         page.tab.locator("#q").press_sequentially(" levers", delay=25)
     assert parse_qs(urlsplit(aborted.value.url).query)["q"] == ["tyre"]
     shown = page.wait_for_results("tyre levers")
-    assert shown and any("levers" in result["snippet"] for result in shown)
+    assert shown
+    assert any("levers" in result["snippet"] for result in shown)
     searches = [parse_qs(urlsplit(request.url).query)["q"][0] for request in page.api_requests("/search")]
     # a search per pause, not one per key (11 keys typed)
-    assert searches[0] == "tyre" and searches[-1] == "tyre levers" and len(searches) <= 4
+    assert searches[0] == "tyre"
+    assert searches[-1] == "tyre levers"
+    assert len(searches) <= 4
 
 
 def test_filters_are_the_index_folders_types_and_modes_and_narrow_the_results(page, server, notes):
@@ -200,7 +204,8 @@ def test_filters_are_the_index_folders_types_and_modes_and_narrow_the_results(pa
     roots = page.tab.eval_on_selector_all("#root option", "options => options.map(o => o.value)")
     assert roots == ["", *[root["path"] for root in status["roots"]]]
     types = page.tab.eval_on_selector_all("#type option", "options => options.map(o => o.value)")
-    assert types[0] == "" and {"md", "txt", "ipynb"} <= set(types[1:])
+    assert types[0] == ""
+    assert {"md", "txt", "ipynb"} <= set(types[1:])
     assert types[1:] == [kind["type"] for kind in status["types"]]
     modes = page.tab.eval_on_selector_all("#mode option", "options => options.map(o => o.value)")
     assert modes == list(MODES)
@@ -208,7 +213,8 @@ def test_filters_are_the_index_folders_types_and_modes_and_narrow_the_results(pa
     page.tab.select_option("#mode", "keyword")
     page.tab.select_option("#type", "txt")
     shown = page.search("tyre")
-    assert shown and all(re.match(r"\S+\.txt:", result["citation"]) for result in shown)
+    assert shown
+    assert all(re.match(r"\S+\.txt:", result["citation"]) for result in shown)
     assert [result["citation"] for result in shown] == [
         citation(hit) for hit in api_hits(server, q="tyre", mode="keyword", type="txt")
     ]
@@ -217,9 +223,11 @@ def test_filters_are_the_index_folders_types_and_modes_and_narrow_the_results(pa
     assert {result["citation"].split(":")[0] for result in shown} == {"shopping.txt"}
     page.searched_after(lambda: page.tab.select_option("#root", ""))
     shown = page.searched_after(lambda: page.tab.fill("#path", "bicycle-repair/*"))
-    assert shown and all(result["citation"].startswith("bicycle-repair/") for result in shown)
+    assert shown
+    assert all(result["citation"].startswith("bicycle-repair/") for result in shown)
     last = parse_qs(urlsplit(page.api_requests("/search")[-1].url).query)
-    assert last["mode"] == ["keyword"] and last["path"] == ["bicycle-repair/*"]
+    assert last["mode"] == ["keyword"]
+    assert last["path"] == ["bicycle-repair/*"]
 
 
 def test_a_question_nothing_matches_says_so_plainly(page):
@@ -233,7 +241,8 @@ def test_a_result_opens_its_passage_with_the_text_around_it_a_citation_to_copy_a
     page.open()
     page.search("clear backing film")
     hit = api_hits(server, q="clear backing film")[0]
-    assert hit["path"] == "bicycle-repair/fixing-a-flat-tyre.md" and hit["start_line"] > 20
+    assert hit["path"] == "bicycle-repair/fixing-a-flat-tyre.md"
+    assert hit["start_line"] > 20
     page.tab.locator("#results .result").first.click()
     title = page.tab.locator("#passage-title")
     assert title.text_content() == citation(hit)
@@ -244,7 +253,8 @@ def test_a_result_opens_its_passage_with_the_text_around_it_a_citation_to_copy_a
         "row.querySelector('.text').textContent, row.classList.contains('hit')])",
     )
     numbers = [number for number, _, _ in lines]
-    assert numbers[0] < hit["start_line"] and numbers[-1] > hit["end_line"]  # the text around it
+    assert numbers[0] < hit["start_line"]
+    assert numbers[-1] > hit["end_line"]  # the text around it
     assert [number for number, _, hit_line in lines if hit_line] == list(
         range(hit["start_line"], hit["end_line"] + 1)
     )
@@ -315,21 +325,25 @@ def test_the_status_view_shows_the_folders_files_model_size_and_builds_with_thei
             strict=True,
         )
     )
-    assert cards["Files"] == f"{status['files']:,}" and cards["Chunks"] == f"{status['chunks']:,}"
-    assert cards["Model"] == "plugin-v1" and cards["Index"] == str(db)
+    assert cards["Files"] == f"{status['files']:,}"
+    assert cards["Chunks"] == f"{status['chunks']:,}"
+    assert cards["Model"] == "plugin-v1"
+    assert cards["Index"] == str(db)
     assert cards["Size"] == f"{status['size_bytes'] / 2**20:.1f} MB"
     folders = page.tab.eval_on_selector_all("#roots td.path", "cells => cells.map(c => c.textContent)")
     assert folders == [root["path"] for root in status["roots"]]
     builds = page.tab.eval_on_selector_all(
         "#builds tr", "rows => rows.slice(1).map(r => r.children[0].textContent)"
     )
-    assert builds == [str(build["id"]) for build in status["builds"]] and len(builds) == 2
+    assert builds == [str(build["id"]) for build in status["builds"]]
+    assert len(builds) == 2
     charts = page.tab.locator("#build-charts figure")
     assert charts.count() == 2
     embedded = charts.nth(1).locator("rect.bar")
     heights = [float(embedded.nth(index).get_attribute("height")) for index in range(embedded.count())]
     oldest_first = [build["chunks_embedded"] for build in reversed(status["builds"])]
-    assert len(heights) == 2 and (heights[0] > heights[1]) == (oldest_first[0] > oldest_first[1])
+    assert len(heights) == 2
+    assert (heights[0] > heights[1]) == (oldest_first[0] > oldest_first[1])
     assert "build #" in embedded.first.locator("title").text_content()
     chips = page.tab.eval_on_selector_all("#types .chip", "chips => chips.map(c => c.textContent)")
     assert chips == [f".{kind['type']} {kind['files']}" for kind in status["types"]]
@@ -340,7 +354,9 @@ def test_a_document_holding_markup_shows_it_as_text_and_runs_nothing(page):
     page.tab.select_option("#mode", "keyword")
     shown = page.search("pasted markup onerror")
     quoted = [result for result in shown if result["citation"].startswith("markup.md")]
-    assert quoted and XSS in quoted[0]["snippet"] and "<script>" in quoted[0]["snippet"]
+    assert quoted
+    assert XSS in quoted[0]["snippet"]
+    assert "<script>" in quoted[0]["snippet"]
     page.tab.locator("#results .result", has_text="markup.md").first.click()
     page.tab.wait_for_selector("#passage-text .line")
     assert XSS in page.tab.locator("#passage-text").text_content()
@@ -353,12 +369,15 @@ def test_every_answer_forbids_inline_scripts_and_other_origins_and_allows_no_cor
     for path in ("/", "/static/app.js", "/docs", "/search?q=tyre", "/status", "/nowhere"):
         answer = server.get(path, headers={"Origin": server.url})
         policy = answer.headers["content-security-policy"]
-        assert "default-src 'none'" in policy and "script-src 'self';" in policy
-        assert "unsafe-inline" not in policy and "frame-ancestors 'none'" in policy
+        assert "default-src 'none'" in policy
+        assert "script-src 'self';" in policy
+        assert "unsafe-inline" not in policy
+        assert "frame-ancestors 'none'" in policy
         assert answer.headers["x-content-type-options"] == "nosniff"
         assert not any(name.lower().startswith("access-control-") for name in answer.headers), path
     foreign = server.get("/search?q=tyre", headers={"Origin": "http://attacker.example"})
-    assert foreign.status_code == 403 and "content-security-policy" in foreign.headers
+    assert foreign.status_code == 403
+    assert "content-security-policy" in foreign.headers
     preflight = httpx.options(
         server.url + "/search?q=tyre",
         headers={"Origin": "http://attacker.example", "Access-Control-Request-Method": "GET"},
@@ -447,7 +466,8 @@ def test_the_page_follows_the_system_light_or_dark_and_is_shown_in_the_readme(br
             shot = Path(SCREENSHOT) if SCREENSHOT and scheme == "light" else tmp_path / f"{scheme}.png"
             page.tab.mouse.move(0, 0)
             png = page.tab.screenshot(path=shot)
-            assert png.startswith(b"\x89PNG") and len(png) > 20_000
+            assert png.startswith(b"\x89PNG")
+            assert len(png) > 20_000
             assert page.problems == []
         finally:
             page.close()
