@@ -31,6 +31,12 @@ class EmbeddingBackend:
     #: Prefixes some models need to tell a search query from a document.
     query_prefix: str = ""
     document_prefix: str = ""
+    #: The server settings ``index build`` may give this kind besides ``--model`` (the fields of the
+    #: CLI's server options: ``base_url``, ``api_key``, ``dimensions``, ``query_prefix``,
+    #: ``document_prefix``), handed to :meth:`from_command_line`; any other is a usage error.
+    command_line_options: tuple[str, ...] = ()
+    #: Whether ``index build --backend KIND`` must name a model.
+    needs_model: bool = False
 
     def embed(self, texts: list[str]) -> Any:
         """Return one vector per text, in input order (a list of lists or a 2-D numpy array).
@@ -54,6 +60,12 @@ class EmbeddingBackend:
         Recorded in the index so a query embeds with the same model. Never holds a secret.
         """
         return {"backend": self.kind, "model": self.model_name}
+
+    @classmethod
+    def from_command_line(cls, model: str | None, **options: Any) -> EmbeddingBackend:
+        """The backend ``index build --backend KIND --model MODEL`` names, with the given
+        :attr:`command_line_options`; by default made as its recorded config would be."""
+        return cls.from_config({"model": model, **options} if model is not None else dict(options))
 
     @classmethod
     def from_config(cls, options: dict[str, Any], one_shot: bool = False) -> EmbeddingBackend:

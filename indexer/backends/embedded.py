@@ -122,6 +122,11 @@ class EmbeddedBackend(EmbeddingBackend):
     default_concurrency = BUILTIN_CONCURRENCY["embedded"]
 
     @classmethod
+    def from_command_line(cls, model: str | None, **options: Any) -> EmbeddingBackend:
+        """A new index's backend: the model named (None: the default), at this CPU's precision."""
+        return cls(model)
+
+    @classmethod
     def from_config(cls, options: dict[str, Any], one_shot: bool = False) -> EmbeddingBackend:
         """The backend an index recorded. A config without the precision and pooling (and, under
         int8, the int8 scheme) that made its vectors was written by an earlier version, whose

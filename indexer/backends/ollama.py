@@ -13,6 +13,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
+from indexer.backends.base import EmbeddingBackend
 from indexer.backends.http import ErrorResponse, HttpClient, HttpSettings, recorded_url
 from indexer.backends.kinds import BUILTIN_CONCURRENCY
 from indexer.backends.remote import HttpBackend, as_recorded, url_list
@@ -94,6 +95,13 @@ class OllamaBackend(HttpBackend):
     kind = "ollama"
     default_concurrency = BUILTIN_CONCURRENCY["ollama"]
     default_http = HttpSettings(timeout=120.0)
+    command_line_options = ("base_url", "query_prefix", "document_prefix")
+    needs_model = True
+
+    @classmethod
+    def from_command_line(cls, model: str | None, **options: Any) -> EmbeddingBackend:
+        """``--base-url`` names Ollama's hosts."""
+        return super().from_command_line(model, host=options.pop("base_url", None), **options)
 
     def __init__(
         self,

@@ -48,6 +48,8 @@ class OpenAIBackend(HttpBackend):
     kind = "openai"
     default_concurrency = BUILTIN_CONCURRENCY["openai"]
     default_http = HttpSettings()
+    command_line_options = ("base_url", "api_key", "dimensions", "query_prefix", "document_prefix")
+    needs_model = True
 
     def __init__(
         self,

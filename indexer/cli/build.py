@@ -12,8 +12,8 @@ from typing import Any
 import click
 
 from indexer.api import Index, default_index_path
-from indexer.backends import EmbeddingBackend, make_backend
-from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY
+from indexer.backends import EmbeddingBackend
+from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY, backend_class
 from indexer.backends.packaged import DEFAULT_EMBEDDING_MODEL, EMBEDDING_MODELS
 from indexer.cli.app import Output, db_option, exit_codes
 from indexer.cli.output import show_report
@@ -217,36 +217,14 @@ def chosen_backend(kind: str | None, model: str | None, server: ServerOptions) -
             raise click.UsageError(f"{', '.join(server.given())} need --backend")
         return None
     kind = kind or "embedded"
-    allowed = {
-        "ollama": ("base_url", "query_prefix", "document_prefix"),
-        "openai": ("base_url", "api_key", "dimensions", "query_prefix", "document_prefix"),
-    }.get(kind, ())
+    backend = backend_class(kind)
+    allowed = backend.command_line_options
     if server.given(*allowed):
         raise click.UsageError(f"{', '.join(server.given(*allowed))} do not apply to --backend {kind}")
-    if kind == "embedded":
-        from indexer.backends.embedded import EmbeddedBackend
-
-        return EmbeddedBackend(model)
-    if not model:
+    if backend.needs_model and not model:
         raise click.UsageError(f"--backend {kind} needs --model")
-    if kind == "ollama":
-        from indexer.backends.ollama import OllamaBackend
-
-        return OllamaBackend(
-            model, server.base_url, query_prefix=server.query_prefix, document_prefix=server.document_prefix
-        )
-    if kind == "openai":
-        from indexer.backends.openai import OpenAIBackend
-
-        return OpenAIBackend(
-            model,
-            server.base_url,
-            server.api_key,
-            dimensions=server.dimensions,
-            query_prefix=server.query_prefix,
-            document_prefix=server.document_prefix,
-        )
-    return make_backend({"backend": kind, "model": model})
+    chosen = {name: value for name, value in asdict(server).items() if name in allowed and value is not None}
+    return backend.from_command_line(model, **chosen)
 
 
 @click.command(epilog=exit_codes(0, 2, 3, 4, 5))
