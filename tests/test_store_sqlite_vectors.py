@@ -216,7 +216,7 @@ KILLED_WRITER = textwrap.dedent(
     """
     import os, sys
     import numpy as np
-    sys.path.insert(0, {tests!r})
+    sys.path[:0] = [{tests!r}, {support!r}]
     from test_store_sqlite_vectors import clustered_vectors, new_files
     from indexer.store.sqlite import SQLiteStore
     store = SQLiteStore.open({path!r}, writable=True)
@@ -245,7 +245,10 @@ def test_a_killed_build_never_leaves_a_graph_that_answers_with_deleted_chunks_or
     with written(path, vectors) as store:
         with store.transaction():  # a change not folded yet: the killed fold would have taken it in
             store.write_files(new_files(clustered_vectors(20, seed=6), first_file=800))
-    script = KILLED_WRITER.format(tests=os.path.dirname(__file__), path=path, during_fold=during_fold)
+    tests = os.path.dirname(__file__)
+    script = KILLED_WRITER.format(
+        tests=tests, support=os.path.join(tests, "support"), path=path, during_fold=during_fold
+    )
     assert subprocess.run([sys.executable, "-c", script], timeout=120).returncode == 9
     assert os.path.exists(path + ".vectors-b") == during_fold  # a complete file, never recorded
     with SQLiteStore.open(path) as reader:
