@@ -83,12 +83,39 @@ def write_results(
         rows_from = "".join(f" --rows {piece}" for piece in pieces)
         command += f", then `python bench/run.py --only {' '.join(names)}{rows_from}`"
     header = (
-        f"# Benchmark results\n\n{', '.join(dates)}; {os.cpu_count()} cores, "
-        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}; "
+        f"# Benchmark results\n\n{', '.join(dates)}; the last run on {os.cpu_count()} cores, {machine()}, "
+        f"Python {platform.python_version()}; "
         f"commands: {command}\n\n"
     )
     notes = "".join(f"\n- problem: {problem}" for problem in problems)
-    (BENCH / "RESULTS.md").write_text(header + table(rows) + "\n" + notes + "\n")
+    results = BENCH / "RESULTS.md"
+    results.write_text(header + table(rows) + "\n" + notes + "\n" + hand_written(results))
+
+
+def machine() -> str:
+    """The CPU of this run, by model and the instruction sets the kernels choose by (machines of the
+    project differ: the rows of one say nothing of another's)."""
+    model, flags = platform.machine(), set()
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists():
+        for line in cpuinfo.read_text(errors="replace").splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+            elif key.strip() == "flags":
+                flags = set(value.split())
+    found = [flag for flag in ("avx2", "avx512f", "avx512_vnni", "avx_vnni") if flag in flags]
+    return f"{model} ({' '.join(found) or 'no avx2'})"
+
+
+def hand_written(results: Path) -> str:
+    """The sections written by hand below the table (each under a ``## `` heading: a before/after
+    comparison, a fit), which a run keeps as they are."""
+    if not results.exists():
+        return ""
+    text = results.read_text()
+    start = text.find("\n## ")
+    return "" if start < 0 else text[start:]
 
 
 def rows_given(pieces: list[str]) -> dict[str, list[dict]]:
