@@ -164,7 +164,7 @@ def start_server(case: Case, dimension: int) -> tuple[subprocess.Popen[str], str
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(REPO / "tests")},
+        env={**os.environ, "PYTHONPATH": str(REPO / "tests" / "support")},
     )
     assert process.stdout is not None
     url = process.stdout.readline().strip()
