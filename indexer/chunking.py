@@ -292,37 +292,40 @@ class _Packer:
         if len(blocks) == 1:
             return self.pack([[line] for line in self._by_lines(blocks[0])])
         strongest = min(block.boundary for block in blocks[1:])
-        if strongest >= PART:  # no heading inside: paragraphs, and the lines of one too big alone
-            return self.pack(self._units(blocks))
+        if strongest >= PARAGRAPH:  # paragraphs of one section and part: the lines of one too big
+            return self.pack([unit for block in blocks for unit in self._units(block)])
+        at_heading = strongest < PART
         groups: list[list[_Block]] = []
         fitting: list[list[_Block]] = []
-        for segment in _segments(blocks, strongest):
+        segments: list[list[_Block]] = [[]]
+        for block in blocks:
+            if segments[-1] and block.boundary == strongest:
+                segments.append([])
+            segments[-1].append(block)
+        for segment in segments:
             if self.fits(segment):
                 fitting.append(segment)
                 continue
-            self._join(groups, self.pack(fitting))
-            self._join(groups, self.split(segment))
+            self._join(groups, self.pack(fitting), at_heading)
+            self._join(groups, self.split(segment), at_heading)
             fitting = []
-        self._join(groups, self.pack(fitting))
+        self._join(groups, self.pack(fitting), at_heading)
         return groups
 
-    def _units(self, blocks: list[_Block]) -> list[list[_Block]]:
-        """The pieces packing reads under one heading: blocks that fit, and the lines of a block too
-        big alone, so a code block, table or list that must be cut is cut where the chunk holding its
-        lead-in sentence is full, not at its first line."""
-        if self.fits(blocks):
-            return [blocks]
-        if len(blocks) == 1:
-            return [[line] for line in self._by_lines(blocks[0])]
-        strongest = min(block.boundary for block in blocks[1:])
-        return [unit for segment in _segments(blocks, strongest) for unit in self._units(segment)]
+    def _units(self, block: _Block) -> list[list[_Block]]:
+        """A paragraph as packing reads it: whole when it fits, else line by line, so a code block,
+        table or list that must be cut is cut where the chunk holding its lead-in sentence is full,
+        not at its first line."""
+        if self.fits([block]):
+            return [[block]]
+        return [[line] for line in self._by_lines(block)]
 
-    def _join(self, groups: list[list[_Block]], more: list[list[_Block]]) -> None:
-        """Append ``more`` to ``groups`` (in place), the two groups that meet at this heading made
-        one when they fit: a section's end and the next section's start (or a short section between
-        two long ones) share a chunk. Each side was cut on its own, so an edit on one side moves
-        only this seam."""
-        if groups and more and self.fits(groups[-1] + more[0]):
+    def _join(self, groups: list[list[_Block]], more: list[list[_Block]], at_heading: bool) -> None:
+        """Append ``more`` to ``groups`` (in place); where they meet at a heading, the two groups
+        there made one when they fit: a section's end and the next section's start (or a short
+        section between two long ones) share a chunk. Each side was cut on its own, so an edit on
+        one side moves only this seam. Not at a part (page, cell): a citation names those."""
+        if at_heading and groups and more and self.fits(groups[-1] + more[0]):
             groups[-1] = groups[-1] + more[0]
             more = more[1:]
         groups.extend(more)
@@ -361,13 +364,14 @@ class _Packer:
         """A group under a quarter of the limit that no neighbour could take whole (a table's last
         row, a closing "See also", a page's lead before a long section) takes the nearest blocks of
         the group before it, else after it, while it is small, they fit, and the giver stays at
-        least a quarter full: it becomes a chunk with text around it, and the two stay two chunks."""
+        least a quarter full: it becomes a chunk with text around it, and the two stay two chunks.
+        Never across the start of a part (page, cell): a citation names those."""
         small = self.settings.max_tokens // 4
         filled = [list(group) for group in groups]
         for index, group in enumerate(filled):
-            if index > 0:
+            if index > 0 and _boundary(group) != PART:
                 self._take(filled[index - 1], group, small, from_end=True)
-            if index + 1 < len(filled):
+            if index + 1 < len(filled) and _boundary(filled[index + 1]) != PART:
                 self._take(filled[index + 1], group, small, from_end=False)
         return filled
 
@@ -383,7 +387,7 @@ class _Packer:
 
     def with_overlap(self, groups: list[list[_Block]]) -> list[list[_Piece]]:
         """Each group's pieces, prefixed with whole trailing lines of the group before when the group
-        starts inside a section (not at a heading) and they fit."""
+        starts inside a section (not at a heading) and they fit, never from a markup line."""
         result: list[list[_Piece]] = []
         for index, group in enumerate(groups):
             pieces = [piece for block in group for piece in block.pieces]
@@ -397,28 +401,26 @@ class _Packer:
                     break
                 carried.insert(0, piece)
                 room -= piece.tokens
+            while carried and carried[0].markup:  # a delimiter row without its header marks nothing
+                carried.pop(0)
             result.append(carried + pieces)
         return result
 
     def _by_lines(self, block: _Block) -> list[_Block]:
-        """A block too big for a chunk as blocks of one line each (a line too long cut by words)."""
+        """A block too big for a chunk as blocks of one line each (a line too long cut by words). A
+        markup line stays with the line it marks: an opening fence with the line after it, a
+        table's delimiter row or a closing fence with the line before, so no chunk starts with one."""
         budget = self.room([block])
+        lines: list[list[_Piece]] = []
+        for part in (part for piece in block.pieces for part in _fit_line(piece, budget, self.count_tokens)):
+            if lines and (part.markup or all(piece.markup for piece in lines[-1])):
+                lines[-1].append(part)
+            else:
+                lines.append([part])
         return [
-            _Block([part], block.path, block.boundary if index == 0 else LINE)
-            for index, part in enumerate(
-                part for piece in block.pieces for part in _fit_line(piece, budget, self.count_tokens)
-            )
+            _Block(pieces, block.path, block.boundary if index == 0 else LINE)
+            for index, pieces in enumerate(lines)
         ]
-
-
-def _segments(blocks: list[_Block], strongest: int) -> list[list[_Block]]:
-    """``blocks`` cut before each block whose boundary is ``strongest`` (the first block aside)."""
-    segments: list[list[_Block]] = [[]]
-    for block in blocks:
-        if segments[-1] and block.boundary == strongest:
-            segments.append([])
-        segments[-1].append(block)
-    return segments
 
 
 def _shared_path(group: list[_Block]) -> tuple[str, ...]:

@@ -287,3 +287,18 @@ def test_no_chunk_of_a_code_block_too_big_alone_is_a_stub(lead_words, line_words
     chunks = chunk_text(f"# Doc\n\n{lead}\n\n```\n{code}\n```\n\n{after}\n", count_words, SETTINGS)
     assert len(chunks) >= 2
     assert all(count_words([chunk.embed_text])[0] >= SETTINGS.max_tokens // 4 for chunk in chunks)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 30), st.lists(st.integers(1, 6), min_size=8, max_size=40), st.integers(0, 40))
+def test_no_chunk_starts_with_a_tables_delimiter_row(lead_words, row_words, after_words):
+    """A delimiter row marks the header above it: a chunk that began with it (cut there, or carried
+    over as overlap) would hold rows that no longer read as a table."""
+    lead = " ".join(f"lead{n}" for n in range(lead_words))
+    rows = "\n".join(
+        f"| {' '.join(f'r{row}w{n}' for n in range(words))} | x |" for row, words in enumerate(row_words)
+    )
+    after = " ".join(f"after{n}" for n in range(after_words))
+    text = f"# Doc\n\n{lead}\n\n| name | value |\n|---|---|\n{rows}\n\n{after}\n"
+    for chunk in chunk_text(text, count_words, SETTINGS):
+        assert not chunk.text.lstrip().startswith("|---"), chunk.text
