@@ -107,11 +107,19 @@ def chunk_figures(db: Path, count_tokens) -> dict[str, object]:  # noqa: ANN001 
         [f"{heading}\n{text.strip()}" if heading else text.strip() for *_, heading, text in chunks]
     )
     few = [len(_WORD.findall(text)) < FEW_WORDS for *_, text in chunks]
+    per_file = Counter(path for path, *_ in chunks)
+    alone = [per_file[path] == 1 for path, *_ in chunks]
     return {
         "files_indexed": files,
         "chunks": len(chunks),
         "tokens_per_chunk": round(float(np.mean(tokens)), 1),
+        # files cut in two or more: a file shorter than the limit is one chunk whatever the chunker
+        "tokens_per_chunk_of_longer_files": round(
+            float(np.mean([count for count, one in zip(tokens, alone, strict=True) if not one] or [0])), 1
+        ),
         "under_10_words": round(float(np.mean(few)), 4),
+        # of those, the whole text of their file: no cut can give them more
+        "under_10_words_whole_file": sum(f and one for f, one in zip(few, alone, strict=True)),
         "without_heading": round(float(np.mean([not heading for *_, heading, _ in chunks])), 4),
         "front_matter_first": sum(bool(_FRONT_MATTER.match(text.lstrip())) for *_, text in chunks),
         "chunks_by_top_folder": dict(
@@ -138,7 +146,8 @@ def read_questions(path: Path) -> list[dict]:
 
 
 def hits_at(ranked: list[list[str]], questions: list[dict], prefix: str) -> dict[str, float]:
-    """hit@1 and hit@3 of files ranked per question, overall and for questions of over 12 words."""
+    """hit@1 and hit@3 of files ranked per question, overall and apart for questions of up to 12
+    words (short) and of more (long)."""
     figures: dict[str, float] = {}
     long = [len(q["query"].split()) > 12 for q in questions]
     for depth in (1, 3):
@@ -146,10 +155,10 @@ def hits_at(ranked: list[list[str]], questions: list[dict], prefix: str) -> dict
             bool(set(q["expected"]) & set(pages[:depth])) for q, pages in zip(questions, ranked, strict=True)
         ]
         figures[f"{prefix} hit@{depth}"] = round(float(np.mean(found)), 4)
-        if any(long):
-            figures[f"{prefix} long hit@{depth}"] = round(
-                float(np.mean([hit for hit, is_long in zip(found, long, strict=True) if is_long])), 4
-            )
+        for name, wanted in (("short", False), ("long", True)):
+            picked = [hit for hit, is_long in zip(found, long, strict=True) if is_long == wanted]
+            if picked and any(long):
+                figures[f"{prefix} {name} hit@{depth}"] = round(float(np.mean(picked)), 4)
     return figures
 
 
@@ -252,7 +261,9 @@ COMPARED = (
     "files_indexed",
     "chunks",
     "tokens_per_chunk",
+    "tokens_per_chunk_of_longer_files",
     "under_10_words",
+    "under_10_words_whole_file",
     "without_heading",
     "front_matter_first",
     "seconds_best",

@@ -15,7 +15,11 @@ How boundaries are chosen, and why:
   level, then parts, then paragraphs) until the pieces fit; a block too big on its own is cut by
   lines, and a line too long by words. Neighbouring pieces that fit are packed together into one
   chunk up to the limit, whole sections included, so a chunk holds as much context as the model
-  reads. A piece that ends up small is joined to a neighbour when both fit together.
+  reads. Under one heading, the lines of a block cut by lines are packed with the paragraphs around
+  it, so a code block, table or list keeps its lead-in sentence. Where two sections cut apart meet,
+  the chunk that ends one and the chunk that starts the next become one when they fit together.
+  A piece that ends up small is joined to a neighbour when both fit together, and else takes the
+  nearest blocks of a neighbour, so no chunk is a stub (a table's last row, a lone "See also").
 - Packing ends a chunk after a block whose text hash marks it as a cut point once the chunk is two
   thirds full (content-defined chunking), or when the next piece would not fit. Because the cut points
   depend on the blocks' own text and not on where the chunk started, boundaries re-synchronise right
@@ -40,8 +44,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 2: structure from each format's parser (headings, literal blocks, parts) instead of guessed;
 #: 3: the words of a block inside an HTML heading kept apart;
 #: 4: sections packed toward the limit, no chunk of a heading alone, markup counting nothing, front
-#: matter, link definitions and page navigation left out
-CHUNKER_VERSION = 4
+#: matter, link definitions and page navigation left out;
+#: 5: a block cut by lines packed with its lead-in, sections cut apart joined at their seam, small
+#: chunks filled from a neighbour
+CHUNKER_VERSION = 5
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
 #: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
 #: as local (both measured on real doc folders, bench/RESULTS.md).
@@ -149,7 +155,7 @@ def chunk_document(document: Document, count_tokens: TokenCounter, settings: Chu
     ]
     blocks = _with_headings_carried(_blocks(pieces, document))
     packer = _Packer(settings, headings, count_tokens)
-    groups = packer.join_small(packer.split(blocks))
+    groups = packer.fill_small(packer.join_small(packer.split(blocks)))
     chunks = [
         _make_chunk(headings, group, pieces, lines)
         for group, pieces in zip(groups, packer.with_overlap(groups), strict=True)
@@ -266,20 +272,43 @@ class _Packer:
         if len(blocks) == 1:
             return self.pack([[line] for line in self._by_lines(blocks[0])])
         strongest = min(block.boundary for block in blocks[1:])
+        if strongest >= PARAGRAPH:  # paragraphs of one section and part: the lines of one too big
+            return self.pack([unit for block in blocks for unit in self._units(block)])
+        at_heading = strongest < PART
+        groups: list[list[_Block]] = []
+        fitting: list[list[_Block]] = []
         segments: list[list[_Block]] = [[]]
         for block in blocks:
             if segments[-1] and block.boundary == strongest:
                 segments.append([])
             segments[-1].append(block)
-        groups: list[list[_Block]] = []
-        fitting: list[list[_Block]] = []
         for segment in segments:
             if self.fits(segment):
                 fitting.append(segment)
                 continue
-            groups += self.pack(fitting) + self.split(segment)
+            self._join(groups, self.pack(fitting), at_heading)
+            self._join(groups, self.split(segment), at_heading)
             fitting = []
-        return groups + self.pack(fitting)
+        self._join(groups, self.pack(fitting), at_heading)
+        return groups
+
+    def _units(self, block: _Block) -> list[list[_Block]]:
+        """A paragraph as packing reads it: whole when it fits, else line by line, so a code block,
+        table or list that must be cut is cut where the chunk holding its lead-in sentence is full,
+        not at its first line."""
+        if self.fits([block]):
+            return [[block]]
+        return [[line] for line in self._by_lines(block)]
+
+    def _join(self, groups: list[list[_Block]], more: list[list[_Block]], at_heading: bool) -> None:
+        """Append ``more`` to ``groups`` (in place); where they meet at a heading, the two groups
+        there made one when they fit: a section's end and the next section's start (or a short
+        section between two long ones) share a chunk. Each side was cut on its own, so an edit on
+        one side moves only this seam. Not at a part (page, cell): a citation names those."""
+        if at_heading and groups and more and self.fits(groups[-1] + more[0]):
+            groups[-1] = groups[-1] + more[0]
+            more = more[1:]
+        groups.extend(more)
 
     def pack(self, segments: list[list[_Block]]) -> list[list[_Block]]:
         """Neighbouring segments (each fitting) packed into groups up to the limit; a group ends
@@ -311,9 +340,34 @@ class _Packer:
             joined.append(group)
         return joined
 
+    def fill_small(self, groups: list[list[_Block]]) -> list[list[_Block]]:
+        """A group under a quarter of the limit that no neighbour could take whole (a table's last
+        row, a closing "See also", a page's lead before a long section) takes the nearest blocks of
+        the group before it, else after it, while it is small, they fit, and the giver stays at
+        least a quarter full: it becomes a chunk with text around it, and the two stay two chunks.
+        Never across the start of a part (page, cell): a citation names those."""
+        small = self.settings.max_tokens // 4
+        filled = [list(group) for group in groups]
+        for index, group in enumerate(filled):
+            if index > 0 and _boundary(group) != PART:
+                self._take(filled[index - 1], group, small, from_end=True)
+            if index + 1 < len(filled) and _boundary(filled[index + 1]) != PART:
+                self._take(filled[index + 1], group, small, from_end=False)
+        return filled
+
+    def _take(self, giver: list[_Block], taker: list[_Block], small: int, from_end: bool) -> None:
+        """Move blocks from the near end of ``giver`` to ``taker`` (in place), as fill_small says."""
+        while _tokens(taker) < small and len(giver) > 1:
+            block = giver[-1] if from_end else giver[0]
+            grown = [block, *taker] if from_end else [*taker, block]
+            if not self.fits(grown) or _tokens(giver) - block.tokens < small:
+                return
+            taker[:] = grown
+            giver.pop(-1 if from_end else 0)
+
     def with_overlap(self, groups: list[list[_Block]]) -> list[list[_Piece]]:
         """Each group's pieces, prefixed with whole trailing lines of the group before when the group
-        starts inside a section (not at a heading) and they fit."""
+        starts inside a section (not at a heading) and they fit, never from a markup line."""
         result: list[list[_Piece]] = []
         for index, group in enumerate(groups):
             pieces = [piece for block in group for piece in block.pieces]
@@ -327,17 +381,25 @@ class _Packer:
                     break
                 carried.insert(0, piece)
                 room -= piece.tokens
+            while carried and carried[0].markup:  # a delimiter row without its header marks nothing
+                carried.pop(0)
             result.append(carried + pieces)
         return result
 
     def _by_lines(self, block: _Block) -> list[_Block]:
-        """A block too big for a chunk as blocks of one line each (a line too long cut by words)."""
+        """A block too big for a chunk as blocks of one line each (a line too long cut by words). A
+        markup line stays with the line it marks: an opening fence with the line after it, a
+        table's delimiter row or a closing fence with the line before, so no chunk starts with one."""
         budget = self.room([block])
+        lines: list[list[_Piece]] = []
+        for part in (part for piece in block.pieces for part in _fit_line(piece, budget, self.count_tokens)):
+            if lines and (part.markup or all(piece.markup for piece in lines[-1])):
+                lines[-1].append(part)
+            else:
+                lines.append([part])
         return [
-            _Block([part], block.path, block.boundary if index == 0 else LINE)
-            for index, part in enumerate(
-                part for piece in block.pieces for part in _fit_line(piece, budget, self.count_tokens)
-            )
+            _Block(pieces, block.path, block.boundary if index == 0 else LINE)
+            for index, pieces in enumerate(lines)
         ]
 
 

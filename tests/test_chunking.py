@@ -253,3 +253,52 @@ def test_titles_in_a_row_are_carried_together_into_the_text_after_them():
     chunks = chunk_text(text, count_words, SETTINGS)
     assert all(any(line and not line.startswith("#") for line in chunk.text.split("\n")) for chunk in chunks)
     assert chunks[0].text.startswith("# A\n\n# B\n\n# C\n\nword")
+
+
+def test_a_lead_in_sentence_shares_a_chunk_with_the_start_of_a_code_block_too_big_alone():
+    lead = "Run these commands in order to set the project up on a new machine:"
+    code = "\n".join(f"cmd{n} arg" for n in range(30))
+    chunks = chunk_text(f"# Setup\n\n{lead}\n\n```\n{code}\n```\n", count_words, SETTINGS)
+    assert lead in chunks[0].text and "```\ncmd0 arg\ncmd1 arg" in chunks[0].text
+    assert all(count_words([chunk.embed_text])[0] <= SETTINGS.max_tokens for chunk in chunks)
+
+
+def test_a_short_section_after_a_long_one_shares_the_chunk_that_ends_it():
+    long = "\n\n".join(" ".join(f"p{p}w{n}" for n in range(20)) for p in range(3))
+    short = " ".join(f"s{n}" for n in range(12))
+    chunks = chunk_text(f"# Doc\n\n## Long\n\n{long}\n\n## Short\n\n{short}\n", count_words, SETTINGS)
+    assert len(chunks) == 3
+    assert chunks[-1].text.startswith("p2w0") and chunks[-1].text.endswith(short)
+    assert chunks[-1].heading == "Doc"
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.integers(1, 30),
+    st.lists(st.integers(2, 4), min_size=25, max_size=60),
+    st.integers(0, 6),
+)
+def test_no_chunk_of_a_code_block_too_big_alone_is_a_stub(lead_words, line_words, after_words):
+    """The lines of a long code block go with the sentence before it and the one after it: none of
+    its chunks, the first and the last included, holds less than a quarter of the limit."""
+    lead = " ".join(f"lead{n}" for n in range(lead_words))
+    code = "\n".join(" ".join(f"c{line}x{n}" for n in range(words)) for line, words in enumerate(line_words))
+    after = " ".join(f"after{n}" for n in range(after_words))
+    chunks = chunk_text(f"# Doc\n\n{lead}\n\n```\n{code}\n```\n\n{after}\n", count_words, SETTINGS)
+    assert len(chunks) >= 2
+    assert all(count_words([chunk.embed_text])[0] >= SETTINGS.max_tokens // 4 for chunk in chunks)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 30), st.lists(st.integers(1, 6), min_size=8, max_size=40), st.integers(0, 40))
+def test_no_chunk_starts_with_a_tables_delimiter_row(lead_words, row_words, after_words):
+    """A delimiter row marks the header above it: a chunk that began with it (cut there, or carried
+    over as overlap) would hold rows that no longer read as a table."""
+    lead = " ".join(f"lead{n}" for n in range(lead_words))
+    rows = "\n".join(
+        f"| {' '.join(f'r{row}w{n}' for n in range(words))} | x |" for row, words in enumerate(row_words)
+    )
+    after = " ".join(f"after{n}" for n in range(after_words))
+    text = f"# Doc\n\n{lead}\n\n| name | value |\n|---|---|\n{rows}\n\n{after}\n"
+    for chunk in chunk_text(text, count_words, SETTINGS):
+        assert not chunk.text.lstrip().startswith("|---"), chunk.text
