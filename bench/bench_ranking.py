@@ -16,8 +16,12 @@ share of off-topic ones that return nothing. The reference is the method before 
 re-run here on the same index: 0.7 x cosine + 0.3 x BM25, each min-max normalised over its list.
 
     python bench/bench_ranking.py [--quick] [--json] [--sets cmake,man] [--compare] [--fit]
+        [--model bge-small-en-v1.5]
 
-``--quick`` runs the sample corpus only. ``--compare`` prints the fusion candidates measured for
+``--quick`` runs the sample corpus only. ``--model`` builds and searches each collection with that
+packaged model instead of the default one, in indexes of its own; on SciFact it takes the seeded
+subset bench/bench_models.py measures (300 queries, 1,000 abstracts), since a 12-layer model takes
+hours over the whole corpus on 2 cores. ``--compare`` prints the fusion candidates measured for
 issue 14 on every collection; ``--fit`` fits the score calibration (see :func:`fit_calibration`).
 Indexes are built once into bench/.cache/ranking/ (about 8 minutes per doc set here) and kept.
 """
@@ -27,12 +31,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import sys
 import time
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -76,6 +81,9 @@ FIT_FOLD = "fit"
 MISSED_REAL = 0.03
 #: How deep the lists of the calibration go: as search() makes them for the default five hits.
 CALIBRATION_DEPTH = 50
+#: SciFact's seeded subset with another model (queries, abstracts; bench_models.py's, seed 22).
+SCIFACT_SUBSET = (300, 1000)
+SCIFACT_SUBSET_SEED = 22
 #: The keyword discounts --fit tries.
 DISCOUNT_GRID = tuple(round(0.05 * step, 2) for step in range(13))
 
@@ -95,6 +103,7 @@ class Collection:
     index_path: Path
     folder: Path
     queries: list[Query]
+    model: str | None = None  # a packaged model's name; None: the default model
 
 
 # -- collections -------------------------------------------------------------------------------
@@ -163,10 +172,47 @@ def scifact_collection(folder: Path) -> Collection:
     return Collection("scifact", cache / "index.db", cache / "documents", queries + off_topic("scifact"))
 
 
-def collections(names: list[str]) -> tuple[list[Collection], list[str]]:
-    """The collections asked for that exist here, and a note for each that does not."""
+def scifact_subset_collection(folder: Path, model: str) -> Collection:
+    """SciFact's seeded subset of bench_models.py (300 queries, 1,000 abstracts), for ``model``."""
+    collection = beir.load_collection(folder, "train")
+    chooser = random.Random(SCIFACT_SUBSET_SEED)
+    chosen = sorted(chooser.sample(sorted(collection.queries), SCIFACT_SUBSET[0]))
+    judged = {doc for query in chosen for doc in collection.qrels[query]}
+    others = sorted(set(collection.documents) - judged)
+    kept = judged | set(chooser.sample(others, max(0, SCIFACT_SUBSET[1] - len(judged))))
+    subset = beir.Collection(
+        name=collection.name,
+        documents={doc: text for doc, text in collection.documents.items() if doc in kept},
+        queries={query: collection.queries[query] for query in chosen},
+        qrels={query: collection.qrels[query] for query in chosen},
+    )
+    documents = CACHE / f"scifact-{SCIFACT_SUBSET[0]}q-{len(subset.documents)}d" / "documents"
+    beir.write_documents(subset, documents)
+    queries = [
+        Query(
+            text,
+            {beir.document_file_name(doc) for doc in subset.qrels[query_id]},
+            "scifact",
+            {beir.document_file_name(doc): grade for doc, grade in subset.qrels[query_id].items()},
+        )
+        for query_id, text in subset.queries.items()
+    ]
+    index_path = documents.parent / f"index-{model}.db"
+    return Collection("scifact", index_path, documents, queries + off_topic("scifact"), model)
+
+
+def collections(names: list[str], model: str | None = None) -> tuple[list[Collection], list[str]]:
+    """The collections asked for that exist here, and a note for each that does not; with ``model``,
+    each in an index of that model's own."""
     found, missing = [], []
     for name in names:
+        if name == "scifact" and model is not None:
+            folder = scifact_folder()
+            if folder is None:
+                missing.append("scifact: no BEIR folder (set $SCIFACT)")
+            else:
+                found.append(scifact_subset_collection(folder, model))
+            continue
         if name == "sample":
             found.append(sample_collection())
         elif name == "scifact":
@@ -179,6 +225,13 @@ def collections(names: list[str]) -> tuple[list[Collection], list[str]]:
             found.append(docset_collection(name))
         else:
             missing.append(f"{name}: {DOCSETS[name].description} not on this machine")
+    if model is not None:
+        found = [
+            replace(c, index_path=c.index_path.with_name(f"{c.index_path.stem}-{model}.db"), model=model)
+            if c.model is None
+            else c
+            for c in found
+        ]
     return found, missing
 
 
@@ -186,7 +239,8 @@ def opened(collection: Collection) -> Index:
     """The collection's index, built (or brought up to date) first, with vectors from the shared cache
     (bench/vector_cache.py); searched with the plain embedded backend, so query times are the model's."""
     CACHE.mkdir(parents=True, exist_ok=True)
-    with Index.open(collection.index_path, backend=CachedModelBackend(VECTOR_CACHE)) as building:
+    backend = CachedModelBackend(VECTOR_CACHE, collection.model)
+    with Index.open(collection.index_path, backend=backend) as building:
         report = building.build(collection.folder, warn=lambda message: None)
     if report.exit_code != 0:
         raise SystemExit(f"building {collection.name} failed: {report.summary()}")
@@ -611,9 +665,10 @@ def fit_samples(gathered: list[Gathered], value: Callable[[TopLists], float]) ->
     ]
 
 
-def fit(found: list[Collection]) -> dict[str, object]:
+def fit(found: list[Collection], discount: float | None = None) -> dict[str, object]:
     """Fit on FIT_SETS (their off-topic questions of FIT_FOLD only): the keyword discount of hybrid
-    strength by likelihood over a grid, then the map that vector and hybrid mode share (of hybrid
+    strength by likelihood over a grid (unless ``discount`` is given: another model's map is fitted
+    at the discount every model shares), then the map that vector and hybrid mode share (of hybrid
     top-hit strengths) and keyword mode's (of its evidence)."""
     gathered = [gather_lists(collection) for collection in found if collection.name in FIT_SETS]
 
@@ -622,7 +677,8 @@ def fit(found: list[Collection]) -> dict[str, object]:
             *arrays(fit_samples(gathered, lambda lists: top_strength(lists, "hybrid", discount)))
         )[2]
 
-    discount = min(DISCOUNT_GRID, key=likelihood)
+    if discount is None:
+        discount = min(DISCOUNT_GRID, key=likelihood)
     hybrid = fit_samples(gathered, lambda lists: top_strength(lists, "hybrid", discount))
     keyword = fit_samples(gathered, lambda lists: top_strength(lists, "keyword"))
     return {
@@ -810,15 +866,17 @@ def main() -> int:
     parser.add_argument("--sets", default="sample,cmake,man,rust,scifact")
     parser.add_argument("--compare", action="store_true", help="print every fusion candidate's quality")
     parser.add_argument("--fit", action="store_true", help="fit the score calibration and print it")
+    parser.add_argument("--model", default=None, help="a packaged model's name (default: the default model)")
     parser.add_argument(
         "--calibrations", action="store_true", help="print every calibration candidate's shares (markdown)"
     )
     options = parser.parse_args()
-    found, missing = collections(["sample"] if options.quick else options.sets.split(","))
+    found, missing = collections(["sample"] if options.quick else options.sets.split(","), options.model)
     for note in missing:
         print(f"skipped {note}", file=sys.stderr)
     if options.fit:
-        print(json.dumps(fit(found), indent=1))
+        shared = KEYWORD_DISCOUNT if options.model else None
+        print(json.dumps(fit(found, shared), indent=1))
         return 0
     if options.calibrations:
         print("\n".join(compare_calibrations(found)))

@@ -23,12 +23,13 @@ VECTOR_CACHE = Path(__file__).resolve().parent / ".cache" / "real-folder" / "vec
 
 class CachedModelBackend(EmbeddingBackend):
     """The embedded model; its :meth:`describe` is the model's, so an index it builds opens with the
-    plain embedded backend too."""
+    plain embedded backend too. ``model``: a packaged model's name; None, the default model. The cache
+    key holds the model's description, so each model's vectors are its own."""
 
     kind = "bench-cached-model"
 
-    def __init__(self, cache: Path) -> None:
-        self.model = EmbeddedBackend()
+    def __init__(self, cache: Path, model: str | None = None) -> None:
+        self.model = EmbeddedBackend(model)
         self.model_name = self.model.model_name
         self.max_tokens = self.model.max_tokens
         self.query_prefix = self.model.query_prefix

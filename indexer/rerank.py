@@ -11,9 +11,11 @@ answers the question.
   its file comes from). Input ``[CLS] question [SEP] passage [SEP]`` with token types 0 then 1;
   output one logit per pair.
 - Passage: the chunk's heading path, a line break, and its text (:func:`passage_text`: what the
-  embedder reads too), truncated with the question to PAIR_TOKENS tokens, the longer of the two
-  first (the passage, nearly always). Longer pairs cost time on every search; most chunks of the
-  packaged embedders fit (all-MiniLM-L6-v2 cuts at 254 tokens).
+  embedder reads too). A pair is cut to PAIR_TOKENS tokens at the passage's end, never inside the
+  question: the question is what every candidate is judged against, and a question cut differently
+  for each would not be one question. Only a question longer than QUESTION_TOKENS (a pasted
+  paragraph) is cut, to that, so every passage keeps most of the budget. Longer pairs cost time on
+  every search; most chunks of the packaged embedders fit (all-MiniLM-L6-v2 cuts at 254 tokens).
 - Score: the logit through a logistic function, :func:`probability`. sentence-transformers applies
   the plain sigmoid to this model's logit; on the sample corpus that put every answering hit near
   1 and every off-topic one near 0, so the map is the sigmoid of the logit as it is, not a fit.
@@ -59,6 +61,10 @@ from indexer.request import RERANK_TOP
 
 #: The longest question-and-passage pair read, [CLS] and both [SEP] included.
 PAIR_TOKENS = 256
+#: The most of a question read (at most half a pair): MS MARCO's questions are a few words.
+QUESTION_TOKENS = 64
+#: [CLS] and the two [SEP] of a pair.
+PAIR_SPECIAL_TOKENS = 3
 
 
 def passage_text(heading: str, text: str) -> str:
@@ -128,7 +134,9 @@ class Reranker:
         """
         if not passages:
             return np.zeros(0, dtype=np.float32)
-        encodings = self._pair_tokenizer().encode_batch_fast([(question, passage) for passage in passages])
+        tokenizer = self._pair_tokenizer()
+        question = self.read_question(question)
+        encodings = tokenizer.encode_batch_fast([(question, passage) for passage in passages])
         session = self._load()
         logits = np.empty(len(passages), dtype=np.float32)
         for rows in plan_sub_batches([len(encoding.ids) for encoding in encodings]):
@@ -143,6 +151,13 @@ class Reranker:
                 ) from exc
             logits[rows] = out.reshape(len(rows))
         return logits
+
+    def read_question(self, question: str) -> str:
+        """``question`` as the pairs hold it: whole, or its first :data:`QUESTION_TOKENS` tokens (at
+        most half the pair), so that the pair's truncation cuts only the passage."""
+        most = min(QUESTION_TOKENS, (self.pair_tokens - PAIR_SPECIAL_TOKENS) // 2)
+        offsets = self._pair_tokenizer().encode(question, add_special_tokens=False).offsets
+        return question if len(offsets) <= most else question[: offsets[most - 1][1]]
 
     def describe(self) -> dict[str, object]:
         """What ``index status`` says of the re-ranker: model, file, precision, pair length, and
@@ -187,6 +202,7 @@ class Reranker:
     def _pair_tokenizer(self) -> Tokenizer:
         with self._lock:
             if self._tokenizer is None:
+                # longest first: with the question at most half the pair, that is the passage
                 self._tokenizer = load_tokenizer(
                     MS_MARCO_MINILM.tokenizer_path(), max_length=self.pair_tokens
                 )

@@ -14,6 +14,7 @@ from conftest import REPO, SAMPLE_CORPUS, STORES, new_database, write
 from helpers import HashBackend
 
 from indexer import ConfigError, Index, NotInIndexError
+from indexer.backends.embedded import EmbeddedBackend
 from indexer.errors import InvalidRequestError
 from indexer.records import StoredChunk
 from indexer.request import SearchRequest
@@ -22,6 +23,7 @@ from indexer.search import (
     CALIBRATED_MODEL,
     CALIBRATIONS,
     DEFAULT_MIN_SCORE,
+    FUSED_RANK_WEIGHT,
     KEYWORD_CALIBRATION,
     KEYWORD_DISCOUNT,
     MODES,
@@ -36,6 +38,7 @@ from indexer.search import (
     keyword_terms,
     keyword_words,
     page_names,
+    reranked_order,
     strengths,
 )
 
@@ -575,11 +578,32 @@ def test_reranking_orders_the_fused_candidates_by_the_cross_encoders_probability
     question = "my tyre keeps going flat, how do I find the hole?"
     fused = index.search(question, k=5, min_score=0)
     reranked = index.search(question, k=5, min_score=0, rerank=True, rerank_top=5)
-    # the same five candidates, re-read; each scored by the re-ranker, in its order
+    # the same five candidates, re-read, in the order of the logit less the fused rank's weight,
+    # each scored by the strongest probability at or below it
     assert {(hit.path, hit.start_line) for hit in reranked} == {(hit.path, hit.start_line) for hit in fused}
+    place = {(hit.path, hit.start_line): rank for rank, hit in enumerate(fused, start=1)}
     probabilities = Reranker().scores(question, [passage_text(hit.heading, hit.text) for hit in reranked])
-    assert [hit.score for hit in reranked] == pytest.approx(sorted(probabilities, reverse=True), abs=1e-6)
+    keys = [
+        math.log(p / (1 - p)) - FUSED_RANK_WEIGHT * math.log(place[(hit.path, hit.start_line)])
+        for hit, p in zip(reranked, probabilities, strict=True)
+    ]
+    assert keys == sorted(keys, reverse=True)
+    held = [max(probabilities[rank:]) for rank in range(len(reranked))]
+    assert [hit.score for hit in reranked] == pytest.approx(held, abs=1e-6)
     assert reranked[0].path == "bicycle-repair/fixing-a-flat-tyre.md" and reranked[0].score > 0.5
+
+
+def test_the_cross_encoder_moves_a_candidate_up_only_past_weaker_fused_ones_it_reads_as_clearly_better():
+    fused = [11, 12, 13, 14, 15]
+    even = {chunk_id: 0.5 for chunk_id in fused}
+    assert reranked_order(fused, even) == fused  # no opinion: the fused order
+    # the fifth passes the first only with more than 2 ln 5 = 3.2 logits more
+    fifth_a_little_better = {**even, 15: 1 / (1 + math.exp(-3.0))}
+    fifth_far_better = {**even, 15: 1 / (1 + math.exp(-3.5))}
+    assert reranked_order(fused, fifth_a_little_better)[0] == 11
+    assert reranked_order(fused, fifth_far_better)[0] == 15
+    first_wrong_second_sure = {**even, 11: 0.02, 12: 0.999}
+    assert reranked_order(fused, first_wrong_second_sure) == [12, 13, 14, 15, 11]
 
 
 def test_the_reranker_is_loaded_once_per_index_and_status_names_it(index):
@@ -615,3 +639,21 @@ def test_the_built_in_model_is_calibrated_and_status_gives_its_maps(index):
     assert scores["calibrated"] and scores["default_min_score"]["hybrid"] == DEFAULT_MIN_SCORE
     fitted = CALIBRATIONS[CALIBRATED_MODEL].cosine
     assert scores["calibration"]["vector and hybrid"] == {"slope": fitted.slope, "offset": fitted.offset}
+
+
+def test_a_bge_small_index_is_calibrated_and_says_no_results_for_an_off_topic_question(tmp_path):
+    """bge-small's own map (its cosines run higher than MiniLM's): real questions keep their answer at
+    the default threshold, off-topic ones get nothing, where before no threshold applied."""
+    folder = tmp_path / "sample"
+    shutil.copytree(SAMPLE_CORPUS / "bicycle-repair", folder / "bicycle-repair")
+    shutil.copytree(SAMPLE_CORPUS / "cooking", folder / "cooking")
+    with Index.open(tmp_path / "index.db", backend=EmbeddedBackend(model="bge-small-en-v1.5")) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        scores = index.status()["scores"]
+        assert scores["calibrated"] and scores["default_min_score"]["hybrid"] == DEFAULT_MIN_SCORE
+        assert scores["calibration"]["vector and hybrid"] == {"slope": 75.745, "offset": -49.33}
+        hits = index.search("how do I fix a flat tyre", k=3)
+        assert hits and hits[0].path == "bicycle-repair/fixing-a-flat-tyre.md"
+        assert hits[0].score >= DEFAULT_MIN_SCORE
+        assert index.search("best pizza in naples", k=3) == []
+        assert index.search("best pizza in naples", k=3, min_score=0)  # cut by the threshold, not unfound
