@@ -99,7 +99,8 @@ def test_small_sections_are_packed_into_one_chunk_under_the_heading_they_share()
     text = "# Top\n\nintro words\n\n" + section("Install", 3) + "\n" + section("Use", 3)
     chunks = chunk_text(text, count_words, SETTINGS)
     assert [(chunk.heading, chunk.text.split("\n")[0]) for chunk in chunks] == [("Top", "# Top")]
-    assert "## Install" in chunks[0].text and "use2" in chunks[0].text
+    assert "## Install" in chunks[0].text
+    assert "use2" in chunks[0].text
 
 
 def test_sections_are_packed_toward_the_limit():
@@ -147,8 +148,10 @@ def test_markup_lines_count_nothing_toward_the_limit():
         return [len(text.replace("\n", "")) for text in texts]
 
     chunks = chunk_document(parse_text("guide.rst", text), count_characters, ChunkSettings(120, 0))
-    assert len(chunks) == 1 and chunks[0].text.startswith(adornment)  # shown as in the file
-    assert adornment not in chunks[0].embed_text and chunks[0].embed_text.startswith("Guide\nGuide\n\nstep 0")
+    assert len(chunks) == 1
+    assert chunks[0].text.startswith(adornment)  # shown as in the file
+    assert adornment not in chunks[0].embed_text
+    assert chunks[0].embed_text.startswith("Guide\nGuide\n\nstep 0")
     assert count_characters([chunks[0].embed_text])[0] <= 120 < count_characters([chunks[0].text])[0]
 
 
@@ -183,7 +186,9 @@ def test_a_fence_that_fits_is_kept_whole():
     assert any("```\nline0 x" in chunk.text and "moreline0 x\nline1" in chunk.text for chunk in chunks)
     small = chunk_text(text, count_words, ChunkSettings(max_tokens=53, overlap_tokens=0))
     fenced = [chunk for chunk in small if "line5 x" in chunk.text]
-    assert len(fenced) == 1 and "```\nline0" in fenced[0].text and "line11 x\n```" in fenced[0].text
+    assert len(fenced) == 1
+    assert "```\nline0" in fenced[0].text
+    assert "line11 x\n```" in fenced[0].text
 
 
 def test_a_line_longer_than_the_limit_is_cut_between_words():
@@ -232,7 +237,8 @@ def test_chunking_a_paged_document_takes_time_linear_in_its_size():
             started = time.perf_counter()
             chunks = chunk_document(document, count_words, ChunkSettings(max_tokens=40, overlap_tokens=0))
             best = min(best, time.perf_counter() - started)
-        assert len(chunks) == pages and chunks[-1].locator == f"cell {pages}"
+        assert len(chunks) == pages
+        assert chunks[-1].locator == f"cell {pages}"
         return best
 
     assert seconds(2400) / seconds(300) < 20
@@ -245,7 +251,8 @@ def test_halves_of_a_refused_chunk_leave_its_markup_lines_out_of_what_the_model_
     assert "\n".join(half.text for half in halves) == chunk.text
     read = [half.embed_text for half in halves]
     assert not any("```" in text or "|---|" in text for text in read)
-    assert "run it" in read[0] and "| 1 | 2 |" in read[1]
+    assert "run it" in read[0]
+    assert "| 1 | 2 |" in read[1]
 
 
 def test_titles_in_a_row_are_carried_together_into_the_text_after_them():
@@ -259,7 +266,8 @@ def test_a_lead_in_sentence_shares_a_chunk_with_the_start_of_a_code_block_too_bi
     lead = "Run these commands in order to set the project up on a new machine:"
     code = "\n".join(f"cmd{n} arg" for n in range(30))
     chunks = chunk_text(f"# Setup\n\n{lead}\n\n```\n{code}\n```\n", count_words, SETTINGS)
-    assert lead in chunks[0].text and "```\ncmd0 arg\ncmd1 arg" in chunks[0].text
+    assert lead in chunks[0].text
+    assert "```\ncmd0 arg\ncmd1 arg" in chunks[0].text
     assert all(count_words([chunk.embed_text])[0] <= SETTINGS.max_tokens for chunk in chunks)
 
 
@@ -268,7 +276,8 @@ def test_a_short_section_after_a_long_one_shares_the_chunk_that_ends_it():
     short = " ".join(f"s{n}" for n in range(12))
     chunks = chunk_text(f"# Doc\n\n## Long\n\n{long}\n\n## Short\n\n{short}\n", count_words, SETTINGS)
     assert len(chunks) == 3
-    assert chunks[-1].text.startswith("p2w0") and chunks[-1].text.endswith(short)
+    assert chunks[-1].text.startswith("p2w0")
+    assert chunks[-1].text.endswith(short)
     assert chunks[-1].heading == "Doc"
 
 

@@ -40,7 +40,8 @@ def test_build_prints_one_summary_line_and_warns_about_unreadable_files(tmp_path
     assert result.stderr.strip() == "warning: misc/empty.md: skipped, empty file"  # latin1-notes.txt is read
     again = CliRunner().invoke(main, ["build", str(folder), "--db", str(tmp_path / "i.db"), "--json"])
     report = json.loads(again.stdout.splitlines()[-1])
-    assert report["files_skipped"] == 2 and report["skipped_by_kind"] == {".png": 1, "empty": 1}
+    assert report["files_skipped"] == 2
+    assert report["skipped_by_kind"] == {".png": 1, "empty": 1}
     assert [(skipped["path"], skipped["kind"]) for skipped in report["skipped"]] == [
         ("misc/logo.png", ".png"),
         ("misc/empty.md", "empty"),
@@ -58,7 +59,8 @@ def test_query_json_has_the_documented_fields(sample_index):
         assert {"path", "start_line", "end_line", "score", "heading", "text"} <= hit.keys()
         assert 1 <= hit["start_line"] <= hit["end_line"]
     assert hits[0]["path"] == "bicycle-repair/fixing-a-flat-tyre.md"
-    assert all(0 <= hit["score"] <= 1 for hit in hits) and hits[0]["score"] >= 0.5
+    assert all(0 <= hit["score"] <= 1 for hit in hits)
+    assert hits[0]["score"] >= 0.5
     assert [hit["score"] for hit in hits] == sorted((hit["score"] for hit in hits), reverse=True)
 
 
@@ -116,7 +118,8 @@ def test_query_text_output_cites_path_lines_and_heading(sample_index):
     )
     assert result.exit_code == 0
     first = result.stdout.splitlines()[0]
-    assert "bicycle-repair/fixing-a-flat-tyre.md:" in first and "[" in first
+    assert "bicycle-repair/fixing-a-flat-tyre.md:" in first
+    assert "[" in first
     assert "\x1b[" not in result.stdout  # not a terminal: no colour
 
 
@@ -145,7 +148,8 @@ def test_empty_index_gives_an_empty_result(tmp_path):
         runner.invoke(main, ["build", str(tmp_path / "empty"), "--db", str(tmp_path / "i.db")]).exit_code == 0
     )
     result = runner.invoke(main, ["query", "anything", "--db", str(tmp_path / "i.db"), "--json"])
-    assert result.exit_code == 1 and json.loads(result.stdout) == []  # nothing found: 1, as grep
+    assert result.exit_code == 1
+    assert json.loads(result.stdout) == []  # nothing found: 1, as grep
     result = runner.invoke(main, ["query", "anything", "--db", str(tmp_path / "i.db")])
     assert (result.exit_code, result.stdout, result.stderr) == (1, "", "no results\n")
 
@@ -154,11 +158,13 @@ def test_bad_options_exit_2(tmp_path):
     runner = CliRunner()
     assert runner.invoke(main, ["build", str(tmp_path), "--batch-size", "0"]).exit_code == 2
     result = runner.invoke(main, ["build", str(tmp_path / "missing"), "--db", str(tmp_path / "i.db")])
-    assert result.exit_code == 2 and "missing" in result.stderr
+    assert result.exit_code == 2
+    assert "missing" in result.stderr
     result = runner.invoke(
         main, ["build", str(tmp_path), "--backend", "ollama", "--db", str(tmp_path / "i.db")]
     )
-    assert result.exit_code == 2 and "--model" in result.stderr
+    assert result.exit_code == 2
+    assert "--model" in result.stderr
 
 
 def test_index_db_environment_variable_chooses_the_index(tmp_path):
@@ -200,9 +206,12 @@ def test_status_says_how_scores_are_judged_and_which_reranker_would_read(sample_
 def test_status_shows_model_dimension_and_builds(sample_index):
     result = CliRunner().invoke(main, ["status", "--db", str(sample_index), "--json"])
     info = json.loads(result.stdout)
-    assert info["model"] == "all-MiniLM-L6-v2-int8" and info["dimension"] == 384
-    assert info["files"] >= 40 and info["chunks"] > info["files"]
-    assert info["builds"][0]["outcome"] == "ok" and info["builds"][0]["files_added"] == info["files"]
+    assert info["model"] == "all-MiniLM-L6-v2-int8"
+    assert info["dimension"] == 384
+    assert info["files"] >= 40
+    assert info["chunks"] > info["files"]
+    assert info["builds"][0]["outcome"] == "ok"
+    assert info["builds"][0]["files_added"] == info["files"]
     assert len(info["fingerprint"]) == 16
 
 
@@ -215,7 +224,8 @@ def test_build_and_query_from_a_plain_shell(tmp_path):
     )
     assert built.returncode == 0, built.stderr
     report = json.loads(built.stdout)
-    assert report["files_added"] == 6 and report["exit_code"] == 0
+    assert report["files_added"] == 6
+    assert report["exit_code"] == 0
     asked = subprocess.run(
         [*index_command(), "query", "someone is choking and cannot breathe", "--json"],
         env=env,
@@ -228,9 +238,12 @@ def test_build_and_query_from_a_plain_shell(tmp_path):
 
 def test_help_documents_exit_codes():
     result = CliRunner().invoke(main, ["build", "-h"])
-    assert "Exit codes:" in result.stdout and "3  the index is locked by another build" in result.stdout
+    assert "Exit codes:" in result.stdout
+    assert "3  the index is locked by another build" in result.stdout
     status = CliRunner().invoke(main, ["status", "--help"]).stdout
-    assert "0  success" in status and "3  " not in status and "1  " not in status  # codes it cannot return
+    assert "0  success" in status
+    assert "3  " not in status
+    assert "1  " not in status  # codes it cannot return
 
 
 def test_terminal_output_highlights_matched_words_unless_no_color(monkeypatch):
@@ -239,7 +252,8 @@ def test_terminal_output_highlights_matched_words_unless_no_color(monkeypatch):
 
     hit = Hit("a.md", 1, 2, 0.9, "Tyres", "Patch the puncture with glue.", "/r", "hybrid")
     coloured = cli.hits_as_text([hit], "puncture glue", color=True)
-    assert "\x1b[1mpuncture\x1b[0m" in coloured and "\x1b[1mglue.\x1b[0m" in coloured
+    assert "\x1b[1mpuncture\x1b[0m" in coloured
+    assert "\x1b[1mglue.\x1b[0m" in coloured
     assert "\x1b[" not in cli.hits_as_text([hit], "puncture glue", color=False)
     monkeypatch.setattr(cli.sys.stdout, "isatty", lambda: True, raising=False)
     monkeypatch.setenv("NO_COLOR", "1")
@@ -270,7 +284,8 @@ def test_a_secret_never_reaches_the_index_its_journal_or_any_output(tmp_path):
     summary = json.loads(outputs[0].stdout.splitlines()[-1])  # JSON lines: the warnings, then the summary
     assert summary["skipped_by_kind"]["secret"] == 2
     for output in outputs:
-        assert FAKE_KEY not in output.stdout and FAKE_KEY not in output.stderr
+        assert FAKE_KEY not in output.stdout
+        assert FAKE_KEY not in output.stderr
     index_files = list(db.parent.iterdir())
     assert db in index_files
     for path in index_files:
@@ -291,7 +306,8 @@ def test_chunk_tokens_are_remembered_and_another_value_is_refused(tmp_path):
     assert json.loads(plain.stdout.splitlines()[-1])["chunks_embedded"] == 0
     other = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--chunk-tokens", "128"])
     assert other.exit_code == 2
-    assert "chunking.max_tokens: 64 -> 128" in other.stderr and "--rebuild" in other.stderr
+    assert "chunking.max_tokens: 64 -> 128" in other.stderr
+    assert "--rebuild" in other.stderr
 
 
 def test_an_emptied_folder_is_refused_unless_allowed(tmp_path):
@@ -306,7 +322,8 @@ def test_an_emptied_folder_is_refused_unless_allowed(tmp_path):
     with Index.open(db, create=False) as index:
         assert index.status()["files"] == 1
     allowed = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--allow-empty"])
-    assert allowed.exit_code == 0 and "1 removed" in allowed.stdout
+    assert allowed.exit_code == 0
+    assert "1 removed" in allowed.stdout
 
 
 def test_a_credentials_warning_names_the_option_as_each_front_end_spells_it(tmp_path):
@@ -334,17 +351,16 @@ def test_max_file_size_takes_a_size_and_leaves_larger_files_out(tmp_path):
     result = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--max-file-size", "2k", "--json"])
     assert result.exit_code == 0, result.output
     summary = json.loads(result.stdout.splitlines()[-1])
-    assert summary["files_added"] == 1 and summary["skipped_by_kind"] == {"too-large": 1}
+    assert summary["files_added"] == 1
+    assert summary["skipped_by_kind"] == {"too-large": 1}
     warning = json.loads(result.stdout.splitlines()[0])
     assert (warning["path"], warning["message"]) == (
         "log.txt",
         "skipped, larger (2.15 kB) than the cap on file size, 2 kB (raise the cap with --max-file-size)",
     )
     bad = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--max-file-size", "lots"])
-    assert (
-        bad.exit_code == 2
-        and "'lots' is not a size (say 64MB, 1.5G, 512k or a number of bytes)" in bad.stderr
-    )
+    assert bad.exit_code == 2
+    assert "'lots' is not a size (say 64MB, 1.5G, 512k or a number of bytes)" in bad.stderr
 
 
 @pytest.fixture
@@ -368,9 +384,12 @@ def test_a_question_that_starts_with_a_dash_is_told_to_come_after_double_dash(no
     asked = CliRunner().invoke(
         main, ["query", "--db", str(db), "--mode", "keyword", "--min-score", "0", "--", "--leak-check=full"]
     )
-    assert asked.exit_code == 0 and asked.stdout.startswith("1. ") and "valgrind.md" in asked.stdout
+    assert asked.exit_code == 0
+    assert asked.stdout.startswith("1. ")
+    assert "valgrind.md" in asked.stdout
     mistyped = CliRunner().invoke(main, ["query", "bread", "--tpye", "md", "--db", str(db)])
-    assert "Did you mean '--type'?" in mistyped.stderr and "put -- before it" not in mistyped.stderr
+    assert "Did you mean '--type'?" in mistyped.stderr
+    assert "put -- before it" not in mistyped.stderr
 
 
 def test_a_mistyped_root_is_named_with_the_folders_the_index_holds(notes_index):

@@ -292,7 +292,8 @@ def test_the_optimised_model_is_saved_once_and_a_fresh_one_off_query_loads_it(tm
 
     assert set(saved) == {OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS}
     graph = (folder / OPTIMIZED_MODEL).read_bytes()
-    assert b"IsNaN" not in graph and b"BiasGelu" in graph  # the graph was streamlined
+    assert b"IsNaN" not in graph
+    assert b"BiasGelu" in graph  # the graph was streamlined
     assert {path.name: path.stat().st_mtime_ns for path in folder.iterdir()} == saved  # loaded, not remade
     assert [path.name for path in folder.parent.iterdir()] == [folder.name]  # no scratch folder left
     assert cosines(first, uncached).min() >= 0.99999

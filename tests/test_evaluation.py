@@ -99,8 +99,10 @@ def test_index_eval_per_query_says_which_questions_fail(tmp_path):
     args = ["eval", str(folder), "--cache", str(tmp_path / "cache"), "--mode", "keyword", "--per-query"]
     scores = json.loads(CliRunner().invoke(main, [*args, "--json"]).stdout)
     rows = {row["id"]: row for row in scores["keyword"]["queries"]}
-    assert rows["q3"]["first_relevant_rank"] == 2 and rows["q1"]["first_relevant_rank"] == 1
-    assert rows["q3"]["ndcg@10"] == pytest.approx(1 / math.log2(3), abs=1e-4) and rows["q3"]["top"][0] == "d3"
+    assert rows["q3"]["first_relevant_rank"] == 2
+    assert rows["q1"]["first_relevant_rank"] == 1
+    assert rows["q3"]["ndcg@10"] == pytest.approx(1 / math.log2(3), abs=1e-4)
+    assert rows["q3"]["top"][0] == "d3"
     text = CliRunner().invoke(main, args).stdout
     assert re.search(r"^\s+2 0\.631  apple  -> d3$", text, re.MULTILINE), text
 
@@ -142,7 +144,8 @@ def test_index_eval_runs_your_own_questions_on_an_existing_index_and_fails_under
     assert [row["first_relevant_rank"] for row in scores["queries"]] == [1, 1, None]
     assert scores["queries"][2]["top"][0].startswith("brakes.md:")
     failed = CliRunner().invoke(main, [*base, "--min-recall", "0.9"])
-    assert failed.exit_code == 1 and "recall@10 0.6667 < 0.9 (keyword)" in failed.stderr
+    assert failed.exit_code == 1
+    assert "recall@10 0.6667 < 0.9 (keyword)" in failed.stderr
     assert CliRunner().invoke(main, [*base, "--min-recall", "0.6", "--min-ndcg", "0.5"]).exit_code == 0
 
 
@@ -150,6 +153,8 @@ def test_a_fixture_line_that_is_not_a_question_is_named(checked_index, tmp_path)
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"query": "puncture", "expected": ["tyres.md"]}\n{"query": "no answers"}\n')
     result = CliRunner().invoke(main, ["eval", "--fixture", str(bad), "--db", str(checked_index)])
-    assert result.exit_code == 2 and 'bad.jsonl line 2: needs an "expected" list' in result.stderr
+    assert result.exit_code == 2
+    assert 'bad.jsonl line 2: needs an "expected" list' in result.stderr
     neither = CliRunner().invoke(main, ["eval"])
-    assert neither.exit_code == 2 and "BEIR FOLDER or --fixture" in neither.output
+    assert neither.exit_code == 2
+    assert "BEIR FOLDER or --fixture" in neither.output

@@ -237,7 +237,8 @@ def test_pdf_pages_are_parts_and_the_outline_gives_headings():
         "Glue the patch.",
     ]
     assert [(h.line, h.title) for h in document.headings] == [(1, "Flat tyres"), (3, "Patching")]
-    assert document.locator(3, 5) == "page 2" and document.locator(2, 4) == "pages 1-2"
+    assert document.locator(3, 5) == "page 2"
+    assert document.locator(2, 4) == "pages 1-2"
 
 
 def test_pdf_text_reads_as_a_reader_sees_it():
@@ -252,8 +253,10 @@ def test_pdf_text_reads_as_a_reader_sees_it():
     text = "\n".join(document.lines)
     assert "Type the declarations of part 2 before use." in document.lines
     assert not {"\ufffe", "\ufffd", "\u00ad"} & set(text)
-    assert "Widget Manual" not in text and "of 4" not in text
-    assert "Section 4 opens here" in text and [part.number for part in document.parts] == [1, 2, 3, 4]
+    assert "Widget Manual" not in text
+    assert "of 4" not in text
+    assert "Section 4 opens here" in text
+    assert [part.number for part in document.parts] == [1, 2, 3, 4]
 
 
 def test_a_pdf_without_text_is_refused_as_no_text():
@@ -329,18 +332,24 @@ def test_a_file_its_reader_fails_on_fails_alone_and_is_not_read_again_until_it_c
         third = index.build(folder, warn=lambda message: None)
         hits = index.search("egrets wade", k=5, mode="keyword", min_score=0)
     reasons = {failure.path: failure.reason for failure in first.failures}
-    assert first.exit_code == 1 and set(DAMAGED) <= set(reasons) <= {*DAMAGED, "endif.html"}
+    assert first.exit_code == 1
+    assert set(DAMAGED) <= set(reasons) <= {*DAMAGED, "endif.html"}
     assert first.files_added == 1 + (len(reasons) == len(DAMAGED))  # herons.md, and the page if read
     assert "Error -3 while decompressing" in reasons["flipped.docx"]
-    assert "encrypted" in reasons["encrypted.docx"] and "compression method" in reasons["aes.docx"]
-    assert "page 1 cannot be loaded" in reasons["loop.pdf"] and "RecursionError" in reasons["deep.ipynb"]
+    assert "encrypted" in reasons["encrypted.docx"]
+    assert "compression method" in reasons["aes.docx"]
+    assert "page 1 cannot be loaded" in reasons["loop.pdf"]
+    assert "RecursionError" in reasons["deep.ipynb"]
     assert all("\n" not in reason and len(reason) < 400 for reason in reasons.values())
     # recorded: the next run reads none of them again, and fails nothing
-    assert second.exit_code == 0 and second.failures == []
+    assert second.exit_code == 0
+    assert second.failures == []
     assert second.files_unchanged == first.files_added  # the damaged ones count as left out, below
     assert second.skipped_by_kind() == {"damaged": len(reasons)}
     # a file that changed is read again
-    assert third.exit_code == 0 and third.files_changed == 1 and third.failures == []
+    assert third.exit_code == 0
+    assert third.files_changed == 1
+    assert third.failures == []
     page_read = "endif.html" not in reasons  # it mentions egrets, not wading
     assert [hit.path for hit in hits] == ["deep.ipynb", *(["endif.html"] if page_read else [])]
 
@@ -358,7 +367,8 @@ def test_any_exception_a_reader_raises_is_the_files_failure_with_its_cause(tmp_p
     write(folder / "notes.md", "# Notes\n\nAbout egrets.\n")
     with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
         report = index.build(folder, warn=lambda message: None)
-    assert report.exit_code == 1 and report.files_added == 1
+    assert report.exit_code == 1
+    assert report.files_added == 1
     assert [(f.path, f.reason) for f in report.failures] == [
         ("page.html", "the HTML reader failed on it: MemoryError: cannot allocate 3 GB")
     ]
@@ -434,7 +444,8 @@ def test_a_mixed_folder_indexes_exactly_these_files_headings_and_citations(tmp_p
             "ORDER BY f.path, c.seq"
         ).fetchall()
         hits = index.search("soapy water hole", k=1, mode="keyword", min_score=0)
-    assert report.files_skipped == 1 and report.files_failed == 0
+    assert report.files_skipped == 1
+    assert report.files_failed == 0
     assert "scan.pdf: skipped, no text layer (a scanned PDF without OCR?)" in report.warnings
     assert files == [
         ("bread.ipynb", "indexed", "utf-8"),
@@ -544,14 +555,16 @@ def test_front_matter_that_does_not_parse_is_left_out_all_the_same():
     text = "---\ntitle: [unclosed\nweight: 3\n---\n\n# Guide\n\n" + body + "\n"
     chunks = chunks_of("guide.md", text)
     assert [chunk.heading for chunk in chunks] == ["Guide"]
-    assert "unclosed" not in chunks[0].text and "weight" not in chunks[0].text
+    assert "unclosed" not in chunks[0].text
+    assert "weight" not in chunks[0].text
 
 
 def test_link_definitions_never_form_a_chunk_nor_join_one():
     body = "Use [`collections.Append`] or [`collections.Merge`] to add elements.\n"
     definitions = "".join(f"[`collections.Name{n}`]: /functions/collections/name{n}/\n" for n in range(40))
     chunks = chunks_of("where.md", "# Where\n\n" + body + "\n" + definitions)
-    assert len(chunks) == 1 and "/functions/collections" not in chunks[0].text
+    assert len(chunks) == 1
+    assert "/functions/collections" not in chunks[0].text
     assert chunks[0].text.startswith("# Where\n\nUse [`collections.Append`]")
 
 
@@ -590,7 +603,8 @@ def test_docbook_navigation_is_dropped_and_the_page_is_named_by_its_title():
     for navigation in ("Prev", "Up", "Next", "Home", "SQL Commands", "DROP SUBSCRIPTION", "TABLESPACE"):
         assert navigation not in text, navigation
     chunks = chunks_of("sql-droptable.html", DOCBOOK_PAGE, limit=200)
-    assert len(chunks) == 1 and chunks[0].heading == "DROP TABLE"
+    assert len(chunks) == 1
+    assert chunks[0].heading == "DROP TABLE"
     assert chunks[0].embed_text.startswith("DROP TABLE\n")
 
 

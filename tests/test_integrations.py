@@ -70,11 +70,13 @@ def test_langchain_retriever_returns_documents_with_citation_metadata(index):
     retriever = IndexRetriever(index=index, k=3, mode="keyword", paths=["bicycle-repair/*"])
     documents = retriever.invoke("puncture tube")
     hits = index.search("puncture tube", k=3, mode="keyword", paths=["bicycle-repair/*"])
-    assert documents and all(isinstance(document, Document) for document in documents)
+    assert documents
+    assert all(isinstance(document, Document) for document in documents)
     assert [document.page_content for document in documents] == [hit.text for hit in hits]
     first = documents[0].metadata
     assert set(first) == METADATA
-    assert first["path"].startswith("bicycle-repair/") and first["score"] == hits[0].score
+    assert first["path"].startswith("bicycle-repair/")
+    assert first["score"] == hits[0].score
     assert first["citation"] == f"{first['path']}:{first['start_line']}-{first['end_line']}"
 
 
@@ -84,7 +86,8 @@ def test_langchain_async_retrieval_leaves_the_event_loop_free(index):
     retriever = IndexRetriever(index=index, k=2, types=["md"])
     with slowed_backend():
         documents, ticks = asyncio.run(while_ticking(retriever.ainvoke("fix a flat tyre")))
-    assert len(documents) == 2 and all(d.metadata["path"].endswith(".md") for d in documents)
+    assert len(documents) == 2
+    assert all(d.metadata["path"].endswith(".md") for d in documents)
     assert ticks >= 10
 
 
@@ -109,7 +112,8 @@ def test_llama_index_retriever_returns_scored_nodes(index):
     retriever = IndexRetriever(index=index, k=3, mode="keyword", types=["md"])
     nodes = retriever.retrieve("puncture tube")
     hits = index.search("puncture tube", k=3, mode="keyword", types=["md"])
-    assert nodes and all(isinstance(node, NodeWithScore) for node in nodes)
+    assert nodes
+    assert all(isinstance(node, NodeWithScore) for node in nodes)
     assert [node.node.get_content() for node in nodes] == [hit.text for hit in hits]
     assert [node.score for node in nodes] == [hit.score for hit in hits]
     assert set(nodes[0].node.metadata) == METADATA
@@ -122,7 +126,8 @@ def test_llama_index_async_retrieval_leaves_the_event_loop_free(index):
     retriever = IndexRetriever(index=index, k=2, paths=["cooking/*"])
     with slowed_backend():
         nodes, ticks = asyncio.run(while_ticking(retriever.aretrieve("bread dough")))
-    assert len(nodes) == 2 and all(node.node.metadata["path"].startswith("cooking/") for node in nodes)
+    assert len(nodes) == 2
+    assert all(node.node.metadata["path"].startswith("cooking/") for node in nodes)
     assert ticks >= 10
 
 

@@ -36,22 +36,26 @@ async def search_then_get(session: ClientSession) -> tuple[list, dict, dict]:
     passage = await session.call_tool("get", {"citation": hits[0]["citation"]})
     assert not passage.is_error, passage.content
     missing = await session.call_tool("get", {"citation": "no/such/file.md"})
-    assert missing.is_error and "not in the index" in missing.content[0].text
+    assert missing.is_error
+    assert "not in the index" in missing.content[0].text
     return list(tools.values()), hits, passage.structured_content
 
 
 def check_answers(tools: list, hits: list[dict], passage: dict) -> None:
     by_name = {tool.name: tool for tool in tools}
     assert set(by_name) == {"search", "get", "status"}
-    assert "citation" in by_name["search"].description and "paths" in by_name["search"].description
+    assert "citation" in by_name["search"].description
+    assert "paths" in by_name["search"].description
     assert set(by_name["search"].input_schema["properties"]) >= {
         *("query", "k", "mode", "paths", "types", "roots", "min_score", "rerank", "rerank_top")
     }
     assert by_name["search"].input_schema["required"] == ["query"]
-    assert 1 <= len(hits) <= 3 and all("puncture" in hit["text"].lower() for hit in hits)
+    assert 1 <= len(hits) <= 3
+    assert all("puncture" in hit["text"].lower() for hit in hits)
     first = hits[0]
     assert first["citation"] == f"{first['path']}:{first['start_line']}-{first['end_line']}"
-    assert passage["text"] == first["text"] and passage["path"] == first["path"]
+    assert passage["text"] == first["text"]
+    assert passage["path"] == first["path"]
 
 
 def test_index_mcp_over_stdio_with_the_sdk_client(sample_db, plugins):
@@ -116,5 +120,8 @@ def test_bad_arguments_are_a_tool_error_in_one_line_and_many_filters_are_answere
 
     errors, hits = anyio.run(session)
     for error, (_, _, message) in zip(errors, refused, strict=True):
-        assert error is not None and message in error and "\n" not in error
-    assert hits and {hit["path"].split("/")[0] for hit in hits} == {"cooking"}
+        assert error is not None
+        assert message in error
+        assert "\n" not in error
+    assert hits
+    assert {hit["path"].split("/")[0] for hit in hits} == {"cooking"}

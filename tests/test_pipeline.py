@@ -125,7 +125,8 @@ def test_backend_failing_on_third_batch_keeps_earlier_files_and_next_run_embeds_
     retry = HashBackend()
     second = build(index_path, folder, retry, batch_size=1)
     assert second.exit_code == 0
-    assert second.files_added == 1 and second.files_unchanged == 5
+    assert second.files_added == 1
+    assert second.files_unchanged == 5
     assert retry.embedded == ["File 2\n# File 2\n\nunique words for file number 2."]
 
 
@@ -159,7 +160,8 @@ def test_unchanged_rerun_calls_the_backend_zero_times_and_reads_no_file(index_pa
     report = build(index_path, docs, counting)
     assert counting.calls == 0
     assert opened == []
-    assert report.files_unchanged == 3 and report.chunks_embedded == 0
+    assert report.files_unchanged == 3
+    assert report.chunks_embedded == 0
 
 
 def test_a_file_with_no_text_is_counted_once_as_left_out_never_as_indexed(index_path, docs):
@@ -169,7 +171,8 @@ def test_a_file_with_no_text_is_counted_once_as_left_out_never_as_indexed(index_
         assert [(skipped.path, skipped.kind) for skipped in report.skipped] == [("blank.ipynb", "empty")], run
         assert report.files_added + report.files_changed + report.files_unchanged == 3, run
         assert report.files_skipped == 1 and report.files_seen == 4, run
-    assert "3 unchanged" in report.summary() and "1 skipped: 1 empty" in report.summary()
+    assert "3 unchanged" in report.summary()
+    assert "1 skipped: 1 empty" in report.summary()
 
 
 def test_touching_a_file_reembeds_nothing(index_path, docs):
@@ -178,7 +181,8 @@ def test_touching_a_file_reembeds_nothing(index_path, docs):
     os.utime(docs / "guide.md", ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
     counting = HashBackend()
     report = build(index_path, docs, counting)
-    assert counting.calls == 0 and report.files_unchanged == 3
+    assert counting.calls == 0
+    assert report.files_unchanged == 3
     again = HashBackend()
     build(index_path, docs, again)  # the new mtime was recorded: not even read this time
     assert again.calls == 0
@@ -222,7 +226,8 @@ def test_renamed_and_copied_files_reuse_vectors(index_path, docs):
     counting = HashBackend()
     report = build(index_path, docs, counting)
     assert counting.calls == 0
-    assert report.files_added == 2 and report.files_removed == 1
+    assert report.files_added == 2
+    assert report.files_removed == 1
     with Index.open(index_path) as index:
         paths = {row[0] for row in rows(index.store, "SELECT path FROM files")}
         assert index.store.integrity_problems() == []
@@ -267,7 +272,9 @@ def test_file_that_becomes_binary_is_removed_with_a_warning_and_a_latin1_one_is_
         assert index.search("Install", mode="keyword", min_score=0) == []
         assert index.search("cats", mode="keyword", min_score=0) == []
         assert [hit.path for hit in index.search("crème", mode="keyword", min_score=0)] == ["notes.txt"]
-    assert report.exit_code == 0 and report.files_skipped == 1 and report.files_changed == 1
+    assert report.exit_code == 0
+    assert report.files_skipped == 1
+    assert report.files_changed == 1
     assert [w for w in warnings if w.startswith("guide.md: skipped, binary")] == warnings
 
 
@@ -350,13 +357,15 @@ def test_a_new_chunker_recuts_every_file_without_a_rebuild_and_keeps_unchanged_v
     backend = HashBackend()
     warnings: list[str] = []
     report = build(index_path, docs, backend, warn=warnings.append)  # no --rebuild: only the chunker changed
-    assert report.exit_code == 0 and report.files_changed == 3
+    assert report.exit_code == 0
+    assert report.files_changed == 3
     version = chunking.CHUNKER_VERSION
     assert warnings[0] == (
         f"the chunker changed (chunking.version: {version - 1} -> {version}): every file is read and cut "
         "again once; chunks whose text did not change keep their vectors"
     )
-    assert report.chunks_embedded == 0 and backend.calls == 0  # the same texts keep their vectors
+    assert report.chunks_embedded == 0
+    assert backend.calls == 0  # the same texts keep their vectors
     with Index.open(index_path) as index:
         assert f'"version": {chunking.CHUNKER_VERSION}' in index.store.get_meta("fingerprint")
     assert build(index_path, docs, HashBackend()).files_unchanged == 3  # and then the rerun is cheap
@@ -380,14 +389,16 @@ def test_a_file_left_out_is_warned_of_once_not_on_every_run(index_path, tmp_path
     first, report = build_warnings(max_file_size=1024)
     assert first == [".env", "away.md", "big.log.txt", "photo.md"]
     again, report = build_warnings()
-    assert again == [] and report.exit_code == 0
+    assert again == []
+    assert report.exit_code == 0
     assert report.skipped_by_kind() == {"secret": 1, "link": 1, "too-large": 1, "binary": 1}
     write(folder / ".env", "API_KEY=y\nKINGFISHER=z\n")  # changed: warned of again
     changed, _ = build_warnings()
     assert changed == [".env"]
     # a file left out unread is read once the rules let it in
     allowed, report = build_warnings(allow_secrets=[".env"], rebuild=True)
-    assert allowed == [] and report.files_changed == 1
+    assert allowed == []
+    assert report.files_changed == 1
     with Index.open(index_path) as index:
         assert [hit.path for hit in index.search("kingfisher", mode="keyword")] == [".env"]
 
@@ -407,9 +418,11 @@ def test_a_build_stopped_by_sigterm_keeps_what_it_embedded_and_the_next_run_resu
     with Index.open(index_path, create=False) as index:
         kept, record = index.store.counts(), index.status()["builds"][0]
     assert kept["chunks"] >= embedded
-    assert record["outcome"] == "interrupted" and record["files_added"] == kept["files"] < 60
+    assert record["outcome"] == "interrupted"
+    assert record["files_added"] == kept["files"] < 60
     report = build(index_path, folder, HashBackend())
-    assert report.files_unchanged == kept["files"] and report.files_added == 60 - kept["files"]
+    assert report.files_unchanged == kept["files"]
+    assert report.files_added == 60 - kept["files"]
     with Index.open(index_path, create=False) as index:
         assert report.chunks_embedded == index.store.counts()["chunks"] - kept["chunks"]
 
@@ -434,7 +447,8 @@ def test_an_interrupted_builds_record_counts_every_file_it_committed(index_path,
         index.build(folder, backend=InterruptedBackend(at=20), batch_size=2, commit_seconds=0.05)
     with Index.open(index_path, create=False) as index:
         kept, record = index.store.counts(), index.status()["builds"][0]
-    assert record["outcome"] == "interrupted" and 0 < kept["files"] < 30
+    assert record["outcome"] == "interrupted"
+    assert 0 < kept["files"] < 30
     assert (record["files_added"], record["chunks_embedded"]) == (kept["files"], kept["chunks"])
 
 
@@ -452,7 +466,8 @@ def test_an_interrupted_builds_record_counts_every_file_it_committed(index_path,
 )
 def test_the_vector_check_accepts_every_finite_nonzero_batch_as_float32(rows):
     matrix = check_vectors(rows, 2, 2)
-    assert matrix.dtype == np.float32 and matrix.shape == (2, 2)
+    assert matrix.dtype == np.float32
+    assert matrix.shape == (2, 2)
     assert np.array_equal(matrix, np.asarray(rows, dtype=np.float32))
 
 

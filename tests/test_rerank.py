@@ -154,14 +154,13 @@ def test_only_the_passage_is_cut_and_a_long_question_to_its_first_tokens(float32
     question_ids = tokenizer.encode(FRANCE, add_special_tokens=False).ids
     pair = tokenizer.encode(float32.read_question(FRANCE), long_passage)
 
-    assert pair.ids[1 : 1 + len(question_ids)] == question_ids and pair.ids[1 + len(question_ids)] == 102
+    assert pair.ids[1 : 1 + len(question_ids)] == question_ids
+    assert pair.ids[1 + len(question_ids)] == 102
     assert len(pair.ids) == PAIR_TOKENS
     pasted = "Why does the bridge over the river in the old town of Lyon have so many arches? " * 10
     read = float32.read_question(pasted)
-    assert (
-        pasted.startswith(read)
-        and len(tokenizer.encode(read, add_special_tokens=False).ids) == QUESTION_TOKENS
-    )
+    assert pasted.startswith(read)
+    assert len(tokenizer.encode(read, add_special_tokens=False).ids) == QUESTION_TOKENS
     assert float32.logits(pasted, [long_passage]).shape == (1,)
 
 
@@ -173,7 +172,10 @@ def test_the_heading_path_comes_before_the_text() -> None:
 def test_the_score_map_is_monotone_and_centred_at_a_logit_of_zero() -> None:
     scores = probability(np.array([-12.0, -1.0, 0.0, 1.0, 12.0]))
 
-    assert np.all(np.diff(scores) > 0) and scores[2] == 0.5 and scores[0] < 1e-5 and scores[-1] > 1 - 1e-5
+    assert np.all(np.diff(scores) > 0)
+    assert scores[2] == 0.5
+    assert scores[0] < 1e-5
+    assert scores[-1] > 1 - 1e-5
 
 
 def test_bad_settings_are_refused() -> None:

@@ -199,8 +199,10 @@ def test_scores_run_from_0_to_1_and_fall_in_rank_order_in_every_mode(index):
         if hit.score > own + 1e-9 and place + 1 < len(hits):
             assert hit.score == hits[place + 1].score
     hit = hits[0]
-    assert hit.vector_score is not None and -1 <= hit.vector_score <= 1
-    assert hit.keyword_score is not None and hit.keyword_score > 0
+    assert hit.vector_score is not None
+    assert -1 <= hit.vector_score <= 1
+    assert hit.keyword_score is not None
+    assert hit.keyword_score > 0
 
 
 def test_a_threshold_cuts_the_tail_of_the_answer_and_never_reorders_it(index):
@@ -244,14 +246,16 @@ def test_path_filter_returns_exactly_k_hits_inside_the_filter(index):
 
 def test_type_filter_and_repeated_globs(index):
     hits = index.search("notes", k=50, mode="vector", types=["txt"], min_score=0)
-    assert hits and all(hit.path.endswith(".txt") for hit in hits)
+    assert hits
+    assert all(hit.path.endswith(".txt") for hit in hits)
     both = index.search("recipe", k=50, mode="vector", paths=["cooking/*", "gardening/*"], min_score=0)
     assert {hit.path.split("/")[0] for hit in both} == {"cooking", "gardening"}
 
 
 def test_min_score_drops_weak_hits(index):
     hits = index.search("how do I fix a puncture", k=20, mode="vector", min_score=0.45)
-    assert hits and all(hit.score >= 0.45 for hit in hits)
+    assert hits
+    assert all(hit.score >= 0.45 for hit in hits)
     assert len(hits) < 20
 
 
@@ -272,7 +276,8 @@ def test_hits_are_typed_and_cite_their_source(index):
     lines = (index.folder / hit.path).read_text().split("\n")
     assert hit.citation == f"{hit.path}:{hit.start_line}-{hit.end_line}"
     assert hit.text.split("\n")[0] == lines[hit.start_line - 1]
-    assert isinstance(hit.score, float) and hit.mode == "hybrid"
+    assert isinstance(hit.score, float)
+    assert hit.mode == "hybrid"
     assert Path(hit.root).name == "sample"
 
 
@@ -301,7 +306,8 @@ def test_a_chunk_only_the_keyword_search_found_gets_the_lowest_cosine_of_the_vec
 def test_calibration_is_increasing_and_bounded():
     for calibration in [KEYWORD_CALIBRATION, *(fitted.cosine for fitted in CALIBRATIONS.values())]:
         scores = [calibration(evidence) for evidence in (-1.0, 0.0, 0.3, 0.6, 1.0, 3.0)]
-        assert scores == sorted(scores) and all(0 <= score <= 1 for score in scores)
+        assert scores == sorted(scores)
+        assert all(0 <= score <= 1 for score in scores)
 
 
 def test_the_default_threshold_applies_where_scores_are_calibrated():
@@ -342,14 +348,18 @@ def test_a_quoted_phrase_keeps_only_chunks_that_hold_it(notes, mode):
 def test_a_minus_word_leaves_out_chunks_that_hold_it(notes, mode):
     with_it = paths_of(notes.search("keys", k=10, mode=mode, min_score=0))
     without = paths_of(notes.search("keys -hotel", k=10, mode=mode, min_score=0))
-    assert "travel.md" in with_it and "travel.md" not in without and without
+    assert "travel.md" in with_it
+    assert "travel.md" not in without
+    assert without
 
 
 def test_a_minus_before_a_number_or_one_letter_is_text_not_an_operator():
     claim = Query.parse("E2F-1, -2, -3 knockout cells")  # a SciFact claim: E2F-1, E2F-2 and E2F-3
-    assert claim.excluded == () and claim.words == "E2F-1, -2, -3 knockout cells"
+    assert claim.excluded == ()
+    assert claim.words == "E2F-1, -2, -3 knockout cells"
     option = Query.parse("ls -l output")
-    assert option.excluded == () and "-l" in option.text
+    assert option.excluded == ()
+    assert "-l" in option.text
     assert Query.parse('keys -hotel -"check in"').excluded == ("hotel", "check in")
 
 
@@ -369,7 +379,8 @@ def test_operators_alone_or_odd_quotes_are_not_an_error_of_the_store(notes):
 def test_a_root_filter_searches_one_folder_of_the_index(notes):
     first, second = notes.folders
     hits = notes.search("keys", k=10, mode="keyword", roots=[second], min_score=0)
-    assert {hit.root for hit in hits} == {str(second)} and paths_of(hits) == {"travel.md"}
+    assert {hit.root for hit in hits} == {str(second)}
+    assert paths_of(hits) == {"travel.md"}
     assert {
         hit.root for hit in notes.search("keys", k=10, mode="keyword", roots=str(first), min_score=0)
     } == {str(first)}
@@ -454,7 +465,8 @@ def test_a_name_finds_the_page_named_after_it_first(reference, mode):
 @pytest.mark.parametrize("mode", ["hybrid", "keyword"])
 def test_a_page_named_as_asked_scores_as_a_strong_hit_and_passes_the_default_threshold(reference, mode):
     hits = reference.search("read", k=3, mode=mode)
-    assert hits and hits[0].path == "fn.read.md"
+    assert hits
+    assert hits[0].path == "fn.read.md"
     assert hits[0].score >= NAMED_PAGE_SCORE
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
 
@@ -486,7 +498,8 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
 
 def test_every_word_the_user_typed_can_match():
     assert keyword_words("collections.Where") == ["collections", "where"]  # a name keeps its stop words
-    assert keyword_words("where") == ["where"] and keyword_words("the who") == ["the", "who"]
+    assert keyword_words("where") == ["where"]
+    assert keyword_words("the who") == ["the", "who"]
     assert keyword_words("how do I call os.path.join") == ["call", "os", "path", "join"]
     assert keyword_words("valgrind --leak-check on it") == ["valgrind", "leak", "check"]
     assert keyword_words("what is it") == ["what", "is", "it"]  # stop words alone are searched
@@ -590,7 +603,8 @@ def test_reranking_orders_the_fused_candidates_by_the_cross_encoders_probability
     assert keys == sorted(keys, reverse=True)
     held = [max(probabilities[rank:]) for rank in range(len(reranked))]
     assert [hit.score for hit in reranked] == pytest.approx(held, abs=1e-6)
-    assert reranked[0].path == "bicycle-repair/fixing-a-flat-tyre.md" and reranked[0].score > 0.5
+    assert reranked[0].path == "bicycle-repair/fixing-a-flat-tyre.md"
+    assert reranked[0].score > 0.5
 
 
 def test_the_cross_encoder_moves_a_candidate_up_only_past_weaker_fused_ones_it_reads_as_clearly_better():
@@ -612,8 +626,10 @@ def test_the_reranker_is_loaded_once_per_index_and_status_names_it(index):
     index.search("brakes", k=1, rerank=True, rerank_top=2, min_score=0)
     assert index.reranker() is first
     described = index.status()["reranker"]
-    assert described["loaded"] and described["model"] == "ms-marco-MiniLM-L-12-v2"
-    assert described["precision"] in ("int8", "float32") and len(described["sha256"]) == 64
+    assert described["loaded"]
+    assert described["model"] == "ms-marco-MiniLM-L-12-v2"
+    assert described["precision"] in ("int8", "float32")
+    assert len(described["sha256"]) == 64
 
 
 def test_an_off_topic_question_reranked_returns_nothing_at_the_default_threshold(index):
@@ -625,7 +641,8 @@ def test_an_index_whose_model_has_no_calibration_says_so_and_thresholds_keyword_
     with Index.open(any_index, backend=HashBackend()) as index:
         assert index.build(docs, warn=lambda message: None).exit_code == 0
         scores = index.status()["scores"]
-        assert not scores["calibrated"] and "no calibration for" in scores["note"]
+        assert not scores["calibrated"]
+        assert "no calibration for" in scores["note"]
         assert scores["default_min_score"] == {
             "hybrid": None,
             "vector": None,
@@ -636,7 +653,8 @@ def test_an_index_whose_model_has_no_calibration_says_so_and_thresholds_keyword_
 
 def test_the_built_in_model_is_calibrated_and_status_gives_its_maps(index):
     scores = index.status()["scores"]
-    assert scores["calibrated"] and scores["default_min_score"]["hybrid"] == DEFAULT_MIN_SCORE
+    assert scores["calibrated"]
+    assert scores["default_min_score"]["hybrid"] == DEFAULT_MIN_SCORE
     fitted = CALIBRATIONS[CALIBRATED_MODEL].cosine
     assert scores["calibration"]["vector and hybrid"] == {"slope": fitted.slope, "offset": fitted.offset}
 
@@ -650,10 +668,12 @@ def test_a_bge_small_index_is_calibrated_and_says_no_results_for_an_off_topic_qu
     with Index.open(tmp_path / "index.db", backend=EmbeddedBackend(model="bge-small-en-v1.5")) as index:
         assert index.build(folder, warn=lambda message: None).exit_code == 0
         scores = index.status()["scores"]
-        assert scores["calibrated"] and scores["default_min_score"]["hybrid"] == DEFAULT_MIN_SCORE
+        assert scores["calibrated"]
+        assert scores["default_min_score"]["hybrid"] == DEFAULT_MIN_SCORE
         assert scores["calibration"]["vector and hybrid"] == {"slope": 75.745, "offset": -49.33}
         hits = index.search("how do I fix a flat tyre", k=3)
-        assert hits and hits[0].path == "bicycle-repair/fixing-a-flat-tyre.md"
+        assert hits
+        assert hits[0].path == "bicycle-repair/fixing-a-flat-tyre.md"
         assert hits[0].score >= DEFAULT_MIN_SCORE
         assert index.search("best pizza in naples", k=3) == []
         assert index.search("best pizza in naples", k=3, min_score=0)  # cut by the threshold, not unfound

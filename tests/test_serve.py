@@ -80,9 +80,11 @@ def test_search_answers_the_hits_index_query_json_prints(server, sample_db, env)
 
 def test_search_filters_by_path_type_root_and_min_score(server):
     hits = server.get("/search", params={"q": "tyre", "path": "cooking/*", "k": 3}).json()
-    assert hits and all(hit["path"].startswith("cooking/") for hit in hits)
+    assert hits
+    assert all(hit["path"].startswith("cooking/") for hit in hits)
     hits = server.get("/search", params={"q": "python", "type": ["txt", "rst"], "k": 5}).json()
-    assert hits and all(hit["path"].endswith((".txt", ".rst")) for hit in hits)
+    assert hits
+    assert all(hit["path"].endswith((".txt", ".rst")) for hit in hits)
     root = str(SAMPLE_CORPUS.resolve())
     assert server.get("/search", params={"q": "tyre", "root": root}).json()
     elsewhere = server.get("/search", params={"q": "tyre", "root": "/elsewhere"})
@@ -108,7 +110,8 @@ def test_search_applies_the_default_threshold_and_reranks_when_asked(server):
     reranked = {"q": "best pizza in naples", "rerank": "true", "rerank_top": 3}
     assert server.get("/search", params=reranked).json() == []
     hits = server.get("/search", params={"q": "puncture", "k": 2, "rerank": "true", "rerank_top": 3}).json()
-    assert hits and hits[0]["path"] == "bicycle-repair/fixing-a-flat-tyre.md"
+    assert hits
+    assert hits[0]["path"] == "bicycle-repair/fixing-a-flat-tyre.md"
     assert [hit["score"] for hit in hits] == sorted((hit["score"] for hit in hits), reverse=True)
     assert server.get("/search", params={"q": "x", "rerank_top": 0}).status_code == 422
 
@@ -122,13 +125,15 @@ def test_a_hit_citation_reads_back_its_text_and_the_whole_file(server):
     whole = server.get(f"/chunks/{hit['path']}").json()
     source = (SAMPLE_CORPUS / hit["path"]).read_text(encoding="utf-8").rstrip("\n")
     assert whole["text"] == "\n".join(line if line.strip() else "" for line in source.split("\n"))
-    assert whole["start_line"] == 1 and whole["end_line"] == len(source.split("\n"))
+    assert whole["start_line"] == 1
+    assert whole["end_line"] == len(source.split("\n"))
 
 
 def test_status_health_and_openapi(server, sample_db):
     assert server.get("/health").json() == {"status": "ok"}
     status = server.get("/status").json()
-    assert status["model"] == "plugin-v1" and status["chunks"] > 0
+    assert status["model"] == "plugin-v1"
+    assert status["chunks"] > 0
     assert status["index"] == str(sample_db)
     described = server.get("/openapi.json").json()
     assert {"/search", "/chunks/{citation}", "/status", "/health"} <= set(described["paths"])
@@ -153,7 +158,8 @@ def test_bad_requests_get_a_json_error_never_a_traceback(server, path, params, s
     answer = server.get(path, params=params)
     assert answer.status_code == status
     assert answer.headers["content-type"] == "application/json"
-    assert isinstance(answer.json()["error"], str) and answer.json()["error"]
+    assert isinstance(answer.json()["error"], str)
+    assert answer.json()["error"]
     assert "Traceback" not in answer.text
 
 
@@ -171,13 +177,15 @@ def test_nul_bytes_and_backward_ranges_are_422_many_filters_and_any_k_are_answer
     for path, params, message in refused:
         answer = server.get(path, params=params)
         assert (answer.status_code, answer.headers["content-type"]) == (422, "application/json"), path
-        assert message in answer.json()["error"] and "\n" not in answer.json()["error"]
+        assert message in answer.json()["error"]
+        assert "\n" not in answer.json()["error"]
     many = [f"nowhere{number}/*" for number in range(600)] + ["cooking/*"]
     filtered = server.get("/search", params={"q": "tyre", "path": many, "k": 3})
     assert filtered.status_code == 200
     assert {hit["path"].split("/")[0] for hit in filtered.json()} == {"cooking"}
     everything = server.get("/search", params={"q": "tyre", "k": 10_000, "mode": "vector"})
-    assert everything.status_code == 200 and len(everything.json()) == server.get("/status").json()["chunks"]
+    assert everything.status_code == 200
+    assert len(everything.json()) == server.get("/status").json()["chunks"]
 
 
 def test_a_token_guards_every_request_and_is_never_shown(sample_db, env, tmp_path):
@@ -200,7 +208,8 @@ def test_a_token_guards_every_request_and_is_never_shown(sample_db, env, tmp_pat
 
 def test_serving_a_missing_index_is_a_usage_error(tmp_path, env):
     refused = run_index("serve", "--db", str(tmp_path / "none.db"), "--port", "0", env=env, timeout=60)
-    assert refused.returncode == 2 and "no index at" in refused.stderr
+    assert refused.returncode == 2
+    assert "no index at" in refused.stderr
 
 
 def test_binding_beyond_loopback_needs_a_token(sample_db, env):
@@ -208,7 +217,8 @@ def test_binding_beyond_loopback_needs_a_token(sample_db, env):
         "serve", "--db", str(sample_db), "--host", "0.0.0.0", "--port", "0", env=env, timeout=60
     )
     assert refused.returncode == 2
-    assert "token" in refused.stderr and "INDEX_TOKEN" in refused.stderr
+    assert "token" in refused.stderr
+    assert "INDEX_TOKEN" in refused.stderr
     assert not Path(str(sample_db) + ".serve.json").exists()
 
 
@@ -242,13 +252,15 @@ def test_index_query_is_answered_by_the_running_server(server, sample_db, plugin
     refused = run_index(
         "query", "flat tyre", "--db", str(sample_db), "--mode", "vector", "--no-server", env=bare
     )
-    assert refused.returncode == 2 and "hash-plugin" in refused.stderr
+    assert refused.returncode == 2
+    assert "hash-plugin" in refused.stderr
     opted_out = run_index(
         "query", "flat tyre", "--db", str(sample_db), "--mode", "vector", env={**bare, "INDEX_NO_SERVER": "1"}
     )
     assert opted_out.returncode == 2
     text = run_index("query", "flat tyre", "--db", str(sample_db), env=bare)
-    assert text.returncode == 0 and text.stdout.startswith("1. ")
+    assert text.returncode == 0
+    assert text.stdout.startswith("1. ")
 
 
 def test_a_query_answered_by_the_server_imports_no_numpy(server, sample_db):
@@ -269,10 +281,14 @@ def test_a_gone_server_leaves_queries_local_and_says_nothing(sample_db, env):
     started = time.monotonic()
     plant_address_file(sample_db, pid=2**22 + 7, token=False)  # no such process
     local = run_index("query", "tyre", "--db", str(sample_db), "--json", env=env)
-    assert local.returncode == 0 and json.loads(local.stdout) and local.stderr == ""
+    assert local.returncode == 0
+    assert json.loads(local.stdout)
+    assert local.stderr == ""
     plant_address_file(sample_db, token=False)  # a live process, nothing listening on port 9
     local = run_index("query", "tyre", "--db", str(sample_db), "--json", env=env)
-    assert local.returncode == 0 and json.loads(local.stdout) and local.stderr == ""
+    assert local.returncode == 0
+    assert json.loads(local.stdout)
+    assert local.stderr == ""
     assert time.monotonic() - started < 60
 
 
@@ -344,7 +360,8 @@ def test_searches_go_on_while_a_build_writes_and_see_its_files(server, sample_db
     for searcher in searchers:
         searcher.join()
     assert built.returncode == 0, built.stderr
-    assert failures == [] and answers > 20
+    assert failures == []
+    assert answers > 20
     # a word in 120 chunks is common here: every hit asked for, not only those over the threshold
     asked = {"q": "zanzibarite", "mode": "keyword", "k": 200, "min_score": 0}
     hits = server.get("/search", params=asked).json()
@@ -368,7 +385,8 @@ def test_the_server_follows_a_rebuild_underneath_it(server, sample_db, env, tmp_
     )
     assert rebuilt.returncode == 0, rebuilt.stderr
     after = server.get("/status").json()
-    assert before["model"] == "plugin-v1" and after["model"] == "plugin-v2"
+    assert before["model"] == "plugin-v1"
+    assert after["model"] == "plugin-v2"
     assert after["fingerprint"] != before["fingerprint"]
     served = server.get("/search", params={"q": "flat tyre", "k": 3, "mode": "vector"})
     assert served.status_code == 200
@@ -396,7 +414,8 @@ def test_the_server_answers_from_an_index_deleted_and_built_anew_at_its_path(
             return list(pool.map(lambda _: server.get("/status").json(), range(24)))
 
     files = server.get("/status").json()["files"]
-    assert {status["files"] for status in statuses()} == {files} and files > 1
+    assert {status["files"] for status in statuses()} == {files}
+    assert files > 1
     for suffix in ("", "-wal", "-shm"):  # `rm index.db*`, the advice for a damaged index
         Path(f"{sample_db}{suffix}").unlink(missing_ok=True)
     notes = tmp_path / "notes"
@@ -464,11 +483,13 @@ def test_eleven_hundred_half_sent_requests_lock_no_client_out(sample_db, env, tm
                 half_sent.append(sock)
             started = time.monotonic()
             answer = httpx.get(server.url + "/search", params={"q": "flat tyre", "k": 1}, timeout=10)
-            assert answer.status_code == 200 and answer.json()
+            assert answer.status_code == 200
+            assert answer.json()
             assert time.monotonic() - started < 5
             closed = closed_by_server(half_sent, within=2)
             assert len(closed) >= 1100 - ServeLimits.max_connections
-            assert half_sent[0] in closed and half_sent[-1] not in closed  # the oldest went first
+            assert half_sent[0] in closed
+            assert half_sent[-1] not in closed  # the oldest went first
     finally:
         for sock in half_sent:
             sock.close()
@@ -495,7 +516,8 @@ def test_a_request_must_arrive_whole_in_time_even_a_byte_at_a_time(sample_db, en
             pass
         assert sent < len(HALF_SENT)
         closed = closed_by_server([silent, trickling, idle], within=3)
-        assert set(closed) == {silent, trickling, idle} and time.monotonic() - started < 5
+        assert set(closed) == {silent, trickling, idle}
+        assert time.monotonic() - started < 5
         assert server.get("/health").status_code == 200
         for sock in (silent, trickling, idle):
             sock.close()
