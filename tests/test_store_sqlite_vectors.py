@@ -19,7 +19,7 @@ from indexer.cli.output import status_lines
 from indexer.records import Chunk
 from indexer.store import sqlite_vectors
 from indexer.store.records import ChunkFilter, NewFile
-from indexer.store.sqlite import GRAPH_RECORD, SQLiteStore
+from indexer.store.sqlite import GRAPH_RECORD, ROWS_RECORD, SQLiteStore
 
 CHUNKS_PER_FILE = 20
 
@@ -318,8 +318,10 @@ def test_a_rebuild_moves_its_graph_beside_the_index(tmp_path):
         store.discard_scratch()
         assert not [name for name in os.listdir(tmp_path) if ".rebuild" in name]
         assert not os.path.exists(path + ".vectors-b")  # the old index's graph is gone with it
+        assert not os.path.exists(path + ".vectors-b.f32")
         with SQLiteStore.open(path) as reader:
             assert reader.nearest(vectors[9], 1)[0][0] == 10 and reader._search.pending == 0
+            assert reader._search.rows is not None and len(reader._search.rows) == 1200  # its copy, moved too
 
 
 def test_status_states_the_graph_file_and_the_memory_a_search_holds(tmp_path):
@@ -456,6 +458,13 @@ def test_a_long_lived_reader_follows_builds_that_add_and_remove_files_with_the_c
             assert hits[0][0] == chunk_id and hits[0][1] == pytest.approx(0.0, abs=1e-6)
         search = reader._search
         assert search.pending == 0 and search.rows is not None and len(search.rows) == 1000 + 20
+        folded = [reader.nearest(query, 10) for query in newcomers]
+        search.rows = None  # the folded copy gives what sqlite-vec's rows give, bit for bit
+        assert [reader.nearest(query, 10) for query in newcomers] == folded
+        search.rows = reader._rows_file(
+            sqlite_vectors.GraphRecord.from_json(writer.get_meta(GRAPH_RECORD)),
+            writer.get_meta(ROWS_RECORD),
+        )
         assert not set(range(21, 41)) & {
             c for q in queries_near(vectors, 20) for c, _ in reader.nearest(q, 50)
         }
