@@ -397,6 +397,12 @@ def once_per_size(count: int, queries: np.ndarray) -> list[dict]:
             graph_seconds,
         ),
         row(
+            f"float32 copy beside the graph MB, {size}, read for the re-scored candidates "
+            "(ref: the vector graph file)",
+            round(status.get("rows_file_bytes", 0) / 1e6, 1),
+            round(status["file_bytes"] / 1e6, 1),
+        ),
+        row(
             f"a reader following a build, {size}: ms from a commit to its first search finding the new "
             "file's 100 chunks, and no longer finding a removed file's",
             round(seen * 1000, 1),

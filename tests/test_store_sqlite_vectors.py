@@ -19,7 +19,7 @@ from indexer.cli.output import status_lines
 from indexer.records import Chunk
 from indexer.store import sqlite_vectors
 from indexer.store.records import ChunkFilter, NewFile
-from indexer.store.sqlite import GRAPH_RECORD, SQLiteStore
+from indexer.store.sqlite import GRAPH_RECORD, ROWS_RECORD, SQLiteStore
 
 CHUNKS_PER_FILE = 20
 
@@ -321,8 +321,10 @@ def test_a_rebuild_moves_its_graph_beside_the_index(tmp_path):
         store.discard_scratch()
         assert not [name for name in os.listdir(tmp_path) if ".rebuild" in name]
         assert not os.path.exists(path + ".vectors-b")  # the old index's graph is gone with it
+        assert not os.path.exists(path + ".vectors-b.f32")
         with SQLiteStore.open(path) as reader:
             assert reader.nearest(vectors[9], 1)[0][0] == 10 and reader._search.pending == 0
+            assert reader._search.rows is not None and len(reader._search.rows) == 1200  # its copy, moved too
 
 
 def test_status_states_the_graph_file_and_the_memory_a_search_holds(tmp_path):
@@ -334,7 +336,10 @@ def test_status_states_the_graph_file_and_the_memory_a_search_holds(tmp_path):
         assert status["file"] == str(tmp_path / "index.db.vectors-a")
         assert status["file_bytes"] == os.path.getsize(status["file"]) > 1000 * 64
         assert status["vectors"] == 1000 and status["pending_changes"] == 40
-        assert status["memory_bytes"] == status["file_bytes"] + 40 * 64 * 4
+        assert status["memory_bytes"] == status["file_bytes"] + 40 * 64 * 4 + 1000 * 16
+        # the float32 copy: counted apart (mapped, only the candidates' pages are read)
+        assert status["rows_file_bytes"] == 32 + 1000 * 64 * 4 + 1000 * 16  # header, rows, ids
+        assert store.size_bytes() >= os.path.getsize(status["file"] + ".f32") + status["file_bytes"]
         assert store.size_bytes() >= os.path.getsize(tmp_path / "index.db") + status["file_bytes"]
 
 
@@ -358,32 +363,120 @@ def test_a_build_saves_the_graph_and_index_status_states_its_file_and_memory(tmp
     vectors = info["vector_search"]
     assert vectors["structure"].startswith("hnsw graph") and vectors["pending_changes"] == 0
     assert vectors["file_bytes"] == os.path.getsize(tmp_path / "index.db.vectors-a") > 0
-    assert vectors["vectors"] == info["chunks"] and vectors["memory_bytes"] == vectors["file_bytes"]
+    assert (
+        vectors["vectors"] == info["chunks"]
+        and vectors["memory_bytes"] == vectors["file_bytes"] + 16 * info["chunks"]
+    )
     assert hits and all(hit.vector_score is not None for hit in hits)
     line = next(line for line in status_lines(info) if line.startswith("vectors"))
     assert f"{vectors['file_bytes'] / 2**20:.1f} MB file" in line and "in memory when searching" in line
+    assert "float32 copy" in line and vectors["rows_file_bytes"] > 0
 
 
-def test_hits_carry_exact_distances_read_again_from_sqlite_vec_for_the_best_candidates_only(
+def test_hits_carry_exact_distances_from_the_float32_copy_beside_the_graph_without_reading_sqlite_vec(
     tmp_path, monkeypatch
 ):
-    """int8 scores settle which candidates may be among the k best; those (above the k-th best or
-    within INT8_BAND of it) are read as float32 in one lookup, so the hits and their distances are
-    exact search's, for about k reads rather than one per candidate."""
+    """int8 scores settle which candidates may be among the k best; those are scored again on the
+    float32 rows saved beside the graph, so the hits and their distances are exact search's, bit for
+    bit what the same rows read from sqlite-vec give, and sqlite-vec is not read at all."""
     vectors = with_offset(clustered_vectors(3000), 0.7)
     with written(tmp_path / "index.db", vectors) as store:
         read: list[int] = []
         original = store._vectors_of
         monkeypatch.setattr(store, "_vectors_of", lambda ids: (read.append(len(ids)), original(ids))[1])
-        for query in queries_near(vectors, 20):
-            hits = store.nearest(query, 10)
-            exact = exact_ids(vectors, query)
-            assert len({chunk_id for chunk_id, _ in hits} & set(exact)) >= 9
-            scores = vectors[np.array([chunk_id for chunk_id, _ in hits]) - 1] @ (
-                query / np.linalg.norm(query)
-            )
-            assert np.allclose([1 - d for _, d in hits], scores, atol=1e-5)
-    assert len(read) == 20 and 20 * 10 <= sum(read) < 20 * (10 + sqlite_vectors.EXTRA_CANDIDATES) / 2
+        queries = queries_near(vectors, 20)
+        from_copy = [store.nearest(query, 10) for query in queries]
+        assert store._search.rows is not None and read == []
+        store._search.rows = None  # as without the copy: the same candidates read from sqlite-vec
+        from_sqlite_vec = [store.nearest(query, 10) for query in queries]
+        assert len(read) == 20 and 20 * 10 <= sum(read) < 20 * (10 + sqlite_vectors.EXTRA_CANDIDATES) / 2
+        assert from_copy == from_sqlite_vec  # ids and distances equal, not close
+        for query, hits in zip(queries, from_copy, strict=True):
+            assert len({chunk_id for chunk_id, _ in hits} & set(exact_ids(vectors, query))) >= 9
+            scanned = dict(store._scan(query, 50, None))  # sqlite-vec's own cosine distances
+            assert np.allclose([d for _, d in hits], [scanned[i] for i, _ in hits], rtol=0, atol=1e-6)
+
+
+def rows_file(path) -> str:
+    slot = json.loads(SQLiteStore.open(path).get_meta(GRAPH_RECORD))["slot"]
+    return f"{path}.vectors-{slot}.f32"
+
+
+@pytest.mark.parametrize("damage", ["truncated", "missing", "header", "other index"])
+def test_a_damaged_float32_copy_is_refused_searches_stay_exact_and_the_next_build_writes_it_again(
+    tmp_path, damage
+):
+    vectors = clustered_vectors(1500)
+    path = str(tmp_path / "index.db")
+    queries = queries_near(vectors, 10)
+    with written(path, vectors) as store:
+        with SQLiteStore.open(path) as reader:
+            expected = [reader.nearest(query, 10) for query in queries]
+            assert reader._search.rows is not None
+        copy = rows_file(path)
+        size = os.path.getsize(copy)
+        if damage == "truncated":
+            with open(copy, "r+b") as damaged:
+                damaged.truncate(size - 64 * 4)
+        elif damage == "missing":
+            os.remove(copy)
+        elif damage == "header":  # same size, time and inode: only the header tells
+            info = os.stat(copy)
+            with open(copy, "r+b") as damaged:
+                damaged.seek(24)  # the log position it holds
+                damaged.write(np.int64(12345).tobytes())
+            os.utime(copy, ns=(info.st_atime_ns, info.st_mtime_ns))
+        else:  # another index's copy of the same size put in its place
+            with written(tmp_path / "other.db", clustered_vectors(1500, seed=99)):
+                pass
+            os.replace(rows_file(tmp_path / "other.db"), copy)
+        with SQLiteStore.open(path) as reader:
+            assert [reader.nearest(query, 10) for query in queries] == expected
+            assert reader._search is not None and reader._search.rows is None  # graph used, copy not
+            assert reader.vector_search_status()["rows_file_bytes"] == 0
+        store.update_vector_graph()  # a build's end: no changes, but the copy is written again
+    with SQLiteStore.open(path) as reader:
+        assert [reader.nearest(query, 10) for query in queries] == expected
+        assert reader._search.rows is not None and len(reader._search.rows) == 1500
+        assert reader.vector_search_status()["rows_file_bytes"] > 1500 * 64 * 4
+
+
+def test_a_long_lived_reader_follows_builds_that_add_and_remove_files_with_the_copy_folded_each_time(
+    tmp_path,
+):
+    vectors = clustered_vectors(1000)
+    path = str(tmp_path / "index.db")
+    with written(path, vectors) as writer, SQLiteStore.open(path) as reader:
+        reader.expect_many_searches()
+        assert reader.nearest(vectors[0], 1)[0][0] == 1
+        newcomers = clustered_vectors(2 * CHUNKS_PER_FILE, seed=12)
+        with writer.transaction():
+            writer.write_files(new_files(newcomers, first_file=500))
+            writer.remove_file(writer._value("SELECT id FROM files WHERE path = 'part-1/file-1.txt'"))
+        pending = {chunk_id for chunk_id, _ in reader.nearest(newcomers[5], 1)}
+        assert pending == {1006} and reader._search.pending > 0  # scored beside the graph
+        writer.update_vector_graph(min_changes=1)  # the build's end folds them: graph and copy
+        for query, chunk_id in ((newcomers[5], 1006), (newcomers[30], 1031)):
+            hits = reader.nearest(query, 5)
+            assert hits[0][0] == chunk_id and hits[0][1] == pytest.approx(0.0, abs=1e-6)
+        search = reader._search
+        assert search.pending == 0 and search.rows is not None and len(search.rows) == 1000 + 20
+        folded = [reader.nearest(query, 10) for query in newcomers]
+        search.rows = None  # the folded copy gives what sqlite-vec's rows give, bit for bit
+        assert [reader.nearest(query, 10) for query in newcomers] == folded
+        search.rows = reader._rows_file(
+            sqlite_vectors.GraphRecord.from_json(writer.get_meta(GRAPH_RECORD)),
+            writer.get_meta(ROWS_RECORD),
+        )
+        assert not set(range(21, 41)) & {
+            c for q in queries_near(vectors, 20) for c, _ in reader.nearest(q, 50)
+        }
+        with writer.transaction():  # and removed again: gone from the next search, then from the copy
+            writer.remove_file(writer._value("SELECT id FROM files WHERE path = 'part-0/file-500.txt'"))
+        assert reader.nearest(newcomers[5], 1)[0][0] != 1006
+        writer.update_vector_graph(min_changes=1)
+        assert reader.nearest(newcomers[5], 1)[0][0] != 1006
+        assert len(reader._search.rows) == 1000 and reader._search.rows.lookup(np.array([1006]))[0].size == 0
 
 
 def test_a_long_lived_index_finds_files_a_build_adds_and_loses_those_it_removes(tmp_path, monkeypatch):

@@ -102,6 +102,8 @@ def vector_search_line(vectors: dict[str, Any]) -> str:
         parts.append(f"{vectors['file_bytes'] / 2**20:.1f} MB file")
     if vectors["memory_bytes"]:
         parts.append(f"~{vectors['memory_bytes'] / 2**20:.1f} MB in memory when searching")
+    if vectors.get("rows_file_bytes"):
+        parts.append(f"{vectors['rows_file_bytes'] / 2**20:.1f} MB float32 copy (pages read per search)")
     if vectors.get("pending_changes"):
         parts.append(f"{vectors['pending_changes']} changes since it was saved")
     return f"vectors     {', '.join(parts)}"

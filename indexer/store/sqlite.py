@@ -23,7 +23,7 @@ import json
 import os
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +46,8 @@ from indexer.store.sqlite_connections import Connections
 if TYPE_CHECKING:
     import numpy as np
 
-    from indexer.store.sqlite_vectors import VectorSearch
+    from indexer.store.sqlite_vector_rows import RowsFile
+    from indexer.store.sqlite_vectors import GraphRecord, VectorSearch
 
 ENGINE = "sqlite"
 VECTOR_TABLE = "chunk_vectors"
@@ -59,6 +60,10 @@ VEC0_MAX_K = 4096
 #: of the vector graph saved beside it (:class:`indexer.store.sqlite_vectors.GraphRecord`).
 VECTOR_LOG_ID = "vector_log_id"
 GRAPH_RECORD = "vector_graph"
+#: The record of the float32 rows saved beside the graph
+#: (:class:`indexer.store.sqlite_vector_rows.RowsRecord`); a key of its own, so a version that does
+#: not write it leaves a record that no longer matches the graph, and the file goes unused.
+ROWS_RECORD = "vector_rows"
 #: The files SQLite keeps beside an index (the graph's are :func:`graph_suffixes`), and the scratch
 #: copy a rebuild makes.
 COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
@@ -459,7 +464,7 @@ class SQLiteStore(MetaValues):
         if limit is None:
             limit = sqlite_vectors.OPEN_LIMIT_MANY if self._many_searches else sqlite_vectors.OPEN_LIMIT_ONCE
         with nullcontext() if self.db.in_transaction else self.connections.snapshot():
-            key = (self.get_meta(VECTOR_LOG_ID), self.get_meta(GRAPH_RECORD))
+            key = (self.get_meta(VECTOR_LOG_ID), self.get_meta(GRAPH_RECORD), self.get_meta(ROWS_RECORD))
             latest = self._log_position()
             search = self._search
             if search is None or search.key != key:
@@ -470,7 +475,7 @@ class SQLiteStore(MetaValues):
         return search
 
     def _open_search(
-        self, key: tuple[str | None, str | None], latest: int, limit: int
+        self, key: tuple[str | None, str | None, str | None], latest: int, limit: int
     ) -> VectorSearch | None:
         from indexer.store import sqlite_vectors
 
@@ -479,8 +484,25 @@ class SQLiteStore(MetaValues):
             return None
         if record is None:  # no graph saved yet: every change since the log began is read
             return sqlite_vectors.VectorSearch(None, 0, self.dimension, key)
-        return sqlite_vectors.VectorSearch.open(
+        search = sqlite_vectors.VectorSearch.open(
             sqlite_vectors.graph_path(self.path, record.slot), record, self.dimension, key
+        )
+        if search is not None:
+            search.rows = self._rows_file(record, key[2])
+        return search
+
+    def _rows_file(self, record: GraphRecord, rows_record: str | None) -> RowsFile | None:
+        """The float32 rows saved with the graph ``record`` names, when its record and header say
+        they are that graph's (else None: the rows are read from sqlite-vec)."""
+        from indexer.store import sqlite_vector_rows, sqlite_vectors
+
+        return sqlite_vector_rows.RowsFile.open(
+            sqlite_vector_rows.rows_path(sqlite_vectors.graph_path(self.path, record.slot)),
+            sqlite_vector_rows.RowsRecord.from_json(rows_record),
+            record.slot,
+            record.position,
+            record.vectors,
+            self.dimension,
         )
 
     def _log_position(self) -> int:
@@ -511,8 +533,10 @@ class SQLiteStore(MetaValues):
 
         The new file goes in the slot the record does not name, and the record follows it in the
         transaction: rolled back or killed, the index still names a complete file that it matches.
+        The float32 rows are saved beside the graph the same way (a graph whose rows file is missing
+        or does not match counts as not saved: it is written again).
         """
-        from indexer.store import sqlite_vectors
+        from indexer.store import sqlite_vector_rows, sqlite_vectors
 
         # not has_vector_table(): it remembers what it saw for every thread, and a table this
         # transaction creates is not there yet for the others
@@ -527,7 +551,8 @@ class SQLiteStore(MetaValues):
             usable = record is not None and record.describes(
                 sqlite_vectors.graph_path(self.path, record.slot)
             )
-            if pending < min_changes and (usable or record is None):
+            complete = usable and self._rows_file(record, self.get_meta(ROWS_RECORD)) is not None
+            if pending < min_changes and (complete or record is None):
                 return
             with self._search_lock:
                 search = None
@@ -535,20 +560,46 @@ class SQLiteStore(MetaValues):
                     search = self._vector_search(limit=sqlite_vectors.OPEN_LIMIT_MANY)
                 if search is None:  # a first graph, or changes too many to look up one by one
                     search = self._graph_from_rows(latest)
-                search.fold()
                 slot = next(slot for slot in sqlite_vectors.SLOTS if record is None or slot != record.slot)
+                path = sqlite_vectors.graph_path(self.path, slot)
                 try:
-                    identity = search.save(sqlite_vectors.graph_path(self.path, slot))
+                    # the rows first: they are read from the graph's rows file and changes before the fold
+                    rows_identity = sqlite_vector_rows.write_rows(
+                        sqlite_vector_rows.rows_path(path),
+                        search.row_blocks() or self._unit_row_blocks(),
+                        self.dimension,
+                        search.position,
+                    )
+                    search.fold()
+                    identity = search.save(path)
                 except OSError as error:
                     raise StorageError(
                         f"index {self.path}: saving its vector graph failed ({error}); searches stay "
                         "complete without it, and the next build saves it again"
                     ) from error
                 saved = sqlite_vectors.GraphRecord(slot, search.position, search.graph_size, identity)
-                self.set_meta({GRAPH_RECORD: saved.to_json()})
+                rows = sqlite_vector_rows.RowsRecord(slot, search.position, search.graph_size, rows_identity)
+                self.set_meta({GRAPH_RECORD: saved.to_json(), ROWS_RECORD: rows.to_json()})
                 self._rows("DELETE FROM vector_log WHERE position <= ?", (saved.position,))
-                search.key = (self.get_meta(VECTOR_LOG_ID), saved.to_json())
+                search.key = (self.get_meta(VECTOR_LOG_ID), saved.to_json(), rows.to_json())
+                search.rows = self._rows_file(saved, rows.to_json())
                 self._search = search
+
+    def _unit_row_blocks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """Every vector in the index as (chunk ids, unit float32 rows) blocks, read from sqlite-vec
+        (inside the writer's transaction): for a rows file when none can be started from."""
+        import numpy as np
+
+        from indexer.store import sqlite_vectors
+
+        try:
+            rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
+            while batch := list(itertools.islice(rows, sqlite_vectors.LOAD_ROWS)):
+                ids = np.array([row[0] for row in batch], dtype=np.int64)
+                vectors = sqlite_vectors.vectors_from_blobs([row[1] for row in batch], self.dimension)
+                yield ids, sqlite_vectors.unit_rows(vectors)
+        except apsw.Error as error:
+            raise self.connections.failure(error) from error
 
     def _graph_from_rows(self, latest: int) -> VectorSearch:
         """A new graph of every vector in the index (at log position ``latest``, inside the writer's
@@ -573,7 +624,10 @@ class SQLiteStore(MetaValues):
     def vector_search_status(self) -> dict[str, Any]:
         """How searches find neighbours, for ``index status``: the graph file, how many vectors it
         holds and how many changes it lacks, and the memory a searching process holds for it (the
-        mapped file and the changes scored beside it)."""
+        mapped file, the changes scored beside it, the mapped ids of the float32 copy).
+        ``rows_file_bytes`` is that copy of the graph's vectors (0 when none matches): a search reads
+        its candidates' rows from it, through the page cache the processes share, so it is counted
+        apart, not in ``memory_bytes``."""
         from indexer.store import sqlite_vectors
 
         record = sqlite_vectors.GraphRecord.from_json(self.get_meta(GRAPH_RECORD))
@@ -581,6 +635,7 @@ class SQLiteStore(MetaValues):
         path = sqlite_vectors.graph_path(self.path, record.slot) if record else None
         usable = record is not None and record.describes(path)
         file_bytes = record.file[0] if usable else 0
+        rows = self._rows_file(record, self.get_meta(ROWS_RECORD)) if record is not None and usable else None
         if usable:
             structure = "hnsw graph (usearch, int8)"
         elif record is None and pending <= sqlite_vectors.OPEN_LIMIT_ONCE:
@@ -592,8 +647,11 @@ class SQLiteStore(MetaValues):
             "file": path if usable else None,
             "file_bytes": file_bytes,
             "vectors": record.vectors if usable else 0,
+            "rows_file_bytes": 0 if rows is None else rows.size_bytes(),
             "pending_changes": pending,
-            "memory_bytes": file_bytes + pending * 4 * (self.dimension or 0),
+            "memory_bytes": file_bytes
+            + pending * 4 * (self.dimension or 0)
+            + (0 if rows is None else rows.ids_bytes()),
         }
 
     def keyword_matches(
@@ -773,7 +831,7 @@ class SQLiteStore(MetaValues):
         """Copy ``scratch`` over this index in one step (its readers see the old or the new one),
         then move its vector graph beside this index (a rename keeps the identity its record names;
         until it is done, or if it never is, searches scan)."""
-        from indexer.store import sqlite_vectors
+        from indexer.store import sqlite_vector_rows, sqlite_vectors
 
         record = sqlite_vectors.GraphRecord.from_json(scratch.get_meta(GRAPH_RECORD))
         try:
@@ -784,14 +842,19 @@ class SQLiteStore(MetaValues):
             raise self.connections.failure(error) from error
         self._has_vector_table = False
         if record is not None:
-            os.replace(
-                sqlite_vectors.graph_path(scratch.path, record.slot),
-                sqlite_vectors.graph_path(self.path, record.slot),
-            )
+            graph = sqlite_vectors.graph_path(scratch.path, record.slot)
+            os.replace(graph, sqlite_vectors.graph_path(self.path, record.slot))
+            with suppress(FileNotFoundError):  # without its rows the graph re-scores on sqlite-vec's
+                os.replace(
+                    sqlite_vector_rows.rows_path(graph),
+                    sqlite_vector_rows.rows_path(sqlite_vectors.graph_path(self.path, record.slot)),
+                )
         for slot in sqlite_vectors.SLOTS:  # the old index's graphs: no record names them any more
             if record is None or slot != record.slot:
-                with suppress(OSError):  # a mapped file cannot be removed on Windows: left for later
-                    os.remove(sqlite_vectors.graph_path(self.path, slot))
+                old = sqlite_vectors.graph_path(self.path, slot)
+                for path in (old, sqlite_vector_rows.rows_path(old)):
+                    with suppress(OSError):  # a mapped file cannot be removed on Windows: left for later
+                        os.remove(path)
 
     def discard_scratch(self) -> None:
         remove_database(self.scratch_path())
@@ -825,11 +888,18 @@ def describe_holder(row: Sequence[Any] | None) -> str:
 
 
 def graph_suffixes() -> tuple[str, ...]:
-    """The files of the vector graph beside an index: its two slots and their files being written."""
-    from indexer.store import sqlite_vectors  # numpy: see SQLiteStore.nearest
+    """The files of the vector graph beside an index: its two slots with their float32 rows, and
+    their files being written."""
+    from indexer.store import sqlite_vector_rows, sqlite_vectors  # numpy: see SQLiteStore.nearest
 
     return tuple(
-        sqlite_vectors.graph_path("", slot) + tmp for slot in sqlite_vectors.SLOTS for tmp in ("", ".tmp")
+        name + tmp
+        for slot in sqlite_vectors.SLOTS
+        for name in (
+            sqlite_vectors.graph_path("", slot),
+            sqlite_vector_rows.rows_path(sqlite_vectors.graph_path("", slot)),
+        )
+        for tmp in ("", ".tmp")
     )
 
 

@@ -18,10 +18,12 @@ SQLite file, the durable copy; the graph is rebuilt from it whenever it cannot b
   more than the gaps between the nearest neighbours of dense vectors (recall@10 about 0.975), so the
   graph's candidates (``EXTRA_CANDIDATES`` more than asked for) are scored on their int8 rows with
   the float32 query, and those that may be among the k best (above the k-th best, or too near it to
-  tell their side: ``INT8_BAND``) again on their float32 rows read from sqlite-vec, in one lookup:
-  the distances returned are exact search's (scores, thresholds and calibration are float32
-  cosines; int8 moves those of sparse vectors by up to 3e-3). Each read costs 0.1-0.3 ms (a vec0
-  chunk is one large blob), so only about k rows are read, and no float32 copy is held in memory.
+  tell their side: ``INT8_BAND``) again on their float32 rows: the distances returned are exact
+  search's (scores, thresholds and calibration are float32 cosines; int8 moves those of sparse
+  vectors by up to 3e-3). Those rows come from a float32 copy of the graph's vectors saved beside
+  it (:mod:`indexer.store.sqlite_vector_rows`), from which a search reads its candidates' rows
+  only; read from sqlite-vec instead, each costs 0.1-0.3 ms (a vec0 chunk is one large
+  blob), which is what a search does when that copy is missing or does not match the graph.
 - **What the file lacks**: every chunk written or deleted is logged in the index (``vector_log``, by
   triggers), and the graph's record in the index names the log position the file reflects and which
   file it is (size, modification time, inode). A search reads the chunks logged after that position:
@@ -49,6 +51,8 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
+
+from indexer.store.sqlite_vector_rows import RowsFile
 
 if TYPE_CHECKING:
     from usearch.index import Index as Graph
@@ -101,6 +105,8 @@ SLOTS = ("a", "b")
 GRAPH_MAX_K = 1_000
 #: What gives the float32 rows of chunk ids, for the final scores: (the ids it found, their rows).
 ExactRows = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+#: Blocks of (chunk ids, unit float32 rows), as a rows file is written from.
+RowBlocks = Iterable[tuple[np.ndarray, np.ndarray]]
 #: Rows read from the index at a time when a graph is built from all of them.
 LOAD_ROWS = 16_384
 
@@ -180,7 +186,8 @@ class VectorSearch:
     (float32 unit rows, with ``added_ids``, of chunks written since). ``key`` says which index and
     record it was opened from. ``graph`` is None while no graph is saved and nothing went into one:
     the few vectors of a small index are searched without importing usearch (which imports an HTTP
-    client, as a query must not).
+    client, as a query must not). ``rows`` is the float32 copy of the graph's vectors saved beside
+    it, when there is one that matches the graph (else candidates are re-scored on sqlite-vec's).
     """
 
     def __init__(self, graph: Graph | None, position: int, dimension: int, key: object = None) -> None:
@@ -193,6 +200,7 @@ class VectorSearch:
         self.stale = np.empty(0, dtype=np.int64)
         self.added_ids = np.empty(0, dtype=np.int64)
         self.added = np.empty((0, dimension), dtype=np.float32)
+        self.rows: RowsFile | None = None
 
     @classmethod
     def open(cls, path: str, record: GraphRecord, dimension: int, key: object = None) -> VectorSearch | None:
@@ -241,7 +249,12 @@ class VectorSearch:
             held = np.zeros(len(changed), dtype=bool)
             if self.graph is not None and len(self.graph):
                 held = np.asarray(self.graph.contains(changed.astype(np.uint64)), dtype=bool)
-            self.stale = np.union1d(self.stale, changed[held])
+            # sorted, each once; not np.union1d, whose np.unique loads numpy.ma (15 ms) into every
+            # one-off query that catches up with a build
+            merged = np.sort(np.concatenate([self.stale, changed[held]]))
+            self.stale = (
+                merged[np.concatenate(([True], merged[1:] != merged[:-1]))] if len(merged) else merged
+            )
             keep = ~np.isin(self.added_ids, changed)
             self.added_ids = np.concatenate([self.added_ids[keep], np.asarray(ids, dtype=np.int64)])
             self.added = np.vstack([self.added[keep], unit_rows(vectors).reshape(-1, self.dimension)])
@@ -250,6 +263,25 @@ class VectorSearch:
     def add_to_graph(self, ids: np.ndarray, vectors: np.ndarray) -> None:
         """Put rows straight into the graph (a build from every row of the index)."""
         self._writable_graph().add(np.asarray(ids, dtype=np.uint64), quantize(unit_rows(vectors)))
+
+    def row_blocks(self) -> RowBlocks | None:
+        """The unit float32 rows of every vector at ``position`` (the rows file's, less the stale
+        ones, then the added ones), a block at a time, for a new rows file; None without a rows file
+        to start from."""
+        rows = self.rows
+        if rows is None:
+            return None
+        ids = rows.ids_in_row_order()
+        stale, added_ids, added = self.stale, self.added_ids, self.added
+
+        def blocks() -> Iterable[tuple[np.ndarray, np.ndarray]]:
+            for start in range(0, len(ids), LOAD_ROWS):
+                block = ids[start : start + LOAD_ROWS]
+                keep = ~np.isin(block, stale)
+                yield block[keep], rows.block(start, start + LOAD_ROWS)[keep]
+            yield added_ids, added
+
+        return blocks()
 
     def fold(self) -> None:
         """Move the changes into the graph itself (copied into memory first if it is mapped)."""
@@ -262,6 +294,7 @@ class VectorSearch:
         self.added_ids = np.empty(0, dtype=np.int64)
         self.added = np.empty((0, self.dimension), dtype=np.float32)
         self.graph_position = self.position
+        self.rows = None  # the graph's rows before the fold: the new file is opened once written
 
     def save(self, path: str) -> tuple[int, int, int]:
         """Write the graph (without pending changes: fold first) to ``path`` in one step: a reader
@@ -332,11 +365,11 @@ class VectorSearch:
         may_be_best = similarities >= kth - INT8_BAND
         if not may_be_best.any():
             return ids, similarities
-        found, rows = exact_rows(ids[may_be_best])
+        found, rows = self._exact_rows(ids[may_be_best], exact_rows)
         exact = dict(
             zip(
                 np.asarray(found).tolist(),
-                (unit_rows(rows).reshape(-1, self.dimension) @ query).tolist(),
+                (rows @ query).tolist(),
                 strict=True,
             )
         )
@@ -345,6 +378,22 @@ class VectorSearch:
             [exact.get(int(i), s) for i, s in zip(ids, similarities, strict=True)], np.float32
         )
         return ids[keep], rescored[keep]
+
+    def _exact_rows(self, ids: np.ndarray, exact_rows: ExactRows) -> tuple[np.ndarray, np.ndarray]:
+        """(those of ``ids`` that exist, their unit float32 rows): from the rows file, or from
+        ``exact_rows`` (sqlite-vec) for those it lacks. The rows file holds what unit_rows made of
+        sqlite-vec's rows, bit for bit, so a score does not depend on where its row came from."""
+        if self.rows is None:
+            found, rows = exact_rows(ids)
+            return np.asarray(found, dtype=np.int64), unit_rows(rows).reshape(-1, self.dimension)
+        found, rows = self.rows.lookup(ids)
+        if len(found) == len(ids):
+            return found, rows
+        others, other_rows = exact_rows(ids[~np.isin(ids, found)])
+        return (
+            np.concatenate([found, np.asarray(others, dtype=np.int64)]),
+            np.vstack([rows, unit_rows(other_rows).reshape(-1, self.dimension)]),
+        )
 
     def _from_graph(self, query: np.ndarray, k: int, allowed: np.ndarray | None) -> np.ndarray:
         """The ids of the graph's best rows (up to ``k + EXTRA_CANDIDATES``, best first) that are
