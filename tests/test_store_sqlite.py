@@ -36,7 +36,8 @@ def built(tmp_path: Path, docs: Path) -> Path:
 def test_a_reader_reads_and_leaves_every_file_of_the_index_as_it_was(built: Path):
     before = files_bytes(built.parent)
     with SQLiteStore.open(built) as store:
-        assert store.counts()["files"] == 3 and not store.writable
+        assert store.counts()["files"] == 3
+        assert not store.writable
         with store.snapshot():
             assert store.recent_builds()[0]["outcome"] == "ok"
     after = files_bytes(built.parent)
@@ -130,8 +131,10 @@ def test_a_long_lived_index_follows_an_index_deleted_and_built_anew_on_every_thr
         with Index.open(built) as writer:
             writer.build(notes, backend=HashBackend(), warn=lambda message: None)
         after = on_every_thread(answer)
-    assert len(before) == 4 and set(after) == set(before)  # the same four threads, each with its connection
-    assert set(before.values()) == {(3, 0)} and set(after.values()) == {(1, 1)}
+    assert len(before) == 4
+    assert set(after) == set(before)  # the same four threads, each with its connection
+    assert set(before.values()) == {(3, 0)}
+    assert set(after.values()) == {(1, 1)}
 
 
 def test_a_deleted_index_keeps_answering_until_a_complete_one_is_at_its_path(built: Path):
@@ -153,7 +156,8 @@ def test_a_database_of_another_tool_is_refused_and_left_byte_for_byte(tmp_path, 
     for args in (["query", "anything"], ["status"], ["build", str(docs)]):
         result = cli(*args, "--db", str(foreign))
         assert result.exit_code == 2, (args, result.output)
-        assert result.stderr.count("\n") == 1 and "is not an index" in result.stderr
+        assert result.stderr.count("\n") == 1
+        assert "is not an index" in result.stderr
         assert foreign.read_bytes() == before
     assert sorted(path.name for path in tmp_path.iterdir()) == ["docs", "other.db"]
 
@@ -170,7 +174,8 @@ def test_a_file_that_is_not_a_database_is_refused_and_left_as_it_was(tmp_path, d
 def test_a_query_on_a_missing_index_creates_nothing(tmp_path):
     for args in (["query", "anything"], ["status"]):
         result = cli(*args, "--db", str(tmp_path / "missing.db"))
-        assert result.exit_code == 2 and "no index at" in result.stderr
+        assert result.exit_code == 2
+        assert "no index at" in result.stderr
     assert list(tmp_path.iterdir()) == []
 
 
@@ -188,4 +193,5 @@ def test_a_damaged_index_is_one_line_for_every_command(tmp_path, docs):
     for args in (["query", "word1x1x1", "--mode", "keyword"], ["status"], ["build", str(docs)]):
         result = cli(*args, "--db", str(index_path))
         assert result.exit_code == 5, (args, result.output)
-        assert result.stderr.count("\n") == 1 and "damaged" in result.stderr
+        assert result.stderr.count("\n") == 1
+        assert "damaged" in result.stderr

@@ -108,9 +108,11 @@ def test_graph_search_finds_what_exact_search_finds_even_when_all_vectors_share_
     )
     with written(tmp_path / "index.db", vectors), SQLiteStore.open(tmp_path / "index.db") as reader:
         assert recall_at_10(reader, vectors, queries_near(vectors, 50)) >= 0.97
-        assert reader._search.viewed and reader._search.pending == 0  # the saved graph, mapped
+        assert reader._search.viewed
+        assert reader._search.pending == 0  # the saved graph, mapped
         hits = reader.nearest(vectors[17], 5)
-        assert hits[0][0] == 18 and hits[0][1] == pytest.approx(0.0, abs=1e-3)
+        assert hits[0][0] == 18
+        assert hits[0][1] == pytest.approx(0.0, abs=1e-3)
         assert [d for _, d in hits] == sorted(d for _, d in hits)
 
 
@@ -122,7 +124,8 @@ def test_vectors_are_held_as_int8_scaled_per_row(tmp_path):
     with written(tmp_path / "index.db", vectors) as store:
         graph = store._search.graph
         rows = np.vstack(graph.get(np.arange(1, 301, dtype=np.uint64)))
-    assert rows.dtype == np.int8 and rows.shape == (300, 100)
+    assert rows.dtype == np.int8
+    assert rows.shape == (300, 100)
     assert np.abs(rows.astype(np.int16)).max(axis=1).tolist() == [127] * 300
     restored = rows / np.linalg.norm(rows.astype(np.float32), axis=1, keepdims=True)
     assert np.abs(np.sum(restored * vectors, axis=1) - 1).max() < 1e-3
@@ -141,7 +144,8 @@ def test_a_filter_returns_k_hits_all_allowed_and_the_nearest_of_them(tmp_path, c
         queries = queries_near(vectors, 20)
         for query in queries:
             hits = store.nearest(query, 10, allowed)
-            assert len(hits) == 10 and {chunk_id for chunk_id, _ in hits} <= set(allowed)
+            assert len(hits) == 10
+            assert {chunk_id for chunk_id, _ in hits} <= set(allowed)
         assert recall_at_10(store, vectors, queries, allowed) >= 0.97
 
 
@@ -158,11 +162,14 @@ def test_a_filter_keeping_one_chunk_in_a_hundred_asks_the_graph_or_scores_the_ro
         for query in queries_near(vectors, 10):
             hits = store.nearest(query, 10, allowed)
             assert [chunk_id for chunk_id, _ in hits] == exact_ids(vectors, query, among=allowed)
-        assert not asked and len(scored) == 20 and all(len(args[1]) == 60 for args in scored[::2])
+        assert not asked
+        assert len(scored) == 20
+        assert all(len(args[1]) == 60 for args in scored[::2])
         wide = list(range(1, 6001, 3))  # a third of the rows: the graph, asked for 1.5 x (k + 2) x 3
         for query in queries_near(vectors, 5):
             assert len(store.nearest(query, 10, wide)) == 10
-        assert asked and all(args[1] < 2000 for args in asked)
+        assert asked
+        assert all(args[1] < 2000 for args in asked)
 
 
 def _recording(function, calls: list):
@@ -191,12 +198,15 @@ def test_a_long_lived_reader_sees_added_replaced_and_removed_files_without_reope
         for query in queries_near(vectors, 20):
             assert not gone & {chunk_id for chunk_id, _ in reader.nearest(query, 50)}
         assert reader.nearest(replacement[3], 1)[0][0] == 2001 + CHUNKS_PER_FILE + 3
-        assert reader._search.graph is graph and reader._search.pending == 4 * CHUNKS_PER_FILE
+        assert reader._search.graph is graph
+        assert reader._search.pending == 4 * CHUNKS_PER_FILE
         # the writer folds the changes into a new file in the other slot: the reader moves to it
         writer.update_vector_graph(min_changes=1)
         assert json.loads(writer.get_meta(GRAPH_RECORD))["slot"] == "b"
-        assert reader.nearest(newcomer, 1)[0][0] in added and reader._search.pending == 0
-        assert reader._search.graph is not graph and len(reader._search.graph) == 2000
+        assert reader.nearest(newcomer, 1)[0][0] in added
+        assert reader._search.pending == 0
+        assert reader._search.graph is not graph
+        assert len(reader._search.graph) == 2000
 
 
 def test_a_server_sees_chunks_a_build_commits_at_once(tmp_path):
@@ -280,16 +290,20 @@ def test_a_graph_file_that_is_not_the_recorded_one_is_never_used_and_the_next_bu
         with SQLiteStore.open(path) as reader:
             scanned = reader.nearest(vectors[7], 5)
             assert reader._search is None  # not used: sqlite-vec's scan answered
-            assert scanned[0][0] == 8 and reader.vector_search_status()["structure"].startswith("none")
+            assert scanned[0][0] == 8
+            assert reader.vector_search_status()["structure"].startswith("none")
         with open(graph_file, "r+b") as damaged:  # and a truncated file is no better
             damaged.truncate(1000)
         with SQLiteStore.open(path) as reader:
-            assert reader.nearest(vectors[7], 5) == scanned and reader._search is None
+            assert reader.nearest(vectors[7], 5) == scanned
+            assert reader._search is None
         store.update_vector_graph()  # a build's end: fewer changes than a fold needs, but no usable graph
         record = json.loads(store.get_meta(GRAPH_RECORD))
-        assert record["slot"] == "b" and record["vectors"] == 1500
+        assert record["slot"] == "b"
+        assert record["vectors"] == 1500
     with SQLiteStore.open(path) as reader:
-        assert reader.nearest(vectors[7], 1)[0][0] == 8 and reader._search is not None
+        assert reader.nearest(vectors[7], 1)[0][0] == 8
+        assert reader._search is not None
 
 
 def test_an_index_deleted_and_built_anew_ignores_the_graph_left_beside_it(tmp_path):
@@ -303,7 +317,8 @@ def test_an_index_deleted_and_built_anew_ignores_the_graph_left_beside_it(tmp_pa
     with written(path, fresh, graph=False) as store:
         assert os.path.exists(path + ".vectors-a")  # the old index's graph is still there
         hits = store.nearest(fresh[3], 3)
-        assert hits[0][0] == 4 and all(chunk_id <= 100 for chunk_id, _ in hits)
+        assert hits[0][0] == 4
+        assert all(chunk_id <= 100 for chunk_id, _ in hits)
 
 
 def test_a_rebuild_moves_its_graph_beside_the_index(tmp_path):
@@ -311,7 +326,8 @@ def test_a_rebuild_moves_its_graph_beside_the_index(tmp_path):
     path = str(tmp_path / "index.db")
     with written(path, clustered_vectors(1200, seed=3)) as store:
         store.update_vector_graph(min_changes=0)  # saved again: the old index has both slots
-        assert os.path.exists(path + ".vectors-a") and os.path.exists(path + ".vectors-b")
+        assert os.path.exists(path + ".vectors-a")
+        assert os.path.exists(path + ".vectors-b")
         with store.open_scratch() as scratch:
             with scratch.transaction():
                 scratch.create_vector_table(vectors.shape[1])
@@ -323,8 +339,10 @@ def test_a_rebuild_moves_its_graph_beside_the_index(tmp_path):
         assert not os.path.exists(path + ".vectors-b")  # the old index's graph is gone with it
         assert not os.path.exists(path + ".vectors-b.f32")
         with SQLiteStore.open(path) as reader:
-            assert reader.nearest(vectors[9], 1)[0][0] == 10 and reader._search.pending == 0
-            assert reader._search.rows is not None and len(reader._search.rows) == 1200  # its copy, moved too
+            assert reader.nearest(vectors[9], 1)[0][0] == 10
+            assert reader._search.pending == 0
+            assert reader._search.rows is not None
+            assert len(reader._search.rows) == 1200  # its copy, moved too
 
 
 def test_status_states_the_graph_file_and_the_memory_a_search_holds(tmp_path):
@@ -335,7 +353,8 @@ def test_status_states_the_graph_file_and_the_memory_a_search_holds(tmp_path):
         status = store.vector_search_status()
         assert status["file"] == str(tmp_path / "index.db.vectors-a")
         assert status["file_bytes"] == os.path.getsize(status["file"]) > 1000 * 64
-        assert status["vectors"] == 1000 and status["pending_changes"] == 40
+        assert status["vectors"] == 1000
+        assert status["pending_changes"] == 40
         assert status["memory_bytes"] == status["file_bytes"] + 40 * 64 * 4 + 1000 * 16
         # the float32 copy: counted apart (mapped, only the candidates' pages are read)
         assert status["rows_file_bytes"] == 32 + 1000 * 64 * 4 + 1000 * 16  # header, rows, ids
@@ -350,7 +369,8 @@ def test_more_neighbours_than_sqlite_vec_returns_at_once_without_a_graph(tmp_pat
         assert store.vector_search_status()["pending_changes"] == 5000  # too many to catch up once
         hits = store.nearest(vectors[0], 4500)
         assert store._search is None
-        assert len(hits) == 4500 and [h[0] for h in hits[:10]] == exact_ids(vectors, vectors[0])
+        assert len(hits) == 4500
+        assert [h[0] for h in hits[:10]] == exact_ids(vectors, vectors[0])
 
 
 def test_a_build_saves_the_graph_and_index_status_states_its_file_and_memory(tmp_path, monkeypatch):
@@ -361,16 +381,18 @@ def test_a_build_saves_the_graph_and_index_status_states_its_file_and_memory(tmp
         info = index.status()
         hits = index.search("word3x2x4", k=3, mode="vector")
     vectors = info["vector_search"]
-    assert vectors["structure"].startswith("hnsw graph") and vectors["pending_changes"] == 0
+    assert vectors["structure"].startswith("hnsw graph")
+    assert vectors["pending_changes"] == 0
     assert vectors["file_bytes"] == os.path.getsize(tmp_path / "index.db.vectors-a") > 0
-    assert (
-        vectors["vectors"] == info["chunks"]
-        and vectors["memory_bytes"] == vectors["file_bytes"] + 16 * info["chunks"]
-    )
-    assert hits and all(hit.vector_score is not None for hit in hits)
+    assert vectors["vectors"] == info["chunks"]
+    assert vectors["memory_bytes"] == vectors["file_bytes"] + 16 * info["chunks"]
+    assert hits
+    assert all(hit.vector_score is not None for hit in hits)
     line = next(line for line in status_lines(info) if line.startswith("vectors"))
-    assert f"{vectors['file_bytes'] / 2**20:.1f} MB file" in line and "in memory when searching" in line
-    assert "float32 copy" in line and vectors["rows_file_bytes"] > 0
+    assert f"{vectors['file_bytes'] / 2**20:.1f} MB file" in line
+    assert "in memory when searching" in line
+    assert "float32 copy" in line
+    assert vectors["rows_file_bytes"] > 0
 
 
 def test_hits_carry_exact_distances_from_the_float32_copy_beside_the_graph_without_reading_sqlite_vec(
@@ -386,10 +408,12 @@ def test_hits_carry_exact_distances_from_the_float32_copy_beside_the_graph_witho
         monkeypatch.setattr(store, "_vectors_of", lambda ids: (read.append(len(ids)), original(ids))[1])
         queries = queries_near(vectors, 20)
         from_copy = [store.nearest(query, 10) for query in queries]
-        assert store._search.rows is not None and read == []
+        assert store._search.rows is not None
+        assert read == []
         store._search.rows = None  # as without the copy: the same candidates read from sqlite-vec
         from_sqlite_vec = [store.nearest(query, 10) for query in queries]
-        assert len(read) == 20 and 20 * 10 <= sum(read) < 20 * (10 + sqlite_vectors.EXTRA_CANDIDATES) / 2
+        assert len(read) == 20
+        assert 20 * 10 <= sum(read) < 20 * (10 + sqlite_vectors.EXTRA_CANDIDATES) / 2
         assert from_copy == from_sqlite_vec  # ids and distances equal, not close
         for query, hits in zip(queries, from_copy, strict=True):
             assert len({chunk_id for chunk_id, _ in hits} & set(exact_ids(vectors, query))) >= 9
@@ -432,12 +456,14 @@ def test_a_damaged_float32_copy_is_refused_searches_stay_exact_and_the_next_buil
             os.replace(rows_file(tmp_path / "other.db"), copy)
         with SQLiteStore.open(path) as reader:
             assert [reader.nearest(query, 10) for query in queries] == expected
-            assert reader._search is not None and reader._search.rows is None  # graph used, copy not
+            assert reader._search is not None
+            assert reader._search.rows is None  # graph used, copy not
             assert reader.vector_search_status()["rows_file_bytes"] == 0
         store.update_vector_graph()  # a build's end: no changes, but the copy is written again
     with SQLiteStore.open(path) as reader:
         assert [reader.nearest(query, 10) for query in queries] == expected
-        assert reader._search.rows is not None and len(reader._search.rows) == 1500
+        assert reader._search.rows is not None
+        assert len(reader._search.rows) == 1500
         assert reader.vector_search_status()["rows_file_bytes"] > 1500 * 64 * 4
 
 
@@ -454,13 +480,17 @@ def test_a_long_lived_reader_follows_builds_that_add_and_remove_files_with_the_c
             writer.write_files(new_files(newcomers, first_file=500))
             writer.remove_file(writer._value("SELECT id FROM files WHERE path = 'part-1/file-1.txt'"))
         pending = {chunk_id for chunk_id, _ in reader.nearest(newcomers[5], 1)}
-        assert pending == {1006} and reader._search.pending > 0  # scored beside the graph
+        assert pending == {1006}
+        assert reader._search.pending > 0  # scored beside the graph
         writer.update_vector_graph(min_changes=1)  # the build's end folds them: graph and copy
         for query, chunk_id in ((newcomers[5], 1006), (newcomers[30], 1031)):
             hits = reader.nearest(query, 5)
-            assert hits[0][0] == chunk_id and hits[0][1] == pytest.approx(0.0, abs=1e-6)
+            assert hits[0][0] == chunk_id
+            assert hits[0][1] == pytest.approx(0.0, abs=1e-6)
         search = reader._search
-        assert search.pending == 0 and search.rows is not None and len(search.rows) == 1000 + 20
+        assert search.pending == 0
+        assert search.rows is not None
+        assert len(search.rows) == 1000 + 20
         folded = [reader.nearest(query, 10) for query in newcomers]
         search.rows = None  # the folded copy gives what sqlite-vec's rows give, bit for bit
         assert [reader.nearest(query, 10) for query in newcomers] == folded
@@ -476,7 +506,8 @@ def test_a_long_lived_reader_follows_builds_that_add_and_remove_files_with_the_c
         assert reader.nearest(newcomers[5], 1)[0][0] != 1006
         writer.update_vector_graph(min_changes=1)
         assert reader.nearest(newcomers[5], 1)[0][0] != 1006
-        assert len(reader._search.rows) == 1000 and reader._search.rows.lookup(np.array([1006]))[0].size == 0
+        assert len(reader._search.rows) == 1000
+        assert reader._search.rows.lookup(np.array([1006]))[0].size == 0
 
 
 def test_a_long_lived_index_finds_files_a_build_adds_and_loses_those_it_removes(tmp_path, monkeypatch):
@@ -503,7 +534,8 @@ def test_a_long_lived_index_finds_files_a_build_adds_and_loses_those_it_removes(
             0
         ]
         vector = np.frombuffer(blob, dtype=np.float32)
-        assert reader.store.nearest(vector, 1)[0][0] == min(new_ids) and reader.store._search.graph is graph
+        assert reader.store.nearest(vector, 1)[0][0] == min(new_ids)
+        assert reader.store._search.graph is graph
         assert reader.search("glaciers", k=1, mode="keyword")[0].path == "new.md"
         (corpus / "new.md").unlink()
         builder.build(corpus, warn=lambda message: None)
@@ -547,6 +579,7 @@ def test_a_folder_filter_reads_the_chunks_of_its_files_only_not_every_chunk(tmp_
 
     few_steps, few_ids = steps_and_ids(1)
     many_steps, many_ids = steps_and_ids(CHUNKS_PER_FILE)
-    assert len(few_ids) == 1 and len(many_ids) == CHUNKS_PER_FILE
+    assert len(few_ids) == 1
+    assert len(many_ids) == CHUNKS_PER_FILE
     # 1,900 more chunks in the index, 19 more of them allowed
     assert many_steps - few_steps < 19 * 50
