@@ -645,9 +645,16 @@ class SwappedServer(OllamaServer):
     def __init__(self, after: int, **options: Any) -> None:
         super().__init__(**options)
         self.after = after
+        self._request = threading.local()
+
+    def answer(self, body: Any, headers: dict[str, str], fault: Any) -> tuple[int, Any, dict[str, str]]:
+        # decided once a request: a model is swapped between requests, never within one (counted
+        # per text, a request recorded meanwhile by another thread split one answer's dimensions)
+        self._request.swapped = len(self.requests) > self.after
+        return super().answer(body, headers, fault)
 
     def vector(self, text: str, dimension: int | None = None):
-        return super().vector(text, 32 if len(self.requests) > self.after else dimension)
+        return super().vector(text, 32 if self._request.swapped else dimension)
 
 
 def test_a_server_switching_dimension_mid_build_stops_it_at_once_naming_that_server(bikes, index_path):
