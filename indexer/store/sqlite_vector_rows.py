@@ -24,6 +24,7 @@ import threading
 import weakref
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -31,10 +32,14 @@ MAGIC = b"IDXROWS1"
 HEADER = np.dtype([("magic", "S8"), ("rows", "<i8"), ("dimension", "<i8"), ("position", "<i8")])
 
 
+Record = TypeVar("Record", bound="SideFileRecord")
+
+
 @dataclass(frozen=True)
-class RowsRecord:
-    """What the index says of the rows file: the graph slot it belongs to, the log position and row
-    count it holds (the graph's), and which file it is (size, modification time in ns, inode)."""
+class SideFileRecord:
+    """What the index says of a file kept beside it (the graph, the rows): the slot it is in, the log
+    position it reflects, how many vectors it holds, and which file it is (size, modification time
+    in ns, inode), kept in the index's meta as JSON."""
 
     slot: str
     position: int
@@ -42,7 +47,7 @@ class RowsRecord:
     file: tuple[int, int, int]
 
     @classmethod
-    def from_json(cls, text: str | None) -> RowsRecord | None:
+    def from_json(cls: type[Record], text: str | None) -> Record | None:
         if text is None:
             return None
         fields = json.loads(text)
@@ -50,6 +55,11 @@ class RowsRecord:
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), sort_keys=True)
+
+
+@dataclass(frozen=True)
+class RowsRecord(SideFileRecord):
+    """The rows file's record: the graph slot it belongs to, with the graph's position and count."""
 
 
 def rows_path(graph_path: str) -> str:

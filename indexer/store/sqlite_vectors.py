@@ -40,19 +40,18 @@ from __future__ import annotations
 
 import ctypes
 import itertools
-import json
 import math
 import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from indexer.store.sqlite_vector_rows import RowsFile
+from indexer.store.sqlite_vector_rows import RowsFile, SideFileRecord
 
 if TYPE_CHECKING:
     from usearch.index import Index as Graph
@@ -112,25 +111,10 @@ LOAD_ROWS = 16_384
 
 
 @dataclass(frozen=True)
-class GraphRecord:
-    """What the index says of its graph file: the slot it is in, the log position it reflects, how many
-    vectors it holds, and which file it is (size, modification time in ns, inode)."""
+class GraphRecord(SideFileRecord):
+    """The graph file's record, with the layout its rows are stored in."""
 
-    slot: str
-    position: int
-    vectors: int
-    file: tuple[int, int, int]
     layout: str = LAYOUT
-
-    @classmethod
-    def from_json(cls, text: str | None) -> GraphRecord | None:
-        if text is None:
-            return None
-        fields = json.loads(text)
-        return cls(**{**fields, "file": tuple(fields["file"])})
-
-    def to_json(self) -> str:
-        return json.dumps(asdict(self), sort_keys=True)
 
     def describes(self, path: str) -> bool:
         """Whether the file at ``path`` is the one recorded, in a layout this version reads."""
