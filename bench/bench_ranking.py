@@ -160,7 +160,13 @@ def scifact_collection(folder: Path) -> Collection:
     judged = beir.load_collection(folder, "train")
     cache = beir.default_cache(folder)
     beir.write_documents(judged, cache / "documents")
-    queries = [
+    queries = scifact_queries(judged)
+    return Collection("scifact", cache / "index.db", cache / "documents", queries + off_topic("scifact"))
+
+
+def scifact_queries(judged: beir.Collection) -> list[Query]:
+    """Each judged query with the files of its relevant abstracts and their grades."""
+    return [
         Query(
             text,
             {beir.document_file_name(doc) for doc in judged.qrels[query_id]},
@@ -169,7 +175,6 @@ def scifact_collection(folder: Path) -> Collection:
         )
         for query_id, text in judged.queries.items()
     ]
-    return Collection("scifact", cache / "index.db", cache / "documents", queries + off_topic("scifact"))
 
 
 def scifact_subset_collection(folder: Path, model: str) -> Collection:
@@ -188,15 +193,7 @@ def scifact_subset_collection(folder: Path, model: str) -> Collection:
     )
     documents = CACHE / f"scifact-{SCIFACT_SUBSET[0]}q-{len(subset.documents)}d" / "documents"
     beir.write_documents(subset, documents)
-    queries = [
-        Query(
-            text,
-            {beir.document_file_name(doc) for doc in subset.qrels[query_id]},
-            "scifact",
-            {beir.document_file_name(doc): grade for doc, grade in subset.qrels[query_id].items()},
-        )
-        for query_id, text in subset.queries.items()
-    ]
+    queries = scifact_queries(subset)
     index_path = documents.parent / f"index-{model}.db"
     return Collection("scifact", index_path, documents, queries + off_topic("scifact"), model)
 
