@@ -31,7 +31,6 @@ from indexer.backends.onnx.model import (
     INT32,
     MATRIX_PRODUCTS,
     MICROSOFT,
-    MODEL_GRAPH,
     Constants,
     Node,
     Tensor,
@@ -39,6 +38,7 @@ from indexer.backends.onnx.model import (
     initializers,
     int_attribute,
     node_proto,
+    only_graph,
     rebuild,
     rebuilt_graph,
     scalar_constants,
@@ -65,10 +65,9 @@ def without_nan_guards(model: bytes) -> tuple[bytes, int]:
     """The serialised ModelProto with every ``Where(IsNaN(Softmax(x)), c, Softmax(x))`` replaced by
     ``Softmax(x)``, and how many guards were dropped (0: the bytes come back unchanged)."""
     model_fields = parse(model)
-    graph_fields = [field for field in model_fields if field.number == MODEL_GRAPH]
-    if len(graph_fields) != 1:
+    graph = only_graph(model_fields)
+    if graph is None:
         return model, 0
-    graph = parse(graph_fields[0].payload)
     nodes = [(field, Node.parse(field.payload)) for field in graph if field.number == GRAPH_NODE]
     produced_by = {output: node for _, node in nodes for output in node.outputs}
     replaced: dict[str, str] = {}  # a guard's output -> the softmax output it returns
@@ -106,10 +105,9 @@ def with_fused_gelu(model: bytes) -> tuple[bytes, int]:
     does not recognise this order of operands.
     """
     model_fields = parse(model)
-    graph_fields = [field for field in model_fields if field.number == MODEL_GRAPH]
-    if len(graph_fields) != 1:
+    graph = only_graph(model_fields)
+    if graph is None:
         return model, 0
-    graph = parse(graph_fields[0].payload)
     nodes = [Node.parse(field.payload) for field in graph if field.number == GRAPH_NODE]
     constants = scalar_constants(graph)
     produced_by = {output: node for node in nodes for output in node.outputs}
@@ -197,10 +195,9 @@ def with_float_products(model: bytes) -> tuple[bytes, int]:
     weights for the float32 graph. Only weights with zero points of 0 (symmetric) are rewritten.
     """
     model_fields = parse(model)
-    graph_fields = [field for field in model_fields if field.number == MODEL_GRAPH]
-    if len(graph_fields) != 1:
+    graph = only_graph(model_fields)
+    if graph is None:
         return model, 0
-    graph = parse(graph_fields[0].payload)
     nodes = [Node.parse(field.payload) for field in graph if field.number == GRAPH_NODE]
     tensors = {tensor.name: tensor for tensor in initializers(graph)}
     produced_by = {output: node for node in nodes for output in node.outputs}
@@ -312,10 +309,9 @@ def with_fused_attention(model: bytes) -> tuple[bytes, int]:
     backend does so for its packaged models only).
     """
     model_fields = parse(model)
-    graph_fields = [field for field in model_fields if field.number == MODEL_GRAPH]
-    if len(graph_fields) != 1:
+    graph = only_graph(model_fields)
+    if graph is None:
         return model, 0
-    graph = parse(graph_fields[0].payload)
     graph_inputs = {value_info_name(field.payload) for field in graph if field.number == GRAPH_INPUT}
     if ATTENTION_MASK not in graph_inputs:
         return model, 0

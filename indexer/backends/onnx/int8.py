@@ -16,13 +16,13 @@ from indexer.backends.onnx.model import (
     GRAPH_NODE,
     GRAPH_VALUE_INFO,
     MICROSOFT,
-    MODEL_GRAPH,
     Node,
     Tensor,
     default_opset,
     initializers,
     int_attribute,
     node_proto,
+    only_graph,
     tensor_proto,
     value_info_name,
     with_graph,
@@ -114,10 +114,9 @@ def with_int8_matmuls(model: bytes, scheme: str = INT8_SCHEME, weights: str = "i
     not find them.
     """
     model_fields = parse(model)
-    graph_field = [field for field in model_fields if field.number == MODEL_GRAPH]
-    if len(graph_field) != 1:
+    graph = only_graph(model_fields)
+    if graph is None:
         return model, 0
-    graph = parse(graph_field[0].payload)
     tensors = {tensor.name: tensor for tensor in initializers(graph)}
     if any(tensor.data is None for tensor in tensors.values()):
         return model, 0

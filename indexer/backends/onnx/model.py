@@ -331,6 +331,13 @@ def int_attribute(name: str, value: int | list[int]) -> bytes:
 MICROSOFT = "com.microsoft"
 
 
+def only_graph(model_fields: list[Field]) -> list[Field] | None:
+    """The fields of the model's graph, parsed; None unless it has exactly one (an edit then leaves
+    the model as it is)."""
+    graphs = [field for field in model_fields if field.number == MODEL_GRAPH]
+    return parse(graphs[0].payload) if len(graphs) == 1 else None
+
+
 def initializers(graph: list[Field]) -> list[Tensor]:
     return [Tensor.parse(field.payload) for field in graph if field.number == GRAPH_INITIALIZER]
 
