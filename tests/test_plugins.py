@@ -5,10 +5,11 @@ record by `index query` and `index status`; keyword search needs no backend at a
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_CORPUS
-from serving import plugin_env, plugin_folder, run_index
+from serving import install_backend, plugin_env, plugin_folder, run_index
 
 
 @pytest.fixture(scope="module")
@@ -52,42 +53,25 @@ def test_keyword_search_needs_no_backend(built):
     assert "indexer.backends" in vector.stderr
 
 
+def build_with(kind: str, db: Path, env: dict[str, str]):
+    """``index build`` of the sample corpus into ``db`` with ``--backend KIND``, in a process of its own."""
+    return run_index("build", str(SAMPLE_CORPUS), "--db", str(db), "--backend", kind, "--model", "m", env=env)
+
+
 def test_an_unknown_backend_name_lists_the_installed_ones(built, tmp_path):
     _, env = built
-    result = run_index(
-        "build",
-        str(SAMPLE_CORPUS),
-        "--db",
-        str(tmp_path / "x.db"),
-        "--backend",
-        "nope",
-        "--model",
-        "m",
-        env=env,
-    )
+    result = build_with("nope", tmp_path / "x.db", env)
     assert result.returncode == 2
     assert "hash-plugin" in result.stderr
     assert "embedded" in result.stderr
 
 
 def test_a_registered_class_that_is_not_a_backend_is_refused_naming_it(tmp_path):
-    plugins = plugin_folder(tmp_path / "plugins")
-    info = plugins / "not_a_backend-1.0.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: not-a-backend\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[indexer.backends]\ndecoder = json:JSONDecoder\n")
-
-    result = run_index(
-        "build",
-        str(SAMPLE_CORPUS),
-        "--db",
-        str(tmp_path / "x.db"),
-        "--backend",
-        "decoder",
-        "--model",
-        "m",
-        env=plugin_env(plugins),
+    plugins = install_backend(
+        plugin_folder(tmp_path / "plugins"), "not-a-backend", "decoder", "json:JSONDecoder"
     )
+
+    result = build_with("decoder", tmp_path / "x.db", plugin_env(plugins))
 
     assert result.returncode == 2
     assert "'decoder' (json:JSONDecoder) is not a subclass of EmbeddingBackend" in result.stderr

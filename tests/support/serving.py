@@ -21,12 +21,17 @@ REPO = SUPPORT.parent.parent
 
 
 def plugin_folder(folder: Path) -> Path:
-    """A folder that, on ``PYTHONPATH``, installs the ``hash-plugin`` backend the way a package does:
-    a ``.dist-info`` whose ``entry_points.txt`` names it under ``indexer.backends``."""
-    info = folder / "indexer_hash_plugin-1.0.dist-info"
+    """A folder that, on ``PYTHONPATH``, installs the ``hash-plugin`` backend the way a package does."""
+    return install_backend(folder, "indexer-hash-plugin", "hash-plugin", "plugin_backend:PluginBackend")
+
+
+def install_backend(folder: Path, distribution: str, kind: str, target: str) -> Path:
+    """Install ``target`` ("module:Class") as backend ``kind`` in ``folder`` as a package does: a
+    ``.dist-info`` whose ``entry_points.txt`` names it under ``indexer.backends``."""
+    info = folder / f"{distribution.replace('-', '_')}-1.0.dist-info"
     info.mkdir(parents=True, exist_ok=True)
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: indexer-hash-plugin\nVersion: 1.0\n")
-    (info / "entry_points.txt").write_text("[indexer.backends]\nhash-plugin = plugin_backend:PluginBackend\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {distribution}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[indexer.backends]\n{kind} = {target}\n")
     return folder
 
 
