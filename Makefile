@@ -8,7 +8,7 @@ RUNTIME := $(VENV)/.installed-runtime
 TESTING := $(VENV)/.installed-test
 DOCS_TOOLS := $(VENV)/.installed-docs
 
-.PHONY: install install-test browser demo test lint docs cli-docs bench bench-quick screenshot clean
+.PHONY: install install-test browser emulator demo test lint docs cli-docs bench bench-quick screenshot clean
 
 install: $(RUNTIME)
 
@@ -44,7 +44,14 @@ browser:
 		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
 		echo "note: Chromium is not installed (apt-get install chromium): the browser tests will skip"
 
-test: install-test browser
+# int8 on CPUs without int8 dot products is tested on an emulated AVX2 CPU (qemu-user): as root it is
+# installed when missing, else that test skips and says how to install it. `.ci/run` requires it.
+emulator:
+	@command -v qemu-x86_64 >/dev/null || [ "$$(uname -m)" != x86_64 ] || { [ "$$(id -u)" = 0 ] && \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null; } || \
+		echo "note: qemu-user is not installed (apt-get install qemu-user): the emulated-CPU test will skip"
+
+test: install-test browser emulator
 	$(BIN)/python -m pytest -q
 
 # the README's picture of the search page, from the test that drives it
