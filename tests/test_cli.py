@@ -400,10 +400,11 @@ def notes_index(tmp_path) -> tuple[Path, Path]:
 
 def test_a_question_that_starts_with_a_dash_is_told_to_come_after_double_dash(notes_index):
     db, _ = notes_index
-    refused = CliRunner().invoke(main, ["query", "--leak-check=full", "--db", str(db)])
+    refused = CliRunner().invoke(main, ["query", "--leak-check=full", "--db", str(db), "-k", "3"])
     assert refused.exit_code == 2
-    assert "To search for text that starts with '-', put -- before it: index query -- --leak-check=full" in (
-        refused.stderr
+    assert refused.stderr.splitlines()[-1].endswith(
+        f"To search for text that starts with '-', put -- before it: index query --db {db} -k 3 -- "
+        "--leak-check=full"
     )
     asked = CliRunner().invoke(
         main, ["query", "--db", str(db), "--mode", "keyword", "--min-score", "0", "--", "--leak-check=full"]
