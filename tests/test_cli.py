@@ -319,11 +319,35 @@ def test_an_emptied_folder_is_refused_unless_allowed(tmp_path):
     refused = CliRunner().invoke(main, ["build", str(folder), "--db", db])
     assert refused.exit_code == 2
     assert "has no files to index, but the index holds 1 from it: nothing is removed" in refused.stderr
+    assert refused.stderr.endswith("; build with --allow-empty to remove them\n")
     with Index.open(db, create=False) as index:
         assert index.status()["files"] == 1
     allowed = CliRunner().invoke(main, ["build", str(folder), "--db", db, "--allow-empty"])
     assert allowed.exit_code == 0
     assert "1 removed" in allowed.stdout
+
+
+def test_a_rebuild_refusing_to_drop_a_missing_folder_names_the_option_to_type(tmp_path):
+    notes, share = tmp_path / "notes", tmp_path / "share"
+    write(notes / "a.md", "# A\n\nText about tides.\n")
+    write(share / "b.md", "# B\n\nText about reefs.\n")
+    db = str(tmp_path / "i.db")
+    for folder in (notes, share):
+        assert CliRunner().invoke(main, ["build", str(folder), "--db", db]).exit_code == 0
+    share.rename(tmp_path / "unmounted")
+    rebuild = ["build", str(notes), "--db", db, "--rebuild", "--chunk-tokens", "64"]
+    refused = CliRunner().invoke(main, rebuild)
+    assert refused.exit_code == 2
+    assert refused.stderr == (
+        f"error: folder {share} is missing, but the index holds 1 files from it: the rebuild changes "
+        "nothing (is it unmounted, or moved?); rebuild with --allow-empty to drop it\n"
+    )
+    with Index.open(db, create=False) as index:
+        assert index.status()["files"] == 2
+    allowed = CliRunner().invoke(main, [*rebuild, "--allow-empty"])
+    assert allowed.exit_code == 0, allowed.output
+    with Index.open(db, create=False) as index:
+        assert index.status()["files"] == 1
 
 
 def test_a_credentials_warning_names_the_option_as_each_front_end_spells_it(tmp_path):
@@ -376,10 +400,11 @@ def notes_index(tmp_path) -> tuple[Path, Path]:
 
 def test_a_question_that_starts_with_a_dash_is_told_to_come_after_double_dash(notes_index):
     db, _ = notes_index
-    refused = CliRunner().invoke(main, ["query", "--leak-check=full", "--db", str(db)])
+    refused = CliRunner().invoke(main, ["query", "--leak-check=full", "--db", str(db), "-k", "3"])
     assert refused.exit_code == 2
-    assert "To search for text that starts with '-', put -- before it: index query -- --leak-check=full" in (
-        refused.stderr
+    assert refused.stderr.splitlines()[-1].endswith(
+        f"To search for text that starts with '-', put -- before it: index query --db {db} -k 3 -- "
+        "--leak-check=full"
     )
     asked = CliRunner().invoke(
         main, ["query", "--db", str(db), "--mode", "keyword", "--min-score", "0", "--", "--leak-check=full"]

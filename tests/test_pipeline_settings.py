@@ -190,6 +190,9 @@ def test_a_rebuild_refuses_to_drop_another_folder_that_is_missing_or_emptied(tmp
     with pytest.raises(ConfigError, match=f"folder {share} {refusal}, but the index holds 2 ") as refused:
         build(index_path, notes, backend, chunk_tokens=24, rebuild=True)
     assert refused.value.exit_code == 2
+    assert str(refused.value).endswith(
+        "with allow_empty to drop it" if fate == "moved" else "with allow_empty to remove them"
+    )
     assert snapshot(index_path) == before
     assert not Path(f"{index_path}.rebuild").exists()
     report = build(index_path, notes, backend, chunk_tokens=24, rebuild=True, allow_empty=True)

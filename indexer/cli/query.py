@@ -22,7 +22,8 @@ from indexer.store import is_postgres_url
 
 class QueryCommand(click.Command):
     """``index query``, whose question may start with a dash (``--leak-check=full``, ``-v``): click
-    reads it as an unknown option, so the error says how to ask it instead."""
+    reads it as an unknown option, so the error says how to ask it instead, as a command to copy
+    that keeps the other options given (``--db``: without it the copy would search another index)."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         given = list(args)  # the parser consumes its list
@@ -31,8 +32,9 @@ class QueryCommand(click.Command):
         except click.NoSuchOption as error:
             if not error.possibilities:  # not a mistyped option of ours ("Did you mean --type?")
                 asked = next((arg for arg in given if arg.startswith(error.option_name)), error.option_name)
-                hint = " To search for text that starts with '-', put -- before it: index query -- "
-                hint += shlex.quote(asked)
+                others = [arg for arg in given if arg is not asked]
+                hint = " To search for text that starts with '-', put -- before it: "
+                hint += shlex.join(["index", "query", *others, "--", asked])
                 raise click.NoSuchOption(error.option_name, error.message + hint, ctx=error.ctx) from error
             raise
 

@@ -152,8 +152,8 @@ class Build:
         if not found.files and held and not self.options.allow_empty:
             raise ConfigError(
                 f"folder {self.root} has no files to index, but the index holds {held} from it: "
-                "nothing is removed (is it unmounted, or emptied?); build with allow_empty "
-                "(--allow-empty) to remove them"
+                "nothing is removed (is it unmounted, or emptied?); build with "
+                f"{self.options.option_name('allow_empty')} to remove them"
             )
         recorded = self._note_left_out(found, states)
         self.files_found = len(found.files)

@@ -174,7 +174,7 @@ def kept_root(root: Path, files_held: int, options: BuildOptions) -> bool:
         return False
     raise ConfigError(
         f"folder {root} is missing, but the index holds {files_held} files from it: the rebuild changes "
-        "nothing (is it unmounted, or moved?); rebuild with allow_empty (--allow-empty) to drop it"
+        f"nothing (is it unmounted, or moved?); rebuild with {options.option_name('allow_empty')} to drop it"
     )
 
 
