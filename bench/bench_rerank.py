@@ -16,10 +16,11 @@ bench/data/README.md for where each folder comes from). Indexes are built with t
 every vector kept in the shared cache (bench/vector_cache.py).
 
     python bench/bench_rerank.py [--sets sample,scifact] [--folder PATH=QUESTIONS.jsonl]...
-        [--questions 20] [--off-topic 10] [--rerank-top 20,10] [--cold 3] [--quick] [--json]
+        [--questions 20] [--off-topic 10] [--rerank-top 20,10] [--cold 3] [--model NAME] [--quick] [--json]
 
 ``--questions`` takes that many of each set's questions (seeded), because a re-ranked search takes
-seconds here and a run must end.
+seconds here and a run must end. ``--model`` builds each collection with that packaged model
+(bge-small-en-v1.5) instead of the default one, in an index of its own beside the default's.
 """
 
 from __future__ import annotations
@@ -63,38 +64,39 @@ class Collection:
     db: Path
 
 
-def sample(count: int, off_topic: int) -> Collection:
+def sample(count: int, off_topic: int, model: str | None) -> Collection:
     found = bench_ranking.sample_collection()
+    db = model_db(found.index_path, model)
     return Collection(
-        "sample corpus",
-        opened(found.folder, found.index_path),
-        questions(found.queries, count, off_topic),
-        found.index_path,
+        "sample corpus", opened(found.folder, db, model), questions(found.queries, count, off_topic), db
     )
 
 
-def scifact(count: int, off_topic: int) -> Collection | None:
+def scifact(count: int, off_topic: int, model: str | None) -> Collection | None:
     folder = bench_ranking.scifact_folder()
     if folder is None:
         return None
     found = bench_ranking.scifact_collection(folder)
+    db = model_db(found.index_path, model)
     return Collection(
-        "SciFact train",
-        opened(found.folder, found.index_path),
-        questions(found.queries, count, off_topic),
-        found.index_path,
+        "SciFact train", opened(found.folder, db, model), questions(found.queries, count, off_topic), db
     )
 
 
-def real_folder(spec: str, count: int, off_topic: int) -> Collection:
+def real_folder(spec: str, count: int, off_topic: int, model: str | None) -> Collection:
     folder, _, question_file = spec.partition("=")
     rows = bench_ranking.read_jsonl(Path(question_file))
     queries = [bench_ranking.Query(r["query"], set(r["expected"]), r.get("kind", "question")) for r in rows]
     queries += bench_ranking.off_topic(Path(question_file).stem.split("-")[0])
-    db = Path(tempfile.gettempdir()) / f"bench-rerank-{Path(question_file).stem}.db"
+    db = model_db(Path(tempfile.gettempdir()) / f"bench-rerank-{Path(question_file).stem}.db", model)
     return Collection(
-        Path(question_file).stem, opened(Path(folder), db), questions(queries, count, off_topic), db
+        Path(question_file).stem, opened(Path(folder), db, model), questions(queries, count, off_topic), db
     )
+
+
+def model_db(db: Path, model: str | None) -> Path:
+    """Where ``model``'s index of a collection lives: beside the default model's, named after it."""
+    return db if model is None else db.with_name(f"{db.stem}-{model}.db")
 
 
 def questions(queries: list[bench_ranking.Query], count: int, off_topic: int) -> list[Question]:
@@ -107,9 +109,9 @@ def questions(queries: list[bench_ranking.Query], count: int, off_topic: int) ->
     return [Question(q.text, q.expected, q.relevance, q.kind == "off-topic") for q in chosen]
 
 
-def opened(folder: Path, db: Path) -> Index:
-    """``folder``'s index at ``db``, built (or brought up to date) with cached vectors."""
-    with Index.open(db, backend=CachedModelBackend(VECTOR_CACHE)) as building:
+def opened(folder: Path, db: Path, model: str | None) -> Index:
+    """``folder``'s index at ``db``, built (or brought up to date) with ``model``'s cached vectors."""
+    with Index.open(db, backend=CachedModelBackend(VECTOR_CACHE, model)) as building:
         report = building.build(folder, warn=lambda message: None)
     if report.exit_code != 0:
         raise SystemExit(f"building {folder} failed: {report.summary()}")
@@ -218,6 +220,7 @@ def main() -> int:
     parser.add_argument("--off-topic", type=int, default=10)
     parser.add_argument("--rerank-top", default=f"{RERANK_TOP},10", help="candidate counts to compare")
     parser.add_argument("--cold", type=int, default=3, help="cold one-off queries of each kind (0: none)")
+    parser.add_argument("--model", default=None, help="a packaged model's name (default: the default model)")
     parser.add_argument("--quick", action="store_true", help="the sample corpus, 5 questions, 3 off-topic")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -228,15 +231,15 @@ def main() -> int:
     notes = []
     for name in filter(None, args.sets.split(",")):
         collection = (
-            sample(args.questions, args.off_topic)
+            sample(args.questions, args.off_topic, args.model)
             if name == "sample"
-            else scifact(args.questions, args.off_topic)
+            else scifact(args.questions, args.off_topic, args.model)
         )
         if collection is None:
             notes.append(f"{name}: not on this machine")
         else:
             found.append(collection)
-    found += [real_folder(spec, args.questions, args.off_topic) for spec in args.folder]
+    found += [real_folder(spec, args.questions, args.off_topic, args.model) for spec in args.folder]
     rows = []
     for collection in found:
         real = sum(not question.off_topic for question in collection.questions)
