@@ -82,11 +82,12 @@ def graph_class() -> type[Graph]:
     return Index
 
 
-#: What a saved graph must have been made with to be read: the library's file format, and how
-#: vectors are stored in it. Another value means the file is rebuilt.
-LAYOUT = "usearch-2 cos i8-row-scaled"
 CONNECTIVITY = 16
 EXPANSION_ADD = 128
+#: What a saved graph must have been made with to be read: the library's file format, how vectors
+#: are stored in it, and the build queue that links them (a graph built with a narrower one leaves
+#: rows no walk reaches). Another value means the file is rebuilt, by the next build.
+LAYOUT = f"usearch-2 cos i8-row-scaled queue-{EXPANSION_ADD}"
 #: A walk's breadth (ef) up to REFERENCE_ROWS rows, and how many times wider per tenfold beyond.
 EXPANSION_SEARCH = 512
 REFERENCE_ROWS = 100_000
