@@ -32,6 +32,7 @@ from indexer.search import (
     VECTOR_WEIGHT,
     Query,
     asked_name,
+    declared_names,
     default_min_score,
     fuse,
     keyword_ceiling,
@@ -491,6 +492,58 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
     assert page_names(page) == {"open"}
     rust = StoredChunk(2, "/docs", "path/struct.Path.html", 1, 9, "Struct Path > Examples", "text")
     assert page_names(rust) == {"Path", "struct"}
+
+
+@pytest.fixture(scope="module")
+def declared(tmp_path_factory):
+    """A Sphinx-style project where a setting is declared on its extension's page while other pages,
+    a quickstart that uses it at length and a page that shows a declaration as an example, use it more."""
+    docs = tmp_path_factory.mktemp("declared") / "doc"
+    write(
+        docs / "usage" / "quickstart.rst",
+        "Quickstart\n==========\n\nSet ``render_mapping`` in conf.py. "
+        + "The render_mapping value, render_mapping keys and render_mapping targets. " * 6
+        + "\n",
+    )
+    write(
+        docs / "usage" / "extensions" / "render.rst",
+        "sphinx.ext.render -- Render pages elsewhere\n"
+        "===========================================\n\n"
+        "Configuration\n-------------\n\n"
+        ".. confval:: render_mapping\n   :type: dict\n\n"
+        "   Which projects pages are rendered for, and where their output goes.\n",
+    )
+    write(
+        docs / "extdev" / "writing.rst",
+        "Writing the description of a setting\n====================================\n\n"
+        "Describe a setting with a confval block, for example::\n\n"
+        "   .. confval:: render_mapping\n\n      A render_mapping, render_mapping, render_mapping.\n",
+    )
+    with Index.open(tmp_path_factory.mktemp("declared-db") / "index.db", backend=EmbeddedBackend()) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        yield index
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_a_name_finds_the_chunk_that_declares_it_first(declared, mode):
+    hits = declared.search("render_mapping", k=3, mode=mode, min_score=0)
+    assert hits[0].path == "usage/extensions/render.rst", [hit.path for hit in hits]
+    assert hits[0].score >= NAMED_PAGE_SCORE
+    # the words alone favour the quickstart: the declaration is what put the setting's own page first
+    quickstart = next(hit for hit in hits if hit.path == "usage/quickstart.rst")
+    assert quickstart.keyword_score > hits[0].keyword_score
+
+
+def test_a_definition_is_declared_by_its_directive_not_by_an_example_of_one():
+    text = (
+        ".. confval:: intersphinx_mapping\n   :type: dict\n\n   For example::\n\n"
+        "      .. rst:directive:: toctree\n\n"
+        ".. rst:directive:: .. note::\n"
+        ".. py:function:: os.path.join(path, *paths)\n"
+        ".. note:: not a definition\n"
+    )
+    assert declared_names(text) == {"intersphinx_mapping", "note", "os.path.join", "join"}
+    assert declared_names("Use intersphinx_mapping::\n\n   .. confval:: x\n") == set()
 
 
 # -- every word can match, and keyword evidence is never lost (issue 21) --------------------------
