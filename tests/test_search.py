@@ -304,6 +304,13 @@ def test_a_chunk_only_the_keyword_search_found_gets_the_lowest_cosine_of_the_vec
     assert fused[3] > fused[1]  # an exact name outranks a chunk that is only near in meaning
 
 
+def test_a_chunk_a_cut_keyword_list_left_out_gets_its_last_share_and_none_where_every_match_came_back():
+    cut = fuse({1: 0.8, 2: 0.5}, {2: 0.3, 3: 0.6}, cut=True)
+    assert cut[1] == pytest.approx(VECTOR_WEIGHT * 0.8 + (1 - VECTOR_WEIGHT) * 0.3)
+    complete = fuse({1: 0.8, 2: 0.5}, {2: 0.3, 3: 0.6})
+    assert complete[1] == pytest.approx(VECTOR_WEIGHT * 0.8)
+
+
 def test_calibration_is_increasing_and_bounded():
     for calibration in [KEYWORD_CALIBRATION, *(fitted.cosine for fitted in CALIBRATIONS.values())]:
         scores = [calibration(evidence) for evidence in (-1.0, 0.0, 0.3, 0.6, 1.0, 3.0)]
@@ -532,6 +539,41 @@ def test_a_name_finds_the_chunk_that_declares_it_first(declared, mode):
     # the words alone favour the quickstart: the declaration is what put the setting's own page first
     quickstart = next(hit for hit in hits if hit.path == "usage/quickstart.rst")
     assert quickstart.keyword_score > hits[0].keyword_score
+
+
+@pytest.fixture(scope="module")
+def admonitions(tmp_path_factory):
+    """A directives page whose section declares the admonitions in two chunks, and pages that use
+    the same words more often in prose."""
+    docs = tmp_path_factory.mktemp("admonitions") / "doc"
+    body = "   " + "The body is shown in a coloured box with a title, as themes style it. " * 14 + "\n\n"
+    write(
+        docs / "directives.rst",
+        "Directives\n==========\n\nAdmonitions\n-----------\n\n"
+        + "".join(
+            f".. rst:directive:: .. {name}::\n\n" + body for name in ("note", "hint", "tip", "warning")
+        ),
+    )
+    write(
+        docs / "changes.rst",
+        "Changes\n=======\n\n"
+        + "Fix a warning about a note; the tip of a warning box; a note on warning boxes and tip boxes. " * 8,
+    )
+    write(docs / "styling.rst", "Styling\n=======\n\nNote, warning and tip boxes take the theme's colours.\n")
+    with Index.open(
+        tmp_path_factory.mktemp("admonitions-db") / "index.db", backend=EmbeddedBackend()
+    ) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        yield index
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_a_question_for_things_a_section_defines_finds_that_section_first(admonitions, mode):
+    hits = admonitions.search("note warning and tip boxes", k=10, mode=mode, min_score=0)
+    assert hits[0].path == "directives.rst", [(hit.path, hit.heading) for hit in hits]
+    # the words alone favour the changelog: the declarations are what put the directives first
+    changes = next(hit for hit in hits if hit.path == "changes.rst")
+    assert changes.keyword_score > max(hit.keyword_score or 0 for hit in hits if hit.path == "directives.rst")
 
 
 def test_a_definition_is_declared_by_its_directive_not_by_an_example_of_one():
