@@ -554,13 +554,18 @@ def named_first(
     named after it is the answer even where pages that use the name more often win on the words:
     ``Path`` finds ``Struct Path`` before ``PathBuf``'s page, ``read`` the function ``read`` before
     module ``io``'s index (bench/bench_ranking.py: Rust's std exact names top-1 0.83 to 0.995). A
-    chunk that declares the name as a definition (:func:`declared_names`) counts as its page."""
-    named = [
+    chunk that declares the name as a definition (:func:`declared_names`) comes next, before the rest:
+    where no page is named after it, that is where it is defined; where one is, the page comes first
+    (``cmake -E remove`` is declared in the manual of ``cmake``, the command has its own page)."""
+    found = [chunk_id for chunk_id in order if chunk_id in chunks]
+    pages = [chunk_id for chunk_id in found if name in page_names(chunks[chunk_id])]
+    paged = set(pages)
+    declaring = [
         chunk_id
-        for chunk_id in order
-        if chunk_id in chunks
-        and (name in page_names(chunks[chunk_id]) or name in declared_names(chunks[chunk_id].text))
+        for chunk_id in found
+        if chunk_id not in paged and name in declared_names(chunks[chunk_id].text)
     ]
+    named = pages + declaring
     chosen = frozenset(named)
     return named + [chunk_id for chunk_id in order if chunk_id not in chosen], chosen
 
