@@ -53,6 +53,7 @@ from dataclasses import asdict, dataclass, replace
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.citations import format_citation
+from indexer.definitions import declared_names
 from indexer.errors import ConfigError
 from indexer.records import StoredChunk
 from indexer.request import MAX_K as MAX_K
@@ -480,12 +481,14 @@ def page_names(chunk: StoredChunk) -> set[str]:
     """The names a chunk's page is known by: the last word of its title (its first heading, a manual
     section or ``()`` dropped: ``Struct Path``, ``add_library``, ``open(2)``) and the parts of its
     file name before the extension that start with a letter (``struct.Path.html``, ``open.2.txt``,
-    ``CMAKE_BUILD_TYPE.rst``)."""
+    ``CMAKE_BUILD_TYPE.rst``); and those the chunk's own text declares it defines
+    (:func:`indexer.definitions.declared_names`: ``.. confval:: intersphinx_mapping``, a man page's
+    NAME line)."""
     title = _TITLE_SUFFIX.sub("", chunk.title)
     names = set(title.split()[-1:])
     file_name = chunk.path.rsplit("/", 1)[-1]
     parts = file_name.split(".")[:-1] if "." in file_name else [file_name]
-    return names | {part for part in parts if part[:1].isalpha()}
+    return names | {part for part in parts if part[:1].isalpha()} | declared_names(chunk.text)
 
 
 def declared_names(text: str) -> set[str]:

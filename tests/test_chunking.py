@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 
@@ -233,15 +234,20 @@ def test_chunking_a_paged_document_takes_time_linear_in_its_size():
     def seconds(pages: int) -> float:
         document = paged(pages)
         best = math.inf
-        for _ in range(3):
-            started = time.perf_counter()
-            chunks = chunk_document(document, count_words, ChunkSettings(max_tokens=40, overlap_tokens=0))
-            best = min(best, time.perf_counter() - started)
+        gc.disable()  # a collection walking the session's objects lands on either run at random
+        try:
+            for _ in range(3):
+                started = time.perf_counter()
+                chunks = chunk_document(document, count_words, ChunkSettings(max_tokens=40, overlap_tokens=0))
+                best = min(best, time.perf_counter() - started)
+        finally:
+            gc.enable()
         assert len(chunks) == pages
         assert chunks[-1].locator == f"cell {pages}"
         return best
 
-    assert seconds(2400) / seconds(300) < 20
+    # the smaller run long enough (tens of ms) that a loaded machine's pauses do not decide the ratio
+    assert seconds(8000) / seconds(1000) < 20
 
 
 def test_halves_of_a_refused_chunk_leave_its_markup_lines_out_of_what_the_model_reads():

@@ -15,6 +15,7 @@ from helpers import HashBackend
 
 from indexer import ConfigError, Index, NotInIndexError
 from indexer.backends.embedded import EmbeddedBackend
+from indexer.definitions import declared_names
 from indexer.errors import InvalidRequestError
 from indexer.records import StoredChunk
 from indexer.request import SearchRequest
@@ -674,6 +675,86 @@ def template_functions(tmp_path):
 def test_a_dotted_function_name_finds_its_own_page_first(template_functions, mode):
     hits = template_functions.search("collections.Where", k=3, mode=mode)
     assert hits[0].path == "collections/Where.md", [hit.path for hit in hits]
+
+
+@pytest.fixture
+def defined_names(any_index, tmp_path):
+    """A manual whose names are defined in markup made for it, on pages named after something else,
+    and pages that use those names far more often than the definitions do."""
+    docs = tmp_path / "manual"
+    write(
+        docs / "extensions" / "links.rst",
+        "Linking to other projects\n=========================\n\nThis extension links to other projects.\n\n"
+        ".. confval:: link_mapping\n\n   Maps each project's name to the address of its documentation.\n",
+    )
+    write(
+        docs / "quickstart.rst",
+        "Getting started\n===============\n\n"
+        + "Set link_mapping in conf.py; link_mapping then links. " * 8
+        + "\n\nFor example::\n\n   .. confval:: link_mapping\n\n      an example of the markup\n",
+    )
+    write(
+        docs / "domains.rst",
+        "Domains\n=======\n\n.. rst:directive:: contents\n   :no-index:\n\n   "
+        + "contents contents contents shown as an example. " * 6
+        + "\n",
+    )
+    write(
+        docs / "directives.rst",
+        "Directives\n==========\n\n.. rst:directive:: .. contents:: [title]\n\n"
+        "   A table of the page's sections.\n",
+    )
+    write(
+        docs / "man" / "clock_getres.2.txt",
+        "clock_getres(2)        System Calls Manual        clock_getres(2)\n\nNAME\n"
+        "       clock_getres, clock_gettime, clock_settime - clock and time functions\n\n"
+        "DESCRIPTION\n       The function clock_getres() finds the resolution of a clock.\n",
+    )
+    write(
+        docs / "man" / "timer_create.2.txt",
+        "NAME\n       timer_create - create a timer\n\nDESCRIPTION\n       "
+        + "Read the clock with clock_gettime; clock_gettime gives the time. " * 6
+        + "\n",
+    )
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        yield index
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_a_name_a_page_defines_in_its_markup_finds_that_page_first(defined_names, mode):
+    """A Sphinx object directive and a man page's NAME line define names, as a title does: an example
+    of the markup in a literal block, or one marked ``:no-index:``, defines nothing."""
+    for name, defining, using in (
+        ("link_mapping", "extensions/links.rst", "quickstart.rst"),
+        ("contents", "directives.rst", "domains.rst"),
+        ("clock_gettime", "man/clock_getres.2.txt", "man/timer_create.2.txt"),
+    ):
+        hits = defined_names.search(name, k=5, mode=mode, min_score=0)
+        assert hits[0].path == defining, (name, [hit.path for hit in hits])
+        assert hits[0].score >= NAMED_PAGE_SCORE
+        # the words alone favour the page that uses the name most: the definition put its own first
+        user = next(hit for hit in hits if hit.path == using)
+        assert user.keyword_score > hits[0].keyword_score
+
+
+def test_what_markup_declares_a_name_and_what_does_not():
+    assert declared_names(".. py:function:: os.path.join(a, *p)\n.. option:: -o <dir>, --jobs=N\n") == {
+        "os.path.join",
+        "join",
+        "-o",
+        "--jobs",
+    }
+    assert declared_names(".. c:function:: int PyType_Ready(PyTypeObject *type)") == {"PyType_Ready"}
+    assert declared_names(".. rst:directive:: .. code-block:: [language]") == {"code-block"}
+    # options of a directive, literal blocks, unindexed descriptions and plain directives: nothing
+    assert declared_names(".. rst:directive:option:: caption: caption of ToC") == set()
+    assert declared_names("Like this::\n\n   .. confval:: shown\n\nText.\n.. note:: Careful") == set()
+    assert declared_names(".. code-block:: rst\n\n   .. confval:: shown\n") == set()
+    assert declared_names(".. confval:: hidden\n   :type: int\n   :no-index:\n") == set()
+    assert declared_names("Like this::\n\n   example\n\n.. confval:: after_it\n") == {"after_it"}
+    wrapped = "NAME\n       getrlimit, setrlimit,\n       prlimit - get/set resource limits\n"
+    assert declared_names(wrapped) == {"getrlimit", "setrlimit", "prlimit"}
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
