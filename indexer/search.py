@@ -235,18 +235,6 @@ RERANK_MIN_SCORE = 0.01
 #: lost to the fusion on SciFact and on long written questions; fitted on 100 SciFact train queries
 #: (bench/RESULTS.md, issue 22).
 FUSED_RANK_WEIGHT = 2.0
-#: A reStructuredText definition: a directive that declares the thing its argument names, with the
-#: domain it belongs to (``.. py:function:: join(path)``, ``.. rst:directive:: toctree``, ``.. c:struct::``)
-#: or one of the object directives Sphinx, docutils' readers and CMake's manual declare names with
-#: (``.. confval:: intersphinx_mapping``, ``.. option:: --jobs``, ``.. command:: add_library``).
-_DEFINITION = re.compile(
-    r"^(?P<indent>[ \t]*)\.\. (?:[a-z]+:[a-z][\w:-]*|auto[a-z]+|confval|envvar|option|describe|object"
-    r"|function|class|method|attribute|data|exception|module|decorator|program|command|variable|property"
-    r"|genex)::[ \t]+(?P<argument>\S.*)$",
-    re.MULTILINE,
-)
-#: A declared argument that is itself a directive (``.. rst:directive:: .. note::``): the directive's name.
-_DIRECTIVE_ARGUMENT = re.compile(r"^\.\.\s+([\w:-]+)::")
 #: The fewest distinct words of a question that :func:`defining_first` reads as asking for the things
 #: a chunk defines: one word is a name, for :func:`named_first`.
 MIN_DEFINED_WORDS = 2
@@ -491,45 +479,10 @@ def page_names(chunk: StoredChunk) -> set[str]:
     return names | {part for part in parts if part[:1].isalpha()} | declared_names(chunk.text)
 
 
-def declared_names(text: str) -> set[str]:
-    """The names a chunk's text declares as reStructuredText definitions (:data:`_DEFINITION`), the
-    whole name and its last part (``os.path.join`` and ``join``), without a signature's arguments.
-    A chunk that declares a name is where the name is defined, whatever its page is called: Sphinx's
-    ``intersphinx_mapping`` is declared on the page of the extension it configures, ``toctree``
-    among the directives. Not a definition shown as an example in a literal block (the indented
-    lines after a line ending in ``::``)."""
-    names: set[str] = set()
-    literal_indent: int | None = None
-    for line in text.splitlines():
-        if not line.strip():
-            continue
-        indent = len(line) - len(line.lstrip())
-        if literal_indent is not None and indent > literal_indent:
-            continue
-        literal_indent = None
-        found = _DEFINITION.match(line)
-        if found:
-            names |= definition_names(found["argument"])
-        elif line.rstrip().endswith("::"):
-            literal_indent = indent
-    return names
-
-
-def definition_names(argument: str) -> set[str]:
-    """The names one definition's argument declares: its first name (a directive's own name when
-    it declares a directive as ``.. note::``), with and without its module or class."""
-    directive = _DIRECTIVE_ARGUMENT.match(argument)
-    first = directive[1] if directive else argument.split()[0]
-    whole = first.split("(", 1)[0].rstrip(",:")
-    if not whole:
-        return set()
-    return {whole, _NAME_SEPARATOR.split(whole)[-1]}
-
-
 def defining_first(order: list[int], k: int, chunks: dict[int, StoredChunk], words: set[str]) -> list[int]:
     """``order`` with those of its first ``k`` chunks whose section declares as definitions
-    (:func:`declared_names`, over the section's chunks among them) most of the question's words
-    first, each side in its own order: ``note warning and tip boxes`` asks for three of the
+    (:func:`indexer.definitions.declared_names`, over the section's chunks among them) most of the
+    question's words first, each side in its own order: ``note warning and tip boxes`` asks for three of the
     directives the section that declares ``.. note::``, ``.. tip::`` and ``.. warning::`` defines,
     whatever the words' counts say. What a document declares does not fade with the question's
     length, nor depend on how often other pages use a word."""
@@ -556,19 +509,8 @@ def named_first(
     its own order, and those chunks. Developers type the name of what they look for, and the page
     named after it is the answer even where pages that use the name more often win on the words:
     ``Path`` finds ``Struct Path`` before ``PathBuf``'s page, ``read`` the function ``read`` before
-    module ``io``'s index (bench/bench_ranking.py: Rust's std exact names top-1 0.83 to 0.995). A
-    chunk that declares the name as a definition (:func:`declared_names`) comes next, before the rest:
-    where no page is named after it, that is where it is defined; where one is, the page comes first
-    (``cmake -E remove`` is declared in the manual of ``cmake``, the command has its own page)."""
-    found = [chunk_id for chunk_id in order if chunk_id in chunks]
-    pages = [chunk_id for chunk_id in found if name in page_names(chunks[chunk_id])]
-    paged = set(pages)
-    declaring = [
-        chunk_id
-        for chunk_id in found
-        if chunk_id not in paged and name in declared_names(chunks[chunk_id].text)
-    ]
-    named = pages + declaring
+    module ``io``'s index (bench/bench_ranking.py: Rust's std exact names top-1 0.83 to 0.995)."""
+    named = [chunk_id for chunk_id in order if chunk_id in chunks and name in page_names(chunks[chunk_id])]
     chosen = frozenset(named)
     return named + [chunk_id for chunk_id in order if chunk_id not in chosen], chosen
 

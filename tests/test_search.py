@@ -33,13 +33,11 @@ from indexer.search import (
     VECTOR_WEIGHT,
     Query,
     asked_name,
-    declared_names,
     default_min_score,
     fuse,
     keyword_ceiling,
     keyword_terms,
     keyword_words,
-    named_first,
     page_names,
     reranked_order,
     strengths,
@@ -576,36 +574,6 @@ def test_a_question_for_things_a_section_defines_finds_that_section_first(admoni
     # the words alone favour the changelog: the declarations are what put the directives first
     changes = next(hit for hit in hits if hit.path == "changes.rst")
     assert changes.keyword_score > max(hit.keyword_score or 0 for hit in hits if hit.path == "directives.rst")
-
-
-def test_a_page_named_after_a_name_comes_before_a_chunk_declaring_it_elsewhere():
-    manual = StoredChunk(
-        1,
-        "/help",
-        "manual/cmake.1.rst",
-        1,
-        9,
-        "cmake(1) > Run a Command-Line Tool",
-        ".. option:: remove [-f] <file>...\n\n   Remove the file(s).\n",
-    )
-    command = StoredChunk(2, "/help", "command/remove.rst", 1, 9, "remove", "Deprecated. Use file(REMOVE).\n")
-    other = StoredChunk(3, "/help", "command/file.rst", 1, 9, "file", "file(REMOVE ...) removes files.\n")
-    chunks = {chunk.id: chunk for chunk in (manual, command, other)}
-    order, named = named_first([3, 1, 2], chunks, "remove")
-    assert order == [2, 1, 3]
-    assert named == {1, 2}
-
-
-def test_a_definition_is_declared_by_its_directive_not_by_an_example_of_one():
-    text = (
-        ".. confval:: intersphinx_mapping\n   :type: dict\n\n   For example::\n\n"
-        "      .. rst:directive:: toctree\n\n"
-        ".. rst:directive:: .. note::\n"
-        ".. py:function:: os.path.join(path, *paths)\n"
-        ".. note:: not a definition\n"
-    )
-    assert declared_names(text) == {"intersphinx_mapping", "note", "os.path.join", "join"}
-    assert declared_names("Use intersphinx_mapping::\n\n   .. confval:: x\n") == set()
 
 
 # -- every word can match, and keyword evidence is never lost (issue 21) --------------------------
