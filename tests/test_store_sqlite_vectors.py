@@ -149,27 +149,64 @@ def test_a_filter_returns_k_hits_all_allowed_and_the_nearest_of_them(tmp_path, c
         assert recall_at_10(store, vectors, queries, allowed) >= 0.97
 
 
-def test_a_filter_keeping_one_chunk_in_a_hundred_asks_the_graph_or_scores_the_rows(tmp_path, monkeypatch):
-    """The cheaper way is taken: scoring every allowed row when the graph would have to be asked for
-    more neighbours than there are allowed rows, the graph otherwise; both return k allowed hits."""
-    vectors = clustered_vectors(6000)
-    allowed = list(range(1, 6001, 100))  # 60 rows, 1%
+def test_a_filter_keeping_one_chunk_in_a_hundred_scores_them_exactly_on_the_float32_copy(
+    tmp_path, monkeypatch
+):
+    """Fewer allowed rows than a filtered walk of the graph would score: they are scored on their
+    float32 rows, read from the copy beside the graph a run of consecutive rows at a time, so the
+    hits are exact search's among them; the graph is not walked and sqlite-vec is not read."""
+    vectors = with_offset(clustered_vectors(6000), 0.7)
     with written(tmp_path / "index.db", vectors) as store:
         search = store._search
-        scored, asked = [], []
-        monkeypatch.setattr(search, "_scored", _recording(search._scored, scored))
+        asked, reads, sqlite_vec = [], [], []
         monkeypatch.setattr(search.graph, "search", _recording(search.graph.search, asked))
+        monkeypatch.setattr(search.rows, "_read", _recording(search.rows._read, reads))
+        monkeypatch.setattr(store, "_vectors_of", _recording(store._vectors_of, sqlite_vec))
+        spread = list(range(1, 6001, 100))  # 60 rows, 1%, none next to another
+        folder = store.chunk_filter(ChunkFilter(path_globs=("part-3/",)))  # 30 files of 20 chunks
+        assert len(folder) == 600
+        queries = queries_near(vectors, 10)
+        for allowed, runs in ((spread, 60), (folder, 30)):
+            reads.clear()
+            for query in queries:
+                hits = store.nearest(query, 10, allowed)
+                assert [chunk_id for chunk_id, _ in hits] == exact_ids(vectors, query, among=allowed)
+                scanned = dict(store._scan(query, 10, allowed))  # sqlite-vec's own cosine distances
+                assert np.allclose([d for _, d in hits], [scanned[i] for i, _ in hits], rtol=0, atol=1e-6)
+            assert len(reads) == len(queries) * runs
+        assert not asked
+        assert not sqlite_vec
+
+
+def test_a_filter_keeping_most_chunks_walks_the_graph_and_still_returns_k_allowed_hits(tmp_path, monkeypatch):
+    """More allowed rows than a walk scores: the graph is asked for neighbours enough that k of them
+    pass, as the share allowed predicts, and the best of them are re-scored on float32."""
+    vectors = clustered_vectors(12_000)
+    wide = [i for i in range(1, 12_001) if i % 4]  # three quarters of the rows
+    with written(tmp_path / "index.db", vectors) as store:
+        search = store._search
+        assert sqlite_vectors.scored_by_walk(10, 12_000) < len(wide)
+        asked = []
+        monkeypatch.setattr(search.graph, "search", _recording(search.graph.search, asked))
+        queries = queries_near(vectors, 20)
+        for query in queries:
+            hits = store.nearest(query, 10, wide)
+            assert len(hits) == 10
+            assert {chunk_id for chunk_id, _ in hits} <= set(wide)
+        assert len(asked) == len(queries)
+        assert all(args[1] < 100 for args in asked)  # 1.5 x (k + 2) x 4 / 3 neighbours
+        assert recall_at_10(store, vectors, queries, wide) >= 0.97
+
+
+def test_without_the_float32_copy_a_selective_filter_scores_the_int8_rows_and_stays_exact(tmp_path):
+    vectors = clustered_vectors(6000)
+    allowed = list(range(1, 6001, 100))
+    with written(tmp_path / "index.db", vectors) as store:
+        store.nearest(vectors[0], 10)
+        store._search.rows = None
         for query in queries_near(vectors, 10):
             hits = store.nearest(query, 10, allowed)
             assert [chunk_id for chunk_id, _ in hits] == exact_ids(vectors, query, among=allowed)
-        assert not asked
-        assert len(scored) == 20
-        assert all(len(args[1]) == 60 for args in scored[::2])
-        wide = list(range(1, 6001, 3))  # a third of the rows: the graph, asked for 1.5 x (k + 2) x 3
-        for query in queries_near(vectors, 5):
-            assert len(store.nearest(query, 10, wide)) == 10
-        assert asked
-        assert all(args[1] < 2000 for args in asked)
 
 
 def _recording(function, calls: list):

@@ -78,7 +78,8 @@ def file_size(rows: int, dimension: int) -> int:
 class RowsFile:
     """A saved rows file: :meth:`lookup` gives the rows of chunk ids.
 
-    The ids are memory-mapped (16 bytes a row); the rows are read from the file a row at a time. A
+    The ids are memory-mapped (16 bytes a row); the rows are read from the file, each run of rows that follow
+    one another in it at once (one read per candidate, few for a folder's chunks). A
     mapping of the rows would do the same reads, but the kernel maps the whole cached block around
     each page touched (large folios, readahead), and within a few hundred searches a process would
     hold the whole file as its own resident memory. Read, the file's pages stay in the shared page
@@ -147,17 +148,23 @@ class RowsFile:
         held = self.sorted_ids[places] == ids
         wanted = self.row_of[places[held]]
         found = np.empty((len(wanted), self.dimension), dtype=np.float32)
-        for out, row in zip(found, wanted.tolist(), strict=True):
-            self._read_into(out, row)
+        if len(wanted) == 0:
+            return ids[held], found
+        # rows that follow one another in the file (a folder's chunks, written together) in one read
+        order = np.argsort(wanted, kind="stable")
+        in_file_order = wanted[order]
+        starts = np.flatnonzero(np.diff(in_file_order, prepend=-2) != 1)
+        stops = np.append(starts[1:], len(in_file_order))
+        for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+            found[order[start:stop]] = self._read(int(in_file_order[start]), stop - start)
         return ids[held], found
 
     def block(self, start: int, stop: int) -> np.ndarray:
         """Rows ``start`` to ``stop`` (in file order), for a new rows file."""
         stop = min(stop, self.rows)
-        found = np.empty((max(0, stop - start), self.dimension), dtype=np.float32)
-        if len(found):
-            self._read_into(found, start)
-        return found
+        if stop <= start:
+            return np.empty((0, self.dimension), dtype=np.float32)
+        return self._read(start, stop - start)
 
     def ids_in_row_order(self) -> np.ndarray:
         ids = np.empty(self.rows, dtype=np.int64)
@@ -171,17 +178,19 @@ class RowsFile:
         """What a searching process maps of the file: its ids (the rows are read, not mapped)."""
         return self.rows * 16
 
-    def _read_into(self, out: np.ndarray, row: int) -> None:
+    def _read(self, row: int, count: int) -> np.ndarray:
+        """``count`` rows from ``row`` on, in one read."""
         offset = HEADER.itemsize + row * self.row_bytes
+        size = count * self.row_bytes
         if hasattr(os, "pread"):
-            data = os.pread(self.descriptor, out.nbytes, offset)
+            data = os.pread(self.descriptor, size, offset)
         else:
             with self._read_lock:  # a seek and a read as one step
                 os.lseek(self.descriptor, offset, os.SEEK_SET)
-                data = os.read(self.descriptor, out.nbytes)
-        if len(data) != out.nbytes:
-            raise OSError(f"rows file ends before row {row}: it changed since it was checked")
-        out[...] = np.frombuffer(data, dtype=np.float32).reshape(out.shape)
+                data = os.read(self.descriptor, size)
+        if len(data) != size:
+            raise OSError(f"rows file ends before row {row + count}: it changed since it was checked")
+        return np.frombuffer(data, dtype=np.float32).reshape(count, self.dimension)
 
 
 def write_rows(

@@ -31,9 +31,17 @@ SQLite file, the durable copy; the graph is rebuilt from it whenever it cannot b
   exactly beside it. A file that does not match its record is never used. The builder folds the
   changes into a new file when they grow (:data:`FOLD_DURING_BUILD`, :data:`FOLD_AT_END`), written
   beside the one in use (two slots), so the file a record names is never overwritten.
-- **Filters**: scoring every allowed row costs per row; asking the graph for enough neighbours that
-  ``k`` of them pass costs per neighbour asked, about the rows divided by the filter's share. The
-  cheaper of the two is taken, and a graph answer with too few is asked again for more.
+- **How wide a walk is**: int8 is not what a walk misses (the int8 order of every row holds the k
+  best within its first ``k + EXTRA_CANDIDATES``); the walk is. A graph built with a narrow queue
+  (``EXPANSION_ADD``) links some rows so poorly that no walk reaches them, and a walk of a fixed
+  breadth explores a shrinking share of a growing graph: the graph is built with a wide queue, and
+  searched with one that grows with the rows (:func:`expansion`).
+- **Filters**: a walk that must find k allowed rows among its neighbours costs per neighbour asked,
+  about the rows divided by the filter's share, and finds the allowed rows far from the query
+  poorly. While the allowed rows are fewer than such a walk would score (:func:`scored_by_walk`),
+  they are all scored on the float32 copy instead, read a run of consecutive rows at a time (a
+  folder's chunks were written together): exact among them, in about the time of the walk. Beyond,
+  the graph is asked, and asked again for more while fewer than k pass.
 """
 
 from __future__ import annotations
@@ -78,8 +86,11 @@ def graph_class() -> type[Graph]:
 #: vectors are stored in it. Another value means the file is rebuilt.
 LAYOUT = "usearch-2 cos i8-row-scaled"
 CONNECTIVITY = 16
-EXPANSION_ADD = 64
+EXPANSION_ADD = 128
+#: A walk's breadth (ef) up to REFERENCE_ROWS rows, and how many times wider per tenfold beyond.
 EXPANSION_SEARCH = 512
+REFERENCE_ROWS = 100_000
+EXPANSION_GROWTH = 2.0
 EXTRA_CANDIDATES = 20
 #: int8 moves a cosine by about 4e-4 (up to about 1e-3 for a row with a large component): candidates
 #: scored this near the k-th best may lie on either side of it, and are scored again on float32.
@@ -159,6 +170,24 @@ def new_graph(dimension: int) -> Graph:
         expansion_add=EXPANSION_ADD,
         expansion_search=EXPANSION_SEARCH,
     )
+
+
+def expansion(size: int) -> int:
+    """How many candidates a walk of a graph of ``size`` rows keeps in its queue (HNSW's ef). A walk
+    of a fixed breadth explores a share of the graph that shrinks as it grows, and misses more of
+    the true neighbours: beyond :data:`REFERENCE_ROWS`, where :data:`EXPANSION_SEARCH` finds them
+    on every set measured, it grows :data:`EXPANSION_GROWTH` times for every tenfold rows."""
+    if size <= REFERENCE_ROWS:
+        return EXPANSION_SEARCH
+    return math.ceil(EXPANSION_SEARCH * EXPANSION_GROWTH ** math.log10(size / REFERENCE_ROWS))
+
+
+def scored_by_walk(count: int, size: int) -> int:
+    """About how many rows a walk asked for ``count`` neighbours scores: each of the candidates it
+    takes from its queue (ef, or ``count`` when more) has its neighbours' rows scored, up to twice
+    :data:`CONNECTIVITY` at the base layer, about half of them not yet seen. Each costs a row read at
+    a random place in memory; an allowed row scored on the float32 copy costs a row read in order."""
+    return max(expansion(size), count) * CONNECTIVITY
 
 
 class VectorSearch:
@@ -323,9 +352,9 @@ class VectorSearch:
             return []
         query = unit_rows(query)
         allowed = None if allowed_ids is None else np.unique(np.fromiter(allowed_ids, dtype=np.int64))
-        ids, similarities = self._scored(query, self._from_graph(query, k, allowed))
+        ids, similarities, exact = self._candidates(query, k, allowed, exact_rows)
         added_ids, added_similarities = self._from_added(query, allowed)
-        if exact_rows is not None and len(ids):
+        if not exact and exact_rows is not None and len(ids):
             ids, similarities = self._rescored(query, k, ids, similarities, added_similarities, exact_rows)
         ids = np.concatenate([ids, added_ids])
         similarities = np.concatenate([similarities, added_similarities])
@@ -379,21 +408,26 @@ class VectorSearch:
             np.vstack([rows, unit_rows(other_rows).reshape(-1, self.dimension)]),
         )
 
-    def _from_graph(self, query: np.ndarray, k: int, allowed: np.ndarray | None) -> np.ndarray:
-        """The ids of the graph's best rows (up to ``k + EXTRA_CANDIDATES``, best first) that are
-        neither stale nor filtered out."""
+    def _candidates(
+        self, query: np.ndarray, k: int, allowed: np.ndarray | None, exact_rows: ExactRows | None
+    ) -> tuple[np.ndarray, np.ndarray, bool]:
+        """(ids, similarities, whether those are float32's already) of the graph's best rows that are
+        neither stale nor filtered out, up to ``k + EXTRA_CANDIDATES`` of them, best first. A filter whose
+        allowed rows are fewer than a filtered walk would score (:func:`scored_by_walk`) has them
+        scored on the float32 copy instead: exact, and cheaper."""
         graph = self.graph
         size = self.graph_size
-        wanted = k + EXTRA_CANDIDATES
+        empty = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32), False
         if graph is None or size == 0:
-            return np.empty(0, dtype=np.int64)
+            return empty
         passing = size - len(self.stale)
         if allowed is not None:
             allowed = allowed[graph.contains(allowed.astype(np.uint64))]
             allowed = allowed[~np.isin(allowed, self.stale)]
             passing = len(allowed)
         if passing == 0:
-            return np.empty(0, dtype=np.int64)
+            return empty
+        wanted = k + EXTRA_CANDIDATES
         # as many neighbours as it takes for enough of them to pass, as the share passing predicts
         if allowed is None:
             count, enough = math.ceil(wanted * size / passing), wanted
@@ -401,18 +435,24 @@ class VectorSearch:
             count, enough = math.ceil(FILTER_MARGIN * (k + FILTER_EXTRA) * size / passing), k
         count = min(size, count)
         code = quantize(query)
-        while allowed is None or count < passing:  # else scoring the allowed rows costs less
+        while allowed is None or scored_by_walk(count, size) < passing:  # else scoring them costs less
             # usearch defines this setter after another property's, which hides it from mypy
-            graph.expansion_search = max(EXPANSION_SEARCH, count)  # type: ignore[misc]
+            graph.expansion_search = max(expansion(size), count)  # type: ignore[misc]
             found = graph.search(code, count).keys.astype(np.int64)
             found = found[~np.isin(found, self.stale)]
             if allowed is not None:
                 found = found[np.isin(found, allowed)]
             if len(found) >= enough or count >= size:
-                return found[:wanted]
+                return (*self._scored(query, found[:wanted]), False)
             count = min(size, count * WIDEN)
-        ids, similarities = self._scored(query, allowed)
-        return ids[np.argsort(-similarities, kind="stable")[:wanted]]
+        if self.rows is None or exact_rows is None:  # no float32 copy: the int8 rows, re-scored after
+            ids, similarities = self._scored(query, allowed)
+            best = np.argsort(-similarities, kind="stable")[:wanted]
+            return ids[best], similarities[best], False
+        ids, rows = self._exact_rows(allowed, exact_rows)
+        similarities = rows @ query
+        best = np.argsort(-similarities, kind="stable")[:wanted]
+        return ids[best], similarities[best], True
 
     def _scored(self, query: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Cosines between the float32 query and the graph's int8 rows of ``ids``."""
