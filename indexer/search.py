@@ -235,6 +235,9 @@ RERANK_MIN_SCORE = 0.01
 #: lost to the fusion on SciFact and on long written questions; fitted on 100 SciFact train queries
 #: (bench/RESULTS.md, issue 22).
 FUSED_RANK_WEIGHT = 2.0
+#: The fewest distinct words of a question that :func:`defining_first` reads as asking for the things
+#: a chunk defines: one word is a name, for :func:`named_first`.
+MIN_DEFINED_WORDS = 2
 #: The least score of a page named exactly as a one-name question asks (:func:`named_first`): it is
 #: what the user typed, a strong hit whatever its words' evidence.
 NAMED_PAGE_SCORE = 0.9
@@ -345,7 +348,7 @@ class Found:
         if mode in ("keyword", "hybrid"):
             keyword = keyword_scores(store, query, pool, allowed)
         if mode == "hybrid":
-            evidence = fuse(vector_scores, keyword.shares)
+            evidence = fuse(vector_scores, keyword.shares, cut=len(keyword.shares) >= pool)
         else:
             evidence = vector_scores if mode == "vector" else keyword.evidence
         order = [chunk_id for chunk_id, _ in sorted(evidence.items(), key=_best_first)]
@@ -357,6 +360,11 @@ class Found:
         if name is not None:
             chunks = store.chunks_by_ids(order)
             order, named = named_first(order, chunks, name)
+        elif mode != "vector":
+            words = set(keyword_words(query.words))
+            if len(words) >= MIN_DEFINED_WORDS:
+                chunks = store.chunks_by_ids(order[:k])
+                order = defining_first(order, k, chunks, words)
         return cls(mode, order, vector_scores, keyword, chunks, named)
 
     def scored(self, calibration: ModelCalibration) -> list[tuple[int, float]]:
@@ -469,6 +477,29 @@ def page_names(chunk: StoredChunk) -> set[str]:
     file_name = chunk.path.rsplit("/", 1)[-1]
     parts = file_name.split(".")[:-1] if "." in file_name else [file_name]
     return names | {part for part in parts if part[:1].isalpha()} | declared_names(chunk.text)
+
+
+def defining_first(order: list[int], k: int, chunks: dict[int, StoredChunk], words: set[str]) -> list[int]:
+    """``order`` with those of its first ``k`` chunks whose section declares as definitions
+    (:func:`indexer.definitions.declared_names`, over the section's chunks among them) most of the
+    question's words first, each side in its own order: ``note warning and tip boxes`` asks for three of the
+    directives the section that declares ``.. note::``, ``.. tip::`` and ``.. warning::`` defines,
+    whatever the words' counts say. What a document declares does not fade with the question's
+    length, nor depend on how often other pages use a word."""
+    sections: dict[tuple[str, str], set[str]] = {}
+    for chunk_id in order[:k]:
+        if chunk_id in chunks:
+            chunk = chunks[chunk_id]
+            declared = {name.lower() for name in declared_names(chunk.text)}
+            sections.setdefault((chunk.path, chunk.heading), set()).update(declared & words)
+    defining = [
+        chunk_id
+        for chunk_id in order[:k]
+        if chunk_id in chunks
+        and 2 * len(sections[(chunks[chunk_id].path, chunks[chunk_id].heading)]) > len(words)
+    ]
+    chosen = set(defining)
+    return defining + [chunk_id for chunk_id in order if chunk_id not in chosen]
 
 
 def named_first(
@@ -593,13 +624,20 @@ def keyword_ceiling(words: int, chunks: int) -> float:
     return max(words, 1) * max(math.log((max(chunks, 1) - 0.5) / 1.5), BM25_SMALLEST_IDF)
 
 
-def fuse(vector_scores: dict[int, float], keyword_scores: dict[int, float]) -> dict[int, float]:
+def fuse(
+    vector_scores: dict[int, float], keyword_scores: dict[int, float], cut: bool = False
+) -> dict[int, float]:
     """Hybrid evidence of every chunk found by either search. A chunk the vector search did not
-    return is given the cosine of the last one it did: it is no nearer than that, and often near it."""
+    return is given the cosine of the last one it did: it is no nearer than that, and often near it.
+    Where the keyword list was ``cut`` (it holds as many matches as were asked for, so more chunks
+    match), a chunk it did not return is likewise given the last one's share: it may hold the words
+    as well as that one, and in a long question of common words often does. Only where every match
+    came back does a chunk missing from the list have none of the words, and a share of 0."""
     floor = min(vector_scores.values(), default=0.0)
+    keyword_floor = min(keyword_scores.values(), default=0.0) if cut else 0.0
     return {
         chunk_id: VECTOR_WEIGHT * vector_scores.get(chunk_id, floor)
-        + (1 - VECTOR_WEIGHT) * keyword_scores.get(chunk_id, 0.0)
+        + (1 - VECTOR_WEIGHT) * keyword_scores.get(chunk_id, keyword_floor)
         for chunk_id in vector_scores.keys() | keyword_scores.keys()
     }
 

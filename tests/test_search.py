@@ -304,6 +304,13 @@ def test_a_chunk_only_the_keyword_search_found_gets_the_lowest_cosine_of_the_vec
     assert fused[3] > fused[1]  # an exact name outranks a chunk that is only near in meaning
 
 
+def test_a_chunk_a_cut_keyword_list_left_out_gets_its_last_share_and_none_where_every_match_came_back():
+    cut = fuse({1: 0.8, 2: 0.5}, {2: 0.3, 3: 0.6}, cut=True)
+    assert cut[1] == pytest.approx(VECTOR_WEIGHT * 0.8 + (1 - VECTOR_WEIGHT) * 0.3)
+    complete = fuse({1: 0.8, 2: 0.5}, {2: 0.3, 3: 0.6})
+    assert complete[1] == pytest.approx(VECTOR_WEIGHT * 0.8)
+
+
 def test_calibration_is_increasing_and_bounded():
     for calibration in [KEYWORD_CALIBRATION, *(fitted.cosine for fitted in CALIBRATIONS.values())]:
         scores = [calibration(evidence) for evidence in (-1.0, 0.0, 0.3, 0.6, 1.0, 3.0)]
@@ -492,6 +499,81 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
     assert page_names(page) == {"open"}
     rust = StoredChunk(2, "/docs", "path/struct.Path.html", 1, 9, "Struct Path > Examples", "text")
     assert page_names(rust) == {"Path", "struct"}
+
+
+@pytest.fixture(scope="module")
+def declared(tmp_path_factory):
+    """A Sphinx-style project where a setting is declared on its extension's page while other pages,
+    a quickstart that uses it at length and a page that shows a declaration as an example, use it more."""
+    docs = tmp_path_factory.mktemp("declared") / "doc"
+    write(
+        docs / "usage" / "quickstart.rst",
+        "Quickstart\n==========\n\nSet ``render_mapping`` in conf.py. "
+        + "The render_mapping value, render_mapping keys and render_mapping targets. " * 6
+        + "\n",
+    )
+    write(
+        docs / "usage" / "extensions" / "render.rst",
+        "sphinx.ext.render -- Render pages elsewhere\n"
+        "===========================================\n\n"
+        "Configuration\n-------------\n\n"
+        ".. confval:: render_mapping\n   :type: dict\n\n"
+        "   Which projects pages are rendered for, and where their output goes.\n",
+    )
+    write(
+        docs / "extdev" / "writing.rst",
+        "Writing the description of a setting\n====================================\n\n"
+        "Describe a setting with a confval block, for example::\n\n"
+        "   .. confval:: render_mapping\n\n      A render_mapping, render_mapping, render_mapping.\n",
+    )
+    with Index.open(tmp_path_factory.mktemp("declared-db") / "index.db", backend=EmbeddedBackend()) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        yield index
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_a_name_finds_the_chunk_that_declares_it_first(declared, mode):
+    hits = declared.search("render_mapping", k=3, mode=mode, min_score=0)
+    assert hits[0].path == "usage/extensions/render.rst", [hit.path for hit in hits]
+    assert hits[0].score >= NAMED_PAGE_SCORE
+    # the words alone favour the quickstart: the declaration is what put the setting's own page first
+    quickstart = next(hit for hit in hits if hit.path == "usage/quickstart.rst")
+    assert quickstart.keyword_score > hits[0].keyword_score
+
+
+@pytest.fixture(scope="module")
+def admonitions(tmp_path_factory):
+    """A directives page whose section declares the admonitions in two chunks, and pages that use
+    the same words more often in prose."""
+    docs = tmp_path_factory.mktemp("admonitions") / "doc"
+    body = "   " + "The body is shown in a coloured box with a title, as themes style it. " * 14 + "\n\n"
+    write(
+        docs / "directives.rst",
+        "Directives\n==========\n\nAdmonitions\n-----------\n\n"
+        + "".join(
+            f".. rst:directive:: .. {name}::\n\n" + body for name in ("note", "hint", "tip", "warning")
+        ),
+    )
+    write(
+        docs / "changes.rst",
+        "Changes\n=======\n\n"
+        + "Fix a warning about a note; the tip of a warning box; a note on warning boxes and tip boxes. " * 8,
+    )
+    write(docs / "styling.rst", "Styling\n=======\n\nNote, warning and tip boxes take the theme's colours.\n")
+    with Index.open(
+        tmp_path_factory.mktemp("admonitions-db") / "index.db", backend=EmbeddedBackend()
+    ) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        yield index
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_a_question_for_things_a_section_defines_finds_that_section_first(admonitions, mode):
+    hits = admonitions.search("note warning and tip boxes", k=10, mode=mode, min_score=0)
+    assert hits[0].path == "directives.rst", [(hit.path, hit.heading) for hit in hits]
+    # the words alone favour the changelog: the declarations are what put the directives first
+    changes = next(hit for hit in hits if hit.path == "changes.rst")
+    assert changes.keyword_score > max(hit.keyword_score or 0 for hit in hits if hit.path == "directives.rst")
 
 
 # -- every word can match, and keyword evidence is never lost (issue 21) --------------------------
