@@ -378,10 +378,8 @@ class Found:
     def reranked(self, store: SearchStore, request: SearchRequest, rerank: Rerank) -> list[tuple[int, float]]:
         """(chunk id, the re-ranker's probability) of the fused best ``request.candidates``, ranked by
         it; the pages named as a one-name question asks stay first, as without re-ranking."""
-        candidates = self.order[: request.candidates]
-        chunks = self.chunks or store.chunks_by_ids(candidates)
-        self.chunks = chunks
-        candidates = [chunk_id for chunk_id in candidates if chunk_id in chunks]
+        chunks = self.read(store, self.order[: request.candidates])
+        candidates = [chunk_id for chunk_id in self.order[: request.candidates] if chunk_id in chunks]
         read = rerank(request.text, [chunks[chunk_id] for chunk_id in candidates])
         probability = dict(zip(candidates, read, strict=True))
         named = [chunk_id for chunk_id in candidates if chunk_id in self.named]
@@ -397,9 +395,16 @@ class Found:
             for chunk_id in (self.order if order is None else order)
         ]
 
+    def read(self, store: SearchStore, chunk_ids: list[int]) -> dict[int, StoredChunk]:
+        """The chunks read so far, with those of ``chunk_ids`` not yet read: what the re-ranker and
+        the hits need, each chunk read from the store once."""
+        missing = [chunk_id for chunk_id in chunk_ids if chunk_id not in self.chunks]
+        if missing:
+            self.chunks = {**self.chunks, **store.chunks_by_ids(missing)}
+        return self.chunks
+
     def hits(self, store: SearchStore, ranked: list[tuple[int, float]]) -> list[Hit]:
-        missing = [chunk_id for chunk_id, _ in ranked if chunk_id not in self.chunks]
-        chunks = {**self.chunks, **(store.chunks_by_ids(missing) if missing else {})}
+        chunks = self.read(store, [chunk_id for chunk_id, _ in ranked])
         return [
             Hit(
                 path=chunks[chunk_id].path,
@@ -486,18 +491,16 @@ def defining_first(order: list[int], k: int, chunks: dict[int, StoredChunk], wor
     directives the section that declares ``.. note::``, ``.. tip::`` and ``.. warning::`` defines,
     whatever the words' counts say. What a document declares does not fade with the question's
     length, nor depend on how often other pages use a word."""
-    sections: dict[tuple[str, str], set[str]] = {}
-    for chunk_id in order[:k]:
-        if chunk_id in chunks:
-            chunk = chunks[chunk_id]
-            declared = {name.lower() for name in declared_names(chunk.text)}
-            sections.setdefault((chunk.path, chunk.heading), set()).update(declared & words)
-    defining = [
-        chunk_id
+    section = {
+        chunk_id: (chunks[chunk_id].path, chunks[chunk_id].heading)
         for chunk_id in order[:k]
         if chunk_id in chunks
-        and 2 * len(sections[(chunks[chunk_id].path, chunks[chunk_id].heading)]) > len(words)
-    ]
+    }
+    declared: dict[tuple[str, str], set[str]] = {}
+    for chunk_id, place in section.items():
+        names = {name.lower() for name in declared_names(chunks[chunk_id].text)}
+        declared.setdefault(place, set()).update(names & words)
+    defining = [chunk_id for chunk_id, place in section.items() if 2 * len(declared[place]) > len(words)]
     chosen = set(defining)
     return defining + [chunk_id for chunk_id in order if chunk_id not in chosen]
 
