@@ -9,7 +9,9 @@ with queries that lie near the data as questions lie near their answers:
   for models such as bge-small);
 - real: the chunks of sample_corpus/ and of SciFact embedded by the default model, grown to the size
   by mixing random pairs of them with a little noise; the queries are SciFact's questions and the
-  sample corpus's, embedded by the same model.
+  sample corpus's, embedded by the same model;
+- real-bge: the same, embedded by the packaged bge-small-en-v1.5 (its questions with its query
+  instruction): a model whose vectors share a strong common direction.
 
 Each is stored as a build leaves it: chunks in files of 100, the files in 100 folders (so one folder
 holds 1% of the chunks), the vectors in sqlite-vec and the graph saved beside the index (made once
@@ -27,9 +29,9 @@ search finds a new file's chunks, and no longer finds a removed file's, and what
 costs to fold them into a new file. At the largest size, the memory of a process that searched 500
 times, against the float32 vectors alone.
 
-The real vectors are embedded once (SciFact: about ten minutes on a quiet machine) and kept in
-bench/.cache (delete bench/.cache/real-vectors.npz to embed again); without SciFact, sample_corpus/
-alone is used.
+The real vectors are embedded once per model (SciFact: about ten minutes on a quiet machine with the
+default model, longer with bge-small) and kept in bench/.cache (delete bench/.cache/real-vectors*.npz
+to embed again); without SciFact, sample_corpus/ alone is used.
 
     python bench/bench_query.py [--quick] [--json] [--scifact DIR] [--sizes N ...] [--kinds KIND ...]
 """
@@ -51,6 +53,7 @@ from pathlib import Path
 import numpy as np
 from rows import print_rows, row
 
+from indexer.backends.packaged import BGE_SMALL, MINILM
 from indexer.records import Chunk
 from indexer.store import sqlite_vectors
 from indexer.store.records import ChunkFilter, NewFile
@@ -81,7 +84,9 @@ TARGET_RATIO = 0.5
 FIRST_SEARCH_TARGET_S = 1.0
 FOLLOW_TARGET_S = 1.0
 #: the cache names of the vector sets: clustered, offset to mean cosine 0.3 and 0.7, real
-KINDS = ("query", "offset30", "offset70", "real")
+KINDS = ("query", "offset30", "offset70", "real", "real-bge")
+#: the model of each real set, by its cache name
+REAL_MODELS = {"real": MINILM.name, "real-bge": BGE_SMALL.name}
 
 
 def synthetic(count: int, seed: int = 1) -> np.ndarray:
@@ -136,20 +141,25 @@ def queries_near(vectors: np.ndarray, count: int, seed: int = 2) -> np.ndarray:
     return noisy / np.linalg.norm(noisy, axis=1, keepdims=True)
 
 
-def real_vectors(scifact: Path) -> tuple[np.ndarray, np.ndarray, str]:
-    """Chunk vectors and question vectors from the default model, and what they are made of."""
-    saved = CACHE / "real-vectors.npz"
+def real_vectors_file(model: str) -> Path:
+    return CACHE / ("real-vectors.npz" if model == MINILM.name else f"real-vectors-{model}.npz")
+
+
+def real_vectors(scifact: Path, model: str = MINILM.name) -> tuple[np.ndarray, np.ndarray, str]:
+    """Chunk vectors and question vectors from ``model``, and what they are made of."""
+    saved = real_vectors_file(model)
     if not saved.exists():
         CACHE.mkdir(exist_ok=True)
-        documents, queries, source = _embed_real(scifact)
+        documents, queries, source = _embed_real(scifact, model)
         np.savez(saved, documents=documents, queries=queries, source=source)
     with np.load(saved) as arrays:
         return arrays["documents"], arrays["queries"], str(arrays["source"])
 
 
-def _embed_real(scifact: Path) -> tuple[np.ndarray, np.ndarray, str]:
-    """Index sample_corpus/ (and SciFact, as `index eval` writes it) with the ordinary build and the
-    default model, then read the chunk vectors back; embed the questions with the same model."""
+def _embed_real(scifact: Path, model: str) -> tuple[np.ndarray, np.ndarray, str]:
+    """Index sample_corpus/ (and SciFact, as `index eval` writes it) with the ordinary build and
+    ``model``, then read the chunk vectors back; embed the questions with the same model, as a search
+    does (its query instruction first)."""
     from indexer.api import Index
     from indexer.backends.embedded import EmbeddedBackend
     from indexer.eval import beir
@@ -164,12 +174,14 @@ def _embed_real(scifact: Path) -> tuple[np.ndarray, np.ndarray, str]:
             texts += [json.loads(line)["text"] for line in lines if line.strip()]
     documents = []
     for name, folder in folders.items():
-        with Index.open(CACHE / f"real-{name}.db", backend=EmbeddedBackend()) as index:
+        tag = "" if model == MINILM.name else f"{model}-"
+        with Index.open(CACHE / f"real-{tag}{name}.db", backend=EmbeddedBackend(model)) as index:
             index.build(folder, rebuild=True, warn=lambda message: None)
             rows = index.store.db.execute("SELECT embedding FROM chunk_vectors").fetchall()
         documents.append(np.vstack([np.frombuffer(row[0], dtype=np.float32) for row in rows]))
-    backend = EmbeddedBackend()
-    queries = np.vstack([backend.embed(texts[i : i + 64]) for i in range(0, len(texts), 64)])
+    backend = EmbeddedBackend(model)
+    asked = [backend.query_prefix + text for text in texts]
+    queries = np.vstack([backend.embed(asked[i : i + 64]) for i in range(0, len(asked), 64)])
     source = " + ".join("SciFact" if name == "scifact" else "sample_corpus" for name in folders)
     return np.vstack(documents), queries.astype(np.float32), source
 
@@ -245,9 +257,12 @@ def mean_cosine(vectors: np.ndarray, pairs: int = 4000, seed: int = 6) -> float:
     return float(np.mean(np.sum(vectors[first] * vectors[second], axis=1)))
 
 
-def cases(count: int, quick: bool, scifact: Path) -> Iterator[tuple[str, str, np.ndarray, np.ndarray]]:
+def cases(
+    count: int, quick: bool, scifact: Path, kinds: Sequence[str] = KINDS
+) -> Iterator[tuple[str, str, np.ndarray, np.ndarray]]:
     """(label, cache name, vectors, queries) of each kind of vectors at this size, one at a time (a
-    million float32 vectors take 1.5 GB)."""
+    million float32 vectors take 1.5 GB); a real set only where ``kinds`` asks for it (its model
+    embeds SciFact first, once)."""
     query_count = 20 if quick else 100
     clustered = synthetic(count)
     yield "clustered", "query", clustered, queries_near(clustered, query_count)
@@ -256,13 +271,16 @@ def cases(count: int, quick: bool, scifact: Path) -> Iterator[tuple[str, str, np
         label = f"offset, mean cos {mean_cosine(shifted):.2f}"
         yield label, f"offset{round(cosine * 100)}", shifted, queries_near(shifted, query_count)
     del clustered, shifted
-    if quick and not (CACHE / "real-vectors.npz").exists():
-        return  # embedding them takes minutes: not for a smoke run
-    documents, questions, source = real_vectors(scifact)
-    vectors = grown(documents, count)
-    picked = np.random.default_rng(7).choice(len(questions), min(query_count, len(questions)), replace=False)
-    label = f"real ({source} chunks, mixed; mean cos {mean_cosine(vectors):.2f})"
-    yield label, "real", vectors, questions[picked]
+    for name, model in REAL_MODELS.items():
+        if name not in kinds or (quick and not real_vectors_file(model).exists()):
+            continue  # embedding them takes minutes: not for a smoke run
+        documents, questions, source = real_vectors(scifact, model)
+        vectors = grown(documents, count)
+        asked = min(query_count, len(questions))
+        picked = np.random.default_rng(7).choice(len(questions), asked, replace=False)
+        label = f"real, {model} ({source} chunks, mixed; mean cos {mean_cosine(vectors):.2f})"
+        yield label, name, vectors, questions[picked]
+        del vectors
 
 
 def exact_top(vectors: np.ndarray, query: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
@@ -570,7 +588,7 @@ def main() -> int:
     rows = [cpu_row()]
     for count in sizes:
         queries = None
-        for label, name, vectors, kind_queries in cases(count, options.quick, options.scifact):
+        for label, name, vectors, kind_queries in cases(count, options.quick, options.scifact, options.kinds):
             if name in options.kinds:
                 rows.extend(measure(label, name, vectors, kind_queries))
             queries = kind_queries if queries is None else queries
