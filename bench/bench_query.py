@@ -141,8 +141,13 @@ def queries_near(vectors: np.ndarray, count: int, seed: int = 2) -> np.ndarray:
     return noisy / np.linalg.norm(noisy, axis=1, keepdims=True)
 
 
+def cache_tag(model: str) -> str:
+    """What names a model's files in bench/.cache: nothing for the default model (older caches)."""
+    return "" if model == MINILM.name else f"-{model}"
+
+
 def real_vectors_file(model: str) -> Path:
-    return CACHE / ("real-vectors.npz" if model == MINILM.name else f"real-vectors-{model}.npz")
+    return CACHE / f"real-vectors{cache_tag(model)}.npz"
 
 
 def real_vectors(scifact: Path, model: str = MINILM.name) -> tuple[np.ndarray, np.ndarray, str]:
@@ -174,8 +179,7 @@ def _embed_real(scifact: Path, model: str) -> tuple[np.ndarray, np.ndarray, str]
             texts += [json.loads(line)["text"] for line in lines if line.strip()]
     documents = []
     for name, folder in folders.items():
-        tag = "" if model == MINILM.name else f"{model}-"
-        with Index.open(CACHE / f"real-{tag}{name}.db", backend=EmbeddedBackend(model)) as index:
+        with Index.open(CACHE / f"real{cache_tag(model)}-{name}.db", backend=EmbeddedBackend(model)) as index:
             index.build(folder, rebuild=True, warn=lambda message: None)
             rows = index.store.db.execute("SELECT embedding FROM chunk_vectors").fetchall()
         documents.append(np.vstack([np.frombuffer(row[0], dtype=np.float32) for row in rows]))
