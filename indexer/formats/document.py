@@ -80,6 +80,11 @@ class Document:
     #: transition): kept in a chunk's text as in the file, but no reader reads them, so the model does
     #: not either and they count nothing toward a chunk's size.
     markup: frozenset[int] = frozenset()
+    #: The names each line declares it defines (1-based line: names), as the format's own markup
+    #: says: a Sphinx object directive, a man page's NAME line, a function or class in source code.
+    #: Found once here, by the reader, and stored with the chunk holding the line, so that a
+    #: one-name question finds its definition without reading any text at query time.
+    definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
 
     def locator(self, start_line: int, end_line: int) -> str:
         """How a citation names lines ``start_line``-``end_line``: 'page 3', 'cells 4-6'; '' when the
