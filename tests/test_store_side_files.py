@@ -474,34 +474,49 @@ def test_a_server_outlives_its_graph_and_rows_truncated_rewritten_and_swapped_un
 
 # -- write errors -------------------------------------------------------------------------------
 
-#: A build whose save of the graph (or of its rows) meets a full disk or the file size limit at the
-#: moment its scratch file is made: ``python -c FAILING INDEX FOLDER STAGE HOW``, the CLI in this
-#: process, printing the exit code and what went to stderr as JSON.
+#: A build that meets a full disk or the file size limit (HOW) at a STAGE: its first commit of files
+#: (``database``), or the moment the scratch file of its new graph, or of its rows, is made:
+#: ``python -c FAILING INDEX FOLDER STAGE HOW``, the CLI in this process (progress and warnings
+#: shown), printing the exit code and what went to stderr as JSON.
 FAILING = """
 import contextlib, io, json, os, resource, sys
 from indexer.store import sqlite_side_files
+from indexer.store.sqlite import SQLiteStore
 from indexer.cli import main
 
 index, folder, stage, how = sys.argv[1:5]
-suffix = {"graph": ".vectors-b.tmp", "rows": ".vectors-b.f32.tmp"}[stage]
-made = sqlite_side_files.create_fresh
 
-def failing(path, *args):
-    descriptor = made(path, *args)
-    if path.endswith(suffix):
-        if how == "file size limit":
-            resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
-        else:  # the disk full but for a few blocks
-            folder_of = os.path.dirname(path)
-            room = os.statvfs(folder_of)
-            filler = os.open(os.path.join(folder_of, "filler"), os.O_WRONLY | os.O_CREAT, 0o600)
-            os.posix_fallocate(filler, 0, room.f_bavail * room.f_frsize - 8 * room.f_frsize)
-            os.close(filler)
-    return descriptor
+def fail_from_now_on(folder_of):
+    if how == "file size limit":
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+    else:  # the disk full but for a few blocks
+        room = os.statvfs(folder_of)
+        filler = os.open(os.path.join(folder_of, "filler"), os.O_WRONLY | os.O_CREAT, 0o600)
+        os.posix_fallocate(filler, 0, room.f_bavail * room.f_frsize - 8 * room.f_frsize)
+        os.close(filler)
 
-sqlite_side_files.create_fresh = failing
+if stage == "database":  # the first group of files the writer commits
+    write_files = SQLiteStore.write_files
+
+    def failing_commit(store, files):
+        if not os.path.exists(os.path.join(os.path.dirname(index), "filler")):
+            fail_from_now_on(os.path.dirname(index))
+        return write_files(store, files)
+
+    SQLiteStore.write_files = failing_commit
+else:  # the moment the scratch file of the graph, or of its rows, is made
+    suffix = {"graph": ".vectors-b.tmp", "rows": ".vectors-b.f32.tmp"}[stage]
+    made = sqlite_side_files.create_fresh
+
+    def failing(path, *args):
+        descriptor = made(path, *args)
+        if path.endswith(suffix):
+            fail_from_now_on(os.path.dirname(path))
+        return descriptor
+
+    sqlite_side_files.create_fresh = failing
 said = io.StringIO()
-sys.argv = ["index", "build", folder, "--db", index, "-q"]
+sys.argv = ["index", "build", folder, "--db", index]
 with contextlib.redirect_stderr(said):
     try:
         main()
@@ -564,10 +579,13 @@ print(json.dumps({
 """
 
 
-@pytest.mark.parametrize("stage", ["graph", "rows"])
-@pytest.mark.parametrize("how", ["full disk", "file size limit"])
-def test_a_write_error_while_saving_the_graph_or_its_rows_is_exit_5_in_one_line_and_the_index_as_it_was(
-    tmp_path, env, stage, how
+@pytest.mark.parametrize(
+    ("how", "stage"),
+    [("full disk", "database"), ("full disk", "graph"), ("full disk", "rows"),
+     ("file size limit", "graph"), ("file size limit", "rows")],
+)  # fmt: skip
+def test_a_write_error_at_any_stage_of_a_build_is_exit_5_in_one_line_and_the_index_as_it_was(
+    tmp_path, env, how, stage
 ):
     folder = tmp_path / "index"
     folder.mkdir()
@@ -592,24 +610,29 @@ def test_a_write_error_while_saving_the_graph_or_its_rows_is_exit_5_in_one_line_
     failed = report["failed"]
     assert failed, report["failed_stderr"]
     assert failed["code"] == 5, failed
-    assert failed["said"].count("\n") == 1 and "Traceback" not in failed["said"]
-    assert failed["said"].startswith("error: index") and "saving its vector graph failed" in failed["said"]
-    expected_reason = "No space left on device" if how == "full disk" else "File too large"
-    assert expected_reason in failed["said"]
+    said = failed["said"].splitlines()[-1]  # after the progress bar's lines, the one line it says
+    assert [line for line in failed["said"].splitlines() if line.startswith(("error", "warning"))] == [said]
+    assert "Traceback" not in failed["said"] and said.startswith("error: index")
+    if how == "full disk":
+        assert "No space left on device" in said or "the disk is full" in said
+    else:
+        assert "File too large" in said
     before, after, mended = report["before"], report["after"], report["mended"]
-    # what the build committed before its end stays; its graph is the one the index had, and works
     # its record says it failed (where even that could be written: past the file size limit, it
     # cannot, and the record of a build that is not running reads as interrupted)
     assert after["outcome"] == ("error" if how == "full disk" else "interrupted")
-    assert after["files"] == 300
-    assert after["vectors"]["file"] == before["vectors"]["file"]
+    assert after["vectors"]["file"] == before["vectors"]["file"]  # the graph it had
     assert after["vectors"]["problems"] == []
-    assert after["vectors"]["pending_changes"] > 1000  # the second root's chunks, scored beside it
     assert not [name for name in after["names"] if name.endswith(".tmp")]
+    if stage == "database":  # nothing of the second folder committed
+        assert after["files"] == 150 and after["hits"] == before["hits"]
+    else:  # what the build committed before its end stays, scored beside the graph
+        assert "saving its vector graph failed" in said
+        assert after["files"] == 300
+        assert after["vectors"]["pending_changes"] > 1000
     assert report["again"] == 0, report["again_stderr"]
-    assert (
-        mended["vectors"]["problems"] == [] and mended["vectors"]["structure"] == "hnsw graph (usearch, int8)"
-    )
+    assert mended["vectors"]["problems"] == []
+    assert mended["vectors"]["structure"] == "hnsw graph (usearch, int8)"
     assert mended["vectors"]["file"] != before["vectors"]["file"]
     assert mended["vectors"]["pending_changes"] == 0
-    assert after["hits"][0] == mended["hits"][0]
+    assert mended["files"] == 300
