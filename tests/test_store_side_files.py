@@ -243,7 +243,7 @@ def test_a_graph_changed_under_a_process_that_searches_it_never_reaches_that_pro
     assert seen["heard"] == []
 
 
-ROWS_DAMAGE = ["3,000 bytes changed in place", "truncated", "another index's rows"]
+ROWS_DAMAGE = ["3,000 bytes changed in place", "truncated", "another index's rows", "a FIFO"]
 
 
 @pytest.mark.parametrize("how", ROWS_DAMAGE)
@@ -258,6 +258,9 @@ def test_a_damaged_float32_copy_gives_no_score_is_said_once_and_the_next_build_w
         rewrite_bytes(rows, count=3000, seed=3)
     elif how == "truncated":
         os.truncate(rows, rows.stat().st_size - 64 * 4)
+    elif how == "a FIFO":
+        rows.unlink()
+        os.mkfifo(rows)
     else:
         with written(tmp_path / "other.db", clustered_vectors(1500, seed=99)):
             pass
