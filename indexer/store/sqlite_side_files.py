@@ -17,7 +17,8 @@ reads them. So nothing here trusts a name or a file that someone else could have
   the change the index recorded, is closed by :func:`settle`: it records a file only once that tick
   has passed and its bytes are checked again. A file whose identity differs (copied, restored from
   a backup, touched, rewritten in place) is checked against its SHA-256 in full. Where the change
-  time is the creation time (Windows), every file is checked in full.
+  time is the creation time (Windows), every file is checked in full. Bytes changed beneath the
+  file system (a failing disk), which no write stamps, are beyond what an identity can see.
 - **Reading** (:func:`read_recorded`): opened without following a link or waiting on a FIFO,
   checked to be a regular file of the recorded size, and read into this process's own memory, never
   mapped: a mapped file truncated or rewritten under the process that maps it faults it (SIGBUS,

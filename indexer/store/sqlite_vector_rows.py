@@ -16,7 +16,10 @@ Nothing of it is mapped: its ids are read into memory when it is opened, its row
 when a search needs them, and after every read the file's identity is asked again (one ``fstat``).
 A write to the file changes its change time, so rows rewritten in place under a running process,
 or a file truncated under it, are seen at the next read: the search drops the file and goes on
-with sqlite-vec's rows, and no score ever comes from bytes the index did not record.
+with sqlite-vec's rows, and no score ever comes from bytes the index did not record. (Unlike the
+graph's, its identity is recorded without waiting out the clock tick of its rename: a write in that
+tick could change scores, never crash a process, and whoever can write beside the index can as
+well replace the index itself.)
 
 Layout: a header (magic, rows, dimension, log position: four 8-byte fields), the rows (float32,
 row-major), then, 8-byte aligned, the chunk ids sorted and the row of each sorted id.
