@@ -289,6 +289,18 @@ def test_comments_decorators_and_docstring_stay_with_their_definition():
     assert holding[0].heading == "pkg/utils.py > find_name"
 
 
+@pytest.mark.parametrize("path", ["pkg/utils.pyi", "types/index.d.ts"])
+def test_a_stub_or_declaration_file_is_outlined_but_defines_nothing(path):
+    source = (
+        "def find_name(path: str) -> str: ...\n"
+        if path.endswith(".pyi")
+        else "export interface find_name {\n  (path: string): string;\n}\n"
+    )
+    document = parse_text(path, source)
+    assert [heading.title for heading in document.headings] == [path, "find_name"]
+    assert document.definitions == {}
+
+
 def test_a_function_inside_a_function_is_part_of_it_not_a_heading():
     document = parse_text("pkg/utils.py", PYTHON)
     titles = [heading.title for heading in document.headings]

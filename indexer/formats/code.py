@@ -40,6 +40,10 @@ if TYPE_CHECKING:
 
 __all__ = ["CODE_EXTENSIONS", "language_of", "read_code"]
 
+#: Files that describe code written elsewhere (Python stubs, TypeScript declaration files): their
+#: outline heads their chunks, but they define nothing, so a one-name question finds the definition
+#: in the source, not its signature here.
+DECLARATION_FILES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
 #: A file with more of its non-blank lines than this inside syntax errors is read as plain lines:
 #: tree-sitter recovers from an error locally, so a few errors leave the rest of the outline true,
 #: but a file mostly in error (another dialect, a template, a grammar that lags the language) has
@@ -273,7 +277,7 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
         literal=outline.literal(),
         block_starts=sorted(outline.block_starts),
         encoding=encoding,
-        definitions=outline.definitions,
+        definitions={} if path.endswith(DECLARATION_FILES) else outline.definitions,
     )
 
 
