@@ -301,6 +301,18 @@ def test_a_stub_or_declaration_file_is_outlined_but_defines_nothing(path):
     assert document.definitions == {}
 
 
+def test_an_attribute_of_several_lines_above_a_definition_starts_its_chunk_under_its_heading():
+    fields = "\n".join(
+        f"    /// The option number {number}.\n    pub option_{number}: bool," for number in range(30)
+    )
+    attributes = '#[derive(Parser)]\n#[command(\n    name = "tool",\n    version,\n)]\n'
+    source = f"{attributes}pub struct Opts {{\n{fields}\n}}\n"
+    chunks = chunks_of("src/cli.rs", source, limit=60)
+    assert chunks[0].text.startswith("#[derive(Parser)]")
+    assert len(chunks) >= 3
+    assert all(chunk.heading == "src/cli.rs > Opts" for chunk in chunks)
+
+
 def test_a_function_inside_a_function_is_part_of_it_not_a_heading():
     document = parse_text("pkg/utils.py", PYTHON)
     titles = [heading.title for heading in document.headings]

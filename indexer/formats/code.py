@@ -274,7 +274,7 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
     return Document(
         lines=lines,
         headings=[Heading(1, 1, path), *sorted(outline.headings, key=_heading_order)],
-        literal=outline.literal(),
+        literal=_without_headings(outline.literal(), outline.headings),
         block_starts=sorted(outline.block_starts),
         encoding=encoding,
         definitions={} if path.endswith(DECLARATION_FILES) else outline.definitions,
@@ -326,7 +326,8 @@ class _Outline:
     definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
     block_starts: set[int] = field(default_factory=set)
     statements: list[tuple[int, int]] = field(default_factory=list)  # (first, last) 1-based
-    attached_rows: set[int] = field(default_factory=set)  # rows holding only a comment or attribute
+    #: comments and attributes alone on their lines: (first row, column) by last row
+    attached: dict[int, tuple[int, int]] = field(default_factory=dict)
 
     def error_lines(self) -> int:
         """How many lines lie inside syntax errors."""
@@ -459,15 +460,14 @@ class _Outline:
             return
         if self.lines[end].encode("utf-8", "surrogatepass")[node.end_point[1] :].strip():
             return  # code follows on its last line
-        self.attached_rows.update(range(node.start_point[0], end + 1))
+        self.attached[end] = node.start_point
 
     def _first_row(self, node: Node) -> int:
         """The row a definition's heading starts on: its own, or that of the comments and attributes
         just above it at the same indentation."""
-        row = node.start_point[0]
-        column = node.start_point[1]
-        while row - 1 in self.attached_rows and _indent(self.lines[row - 1]) == column:
-            row -= 1
+        row, column = node.start_point
+        while row - 1 in self.attached and self.attached[row - 1][1] == column:
+            row = self.attached[row - 1][0]
         return row
 
     def _starts_line(self, node: Node) -> bool:
@@ -482,6 +482,13 @@ class _Outline:
             if last > first and not any(first < start <= last for start in _between(starts, first, last)):
                 ranges.append((first, last))
         return _merged(ranges)
+
+
+def _without_headings(ranges: list[tuple[int, int]], headings: list[Heading]) -> list[tuple[int, int]]:
+    """The literal ranges with no heading inside (after their first line): the chunker takes no
+    heading from inside a literal range, and a definition's heading is never to be lost."""
+    lines = sorted(heading.line for heading in headings)
+    return [(first, last) for first, last in ranges if not any(True for _ in _between(lines, first, last))]
 
 
 def _between(starts: list[int], first: int, last: int) -> Iterator[int]:
