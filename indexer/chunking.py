@@ -46,8 +46,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 4: sections packed toward the limit, no chunk of a heading alone, markup counting nothing, front
 #: matter, link definitions and page navigation left out;
 #: 5: a block cut by lines packed with its lead-in, sections cut apart joined at their seam, small
-#: chunks filled from a neighbour
-CHUNKER_VERSION = 5
+#: chunks filled from a neighbour; 6: the names a chunk's lines declare stored with it
+CHUNKER_VERSION = 6
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
 #: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
 #: as local (both measured on real doc folders, bench/RESULTS.md).
@@ -157,7 +157,7 @@ def chunk_document(document: Document, count_tokens: TokenCounter, settings: Chu
     packer = _Packer(settings, headings, count_tokens)
     groups = packer.fill_small(packer.join_small(packer.split(blocks)))
     chunks = [
-        _make_chunk(headings, group, pieces, lines)
+        _make_chunk(headings, group, pieces, lines, document.definitions)
         for group, pieces in zip(groups, packer.with_overlap(groups), strict=True)
     ]
     covered = _extend_to_cover(chunks, lines)
@@ -464,8 +464,16 @@ def _is_cut_point(segment: list[_Block]) -> bool:
     return hashlib.blake2b(text, digest_size=8).digest()[0] % CUT_POINT_MODULUS == 0
 
 
-def _make_chunk(headings: _Headings, group: list[_Block], pieces: list[_Piece], lines: list[str]) -> Chunk:
-    """A chunk over its pieces; whole lines keep the blank lines between them, as in the file."""
+def _make_chunk(
+    headings: _Headings,
+    group: list[_Block],
+    pieces: list[_Piece],
+    lines: list[str],
+    definitions: dict[int, tuple[str, ...]],
+) -> Chunk:
+    """A chunk over its pieces; whole lines keep the blank lines between them, as in the file. It
+    declares the names its own lines define, not those of the overlap it repeats from the chunk
+    before."""
     start, end = pieces[0].line, pieces[-1].line
     heading = headings.text(_shared_path(group))
     if all(piece.text == lines[piece.line - 1] for piece in pieces):
@@ -477,7 +485,9 @@ def _make_chunk(headings: _Headings, group: list[_Block], pieces: list[_Piece], 
     else:
         text = "\n".join(piece.text for piece in pieces)
         read = "\n".join(piece.text for piece in pieces if not piece.markup)
-    return Chunk(start, end, heading, text, model_text="" if read == text else read)
+    own_lines = dict.fromkeys(piece.line for block in group for piece in block.pieces)
+    names = tuple(dict.fromkeys(name for line in own_lines for name in definitions.get(line, ())))
+    return Chunk(start, end, heading, text, model_text="" if read == text else read, names=names)
 
 
 def _extend_to_cover(chunks: list[Chunk], lines: list[str]) -> list[Chunk]:

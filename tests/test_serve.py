@@ -31,6 +31,7 @@ from serving import (
 )
 
 from indexer import Index
+from indexer.request import MAX_QUESTION_CHARS
 from indexer.serving.limits import ServeLimits
 
 SUPPORT = Path(__file__).resolve().parent / "support"
@@ -464,6 +465,33 @@ def closed_by_server(sockets: list[socket.socket], within: float) -> list[socket
         if len(closed) == len(sockets) or time.monotonic() > deadline:
             return closed
         time.sleep(0.05)
+
+
+def test_an_overlong_question_or_request_is_refused_in_one_line_and_the_server_answers_on(server):
+    """A question past the cap gets the search's one-line error; a request line or headers past what
+    the server reads get 414 or 431 (a megabyte of query syntax in a URL was a connection reset), and
+    the next search is answered at once."""
+    syntax = '"a b" -c d* '
+    longest = syntax * (MAX_QUESTION_CHARS // len(syntax))
+    assert server.get("/search", params={"q": longest, "k": 3, "mode": "keyword"}).status_code == 200
+    too_long = server.get("/search", params={"q": longest + "x" * 20, "mode": "keyword"})
+    assert too_long.status_code == 400
+    assert f"a search takes at most {MAX_QUESTION_CHARS:,}" in too_long.json()["error"]
+    for request, status in (
+        (f"GET /search?q={syntax * 90_000} HTTP/1.1\r\nHost: x\r\n\r\n".encode(), 414),
+        (b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"X-Filler: " + b"y" * 200_000 + b"\r\n\r\n", 431),
+    ):
+        with socket.create_connection(("127.0.0.1", server.address["port"]), timeout=10) as sock:
+            sock.sendall(request)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 %d " % status), head
+        assert "shorten it" in json.loads(body)["error"]
+    started = time.monotonic()
+    assert server.get("/search", params={"q": "flat tyre", "k": 1}).status_code == 200
+    assert time.monotonic() - started < 10
 
 
 def test_eleven_hundred_half_sent_requests_lock_no_client_out(sample_db, env, tmp_path):

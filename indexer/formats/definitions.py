@@ -1,4 +1,5 @@
-"""The names a chunk's text declares it defines, by the markup its document is written in.
+"""The names a document's markup declares it defines, found once by its reader
+(:attr:`indexer.formats.document.Document.definitions`) and stored with the chunk that holds them.
 
 A page's title names what it documents, and the search puts the page named as a one-name question
 asks first (:func:`indexer.search.named_first`). Many manuals define several names on one page, in
@@ -13,11 +14,15 @@ markup made for that purpose, which their own tools index:
 
 A dotted or ``::`` name is also known by its last part, as a question's name is
 (:func:`indexer.search.asked_name`).
+
+Every rule reads a line at a time, with patterns that cannot backtrack far, so reading a document's
+definitions is linear in its size whatever its text: this runs over every indexed file.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 #: The object directives, with or without their domain (``py:``, ``c:``, ``cpp:``, ``js:``, ``rst:``,
 #: ``std:``...), that take the name of what they define as their argument. Not a directive's options
@@ -29,56 +34,65 @@ _DEFINITION = re.compile(
     r"module|decorator|macro|member|type|var|struct|union|enum|enumerator|concept|event|describe|"
     r"object|setting)::[ \t]+(?P<argument>\S.*)"
 )
-#: Directives whose content is shown as it is written, as a paragraph ending in ``::`` is.
-_LITERAL_DIRECTIVE = re.compile(r"\.\.[ \t]+(?:code-block|code|sourcecode|parsed-literal)::")
 _UNINDEXED = re.compile(r":(?:no-index|noindex):")
-#: A rendered man page's NAME section: its names, comma-separated, up to the dash before the summary.
-_MAN_NAMES = re.compile(
-    r"^NAME[ \t]*\n[ \t]+(?P<names>[^\n]*?(?:\n[ \t]+[^\n]*?)*?)[ \t]+(?:\\-|-|\u2010|\u2013|\u2014)[ \t]",
-    re.MULTILINE,
-)
+#: The dash between a man page's names and its summary (``\-`` as troff writes it, or a Unicode dash).
+_MAN_DASH = re.compile(r"[ \t](?:\\-|-|\u2010|\u2013|\u2014)(?:[ \t]|$)")
+#: The most lines a man page's NAME entry runs to: ``whatis`` entries are a line or two.
+MAX_MAN_NAME_LINES = 8
 _NAME_END = re.compile(r"[(<=\[\s]")
 #: A directive named as it is written (``.. rst:directive:: .. code-block:: [language]``).
-_WRITTEN_DIRECTIVE = re.compile(r"\.\.[ \t]+(?P<name>[\w:-]+)::.*")
+_WRITTEN_DIRECTIVE = re.compile(r"\.\.[ \t]+(?P<name>[\w:-]+)::")
 _LAST_PART = re.compile(r"::|\.|->")
 
 
-def declared_names(text: str) -> set[str]:
-    """The names ``text`` declares it defines (see the module's docstring), with their last parts."""
-    names = set(_directive_names(text.split("\n")))
-    found = _MAN_NAMES.search(text)
-    if found:
-        names.update(part.strip() for part in found["names"].split(","))
-    return {known for name in names if name for known in (name, _LAST_PART.split(name)[-1]) if known}
-
-
-def _directive_names(lines: list[str]) -> list[str]:
-    names: list[str] = []
-    literal_indent: int | None = None  # the indentation a literal block's lines are deeper than
-    for place, line in enumerate(lines):
+def directive_definitions(lines: list[str], literal: set[int]) -> dict[int, tuple[str, ...]]:
+    """The names each line's Sphinx object directive defines (1-based line numbers), leaving out the
+    lines of ``literal`` (examples shown as written) and directives marked ``:no-index:``."""
+    found: dict[int, tuple[str, ...]] = {}
+    for number, line in enumerate(lines, 1):
+        if number in literal or ".." not in line:
+            continue
         stripped = line.lstrip()
-        indent = len(line) - len(stripped)
-        if literal_indent is not None:
-            if not stripped or indent > literal_indent:
-                continue
-            literal_indent = None
         definition = _DEFINITION.fullmatch(stripped)
-        if definition and not _unindexed(lines[place + 1 :], indent):
-            names += argument_names(definition["argument"])
-        elif starts_literal_block(stripped):
-            literal_indent = indent
-    return names
+        if definition and not _unindexed(lines, number, len(line) - len(stripped)):
+            names = known_names(argument_names(definition["argument"]))
+            if names:
+                found[number] = names
+    return found
 
 
-def starts_literal_block(line: str) -> bool:
-    """Whether the lines indented under ``line`` are shown as written: after a paragraph ending in
-    ``::`` (not a directive's own ``::``) or under a code directive."""
-    return bool(_LITERAL_DIRECTIVE.match(line)) or (line.endswith("::") and not line.startswith(".."))
+def man_page_names(lines: list[str]) -> dict[int, tuple[str, ...]]:
+    """The names of a rendered man page's NAME section, on the line where they start: the indented
+    lines after a line ``NAME``, up to the dash before the summary."""
+    found: dict[int, tuple[str, ...]] = {}
+    for number, line in enumerate(lines, 1):
+        if line.rstrip() != "NAME":
+            continue
+        entry: list[str] = []
+        for following in lines[number : number + MAX_MAN_NAME_LINES]:
+            if not following[:1].isspace() or not following.strip():
+                break
+            entry.append(following)
+            dash = _MAN_DASH.search(following)
+            if dash:
+                entry[-1] = following[: dash.start()]
+                names = known_names(part.strip() for part in " ".join(entry).split(","))
+                if names:
+                    found[number + 1] = names
+                break
+    return found
 
 
-def _unindexed(following: list[str], indent: int) -> bool:
-    """Whether the options right under a definition (``:no-index:``) keep it out of the index."""
-    for line in following:
+def known_names(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` with the last part of each dotted or ``::`` name, each once, in order."""
+    known = (known for name in names if name for known in (name, _LAST_PART.split(name)[-1]) if known)
+    return tuple(dict.fromkeys(known))
+
+
+def _unindexed(lines: list[str], number: int, indent: int) -> bool:
+    """Whether the options right under the definition on line ``number`` (``:no-index:``) keep it
+    out of the index."""
+    for line in lines[number:]:
         stripped = line.lstrip()
         if not stripped.startswith(":") or len(line) - len(stripped) <= indent:
             return False
@@ -93,7 +107,7 @@ def argument_names(argument: str) -> list[str]:
     a directive written as it is used, its name (``code-block`` of ``.. code-block:: [language]``);
     each of a comma-separated list (``-v, --verbose``) without a value (``--jobs=N``, ``-o <dir>``)
     or a trailing colon."""
-    written = _WRITTEN_DIRECTIVE.fullmatch(argument)
+    written = _WRITTEN_DIRECTIVE.match(argument)
     if written:
         return [written["name"]]
     parameters = argument.find("(")
