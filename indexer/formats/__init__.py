@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from indexer.formats.asciidoc import read_asciidoc
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
 from indexer.formats.docx import read_docx
 from indexer.formats.html import read_html
@@ -43,6 +44,7 @@ TEXT_READERS: dict[str, Callable[[str, str], Document]] = {
     **dict.fromkeys(("rst", "rest", "txt", "text"), read_rst),
     **dict.fromkeys(("html", "htm", "xhtml"), read_html),
     "ipynb": read_notebook,
+    **dict.fromkeys(("adoc", "asciidoc", "asc"), read_asciidoc),
 }
 #: How a failure names the reader of each extension ("the HTML reader failed: ...").
 READER_NAMES = {
@@ -52,6 +54,7 @@ READER_NAMES = {
     **dict.fromkeys(("rst", "rest", "txt", "text"), "reStructuredText"),
     **dict.fromkeys(("html", "htm", "xhtml"), "HTML"),
     "ipynb": "notebook",
+    **dict.fromkeys(("adoc", "asciidoc", "asc"), "AsciiDoc"),
 }
 #: A reader's failure is told in one line of at most this many characters.
 MAX_REASON_CHARS = 300
