@@ -45,6 +45,17 @@ _SUFFIXES = (
     ("es", ""), ("ed", ""), ("ly", ""), ("s", ""), ("e", ""),
 )  # fmt: skip
 
+#: The files whose text is markup a reader sees rendered: their snippets are shown without it.
+MARKUP_EXTENSIONS = frozenset({"md", "markdown", "mdx", "html", "htm", "xhtml"})
+
+
+def is_markup(path: str) -> bool:
+    """Whether the file at ``path`` is a document in markup (Markdown, HTML), by its extension:
+    code (``Vec<u8>``, ``#include``) keeps its characters."""
+    name = path.rsplit("/", 1)[-1].lower()
+    return "." in name and name.rsplit(".", 1)[-1] in MARKUP_EXTENSIONS
+
+
 _SUFFIX_ENDS = tuple({suffix[-1] for suffix, _ in _SUFFIXES})
 
 
@@ -86,16 +97,21 @@ class QueryWords:
         return next((prefix for prefix in self.prefixes if folded.startswith(prefix)), None)
 
 
-def snippet(text: str, question: str, max_lines: int = MAX_LINES, width: int = LINE_CHARS) -> str:
+def snippet(
+    text: str, question: str, max_lines: int = MAX_LINES, width: int = LINE_CHARS, markup: bool = True
+) -> str:
     """The lines of ``text`` to show for ``question``, one per line; a line after lines passed
     over starts with ``…``, and the last ends with it when lines follow (see the module)."""
-    return "\n".join(snippet_lines(text, question, max_lines, width))
+    return "\n".join(snippet_lines(text, question, max_lines, width, markup))
 
 
-def snippet_lines(text: str, question: str, max_lines: int = MAX_LINES, width: int = LINE_CHARS) -> list[str]:
-    """:func:`snippet`, as its lines."""
+def snippet_lines(
+    text: str, question: str, max_lines: int = MAX_LINES, width: int = LINE_CHARS, markup: bool = True
+) -> list[str]:
+    """:func:`snippet`, as its lines. ``markup``: the text is a document's (Markdown, HTML), whose
+    tags and marks are taken out; code keeps its ``<`` and ``#`` (see :func:`is_markup`)."""
     wanted = QueryWords.of(question)
-    plain = without_markup(text)
+    plain = without_markup(text) if markup else text
     lines = [line for line in plain.split("\n") if line and not line.isspace()]
     if not lines:
         return []
@@ -106,7 +122,7 @@ def snippet_lines(text: str, question: str, max_lines: int = MAX_LINES, width: i
     result: list[str] = []
     previous = -1  # the place in ``lines`` of the line shown last
     for place, line, _ in sorted(best, key=lambda item: item[0]):
-        shown = _cut(" ".join(html.unescape(line).split()), wanted, width)
+        shown = _cut(" ".join((html.unescape(line) if markup else line).split()), wanted, width)
         if place > previous + 1 and not shown.startswith(GAP):
             shown = f"{GAP} {shown}"
         result.append(shown)
@@ -177,4 +193,4 @@ class ShownHit(Hit):
 
     @classmethod
     def of(cls, hit: Hit, question: str) -> ShownHit:
-        return cls(**asdict(hit), snippet=snippet(hit.text, question))
+        return cls(**asdict(hit), snippet=snippet(hit.text, question, markup=is_markup(hit.path)))

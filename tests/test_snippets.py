@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 from indexer.search import Hit
-from indexer.snippets import ShownHit, snippet, snippet_lines
+from indexer.snippets import ShownHit, is_markup, snippet, snippet_lines
 
 GUIDE = """# Bicycles
 
@@ -94,3 +94,15 @@ def test_a_shown_hit_is_the_hit_with_its_snippet():
     assert shown.citation == hit.citation
     assert shown.to_dict() == {**hit.to_dict(), "snippet": shown.snippet}
     assert "A puncture is found" in shown.snippet
+
+
+def test_code_keeps_its_angle_brackets_and_hashes():
+    code = "#include <vector>\nstd::vector<int> counts;\n# a comment\nreturn counts;"
+    assert snippet_lines(code, "vector counts", markup=False) == [
+        "#include <vector>",
+        "std::vector<int> counts;",
+        "… return counts;",
+    ]
+    hit = Hit("src/main.cpp", 1, 4, 0.5, "", code, "/root", "keyword")
+    assert "std::vector<int> counts;" in ShownHit.of(hit, "vector").snippet
+    assert is_markup("docs/guide.md") and is_markup("page.HTML") and not is_markup("src/main.rs")
