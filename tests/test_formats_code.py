@@ -432,3 +432,15 @@ def test_adding_a_function_reembeds_at_most_the_neighbours_it_joins(tmp_path):
     with Index.open(index_path) as index:
         hits = index.search("added_helper", k=1, mode="keyword", min_score=0)
     assert hits[0].heading.startswith("pkg/helpers.py")
+
+
+def test_a_one_name_question_finds_the_definition_before_the_pages_and_tests_that_use_the_name(tmp_path):
+    folder = tmp_path / "repo"
+    write(folder / "pkg" / "names.py", "def other():\n    return 0\n\n\ndef find_name(path):\n    return path\n")
+    uses = "\n".join(f"assert find_name('a/{number}') == 'a/{number}'" for number in range(12))
+    write(folder / "tests" / "test_names.py", f"def test_it():\n{textwrap.indent(uses, '    ')}\n")
+    write(folder / "docs" / "guide.md", "# Guide\n\nCall find_name, then find_name again: find_name.\n")
+    build(tmp_path / "index.db", folder, HashBackend())
+    with Index.open(tmp_path / "index.db") as index:
+        hits = index.search("find_name", k=3, mode="keyword", min_score=0)
+    assert [hit.path for hit in hits][:1] == ["pkg/names.py"]  # the test module uses the name 12 times

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from indexer.formats.asciidoc import read_asciidoc
 from indexer.formats.code import CODE_EXTENSIONS, read_code
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
 from indexer.formats.docx import read_docx
@@ -44,6 +45,7 @@ TEXT_READERS: dict[str, Callable[[str, str], Document]] = {
     **dict.fromkeys(("rst", "rest", "txt", "text"), read_rst),
     **dict.fromkeys(("html", "htm", "xhtml"), read_html),
     "ipynb": read_notebook,
+    **dict.fromkeys(("adoc", "asciidoc", "asc"), read_asciidoc),
 }
 #: How a failure names the reader of each extension ("the HTML reader failed: ...").
 READER_NAMES = {
@@ -53,6 +55,7 @@ READER_NAMES = {
     **dict.fromkeys(("rst", "rest", "txt", "text"), "reStructuredText"),
     **dict.fromkeys(("html", "htm", "xhtml"), "HTML"),
     "ipynb": "notebook",
+    **dict.fromkeys(("adoc", "asciidoc", "asc"), "AsciiDoc"),
     **dict.fromkeys(CODE_EXTENSIONS, "source code"),
 }
 #: A reader's failure is told in one line of at most this many characters.
