@@ -436,7 +436,8 @@ def test_adding_a_function_reembeds_at_most_the_neighbours_it_joins(tmp_path):
 
 def test_a_one_name_question_finds_the_definition_before_the_pages_and_tests_that_use_the_name(tmp_path):
     folder = tmp_path / "repo"
-    write(folder / "pkg" / "names.py", "def other():\n    return 0\n\n\ndef find_name(path):\n    return path\n")
+    module = "def other():\n    return 0\n\n\ndef find_name(path):\n    return path\n"
+    write(folder / "pkg" / "names.py", module)
     uses = "\n".join(f"assert find_name('a/{number}') == 'a/{number}'" for number in range(12))
     write(folder / "tests" / "test_names.py", f"def test_it():\n{textwrap.indent(uses, '    ')}\n")
     write(folder / "docs" / "guide.md", "# Guide\n\nCall find_name, then find_name again: find_name.\n")
