@@ -48,8 +48,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 4: sections packed toward the limit, no chunk of a heading alone, markup counting nothing, front
 #: matter, link definitions and page navigation left out;
 #: 5: a block cut by lines packed with its lead-in, sections cut apart joined at their seam, small
-#: chunks filled from a neighbour; 6: the names a chunk's lines declare stored with it
-CHUNKER_VERSION = 6
+#: chunks filled from a neighbour; 6: the names a chunk's lines declare stored with it;
+#: 7: source code cut at its definitions and statements (indexer/formats/code.py), headed by its outline
+CHUNKER_VERSION = 7
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
 #: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
 #: as local (both measured on real doc folders, bench/RESULTS.md).

@@ -76,7 +76,7 @@ NEVER_IN_A_QUERY = {
     "indexer.serving.web", "indexer.serving.http_app", "indexer.serving.run",
     "indexer.backends.http", "indexer.backends.ollama", "indexer.backends.openai",
     "indexer.pipeline.build", "indexer.corpus", "indexer.chunking", "indexer.formats", "indexer.ignore",
-    "pathspec", "numpy.ma",
+    "pathspec", "numpy.ma", "tree_sitter",
 }  # fmt: skip
 #: What a keyword query does without as well: the model and the vector arithmetic.
 NOT_IN_A_KEYWORD_QUERY = {"numpy", "onnxruntime", "tokenizers", "indexer.backends.embedded"}
