@@ -91,7 +91,7 @@ class Build:
         self.planner = Planner(
             store, backend, chunk_settings, self._warn, self.clock, reread, self.rules.max_file_size
         )
-        self.secrets_redacted = 0
+        self.secrets_by_file: dict[str, int] = {}
         self.stopped: str | None = None
         self.files_found = self.files_visited = 0  # for progress
         self.estimate = ChunkEstimate(())  # of the chunks to embed: for progress
@@ -269,7 +269,7 @@ class Build:
 
     def _note_secrets(self, pending: PendingFile) -> None:
         """Count the secrets redacted from a file, and say where (never what)."""
-        self.secrets_redacted += len(pending.secrets)
+        self.secrets_by_file[pending.source.path] = len(pending.secrets)
         lines = ", ".join(str(line) for line in sorted({finding.line for finding in pending.secrets}))
         kinds = ", ".join(sorted({finding.kind for finding in pending.secrets}))
         count = len(pending.secrets)
@@ -451,5 +451,6 @@ class Build:
             stopped=self.stopped,
             started_at=self.started_at,
             finished_at=time.time(),
-            secrets_redacted=self.secrets_redacted,
+            secrets_redacted=sum(self.secrets_by_file.values()),
+            secrets_by_file=dict(self.secrets_by_file),
         )
