@@ -9,8 +9,8 @@ scanners do (gitleaks' rules and detect-secrets' plugins, from which these forma
 - token formats that name their issuer (:data:`TOKEN_FORMATS`, :data:`RULES`): cloud, source
   hosting, chat, payment, AI and package-registry keys, webhooks, JWTs; an AWS secret access key
   is recognised beside its key ID, whatever it is called, as the console's CSV file holds it;
-- ``Basic`` and ``Bearer`` credentials, passwords in URLs (``postgres://app:...@db``), and every
-  value of a Kubernetes ``Secret``'s ``data`` and ``stringData``;
+- ``Basic`` and ``Bearer`` credentials, passwords in URLs (``postgres://app:...@db``), and the
+  values of a Kubernetes ``Secret``'s ``data`` (decoded) and ``stringData``, judged as passwords;
 - values assigned to a name that says it holds one (in code, config, ``.env``, INI or JSON). Names
   of passwords and secrets (``DB_PASSWORD``, ``SECRET_KEY``, ``clientSecret``) hold what a person
   chose: a value of 6 characters or more with a letter and a digit or symbol (``Winter2024!``)
@@ -20,16 +20,17 @@ scanners do (gitleaks' rules and detect-secrets' plugins, from which these forma
   (``mysecretpassword``, ``DB_PASSWORD``), an expression (``os.environ["TOKEN"]``), a path, nor
   for the value of a name that only speaks of a secret (``password_min_length``, ``token_type``).
 
-Why not detect-secrets itself: it scans line by line in Python, 23 plugins each with their own
-regular expressions, at 0.24 MB/s on CMake's manual (its 2.5 MB in 10 s, where a whole build of it
-takes 1.5 s), and its entropy plugins flag every hash and identifier (34,496 findings in 0.24 MB of
-that manual); it also brings requests and PyYAML. Here a document's text is scanned whole, as UTF-8
-bytes, in a few passes that each run at the speed of a substring search: Python's regular
-expressions are fast only from a literal, so each pattern starts with one, the token formats are
-tried only at the start of a run of 16 token characters (found by ``bytes.translate`` and
-``bytes.find``), and the names of secrets are found in the text lowered once, each run of name
-characters read once. Every pattern's repetitions are bounded or end the match, so no text makes
-one backtrack more than a bounded stretch: the scan is linear in the text.
+Why not detect-secrets itself: it scans line by line in Python, each of its plugins with its own
+regular expressions, several times slower than a whole build reads and chunks the same text, and
+its entropy plugins flag every hash and identifier of a technical manual; it also brings requests
+and PyYAML. Here a document's text is scanned whole, as UTF-8 bytes, in a few passes that each run
+at the speed of a substring search: Python's regular expressions are fast only from a literal, so
+each pattern starts with one (a look-behind first would make the search try every position), the
+token formats are tried only at the start of a run of 16 token characters (found by
+``bytes.translate`` and ``bytes.find``), and the names of secrets are found in the text lowered
+once, each run of name characters read once. Every pattern's repetitions are bounded or end the
+match, so no text makes one backtrack more than a bounded stretch: the scan is linear in the text
+(``bench/bench_redaction.py`` measures it against reading and chunking).
 
 Only the secret's characters are replaced, and a secret spread over several lines keeps its line
 breaks, so every line keeps its number and chunk citations stay true.
@@ -173,14 +174,15 @@ PLAIN_KEYS = frozenset(
     group bucket schema sequence idx natural hot i18n translation message
     """.split()
 )
-#: Words that say a name speaks of a secret without holding it: where a name ends with one
-#: (``password_min_length``, ``token_type``, ``secret_santa_date``), or holds one anywhere.
+#: Words that say a name speaks of a secret without holding it, when the name ends with one
+#: (``password_min_length``, ``token_type``, ``secret_santa_date``)...
 ABOUT_SECRETS = frozenset(
     """name names length len size type file files path dir url uri endpoint field label prompt policy
     format hint regex pattern min max count date time timeout ttl expiry expires expiration header
     env version mode method algorithm algo enabled required ref arn param placeholder rotation reset
     strength validator validation""".split()
 )
+#: ...or holds one anywhere (``csrf_token``, ``public_key``, ``hashed_password``).
 NEVER_SECRET = frozenset("csrf xsrf public publishable hash digest".split())
 #: Where a name that may hold a secret can start (looked for in the text lowered).
 KEYWORDS = (b"pass", b"pwd", b"secret", b"token", b"credential", b"creds", b"key")
@@ -274,16 +276,14 @@ def looks_chosen(value: str, quoted: bool = False) -> bool:
 
 def _a_literal(value: str, quoted: bool) -> bool:
     """Not a placeholder, a reference, a masked value, prose, words joined, a password's hash, a
-    UUID, a path or URL; nor,
-    bare, code (closing brackets after it are the code's: ``{"password": form.password}``)."""
+    UUID, a path or URL; nor, bare, code."""
     if _STANDS_FOR_ONE.search(value) or PHRASE.fullmatch(value) or _masked(value):
         return False
     if REFERENCE.match(value) or JOINED_WORDS.fullmatch(value) or CRYPT_HASH.search(value):
         return False
     if UUID.fullmatch(value) or ('"' in value and "'" in value):
         return False  # an identifier; code that joins strings (``'" + key + "'``)
-    code = value.rstrip(")]};")
-    if not quoted and (IDENTIFIER.fullmatch(code) or EXPRESSION.search(code)):
+    if not quoted and (IDENTIFIER.fullmatch(value) or EXPRESSION.search(value)):
         return False
     return not (PATH.fullmatch(value) or "://" in value or value[1:3] == ":\\")
 
@@ -513,10 +513,13 @@ def _assigned_secrets(data: bytes) -> list[Span]:
         if assigned is None or kind is None:
             continue
         group = next(name for name in ("double", "single", "bare") if assigned.group(name) is not None)
-        value = assigned.group(group).decode("utf-8", "replace")
+        value = assigned.group(group)
+        if group == "bare":  # closing brackets after a bare value are the code's: ``{"pw": form.pw}``
+            value = value.rstrip(b")]}")
         judge = looks_chosen if kind == "password" else looks_random
-        if judge(value, quoted=group != "bare"):
-            spans.append((assigned.start(group), assigned.end(group), ASSIGNED))
+        if value and judge(value.decode("utf-8", "replace"), quoted=group != "bare"):
+            start = assigned.start(group)
+            spans.append((start, start + len(value), ASSIGNED))
     return spans
 
 

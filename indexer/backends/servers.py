@@ -34,7 +34,8 @@ one, and the same rules then give the retries a single server always had.
   When no server serves the index's model any more (the model behind its name changed), that is a
   :class:`SettingsChangedError`, as another dimension is: the index must be rebuilt. A server that
   cannot be probed again at :meth:`~ServerPool.confirm` (gone since it answered) is probed before
-  its next answer is used.
+  its next answer is used. A lone server is probed only once a build holds the pool to a model
+  (:meth:`ServerPool.hold_to`): a question asked of it costs no second request.
 * Several servers are also held to the length of the vectors they gave: one that answers with
   another length (its model swapped underneath the build) is named and stops the build at its first
   such answer.
