@@ -206,6 +206,39 @@ def test_the_build_says_how_many_secrets_it_redacted_in_which_files_and_lines(tm
     ]
 
 
+def test_an_index_made_by_older_rules_reads_every_file_again_and_loses_what_they_missed(
+    tmp_path, repository, monkeypatch
+):
+    """As an index built before these rules: the same files, read when the rules found less."""
+    from indexer import chunking, redaction
+
+    index_path = tmp_path / "index.db"
+    missed = next(planted for planted in PLANTED if planted.name == "DATABASE_URL")  # a Secret's block
+    monkeypatch.setattr(chunking, "REDACTION_VERSION", redaction.REDACTION_VERSION - 1)
+    monkeypatch.setattr(redaction, "_kubernetes_secret_data", lambda data: [])  # the older rules
+    with Index.open(index_path, backend=HashBackend(max_tokens=256)) as index:
+        index.build(repository, warn=lambda message: None)
+        assert missed.value in index.get(missed.path).text
+    monkeypatch.undo()
+    warnings: list[str] = []
+    with Index.open(index_path, backend=HashBackend(max_tokens=256)) as index:
+        report = index.build(repository, warn=warnings.append)  # no file changed, no --rebuild
+        text = index.get(missed.path).text
+        hits = index.search(missed.value, k=20, mode="keyword", min_score=0)
+    assert report.exit_code == 0
+    assert report.files_changed == len({planted.path for planted in PLANTED}) + 1
+    assert warnings[0].startswith(
+        f"the chunker changed (chunking.redaction: {redaction.REDACTION_VERSION - 1} -> "
+        f"{redaction.REDACTION_VERSION}): every file is read and cut again once"
+    )
+    assert missed.value not in text
+    assert not any(missed.value in hit.text for hit in hits)
+    with sqlite3.connect(index_path) as connection:
+        connection.execute("CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, 'chunks_fts', 'row')")
+        vocabulary = {term for (term,) in connection.execute("SELECT term FROM temp.terms")}
+        assert not vocabulary & fts_terms(connection, [missed.value])
+
+
 @pytest.mark.parametrize(
     "text",
     [
