@@ -40,6 +40,7 @@ from dataclasses import dataclass, field, replace
 
 from indexer.formats.document import Document, Heading
 from indexer.records import HEADING_SEPARATOR, Chunk
+from indexer.redaction import REDACTION_VERSION
 
 TokenCounter = Callable[[list[str]], list[int]]
 
@@ -62,7 +63,8 @@ PART, PARAGRAPH, LINE = 50, 100, 1000
 
 @dataclass(frozen=True)
 class ChunkSettings:
-    """Everything that decides where chunks fall; recorded in the index's fingerprint."""
+    """Everything that decides where chunks fall, and the redaction rules that decide their text;
+    recorded in the index's fingerprint."""
 
     max_tokens: int
     overlap_tokens: int
@@ -76,6 +78,7 @@ class ChunkSettings:
             "max_tokens": self.max_tokens,
             "overlap_tokens": self.overlap_tokens,
             "version": CHUNKER_VERSION,
+            "redaction": REDACTION_VERSION,
         }
 
 
