@@ -600,7 +600,7 @@ def keyword_scores(
     matches = store.keyword_matches(query.keyword_terms(), k, allowed)
     if not matches:
         return KeywordScores({}, {})
-    chunks, words = store.chunk_count(), query.keyword_count()
+    chunks, words = store.keyword_chunk_count(), query.keyword_count()
     ceiling = keyword_ceiling(words, chunks)
     best = max(-bm25 for _, bm25 in matches)
     scale = max(best, keyword_ceiling(min(words, SHARE_FLOOR_WORDS), chunks))
