@@ -20,7 +20,7 @@ are the check. Collections (each skipped, with a note, where it is not on the ma
   (bench/data/README.md): ``starlette``, ``prettier``, ``cairo`` under $SCORES_DATA (/work/data);
 - ``sample``: sample_corpus with tests/fixtures' questions; ``cmake``, ``man``, ``rust`` (bench/docsets.py);
 - BEIR-layout folders under $BEIR_DATA: ``scifact`` (test split; the seeded train subset of
-  bench_ranking.py with ``--model``), ``cranfield``, ``cisi``, ``cacm``, ``vaswani``.
+  bench_ranking.py with ``--model``), ``cranfield``, ``cacm`` (bench/classic_collections.py).
 
     python bench/bench_scores.py [--sets starlette,prettier,cairo] [--model bge-small-en-v1.5]
         [--fit] [--json]
@@ -50,7 +50,7 @@ BEIR_DATA = Path(os.environ.get("BEIR_DATA", "/work/shared/eval"))
 CACHE = Path(os.environ.get("SCORES_CACHE", BENCH / ".cache" / "scores"))
 #: The folder of each real collection under FOLDERS, and what in it to index.
 REAL_FOLDERS = {"starlette": "starlette-docs", "prettier": "prettier-docs", "cairo": "cairo-docs"}
-BEIR_SETS = ("scifact", "cranfield", "cisi", "cacm", "vaswani")
+BEIR_SETS = ("scifact", "cranfield", "cacm")
 #: Off-topic questions on health and food are not off-topic for medical abstracts or home notes.
 NOT_OFF_TOPIC = {"scifact": {"cooking", "health"}, "sample": {"cooking", "health", "home", "money"}}
 HITS = 10

@@ -1,4 +1,4 @@
-"""Classic test collections (Cranfield, CISI, CACM) from their SMART-format files to the BEIR layout
+"""Classic test collections (Cranfield, CACM) from their SMART-format files to the BEIR layout
 that ``index eval`` and bench/bench_scores.py read, and SciFact's test judgments beside its corpus.
 
 The files are not shipped: copies of the originals sit in many public course repositories (see
@@ -7,12 +7,12 @@ bench/data/README.md). Each collection's relevance codes become BEIR grades:
 - Cranfield: ``cranqrel`` codes 1 (a complete answer) to 4 (of minimum interest) become grades 4 to 1;
   5 and -1 (no interest) are left out. Its query numbers are the queries' order in ``cran.qry``, not
   their ``.I`` numbers (a known quirk of the collection);
-- CISI and CACM: every listed pair is relevant (grade 1).
+- CACM: every listed pair is relevant (grade 1).
 
     python bench/classic_collections.py RAW OUT
-        RAW/cran/{cran.all.1400,cran.qry,cranqrel}, RAW/cisi/{CISI.ALL,CISI.QRY,CISI.REL},
-        RAW/cacm/{cacm.all,query.text,qrels.text}, RAW/scifact-test.tsv (TREC layout) with
-        $SCIFACT (default ../shared/eval/scifact) -> OUT/{cranfield,cisi,cacm,scifact}
+        RAW/cran/{cran.all.1400,cran.qry,cranqrel}, RAW/cacm/{cacm.all,query.text,qrels.text},
+        RAW/scifact-test.tsv (TREC layout) with $SCIFACT (default ../shared/eval/scifact)
+        -> OUT/{cranfield,cacm,scifact}
 """
 
 from __future__ import annotations
@@ -83,11 +83,6 @@ def pairs(path: Path) -> list[tuple[str, str, int]]:
     ]
 
 
-def cisi(raw: Path, out: Path) -> None:
-    queries = {record["id"]: record.get("W", "") for record in smart_records(raw / "CISI.QRY")}
-    write(out, documents_of(raw / "CISI.ALL"), queries, pairs(raw / "CISI.REL"))
-
-
 def cacm(raw: Path, out: Path) -> None:
     queries = {record["id"]: record.get("W", "") for record in smart_records(raw / "query.text")}
     write(out, documents_of(raw / "cacm.all"), queries, pairs(raw / "qrels.text"))
@@ -111,7 +106,7 @@ def scifact(raw: Path, out: Path) -> None:
 
 def main() -> int:
     raw, out = Path(sys.argv[1]), Path(sys.argv[2])
-    makers = {"cranfield": (cranfield, "cran"), "cisi": (cisi, "cisi"), "cacm": (cacm, "cacm")}
+    makers = {"cranfield": (cranfield, "cran"), "cacm": (cacm, "cacm")}
     for name, (make, folder) in makers.items():
         if (raw / folder).is_dir():
             make(raw / folder, out / name)

@@ -214,17 +214,12 @@ SHARE_FLOOR_WORDS = 12
 KEYWORD_DISCOUNT = 0.4
 #: How deep every search reads its lists, whatever ``k``: the fusion, the rules and the scores see the
 #: same candidates whether 10, 20 or 200 hits are asked for, so the first ten are the same.
-CANDIDATE_DEPTH = 200
+CANDIDATE_DEPTH = 400
 #: The rank whose evidence stands for what the collection gives a question's non-answers (the
 #: ``margin`` of :class:`Evidence`): deep enough to be past the answers of any question.
 REFERENCE_RANK = 100
 
 
-#: Keyword mode's map: the same for every model, since no model takes part. All maps are fitted
-#: together by ``bench/bench_scores.py --fit`` on collections of different kinds (bench/RESULTS.md,
-#: "Ranking quality"): the weights by logistic regression of the top three hits that answer against
-#: those that do not (off-topic questions' among them), the offset so that the default threshold
-#: leaves the off-topic questions of the fit sets without an answer.
 @dataclass(frozen=True)
 class ModeCalibration:
     """A mode's two maps. ``answer`` judges the whole answer: the chance that the question has an
@@ -247,6 +242,12 @@ class ModeCalibration:
         return [logistic(judged + own - odds[strongest]) for own in odds]
 
 
+#: Keyword mode's maps: the same for every model, since no model takes part. Every map is fitted by
+#: ``bench/bench_scores.py --fit`` on collections of different kinds, others held out to check it
+#: (bench/RESULTS.md, "Ranking quality"): each ``hit`` map by logistic regression of the top three
+#: hits that answer against those that do not (off-topic questions' among them); each ``answer``
+#: map by logistic regression of real questions against off-topic ones on their strongest hit, its
+#: offset then set so that the default threshold leaves most off-topic questions without an answer.
 KEYWORD_CALIBRATION = ModeCalibration(
     answer=Calibration(strength=2.78, gap=0.0, margin=1.064, offset=-2.169),
     hit=Calibration(strength=1.937, gap=0.0, margin=1.381, offset=-2.315),
@@ -270,9 +271,10 @@ class ModelCalibration:
         return {mode: asdict(self.of(mode)) for mode in MODES}
 
 
-#: Each packaged model's maps, under the name an index records for it. Other models' scores still
-#: fall in rank order, through the default model's maps, but are not calibrated: no default
-#: threshold applies in vector and hybrid mode, and ``index status`` says so.
+#: Each packaged model's maps, under the name an index records for it, fitted as keyword mode's are
+#: on that model's own indexes (a map fitted for one model says nothing of another). Other models'
+#: scores still fall in rank order, through the default model's maps, but are not calibrated: no
+#: default threshold applies in vector and hybrid mode, and ``index status`` says so.
 CALIBRATIONS = {
     "all-MiniLM-L6-v2-int8": ModelCalibration(
         vector=ModeCalibration(
@@ -286,18 +288,19 @@ CALIBRATIONS = {
     ),
     "bge-small-en-v1.5": ModelCalibration(
         vector=ModeCalibration(
-            answer=Calibration(strength=10.0, gap=0.0, margin=5.0, offset=-7.0),
-            hit=Calibration(strength=10.0, gap=10.0, margin=5.0, offset=-7.0),
+            answer=Calibration(strength=5.842, gap=0.0, margin=2.45, offset=-4.178),
+            hit=Calibration(strength=4.833, gap=0.129, margin=1.716, offset=-4.086),
         ),
         hybrid=ModeCalibration(
-            answer=Calibration(strength=10.0, gap=0.0, margin=5.0, offset=-7.0),
-            hit=Calibration(strength=10.0, gap=10.0, margin=5.0, offset=-7.0),
+            answer=Calibration(strength=5.905, gap=0.0, margin=2.354, offset=-4.192),
+            hit=Calibration(strength=4.527, gap=0.0, margin=1.908, offset=-3.852),
         ),
     ),
 }
 #: The model whose maps order the scores of a model with none.
 CALIBRATED_MODEL = "all-MiniLM-L6-v2-int8"
-#: The score under which a hit is more likely noise than an answer.
+#: The score under which a search's strongest hit says "nothing relevant here", and any hit is more
+#: likely noise than an answer.
 DEFAULT_MIN_SCORE = 0.5
 #: The same for the re-ranker's probability, whatever model found the candidates. The cross-encoder
 #: puts off-topic questions' best candidates near 0 (under 0.01 for 97% of the sample corpus's), but
@@ -321,8 +324,8 @@ NAMED_PAGE_SCORE = 0.9
 #: :func:`defining_first`): a fixed window, so that they do not depend on ``k``.
 RULE_WINDOW = 20
 #: The place the best keyword match takes in a hybrid answer, at the latest, whenever keyword mode
-#: would show it (:func:`with_keyword_best`).
-KEYWORD_BEST_PLACE = 3
+#: would show it (:func:`with_keyword_best`): the last of the hits a search returns by default.
+KEYWORD_BEST_PLACE = 5
 #: How many of the chunks holding a one-word query's word keep a score at the default threshold
 #: (:data:`DEFAULT_MIN_SCORE`): a word typed alone is a lookup, answered whenever the index holds it.
 LOOKUP_HITS = 3

@@ -64,16 +64,12 @@ OFF_TOPIC = [
     "how tall is Mount Kilimanjaro",
     "how long is a marathon in miles",
 ]
-#: Paraphrases that avoid their page's words: the blend scored their answers 0.09, 0.19 and 0.46.
+#: Paraphrases that avoid their page's words: the blend scored their answers 0.09, 0.19 and 0.46, and
+#: the third's answer cosine fell under the map of cosines alone.
 PARAPHRASES_NEAR_THE_THRESHOLD = [
     "streetlamps in town drown out the heavens; where can I escape the glow?",
     "why does my laptop lose connection whenever the neighbours are streaming?",
-    pytest.param(
-        "How big a rainy-day cash cushion should I keep in case I lose my job?",
-        # chunker 4 packs the emergency-fund page's sections into one chunk: the answer's cosine
-        # (0.353) fell under the refitted map's 0.5 point (0.365); strict, so a fix is noticed
-        marks=pytest.mark.xfail(strict=True, reason="answer cosine under the cut since chunker 4"),
-    ),
+    "How big a rainy-day cash cushion should I keep in case I lose my job?",
 ]
 
 
@@ -664,7 +660,6 @@ def test_the_default_mode_never_loses_a_strong_keyword_hit(any_index, tmp_path):
         hybrid = index.search("zorbulator", k=5, min_score=DEFAULT_MIN_SCORE)
     assert [hit.path for hit in keyword] == ["a.md"]
     assert {(hit.path, hit.start_line) for hit in keyword} <= {(hit.path, hit.start_line) for hit in hybrid}
-    assert hybrid[0].score >= keyword[0].score
 
 
 NOTES = {
