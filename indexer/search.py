@@ -50,7 +50,6 @@ from dataclasses import asdict, dataclass, replace
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.citations import format_citation
-from indexer.definitions import declared_names
 from indexer.errors import ConfigError
 from indexer.records import HEADING_SEPARATOR, StoredChunk
 from indexer.request import MAX_K as MAX_K
@@ -78,8 +77,6 @@ _NAME_QUERY = re.compile(r"[^\W\d]\w*(?:(?:::|\.|->|/)[^\W\d]\w*)*(?:\(\))?")
 _NAME_SEPARATOR = re.compile(r"::|\.|->|/")
 #: A name whose parts the keyword index holds as separate words (it keeps ``_`` inside a word).
 _SPACED_NAME = re.compile(r"\w(?:\.|::|-|/|->)\w")
-#: A manual section or an empty call at the end of a title: ``open(2)``, ``getenv()``.
-_TITLE_SUFFIX = re.compile(r"\s*\((?:\d\w*)?\)$")
 #: Where a camelCase word's parts meet: ``maxRetry``, ``MaxRetry``, ``HTTPServer`` (before "Server").
 _CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 #: Words too common to help a keyword search; left out of a question of three words or more, unless
@@ -132,7 +129,9 @@ class Query:
             else:
                 words.append(bare)
                 kept.append(bare)
-        return cls(" ".join(kept), " ".join(words), tuple(phrases), tuple(excluded), tuple(prefixes))
+        return cls(
+            " ".join(kept), " ".join(words), *(tuple(dict.fromkeys(x)) for x in (phrases, excluded, prefixes))
+        )
 
     def with_phrases_as_words(self) -> Query:
         """The same question with its quoted phrases read as plain words."""
@@ -648,19 +647,30 @@ def page_names(chunk: StoredChunk) -> set[str]:
     """The names a chunk's page is known by: the last word of its title (its first heading, a manual
     section or ``()`` dropped: ``Struct Path``, ``add_library``, ``open(2)``) and the parts of its
     file name before the extension that start with a letter (``struct.Path.html``, ``open.2.txt``,
-    ``CMAKE_BUILD_TYPE.rst``); and those the chunk's own text declares it defines
-    (:func:`indexer.definitions.declared_names`: ``.. confval:: intersphinx_mapping``, a man page's
-    NAME line)."""
-    title = _TITLE_SUFFIX.sub("", chunk.title)
-    names = set(title.split()[-1:])
+    ``CMAKE_BUILD_TYPE.rst``); and those the chunk declares it defines, as its reader found them
+    (:attr:`StoredChunk.names`: ``.. confval:: intersphinx_mapping``, a man page's NAME line)."""
+    names = set(without_title_suffix(chunk.title).split()[-1:])
     file_name = chunk.path.rsplit("/", 1)[-1]
     parts = file_name.split(".")[:-1] if "." in file_name else [file_name]
-    return names | {part for part in parts if part[:1].isalpha()} | declared_names(chunk.text)
+    return names | {part for part in parts if part[:1].isalpha()} | set(chunk.names)
+
+
+def without_title_suffix(title: str) -> str:
+    """``title`` without a manual section or an empty call at its end: ``open`` of ``open(2)``,
+    ``getenv`` of ``getenv()``. Read from the end, not by a pattern searched from every position: a
+    title is stored text, and that search is quadratic in a run of spaces."""
+    opening = title.rfind("(")
+    inside = title[opening + 1 : -1]
+    if not title.endswith(")") or opening < 0:
+        return title
+    if inside and not (inside[0].isdecimal() and all(char.isalnum() or char == "_" for char in inside)):
+        return title
+    return title[:opening].rstrip()
 
 
 def defining_first(order: list[int], k: int, chunks: dict[int, StoredChunk], words: set[str]) -> list[int]:
     """``order`` with those of its first ``k`` chunks whose section declares as definitions
-    (:func:`indexer.definitions.declared_names`, over the section's chunks among them) most of the
+    (:attr:`StoredChunk.names`, over the section's chunks among them) most of the
     question's words first, each side in its own order: ``note warning and tip boxes`` asks for three of the
     directives the section that declares ``.. note::``, ``.. tip::`` and ``.. warning::`` defines,
     whatever the words' counts say. What a document declares does not fade with the question's
@@ -672,7 +682,7 @@ def defining_first(order: list[int], k: int, chunks: dict[int, StoredChunk], wor
     }
     declared: dict[tuple[str, str], set[str]] = {}
     for chunk_id, place in section.items():
-        names = {name.lower() for name in declared_names(chunks[chunk_id].text)}
+        names = {name.lower() for name in chunks[chunk_id].names}
         declared.setdefault(place, set()).update(names & words)
     defining = [chunk_id for chunk_id, place in section.items() if 2 * len(declared[place]) > len(words)]
     chosen = set(defining)
@@ -718,17 +728,18 @@ def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):
 
 
 def keyword_words(text: str) -> list[str]:
-    """The words of a keyword search: any of them matches; the store ranks chunks with more of the
-    rarer words higher. A word typed twice counts twice, as BM25 counts a repeated query word. Every
-    word the user typed can match: stop words are left out only of a question of three words or
-    more, never from a name (``collections.Where``, ``os.path.join``, ``--leak-check``, ``open()``),
-    and a question of stop words alone searches them."""
+    """The words of a keyword search, each once: any of them matches; the store ranks chunks with
+    more of the rarer words higher. Every word the user typed can match: stop words are left out only
+    of a question of three words or more, never from a name (``collections.Where``,
+    ``os.path.join``, ``--leak-check``, ``open()``), and a question of stop words alone searches
+    them. A word typed twice is looked for once: the keyword index's cost grows with each term it is
+    asked for, faster than linearly when terms repeat."""
     tokens = [(token, [word.lower() for word in _WORD.findall(token)]) for token in text.split()]
     everything = [word for _, words in tokens for word in words]
-    if len(tokens) <= MAX_UNFILTERED_WORDS:
-        return everything
-    kept = [word for token, words in tokens for word in words if is_name(token) or word not in STOPWORDS]
-    return kept or everything
+    if len(tokens) > MAX_UNFILTERED_WORDS:
+        kept = [word for token, words in tokens for word in words if is_name(token) or word not in STOPWORDS]
+        everything = kept or everything
+    return list(dict.fromkeys(everything))
 
 
 def is_name(token: str) -> bool:

@@ -16,10 +16,9 @@ from helpers import HashBackend
 
 from indexer import ConfigError, Index, NotInIndexError
 from indexer.backends.embedded import EmbeddedBackend
-from indexer.definitions import declared_names
 from indexer.errors import InvalidRequestError
 from indexer.records import StoredChunk
-from indexer.request import SearchRequest
+from indexer.request import MAX_QUESTION_CHARS, SearchRequest
 from indexer.rerank import Reranker, passage_text
 from indexer.search import (
     CALIBRATED_MODEL,
@@ -549,6 +548,12 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
     assert page_names(page) == {"open"}
     rust = StoredChunk(2, "/docs", "path/struct.Path.html", 1, 9, "Struct Path > Examples", "text")
     assert page_names(rust) == {"Path", "struct"}
+    call = StoredChunk(3, "/docs", "env.md", 1, 9, "getenv ()", "text", names=("secure_getenv",))
+    assert page_names(call) == {"getenv", "env", "secure_getenv"}
+    # a title is stored text: reading its suffix is linear (a pattern searched from every position
+    # took seconds per chunk on a title holding a long run of spaces)
+    spaced = StoredChunk(4, "/docs", "x.md", 1, 9, "a" + " " * 400_000 + "b(x)", "text")
+    assert page_names(spaced) == {"b(x)", "x"}
 
 
 @pytest.fixture(scope="module")
@@ -637,11 +642,6 @@ def test_every_word_the_user_typed_can_match():
     assert keyword_words("valgrind --leak-check on it") == ["valgrind", "leak", "check"]
     assert keyword_words("what is it") == ["what", "is", "it"]  # stop words alone are searched
     assert "collections where" in keyword_terms("use collections.Where here")  # a name is a phrase too
-
-
-def test_a_repeated_word_counts_as_bm25_counts_it():
-    assert keyword_words("error codes and error messages") == ["error", "codes", "error", "messages"]
-    assert Query.parse("error error").keyword_count() == 2
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
@@ -873,23 +873,43 @@ def test_a_name_a_page_defines_in_its_markup_finds_that_page_first(defined_names
         assert user.keyword_score > hits[0].keyword_score
 
 
-def test_what_markup_declares_a_name_and_what_does_not():
-    assert declared_names(".. py:function:: os.path.join(a, *p)\n.. option:: -o <dir>, --jobs=N\n") == {
-        "os.path.join",
-        "join",
-        "-o",
-        "--jobs",
-    }
-    assert declared_names(".. c:function:: int PyType_Ready(PyTypeObject *type)") == {"PyType_Ready"}
-    assert declared_names(".. rst:directive:: .. code-block:: [language]") == {"code-block"}
-    # options of a directive, literal blocks, unindexed descriptions and plain directives: nothing
-    assert declared_names(".. rst:directive:option:: caption: caption of ToC") == set()
-    assert declared_names("Like this::\n\n   .. confval:: shown\n\nText.\n.. note:: Careful") == set()
-    assert declared_names(".. code-block:: rst\n\n   .. confval:: shown\n") == set()
-    assert declared_names(".. confval:: hidden\n   :type: int\n   :no-index:\n") == set()
-    assert declared_names("Like this::\n\n   example\n\n.. confval:: after_it\n") == {"after_it"}
-    wrapped = "NAME\n       getrlimit, setrlimit,\n       prlimit - get/set resource limits\n"
-    assert declared_names(wrapped) == {"getrlimit", "setrlimit", "prlimit"}
+@pytest.mark.timeout(120)
+def test_a_question_is_capped_and_its_repeated_syntax_is_looked_for_once(tmp_path):
+    """The keyword index's cost grew with the square of a question's repeated phrases and prefixes
+    (108 KB of them ran past a minute): each is asked for once, and a question past the cap is
+    refused in one line naming it, before anything is embedded or looked up."""
+    syntax = '"a b" -c d* '
+    query = Query.parse(syntax * 300)
+    assert (query.phrases, query.prefixes, keyword_words(query.words)) == (("a b",), ("d",), ["c"])
+    assert Query.parse("-cat -cat dog").excluded == ("cat",)
+    assert keyword_words("error codes and error messages") == ["error", "codes", "messages"]
+    assert Query.parse("error error").keyword_count() == 1
+    docs = tmp_path / "notes"
+    write(docs / "a.md", "# A b\n\nA b dog and a d-word: dwelling. " * 3 + "\n")
+    write(docs / "c.md", "# C\n\nNo such phrase here, dwelling.\n")
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        index.build(docs, warn=lambda message: None)
+        longest = syntax * (MAX_QUESTION_CHARS // len(syntax))
+        for mode in MODES:
+            assert [hit.path for hit in index.search(longest, k=3, mode=mode, min_score=0)] == ["a.md"]
+            with pytest.raises(ConfigError, match=f"a search takes at most {MAX_QUESTION_CHARS:,}"):
+                index.search(syntax * 90_000, mode=mode)
+
+
+@pytest.mark.timeout(120)
+def test_a_search_never_reads_markup_in_the_hits_it_ranks(tmp_path):
+    """What a chunk declares is read once, by the build: text that made the man-page rule backtrack
+    for minutes per query (a NAME line over indented lines without a dash, a NAME line over a long
+    line of spaces, and a megabyte of such markup) costs a search nothing."""
+    docs = tmp_path / "notes"
+    write(docs / "hang.txt", "NAME\n" + "    an indented line without the dash\n" * 200)
+    write(docs / "spaces.txt", "NAME\n" + " " * 15_000 + "\nindented lines\n")
+    write(docs / "mega.txt", ("NAME\n" + "    indented lines\n" * 30 + "\n") * 2_000)
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        for mode in ("keyword", "hybrid"):
+            for question in ("indented lines", "NAME", "indented"):
+                assert index.search(question, k=5, mode=mode, min_score=0), (mode, question)
 
 
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])

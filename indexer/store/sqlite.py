@@ -283,15 +283,15 @@ class SQLiteStore(MetaValues):
         self._chunks_changed(len(rows) - len(old_ids), bool(rows or old_ids))
 
     def _insert_chunks(
-        self, rows: list[tuple[int, int, int, int, str, str, str, str]], vectors: list[bytes]
+        self, rows: list[tuple[int, int, int, int, str, str, str, str, str]], vectors: list[bytes]
     ) -> None:
         """Chunks get the ids after the largest in use (one writer at a time: the transaction holds the
         write lock); their vectors are cut from one blob by those ids."""
         first_id = self._value("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks")
         self._rows(
-            "INSERT INTO chunks (id, file_id, seq, start_line, end_line, heading, text, text_hash, locator) "
-            "SELECT ? + key, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, "
-            "value ->> 6, value ->> 7 FROM json_each(?)",
+            f"INSERT INTO chunks (id, {', '.join(records.CHUNK_COLUMNS)}) SELECT ? + key, "
+            + ", ".join(f"value ->> {place}" for place in range(len(records.CHUNK_COLUMNS)))
+            + " FROM json_each(?)",
             (first_id, orjson.dumps(rows).decode("utf-8")),
         )
         width = len(vectors[0])
