@@ -556,6 +556,11 @@ class PostgresStore(MetaValues):
         """How many chunks the index holds (kept in ``meta`` by every write)."""
         return int(self.get_meta(records.CHUNK_COUNT) or 0)
 
+    def keyword_chunk_count(self) -> int:
+        """BM25's N in :meth:`keyword_matches`: every chunk (with no length normalisation, a chunk
+        without words changes a word's weight and the keyword scale alike)."""
+        return self.chunk_count()
+
     def root_counts(self) -> list[dict[str, object]]:
         return records.root_counts(self._rows(records.ROOT_COUNTS_SQL))
 
