@@ -13,8 +13,8 @@ import zipfile
 from pathlib import Path
 
 from conftest import REPO
-from packaging.requirements import Requirement
 from helpers import index_command
+from packaging.requirements import Requirement
 
 import indexer
 from indexer.store.migrations import all_migrations
