@@ -17,7 +17,9 @@ HEADING_SEPARATOR = " > "
 class Chunk:
     """A piece of a file: its lines (1-based, inclusive), the heading it sits under, its text, and
     where a reader finds it in the original when lines do not say it ('page 3', 'cells 4-6').
-    ``model_text`` is what the model reads of it when that differs from ``text`` (markup left out)."""
+    ``model_text`` is what the model reads of it when that differs from ``text`` (markup left out,
+    lines read as their reader read them: an AsciiDoc link as its text). ``names`` are the names its
+    lines declare they define (``Document.definitions``)."""
 
     start_line: int
     end_line: int
@@ -25,6 +27,7 @@ class Chunk:
     text: str
     locator: str = ""
     model_text: str = ""
+    names: tuple[str, ...] = ()
 
     @property
     def embed_text(self) -> str:
@@ -35,7 +38,7 @@ class Chunk:
 
 @dataclass(frozen=True)
 class StoredChunk:
-    """A chunk as the search reads it back."""
+    """A chunk as the search reads it back, with the names it declares (:attr:`Chunk.names`)."""
 
     id: int
     root: str
@@ -45,6 +48,7 @@ class StoredChunk:
     heading: str
     text: str
     locator: str = ""
+    names: tuple[str, ...] = ()
 
     @property
     def citation(self) -> str:

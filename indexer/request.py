@@ -25,12 +25,16 @@ MAX_K = 10_000
 RERANK_TOP = 20
 #: The most candidates one search may have re-read: past this a search takes tens of seconds here.
 MAX_RERANK_TOP = 200
+#: The longest question a search takes, in characters: about a page, four times what the models read
+#: of it (their first 256 tokens), so a pasted paragraph is taken whole, while the keyword search, whose
+#: cost grows with the words it looks for, stays quick whatever is sent.
+MAX_QUESTION_CHARS = 4_000
 
 #: One help text per parameter, read by every front end.
 HELP = {
     "text": (
         'The question. "exact phrase" keeps chunks holding it, -word (or -"a phrase") leaves out chunks '
-        "holding it, word* finds any word it begins."
+        f"holding it, word* finds any word it begins. At most {MAX_QUESTION_CHARS:,} characters."
     ),
     "k": "How many hits at most.",
     "mode": "hybrid (vector and keyword lists fused), vector or keyword.",
@@ -71,6 +75,11 @@ class SearchRequest:
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
             raise ConfigError(f"the question must be a string, not {self.text!r}")
+        if len(self.text) > MAX_QUESTION_CHARS:
+            raise ConfigError(
+                f"the question is {len(self.text):,} characters long: a search takes at most "
+                f"{MAX_QUESTION_CHARS:,} (the models read its first 256 tokens); shorten it"
+            )
         if self.mode not in MODES:
             raise ConfigError(f"unknown search mode {self.mode!r} (choose one of: {', '.join(MODES)})")
         if not _whole(self.k) or not 1 <= self.k <= MAX_K:

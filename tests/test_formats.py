@@ -489,7 +489,7 @@ def test_an_index_made_before_locators_gains_the_columns_when_opened_for_writing
         assert applied == [migration.name for migration in all_migrations("sqlite")]
         assert "0003_locators_and_encodings.sql" in applied
         assert store.db.execute("SELECT path, encoding FROM files").fetchall() == [("a.md", "")]
-        assert [row[1] for row in store.db.execute("PRAGMA table_info(chunks)")][-1] == "locator"
+        assert "locator" in [row[1] for row in store.db.execute("PRAGMA table_info(chunks)")]
 
 
 def test_a_document_past_the_caps_on_text_is_refused_before_it_is_parsed():
@@ -630,3 +630,76 @@ def test_a_page_of_unclosed_comments_is_read_in_time_linear_in_its_size():
         return best
 
     assert seconds(256_000) / seconds(32_000) < 24  # quadratic would be 64
+
+
+# -- the names a page declares ------------------------------------------------------------------
+
+
+def declared(path: str, text: str) -> set[str]:
+    """Every name the reader of ``path`` finds declared in ``text``."""
+    return {name for names in parse_text(path, text).definitions.values() for name in names}
+
+
+def test_what_markup_declares_a_name_and_what_does_not():
+    assert declared("api.rst", ".. py:function:: os.path.join(a, *p)\n.. option:: -o <dir>, --jobs=N\n") == {
+        "os.path.join",
+        "join",
+        "-o",
+        "--jobs",
+    }
+    assert declared("c.rst", ".. c:function:: int PyType_Ready(PyTypeObject *type)") == {"PyType_Ready"}
+    assert declared("rst.rst", ".. rst:directive:: .. code-block:: [language]") == {"code-block"}
+    # options of a directive, literal blocks, unindexed descriptions and plain directives: nothing
+    assert declared("a.rst", ".. rst:directive:option:: caption: caption of ToC") == set()
+    assert declared("b.rst", "Like this::\n\n   .. confval:: shown\n\nText.\n\n.. note:: Careful") == set()
+    assert declared("c.rst", ".. code-block:: rst\n\n   .. confval:: shown\n") == set()
+    assert declared("d.rst", ".. confval:: hidden\n   :type: int\n   :no-index:\n") == set()
+    assert declared("e.rst", "Like this::\n\n   example\n\n.. confval:: after_it\n") == {"after_it"}
+    wrapped = "NAME\n       getrlimit, setrlimit,\n       prlimit - get/set resource limits\n"
+    for path in ("getrlimit.2.txt", "getrlimit.2"):
+        assert declared(path, wrapped) == {"getrlimit", "setrlimit", "prlimit"}
+        assert parse_text(path, wrapped).definitions.keys() == {2}
+    # a NAME line whose entry never reaches the dash before a summary declares nothing
+    assert declared("notes.txt", "NAME\n" + "    not a name entry\n" * 20) == set()
+
+
+def test_a_chunk_declares_the_names_its_own_lines_define():
+    text = (
+        "Settings\n========\n\n.. confval:: first_setting\n\n   " + "About the first. " * 40 + "\n\n"
+        ".. confval:: second_setting\n\n   " + "About the second. " * 40 + "\n"
+    )
+    chunks = chunks_of("settings.rst", text, limit=120)
+    assert len(chunks) >= 2
+    declaring = {name: [chunk for chunk in chunks if name in chunk.names] for name in ("first_setting",)}
+    assert [chunk.start_line for chunk in declaring["first_setting"]] == [chunks[0].start_line]
+    second = [chunk for chunk in chunks if "second_setting" in chunk.names]
+    assert len(second) == 1 and ".. confval:: second_setting" in second[0].text
+
+
+@pytest.mark.parametrize(
+    "markup",
+    [
+        lambda repeats: "NAME\n" + "    indented line without the dash\n" * repeats,  # backtracked 2^n
+        lambda repeats: "NAME\n" + " " * (40 * repeats) + "\n",  # one long line of spaces: cubic
+        lambda repeats: "NAME\n    x\n" * repeats,
+        lambda repeats: ".. confval:: x\n" + "   :opt:\n" * repeats,
+    ],
+)
+def test_reading_the_names_a_page_declares_takes_time_linear_in_its_size(markup):
+    # the man-page NAME rule was a regular expression that backtracked exponentially over indented
+    # lines: eight times the markup must take about eight times as long (see the linear-time test of
+    # HTML comments above for why the pages are large, the best of five, and the collector off)
+    def seconds(repeats: int) -> float:
+        text = markup(repeats)
+        best = math.inf
+        for _ in range(5):
+            gc.disable()
+            try:
+                started = time.perf_counter()
+                parse_text("page.txt", text)
+                best = min(best, time.perf_counter() - started)
+            finally:
+                gc.enable()
+        return best
+
+    assert seconds(160_000) / seconds(20_000) < 24  # quadratic would be 64

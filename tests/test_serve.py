@@ -16,10 +16,12 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
 from conftest import SAMPLE_CORPUS
+from hostile import FILES, holds_raw, make_hostile_folder
 from serving import (
     Impostor,
     ServerProcess,
@@ -31,6 +33,7 @@ from serving import (
 )
 
 from indexer import Index
+from indexer.request import MAX_QUESTION_CHARS
 from indexer.serving.limits import ServeLimits
 
 SUPPORT = Path(__file__).resolve().parent / "support"
@@ -466,6 +469,33 @@ def closed_by_server(sockets: list[socket.socket], within: float) -> list[socket
         time.sleep(0.05)
 
 
+def test_an_overlong_question_or_request_is_refused_in_one_line_and_the_server_answers_on(server):
+    """A question past the cap gets the search's one-line error; a request line or headers past what
+    the server reads get 414 or 431 (a megabyte of query syntax in a URL was a connection reset), and
+    the next search is answered at once."""
+    syntax = '"a b" -c d* '
+    longest = syntax * (MAX_QUESTION_CHARS // len(syntax))
+    assert server.get("/search", params={"q": longest, "k": 3, "mode": "keyword"}).status_code == 200
+    too_long = server.get("/search", params={"q": longest + "x" * 20, "mode": "keyword"})
+    assert too_long.status_code == 400
+    assert f"a search takes at most {MAX_QUESTION_CHARS:,}" in too_long.json()["error"]
+    for request, status in (
+        (f"GET /search?q={syntax * 90_000} HTTP/1.1\r\nHost: x\r\n\r\n".encode(), 414),
+        (b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"X-Filler: " + b"y" * 200_000 + b"\r\n\r\n", 431),
+    ):
+        with socket.create_connection(("127.0.0.1", server.address["port"]), timeout=10) as sock:
+            sock.sendall(request)
+            answer = b""
+            while chunk := sock.recv(65536):
+                answer += chunk
+        head, _, body = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 %d " % status), head
+        assert "shorten it" in json.loads(body)["error"]
+    started = time.monotonic()
+    assert server.get("/search", params={"q": "flat tyre", "k": 1}).status_code == 200
+    assert time.monotonic() - started < 10
+
+
 def test_eleven_hundred_half_sent_requests_lock_no_client_out(sample_db, env, tmp_path):
     """The attack that locked every client out of a server limited to 1,024 open files, as a
     desktop's default is: the connections waiting longest for their request make room for new ones."""
@@ -521,3 +551,39 @@ def test_a_request_must_arrive_whole_in_time_even_a_byte_at_a_time(sample_db, en
         assert server.get("/health").status_code == 200
         for sock in (silent, trickling, idle):
             sock.close()
+
+
+@pytest.fixture
+def hostile_server(tmp_path, env):
+    folder = make_hostile_folder(tmp_path / "docs")
+    db = tmp_path / "hostile.db"
+    built = run_index(
+        "build", str(folder), "--db", str(db), "--backend", "hash-plugin", "--model", "m", env=env
+    )
+    assert built.returncode == 0, built.stderr
+    with ServerProcess(db, env=env, log=tmp_path / "serve.log") as running:
+        yield running, folder
+
+
+def test_hostile_names_are_read_back_by_citation_and_shown_with_no_raw_escape(hostile_server):
+    server, folder = hostile_server
+    searched = server.get("/search", params={"q": "espresso", "mode": "keyword", "min_score": "0", "k": 10})
+    assert searched.status_code == 200
+    assert holds_raw(searched.text) == []  # JSON escapes: a terminal can print the answer
+    hits = {hit["path"]: hit for hit in searched.json()}
+    assert len(hits) == len(FILES)
+    assert "\x1b]0;pwned\x07" in hits["new\\x0aline.md"]["heading"]  # the data itself is exact
+    assert hits["caf\\xe9.md"]["snippet"] == "… espresso beans roasted dark."
+    for spelled in ("new\\x0aline.md:1-3", "new\nline.md:1-3", "caf\\xe9.md", "caf\\\\xe9.md"):
+        passage = server.get("/chunks/" + quote(spelled))
+        assert passage.status_code == 200, (spelled, passage.text)
+    assert "descaling" in server.get("/chunks/" + quote("caf\\\\xe9.md")).json()["text"]
+    for name, hit in hits.items():
+        answer = server.get("/page/file", params={"root": hit["root"], "path": name}).json()
+        assert answer["url"] is not None, name
+    assert (
+        server.get("/page/file", params={"root": hits["caf\\xe9.md"]["root"], "path": "caf\\xe9.md"}).json()[
+            "url"
+        ]
+        == (folder / os.fsdecode(b"caf\xe9.md")).as_uri()
+    )

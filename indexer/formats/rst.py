@@ -21,7 +21,9 @@ field list at the top of a page or right after its title, which docutils takes a
 metadata (docinfo; Sphinx's ``:orphan:`` and ``:tocdepth:``). Title adornments and transitions are
 markup (:attr:`Document.markup`): kept in a chunk's text, counting nothing toward its size.
 
-Plain-text notes (``.txt``) are read the same way: underlined titles are common there too.
+Plain-text notes (``.txt``) are read the same way: underlined titles are common there too. The names
+a page defines (Sphinx's object directives, a rendered man page's NAME line) are read as
+:mod:`indexer.formats.definitions` says.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import re
 import string
 
+from indexer.formats.definitions import directive_definitions, man_page_names
 from indexer.formats.document import Document, Heading, split_lines
 
 _ADORNMENT = re.compile("^([" + re.escape(string.punctuation) + r"])\1*\s*$")
@@ -62,8 +65,14 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
         number for heading in headings for number in heading.lines if _ADORNMENT.match(lines[number - 1])
     }
     markup |= _transitions(lines, in_literal)
+    definitions = {**man_page_names(lines), **directive_definitions(lines, in_literal)}
     return Document(
-        lines=lines, headings=headings, literal=literal, encoding=encoding, markup=frozenset(markup)
+        lines=lines,
+        headings=headings,
+        literal=literal,
+        encoding=encoding,
+        markup=frozenset(markup),
+        definitions=definitions,
     )
 
 

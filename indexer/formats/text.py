@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 
+from indexer.formats.definitions import man_page_names
 from indexer.formats.document import Document, UnreadableFile, split_lines
 
 BINARY_SNIFF_BYTES = 8192
@@ -61,5 +62,7 @@ def _decode_legacy(data: bytes) -> tuple[str, str]:
 
 
 def read_plain(text: str, encoding: str) -> Document:
-    """Source code, data and plain notes: lines, no headings (``#`` starts a comment there)."""
-    return Document(lines=split_lines(text), encoding=encoding)
+    """Source code, data and plain notes: lines, no headings (``#`` starts a comment there); the
+    names of a man page saved as text (``ls.1``), from its NAME line."""
+    lines = split_lines(text)
+    return Document(lines=lines, encoding=encoding, definitions=man_page_names(lines))

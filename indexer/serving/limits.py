@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import h11
+import orjson
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 
@@ -38,7 +39,8 @@ class ServeLimits:
     max_connections: int = 64
     #: Connections the system queues before the server accepts them (``listen``'s backlog).
     backlog: int = 256
-    #: The largest request head (request line and headers): a longer one gets 400.
+    #: The largest request head (request line and headers): a longer one gets 414 (its request line
+    #: alone is longer) or 431.
     max_head_bytes: int = 64 * 1024
 
     def uvicorn_options(self) -> dict[str, Any]:
@@ -70,6 +72,7 @@ class LimitedH11Protocol(H11Protocol):
         super().__init__(*args, **kwargs)
         self.waiting_since: float | None = None
         self._deadline: asyncio.TimerHandle | None = None
+        self._refused_head = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -78,8 +81,40 @@ class LimitedH11Protocol(H11Protocol):
             self._make_room()
 
     def data_received(self, data: bytes) -> None:
+        if self._refused_head:
+            return  # the rest of a request already answered: read and dropped until the client closes
+        waiting, _ = self.conn.trailing_data
+        if self.conn.their_state is h11.IDLE and len(waiting) + len(data) > self.limits.max_head_bytes:
+            self._refuse_head(waiting + data)
+            return
         super().data_received(data)
         self._note_request()
+
+    def _refuse_head(self, head: bytes) -> None:
+        """Answer a request head longer than :attr:`ServeLimits.max_head_bytes`: 414 when its request
+        line alone is (a question pasted into a URL), else 431; then close only once the client has
+        stopped sending. Closing a socket with unread data resets it, and the client would see a
+        reset instead of the answer."""
+        if b"\n" not in head[: self.limits.max_head_bytes]:  # a question pasted into a URL
+            status, reason, what = 414, b"URI Too Long", "the request line passes"
+        else:
+            status, reason, what = 431, b"Request Header Fields Too Large", "the request's headers pass"
+        body = orjson.dumps({"error": f"{what} {self.limits.max_head_bytes:,} bytes: shorten it"})
+        self._refused_head = True
+        self._stop_waiting()
+        self.transport.write(
+            b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\ncontent-length: %d\r\n"
+            b"connection: close\r\n\r\n%s" % (status, reason, len(body), body)
+        )
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+        self.loop.call_later(self.limits.request_seconds, self._close)
+
+    def eof_received(self) -> None:
+        if self._refused_head:
+            self._close()
+            return
+        super().eof_received()
 
     def on_response_complete(self) -> None:
         if not self.transport.is_closing():

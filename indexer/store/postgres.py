@@ -383,25 +383,22 @@ class PostgresStore(MetaValues):
                     (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status, new.encoding),
                 ).fetchone()[0]
                 removed += connection.execute("DELETE FROM chunks WHERE file_id = %s", (file_id,)).rowcount
-                for row, vector in new.chunk_rows(file_id):  # COPY takes the vector before the locator
-                    rows.append((*row[:-1], np.frombuffer(vector, dtype=np.float32), row[-1]))
+                for row, vector in new.chunk_rows(file_id):  # COPY takes the vector after the row
+                    rows.append((*row, np.frombuffer(vector, dtype=np.float32)))
             if rows:
                 self.copy_chunks(connection, rows)
             connection.execute(records.ADD_CHUNK_COUNT, (len(rows) - removed,))
 
     @staticmethod
     def copy_chunks(connection: psycopg.Connection, rows: Iterable[tuple]) -> None:
-        """Stream chunk rows (file_id, seq, start_line, end_line, heading, text, text_hash, vector,
-        locator) in with binary COPY, on ``connection``'s open transaction; the benchmark loads with it
-        too."""
+        """Stream chunk rows (:data:`indexer.store.records.CHUNK_COLUMNS`, then the vector) in with
+        binary COPY, on ``connection``'s open transaction; the benchmark loads with it too."""
+        columns = ", ".join(records.CHUNK_COLUMNS)
         with (
             connection.cursor() as cursor,
-            cursor.copy(
-                "COPY chunks (file_id, seq, start_line, end_line, heading, text, text_hash, embedding, "
-                "locator) FROM STDIN (FORMAT BINARY)"
-            ) as copy,
+            cursor.copy(f"COPY chunks ({columns}, embedding) FROM STDIN (FORMAT BINARY)") as copy,
         ):
-            copy.set_types(["int8", "int4", "int4", "int4", "text", "text", "text", "vector", "text"])
+            copy.set_types(["int8", "int4", "int4", "int4", "text", "text", "text", "text", "text", "vector"])
             for row in rows:
                 copy.write_row(row)
 
@@ -558,6 +555,11 @@ class PostgresStore(MetaValues):
     def chunk_count(self) -> int:
         """How many chunks the index holds (kept in ``meta`` by every write)."""
         return int(self.get_meta(records.CHUNK_COUNT) or 0)
+
+    def keyword_chunk_count(self) -> int:
+        """BM25's N in :meth:`keyword_matches`: every chunk (with no length normalisation, a chunk
+        without words changes a word's weight and the keyword scale alike)."""
+        return self.chunk_count()
 
     def root_counts(self) -> list[dict[str, object]]:
         return records.root_counts(self._rows(records.ROOT_COUNTS_SQL))

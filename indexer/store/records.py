@@ -47,7 +47,8 @@ class NewFile:
 
     def chunk_rows(self, file_id: int) -> Iterator[tuple[tuple, bytes]]:
         """Each chunk as ``(row, vector)``: row is (file_id, seq, start_line, end_line, heading, text,
-        text_hash, locator), the columns both stores write, in that order."""
+        text_hash, locator, names), the columns both stores write (:data:`CHUNK_COLUMNS`), in that
+        order."""
         for seq, (chunk, text_hash, vector) in enumerate(
             zip(self.chunks, self.text_hashes, self.vectors, strict=True)
         ):
@@ -60,6 +61,7 @@ class NewFile:
                 chunk.text,
                 text_hash,
                 chunk.locator,
+                join_names(chunk.names),
             )
             yield row, vector
 
@@ -128,7 +130,11 @@ class BuildCounts:
 #: The columns of a file's state, a chunk as searches read it back, and a build's record, in the
 #: order the functions below read them.
 FILE_STATE_COLUMNS = "path, id, size, mtime_ns, content_hash, status"
-STORED_CHUNK_COLUMNS = "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator"
+STORED_CHUNK_COLUMNS = "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator, c.names"
+#: The columns of a chunk's row as :meth:`NewFile.chunk_rows` gives them.
+CHUNK_COLUMNS = "file_id, seq, start_line, end_line, heading, text, text_hash, locator, names".split(", ")
+#: Between the names a chunk declares, as stored: no name holds a line break.
+NAMES_SEPARATOR = "\n"
 BUILD_FIELDS: tuple[str, ...] = ("id", "root", "started_at", "finished_at", "seen_at", "outcome")
 BUILD_FIELDS += ("model", "pid", "host", "error")
 BUILD_FIELDS += BuildCounts.columns()
@@ -148,7 +154,22 @@ def file_states(rows: Sequence[Sequence]) -> dict[str, FileState]:
 
 def stored_chunks(rows: Sequence[Sequence]) -> dict[int, StoredChunk]:
     """Rows of :data:`STORED_CHUNK_COLUMNS`, by chunk id."""
-    return {row[0]: StoredChunk(*row) for row in rows}
+    chunks = {}
+    for chunk_id, root, path, start_line, end_line, heading, text, locator, names in rows:
+        chunks[chunk_id] = StoredChunk(
+            chunk_id, root, path, start_line, end_line, heading, text, locator, split_names(names)
+        )
+    return chunks
+
+
+def join_names(names: Sequence[str]) -> str:
+    """A chunk's declared names as one stored value."""
+    return NAMES_SEPARATOR.join(names)
+
+
+def split_names(stored: str) -> tuple[str, ...]:
+    """The names :func:`join_names` stored."""
+    return tuple(stored.split(NAMES_SEPARATOR)) if stored else ()
 
 
 def build_records(rows: Sequence[Sequence]) -> list[dict[str, object]]:

@@ -289,15 +289,15 @@ class SQLiteStore(MetaValues):
         self._chunks_changed(len(rows) - len(old_ids), bool(rows or old_ids))
 
     def _insert_chunks(
-        self, rows: list[tuple[int, int, int, int, str, str, str, str]], vectors: list[bytes]
+        self, rows: list[tuple[int, int, int, int, str, str, str, str, str]], vectors: list[bytes]
     ) -> None:
         """Chunks get the ids after the largest in use (one writer at a time: the transaction holds the
         write lock); their vectors are cut from one blob by those ids."""
         first_id = self._value("SELECT COALESCE(MAX(id), 0) + 1 FROM chunks")
         self._rows(
-            "INSERT INTO chunks (id, file_id, seq, start_line, end_line, heading, text, text_hash, locator) "
-            "SELECT ? + key, value ->> 0, value ->> 1, value ->> 2, value ->> 3, value ->> 4, value ->> 5, "
-            "value ->> 6, value ->> 7 FROM json_each(?)",
+            f"INSERT INTO chunks (id, {', '.join(records.CHUNK_COLUMNS)}) SELECT ? + key, "
+            + ", ".join(f"value ->> {place}" for place in range(len(records.CHUNK_COLUMNS)))
+            + " FROM json_each(?)",
             (first_id, orjson.dumps(rows).decode("utf-8")),
         )
         width = len(vectors[0])
@@ -312,6 +312,21 @@ class SQLiteStore(MetaValues):
             "INSERT INTO chunks_fts (rowid, heading, text) "
             "SELECT id, heading, text FROM chunks WHERE id >= ?",
             (first_id,),
+        )
+        self._forget_wordless_chunks(first_id)
+
+    def _forget_wordless_chunks(self, first_id: int) -> None:
+        """Take out of the keyword index the chunks from ``first_id`` on in which its tokenizer found
+        no word (a size of zero in each column). A chunk of rules and symbols alone has nothing to
+        find, and counted in BM25's statistics it would change every other chunk's score: as a row
+        of the chunk count, and as a length of zero in the average, which makes every chunk that
+        holds words look long (one such file of 2 MB took unrelated words' keyword evidence from 1
+        to 0.02). Deleting them as FTS5 inserted them keeps its statistics exact."""
+        self._rows(
+            "INSERT INTO chunks_fts (chunks_fts, rowid, heading, text) "
+            "SELECT 'delete', id, heading, text FROM chunks WHERE id >= ? "
+            "AND id IN (SELECT id FROM chunks_fts_docsize WHERE id >= ? AND sz = x'0000')",
+            (first_id, first_id),
         )
 
     def _upsert_file(self, new: NewFile) -> tuple[int, list[int]]:
@@ -350,7 +365,8 @@ class SQLiteStore(MetaValues):
         ids = json.dumps(chunk_ids)
         self._rows(
             "INSERT INTO chunks_fts (chunks_fts, rowid, heading, text) "
-            "SELECT 'delete', id, heading, text FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
+            "SELECT 'delete', id, heading, text FROM chunks WHERE id IN (SELECT value FROM json_each(?)) "
+            "AND id IN (SELECT id FROM chunks_fts_docsize)",  # what the keyword index holds
             (ids,),
         )
         if self.has_vector_table():
@@ -811,6 +827,12 @@ class SQLiteStore(MetaValues):
         except apsw.Error as error:
             raise self.connections.failure(error) from error
 
+    def keyword_chunk_count(self) -> int:
+        """How many chunks the keyword index holds (those with a word): BM25's N, read from the row
+        count FTS5 keeps for bm25() (the first varint of its averages record), not counted."""
+        block = self._value("SELECT block FROM chunks_fts_data WHERE id = 1")
+        return fts5_varint(block)[0] if block else 0
+
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]:
         sql = (
             f"SELECT {records.STORED_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id "
@@ -1050,6 +1072,16 @@ class _SQLiteMigrations:
     def __init__(self, store: SQLiteStore) -> None:
         self.execute = store._rows
         self.locked_transaction = store.transaction
+
+
+def fts5_varint(blob: bytes, start: int = 0) -> tuple[int, int]:
+    """The SQLite varint at ``start`` of ``blob`` (the integers of FTS5's records), and where it ends."""
+    value = 0
+    for place in range(start, start + 8):
+        value = (value << 7) | (blob[place] & 0x7F)
+        if blob[place] < 0x80:
+            return value, place + 1
+    return (value << 8) | blob[start + 8], start + 9
 
 
 def fts_phrase(term: str) -> str:

@@ -1,0 +1,126 @@
+"""The names a document's markup declares it defines, found once by its reader
+(:attr:`indexer.formats.document.Document.definitions`) and stored with the chunk that holds them.
+
+A page's title names what it documents, and the search puts the page named as a one-name question
+asks first (:func:`indexer.search.named_first`). Many manuals define several names on one page, in
+markup made for that purpose, which their own tools index:
+
+- **Sphinx and docutils**: the object directives of every domain (``.. confval:: name``,
+  ``.. rst:directive:: toctree``, ``.. py:function:: join(a, *p)``, ``.. option:: -v, --verbose``...),
+  which Sphinx puts in its index unless marked ``:no-index:``. An example of one in a literal block
+  (after ``::`` or in a ``code-block``) defines nothing.
+- **man pages**: the NAME section (``clock_getres, clock_gettime, clock_settime - clock and time
+  functions``), which is what ``mandb`` indexes for ``whatis`` and ``apropos``.
+
+A dotted or ``::`` name is also known by its last part, as a question's name is
+(:func:`indexer.search.asked_name`).
+
+Every rule reads a line at a time, with patterns that cannot backtrack far, so reading a document's
+definitions is linear in its size whatever its text: this runs over every indexed file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+#: The object directives, with or without their domain (``py:``, ``c:``, ``cpp:``, ``js:``, ``rst:``,
+#: ``std:``...), that take the name of what they define as their argument. Not a directive's options
+#: (``rst:directive:option:: caption``): Sphinx indexes those under their directive's name, and alone
+#: they are common words (``class``, ``lines``).
+_DEFINITION = re.compile(
+    r"\.\.[ \t]+(?:[a-z]+:)?(?:confval|directive|role|option|cmdoption|envvar|"
+    r"function|class|method|classmethod|staticmethod|attribute|property|data|exception|"
+    r"module|decorator|macro|member|type|var|struct|union|enum|enumerator|concept|event|describe|"
+    r"object|setting)::[ \t]+(?P<argument>\S.*)"
+)
+_UNINDEXED = re.compile(r":(?:no-index|noindex):")
+#: The dash between a man page's names and its summary (``\-`` as troff writes it, or a Unicode dash).
+_MAN_DASH = re.compile(r"[ \t](?:\\-|-|\u2010|\u2013|\u2014)(?:[ \t]|$)")
+#: The most lines a man page's NAME entry runs to: ``whatis`` entries are a line or two.
+MAX_MAN_NAME_LINES = 8
+_NAME_END = re.compile(r"[(<=\[\s]")
+#: A directive named as it is written (``.. rst:directive:: .. code-block:: [language]``).
+_WRITTEN_DIRECTIVE = re.compile(r"\.\.[ \t]+(?P<name>[\w:-]+)::")
+_LAST_PART = re.compile(r"::|\.|->")
+
+
+def directive_definitions(lines: list[str], literal: set[int]) -> dict[int, tuple[str, ...]]:
+    """The names each line's Sphinx object directive defines (1-based line numbers), leaving out the
+    lines of ``literal`` (examples shown as written) and directives marked ``:no-index:``."""
+    found: dict[int, tuple[str, ...]] = {}
+    for number, line in enumerate(lines, 1):
+        if number in literal or ".." not in line:
+            continue
+        stripped = line.lstrip()
+        definition = _DEFINITION.fullmatch(stripped)
+        if definition and not _unindexed(lines, number, len(line) - len(stripped)):
+            names = known_names(argument_names(definition["argument"]))
+            if names:
+                found[number] = names
+    return found
+
+
+def man_page_names(lines: list[str]) -> dict[int, tuple[str, ...]]:
+    """The names of a rendered man page's NAME section, on the line where they start: the indented
+    lines after a line ``NAME``, up to the dash before the summary."""
+    found: dict[int, tuple[str, ...]] = {}
+    for number, line in enumerate(lines, 1):
+        if line.rstrip() != "NAME":
+            continue
+        entry = []
+        for following in lines[number : number + MAX_MAN_NAME_LINES]:
+            if not following[:1].isspace() or not following.strip():
+                break
+            entry.append(following)
+            if _MAN_DASH.search(following):
+                if names := man_entry_names(" ".join(entry)):
+                    found[number + 1] = names
+                break
+    return found
+
+
+def man_entry_names(entry: str) -> tuple[str, ...]:
+    """The names of a NAME entry (``clock_getres, clock_gettime - clock and time functions``): those
+    before the dash, with their last parts; none when it has no dash."""
+    dash = _MAN_DASH.search(entry)
+    return known_names(part.strip() for part in entry[: dash.start()].split(",")) if dash else ()
+
+
+def known_names(names: Iterable[str]) -> tuple[str, ...]:
+    """``names`` with the last part of each dotted or ``::`` name, each once, in order."""
+    known = (known for name in names if name for known in (name, _LAST_PART.split(name)[-1]) if known)
+    return tuple(dict.fromkeys(known))
+
+
+def _unindexed(lines: list[str], number: int, indent: int) -> bool:
+    """Whether the options right under the definition on line ``number`` (``:no-index:``) keep it
+    out of the index."""
+    for line in lines[number:]:
+        stripped = line.lstrip()
+        if not stripped.startswith(":") or len(line) - len(stripped) <= indent:
+            return False
+        if _UNINDEXED.match(stripped):
+            return True
+    return False
+
+
+def argument_names(argument: str) -> list[str]:
+    """The names a definition's argument gives: a callable's, the word before its parameters
+    (``join`` of ``join(a, *p)``, ``PyType_Ready`` of ``int PyType_Ready(PyTypeObject *type)``); else
+    a directive written as it is used, its name (``code-block`` of ``.. code-block:: [language]``);
+    each of a comma-separated list (``-v, --verbose``) without a value (``--jobs=N``, ``-o <dir>``)
+    or a trailing colon."""
+    written = _WRITTEN_DIRECTIVE.match(argument)
+    if written:
+        return [written["name"]]
+    parameters = argument.find("(")
+    if parameters >= 0:
+        words = argument[:parameters].split()
+        return [words[-1].lstrip("*&")] if words else []
+    names = []
+    for item in argument.split(","):
+        name = _NAME_END.split(item.strip(), maxsplit=1)[0].rstrip(":")
+        if name and not name.startswith(".."):
+            names.append(name)
+    return names
