@@ -60,6 +60,7 @@ from indexer.request import MAX_K as MAX_K
 from indexer.request import MODES as MODES
 from indexer.request import SearchRequest
 from indexer.store.contract import AllowedChunks, SearchStore
+from indexer.store.keywords import query_words
 from indexer.store.records import ChunkFilter
 
 NO_FILTER = ChunkFilter()
@@ -548,8 +549,13 @@ def keyword_words(text: str) -> list[str]:
     rarer words higher. A word typed twice counts twice, as BM25 counts a repeated query word. Every
     word the user typed can match: stop words are left out only of a question of three words or
     more, never from a name (``collections.Where``, ``os.path.join``, ``--leak-check``, ``open()``),
-    and a question of stop words alone searches them."""
-    tokens = [(token, [word.lower() for word in _WORD.findall(token)]) for token in text.split()]
+    and a question of stop words alone searches them. A run of Chinese, Japanese or Korean letters
+    is the words the index holds it as (:func:`indexer.store.keywords.query_words`: its pairs of
+    characters), each one counted."""
+    tokens = [
+        (token, [term for word in _WORD.findall(token) for term in query_words(word.lower())])
+        for token in text.split()
+    ]
     everything = [word for _, words in tokens for word in words]
     if len(tokens) <= MAX_UNFILTERED_WORDS:
         return everything

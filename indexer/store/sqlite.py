@@ -38,7 +38,7 @@ from indexer.errors import (
     StorageError,
 )
 from indexer.records import StoredChunk
-from indexer.store import SERVE_SUFFIX, migrations, records
+from indexer.store import SERVE_SUFFIX, keywords, migrations, records
 from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile
 from indexer.store.sqlite_connections import Connections
@@ -170,7 +170,10 @@ class SQLiteStore(MetaValues):
     # -- schema and transactions ----------------------------------------------------------------
 
     def migrate(self) -> list[str]:
-        """Apply the numbered SQL files this index lacks (see :mod:`indexer.store.migrations`)."""
+        """Apply the numbered SQL files this index lacks (see :mod:`indexer.store.migrations`), on
+        this thread's connection, given the function their SQL calls to rewrite a chunk's text for
+        the keyword index (:func:`indexer.store.keywords.index_text`)."""
+        self.db.create_scalar_function("keyword_text", keywords.index_text, 1, deterministic=True)
         return migrations.migrate(ENGINE, _SQLiteMigrations(self))
 
     def _applied_versions(self) -> set[int]:
@@ -302,10 +305,17 @@ class SQLiteStore(MetaValues):
             "SELECT id, substr(?, (id - ?) * ? + 1, ?) FROM chunks WHERE id >= ? ORDER BY id",
             (b"".join(vectors), first_id, width, width, first_id),
         )
+        # the keyword index reads each heading and text as keywords.index_text rewrites it; null
+        # where that is the text itself (any text without Chinese, Japanese or Korean letters)
+        rewritten = [
+            [None if (indexed := keywords.index_text(text)) == text else indexed for text in row[4:6]]
+            for row in rows
+        ]
         self._rows(
             "INSERT INTO chunks_fts (rowid, heading, text) "
-            "SELECT id, heading, text FROM chunks WHERE id >= ?",
-            (first_id,),
+            "SELECT c.id, coalesce(k.value ->> 0, c.heading), coalesce(k.value ->> 1, c.text) "
+            "FROM json_each(?) AS k JOIN chunks AS c ON c.id = ? + k.key",
+            (orjson.dumps(rewritten).decode("utf-8"), first_id),
         )
 
     def _upsert_file(self, new: NewFile) -> tuple[int, list[int]]:
@@ -338,15 +348,12 @@ class SQLiteStore(MetaValues):
         self._chunks_changed(-len(chunk_ids), bool(chunk_ids))
 
     def _delete_chunks(self, chunk_ids: list[int]) -> None:
-        """Drop chunks with their vectors and keyword entries (FTS5 needs the old text to forget it)."""
+        """Drop chunks with their vectors and keyword entries (the keyword index forgets a row by
+        its id: migrations/sqlite/0008_words_of_every_script.sql)."""
         if not chunk_ids:
             return
         ids = json.dumps(chunk_ids)
-        self._rows(
-            "INSERT INTO chunks_fts (chunks_fts, rowid, heading, text) "
-            "SELECT 'delete', id, heading, text FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
-            (ids,),
-        )
+        self._rows("DELETE FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
         if self.has_vector_table():
             # one rowid at a time: vec0 answers point deletes, not set deletes
             for chunk_id in chunk_ids:
@@ -874,7 +881,9 @@ class _SQLiteMigrations:
 
 def fts_phrase(term: str) -> str:
     """A term as FTS5 reads it literally: quoted (its words a phrase, no operator inside it), and
-    a trailing ``*`` kept as a prefix search (``config*``)."""
+    a trailing ``*`` kept as a prefix search (``config*``); its runs of Chinese, Japanese or Korean
+    letters as the index holds them (:func:`indexer.store.keywords.query_text`)."""
+    term = keywords.query_text(term)
     prefix = term.endswith("*")
     words = term.rstrip("*") if prefix else term
     return '"' + words.replace('"', '""') + '"' + ("*" if prefix else "")
