@@ -246,6 +246,8 @@ def make_pre_0008(location: Path | str) -> None:
             "GENERATED ALWAYS AS (to_tsvector('english', heading || ' ' || text)) STORED"
         )
         connection.execute("CREATE INDEX chunks_search_text ON chunks USING gin (search_text)")
+        connection.execute("DROP TRIGGER chunk_keywords ON chunks")
+        connection.execute("DROP FUNCTION chunk_keywords()")
         connection.execute("DROP FUNCTION keyword_text(text)")
         connection.execute("DROP FUNCTION unspaced_letters()")
         connection.execute("DELETE FROM schema_migrations WHERE version = 8")

@@ -39,9 +39,23 @@ AS $$
     END
 $$;
 
--- A generated column's expression cannot be changed in place before PostgreSQL 17: the column is made
--- again (every row's keywords computed anew) with its index.
-ALTER TABLE chunks DROP COLUMN search_text;
-ALTER TABLE chunks ADD COLUMN search_text tsvector
-    GENERATED ALWAYS AS (to_tsvector('english', keyword_text(heading || ' ' || text))) STORED;
-CREATE INDEX chunks_search_text ON chunks USING gin (search_text);
+-- The keyword column was generated from the text. Generated anew, it would rewrite the whole table
+-- and rebuild the HNSW graph with it, whatever the text: it becomes a plain column that a trigger
+-- sets from the text on every insert and every change of the text, and only the rows holding such
+-- letters are written again.
+ALTER TABLE chunks ALTER COLUMN search_text DROP EXPRESSION;
+
+CREATE FUNCTION chunk_keywords() RETURNS trigger
+LANGUAGE plpgsql
+AS $$
+BEGIN
+    NEW.search_text := to_tsvector('english', keyword_text(NEW.heading || ' ' || NEW.text));
+    RETURN NEW;
+END
+$$;
+
+CREATE TRIGGER chunk_keywords BEFORE INSERT OR UPDATE OF heading, text ON chunks
+    FOR EACH ROW EXECUTE FUNCTION chunk_keywords();
+
+UPDATE chunks SET search_text = to_tsvector('english', keyword_text(heading || ' ' || text))
+WHERE heading || ' ' || text ~ ('[' || unspaced_letters() || ']');
