@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -65,17 +66,25 @@ def worker_build(folder: Path, location: str) -> dict[str, object]:
         for suffix in ("", "-wal", "-shm", ".lock"):
             Path(location + suffix).unlink(missing_ok=True)
     backend = TokenizerInstantBackend()
-    started = time.perf_counter()
+    started, cpu_started = time.perf_counter(), process_cpu_seconds()
     with Index.open(location, backend=backend) as index:
         report = index.build(folder, warn=lambda message: None)
         seconds = time.perf_counter() - started
+        cpu_seconds = process_cpu_seconds() - cpu_started
         size = index.store.size_bytes()
     return {
         "seconds": seconds,
+        # every thread of the build (on SQLite, the store's work too), not stretched by other processes
+        "cpu_seconds": cpu_seconds,
         "index_bytes": size,
         "keyword_bytes": keyword_bytes(location),
         "report": report.summary(),
     }
+
+
+def process_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 def keyword_bytes(location: str) -> int:
@@ -194,18 +203,23 @@ def measure(args: argparse.Namespace) -> dict[str, list[dict[str, object]]]:
                 run(checkout, "--worker", "queries", str(args.folder), db, "--worker-queries", queries,
                     "--rounds", str(args.rounds))
             )  # fmt: skip
-        upgraded = workspace / "upgraded.db"
-        for path in workspace.glob("reference.db*"):  # with its vector graph, so none is made again
-            shutil.copyfile(path, str(upgraded) + path.name.removeprefix("reference.db"))
-        figures.setdefault("this upgrade", []).append(
-            run(None, "--worker", "upgrade", str(args.folder), str(upgraded))
-        )
+        # the next build of the reference's index: by the reference (nothing to migrate), and by this
+        # checkout (migrating), each on a copy with its vector graph, so that none is made again
+        for name, checkout in order:
+            copy = workspace / f"next-{name}.db"
+            for path in workspace.glob("reference.db*"):
+                shutil.copyfile(path, str(copy) + path.name.removeprefix("reference.db"))
+            figures.setdefault(f"{name} next build", []).append(
+                run(checkout, "--worker", "upgrade", str(args.folder), str(copy))
+            )
     if args.postgres:
         for name, checkout in checkouts.items():
             url = new_postgres_database(args.postgres, f"bench_scripts_{name}")
             figures[f"{name} postgres build"] = [run(checkout, "--worker", "build", str(args.folder), url)]
         reference_url = args.postgres.replace("/postgres?", "/bench_scripts_reference?")
-        figures["this postgres upgrade"] = [run(None, "--worker", "upgrade", str(args.folder), reference_url)]
+        figures["this postgres next build"] = [
+            run(None, "--worker", "upgrade", str(args.folder), reference_url)
+        ]
     shutil.rmtree(workspace)
     return figures
 
@@ -229,6 +243,7 @@ def table(figures: dict[str, list[dict[str, object]]]) -> str:
 
     builds = (figures["reference build"], figures["this build"])
     row("build, instant vectors (s, best)", best(builds[0], "seconds"), best(builds[1], "seconds"))
+    row("build, CPU of its process (s, best)", best(builds[0], "cpu_seconds"), best(builds[1], "cpu_seconds"))
     row("index size (MB)", best(builds[0], "index_bytes") / 1e6, best(builds[1], "index_bytes") / 1e6)
     row("keyword index (MB)", best(builds[0], "keyword_bytes") / 1e6, best(builds[1], "keyword_bytes") / 1e6)
     searches = (figures["reference queries"], figures["this queries"])
@@ -251,10 +266,17 @@ def table(figures: dict[str, list[dict[str, object]]]) -> str:
         f"| Latin keyword queries whose 10 hits and scores are the reference's | | {len(same)} of "
         f"{len(searches[1][0]['hits'])} | |"
     )  # type: ignore[arg-type]
-    upgrade = figures["this upgrade"]
-    migration = best(upgrade, "migrate_seconds")
-    lines.append(f"| next build of the reference's index: migration (s, best) | | {migration:.3f} | |")
-    lines.append(f"| then the unchanged folder (s, best) | | {best(upgrade, 'build_seconds'):.3f} | |")
+    after = (figures["reference next build"], figures["this next build"])
+    row(
+        "next build of the reference's index: opening it (s, best)",
+        best(after[0], "migrate_seconds"),
+        best(after[1], "migrate_seconds"),
+    )
+    row(
+        "then the unchanged folder (s, best)",
+        best(after[0], "build_seconds"),
+        best(after[1], "build_seconds"),
+    )
     if "reference postgres build" in figures:
         pg = (figures["reference postgres build"], figures["this postgres build"])
         row("PostgreSQL build (s)", best(pg[0], "seconds"), best(pg[1], "seconds"))
@@ -262,8 +284,10 @@ def table(figures: dict[str, list[dict[str, object]]]) -> str:
         row(
             "PostgreSQL keywords (MB)", best(pg[0], "keyword_bytes") / 1e6, best(pg[1], "keyword_bytes") / 1e6
         )
-        pg_upgrade = figures["this postgres upgrade"]
-        lines.append(f"| PostgreSQL migration (s) | | {best(pg_upgrade, 'migrate_seconds'):.3f} | |")
+        pg_next = figures["this postgres next build"]
+        lines.append(
+            f"| PostgreSQL: opening the reference's index (s) | | {best(pg_next, 'migrate_seconds'):.3f} | |"
+        )
     lines.append("")
     lines.append(f"builds: {figures['this build'][0]['report']}")
     return "\n".join(lines)

@@ -68,7 +68,7 @@ def index_text(text: str) -> str:
     """``text`` as the keyword index reads it: each run of :data:`UNSPACED_LETTERS` written as the
     pairs of characters that start at each of its positions, the last one alone, set apart by
     spaces (``Redis缓存`` is ``Redis 缓存 存``); any other text unchanged."""
-    if not _RUN.search(text):
+    if not has_runs(text):
         return text
     return _RUN.sub(lambda run: f" {' '.join(_pairs(run.group()))} ", text)
 
@@ -79,11 +79,11 @@ def query_text(term: str) -> str:
     but a run that ends the term without its last position, so that it matches the start of a
     longer run too (``数据库`` is ``数据 据库``: found in ``数据库备份``); a run of one character that
     ends the term is a prefix (``猫`` is ``猫*``). A term without such runs is returned unchanged."""
+    if not has_runs(term):
+        return term
     prefix = term.endswith("*")
     body = term[:-1] if prefix else term
     runs = list(_RUN.finditer(body))
-    if not runs:
-        return term
     parts: list[str] = []
     position = 0
     for run in runs:
@@ -102,7 +102,7 @@ def query_words(word: str) -> list[str]:
     """The words a query's ``word`` is searched as: each run of :data:`UNSPACED_LETTERS` in it as
     its pairs (a run of one character as that character), the text between runs as it is
     (``redis缓存`` is ``redis``, ``缓存``); a word without such runs is itself."""
-    if not _RUN.search(word):
+    if not has_runs(word):
         return [word]
     words: list[str] = []
     position = 0
@@ -112,6 +112,12 @@ def query_words(word: str) -> list[str]:
         position = run.end()
     words.append(word[position:])
     return [part for part in words if part]
+
+
+def has_runs(text: str) -> bool:
+    """Whether ``text`` holds any of :data:`UNSPACED_LETTERS` (an ASCII text, most of what a
+    Latin-script index reads and is asked, is told at once, without a look at its characters)."""
+    return not text.isascii() and _RUN.search(text) is not None
 
 
 def _pairs(run: str) -> list[str]:

@@ -308,7 +308,7 @@ class SQLiteStore(MetaValues):
         # the keyword index reads each heading and text as keywords.index_text rewrites it; null
         # where that is the text itself (any text without Chinese, Japanese or Korean letters)
         rewritten = [
-            [None if (indexed := keywords.index_text(text)) == text else indexed for text in row[4:6]]
+            [keywords.index_text(text) if keywords.has_runs(text) else None for text in row[4:6]]
             for row in rows
         ]
         self._rows(
