@@ -40,7 +40,7 @@ from indexer.errors import (
     StorageError,
 )
 from indexer.records import StoredChunk
-from indexer.store import SERVE_SUFFIX, migrations, records
+from indexer.store import SERVE_SUFFIX, keywords, migrations, records
 from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile
 from indexer.store.sqlite_connections import Connections, space_hint
@@ -176,7 +176,10 @@ class SQLiteStore(MetaValues):
     # -- schema and transactions ----------------------------------------------------------------
 
     def migrate(self) -> list[str]:
-        """Apply the numbered SQL files this index lacks (see :mod:`indexer.store.migrations`)."""
+        """Apply the numbered SQL files this index lacks (see :mod:`indexer.store.migrations`), on
+        this thread's connection, given the function their SQL calls to rewrite a chunk's text for
+        the keyword index (:func:`indexer.store.keywords.index_text`)."""
+        self.db.create_scalar_function("keyword_text", keywords.index_text, 1, deterministic=True)
         return migrations.migrate(ENGINE, _SQLiteMigrations(self))
 
     def _applied_versions(self) -> set[int]:
@@ -308,10 +311,17 @@ class SQLiteStore(MetaValues):
             "SELECT id, substr(?, (id - ?) * ? + 1, ?) FROM chunks WHERE id >= ? ORDER BY id",
             (b"".join(vectors), first_id, width, width, first_id),
         )
+        # the keyword index reads each heading and text as keywords.index_text rewrites it; null
+        # where that is the text itself (any text without Chinese, Japanese or Korean letters)
+        rewritten = [
+            [keywords.index_text(text) if keywords.has_runs(text) else None for text in row[4:6]]
+            for row in rows
+        ]
         self._rows(
             "INSERT INTO chunks_fts (rowid, heading, text) "
-            "SELECT id, heading, text FROM chunks WHERE id >= ?",
-            (first_id,),
+            "SELECT c.id, coalesce(k.value ->> 0, c.heading), coalesce(k.value ->> 1, c.text) "
+            "FROM json_each(?) AS k JOIN chunks AS c ON c.id = ? + k.key",
+            (orjson.dumps(rewritten).decode("utf-8"), first_id),
         )
         self._forget_wordless_chunks(first_id)
 
@@ -321,13 +331,13 @@ class SQLiteStore(MetaValues):
         find, and counted in BM25's statistics it would change every other chunk's score: as a row
         of the chunk count, and as a length of zero in the average, which makes every chunk that
         holds words look long (one such file of 2 MB took unrelated words' keyword evidence from 1
-        to 0.02). Deleting them as FTS5 inserted them keeps its statistics exact."""
-        self._rows(
-            "INSERT INTO chunks_fts (chunks_fts, rowid, heading, text) "
-            "SELECT 'delete', id, heading, text FROM chunks WHERE id >= ? "
-            "AND id IN (SELECT id FROM chunks_fts_docsize WHERE id >= ? AND sz = x'0000')",
-            (first_id, first_id),
+        to 0.02). A contentless-delete index forgets a row exactly, statistics included."""
+        wordless = self._rows(
+            "SELECT id FROM chunks_fts_docsize WHERE id >= ? AND sz = x'0000'", (first_id,)
         )
+        if wordless:
+            ids = json.dumps([row[0] for row in wordless])
+            self._rows("DELETE FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
 
     def _upsert_file(self, new: NewFile) -> tuple[int, list[int]]:
         """The file's row (updated or inserted) and the ids of the chunks its old version had."""
@@ -359,16 +369,12 @@ class SQLiteStore(MetaValues):
         self._chunks_changed(-len(chunk_ids), bool(chunk_ids))
 
     def _delete_chunks(self, chunk_ids: list[int]) -> None:
-        """Drop chunks with their vectors and keyword entries (FTS5 needs the old text to forget it)."""
+        """Drop chunks with their vectors and keyword entries (the keyword index forgets a row by
+        its id: migrations/sqlite/0008_words_of_every_script.sql)."""
         if not chunk_ids:
             return
         ids = json.dumps(chunk_ids)
-        self._rows(
-            "INSERT INTO chunks_fts (chunks_fts, rowid, heading, text) "
-            "SELECT 'delete', id, heading, text FROM chunks WHERE id IN (SELECT value FROM json_each(?)) "
-            "AND id IN (SELECT id FROM chunks_fts_docsize)",  # what the keyword index holds
-            (ids,),
-        )
+        self._rows("DELETE FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
         if self.has_vector_table():
             # one rowid at a time: vec0 answers point deletes, not set deletes
             for chunk_id in chunk_ids:
@@ -1086,7 +1092,9 @@ def fts5_varint(blob: bytes, start: int = 0) -> tuple[int, int]:
 
 def fts_phrase(term: str) -> str:
     """A term as FTS5 reads it literally: quoted (its words a phrase, no operator inside it), and
-    a trailing ``*`` kept as a prefix search (``config*``)."""
+    a trailing ``*`` kept as a prefix search (``config*``); its runs of Chinese, Japanese or Korean
+    letters as the index holds them (:func:`indexer.store.keywords.query_text`)."""
+    term = keywords.query_text(term)
     prefix = term.endswith("*")
     words = term.rstrip("*") if prefix else term
     return '"' + words.replace('"', '""') + '"' + ("*" if prefix else "")
