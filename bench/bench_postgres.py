@@ -41,7 +41,7 @@ from rows import print_rows, row
 
 from indexer import Index
 from indexer.store import postgres as postgres_store
-from indexer.store import records
+from indexer.store import sql
 from indexer.store.postgres import EF_SEARCH, PostgresStore
 from indexer.store.records import ChunkFilter
 from indexer.store.sqlite import SQLiteStore
@@ -118,7 +118,7 @@ def loaded(pg: LocalPostgres, vectors: np.ndarray, reload: bool) -> tuple[str, d
                 ),
             )  # fmt: skip
             # what write_files keeps with every write: the chunk count keyword scores are scaled by
-            connection.execute(records.ADD_CHUNK_COUNT, (count,))
+            connection.execute(sql.in_placeholder(sql.ADD_CHUNK_COUNT, "%s"), (count,))
             load_seconds = time.perf_counter() - started
         started = time.perf_counter()
         postgres_store.VECTOR_INDEX_BUILD_MEMORY = MAINTENANCE_WORK_MEM

@@ -49,7 +49,8 @@ from indexer.errors import (
 from indexer.records import StoredChunk
 from indexer.store import keywords, migrations, records
 from indexer.store.locks import wait_for
-from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile
+from indexer.store.records import BuildCounts, ChunkFilter, NewFile
+from indexer.store.sql import ADD_CHUNK_COUNT, SQLStore
 
 CONNECT_TIMEOUT_SECONDS = 10
 POOL_MAX_SIZE = 8
@@ -151,17 +152,18 @@ def glob_to_regex(glob: str) -> str:
     return "".join(parts)
 
 
-class PostgresStore(MetaValues):
+class PostgresStore(SQLStore):
     """An index in a PostgreSQL database with pgvector. Use :meth:`open`; close with :meth:`close`.
 
     Safe to share between threads: each borrows its own connection from the pool.
 
     Its length is the contract's (:class:`indexer.store.contract.IndexStore`): one short method per
-    contract method, each holding this engine's SQL; what both engines decide alike lives in
-    records, migrations and locks.
+    contract method that is this engine's own (the statements both engines run alike are
+    :class:`indexer.store.sql.SQLStore`'s).
     """
 
     engine = ENGINE
+    placeholder = "%s"
     supports_rebuild = False
 
     def __init__(self, url: str, pool: ConnectionPool, schema: str, writable: bool) -> None:
@@ -240,6 +242,19 @@ class PostgresStore(MetaValues):
         with self._connection() as connection:
             return connection.execute(sql, params).fetchall()
 
+    def _execute(self, sql: str, params: Sequence[object] = ()) -> None:
+        with self._connection() as connection:
+            connection.execute(sql, params)
+
+    def _execute_many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        with self._connection() as connection, connection.cursor() as cursor:
+            cursor.executemany(sql, rows)
+
+    def _drop_chunks(self, where: str, params: Sequence[object]) -> int:
+        with self._connection() as connection:
+            sql = f"DELETE FROM chunks c USING files f WHERE f.id = c.file_id AND {where}"
+            return connection.execute(sql, params).rowcount
+
     def query(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
         """Rows of any read-only SQL, for tools and tests that look inside the index."""
         return self._rows(sql, params)
@@ -272,9 +287,6 @@ class PostgresStore(MetaValues):
         with self._connection() as connection:
             return migrations.migrate(ENGINE, _PostgresMigrations(connection))
 
-    def applied_migrations(self) -> list[str]:
-        return [row[0] for row in self._rows("SELECT name FROM schema_migrations ORDER BY version")]
-
     def writer_lock(self, root: str) -> PostgresWriterLock:
         """The one-writer rule for ``root`` of this index: other roots can be built at the same time."""
         return PostgresWriterLock(self, root)
@@ -283,16 +295,6 @@ class PostgresStore(MetaValues):
         """Nothing to prepare: the HNSW index already answers without a full scan."""
 
     # -- metadata -------------------------------------------------------------------------------
-
-    def get_meta(self, key: str) -> str | None:
-        rows = self._rows("SELECT value FROM meta WHERE key = %s", (key,))
-        return rows[0][0] if rows else None
-
-    def set_meta(self, values: dict[str, str]) -> None:
-        """Write several metadata values (call inside a transaction)."""
-        upsert = f"INSERT INTO meta (key, value) VALUES (%s, %s) {records.UPSERT_META}"
-        with self._connection() as connection, connection.cursor() as cursor:
-            cursor.executemany(upsert, list(values.items()))
 
     def create_vector_table(self, dimension: int) -> None:
         """Fix the vector column's dimension once the first batch has told it (inside a transaction).
@@ -346,11 +348,6 @@ class PostgresStore(MetaValues):
 
     # -- files and chunks -----------------------------------------------------------------------
 
-    def file_states(self, root: str) -> dict[str, FileState]:
-        return records.file_states(
-            self._rows(f"SELECT {records.FILE_STATE_COLUMNS} FROM files WHERE root = %s", (root,))
-        )
-
     def vectors_for_hashes(self, text_hashes: Iterable[str]) -> dict[str, bytes]:
         """Stored vectors (float32 blobs) of chunks whose text hash is one of ``text_hashes``, from
         any root of the index."""
@@ -390,7 +387,7 @@ class PostgresStore(MetaValues):
                     rows.append((*row, np.frombuffer(vector, dtype=np.float32)))
             if rows:
                 self.copy_chunks(connection, rows)
-            connection.execute(records.ADD_CHUNK_COUNT, (len(rows) - removed,))
+            connection.execute(self._sql(ADD_CHUNK_COUNT), (len(rows) - removed,))
 
     @staticmethod
     def copy_chunks(connection: psycopg.Connection, rows: Iterable[tuple]) -> None:
@@ -404,21 +401,6 @@ class PostgresStore(MetaValues):
             copy.set_types(["int8", "int4", "int4", "int4", "text", "text", "text", "text", "text", "vector"])
             for row in rows:
                 copy.write_row(row)
-
-    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
-        """Record new stat facts for a file whose content did not change (inside a transaction)."""
-        self._execute("UPDATE files SET size = %s, mtime_ns = %s WHERE id = %s", (size, mtime_ns, file_id))
-
-    def remove_file(self, file_id: int) -> None:
-        """Drop a file with its chunks (their vectors and keywords are in the same rows)."""
-        with self._connection() as connection:
-            removed = connection.execute("DELETE FROM chunks WHERE file_id = %s", (file_id,)).rowcount
-            connection.execute("DELETE FROM files WHERE id = %s", (file_id,))
-            connection.execute(records.ADD_CHUNK_COUNT, (-removed,))
-
-    def _execute(self, sql: str, params: Sequence[object]) -> None:
-        with self._connection() as connection:
-            connection.execute(sql, params)
 
     # -- search ---------------------------------------------------------------------------------
 
@@ -515,70 +497,19 @@ class PostgresStore(MetaValues):
         sql = f"SELECT {columns} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ANY(%s)"
         return records.stored_chunks(self._rows(sql, (list(chunk_ids),)))
 
-    def file_chunks(self, path: str, root: str | None = None) -> list[StoredChunk]:
-        """Every chunk of the file at ``path`` (under ``root``, else under any root), in file order."""
-        sql = (
-            f"SELECT {records.STORED_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id "
-            "WHERE f.path = %s AND (%s::text IS NULL OR f.root = %s) ORDER BY f.root, c.seq"
-        )
-        return list(records.stored_chunks(self._rows(sql, (path, root, root))).values())
-
     # -- builds and status ----------------------------------------------------------------------
-
-    def start_build(self, root: str, model: str, pid: int, host: str, started_at: float) -> int:
-        return self._rows(
-            "INSERT INTO builds (root, started_at, seen_at, model, pid, host) "
-            "VALUES (%s, %s, %s, %s, %s, %s) RETURNING id",
-            (root, started_at, started_at, model, pid, host),
-        )[0][0]
-
-    def add_build_counts(self, build_id: int, counts: BuildCounts, seen_at: float) -> None:
-        """Add what a group of files did to its build's record, and when it was last seen alive
-        (inside that group's transaction)."""
-        added = BuildCounts.assignments("%s", add=True)
-        self._execute(
-            f"UPDATE builds SET {added}, seen_at = %s WHERE id = %s", (*counts.values(), seen_at, build_id)
-        )
 
     def finish_build(
         self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float
     ) -> None:
         """Record how a build ended, after making the HNSW index if this was the first build."""
         self.create_vector_index()
-        counted = BuildCounts.assignments("%s")
-        sql = (
-            f"UPDATE builds SET finished_at = %s, seen_at = %s, outcome = %s, error = %s, {counted} "
-            "WHERE id = %s"
-        )
-        self._execute(sql, (finished_at, finished_at, outcome, error, *counts.values(), build_id))
-
-    def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
-        sql = f"SELECT {', '.join(records.BUILD_FIELDS)} FROM builds ORDER BY id DESC LIMIT %s"
-        return records.build_records(self._rows(sql, (limit,)))
-
-    def chunk_count(self) -> int:
-        """How many chunks the index holds (kept in ``meta`` by every write)."""
-        return int(self.get_meta(records.CHUNK_COUNT) or 0)
+        self._record_end(build_id, outcome, counts, error, finished_at)
 
     def keyword_chunk_count(self) -> int:
         """BM25's N in :meth:`keyword_matches`: every chunk (with no length normalisation, a chunk
         without words changes a word's weight and the keyword scale alike)."""
         return self.chunk_count()
-
-    def root_counts(self) -> list[dict[str, object]]:
-        return records.root_counts(self._rows(records.ROOT_COUNTS_SQL))
-
-    def remove_root(self, root: str) -> int:
-        """Drop a root's files with their chunks (inside a transaction); how many indexed files it held."""
-        with self._connection() as connection:
-            removed = connection.execute(
-                "DELETE FROM chunks c USING files f WHERE f.id = c.file_id AND f.root = %s", (root,)
-            ).rowcount
-            rows = connection.execute(
-                "DELETE FROM files WHERE root = %s RETURNING status", (root,)
-            ).fetchall()
-            connection.execute(records.ADD_CHUNK_COUNT, (-removed,))
-        return sum(status == "indexed" for (status,) in rows)
 
     def writer_active(self, root: str) -> bool:
         """Whether a build holds the writer lock of ``root`` now."""
@@ -608,9 +539,6 @@ class PostgresStore(MetaValues):
             "memory_bytes": size,
         }
 
-    def roots(self) -> list[str]:
-        return [row[0] for row in self._rows("SELECT DISTINCT root FROM files ORDER BY root")]
-
     def mark_interrupted_builds(self) -> None:
         """Builds still 'running' on a root whose writer lock this store now holds were killed: say
         so in their record. Builds of other roots may be running right now, and are left alone."""
@@ -620,23 +548,11 @@ class PostgresStore(MetaValues):
                 (sorted(self._locked_roots),),
             )
 
-    def is_empty(self) -> bool:
-        """No chunk at all (one row looked at)."""
-        return not self._rows("SELECT 1 FROM chunks LIMIT 1")
-
-    def counts(self) -> dict[str, int]:
-        files = self._rows("SELECT count(*) FROM files WHERE status = 'indexed'")[0][0]
-        chunks = self._rows("SELECT count(*) FROM chunks")[0][0]
-        return {"files": files, "chunks": chunks}
-
     def integrity_problems(self) -> list[str]:
         """What is wrong with the index, if anything: chunks without a file or with a vector of the
         wrong length (the foreign key and the typed column should make both impossible), an invalid
         HNSW or keyword index."""
-        problems = records.count_problems(self.chunk_count(), self._rows("SELECT count(*) FROM chunks")[0][0])
-        orphans = self._rows("SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)")[0][0]
-        if orphans:
-            problems.append(f"{orphans} chunks without a file")
+        problems = self._row_problems()
         dimension = self.dimension
         if dimension is not None:
             wrong = self._rows("SELECT count(*) FROM chunks WHERE vector_dims(embedding) <> %s", (dimension,))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, NamedTuple
@@ -138,13 +137,8 @@ NAMES_SEPARATOR = "\n"
 BUILD_FIELDS: tuple[str, ...] = ("id", "root", "started_at", "finished_at", "seen_at", "outcome")
 BUILD_FIELDS += ("model", "pid", "host", "error")
 BUILD_FIELDS += BuildCounts.columns()
-UPSERT_META = "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
-#: The meta key of the chunk count (see migration 0004), and the update that keeps it (``%s``: the
-#: engine's placeholder for the number of chunks added, negative when removed).
+#: The meta key of the chunk count (see migration 0004; kept by :data:`indexer.store.sql.ADD_CHUNK_COUNT`).
 CHUNK_COUNT = "chunk_count"
-ADD_CHUNK_COUNT = (
-    "UPDATE meta SET value = CAST(CAST(value AS INTEGER) + %s AS TEXT) WHERE key = 'chunk_count'"
-)
 
 
 def file_states(rows: Sequence[Sequence]) -> dict[str, FileState]:
@@ -177,15 +171,8 @@ def build_records(rows: Sequence[Sequence]) -> list[dict[str, object]]:
     return [dict(zip(BUILD_FIELDS, row, strict=True)) for row in rows]
 
 
-#: Files and chunks of each root (an index may hold several folders), for ``index status``.
-ROOT_COUNTS_SQL = (
-    "SELECT f.root, count(DISTINCT f.id) FILTER (WHERE f.status = 'indexed'), count(c.id) "
-    "FROM files f LEFT JOIN chunks c ON c.file_id = f.id GROUP BY f.root ORDER BY f.root"
-)
-
-
 def root_counts(rows: Sequence[Sequence]) -> list[dict[str, object]]:
-    """Rows of :data:`ROOT_COUNTS_SQL` as ``{"path", "files", "chunks"}``."""
+    """Rows of :data:`indexer.store.sql.ROOT_COUNTS` as ``{"path", "files", "chunks"}``."""
     return [{"path": root, "files": files, "chunks": chunks} for root, files, chunks in rows]
 
 
@@ -198,19 +185,3 @@ def check_dimension(dimension: object) -> None:
     """Refuse a vector dimension that cannot be a table's (it goes into SQL as a type modifier)."""
     if isinstance(dimension, bool) or not isinstance(dimension, int) or dimension <= 0:
         raise IndexerError(f"invalid vector dimension {dimension!r}")
-
-
-class MetaValues:
-    """What both stores derive from their ``meta`` table, in one place: a store supplies ``get_meta``."""
-
-    def get_meta(self, key: str) -> str | None:
-        raise NotImplementedError
-
-    def get_json(self, key: str) -> dict | None:
-        value = self.get_meta(key)
-        return json.loads(value) if value is not None else None
-
-    @property
-    def dimension(self) -> int | None:
-        value = self.get_meta("dimension")
-        return int(value) if value is not None else None

@@ -42,7 +42,8 @@ from indexer.errors import (
 from indexer.records import StoredChunk
 from indexer.store import SERVE_SUFFIX, keywords, migrations, records
 from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path
-from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile
+from indexer.store.records import BuildCounts, ChunkFilter, NewFile
+from indexer.store.sql import SQLStore
 from indexer.store.sqlite_connections import Connections, space_hint
 
 if TYPE_CHECKING:
@@ -73,24 +74,24 @@ COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
 REBUILD_SUFFIX = ".rebuild"
 
 
-class SQLiteStore(MetaValues):
+class SQLiteStore(SQLStore):
     """An index in a SQLite file. Use :meth:`open`; close with :meth:`close` or ``with``.
 
     Safe to share between threads: each thread gets its own connection (see the module docstring).
 
     Its length is the contract's (:class:`indexer.store.contract.IndexStore`): one short method per
-    contract method, each holding this engine's SQL; what both engines decide alike lives in
-    records, migrations and locks.
+    contract method that is this engine's own (the statements both engines run alike are
+    :class:`indexer.store.sql.SQLStore`'s).
     """
 
     engine = ENGINE
+    placeholder = "?"
     supports_rebuild = True
 
     def __init__(self, path: str, writable: bool) -> None:
         self.path = path
         self.writable = writable
         self.connections = Connections(path, writable)
-        self._rows = self.connections.rows
         self._value = self.connections.value
         self.query = self.connections.rows  # any read-only SQL, for tools and tests that look inside
         self.transaction = self.connections.transaction
@@ -185,9 +186,6 @@ class SQLiteStore(MetaValues):
     def _applied_versions(self) -> set[int]:
         return migrations.applied_versions(_SQLiteMigrations(self))
 
-    def applied_migrations(self) -> list[str]:
-        return [row[0] for row in self._rows(f"SELECT name FROM {migrations.RECORD_TABLE} ORDER BY version")]
-
     def snapshot(self) -> AbstractContextManager[None]:
         """A read transaction (see :meth:`Connections.snapshot`). A reader first follows an index
         file deleted and built anew, or replaced, at its path: a server keeps answering from the
@@ -217,14 +215,6 @@ class SQLiteStore(MetaValues):
 
     # -- metadata -------------------------------------------------------------------------------
 
-    def get_meta(self, key: str) -> str | None:
-        return self._value("SELECT value FROM meta WHERE key = ?", (key,))
-
-    def set_meta(self, values: dict[str, str]) -> None:
-        """Write several metadata values (call inside a transaction)."""
-        upsert = f"INSERT INTO meta (key, value) VALUES (?, ?) {records.UPSERT_META}"
-        self.connections.many(upsert, list(values.items()))
-
     def create_vector_table(self, dimension: int) -> None:
         """Create the vec0 table once the first commit fixes the dimension (inside that transaction)."""
         records.check_dimension(dimension)
@@ -243,11 +233,6 @@ class SQLiteStore(MetaValues):
         return self._has_vector_table
 
     # -- files and chunks -----------------------------------------------------------------------
-
-    def file_states(self, root: str) -> dict[str, FileState]:
-        return records.file_states(
-            self._rows(f"SELECT {records.FILE_STATE_COLUMNS} FROM files WHERE root = ?", (root,))
-        )
 
     def vectors_for_hashes(self, text_hashes: Iterable[str]) -> dict[str, bytes]:
         """Stored vectors (float32 blobs) of chunks whose text hash is one of ``text_hashes``."""
@@ -289,7 +274,7 @@ class SQLiteStore(MetaValues):
         if rows:
             self._insert_chunks(rows, vectors)
         self._delete_chunks(old_ids)
-        self._chunks_changed(len(rows) - len(old_ids), bool(rows or old_ids))
+        self._add_chunk_count(len(rows) - len(old_ids))
 
     def _insert_chunks(
         self, rows: list[tuple[int, int, int, int, str, str, str, str, str]], vectors: list[bytes]
@@ -332,9 +317,7 @@ class SQLiteStore(MetaValues):
         of the chunk count, and as a length of zero in the average, which makes every chunk that
         holds words look long (one such file of 2 MB took unrelated words' keyword evidence from 1
         to 0.02). A contentless-delete index forgets a row exactly, statistics included."""
-        wordless = self._rows(
-            "SELECT id FROM chunks_fts_docsize WHERE id >= ? AND sz = x'0000'", (first_id,)
-        )
+        wordless = self._rows("SELECT id FROM chunks_fts_docsize WHERE id >= ? AND sz = x'0000'", (first_id,))
         if wordless:
             ids = json.dumps([row[0] for row in wordless])
             self._rows("DELETE FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
@@ -357,17 +340,6 @@ class SQLiteStore(MetaValues):
         )
         return file_id, old_ids
 
-    def touch_file(self, file_id: int, size: int, mtime_ns: int) -> None:
-        """Record new stat facts for a file whose content did not change (inside a transaction)."""
-        self._rows("UPDATE files SET size = ?, mtime_ns = ? WHERE id = ?", (size, mtime_ns, file_id))
-
-    def remove_file(self, file_id: int) -> None:
-        """Drop a file with its chunks, vectors and keyword entries (inside a transaction)."""
-        chunk_ids = [row[0] for row in self._rows("SELECT id FROM chunks WHERE file_id = ?", (file_id,))]
-        self._delete_chunks(chunk_ids)
-        self._rows("DELETE FROM files WHERE id = ?", (file_id,))
-        self._chunks_changed(-len(chunk_ids), bool(chunk_ids))
-
     def _delete_chunks(self, chunk_ids: list[int]) -> None:
         """Drop chunks with their vectors and keyword entries (the keyword index forgets a row by
         its id: migrations/sqlite/0008_words_of_every_script.sql)."""
@@ -381,10 +353,24 @@ class SQLiteStore(MetaValues):
                 self._rows(f"DELETE FROM {VECTOR_TABLE} WHERE rowid = ?", (chunk_id,))
         self._rows("DELETE FROM chunks WHERE id IN (SELECT value FROM json_each(?))", (ids,))
 
-    def _chunks_changed(self, added: int, changed: bool) -> None:
-        """Keep the chunk count (the vector log's triggers record which chunks changed)."""
-        if changed:
-            self._rows(records.ADD_CHUNK_COUNT.replace("%s", "?"), (added,))
+    def _rows(self, sql: str, params: Sequence[object] = ()) -> list[tuple]:
+        return self.connections.rows(sql, params)
+
+    def _execute(self, sql: str, params: Sequence[object] = ()) -> None:
+        self.connections.rows(sql, params)
+
+    def _execute_many(self, sql: str, rows: Sequence[Sequence[object]]) -> None:
+        self.connections.many(sql, rows)
+
+    def _drop_chunks(self, where: str, params: Sequence[object]) -> int:
+        chunk_ids = [
+            row[0]
+            for row in self._rows(
+                f"SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE {where}", params
+            )
+        ]
+        self._delete_chunks(chunk_ids)
+        return len(chunk_ids)
 
     # -- search ---------------------------------------------------------------------------------
 
@@ -846,32 +832,11 @@ class SQLiteStore(MetaValues):
         )
         return records.stored_chunks(self._rows(sql, (json.dumps(list(chunk_ids)),)))
 
-    def file_chunks(self, path: str, root: str | None = None) -> list[StoredChunk]:
-        """Every chunk of the file at ``path`` (under ``root``, else under any root), in file order."""
-        sql = (
-            f"SELECT {records.STORED_CHUNK_COLUMNS} FROM chunks c JOIN files f ON f.id = c.file_id "
-            "WHERE f.path = ? AND (? IS NULL OR f.root = ?) ORDER BY f.root, c.seq"
-        )
-        return list(records.stored_chunks(self._rows(sql, (path, root, root))).values())
-
     # -- builds and status ----------------------------------------------------------------------
 
     def start_build(self, root: str, model: str, pid: int, host: str, started_at: float) -> int:
         with self.transaction():
-            return self._value(
-                "INSERT INTO builds (root, started_at, seen_at, model, pid, host) "
-                "VALUES (?, ?, ?, ?, ?, ?) RETURNING id",
-                (root, started_at, started_at, model, pid, host),
-            )
-
-    def add_build_counts(self, build_id: int, counts: BuildCounts, seen_at: float) -> None:
-        """Add what a group of files did to its build's record (inside that group's transaction), so
-        the record says what is committed, and when the build was last seen alive, even when it dies
-        before it ends."""
-        added = BuildCounts.assignments("?", add=True)
-        self._rows(
-            f"UPDATE builds SET {added}, seen_at = ? WHERE id = ?", (*counts.values(), seen_at, build_id)
-        )
+            return super().start_build(root, model, pid, host, started_at)
 
     def finish_build(
         self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float
@@ -888,26 +853,13 @@ class SQLiteStore(MetaValues):
             try:
                 self.update_vector_graph()
             except StorageError as failure:
-                with suppress(IndexerError):
+                with suppress(IndexerError), self.transaction():
                     self._record_end(build_id, "error", counts, str(failure), finished_at)
                 raise
-        self._record_end(build_id, outcome, counts, error, finished_at)
+        with self.transaction():
+            self._record_end(build_id, outcome, counts, error, finished_at)
         if outcome in ("error", "interrupted"):
             self.update_vector_graph()
-
-    def _record_end(
-        self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float
-    ) -> None:
-        counted = BuildCounts.assignments("?")
-        sql = (
-            f"UPDATE builds SET finished_at = ?, seen_at = ?, outcome = ?, error = ?, {counted} WHERE id = ?"
-        )
-        with self.transaction():
-            self._rows(sql, (finished_at, finished_at, outcome, error, *counts.values(), build_id))
-
-    def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
-        sql = f"SELECT {', '.join(records.BUILD_FIELDS)} FROM builds ORDER BY id DESC LIMIT ?"
-        return records.build_records(self._rows(sql, (limit,)))
 
     def running_build_holder(self) -> str:
         """Who runs this index's newest unfinished build, for the message of a refused builder."""
@@ -915,31 +867,6 @@ class SQLiteStore(MetaValues):
             "SELECT pid, host, started_at FROM builds WHERE outcome = 'running' ORDER BY id DESC LIMIT 1"
         )
         return describe_holder(rows[0] if rows else None)
-
-    def roots(self) -> list[str]:
-        return [row[0] for row in self._rows("SELECT DISTINCT root FROM files ORDER BY root")]
-
-    def chunk_count(self) -> int:
-        """How many chunks the index holds (kept in ``meta`` by every write)."""
-        return int(self.get_meta(records.CHUNK_COUNT) or 0)
-
-    def root_counts(self) -> list[dict[str, object]]:
-        return records.root_counts(self._rows(records.ROOT_COUNTS_SQL))
-
-    def remove_root(self, root: str) -> int:
-        """Drop a root's files with their chunks, vectors and keyword entries (inside a transaction);
-        how many indexed files it held."""
-        files = self._rows("SELECT id, status FROM files WHERE root = ?", (root,))
-        chunk_ids = [
-            row[0]
-            for row in self._rows(
-                "SELECT c.id FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.root = ?", (root,)
-            )
-        ]
-        self._delete_chunks(chunk_ids)
-        self._rows("DELETE FROM files WHERE root = ?", (root,))
-        self._chunks_changed(-len(chunk_ids), bool(chunk_ids))
-        return sum(status == "indexed" for _, status in files)
 
     def writer_active(self, root: str) -> bool:
         """Whether a build holds this index's writer lock now (any root: one writer per file)."""
@@ -958,22 +885,10 @@ class SQLiteStore(MetaValues):
         with self.transaction():
             self._rows("UPDATE builds SET outcome = 'interrupted' WHERE outcome = 'running'")
 
-    def is_empty(self) -> bool:
-        """No chunk at all (one row looked at, unlike ``counts``, which scans every row)."""
-        return self._value("SELECT 1 FROM chunks LIMIT 1") is None
-
-    def counts(self) -> dict[str, int]:
-        files = self._value("SELECT count(*) FROM files WHERE status = 'indexed'")
-        chunks = self._value("SELECT count(*) FROM chunks")
-        return {"files": files, "chunks": chunks}
-
     def integrity_problems(self) -> list[str]:
         """What is wrong with the database, if anything: SQLite's own check plus orphan rows."""
         problems = [row[0] for row in self._rows("PRAGMA integrity_check") if row[0] != "ok"]
-        problems += records.count_problems(self.chunk_count(), self._value("SELECT count(*) FROM chunks"))
-        orphan_chunks = self._value("SELECT count(*) FROM chunks WHERE file_id NOT IN (SELECT id FROM files)")
-        if orphan_chunks:
-            problems.append(f"{orphan_chunks} chunks without a file")
+        problems += self._row_problems()
         if self.has_vector_table():
             missing = self._value(
                 f"SELECT count(*) FROM chunks WHERE id NOT IN (SELECT rowid FROM {VECTOR_TABLE})"
