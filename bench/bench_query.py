@@ -55,9 +55,9 @@ from rows import print_rows, row
 
 from indexer.backends.packaged import BGE_SMALL, MINILM
 from indexer.records import Chunk
-from indexer.store import sqlite_vectors
 from indexer.store.records import ChunkFilter, NewFile
 from indexer.store.sqlite import SQLiteStore, remove_database
+from indexer.store.sqlite import vectors as sqlite_vectors
 
 DIMENSION = 384
 REPO = Path(__file__).resolve().parent.parent
@@ -315,7 +315,7 @@ def measure(label: str, name: str, vectors: np.ndarray, queries: np.ndarray) -> 
         store.nearest(queries[0], 10)  # the graph opened
         ours = timed(lambda q: store.nearest(q, 10), queries)
         found = [{chunk_id - 1 for chunk_id, _ in store.nearest(q, 10)} for q in queries]
-        graph = store._search.graph
+        graph = store.graph._search.graph
         graph.expansion_search = sqlite_vectors.EXPANSION_SEARCH
 
         def library(query: np.ndarray) -> np.ndarray:

@@ -55,10 +55,10 @@ with SQLiteStore.open(sys.argv[1]) as store:
         damage_under(sys.argv[3], sys.argv[4])
     found = [store.nearest(query, 10) for query in queries]
     again = [store.nearest(query, 10) for query in queries]
-    graph = store._search is not None
-    exact = [store._scan(query, 10, None) for query in queries]
+    graph = store.graph._search is not None
+    exact = [store.graph._scan(query, 10, None) for query in queries]
     ids = np.array(sorted({chunk_id for hits in found for chunk_id, _ in hits}), dtype=np.int64)
-    held, rows = store._vectors_of(ids)
+    held, rows = store.graph._vectors_of(ids)
     rows = rows / np.linalg.norm(rows, axis=1, keepdims=True)
     truth = [
         {int(i): 1 - float(r @ (q / np.linalg.norm(q))) for i, r in zip(held, rows)} for q in queries
@@ -213,7 +213,7 @@ def test_a_graph_restored_from_a_copy_is_checked_in_full_used_and_recorded_anew_
 
 
 def test_a_saved_file_is_recorded_only_once_a_later_write_would_change_its_identity(tmp_path):
-    from indexer.store import sqlite_side_files
+    from indexer.store.sqlite import side_files as sqlite_side_files
 
     path = tmp_path / "saved"
     path.write_bytes(b"graph bytes")
@@ -483,7 +483,7 @@ def test_a_server_outlives_its_graph_and_rows_truncated_rewritten_and_swapped_un
 #: shown), printing the exit code and what went to stderr as JSON.
 FAILING = """
 import contextlib, io, json, os, resource, sys
-from indexer.store import sqlite_side_files
+from indexer.store.sqlite import side_files as sqlite_side_files
 from indexer.store.sqlite import SQLiteStore
 from indexer.cli import main
 

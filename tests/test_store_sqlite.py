@@ -87,21 +87,21 @@ def test_each_thread_gets_its_own_connection(built: Path):
 
 def test_every_write_of_vectors_is_logged_and_a_touch_is_not(built: Path, docs: Path):
     with SQLiteStore.open(built) as reader:
-        first = reader._log_position()
+        first = reader.graph._log_position()
         with Index.open(built) as index:
             (docs / "guide.md").touch()
             index.build(docs, backend=HashBackend(), warn=lambda message: None)
-            assert reader._log_position() == first
+            assert reader.graph._log_position() == first
             write(docs / "new.md", "# New\n\nA new file about mountains.\n")
             index.build(docs, backend=HashBackend(), warn=lambda message: None)
-            second = reader._log_position()
+            second = reader.graph._log_position()
             new_chunks = reader.query(
                 "SELECT count(*) FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = 'new.md'"
             )[0][0]
             assert second == first + new_chunks > first
             (docs / "new.md").unlink()
             index.build(docs, backend=HashBackend(), warn=lambda message: None)
-            assert reader._log_position() == second + new_chunks
+            assert reader.graph._log_position() == second + new_chunks
 
 
 def remove_index_files(path: Path) -> None:

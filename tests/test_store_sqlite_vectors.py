@@ -17,9 +17,9 @@ from helpers import HashBackend, write_corpus
 from indexer import Index
 from indexer.cli.output import status_lines
 from indexer.records import Chunk
-from indexer.store import sqlite_vectors
 from indexer.store.records import ChunkFilter, NewFile
 from indexer.store.sqlite import GRAPH_RECORD, ROWS_RECORD, SQLiteStore
+from indexer.store.sqlite import vectors as sqlite_vectors
 
 CHUNKS_PER_FILE = 20
 
@@ -108,8 +108,8 @@ def test_graph_search_finds_what_exact_search_finds_even_when_all_vectors_share_
     )
     with written(tmp_path / "index.db", vectors), SQLiteStore.open(tmp_path / "index.db") as reader:
         assert recall_at_10(reader, vectors, queries_near(vectors, 50)) >= 0.97
-        assert reader._search.viewed
-        assert reader._search.pending == 0  # the saved graph, mapped
+        assert reader.graph._search.viewed
+        assert reader.graph._search.pending == 0  # the saved graph, mapped
         hits = reader.nearest(vectors[17], 5)
         assert hits[0][0] == 18
         assert hits[0][1] == pytest.approx(0.0, abs=1e-3)
@@ -122,7 +122,7 @@ def test_vectors_are_held_as_int8_scaled_per_row(tmp_path):
     127)."""
     vectors = with_offset(clustered_vectors(300, dimension=100), 0.5)
     with written(tmp_path / "index.db", vectors) as store:
-        graph = store._search.graph
+        graph = store.graph._search.graph
         rows = np.vstack(graph.get(np.arange(1, 301, dtype=np.uint64)))
     assert rows.dtype == np.int8
     assert rows.shape == (300, 100)
@@ -157,11 +157,11 @@ def test_a_filter_keeping_one_chunk_in_a_hundred_scores_them_exactly_on_the_floa
     hits are exact search's among them; the graph is not walked and sqlite-vec is not read."""
     vectors = with_offset(clustered_vectors(6000), 0.7)
     with written(tmp_path / "index.db", vectors) as store:
-        search = store._search
+        search = store.graph._search
         asked, reads, sqlite_vec = [], [], []
         monkeypatch.setattr(search.graph, "search", _recording(search.graph.search, asked))
         monkeypatch.setattr(search.rows, "_read", _recording(search.rows._read, reads))
-        monkeypatch.setattr(store, "_vectors_of", _recording(store._vectors_of, sqlite_vec))
+        monkeypatch.setattr(store.graph, "_vectors_of", _recording(store.graph._vectors_of, sqlite_vec))
         spread = list(range(1, 6001, 100))  # 60 rows, 1%, none next to another
         folder = store.chunk_filter(ChunkFilter(path_globs=("part-3/",)))  # 30 files of 20 chunks
         assert len(folder) == 600
@@ -171,7 +171,7 @@ def test_a_filter_keeping_one_chunk_in_a_hundred_scores_them_exactly_on_the_floa
             for query in queries:
                 hits = store.nearest(query, 10, allowed)
                 assert [chunk_id for chunk_id, _ in hits] == exact_ids(vectors, query, among=allowed)
-                scanned = dict(store._scan(query, 10, allowed))  # sqlite-vec's own cosine distances
+                scanned = dict(store.graph._scan(query, 10, allowed))  # sqlite-vec's own cosine distances
                 assert np.allclose([d for _, d in hits], [scanned[i] for i, _ in hits], rtol=0, atol=1e-6)
             assert len(reads) == len(queries) * runs
         assert not asked
@@ -184,7 +184,7 @@ def test_a_filter_keeping_most_chunks_walks_the_graph_and_still_returns_k_allowe
     vectors = clustered_vectors(12_000)
     wide = [i for i in range(1, 12_001) if i % 4]  # three quarters of the rows
     with written(tmp_path / "index.db", vectors) as store:
-        search = store._search
+        search = store.graph._search
         assert sqlite_vectors.scored_by_walk(10, 12_000) < len(wide)
         asked = []
         monkeypatch.setattr(search.graph, "search", _recording(search.graph.search, asked))
@@ -203,7 +203,7 @@ def test_without_the_float32_copy_a_selective_filter_scores_the_int8_rows_and_st
     allowed = list(range(1, 6001, 100))
     with written(tmp_path / "index.db", vectors) as store:
         store.nearest(vectors[0], 10)
-        store._search.rows = None
+        store.graph._search.rows = None
         for query in queries_near(vectors, 10):
             hits = store.nearest(query, 10, allowed)
             assert [chunk_id for chunk_id, _ in hits] == exact_ids(vectors, query, among=allowed)
@@ -222,7 +222,7 @@ def test_a_long_lived_reader_sees_added_replaced_and_removed_files_without_reope
     with written(tmp_path / "index.db", vectors) as writer, SQLiteStore.open(tmp_path / "index.db") as reader:
         reader.expect_many_searches()
         assert reader.nearest(vectors[0], 1)[0][0] == 1
-        graph = reader._search.graph
+        graph = reader.graph._search.graph
         newcomer = -vectors[0]
         replacement = clustered_vectors(CHUNKS_PER_FILE, seed=11)
         with writer.transaction():
@@ -235,15 +235,15 @@ def test_a_long_lived_reader_sees_added_replaced_and_removed_files_without_reope
         for query in queries_near(vectors, 20):
             assert not gone & {chunk_id for chunk_id, _ in reader.nearest(query, 50)}
         assert reader.nearest(replacement[3], 1)[0][0] == 2001 + CHUNKS_PER_FILE + 3
-        assert reader._search.graph is graph
-        assert reader._search.pending == 4 * CHUNKS_PER_FILE
+        assert reader.graph._search.graph is graph
+        assert reader.graph._search.pending == 4 * CHUNKS_PER_FILE
         # the writer folds the changes into a new file in the other slot: the reader moves to it
         writer.update_vector_graph(min_changes=1)
         assert json.loads(writer.get_meta(GRAPH_RECORD))["slot"] == "b"
         assert reader.nearest(newcomer, 1)[0][0] in added
-        assert reader._search.pending == 0
-        assert reader._search.graph is not graph
-        assert len(reader._search.graph) == 2000
+        assert reader.graph._search.pending == 0
+        assert reader.graph._search.graph is not graph
+        assert len(reader.graph._search.graph) == 2000
 
 
 def test_a_server_sees_chunks_a_build_commits_at_once(tmp_path):
@@ -326,21 +326,21 @@ def test_a_graph_file_that_is_not_the_recorded_one_is_never_used_and_the_next_bu
         os.replace(str(tmp_path / "other.db.vectors-a"), graph_file)
         with SQLiteStore.open(path) as reader:
             scanned = reader.nearest(vectors[7], 5)
-            assert reader._search is None  # not used: sqlite-vec's scan answered
+            assert reader.graph._search is None  # not used: sqlite-vec's scan answered
             assert scanned[0][0] == 8
             assert reader.vector_search_status()["structure"].startswith("none")
         with open(graph_file, "r+b") as damaged:  # and a truncated file is no better
             damaged.truncate(1000)
         with SQLiteStore.open(path) as reader:
             assert reader.nearest(vectors[7], 5) == scanned
-            assert reader._search is None
+            assert reader.graph._search is None
         store.update_vector_graph()  # a build's end: fewer changes than a fold needs, but no usable graph
         record = json.loads(store.get_meta(GRAPH_RECORD))
         assert record["slot"] == "b"
         assert record["vectors"] == 1500
     with SQLiteStore.open(path) as reader:
         assert reader.nearest(vectors[7], 1)[0][0] == 8
-        assert reader._search is not None
+        assert reader.graph._search is not None
 
 
 def test_an_index_deleted_and_built_anew_ignores_the_graph_left_beside_it(tmp_path):
@@ -377,9 +377,9 @@ def test_a_rebuild_moves_its_graph_beside_the_index(tmp_path):
         assert not os.path.exists(path + ".vectors-b.f32")
         with SQLiteStore.open(path) as reader:
             assert reader.nearest(vectors[9], 1)[0][0] == 10
-            assert reader._search.pending == 0
-            assert reader._search.rows is not None
-            assert len(reader._search.rows) == 1200  # its copy, moved too
+            assert reader.graph._search.pending == 0
+            assert reader.graph._search.rows is not None
+            assert len(reader.graph._search.rows) == 1200  # its copy, moved too
 
 
 def test_status_states_the_graph_file_and_the_memory_a_search_holds(tmp_path):
@@ -405,7 +405,7 @@ def test_more_neighbours_than_sqlite_vec_returns_at_once_without_a_graph(tmp_pat
     with written(tmp_path / "index.db", vectors, graph=False) as store:
         assert store.vector_search_status()["pending_changes"] == 5000  # too many to catch up once
         hits = store.nearest(vectors[0], 4500)
-        assert store._search is None
+        assert store.graph._search is None
         assert len(hits) == 4500
         assert [h[0] for h in hits[:10]] == exact_ids(vectors, vectors[0])
 
@@ -441,20 +441,20 @@ def test_hits_carry_exact_distances_from_the_float32_copy_beside_the_graph_witho
     vectors = with_offset(clustered_vectors(3000), 0.7)
     with written(tmp_path / "index.db", vectors) as store:
         read: list[int] = []
-        original = store._vectors_of
-        monkeypatch.setattr(store, "_vectors_of", lambda ids: (read.append(len(ids)), original(ids))[1])
+        original = store.graph._vectors_of
+        monkeypatch.setattr(store.graph, "_vectors_of", lambda ids: (read.append(len(ids)), original(ids))[1])
         queries = queries_near(vectors, 20)
         from_copy = [store.nearest(query, 10) for query in queries]
-        assert store._search.rows is not None
+        assert store.graph._search.rows is not None
         assert read == []
-        store._search.rows = None  # as without the copy: the same candidates read from sqlite-vec
+        store.graph._search.rows = None  # as without the copy: the same candidates read from sqlite-vec
         from_sqlite_vec = [store.nearest(query, 10) for query in queries]
         assert len(read) == 20
         assert 20 * 10 <= sum(read) < 20 * (10 + sqlite_vectors.EXTRA_CANDIDATES) / 2
         assert from_copy == from_sqlite_vec  # ids and distances equal, not close
         for query, hits in zip(queries, from_copy, strict=True):
             assert len({chunk_id for chunk_id, _ in hits} & set(exact_ids(vectors, query))) >= 9
-            scanned = dict(store._scan(query, 50, None))  # sqlite-vec's own cosine distances
+            scanned = dict(store.graph._scan(query, 50, None))  # sqlite-vec's own cosine distances
             assert np.allclose([d for _, d in hits], [scanned[i] for i, _ in hits], rtol=0, atol=1e-6)
 
 
@@ -473,7 +473,7 @@ def test_a_damaged_float32_copy_is_refused_searches_stay_exact_and_the_next_buil
     with written(path, vectors) as store:
         with SQLiteStore.open(path) as reader:
             expected = [reader.nearest(query, 10) for query in queries]
-            assert reader._search.rows is not None
+            assert reader.graph._search.rows is not None
         copy = rows_file(path)
         size = os.path.getsize(copy)
         if damage == "truncated":
@@ -493,14 +493,14 @@ def test_a_damaged_float32_copy_is_refused_searches_stay_exact_and_the_next_buil
             os.replace(rows_file(tmp_path / "other.db"), copy)
         with SQLiteStore.open(path) as reader:
             assert [reader.nearest(query, 10) for query in queries] == expected
-            assert reader._search is not None
-            assert reader._search.rows is None  # graph used, copy not
+            assert reader.graph._search is not None
+            assert reader.graph._search.rows is None  # graph used, copy not
             assert reader.vector_search_status()["rows_file_bytes"] == 0
         store.update_vector_graph()  # a build's end: no changes, but the copy is written again
     with SQLiteStore.open(path) as reader:
         assert [reader.nearest(query, 10) for query in queries] == expected
-        assert reader._search.rows is not None
-        assert len(reader._search.rows) == 1500
+        assert reader.graph._search.rows is not None
+        assert len(reader.graph._search.rows) == 1500
         assert reader.vector_search_status()["rows_file_bytes"] > 1500 * 64 * 4
 
 
@@ -518,20 +518,20 @@ def test_a_long_lived_reader_follows_builds_that_add_and_remove_files_with_the_c
             writer.remove_file(writer._value("SELECT id FROM files WHERE path = 'part-1/file-1.txt'"))
         pending = {chunk_id for chunk_id, _ in reader.nearest(newcomers[5], 1)}
         assert pending == {1006}
-        assert reader._search.pending > 0  # scored beside the graph
+        assert reader.graph._search.pending > 0  # scored beside the graph
         writer.update_vector_graph(min_changes=1)  # the build's end folds them: graph and copy
         for query, chunk_id in ((newcomers[5], 1006), (newcomers[30], 1031)):
             hits = reader.nearest(query, 5)
             assert hits[0][0] == chunk_id
             assert hits[0][1] == pytest.approx(0.0, abs=1e-6)
-        search = reader._search
+        search = reader.graph._search
         assert search.pending == 0
         assert search.rows is not None
         assert len(search.rows) == 1000 + 20
         folded = [reader.nearest(query, 10) for query in newcomers]
         search.rows = None  # the folded copy gives what sqlite-vec's rows give, bit for bit
         assert [reader.nearest(query, 10) for query in newcomers] == folded
-        search.rows = reader._rows_file(
+        search.rows = reader.graph._rows_file(
             sqlite_vectors.GraphRecord.from_json(writer.get_meta(GRAPH_RECORD)),
             writer.get_meta(ROWS_RECORD),
         )
@@ -543,8 +543,8 @@ def test_a_long_lived_reader_follows_builds_that_add_and_remove_files_with_the_c
         assert reader.nearest(newcomers[5], 1)[0][0] != 1006
         writer.update_vector_graph(min_changes=1)
         assert reader.nearest(newcomers[5], 1)[0][0] != 1006
-        assert len(reader._search.rows) == 1000
-        assert reader._search.rows.lookup(np.array([1006]))[0].size == 0
+        assert len(reader.graph._search.rows) == 1000
+        assert reader.graph._search.rows.lookup(np.array([1006]))[0].size == 0
 
 
 def test_a_long_lived_index_finds_files_a_build_adds_and_loses_those_it_removes(tmp_path, monkeypatch):
@@ -558,7 +558,7 @@ def test_a_long_lived_index_finds_files_a_build_adds_and_loses_those_it_removes(
         Index.open(tmp_path / "index.db", backend=backend) as reader,
     ):
         reader.search("word3x2x4", k=3, mode="vector")
-        graph = reader.store._search.graph
+        graph = reader.store.graph._search.graph
         (corpus / "new.md").write_text("# New\n\nA new page about glaciers and moraines.\n", encoding="utf-8")
         builder.build(corpus, warn=lambda message: None)  # fewer changes than a fold
         new_ids = {
@@ -572,7 +572,7 @@ def test_a_long_lived_index_finds_files_a_build_adds_and_loses_those_it_removes(
         ]
         vector = np.frombuffer(blob, dtype=np.float32)
         assert reader.store.nearest(vector, 1)[0][0] == min(new_ids)
-        assert reader.store._search.graph is graph
+        assert reader.store.graph._search.graph is graph
         assert reader.search("glaciers", k=1, mode="keyword")[0].path == "new.md"
         (corpus / "new.md").unlink()
         builder.build(corpus, warn=lambda message: None)
@@ -583,7 +583,7 @@ def test_the_graph_library_loaded_before_onnxruntime_does_not_crash_the_process(
     """usearch's wheels carry their own C++ runtime; loaded first, they crashed onnxruntime's import
     (segmentation fault) until the system's runtime is loaded before them."""
     script = (
-        "from indexer.store import sqlite_vectors; sqlite_vectors.new_graph(8); "
+        "from indexer.store.sqlite import vectors; vectors.new_graph(8); "
         "import onnxruntime; print(onnxruntime.get_device())"
     )
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)

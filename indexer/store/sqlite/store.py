@@ -1,4 +1,4 @@
-"""The index in one SQLite file: sqlite-vec for vectors, FTS5 for keywords.
+"""The SQLite engine's SQL: sqlite-vec for vectors, FTS5 for keywords.
 
 One driver for everything: apsw, which carries its own recent SQLite and can load extensions on
 Pythons whose ``sqlite3`` cannot (many pyenv and macOS builds). Loading sqlite-vec through two SQLite
@@ -6,27 +6,22 @@ libraries in one process has crashed, so the standard ``sqlite3`` module is neve
 
 Opening touches nothing it does not own: a file that is not an index (another tool's database, or
 not a database at all) is refused before anything is written to it, and a reader (``index query``,
-``index status``) never creates or migrates anything. How the file is reached (a connection per
-thread, read-only or immutable readers, one-line storage errors) is
-:mod:`indexer.store.sqlite_connections`; the vector graph searched beside it is
-:mod:`indexer.store.sqlite_vectors`, imported (with numpy) by the methods that search or save vectors
-only, so that a keyword query does without both.
+``index status``) never creates or migrates anything. How the file is reached is
+:mod:`indexer.store.sqlite.connections`; the vector graph searched beside it is
+:class:`indexer.store.sqlite.graph.VectorGraph`, which the store holds and makes the first time a
+search or a write needs vectors (with numpy, which a keyword query does without).
 
-All SQL except the schema lives in this module, always with ``?`` parameters. The class is long
-because the store contract is: some forty short methods, one per question the pipeline, the search
-and the API ask; splitting them would scatter one engine's SQL over several classes."""
+The statements both engines run alike are :class:`indexer.store.sql.SQLStore`'s; this engine's
+own, except the schema and the graph's, live here, always with ``?`` parameters."""
 
 from __future__ import annotations
 
-import dataclasses
-import errno
-import itertools
 import json
 import os
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import AbstractContextManager, nullcontext, suppress
+from collections.abc import Iterable, Sequence
+from contextlib import AbstractContextManager, suppress
 from typing import TYPE_CHECKING, Any
 
 import apsw
@@ -44,34 +39,24 @@ from indexer.store import SERVE_SUFFIX, keywords, migrations, records
 from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path
 from indexer.store.records import BuildCounts, ChunkFilter, NewFile
 from indexer.store.sql import SQLStore
-from indexer.store.sqlite_connections import Connections, space_hint
+from indexer.store.sqlite.connections import Connections
+from indexer.store.sqlite.layout import (
+    COMPANION_SUFFIXES,
+    REBUILD_SUFFIX,
+    VECTOR_TABLE,
+    graph_suffixes,
+    remove_database,
+)
 
 if TYPE_CHECKING:
     import numpy as np
 
-    from indexer.store.sqlite_side_files import DamagedFile
-    from indexer.store.sqlite_vector_rows import RowsFile
-    from indexer.store.sqlite_vectors import GraphRecord, VectorSearch
+    from indexer.store.sqlite.graph import VectorGraph
 
 ENGINE = "sqlite"
-VECTOR_TABLE = "chunk_vectors"
 #: BM25 weight of a chunk's heading against its text: a name in a heading is what the section is
 #: about. 3 lifted exact names on the CMake manual from 0.88 to 0.94 top-1 (bench/bench_ranking.py).
 HEADING_WEIGHT = 3.0
-#: The most neighbours sqlite-vec's KNN query returns at once; larger searches run in memory.
-VEC0_MAX_K = 4096
-#: Which log of chunk changes this index keeps (migrations/sqlite/0006_vector_log.sql), and the record
-#: of the vector graph saved beside it (:class:`indexer.store.sqlite_vectors.GraphRecord`).
-VECTOR_LOG_ID = "vector_log_id"
-GRAPH_RECORD = "vector_graph"
-#: The record of the float32 rows saved beside the graph
-#: (:class:`indexer.store.sqlite_vector_rows.RowsRecord`); a key of its own, so a version that does
-#: not write it leaves a record that no longer matches the graph, and the file goes unused.
-ROWS_RECORD = "vector_rows"
-#: The files SQLite keeps beside an index (the graph's are :func:`graph_suffixes`), and the scratch
-#: copy a rebuild makes.
-COMPANION_SUFFIXES = ("-wal", "-shm", "-journal")
-REBUILD_SUFFIX = ".rebuild"
 
 
 class SQLiteStore(SQLStore):
@@ -95,13 +80,10 @@ class SQLiteStore(SQLStore):
         self._value = self.connections.value
         self.query = self.connections.rows  # any read-only SQL, for tools and tests that look inside
         self.transaction = self.connections.transaction
-        self._many_searches = False
-        self._search: VectorSearch | None = None
-        self._search_lock = threading.Lock()
+        self.many_searches = False
         self._has_vector_table = False
-        self._refused_graph: tuple[str | None, ...] | None = None  # the key of a graph found damaged
-        self._graph_checked: tuple[str, object] | None = None  # (its SHA-256, the identity it was checked at)
-        self._warned: set[str] = set()
+        self._graph: VectorGraph | None = None
+        self._graph_lock = threading.Lock()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], writable: bool = False, create: bool = False) -> SQLiteStore:
@@ -210,8 +192,21 @@ class SQLiteStore(SQLStore):
 
     def expect_many_searches(self) -> None:
         """This process searches again and again: opening the vector graph may then take in more
-        changes the index logged since it was saved (see :mod:`indexer.store.sqlite_vectors`)."""
-        self._many_searches = True
+        changes the index logged since it was saved (see :mod:`indexer.store.sqlite.vectors`)."""
+        self.many_searches = True
+
+    @property
+    def graph(self) -> VectorGraph:
+        """The vector graph beside this index (:class:`~indexer.store.sqlite.graph.VectorGraph`),
+        made the first time a search or a write needs vectors."""
+        with self._graph_lock:
+            if self._graph is None:
+                # the one late import: the graph loads numpy and usearch, which a keyword query
+                # does without (tests/test_cli.py checks what a query imports)
+                from indexer.store.sqlite.graph import VectorGraph
+
+                self._graph = VectorGraph(self)
+            return self._graph
 
     # -- metadata -------------------------------------------------------------------------------
 
@@ -258,10 +253,7 @@ class SQLiteStore(SQLStore):
         other threads need (each return costs a wait for the interpreter lock), and FTS5 merges its
         segments once per statement.
         """
-        from indexer.store import sqlite_vectors
-
-        # changes piled up since the saved graph go into a new one first, as committed so far
-        self.update_vector_graph(sqlite_vectors.FOLD_DURING_BUILD)
+        self.graph.update_during_build()
         rows: list[tuple[int, int, int, int, str, str, str, str]] = []
         vectors: list[bytes] = []
         old_ids: list[int] = []
@@ -414,385 +406,25 @@ class SQLiteStore(SQLStore):
     def nearest(
         self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None = None
     ) -> list[tuple[int, float]]:
-        """The ``k`` chunks nearest to ``query`` by cosine distance, optionally among ``allowed_ids``,
-        through the vector graph saved beside the index and the changes logged since; without a graph
-        that can be used, or for more than :data:`~indexer.store.sqlite_vectors.GRAPH_MAX_K`
-        neighbours, by sqlite-vec's scan. The filter applies inside the search, so k hits come back
-        when k exist."""
+        """The ``k`` chunks nearest to ``query`` by cosine distance, optionally among ``allowed_ids``
+        (the filter applies inside the search, so k hits come back when k exist): see
+        :meth:`VectorGraph.nearest`."""
         if k <= 0 or not self.has_vector_table() or (allowed_ids is not None and not allowed_ids):
             return []
-        # one snapshot (unless the caller holds one): the changes taken in and the rows re-scored agree
-        from indexer.store import sqlite_vectors
-        from indexer.store.sqlite_side_files import DamagedFile
-
-        if k > sqlite_vectors.GRAPH_MAX_K:
-            return self._scan(query, k, allowed_ids)
-        with self._search_lock, nullcontext() if self.db.in_transaction else self.connections.snapshot():
-            search = self._vector_search()
-            if search is not None:
-                try:
-                    return search.nearest(query, k, allowed_ids, self._vectors_of)
-                except DamagedFile as damage:  # the float32 copy changed under this process
-                    search.rows = None
-                    self._warn_rows(damage)
-                    return search.nearest(query, k, allowed_ids, self._vectors_of)
-        return self._scan(query, k, allowed_ids)
-
-    def _vectors_of(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The float32 vectors of those ``chunk_ids`` that are in the index: (ids, rows)."""
-        import numpy as np
-
-        from indexer.store import sqlite_vectors
-
-        rows = self._rows(
-            f"SELECT v.rowid, v.embedding FROM json_each(?) AS j "
-            f"JOIN {VECTOR_TABLE} AS v ON v.rowid = j.value",
-            (json.dumps(chunk_ids.tolist()),),
-        )
-        ids = np.array([row[0] for row in rows], dtype=np.int64)
-        return ids, sqlite_vectors.vectors_from_blobs([row[1] for row in rows], self.dimension)
-
-    def _scan(self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None) -> list[tuple[int, float]]:
-        """sqlite-vec's exact KNN (a scan of every vector), or for more neighbours than it returns at
-        once, every vector read and scored here."""
-        import numpy as np
-
-        from indexer.store import sqlite_vectors
-
-        if k > VEC0_MAX_K:
-            try:
-                rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
-                return sqlite_vectors.exact_nearest(rows, self.dimension, query, k, allowed_ids)
-            except apsw.Error as error:
-                raise self.connections.failure(error) from error
-        blob = np.asarray(query, dtype=np.float32).tobytes()
-        if allowed_ids is None:
-            sql = f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ?"
-            return self._rows(sql, (blob, k))
-        sql = (
-            f"SELECT rowid, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
-            "AND rowid IN (SELECT value FROM json_each(?))"
-        )
-        return self._rows(sql, (blob, k, json.dumps(list(allowed_ids))))
-
-    def _vector_search(self, limit: int | None = None) -> VectorSearch | None:
-        """The saved graph with the changes logged since, up to the latest (call with the search
-        lock held); None when no graph can be used: the recorded file is missing, damaged or not the
-        one recorded (not tried again while the record stays), or more than ``limit`` changes would
-        have to be read to catch up from it."""
-        from indexer.store import sqlite_vectors
-
-        if limit is None:
-            limit = sqlite_vectors.OPEN_LIMIT_MANY if self._many_searches else sqlite_vectors.OPEN_LIMIT_ONCE
-        with nullcontext() if self.db.in_transaction else self.connections.snapshot():
-            key = (self.get_meta(VECTOR_LOG_ID), self.get_meta(GRAPH_RECORD), self.get_meta(ROWS_RECORD))
-            latest = self._log_position()
-            search = self._search
-            if search is None or search.key != key:
-                self._search = None  # let the old graph go before the new one is opened
-                refused = key == self._refused_graph
-                search = self._search = None if refused else self._open_search(key, latest, limit)
-            if search is not None and search.position < latest:
-                self._catch_up(search, latest)
-        return search
-
-    def _open_search(
-        self, key: tuple[str | None, str | None, str | None], latest: int, limit: int
-    ) -> VectorSearch | None:
-        from indexer.store import sqlite_vectors
-        from indexer.store.sqlite_side_files import DamagedFile
-
-        record = sqlite_vectors.GraphRecord.from_json(key[1])
-        if latest - (record.position if record else 0) > limit:
-            return None
-        if record is None:  # no graph saved yet: every change since the log began is read
-            return sqlite_vectors.VectorSearch(None, 0, self.dimension, key)
-        try:
-            search = sqlite_vectors.VectorSearch.open(
-                sqlite_vectors.graph_path(self.path, record.slot), record, self.dimension, key
-            )
-        except DamagedFile as damage:
-            self._refused_graph = key
-            self._warn(
-                f"its vector graph {damage}: searching every vector with sqlite-vec instead, until "
-                "`index build` saves the graph again"
-            )
-            return None
-        if search is not None:
-            try:
-                search.rows = self._rows_file(record, key[2])
-            except DamagedFile as damage:
-                self._warn_rows(damage)
-        return search
-
-    def _rows_file(self, record: GraphRecord, rows_record: str | None) -> RowsFile | None:
-        """The float32 rows saved with the graph ``record`` names, when the rows record is of that
-        graph (else None: the rows are read from sqlite-vec).
-
-        Raises:
-            DamagedFile: the recorded file is missing, changed since it was saved, or damaged.
-        """
-        from indexer.store import sqlite_vector_rows, sqlite_vectors
-
-        return sqlite_vector_rows.RowsFile.open(
-            sqlite_vector_rows.rows_path(sqlite_vectors.graph_path(self.path, record.slot)),
-            sqlite_vector_rows.RowsRecord.from_json(rows_record),
-            record.slot,
-            record.position,
-            record.vectors,
-            self.dimension,
-        )
-
-    def _warn_rows(self, damage: DamagedFile) -> None:
-        self._warn(
-            f"the float32 copy of its vectors {damage}: re-scoring candidates from sqlite-vec instead, "
-            "until `index build` writes the copy again"
-        )
-
-    def _warn(self, message: str) -> None:
-        """Say ``message`` once in this process, through logging (``indexer.store``): with nothing
-        set up, as in the CLI, it is one line on stderr; a server's log gets it too."""
-        if message in self._warned:
-            return
-        self._warned.add(message)
-        import logging  # here: a search that has nothing to say does not load it
-
-        logging.getLogger(__name__).warning("warning: index %s: %s", self.path, message)
-
-    def _log_position(self) -> int:
-        """The position of the latest chunk change logged (positions only grow, see the migration)."""
-        return self._value("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'vector_log'), 0)")
-
-    def _catch_up(self, search: VectorSearch, latest: int) -> None:
-        """Give ``search`` the chunks logged after its position up to ``latest``, with the vectors of
-        those that exist now."""
-        import numpy as np
-
-        changed = [
-            row[0]
-            for row in self._rows(
-                "SELECT DISTINCT chunk_id FROM vector_log WHERE position > ? AND position <= ?",
-                (search.position, latest),
-            )
-        ]
-        changed_ids = np.array(changed, dtype=np.int64)
-        search.catch_up(changed_ids, *self._vectors_of(changed_ids), latest)
+        return self.graph.nearest(query, k, allowed_ids)
 
     def update_vector_graph(self, min_changes: int | None = None) -> None:
-        """Save a new vector graph beside the index when ``min_changes`` (default
-        :data:`~indexer.store.sqlite_vectors.FOLD_AT_END`) or more chunk changes are logged since the
-        saved one, or when the saved one cannot be used (missing, damaged, another version's): what a
-        build does at its end (:meth:`finish_build`) and, with more changes, during it. Inside the
-        caller's transaction (the state it folds is then the committed one), or in one of its own.
-
-        The new file goes in the slot the record does not name, and the record follows it in the
-        transaction: rolled back or killed, the index still names a complete file that it matches.
-        The float32 rows are saved beside the graph the same way (a graph whose rows file is missing
-        or does not match counts as not saved: it is written again).
+        """Save a new vector graph beside the index when enough changes call for it (see
+        :meth:`VectorGraph.update`).
 
         Raises:
             StorageError: a file could not be written (the index keeps its graph as it was).
         """
-        from indexer.store import sqlite_vectors
-
-        # not has_vector_table(): it remembers what it saw for every thread, and a table this
-        # transaction creates is not there yet for the others
-        if not self._rows("SELECT 1 FROM sqlite_master WHERE name = ?", (VECTOR_TABLE,)):
-            return
-        if min_changes is None:
-            min_changes = sqlite_vectors.FOLD_AT_END
-        with nullcontext() if self.db.in_transaction else self.transaction():
-            record = sqlite_vectors.GraphRecord.from_json(self.get_meta(GRAPH_RECORD))
-            latest = self._log_position()
-            pending = latest - (record.position if record else 0)
-            usable = self._checked_graph(record) if record is not None else None
-            complete = usable is not None and self._rows_complete(usable)
-            if pending < min_changes and (complete or record is None):
-                return
-            with self._search_lock:
-                search = None
-                if usable is not None and pending <= sqlite_vectors.OPEN_LIMIT_MANY:
-                    search = self._vector_search(limit=sqlite_vectors.OPEN_LIMIT_MANY)
-                if search is None:  # a first graph, or changes too many to look up one by one
-                    search = self._graph_from_rows(latest)
-                self._save_graph(search, record)
-
-    def _save_graph(self, search: VectorSearch, record: GraphRecord | None) -> None:
-        """Fold ``search``'s changes into a new graph file with its rows, in the slot ``record``
-        does not name, and record both (inside the caller's transaction)."""
-        from indexer.store import sqlite_vector_rows, sqlite_vectors
-
-        slot = next(slot for slot in sqlite_vectors.SLOTS if record is None or slot != record.slot)
-        path = sqlite_vectors.graph_path(self.path, slot)
-        try:
-            # the rows first: they are read from the graph's rows file and changes before the fold
-            rows_file = self._write_rows(sqlite_vector_rows.rows_path(path), search)
-            search.fold()
-            saved_file = search.save(path)
-        except OSError as error:
-            raise StorageError(
-                f"index {self.path}: saving its vector graph failed ({describe_failure(error, path)}); "
-                "searches stay complete without it, and the next build saves it again"
-            ) from error
-        saved = sqlite_vectors.GraphRecord(
-            slot,
-            search.position,
-            search.graph_size,
-            file=saved_file.file,
-            sha256=saved_file.sha256,
-            checked_ns=saved_file.checked_ns,
-        )
-        rows = sqlite_vector_rows.RowsRecord(slot, search.position, search.graph_size, rows_file)
-        self.set_meta({GRAPH_RECORD: saved.to_json(), ROWS_RECORD: rows.to_json()})
-        self._rows("DELETE FROM vector_log WHERE position <= ?", (saved.position,))
-        search.key = (self.get_meta(VECTOR_LOG_ID), saved.to_json(), rows.to_json())
-        search.rows = self._rows_file(saved, rows.to_json())
-        self._search = search
-
-    def _write_rows(self, path: str, search: VectorSearch) -> tuple[int, ...]:
-        """Write the float32 rows of ``search`` at its position to ``path``: from its rows file and
-        changes, or, without one or when that file turns out damaged, from sqlite-vec."""
-        from indexer.store import sqlite_vector_rows
-        from indexer.store.sqlite_side_files import DamagedFile
-
-        blocks = search.row_blocks()
-        if blocks is not None:
-            try:
-                return sqlite_vector_rows.write_rows(path, blocks, self.dimension, search.position)
-            except DamagedFile as damage:
-                self._warn_rows(damage)
-        return sqlite_vector_rows.write_rows(path, self._unit_row_blocks(), self.dimension, search.position)
-
-    def _checked_graph(self, record: GraphRecord) -> GraphRecord | None:
-        """``record`` when the file it names holds the bytes it records (checked once for each
-        identity the file has, in full only when that identity is not the recorded one); recorded
-        anew when those bytes lie under another identity (the file was copied, moved or touched:
-        readers then trust its identity again); None when the file cannot be used (inside the
-        caller's transaction)."""
-        from indexer.store import sqlite_side_files, sqlite_vectors
-
-        if not record.readable:
-            return None
-        path = sqlite_vectors.graph_path(self.path, record.slot)
-        if self._graph_checked == (record.sha256, sqlite_side_files.current_identity(path)):
-            return record
-        try:
-            unchanged = sqlite_side_files.check_recorded(path, record)
-        except sqlite_side_files.DamagedFile:
-            return None
-        if not unchanged and sqlite_side_files.current_identity(path) != record.file:
-            try:
-                file, checked_ns = sqlite_side_files.settle(path, record.sha256)
-            except OSError:
-                return None
-            record = dataclasses.replace(record, file=file, checked_ns=checked_ns)
-            self.set_meta({GRAPH_RECORD: record.to_json()})
-        self._graph_checked = (record.sha256, sqlite_side_files.current_identity(path))
-        return record
-
-    def _rows_complete(self, record: GraphRecord) -> bool:
-        """Whether the rows file of the graph ``record`` names is the one recorded for it."""
-        from indexer.store import sqlite_vector_rows, sqlite_vectors
-        from indexer.store.sqlite_side_files import DamagedFile
-
-        try:
-            return sqlite_vector_rows.RowsFile.check(
-                sqlite_vector_rows.rows_path(sqlite_vectors.graph_path(self.path, record.slot)),
-                sqlite_vector_rows.RowsRecord.from_json(self.get_meta(ROWS_RECORD)),
-                record.slot,
-                record.position,
-                record.vectors,
-                self.dimension or 0,
-            )
-        except DamagedFile:
-            return False
-
-    def _unit_row_blocks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """Every vector in the index as (chunk ids, unit float32 rows) blocks, read from sqlite-vec
-        (inside the writer's transaction): for a rows file when none can be started from."""
-        import numpy as np
-
-        from indexer.store import sqlite_vectors
-
-        try:
-            rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
-            while batch := list(itertools.islice(rows, sqlite_vectors.LOAD_ROWS)):
-                ids = np.array([row[0] for row in batch], dtype=np.int64)
-                vectors = sqlite_vectors.vectors_from_blobs([row[1] for row in batch], self.dimension)
-                yield ids, sqlite_vectors.unit_rows(vectors)
-        except apsw.Error as error:
-            raise self.connections.failure(error) from error
-
-    def _graph_from_rows(self, latest: int) -> VectorSearch:
-        """A new graph of every vector in the index (at log position ``latest``, inside the writer's
-        transaction): when no saved graph can be used or caught up."""
-        import numpy as np
-
-        from indexer.store import sqlite_vectors
-
-        self._search = None
-        search = sqlite_vectors.VectorSearch(None, latest, self.dimension)
-        try:
-            rows = self.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
-            while batch := list(itertools.islice(rows, sqlite_vectors.LOAD_ROWS)):
-                ids = np.array([row[0] for row in batch], dtype=np.int64)
-                search.add_to_graph(
-                    ids, sqlite_vectors.vectors_from_blobs([row[1] for row in batch], self.dimension)
-                )
-        except apsw.Error as error:
-            raise self.connections.failure(error) from error
-        return search
+        self.graph.update(min_changes)
 
     def vector_search_status(self) -> dict[str, Any]:
-        """How searches find neighbours, for ``index status``: the graph file, how many vectors it
-        holds and how many changes it lacks, and the memory a searching process holds for it (the
-        graph file's bytes, read into its memory; the changes scored beside it; the ids of the
-        float32 copy). ``rows_file_bytes`` is that copy of the graph's vectors (0 when none
-        matches): a search reads its candidates' rows from it, through the page cache the
-        processes share, so it is counted apart, not in ``memory_bytes``. ``problems`` says what is
-        wrong with either file (damaged, changed since it was saved, missing), which the next
-        build mends."""
-        from indexer.store import sqlite_side_files, sqlite_vectors
-
-        record = sqlite_vectors.GraphRecord.from_json(self.get_meta(GRAPH_RECORD))
-        pending = self._log_position() - (record.position if record else 0)
-        path = sqlite_vectors.graph_path(self.path, record.slot) if record else None
-        usable, unchanged, rows, graph_problem, rows_problem = False, True, None, None, None
-        if record is not None and path is not None and record.readable:
-            try:
-                unchanged = sqlite_side_files.check_recorded(path, record)
-                usable = True
-                rows = self._rows_file(record, self.get_meta(ROWS_RECORD))
-            except sqlite_side_files.DamagedFile as damage:
-                if usable:
-                    rows_problem = f"its float32 copy {damage}"
-                else:
-                    graph_problem = f"its graph {damage}"
-        file_bytes = record.file[0] if usable and record is not None else 0
-        if usable:
-            structure = "hnsw graph (usearch, int8)"
-            if not unchanged:  # its bytes are the recorded ones, under another identity
-                structure += " (moved or touched since it was saved: checked in full until the next build)"
-            if rows_problem:
-                structure += f"; {rows_problem}: re-scoring from sqlite-vec until the next `index build`"
-        elif graph_problem:
-            structure = f"none: {graph_problem}; sqlite-vec scans every vector until the next `index build`"
-        elif record is None and pending <= sqlite_vectors.OPEN_LIMIT_ONCE:
-            structure = "none yet: the vectors are few and scored exactly in memory"
-        else:
-            structure = "none: sqlite-vec scans every vector until `index build` saves a graph"
-        return {
-            "structure": structure,
-            "file": path if usable else None,
-            "file_bytes": file_bytes,
-            "vectors": record.vectors if usable and record is not None else 0,
-            "rows_file_bytes": 0 if rows is None else rows.size_bytes(),
-            "pending_changes": pending,
-            "memory_bytes": file_bytes
-            + pending * 4 * (self.dimension or 0)
-            + (0 if rows is None else rows.ids_bytes()),
-            "problems": [problem for problem in (graph_problem, rows_problem) if problem],
-        }
+        """How searches find neighbours, for ``index status`` (see :meth:`VectorGraph.status`)."""
+        return self.graph.status()
 
     def keyword_matches(
         self, words: Sequence[str], k: int, allowed_ids: Sequence[int] | None = None
@@ -929,21 +561,7 @@ class SQLiteStore(SQLStore):
         vector graph moves first, into the slot this index's record does not name, and the scratch's
         record is made to name it there, so the copy brings a record of the file already in place:
         a reader meets the old graph with the old record or the new one with the new."""
-        from indexer.store import sqlite_vector_rows, sqlite_vectors
-
-        record = sqlite_vectors.GraphRecord.from_json(scratch.get_meta(GRAPH_RECORD))
-        current = sqlite_vectors.GraphRecord.from_json(self.get_meta(GRAPH_RECORD))
-        slot = next(slot for slot in sqlite_vectors.SLOTS if current is None or slot != current.slot)
-        moved = record is not None and record.readable
-        if moved:
-            assert record is not None
-            try:
-                self._move_graph_in(scratch, record, slot)
-            except OSError as error:
-                raise StorageError(
-                    f"index {self.path}: moving its new vector graph beside it failed "
-                    f"({describe_failure(error, self.path)})"
-                ) from error
+        slot = self.graph.move_in(scratch)
         try:
             with self.db.backup("main", scratch.db, "main") as backup:
                 while not backup.done:
@@ -951,33 +569,7 @@ class SQLiteStore(SQLStore):
         except apsw.Error as error:
             raise self.connections.failure(error) from error
         self._has_vector_table = False
-        for old in sqlite_vectors.SLOTS:  # the old index's graphs: no record names them any more
-            if not moved or old != slot:
-                graph = sqlite_vectors.graph_path(self.path, old)
-                for path in (graph, sqlite_vector_rows.rows_path(graph)):
-                    with suppress(OSError):  # an open file cannot be removed on Windows: left for later
-                        os.remove(path)
-
-    def _move_graph_in(self, scratch: SQLiteStore, record: GraphRecord, slot: str) -> None:
-        """Move the graph (and its rows) ``record`` names beside ``scratch`` to ``slot`` beside this
-        index, and record them there in ``scratch``: a rename changes a file's change time, so the
-        moved files are recorded anew (the graph once its bytes are checked again)."""
-        from indexer.store import sqlite_side_files, sqlite_vector_rows, sqlite_vectors
-
-        source = sqlite_vectors.graph_path(scratch.path, record.slot)
-        target = sqlite_vectors.graph_path(self.path, slot)
-        os.replace(source, target)
-        file, checked_ns = sqlite_side_files.settle(target, record.sha256)
-        moved = dataclasses.replace(record, slot=slot, file=file, checked_ns=checked_ns)
-        values = {GRAPH_RECORD: moved.to_json()}
-        rows = sqlite_vector_rows.RowsRecord.from_json(scratch.get_meta(ROWS_RECORD))
-        if rows is not None and rows.slot == record.slot:
-            with suppress(FileNotFoundError):  # without its rows the graph re-scores on sqlite-vec's
-                os.replace(sqlite_vector_rows.rows_path(source), sqlite_vector_rows.rows_path(target))
-                rows_file = sqlite_side_files.identity(os.lstat(sqlite_vector_rows.rows_path(target)))
-                values[ROWS_RECORD] = dataclasses.replace(rows, slot=slot, file=rows_file).to_json()
-        with scratch.transaction():
-            scratch.set_meta(values)
+        self.graph.remove_unrecorded(slot)
 
     def discard_scratch(self) -> None:
         remove_database(self.scratch_path())
@@ -1020,39 +612,3 @@ def describe_holder(row: Sequence[Any] | None) -> str:
     if row is None or row[0] is None:
         return "another process"
     return f"pid {row[0]} on {row[1]} since {time.strftime('%H:%M:%S', time.localtime(row[2]))}"
-
-
-def graph_suffixes() -> tuple[str, ...]:
-    """The files of the vector graph beside an index: its two slots with their float32 rows, and
-    their files being written."""
-    from indexer.store import sqlite_vector_rows, sqlite_vectors  # numpy: see SQLiteStore.nearest
-
-    return tuple(
-        name + tmp
-        for slot in sqlite_vectors.SLOTS
-        for name in (
-            sqlite_vectors.graph_path("", slot),
-            sqlite_vector_rows.rows_path(sqlite_vectors.graph_path("", slot)),
-        )
-        for tmp in ("", ".tmp")
-    )
-
-
-def describe_failure(error: OSError, path: str) -> str:
-    """An error of the file system in a few words, with where there is room for the index when it
-    is about room (disk full, file size limit, quota)."""
-    reason = error.strerror or str(error)
-    if error.filename:
-        reason = f"{reason}: {error.filename}"
-    if error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-        reason = f"{reason}; {space_hint(path)}"
-    return reason
-
-
-def remove_database(path: str) -> None:
-    """Delete a SQLite file with the files SQLite and its vector graph keep beside it."""
-    for suffix in ("", *COMPANION_SUFFIXES, *graph_suffixes()):
-        try:
-            os.remove(path + suffix)
-        except FileNotFoundError:
-            continue

@@ -40,6 +40,8 @@ from typing import BinaryIO, TypeVar
 
 import numpy as np
 
+from indexer.store.sqlite.layout import SCRATCH_SUFFIX
+
 #: (size, modification time ns, change time ns, inode, device) of a file.
 Identity = tuple[int, int, int, int, int]
 #: Longer than a tick of the clock that stamps file times (1 to 10 ms on Linux): a write this long
@@ -47,7 +49,6 @@ Identity = tuple[int, int, int, int, int]
 TICK_NS = 20_000_000
 #: Where the change time is one no process can set (on Windows, ``st_ctime`` is the creation time).
 CHANGE_TIME_KEPT = os.name == "posix"
-SCRATCH_SUFFIX = ".tmp"
 READ_BLOCK = 16 << 20
 _NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NON_BLOCKING = getattr(os, "O_NONBLOCK", 0)  # a FIFO planted under the name must not hang a search

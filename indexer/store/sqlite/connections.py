@@ -16,6 +16,7 @@ one-line errors when the storage itself fails.
 
 from __future__ import annotations
 
+import errno
 import functools
 import importlib.util
 import os
@@ -81,6 +82,17 @@ def space_hint(path: str) -> str:
         if limit != resource.RLIM_INFINITY:
             hint += f", files limited to {limit / 2**20:.1f} MB (ulimit -f)"
     return f"{hint}; make room and build again"
+
+
+def describe_failure(error: OSError, path: str) -> str:
+    """An error of the file system in a few words, with where there is room for the index when it
+    is about room (disk full, file size limit, quota)."""
+    reason = error.strerror or str(error)
+    if error.filename:
+        reason = f"{reason}: {error.filename}"
+    if error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        reason = f"{reason}; {space_hint(path)}"
+    return reason
 
 
 def _advice(error: apsw.Error) -> str | None:

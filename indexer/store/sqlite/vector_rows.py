@@ -7,7 +7,7 @@ This file holds the same rows, unit length, one after another: a search reads it
 and nothing else, and a one-off query opens it without reading it.
 
 It is a cache of sqlite-vec, never the durable copy: it is written whenever the graph is (same slot,
-written the same way: :func:`indexer.store.sqlite_side_files.replacing`), its record in the index
+written the same way: :func:`indexer.store.sqlite.side_files.replacing`), its record in the index
 names the graph's log position, its row count and the file's identity, and its header repeats the
 position, count and dimension. A file that does not match in every one of these is not used: the
 rows are read from sqlite-vec instead (with one warning), and the next build writes the file again.
@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from indexer.store.sqlite_side_files import (
+from indexer.store.sqlite.side_files import (
     DamagedFile,
     Identity,
     SideFileRecord,
@@ -54,10 +54,6 @@ CHANGED = "changed since the index recorded it (written, truncated or replaced)"
 @dataclass(frozen=True)
 class RowsRecord(SideFileRecord):
     """The rows file's record: the graph slot it belongs to, with the graph's position and count."""
-
-
-def rows_path(graph_path: str) -> str:
-    return graph_path + ".f32"
 
 
 def ids_offset(rows: int, dimension: int) -> int:
@@ -253,7 +249,7 @@ def write_rows(
     path: str, blocks: Iterable[tuple[np.ndarray, np.ndarray]], dimension: int, position: int
 ) -> Identity:
     """Write (chunk ids, unit float32 rows) blocks to ``path`` in one step, as the graph is written
-    (:func:`~indexer.store.sqlite_side_files.replacing`). Returns the new file's identity."""
+    (:func:`~indexer.store.sqlite.side_files.replacing`). Returns the new file's identity."""
     ids: list[np.ndarray] = []
     with replacing(path) as out:
         out.write(bytes(HEADER.itemsize))

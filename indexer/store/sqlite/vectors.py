@@ -16,7 +16,7 @@ SQLite file, the durable copy; the graph is rebuilt from it whenever it cannot b
   write out of bounds: the process dies of SIGSEGV), and a mapped file truncated or rewritten under
   a running process faults it (SIGBUS). So a search reads the whole file into its own memory, and
   hands it to usearch only once it is shown to be the file the index recorded, by its identity or
-  its SHA-256 (:mod:`indexer.store.sqlite_side_files`); whatever happens to the file afterwards
+  its SHA-256 (:mod:`indexer.store.sqlite.side_files`); whatever happens to the file afterwards
   cannot reach that copy. A file that is not the recorded one is never parsed: searches scan with
   sqlite-vec, with one warning, and the next build saves the graph again.
 - **int8, one scale per row**: cosine ignores a vector's length, so each unit vector is stored with its
@@ -28,7 +28,7 @@ SQLite file, the durable copy; the graph is rebuilt from it whenever it cannot b
   tell their side: ``INT8_BAND``) again on their float32 rows: the distances returned are exact
   search's (scores, thresholds and calibration are float32 cosines; int8 moves those of sparse
   vectors by up to 3e-3). Those rows come from a float32 copy of the graph's vectors saved beside
-  it (:mod:`indexer.store.sqlite_vector_rows`), from which a search reads its candidates' rows
+  it (:mod:`indexer.store.sqlite.vector_rows`), from which a search reads its candidates' rows
   only; read from sqlite-vec instead, each costs 0.1-0.3 ms (a vec0 chunk is one large
   blob), which is what a search does when that copy is missing or does not match the graph.
 - **What the file lacks**: every chunk written or deleted is logged in the index (``vector_log``, by
@@ -66,7 +66,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from indexer.store.sqlite_side_files import (
+from indexer.store.sqlite.side_files import (
     DamagedFile,
     Identity,
     SideFileRecord,
@@ -74,7 +74,7 @@ from indexer.store.sqlite_side_files import (
     replacing,
     settle,
 )
-from indexer.store.sqlite_vector_rows import RowsFile
+from indexer.store.sqlite.vector_rows import RowsFile
 
 if TYPE_CHECKING:
     from usearch.index import Index as Graph
@@ -124,7 +124,6 @@ FOLD_DURING_BUILD = 50_000
 #: vector looked up); beyond, a one-off search scans sqlite-vec, which costs the same for any number.
 OPEN_LIMIT_ONCE = 10_000
 OPEN_LIMIT_MANY = 200_000
-SLOTS = ("a", "b")
 #: The most neighbours asked of the graph; more are found by reading every vector (as on PostgreSQL,
 #: whose graph keeps at most 1,000 candidates). Asked for that many, a graph walk costs about what a
 #: scan does, and the int8 order it takes them in is least sure far from the query.
@@ -157,10 +156,6 @@ class SavedFile:
     file: Identity
     sha256: str
     checked_ns: int
-
-
-def graph_path(index_path: str, slot: str) -> str:
-    return f"{index_path}.vectors-{slot}"
 
 
 def unit_rows(vectors: np.ndarray) -> np.ndarray:
