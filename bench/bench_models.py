@@ -42,10 +42,10 @@ from rows import print_rows, row
 from indexer import Index, formats
 from indexer.backends.embedded import EmbeddedBackend
 from indexer.backends.packaged import BGE_SMALL, MINILM
+from indexer.backends.reranker import PAIR_TOKENS, Reranker, passage_text
 from indexer.chunking import chunk_document
 from indexer.eval import beir, metrics
 from indexer.pipeline.run import chunk_settings
-from indexer.rerank import PAIR_TOKENS, Reranker, passage_text
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -233,7 +233,7 @@ def sample_scores(index: Index, reranker: Reranker) -> dict[str, float]:
 COLD_RERANK = """
 import json, sys, time
 start = time.perf_counter()
-from indexer.rerank import Reranker
+from indexer.backends.reranker import Reranker
 reranker = Reranker(one_shot=True)
 passages = json.loads(sys.argv[1])
 imported = time.perf_counter()

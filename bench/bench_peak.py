@@ -204,11 +204,11 @@ class Peak:
 def node_profile(backend: EmbeddedBackend, int8: bool, texts: list[str]) -> dict[str, float]:
     """Shares of the model's run time by kind of node (:data:`KINDS`), from onnxruntime's profile of
     the backend's own optimised copy running these texts in the backend's sub-batches."""
-    options = session_options(backend._threads, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    options = session_options(backend.runner.threads, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
     options.enable_profiling = True
     with tempfile.TemporaryDirectory() as folder:
         options.profile_file_prefix = str(Path(folder) / "profile")
-        model = backend._cache_folder(int8) / OPTIMIZED_MODEL
+        model = backend.runner.cache_folder(int8) / OPTIMIZED_MODEL
         session = ort.InferenceSession(str(model), options, providers=["CPUExecutionProvider"])
         names = [model_input.name for model_input in session.get_inputs()]
         encodings = backend._embedder().encode_batch_fast(texts)
@@ -261,14 +261,14 @@ def precision_rows(texts: list[str]) -> tuple[list[dict], list[str]]:
         (TOKEN_BUDGET, 4 * width, width),
         (TOKEN_BUDGET, width, width),
     ]
-    own_layout = weight_layout(reference.int8_instructions)
+    own_layout = weight_layout(reference.runner.int8_instructions)
     setups = [("float32", "float32", None)]
     setups += [("int8", layout, layout) for layout in (own_layout, *(set(("int8", "uint8")) - {own_layout}))]
     for precision, layout, weights_layout in setups:
         backend = EmbeddedBackend(precision=precision)
         if weights_layout is not None and weights_layout != own_layout:
-            backend.int8_instructions = "bench: signed weights"  # the other layout's graph and cache
-        products = Peak(shapes, precision, layout, backend._threads)
+            backend.runner.int8_instructions = "bench: signed weights"  # the other layout's graph and cache
+        products = Peak(shapes, precision, layout, backend.runner.threads)
         seconds = throughput(backend, texts, products)
         achieved = work / seconds
         best = products.best()
@@ -290,7 +290,7 @@ def precision_rows(texts: list[str]) -> tuple[list[dict], list[str]]:
         rows.append(
             row(
                 f"embedded {label}: multiply-adds/s vs this machine's {precision} product peak "
-                f"(onnxruntime, {backend._threads} threads; GMAC/s)",
+                f"(onnxruntime, {backend.runner.threads} threads; GMAC/s)",
                 round(achieved / 1e9, 2),
                 round(best / 1e9, 2),
                 round(fraction, 3),

@@ -19,8 +19,8 @@ import bench_ranking
 import bench_rerank
 import numpy as np
 
+from indexer.backends.reranker import Reranker, passage_text
 from indexer.eval import metrics
-from indexer.rerank import Reranker, passage_text
 
 WEIGHTS = (0.0, 1.0, 1.5, 2.0, 2.5, 3.0, 4.0)
 BUDGETS = (256, 128)

@@ -34,10 +34,10 @@ from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
 
 if TYPE_CHECKING:
+    from indexer.backends.reranker import Reranker
     from indexer.passages import Passage
     from indexer.pipeline import BuildReport
     from indexer.records import StoredChunk
-    from indexer.rerank import Reranker
 
 DEFAULT_INDEX = "index.db"
 
@@ -355,13 +355,13 @@ class Index:
         with self._reranker_lock:
             if self._reranker is None:
                 # imported here: numpy and onnxruntime, which a search without re-ranking never needs
-                from indexer.rerank import Reranker
+                from indexer.backends.reranker import Reranker
 
                 self._reranker = Reranker(one_shot=self._one_shot)
             return self._reranker
 
     def _rerank(self, question: str, chunks: Sequence[StoredChunk]) -> list[float]:
-        from indexer.rerank import passage_text
+        from indexer.backends.reranker import passage_text
 
         passages = [passage_text(chunk.heading, chunk.text) for chunk in chunks]
         return self.reranker().scores(question, passages).tolist()

@@ -722,7 +722,7 @@ def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):
     """The question's vector, made the way the index's documents were (query prefix included) and
     held to the same vector check as any stored vector."""
     # imported here: numpy comes with it, which `index query` answered by a server never needs
-    from indexer.pipeline.vector_check import check_vectors
+    from indexer.backends.vector_check import check_vectors
 
     vectors = backend.embed([backend.query_prefix + text])
     return check_vectors(vectors, 1, dimension)[0]

@@ -22,13 +22,13 @@ from numpy._core._multiarray_umath import __cpu_features__ as cpu_features
 from tokenizers import Tokenizer
 
 from indexer import Index
-from indexer.backends import embedded, make_backend, packaged
+from indexer.backends import make_backend, packaged
 from indexer.backends.embedded import (
     FLOAT32_UP_TO_TOKENS,
     PACKAGED_TOKENIZER,
     EmbeddedBackend,
 )
-from indexer.backends.onnx import cpu
+from indexer.backends.onnx import cpu, runner
 from indexer.backends.onnx.cache import OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS, optimized_model_folder
 from indexer.backends.onnx.cpu import PRECISION_VARIABLE, UINT8_KERNEL, int8_instructions
 from indexer.backends.onnx.int8 import INT8_SCHEME, INT8_SCHEMES
@@ -465,7 +465,7 @@ def test_int8_is_chosen_by_the_cpus_instructions(
 def test_a_new_backend_on_a_cpu_without_int8_dot_products_runs_and_records_float32(
     monkeypatch: pytest.MonkeyPatch, minilm_float32: EmbeddedBackend
 ) -> None:
-    monkeypatch.setattr(embedded, "int8_instructions", lambda: None)
+    monkeypatch.setattr(runner, "int8_instructions", lambda: None)
 
     backend = EmbeddedBackend()
 
@@ -475,7 +475,7 @@ def test_a_new_backend_on_a_cpu_without_int8_dot_products_runs_and_records_float
 
 
 def test_a_new_backend_on_a_cpu_with_int8_dot_products_runs_int8(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(embedded, "int8_instructions", lambda: "avx512_vnni")
+    monkeypatch.setattr(runner, "int8_instructions", lambda: "avx512_vnni")
 
     backend = EmbeddedBackend()
 
@@ -488,7 +488,7 @@ def test_an_int8_index_goes_on_in_int8_on_a_cpu_without_int8_dot_products(
 ) -> None:
     """An index built int8 on a CPU with dot products is extended on one without (u8 x u8 products,
     the same exact sums): same fingerprint, vectors as close to float32 as the dot products give."""
-    monkeypatch.setattr(embedded, "int8_instructions", lambda: None)
+    monkeypatch.setattr(runner, "int8_instructions", lambda: None)
 
     with make_backend(minilm.config()) as backend:
         assert backend.describe() == minilm.describe()

@@ -20,8 +20,8 @@ from documents import make_notebook
 from helpers import FaultyBackend, HashBackend, write_corpus
 
 from indexer import ConfigError, Index
+from indexer.backends.vector_check import check_vectors
 from indexer.errors import VectorCheckError
-from indexer.pipeline.vector_check import check_vectors
 from indexer.store import is_postgres_url, open_store
 from indexer.store.migrations import all_migrations
 from indexer.store.sqlite import SQLiteStore

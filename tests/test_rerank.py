@@ -11,9 +11,9 @@ from tokenizers import Tokenizer
 
 from indexer import formats
 from indexer.backends.packaged import MS_MARCO_MINILM
+from indexer.backends.reranker import PAIR_TOKENS, QUESTION_TOKENS, Reranker, passage_text, probability
 from indexer.chunking import ChunkSettings, chunk_document
 from indexer.errors import ConfigError
-from indexer.rerank import PAIR_TOKENS, QUESTION_TOKENS, Reranker, passage_text, probability, rerank
 
 REPO = Path(__file__).resolve().parent.parent
 #: fastembed's canonical logits for this model (its tests/test_text_cross_encoder.py).
@@ -133,11 +133,13 @@ def test_an_answering_chunk_scores_high_and_an_unrelated_one_low(float32: Rerank
     assert unrelated.max() < 0.3
 
 
-def test_rerank_gives_probabilities_in_input_order(own_cache: Path) -> None:
-    scores = rerank(FRANCE, [FRANCE_PASSAGES[1], FRANCE_PASSAGES[0]])
+def test_scores_are_probabilities_in_input_order(own_cache: Path) -> None:
+    with Reranker() as reranker:
+        scores = reranker.scores(FRANCE, [FRANCE_PASSAGES[1], FRANCE_PASSAGES[0]])
+        nothing = reranker.scores(FRANCE, [])
 
     assert scores[1] > 0.99 > 0.2 > scores[0]
-    assert rerank(FRANCE, []) == []
+    assert nothing.tolist() == []
 
 
 def test_a_long_passage_is_read_up_to_the_token_budget(float32: Reranker) -> None:

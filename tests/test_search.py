@@ -16,10 +16,10 @@ from helpers import HashBackend
 
 from indexer import ConfigError, Index, NotInIndexError
 from indexer.backends.embedded import EmbeddedBackend
+from indexer.backends.reranker import Reranker, passage_text
 from indexer.errors import InvalidRequestError
 from indexer.records import StoredChunk
 from indexer.request import MAX_QUESTION_CHARS, SearchRequest
-from indexer.rerank import Reranker, passage_text
 from indexer.search import (
     CALIBRATED_MODEL,
     CALIBRATIONS,

@@ -35,7 +35,6 @@ Decisions, so they are not re-made by accident:
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import Any
@@ -46,30 +45,14 @@ from tokenizers import Tokenizer
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.backends.kinds import BUILTIN_CONCURRENCY
-from indexer.backends.onnx.cache import optimized_model_folder, sha256_of
-from indexer.backends.onnx.cpu import (
-    PRECISION_VARIABLE,
-    PRECISIONS,
-    UINT8_KERNEL,
-    int8_instructions,
-    physical_cores,
-    weight_layout,
-)
+from indexer.backends.onnx.cache import sha256_of
 from indexer.backends.onnx.folder import find_onnx_file, read_max_seq_length, read_pooling
 from indexer.backends.onnx.int8 import INT8_SCHEME, INT8_SCHEMES
-from indexer.backends.onnx.session import (
-    ORT_ERRORS,
-    GraphEdits,
-    check_inputs,
-    first_line,
-    load_tokenizer,
-    open_session,
-    padded_inputs,
-    plan_sub_batches,
-)
+from indexer.backends.onnx.runner import OnnxRunner
+from indexer.backends.onnx.session import load_tokenizer, padded_inputs, plan_sub_batches
 from indexer.backends.packaged import EMBEDDING_MODELS, MINILM, UNNAMED_MODEL
 from indexer.backends.prefixes import known_prefixes
-from indexer.errors import BackendError, BackendUnreachableError, ConfigError, IndexOutdatedError
+from indexer.errors import BackendUnreachableError, ConfigError, IndexOutdatedError
 
 #: all-MiniLM-L6-v2's name in an index, tokenizer, width and input limit (what older code imports).
 PACKAGED_MODEL_NAME = MINILM.recorded_name
@@ -146,24 +129,12 @@ class EmbeddedBackend(EmbeddingBackend):
         int8_scheme: str = INT8_SCHEME,
         pooling: str | None = None,
     ) -> None:
-        if threads is not None and threads < 1:
-            raise ConfigError(f"embedded backend: threads must be at least 1, got {threads}")
-        #: The CPU's int8 dot-product instructions (None: none, the int8 products then run u8 x u8).
-        self.int8_instructions = int8_instructions()
-        default = "int8" if self.int8_instructions else "float32"
-        self.precision = precision or os.environ.get(PRECISION_VARIABLE) or default
-        if self.precision not in PRECISIONS:
-            raise ConfigError(
-                f"embedded backend: precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}"
-            )
         if int8_scheme not in INT8_SCHEMES:
             raise ConfigError(
                 f"embedded backend: int8_scheme must be one of {', '.join(INT8_SCHEMES)}, got {int8_scheme!r}"
             )
         self.int8_scheme = int8_scheme
         self._model = model
-        self._one_shot = one_shot
-        self._threads = threads if threads is not None else physical_cores()
         packaged = UNNAMED_MODEL if model is None else EMBEDDING_MODELS.get(model)
         if packaged is not None:
             self.model_name = packaged.recorded_name
@@ -192,12 +163,25 @@ class EmbeddedBackend(EmbeddingBackend):
             raise ConfigError(
                 f"embedded backend: pooling must be one of {', '.join(POOLINGS)}, got {self.pooling!r}"
             )
-        self._float_products = packaged is not None and packaged.dynamic_quantization
         self._fused_attention = packaged is not None
+        #: The model's sessions, threads and precision (None: int8 where the CPU has int8
+        #: dot-product instructions, float32 elsewhere).
+        self.runner = OnnxRunner(
+            "embedded backend",
+            self._onnx_path,
+            self._cache_identity,
+            threads=threads,
+            precision=precision,
+            default_precision=None,
+            one_shot=one_shot,
+            int8_scheme=int8_scheme,
+            float_products=packaged is not None and packaged.dynamic_quantization,
+            fused_attention=self._fused_attention,
+            check_outputs=self._check_outputs,
+        )
+        self.precision = self.runner.precision
         self._load_lock = threading.Lock()
         self._usage_lock = threading.Lock()
-        self._sessions: dict[bool, ort.InferenceSession] = {}  # False: float32, True: int8
-        self._input_names: list[str] = []
         self._output_name = ""
         # Two tokenizers because counting must see the whole text, while embedding truncates it.
         self._count_tokenizer: Tokenizer | None = None
@@ -215,7 +199,7 @@ class EmbeddedBackend(EmbeddingBackend):
     def dimension(self) -> int | None:
         """384 for the packaged models; for a user's model, its output width (loads the model to read it)."""
         if self._dimension is None:
-            self._load_session(self.precision == "int8")
+            self.runner.session(self.precision == "int8")
         return self._dimension
 
     def config(self) -> dict[str, Any]:
@@ -283,7 +267,7 @@ class EmbeddedBackend(EmbeddingBackend):
         lengths = [len(encoding.ids) for encoding in encodings]
         sub_batches, parts = [], []
         for int8, group in self._by_arithmetic(lengths):
-            session = self._load_session(int8)
+            session = self.runner.session(int8)
             for rows in plan_sub_batches([lengths[row] for row in group]):
                 sub_batches.append([group[row] for row in rows])
                 parts.append(self._run(session, [encodings[row].ids for row in sub_batches[-1]]))
@@ -301,8 +285,7 @@ class EmbeddedBackend(EmbeddingBackend):
 
     def close(self) -> None:
         """Drop the onnxruntime sessions and their memory; the next :meth:`embed` loads again."""
-        with self._load_lock:
-            self._sessions = {}
+        self.runner.close()
 
     def _by_arithmetic(self, lengths: list[int]) -> list[tuple[bool, list[int]]]:
         """The texts' indices in two groups, each run by its own session: (False, float32 ones) and
@@ -317,63 +300,31 @@ class EmbeddedBackend(EmbeddingBackend):
     def _run(self, session: ort.InferenceSession, token_ids: list[list[int]]) -> np.ndarray:
         """Embed one sub-batch: pad to its longest text, run the model, pool, normalise."""
         inputs = padded_inputs(token_ids)
-        feed = {name: inputs[name] for name in self._input_names}
-        try:
-            (hidden,) = session.run([self._output_name], feed)
-        except ORT_ERRORS as exc:
-            raise BackendError(
-                f"embedded model {self.model_name} failed on a batch of {len(token_ids)} "
-                f"(longest {inputs['input_ids'].shape[1]} tokens): {first_line(exc)}"
-            ) from exc
+        failure = (
+            f"embedded model {self.model_name} failed on a batch of {len(token_ids)} "
+            f"(longest {inputs['input_ids'].shape[1]} tokens)"
+        )
+        hidden = self.runner.run(session, inputs, self._output_name, failure)
         pooled = pool(hidden, inputs["attention_mask"], self.pooling)
         if self._dimension is None:
             self._dimension = int(pooled.shape[1])
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
 
-    def _load_session(self, int8: bool = False) -> ort.InferenceSession:
-        """The float32 or int8 onnxruntime session, created on first use (once, even with several
-        threads asking): a process that embeds only short texts never loads the int8 one."""
-        session = self._sessions.get(int8)
-        if session is not None:
-            return session
-        with self._load_lock:
-            if int8 not in self._sessions:
-                session = open_session(
-                    self._onnx_path,
-                    self._threads,
-                    one_shot=self._one_shot,
-                    cache=self._cache_folder(int8),
-                    edits=self._edits(int8),
-                )
-                output = token_vector_output(session, self._onnx_path)
-                if isinstance(output.shape[2], int):
-                    self._dimension = output.shape[2]
-                self._input_names = check_inputs(session, self._onnx_path)
-                self._output_name = output.name
-                self._sessions[int8] = session
-            return self._sessions[int8]
+    def _check_outputs(self, session: ort.InferenceSession, onnx_path: Path) -> None:
+        """Read a session's token-vector output as it loads: its name, and the model's width."""
+        output = token_vector_output(session, onnx_path)
+        if isinstance(output.shape[2], int):
+            self._dimension = output.shape[2]
+        self._output_name = output.name
 
-    def _edits(self, int8: bool) -> GraphEdits:
-        weights = weight_layout(self.int8_instructions) if int8 else "int8"
-        return GraphEdits(
-            float_products=self._float_products,
-            int8=int8,
-            scheme=self.int8_scheme,
-            fused_attention=self._fused_attention,
-            weights=weights,
-        )
-
-    def _cache_folder(self, int8: bool) -> Path:
-        """Where this model's optimised copy is kept; a user's model is known by path, size and mtime
+    def _cache_identity(self) -> str:
+        """What this model's optimised copy is known by; a user's model by path, size and mtime
         (hashing a large file would cost a one-off query more than the cache saves)."""
         if self._onnx_sha256 is not None:
-            identity = self._onnx_sha256
-        else:
-            stat = self._onnx_path.stat()
-            identity = f"{self._onnx_path}:{stat.st_size}:{stat.st_mtime_ns}"
-        kernel = (self.int8_instructions or UINT8_KERNEL) if int8 else None
-        return optimized_model_folder(identity, kernel, self.int8_scheme, self._fused_attention)
+            return self._onnx_sha256
+        stat = self._onnx_path.stat()
+        return f"{self._onnx_path}:{stat.st_size}:{stat.st_mtime_ns}"
 
     def _counter(self) -> Tokenizer:
         """The tokenizer :meth:`count_tokens` uses: no truncation, no padding."""

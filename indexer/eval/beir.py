@@ -23,10 +23,10 @@ import numpy as np
 
 from indexer.api import Index
 from indexer.backends.base import EmbeddingBackend
+from indexer.backends.vector_check import check_vectors
 from indexer.errors import ConfigError, IndexerError
 from indexer.eval.metrics import mrr_at, ndcg_at, recall_at
 from indexer.pipeline.options import BuildOptions
-from indexer.pipeline.vector_check import check_vectors
 from indexer.progress import Progress
 from indexer.request import MODES
 

@@ -31,10 +31,10 @@ from indexer.errors import (
 from indexer.ignore import WalkRules
 from indexer.pipeline.dimensions import Dimensions
 from indexer.pipeline.embed_queue import Batch, EmbedQueue
+from indexer.pipeline.model_probe import probe_meta, recorded_probe
 from indexer.pipeline.options import BuildOptions
 from indexer.pipeline.planner import PendingFile, Planner, StageClock
 from indexer.pipeline.report import BuildReport, Notice
-from indexer.pipeline.vector_check import probe_meta, recorded_probe
 from indexer.pipeline.writer import GroupWriter
 from indexer.progress import ChunkEstimate
 from indexer.store.contract import IndexStore

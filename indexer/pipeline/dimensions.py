@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from indexer.backends.vector_check import check_vectors
 from indexer.errors import SettingsChangedError, VectorCheckError
-from indexer.pipeline.vector_check import check_vectors
 
 
 class Dimensions:
-    """Checks every batch (:func:`indexer.pipeline.vector_check.check_vectors`) and its vectors' length."""
+    """Checks every batch (:func:`indexer.backends.vector_check.check_vectors`) and its vectors' length."""
 
     def __init__(self, recorded: int | None) -> None:
         self.recorded = recorded

@@ -27,9 +27,9 @@ from indexer.backends.embedded import EmbeddedBackend
 from indexer.backends.onnx.cpu import weight_layout
 from indexer.backends.onnx.int8 import with_int8_matmuls
 from indexer.backends.packaged import BGE_SMALL, MINILM
+from indexer.backends.reranker import Reranker
 from indexer.chunking import chunk_document
 from indexer.pipeline.run import chunk_settings
-from indexer.rerank import Reranker
 from indexer.sizes import DEFAULT_MAX_FILE_SIZE
 
 REPO = Path(__file__).resolve().parents[2]
@@ -57,7 +57,7 @@ def sample_chunks(backend: EmbeddedBackend, count: int, words: int) -> list[str]
 def embedder_fidelity(model: str, count: int, words: int) -> dict:
     float32, int8 = EmbeddedBackend(model, precision="float32"), EmbeddedBackend(model, precision="int8")
     with float32, int8:
-        int8.int8_instructions = None  # what its /proc/cpuinfo would say on this CPU
+        int8.runner.int8_instructions = None  # what its /proc/cpuinfo would say on this CPU
         texts = sample_chunks(float32, count, words)
         together, expected = int8.embed(texts), float32.embed(texts)
         alone = np.vstack([int8.embed([text]) for text in texts[:2]])
@@ -101,7 +101,7 @@ def reranker_fidelity() -> dict:
         "Paris is the capital of France.",
     ]
     with Reranker(precision="float32") as float32, Reranker(precision="int8") as int8:
-        int8.int8_instructions = None
+        int8.runner.int8_instructions = None
         got, expected = int8.logits(question, passages), float32.logits(question, passages)
         return {"largest_logit_difference": float(np.abs(got - expected).max()), "logits": got.tolist()}
 

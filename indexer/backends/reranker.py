@@ -19,44 +19,27 @@ answers the question.
 - Score: the logit through a logistic function, :func:`probability`. sentence-transformers applies
   the plain sigmoid to this model's logit; on the sample corpus that put every answering hit near
   1 and every off-topic one near 0, so the map is the sigmoid of the logit as it is, not a fit.
-- Sessions: the embedder's set-up (:mod:`indexer.backends.onnx.session`): threads, the optimised
-  copy kept on disk, each attention block one kernel, and int8 products with a scale per token and
-  exact sums on every CPU, so a pair's score never depends on the other pairs of its batch. The pairs
-  are sorted by length and run in sub-batches of similar length, as the embedder's texts.
+- Sessions: the embedder's runner (:class:`indexer.backends.onnx.runner.OnnxRunner`): threads,
+  precision, the optimised copy kept on disk, each attention block one kernel, and int8 products
+  with a scale per token and exact sums on every CPU, so a pair's score never depends on the other
+  pairs of its batch. The pairs are sorted by length and run in sub-batches of similar length, as
+  the embedder's texts.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Sequence
+from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
 from tokenizers import Tokenizer
 
-from indexer.backends.onnx.cache import optimized_model_folder
-from indexer.backends.onnx.cpu import (
-    PRECISION_VARIABLE,
-    PRECISIONS,
-    UINT8_KERNEL,
-    int8_instructions,
-    physical_cores,
-    weight_layout,
-)
-from indexer.backends.onnx.int8 import INT8_SCHEME
-from indexer.backends.onnx.session import (
-    ORT_ERRORS,
-    GraphEdits,
-    check_inputs,
-    first_line,
-    load_tokenizer,
-    open_session,
-    padded_inputs,
-    plan_sub_batches,
-)
+from indexer.backends.onnx.runner import OnnxRunner
+from indexer.backends.onnx.session import load_tokenizer, padded_inputs, plan_sub_batches
 from indexer.backends.packaged import MS_MARCO_MINILM
-from indexer.errors import BackendError, BackendUnreachableError, ConfigError
+from indexer.errors import BackendUnreachableError, ConfigError
 from indexer.request import RERANK_TOP
 
 #: The longest question-and-passage pair read, [CLS] and both [SEP] included.
@@ -65,6 +48,13 @@ PAIR_TOKENS = 256
 QUESTION_TOKENS = 64
 #: [CLS] and the two [SEP] of a pair.
 PAIR_SPECIAL_TOKENS = 3
+
+
+def one_logit_per_pair(session: ort.InferenceSession, onnx_path: Path) -> None:
+    """Refuse a model that does not output one logit per (question, passage) pair."""
+    outputs = session.get_outputs()
+    if len(outputs) != 1 or len(outputs[0].shape) != 2:
+        raise BackendUnreachableError(f"ONNX model {onnx_path} does not output one logit per pair")
 
 
 def passage_text(heading: str, text: str) -> str:
@@ -102,23 +92,25 @@ class Reranker:
         one_shot: bool = False,
         pair_tokens: int = PAIR_TOKENS,
     ) -> None:
-        if threads is not None and threads < 1:
-            raise ConfigError(f"re-ranker: threads must be at least 1, got {threads}")
         if pair_tokens < 8:
             raise ConfigError(f"re-ranker: pair_tokens must be at least 8, got {pair_tokens}")
-        self.int8_instructions = int8_instructions()
-        self.precision = precision or os.environ.get(PRECISION_VARIABLE) or "int8"
-        if self.precision not in PRECISIONS:
-            raise ConfigError(
-                f"re-ranker: precision must be one of {', '.join(PRECISIONS)}, got {self.precision!r}"
-            )
+        #: The model's sessions, threads and precision (None: int8 on every CPU).
+        self.runner = OnnxRunner(
+            "re-ranker",
+            MS_MARCO_MINILM.onnx_path(),
+            lambda: MS_MARCO_MINILM.onnx_sha256,
+            threads=threads,
+            precision=precision,
+            default_precision="int8",
+            one_shot=one_shot,
+            float_products=True,
+            fused_attention=True,
+            check_outputs=one_logit_per_pair,
+        )
+        self.precision = self.runner.precision
         self.model_name = MS_MARCO_MINILM.name
         self.pair_tokens = pair_tokens
-        self._threads = threads if threads is not None else physical_cores()
-        self._one_shot = one_shot
         self._lock = threading.Lock()
-        self._session: ort.InferenceSession | None = None
-        self._input_names: list[str] = []
         self._tokenizer: Tokenizer | None = None
 
     def scores(self, question: str, passages: Sequence[str]) -> np.ndarray:
@@ -137,19 +129,13 @@ class Reranker:
         tokenizer = self._pair_tokenizer()
         question = self.read_question(question)
         encodings = tokenizer.encode_batch_fast([(question, passage) for passage in passages])
-        session = self._load()
+        session = self.runner.session(self.precision == "int8")
         logits = np.empty(len(passages), dtype=np.float32)
         for rows in plan_sub_batches([len(encoding.ids) for encoding in encodings]):
             chosen = [encodings[row] for row in rows]
             inputs = padded_inputs([each.ids for each in chosen], [each.type_ids for each in chosen])
-            feed = {name: inputs[name] for name in self._input_names}
-            try:
-                (out,) = session.run(None, feed)
-            except ORT_ERRORS as exc:
-                raise BackendError(
-                    f"re-ranker {self.model_name} failed on {len(rows)} pairs: {first_line(exc)}"
-                ) from exc
-            logits[rows] = out.reshape(len(rows))
+            failure = f"re-ranker {self.model_name} failed on {len(rows)} pairs"
+            logits[rows] = self.runner.run(session, inputs, None, failure).reshape(len(rows))
         return logits
 
     def read_question(self, question: str) -> str:
@@ -168,36 +154,12 @@ class Reranker:
             "precision": self.precision,
             "pair_tokens": self.pair_tokens,
             "candidates": RERANK_TOP,
-            "loaded": self._session is not None,
+            "loaded": self.runner.loaded,
         }
 
     def close(self) -> None:
         """Drop the session and its memory; the next call loads it again."""
-        with self._lock:
-            self._session = None
-
-    def _load(self) -> ort.InferenceSession:
-        with self._lock:
-            if self._session is None:
-                int8 = self.precision == "int8"
-                path = MS_MARCO_MINILM.onnx_path()
-                weights = weight_layout(self.int8_instructions) if int8 else "int8"
-                kernel = (self.int8_instructions or UINT8_KERNEL) if int8 else None
-                session = open_session(
-                    path,
-                    self._threads,
-                    one_shot=self._one_shot,
-                    cache=optimized_model_folder(
-                        MS_MARCO_MINILM.onnx_sha256, kernel, INT8_SCHEME, fused_attention=True
-                    ),
-                    edits=GraphEdits(float_products=True, int8=int8, fused_attention=True, weights=weights),
-                )
-                outputs = session.get_outputs()
-                if len(outputs) != 1 or len(outputs[0].shape) != 2:
-                    raise BackendUnreachableError(f"ONNX model {path} does not output one logit per pair")
-                self._input_names = check_inputs(session, path)
-                self._session = session
-            return self._session
+        self.runner.close()
 
     def _pair_tokenizer(self) -> Tokenizer:
         with self._lock:
@@ -213,18 +175,3 @@ class Reranker:
 
     def __exit__(self, *exc_info: object) -> None:
         self.close()
-
-
-_shared: Reranker | None = None
-_shared_lock = threading.Lock()
-
-
-def rerank(question: str, passages: Sequence[str]) -> list[float]:
-    """The probability that each passage answers ``question``, in input order, from one re-ranker
-    this process shares (loaded on first use). Make a :class:`Reranker` to choose its settings."""
-    global _shared
-    with _shared_lock:
-        if _shared is None:
-            _shared = Reranker()
-        reranker = _shared
-    return reranker.scores(question, passages).tolist()
