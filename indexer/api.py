@@ -7,7 +7,7 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path, PurePosixPath
@@ -28,7 +28,7 @@ from indexer.fingerprint import (
     walk_rules_key,
 )
 from indexer.progress import Progress
-from indexer.request import SearchRequest, as_tuple, refuse_nul
+from indexer.request import SearchRequest, refuse_nul
 from indexer.search import Hit, calibration_for, default_min_score, search
 from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
@@ -205,20 +205,8 @@ class Index:
         *,
         backend: EmbeddingBackend | None = None,
         rebuild: bool = False,
-        batch_size: int = 32,
-        concurrency: int | None = None,
-        chunk_tokens: int | None = None,
-        ignore_files: bool | None = None,
-        include: Sequence[str] | str | None = None,
-        exclude: Sequence[str] | str | None = None,
-        allow_secrets: Sequence[str] | str | None = None,
-        max_file_size: int | str | None = None,
-        allow_empty: bool = False,
-        wait: float = 0,
-        commit_seconds: float | None = None,
         progress: bool | Progress = False,
-        warn: Callable[[str], None] | None = None,
-        option_name: Callable[[str], str] | None = None,
+        **settings: Any,
     ) -> BuildReport:
         """Index ``folder``: new and changed files are embedded, deleted ones removed.
 
@@ -228,45 +216,28 @@ class Index:
                 embedded default model for a new index.
             rebuild: build a fresh index when the settings differ from the index's, and swap it in
                 at the end (queries keep answering from the old one meanwhile).
-            batch_size, concurrency, chunk_tokens, ignore_files, include, exclude, allow_secrets,
-                max_file_size, allow_empty, wait, commit_seconds, warn: see
-                :class:`indexer.pipeline.BuildOptions` (commit_seconds None: its default).
-                chunk_tokens and the walk's settings (ignore_files, include, exclude,
-                allow_secrets, max_file_size) are recorded: None re-uses what the index holds for
-                them. max_file_size is in bytes, or a size such as ``"200MB"``.
             progress: True for a bar on a terminal (else a line every 30 s), or a
                 :class:`indexer.progress.Progress` of your own.
-            option_name: how warnings name the setting they advise (``allow_secrets`` by
-                default); a front end passes its own names for them (the CLI's ``--allow-secret``).
+            settings: fields of :class:`indexer.pipeline.BuildOptions` by name (``batch_size``,
+                ``concurrency``, ``chunk_tokens``, ``ignore_files``, ``include``, ``exclude``,
+                ``allow_secrets``, ``max_file_size``, ``allow_empty``, ``wait``,
+                ``commit_seconds``, ``warn``, ``option_name``), which says what each does and
+                holds its default; None for a field whose default is not None means that
+                default. chunk_tokens and the walk's settings are recorded: None re-uses what the
+                index holds for them.
         Returns:
             a :class:`BuildReport`; ``report.exit_code`` is non-zero when any file failed.
         Raises:
             IndexLockedError: another build holds the index.
-            ConfigError: bad options, settings that differ from the index's without ``rebuild``, or
+            ConfigError: unknown or bad options, settings that differ from the index's without ``rebuild``, or
                 a folder with no files at all where the index holds some (unless ``allow_empty``).
             StorageError: the index's disk or file failed; it keeps what it had before.
         """
         # the build machinery is imported here: a query does not pay for it
-        from indexer.pipeline import BuildOptions
+        from indexer.pipeline.options import build_options
         from indexer.pipeline.run import build_root
-        from indexer.sizes import parse_size
 
-        defaults_unless_given = {"warn": warn, "option_name": option_name, "commit_seconds": commit_seconds}
-        given = {name: value for name, value in defaults_unless_given.items() if value is not None}
-        options = BuildOptions(
-            batch_size=batch_size,
-            concurrency=concurrency,
-            chunk_tokens=chunk_tokens,
-            ignore_files=ignore_files,
-            include=_patterns(include, "include"),
-            exclude=_patterns(exclude, "exclude"),
-            allow_secrets=_patterns(allow_secrets, "allow_secrets"),
-            max_file_size=None if max_file_size is None else parse_size(max_file_size),
-            allow_empty=allow_empty,
-            wait=wait,
-            progress=Progress() if progress is True else (progress or None),
-            **given,
-        )
+        options = build_options(**settings, progress=Progress() if progress is True else (progress or None))
         root = Path(folder)
         if not root.is_dir():
             raise ConfigError(f"folder {folder} does not exist or is not a folder")
@@ -317,22 +288,44 @@ class Index:
         record), or None for an index that has none yet."""
         return self._query_backend.for_index(self.store)
 
-    def search(self, request: SearchRequest | str, /, *args: Any, **options: Any) -> list[Hit]:
+    def search(
+        self,
+        request: SearchRequest | str,
+        /,
+        k: int = SearchRequest.k,
+        mode: str = SearchRequest.mode,
+        paths: Sequence[str] | str = SearchRequest.paths,
+        types: Sequence[str] | str = SearchRequest.types,
+        min_score: float | None = SearchRequest.min_score,
+        roots: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] = SearchRequest.roots,
+        rerank: bool = SearchRequest.rerank,
+        rerank_top: int = SearchRequest.rerank_top,
+    ) -> list[Hit]:
         """The chunks that best match a question, best first, scored in rank order.
 
         Pass a :class:`indexer.request.SearchRequest`, or the question and its fields, in its order or
-        by name (``k``, ``mode``, ``paths``, ``types``, ``min_score``, ``roots``, ``rerank``, ``rerank_top``;
-        :data:`indexer.request.HELP` says what each does). ``min_score=None`` (the default) applies
-        :meth:`default_min_score`, as every front end does: a question the index cannot answer gets
-        nothing rather than its least bad chunks; ``min_score=0`` keeps every hit.
+        by name, with its defaults (:data:`indexer.request.HELP` says what each does).
+        ``min_score=None`` (the default) applies :meth:`default_min_score`, as every front end
+        does: a question the index cannot answer gets nothing rather than its least bad chunks;
+        ``min_score=0`` keeps every hit.
 
         >>> index.search("how do I rotate keys", k=3, rerank=True)     # doctest: +SKIP
         """
+        given = {
+            "k": k,
+            "mode": mode,
+            "paths": paths,
+            "types": types,
+            "min_score": min_score,
+            "roots": roots,
+            "rerank": rerank,
+            "rerank_top": rerank_top,
+        }
         if isinstance(request, SearchRequest):
-            if args or options:
+            if any(value != getattr(SearchRequest, name) for name, value in given.items()):
                 raise ConfigError("pass a SearchRequest or the question with options, not both")
         else:
-            request = SearchRequest(request, *args, **options)
+            request = SearchRequest(request, **given)
         store = self.store
         self._searches += 1
         if self._searches == 2:
@@ -345,9 +338,9 @@ class Index:
                 request = replace(request, min_score=self._default_min_score(store, request))
             chunk_filter = ChunkFilter(request.paths, request.types, self._held_roots(store, request.roots))
             backend = self._query_backend.for_index(store) if request.mode != "keyword" else None
-            rerank = self._rerank if request.rerank else None
+            reread = self._rerank if request.rerank else None
             calibration = calibration_for(store.get_meta("model"))
-            return search(store, backend, request, chunk_filter, rerank, calibration)
+            return search(store, backend, request, chunk_filter, reread, calibration)
 
     def reranker(self) -> Reranker:
         """The cross-encoder this index's searches re-rank with, loaded on first use and kept: a
@@ -514,8 +507,3 @@ def iso_time(seconds: float) -> str:
 def _root_keys(root: str | os.PathLike[str]) -> list[str]:
     """How an index may have recorded a folder: as builds do (resolved), or as the user wrote it."""
     return [str(Path(root).resolve()), os.path.abspath(root), os.fspath(root)]
-
-
-def _patterns(values: Sequence[str] | str | None, name: str) -> tuple[str, ...] | None:
-    """Patterns given to a build (None: not given, so the recorded ones apply)."""
-    return None if values is None else as_tuple(values, name)

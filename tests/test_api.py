@@ -3,7 +3,9 @@ threads, asked for absurd `k`, with no builds yet, or recording a backend it can
 
 from __future__ import annotations
 
+import inspect
 import threading
+from dataclasses import fields
 
 import pytest
 from conftest import snapshot
@@ -13,6 +15,7 @@ from runs import build, cli
 
 from indexer import ConfigError, Index
 from indexer.errors import BackendUnreachableError
+from indexer.request import SearchRequest
 
 
 def test_a_long_lived_index_follows_a_rebuild_with_another_model(tmp_path, docs):
@@ -112,3 +115,21 @@ def test_a_backend_that_cannot_embed_stops_with_exit_4(tmp_path, docs):
     report = build(tmp_path / "index.db", docs, Nothing())
     assert report.exit_code == BackendUnreachableError.exit_code
     assert snapshot(tmp_path / "index.db")["files"] == []
+
+
+def test_search_shows_every_field_of_a_search_request_with_its_default():
+    parameters = list(inspect.signature(Index.search).parameters.values())[2:]  # after self, request
+    assert [parameter.name for parameter in parameters] == list(SearchRequest.options())
+    defaults = {item.name: item.default for item in fields(SearchRequest) if item.name != "text"}
+    assert {parameter.name: parameter.default for parameter in parameters} == defaults
+
+
+def test_build_takes_the_fields_of_build_options_and_refuses_any_other(tmp_path, docs):
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        with pytest.raises(ConfigError, match="unknown build setting batch"):
+            index.build(docs, batch=8)
+        report = index.build(docs, batch_size=None, include="*.md", max_file_size="1MB", commit_seconds=None)
+    assert (report.exit_code, report.files_added) == (
+        0,
+        2,
+    )  # guide.md, sub/deep.md: one pattern, not its letters

@@ -24,19 +24,6 @@ from indexer.progress import Progress
 from indexer.sizes import parse_size
 
 
-def build_option(name: str, flag: str | None = None, **options: Any) -> Callable[[Callable], Callable]:
-    """A ``--NAME`` option (or ``flag``) of ``index build`` whose default and help come from
-    :class:`BuildOptions`."""
-    concurrency = ", ".join(f"{kind} {count}" for kind, count in BUILTIN_CONCURRENCY.items())
-    return click.option(
-        flag or "--" + name.replace("_", "-"),
-        name,
-        default=getattr(BuildOptions, name),
-        help=option_help(name, concurrency=concurrency),
-        **options,
-    )
-
-
 class SizeType(click.ParamType):
     """A size in bytes, written ``64MB``, ``1.5G``, ``512k`` or as a number of bytes."""
 
@@ -49,53 +36,56 @@ class SizeType(click.ParamType):
             self.fail(str(error), param, ctx)
 
 
-#: The CLI's names for the build settings a warning may advise (the Python API names them by their
-#: argument): warnings printed by ``index build`` and ``index watch`` name what the user can type.
-CLI_OPTION_NAMES = {
-    "allow_secrets": "--allow-secret",
-    "max_file_size": "--max-file-size",
-    "allow_empty": "--allow-empty",
-    "ignore_files": "--no-ignore",
+#: How the CLI spells and types the build settings it offers (``flag``: its option when not
+#: ``--NAME``); each option's default and help are :class:`BuildOptions`'s.
+CLI_BUILD_OPTIONS: dict[str, dict[str, Any]] = {
+    "batch_size": {"type": click.IntRange(min=1), "show_default": True},
+    "concurrency": {"type": click.IntRange(min=1)},
+    "chunk_tokens": {"type": click.IntRange(min=MIN_CHUNK_TOKENS)},
+    "ignore_files": {"flag": "--ignore/--no-ignore"},
+    "include": {"multiple": True, "metavar": "GLOB"},
+    "exclude": {"multiple": True, "metavar": "GLOB"},
+    "allow_secrets": {"flag": "--allow-secret", "multiple": True, "metavar": "GLOB"},
+    "max_file_size": {"type": SizeType()},
+    "allow_empty": {"is_flag": True},
+    "wait": {"type": click.FloatRange(min=0), "show_default": True},
 }
+#: The settings that say what the walk takes, offered by ``index build`` and ``index watch``.
+WALK_SETTINGS = ("ignore_files", "include", "exclude", "allow_secrets", "max_file_size")
+
+
+def build_options(*names: str) -> Callable[[Callable], Callable]:
+    """The options of the :class:`BuildOptions` fields ``names``, in that order, each with the
+    field's default and help (its spelling and type from :data:`CLI_BUILD_OPTIONS`)."""
+    concurrency = ", ".join(f"{kind} {count}" for kind, count in BUILTIN_CONCURRENCY.items())
+
+    def add(command: Callable) -> Callable:
+        for name in reversed(names):
+            spelling = dict(CLI_BUILD_OPTIONS[name])
+            flag = spelling.pop("flag", "--" + name.replace("_", "-"))
+            default = getattr(BuildOptions, name)
+            help_text = option_help(name, concurrency=concurrency)
+            command = click.option(flag, name, default=default, help=help_text, **spelling)(command)
+        return command
+
+    return add
 
 
 def cli_option_name(setting: str) -> str:
-    """How the CLI names a build setting: its option (``--allow-secret``)."""
-    return CLI_OPTION_NAMES.get(setting, "--" + setting.replace("_", "-"))
+    """How the CLI names a build setting a warning advises: its option (``--allow-secret``; for a
+    switch, the side that turns it off: ``--no-ignore``)."""
+    flag = CLI_BUILD_OPTIONS.get(setting, {}).get("flag", "--" + setting.replace("_", "-"))
+    return flag.split("/")[-1]
 
 
-def walk_options(command: Callable) -> Callable:
-    """The options of ``index build`` and ``index watch`` that say what the walk takes."""
-    for option in reversed(
-        [
-            build_option("ignore_files", "--ignore/--no-ignore"),
-            build_option("include", multiple=True, metavar="GLOB"),
-            build_option("exclude", multiple=True, metavar="GLOB"),
-            build_option("allow_secrets", "--allow-secret", multiple=True, metavar="GLOB"),
-            build_option("max_file_size", type=SizeType()),
-        ]
-    ):
-        command = option(command)
-    return command
-
-
-def walk_settings(
-    ignore_files: bool | None,
-    include: tuple[str, ...],
-    exclude: tuple[str, ...],
-    allow_secrets: tuple[str, ...],
-    max_file_size: int | None,
-) -> dict[str, Any]:
-    """The walk options as :meth:`Index.build` takes them: a repeatable option not given is None, so
-    the index's recorded value applies."""
-    return {
-        "ignore_files": ignore_files,
-        "include": include or None,
-        "exclude": exclude or None,
-        "allow_secrets": allow_secrets or None,
-        "max_file_size": max_file_size,
-        "option_name": cli_option_name,
+def build_settings(settings: dict[str, Any]) -> dict[str, Any]:
+    """The build options given on the command line as :meth:`Index.build` takes them: a repeatable
+    option not given is None, so the index's recorded value applies; warnings name the options."""
+    given = {
+        name: (value or None) if CLI_BUILD_OPTIONS[name].get("multiple") else value
+        for name, value in settings.items()
     }
+    return {**given, "option_name": cli_option_name}
 
 
 @click.command(epilog=exit_codes(0, 1, 2, 3, 4, 5))
@@ -131,15 +121,11 @@ def walk_settings(
 @click.option(
     "--document-prefix", default=None, help="Text put before each chunk (default: the model's known one)."
 )
-@build_option("batch_size", type=click.IntRange(min=1), show_default=True)
-@build_option("concurrency", type=click.IntRange(min=1))
-@build_option("chunk_tokens", type=click.IntRange(min=MIN_CHUNK_TOKENS))
-@walk_options
-@build_option("allow_empty", is_flag=True)
+@build_options("batch_size", "concurrency", "chunk_tokens", *WALK_SETTINGS, "allow_empty")
 @click.option(
     "--rebuild", is_flag=True, help="Settings differ from the index's: build anew and swap in at the end."
 )
-@build_option("wait", type=click.FloatRange(min=0), show_default=True)
+@build_options("wait")
 @click.option("--quiet", "-q", is_flag=True, help="No progress, no warnings, no summary line.")
 @click.option("--json", "as_json", is_flag=True, help="JSON lines on stdout: warnings, errors, a summary.")
 @click.pass_context
@@ -154,19 +140,10 @@ def build(
     dimensions: int | None,
     query_prefix: str | None,
     document_prefix: str | None,
-    batch_size: int,
-    concurrency: int | None,
-    chunk_tokens: int | None,
-    ignore_files: bool | None,
-    include: tuple[str, ...],
-    exclude: tuple[str, ...],
-    allow_secrets: tuple[str, ...],
-    max_file_size: int | None,
-    allow_empty: bool,
     rebuild: bool,
-    wait: float,
     quiet: bool,
     as_json: bool,
+    **settings: Any,
 ) -> None:
     """Index FOLDER: embed new and changed files, remove deleted ones."""
     output = ctx.meta["output"] = Output(as_json, quiet, None if quiet or as_json else Progress())
@@ -179,14 +156,9 @@ def build(
             folder,
             backend=chosen,
             rebuild=rebuild,
-            batch_size=batch_size,
-            concurrency=concurrency,
-            chunk_tokens=chunk_tokens,
-            **walk_settings(ignore_files, include, exclude, allow_secrets, max_file_size),
-            allow_empty=allow_empty,
-            wait=wait,
             progress=output.progress or False,
             warn=output.warning,
+            **build_settings(settings),
         )
     show_report(output, report)
     sys.exit(report.exit_code)
@@ -231,7 +203,7 @@ def chosen_backend(kind: str | None, model: str | None, server: ServerOptions) -
 @click.command(epilog=exit_codes(0, 2, 3, 4, 5))
 @click.argument("root", type=click.Path(path_type=str))
 @db_option
-@build_option("wait", type=click.FloatRange(min=0), show_default=True)
+@build_options("wait")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON line.")
 @click.pass_context
 def remove(ctx: click.Context, root: str, db_path: str | None, wait: float, as_json: bool) -> None:
@@ -256,8 +228,7 @@ def remove(ctx: click.Context, root: str, db_path: str | None, wait: float, as_j
     show_default=True,
     help="Milliseconds of quiet before a burst of changes triggers a build.",
 )
-@build_option("batch_size", type=click.IntRange(min=1), show_default=True)
-@walk_options
+@build_options("batch_size", *WALK_SETTINGS)
 @click.option("--quiet", "-q", is_flag=True, help="No warnings, no summary lines.")
 @click.option(
     "--json", "as_json", is_flag=True, help="JSON lines on stdout: one summary per build, warnings, errors."
@@ -268,14 +239,9 @@ def watch(
     folder: str,
     db_path: str | None,
     debounce: int,
-    batch_size: int,
-    ignore_files: bool | None,
-    include: tuple[str, ...],
-    exclude: tuple[str, ...],
-    allow_secrets: tuple[str, ...],
-    max_file_size: int | None,
     quiet: bool,
     as_json: bool,
+    **settings: Any,
 ) -> None:
     """Index FOLDER, then re-index it whenever its files change (Ctrl-C or SIGTERM stops)."""
     from indexer.watch import watch as watch_folder
@@ -287,7 +253,6 @@ def watch(
             folder,
             lambda report: show_report(output, report),
             debounce_ms=debounce,
-            batch_size=batch_size,
             warn=output.warning,
-            **walk_settings(ignore_files, include, exclude, allow_secrets, max_file_size),
+            **build_settings(settings),
         )

@@ -10,7 +10,7 @@ import click
 
 from indexer.api import Index, default_index_path
 from indexer.cli.app import Output, db_option, exit_codes
-from indexer.cli.build import build_option
+from indexer.cli.build import build_options
 from indexer.cli.output import score_lines, status_lines
 from indexer.display import json_safe, visible
 from indexer.progress import Progress
@@ -76,7 +76,7 @@ def status(ctx: click.Context, db_path: str | None, as_json: bool, build_count: 
 @click.option(
     "--min-ndcg", type=click.FloatRange(0, 1), default=None, help="Exit 1 when nDCG@10 is lower (any mode)."
 )
-@build_option("batch_size", type=click.IntRange(min=1), show_default=True)
+@build_options("batch_size")
 @click.option("--quiet", "-q", is_flag=True, help="No progress.")
 @click.option("--json", "as_json", is_flag=True, help="Print the scores as JSON.")
 @click.option(

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
+from typing import Any
 
 from indexer.errors import ConfigError
 from indexer.progress import Progress
-from indexer.sizes import DEFAULT_MAX_FILE_SIZE, format_size
+from indexer.request import as_tuple
+from indexer.sizes import DEFAULT_MAX_FILE_SIZE, format_size, parse_size
 
 #: Called with each warning: a :class:`indexer.pipeline.report.Notice`, which is a ``str``.
 Warn = Callable[[str], None]
@@ -33,7 +35,8 @@ class BuildOptions:
     allow_secrets and max_file_size for each root), None means "as recorded", or for an index or
     root that has no record yet, the default: the model's input limit, ignore files honoured, no
     patterns, :data:`indexer.sizes.DEFAULT_MAX_FILE_SIZE`. For concurrency, None means the
-    backend's own default.
+    backend's own default. include, exclude and allow_secrets take one pattern or several;
+    max_file_size a number of bytes or a size such as ``"200MB"``.
     """
 
     batch_size: int = field(default=32, metadata={"help": "Chunks per embed call."})
@@ -113,6 +116,12 @@ class BuildOptions:
     )
 
     def __post_init__(self) -> None:
+        for name in ("include", "exclude", "allow_secrets"):
+            patterns = getattr(self, name)
+            if patterns is not None:
+                object.__setattr__(self, name, as_tuple(patterns, name))
+        if self.max_file_size is not None:
+            object.__setattr__(self, "max_file_size", parse_size(self.max_file_size))
         if not isinstance(self.batch_size, int) or self.batch_size < 1:
             raise ConfigError(f"batch_size must be a positive number, not {self.batch_size!r}")
         if self.concurrency is not None and self.concurrency < 1:
@@ -131,3 +140,26 @@ def option_help(name: str, **values: object) -> str:
     """The help text of a :class:`BuildOptions` field, with ``{placeholders}`` filled from ``values``."""
     text = next(item.metadata["help"] for item in fields(BuildOptions) if item.name == name)
     return text.format(**values)
+
+
+def build_options(**settings: Any) -> BuildOptions:
+    """:class:`BuildOptions` from settings given by name, as :meth:`indexer.Index.build` takes them:
+    a name that is not a field is refused, and None for a field whose default is not None (warn,
+    commit_seconds...) means that default.
+
+    Raises:
+        ConfigError: an unknown setting, or a value :class:`BuildOptions` refuses.
+    """
+    known = {item.name: item for item in fields(BuildOptions)}
+    unknown = sorted(set(settings) - set(known))
+    if unknown:
+        raise ConfigError(
+            f"unknown build setting{'s' if len(unknown) > 1 else ''} {', '.join(unknown)} "
+            f"(known: {', '.join(known)})"
+        )
+    given = {
+        name: value
+        for name, value in settings.items()
+        if value is not None or known[name].default in (None, MISSING)
+    }
+    return BuildOptions(**given)
