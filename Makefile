@@ -55,9 +55,10 @@ test: install-test browser emulator
 	$(BIN)/python -m pytest -q
 
 # the edit-test loop: every test that loads no model and starts no server, browser, emulator, worker
-# or PostgreSQL (those are marked heavy; one that is not fails here, naming what it did)
+# or PostgreSQL (those are marked heavy; one that is not fails here, naming what it did), less the
+# few that take seconds alone (marked slow); `make test` runs them all
 test-fast: install-test
-	INDEX_FAST_TESTS=1 $(BIN)/python -m pytest -q -m "not heavy" -p no:cacheprovider
+	INDEX_FAST_TESTS=1 $(BIN)/python -m pytest -q -m "not heavy and not slow" -p no:cacheprovider
 
 # the README's picture of the search page, from the test that drives it
 screenshot: install-test browser

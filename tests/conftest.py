@@ -23,8 +23,19 @@ REPO = Path(__file__).resolve().parent.parent
 FAST = os.environ.get("INDEX_FAST_TESTS") == "1"
 SAMPLE_CORPUS = REPO / "sample_corpus"
 #: the stores the shared behaviour tests run against (test_pipeline, test_search, test_concurrency)
-STORES = ["sqlite", "postgres"]
+STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.heavy)]
 _database_numbers = itertools.count(1)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The cache every test and every process it starts writes to, never the user's ~/.cache: the
+    optimised copies of the models (``$XDG_CACHE_HOME/indexer/onnx``), made once for the session,
+    and ``index eval``'s default folder."""
+    cache_home = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache_home))
+        yield cache_home
 
 
 @pytest.fixture(scope="session")
@@ -160,7 +171,9 @@ def _refuse_heavy_work() -> None:
 
     def refusing(what: str):
         def refuse(*args: object, **kwargs: object) -> None:
-            pytest.fail(f"this test {what}: mark it heavy (make test-fast leaves such tests out)", pytrace=False)
+            pytest.fail(
+                f"this test {what}: mark it heavy (make test-fast leaves such tests out)", pytrace=False
+            )
 
         return refuse
 

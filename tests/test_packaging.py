@@ -12,6 +12,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 from helpers import index_command
 from packaging.requirements import Requirement
@@ -25,6 +26,7 @@ else:
     import tomli as tomllib
 
 
+@pytest.mark.heavy
 def test_wheel_ships_migrations_tokenizer_and_search_page_and_works_outside_the_checkout(tmp_path):
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(tmp_path / "wheels")],
@@ -64,6 +66,7 @@ def test_wheel_ships_migrations_tokenizer_and_search_page_and_works_outside_the_
     assert migrations == str([migration.name for migration in all_migrations("sqlite")])
 
 
+@pytest.mark.heavy
 def test_the_distribution_installs_under_its_own_name_and_imports_without_posix_only_modules():
     """The name on PyPI is indexer-search ("indexer" is another, older project); the package must
     import on Windows, where neither fcntl nor resource exists."""
@@ -77,6 +80,7 @@ def test_the_distribution_installs_under_its_own_name_and_imports_without_posix_
     assert result.returncode == 0 and result.stdout.strip() == "imported", result.stderr
 
 
+@pytest.mark.heavy
 def test_the_version_is_the_installed_distributions_in_python_and_on_the_command_line():
     installed = importlib.metadata.version("indexer-search")
     assert indexer.__version__ == installed
