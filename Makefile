@@ -2,7 +2,7 @@
 # `make demo` installs what running the tool needs; `make test` adds the test extras (PostgreSQL server
 # binaries, the frameworks the integrations are tested against, ruff...).
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.installed-runtime
 TESTING := $(VENV)/.installed-test
