@@ -520,7 +520,7 @@ def test_int8_on_an_avx2_cpu_without_vnni_keeps_each_chunk_close_to_float32(tmp_
     """onnxruntime picks its int8 kernel by the CPU's cpuid, so the kernel of a CPU without int8 dot
     products runs only on such a CPU: this one where it is one, else qemu's emulation of one (slowly:
     4 chunks of 60 words here, the optimised copies made first on this CPU as a build makes them). The
-    signed weights' products clip there (one token of the issue's pair fell to 0.989), which shows the
+    signed weights' products clip there (one token of the pair in the script fell to 0.989), which shows the
     kernel is that one; the unsigned layout the backend gives such a CPU sums exactly, as VNNI does."""
     script = Path(__file__).parent / "support" / "int8_without_dot_products.py"
     emulator = [] if IS_AVX2_WITHOUT_DOT_PRODUCTS else ["qemu-x86_64", "-cpu", EMULATED_AVX2_CPU]
