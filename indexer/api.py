@@ -417,7 +417,7 @@ class Index:
         store = self.store
         with store.snapshot():
             fingerprint = store.get_json("fingerprint")
-            status = {
+            status: dict[str, Any] = {
                 "index": store.path if is_postgres_url(self.location) else os.path.abspath(self.location),
                 **store.counts(),
                 "size_bytes": store.size_bytes(),

@@ -312,7 +312,7 @@ RERANK_MIN_SCORE = 0.01
 #: moves a candidate up past a better-fused one only when it reads it as clearly better (the fifth
 #: passes the first at 3.2 logits more). Alone, the cross-encoder (trained on short web searches)
 #: lost to the fusion on SciFact and on long written questions; fitted on 100 SciFact train queries
-#: (bench/RESULTS.md, issue 22).
+#: (bench/RESULTS.md, the re-ranker's calibration).
 FUSED_RANK_WEIGHT = 2.0
 #: The fewest distinct words of a question that :func:`defining_first` reads as asking for the things
 #: a chunk defines: one word is a name, for :func:`named_first`.

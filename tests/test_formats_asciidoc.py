@@ -9,6 +9,7 @@ import math
 import time
 from pathlib import Path
 
+import pytest
 from conftest import rows
 from helpers import HashBackend
 from hypothesis import given, settings
@@ -261,6 +262,7 @@ def test_any_text_is_read_without_failing_and_within_its_lines(lines):
     chunk_document(document, words, ChunkSettings(max_tokens=8, overlap_tokens=2))
 
 
+@pytest.mark.slow
 def test_reading_takes_time_linear_in_the_texts_size():
     # lines made to make a backtracking pattern slow: many macro-like prefixes, open brackets,
     # description-list colons and title markers, none closed

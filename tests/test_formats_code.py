@@ -370,6 +370,7 @@ def test_a_few_syntax_errors_leave_the_rest_of_the_outline():
     assert {"good", "after"} <= titles
 
 
+@pytest.mark.heavy
 def test_no_grammar_is_imported_until_a_file_of_its_language_is_read():
     probe = (
         "import sys\nfrom indexer.formats import parse_text\n"

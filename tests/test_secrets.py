@@ -75,6 +75,7 @@ def test_no_planted_secret_reaches_the_index_file_its_journal_or_the_model(tmp_p
         assert not any(piece in data for piece in stored_pieces())
 
 
+@pytest.mark.heavy
 def test_no_planted_secret_is_found_by_its_value_its_prefix_or_its_name_in_any_mode(tmp_path, repository):
     """Built with the real default model: every secret asked for by value, by the first characters
     of it as a prefix search (``word*``), and by its key's name, in the three modes; then the
@@ -178,6 +179,7 @@ def test_allow_secret_indexes_a_file_as_it_is(tmp_path, repository):
     assert "settings.py" not in report.secrets_by_file
 
 
+@pytest.mark.heavy
 def test_the_build_says_how_many_secrets_it_redacted_in_which_files_and_lines(tmp_path, repository):
     db = str(tmp_path / "index.db")
     text = subprocess.run(
@@ -209,6 +211,7 @@ def test_the_build_says_how_many_secrets_it_redacted_in_which_files_and_lines(tm
     ]
 
 
+@pytest.mark.heavy
 def test_an_index_made_by_older_rules_reads_every_file_again_and_loses_what_they_missed(
     tmp_path, repository, monkeypatch
 ):
@@ -338,6 +341,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", HOSTILE)
 def test_the_scanner_is_linear_in_hostile_text_and_keeps_its_lines(kind):
     small, large = (HOSTILE[kind](size).encode() for size in (256 * 1024, 1024 * 1024))

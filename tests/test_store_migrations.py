@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from indexer.store import migrations
 from indexer.store.sqlite import SQLiteStore
 
@@ -46,6 +48,7 @@ def test_an_older_index_is_brought_up_to_date_by_a_writer(tmp_path):
         assert {"host", "pid"} <= {row[1] for row in store.query("PRAGMA table_info(builds)")}
 
 
+@pytest.mark.heavy
 def test_processes_creating_one_index_at_once_apply_each_migration_once(tmp_path):
     path = tmp_path / "index.db"
     script = (
@@ -98,6 +101,7 @@ def test_an_index_whose_names_held_control_characters_stores_them_escaped_as_the
         assert respelled_paths(execute) == expected_paths()
 
 
+@pytest.mark.heavy
 def test_postgres_stores_the_same_names_escaped(postgres_url):
     import psycopg
 

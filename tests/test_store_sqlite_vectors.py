@@ -95,6 +95,7 @@ def recall_at_10(store: SQLiteStore, vectors: np.ndarray, queries: np.ndarray, a
     return float(np.mean([len(f & t) / 10 for f, t in zip(found, truth, strict=True)]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mean_cosine", [0.0, 0.7])
 def test_graph_search_finds_what_exact_search_finds_even_when_all_vectors_share_a_direction(
     tmp_path, mean_cosine
@@ -178,6 +179,7 @@ def test_a_filter_keeping_one_chunk_in_a_hundred_scores_them_exactly_on_the_floa
         assert not sqlite_vec
 
 
+@pytest.mark.slow
 def test_a_filter_keeping_most_chunks_walks_the_graph_and_still_returns_k_allowed_hits(tmp_path, monkeypatch):
     """More allowed rows than a walk scores: the graph is asked for neighbours enough that k of them
     pass, as the share allowed predicts, and the best of them are re-scored on float32."""
@@ -198,6 +200,7 @@ def test_a_filter_keeping_most_chunks_walks_the_graph_and_still_returns_k_allowe
         assert recall_at_10(store, vectors, queries, wide) >= 0.97
 
 
+@pytest.mark.slow
 def test_without_the_float32_copy_a_selective_filter_scores_the_int8_rows_and_stays_exact(tmp_path):
     vectors = clustered_vectors(6000)
     allowed = list(range(1, 6001, 100))
@@ -283,6 +286,7 @@ KILLED_WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("during_fold", [False, True], ids=["after-commit", "while-saving-a-graph"])
 def test_a_killed_build_never_leaves_a_graph_that_answers_with_deleted_chunks_or_misses_new_ones(
     tmp_path, during_fold
@@ -579,6 +583,7 @@ def test_a_long_lived_index_finds_files_a_build_adds_and_loses_those_it_removes(
         assert not new_ids & {chunk_id for chunk_id, _ in reader.store.nearest(vector, 10)}
 
 
+@pytest.mark.heavy
 def test_the_graph_library_loaded_before_onnxruntime_does_not_crash_the_process():
     """usearch's wheels carry their own C++ runtime; loaded first, they crashed onnxruntime's import
     (segmentation fault) until the system's runtime is loaded before them."""

@@ -67,15 +67,10 @@ from indexer.backends.onnx.session import (
     padded_inputs,
     plan_sub_batches,
 )
-from indexer.backends.packaged import EMBEDDING_MODELS, MINILM, UNNAMED_MODEL
+from indexer.backends.packaged import EMBEDDING_MODELS, UNNAMED_MODEL
 from indexer.backends.prefixes import known_prefixes
 from indexer.errors import BackendError, BackendUnreachableError, ConfigError, IndexOutdatedError
 
-#: all-MiniLM-L6-v2's name in an index, tokenizer, width and input limit (what older code imports).
-PACKAGED_MODEL_NAME = MINILM.recorded_name
-PACKAGED_TOKENIZER = MINILM.tokenizer_path()
-PACKAGED_DIMENSION = MINILM.dimension
-PACKAGED_MAX_SEQ_LENGTH = MINILM.max_seq_length
 #: The poolings, as an index's description names them (mean's words are what every index built
 #: before pooling was a choice recorded).
 POOLINGS = {"mean": "mean, L2-normalised", "cls": "CLS, L2-normalised"}

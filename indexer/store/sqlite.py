@@ -332,9 +332,7 @@ class SQLiteStore(MetaValues):
         of the chunk count, and as a length of zero in the average, which makes every chunk that
         holds words look long (one such file of 2 MB took unrelated words' keyword evidence from 1
         to 0.02). A contentless-delete index forgets a row exactly, statistics included."""
-        wordless = self._rows(
-            "SELECT id FROM chunks_fts_docsize WHERE id >= ? AND sz = x'0000'", (first_id,)
-        )
+        wordless = self._rows("SELECT id FROM chunks_fts_docsize WHERE id >= ? AND sz = x'0000'", (first_id,))
         if wordless:
             ids = json.dumps([row[0] for row in wordless])
             self._rows("DELETE FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))

@@ -347,6 +347,8 @@ class VectorSearch:
             serialised = self._writable_graph().save()
         except RuntimeError as error:  # usearch's own failure, before anything is on disk
             raise OSError(f"the graph could not be serialised ({error})") from error
+        if serialised is None:  # usearch hands the bytes back only when given no path to write
+            raise OSError("the graph could not be serialised (usearch returned no bytes)")
         sha256 = hashlib.sha256(serialised).hexdigest()
         with replacing(path) as out:
             out.write(serialised)

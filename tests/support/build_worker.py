@@ -1,6 +1,6 @@
 """A build in its own process, for tests that kill it, lock against it or query during it.
 
-    python tests/build_worker.py INDEX FOLDER [--delay SECONDS] [--batch-size N] [--wait SECONDS]
+    python tests/support/build_worker.py INDEX FOLDER [--delay SECONDS] [--batch-size N] [--wait SECONDS]
                                  [--commit-seconds SECONDS] [--tell-embedded]
 
 Uses the deterministic HashBackend, slowed by ``--delay`` seconds per batch. Prints "started" once the
