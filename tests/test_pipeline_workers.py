@@ -10,11 +10,14 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from conftest import snapshot, write
 from helpers import KILLS_ITS_READER, HashBackend, count_words_or_die, write_corpus
 
 from indexer import Index
 from indexer.pipeline.workers import FEW_FILES, default_workers
+
+pytestmark = pytest.mark.heavy  # worker processes
 
 WORKER = Path(__file__).parent / "support" / "build_worker.py"
 
