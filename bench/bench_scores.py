@@ -49,7 +49,12 @@ FOLDERS = Path(os.environ.get("SCORES_DATA", "/work/data"))
 BEIR_DATA = Path(os.environ.get("BEIR_DATA", "/work/shared/eval"))
 CACHE = Path(os.environ.get("SCORES_CACHE", BENCH / ".cache" / "scores"))
 #: The folder of each real collection under FOLDERS, and what in it to index.
-REAL_FOLDERS = {"starlette": "starlette-docs", "prettier": "prettier-docs", "cairo": "cairo-docs"}
+REAL_FOLDERS = {
+    "starlette": "starlette-docs",
+    "prettier": "prettier-docs",
+    "cairo": "cairo-docs",
+    "fastapi": "fastapi-docs-en/docs/en/docs",
+}
 BEIR_SETS = ("scifact", "cranfield", "cacm", "vaswani")
 #: Off-topic questions on health and food are not off-topic for medical abstracts or home notes.
 NOT_OFF_TOPIC = {"scifact": {"cooking", "health"}, "sample": {"cooking", "health", "home", "money"}}
