@@ -27,7 +27,7 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
    collections of several kinds and checked on others: the score is the chance that the hit
    answers. Floors: a page named as a one-name question asks scores at least
    :data:`NAMED_PAGE_SCORE`; the chunks holding a one-word query's word best (in vector mode the
-   nearest chunk) at least :data:`DEFAULT_MIN_SCORE` (a lookup is answered in every mode whenever
+   nearest ones) at least :data:`DEFAULT_MIN_SCORE` (a lookup is answered in every mode whenever
    the index holds the word). Then each
    hit scores as the strongest hit ranked at or below it (:func:`in_rank_order`), so the list is
    sorted by the score and a threshold cuts only its tail: the first hit's score is the judgment of
@@ -511,7 +511,7 @@ class Found:
         if len(query.text.split()) == 1 and mode != "vector":
             order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named))
         elif len(query.text.split()) == 1 and order and question_information(store, query, allowed).held:
-            looked_up = frozenset(order[:1])  # vector mode: the nearest chunk answers a word the index holds
+            looked_up = frozenset(order[:LOOKUP_HITS])  # vector mode: the nearest chunks answer it
         return cls(mode, order, vector_scores, keyword, ranking, chunks, named, looked_up)
 
     def evidence(self) -> list[Evidence]:
@@ -548,7 +548,7 @@ class Found:
     def floors(self, order: list[int] | None = None) -> list[float]:
         """The least score of each hit: :data:`NAMED_PAGE_SCORE` for a page named as asked,
         :data:`DEFAULT_MIN_SCORE` for the chunks that hold a one-word query's word best (in vector
-        mode, the nearest chunk when some chunk holds the word)."""
+        mode, the :data:`LOOKUP_HITS` nearest when some chunk holds the word)."""
         return [
             NAMED_PAGE_SCORE
             if chunk_id in self.named
