@@ -42,10 +42,12 @@ from indexer.search import (
     fuse,
     hit_evidence,
     keyword_ceiling,
+    keyword_scores,
     keyword_terms,
     keyword_words,
     lists_names,
     page_names,
+    question_information,
     reranked_order,
     strengths,
 )
@@ -1054,3 +1056,29 @@ def test_a_bge_small_index_is_calibrated_and_says_no_results_for_an_off_topic_qu
         assert hits[0].score >= DEFAULT_MIN_SCORE
         assert index.search("best pizza in naples", k=3) == []
         assert index.search("best pizza in naples", k=3, min_score=0)  # cut by the threshold, not unfound
+
+
+def test_a_question_scores_by_the_share_of_its_information_the_index_holds(any_index, tmp_path):
+    folder = tmp_path / "notes"
+    for name, text in NOTES.items():
+        write(folder / name, text)
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        store = index.store
+        held = question_information(store, Query.parse("where is the zyxquar configuration stored"))
+        half = question_information(store, Query.parse("zyxquar marmalade"))
+        # a word no chunk holds counts as rarer than any it holds: the index holds under half of it
+        assert held.known == pytest.approx(1.0)
+        assert 0 < half.known < 0.5
+        # together: above 0 only for a chunk that holds more than one word's worth of the question
+        both = keyword_scores(store, Query.parse("zyxquar configuration vault"), 10)
+        apart = keyword_scores(store, Query.parse("zyxquar plimbet"), 10)
+        assert max(both.together.values()) > 0
+        assert max(apart.together.values()) == 0
+        assert both.known == pytest.approx(1.0) and apart.known == pytest.approx(1.0)
+
+
+def test_a_one_word_query_is_answered_in_vector_mode_when_the_index_holds_it(framework_docs):
+    hits = framework_docs.search("Response", k=5, mode="vector", min_score=DEFAULT_MIN_SCORE)
+    assert hits, "a word the index holds is never 'no results'"
+    assert framework_docs.search("Zanzibar", k=5, mode="vector", min_score=DEFAULT_MIN_SCORE) == []
