@@ -48,6 +48,7 @@ from indexer.search import (
     page_names,
     reranked_order,
     strengths,
+    tests_after_code,
 )
 
 QUERIES = json.loads((REPO / "tests" / "fixtures" / "sample_queries.json").read_text())
@@ -1027,3 +1028,21 @@ def test_a_bge_small_index_is_calibrated_and_says_no_results_for_an_off_topic_qu
         assert hits[0].score >= DEFAULT_MIN_SCORE
         assert index.search("best pizza in naples", k=3) == []
         assert index.search("best pizza in naples", k=3, min_score=0)  # cut by the threshold, not unfound
+
+
+def stored(chunk_id: int, path: str, heading: str, text: str, is_test: bool = False) -> StoredChunk:
+    return StoredChunk(chunk_id, "/repo", path, 1, 2, heading, text, is_test=is_test)
+
+
+def test_tests_go_after_the_code_they_call_which_takes_their_place():
+    chunks = {
+        1: stored(1, "src/walk_test.go", "src/walk_test.go > TestWalk", "walk(root) == 2", is_test=True),
+        2: stored(2, "README.md", "Usage", "walk the tree"),
+        3: stored(3, "src/walk.go", "src/walk.go > walk", "func walk(root Node) int"),
+        4: stored(4, "src/other.go", "src/other.go > other", "func other() int"),
+    }
+    order = [1, 2, 3, 4, 5]
+    assert tests_after_code(order, chunks, {"walk", "tree"}) == [3, 2, 4, 1, 5]
+    assert tests_after_code(order, chunks, {"walk", "tests"}) == order  # asked for tests
+    unrelated = {**chunks, 3: stored(3, "src/walk.go", "src/walk.go > run", "func run() int")}
+    assert tests_after_code(order, unrelated, {"walk"}) == [2, 3, 4, 1, 5]
