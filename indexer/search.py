@@ -58,6 +58,7 @@ from indexer.request import MAX_K as MAX_K
 from indexer.request import MODES as MODES
 from indexer.request import SearchRequest
 from indexer.store.contract import AllowedChunks, SearchStore
+from indexer.store.keywords import query_words
 from indexer.store.records import ChunkFilter
 
 NO_FILTER = ChunkFilter()
@@ -773,8 +774,13 @@ def keyword_words(text: str) -> list[str]:
     of a question of three words or more, never from a name (``collections.Where``,
     ``os.path.join``, ``--leak-check``, ``open()``), and a question of stop words alone searches
     them. A word typed twice is looked for once: the keyword index's cost grows with each term it is
-    asked for, faster than linearly when terms repeat."""
-    tokens = [(token, [word.lower() for word in _WORD.findall(token)]) for token in text.split()]
+    asked for, faster than linearly when terms repeat. A run of Chinese, Japanese or Korean letters
+    is the words the index holds it as (:func:`indexer.store.keywords.query_words`: its pairs of
+    characters)."""
+    tokens = [
+        (token, [term for word in _WORD.findall(token) for term in query_words(word.lower())])
+        for token in text.split()
+    ]
     everything = [word for _, words in tokens for word in words]
     if len(tokens) > MAX_UNFILTERED_WORDS:
         kept = [word for token, words in tokens for word in words if is_name(token) or word not in STOPWORDS]
