@@ -450,7 +450,7 @@ def test_a_one_name_question_finds_the_definition_before_the_pages_and_tests_tha
 def lines_stored_as_tests(path: str, source: str) -> set[int]:
     """The lines of the file at ``path`` that lie in chunks stored as tests."""
     chunks = chunk_document(
-        parse_text(path, textwrap.dedent(source)), count_words, ChunkSettings.for_limit(30)
+        parse_text(path, textwrap.dedent(source)), count_words, ChunkSettings.for_limit(12)
     )
     return {line for chunk in chunks if chunk.is_test for line in range(chunk.start_line, chunk.end_line + 1)}
 
