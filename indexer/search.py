@@ -15,7 +15,7 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
 3. **Lists of names last** (:func:`lists_last`): among the first :data:`RULE_WINDOW`, chunks of a
    page that lists names (a generated index, a changelog's dated or numbered entries, release
    notes, a glossary, as the page declares them) go after the others, unless the question asks
-   for such a list. **Tests after the code** (:func:`tests_after_code`): there too, the code a test
+   for such a list. **Tests after the code** (:func:`code_before_tests`): there too, the code a test
    calls takes the test's place and the tests go after the rest, unless the question asks for
    tests.
 4. **What documents declare**: a question that is one name (``Path``, ``std::io::Stdout``) puts first
@@ -477,7 +477,7 @@ class Found:
         chunks = store.chunks_by_ids(order[:RULE_WINDOW])
         words = set(keyword_words(query.text))
         lists = {chunk_id for chunk_id, chunk in chunks.items() if lists_names(chunk, words)}
-        order = tests_after_code(lists_last(order, lists), chunks, words)
+        order = code_before_tests(lists_last(order, lists), chunks, words)
         named: frozenset[int] = frozenset()
         name = asked_name(query.text) if mode != "vector" else None
         if name is not None:
@@ -615,7 +615,7 @@ def lists_last(order: list[int], lists: set[int]) -> list[int]:
     return [c for c in window if c not in lists] + [c for c in window if c in lists] + order[RULE_WINDOW:]
 
 
-def tests_after_code(order: list[int], chunks: dict[int, StoredChunk], words: set[str]) -> list[int]:
+def code_before_tests(order: list[int], chunks: dict[int, StoredChunk], words: set[str]) -> list[int]:
     """``order`` with the tests among its first :data:`RULE_WINDOW` (:attr:`StoredChunk.is_test`,
     as their language declares them) after the other chunks of the window, and the code each test
     calls at the test's place when it ranks below it: the best ranked chunk that defines what the

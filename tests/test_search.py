@@ -38,6 +38,7 @@ from indexer.search import (
     Found,
     Query,
     asked_name,
+    code_before_tests,
     default_min_score,
     fuse,
     hit_evidence,
@@ -48,7 +49,6 @@ from indexer.search import (
     page_names,
     reranked_order,
     strengths,
-    tests_after_code,
 )
 
 QUERIES = json.loads((REPO / "tests" / "fixtures" / "sample_queries.json").read_text())
@@ -1042,7 +1042,7 @@ def test_tests_go_after_the_code_they_call_which_takes_their_place():
         4: stored(4, "src/other.go", "src/other.go > other", "func other() int"),
     }
     order = [1, 2, 3, 4, 5]
-    assert tests_after_code(order, chunks, {"walk", "tree"}) == [3, 2, 4, 1, 5]
-    assert tests_after_code(order, chunks, {"walk", "tests"}) == order  # asked for tests
+    assert code_before_tests(order, chunks, {"walk", "tree"}) == [3, 2, 4, 5, 1]
+    assert code_before_tests(order, chunks, {"walk", "tests"}) == order  # asked for tests
     unrelated = {**chunks, 3: stored(3, "src/walk.go", "src/walk.go > run", "func run() int")}
-    assert tests_after_code(order, unrelated, {"walk"}) == [2, 3, 4, 1, 5]
+    assert code_before_tests(order, unrelated, {"walk"}) == [2, 3, 4, 5, 1]
