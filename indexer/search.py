@@ -15,7 +15,9 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
 3. **Lists of names last** (:func:`lists_last`): among the first :data:`RULE_WINDOW`, chunks of a
    page that lists names (a generated index, a changelog's dated or numbered entries, release
    notes, a glossary, as the page declares them) go after the others, unless the question asks
-   for such a list.
+   for such a list. **Tests after the code** (:func:`code_before_tests`): there too, the code a test
+   calls takes the test's place and the tests go after the rest, unless the question asks for
+   tests.
 4. **What documents declare**: a question that is one name (``Path``, ``std::io::Stdout``) puts first
    the chunks of the pages named after it (:func:`named_first`); a question most of whose words a
    section declares as definitions puts that section first (:func:`defining_first`).
@@ -355,6 +357,10 @@ KEYWORD_BEST_PLACE = 5
 #: How many of the chunks holding a one-word query's word keep a score at the default threshold
 #: (:data:`DEFAULT_MIN_SCORE`): a word typed alone is a lookup, answered whenever the index holds it.
 LOOKUP_HITS = 3
+#: Words by which a question asks for tests: then a test ranks where its evidence puts it.
+TEST_WORDS = frozenset("test tests tested testing".split())
+#: A name as code spells it, in a test's text.
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
 #: Words by which a question asks for a list of names (a changelog, release notes, an index, a
 #: glossary) rather than for the page a name is about: a list ranks above that page only then.
 LIST_WORDS = frozenset(
@@ -497,7 +503,7 @@ class Found:
         chunks = store.chunks_by_ids(order[:RULE_WINDOW])
         words = set(keyword_words(query.text))
         lists = {chunk_id for chunk_id, chunk in chunks.items() if lists_names(chunk, words)}
-        order = lists_last(order, lists)
+        order = code_before_tests(lists_last(order, lists), chunks, words)
         named: frozenset[int] = frozenset()
         name = asked_name(query.text) if mode != "vector" else None
         if name is not None:
@@ -645,6 +651,40 @@ def lists_last(order: list[int], lists: set[int]) -> list[int]:
     if not lists & set(window) or set(window) <= lists:
         return order
     return [c for c in window if c not in lists] + [c for c in window if c in lists] + order[RULE_WINDOW:]
+
+
+def code_before_tests(order: list[int], chunks: dict[int, StoredChunk], words: set[str]) -> list[int]:
+    """``order`` with the tests among its first :data:`RULE_WINDOW` (:attr:`StoredChunk.is_test`,
+    as their language declares them) after the other chunks of the window, and the code each test
+    calls at the test's place when it ranks below it: the best ranked chunk that defines what the
+    test's text names (:func:`exercised_by`). A test is written about the code it calls, so it is
+    found for the same words, and often first; the question is about that code. Unless the
+    question asks for tests (:data:`TEST_WORDS`): then the order stays as found."""
+    window = order[:RULE_WINDOW]
+    tests = [chunk_id for chunk_id in window if chunk_id in chunks and chunks[chunk_id].is_test]
+    if not tests or words & TEST_WORDS:
+        return order
+    rank = {chunk_id: place for place, chunk_id in enumerate(window) if chunk_id not in tests}
+    for test in tests:
+        place = window.index(test)
+        called = set(_IDENTIFIER.findall(chunks[test].text))
+        below = sorted((chunk_id for chunk_id in rank if rank[chunk_id] > place), key=rank.__getitem__)
+        subject = next((c for c in below if c in chunks and exercised_by(chunks[c], called)), None)
+        if subject is not None:
+            rank[subject] = place
+    return sorted(rank, key=rank.__getitem__) + tests + order[RULE_WINDOW:]
+
+
+def exercised_by(chunk: StoredChunk, called: set[str]) -> bool:
+    """Whether a test naming ``called`` calls what ``chunk`` defines: the definition the chunk is in
+    (a code chunk's heading path after its file: each of ``Renderer`` and ``draw`` of
+    ``Renderer > draw``) or one it declares (:attr:`StoredChunk.names`, under that path)."""
+    parts = chunk.heading.split(HEADING_SEPARATOR)
+    inside = [_IDENTIFIER.findall(part) for part in parts[1:]] if parts[0] == chunk.path else []
+    within = {name for part in inside for name in part}
+    if inside and within <= called:
+        return True
+    return any(name in called and within <= called for name in chunk.names)
 
 
 def looked_up_first(

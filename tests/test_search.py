@@ -38,6 +38,7 @@ from indexer.search import (
     Found,
     Query,
     asked_name,
+    code_before_tests,
     default_min_score,
     fuse,
     hit_evidence,
@@ -1082,3 +1083,21 @@ def test_a_one_word_query_is_answered_in_vector_mode_when_the_index_holds_it(fra
     hits = framework_docs.search("Response", k=5, mode="vector", min_score=DEFAULT_MIN_SCORE)
     assert hits, "a word the index holds is never 'no results'"
     assert framework_docs.search("Zanzibar", k=5, mode="vector", min_score=DEFAULT_MIN_SCORE) == []
+
+
+def stored(chunk_id: int, path: str, heading: str, text: str, is_test: bool = False) -> StoredChunk:
+    return StoredChunk(chunk_id, "/repo", path, 1, 2, heading, text, is_test=is_test)
+
+
+def test_tests_go_after_the_code_they_call_which_takes_their_place():
+    chunks = {
+        1: stored(1, "src/walk_test.go", "src/walk_test.go > TestWalk", "walk(root) == 2", is_test=True),
+        2: stored(2, "README.md", "Usage", "walk the tree"),
+        3: stored(3, "src/walk.go", "src/walk.go > walk", "func walk(root Node) int"),
+        4: stored(4, "src/other.go", "src/other.go > other", "func other() int"),
+    }
+    order = [1, 2, 3, 4, 5]
+    assert code_before_tests(order, chunks, {"walk", "tree"}) == [3, 2, 4, 5, 1]
+    assert code_before_tests(order, chunks, {"walk", "tests"}) == order  # asked for tests
+    unrelated = {**chunks, 3: stored(3, "src/walk.go", "src/walk.go > run", "func run() int")}
+    assert code_before_tests(order, unrelated, {"walk"}) == [2, 3, 4, 5, 1]

@@ -403,7 +403,9 @@ class PostgresStore(MetaValues):
             connection.cursor() as cursor,
             cursor.copy(f"COPY chunks ({columns}, embedding) FROM STDIN (FORMAT BINARY)") as copy,
         ):
-            copy.set_types(["int8", "int4", "int4", "int4", "text", "text", "text", "text", "text", "vector"])
+            copy.set_types(
+                ["int8", "int4", "int4", "int4", "text", "text", "text", "text", "text", "bool", "vector"]
+            )
             for row in rows:
                 copy.write_row(row)
 

@@ -277,7 +277,7 @@ class SQLiteStore(MetaValues):
 
         # changes piled up since the saved graph go into a new one first, as committed so far
         self.update_vector_graph(sqlite_vectors.FOLD_DURING_BUILD)
-        rows: list[tuple[int, int, int, int, str, str, str, str]] = []
+        rows: list[tuple[int, int, int, int, str, str, str, str, str, bool]] = []
         vectors: list[bytes] = []
         old_ids: list[int] = []
         for new in files:
@@ -292,7 +292,7 @@ class SQLiteStore(MetaValues):
         self._chunks_changed(len(rows) - len(old_ids), bool(rows or old_ids))
 
     def _insert_chunks(
-        self, rows: list[tuple[int, int, int, int, str, str, str, str, str]], vectors: list[bytes]
+        self, rows: list[tuple[int, int, int, int, str, str, str, str, str, bool]], vectors: list[bytes]
     ) -> None:
         """Chunks get the ids after the largest in use (one writer at a time: the transaction holds the
         write lock); their vectors are cut from one blob by those ids."""
