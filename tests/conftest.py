@@ -13,6 +13,7 @@ from loopback import OllamaServer, OpenAIServer
 from postgres_server import LocalPostgres
 
 from indexer import Index
+from indexer.store import sqlite_vectors
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_CORPUS = REPO / "sample_corpus"
@@ -139,3 +140,10 @@ def snapshot(index_path: Path | str) -> dict[str, object]:
             "keywords": sorted(store.keyword_matches(["the", "a", "cats"], 10_000)),
             "meta": rows(store, "SELECT key, value FROM meta ORDER BY key"),
         }
+
+
+@pytest.fixture
+def graph_walked(monkeypatch):
+    """The vector graph walked whatever the index's size: below the size where scoring every row
+    costs less, the store scores its float32 copy instead, and a test of the graph needs the graph."""
+    monkeypatch.setattr(sqlite_vectors, "WALK_ROW_COST", 0)

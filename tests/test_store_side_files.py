@@ -26,6 +26,7 @@ from test_store_sqlite_vectors import clustered_vectors, queries_near, written
 
 from indexer.store.sqlite import GRAPH_RECORD, SQLiteStore
 
+pytestmark = pytest.mark.usefixtures("graph_walked")  # as small as these indexes are
 TESTS = Path(__file__).resolve().parent
 SUPPORT = TESTS / "support"
 
@@ -38,8 +39,10 @@ SEARCH = """
 import json, logging, os, sys
 import numpy as np
 from test_store_side_files import damage_under
+from indexer.store import sqlite_vectors
 from indexer.store.sqlite import SQLiteStore
 
+sqlite_vectors.WALK_ROW_COST = 0  # the graph walked, as small as the index is (graph_walked)
 heard = []
 
 class Heard(logging.Handler):
