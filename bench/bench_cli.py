@@ -36,6 +36,8 @@ INDEX_COMMAND = [sys.executable, "-c", "from indexer.cli import main; main()"]
 #: What a cold query may take on a quiet machine of this kind (issue 25).
 TARGET_SECONDS = 0.3
 QUESTION = "how do I fix a puncture on my bicycle"
+#: What the keyword query asks: words the sample corpus holds (it exits 1 when nothing is found).
+KEYWORDS = "flat tyre"
 
 
 def sample_index() -> Path:
@@ -49,16 +51,18 @@ def sample_index() -> Path:
 
 
 def wall_times(
-    commands: list[list[str]], runs: int, paths: list[str | None] | None = None
+    commands: list[list[str]], runs: int, checkouts: list[Path] | None = None
 ) -> list[list[float]]:
-    """Seconds of each command per run (with its PYTHONPATH from ``paths``, if any); the commands
-    take turns, after one untimed run each."""
+    """Seconds of each command per run, each run in its checkout (default this one: ``python -c``
+    imports ``indexer`` from the folder it runs in); the commands take turns, after one untimed run
+    each."""
     times: list[list[float]] = [[] for _ in commands]
     for run in range(runs + 1):
-        for command, seconds, path in zip(commands, times, paths or [None] * len(commands), strict=True):
-            env = dict(os.environ, PYTHONPATH=path) if path else None
+        for command, seconds, checkout in zip(
+            commands, times, checkouts or [REPO] * len(commands), strict=True
+        ):
             started = time.perf_counter()
-            subprocess.run(command, check=True, capture_output=True, cwd=REPO, env=env)
+            subprocess.run(command, check=True, capture_output=True, cwd=checkout)
             if run > 0:
                 seconds.append(time.perf_counter() - started)
     return times
@@ -69,21 +73,36 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--runs", type=int, help="runs of each command (default 10, 3 with --quick)")
-    parser.add_argument("--against", type=Path, help="another checkout, whose queries run beside these")
+    parser.add_argument(
+        "--against",
+        type=Path,
+        help="a copy of another version (`git archive REV | tar -x -C DIR`), whose queries run beside these",
+    )
     options = parser.parse_args()
     runs = options.runs or (3 if options.quick else 10)
     index = sample_index()
     compileall.compile_dir(REPO / "indexer", quiet=1)
     query = [*INDEX_COMMAND, "query", QUESTION, "--db", str(index), "-k", "3", "--no-server"]
-    keyword = [*query, "--mode", "keyword"]
+    keyword = [
+        *INDEX_COMMAND,
+        "query",
+        KEYWORDS,
+        "--db",
+        str(index),
+        "-k",
+        "3",
+        "--no-server",
+        "--mode",
+        "keyword",
+    ]
     bare = [sys.executable, "-c", "import numpy, onnxruntime, tokenizers, apsw"]
     empty = [sys.executable, "-c", "pass"]
-    commands, paths = [query, bare, keyword, empty], [None, None, None, None]
-    if options.against:
+    commands, checkouts = [query, bare, keyword, empty], [REPO] * 4
+    if options.against:  # a copy of its own (its byte-code is written there): see --help
         compileall.compile_dir(options.against / "indexer", quiet=1)
         commands += [query, keyword]
-        paths += [str(options.against), str(options.against)]
-    medians = [statistics.median(times) for times in wall_times(commands, runs, paths)]
+        checkouts += [options.against, options.against]
+    medians = [statistics.median(times) for times in wall_times(commands, runs, checkouts)]
     ours, reference, keyword_s, empty_s = medians[:4]
     load = os.getloadavg()[0]
     note = (
