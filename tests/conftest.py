@@ -16,6 +16,7 @@ from loopback import OllamaServer, OpenAIServer
 from postgres_server import LocalPostgres
 
 from indexer import Index
+from indexer.store import sqlite_vectors
 
 REPO = Path(__file__).resolve().parent.parent
 #: Set by `make test-fast`: the tests marked heavy are left out, and any other test that does what
@@ -181,3 +182,10 @@ def _refuse_heavy_work() -> None:
     subprocess.Popen.__init__ = refusing("starts a process")  # type: ignore[method-assign]
     os.fork = refusing("forks a process")  # type: ignore[assignment]
     socket.socket.listen = refusing("listens on a socket")  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def graph_walked(monkeypatch):
+    """The vector graph walked whatever the index's size: below the size where scoring every row
+    costs less, the store scores its float32 copy instead, and a test of the graph needs the graph."""
+    monkeypatch.setattr(sqlite_vectors, "WALK_ROW_COST", 0)

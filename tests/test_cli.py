@@ -79,6 +79,8 @@ NEVER_IN_A_QUERY = {
     "indexer.backends.http", "indexer.backends.ollama", "indexer.backends.openai",
     "indexer.pipeline.build", "indexer.corpus", "indexer.chunking", "indexer.formats", "indexer.ignore",
     "pathspec", "numpy.ma", "tree_sitter",
+    "indexer.cli.build", "indexer.cli.serve", "indexer.cli.status", "indexer.pipeline.options",
+    "indexer.watch",
 }  # fmt: skip
 #: What a keyword query does without as well: the model and the vector arithmetic.
 NOT_IN_A_KEYWORD_QUERY = {"numpy", "onnxruntime", "tokenizers", "indexer.backends.embedded"}

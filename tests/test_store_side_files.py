@@ -26,6 +26,7 @@ from test_store_sqlite_vectors import clustered_vectors, queries_near, written
 
 from indexer.store.sqlite import GRAPH_RECORD, SQLiteStore
 
+pytestmark = pytest.mark.usefixtures("graph_walked")  # as small as these indexes are
 TESTS = Path(__file__).resolve().parent
 SUPPORT = TESTS / "support"
 
@@ -38,8 +39,10 @@ SEARCH = """
 import json, logging, os, sys
 import numpy as np
 from test_store_side_files import damage_under
+from indexer.store import sqlite_vectors
 from indexer.store.sqlite import SQLiteStore
 
+sqlite_vectors.WALK_ROW_COST = 0  # the graph walked, as small as the index is (graph_walked)
 heard = []
 
 class Heard(logging.Handler):
@@ -394,9 +397,23 @@ def plugins(tmp_path_factory) -> Path:
     return plugin_folder(tmp_path_factory.mktemp("plugins"))
 
 
+@pytest.fixture(scope="module")
+def walked(tmp_path_factory) -> Path:
+    """A folder whose ``sitecustomize`` walks the graph in every process started with it on
+    ``PYTHONPATH``, as ``graph_walked`` does in this one: these indexes are small enough to be
+    searched exactly, and the files under test are the graph's."""
+    folder = tmp_path_factory.mktemp("walked")
+    (folder / "sitecustomize.py").write_text(
+        "from indexer.store import sqlite_vectors\n\nsqlite_vectors.WALK_ROW_COST = 0\n"
+    )
+    return folder
+
+
 @pytest.fixture
-def env(plugins) -> dict[str, str]:
-    return plugin_env(plugins)
+def env(plugins, walked) -> dict[str, str]:
+    env = plugin_env(plugins)
+    env["PYTHONPATH"] = os.pathsep.join([str(walked), env["PYTHONPATH"]])
+    return env
 
 
 def corpus_with_a_graph(folder: Path) -> Path:
