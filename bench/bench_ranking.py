@@ -15,14 +15,15 @@ the calibration: the share of real queries whose top hit reaches the default thr
 share of off-topic ones that return nothing. The reference is the method before issue 14,
 re-run here on the same index: 0.7 x cosine + 0.3 x BM25, each min-max normalised over its list.
 
-    python bench/bench_ranking.py [--quick] [--json] [--sets cmake,man] [--compare] [--fit]
+    python bench/bench_ranking.py [--quick] [--json] [--sets cmake,man] [--compare]
         [--model bge-small-en-v1.5]
 
-``--quick`` runs the sample corpus only. ``--model`` builds and searches each collection with that
-packaged model instead of the default one, in indexes of its own; on SciFact it takes the seeded
-subset bench/bench_models.py measures (300 queries, 1,000 abstracts), since a 12-layer model takes
-hours over the whole corpus on 2 cores. ``--compare`` prints the fusion candidates measured for
-issue 14 on every collection; ``--fit`` fits the score calibration (see :func:`fit_calibration`).
+The score calibration is fitted by bench/bench_scores.py --fit. ``--quick`` runs the sample
+corpus only. ``--model`` builds and searches each collection with that packaged model instead of
+the default one, in indexes of its own; on SciFact it takes the seeded subset bench/bench_models.py
+measures (300 queries, 1,000 abstracts), since a 12-layer model takes hours over the whole corpus
+on 2 cores. ``--compare`` prints the fusion candidates measured for
+issue 14 on every collection.
 Indexes are built once into bench/.cache/ranking/ (about 8 minutes per doc set here) and kept.
 """
 
@@ -49,19 +50,12 @@ from indexer import Index
 from indexer.eval import beir, metrics
 from indexer.search import (
     DEFAULT_MIN_SCORE,
-    KEYWORD_DISCOUNT,
     MODES,
     VECTOR_WEIGHT,
     embed_query,
-    fuse,
     keyword_ceiling,
-    keyword_evidence,
     keyword_terms,
     keyword_words,
-    strengths,
-)
-from indexer.search import (
-    Query as SearchQuery,
 )
 
 BENCH = Path(__file__).resolve().parent
@@ -73,19 +67,11 @@ FIXTURES = REPO / "tests" / "fixtures"
 HITS = 50
 #: Off-topic questions on health and food are not off-topic for a collection of medical abstracts.
 NOT_OFF_TOPIC = {"scifact": {"cooking", "health"}, "sample": {"cooking", "health", "home", "money"}}
-#: Where the calibration is fitted, and which off-topic questions it sees (the others are held out).
-FIT_SETS = ("cmake", "scifact")
+#: The fold of the off-topic questions the calibration of issue 14 saw (the others are held out).
 FIT_FOLD = "fit"
-#: The share of the fit sets' real queries whose top hit may score under 0.5: a margin under the 5%
-#: the target allows, for collections the fit has not seen.
-MISSED_REAL = 0.03
-#: How deep the lists of the calibration go: as search() makes them for the default five hits.
-CALIBRATION_DEPTH = 50
 #: SciFact's seeded subset with another model (queries, abstracts; bench_models.py's, seed 22).
 SCIFACT_SUBSET = (300, 1000)
 SCIFACT_SUBSET_SEED = 22
-#: The keyword discounts --fit tries.
-DISCOUNT_GRID = tuple(round(0.05 * step, 2) for step in range(13))
 
 
 @dataclass
@@ -529,239 +515,6 @@ def compare(collection: Collection, index: Index) -> dict[str, dict[str, float]]
     return results
 
 
-# -- calibration -------------------------------------------------------------------------------
-
-
-@dataclass
-class TopLists:
-    """One question's two lists as search() fuses them with the default five hits (50 deep), and
-    the hybrid order: what every calibration candidate reads its evidence from."""
-
-    vector: dict[int, float]
-    keyword: dict[int, float]
-    fused: dict[int, float]
-    order: list[int]
-
-
-def top_lists(index: Index, text: str) -> TopLists:
-    store = index.store
-    query = embed_query(index.backend, text, store.dimension)
-    vector = {c: 1.0 - distance for c, distance in store.nearest(query, CALIBRATION_DEPTH)}
-    keyword = keyword_evidence(store, SearchQuery.parse(text), CALIBRATION_DEPTH)
-    fused = fuse(vector, keyword)
-    return TopLists(vector, keyword, fused, sorted(fused, key=lambda c: (-fused[c], c)))
-
-
-def top_strength(lists: TopLists, mode: str, discount: float = KEYWORD_DISCOUNT) -> float:
-    """The strength of the top hit in ``mode`` (:func:`indexer.search.strengths`), 0 for no hit."""
-    scores = {"vector": lists.vector, "keyword": lists.keyword, "hybrid": lists.fused}[mode]
-    if not scores:
-        return 0.0
-    best = lists.order[0] if mode == "hybrid" else max(scores, key=scores.__getitem__)
-    return strengths(mode, [best], lists.vector, lists.keyword, discount)[0]
-
-
-def top_evidence(lists: TopLists, mode: str) -> float:
-    """The evidence of the top hit in ``mode``: what the fixed maps before calibrated."""
-    scores = {"vector": lists.vector, "keyword": lists.keyword, "hybrid": lists.fused}[mode]
-    return max(scores.values(), default=0.0)
-
-
-def logistic(x: np.ndarray, y: np.ndarray, weights: np.ndarray) -> tuple[float, float, float]:
-    """Weighted logistic regression of ``y`` on ``x`` by Newton's method: slope, offset, and the
-    weighted negative log-likelihood."""
-    slope, offset = 1.0, 0.0
-    for _ in range(100):
-        p = 1 / (1 + np.exp(-(slope * x + offset)))
-        gradient = np.array([np.sum(weights * (p - y) * x), np.sum(weights * (p - y))])
-        curvature = weights * p * (1 - p)
-        hessian = np.array(
-            [[np.sum(curvature * x * x), np.sum(curvature * x)], [np.sum(curvature * x), np.sum(curvature)]]
-        )
-        step = np.linalg.solve(hessian + 1e-9 * np.eye(2), gradient)
-        slope, offset = slope - step[0], offset - step[1]
-        if np.abs(step).max() < 1e-9:
-            break
-    p = np.clip(1 / (1 + np.exp(-(slope * x + offset))), 1e-12, 1 - 1e-12)
-    return float(slope), float(offset), float(-np.sum(weights * (y * np.log(p) + (1 - y) * np.log(1 - p))))
-
-
-def fit_calibration(samples: list[tuple[str, str, float, bool]]) -> tuple[float, float]:
-    """One map from top-hit strength to a score: (slope, offset) of ``1 / (1 + exp(-(slope *
-    strength + offset)))``. ``samples`` are (collection, kind, strength, real). The slope is the
-    logistic regression's, real against off-topic queries; the score is 0.5 at :func:`real_cut`."""
-    slope, _, _ = logistic(*arrays(samples))
-    return round(slope, 3), round(-slope * real_cut(samples), 3)
-
-
-def real_cut(samples: list[tuple[str, str, float, bool]]) -> float:
-    """The strength that leaves MISSED_REAL of the real queries' top hits below it, so that the
-    default threshold keeps the rest whatever the off-topic questions look like. Each collection
-    weighs the same, the off-topic questions as much as the real ones, each kind of real query
-    equally: neither the largest set nor the most numerous kind decides."""
-    x, y, weights = arrays(samples)
-    real = y == 1
-    order = np.argsort(x[real])
-    shares = np.cumsum(weights[real][order]) / weights[real].sum()
-    return float(x[real][order][np.searchsorted(shares, MISSED_REAL)])
-
-
-def arrays(samples: list[tuple[str, str, float, bool]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    x = np.array([value for _, _, value, _ in samples])
-    y = np.array([float(real) for _, _, _, real in samples])
-    return x, y, sample_weights(samples)
-
-
-def sample_weights(samples: list[tuple[str, str, float, bool]]) -> np.ndarray:
-    groups: dict[tuple[str, str], int] = defaultdict(int)
-    for collection, kind, _, _ in samples:
-        groups[(collection, kind)] += 1
-    kinds: dict[str, set[str]] = defaultdict(set)
-    for collection, kind in groups:
-        if kind != "off-topic":
-            kinds[collection].add(kind)
-    return np.array(
-        [
-            (1.0 if kind == "off-topic" else 1.0 / len(kinds[collection])) / groups[(collection, kind)]
-            for collection, kind, _, _ in samples
-        ]
-    )
-
-
-@dataclass
-class Gathered:
-    """A collection's queries with their lists, and the probe questions' lists on the same index."""
-
-    name: str
-    queries: list[Query]
-    lists: list[TopLists]
-    probes: list[TopLists]
-
-
-def gather_lists(collection: Collection, with_probes: bool = False) -> Gathered:
-    with opened(collection) as index:
-        index.store.expect_many_searches()
-        lists = [top_lists(index, query.text) for query in collection.queries]
-        probes = [top_lists(index, text) for text in probe_questions()] if with_probes else []
-    return Gathered(collection.name, collection.queries, lists, probes)
-
-
-def probe_questions() -> list[str]:
-    lines = (DATA / "probe-questions.txt").read_text(encoding="utf-8").splitlines()
-    return [line.strip() for line in lines if line.strip() and not line.startswith("#")]
-
-
-def fit_samples(gathered: list[Gathered], value: Callable[[TopLists], float]) -> list[tuple]:
-    """(collection, kind, value, real) of the fit sets' queries, their off-topic ones of FIT_FOLD only."""
-    return [
-        (found.name, query.kind, value(lists), query.kind != "off-topic")
-        for found in gathered
-        if found.name in FIT_SETS
-        for query, lists in zip(found.queries, found.lists, strict=True)
-        if query.kind != "off-topic" or query.fold == FIT_FOLD
-    ]
-
-
-def fit(found: list[Collection], discount: float | None = None) -> dict[str, object]:
-    """Fit on FIT_SETS (their off-topic questions of FIT_FOLD only): the keyword discount of hybrid
-    strength by likelihood over a grid (unless ``discount`` is given: another model's map is fitted
-    at the discount every model shares), then the map that vector and hybrid mode share (of hybrid
-    top-hit strengths) and keyword mode's (of its evidence)."""
-    gathered = [gather_lists(collection) for collection in found if collection.name in FIT_SETS]
-
-    def likelihood(discount: float) -> float:
-        return logistic(
-            *arrays(fit_samples(gathered, lambda lists: top_strength(lists, "hybrid", discount)))
-        )[2]
-
-    if discount is None:
-        discount = min(DISCOUNT_GRID, key=likelihood)
-    hybrid = fit_samples(gathered, lambda lists: top_strength(lists, "hybrid", discount))
-    keyword = fit_samples(gathered, lambda lists: top_strength(lists, "keyword"))
-    return {
-        "keyword discount": discount,
-        "vector and hybrid": fit_calibration(hybrid),
-        "keyword": fit_calibration(keyword),
-    }
-
-
-# -- calibration candidates --------------------------------------------------------------------------
-
-#: A candidate: the statistic of each query's top hit in a mode, on one collection (whose probe
-#: questions' lists it may read); its threshold is fitted by :func:`real_cut` on the fit sets.
-Statistic = Callable[[Gathered, str], list[float]]
-
-
-def fixed_maps(found: Gathered, mode: str) -> list[float]:
-    """Before: a fixed map per mode of the top hit's evidence (hybrid: the blend)."""
-    return [top_evidence(lists, mode) for lists in found.lists]
-
-
-def per_index_null(quantile: float) -> Statistic:
-    """The top evidence less what the probe questions' top hits reach on this very index (their
-    ``quantile``): a per-index shift of the fixed maps."""
-
-    def statistic(found: Gathered, mode: str) -> list[float]:
-        null = np.quantile([top_evidence(lists, mode) for lists in found.probes], quantile)
-        return [top_evidence(lists, mode) - null for lists in found.lists]
-
-    return statistic
-
-
-def margin(depth: int, weight: float) -> Statistic:
-    """A per-query feature: the top evidence plus ``weight`` times its margin over the ``depth``-th hit."""
-
-    def statistic(found: Gathered, mode: str) -> list[float]:
-        values = []
-        for lists in found.lists:
-            scores = {"vector": lists.vector, "keyword": lists.keyword, "hybrid": lists.fused}[mode]
-            ranked = sorted(scores.values(), reverse=True) or [0.0]
-            values.append(ranked[0] + weight * (ranked[0] - ranked[min(depth, len(ranked)) - 1]))
-        return values
-
-    return statistic
-
-
-def strongest(found: Gathered, mode: str) -> list[float]:
-    """Chosen: the top hit's strength, the stronger of its cosine and its keyword evidence less the
-    discount (:func:`indexer.search.strengths`); vector mode shares hybrid's threshold."""
-    return [top_strength(lists, mode) for lists in found.lists]
-
-
-CALIBRATIONS: dict[str, Statistic] = {
-    "fixed maps of the evidence (before)": fixed_maps,
-    "per-index null: evidence - probes' median": per_index_null(0.5),
-    "per-index null: evidence - probes' 90th percentile": per_index_null(0.9),
-    "per-query margin: top + 0.5 x (top - 50th)": margin(50, 0.5),
-    "per-query margin: top + 1.0 x (top - 10th)": margin(10, 1.0),
-    "strongest evidence, max(cosine, keyword - 0.35) (chosen)": strongest,
-}
-
-
-def compare_calibrations(found: list[Collection]) -> list[str]:
-    """Every candidate's shares at its fitted threshold, in every mode on every collection: real
-    queries whose top hit passes, and held-out off-topic ones that return nothing."""
-    gathered = [gather_lists(collection, with_probes=True) for collection in found]
-    lines = [f"| candidate | mode | {' | '.join(found.name for found in gathered)} |"]
-    for name, statistic in CALIBRATIONS.items():
-        for mode in MODES:
-            fitted_mode = "hybrid" if statistic is strongest and mode == "vector" else mode
-            samples = [
-                (found.name, query.kind, value, query.kind != "off-topic")
-                for found in gathered
-                if found.name in FIT_SETS
-                for query, value in zip(found.queries, statistic(found, fitted_mode), strict=True)
-                if query.kind != "off-topic" or query.fold == FIT_FOLD
-            ]
-            cut = real_cut(samples)
-            cells = []
-            for found in gathered:
-                shares = calibration_shares(found.queries, statistic(found, mode), cut)
-                cells.append(f"{shares['real kept']:.2f} / {shares['off-topic empty']:.2f}")
-            lines.append(f"| {name} | {mode} | {' | '.join(cells)} |")
-    return lines
-
-
 # -- rows --------------------------------------------------------------------------------------
 
 
@@ -862,22 +615,11 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--sets", default="sample,cmake,man,rust,scifact")
     parser.add_argument("--compare", action="store_true", help="print every fusion candidate's quality")
-    parser.add_argument("--fit", action="store_true", help="fit the score calibration and print it")
     parser.add_argument("--model", default=None, help="a packaged model's name (default: the default model)")
-    parser.add_argument(
-        "--calibrations", action="store_true", help="print every calibration candidate's shares (markdown)"
-    )
     options = parser.parse_args()
     found, missing = collections(["sample"] if options.quick else options.sets.split(","), options.model)
     for note in missing:
         print(f"skipped {note}", file=sys.stderr)
-    if options.fit:
-        shared = KEYWORD_DISCOUNT if options.model else None
-        print(json.dumps(fit(found, shared), indent=1))
-        return 0
-    if options.calibrations:
-        print("\n".join(compare_calibrations(found)))
-        return 0
     rows = []
     for collection in found:
         with opened(collection) as index:

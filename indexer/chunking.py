@@ -27,7 +27,9 @@ How boundaries are chosen, and why:
 - A chunk that starts inside a section begins with the last lines of the previous one (a small
   overlap), so a sentence at the boundary is found from either side.
 - Markup lines (a title's adornment, a code fence, a table's delimiter row) stay in a chunk's text
-  but not in what the model reads: they count nothing toward the limit.
+  but not in what the model reads: they count nothing toward the limit. A line the reader reads
+  otherwise than it is written (``Document.read_as``: a link macro's visible text) stays in the text
+  as written, and the model reads, and the limit counts, what the reader read.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from dataclasses import dataclass, field, replace
 
 from indexer.formats.document import Document, Heading
 from indexer.records import HEADING_SEPARATOR, Chunk
+from indexer.redaction import REDACTION_VERSION
 
 TokenCounter = Callable[[list[str]], list[int]]
 
@@ -46,8 +49,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 4: sections packed toward the limit, no chunk of a heading alone, markup counting nothing, front
 #: matter, link definitions and page navigation left out;
 #: 5: a block cut by lines packed with its lead-in, sections cut apart joined at their seam, small
-#: chunks filled from a neighbour; 6: the names a chunk's lines declare stored with it
-CHUNKER_VERSION = 6
+#: chunks filled from a neighbour; 6: the names a chunk's lines declare stored with it;
+#: 7: source code cut at its definitions and statements (indexer/formats/code.py), headed by its outline
+CHUNKER_VERSION = 7
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
 #: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
 #: as local (both measured on real doc folders, bench/RESULTS.md).
@@ -59,7 +63,8 @@ PART, PARAGRAPH, LINE = 50, 100, 1000
 
 @dataclass(frozen=True)
 class ChunkSettings:
-    """Everything that decides where chunks fall; recorded in the index's fingerprint."""
+    """Everything that decides where chunks fall, and the redaction rules that decide their text;
+    recorded in the index's fingerprint."""
 
     max_tokens: int
     overlap_tokens: int
@@ -73,15 +78,18 @@ class ChunkSettings:
             "max_tokens": self.max_tokens,
             "overlap_tokens": self.overlap_tokens,
             "version": CHUNKER_VERSION,
+            "redaction": REDACTION_VERSION,
         }
 
 
 @dataclass
 class _Piece:
-    """One line, or part of an over-long line, with its tokens (0 for a markup line)."""
+    """One line, or part of an over-long line, with what the model reads of it and its tokens (0 for
+    a markup line)."""
 
     line: int
     text: str
+    read: str
     tokens: int
     markup: bool = False
 
@@ -146,18 +154,19 @@ def chunk_document(document: Document, count_tokens: TokenCounter, settings: Chu
     if not any(line.strip() for line in lines):
         return []
     paths = _heading_paths(document.headings)
-    counted = count_tokens(lines + [HEADING_SEPARATOR.join(path) for path in paths])  # one call: each costs
+    read = [document.read_as.get(number, line) for number, line in enumerate(lines, 1)]
+    counted = count_tokens(read + [HEADING_SEPARATOR.join(path) for path in paths])  # one call: each costs
     line_tokens = counted[: len(lines)]
     headings = _Headings(paths, counted[len(lines) :], settings.max_tokens, count_tokens)
     pieces = [
-        _Piece(number, line, 0 if number in document.markup else tokens, number in document.markup)
-        for number, (line, tokens) in enumerate(zip(lines, line_tokens, strict=False), 1)
+        _Piece(number, line, read, 0 if number in document.markup else tokens, number in document.markup)
+        for number, (line, read, tokens) in enumerate(zip(lines, read, line_tokens, strict=False), 1)
     ]
     blocks = _with_headings_carried(_blocks(pieces, document))
     packer = _Packer(settings, headings, count_tokens)
     groups = packer.fill_small(packer.join_small(packer.split(blocks)))
     chunks = [
-        _make_chunk(headings, group, pieces, lines, document.definitions)
+        _make_chunk(headings, group, pieces, lines, document)
         for group, pieces in zip(groups, packer.with_overlap(groups), strict=True)
     ]
     covered = _extend_to_cover(chunks, lines)
@@ -208,7 +217,7 @@ def _blocks(pieces: list[_Piece], document: Document) -> list[_Block]:
             title_words[number] = title_words.get(number, 0) + len(_words_of_title(heading.title))
     for block in blocks:
         block.heading_only = all(
-            piece.markup or len(_words_of_title(piece.text)) <= title_words.get(piece.line, -1)
+            piece.markup or len(_words_of_title(piece.read)) <= title_words.get(piece.line, -1)
             for piece in block.pieces
         )
     return blocks
@@ -438,12 +447,12 @@ def _fit_line(piece: _Piece, budget: int, count_tokens: TokenCounter) -> list[_P
     part_tokens = 0
     for word, tokens in zip(words, word_tokens, strict=False):
         if words_in_part and part_tokens + tokens > budget:
-            parts.append(_Piece(piece.line, " ".join(words_in_part), part_tokens))
+            parts.append(_Piece(piece.line, " ".join(words_in_part), " ".join(words_in_part), part_tokens))
             words_in_part, part_tokens = [], 0
         words_in_part.append(word)
         part_tokens += tokens
     if words_in_part:
-        parts.append(_Piece(piece.line, " ".join(words_in_part), part_tokens))
+        parts.append(_Piece(piece.line, " ".join(words_in_part), " ".join(words_in_part), part_tokens))
     return parts
 
 
@@ -465,29 +474,28 @@ def _is_cut_point(segment: list[_Block]) -> bool:
 
 
 def _make_chunk(
-    headings: _Headings,
-    group: list[_Block],
-    pieces: list[_Piece],
-    lines: list[str],
-    definitions: dict[int, tuple[str, ...]],
+    headings: _Headings, group: list[_Block], pieces: list[_Piece], lines: list[str], document: Document
 ) -> Chunk:
-    """A chunk over its pieces; whole lines keep the blank lines between them, as in the file. It
-    declares the names its own lines define, not those of the overlap it repeats from the chunk
-    before."""
+    """A chunk over its pieces; whole lines keep the blank lines between them, as in the file. Its
+    model text (see :func:`_model_text`) leaves its markup lines out, and reads each line as the
+    reader read it. It declares the names its own lines define, not those of the overlap it repeats
+    from the chunk before."""
     start, end = pieces[0].line, pieces[-1].line
     heading = headings.text(_shared_path(group))
     if all(piece.text == lines[piece.line - 1] for piece in pieces):
-        text = "\n".join(lines[start - 1 : end])
+        text_lines = lines[start - 1 : end]
         markup = {piece.line for piece in pieces if piece.markup}
-        read = "\n".join(
-            line for number, line in enumerate(lines[start - 1 : end], start) if number not in markup
-        )
-    else:
-        text = "\n".join(piece.text for piece in pieces)
-        read = "\n".join(piece.text for piece in pieces if not piece.markup)
+        read: list[str | None] = [
+            None if number in markup else document.read_as.get(number, line)
+            for number, line in enumerate(text_lines, start)
+        ]
+    else:  # a line cut by words: its parts are read as written
+        text_lines = [piece.text for piece in pieces]
+        read = [None if piece.markup else piece.text for piece in pieces]
     own_lines = dict.fromkeys(piece.line for block in group for piece in block.pieces)
-    names = tuple(dict.fromkeys(name for line in own_lines for name in definitions.get(line, ())))
-    return Chunk(start, end, heading, text, model_text="" if read == text else read, names=names)
+    names = tuple(dict.fromkeys(name for line in own_lines for name in document.definitions.get(line, ())))
+    text = "\n".join(text_lines)
+    return Chunk(start, end, heading, text, model_text=_model_text(text_lines, read), names=names)
 
 
 def _extend_to_cover(chunks: list[Chunk], lines: list[str]) -> list[Chunk]:
@@ -538,22 +546,30 @@ def split_chunk(chunk: Chunk) -> list[Chunk]:
     ]
 
 
-def _lines_read(lines: list[str], model_text: str) -> list[bool]:
-    """Which of a chunk's text lines the model reads: all of them, unless its model text leaves
-    markup lines out (the model text is the text's lines less those, in order)."""
+def _model_text(lines: list[str], read: list[str | None]) -> str:
+    """What the model reads of a chunk's text ``lines``, given what it reads of each (None: nothing,
+    a markup line): '' when that is the text itself; the lines read, in order, when it only leaves
+    markup out; else one line per text line (a markup line empty), so that the halves of a refused
+    chunk (:func:`split_chunk`) are cut at the same line in its text and in what the model reads."""
+    if all(seen == line for seen, line in zip(read, lines, strict=True)):
+        return ""
+    if all(seen is None or seen == line for seen, line in zip(read, lines, strict=True)):
+        return "\n".join(seen for seen in read if seen is not None)
+    return "\n".join(seen or "" for seen in read)
+
+
+def _lines_read(lines: list[str], model_text: str) -> list[str | None]:
+    """What the model reads of each of a chunk's text lines (None: nothing), from its model text as
+    :func:`_model_text` made it: one line per text line, or the text's lines less markup lines."""
     if not model_text:
-        return [True] * len(lines)
+        return list(lines)
     model_lines = model_text.split("\n")
-    read = []
+    if len(model_lines) == len(lines):
+        return list(model_lines)
+    read: list[str | None] = []
     next_read = 0  # the model line the next text line is, if the model reads it
     for line in lines:
         kept = next_read < len(model_lines) and line == model_lines[next_read]
         next_read += kept
-        read.append(kept)
+        read.append(line if kept else None)
     return read
-
-
-def _model_text(lines: list[str], read: list[bool]) -> str:
-    """The model text of a half chunk ('' when the model reads its text whole)."""
-    kept = [line for line, is_read in zip(lines, read, strict=True) if is_read]
-    return "" if len(kept) == len(lines) else "\n".join(kept)

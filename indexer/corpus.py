@@ -23,6 +23,7 @@ from indexer.ignore import (
     is_secret_name,
     is_virtual_env,
 )
+from indexer.names import stored_name
 from indexer.sizes import format_size
 
 TEXT_EXTENSIONS = frozenset(
@@ -55,8 +56,9 @@ class SourceFile:
     """A file found under a root: where it is and the ``stat`` facts that decide whether it changed.
 
     ``path`` is the name the index stores and shows: relative to the root, with forward slashes,
-    always valid UTF-8. A name that is not (``caf\xe9.md`` from a Latin-1 archive) is stored with its
-    undecodable bytes escaped as ``\xe9``; ``local_path`` then keeps the name the file system knows.
+    spelled by :func:`indexer.names.stored_name` (printable, valid UTF-8, one spelling per name: a
+    name with bytes that are not UTF-8, ``caf\xe9.md``, or with control characters is escaped);
+    ``local_path`` then keeps the name the file system knows.
     ``through_link``: the walk found it as a symbolic link (to a file inside the root); any other
     file is opened without following a link, so one put in its place after the walk is refused.
     ``secrets_allowed``: the build's ``allow_secrets`` patterns name it (or its link's target): it is
@@ -335,16 +337,6 @@ def type_label(path: str) -> str:
     return "." + extension if any(character.isalpha() for character in extension) else "no extension"
 
 
-def stored_name(relative: str) -> str:
-    """The name the index keeps for a file: itself when valid UTF-8, else its undecodable bytes
-    escaped (``caf\xe9.md``), so every name can be stored, shown and found again."""
-    try:
-        relative.encode("utf-8")
-    except UnicodeEncodeError:
-        return os.fsencode(relative).decode("utf-8", "backslashreplace")
-    return relative
-
-
 def is_skipped_folder(name: str) -> bool:
     """Folders never walked by name: hidden ones, dependencies, caches, build metadata."""
     return name.startswith(".") or name in SKIPPED_FOLDERS or name.endswith(".egg-info")
@@ -415,7 +407,7 @@ def _check_opened(source: SourceFile, descriptor: int) -> None:
     if not _inside(opened, real_root):
         raise UnreadableFile("now resolves outside the folder (replaced by a link since the walk)", "link")
     name = opened.rsplit(os.sep, 1)[-1]
-    walked = source.path.rsplit("/", 1)[-1]
+    walked = (source.local_path or source.path).rsplit("/", 1)[-1]
     if name != walked and is_secret_name(name) and not source.secrets_allowed:
         raise UnreadableFile(f"now resolves to {name}, whose name says it holds credentials", "secret")
 

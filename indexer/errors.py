@@ -86,8 +86,9 @@ class BackendUnreachableError(BackendError):
     exit_code = 4
     exit_meaning = "embedding backend or database unreachable"
     exit_details = (
-        "the embedding backend is unreachable: connection refused, unknown model, bad credentials, one of"
-        " several servers serving another model; or the PostgreSQL database is"
+        "the embedding backend is unreachable: connection refused, unknown model, bad credentials, a server"
+        " serving another model than the others or switching models during the build; or the PostgreSQL"
+        " database is"
     )
 
 

@@ -61,12 +61,15 @@ def given_differences(recorded: dict[str, Any], given: dict[str, Any], prefix: s
 
 
 def only_chunker_changed(differences: list[str]) -> bool:
-    """The chunker's version alone changed: files are cut anew, and unchanged texts keep their vectors."""
-    return bool(differences) and all(change.startswith("chunking.version") for change in differences)
+    """The chunker's version, or the redaction rules', alone changed: files are read and cut anew,
+    and unchanged texts keep their vectors."""
+    versions = ("chunking.version", "chunking.redaction")
+    return bool(differences) and all(change.startswith(versions) for change in differences)
 
 
 def chunker_changed_message(differences: list[str]) -> str:
-    """Why a build reads every file again once, although none changed: the chunker did."""
+    """Why a build reads every file again once, although none changed: the chunker did (or the
+    redaction rules, which decide the chunks' text: ``chunking.redaction``)."""
     return (
         f"the chunker changed ({_joined(differences)}): every file is read and cut again once; "
         "chunks whose text did not change keep their vectors"

@@ -27,6 +27,7 @@ from indexer.citations import (
     parse_locator,
 )
 from indexer.errors import ConfigError, InvalidRequestError, NotInIndexError
+from indexer.names import spellings, stored_name
 from indexer.records import StoredChunk
 from indexer.store.contract import ChunkReads
 
@@ -53,7 +54,8 @@ class Passage:
 
 def read_passage(store: ChunkReads, citation: str, root: str | None = None) -> Passage:
     """The passage ``citation`` names, from ``store`` (under ``root`` when the index holds the same
-    path under several folders).
+    path under several folders). Its path is the name as a hit showed it, or the file's own name
+    (:func:`indexer.names.spellings`: with its newline, or its bytes that are not UTF-8).
 
     Raises:
         NotInIndexError: the file is not in the index, or has no such lines or parts.
@@ -62,7 +64,8 @@ def read_passage(store: ChunkReads, citation: str, root: str | None = None) -> P
     """
     if not citation.strip():
         raise ConfigError("a citation names a file: PATH, PATH:START-END or PATH:page N")
-    for path, span in parse_citation(citation):
+    readings = [reading for spelling in spellings(citation) for reading in parse_citation(spelling)]
+    for path, span in readings:
         chunks = store.file_chunks(path, root)
         if chunks:
             if span.first is not None and span.last < span.first:
@@ -70,7 +73,7 @@ def read_passage(store: ChunkReads, citation: str, root: str | None = None) -> P
                 raise InvalidRequestError(f"{citation} runs backwards: ask for {path}:{format_span(turned)}")
             return assemble(_one_root(chunks, path), span)
     where = f" under {root}" if root else ""
-    raise NotInIndexError(f"{citation_path(citation)} is not in the index{where}")
+    raise NotInIndexError(f"{stored_name(citation_path(citation))} is not in the index{where}")
 
 
 def assemble(chunks: Sequence[StoredChunk], span: Span) -> Passage:

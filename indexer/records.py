@@ -17,8 +17,9 @@ HEADING_SEPARATOR = " > "
 class Chunk:
     """A piece of a file: its lines (1-based, inclusive), the heading it sits under, its text, and
     where a reader finds it in the original when lines do not say it ('page 3', 'cells 4-6').
-    ``model_text`` is what the model reads of it when that differs from ``text`` (markup left out).
-    ``names`` are the names its lines declare they define (``Document.definitions``)."""
+    ``model_text`` is what the model reads of it when that differs from ``text`` (markup left out,
+    lines read as their reader read them: an AsciiDoc link as its text). ``names`` are the names its
+    lines declare they define (``Document.definitions``)."""
 
     start_line: int
     end_line: int

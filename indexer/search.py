@@ -1,47 +1,44 @@
 """Stage 6: answer a question from the index: vector, keyword, or both fused, with calibrated scores.
 
-Each mode first measures evidence on a scale that does not depend on the other hits of the query:
+The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.scored`):
 
-- vector: the cosine similarity of chunk and question;
-- keyword: BM25 divided by the query's ceiling (:func:`keyword_ceiling`), so that a chunk holding a
-  word found nowhere else in the index scores about 1 whatever the query, and a chunk sharing only
-  common words with the question scores little;
-- hybrid: ``VECTOR_WEIGHT * cosine + (1 - VECTOR_WEIGHT) * keyword share``, where the keyword share
-  (:func:`keyword_scores`) is BM25 over the best match's, or over the ceiling of
-  :data:`SHARE_FLOOR_WORDS` words when the best match is weaker: it stops shrinking as the question
-  grows, so a long question keeps what keyword search ranks well, and a weak match stays weak.
+1. **Lists.** Each search the mode uses reads :data:`CANDIDATE_DEPTH` candidates (more only when
+   ``k`` asks for more), whatever ``k``: the vector search by cosine, the keyword search by BM25
+   divided by the query's ceiling (:func:`keyword_ceiling`: what a word found in one chunk scores),
+   so that a rare name matched exactly scores about 1 whatever the query and common words little.
+   BM25's statistics count only chunks that hold words, so a file without any changes no score.
+2. **Fusion** (hybrid): ``VECTOR_WEIGHT * cosine + (1 - VECTOR_WEIGHT) * keyword share``, the share
+   being BM25 over the best match's, or over the ceiling of :data:`SHARE_FLOOR_WORDS` words when
+   the best match is weaker (:func:`keyword_scores`), so a long question keeps what keyword search
+   ranks well and a weak match stays weak. The best keyword hit takes :data:`KEYWORD_BEST_PLACE`
+   at the latest whenever keyword mode would show it (:func:`with_keyword_best`).
+3. **Lists of names last** (:func:`lists_last`): among the first :data:`RULE_WINDOW`, chunks of a
+   page that lists names (a generated index, a changelog's dated or numbered entries, release
+   notes, a glossary, as the page declares them) go after the others, unless the question asks
+   for such a list.
+4. **What documents declare**: a question that is one name (``Path``, ``std::io::Stdout``) puts first
+   the chunks of the pages named after it (:func:`named_first`); a question most of whose words a
+   section declares as definitions puts that section first (:func:`defining_first`).
+5. **Scores.** Each hit's :class:`Evidence` (its own strength, its gap below the hits ranked above
+   it, its margin over what the collection gives non-answers) goes through the mode's logistic map
+   fitted for the index's model (:data:`CALIBRATIONS`, :data:`KEYWORD_CALIBRATION`), fitted on
+   collections of several kinds and checked on others: the score is the chance that the hit
+   answers. Floors: a page named as a one-name question asks scores at least
+   :data:`NAMED_PAGE_SCORE`; the chunks holding a one-word query's word best at least
+   :data:`DEFAULT_MIN_SCORE` (a lookup is answered whenever the index holds the word). Then each
+   hit scores as the strongest hit ranked at or below it (:func:`in_rank_order`), so the list is
+   sorted by the score and a threshold cuts only its tail: the first hit's score is the judgment of
+   the whole answer ("nothing relevant here" under :data:`DEFAULT_MIN_SCORE`), and the hits under
+   it keep scores of their own.
+6. **Re-ranking** (optional): the fused best candidates are re-read by the cross-encoder
+   (:mod:`indexer.rerank`) and ranked by its logit less :data:`FUSED_RANK_WEIGHT` times the log of
+   their fused rank (:func:`reranked_order`); its probability is the score, under the same rule.
 
-The evidence ranks the hits, but for two rules: a question that is one name (``Path``,
-``std::io::Stdout``) puts first the chunks of the page named after it (:func:`named_first`), and the
-hybrid answer holds the best keyword hit whenever keyword mode would show it (:func:`with_keyword_best`).
-
-The score users see, between 0 and 1, says how likely a hit answers the question, so that one
-threshold means the same in every query, mode and front end, and it falls in rank order, so a user
-reads the list as it is sorted:
-
-- each hit's *strength* (:func:`strengths`: the cosine in vector mode, the keyword evidence less
-  :data:`KEYWORD_DISCOUNT` in keyword mode, the stronger of the two in hybrid mode) goes through a
-  fixed logistic map fitted for the index's model (:data:`CALIBRATIONS`);
-- then each hit scores as the strongest hit ranked at or below it (:func:`in_rank_order`): the
-  score shown is how likely an answer is here or further down, and a threshold cuts the list's
-  tail, never its middle. A page named as a one-name question asks scores at least
-  :data:`NAMED_PAGE_SCORE`.
-- with re-ranking, the strength is the cross-encoder's probability (:mod:`indexer.rerank`), under
-  the same rule, for any model; the candidates are ranked by its logit less
-  :data:`FUSED_RANK_WEIGHT` times the log of their fused rank (:func:`reranked_order`).
-
-In vector and keyword mode the evidence ranks the hits, so the score is a monotone map of it. In
-hybrid mode the blend ranks (ranked by the strength instead, SciFact loses 0.05 nDCG@10) but judges
-worse: an off-topic question sharing a rare word with a collection reaches the blend of a paraphrase
-sharing none, where the strength keeps them apart (bench/RESULTS.md, issue 22). So hybrid ranks by
-the blend and scores by the strength, held in rank order from below: a weak hit the blend ranks
-above a strong one shows the strong one's score, which keeps, at the threshold, every hit strong on
-its own (holding each hit under those before it instead dropped the answers of a quarter of the
-sample corpus's paraphrases).
-
-Min-max normalising each list per query, as this module did before issue 14, gave
-the best hit of any query a high score (a question about banana bread over a build tool's manual
-scored 0.70).
+The blend ranks, but its value does not score: an off-topic question sharing a rare word with the
+collection reaches the blend of a paraphrase sharing none, where the hit's own strength and its
+margin keep them apart. The scale of each piece of evidence is chosen so that it does not move with
+the question's length or with files unrelated to it: min-max normalising each list per query, as
+this module once did, gave the best hit of any question a high score.
 """
 
 from __future__ import annotations
@@ -54,11 +51,12 @@ from dataclasses import asdict, dataclass, replace
 from indexer.backends.base import EmbeddingBackend
 from indexer.citations import format_citation
 from indexer.errors import ConfigError
-from indexer.records import StoredChunk
+from indexer.records import HEADING_SEPARATOR, StoredChunk
 from indexer.request import MAX_K as MAX_K
 from indexer.request import MODES as MODES
 from indexer.request import SearchRequest
 from indexer.store.contract import AllowedChunks, SearchStore
+from indexer.store.keywords import query_words
 from indexer.store.records import ChunkFilter
 
 NO_FILTER = ChunkFilter()
@@ -159,13 +157,47 @@ _EXCLUDABLE = re.compile(r"[^\W\d_]\w")
 
 @dataclass(frozen=True)
 class Calibration:
-    """A fixed logistic map from a hit's strength to a score in 0..1 (Platt scaling)."""
+    """A fixed logistic map from a hit's evidence (:class:`Evidence`) to the chance that it answers
+    the question (Platt scaling over three features), fitted by ``bench/bench_scores.py --fit``."""
 
-    slope: float
+    strength: float
+    gap: float
+    margin: float
     offset: float
 
-    def __call__(self, strength: float) -> float:
-        return 1.0 / (1.0 + math.exp(-(self.slope * strength + self.offset)))
+    def logit(self, evidence: Evidence) -> float:
+        """The log-odds the map gives ``evidence``."""
+        return (
+            self.strength * evidence.strength
+            + self.gap * evidence.gap
+            + self.margin * evidence.margin
+            + self.offset
+        )
+
+    def __call__(self, evidence: Evidence) -> float:
+        return logistic(self.logit(evidence))
+
+
+def logistic(logit: float) -> float:
+    """The chance whose log-odds are ``logit``."""
+    return 1.0 / (1.0 + math.exp(-min(max(logit, -50.0), 50.0)))
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a hit's score is computed from, each on a scale that neither the question's length nor
+    files unrelated to it move:
+
+    - ``strength``: its own evidence (:func:`strengths`);
+    - ``gap``: how far it lies below the best hit ranked at or above it, on the scale the mode ranks
+      by (the blend in hybrid mode), 0 for the first: a hit far below the first rarely answers;
+    - ``margin``: its evidence over what the collection gives the question's non-answers, the
+      evidence of the hit at :data:`REFERENCE_RANK` in the same list: a cosine of 0.5 is a
+      standout where most chunks score 0.1 and ordinary where most score 0.45."""
+
+    strength: float
+    gap: float
+    margin: float
 
 
 #: The least inverse document frequency BM25 gives a word in SQLite's FTS5 and in the PostgreSQL store
@@ -176,51 +208,99 @@ BM25_SMALLEST_IDF = 1e-6
 #: its evidence, whose ceiling keeps a match of one common word among them weak, and a longer
 #: question's best match counts as a six-word question's would, however many words it lacks.
 SHARE_FLOOR_WORDS = 12
-#: How much lower than a cosine the same keyword evidence counts in a hit's strength: a hit
-#: whose words name something rare (evidence near 1) is as strong as a close paraphrase, a few words
-#: in common are weak. Fitted with the map below, by likelihood (bench/bench_ranking.py --fit).
+#: How much lower than a cosine the same keyword evidence counts in a hit's strength in hybrid mode:
+#: a hit whose words name something rare (evidence near 1) is as strong as a close paraphrase, a few
+#: words in common are weak.
 KEYWORD_DISCOUNT = 0.4
-#: Keyword mode's map, of the keyword evidence less :data:`KEYWORD_DISCOUNT`: the same for every
-#: model, since no model takes part. Fitted by ``bench/bench_ranking.py --fit`` on the CMake manual and
-#: SciFact (half of the off-topic questions): the slope by logistic regression of real against
-#: off-topic questions (their top hits), the 0.5 point where 3% of the real questions' top hits fall
-#: below it. The man pages, Rust's docs and the sample corpus are the held-out check.
-KEYWORD_CALIBRATION = Calibration(slope=28.569, offset=-10.421)  # 0.5 at evidence 0.765
+#: How deep every search reads its lists, whatever ``k``: the fusion, the rules and the scores see the
+#: same candidates whether 10, 20 or 200 hits are asked for, so the first ten are the same.
+CANDIDATE_DEPTH = 400
+#: The rank whose evidence stands for what the collection gives a question's non-answers (the
+#: ``margin`` of :class:`Evidence`): deep enough to be past the answers of any question.
+REFERENCE_RANK = 100
+
+
+@dataclass(frozen=True)
+class ModeCalibration:
+    """A mode's two maps. ``answer`` judges the whole answer: the chance that the question has an
+    answer here, from the evidence of its strongest hit, which scores that chance. ``hit`` judges
+    each hit: the other hits score the whole answer's odds times their own odds of being an answer
+    over the strongest hit's, so that the "nothing relevant here" decision (the strongest hit under
+    :data:`DEFAULT_MIN_SCORE`) does not flatten the scores of the hits it keeps: a hit nearly as
+    strong as the strongest scores nearly as high, one far below it little."""
+
+    answer: Calibration
+    hit: Calibration
+
+    def scores(self, evidence: Sequence[Evidence]) -> list[float]:
+        """The score of each hit with ``evidence``."""
+        if not evidence:
+            return []
+        odds = [self.hit.logit(one) for one in evidence]
+        strongest = max(range(len(odds)), key=odds.__getitem__)
+        judged = self.answer.logit(evidence[strongest])
+        return [logistic(judged + own - odds[strongest]) for own in odds]
+
+
+#: Keyword mode's maps: the same for every model, since no model takes part. Every map is fitted by
+#: ``bench/bench_scores.py --fit`` on collections of different kinds, others held out to check it
+#: (bench/RESULTS.md, "Ranking quality"): each ``hit`` map by logistic regression of the top three
+#: hits that answer against those that do not (off-topic questions' among them); each ``answer``
+#: map by logistic regression of real questions against off-topic ones on their strongest hit, its
+#: offset then set so that the default threshold leaves most off-topic questions without an answer.
+KEYWORD_CALIBRATION = ModeCalibration(
+    answer=Calibration(strength=2.78, gap=0.0, margin=1.064, offset=-2.169),
+    hit=Calibration(strength=1.937, gap=0.0, margin=1.381, offset=-2.315),
+)
 
 
 @dataclass(frozen=True)
 class ModelCalibration:
-    """One model's map from a hit's strength on the cosine's scale (:func:`strengths`: the cosine
-    in vector mode, the stronger of cosine and discounted keyword evidence in hybrid mode) to the
-    score shown. Cosines run on another scale with every model, so a map fitted for one says nothing
-    of another."""
+    """One model's maps for vector and hybrid mode (keyword mode's are :data:`KEYWORD_CALIBRATION`,
+    every model's). Cosines run on another scale with every model, so a map fitted for one says
+    nothing of another."""
 
-    cosine: Calibration
+    vector: ModeCalibration
+    hybrid: ModeCalibration
 
-    def of(self, mode: str) -> Calibration:
-        return KEYWORD_CALIBRATION if mode == "keyword" else self.cosine
+    def of(self, mode: str) -> ModeCalibration:
+        return {"keyword": KEYWORD_CALIBRATION, "vector": self.vector}.get(mode, self.hybrid)
 
-    def describe(self) -> dict[str, dict[str, float]]:
-        """Each map, for ``index status``: (slope, offset) of the logistic."""
-        maps = {"vector and hybrid": self.cosine, "keyword": KEYWORD_CALIBRATION}
-        return {name: {"slope": found.slope, "offset": found.offset} for name, found in maps.items()}
+    def describe(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Each mode's maps, for ``index status``: the weight of each feature and the offset."""
+        return {mode: asdict(self.of(mode)) for mode in MODES}
 
 
-#: The model each calibration was fitted for (its recorded name), fitted as keyword mode's is: the
-#: slope by logistic regression of real against off-topic questions' top-hit strengths, the 0.5 point
-#: where 3% of real questions' top hits fall below it. Other models' scores still fall in rank
-#: order, through the default model's map, but are not calibrated: no default threshold applies in
-#: vector and hybrid mode, and ``index status`` says so.
+#: Each packaged model's maps, under the name an index records for it, fitted as keyword mode's are
+#: on that model's own indexes (a map fitted for one model says nothing of another). Other models'
+#: scores still fall in rank order, through the default model's maps, but are not calibrated: no
+#: default threshold applies in vector and hybrid mode, and ``index status`` says so.
 CALIBRATIONS = {
-    "all-MiniLM-L6-v2-int8": ModelCalibration(cosine=Calibration(slope=28.569, offset=-10.421)),
-    # on the CMake manual and SciFact's seeded subset (300 queries, 1,000 abstracts), at the shared
-    # keyword discount: bge's cosines crowd higher and closer together than MiniLM's
-    "bge-small-en-v1.5": ModelCalibration(cosine=Calibration(slope=75.745, offset=-49.33)),  # 0.5 at 0.651
+    "all-MiniLM-L6-v2-int8": ModelCalibration(
+        vector=ModeCalibration(
+            answer=Calibration(strength=6.045, gap=0.0, margin=2.619, offset=-2.829),
+            hit=Calibration(strength=3.656, gap=0.0, margin=2.886, offset=-3.04),
+        ),
+        hybrid=ModeCalibration(
+            answer=Calibration(strength=6.177, gap=0.0, margin=2.481, offset=-2.786),
+            hit=Calibration(strength=3.797, gap=0.0, margin=2.301, offset=-2.884),
+        ),
+    ),
+    "bge-small-en-v1.5": ModelCalibration(
+        vector=ModeCalibration(
+            answer=Calibration(strength=5.842, gap=0.0, margin=2.45, offset=-4.178),
+            hit=Calibration(strength=4.833, gap=0.129, margin=1.716, offset=-4.086),
+        ),
+        hybrid=ModeCalibration(
+            answer=Calibration(strength=5.905, gap=0.0, margin=2.354, offset=-4.192),
+            hit=Calibration(strength=4.527, gap=0.0, margin=1.908, offset=-3.852),
+        ),
+    ),
 }
 #: The model whose maps order the scores of a model with none.
 CALIBRATED_MODEL = "all-MiniLM-L6-v2-int8"
-#: The score under which a hit is more likely noise than an answer: 97% of real questions' top hits
-#: score above it on the fit collections.
+#: The score under which a search's strongest hit says "nothing relevant here", and any hit is more
+#: likely noise than an answer.
 DEFAULT_MIN_SCORE = 0.5
 #: The same for the re-ranker's probability, whatever model found the candidates. The cross-encoder
 #: puts off-topic questions' best candidates near 0 (under 0.01 for 97% of the sample corpus's), but
@@ -240,6 +320,38 @@ MIN_DEFINED_WORDS = 2
 #: The least score of a page named exactly as a one-name question asks (:func:`named_first`): it is
 #: what the user typed, a strong hit whatever its words' evidence.
 NAMED_PAGE_SCORE = 0.9
+#: How many of the first hits the rules that reorder by what chunks declare read (:func:`lists_last`,
+#: :func:`defining_first`): a fixed window, so that they do not depend on ``k``.
+RULE_WINDOW = 20
+#: The place the best keyword match takes in a hybrid answer, at the latest, whenever keyword mode
+#: would show it (:func:`with_keyword_best`): the last of the hits a search returns by default.
+KEYWORD_BEST_PLACE = 5
+#: How many of the chunks holding a one-word query's word keep a score at the default threshold
+#: (:data:`DEFAULT_MIN_SCORE`): a word typed alone is a lookup, answered whenever the index holds it.
+LOOKUP_HITS = 3
+#: Words by which a question asks for a list of names (a changelog, release notes, an index, a
+#: glossary) rather than for the page a name is about: a list ranks above that page only then.
+LIST_WORDS = frozenset(
+    """added changed changelog changes deprecated glossary history index new news notes release
+    released releases removed version versions""".split()
+)
+#: The titles of pages that list names, as their documents declare them (a generated index, a
+#: changelog, release notes, a glossary), compared in lower case without punctuation.
+LIST_TITLES = (
+    "index",
+    "changelog",
+    "change log",
+    "changes",
+    "release notes",
+    "history",
+    "news",
+    "what s new",
+    "glossary",
+)
+#: A heading that opens a changelog's entry: a version, maybe after ``v``, ``version`` or ``release``,
+#: maybe followed by its date (``0.47.3 (August 24, 2025)``, ``[1.2.0] - 2024-01-31``, ``v2.0``).
+_VERSION_HEADING = re.compile(r"\[?(?:v|version |release )?\d+\.\d+", re.IGNORECASE)
+_TITLE_PUNCTUATION = re.compile(r"[^\w]+")
 
 
 @dataclass(frozen=True)
@@ -296,7 +408,7 @@ def search(
     query = Query.parse(request.text)
     if not query.text:
         raise ConfigError(f"the question {request.text!r} has nothing to search for, only words to leave out")
-    depth = request.candidates if request.rerank else request.k
+    depth = max(request.candidates if request.rerank else request.k, CANDIDATE_DEPTH)
     found = Found.search(store, backend, query, depth, request.mode, chunk_filter)
     if query.phrases and not found.order:
         found = Found.search(store, backend, query.with_phrases_as_words(), depth, request.mode, chunk_filter)
@@ -313,15 +425,18 @@ def search(
 
 @dataclass
 class Found:
-    """What the searches of one query found: each chunk's cosine and keyword scores, and the order
-    of the answer (with the chunks of the pages named as asked)."""
+    """What the searches of one query found: each chunk's cosine and keyword scores, the evidence the
+    answer was ranked by, its order, and the chunks whose score has a floor (the pages named as
+    asked, the chunks holding a one-word query's word)."""
 
     mode: str
     order: list[int]
     vector: dict[int, float]
     keyword: KeywordScores
+    ranking: dict[int, float]
     chunks: dict[int, StoredChunk]
     named: frozenset[int] = frozenset()
+    looked_up: frozenset[int] = frozenset()
 
     @classmethod
     def search(
@@ -329,49 +444,56 @@ class Found:
         store: SearchStore,
         backend: EmbeddingBackend | None,
         query: Query,
-        k: int,
+        depth: int,
         mode: str,
         chunk_filter: ChunkFilter,
     ) -> Found:
+        """Steps 1 to 4 of the module's pipeline, each list ``depth`` deep."""
         chunk_filter = replace(chunk_filter, phrases=query.phrases, excluded=query.excluded)
         allowed = store.chunk_filter(chunk_filter) if chunk_filter else None
-        pool = k if mode != "hybrid" else max(4 * k, 50)
         vector_scores: dict[int, float] = {}
         keyword = KeywordScores({}, {})
         if mode in ("vector", "hybrid"):
             if backend is None:
                 raise ConfigError("vector search needs an embedding backend")
             vector = embed_query(backend, query.text, store.dimension)
-            nearest = store.nearest(vector, pool, allowed)
+            nearest = store.nearest(vector, depth, allowed)
             vector_scores = {chunk_id: 1.0 - distance for chunk_id, distance in nearest}
         if mode in ("keyword", "hybrid"):
-            keyword = keyword_scores(store, query, pool, allowed)
+            keyword = keyword_scores(store, query, depth, allowed)
         if mode == "hybrid":
-            evidence = fuse(vector_scores, keyword.shares, cut=len(keyword.shares) >= pool)
+            ranking = fuse(vector_scores, keyword.shares, cut=len(keyword.shares) >= depth)
         else:
-            evidence = vector_scores if mode == "vector" else keyword.evidence
-        order = [chunk_id for chunk_id, _ in sorted(evidence.items(), key=_best_first)]
+            ranking = vector_scores if mode == "vector" else keyword.evidence
+        order = [chunk_id for chunk_id, _ in sorted(ranking.items(), key=_best_first)]
         if mode == "hybrid":
-            order = with_keyword_best(order, k, keyword.evidence)
-        chunks: dict[int, StoredChunk] = {}
+            order = with_keyword_best(order, keyword.evidence)
+        chunks = store.chunks_by_ids(order[:RULE_WINDOW])
+        words = set(keyword_words(query.text))
+        lists = {chunk_id for chunk_id, chunk in chunks.items() if lists_names(chunk, words)}
+        order = lists_last(order, lists)
         named: frozenset[int] = frozenset()
         name = asked_name(query.text) if mode != "vector" else None
         if name is not None:
-            chunks = store.chunks_by_ids(order)
+            chunks = {**chunks, **store.chunks_by_ids([c for c in order if c not in chunks])}
             order, named = named_first(order, chunks, name)
         elif mode != "vector":
             words = set(keyword_words(query.words))
             if len(words) >= MIN_DEFINED_WORDS:
-                chunks = store.chunks_by_ids(order[:k])
-                order = defining_first(order, k, chunks, words)
-        return cls(mode, order, vector_scores, keyword, chunks, named)
+                order = defining_first(order, RULE_WINDOW, chunks, words)
+        looked_up: frozenset[int] = frozenset()
+        if mode != "vector" and len(query.text.split()) == 1:
+            order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named))
+        return cls(mode, order, vector_scores, keyword, ranking, chunks, named, looked_up)
+
+    def evidence(self) -> list[Evidence]:
+        """Each hit's :class:`Evidence`, in the answer's order."""
+        return hit_evidence(self.mode, self.order, self.vector, self.keyword.evidence, self.ranking)
 
     def scored(self, calibration: ModelCalibration) -> list[tuple[int, float]]:
-        """(chunk id, score) in the answer's order: each hit's strength (:func:`strengths`) through
-        the mode's map, then held in rank order (:func:`in_rank_order`)."""
-        calibrate = calibration.of(self.mode)
-        found = strengths(self.mode, self.order, self.vector, self.keyword.evidence)
-        scores = [calibrate(strength) for strength in found]
+        """(chunk id, score) in the answer's order (step 5): each hit's evidence through the mode's
+        map, raised to its floor, then held in rank order (:func:`in_rank_order`)."""
+        scores = calibration.of(self.mode).scores(self.evidence())
         return list(zip(self.order, in_rank_order(scores, self.floors()), strict=True))
 
     def reranked(self, store: SearchStore, request: SearchRequest, rerank: Rerank) -> list[tuple[int, float]]:
@@ -388,9 +510,14 @@ class Found:
         return list(zip(order, scores, strict=True))
 
     def floors(self, order: list[int] | None = None) -> list[float]:
-        """The least score of each hit: :data:`NAMED_PAGE_SCORE` for a page named as asked."""
+        """The least score of each hit: :data:`NAMED_PAGE_SCORE` for a page named as asked,
+        :data:`DEFAULT_MIN_SCORE` for the chunks that hold a one-word query's word best."""
         return [
-            NAMED_PAGE_SCORE if chunk_id in self.named else 0.0
+            NAMED_PAGE_SCORE
+            if chunk_id in self.named
+            else DEFAULT_MIN_SCORE
+            if chunk_id in self.looked_up
+            else 0.0
             for chunk_id in (self.order if order is None else order)
         ]
 
@@ -446,18 +573,66 @@ def in_rank_order(scores: list[float], floors: list[float]) -> list[float]:
     return shown
 
 
-def with_keyword_best(order: list[int], k: int, evidence: dict[int, float]) -> list[int]:
-    """``order`` with the best keyword match among its first ``k`` whenever keyword mode would show
-    it at the default threshold: the default mode never loses a strong keyword hit."""
+def with_keyword_best(order: list[int], evidence: dict[int, float]) -> list[int]:
+    """``order`` with the best keyword match at :data:`KEYWORD_BEST_PLACE` at the latest whenever
+    keyword mode would show it at the default threshold: the default mode never loses a strong
+    keyword hit."""
     if not evidence:
         return order
-    best = max(evidence, key=lambda chunk_id: (evidence[chunk_id], -chunk_id))
-    if KEYWORD_CALIBRATION(evidence[best] - KEYWORD_DISCOUNT) < DEFAULT_MIN_SCORE:
-        return order
+    ranked = sorted(evidence, key=lambda chunk_id: (-evidence[chunk_id], chunk_id))
+    best = ranked[0]
+    reference = (
+        evidence[ranked[min(REFERENCE_RANK, len(ranked)) - 1]] if len(ranked) >= REFERENCE_RANK else 0.0
+    )
+    shown = KEYWORD_CALIBRATION.answer(Evidence(evidence[best], 0.0, evidence[best] - reference))
     place = order.index(best) if best in order else None
-    if place is None or place < k:
+    if shown < DEFAULT_MIN_SCORE or place is None or place < KEYWORD_BEST_PLACE:
         return order
-    return [*order[: k - 1], best, *order[k - 1 : place], *order[place + 1 :]]
+    last = KEYWORD_BEST_PLACE - 1
+    return [*order[:last], best, *order[last:place], *order[place + 1 :]]
+
+
+def best_matches(evidence: dict[int, float]) -> list[int]:
+    """The chunks of ``evidence``, best first (ties in id order)."""
+    return sorted(evidence, key=lambda chunk_id: (-evidence[chunk_id], chunk_id))
+
+
+def lists_last(order: list[int], lists: set[int]) -> list[int]:
+    """``order`` with the chunks of ``lists`` among its first :data:`RULE_WINDOW` (chunks of pages
+    that list names, :func:`lists_names`) after the others of the window, each side in its own
+    order: an index page, a changelog or release notes name everything, and win on names over the
+    page a question is about (``Response`` finds the page on responses before the release notes
+    that mention it in every entry)."""
+    window = order[:RULE_WINDOW]
+    if not lists & set(window) or set(window) <= lists:
+        return order
+    return [c for c in window if c not in lists] + [c for c in window if c in lists] + order[RULE_WINDOW:]
+
+
+def looked_up_first(
+    order: list[int], evidence: dict[int, float], lists: set[int], named: int
+) -> tuple[list[int], frozenset[int]]:
+    """For a one-word query, ``order`` with the :data:`LOOKUP_HITS` chunks that hold the word best
+    (by keyword evidence, lists of names after the others) right after the ``named`` first (the
+    pages named after it), and those chunks: a word typed alone is a lookup, answered by the chunks
+    that define or most use it, whatever the model makes of one word."""
+    ranked = sorted(best_matches(evidence), key=lambda chunk_id: chunk_id in lists)
+    chosen = [chunk_id for chunk_id in ranked[:LOOKUP_HITS] if chunk_id not in order[:named]]
+    rest = [chunk_id for chunk_id in order[named:] if chunk_id not in chosen]
+    return order[:named] + chosen + rest, frozenset(chosen)
+
+
+def lists_names(chunk: StoredChunk, words: set[str]) -> bool:
+    """Whether ``chunk`` belongs to a list of names that a question with ``words`` does not ask for:
+    its page's title declares an index, a changelog, release notes, a history or a glossary
+    (:data:`LIST_TITLES`), or one of its headings opens a changelog's dated or numbered entry
+    (:data:`_VERSION_HEADING`). Such a list is asked for when the question holds a word of
+    :data:`LIST_WORDS` or of the list's own title."""
+    title = _TITLE_PUNCTUATION.sub(" ", chunk.title.lower()).strip()
+    headings = chunk.heading.split(HEADING_SEPARATOR)
+    declared = any(title == name or title.startswith(name + " ") for name in LIST_TITLES)
+    listed = declared or any(_VERSION_HEADING.match(part.strip()) for part in headings)
+    return listed and not (words & LIST_WORDS or words & set(title.split()))
 
 
 def asked_name(text: str) -> str | None:
@@ -559,8 +734,13 @@ def keyword_words(text: str) -> list[str]:
     of a question of three words or more, never from a name (``collections.Where``,
     ``os.path.join``, ``--leak-check``, ``open()``), and a question of stop words alone searches
     them. A word typed twice is looked for once: the keyword index's cost grows with each term it is
-    asked for, faster than linearly when terms repeat."""
-    tokens = [(token, [word.lower() for word in _WORD.findall(token)]) for token in text.split()]
+    asked for, faster than linearly when terms repeat. A run of Chinese, Japanese or Korean letters
+    is the words the index holds it as (:func:`indexer.store.keywords.query_words`: its pairs of
+    characters)."""
+    tokens = [
+        (token, [term for word in _WORD.findall(token) for term in query_words(word.lower())])
+        for token in text.split()
+    ]
     everything = [word for _, words in tokens for word in words]
     if len(tokens) > MAX_UNFILTERED_WORDS:
         kept = [word for token, words in tokens for word in words if is_name(token) or word not in STOPWORDS]
@@ -611,7 +791,7 @@ def keyword_scores(
     matches = store.keyword_matches(query.keyword_terms(), k, allowed)
     if not matches:
         return KeywordScores({}, {})
-    chunks, words = store.chunk_count(), query.keyword_count()
+    chunks, words = store.keyword_chunk_count(), query.keyword_count()
     ceiling = keyword_ceiling(words, chunks)
     best = max(-bm25 for _, bm25 in matches)
     scale = max(best, keyword_ceiling(min(words, SHARE_FLOOR_WORDS), chunks))
@@ -663,19 +843,46 @@ def strengths(
     keyword_scores: dict[int, float],
     discount: float = KEYWORD_DISCOUNT,
 ) -> list[float]:
-    """How strongly each hit of ``order`` answers the question, on the cosine's scale, from its own
-    evidence alone: in vector mode its cosine, in keyword mode its keyword evidence less
-    ``discount``, in hybrid mode the stronger of its cosine (a chunk only the keyword search found:
-    the vector list's last, as :func:`fuse` gives it) and its keyword evidence less ``discount``."""
+    """How strongly each hit of ``order`` answers the question from its own evidence alone: in
+    vector mode its cosine, in keyword mode its keyword evidence, in hybrid mode the stronger of its
+    cosine (a chunk only the keyword search found: the vector list's last, as :func:`fuse` gives it)
+    and its keyword evidence less ``discount``."""
     if mode == "vector":
         return [vector_scores[chunk_id] for chunk_id in order]
     if mode == "keyword":
-        return [keyword_scores[chunk_id] - discount for chunk_id in order]
+        return [keyword_scores[chunk_id] for chunk_id in order]
     floor = min(vector_scores.values(), default=0.0)
     return [
         max(vector_scores.get(chunk_id, floor), keyword_scores.get(chunk_id, 0.0) - discount)
         for chunk_id in order
     ]
+
+
+def hit_evidence(
+    mode: str,
+    order: list[int],
+    vector_scores: dict[int, float],
+    keyword_scores: dict[int, float],
+    ranking: dict[int, float],
+) -> list[Evidence]:
+    """Each hit's :class:`Evidence`: its strength (:func:`strengths`); its gap below the best hit at
+    or above it on the ``ranking`` scale; and its margin, the cosine (keyword evidence in keyword
+    mode) over the list's at :data:`REFERENCE_RANK` (0 when the keyword list is shorter: the
+    collection gives the other chunks none of the words)."""
+    found = strengths(mode, order, vector_scores, keyword_scores)
+    own = keyword_scores if mode == "keyword" else vector_scores
+    listed = sorted(own.values(), reverse=True)
+    if len(listed) >= REFERENCE_RANK:
+        reference = listed[REFERENCE_RANK - 1]
+    else:
+        reference = 0.0 if mode == "keyword" or not listed else listed[-1]
+    floor = listed[-1] if listed else 0.0
+    evidence, best = [], -math.inf
+    for chunk_id, strength in zip(order, found, strict=True):
+        ranked = ranking.get(chunk_id, 0.0)
+        best = max(best, ranked)
+        evidence.append(Evidence(strength, ranked - best, own.get(chunk_id, floor) - reference))
+    return evidence
 
 
 def _best_first(item: tuple[int, float]) -> tuple[float, int]:

@@ -16,15 +16,18 @@ from loopback import OllamaServer, OpenAIServer, closed_port, fake_vector
 from runs import cli
 
 from indexer.backends import make_backend
+from indexer.backends.base import ModelProbe
 from indexer.backends.http import ErrorResponse, HttpSettings, is_input_too_long, retry_after_seconds
 from indexer.backends.ollama import OllamaBackend, ollama_base_url
 from indexer.backends.openai import OpenAIBackend
 from indexer.backends.prefixes import Prefixes, known_prefixes, model_base_name, resolve_prefixes
+from indexer.backends.servers import PROBE_TEXT
 from indexer.errors import (
     BackendError,
     BackendUnreachableError,
     ConfigError,
     InputTooLongError,
+    SettingsChangedError,
     VectorCheckError,
 )
 
@@ -721,6 +724,11 @@ def test_eight_threads_at_once_share_a_few_reused_connections() -> None:
 # Several servers of one model behind one backend.
 
 
+def inputs(server: OllamaServer | OpenAIServer) -> list[list[str]]:
+    """The texts of each request a server was sent, in order."""
+    return [request.body["input"] for request in server.requests]
+
+
 def embed_at_once(backend: OllamaBackend | OpenAIBackend, batches: list[list[str]]) -> list[Any]:
     """Embed each batch on its own thread, all at once: what each returned or raised, in order."""
     results: list[Any] = [None] * len(batches)
@@ -760,7 +768,7 @@ def test_a_lone_question_goes_to_the_first_server(ollama_server: OllamaServer) -
     ):
         for _ in range(3):
             backend.embed(["one question"])
-    assert len(ollama_server.requests) == 3
+    assert inputs(ollama_server) == [["one question"], [PROBE_TEXT], ["one question"], ["one question"]]
     assert second.requests == []
 
 
@@ -772,8 +780,8 @@ def test_a_dead_first_server_is_passed_over_for_the_next_that_answers(ollama_ser
         vectors = [backend.embed([f"question {n}"]) for n in range(4)]
         requests = backend.usage()["requests"]
     assert all(np.array_equal(as_float32(got), expected([f"question {n}"])) for n, got in enumerate(vectors))
-    assert len(ollama_server.requests) == 4
-    assert requests == 5  # one refused connection, then the dead server is benched for a second or two
+    assert len(ollama_server.requests) == 4 + 1  # and its model's probe
+    assert requests == 6  # one refused connection, then the dead server is benched for a second or two
 
 
 def test_a_server_that_asks_a_long_wait_is_benched_and_its_batch_goes_elsewhere() -> None:
@@ -783,7 +791,7 @@ def test_a_server_that_asks_a_long_wait_is_benched_and_its_batch_goes_elsewhere(
             for n in range(5):
                 assert np.array_equal(as_float32(backend.embed([f"text {n}"])), expected([f"text {n}"]))
     assert len(first.requests) == 1  # the refused one: an hour on the bench
-    assert len(second.requests) == 5  # no check: the first never answered, the second is the reference
+    assert len(second.requests) == 5 + 1  # its probe: the first never answered, the second is the reference
 
 
 def test_when_every_server_fails_the_batch_gives_up_after_max_attempts_on_all_of_them() -> None:
@@ -820,10 +828,10 @@ def test_a_server_back_from_the_bench_gets_one_batch_until_it_succeeds() -> None
             backend.embed(["first"])  # fails on the first server, then goes to the second
             time.sleep(0.8)  # the first server is back from the bench
             embed_at_once(backend, [[f"batch {n}"] for n in range(4)])
-    assert [request.body["input"] for request in back.requests] == [["first"], ["batch 0"]]
+    assert inputs(back) == [["first"], ["batch 0"], [PROBE_TEXT]]
     assert back.max_in_flight == 1
-    # "first", the three other batches, and the first server's model checked on the second
-    assert len(healthy.requests) == 1 + 3 + 1
+    # "first", its probe (the reference: the first server was benched), the three other batches
+    assert len(healthy.requests) == 1 + 1 + 3
 
 
 def test_a_server_serving_another_model_is_refused_and_named() -> None:
@@ -834,9 +842,9 @@ def test_a_server_serving_another_model_is_refused_and_named() -> None:
     assert isinstance(refused, BackendUnreachableError)
     message = str(refused)
     assert message.startswith(f"ollama backend at {odd.url}/: serves another model than the other servers")
-    assert f"the one from {good.url}/ have a cosine of" in message
-    assert [request.body["input"] for request in odd.requests] == [["to the second"]]
-    assert good.requests[-1].body["input"] == ["to the second"]  # the same text, to compare
+    assert f"for the same text, its vector and the one from {good.url}/ have a cosine of" in message
+    assert inputs(odd) == [["to the second"], [PROBE_TEXT]]
+    assert [PROBE_TEXT] in inputs(good)  # the reference: the first listed server's probe
 
 
 def test_a_server_giving_another_dimension_is_refused_and_named() -> None:
@@ -845,7 +853,7 @@ def test_a_server_giving_another_dimension_is_refused_and_named() -> None:
             _, refused = embed_at_once(backend, [["a"], ["b"]])
     assert isinstance(refused, BackendUnreachableError)
     assert str(refused).startswith(f"openai backend at {odd.base_url}: serves another model")
-    assert f"it gives 32-dimension vectors, {good.base_url} 64-dimension ones" in str(refused)
+    assert "it now gives 32-dimension vectors, where they gave 64-dimension ones" in str(refused)
 
 
 def test_a_checked_server_that_switches_dimension_is_refused_at_its_first_such_answer_and_named() -> None:
@@ -874,7 +882,131 @@ def test_servers_of_the_same_model_are_checked_once_each() -> None:
                     assert np.array_equal(as_float32(vectors), expected(batch))
             requests = backend.usage()["requests"]
     assert all(server.requests for server in (first, second, third))
-    assert requests == 18 + 2  # every batch once, and one check for each server but the reference
+    assert requests == 18 + 3  # every batch once, and one probe of each server's model
+
+
+# One model, held to from the start of a build: a probe text embedded by each server, again before
+# vectors are stored, and again after a lost connection.
+
+
+@pytest.fixture(params=["ollama", "openai"])
+def any_server(request: pytest.FixtureRequest):
+    running = OllamaServer() if request.param == "ollama" else OpenAIServer()
+    with running:
+        yield running
+
+
+def backend_of(server: OllamaServer | OpenAIServer, *servers: OllamaServer | OpenAIServer) -> Any:
+    """The backend of the server's protocol, on ``server`` and any others given."""
+    every = (server, *servers)
+    if isinstance(server, OpenAIServer):
+        return openai_backend(server, base_url=[each.base_url for each in every])
+    return ollama_backend(server, host=[each.url for each in every])
+
+
+def probe_of(variant: str, dimension: int = 64) -> ModelProbe:
+    """The probe a model (a loopback server's variant) gives, as an index records it."""
+    return ModelProbe(PROBE_TEXT, fake_vector(variant + PROBE_TEXT, dimension).astype("<f4").tobytes())
+
+
+def test_a_lone_server_held_to_a_model_is_probed_at_its_first_answer_and_again_before_vectors_are_stored(
+    any_server,
+) -> None:
+    with backend_of(any_server) as backend:
+        backend.hold_to_model(None)
+        backend.embed(["a"])
+        backend.embed(["b"])
+        assert inputs(any_server) == [["a"], [PROBE_TEXT], ["b"]]
+        assert backend.confirm_model() == probe_of("")  # the probe, for the index to record
+        assert inputs(any_server)[-1] == [PROBE_TEXT]
+        backend.confirm_model()  # nothing answered since: nothing to ask
+        assert len(any_server.requests) == 4
+
+
+def test_a_lone_server_that_switches_models_is_caught_before_its_vectors_are_stored(any_server) -> None:
+    with backend_of(any_server) as backend:
+        backend.hold_to_model(None)
+        backend.embed(["a"])
+        any_server.variant = "another model "  # same name, same dimension, other vectors
+        backend.embed(["b"])  # its answer cannot tell: the pipeline holds it until confirmed
+        with pytest.raises(BackendUnreachableError) as refused:
+            backend.confirm_model()
+    message = str(refused.value)
+    assert message.startswith(
+        f"{backend.kind} backend at {display(any_server)}: switched models during the build"
+    )
+    assert "for the same text, its vector and the one from" in message
+
+
+def test_a_server_back_from_a_lost_connection_is_probed_before_its_next_answer_is_used(any_server) -> None:
+    with backend_of(any_server) as backend:
+        backend.hold_to_model(None)
+        backend.embed(["a"])
+        any_server.fail_next(1, "reset")  # restarted...
+        any_server.variant = "another model "  # ...with another model behind the same name
+        with pytest.raises(BackendUnreachableError, match="switched models during the build"):
+            backend.embed(["b"])
+    assert inputs(any_server)[-2:] == [["b"], [PROBE_TEXT]]
+
+
+def test_a_lone_server_no_longer_serving_the_index_s_model_is_a_settings_change(any_server) -> None:
+    with backend_of(any_server) as backend:
+        backend.hold_to_model(probe_of("the model the index was built with "))
+        with pytest.raises(SettingsChangedError) as changed:
+            backend.embed(["a"])
+        assert changed.value.difference.startswith("model: the same name gives other vectors (a cosine of")
+        backend.hold_to_model(probe_of("", dimension=32))
+        with pytest.raises(SettingsChangedError) as changed:
+            backend.embed(["a"])
+        assert changed.value.difference == "dimension: 32 -> 64"
+        backend.hold_to_model(probe_of(""))
+        assert np.array_equal(as_float32(backend.embed(["a"])), expected(["a"]))
+
+
+def test_one_of_three_servers_off_the_index_s_model_is_named_not_taken_for_a_settings_change() -> None:
+    with OllamaServer() as first, OllamaServer(variant="another model ") as odd, OllamaServer() as third:
+        with backend_of(odd, first, third) as backend:  # the odd one listed first: it answers first
+            backend.hold_to_model(probe_of(""))
+            with pytest.raises(BackendUnreachableError) as refused:
+                backend.embed(["a"])
+    assert str(refused.value).startswith(
+        f"ollama backend at {odd.url}/: serves another model than the index was built with"
+    )
+
+
+def test_one_of_three_servers_switching_models_is_named_when_vectors_are_confirmed() -> None:
+    with (
+        OpenAIServer(latency=0.05) as first,
+        OpenAIServer(latency=0.05) as second,
+        OpenAIServer(latency=0.05) as third,
+    ):
+        with backend_of(first, second, third) as backend:
+            backend.hold_to_model(None)
+            embed_at_once(backend, [[f"{n}"] for n in range(6)])
+            assert backend.confirm_model() == probe_of("")
+            second.variant = "another model "
+            results = embed_at_once(backend, [[f"again {n}"] for n in range(6)])
+            assert not any(isinstance(result, BackendError) for result in results)  # nothing to tell yet
+            with pytest.raises(BackendUnreachableError) as refused:
+                backend.confirm_model()
+    assert str(refused.value).startswith(
+        f"openai backend at {second.base_url}: switched models during the build"
+    )
+
+
+def test_a_server_gone_since_it_answered_is_probed_before_its_next_answer_is_used(any_server) -> None:
+    with backend_of(any_server) as backend:
+        backend.hold_to_model(None)
+        backend.embed(["a"])
+        any_server.fail_next(5, "reset")  # every attempt of the confirming probe
+        backend.confirm_model()  # cannot be confirmed: not refused, but no longer trusted
+        backend.embed(["b"])
+    assert inputs(any_server)[-2:] == [["b"], [PROBE_TEXT]]
+
+
+def display(server: OllamaServer | OpenAIServer) -> str:
+    """How messages name a loopback server."""
+    return server.base_url if isinstance(server, OpenAIServer) else server.url + "/"
 
 
 def test_several_servers_are_recorded_as_a_list_without_credentials_and_described_as_one() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import shutil
@@ -12,7 +14,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import SAMPLE_CORPUS, write
 from helpers import HashBackend, index_command
+from hostile import FILES, holds_raw, make_hostile_folder
 from repositories import FAKE_KEY, write_repository
+from serving import plugin_env, plugin_folder, run_index
 
 from indexer import Index
 from indexer.cli import main
@@ -72,7 +76,7 @@ NEVER_IN_A_QUERY = {
     "indexer.serving.web", "indexer.serving.http_app", "indexer.serving.run",
     "indexer.backends.http", "indexer.backends.ollama", "indexer.backends.openai",
     "indexer.pipeline.build", "indexer.corpus", "indexer.chunking", "indexer.formats", "indexer.ignore",
-    "pathspec", "numpy.ma",
+    "pathspec", "numpy.ma", "tree_sitter",
 }  # fmt: skip
 #: What a keyword query does without as well: the model and the vector arithmetic.
 NOT_IN_A_KEYWORD_QUERY = {"numpy", "onnxruntime", "tokenizers", "indexer.backends.embedded"}
@@ -461,3 +465,68 @@ def test_a_nul_byte_is_exit_2_in_one_line_and_many_path_filters_are_answered(not
     )
     assert many.exit_code == 0, many.output
     assert [hit["path"] for hit in json.loads(many.stdout)] == ["cooking/bread.md"]
+
+
+@pytest.fixture(scope="module")
+def hostile_index(tmp_path_factory) -> tuple[Path, dict[str, str]]:
+    """Files whose names and text hold terminal escapes, formulas and table breakers, and one that
+    fails to read, indexed by a process of its own (the plugin backend)."""
+    base = tmp_path_factory.mktemp("hostile")
+    folder = make_hostile_folder(base / "docs")
+    with open(os.path.join(os.fsencode(folder), b"bad\x1b]0;t\x07.pdf"), "wb") as damaged:
+        damaged.write(b"%PDF-1.4 \x1b]0;x\x07 not a PDF")
+    env = plugin_env(plugin_folder(base / "plugins"))
+    db = base / "index.db"
+    built = run_index(
+        "build", str(folder), "--db", str(db), "--backend", "hash-plugin", "--model", "m", env=env
+    )  # fmt: skip
+    assert built.returncode == 1, built.stderr  # the damaged PDF
+    assert "bad\\x1b]0;t\\x07.pdf: cannot be opened as a PDF" in built.stderr
+    assert holds_raw(built.stdout + built.stderr) == []
+    return db, env
+
+
+def hostile_query(hostile_index, output_format: str) -> subprocess.CompletedProcess:
+    db, env = hostile_index
+    found = run_index(
+        "query", "espresso", "--mode", "keyword", "--min-score", "0", "-k", "10", "--no-server",
+        "--db", str(db), "--format", output_format, env=env,
+    )  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    assert holds_raw(found.stdout + found.stderr) == [], output_format
+    return found
+
+
+def test_hostile_text_and_names_reach_a_terminal_as_visible_escapes(hostile_index):
+    shown = hostile_query(hostile_index, "text").stdout
+    assert "new\\x0aline.md:1-3  [Title \\x1b]0;pwned\\x07 | piped]" in shown
+    assert "title\\x1b]0;pwned\\x07.md:1-3" in shown
+    assert "txt.\\u202eexe reversed \\u2066isolated\\u2069" in shown
+    assert "caf\\xe9.md:1-3" in shown and "caf\\\\xe9.md:1-3" in shown
+
+
+def test_a_markdown_table_of_hostile_hits_stays_a_table(hostile_index):
+    rows = hostile_query(hostile_index, "markdown").stdout.strip().split("\n")
+    assert len(rows) == 2 + len(FILES)
+    for row in rows:
+        assert row.startswith("| ") or row == "|---|---|---|---|"
+        assert row.replace("\\|", "").count("|") == 5, row
+
+
+def test_csv_cells_of_hostile_hits_never_start_a_formula(hostile_index):
+    rows = list(csv.reader(io.StringIO(hostile_query(hostile_index, "csv").stdout)))
+    assert len(rows) == 1 + len(FILES)
+    cells = [cell for row in rows[1:] for cell in row]
+    assert not [cell for cell in cells if cell.startswith(("=", "+", "-", "@", "\t", "\r"))]
+    assert "'=HYPERLINK.md" in cells and "'@SUM(1+1)" in cells
+
+
+def test_json_keeps_hostile_text_exact_once_read(hostile_index):
+    hits = json.loads(hostile_query(hostile_index, "json").stdout)
+    texts = {hit["path"]: hit["text"] for hit in hits}
+    assert texts["new\\x0aline.md"].startswith("# Title \x1b]0;pwned\x07 | piped\n")
+    assert "\u202eexe" in texts["new\\x0aline.md"]
+    assert {hit["path"] for hit in hits} == {
+        "caf\\xe9.md", "caf\\\\xe9.md", "new\\x0aline.md", "=HYPERLINK.md", "title\\x1b]0;pwned\\x07.md"
+    }  # fmt: skip
+    assert all(hit["snippet"] and "espresso" in hit["snippet"] for hit in hits)

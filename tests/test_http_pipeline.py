@@ -29,6 +29,7 @@ from indexer import BuildReport, ConfigError, Index
 from indexer.backends.http import HttpSettings
 from indexer.backends.ollama import OllamaBackend
 from indexer.backends.openai import OpenAIBackend
+from indexer.backends.servers import PROBE_TEXT
 from indexer.cli import main
 from indexer.formats import parse_text
 from indexer.records import Chunk
@@ -130,8 +131,19 @@ def words_by_path(index_path: Path) -> dict[str, set[str]]:
     return found
 
 
+def batches(server: OllamaServer | OpenAIServer) -> list[Any]:
+    """The requests that embedded chunks or questions: not the probes of the server's model."""
+    return [request for request in server.requests if request.body.get("input") != [PROBE_TEXT]]
+
+
+def probes(server: OllamaServer | OpenAIServer) -> int:
+    """How many times the server was asked the probe text (which model it serves)."""
+    return len(server.requests) - len(batches(server))
+
+
 def inputs(server: OllamaServer | OpenAIServer) -> list[str]:
-    return [text for request in server.requests for text in request.body.get("input", [])]
+    """The texts the server embedded, in order (the probes of its model aside)."""
+    return [text for request in batches(server) for text in request.body.get("input", [])]
 
 
 def assert_one_line_naming_file_and_batch(report: BuildReport, batch: int = 1) -> None:
@@ -169,8 +181,12 @@ def test_cli_builds_with_ollama_and_a_bare_query_reaches_the_same_server(bikes, 
     report = json.loads(built.stdout)
     assert report["files_added"] == 6
     assert report["exit_code"] == 0
-    assert report["requests"] == len(ollama_server.requests) == math.ceil(report["chunks_embedded"] / 32)
-    assert report["tokens"] == sum(len(text.split()) for text in inputs(ollama_server))
+    assert len(batches(ollama_server)) == math.ceil(report["chunks_embedded"] / 32)
+    assert report["requests"] == len(ollama_server.requests) == len(batches(ollama_server)) + 2
+    assert probes(ollama_server) == 2  # at its first answer, and before the vectors were stored
+    assert report["tokens"] == sum(
+        len(text.split()) for r in ollama_server.requests for text in r.body["input"]
+    )
 
     answered = cli("query", QUESTION, "--db", db, "--json")
     assert answered.exit_code == 0, answered.output
@@ -269,7 +285,8 @@ def test_cli_a_batch_the_server_refuses_fails_its_files_with_exit_1(bikes, index
     assert result.exit_code == 1
     assert result.stderr == ""
     *errors, report = json_lines(result.stdout)
-    assert len(ollama_server.requests) == report["requests"] == report["batches"] > 1  # no retry
+    assert len(batches(ollama_server)) == report["batches"] > 1  # no retry
+    assert report["requests"] == len(ollama_server.requests)
     assert errors
     assert all(error["level"] == "error" for error in errors)
     assert all(re.fullmatch(r"batch 1 refused: ollama backend at .*HTTP 400.*", e["message"]) for e in errors)
@@ -305,8 +322,9 @@ def test_ollama_gets_one_request_per_batch_and_two_at_a_time_by_default(bikes, i
     chunks = report.chunks_embedded
     assert report.exit_code == 0
     assert chunks == len(stored_chunks(index_path)) > 16
-    assert len(ollama_server.requests) == report.requests == report.batches == math.ceil(chunks / 8)
-    sizes = [request.batch_size for request in ollama_server.requests]
+    assert len(batches(ollama_server)) == report.batches == math.ceil(chunks / 8)
+    assert len(ollama_server.requests) == report.requests == report.batches + 2  # and two probes
+    sizes = [request.batch_size for request in batches(ollama_server)]
     assert sizes == [8] * (chunks // 8) + ([chunks % 8] if chunks % 8 else [])
     assert ollama_server.max_in_flight == 2
 
@@ -424,7 +442,8 @@ def test_passing_faults_are_retried_and_the_build_completes(
     assert report.failures == []
     assert report.files_changed == 6
     assert report.batches == 1
-    assert len(server.requests) == report.requests == 1 + count
+    assert len(batches(server)) == 1 + count
+    assert len(server.requests) == report.requests == 1 + count + 2  # two probes: first answer, commit
     assert_every_vector_is_its_chunks(index_path, prefix_of(server))
 
 
@@ -432,7 +451,7 @@ def test_retry_after_in_whole_seconds_is_waited_for(bikes, index_path, openai_se
     openai_server.fail_next(1, "rate_limit", retry_after=1)
     report, _ = build(index_path, bikes, backend_for(openai_server), batch_size=100)
     assert report.exit_code == 0
-    assert len(openai_server.requests) == 2
+    assert len(batches(openai_server)) == 2
     assert report.seconds >= 1.0  # the backoff alone would have waited a few milliseconds
 
 
@@ -590,8 +609,10 @@ def test_a_build_spreads_its_batches_over_every_server_each_keeping_its_window(b
         report, _ = build(index_path, bikes, backend, batch_size=1)  # packed chunks: ~20 batches
     assert report.exit_code == 0
     assert report.batches > 12
-    assert report.requests == report.batches + 2  # and one model check for each server but the first
-    assert all(len(server.requests) >= 4 for server in servers)
+    # and the probes of each server's model: at its first answer, and before each commit of what it gave
+    assert report.requests == report.batches + sum(probes(server) for server in servers)
+    assert all(probes(server) >= 2 for server in servers)
+    assert all(len(batches(server)) >= 4 for server in servers)
     assert [server.max_in_flight for server in servers[1:]] == [2, 2]  # Ollama's window on each: 6 in all
     assert_every_vector_is_its_chunks(index_path, "search_document: ")
 
@@ -605,9 +626,10 @@ def test_a_dead_server_is_benched_and_the_build_completes_on_the_others(bikes, i
         )
     assert report.exit_code == 0
     assert report.files_failed == 0
-    refused = report.requests - report.batches - 1  # one model check: the second server against the first
+    answered = len(first.requests) + len(second.requests)
+    refused = report.requests - answered
     assert 1 <= refused <= 8  # at most its window before the first refusal, then benched (0.25 s or more)
-    assert len(first.requests) + len(second.requests) == report.batches + 1
+    assert len(batches(first)) + len(batches(second)) == report.batches
     assert_every_vector_is_its_chunks(index_path, "")
 
 
@@ -636,7 +658,7 @@ def test_a_server_serving_another_model_stops_the_build_naming_it_and_none_of_it
     assert report.exit_code == 4
     assert report.stopped is not None
     assert report.stopped.startswith(
-        f"ollama backend at {odd.url}/: serves another model than the other servers"
+        f"ollama backend at {odd.url}/: serves another model than the index was built with"
     )
     assert odd.requests
     assert report.files_failed > 0
@@ -668,10 +690,118 @@ def test_a_server_switching_dimension_mid_build_stops_it_at_once_naming_that_ser
     assert report.exit_code == 4
     assert report.stopped.startswith(f"ollama backend at {swapped.url}/: serves another model")
     assert "it now gives 32-dimension vectors, where they gave 64-dimension ones" in report.stopped
-    assert len(swapped.requests) <= 3 + 2  # its window when its first such answer came, and no more
+    assert len(batches(swapped)) <= 3 + 2  # its window when its first such answer came, and no more
     assert report.files_failed > 0
-    assert all(report.stopped in failure.reason for failure in report.failures), report.failures
-    assert_every_vector_is_its_chunks(index_path, "search_document: ")  # every stored vector is 64 long
+    # told by its width at an answer, or by its probe before the commit of what it gave
+    named = f"ollama backend at {swapped.url}/: "
+    assert all(failure.reason.startswith(named) for failure in report.failures), report.failures
+    assert all("32-dimension vectors" in failure.reason for failure in report.failures), report.failures
+    with Index.open(index_path, create=False) as index:
+        assert index.store.dimension in (None, 64)  # what was committed before it was caught, if anything
+    if report.files_added:
+        assert_every_vector_is_its_chunks(index_path, "search_document: ")
+
+
+# A server that switches to another model of the same dimension: held to the index's model by a probe
+# text, at its first answer, after a lost connection, and before every commit of what it gave.
+
+
+def reword_every_line(folder: Path) -> None:
+    """Change every chunk of every guide: each needs a new vector."""
+    for path in sorted(folder.iterdir()):
+        path.write_text(path.read_text().replace(" the ", " the very "))
+
+
+def server_of(kind: str, **options: Any) -> OllamaServer | OpenAIServer:
+    return OllamaServer(**options) if kind == "ollama" else OpenAIServer(**options)
+
+
+def backend_on(servers: list[OllamaServer | OpenAIServer], **options: Any) -> OllamaBackend | OpenAIBackend:
+    """The backend of the servers' protocol on all of them."""
+    if isinstance(servers[0], OpenAIServer):
+        urls = [server.base_url for server in servers]
+        return OpenAIBackend("text-embedding-3-small", base_url=urls, **{**fast(), **options})
+    return OllamaBackend("nomic-embed-text", host=[server.url for server in servers], **{**fast(), **options})
+
+
+def files_by_path(index_path: Path) -> dict[str, list[tuple]]:
+    """Each file's stored chunks: (seq, text, vector)."""
+    found: dict[str, list[tuple]] = {}
+    for (path, seq), (chunk, vector) in sorted(stored_chunks(index_path).items()):
+        found.setdefault(path, []).append((seq, chunk.text, vector))
+    return found
+
+
+@pytest.mark.parametrize("count", [1, 3])
+@pytest.mark.parametrize("kind", ["ollama", "openai"])
+def test_a_server_switching_models_mid_build_stops_it_with_exit_4_and_nothing_it_gave_since_is_stored(
+    bikes, index_path, kind, count
+):
+    servers = [server_of(kind, latency=0.02) for _ in range(count)]
+    switching = servers[count // 2]  # the only one, or the second of three
+    for server in servers:
+        server.start()
+    try:
+        report, _ = build(index_path, bikes, backend_on(servers), batch_size=4)
+        assert report.exit_code == 0
+        before = files_by_path(index_path)
+        reword_every_line(bikes)
+        switching.switch_after = len(switching.requests) + 4  # a few answers, then another model
+        # two batches in flight in all, so that its first answers (and its probe) come before the switch
+        options = {"batch_size": 1, "concurrency": 2, "commit_seconds": 0.05}
+        report, _ = build(index_path, bikes, backend_on(servers), **options)
+    finally:
+        for server in servers:
+            server.stop()
+    assert report.exit_code == 4
+    shown = switching.base_url if isinstance(switching, OpenAIServer) else switching.url + "/"
+    assert report.stopped.startswith(f"{kind} backend at {shown}: switched models during the build: ")
+    assert "for the same text, its vector and the one from the index have a cosine of" in report.stopped
+    assert report.files_failed > 0
+    assert any(report.stopped in failure.reason for failure in report.failures)
+    assert_every_vector_is_its_chunks(index_path, prefix_of(switching))  # none of the other model's
+    after = files_by_path(index_path)
+    failed = {failure.path for failure in report.failures}
+    assert all(after[path] == before[path] for path in failed)  # as they were
+    assert all(" the very " in text for path in set(after) - failed for _, text, _ in after[path])
+    assert len(switching.requests) > switching.switch_after  # it answered with the other model: caught
+    with Index.open(index_path, create=False) as index:
+        assert index.store.integrity_problems() == []
+
+
+def test_cli_a_server_switching_models_mid_build_exits_4_with_one_line_naming_it(bikes, index_path):
+    with OllamaServer(latency=0.02, switch_after=3) as server:
+        backend = [*OLLAMA_NOMIC, "--base-url", server.url]
+        result = cli("build", str(bikes), *backend, "--db", str(index_path), "--batch-size", "2")
+    assert result.exit_code == 4
+    summary = result.stdout.splitlines()[-1]
+    assert "0 files indexed" in summary or "failed" in summary
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert errors
+    assert f"ollama backend at {server.url}/: switched models during the build" in errors[0]
+
+
+def test_the_index_records_its_model_and_a_server_serving_another_now_is_a_settings_change(
+    bikes, index_path, server
+):
+    build(index_path, bikes, backend_for(server))
+    with Index.open(index_path, create=False) as index:
+        assert index.store.get_meta("model_probe") is not None
+    before = snapshot(index_path)
+    server.requests.clear()
+    report, _ = build(index_path, bikes, backend_for(server))  # nothing changed: nothing asked
+    assert report.exit_code == 0
+    assert server.requests == []
+    reword_every_line(bikes)
+    server.variant = "a new model "  # the same name now serves another model of the same dimension
+    with pytest.raises(
+        ConfigError, match=r"differ from the index.s: model: the same name gives other vectors"
+    ):
+        build(index_path, bikes, backend_for(server))
+    assert snapshot(index_path) == before
+    report, _ = build(index_path, bikes, backend_for(server), rebuild=True)
+    assert report.exit_code == 0
+    assert_every_vector_is_its_chunks(index_path, "a new model " + prefix_of(server))
 
 
 def test_several_servers_are_recorded_the_fingerprint_ignores_them_and_a_query_goes_to_the_first_that_answers(
@@ -690,12 +820,12 @@ def test_several_servers_are_recorded_the_fingerprint_ignores_them_and_a_query_g
             assert index.status()["fingerprint"] == fingerprint
             asked = len(second.requests)
             index.search(QUESTION)
-        assert first.requests[-1].body["input"] == [f"search_query: {QUESTION}"]
+        assert batches(first)[-1].body["input"] == [f"search_query: {QUESTION}"]
         assert len(second.requests) == asked
         first.stop()
         with Index.open(tmp_path / "two.db", create=False) as index:
             index.search(QUESTION)
-        assert second.requests[-1].body["input"] == [f"search_query: {QUESTION}"]
+        assert batches(second)[-1].body["input"] == [f"search_query: {QUESTION}"]
         edit_every_file(bikes)
         report, _ = build(tmp_path / "two.db", bikes, backend_for(second))  # one server now: same settings
         assert report.exit_code == 0
@@ -721,7 +851,7 @@ def test_cli_base_url_repeated_spreads_the_build_counts_each_servers_requests_an
         dead = f"http://127.0.0.1:{closed_port()}"
         answered = cli("query", QUESTION, *db, "--base-url", dead, "--base-url", second.url, "--json")
     assert answered.exit_code == 0, answered.output
-    assert second.requests[-1].body["input"] == [f"search_query: {QUESTION}"]
+    assert batches(second)[-1].body["input"] == [f"search_query: {QUESTION}"]
 
 
 # Inputs over the server's token budget.
@@ -759,7 +889,7 @@ def test_batches_over_the_per_request_budget_are_halved_without_cutting_chunks(b
         report, warnings = build(index_path, bikes, backend_for(server), batch_size=32)
     assert report.exit_code == 0
     assert warnings == []
-    sent = [request.body["input"] for request in server.requests]
+    sent = [request.body["input"] for request in batches(server)]
     accepted = [batch for batch in sent if sum(len(text.split()) for text in batch) <= 600]
     assert len(accepted) < len(sent)  # some batches were refused whole and sent again in halves
     assert sum(len(batch) for batch in accepted) == report.chunks_embedded == len(stored_chunks(index_path))

@@ -9,10 +9,11 @@ from pathlib import Path
 import anyio
 import pytest
 from helpers import index_command
+from hostile import FILES, holds_raw, make_hostile_folder
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from serving import ServerProcess, build_sample, plugin_env, plugin_folder
+from serving import ServerProcess, build_sample, plugin_env, plugin_folder, run_index
 
 
 @pytest.fixture(scope="module")
@@ -125,3 +126,33 @@ def test_bad_arguments_are_a_tool_error_in_one_line_and_many_filters_are_answere
         assert "\n" not in error
     assert hits
     assert {hit["path"].split("/")[0] for hit in hits} == {"cooking"}
+
+
+def test_an_agent_reads_hostile_names_and_text_as_visible_escapes(plugins, tmp_path):
+    folder = make_hostile_folder(tmp_path / "docs")
+    db = tmp_path / "hostile.db"
+    env = plugin_env(plugins)
+    built = run_index(
+        "build", str(folder), "--db", str(db), "--backend", "hash-plugin", "--model", "m", env=env
+    )
+    assert built.returncode == 0, built.stderr
+    command, *args = index_command()
+    server = StdioServerParameters(command=command, args=[*args, "mcp", "--db", str(db)], env=env)
+
+    async def session() -> tuple[list, dict, str]:
+        async with stdio_client(server) as (read, write), ClientSession(read, write) as client:
+            await client.initialize()
+            question = {"query": "espresso", "mode": "keyword", "min_score": 0, "k": 10}
+            searched = await client.call_tool("search", question)
+            passage = await client.call_tool("get", {"citation": "new\nline.md:1-3"})
+            missing = await client.call_tool("get", {"citation": "gone\x1b]0;x\x07.md"})
+            return searched.structured_content["result"], passage.structured_content, missing.content[0].text
+
+    hits, passage, missing = anyio.run(session)
+    assert len(hits) == len(FILES)
+    assert holds_raw(json.dumps(hits, ensure_ascii=False)) == []
+    shown = {hit["path"]: hit for hit in hits}["new\\x0aline.md"]
+    assert shown["heading"] == "Title \\x1b]0;pwned\\x07 | piped"
+    assert "txt.\\u202eexe" in shown["snippet"] and "\n" in shown["text"]
+    assert passage["path"] == "new\\x0aline.md" and "\\x1b[2J cleared\\x0dhidden" in passage["text"]
+    assert holds_raw(missing) == [] and "gone\\x1b]0;x\\x07.md is not in the index" in missing

@@ -3,8 +3,10 @@ opens an index with them."""
 
 from __future__ import annotations
 
+import ast
 import importlib.metadata
 import os
+import re
 import subprocess
 import sys
 import zipfile
@@ -12,9 +14,15 @@ from pathlib import Path
 
 from conftest import REPO
 from helpers import index_command
+from packaging.requirements import Requirement
 
 import indexer
 from indexer.store.migrations import all_migrations
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 
 def test_wheel_ships_migrations_tokenizer_and_search_page_and_works_outside_the_checkout(tmp_path):
@@ -75,3 +83,52 @@ def test_the_version_is_the_installed_distributions_in_python_and_on_the_command
     result = subprocess.run([*index_command(), "--version"], capture_output=True, text=True)
     assert result.returncode == 0
     assert result.stdout.strip() == f"index, version {installed}"
+
+
+#: The parts of the package that run only with an extra installed, and the extras they may import.
+EXTRA_PARTS = {
+    "indexer/serving/": "serve",
+    "indexer/integrations/langchain.py": "langchain",
+    "indexer/integrations/llama_index.py": "llamaindex",
+    "indexer/store/postgres.py": "postgres",
+}
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The top-level names of the modules a source file imports, at any depth of its code."""
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            imported.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            imported.add(node.module.split(".")[0])
+    return imported
+
+
+def declared_requirements() -> dict[str, set[str]]:
+    """The distributions pyproject.toml asks for: '' for the core, else by extra, names normalised."""
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    groups = {"": project["dependencies"], **project["optional-dependencies"]}
+    return {group: {canonical(Requirement(line).name) for line in lines} for group, lines in groups.items()}
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_every_module_the_package_imports_is_a_dependency_it_declares():
+    """A module that arrives only through another package's dependencies (filelock through
+    tokenizers') is gone the day that package stops needing it: every import is declared, in the core
+    dependencies, or in the extra of the part that imports it (serve, postgres, the retrievers)."""
+    distributions = importlib.metadata.packages_distributions()
+    declared = declared_requirements()
+    undeclared = []
+    for path in sorted((REPO / "indexer").rglob("*.py")):
+        relative = path.relative_to(REPO).as_posix()
+        extra = next((extra for part, extra in EXTRA_PARTS.items() if relative.startswith(part)), "")
+        allowed = declared[""] | declared.get(extra, set())
+        for module in sorted(imported_modules(path) - set(sys.stdlib_module_names) - {"indexer"}):
+            owners = {canonical(name) for name in distributions.get(module, [module])}
+            if not owners & allowed:
+                undeclared.append(f"{relative}: {module} ({', '.join(sorted(owners))})")
+    assert undeclared == []

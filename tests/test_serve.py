@@ -16,10 +16,12 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import quote
 
 import httpx
 import pytest
 from conftest import SAMPLE_CORPUS
+from hostile import FILES, holds_raw, make_hostile_folder
 from serving import (
     Impostor,
     ServerProcess,
@@ -549,3 +551,39 @@ def test_a_request_must_arrive_whole_in_time_even_a_byte_at_a_time(sample_db, en
         assert server.get("/health").status_code == 200
         for sock in (silent, trickling, idle):
             sock.close()
+
+
+@pytest.fixture
+def hostile_server(tmp_path, env):
+    folder = make_hostile_folder(tmp_path / "docs")
+    db = tmp_path / "hostile.db"
+    built = run_index(
+        "build", str(folder), "--db", str(db), "--backend", "hash-plugin", "--model", "m", env=env
+    )
+    assert built.returncode == 0, built.stderr
+    with ServerProcess(db, env=env, log=tmp_path / "serve.log") as running:
+        yield running, folder
+
+
+def test_hostile_names_are_read_back_by_citation_and_shown_with_no_raw_escape(hostile_server):
+    server, folder = hostile_server
+    searched = server.get("/search", params={"q": "espresso", "mode": "keyword", "min_score": "0", "k": 10})
+    assert searched.status_code == 200
+    assert holds_raw(searched.text) == []  # JSON escapes: a terminal can print the answer
+    hits = {hit["path"]: hit for hit in searched.json()}
+    assert len(hits) == len(FILES)
+    assert "\x1b]0;pwned\x07" in hits["new\\x0aline.md"]["heading"]  # the data itself is exact
+    assert hits["caf\\xe9.md"]["snippet"] == "… espresso beans roasted dark."
+    for spelled in ("new\\x0aline.md:1-3", "new\nline.md:1-3", "caf\\xe9.md", "caf\\\\xe9.md"):
+        passage = server.get("/chunks/" + quote(spelled))
+        assert passage.status_code == 200, (spelled, passage.text)
+    assert "descaling" in server.get("/chunks/" + quote("caf\\\\xe9.md")).json()["text"]
+    for name, hit in hits.items():
+        answer = server.get("/page/file", params={"root": hit["root"], "path": name}).json()
+        assert answer["url"] is not None, name
+    assert (
+        server.get("/page/file", params={"root": hits["caf\\xe9.md"]["root"], "path": "caf\\xe9.md"}).json()[
+            "url"
+        ]
+        == (folder / os.fsdecode(b"caf\xe9.md")).as_uri()
+    )

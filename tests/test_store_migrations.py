@@ -59,3 +59,56 @@ def test_processes_creating_one_index_at_once_apply_each_migration_once(tmp_path
         assert opener.wait(timeout=60) == 0, opener.stderr.read()
     with SQLiteStore.open(path) as store:
         assert store.applied_migrations() == [m.name for m in migrations.all_migrations("sqlite")]
+
+
+RAW_NAMES = {
+    "new\nline.md": "new\\x0aline.md",
+    "title\x1b]0;x\x07.md": "title\\x1b]0;x\\x07.md",
+    "txt.\u202eexe.md": "txt.\\u202eexe.md",
+    "caf\\xe9.md": "caf\\xe9.md",  # an earlier spelling of bytes that are not UTF-8: kept
+    "plain.md": "plain.md",
+    "taken\tname.md": "taken\tname.md",  # its new spelling is another file's: left to the next build
+}
+
+
+def respelled_paths(execute) -> dict[str, str]:
+    """Files named as earlier versions stored them, then migration 0009 run; the paths after it."""
+    for number, name in enumerate([*RAW_NAMES, "taken\\x09name.md"]):
+        execute(
+            "INSERT INTO files (root, path, size, mtime_ns, content_hash) VALUES ('/r', ?, 1, 1, ?)",
+            (name, str(number)),
+        )
+    execute(migrations.all_migrations(execute.engine)[-1].sql)
+    return {row[1]: row[0] for row in execute("SELECT path, content_hash FROM files ORDER BY id")}
+
+
+def expected_paths() -> dict[str, str]:
+    expected = {str(number): spelled for number, spelled in enumerate(RAW_NAMES.values())}
+    return {**expected, str(len(expected)): "taken\\x09name.md"}
+
+
+def test_an_index_whose_names_held_control_characters_stores_them_escaped_as_the_walk_now_does(tmp_path):
+    assert migrations.all_migrations("sqlite")[-1].name == "0009_escaped_names.sql"
+    with SQLiteStore.open(tmp_path / "index.db", writable=True, create=True) as store, store.transaction():
+
+        def execute(sql, params=()):
+            return store.db.execute(sql, params).fetchall()
+
+        execute.engine = "sqlite"
+        assert respelled_paths(execute) == expected_paths()
+
+
+def test_postgres_stores_the_same_names_escaped(postgres_url):
+    import psycopg
+
+    from indexer.store.postgres import PostgresStore
+
+    PostgresStore.open(postgres_url, writable=True, create=True).close()
+    with psycopg.connect(postgres_url) as connection, connection.transaction():
+
+        def execute(sql, params=()):
+            cursor = connection.execute(sql.replace("?", "%s") if params else sql, params or None)
+            return cursor.fetchall() if cursor.description else []
+
+        execute.engine = "postgres"
+        assert respelled_paths(execute) == expected_paths()

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+from dataclasses import fields
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -38,6 +39,11 @@ def notes(tmp_path_factory) -> Path:
         f"# Pasted markup\n\nThis note quotes {XSS} and <script>window.ran = 1</script> verbatim.\n"
     )
     (folder / "shopping.txt").write_text("Spare inner tube, tyre levers and a patch kit for the ride.\n")
+    (folder / "controls.md").write_text(
+        "# Retitled \x1b]0;pwned\x07 heading\n\n"
+        + "\n".join(f"Filler line {number} about nothing in particular." for number in range(30))
+        + "\nThe zanzibar line, reversed by txt.\u202eexe, sits deep in the chunk.\n"
+    )
     return folder
 
 
@@ -150,7 +156,10 @@ def api_hits(server: ServerProcess, **params) -> list[dict]:
 
 def citation(hit: dict) -> str:
     """The citation the library gives a hit of ``GET /search``."""
-    return Hit(**hit).citation
+    return Hit(**{name: value for name, value in hit.items() if name in HIT_FIELDS}).citation
+
+
+HIT_FIELDS = {field.name for field in fields(Hit)}
 
 
 def test_typing_a_question_shows_the_hits_with_score_citation_heading_and_marked_words(page, server):
@@ -230,11 +239,92 @@ def test_filters_are_the_index_folders_types_and_modes_and_narrow_the_results(pa
     assert last["path"] == ["bicycle-repair/*"]
 
 
-def test_a_question_nothing_matches_says_so_plainly(page):
+def test_a_question_nothing_matches_says_so_and_what_to_try(page):
     page.open()
     page.tab.select_option("#mode", "keyword")
     assert page.search("zqxjvw") == []
-    assert page.message() == "No results for “zqxjvw”."
+    assert (
+        page.message()
+        == "No results for “zqxjvw” in keyword mode. Try hybrid mode, vector mode or showing weaker hits."
+    )
+    page.tab.select_option("#type", "txt")
+    page.wait_for_results("zqxjvw")
+    page.searched_after(lambda: page.tab.fill("#q", "zqxjvw qqqq wwww yyyy"))
+    assert page.message().endswith(
+        "Try hybrid mode, vector mode, showing weaker hits or without the filters (type txt), or fewer words."
+    )
+    page.searched_after(lambda: page.tab.click("#message .try >> text=without the filters (type txt)"))
+    assert page.tab.locator("#type").input_value() == ""
+    assert "filters" not in page.message()
+    page.searched_after(lambda: page.tab.click("#message .try >> text=showing weaker hits"))
+    assert parse_qs(urlsplit(page.api_requests("/search")[-1].url).query)["min_score"] == ["0"]
+    assert parse_qs(urlsplit(page.tab.url).query)["min_score"] == ["0"]
+    page.searched_after(lambda: page.tab.click("#message .try >> text=vector mode"))
+    assert page.tab.locator("#mode").input_value() == "vector"
+    assert page.results()  # in vector mode every chunk is near, however weakly
+
+
+def test_a_snippet_shows_the_lines_that_match_without_markup_or_raw_controls(page, server):
+    page.open("/?mode=keyword")
+    shown = page.search("zanzibar")
+    expected = api_hits(server, q="zanzibar", mode="keyword")
+    assert shown[0]["citation"].startswith("controls.md")
+    assert "zanzibar line" in expected[0]["snippet"] and "Filler line 0" not in expected[0]["snippet"]
+    assert shown[0]["snippet"] == expected[0]["snippet"].replace("\u202e", "\\u202e")
+    assert shown[0]["heading"] == "Retitled \\x1b]0;pwned\\x07 heading"
+    assert shown[0]["marks"] == ["zanzibar"]
+    page.tab.locator("#results .result").first.click()
+    page.tab.wait_for_selector("#passage-text .line")
+    text = page.tab.locator("#passage-text").text_content()
+    assert "txt.\\u202eexe" in text and "\u202e" not in text
+    assert page.tab.locator("#passage-heading").text_content() == "Retitled \\x1b]0;pwned\\x07 heading"
+
+
+def test_an_opened_hit_has_its_own_address_and_the_back_button_closes_it(page, browser, server):
+    page.open("/?mode=keyword")
+    shown = page.search("tyre")
+    page.tab.locator("#results .result").nth(1).click()
+    page.tab.wait_for_selector("#passage-text .line")
+    address = urlsplit(page.tab.url)
+    assert parse_qs(address.query)["open"] == [shown[1]["citation"]]
+    page.tab.go_back()
+    page.tab.wait_for_function("() => document.getElementById('passage-body').hidden")
+    assert "open" not in parse_qs(urlsplit(page.tab.url).query)
+    assert page.tab.locator("#q").input_value() == "tyre"
+    page.tab.go_forward()
+    page.tab.wait_for_function("() => !document.getElementById('passage-body').hidden")
+    assert page.tab.locator("#passage-title").text_content() == shown[1]["citation"]
+
+    shared = Page(browser, server)  # the address, opened by someone else
+    try:
+        shared.open(f"{address.path}?{address.query}")
+        shared.tab.wait_for_selector("#passage-text .line.hit")
+        assert shared.tab.locator("#passage-title").text_content() == shown[1]["citation"]
+        assert shared.tab.locator("#q").input_value() == "tyre"
+        assert shared.problems == []
+    finally:
+        shared.close()
+
+
+@pytest.mark.parametrize("width", [1280, 700])
+def test_the_search_box_stays_reachable_with_a_hit_open(browser, server, width):
+    page = Page(browser, server)
+    try:
+        page.tab.set_viewport_size({"width": width, "height": 600})
+        page.open("/?mode=keyword")
+        page.search("tyre")
+        page.tab.locator("#results .result").last.scroll_into_view_if_needed()
+        page.tab.locator("#results .result").last.click()
+        page.tab.wait_for_selector("#passage-text .line")
+        box = page.tab.locator("#q").bounding_box()
+        assert box is not None and box["y"] >= 0
+        on_top = "([x, y]) => document.elementFromPoint(x, y)?.id"
+        assert page.tab.evaluate(on_top, [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2]) == "q"
+        page.tab.locator("#q").fill("patch")
+        assert page.wait_for_results("patch")
+        assert page.problems == []
+    finally:
+        page.close()
 
 
 def test_a_result_opens_its_passage_with_the_text_around_it_a_citation_to_copy_and_the_file(page, server):
@@ -352,11 +442,12 @@ def test_the_status_view_shows_the_folders_files_model_size_and_builds_with_thei
 def test_a_document_holding_markup_shows_it_as_text_and_runs_nothing(page):
     page.open()
     page.tab.select_option("#mode", "keyword")
-    shown = page.search("pasted markup onerror")
+    shown = page.search("pasted markup onerror quotes")
     quoted = [result for result in shown if result["citation"].startswith("markup.md")]
     assert quoted
-    assert XSS in quoted[0]["snippet"]
-    assert "<script>" in quoted[0]["snippet"]
+    assert (
+        quoted[0]["snippet"] == "Pasted markup\nThis note quotes and window.ran = 1 verbatim."
+    )  # markup never shows raw
     page.tab.locator("#results .result", has_text="markup.md").first.click()
     page.tab.wait_for_selector("#passage-text .line")
     assert XSS in page.tab.locator("#passage-text").text_content()

@@ -7,7 +7,36 @@ embed: a backend that cannot embed must say so by raising, never by returning em
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
+from dataclasses import dataclass
 from typing import Any
+
+
+@dataclass(frozen=True)
+class ModelProbe:
+    """A text and the vector a model gave it (float32, little-endian): what a backend whose model
+    can change under it (a server's) holds every answer to. An index records the one its vectors
+    were made with, so that a later build holds its servers to that model."""
+
+    text: str
+    vector: bytes
+
+    def as_json(self) -> str:
+        return json.dumps({"text": self.text, "vector": base64.b64encode(self.vector).decode("ascii")})
+
+    @classmethod
+    def from_json(cls, recorded: str | None) -> ModelProbe | None:
+        """The probe an index recorded; None when it recorded none (or one that cannot be read:
+        the build then records a new one)."""
+        if recorded is None:
+            return None
+        try:
+            fields = json.loads(recorded)
+            return cls(str(fields["text"]), base64.b64decode(fields["vector"], validate=True))
+        except (ValueError, KeyError, TypeError, binascii.Error):
+            return None
 
 
 class EmbeddingBackend:
@@ -79,6 +108,18 @@ class EmbeddingBackend:
     def describe(self) -> dict[str, Any]:
         """Everything about this backend that changes the vectors it makes (goes into the fingerprint)."""
         return {"backend": self.kind, "model": self.model_name}
+
+    def hold_to_model(self, probe: ModelProbe | None) -> None:
+        """From now on, refuse answers of another model than the one that gave ``probe`` (the one
+        the index recorded; None: this build's first answer sets it). The default, for a backend
+        whose model cannot change under it (the in-process model), has nothing to check."""
+
+    def confirm_model(self) -> ModelProbe | None:
+        """Make sure every vector returned since the last call came from the model held to, before
+        the pipeline stores them: raises :class:`indexer.errors.BackendUnreachableError` (a server
+        switched models) or :class:`indexer.errors.SettingsChangedError` (the index's model is no
+        longer served). Returns the probe held to, for the index to record (None: none)."""
+        return None
 
     def usage(self) -> dict[str, int]:
         """Requests and tokens spent since the backend was made (for the build report)."""

@@ -90,7 +90,15 @@ class ServerFailure(BackendError):
     be reached, :class:`BackendUnreachableError`) leaves the backend.
     """
 
-    def __init__(self, what: str, url: str, *, unreachable: bool = False, wait: float | None = None) -> None:
+    def __init__(
+        self,
+        what: str,
+        url: str,
+        *,
+        unreachable: bool = False,
+        wait: float | None = None,
+        answered: bool = False,
+    ) -> None:
         super().__init__(what)
         #: What happened, without the URL (the pool's message adds it).
         self.what = what
@@ -99,6 +107,9 @@ class ServerFailure(BackendError):
         self.unreachable = unreachable
         #: The wait the server asked for, if any (seconds).
         self.wait = wait
+        #: The server answered (429, 5xx), as opposed to a connection that failed, broke or timed
+        #: out: after which the server may be another process, perhaps serving another model.
+        self.answered = answered
 
 
 #: A backend's chance to explain an error response in its own terms before the generic rules apply:
@@ -235,7 +246,10 @@ class HttpClient:
         failure = self._read_failure(response)
         self._raise_if_final(url, failure)
         raise ServerFailure(
-            f"HTTP {failure.status}: {failure.message}", url, wait=retry_after_seconds(response.headers)
+            f"HTTP {failure.status}: {failure.message}",
+            url,
+            wait=retry_after_seconds(response.headers),
+            answered=True,
         )
 
     def backoff(self, failures: int) -> float:

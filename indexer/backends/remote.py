@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from indexer.backends.base import EmbeddingBackend
+from indexer.backends.base import EmbeddingBackend, ModelProbe
 from indexer.backends.http import HttpClient, HttpSettings, display_url, recorded_url
 from indexer.backends.prefixes import resolve_prefixes
 from indexer.backends.servers import ServerPool
@@ -75,6 +75,15 @@ class HttpBackend(EmbeddingBackend):
     def _embed_on(self, client: HttpClient, texts: list[str]) -> list[Any]:
         """One request to the server of ``client`` for ``texts``; the subclass's protocol."""
         raise NotImplementedError(f"{type(self).__name__} cannot embed text")
+
+    def hold_to_model(self, probe: ModelProbe | None) -> None:
+        """Every server is held to the model that gave ``probe`` (see :mod:`indexer.backends.servers`)."""
+        self.pool.hold_to(probe)
+
+    def confirm_model(self) -> ModelProbe | None:
+        """Each server that answered since its last probe is probed again (see :meth:`ServerPool.confirm`)."""
+        self.pool.confirm(self._embed_on)
+        return self.pool.model_probe()
 
     def _vector_options(self) -> dict[str, Any]:
         """What else, besides model and prefixes, changes the vectors this backend gets (a subclass's)."""

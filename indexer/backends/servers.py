@@ -20,14 +20,25 @@ one, and the same rules then give the retries a single server always had.
   no server is there to wait for.
 * While another server is healthy, a server back from the bench gets one batch at a time until one
   succeeds: a server that hangs costs one batch's timeout per bench, not a window's.
-* No answer of a server is used before it is known to serve the same model as the others: the first
-  text of its first batch is embedded again by a server already checked, and the two vectors must have
-  a cosine of at least :data:`SAME_MODEL_COSINE`. The first server to answer is the reference (the
-  first listed, unless it is down). A server that disagrees is named in a
+* Every server is held to one model, told by the vector it gives a short probe text
+  (:data:`PROBE_TEXT`): two vectors of it with a cosine under :data:`SAME_MODEL_COSINE` come from two
+  models. The reference is the index's own (the probe it recorded, :class:`ModelProbe`), else the
+  first listed server's that answers. No answer of a server is used before its probe matched: at its
+  first answer, and again at its first answer after a connection to it failed, broke or timed out
+  (the server may be another process now). Before the pipeline stores vectors it calls
+  :meth:`ServerPool.confirm`, which probes again each server that answered since its last probe: a
+  server whose model changed while it kept answering is caught there, before anything it gave since
+  is stored (a model does not change back by itself, so a probe that matches vouches for every
+  answer the server gave before it). A server that disagrees is named in a
   :class:`BackendUnreachableError`: like a server without the model, it stops the build (exit 4).
-  A server checked once is then held to the length of the vectors the servers gave: one that answers
-  with another length later (its model swapped underneath the build) is named and stops the build
-  the same way, at its first such answer.
+  When no server serves the index's model any more (the model behind its name changed), that is a
+  :class:`SettingsChangedError`, as another dimension is: the index must be rebuilt. A server that
+  cannot be probed again at :meth:`~ServerPool.confirm` (gone since it answered) is probed before
+  its next answer is used. A lone server is probed only once a build holds the pool to a model
+  (:meth:`ServerPool.hold_to`): a question asked of it costs no second request.
+* Several servers are also held to the length of the vectors they gave: one that answers with
+  another length (its model swapped underneath the build) is named and stops the build at its first
+  such answer.
 """
 
 from __future__ import annotations
@@ -41,8 +52,9 @@ from typing import Any
 
 import numpy as np
 
+from indexer.backends.base import ModelProbe
 from indexer.backends.http import HttpClient, HttpSettings, ServerFailure
-from indexer.errors import BackendError, BackendUnreachableError
+from indexer.errors import BackendError, BackendUnreachableError, SettingsChangedError
 
 #: Embeds texts on one server: the backend's request and the reading of its answer.
 EmbedOn = Callable[[HttpClient, list[str]], Any]
@@ -50,6 +62,10 @@ EmbedOn = Callable[[HttpClient, list[str]], Any]
 #: How alike two servers' vectors of one text must be to count as the same model: two different models
 #: (or one with other options) are far below it, the same weights on other hardware far above.
 SAME_MODEL_COSINE = 0.999
+#: Where the reference comes from when the index recorded it (else from a server, named by its URL).
+INDEX = "the index"
+#: The text every server embeds to show which model it serves: a few tokens each check.
+PROBE_TEXT = "Which model answers? One sentence that every server of one model embeds alike."
 
 
 @dataclass(eq=False)
@@ -66,9 +82,13 @@ class Server:
     benched_until: float = -math.inf
     #: Until when the server asked to be left alone (``Retry-After``): no batch goes there before.
     asked_until: float = -math.inf
-    #: Known to serve the same model as the reference (the first server that answered).
+    #: Its probe matched the reference since it was last (re)connected: its answers may be used.
     checked: bool = False
-    #: Held while this server is being checked, so that it is checked once.
+    #: It gave vectors since its last probe: :meth:`ServerPool.confirm` probes it again.
+    answered: bool = False
+    #: Its probe matched the reference once in this build: a later mismatch is a switch of models.
+    served: bool = False
+    #: Held while this server is being probed, so that it is probed once at a time.
     checking: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -86,6 +106,17 @@ class ServerPool:
         self._changed = threading.Condition()
         #: The length of the vectors the servers give, from the first usable answer of several servers.
         self.width: int | None = None
+        self.probe_text = PROBE_TEXT
+        #: The probe's vector every server must give; from the index, else the first listed server.
+        self.reference: np.ndarray | None = None
+        #: Who gave the reference, for messages: :data:`INDEX` or a server's URL.
+        self.reference_from = ""
+        #: Whether some server gave the reference's vector in this build.
+        self.reference_served = False
+        #: Held to a model by a build (:meth:`hold_to`): a lone server is probed too, not only
+        #: several servers against each other (a lone server answering questions is not).
+        self.holding = False
+        self._referencing = threading.Lock()
 
     @property
     def clients(self) -> list[HttpClient]:
@@ -106,8 +137,9 @@ class ServerPool:
             sent = time.monotonic()
             try:
                 vectors = embed_on(server.client, texts)
-                self._check_same_model(server, texts, vectors, embed_on)
                 self._check_width(server, vectors, len(texts))
+                if _usable(vectors, len(texts)):  # else the pipeline's vector check refuses it
+                    self._check_model(server, embed_on)
             except ServerFailure as failure:
                 self._failed(server, sent, failure, in_flight=True)
                 self._refuse_long_wait(server, failure)
@@ -194,6 +226,7 @@ class ServerPool:
             server.in_flight -= 1
             if succeeded:
                 server.failures = 0
+                server.answered = True
             self._changed.notify_all()
 
     def _failed(self, server: Server, sent: float, failure: ServerFailure, in_flight: bool) -> None:
@@ -213,6 +246,8 @@ class ServerPool:
                 server.benched_until = max(server.benched_until, now + failure.wait)
             if failure.wait is not None:
                 server.asked_until = max(server.asked_until, now + failure.wait)
+            if not failure.answered:  # it may come back as another process: probed again first
+                server.checked = False
             self._changed.notify_all()
 
     def _refuse_long_wait(self, server: Server, failure: ServerFailure) -> None:
@@ -232,34 +267,141 @@ class ServerPool:
             failure.url,
         )
 
-    # -- the same model everywhere ----------------------------------------------------------------
+    # -- one model, the index's ----------------------------------------------------------------
 
-    def _check_same_model(self, server: Server, texts: list[str], vectors: Any, embed_on: EmbedOn) -> None:
-        """Return once ``server`` is known to serve the reference's model; raise if it does not."""
-        if server.checked or len(self.servers) == 1:  # a flag set once: read without the lock
+    def hold_to(self, probe: ModelProbe | None) -> None:
+        """Hold every server to the model that gave ``probe`` (the index's); None: to the first
+        listed server's. Each server is probed again before its next answer is used."""
+        with self._changed:
+            self.probe_text = probe.text if probe is not None else PROBE_TEXT
+            self.reference = None if probe is None else np.frombuffer(probe.vector, "<f4").astype(np.float64)
+            self.reference_from = INDEX if probe is not None else ""
+            self.reference_served = False
+            self.holding = True
+            for server in self.servers:
+                server.checked = server.answered = server.served = False
+
+    def model_probe(self) -> ModelProbe | None:
+        """The probe every server is held to, as the index records it (None before any answered)."""
+        reference = self.reference
+        if reference is None:
+            return None
+        return ModelProbe(self.probe_text, reference.astype("<f4").tobytes())
+
+    def confirm(self, embed_on: EmbedOn) -> None:
+        """Probe again each server that gave vectors since its last probe: raise if one now serves
+        another model, so that nothing it gave since is stored."""
+        with self._changed:
+            due = [server for server in self.servers if server.answered]
+            for server in due:
+                server.answered = False
+        for server in due:
+            with server.checking:
+                try:
+                    mine = self._probe(server, embed_on)
+                except ServerFailure:
+                    continue  # gone since it answered (so unchecked): probed before its next answer
+                self._judge(server, mine, embed_on)
+
+    def _check_model(self, server: Server, embed_on: EmbedOn) -> None:
+        """Return once ``server``'s probe matched the reference since it was last (re)connected."""
+        if server.checked or (len(self.servers) == 1 and not self.holding):  # flags: read without the lock
             return
-        mine = _first_vector(vectors, len(texts))
-        if mine is None:
-            return  # an answer the vector check refuses: the server is checked on a later batch
         with server.checking:
             if server.checked:
                 return
-            for judge in self._judges(server):
-                sent = time.monotonic()
-                try:
-                    answer = embed_on(judge.client, texts[:1])
-                except ServerFailure as failure:
-                    self._failed(judge, sent, failure, in_flight=False)
-                    continue
-                self._check_width(judge, answer, 1)  # a judge whose model changed is named, not ``server``
-                _compare(server.client, judge.client, mine, _first_vector(answer, 1))
-                self._mark_checked(server, judge)
+            mine = self._probe(server, embed_on)
+            self._set_reference(server, mine, embed_on)
+            self._judge(server, mine, embed_on)
+            with self._changed:
+                server.checked = True
+                server.failures = 0
+                self._changed.notify_all()
+
+    def _probe(self, server: Server, embed_on: EmbedOn) -> np.ndarray:
+        """The probe's vector from ``server``, asked again (after the server's backoff or the wait it
+        asks for) up to ``max_attempts`` times after failures that waiting may cure."""
+        attempts = self.settings.max_attempts
+        for attempt in range(1, attempts + 1):
+            sent = time.monotonic()
+            try:
+                answer = embed_on(server.client, [self.probe_text])
+            except ServerFailure as failure:
+                self._failed(server, sent, failure, in_flight=False)
+                if attempt == attempts:
+                    raise
+                wait = failure.wait if failure.wait is not None else server.client.backoff(attempt)
+                time.sleep(min(wait, self.settings.retry_max_delay))
+                continue
+            vector = _first_vector(answer, 1)
+            if vector is None:
+                raise server.client.error(BackendError, "answered the model check without a usable vector")
+            return vector
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _set_reference(self, server: Server, mine: np.ndarray, embed_on: EmbedOn) -> None:
+        """When no reference is set yet: the probe of the first listed server that answers it (a
+        server listed before ``server``, else ``server`` itself)."""
+        with self._referencing:
+            if self.reference is not None:
                 return
-            if not self._claim_reference(server):
-                raise ServerFailure(
-                    "cannot be checked against the servers already in use: none of them answers now",
-                    server.client.base_url,
+            for judge in self._listed_before(server):
+                theirs = self._probe_once(judge, embed_on)
+                if theirs is not None:
+                    self.reference, self.reference_from = theirs, judge.client.base_url
+                    return
+            self.reference, self.reference_from = mine, server.client.base_url
+
+    def _judge(self, server: Server, mine: np.ndarray, embed_on: EmbedOn) -> None:
+        """Return when ``mine`` is the reference's vector of the probe; raise naming ``server`` when
+        not, or, when no server serves the index's model any more, say that the model changed."""
+        reference, source = self.reference, self.reference_from
+        assert reference is not None  # set before any server is judged
+        if _alike(mine, reference):
+            with self._changed:
+                server.served = self.reference_served = True
+            return
+        what = _difference(mine, reference, source)
+        if source == INDEX and not self.reference_served and not server.served:
+            if not any(_alike(theirs, reference) for theirs in self._others_probes(server, embed_on)):
+                raise SettingsChangedError(
+                    f"the backend no longer serves the index's model: {what}",
+                    _setting_changed(mine, reference),
                 )
+        if server.served:
+            said = f"switched models during the build: {what}"
+        elif source == INDEX:
+            said = f"serves another model than the index was built with: {what}"
+        else:
+            said = f"serves another model than the other servers: {what}"
+        raise server.client.error(
+            BackendUnreachableError, f"{said}; every server of a backend must serve the same model"
+        )
+
+    def _others_probes(self, server: Server, embed_on: EmbedOn) -> list[np.ndarray]:
+        """The probes of the other servers that answer one (when ``server`` disagrees with the
+        index: if another agrees, ``server`` is the odd one, not the index's model gone)."""
+        with self._changed:
+            now = time.monotonic()
+            others = [other for other in self.servers if other is not server and other.benched_until <= now]
+        probes = [self._probe_once(other, embed_on) for other in others]
+        return [probe for probe in probes if probe is not None]
+
+    def _probe_once(self, server: Server, embed_on: EmbedOn) -> np.ndarray | None:
+        """The probe's vector from ``server`` in one attempt; None (and the server benched) when it fails."""
+        sent = time.monotonic()
+        try:
+            return _first_vector(embed_on(server.client, [self.probe_text]), 1)
+        except ServerFailure as failure:
+            self._failed(server, sent, failure, in_flight=False)
+            return None
+
+    def _listed_before(self, server: Server) -> list[Server]:
+        with self._changed:
+            now = time.monotonic()
+            return [
+                other for other in self.servers if other.order < server.order and other.benched_until <= now
+            ]
 
     def _check_width(self, server: Server, vectors: Any, count: int) -> None:
         """Raise when ``server``, one of several, answers with vectors of another length than the
@@ -281,32 +423,6 @@ class ServerPool:
                 "same model",
             )
 
-    def _judges(self, server: Server) -> list[Server]:
-        """Who may tell whether ``server`` serves the right model: the checked servers that are not
-        benched; before any is checked, the servers listed before it (the first to answer decides)."""
-        with self._changed:
-            now = time.monotonic()
-            ready = [other for other in self.servers if other is not server and other.benched_until <= now]
-            if any(other.checked for other in self.servers):
-                return [other for other in ready if other.checked]
-            return [other for other in ready if other.order < server.order]
-
-    def _claim_reference(self, server: Server) -> bool:
-        """Make ``server`` the reference if no server is checked yet."""
-        with self._changed:
-            if any(other.checked for other in self.servers):
-                return False
-            server.checked = True
-            return True
-
-    def _mark_checked(self, *servers: Server) -> None:
-        """Servers that just answered the same text alike: checked, and healthy."""
-        with self._changed:
-            for server in servers:
-                server.checked = True
-                server.failures = 0
-            self._changed.notify_all()
-
 
 def _first_vector(vectors: Any, count: int) -> np.ndarray | None:
     """The first of ``count`` vectors as float64, or None when the answer is not one vector per text
@@ -322,6 +438,16 @@ def _first_vector(vectors: Any, count: int) -> np.ndarray | None:
     return first
 
 
+def _usable(vectors: Any, count: int) -> bool:
+    """One vector per text, all of one length, the first of finite numbers: an answer whose model
+    is worth checking (the pipeline's vector check judges the rest)."""
+    first = _first_vector(vectors, count)
+    try:
+        return first is not None and all(len(vector) == first.size for vector in vectors)
+    except TypeError:
+        return False
+
+
 def _width(vectors: Any, count: int) -> int | None:
     """The length of the first of ``count`` vectors, or None when the answer is not one per text."""
     try:
@@ -330,22 +456,28 @@ def _width(vectors: Any, count: int) -> int | None:
         return None
 
 
-def _compare(client: HttpClient, judge: HttpClient, mine: np.ndarray, theirs: np.ndarray | None) -> None:
-    """Raise unless ``mine`` (from ``client``) and ``theirs`` (the same text from ``judge``) agree."""
-    if theirs is None:
-        raise judge.error(BackendError, "answered the same-model check without a usable vector")
-    if mine.shape != theirs.shape:
-        what = f"it gives {mine.size}-dimension vectors, {judge.base_url} {theirs.size}-dimension ones"
-    else:
-        cosine = float(mine @ theirs / (np.linalg.norm(mine) * np.linalg.norm(theirs)))
-        if cosine >= SAME_MODEL_COSINE:
-            return
-        what = (
-            f"for the same text, its vector and the one from {judge.base_url} have a cosine of {cosine:.4f} "
-            f"(at least {SAME_MODEL_COSINE} expected)"
-        )
-    raise client.error(
-        BackendUnreachableError,
-        f"serves another model than the other servers: {what}; every server of a backend must serve "
-        "the same model",
+def _alike(mine: np.ndarray, theirs: np.ndarray) -> bool:
+    """Two vectors of one text from the same model: the same length and a cosine of at least
+    :data:`SAME_MODEL_COSINE`."""
+    return mine.shape == theirs.shape and _cosine(mine, theirs) >= SAME_MODEL_COSINE
+
+
+def _difference(mine: np.ndarray, reference: np.ndarray, source: str) -> str:
+    """How a server's vector of the probe differs from the one ``source`` gave, for a message."""
+    if mine.shape != reference.shape:
+        return f"it gives {mine.size}-dimension vectors, {source} {reference.size}-dimension ones"
+    return (
+        f"for the same text, its vector and the one from {source} have a cosine of "
+        f"{_cosine(mine, reference):.4f} (at least {SAME_MODEL_COSINE} expected)"
     )
+
+
+def _setting_changed(mine: np.ndarray, reference: np.ndarray) -> str:
+    """What changed, as the settings-differ message lists it (``dimension: 384 -> 768``)."""
+    if mine.shape != reference.shape:
+        return f"dimension: {reference.size} -> {mine.size}"
+    return f"model: the same name gives other vectors (a cosine of {_cosine(mine, reference):.4f})"
+
+
+def _cosine(mine: np.ndarray, theirs: np.ndarray) -> float:
+    return float(mine @ theirs / (np.linalg.norm(mine) * np.linalg.norm(theirs)))

@@ -17,6 +17,7 @@ from typing import Any
 import click
 
 from indexer import DISTRIBUTION
+from indexer.display import json_safe, visible
 from indexer.errors import IndexerError, StorageError
 from indexer.errors import exit_codes as exit_codes_of_errors
 from indexer.pipeline.report import Notice
@@ -57,9 +58,10 @@ class Output:
     def log(self, level: str, message: str, **fields: Any) -> None:
         if self.as_json:
             record = {"time": iso_time_now(), "level": level, "message": message, **fields}
-            click.echo(json.dumps(record, ensure_ascii=False))
+            click.echo(json_safe(json.dumps(record, ensure_ascii=False)))
         elif level == "error" or not self.quiet:
             line = f"{level}: {fields['path']}: {message}" if fields.get("path") else f"{level}: {message}"
+            line = visible(line)  # a file's name or a reader's message may hold a terminal's escapes
             if self.progress is not None:
                 self.progress.write(line)
             else:

@@ -17,6 +17,7 @@ from indexer.backends.kinds import BACKEND_KINDS, BUILTIN_CONCURRENCY, backend_c
 from indexer.backends.packaged import DEFAULT_EMBEDDING_MODEL, EMBEDDING_MODELS
 from indexer.cli.app import Output, db_option, exit_codes
 from indexer.cli.output import show_report
+from indexer.display import visible
 from indexer.errors import ConfigError
 from indexer.pipeline.options import MIN_CHUNK_TOKENS, BuildOptions, option_help
 from indexer.progress import Progress
@@ -242,7 +243,7 @@ def remove(ctx: click.Context, root: str, db_path: str | None, wait: float, as_j
     if output.as_json:
         output.log("info", message, root=root, files_removed=removed)
     else:
-        click.echo(message)
+        click.echo(visible(message))
 
 
 @click.command(epilog=exit_codes(0, 2, 3, 4, 5))

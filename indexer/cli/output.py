@@ -16,7 +16,9 @@ import click
 
 from indexer.api import iso_time
 from indexer.cli.app import Output, iso_time_now
+from indexer.display import csv_cell, json_safe, markdown_cell, visible
 from indexer.progress import duration
+from indexer.snippets import QueryWords, is_markup, snippet_lines
 
 
 def show_report(output: Output, report: Any) -> None:
@@ -27,13 +29,10 @@ def show_report(output: Output, report: Any) -> None:
     if len(report.failures) > len(shown):
         output.error(f"... and {len(report.failures) - len(shown)} more files failed")
     if output.as_json:
-        click.echo(
-            json.dumps(
-                {"time": iso_time_now(), "level": "info", "message": report.summary(), **report_dict(report)}
-            )
-        )
+        record = {"time": iso_time_now(), "level": "info", "message": report.summary(), **report_dict(report)}
+        click.echo(json_safe(json.dumps(record)))
     elif not output.quiet:
-        click.echo(report.summary())
+        click.echo(visible(report.summary()))
 
 
 def report_dict(report: Any) -> dict[str, Any]:
@@ -55,43 +54,47 @@ def use_color() -> bool:
     return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
 
 
-def snippet(text: str, limit: int = 240) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + " …"
-
-
 def hits_as_text(hits: list[Any], question: str, color: bool) -> str:
-    words = {word.lower() for word in question.split() if len(word) > 2}
+    """Each hit's rank, score, citation and heading path, and under it the lines that match
+    (:mod:`indexer.snippets`), the question's words in bold on a terminal that shows colour."""
+    wanted = QueryWords.of(question)
     lines = []
     for number, hit in enumerate(hits, start=1):
-        where = click.style(hit.citation, fg="cyan") if color else hit.citation
-        heading = f"  [{hit.heading}]" if hit.heading else ""
+        citation = visible(hit.citation)
+        where = click.style(citation, fg="cyan") if color else citation
+        heading = f"  [{visible(hit.heading)}]" if hit.heading else ""
         lines.append(f"{number}. {hit.score:.3f}  {where}{heading}")
-        text = snippet(hit.text)
-        if color and words:
-            text = " ".join(
-                click.style(w, bold=True) if w.lower().strip(".,:;()") in words else w for w in text.split()
-            )
-        lines.append(f"   {text}")
+        for line in snippet_lines(hit.text, question, markup=is_markup(hit.path)):
+            shown = visible(line)
+            if color:
+                shown = " ".join(
+                    click.style(word, bold=True) if wanted.matches(word.strip(".,:;()*`'\"")) else word
+                    for word in shown.split(" ")
+                )
+            lines.append(f"   {shown}")
     return "\n".join(lines)
 
 
 def hits_as_csv(hits: list[Any]) -> str:
+    """Hits as CSV, every text cell made safe for a spreadsheet (:func:`indexer.display.csv_cell`)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
     writer.writerow(["score", "path", "start_line", "end_line", "locator", "heading", "text"])
     for hit in hits:
-        writer.writerow(
-            [f"{hit.score:.6f}", hit.path, hit.start_line, hit.end_line, hit.locator, hit.heading, hit.text]
-        )
+        texts = [csv_cell(value) for value in (hit.path, hit.heading, hit.text)]
+        locator = csv_cell(hit.locator)
+        writer.writerow([f"{hit.score:.6f}", texts[0], hit.start_line, hit.end_line, locator, *texts[1:]])
     return buffer.getvalue()
 
 
-def hits_as_markdown(hits: list[Any]) -> str:
+def hits_as_markdown(hits: list[Any], question: str) -> str:
+    """Hits as a Markdown table, the matching lines as the snippet; every cell on one line."""
     rows = ["| score | where | heading | snippet |", "|---|---|---|---|"]
     for hit in hits:
-        cells = [f"{hit.score:.3f}", f"`{hit.citation}`", hit.heading, snippet(hit.text, 120)]
-        rows.append("| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |")
+        shown = " ".join(snippet_lines(hit.text, question, width=120, markup=is_markup(hit.path)))
+        citation = markdown_cell(hit.citation).replace("`", "'")
+        cells = [f"{hit.score:.3f}", f"`{citation}`", markdown_cell(hit.heading), markdown_cell(shown)]
+        rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 
 
@@ -134,7 +137,7 @@ def status_lines(info: dict[str, Any]) -> list[str]:
             f"{build_row['chunks_embedded']} embedded, {build_row['chunks_reused']} re-used; "
             f"{build_row['requests']} requests, {build_row['tokens']} tokens"
         )
-    return lines
+    return [visible(line) for line in lines]
 
 
 def threshold_text(scores: dict[str, Any]) -> str:
@@ -166,5 +169,5 @@ def score_lines(results: dict[str, dict[str, Any]], recall: str) -> list[str]:
             for row in scores["queries"]:
                 rank = row["first_relevant_rank"] or "-"
                 top = row["top"][0] if row["top"] else "nothing"
-                lines.append(f"  {rank!s:>4} {row['ndcg@10']:.3f}  {row['query']}  -> {top}")
+                lines.append(visible(f"  {rank!s:>4} {row['ndcg@10']:.3f}  {row['query']}  -> {top}"))
     return lines

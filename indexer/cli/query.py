@@ -7,6 +7,7 @@ import json
 import os
 import shlex
 import sys
+from dataclasses import fields
 from typing import Any
 
 import click
@@ -14,9 +15,11 @@ import click
 from indexer.api import Index, default_index_path
 from indexer.cli.app import QUERY_CODE_1, db_option, exit_codes
 from indexer.cli.output import hits_as_csv, hits_as_markdown, hits_as_text, use_color
+from indexer.display import json_safe
 from indexer.request import HELP, MAX_K, MAX_RERANK_TOP, MODES, RERANK_TOP, SearchRequest
 from indexer.search import Hit
 from indexer.serving.discovery import ANSWER_SECONDS, RERANK_ANSWER_SECONDS, search_through_server
+from indexer.snippets import ShownHit
 from indexer.store import is_postgres_url
 
 
@@ -117,12 +120,13 @@ def query(
             hits = index.search(request)
     output_format = "json" if as_json else output_format
     if output_format == "json":
-        click.echo(json.dumps([hit.to_dict() for hit in hits], ensure_ascii=False, indent=2))
+        shown = [ShownHit.of(hit, question).to_dict() for hit in hits]
+        click.echo(json_safe(json.dumps(shown, ensure_ascii=False, indent=2)))
     elif output_format == "csv":
         click.echo(hits_as_csv(hits), nl=False)
     elif hits:
         click.echo(
-            hits_as_markdown(hits)
+            hits_as_markdown(hits, question)
             if output_format == "markdown"
             else hits_as_text(hits, question, use_color())
         )
@@ -144,7 +148,10 @@ def hits_from_server(location: str, request: SearchRequest) -> list[Hit] | None:
     # a re-ranked answer takes the server seconds: waiting beats loading the model here
     wait = RERANK_ANSWER_SECONDS if request.rerank else ANSWER_SECONDS
     found = search_through_server(location, params, os.environ.get("INDEX_TOKEN") or None, warn, wait)
-    try:
-        return None if found is None else [Hit(**hit) for hit in found]
-    except TypeError:  # a server of another version, whose hits have other fields
+    names = {field.name for field in fields(Hit)}
+    try:  # a hit's fields; a server's extra fields (its snippet) are left for its own page
+        return (
+            None if found is None else [Hit(**{k: v for k, v in hit.items() if k in names}) for hit in found]
+        )
+    except TypeError:  # a server of another version, whose hits lack fields
         return None

@@ -12,6 +12,7 @@ from indexer.api import Index, default_index_path
 from indexer.cli.app import Output, db_option, exit_codes
 from indexer.cli.build import build_option
 from indexer.cli.output import score_lines, status_lines
+from indexer.display import json_safe, visible
 from indexer.progress import Progress
 from indexer.request import MODES
 
@@ -34,7 +35,7 @@ def status(ctx: click.Context, db_path: str | None, as_json: bool, build_count: 
     with Index.open(db_path or default_index_path(), create=False) as index:
         info = index.status(build_count)
     if as_json:
-        click.echo(json.dumps(info, indent=2))
+        click.echo(json_safe(json.dumps(info, indent=2)))
         return
     click.echo("\n".join(status_lines(info)))
 
@@ -131,7 +132,7 @@ def evaluate(
             progress=progress,
             per_query=per_query,
         )
-        click.echo(f"index: {report.build_summary}", err=True)
+        click.echo(visible(f"index: {report.build_summary}"), err=True)
         results = report.results
         title = (
             f"{report.collection}: {report.documents} documents, {report.queries} judged queries "
@@ -142,12 +143,12 @@ def evaluate(
         for scores in results.values():
             scores.pop("queries", None)
     if as_json:
-        click.echo(json.dumps(results, indent=2, ensure_ascii=False))
+        click.echo(json_safe(json.dumps(results, indent=2, ensure_ascii=False)))
     else:
         click.echo("\n".join([title, *score_lines(results, recall)]))
     from indexer.eval.fixtures import unmet
 
     missed = unmet(results, {recall: min_recall, "ndcg@10": min_ndcg})
     if missed:
-        click.echo(f"error: below the floor: {'; '.join(missed)}", err=True)
+        click.echo(visible(f"error: below the floor: {'; '.join(missed)}"), err=True)
         sys.exit(1)

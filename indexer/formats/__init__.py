@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from indexer.formats.asciidoc import read_asciidoc
+from indexer.formats.code import CODE_EXTENSIONS, read_code
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
 from indexer.formats.docx import read_docx
 from indexer.formats.html import read_html
@@ -43,6 +45,7 @@ TEXT_READERS: dict[str, Callable[[str, str], Document]] = {
     **dict.fromkeys(("rst", "rest", "txt", "text"), read_rst),
     **dict.fromkeys(("html", "htm", "xhtml"), read_html),
     "ipynb": read_notebook,
+    **dict.fromkeys(("adoc", "asciidoc", "asc"), read_asciidoc),
 }
 #: How a failure names the reader of each extension ("the HTML reader failed: ...").
 READER_NAMES = {
@@ -52,6 +55,8 @@ READER_NAMES = {
     **dict.fromkeys(("rst", "rest", "txt", "text"), "reStructuredText"),
     **dict.fromkeys(("html", "htm", "xhtml"), "HTML"),
     "ipynb": "notebook",
+    **dict.fromkeys(("adoc", "asciidoc", "asc"), "AsciiDoc"),
+    **dict.fromkeys(CODE_EXTENSIONS, "source code"),
 }
 #: A reader's failure is told in one line of at most this many characters.
 MAX_REASON_CHARS = 300
@@ -104,5 +109,9 @@ def head_check(path: str) -> Callable[[bytes], bool] | None:
 
 
 def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
-    """The document in ``text``, already decoded, read as its extension says."""
-    return TEXT_READERS.get(extension_of(path), read_plain)(text, encoding)
+    """The document in ``text``, already decoded, read as its extension says; source code by its
+    language's grammar, headed by its path (:mod:`indexer.formats.code`)."""
+    extension = extension_of(path)
+    if extension in CODE_EXTENSIONS:
+        return read_code(path, text, encoding, CODE_EXTENSIONS[extension])
+    return TEXT_READERS.get(extension, read_plain)(text, encoding)

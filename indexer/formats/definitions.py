@@ -68,19 +68,23 @@ def man_page_names(lines: list[str]) -> dict[int, tuple[str, ...]]:
     for number, line in enumerate(lines, 1):
         if line.rstrip() != "NAME":
             continue
-        entry: list[str] = []
+        entry = []
         for following in lines[number : number + MAX_MAN_NAME_LINES]:
             if not following[:1].isspace() or not following.strip():
                 break
             entry.append(following)
-            dash = _MAN_DASH.search(following)
-            if dash:
-                entry[-1] = following[: dash.start()]
-                names = known_names(part.strip() for part in " ".join(entry).split(","))
-                if names:
+            if _MAN_DASH.search(following):
+                if names := man_entry_names(" ".join(entry)):
                     found[number + 1] = names
                 break
     return found
+
+
+def man_entry_names(entry: str) -> tuple[str, ...]:
+    """The names of a NAME entry (``clock_getres, clock_gettime - clock and time functions``): those
+    before the dash, with their last parts; none when it has no dash."""
+    dash = _MAN_DASH.search(entry)
+    return known_names(part.strip() for part in entry[: dash.start()].split(",")) if dash else ()
 
 
 def known_names(names: Iterable[str]) -> tuple[str, ...]:

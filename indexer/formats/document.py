@@ -85,6 +85,12 @@ class Document:
     #: Found once here, by the reader, and stored with the chunk holding the line, so that a
     #: one-name question finds its definition without reading any text at query time.
     definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    #: The text a reader reads of a line (1-based line: text, one line, never empty) where the
+    #: format's markup makes it differ from the line as written: an AsciiDoc link macro read as its
+    #: visible text, a section title without its ``==``. A chunk's text keeps the file's lines, which
+    #: its citation and keyword matches read; the model reads these instead, and they are what counts
+    #: toward a chunk's size.
+    read_as: dict[int, str] = field(default_factory=dict)
 
     def locator(self, start_line: int, end_line: int) -> str:
         """How a citation names lines ``start_line``-``end_line``: 'page 3', 'cells 4-6'; '' when the

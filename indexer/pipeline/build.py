@@ -34,6 +34,7 @@ from indexer.pipeline.embed_queue import Batch, EmbedQueue
 from indexer.pipeline.options import BuildOptions
 from indexer.pipeline.planner import PendingFile, Planner, StageClock
 from indexer.pipeline.report import BuildReport, Notice
+from indexer.pipeline.vector_check import probe_meta, recorded_probe
 from indexer.pipeline.writer import GroupWriter
 from indexer.progress import ChunkEstimate
 from indexer.store.contract import IndexStore
@@ -91,7 +92,7 @@ class Build:
         self.planner = Planner(
             store, backend, chunk_settings, self._warn, self.clock, reread, self.rules.max_file_size
         )
-        self.secrets_redacted = 0
+        self.secrets_by_file: dict[str, int] = {}
         self.stopped: str | None = None
         self.files_found = self.files_visited = 0  # for progress
         self.estimate = ChunkEstimate(())  # of the chunks to embed: for progress
@@ -107,6 +108,8 @@ class Build:
         build_id = self.store.start_build(
             self.root_key, self.backend.model_name, os.getpid(), socket.gethostname(), self.started_at
         )
+        self.model_probe = recorded_probe(self.store)
+        self.backend.hold_to_model(self.model_probe)
         concurrency = max(1, self.options.concurrency or self.backend.default_concurrency)
         write_pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="write")
         embed_pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="embed")
@@ -121,6 +124,7 @@ class Build:
             self.settings,
             self.dimensions,
             self.options.commit_seconds,
+            self._confirm_model,
         )
         try:
             try:
@@ -269,13 +273,22 @@ class Build:
 
     def _note_secrets(self, pending: PendingFile) -> None:
         """Count the secrets redacted from a file, and say where (never what)."""
-        self.secrets_redacted += len(pending.secrets)
+        self.secrets_by_file[pending.source.path] = len(pending.secrets)
         lines = ", ".join(str(line) for line in sorted({finding.line for finding in pending.secrets}))
         kinds = ", ".join(sorted({finding.kind for finding in pending.secrets}))
         count = len(pending.secrets)
         what = f"{count} secret{'s' * (count > 1)} redacted ({kinds}) at line{'s' * (',' in lines)} {lines}"
         advice = f"index it as it is with {self.options.option_name('allow_secrets')}"
         self._warn(Notice(f"{what}; {advice}", pending.source.path))
+
+    def _confirm_model(self) -> dict[str, str]:
+        """On the writer thread, before a group is committed: the backend vouches for the model of
+        every vector it gave since (or raises); its probe is recorded with the first group."""
+        probe = self.backend.confirm_model()
+        if probe is None or probe == self.model_probe:
+            return {}
+        self.model_probe = probe
+        return probe_meta(probe)
 
     def _find_or_queue(self, pending: PendingFile) -> None:
         self.queue.remember(self.planner.stored_vectors(self.queue.unknown(pending.text_hashes)))
@@ -311,6 +324,7 @@ class Build:
             self._finish_batch(batch, future)
             self._show_progress()
         self.writer.write_ready(self.stopped)
+        self._stop_if_refused()
 
     def _finish_batch(self, batch: Batch, future: Future) -> None:
         """Check a batch's answer: keep its vectors, or fail its texts (their files keep their old
@@ -346,6 +360,12 @@ class Build:
                 if self.planner.recut(pending, pending.text_hashes.index(too_long), str(error)):
                     self._find_or_queue(pending)
 
+    def _stop_if_refused(self) -> None:
+        """Stop once the backend could not vouch for the model of a group's vectors (a server
+        switched models): that group and every file after it fail."""
+        if self.writer.refused is not None:
+            self._stop(self.writer.refused)
+
     def _stop(self, reason: str) -> None:
         if self.stopped is None:
             self.stopped = reason
@@ -359,7 +379,9 @@ class Build:
                 break
             self._take_finished(block=True)
         self.writer.write_ready(self.stopped, flush=True)
+        self._stop_if_refused()
         self.writer.finish()
+        self._stop_if_refused()
         self._show_progress()  # every file is done now
 
     # -- after the writes -------------------------------------------------------------------------
@@ -451,5 +473,6 @@ class Build:
             stopped=self.stopped,
             started_at=self.started_at,
             finished_at=time.time(),
-            secrets_redacted=self.secrets_redacted,
+            secrets_redacted=sum(self.secrets_by_file.values()),
+            secrets_by_file=dict(self.secrets_by_file),
         )

@@ -71,6 +71,8 @@ class BuildReport:
     files_ignored: int = 0
     skipped: list[SkippedFile] = field(default_factory=list)
     secrets_redacted: int = 0  # secrets replaced by [redacted] in the files this build read
+    #: how many of them each file held, by path (files without any are not listed)
+    secrets_by_file: dict[str, int] = field(default_factory=dict)
     #: requests sent to each server, by URL (an HTTP backend's; empty for the embedded model)
     requests_by_server: dict[str, int] = field(default_factory=dict)
 

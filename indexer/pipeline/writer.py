@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import time
 from collections import deque
+from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 
+from indexer.errors import BackendError
 from indexer.pipeline.dimensions import Dimensions
 from indexer.pipeline.embed_queue import EmbedQueue
 from indexer.pipeline.options import COMMIT_SECONDS
@@ -47,6 +49,10 @@ class GroupWriter:
     ``settings`` are the index's settings to record with the first commit (None when the index has
     them already): an index gets its settings, and its dimension, only when something is stored.
     ``commit_seconds`` bounds the time between two commits (see the module's docstring).
+    ``confirm_model`` runs on the writer thread before each group with vectors is committed: it
+    raises when the backend can no longer vouch for the model of the vectors it gave since the last
+    one, and returns what to record with the group. Such a group is not committed, and nor is any
+    file with vectors after it: they fail with the reason, kept in ``refused`` for the build to stop.
     """
 
     def __init__(
@@ -60,6 +66,7 @@ class GroupWriter:
         settings: dict[str, str] | None,
         dimensions: Dimensions,
         commit_seconds: float = COMMIT_SECONDS,
+        confirm_model: Callable[[], dict[str, str]] = dict,
     ) -> None:
         self.store = store
         self.root_key = root_key
@@ -77,6 +84,9 @@ class GroupWriter:
         self._writing: tuple[Future, Group] | None = None
         self.commit_seconds = commit_seconds
         self._commit_due = time.monotonic() + commit_seconds
+        self.confirm_model = confirm_model
+        #: Why the backend could not vouch for a group's vectors (None while it could).
+        self.refused: str | None = None
 
     def add(self, pending: PendingFile) -> None:
         self.waiting.append(pending)
@@ -102,6 +112,8 @@ class GroupWriter:
                     break
                 reason = stopped
             self.waiting.popleft()
+            if reason is None and self.refused and pending.touch_only is None:
+                reason = self.refused  # its vectors may be of the model refused: never stored
             if reason is not None:
                 self.fail(pending.source.path, reason)
             else:
@@ -131,7 +143,14 @@ class GroupWriter:
         if self._writing is None:
             return
         writing, group = self._writing
-        self.clock.add("write", writing.result())  # an interruption here leaves the group to settle()
+        try:
+            self.clock.add("write", writing.result())  # an interruption here leaves the group to settle()
+        except BackendError as error:  # confirm_model refused: the group was not committed
+            self._writing = None
+            self.refused = self.refused or str(error)
+            for new_file in group.new_files:
+                self.fail(new_file.path, self.refused)
+            return
         self._writing = None
         self.counts = self.counts.plus(group.counts)
         self.files_unchanged += len(group.touched)
@@ -195,9 +214,12 @@ class GroupWriter:
         """On the writer thread: one transaction for the group (and the build record's counts)."""
         started = time.perf_counter()
         store = self.store
+        model = self.confirm_model() if group.new_files else {}
         with store.transaction():
             if group.settings is not None:
                 store.set_meta(group.settings)
+            if model:
+                store.set_meta(model)
             if group.new_files and group.dimension is not None and not store.has_vector_table():
                 store.create_vector_table(group.dimension)
             for file_id, size, mtime_ns in group.touched:

@@ -19,9 +19,11 @@ from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
 
 from indexer.api import Index
+from indexer.display import json_safe
 from indexer.errors import (
     BackendError,
     BackendUnreachableError,
@@ -34,10 +36,25 @@ from indexer.errors import (
 )
 from indexer.passages import Passage
 from indexer.request import HELP, MAX_K, MAX_RERANK_TOP, MODES, RERANK_TOP, SearchRequest
-from indexer.search import Hit
 from indexer.serving.discovery import INSTANCE_HEADER
 from indexer.serving.hosts import HostRule
 from indexer.serving.web import BrowserGuard, add_page_routes, is_public
+from indexer.snippets import ShownHit
+
+
+class AnythingConvertor(Convertor[str]):
+    """A path parameter of any characters, newlines too (Starlette's ``path`` stops at one)."""
+
+    regex = "[\\s\\S]*"
+
+    def convert(self, value: str) -> str:
+        return value
+
+    def to_string(self, value: str) -> str:
+        return value
+
+
+register_url_convertor("anything", AnythingConvertor())
 
 Mode = Literal[MODES]  # type: ignore[valid-type]  # the search modes, one place
 log = logging.getLogger("indexer.serve")
@@ -77,6 +94,7 @@ def make_app(
     default)."""
     app = FastAPI(
         title="indexer",
+        default_response_class=SafeJSONResponse,
         description=DESCRIPTION,
         lifespan=_lifespan(mcp, on_start, on_stop),
         docs_url=None,  # /docs is the package's own page: FastAPI's loads Swagger UI from a CDN
@@ -115,7 +133,7 @@ def _lifespan(
 
 
 def _add_routes(app: FastAPI, index: Index) -> None:
-    @app.get("/search", response_model=list[Hit], summary="The chunks that best match a question")
+    @app.get("/search", response_model=list[ShownHit], summary="The chunks that best match a question")
     def search(
         q: Annotated[str, Query(min_length=1, description=HELP["text"])],
         k: Annotated[int, Query(ge=1, le=MAX_K, description=HELP["k"])] = 5,
@@ -131,8 +149,9 @@ def _add_routes(app: FastAPI, index: Index) -> None:
         path: Annotated[list[str] | None, Query(description="Same as `paths` (older name).")] = None,
         type: Annotated[list[str] | None, Query(description="Same as `types` (older name).")] = None,
         root: Annotated[list[str] | None, Query(description="Same as `roots` (older name).")] = None,
-    ) -> list[Hit]:
-        """Hits as `index query --json` prints them, best first."""
+    ) -> list[ShownHit]:
+        """Hits as `index query --json` prints them, best first, each with its `snippet`: the lines
+        that hold the question's words, `…` where lines were passed over, without markup."""
         request = SearchRequest(
             q,
             k=k,
@@ -144,9 +163,10 @@ def _add_routes(app: FastAPI, index: Index) -> None:
             rerank=rerank,
             rerank_top=rerank_top,
         )
-        return index.search(request)
+        return [ShownHit.of(hit, q) for hit in index.search(request)]
 
-    @app.get("/chunks/{citation:path}", response_model=Passage, summary="A file's text as indexed")
+    # a path parameter's pattern stops at a newline: this one takes every character (a raw name)
+    @app.get("/chunks/{citation:anything}", response_model=Passage, summary="A file's text as indexed")
     def chunks(
         citation: str,
         root: Annotated[str | None, Query(description="The root, when the path is under several.")] = None,
@@ -172,7 +192,7 @@ def _add_error_handlers(app: FastAPI) -> None:
     @app.exception_handler(IndexerError)
     def library_error(request: Request, error: IndexerError) -> JSONResponse:
         status = next(code for kind, code in ERROR_STATUS if isinstance(error, kind))
-        return JSONResponse({"error": str(error)}, status_code=status)
+        return SafeJSONResponse({"error": str(error)}, status_code=status)
 
     @app.exception_handler(RequestValidationError)
     def bad_parameters(request: Request, error: RequestValidationError) -> JSONResponse:
@@ -180,7 +200,7 @@ def _add_error_handlers(app: FastAPI) -> None:
             f"{'.'.join(str(part) for part in problem['loc'])}: {problem['msg']}"
             for problem in error.errors()
         ]
-        return JSONResponse({"error": "; ".join(problems)}, status_code=422)
+        return SafeJSONResponse({"error": "; ".join(problems)}, status_code=422)
 
     @app.exception_handler(HTTPException)
     def http_error(request: Request, error: HTTPException) -> JSONResponse:
@@ -194,6 +214,14 @@ def _add_error_handlers(app: FastAPI) -> None:
         return JSONResponse(
             {"error": f"internal error ({type(error).__name__}); see the server's log"}, status_code=500
         )
+
+
+class SafeJSONResponse(JSONResponse):
+    """JSON whose text a terminal can print (``curl`` of a hit): the characters a terminal acts on
+    are written as JSON escapes (:func:`indexer.display.json_safe`), the same data once read."""
+
+    def render(self, content: Any) -> bytes:
+        return json_safe(super().render(content).decode("utf-8")).encode("utf-8")
 
 
 Receive = Callable[[], Awaitable[dict]]

@@ -16,8 +16,10 @@ from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from indexer.api import Index
+from indexer.display import visible
 from indexer.errors import IndexerError
 from indexer.request import HELP, MAX_K, MAX_RERANK_TOP, MODES, RERANK_TOP, SearchRequest
+from indexer.snippets import ShownHit
 
 Mode = Literal[MODES]  # type: ignore[valid-type]
 
@@ -31,7 +33,8 @@ SEARCH = """Find the passages of the indexed documents that best answer a questi
 Returns up to k hits, best first. Each hit has `citation` (where it is: `path:START-END` for lines,
 or `path:page N`, `path:cells N-M`, `path:paragraphs N-M` for PDFs, notebooks and Word files),
 `path`, `start_line`, `end_line`, `heading` (the section it is under, as `Guide > Install`), `text`
-(the passage), `score` (0..1, in rank order) and `root` (the indexed folder it is from).
+(the passage), `snippet` (its lines that hold the question's words, `…` where lines were passed
+over), `score` (0..1, in rank order) and `root` (the indexed folder it is from).
 An empty list means nothing in the index is likely to answer (hits under the index's threshold are
 left out; `min_score: 0` shows them). `rerank: true` re-reads the best candidates with a
 cross-encoder: better order for a long question, seconds slower.
@@ -76,36 +79,55 @@ def make_mcp_server(index: Index) -> MCPServer:
             query, k=k, mode=mode, paths=tuple(paths or ()), types=tuple(types or ()),
             roots=tuple(roots or ()), min_score=min_score, rerank=rerank, rerank_top=rerank_top,
         )  # fmt: skip
-        return [{"citation": hit.citation, **hit.to_dict()} for hit in index.search(request)]
+        hits = [ShownHit.of(hit, query) for hit in index.search(request)]
+        return [shown({"citation": hit.citation, **hit.to_dict()}) for hit in hits]
 
     def get(
         citation: Annotated[str, Field(min_length=1, description="A hit's citation, or a path.")],
         root: Annotated[str | None, Field(description="The folder, when the path is in several.")] = None,
     ) -> dict[str, Any]:
         passage = index.get(citation, root=root)
-        return passage.to_dict()
+        return shown(passage.to_dict())
 
     def status() -> dict[str, Any]:
         info = index.status()
-        return {
-            key: info[key]
-            for key in (
-                "index",
-                "files",
-                "chunks",
-                "model",
-                "dimension",
-                "roots",
-                "builds",
-                "scores",
-                "reranker",
-            )
-        }
+        return shown(
+            {
+                key: info[key]
+                for key in (
+                    "index",
+                    "files",
+                    "chunks",
+                    "model",
+                    "dimension",
+                    "roots",
+                    "builds",
+                    "scores",
+                    "reranker",
+                )
+            }
+        )
 
     server.add_tool(told(search), description=SEARCH, annotations=READ_ONLY)
     server.add_tool(told(get), description=GET, annotations=READ_ONLY)
     server.add_tool(told(status), description=STATUS, annotations=READ_ONLY)
     return server
+
+
+def shown(answer: dict[str, Any]) -> dict[str, Any]:
+    """An answer whose texts a model may show its user: the characters a terminal acts on shown as
+    escapes (:func:`indexer.display.visible`), lines kept."""
+    return {key: _shown_value(value) for key, value in answer.items()}
+
+
+def _shown_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return visible(value, lines=True)
+    if isinstance(value, dict):
+        return shown(value)
+    if isinstance(value, list):
+        return [_shown_value(item) for item in value]
+    return value
 
 
 def told(tool: Callable[..., Any]) -> Callable[..., Any]:
@@ -117,6 +139,6 @@ def told(tool: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return tool(*args, **kwargs)
         except IndexerError as error:
-            raise ToolError(str(error)) from error
+            raise ToolError(visible(str(error))) from error
 
     return run

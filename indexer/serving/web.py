@@ -26,6 +26,8 @@ from fastapi.responses import FileResponse, JSONResponse
 from starlette.staticfiles import StaticFiles
 
 from indexer.api import Index
+from indexer.display import visible
+from indexer.names import UNSAFE_CHARACTERS, local_name
 from indexer.search import MODES, STOPWORDS
 from indexer.serving.hosts import HostRule
 
@@ -74,18 +76,25 @@ def add_page_routes(app: FastAPI, index: Index) -> None:
 
     @app.get("/page/settings", include_in_schema=False)
     def settings() -> dict[str, Any]:
-        """The search modes (the first is the default) and the words a keyword search leaves out,
-        which the page does not mark."""
-        return {"modes": list(MODES), "stopwords": sorted(STOPWORDS)}
+        """The search modes (the first is the default), the words a keyword search leaves out, which
+        the page does not mark, and how it shows the characters a page must not act on (each and its
+        escape, as :func:`indexer.display.visible` shows them; newlines and tabs are the page's)."""
+        return {"modes": list(MODES), "stopwords": sorted(STOPWORDS), "escapes": page_escapes()}
 
     @app.get("/page/file", include_in_schema=False)
     def file(root: str, path: str) -> dict[str, str | None]:
         """A ``file://`` address for an indexed file that is on this machine, else None (the index
         may be read where it was not built). Only files the index holds are looked up."""
         state = index.store.file_states(root).get(path)
-        where = Path(root, path)
+        where = Path(root, local_name(path))  # the name the file system knows
         found = state is not None and state.status == "indexed" and where.is_absolute() and where.is_file()
         return {"url": where.as_uri() if found else None}
+
+
+def page_escapes() -> dict[str, str]:
+    """Each character the page shows as an escape, and the escape (:func:`indexer.display.visible`)."""
+    shown = {chr(code): visible(chr(code), lines=True) for code in sorted(UNSAFE_CHARACTERS)}
+    return {character: escape for character, escape in shown.items() if escape != character}
 
 
 Receive = Callable[[], Awaitable[dict]]

@@ -113,6 +113,10 @@ class ChunkSearch(Protocol):
         self, words: Sequence[str], k: int, allowed: AllowedChunks | None = None
     ) -> list[tuple[int, float]]: ...
 
+    def keyword_chunk_count(self) -> int:
+        """How many chunks BM25 counts in :meth:`keyword_matches` (its N), for the keyword scale."""
+        ...
+
     def expect_many_searches(self) -> None:
         """A hint that this process will search many times (a server, an evaluation): a store may
         then prepare once what makes each search faster."""

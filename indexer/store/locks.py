@@ -8,6 +8,7 @@ SIGKILL, so a killed build never leaves a stale lock behind.
 
 from __future__ import annotations
 
+import errno
 import os
 import time
 from collections.abc import Callable
@@ -71,6 +72,11 @@ class FileWriterLock:
         except TimeoutError:  # filelock.Timeout: held by another process
             return False
         except OSError as error:
+            if error.errno == errno.ELOOP:  # a link planted under the name: never followed
+                raise StorageError(
+                    f"the lock file {self.path} is a symbolic link, which a build does not follow: "
+                    "remove it and build again"
+                ) from error
             raise StorageError(
                 f"cannot create the lock file {self.path}: {error.strerror or error}; "
                 "the index's folder must be writable to build it"
@@ -113,7 +119,9 @@ def is_locked_elsewhere(index_path: str) -> bool:
 
 
 def file_lock(path: str) -> filelock.FileLock:
-    """An OS lock on ``path`` that any thread of this process may release.
+    """An OS lock on ``path`` that any thread of this process may release. filelock opens the file
+    without following a link and without truncating it (from the version pyproject.toml asks for:
+    older ones truncated whatever a link planted under the name pointed to).
 
     filelock is imported here, when a lock is first wanted: only builds and status take one, and a
     one-off ``index query`` should not pay for it (and the logging module it loads)."""

@@ -47,7 +47,7 @@ from indexer.errors import (
     IndexOutdatedError,
 )
 from indexer.records import StoredChunk
-from indexer.store import migrations, records
+from indexer.store import keywords, migrations, records
 from indexer.store.locks import wait_for
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile
 
@@ -76,12 +76,15 @@ ENGINE = "postgres"
 _OUR_TABLES = ("meta", "files", "chunks", "builds")
 #: BM25's term-frequency saturation, as FTS5's bm25() uses it.
 BM25_K1 = 1.2
-#: A search term as a tsquery: its words as a phrase, or, ending with ``*``, a prefix search.
+#: A search term (``word``, as :func:`indexer.store.keywords.query_text` writes it) as a tsquery:
+#: its words as a phrase, or, ending with ``*``, a prefix search.
 TERM_QUERY = (
     f"CASE WHEN right(word, 1) = '*' "
     f"THEN to_tsquery('{TEXT_SEARCH_CONFIG}', quote_literal(rtrim(word, '*')) || ':*') "
     f"ELSE phraseto_tsquery('{TEXT_SEARCH_CONFIG}', word) END"
 )
+#: The same for a term given as a parameter.
+TERM_PARAMETER_QUERY = f"(SELECT {TERM_QUERY} FROM (SELECT %s::text AS word) AS term)"
 
 
 def printable_url(url: str) -> str:
@@ -116,11 +119,11 @@ def filter_sql(chunk_filter: ChunkFilter | None) -> tuple[str, list[object]]:
         clauses.append("f.root = ANY(%s)")
         params.append(list(chunk_filter.roots))
     for phrase in chunk_filter.phrases:
-        clauses.append(f"c.search_text @@ phraseto_tsquery('{TEXT_SEARCH_CONFIG}', %s)")
-        params.append(phrase)
+        clauses.append(f"c.search_text @@ {TERM_PARAMETER_QUERY}")
+        params.append(keywords.query_text(phrase))
     for phrase in chunk_filter.excluded:
-        clauses.append(f"NOT c.search_text @@ phraseto_tsquery('{TEXT_SEARCH_CONFIG}', %s)")
-        params.append(phrase)
+        clauses.append(f"NOT c.search_text @@ {TERM_PARAMETER_QUERY}")
+        params.append(keywords.query_text(phrase))
     return (" AND ".join(clauses) or "TRUE"), params
 
 
@@ -503,7 +506,8 @@ class PostgresStore(MetaValues):
             "CROSS JOIN LATERAL (SELECT 10 * ts_rank_cd(c.search_text, w.query) AS tf) AS r "
             f"WHERE {where} GROUP BY c.id, f.root, f.path ORDER BY score, f.root, f.path, c.seq LIMIT %s"
         )
-        found = self._rows(sql, (list(words), self.chunk_count(), BM25_K1 + 1, BM25_K1, *params, k))
+        terms = [keywords.query_text(word) for word in words]
+        found = self._rows(sql, (terms, self.chunk_count(), BM25_K1 + 1, BM25_K1, *params, k))
         return [(row[0], float(row[1])) for row in found]
 
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]:
@@ -555,6 +559,11 @@ class PostgresStore(MetaValues):
     def chunk_count(self) -> int:
         """How many chunks the index holds (kept in ``meta`` by every write)."""
         return int(self.get_meta(records.CHUNK_COUNT) or 0)
+
+    def keyword_chunk_count(self) -> int:
+        """BM25's N in :meth:`keyword_matches`: every chunk (with no length normalisation, a chunk
+        without words changes a word's weight and the keyword scale alike)."""
+        return self.chunk_count()
 
     def root_counts(self) -> list[dict[str, object]]:
         return records.root_counts(self._rows(records.ROOT_COUNTS_SQL))

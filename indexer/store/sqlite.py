@@ -18,6 +18,8 @@ and the API ask; splitting them would scatter one engine's SQL over several clas
 
 from __future__ import annotations
 
+import dataclasses
+import errno
 import itertools
 import json
 import os
@@ -38,14 +40,15 @@ from indexer.errors import (
     StorageError,
 )
 from indexer.records import StoredChunk
-from indexer.store import SERVE_SUFFIX, migrations, records
+from indexer.store import SERVE_SUFFIX, keywords, migrations, records
 from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, MetaValues, NewFile
-from indexer.store.sqlite_connections import Connections
+from indexer.store.sqlite_connections import Connections, space_hint
 
 if TYPE_CHECKING:
     import numpy as np
 
+    from indexer.store.sqlite_side_files import DamagedFile
     from indexer.store.sqlite_vector_rows import RowsFile
     from indexer.store.sqlite_vectors import GraphRecord, VectorSearch
 
@@ -95,6 +98,9 @@ class SQLiteStore(MetaValues):
         self._search: VectorSearch | None = None
         self._search_lock = threading.Lock()
         self._has_vector_table = False
+        self._refused_graph: tuple[str | None, ...] | None = None  # the key of a graph found damaged
+        self._graph_checked: tuple[str, object] | None = None  # (its SHA-256, the identity it was checked at)
+        self._warned: set[str] = set()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str], writable: bool = False, create: bool = False) -> SQLiteStore:
@@ -170,7 +176,10 @@ class SQLiteStore(MetaValues):
     # -- schema and transactions ----------------------------------------------------------------
 
     def migrate(self) -> list[str]:
-        """Apply the numbered SQL files this index lacks (see :mod:`indexer.store.migrations`)."""
+        """Apply the numbered SQL files this index lacks (see :mod:`indexer.store.migrations`), on
+        this thread's connection, given the function their SQL calls to rewrite a chunk's text for
+        the keyword index (:func:`indexer.store.keywords.index_text`)."""
+        self.db.create_scalar_function("keyword_text", keywords.index_text, 1, deterministic=True)
         return migrations.migrate(ENGINE, _SQLiteMigrations(self))
 
     def _applied_versions(self) -> set[int]:
@@ -302,11 +311,33 @@ class SQLiteStore(MetaValues):
             "SELECT id, substr(?, (id - ?) * ? + 1, ?) FROM chunks WHERE id >= ? ORDER BY id",
             (b"".join(vectors), first_id, width, width, first_id),
         )
+        # the keyword index reads each heading and text as keywords.index_text rewrites it; null
+        # where that is the text itself (any text without Chinese, Japanese or Korean letters)
+        rewritten = [
+            [keywords.index_text(text) if keywords.has_runs(text) else None for text in row[4:6]]
+            for row in rows
+        ]
         self._rows(
             "INSERT INTO chunks_fts (rowid, heading, text) "
-            "SELECT id, heading, text FROM chunks WHERE id >= ?",
-            (first_id,),
+            "SELECT c.id, coalesce(k.value ->> 0, c.heading), coalesce(k.value ->> 1, c.text) "
+            "FROM json_each(?) AS k JOIN chunks AS c ON c.id = ? + k.key",
+            (orjson.dumps(rewritten).decode("utf-8"), first_id),
         )
+        self._forget_wordless_chunks(first_id)
+
+    def _forget_wordless_chunks(self, first_id: int) -> None:
+        """Take out of the keyword index the chunks from ``first_id`` on in which its tokenizer found
+        no word (a size of zero in each column). A chunk of rules and symbols alone has nothing to
+        find, and counted in BM25's statistics it would change every other chunk's score: as a row
+        of the chunk count, and as a length of zero in the average, which makes every chunk that
+        holds words look long (one such file of 2 MB took unrelated words' keyword evidence from 1
+        to 0.02). A contentless-delete index forgets a row exactly, statistics included."""
+        wordless = self._rows(
+            "SELECT id FROM chunks_fts_docsize WHERE id >= ? AND sz = x'0000'", (first_id,)
+        )
+        if wordless:
+            ids = json.dumps([row[0] for row in wordless])
+            self._rows("DELETE FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
 
     def _upsert_file(self, new: NewFile) -> tuple[int, list[int]]:
         """The file's row (updated or inserted) and the ids of the chunks its old version had."""
@@ -338,15 +369,12 @@ class SQLiteStore(MetaValues):
         self._chunks_changed(-len(chunk_ids), bool(chunk_ids))
 
     def _delete_chunks(self, chunk_ids: list[int]) -> None:
-        """Drop chunks with their vectors and keyword entries (FTS5 needs the old text to forget it)."""
+        """Drop chunks with their vectors and keyword entries (the keyword index forgets a row by
+        its id: migrations/sqlite/0008_words_of_every_script.sql)."""
         if not chunk_ids:
             return
         ids = json.dumps(chunk_ids)
-        self._rows(
-            "INSERT INTO chunks_fts (chunks_fts, rowid, heading, text) "
-            "SELECT 'delete', id, heading, text FROM chunks WHERE id IN (SELECT value FROM json_each(?))",
-            (ids,),
-        )
+        self._rows("DELETE FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
         if self.has_vector_table():
             # one rowid at a time: vec0 answers point deletes, not set deletes
             for chunk_id in chunk_ids:
@@ -409,13 +437,19 @@ class SQLiteStore(MetaValues):
             return []
         # one snapshot (unless the caller holds one): the changes taken in and the rows re-scored agree
         from indexer.store import sqlite_vectors
+        from indexer.store.sqlite_side_files import DamagedFile
 
         if k > sqlite_vectors.GRAPH_MAX_K:
             return self._scan(query, k, allowed_ids)
         with self._search_lock, nullcontext() if self.db.in_transaction else self.connections.snapshot():
             search = self._vector_search()
             if search is not None:
-                return search.nearest(query, k, allowed_ids, self._vectors_of)
+                try:
+                    return search.nearest(query, k, allowed_ids, self._vectors_of)
+                except DamagedFile as damage:  # the float32 copy changed under this process
+                    search.rows = None
+                    self._warn_rows(damage)
+                    return search.nearest(query, k, allowed_ids, self._vectors_of)
         return self._scan(query, k, allowed_ids)
 
     def _vectors_of(self, chunk_ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -457,8 +491,9 @@ class SQLiteStore(MetaValues):
 
     def _vector_search(self, limit: int | None = None) -> VectorSearch | None:
         """The saved graph with the changes logged since, up to the latest (call with the search
-        lock held); None when no graph can be used: the recorded file is missing or not the one
-        recorded, or more than ``limit`` changes would have to be read to catch up from it."""
+        lock held); None when no graph can be used: the recorded file is missing, damaged or not the
+        one recorded (not tried again while the record stays), or more than ``limit`` changes would
+        have to be read to catch up from it."""
         from indexer.store import sqlite_vectors
 
         if limit is None:
@@ -469,7 +504,8 @@ class SQLiteStore(MetaValues):
             search = self._search
             if search is None or search.key != key:
                 self._search = None  # let the old graph go before the new one is opened
-                search = self._search = self._open_search(key, latest, limit)
+                refused = key == self._refused_graph
+                search = self._search = None if refused else self._open_search(key, latest, limit)
             if search is not None and search.position < latest:
                 self._catch_up(search, latest)
         return search
@@ -478,22 +514,38 @@ class SQLiteStore(MetaValues):
         self, key: tuple[str | None, str | None, str | None], latest: int, limit: int
     ) -> VectorSearch | None:
         from indexer.store import sqlite_vectors
+        from indexer.store.sqlite_side_files import DamagedFile
 
         record = sqlite_vectors.GraphRecord.from_json(key[1])
         if latest - (record.position if record else 0) > limit:
             return None
         if record is None:  # no graph saved yet: every change since the log began is read
             return sqlite_vectors.VectorSearch(None, 0, self.dimension, key)
-        search = sqlite_vectors.VectorSearch.open(
-            sqlite_vectors.graph_path(self.path, record.slot), record, self.dimension, key
-        )
+        try:
+            search = sqlite_vectors.VectorSearch.open(
+                sqlite_vectors.graph_path(self.path, record.slot), record, self.dimension, key
+            )
+        except DamagedFile as damage:
+            self._refused_graph = key
+            self._warn(
+                f"its vector graph {damage}: searching every vector with sqlite-vec instead, until "
+                "`index build` saves the graph again"
+            )
+            return None
         if search is not None:
-            search.rows = self._rows_file(record, key[2])
+            try:
+                search.rows = self._rows_file(record, key[2])
+            except DamagedFile as damage:
+                self._warn_rows(damage)
         return search
 
     def _rows_file(self, record: GraphRecord, rows_record: str | None) -> RowsFile | None:
-        """The float32 rows saved with the graph ``record`` names, when its record and header say
-        they are that graph's (else None: the rows are read from sqlite-vec)."""
+        """The float32 rows saved with the graph ``record`` names, when the rows record is of that
+        graph (else None: the rows are read from sqlite-vec).
+
+        Raises:
+            DamagedFile: the recorded file is missing, changed since it was saved, or damaged.
+        """
         from indexer.store import sqlite_vector_rows, sqlite_vectors
 
         return sqlite_vector_rows.RowsFile.open(
@@ -504,6 +556,22 @@ class SQLiteStore(MetaValues):
             record.vectors,
             self.dimension,
         )
+
+    def _warn_rows(self, damage: DamagedFile) -> None:
+        self._warn(
+            f"the float32 copy of its vectors {damage}: re-scoring candidates from sqlite-vec instead, "
+            "until `index build` writes the copy again"
+        )
+
+    def _warn(self, message: str) -> None:
+        """Say ``message`` once in this process, through logging (``indexer.store``): with nothing
+        set up, as in the CLI, it is one line on stderr; a server's log gets it too."""
+        if message in self._warned:
+            return
+        self._warned.add(message)
+        import logging  # here: a search that has nothing to say does not load it
+
+        logging.getLogger(__name__).warning("warning: index %s: %s", self.path, message)
 
     def _log_position(self) -> int:
         """The position of the latest chunk change logged (positions only grow, see the migration)."""
@@ -527,16 +595,19 @@ class SQLiteStore(MetaValues):
     def update_vector_graph(self, min_changes: int | None = None) -> None:
         """Save a new vector graph beside the index when ``min_changes`` (default
         :data:`~indexer.store.sqlite_vectors.FOLD_AT_END`) or more chunk changes are logged since the
-        saved one, or when the saved one cannot be used: what a build does at its
-        end (:meth:`finish_build`) and, with more changes, during it. Inside the caller's
-        transaction (the state it folds is then the committed one), or in one of its own.
+        saved one, or when the saved one cannot be used (missing, damaged, another version's): what a
+        build does at its end (:meth:`finish_build`) and, with more changes, during it. Inside the
+        caller's transaction (the state it folds is then the committed one), or in one of its own.
 
         The new file goes in the slot the record does not name, and the record follows it in the
         transaction: rolled back or killed, the index still names a complete file that it matches.
         The float32 rows are saved beside the graph the same way (a graph whose rows file is missing
         or does not match counts as not saved: it is written again).
+
+        Raises:
+            StorageError: a file could not be written (the index keeps its graph as it was).
         """
-        from indexer.store import sqlite_vector_rows, sqlite_vectors
+        from indexer.store import sqlite_vectors
 
         # not has_vector_table(): it remembers what it saw for every thread, and a table this
         # transaction creates is not there yet for the others
@@ -548,42 +619,107 @@ class SQLiteStore(MetaValues):
             record = sqlite_vectors.GraphRecord.from_json(self.get_meta(GRAPH_RECORD))
             latest = self._log_position()
             pending = latest - (record.position if record else 0)
-            usable = record is not None and record.describes(
-                sqlite_vectors.graph_path(self.path, record.slot)
-            )
-            complete = usable and self._rows_file(record, self.get_meta(ROWS_RECORD)) is not None
+            usable = self._checked_graph(record) if record is not None else None
+            complete = usable is not None and self._rows_complete(usable)
             if pending < min_changes and (complete or record is None):
                 return
             with self._search_lock:
                 search = None
-                if usable and pending <= sqlite_vectors.OPEN_LIMIT_MANY:
+                if usable is not None and pending <= sqlite_vectors.OPEN_LIMIT_MANY:
                     search = self._vector_search(limit=sqlite_vectors.OPEN_LIMIT_MANY)
                 if search is None:  # a first graph, or changes too many to look up one by one
                     search = self._graph_from_rows(latest)
-                slot = next(slot for slot in sqlite_vectors.SLOTS if record is None or slot != record.slot)
-                path = sqlite_vectors.graph_path(self.path, slot)
-                try:
-                    # the rows first: they are read from the graph's rows file and changes before the fold
-                    rows_identity = sqlite_vector_rows.write_rows(
-                        sqlite_vector_rows.rows_path(path),
-                        search.row_blocks() or self._unit_row_blocks(),
-                        self.dimension,
-                        search.position,
-                    )
-                    search.fold()
-                    identity = search.save(path)
-                except OSError as error:
-                    raise StorageError(
-                        f"index {self.path}: saving its vector graph failed ({error}); searches stay "
-                        "complete without it, and the next build saves it again"
-                    ) from error
-                saved = sqlite_vectors.GraphRecord(slot, search.position, search.graph_size, identity)
-                rows = sqlite_vector_rows.RowsRecord(slot, search.position, search.graph_size, rows_identity)
-                self.set_meta({GRAPH_RECORD: saved.to_json(), ROWS_RECORD: rows.to_json()})
-                self._rows("DELETE FROM vector_log WHERE position <= ?", (saved.position,))
-                search.key = (self.get_meta(VECTOR_LOG_ID), saved.to_json(), rows.to_json())
-                search.rows = self._rows_file(saved, rows.to_json())
-                self._search = search
+                self._save_graph(search, record)
+
+    def _save_graph(self, search: VectorSearch, record: GraphRecord | None) -> None:
+        """Fold ``search``'s changes into a new graph file with its rows, in the slot ``record``
+        does not name, and record both (inside the caller's transaction)."""
+        from indexer.store import sqlite_vector_rows, sqlite_vectors
+
+        slot = next(slot for slot in sqlite_vectors.SLOTS if record is None or slot != record.slot)
+        path = sqlite_vectors.graph_path(self.path, slot)
+        try:
+            # the rows first: they are read from the graph's rows file and changes before the fold
+            rows_file = self._write_rows(sqlite_vector_rows.rows_path(path), search)
+            search.fold()
+            saved_file = search.save(path)
+        except OSError as error:
+            raise StorageError(
+                f"index {self.path}: saving its vector graph failed ({describe_failure(error, path)}); "
+                "searches stay complete without it, and the next build saves it again"
+            ) from error
+        saved = sqlite_vectors.GraphRecord(
+            slot,
+            search.position,
+            search.graph_size,
+            file=saved_file.file,
+            sha256=saved_file.sha256,
+            checked_ns=saved_file.checked_ns,
+        )
+        rows = sqlite_vector_rows.RowsRecord(slot, search.position, search.graph_size, rows_file)
+        self.set_meta({GRAPH_RECORD: saved.to_json(), ROWS_RECORD: rows.to_json()})
+        self._rows("DELETE FROM vector_log WHERE position <= ?", (saved.position,))
+        search.key = (self.get_meta(VECTOR_LOG_ID), saved.to_json(), rows.to_json())
+        search.rows = self._rows_file(saved, rows.to_json())
+        self._search = search
+
+    def _write_rows(self, path: str, search: VectorSearch) -> tuple[int, ...]:
+        """Write the float32 rows of ``search`` at its position to ``path``: from its rows file and
+        changes, or, without one or when that file turns out damaged, from sqlite-vec."""
+        from indexer.store import sqlite_vector_rows
+        from indexer.store.sqlite_side_files import DamagedFile
+
+        blocks = search.row_blocks()
+        if blocks is not None:
+            try:
+                return sqlite_vector_rows.write_rows(path, blocks, self.dimension, search.position)
+            except DamagedFile as damage:
+                self._warn_rows(damage)
+        return sqlite_vector_rows.write_rows(path, self._unit_row_blocks(), self.dimension, search.position)
+
+    def _checked_graph(self, record: GraphRecord) -> GraphRecord | None:
+        """``record`` when the file it names holds the bytes it records (checked once for each
+        identity the file has, in full only when that identity is not the recorded one); recorded
+        anew when those bytes lie under another identity (the file was copied, moved or touched:
+        readers then trust its identity again); None when the file cannot be used (inside the
+        caller's transaction)."""
+        from indexer.store import sqlite_side_files, sqlite_vectors
+
+        if not record.readable:
+            return None
+        path = sqlite_vectors.graph_path(self.path, record.slot)
+        if self._graph_checked == (record.sha256, sqlite_side_files.current_identity(path)):
+            return record
+        try:
+            unchanged = sqlite_side_files.check_recorded(path, record)
+        except sqlite_side_files.DamagedFile:
+            return None
+        if not unchanged and sqlite_side_files.current_identity(path) != record.file:
+            try:
+                file, checked_ns = sqlite_side_files.settle(path, record.sha256)
+            except OSError:
+                return None
+            record = dataclasses.replace(record, file=file, checked_ns=checked_ns)
+            self.set_meta({GRAPH_RECORD: record.to_json()})
+        self._graph_checked = (record.sha256, sqlite_side_files.current_identity(path))
+        return record
+
+    def _rows_complete(self, record: GraphRecord) -> bool:
+        """Whether the rows file of the graph ``record`` names is the one recorded for it."""
+        from indexer.store import sqlite_vector_rows, sqlite_vectors
+        from indexer.store.sqlite_side_files import DamagedFile
+
+        try:
+            return sqlite_vector_rows.RowsFile.check(
+                sqlite_vector_rows.rows_path(sqlite_vectors.graph_path(self.path, record.slot)),
+                sqlite_vector_rows.RowsRecord.from_json(self.get_meta(ROWS_RECORD)),
+                record.slot,
+                record.position,
+                record.vectors,
+                self.dimension or 0,
+            )
+        except DamagedFile:
+            return False
 
     def _unit_row_blocks(self) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """Every vector in the index as (chunk ids, unit float32 rows) blocks, read from sqlite-vec
@@ -624,20 +760,37 @@ class SQLiteStore(MetaValues):
     def vector_search_status(self) -> dict[str, Any]:
         """How searches find neighbours, for ``index status``: the graph file, how many vectors it
         holds and how many changes it lacks, and the memory a searching process holds for it (the
-        mapped file, the changes scored beside it, the mapped ids of the float32 copy).
-        ``rows_file_bytes`` is that copy of the graph's vectors (0 when none matches): a search reads
-        its candidates' rows from it, through the page cache the processes share, so it is counted
-        apart, not in ``memory_bytes``."""
-        from indexer.store import sqlite_vectors
+        graph file's bytes, read into its memory; the changes scored beside it; the ids of the
+        float32 copy). ``rows_file_bytes`` is that copy of the graph's vectors (0 when none
+        matches): a search reads its candidates' rows from it, through the page cache the
+        processes share, so it is counted apart, not in ``memory_bytes``. ``problems`` says what is
+        wrong with either file (damaged, changed since it was saved, missing), which the next
+        build mends."""
+        from indexer.store import sqlite_side_files, sqlite_vectors
 
         record = sqlite_vectors.GraphRecord.from_json(self.get_meta(GRAPH_RECORD))
         pending = self._log_position() - (record.position if record else 0)
         path = sqlite_vectors.graph_path(self.path, record.slot) if record else None
-        usable = record is not None and record.describes(path)
-        file_bytes = record.file[0] if usable else 0
-        rows = self._rows_file(record, self.get_meta(ROWS_RECORD)) if record is not None and usable else None
+        usable, unchanged, rows, graph_problem, rows_problem = False, True, None, None, None
+        if record is not None and path is not None and record.readable:
+            try:
+                unchanged = sqlite_side_files.check_recorded(path, record)
+                usable = True
+                rows = self._rows_file(record, self.get_meta(ROWS_RECORD))
+            except sqlite_side_files.DamagedFile as damage:
+                if usable:
+                    rows_problem = f"its float32 copy {damage}"
+                else:
+                    graph_problem = f"its graph {damage}"
+        file_bytes = record.file[0] if usable and record is not None else 0
         if usable:
             structure = "hnsw graph (usearch, int8)"
+            if not unchanged:  # its bytes are the recorded ones, under another identity
+                structure += " (moved or touched since it was saved: checked in full until the next build)"
+            if rows_problem:
+                structure += f"; {rows_problem}: re-scoring from sqlite-vec until the next `index build`"
+        elif graph_problem:
+            structure = f"none: {graph_problem}; sqlite-vec scans every vector until the next `index build`"
         elif record is None and pending <= sqlite_vectors.OPEN_LIMIT_ONCE:
             structure = "none yet: the vectors are few and scored exactly in memory"
         else:
@@ -646,12 +799,13 @@ class SQLiteStore(MetaValues):
             "structure": structure,
             "file": path if usable else None,
             "file_bytes": file_bytes,
-            "vectors": record.vectors if usable else 0,
+            "vectors": record.vectors if usable and record is not None else 0,
             "rows_file_bytes": 0 if rows is None else rows.size_bytes(),
             "pending_changes": pending,
             "memory_bytes": file_bytes
             + pending * 4 * (self.dimension or 0)
             + (0 if rows is None else rows.ids_bytes()),
+            "problems": [problem for problem in (graph_problem, rows_problem) if problem],
         }
 
     def keyword_matches(
@@ -678,6 +832,12 @@ class SQLiteStore(MetaValues):
             raise ConfigError(f"keyword query {fts_query!r} is not valid: {error}") from error
         except apsw.Error as error:
             raise self.connections.failure(error) from error
+
+    def keyword_chunk_count(self) -> int:
+        """How many chunks the keyword index holds (those with a word): BM25's N, read from the row
+        count FTS5 keeps for bm25() (the first varint of its averages record), not counted."""
+        block = self._value("SELECT block FROM chunks_fts_data WHERE id = 1")
+        return fts5_varint(block)[0] if block else 0
 
     def chunks_by_ids(self, chunk_ids: Sequence[int]) -> dict[int, StoredChunk]:
         sql = (
@@ -716,13 +876,34 @@ class SQLiteStore(MetaValues):
     def finish_build(
         self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float
     ) -> None:
+        """Record how a build ended, and save the vector graph its changes call for. A build that
+        went well is recorded so only once its graph is saved: one whose graph fails to be written
+        is recorded as an error (or, when even that cannot be written, stays running, which reads as
+        interrupted), never as ok. A failed build is recorded first, its graph saved after.
+
+        Raises:
+            StorageError: the graph could not be saved (what the build committed stays).
+        """
+        if outcome not in ("error", "interrupted"):
+            try:
+                self.update_vector_graph()
+            except StorageError as failure:
+                with suppress(IndexerError):
+                    self._record_end(build_id, "error", counts, str(failure), finished_at)
+                raise
+        self._record_end(build_id, outcome, counts, error, finished_at)
+        if outcome in ("error", "interrupted"):
+            self.update_vector_graph()
+
+    def _record_end(
+        self, build_id: int, outcome: str, counts: BuildCounts, error: str | None, finished_at: float
+    ) -> None:
         counted = BuildCounts.assignments("?")
         sql = (
             f"UPDATE builds SET finished_at = ?, seen_at = ?, outcome = ?, error = ?, {counted} WHERE id = ?"
         )
         with self.transaction():
             self._rows(sql, (finished_at, finished_at, outcome, error, *counts.values(), build_id))
-        self.update_vector_graph()
 
     def recent_builds(self, limit: int = 5) -> list[dict[str, object]]:
         sql = f"SELECT {', '.join(records.BUILD_FIELDS)} FROM builds ORDER BY id DESC LIMIT ?"
@@ -765,9 +946,10 @@ class SQLiteStore(MetaValues):
         return is_locked_elsewhere(self.path)
 
     def size_bytes(self) -> int:
-        """The index's size on disk: its file, the files SQLite keeps beside it, its vector graph."""
+        """The index's size on disk: its file, the files SQLite keeps beside it, its vector graph
+        (each as the name holds it: a link planted under one of them is not followed)."""
         paths = [self.path, *(self.path + suffix for suffix in COMPANION_SUFFIXES + graph_suffixes())]
-        return sum(os.path.getsize(path) for path in paths if os.path.exists(path))
+        return sum(os.lstat(path).st_size for path in paths if os.path.lexists(path))
 
     def mark_interrupted_builds(self) -> None:
         """Builds still 'running' when the writer lock is free were killed: say so in their record."""
@@ -828,12 +1010,25 @@ class SQLiteStore(MetaValues):
         return SQLiteStore.open(self.scratch_path(), writable=True, create=True)
 
     def replace_with(self, scratch: SQLiteStore) -> None:
-        """Copy ``scratch`` over this index in one step (its readers see the old or the new one),
-        then move its vector graph beside this index (a rename keeps the identity its record names;
-        until it is done, or if it never is, searches scan)."""
+        """Copy ``scratch`` over this index in one step (its readers see the old or the new one). Its
+        vector graph moves first, into the slot this index's record does not name, and the scratch's
+        record is made to name it there, so the copy brings a record of the file already in place:
+        a reader meets the old graph with the old record or the new one with the new."""
         from indexer.store import sqlite_vector_rows, sqlite_vectors
 
         record = sqlite_vectors.GraphRecord.from_json(scratch.get_meta(GRAPH_RECORD))
+        current = sqlite_vectors.GraphRecord.from_json(self.get_meta(GRAPH_RECORD))
+        slot = next(slot for slot in sqlite_vectors.SLOTS if current is None or slot != current.slot)
+        moved = record is not None and record.readable
+        if moved:
+            assert record is not None
+            try:
+                self._move_graph_in(scratch, record, slot)
+            except OSError as error:
+                raise StorageError(
+                    f"index {self.path}: moving its new vector graph beside it failed "
+                    f"({describe_failure(error, self.path)})"
+                ) from error
         try:
             with self.db.backup("main", scratch.db, "main") as backup:
                 while not backup.done:
@@ -841,20 +1036,33 @@ class SQLiteStore(MetaValues):
         except apsw.Error as error:
             raise self.connections.failure(error) from error
         self._has_vector_table = False
-        if record is not None:
-            graph = sqlite_vectors.graph_path(scratch.path, record.slot)
-            os.replace(graph, sqlite_vectors.graph_path(self.path, record.slot))
-            with suppress(FileNotFoundError):  # without its rows the graph re-scores on sqlite-vec's
-                os.replace(
-                    sqlite_vector_rows.rows_path(graph),
-                    sqlite_vector_rows.rows_path(sqlite_vectors.graph_path(self.path, record.slot)),
-                )
-        for slot in sqlite_vectors.SLOTS:  # the old index's graphs: no record names them any more
-            if record is None or slot != record.slot:
-                old = sqlite_vectors.graph_path(self.path, slot)
-                for path in (old, sqlite_vector_rows.rows_path(old)):
-                    with suppress(OSError):  # a mapped file cannot be removed on Windows: left for later
+        for old in sqlite_vectors.SLOTS:  # the old index's graphs: no record names them any more
+            if not moved or old != slot:
+                graph = sqlite_vectors.graph_path(self.path, old)
+                for path in (graph, sqlite_vector_rows.rows_path(graph)):
+                    with suppress(OSError):  # an open file cannot be removed on Windows: left for later
                         os.remove(path)
+
+    def _move_graph_in(self, scratch: SQLiteStore, record: GraphRecord, slot: str) -> None:
+        """Move the graph (and its rows) ``record`` names beside ``scratch`` to ``slot`` beside this
+        index, and record them there in ``scratch``: a rename changes a file's change time, so the
+        moved files are recorded anew (the graph once its bytes are checked again)."""
+        from indexer.store import sqlite_side_files, sqlite_vector_rows, sqlite_vectors
+
+        source = sqlite_vectors.graph_path(scratch.path, record.slot)
+        target = sqlite_vectors.graph_path(self.path, slot)
+        os.replace(source, target)
+        file, checked_ns = sqlite_side_files.settle(target, record.sha256)
+        moved = dataclasses.replace(record, slot=slot, file=file, checked_ns=checked_ns)
+        values = {GRAPH_RECORD: moved.to_json()}
+        rows = sqlite_vector_rows.RowsRecord.from_json(scratch.get_meta(ROWS_RECORD))
+        if rows is not None and rows.slot == record.slot:
+            with suppress(FileNotFoundError):  # without its rows the graph re-scores on sqlite-vec's
+                os.replace(sqlite_vector_rows.rows_path(source), sqlite_vector_rows.rows_path(target))
+                rows_file = sqlite_side_files.identity(os.lstat(sqlite_vector_rows.rows_path(target)))
+                values[ROWS_RECORD] = dataclasses.replace(rows, slot=slot, file=rows_file).to_json()
+        with scratch.transaction():
+            scratch.set_meta(values)
 
     def discard_scratch(self) -> None:
         remove_database(self.scratch_path())
@@ -872,9 +1080,21 @@ class _SQLiteMigrations:
         self.locked_transaction = store.transaction
 
 
+def fts5_varint(blob: bytes, start: int = 0) -> tuple[int, int]:
+    """The SQLite varint at ``start`` of ``blob`` (the integers of FTS5's records), and where it ends."""
+    value = 0
+    for place in range(start, start + 8):
+        value = (value << 7) | (blob[place] & 0x7F)
+        if blob[place] < 0x80:
+            return value, place + 1
+    return (value << 8) | blob[start + 8], start + 9
+
+
 def fts_phrase(term: str) -> str:
     """A term as FTS5 reads it literally: quoted (its words a phrase, no operator inside it), and
-    a trailing ``*`` kept as a prefix search (``config*``)."""
+    a trailing ``*`` kept as a prefix search (``config*``); its runs of Chinese, Japanese or Korean
+    letters as the index holds them (:func:`indexer.store.keywords.query_text`)."""
+    term = keywords.query_text(term)
     prefix = term.endswith("*")
     words = term.rstrip("*") if prefix else term
     return '"' + words.replace('"', '""') + '"' + ("*" if prefix else "")
@@ -901,6 +1121,17 @@ def graph_suffixes() -> tuple[str, ...]:
         )
         for tmp in ("", ".tmp")
     )
+
+
+def describe_failure(error: OSError, path: str) -> str:
+    """An error of the file system in a few words, with where there is room for the index when it
+    is about room (disk full, file size limit, quota)."""
+    reason = error.strerror or str(error)
+    if error.filename:
+        reason = f"{reason}: {error.filename}"
+    if error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
+        reason = f"{reason}; {space_hint(path)}"
+    return reason
 
 
 def remove_database(path: str) -> None:

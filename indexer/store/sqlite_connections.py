@@ -57,16 +57,16 @@ def storage_error(path: str, error: apsw.Error) -> IndexerError | None:
         return IndexLockedError(f"index {path}: {_advice(error)} ({error})")
     if isinstance(error, apsw.SQLError) and "sqlite-vec error" in str(error):
         # sqlite-vec reports a failed write of its own pages as a plain error, without the cause
-        return StorageError(f"index {path}: writing vectors failed ({error}); {_space_hint(path)}")
+        return StorageError(f"index {path}: writing vectors failed ({error}); {space_hint(path)}")
     advice = _advice(error)
     if advice is None:
         return None
     if isinstance(error, (apsw.FullError, apsw.IOError)):
-        advice = f"{advice}; {_space_hint(path)}"
+        advice = f"{advice}; {space_hint(path)}"
     return StorageError(f"index {path}: {advice} ({error})")
 
 
-def _space_hint(path: str) -> str:
+def space_hint(path: str) -> str:
     """What the system says now about room for the index: free space, and the file size limit."""
     folder = os.path.dirname(os.path.abspath(path))
     import shutil  # here, for a failure's message only: it loads the compression modules

@@ -6,12 +6,19 @@ from vector to vector, in a time that grows with the logarithm of the rows. The 
 SQLite file, the durable copy; the graph is rebuilt from it whenever it cannot be trusted. Choices
 (figures in bench/RESULTS.md, from bench/bench_query.py, which measures the candidates side by side):
 
-- **usearch** rather than faiss or hnswlib: it memory-maps a saved graph (a one-off query opens a
-  million vectors without reading them), removes and re-adds keys in place, takes our chunk ids as
-  keys, and compares int8 vectors by cosine with SIMD kernels that need no AVX-512. faiss's 8-bit
-  storage has one range per dimension, which loses the small differences of vectors that share a
-  direction, and its graphs cannot remove; hnswlib stores float32 only (1.5 GB per million vectors
-  of 384) and ships no wheels.
+- **usearch** rather than faiss or hnswlib: it loads a saved graph from a buffer without parsing it
+  into structures of its own (it searches the bytes as they are), removes and re-adds keys in place,
+  takes our chunk ids as keys, and compares int8 vectors by cosine with SIMD kernels that need no
+  AVX-512. faiss's 8-bit storage has one range per dimension, which loses the small differences of
+  vectors that share a direction, and its graphs cannot remove; hnswlib stores float32 only (1.5 GB
+  per million vectors of 384) and ships no wheels.
+- **Read, never mapped, and checked first**: usearch trusts its file (damaged bytes make it read and
+  write out of bounds: the process dies of SIGSEGV), and a mapped file truncated or rewritten under
+  a running process faults it (SIGBUS). So a search reads the whole file into its own memory, and
+  hands it to usearch only once it is shown to be the file the index recorded, by its identity or
+  its SHA-256 (:mod:`indexer.store.sqlite_side_files`); whatever happens to the file afterwards
+  cannot reach that copy. A file that is not the recorded one is never parsed: searches scan with
+  sqlite-vec, with one warning, and the next build saves the graph again.
 - **int8, one scale per row**: cosine ignores a vector's length, so each unit vector is stored with its
   largest component at 127 (usearch's own conversion maps 1.0 to 127, leaving the small components
   of dense vectors 3 bits): a quarter of float32's memory. int8 still moves cosines by about 4e-4,
@@ -26,7 +33,7 @@ SQLite file, the durable copy; the graph is rebuilt from it whenever it cannot b
   blob), which is what a search does when that copy is missing or does not match the graph.
 - **What the file lacks**: every chunk written or deleted is logged in the index (``vector_log``, by
   triggers), and the graph's record in the index names the log position the file reflects and which
-  file it is (size, modification time, inode). A search reads the chunks logged after that position:
+  file it is (its identity and SHA-256). A search reads the chunks logged after that position:
   those deleted or replaced since are dropped from the graph's answers, those added are scored
   exactly beside it. A file that does not match its record is never used. The builder folds the
   changes into a new file when they grow (:data:`FOLD_DURING_BUILD`, :data:`FOLD_AT_END`), written
@@ -47,9 +54,9 @@ SQLite file, the durable copy; the graph is rebuilt from it whenever it cannot b
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import itertools
 import math
-import os
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import suppress
@@ -59,7 +66,15 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from indexer.store.sqlite_vector_rows import RowsFile, SideFileRecord
+from indexer.store.sqlite_side_files import (
+    DamagedFile,
+    Identity,
+    SideFileRecord,
+    read_recorded,
+    replacing,
+    settle,
+)
+from indexer.store.sqlite_vector_rows import RowsFile
 
 if TYPE_CHECKING:
     from usearch.index import Index as Graph
@@ -128,17 +143,20 @@ class GraphRecord(SideFileRecord):
 
     layout: str = LAYOUT
 
-    def describes(self, path: str) -> bool:
-        """Whether the file at ``path`` is the one recorded, in a layout this version reads."""
-        return self.layout == LAYOUT and file_identity(path) == self.file
+    @property
+    def readable(self) -> bool:
+        """Whether this version reads the file it names: its layout, and a SHA-256 to check it by (a
+        record of an older version has none; the next build saves the graph again)."""
+        return self.layout == LAYOUT and bool(self.sha256)
 
 
-def file_identity(path: str) -> tuple[int, int, int] | None:
-    try:
-        info = os.stat(path)
-    except OSError:
-        return None
-    return info.st_size, info.st_mtime_ns, info.st_ino
+@dataclass(frozen=True)
+class SavedFile:
+    """A file just saved beside the index: what its record says of it."""
+
+    file: Identity
+    sha256: str
+    checked_ns: int
 
 
 def graph_path(index_path: str, slot: str) -> str:
@@ -210,7 +228,8 @@ class VectorSearch:
         self.position = position
         self.dimension = dimension
         self.key = key
-        self.viewed = False  # memory-mapped from its file: read-only until copied into memory
+        self.viewed = False
+        self.saved: np.ndarray | None = None
         self.stale = np.empty(0, dtype=np.int64)
         self.added_ids = np.empty(0, dtype=np.int64)
         self.added = np.empty((0, dimension), dtype=np.float32)
@@ -218,18 +237,23 @@ class VectorSearch:
 
     @classmethod
     def open(cls, path: str, record: GraphRecord, dimension: int, key: object = None) -> VectorSearch | None:
-        """The graph saved at ``path``, memory-mapped; None when it is missing, damaged or not the
-        recorded file."""
-        if not record.describes(path):
+        """The graph saved at ``path``, read into this process's memory once its bytes are shown to
+        be the recorded ones; None when the record is of a layout this version does not read.
+
+        Raises:
+            DamagedFile: the file is missing, or is not the recorded one (then it is never parsed).
+        """
+        if not record.readable:
             return None
+        saved = read_recorded(path, record)
         try:
-            graph = graph_class().restore(path, view=True)
-        except (RuntimeError, ValueError, OSError):
-            return None
+            graph = graph_class().restore(saved.data, view=True)
+        except (RuntimeError, ValueError) as error:
+            raise DamagedFile(path, f"cannot be read as a graph ({error})") from error
         if graph is None or graph.ndim != dimension or len(graph) != record.vectors:
-            return None
+            raise DamagedFile(path, "holds other vectors than the index recorded")
         search = cls(graph, record.position, dimension, key)
-        search.viewed = True
+        search.viewed, search.saved = True, saved  # usearch reads the buffer as it is: kept alive here
         return search
 
     def __len__(self) -> int:
@@ -246,7 +270,7 @@ class VectorSearch:
         return self.position - self.graph_position
 
     def memory_bytes(self) -> int:
-        """What this search holds: the graph (in memory or mapped from its file) and the changes."""
+        """What this search holds: the graph (its file's bytes, or a graph of its own) and the changes."""
         if self.graph is None:
             graph = 0
         else:
@@ -310,30 +334,32 @@ class VectorSearch:
         self.graph_position = self.position
         self.rows = None  # the graph's rows before the fold: the new file is opened once written
 
-    def save(self, path: str) -> tuple[int, int, int]:
+    def save(self, path: str) -> SavedFile:
         """Write the graph (without pending changes: fold first) to ``path`` in one step: a reader
-        sees the old file or the complete new one. Returns the new file's identity."""
-        scratch = path + ".tmp"
-        self._writable_graph().save(scratch)
-        with open(scratch, "rb") as written:
-            os.fsync(written.fileno())
-        os.replace(scratch, path)
-        if hasattr(os, "O_DIRECTORY"):  # the rename itself made durable (POSIX)
-            folder = os.open(os.path.dirname(os.path.abspath(path)), os.O_DIRECTORY)
-            try:
-                os.fsync(folder)
-            finally:
-                os.close(folder)
-        identity = file_identity(path)
-        assert identity is not None
-        return identity
+        sees the old file or the complete new one. usearch serialises it into memory, and the file
+        is written from there through a descriptor of our own (usearch would open the path itself,
+        following whatever link is planted there). Returns what the index records of the file.
+
+        Raises:
+            OSError: the file cannot be written (disk full, file size limit, read-only folder).
+        """
+        try:
+            serialised = self._writable_graph().save()
+        except RuntimeError as error:  # usearch's own failure, before anything is on disk
+            raise OSError(f"the graph could not be serialised ({error})") from error
+        sha256 = hashlib.sha256(serialised).hexdigest()
+        with replacing(path) as out:
+            out.write(serialised)
+        del serialised  # the graph's size in memory, let go before the file is read back
+        file, checked_ns = settle(path, sha256)
+        return SavedFile(file, sha256, checked_ns)
 
     def _writable_graph(self) -> Graph:
         if self.graph is None:
             self.graph = new_graph(self.dimension)
         elif self.viewed:
             self.graph = self.graph.copy()
-            self.viewed = False
+            self.viewed, self.saved = False, None
         return self.graph
 
     # -- searching ------------------------------------------------------------------------------

@@ -23,6 +23,8 @@ that in the server's ``dialect``; ``api_key`` answers 401 to any other bearer to
 answers 404 to other models; ``latency`` and ``parallel`` make every request take that long with at
 most that many served at once, like a real server for throughput benchmarks; ``variant`` makes it serve
 another model under the same name (every text gets another vector), as a misconfigured server would;
+``switch_after=N`` makes it switch to the model ``switch_to`` (of the same dimension) after its N-th
+request, decided once a request, as a server whose model is replaced under a running build;
 ``shed_every=N`` answers 503 to every N-th request that no queued fault takes, as an overloaded server
 sheds load.
 """
@@ -95,6 +97,8 @@ class LoopbackServer:
         parallel: int | None = None,
         variant: str = "",
         shed_every: int | None = None,
+        switch_after: int | None = None,
+        switch_to: str = "another model ",
     ) -> None:
         if dialect not in DIALECTS:
             raise ValueError(f"unknown dialect {dialect!r}")
@@ -106,6 +110,9 @@ class LoopbackServer:
         self.latency = latency
         self.variant = variant
         self.shed_every = shed_every
+        self.switch_after = switch_after
+        self.switch_to = switch_to
+        self._request_model = threading.local()  # the variant a request is answered with
         self._unfaulted = 0  # requests no queued fault took, for shed_every
         self.requests: list[Recorded] = []
         self.max_in_flight = 0
@@ -154,7 +161,8 @@ class LoopbackServer:
         self.stop()
 
     def vector(self, text: str, dimension: int | None = None) -> np.ndarray:
-        return fake_vector(self.variant + text, dimension or self.dimension)
+        variant = getattr(self._request_model, "variant", self.variant)
+        return fake_vector(variant + text, dimension or self.dimension)
 
     # The protocol: subclasses turn a request body into (status, payload) or apply a fault.
 
@@ -218,6 +226,8 @@ class LoopbackServer:
     def _record(self, request: Recorded) -> None:
         with self._lock:
             self.requests.append(request)
+            switched = self.switch_after is not None and len(self.requests) > self.switch_after
+        self._request_model.variant = self.switch_to if switched else self.variant
 
     def _enter(self) -> None:
         if self._slots is not None:

@@ -1,7 +1,12 @@
 // The search page: search as you type, filters, results, the passage view, the status view.
 //
 // Every text from the index (snippets, headings, paths, passages) goes into the page as text nodes
-// (textContent, append), never as HTML: a document holding <script> shows as text.
+// (textContent, append), never as HTML: a document holding <script> shows as text. Control
+// characters and BiDi controls in it are shown as the escapes the server names (`shown`), as every
+// front end shows them. A hit's snippet is the server's: its lines that match, without markup.
+//
+// The address holds the question, its filters and the hit open (`open=CITATION&in=ROOT`): a hit
+// opened is a page of its own in the history, so it can be shared and the back button closes it.
 
 import { ApiError, count, element, getJSON, shortFolder } from "./api.js";
 import { showStatus } from "./status.js";
@@ -10,7 +15,6 @@ const DEBOUNCE_MS = 180; // a pause in typing this long starts a search
 const RESULTS = 20;
 const CONTEXT_LINES = 12; // lines shown around a hit when its passage opens
 const MORE_LINES = 40; // added by "Show more above/below"
-const SNIPPET_CHARS = 280;
 
 const $ = (id) => document.getElementById(id);
 const form = { q: $("q"), mode: $("mode"), root: $("root"), type: $("type"), path: $("path") };
@@ -18,7 +22,10 @@ const resultsList = $("results");
 const message = $("message");
 
 const state = {
-  settings: { modes: ["hybrid"], stopwords: [] },
+  settings: { modes: ["hybrid"], stopwords: [], escapes: {} },
+  unsafe: null, // a pattern of the characters `settings.escapes` names
+  minScore: "", // "0" when the user asked for the hits under the threshold
+  wantedOpen: null, // the citation and root the address asks to open, until it is opened
   hits: [],
   selected: -1,
   controller: null, // the search in flight, aborted by the next one
@@ -40,6 +47,8 @@ async function start() {
     searchNow();
   });
   window.addEventListener("hashchange", showView);
+  window.addEventListener("popstate", followAddress);
+  new ResizeObserver(() => keepSearchInView()).observe($("search-form"));
   $("close-passage").addEventListener("click", () => closePassage(true));
   $("copy-citation").addEventListener("click", copyCitation);
   $("more-above").addEventListener("click", () => widen(-MORE_LINES));
@@ -49,13 +58,31 @@ async function start() {
   try {
     const [settings, status] = await Promise.all([getJSON("/page/settings"), getJSON("/status?builds=0")]);
     state.settings = settings;
+    const characters = Object.keys(settings.escapes || {});
+    state.unsafe = characters.length ? new RegExp(`[${characters.map(escapeClass).join("")}]`, "gu") : null;
     fillFilters(settings, status);
   } catch (error) {
     say(errorText(error), "error");
     return;
   }
-  if (form.q.value.trim()) searchNow();
+  if (form.q.value.trim()) await searchNow();
   else sayHint();
+  if (state.wantedOpen) openWanted();
+}
+
+function escapeClass(character) {
+  return `\\u{${character.codePointAt(0).toString(16)}}`;
+}
+
+// `text` with every character the server names shown as its escape (`\x1b`, `\u202e`)
+function shown(text) {
+  return state.unsafe ? text.replace(state.unsafe, (character) => state.settings.escapes[character]) : text;
+}
+
+// the search form's height, which the open passage stays below (the search box stays reachable)
+function keepSearchInView() {
+  const height = $("search-form").getBoundingClientRect().height;
+  document.documentElement.style.setProperty("--search-height", `${Math.ceil(height)}px`);
 }
 
 function readAddress() {
@@ -65,6 +92,21 @@ function readAddress() {
   form.mode.dataset.wanted = params.get("mode") || "";
   form.root.dataset.wanted = params.get("root") || "";
   form.type.dataset.wanted = params.get("type") || "";
+  state.minScore = params.get("min_score") || "";
+  state.wantedOpen = params.get("open") ? { citation: params.get("open"), root: params.get("in") || "" } : null;
+}
+
+// back or forward: the question and filters of that address, and its hit open or none
+async function followAddress() {
+  const before = addressQuery(false);
+  readAddress();
+  for (const name of ["mode", "root", "type"]) {
+    const wanted = form[name].dataset.wanted;
+    form[name].value = [...form[name].options].some((item) => item.value === wanted) ? wanted : form[name].options[0]?.value ?? "";
+  }
+  if (addressQuery(false) !== before) await searchNow(false);
+  if (state.wantedOpen) openWanted();
+  else if (state.opened) closePassage(false, false);
 }
 
 function fillFilters(settings, status) {
@@ -120,11 +162,11 @@ function searchSoon() {
   state.timer = setTimeout(searchNow, DEBOUNCE_MS);
 }
 
-async function searchNow() {
+async function searchNow(record = true) {
   clearTimeout(state.timer);
   if (state.controller) state.controller.abort();
   const question = form.q.value.trim();
-  writeAddress();
+  if (record) writeAddress();
   if (!question) {
     state.controller = null;
     showHits([]);
@@ -142,6 +184,7 @@ async function searchNow() {
     const value = form[name].value.trim();
     if (value) params.set(name, value);
   }
+  if (state.minScore) params.set("min_score", state.minScore);
   const started = performance.now();
   resultsList.setAttribute("aria-busy", "true");
   try {
@@ -149,7 +192,7 @@ async function searchNow() {
     const elapsed = Math.round(performance.now() - started);
     showHits(hits, question);
     if (hits.length) say(`${count(hits.length, "result")} in ${elapsed} ms`);
-    else say(noResults(question), "empty");
+    else sayNoResults(question);
   } catch (error) {
     if (error.name === "AbortError") return;
     showHits([]);
@@ -162,19 +205,69 @@ async function searchNow() {
   }
 }
 
-function noResults(question) {
-  const filtered = ["root", "type", "path"].some((name) => form[name].value.trim());
-  return `No results for “${question}”${filtered ? " with these filters: try fewer of them" : ""}.`;
+// "No results", and what to try, each a button that tries it: another mode, the hits under the
+// threshold, without the filters; and fewer words for a long question.
+function sayNoResults(question) {
+  const mode = form.mode.value || state.settings.modes[0];
+  message.replaceChildren(`No results for “${shown(question)}” in ${mode} mode. Try `);
+  message.className = "message empty";
+  const tries = [];
+  for (const other of state.settings.modes.filter((item) => item !== mode)) {
+    tries.push(tryButton(`${other} mode`, () => {
+      form.mode.value = other;
+      searchNow();
+    }));
+  }
+  if (!state.minScore) {
+    const button = tryButton("showing weaker hits", () => {
+      state.minScore = "0";
+      searchNow();
+    });
+    button.title = "hits under the score threshold (min_score 0), likely not answers";
+    tries.push(button);
+  }
+  const filters = [["root", "folder"], ["type", "type"], ["path", "path"]]
+    .filter(([name]) => form[name].value.trim())
+    .map(([name, label]) => `${label} ${shown(form[name].value.trim())}`);
+  if (filters.length) {
+    tries.push(tryButton(`without the filters (${filters.join(", ")})`, () => {
+      form.root.value = form.type.value = form.path.value = "";
+      searchNow();
+    }));
+  }
+  tries.forEach((button, index) => message.append(index ? (index === tries.length - 1 ? " or " : ", ") : "", button));
+  const words = question.split(/\s+/).filter(Boolean).length;
+  message.append(words > 3 ? ", or fewer words." : ".");
 }
 
-function writeAddress() {
+function tryButton(label, action) {
+  const button = element("button", "try", label);
+  button.type = "button";
+  button.addEventListener("click", action);
+  return button;
+}
+
+// The address of what is shown: the question, its filters, and the hit open. Typing replaces the
+// entry; opening or closing a hit adds one (`push`), so the back button closes what it opened.
+function writeAddress(push = false) {
+  const query = addressQuery(true);
+  const address = `${location.pathname}${query ? `?${query}` : ""}${location.hash}`;
+  if (push) history.pushState(null, "", address);
+  else history.replaceState(null, "", address);
+}
+
+function addressQuery(withOpen) {
   const params = new URLSearchParams();
   for (const name of ["q", "mode", "root", "type", "path"]) {
     const value = form[name].value.trim();
     if (value && !(name === "mode" && value === state.settings.modes[0])) params.set(name, value);
   }
-  const query = params.toString();
-  history.replaceState(null, "", `${location.pathname}${query ? `?${query}` : ""}${location.hash}`);
+  if (state.minScore) params.set("min_score", state.minScore);
+  if (withOpen && state.opened) {
+    params.set("open", citation(state.opened.hit));
+    params.set("in", state.opened.hit.root);
+  }
+  return params.toString();
 }
 
 function sayHint() {
@@ -209,19 +302,19 @@ function resultItem(hit, index, terms) {
   item.setAttribute("aria-selected", "false");
   item.tabIndex = -1;
   const top = element("div", "result-top");
-  top.append(element("span", "citation", citation(hit)), scoreBadge(hit.score));
+  top.append(element("span", "citation", shown(citation(hit))), scoreBadge(hit.score));
   item.append(top);
   if (hit.heading) {
     const heading = element("div", "heading");
-    heading.append(...highlighted(hit.heading, terms));
+    heading.append(...highlighted(shown(hit.heading), terms));
     item.append(heading);
   }
   const snippet = element("p", "snippet");
-  snippet.append(...highlighted(snippetOf(hit.text, terms), terms));
+  snippet.append(...highlighted(shown(hit.snippet ?? ""), terms));
   item.append(snippet);
   item.addEventListener("click", () => {
     select(index);
-    openPassage(hit);
+    openPassage(hit, true);
   });
   return item;
 }
@@ -318,34 +411,19 @@ function highlighted(text, terms) {
   return parts;
 }
 
-// The part of a chunk to show: about SNIPPET_CHARS around its first marked word, cut at spaces.
-function snippetOf(text, terms) {
-  const flat = text.replace(/\s+/g, " ").trim();
-  if (flat.length <= SNIPPET_CHARS) return flat;
-  let first = 0;
-  for (const match of flat.matchAll(/[\p{L}\p{N}_]+/gu)) {
-    if (terms.length && matches(match[0], terms)) {
-      first = match.index;
-      break;
-    }
-  }
-  let start = Math.max(0, Math.min(first - 60, flat.length - SNIPPET_CHARS));
-  if (start > 0) start = flat.indexOf(" ", start) + 1 || start;
-  let end = Math.min(flat.length, start + SNIPPET_CHARS);
-  if (end < flat.length) end = flat.lastIndexOf(" ", end) > start ? flat.lastIndexOf(" ", end) : end;
-  return `${start > 0 ? "… " : ""}${flat.slice(start, end)}${end < flat.length ? " …" : ""}`;
-}
-
 // -- the passage -----------------------------------------------------------------------------
 
-function openPassage(hit) {
+// `record`: a new entry in the history (a hit the user opened), else the address stays as it is
+function openPassage(hit, record = false) {
   const first = Math.max(1, hit.start_line - CONTEXT_LINES);
   state.opened = { hit, first, last: hit.end_line + CONTEXT_LINES, atEnd: false };
+  state.wantedOpen = null;
+  if (record) writeAddress(true);
   $("passage-empty").hidden = true;
   $("passage-body").hidden = false;
   $("passage").classList.add("open");
-  $("passage-title").textContent = citation(hit);
-  $("passage-heading").textContent = hit.heading || "";
+  $("passage-title").textContent = shown(citation(hit));
+  $("passage-heading").textContent = shown(hit.heading || "");
   $("copied").textContent = "";
   $("file-link").hidden = true;
   loadPassage();
@@ -388,7 +466,7 @@ function showLines(passage, hit, scroll) {
     const number = passage.start_line + offset;
     const row = element("span", number >= hit.start_line && number <= hit.end_line ? "line hit" : "line");
     const content = element("span", "text");
-    content.append(...highlighted(line, terms));
+    content.append(...highlighted(shown(line), terms));
     row.append(element("span", "number", String(number).padStart(width)), content);
     return row;
   });
@@ -434,11 +512,33 @@ async function copyCitation() {
     document.execCommand("copy");
     scratch.remove();
   }
-  $("copied").textContent = `Copied ${text}`;
+  $("copied").textContent = `Copied ${shown(text)}`;
 }
 
-function closePassage(focusResult) {
+// The hit the address names (a shared address, or back and forward): one of the results when it
+// is, else read from the index by its citation.
+async function openWanted() {
+  const { citation: wanted, root } = state.wantedOpen;
+  const listed = state.hits.find((hit) => citation(hit) === wanted && (!root || hit.root === root));
+  if (listed) {
+    openPassage(listed);
+    return;
+  }
+  try {
+    const query = new URLSearchParams(root ? { root } : {});
+    const passage = await getJSON(`/chunks/${encodePath(wanted)}?${query}`);
+    if (state.wantedOpen?.citation !== wanted) return;
+    openPassage({ ...passage, heading: "", score: null });
+  } catch (error) {
+    say(errorText(error), "error");
+  }
+}
+
+// `record`: the user closed it here (a new entry in the history); not when the address said so
+function closePassage(focusResult, record = true) {
+  const wasOpen = state.opened !== null;
   state.opened = null;
+  if (record && wasOpen) writeAddress(true);
   $("passage-body").hidden = true;
   $("passage-empty").hidden = false;
   $("passage").classList.remove("open");
@@ -473,7 +573,7 @@ function bindKeys() {
       }
     } else if (event.key === "Enter" && inResults(event) && state.hits[state.selected]) {
       event.preventDefault();
-      openPassage(state.hits[state.selected]);
+      openPassage(state.hits[state.selected], true);
     } else if (event.key === "Escape") {
       if (state.opened) closePassage(true);
       else if (!editing) form.q.focus();
@@ -487,7 +587,10 @@ function inResults(event) {
 
 // with a passage open, moving through the results shows each one's
 function followSelection() {
-  if (state.opened && state.hits[state.selected]) openPassage(state.hits[state.selected]);
+  if (state.opened && state.hits[state.selected]) {
+    openPassage(state.hits[state.selected]);
+    writeAddress();
+  }
 }
 
 start();

@@ -1,0 +1,498 @@
+"""AsciiDoc, read by its section and block grammar, as Asciidoctor reads it.
+
+What decides structure follows Asciidoctor's rules:
+
+- a section title is a line starting a block (after a blank line, a closing delimiter or the block's
+  attribute lines) outside every delimited block: ``== Title`` (``=`` to ``======``, or Markdown's
+  ``#``), or a line with a word in it underlined on the next line with one of ``= - ~ ^ +`` repeated
+  to its length within one character (``NAME`` over ``----``; under a longer line ``----`` opens a
+  listing block). Levels nest as the markers say; a ``[discrete]`` heading is one too;
+- delimited blocks open and close on the same line: listing ``----``, literal ``....``, passthrough
+  ``++++`` and fenced code are literal, and nothing inside them is read as markup; example ``====``,
+  sidebar ``****``, quote ``____``, open ``--`` and tables ``|===`` hold text, read as such, but never
+  a section title. ``[source]``, ``[listing]``, ``[literal]`` (and the like) make an open block or a
+  paragraph literal, as does indenting a paragraph;
+- comment lines (``//``), comment blocks (``////``, or a ``[comment]`` block), attribute entries
+  (``:name: value``), block attribute lines and anchors (``[source,java]``, ``[[id]]``, ``[#id]``),
+  the preprocessor's lines (``ifdef::``, ``endif::``, ``include::``), list continuations, breaks and
+  the header's author and revision lines show nothing: they are markup (:attr:`Document.markup`),
+  kept in a chunk's text and left out of what the model reads;
+- what the model reads of the other lines (:attr:`Document.read_as`) is their visible text: a title
+  without its ``==``, a block title without its dot, ``term:: text`` as ``term: text``, inline macros
+  as the text they show (``link:url[text]``, ``xref:page.adoc[text]``, ``<<id,text>>``,
+  ``https://...[text]``, ``kbd:[Ctrl+C]``; a custom macro's text, or its target and a man page
+  section: ``linkgit:git-commit[1]`` reads ``git-commit(1)``), attribute references replaced by the
+  values the file sets (and the built-in ones, ``{nbsp}``...), anchors and index terms dropped. The
+  ``description`` attribute is read as the text it is, as a Markdown page's front matter
+  description is.
+
+The names a page defines (:attr:`Document.definitions`): a manual page's NAME section
+(``git-commit - Record changes to the repository``, what ``whatis`` reads), and the ids that anchor
+a section title (``[[restore-dump]]``), which cross references name it by.
+
+Why not a parser from PyPI: the Python ones either convert to HTML or DocBook without positions or an
+AST (asciidoc-py, asciidoc3, both GPL), or are early alphas too slow for a build (a Lark-grammar
+parser took seconds for a page of 200 lines); none gives line numbers. Every rule here reads a line
+at a time, with patterns that cannot backtrack far, so a file is read in time linear in its size.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from indexer.formats.definitions import man_entry_names
+from indexer.formats.document import Document, Heading, split_lines
+
+_ATX_TITLE = re.compile(r"(={1,6}|#{1,6})[ \t]+(?=\S)")
+_SETEXT_LEVELS = {"=": 1, "-": 2, "~": 3, "^": 4, "+": 5}
+#: Delimiters of four or more of one character, by kind: what is inside a literal or comment block
+#: is not read as markup; a compound block's content is read as text.
+_DELIMITED_KINDS = {
+    "-": "literal",
+    ".": "literal",
+    "+": "literal",
+    "/": "comment",
+    "=": "compound",
+    "*": "compound",
+    "_": "compound",
+}
+_DELIMITER_STARTS = frozenset("-.+/=*_`|,:!")
+_TABLE_DELIMITER = re.compile(r"[|,:!]={3,}")
+#: Block styles that make an open block or a paragraph literal (Asciidoctor Diagram's among them).
+LITERAL_STYLES = frozenset(
+    """source listing literal pass stem latexmath asciimath plantuml mermaid graphviz ditaa svgbob
+    d2 vega vegalite wavedrom bytefield""".split()
+)
+_BLOCK_ATTRIBUTES = re.compile(r"\[(?:|[\w.#%{,\"'].*|\[(?:|[A-Za-z_:][\w\-:.]*(?:, *.+)?)\])\]")
+_ATTRIBUTE_ENTRY = re.compile(r":(!?\w[^:]*):(?:[ \t]+(.*))?")
+_BLOCK_MACRO = re.compile(r"(\w[\w-]*)::([^\[\s][^\[]*)?\[(.*)\]")
+_PREPROCESSOR = re.compile(r"(ifdef|ifndef|ifeval|endif|include)::([^\[]*)\[(.*)\]")
+_THEMATIC_BREAK = re.compile(r"'{3,}|<{3,}|([-*_])( *)\1\2\1")
+#: A list item's marker or a table cell's, before which no description list term starts.
+_LIST_ITEM = re.compile(r"[ \t]*(?:[*.-]+[ \t]|\d+\.[ \t]|<\d+>|\|)")
+_DESCRIPTION_TERM = re.compile(r"(\S.*?)(?::{2,4}|;;)(?:[ \t]+(.*))?")
+#: The ids an anchor or a block attribute line gives the block after it.
+_ANCHOR_ID = re.compile(r"\[\[([\w:][\w\-:.]*)")
+_SHORTHAND_ID = re.compile(r"#([^.%,#\]\s]+)")
+_NAMED_ID = re.compile(r"\bid=\"?([^\",\]\s]+)")
+#: The dash between a manual page's names and its purpose.
+
+#: Inline markup, each with its longest part bounded, so no pattern backtracks far.
+_ATTRIBUTE_REFERENCE = re.compile(r"\{(\w[\w-]{0,127})\}")
+_INLINE_ANCHOR = re.compile(r"\[\[\[?[\w:][^\[\]]{0,512}\]\]\]?")
+_CROSS_REFERENCE = re.compile(r"<<([^<>,\s][^<>,]{0,511})(?:,[ \t]*([^<>]{0,2048}))?>>")
+_URL_MACRO = re.compile(r"(?<![\w\\])((?:https?|ftp|irc)://[^\s\[\]]{1,2048})\[((?:[^\[\]\\]|\\.){0,2048})\]")
+_INLINE_MACRO = re.compile(
+    r"(?<![\w\\-])([A-Za-z][\w-]{0,63}):(?!/)([^\s\[\]]{0,1024})\[((?:[^\[\]\\]|\\.){0,2048})\]"
+)
+_INDEX_TERMS = re.compile(r"\(\(\([^()]{0,512}\)\)\)")
+_INDEX_TERM = re.compile(r"\(\(([^()]{1,512})\)\)")
+_MONOSPACE = re.compile(r"`\+?([^`]{0,512}?)\+?`")
+#: How deep macros nested in one another's text are read (a cross reference in a footnote is two).
+MACRO_DEPTH = 3
+#: Macros that show nothing of their own: an anchor, an index term, an icon.
+HIDDEN_MACROS = frozenset({"anchor", "indexterm", "icon"})
+#: The attributes every AsciiDoc document has: character replacements, as Asciidoctor defines them.
+BUILT_IN_ATTRIBUTES = {
+    "nbsp": " ", "sp": " ", "empty": "", "zwsp": "", "wj": "", "apos": "'", "quot": '"',
+    "lsquo": "\u2018", "rsquo": "\u2019", "ldquo": "\u201c", "rdquo": "\u201d", "deg": "\u00b0",
+    "plus": "+", "brvbar": "\u00a6", "vbar": "|", "amp": "&", "lt": "<", "gt": ">", "startsb": "[",
+    "endsb": "]", "caret": "^", "asterisk": "*", "tilde": "~", "backslash": "\\", "backtick": "`",
+    "two-colons": "::", "two-semicolons": ";;", "cpp": "C++", "cxx": "C++", "pp": "++",
+}  # fmt: skip
+#: Attribute entries whose value is text a reader of the page sees (its summary), not a setting.
+READ_ATTRIBUTES = frozenset({"description"})
+
+
+@dataclass
+class AsciidocLayout:
+    """What the grammar found in an AsciiDoc text, as 1-based line numbers."""
+
+    headings: list[Heading] = field(default_factory=list)
+    literal: list[tuple[int, int]] = field(default_factory=list)
+    markup: set[int] = field(default_factory=set)
+    read_as: dict[int, str] = field(default_factory=dict)
+    definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    block_starts: list[int] = field(default_factory=list)
+
+
+def read_asciidoc(text: str, encoding: str = "utf-8") -> Document:
+    """An AsciiDoc file's lines with its sections, literal blocks and markup as its grammar says,
+    each line read as the rendered page shows it."""
+    lines = split_lines(text)
+    layout = asciidoc_layout(lines)
+    return Document(
+        lines=lines,
+        headings=layout.headings,
+        literal=layout.literal,
+        block_starts=layout.block_starts,
+        encoding=encoding,
+        markup=frozenset(layout.markup),
+        definitions=layout.definitions,
+        read_as=layout.read_as,
+    )
+
+
+def asciidoc_layout(lines: list[str]) -> AsciidocLayout:
+    """Sections, literal blocks, markup lines, lines read otherwise than written, and definitions."""
+    reader = _Reader(lines)
+    reader.read()
+    reader.layout.definitions.update(manual_page_names(lines, reader.layout))
+    return reader.layout
+
+
+class _Reader:
+    """One pass over the lines, keeping the state the grammar needs: the compound blocks open, whether
+    the next line starts a block, the style and ids of the block attribute lines just read, the
+    attributes set so far."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.layout = AsciidocLayout()
+        self.open_blocks: list[str] = []  # closing delimiters of the compound blocks open
+        self.at_block_start = True
+        self.style = ""  # the style of the block attribute line just read ('source', 'discrete'...)
+        self.ids: list[str] = []  # the ids of the anchors just read, for a section title after them
+        self.attributes = dict(BUILT_IN_ATTRIBUTES)
+        self.in_header = True  # before the document's title or first block
+        self.header_lines = 0  # author and revision lines still allowed after the document title
+
+    def read(self) -> None:
+        index = 0
+        while index < len(self.lines):
+            index = self._read_line(index)
+
+    def _read_line(self, index: int) -> int:
+        """Read the line at ``index`` (and any lines that belong with it); the index of the next."""
+        line = self.lines[index].rstrip()
+        if "::" in line and _PREPROCESSOR.fullmatch(line):
+            self._preprocessor(index, line)
+            return index + 1
+        if not line:
+            self.at_block_start, self.header_lines = True, 0
+            return index + 1
+        if line.startswith("//") and not line.startswith("///"):
+            self.layout.markup.add(index + 1)
+            return index + 1
+        if self._delimiter(line) is not None:
+            return self._delimited_block(index, line)
+        if line == "+":  # a list continuation: the next line starts a block attached to the item
+            self.layout.markup.add(index + 1)
+            self.at_block_start = True
+            return index + 1
+        if self.header_lines:
+            self.header_lines -= 1
+            if not _ATTRIBUTE_ENTRY.fullmatch(line):  # the author line, then the revision line
+                self.layout.markup.add(index + 1)
+                return index + 1
+        if not self.at_block_start:
+            if _BLOCK_ATTRIBUTES.fullmatch(line):  # ends the paragraph, and starts a block
+                self.layout.block_starts.append(index + 1)
+                self.at_block_start = True
+            else:
+                self._text_line(index, line)
+                return index + 1
+        return self._block_start(index, line)
+
+    def _block_start(self, index: int, line: str) -> int:
+        """Read a line that starts a block: its metadata, a title, a break, or its first line."""
+        number = index + 1
+        if _BLOCK_ATTRIBUTES.fullmatch(line):
+            self._block_attributes(line)
+            self.layout.markup.add(number)
+            return number
+        entry = _ATTRIBUTE_ENTRY.fullmatch(line)
+        if entry:
+            return self._attribute_entry(index, entry)
+        if line.startswith(".") and len(line) > 1 and line[1] not in ". \t":  # a block title
+            self._read(number, line[1:])
+            return number
+        if not self.open_blocks:
+            used = self._section_title(index, line)
+            if used:
+                return index + used
+        self.in_header = False
+        if _THEMATIC_BREAK.fullmatch(line):
+            self.layout.markup.add(number)
+            self.style, self.ids = "", []
+            return number
+        if self.style == "comment":
+            return self._hidden_paragraph(index)
+        if self.style in LITERAL_STYLES or line[:1] in (" ", "\t"):
+            return self._literal_paragraph(index)
+        macro = _BLOCK_MACRO.fullmatch(line)
+        if macro:
+            self._block_macro(number, macro)
+            return number
+        self.at_block_start, self.style, self.ids = False, "", []
+        self._text_line(index, line)
+        return number
+
+    def _preprocessor(self, index: int, line: str) -> None:
+        """A preprocessor line shows nothing, wherever it is; a one-line ``ifdef`` shows its text."""
+        directive = _PREPROCESSOR.fullmatch(line)
+        assert directive is not None
+        shown = directive.group(3) if directive.group(1) in ("ifdef", "ifndef") else ""
+        if shown.strip():
+            self._read(index + 1, shown)
+        else:
+            self.layout.markup.add(index + 1)
+
+    def _delimiter(self, line: str) -> str | None:
+        """The kind of block ``line`` delimits ('literal', 'comment', 'compound'), or None."""
+        if line[:1] not in _DELIMITER_STARTS:
+            return None
+        if line == "--" or _TABLE_DELIMITER.fullmatch(line):
+            return "compound"
+        if line.startswith("```"):
+            return "literal"
+        if len(line) >= 4 and line == line[0] * len(line):
+            return _DELIMITED_KINDS.get(line[0])
+        return None
+
+    def _delimited_block(self, index: int, line: str) -> int:
+        """Open a delimited block at ``index`` (or close the compound block open); the next index."""
+        number = index + 1
+        if self.open_blocks and line == self.open_blocks[-1]:
+            self.open_blocks.pop()
+            self.layout.markup.add(number)
+            self._block_ends(number)
+            return number
+        kind = self._delimiter(line)
+        if line == "--" and self.style in LITERAL_STYLES:
+            kind = "literal"
+        elif line == "--" and self.style == "comment":
+            kind = "comment"
+        if not self.at_block_start:
+            self.layout.block_starts.append(number)
+        self.in_header, self.style, self.ids = False, "", []
+        if kind == "compound":
+            self.open_blocks.append(line)
+            self.layout.markup.add(number)
+            self.at_block_start = True
+            return number
+        closing = "```" if line.startswith("```") else line
+        last = self._closing_line(index, closing)
+        if kind == "comment":
+            self.layout.markup.update(range(number, last + 1))
+        else:
+            self.layout.literal.append((number, last))
+            self.layout.markup.add(number)
+            if last > number and self.lines[last - 1].rstrip() == closing:
+                self.layout.markup.add(last)
+            for inner in range(number + 1, last):
+                if _PREPROCESSOR.fullmatch(self.lines[inner - 1].rstrip()):
+                    self.layout.markup.add(inner)
+        self._block_ends(last)
+        return last
+
+    def _closing_line(self, index: int, closing: str) -> int:
+        """The 1-based line that closes the block opened at ``index`` (the last line when none does:
+        Asciidoctor reads an unclosed block to the end of the document)."""
+        for following in range(index + 1, len(self.lines)):
+            if self.lines[following].rstrip() == closing:
+                return following + 1
+        return len(self.lines)
+
+    def _block_ends(self, number: int) -> None:
+        """After a block's last line (``number``) the next line starts a block, blank or not."""
+        self.at_block_start = True
+        if number < len(self.lines) and self.lines[number].strip():
+            self.layout.block_starts.append(number + 1)
+
+    def _block_attributes(self, line: str) -> None:
+        """Take the style and ids of a block attribute line or anchor for the block after it."""
+        if line.startswith("[["):
+            anchor = _ANCHOR_ID.match(line)
+            self.ids.extend([anchor.group(1)] if anchor else [])
+            return
+        first = line[1:-1].split(",", 1)[0].strip()
+        if "=" not in first:
+            style = re.split(r"[#.%]", first, maxsplit=1)[0].strip().strip("\"'")
+            self.style = style.lower() or self.style
+            self.ids.extend(_SHORTHAND_ID.findall(first))
+        self.ids.extend(_NAMED_ID.findall(line))
+
+    def _attribute_entry(self, index: int, entry: re.Match[str]) -> int:
+        """An attribute entry (with the lines its value continues on, each ending in a backslash):
+        markup, but for the page's description; its value is remembered for references to it."""
+        name, value = entry.group(1), (entry.group(2) or "")
+        last = index
+        while value.endswith("\\") and last + 1 < len(self.lines):
+            last += 1
+            value = value[:-1].rstrip() + " " + self.lines[last].strip()
+        numbers = range(index + 1, last + 2)
+        if not name.startswith("!") and not name.endswith("!"):
+            self.attributes[name.lower()] = visible_text(value, self.attributes)
+        if name.lower() in READ_ATTRIBUTES and value.strip():
+            self._read(index + 1, value)
+            self.layout.markup.update(numbers[1:])
+        else:
+            self.layout.markup.update(numbers)
+        return last + 1
+
+    def _section_title(self, index: int, line: str) -> int:
+        """The lines a section title at ``index`` takes up (0: it is none), recorded as a heading."""
+        number = index + 1
+        atx = _ATX_TITLE.match(line)
+        if atx:
+            marker = atx.group(1)
+            title = line[atx.end() :].removesuffix(" " + marker).rstrip()
+            level, used = len(marker), 1
+        else:
+            underline = self.lines[index + 1].rstrip() if index + 1 < len(self.lines) else ""
+            level = _setext_level(line, underline)
+            if not level:
+                return 0
+            title, used = line.strip(), 2
+            self.layout.markup.add(number + 1)
+        shown = title_text(title, self.attributes)
+        self.layout.headings.append(Heading(number, level, shown, number + used - 1))
+        self._read(number, shown)
+        ids = self.ids + [anchor.group(1) for anchor in _ANCHOR_ID.finditer(title)]
+        if ids:
+            self.layout.definitions[number] = tuple(dict.fromkeys(ids))
+        self.header_lines = 2 if self.in_header and level == 1 else 0
+        self.in_header, self.style, self.ids = False, "", []
+        self.at_block_start = True
+        return used
+
+    def _hidden_paragraph(self, index: int) -> int:
+        """A ``[comment]`` paragraph: markup to its end."""
+        last = self._paragraph_end(index)
+        self.layout.markup.update(range(index + 1, last + 1))
+        self.style, self.ids = "", []
+        return last
+
+    def _literal_paragraph(self, index: int) -> int:
+        """An indented paragraph, or one styled ``[source]``, ``[literal]``...: literal to its end."""
+        last = self._paragraph_end(index)
+        self.layout.literal.append((index + 1, last))
+        self.at_block_start, self.style, self.ids = False, "", []
+        return last
+
+    def _paragraph_end(self, index: int) -> int:
+        """The 1-based last line of the paragraph starting at ``index``: before a blank line."""
+        last = index + 1
+        while last < len(self.lines) and self.lines[last].strip():
+            last += 1
+        return last
+
+    def _block_macro(self, number: int, macro: re.Match[str]) -> None:
+        """A block macro (``image::diagram.png[Alt text]``, ``toc::[]``) shows its image's alt text."""
+        name, attributes = macro.group(1), macro.group(3)
+        alt = first_attribute(attributes) if name == "image" else ""
+        if alt:
+            self._read(number, alt)
+        else:
+            self.layout.markup.add(number)
+        self.at_block_start, self.style, self.ids = True, "", []
+
+    def _text_line(self, index: int, line: str) -> None:
+        """A line of a paragraph, a list or a table, read as it shows."""
+        self.in_header = False
+        term = _DESCRIPTION_TERM.fullmatch(line.strip())
+        if term and not _LIST_ITEM.match(line):
+            line = term.group(1) + (": " + term.group(2) if term.group(2) else "")
+        self._read(index + 1, visible_text(line, self.attributes).removesuffix(" +"))
+
+    def _read(self, number: int, shown: str) -> None:
+        """Line ``number`` reads as ``shown`` when that differs from it, as markup when it is empty."""
+        if not shown.strip():
+            self.layout.markup.add(number)
+        elif shown != self.lines[number - 1]:
+            self.layout.read_as[number] = shown
+
+
+def _setext_level(line: str, underline: str) -> int:
+    """The level of a two-line title (``line`` over ``underline``), or 0: the underline one of the
+    level characters repeated, within a character of the title's length, the title holding a word
+    and not starting with a dot."""
+    level = _SETEXT_LEVELS.get(underline[:1], 0)
+    if not level or underline != underline[0] * len(underline) or abs(len(line) - len(underline)) > 1:
+        return 0
+    if line.startswith(".") or not any(character.isalnum() for character in line):
+        return 0
+    return level
+
+
+def title_text(title: str, attributes: dict[str, str]) -> str:
+    """A section title as it shows: its visible text, without anchors or monospace marks."""
+    return " ".join(_MONOSPACE.sub(r"\1", visible_text(title, attributes)).split())
+
+
+def visible_text(line: str, attributes: dict[str, str]) -> str:
+    """``line`` as a rendered page shows it: attribute references replaced (those unknown kept as
+    written, as Asciidoctor does), anchors and index terms dropped, macros and cross references
+    read as the text they show."""
+    if "{" in line:
+        line = _ATTRIBUTE_REFERENCE.sub(
+            lambda found: attributes.get(found.group(1).lower(), found.group(0)), line
+        )
+    if "[" in line:
+        line = _INLINE_ANCHOR.sub("", line)
+        for _ in range(MACRO_DEPTH):  # the innermost macros first: a cross reference in a footnote
+            read = _INLINE_MACRO.sub(_macro_text, line)  # before URLs: ``link:https://...[text]``
+            read = _URL_MACRO.sub(lambda found: first_attribute(found.group(2)) or found.group(1), read)
+            if read == line:
+                break
+            line = read
+    if "<<" in line:
+        line = _CROSS_REFERENCE.sub(lambda found: found.group(2) or _reference_name(found.group(1)), line)
+    if "((" in line:
+        line = _INDEX_TERM.sub(r"\1", _INDEX_TERMS.sub("", line))
+    return line
+
+
+def _macro_text(found: re.Match[str]) -> str:
+    """The text an inline macro shows: its text, else its target; a target with a number in
+    brackets is a manual page (``linkgit:git-commit[1]``: ``git-commit(1)``)."""
+    name, target, text = found.group(1).lower(), found.group(2), found.group(3).replace("\\]", "]")
+    if name in HIDDEN_MACROS:
+        return ""
+    if name == "image":
+        return first_attribute(text)
+    if name == "menu":
+        return " > ".join([target, *(item.strip() for item in text.split(">") if item.strip())])
+    if text.isdigit() and target:
+        return f"{target}({text})"
+    if name in ("link", "mailto", "xref", "footnote", "footnoteref"):
+        text = first_attribute(text)
+    if text:
+        return text
+    return _reference_name(target) if name == "xref" else target
+
+
+def first_attribute(text: str) -> str:
+    """A macro's text when its brackets hold an attribute list (``Text,window=_blank``): the first
+    positional attribute, unquoted, without a new window's ``^``."""
+    if "=" in text:
+        first = text.split(",", 1)[0]
+        text = "" if "=" in first else first
+    return text.strip().strip('"').removesuffix("^")
+
+
+def _reference_name(target: str) -> str:
+    """A cross reference's target as a reader can name it: its fragment, else its page's name."""
+    page, _, fragment = target.partition("#")
+    return fragment or page.rsplit("/", 1)[-1].removesuffix(".adoc")
+
+
+def manual_page_names(lines: list[str], layout: AsciidocLayout) -> dict[int, tuple[str, ...]]:
+    """The names of a manual page's NAME section (its first section, titled NAME): the names before
+    the dash of its first paragraph (``git-commit - Record changes to the repository``), on its line."""
+    first_two = sorted(layout.headings, key=lambda heading: heading.line)[:2]  # title, first section
+    named = next((heading for heading in first_two if heading.title.upper() == "NAME"), None)
+    if named is None:
+        return {}
+    number = max(named.lines) + 1
+    while number <= len(lines) and (not lines[number - 1].strip() or number in layout.markup):
+        number += 1
+    entry: list[str] = []
+    for following in range(number, len(lines) + 1):
+        if not lines[following - 1].strip():
+            break
+        entry.append(layout.read_as.get(following, lines[following - 1]))
+    names = man_entry_names(" ".join(entry))
+    return {number: names} if names else {}

@@ -1,0 +1,555 @@
+"""Source code, cut at its definitions as the language's tree-sitter grammar finds them.
+
+A file's outline is what a reader of code looks for: the module (the file's own path), the classes,
+namespaces and ``impl`` blocks in it, and the functions and methods in those. Each becomes a heading,
+nested as the code nests them (``src/render.py > Renderer > draw``), so a chunk of code carries the
+name of what it belongs to, and the names a file defines are its :attr:`Document.definitions`, the
+way a Sphinx object directive declares one. What the grammar says, and nothing else:
+
+- a definition's heading starts at the comments and attributes written just above it (same
+  indentation, no blank line between), so its doc comment, decorators and docstring stay with it;
+- functions defined inside a function (closures, local classes) are statements of that function,
+  not headings: an outline lists what a module or class offers;
+- every statement starts a block, at any depth (the named children of a block, a class body, a
+  ``case``), so a definition too large for one chunk is cut between statements; a statement of
+  several lines with none nested in it is ``literal``, so a blank line inside it (a docstring, a
+  long literal) does not cut it;
+- code after a definition at the level of its container (module code after a function, a class
+  attribute after a method) resumes the container's heading, so it is not taken for the last
+  definition's.
+
+A file of a language this module has no grammar for is not routed here; a file its grammar cannot
+read (more than :data:`MAX_ERROR_SHARE` of its lines inside syntax errors, or a grammar older than
+the bindings) keeps the plain line reading of :func:`indexer.formats.text.read_plain`. Each grammar
+is imported when the first file of its language is read, so ``index query`` never loads one.
+"""
+
+from __future__ import annotations
+
+import bisect
+import importlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from functools import cache
+from typing import TYPE_CHECKING
+
+from indexer.formats.document import Document, Heading, split_lines
+
+if TYPE_CHECKING:
+    from tree_sitter import Node, Parser, Query
+
+__all__ = ["CODE_EXTENSIONS", "language_of", "read_code"]
+
+#: Files that describe code written elsewhere (Python stubs, TypeScript declaration files): their
+#: outline heads their chunks, but they define nothing, so a one-name question finds the definition
+#: in the source, not its signature here.
+DECLARATION_FILES = (".pyi", ".d.ts", ".d.mts", ".d.cts")
+#: A file with more of its non-blank lines than this inside syntax errors is read as plain lines:
+#: tree-sitter recovers from an error locally, so a few errors leave the rest of the outline true,
+#: but a file mostly in error (another dialect, a template, a grammar that lags the language) has
+#: no outline worth trusting.
+MAX_ERROR_SHARE = 0.25
+#: Files larger than this are read as plain lines: generated code (bundles, amalgamations, tables)
+#: whose outline helps nobody, and whose syntax tree would cost more than the rest of its build.
+MAX_PARSED_BYTES = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Grammar:
+    """What one language's grammar calls its definitions and its lists of statements.
+
+    ``definitions``: node types that define a name (a heading); ``containers``: those whose members
+    are definitions too (classes, namespaces, ``impl`` blocks); ``wrappers``: nodes that carry a
+    definition with something before it (``decorated_definition``, ``export_statement``,
+    ``template_declaration``), whose start is the definition's; ``lists``: node types whose named
+    children are statements or members; ``attached``: node types that stay with the definition
+    under them, as comments do (Rust's ``#[derive]``).
+    """
+
+    package: str
+    definitions: frozenset[str]
+    containers: frozenset[str]
+    lists: frozenset[str]
+    wrappers: frozenset[str] = frozenset()
+    attached: frozenset[str] = frozenset()
+    function: str = "language"
+
+
+def _types(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_C_LISTS = "translation_unit compound_statement field_declaration_list enumerator_list case_statement"
+_C_DEFINITIONS = "function_definition struct_specifier union_specifier enum_specifier type_definition"
+_JS_DEFINITIONS = (
+    "function_declaration generator_function_declaration class_declaration method_definition "
+    "variable_declarator class"
+)
+_JS_LISTS = "program statement_block class_body switch_body switch_case switch_default"
+_TS_DEFINITIONS = (
+    _JS_DEFINITIONS + " abstract_class_declaration interface_declaration type_alias_declaration "
+    "enum_declaration internal_module module"
+)
+_TS_CONTAINERS = (
+    "class_declaration abstract_class_declaration class interface_declaration internal_module module"
+)
+_TS_WRAPPERS = (
+    "export_statement lexical_declaration variable_declaration ambient_declaration expression_statement"
+)
+_TS_LISTS = _JS_LISTS + " interface_body enum_body object_type"
+
+GRAMMARS: dict[str, Grammar] = {
+    "python": Grammar(
+        "tree_sitter_python",
+        _types("function_definition class_definition"),
+        _types("class_definition"),
+        _types("module block"),
+        wrappers=_types("decorated_definition"),
+    ),
+    "javascript": Grammar(
+        "tree_sitter_javascript",
+        _types(_JS_DEFINITIONS),
+        _types("class_declaration class"),
+        _types(_JS_LISTS),
+        wrappers=_types("export_statement lexical_declaration variable_declaration"),
+    ),
+    "typescript": Grammar(
+        "tree_sitter_typescript",
+        _types(_TS_DEFINITIONS),
+        _types(_TS_CONTAINERS),
+        _types(_TS_LISTS),
+        wrappers=_types(_TS_WRAPPERS),
+        function="language_typescript",
+    ),
+    "tsx": Grammar(
+        "tree_sitter_typescript",
+        _types(_TS_DEFINITIONS),
+        _types(_TS_CONTAINERS),
+        _types(_TS_LISTS),
+        wrappers=_types(_TS_WRAPPERS),
+        function="language_tsx",
+    ),
+    "go": Grammar(
+        "tree_sitter_go",
+        _types("function_declaration method_declaration type_spec type_alias"),
+        frozenset(),
+        _types(
+            "source_file block statement_list expression_case type_case default_case communication_case "
+            "field_declaration_list interface_type"
+        ),
+        wrappers=_types("type_declaration"),
+    ),
+    "rust": Grammar(
+        "tree_sitter_rust",
+        _types(
+            "function_item function_signature_item struct_item enum_item union_item trait_item impl_item "
+            "mod_item macro_definition type_item"
+        ),
+        _types("trait_item impl_item mod_item"),
+        _types("source_file declaration_list block match_block field_declaration_list enum_variant_list"),
+        attached=_types("attribute_item"),
+    ),
+    "java": Grammar(
+        "tree_sitter_java",
+        _types(
+            "class_declaration interface_declaration enum_declaration record_declaration "
+            "annotation_type_declaration method_declaration constructor_declaration"
+        ),
+        _types(
+            "class_declaration interface_declaration enum_declaration record_declaration "
+            "annotation_type_declaration"
+        ),
+        _types(
+            "program class_body interface_body enum_body enum_body_declarations block constructor_body "
+            "switch_block switch_block_statement_group annotation_type_body"
+        ),
+    ),
+    "kotlin": Grammar(
+        "tree_sitter_kotlin",
+        _types("class_declaration object_declaration function_declaration"),
+        _types("class_declaration object_declaration companion_object"),
+        _types("source_file class_body enum_class_body block statements when_entry"),
+    ),
+    "c": Grammar(
+        "tree_sitter_c",
+        _types(_C_DEFINITIONS),
+        frozenset(),
+        _types(_C_LISTS),
+    ),
+    "cpp": Grammar(
+        "tree_sitter_cpp",
+        _types(_C_DEFINITIONS + " class_specifier namespace_definition"),
+        _types("class_specifier struct_specifier union_specifier namespace_definition"),
+        _types(_C_LISTS + " declaration_list"),
+        wrappers=_types("template_declaration"),
+    ),
+    "csharp": Grammar(
+        "tree_sitter_c_sharp",
+        _types(
+            "namespace_declaration file_scoped_namespace_declaration class_declaration struct_declaration "
+            "interface_declaration enum_declaration record_declaration method_declaration "
+            "constructor_declaration"
+        ),
+        _types(
+            "namespace_declaration class_declaration struct_declaration interface_declaration "
+            "record_declaration"
+        ),
+        _types(
+            "compilation_unit declaration_list block switch_body switch_section enum_member_declaration_list"
+        ),
+    ),
+    "ruby": Grammar(
+        "tree_sitter_ruby",
+        _types("class module method singleton_method singleton_class"),
+        _types("class module singleton_class"),
+        _types("program body_statement then else do_block block_body begin when"),
+    ),
+    "php": Grammar(
+        "tree_sitter_php",
+        _types(
+            "namespace_definition class_declaration interface_declaration trait_declaration "
+            "enum_declaration function_definition method_declaration"
+        ),
+        _types(
+            "namespace_definition class_declaration interface_declaration trait_declaration enum_declaration"
+        ),
+        _types("program declaration_list compound_statement switch_block case_statement default_statement"),
+        function="language_php",
+    ),
+    "bash": Grammar(
+        "tree_sitter_bash",
+        _types("function_definition"),
+        frozenset(),
+        _types("program compound_statement do_group if_statement elif_clause else_clause case_item subshell"),
+    ),
+}
+
+#: The language of each file extension read here.
+CODE_EXTENSIONS: dict[str, str] = {
+    **dict.fromkeys(("py", "pyi"), "python"),
+    **dict.fromkeys(("js", "jsx", "mjs", "cjs"), "javascript"),
+    "ts": "typescript",
+    "mts": "typescript",
+    "cts": "typescript",
+    "tsx": "tsx",
+    "go": "go",
+    "rs": "rust",
+    "java": "java",
+    **dict.fromkeys(("kt", "kts"), "kotlin"),
+    **dict.fromkeys(("c", "h"), "c"),
+    **dict.fromkeys(("cc", "cpp", "cxx", "hpp", "hh", "hxx"), "cpp"),
+    "cs": "csharp",
+    "rb": "ruby",
+    "php": "php",
+    **dict.fromkeys(("sh", "bash", "zsh"), "bash"),
+}
+
+#: Name nodes a C or C++ declarator ends in.
+_DECLARATOR_NAMES = _types(
+    "identifier field_identifier qualified_identifier destructor_name operator_name type_identifier"
+)
+
+
+def language_of(extension: str) -> str | None:
+    """The language of a lower-case file extension read by :func:`read_code`, or None."""
+    return CODE_EXTENSIONS.get(extension)
+
+
+def read_code(path: str, text: str, encoding: str, language: str) -> Document:
+    """The document of a source file in ``language`` (a key of :data:`GRAMMARS`), headed by ``path``
+    (the module), its definitions nested under it; plain lines when its grammar cannot read it."""
+    lines = split_lines(text)
+    data = text.encode("utf-8", "surrogatepass")
+    reader = _reader(language) if len(data) <= MAX_PARSED_BYTES else None
+    if reader is None:
+        return Document(lines=lines, encoding=encoding)
+    parser, query = reader
+    root = parser.parse(data).root_node
+    from tree_sitter import QueryCursor
+
+    outline = _Outline(GRAMMARS[language], lines, QueryCursor(query).captures(root))
+    if outline.error_lines() > MAX_ERROR_SHARE * sum(1 for line in lines if line.strip()):
+        return Document(lines=lines, encoding=encoding)
+    outline.read(path)
+    return Document(
+        lines=lines,
+        headings=[Heading(1, 1, path), *sorted(outline.headings, key=_heading_order)],
+        literal=_without_headings(outline.literal(), outline.headings),
+        block_starts=sorted(outline.block_starts),
+        encoding=encoding,
+        definitions={} if path.endswith(DECLARATION_FILES) else outline.definitions,
+    )
+
+
+def _heading_order(heading: Heading) -> tuple[int, int]:
+    return heading.line, heading.level  # the module before a class starting on its first line
+
+
+@cache
+def _reader(language: str) -> tuple[Parser, Query] | None:
+    """A parser of ``language`` and the query that finds what :class:`_Outline` reads, its grammar
+    imported on first use; None for a grammar these bindings cannot load (built for another ABI)."""
+    from tree_sitter import Language, Parser, Query
+
+    grammar = GRAMMARS[language]
+    module = importlib.import_module(grammar.package)
+    try:
+        tongue = Language(getattr(module, grammar.function)())
+    except ValueError:  # "Incompatible Language version": that grammar's files are read as plain lines
+        return None
+    # only the node types this version of the grammar has: a query naming another fails
+    known = [kind for kind in range(tongue.node_kind_count) if tongue.node_kind_is_named(kind)]
+    named = {tongue.node_kind_for_id(kind) for kind in known}
+    comments = {kind for kind in named if kind and "comment" in kind}
+    captures = {
+        "list": grammar.lists,
+        "definition": grammar.definitions,
+        "attached": grammar.attached | comments,
+        "error": {"ERROR"},
+    }
+    source = " ".join(
+        f"[{' '.join(f'({kind})' for kind in sorted(kinds & named | ({'ERROR'} & kinds)))}] @{name}"
+        for name, kinds in captures.items()
+        if kinds & named or "ERROR" in kinds
+    )
+    return Parser(tongue), Query(tongue, source)
+
+
+@dataclass
+class _Outline:
+    """What a syntax tree says of a file's outline: headings, definitions, statements, errors."""
+
+    grammar: Grammar
+    lines: list[str]
+    found: dict[str, list[Node]]  # the query's captures, by name
+    headings: list[Heading] = field(default_factory=list)
+    definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    block_starts: set[int] = field(default_factory=set)
+    statements: list[tuple[int, int]] = field(default_factory=list)  # (first, last) 1-based
+    #: comments and attributes alone on their lines: (first row, column) by last row
+    attached: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def error_lines(self) -> int:
+        """How many lines lie inside syntax errors."""
+        rows: set[int] = set()
+        for error in self.found.get("error", []):
+            rows.update(range(error.start_point[0], error.end_point[0] + 1))
+        return len(rows)
+
+    def read(self, module: str) -> None:
+        """Headings and declared names of the definitions of the file at path ``module``, its
+        statements' starts, and the rows its comments and attributes take alone."""
+        for node in self.found.get("attached", []):
+            self._attach(node)
+        for node in self.found.get("list", []):
+            self._statements(node.named_children)
+        candidates = [node for node in self.found.get("definition", []) if self._is_definition(node)]
+        candidates.sort(key=lambda node: node.start_byte)  # containers before what they hold
+        known = {node.id for node in candidates}
+        # a headed definition's node id: (the level its members' headings take, its heading path)
+        headed: dict[int, tuple[int, tuple[str, ...]]] = {}
+        outers: dict[int, Node] = {}  # node ids of what carries each headed definition
+        placed: list[tuple[Node, int, tuple[str, ...]]] = []
+        path: tuple[str, ...]
+        for node in candidates:
+            outer = self._outer(node, known)
+            owner = self._owner(outer, known)
+            if owner is None:
+                level, path = 2, (module,)
+            elif owner.id in headed and owner.type in self.grammar.containers:
+                level, path = headed[owner.id]
+            else:
+                continue  # inside a function (a closure), or inside a syntax error
+            titles = self._head(outer, node, level)
+            headed[node.id] = (level + len(titles), path + titles)
+            outers[outer.id] = outer
+            placed.append((outer, level, path))
+        for outer, level, path in placed:
+            self._resume_after(outer, level, path, outers)
+
+    def _is_definition(self, node: Node) -> bool:
+        """Whether ``node`` defines a name: a function or class bound to a variable counts, a
+        value does not; a struct counts where it has a body."""
+        if not self._names(node) or not _has_body(node):
+            return False
+        if node.type == "variable_declarator":
+            value = node.child_by_field_name("value")
+            return value is not None and ("function" in value.type or value.type == "class")
+        return True
+
+    def _outer(self, node: Node, known: set[int]) -> Node:
+        """What carries a definition and starts where it does: a decorated definition, an export,
+        ``const f = () => ...``, a template; not a wrapper holding several definitions."""
+        outer = node
+        while outer.parent is not None and outer.parent.type in self.grammar.wrappers:
+            carried = [
+                child
+                for child in outer.parent.named_children
+                if child.id in known or child.type in self.grammar.wrappers
+            ]
+            if len(carried) != 1:
+                break
+            outer = outer.parent
+        return outer
+
+    def _owner(self, outer: Node, known: set[int]) -> Node | None:
+        """The nearest definition around ``outer``, or None at the top; a syntax error around it
+        is its owner too (and heads nothing)."""
+        node = outer.parent
+        while node is not None:
+            if node.id in known or node.type == "ERROR":
+                return node
+            node = node.parent
+        return None
+
+    def _names(self, node: Node) -> tuple[str, ...]:
+        """The name a definition gives, as written (``Renderer``, ``Foo::bar``), or ()."""
+        if node.type == "impl_item":  # Rust: impl Type, or impl Trait for Type
+            kind, trait = node.child_by_field_name("type"), node.child_by_field_name("trait")
+            if kind is None:
+                return ()
+            return (f"{_text(trait)} for {_text(kind)}" if trait is not None else _text(kind),)
+        name = node.child_by_field_name("name")
+        if name is None:
+            name = _declarator_name(node)
+        return (_text(name),) if name is not None and _text(name) else ()
+
+    def _head(self, outer: Node, definition: Node, level: int) -> tuple[str, ...]:
+        """Record the heading(s) and declared names of a definition; its heading path's titles."""
+        names = self._names(definition)
+        titles: tuple[str, ...] = names
+        receiver = definition.child_by_field_name("receiver")  # a Go method's, under its type
+        if receiver is not None and definition.type == "method_declaration":
+            kind = _go_receiver_type(receiver)
+            titles = (kind, *names) if kind else names
+        first = self._first_row(outer)
+        for offset, title in enumerate(titles):
+            self.headings.append(Heading(first + 1, level + offset, title))
+        if definition.type != "impl_item":  # an impl block defines no name of its own
+            name_node = definition.child_by_field_name("name") or definition
+            line = name_node.start_point[0] + 1
+            declared = set(names) | {_last_part(name) for name in names}
+            self.definitions[line] = tuple(sorted(declared | set(self.definitions.get(line, ()))))
+        return titles
+
+    def _resume_after(self, outer: Node, level: int, path: tuple[str, ...], outers: dict[int, Node]) -> None:
+        """Code after a definition, at its container's level, goes back under the container (the
+        module, a class), unless it is the comment of the next definition."""
+        sibling = outer.next_named_sibling
+        while sibling is not None and not self._starts_line(sibling):
+            sibling = sibling.next_named_sibling
+        if sibling is None or sibling.id in outers:
+            return
+        following = sibling.next_named_sibling
+        while following is not None and following.id not in outers:
+            following = following.next_named_sibling
+        if following is not None and self._first_row(following) <= sibling.start_point[0]:
+            return
+        self.headings.append(Heading(sibling.start_point[0] + 1, level - 1, path[-1]))
+
+    def _statements(self, children: list[Node]) -> None:
+        for child in children:
+            if self._starts_line(child):
+                self.block_starts.add(child.start_point[0] + 1)
+            self.statements.append((child.start_point[0] + 1, child.end_point[0] + 1))
+
+    def _attach(self, node: Node) -> None:
+        """Mark the rows of a comment or attribute that stands alone on its lines."""
+        end = node.end_point[0]
+        if not self._starts_line(node) or end >= len(self.lines):
+            return
+        if self.lines[end].encode("utf-8", "surrogatepass")[node.end_point[1] :].strip():
+            return  # code follows on its last line
+        self.attached[end] = node.start_point
+
+    def _first_row(self, node: Node) -> int:
+        """The row a definition's heading starts on: its own, or that of the comments and attributes
+        just above it at the same indentation."""
+        row, column = node.start_point
+        while row - 1 in self.attached and self.attached[row - 1][1] == column:
+            row = self.attached[row - 1][0]
+        return row
+
+    def _starts_line(self, node: Node) -> bool:
+        row, column = node.start_point
+        return row < len(self.lines) and column <= _indent(self.lines[row])
+
+    def literal(self) -> list[tuple[int, int]]:
+        """Statements of several lines with no statement starting inside them."""
+        starts = sorted(self.block_starts)
+        ranges = []
+        for first, last in self.statements:
+            if last > first and not any(first < start <= last for start in _between(starts, first, last)):
+                ranges.append((first, last))
+        return _merged(ranges)
+
+
+def _without_headings(ranges: list[tuple[int, int]], headings: list[Heading]) -> list[tuple[int, int]]:
+    """The literal ranges with no heading inside (after their first line): the chunker takes no
+    heading from inside a literal range, and a definition's heading is never to be lost."""
+    lines = sorted(heading.line for heading in headings)
+    return [(first, last) for first, last in ranges if not any(True for _ in _between(lines, first, last))]
+
+
+def _between(starts: list[int], first: int, last: int) -> Iterator[int]:
+    index = bisect.bisect_right(starts, first)
+    while index < len(starts) and starts[index] <= last:
+        yield starts[index]
+        index += 1
+
+
+def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    merged: list[tuple[int, int]] = []
+    for first, last in sorted(set(ranges)):
+        if merged and first <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], last))
+        else:
+            merged.append((first, last))
+    return merged
+
+
+#: Definitions that are one only with a body: ``struct point { ... }``, not ``struct point p;``.
+_BODY_NEEDED = _types(
+    "struct_specifier union_specifier enum_specifier class_specifier mod_item namespace_definition"
+)
+
+
+def _has_body(node: Node) -> bool:
+    if node.type == "type_definition":  # a typedef names a definition: typedef struct { ... } point;
+        kind = node.child_by_field_name("type")
+        return kind is not None and kind.child_by_field_name("body") is not None
+    return node.type not in _BODY_NEEDED or node.child_by_field_name("body") is not None
+
+
+def _text(node: Node) -> str:
+    return " ".join((node.text or b"").decode("utf-8", "replace").split())
+
+
+def _indent(line: str) -> int:
+    """The width of a line's leading blanks, in bytes as tree-sitter counts columns."""
+    return len(line) - len(line.lstrip(" \t\f"))
+
+
+def _last_part(name: str) -> str:
+    for separator in ("::", ".", "->"):
+        name = name.rsplit(separator, 1)[-1]
+    return name
+
+
+def _declarator_name(node: Node) -> Node | None:
+    """The name at the end of a C or C++ declarator chain (``int *(*name)(void)``), or None."""
+    current = node.child_by_field_name("declarator")
+    while current is not None and current.type not in _DECLARATOR_NAMES:
+        current = current.child_by_field_name("declarator") or current.child_by_field_name("name")
+    return current
+
+
+def _go_receiver_type(receiver: Node) -> str:
+    """``Terminal`` of a Go method's receiver ``(t *Terminal)`` or ``(t Tree[K])``."""
+    for parameter in receiver.named_children:
+        kind = parameter.child_by_field_name("type")
+        while kind is not None and kind.type in ("pointer_type", "generic_type"):
+            kind = kind.named_children[0] if kind.named_children else None
+        if kind is not None:
+            return _text(kind)
+    return ""

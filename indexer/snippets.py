@@ -1,0 +1,196 @@
+"""Which lines of a hit to show: the ones that hold the question's words, without their markup.
+
+A chunk is up to a few thousand words; a reader looking down a list of hits wants the lines that
+made it a hit, as a search engine shows them. The question's words are the keyword search's own
+(:class:`indexer.search.Query`, :func:`indexer.search.keyword_words`): its plain words with the same
+stop words left out, its quoted phrases' words, its ``word*`` prefixes; never the words it excludes.
+A word of the chunk matches one of them spelled the same, with its accents and case set aside, or
+with the same rough stem (``punctures`` for ``puncture``), as the keyword index's stemmer finds them.
+
+The lines kept are those holding most of the question's words (the first ones when none does: a
+hit found by meaning alone), shown in the order of the chunk, ``…`` where lines were passed over (at
+the start of the line after them, at the end of the last line); a long line is cut around its first
+match. Markup a reader does not want to see is taken out (HTML
+tags and comments, entities, heading marks), and a line left with nothing is never shown.
+
+Everything here is a few passes over the chunk's text with patterns whose every repeat is bounded,
+so its cost is linear in the text's length: a megabyte of hostile text costs what a megabyte costs.
+"""
+
+from __future__ import annotations
+
+import heapq
+import html
+import re
+import unicodedata
+from dataclasses import asdict, dataclass
+
+from indexer.search import Hit, Query, keyword_words
+
+#: At most this many lines are shown, each cut to about :data:`LINE_CHARS` characters.
+MAX_LINES = 3
+LINE_CHARS = 200
+GAP = "…"
+
+_WORD = re.compile(r"\w+")
+#: An HTML tag, closing tag, comment, doctype or processing instruction, on one line and of bounded
+#: length (so a ``<`` never closed costs one bounded look ahead, not a scan of the rest).
+_TAG = re.compile(r"<(?:[A-Za-z/!?][^<>\n]{0,400})?>")
+#: What marks a Markdown heading, a quote, or a fenced block's fence at the start of a line.
+_LINE_MARKS = re.compile(r"^[ \t]{0,3}(?:#{1,6}[ \t]+|>[ \t]?|(?:```|~~~)[^\s`]{0,40}[ \t]*$)", re.MULTILINE)
+#: Emphasis marks around words.
+_EMPHASIS = re.compile(r"\*\*|__(?=\w)|(?<=\w)__")
+_SUFFIXES = (
+    ("ingly", ""), ("edly", ""), ("ing", ""), ("ies", "y"), ("ied", "y"),
+    ("es", ""), ("ed", ""), ("ly", ""), ("s", ""), ("e", ""),
+)  # fmt: skip
+
+#: The files whose text is markup a reader sees rendered: their snippets are shown without it.
+MARKUP_EXTENSIONS = frozenset({"md", "markdown", "mdx", "html", "htm", "xhtml"})
+
+
+def is_markup(path: str) -> bool:
+    """Whether the file at ``path`` is a document in markup (Markdown, HTML), by its extension:
+    code (``Vec<u8>``, ``#include``) keeps its characters."""
+    name = path.rsplit("/", 1)[-1].lower()
+    return "." in name and name.rsplit(".", 1)[-1] in MARKUP_EXTENSIONS
+
+
+_SUFFIX_ENDS = tuple({suffix[-1] for suffix, _ in _SUFFIXES})
+
+
+@dataclass(frozen=True)
+class QueryWords:
+    """What a line is matched against: the question's words, their stems, and its prefixes."""
+
+    words: frozenset[str]
+    stems: frozenset[str]
+    prefixes: tuple[str, ...]
+    #: The first letters every match begins with (a stem keeps a word's first three), so that most
+    #: words of a text are passed over by one set look-up.
+    heads: frozenset[str]
+    head_length: int
+
+    @classmethod
+    def of(cls, question: str) -> QueryWords:
+        query = Query.parse(question)
+        words = {fold(word) for word in keyword_words(query.words)}
+        words |= {fold(word) for phrase in query.phrases for word in _WORD.findall(phrase)}
+        prefixes = tuple(fold(prefix) for prefix in query.prefixes)
+        head_length = min((len(word) for word in (*words, *prefixes)), default=0)
+        head_length = min(head_length, 3)
+        heads = frozenset(word[:head_length] for word in (*words, *prefixes))
+        stems = frozenset(stem(word) for word in words)
+        return cls(frozenset(words), stems, prefixes, heads, head_length)
+
+    def matches(self, word: str) -> str | None:
+        """The question's word (or prefix) ``word`` of the text stands for, else None."""
+        head = word[: self.head_length].lower()
+        if head.isascii() and head not in self.heads:
+            return None
+        folded = fold(word)
+        if folded in self.words:
+            return folded
+        stemmed = stem(folded)
+        if stemmed in self.stems:
+            return stemmed
+        return next((prefix for prefix in self.prefixes if folded.startswith(prefix)), None)
+
+
+def snippet(
+    text: str, question: str, max_lines: int = MAX_LINES, width: int = LINE_CHARS, markup: bool = True
+) -> str:
+    """The lines of ``text`` to show for ``question``, one per line; a line after lines passed
+    over starts with ``…``, and the last ends with it when lines follow (see the module)."""
+    return "\n".join(snippet_lines(text, question, max_lines, width, markup))
+
+
+def snippet_lines(
+    text: str, question: str, max_lines: int = MAX_LINES, width: int = LINE_CHARS, markup: bool = True
+) -> list[str]:
+    """:func:`snippet`, as its lines. ``markup``: the text is a document's (Markdown, HTML), whose
+    tags and marks are taken out; code keeps its ``<`` and ``#`` (see :func:`is_markup`)."""
+    wanted = QueryWords.of(question)
+    plain = without_markup(text) if markup else text
+    lines = [line for line in plain.split("\n") if line and not line.isspace()]
+    if not lines:
+        return []
+    known: dict[str, str | None] = {}
+    found = [(place, line, _words_found(line, wanted, known)) for place, line in enumerate(lines)]
+    best = heapq.nsmallest(max_lines, found, key=lambda item: (-len(item[2]), item[0]))
+    best = [item for item in best if item[2]] or found[:max_lines]  # none: a hit found by meaning
+    result: list[str] = []
+    previous = -1  # the place in ``lines`` of the line shown last
+    for place, line, _ in sorted(best, key=lambda item: item[0]):
+        shown = _cut(" ".join((html.unescape(line) if markup else line).split()), wanted, width)
+        if place > previous + 1 and not shown.startswith(GAP):
+            shown = f"{GAP} {shown}"
+        result.append(shown)
+        previous = place
+    if previous < len(lines) - 1 and not result[-1].endswith(GAP):
+        result[-1] = f"{result[-1]} {GAP}"
+    return result
+
+
+def without_markup(text: str) -> str:
+    """Text as a reader sees it rendered: no HTML tags or comments, no heading, quote or emphasis
+    marks at the start of its lines. Entities are left for the lines shown (``&#10;`` is a newline,
+    which would move every line after it)."""
+    return _EMPHASIS.sub("", _LINE_MARKS.sub("", _TAG.sub(" ", text)))
+
+
+def _words_found(line: str, wanted: QueryWords, known: dict[str, str | None]) -> set[str]:
+    """The question's words ``line`` holds; ``known`` keeps what each word of the text stood for."""
+    found = set()
+    for match in _WORD.finditer(line):
+        word = match.group()
+        if word not in known:
+            known[word] = wanted.matches(word)
+        if known[word] is not None:
+            found.add(known[word])
+    return found
+
+
+def _cut(line: str, wanted: QueryWords, width: int) -> str:
+    """``line``, or about ``width`` characters of it around its first match, cut at spaces."""
+    if len(line) <= width:
+        return line
+    first = next((match.start() for match in _WORD.finditer(line) if wanted.matches(match.group())), 0)
+    start = max(0, min(first - width // 4, len(line) - width))
+    if start > 0:
+        space = line.find(" ", start, first + 1)
+        start = space + 1 if space >= 0 else start
+    end = min(len(line), start + width)
+    if end < len(line):
+        space = line.rfind(" ", start + 1, end)
+        end = space if space > start else end
+    return f"{GAP} " * (start > 0) + line[start:end] + f" {GAP}" * (end < len(line))
+
+
+def fold(word: str) -> str:
+    """A word with its case and accents set aside, as the keyword index reads it."""
+    lower = word.lower()
+    if lower.isascii():
+        return lower
+    return "".join(c for c in unicodedata.normalize("NFD", lower) if not unicodedata.combining(c))
+
+
+def stem(word: str) -> str:
+    """A rough stem: the commonest English suffixes off a word of at least three letters left."""
+    if not word.endswith(_SUFFIX_ENDS):
+        return word
+    for suffix, replacement in _SUFFIXES:
+        if len(word) - len(suffix) >= 3 and word.endswith(suffix):
+            return word[: -len(suffix)] + replacement
+    return word
+
+
+@dataclass(frozen=True)
+class ShownHit(Hit):
+    """A hit as every front end answers it: with ``snippet``, its lines that match the question."""
+
+    snippet: str = ""
+
+    @classmethod
+    def of(cls, hit: Hit, question: str) -> ShownHit:
+        return cls(**asdict(hit), snippet=snippet(hit.text, question, markup=is_markup(hit.path)))

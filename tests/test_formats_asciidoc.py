@@ -1,0 +1,314 @@
+"""Reading AsciiDoc: sections in both title styles, delimited blocks, markup the page never shows, and
+inline macros read as the text they show, on pages written as real manuals write them (a manual
+page with underlined titles, an Antora page with attributes, anchors and admonitions)."""
+
+from __future__ import annotations
+
+import gc
+import math
+import time
+from pathlib import Path
+
+from conftest import rows
+from helpers import HashBackend
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from indexer import Index
+from indexer.chunking import ChunkSettings, chunk_document, split_chunk
+from indexer.formats import parse_text, read_document
+from indexer.formats.asciidoc import read_asciidoc
+
+FIXTURES = Path(__file__).parent / "fixtures" / "asciidoc"
+MANUAL_PAGE = (FIXTURES / "git-stash-like.adoc").read_text()
+ANTORA_PAGE = (FIXTURES / "antora-page.adoc").read_text()
+
+
+def words(texts: list[str]) -> list[int]:
+    return [len(text.split()) for text in texts]
+
+
+def line_of(text: str, start: str) -> int:
+    """The 1-based number of the first line of ``text`` that starts with ``start``."""
+    return next(number for number, line in enumerate(text.split("\n"), 1) if line.startswith(start))
+
+
+def read_lines(document, first: int, last: int) -> str:
+    """What the model reads of lines ``first``-``last``: markup left out, each line as read."""
+    return "\n".join(
+        document.read_as.get(number, document.lines[number - 1])
+        for number in range(first, last + 1)
+        if number not in document.markup
+    )
+
+
+def test_every_asciidoc_extension_is_read_by_its_grammar():
+    for name in ("page.adoc", "page.asciidoc", "page.asc"):
+        document = read_document(name, b"= Guide\n\n== Install\n\nRun it.\n")
+        assert [(heading.level, heading.title) for heading in document.headings] == [
+            (1, "Guide"),
+            (2, "Install"),
+        ]
+
+
+def test_underlined_titles_nest_as_their_underline_characters_say():
+    document = read_asciidoc(MANUAL_PAGE)
+    titles = [
+        (heading.line, heading.level, heading.title, heading.last_line) for heading in document.headings
+    ]
+    assert titles == [
+        (1, 1, "tool-stash(1)", 2),
+        (4, 2, "NAME", 5),
+        (8, 2, "SYNOPSIS", 9),
+        (14, 2, "DESCRIPTION", 15),
+        (27, 2, "OPTIONS", 28),
+        (39, 2, "EXAMPLES", 40),
+    ]
+    assert {2, 5, 9, 15, 28, 40} <= document.markup  # the underlines
+
+
+def test_an_underline_must_match_its_titles_length_within_one_character():
+    text = "= Page\n\nA sentence longer than its dashes\n----\ncode\n----\n\nShort\n------\n\nabc\n------\n"
+    document = read_asciidoc(text)
+    assert [heading.title for heading in document.headings] == ["Page", "Short"]
+    assert (4, 6) in document.literal  # under the long line, the dashes open a listing block
+    assert (11, 11) not in document.literal and 11 not in document.markup  # "abc": three short of six
+
+
+def test_a_title_inside_a_delimited_block_or_a_paragraph_is_no_heading():
+    document = read_asciidoc(ANTORA_PAGE)
+    assert [heading.title for heading in document.headings] == [
+        "Back up a Keeper database online",
+        "Options",
+        "Schedule backups",
+    ]
+    in_listing = line_of(ANTORA_PAGE, "== not a title")
+    assert any(first < in_listing <= last for first, last in document.literal)
+    paragraph = read_asciidoc("Some text\n== still the paragraph\n\n== A title\n")
+    assert [heading.line for heading in paragraph.headings] == [4]
+    comment = read_asciidoc("////\n== Commented out\n////\n\n== Real\n")
+    assert [heading.title for heading in comment.headings] == ["Real"]
+
+
+def test_delimited_blocks_are_literal_or_text_as_the_grammar_says():
+    text = (
+        "....\nliteral\n....\n\n++++\n<b>raw</b>\n++++\n\n```python\nprint(1)\n```\n\n[source,java]\n--\ncode\n--\n\n"
+        "****\nA sidebar\n****\n\n____\nA quote\n____\n\n[source]\nSELECT 1;\n"
+    )
+    document = read_asciidoc(text)
+    assert document.literal == [(1, 3), (5, 7), (9, 11), (14, 16), (27, 27)]
+    sidebar, quote = line_of(text, "A sidebar"), line_of(text, "A quote")
+    assert not any(first <= line <= last for first, last in document.literal for line in (sidebar, quote))
+    assert {sidebar - 1, sidebar + 1, quote - 1, quote + 1} <= document.markup  # their delimiters
+
+
+def test_an_unclosed_block_runs_to_the_end_as_asciidoctor_reads_it():
+    document = read_asciidoc("= Page\n\n----\ncode\n\n== Not a title\n")
+    assert document.literal == [(3, 6)]
+    assert [heading.title for heading in document.headings] == ["Page"]
+
+
+def test_markup_the_page_never_shows_is_left_out_of_what_the_model_reads():
+    document = read_asciidoc(MANUAL_PAGE)
+    for start in (
+        "// a comment",
+        ":tool-asciidoc:",
+        "ifdef::",
+        "endif::",
+        "[[stash-list]]",
+        "[verse]",
+        "////",
+    ):
+        assert line_of(MANUAL_PAGE, start) in document.markup, start
+    commented = line_of(MANUAL_PAGE, "EXAMPLES TO WRITE")
+    assert {commented, commented + 1} <= document.markup  # a comment block's lines
+    antora = read_asciidoc(ANTORA_PAGE)
+    for start in (
+        ":prodname:",
+        "[[online-backup]]",
+        ":toc:",
+        "[#backup-options]",
+        '[options="header"',
+        "|===",
+        "[NOTE]",
+    ):
+        assert line_of(ANTORA_PAGE, start) in antora.markup, start
+
+
+def test_the_page_description_is_read_as_text_and_attribute_references_as_their_values():
+    document = read_asciidoc(ANTORA_PAGE)
+    assert document.read_as[1] == "How to back up a database while the server runs, and restore it."
+    assert document.headings[0].title == "Back up a Keeper database online"
+
+
+def test_inline_macros_read_as_the_text_they_show_while_the_chunk_keeps_the_files_lines():
+    document = read_asciidoc(MANUAL_PAGE)
+    see = line_of(MANUAL_PAGE, "See linktool")
+    assert document.read_as[see] == "See tool-commit(1) and the stash how-to."
+    cross = line_of(MANUAL_PAGE, "The stash is a stack")
+    assert document.read_as[cross] == "The stash is a stack of states, see listing stashes."
+    antora = read_asciidoc(ANTORA_PAGE)
+    shown = {
+        start: antora.read_as[line_of(ANTORA_PAGE, start)]
+        for start in ("| --to-path", "Backups", "Consider", "The `keeper")
+    }
+    assert shown == {
+        "| --to-path": "| --to-path | Where the backup goes, see Restoring a backup.",
+        "Backups": "Backups are compressed with zstd.",
+        "Consider": "Consider the following: Ctrl+C stops it.",
+        "The `keeper": "The `keeper-admin backup` command copies a running database. "
+        "Enterprise edition only.",
+    }
+    (chunk,) = chunk_document(document, words, ChunkSettings(max_tokens=500, overlap_tokens=0))
+    assert "linktool:tool-commit[1]" in chunk.text and "[verse]" in chunk.text  # the file's lines
+    assert "See tool-commit(1) and the stash how-to." in chunk.embed_text
+    assert "linktool:" not in chunk.embed_text and "ifdef::" not in chunk.embed_text
+    assert "[verse]" not in chunk.embed_text and "OPTIONS\n-------" not in chunk.embed_text
+
+
+def test_nested_macros_read_innermost_first():
+    line = "Use it.footnote:[See xref:admin.adoc#config[Admin -> Configuration] for details.]"
+    assert read_asciidoc(line).read_as[1] == "Use it.See Admin -> Configuration for details."
+
+
+def test_description_lists_and_block_titles_stay_readable():
+    document = read_asciidoc(MANUAL_PAGE)
+    assert document.read_as[line_of(MANUAL_PAGE, "--patch::")] == "--patch"
+    assert document.read_as[line_of(MANUAL_PAGE, "--index;;")] == "--index"
+    assert document.read_as[line_of(MANUAL_PAGE, ".Pulling")] == "Pulling into a dirty tree"
+    listing = read_asciidoc("term:: what it means\n* item:: in a list\n")
+    assert listing.read_as == {1: "term: what it means"}
+
+
+def test_a_manual_pages_name_section_and_the_anchors_of_titles_are_its_definitions():
+    document = read_asciidoc(MANUAL_PAGE)
+    assert document.definitions == {
+        line_of(MANUAL_PAGE, "tool-stash - Stash"): ("tool-stash",),
+        line_of(MANUAL_PAGE, "EXAMPLES"): ("stash-list",),
+    }
+    antora = read_asciidoc(ANTORA_PAGE)
+    assert antora.definitions == {
+        4: ("online-backup",),
+        line_of(ANTORA_PAGE, "== Options"): ("backup-options",),
+    }
+    atx_manual = read_asciidoc("= tool-log(1)\n\n== NAME\n\ntool-log, tool-whatchanged - Show logs\n")
+    assert atx_manual.definitions == {5: ("tool-log", "tool-whatchanged")}
+
+
+def test_a_chunk_of_an_asciidoc_section_carries_its_heading_path():
+    chunks = chunk_document(read_asciidoc(MANUAL_PAGE), words, ChunkSettings(max_tokens=30, overlap_tokens=0))
+    assert {"tool-stash(1) > DESCRIPTION", "tool-stash(1) > OPTIONS", "tool-stash(1) > EXAMPLES"} <= {
+        chunk.heading for chunk in chunks
+    }
+    options = next(
+        chunk for chunk in chunks if chunk.start_line <= line_of(MANUAL_PAGE, "-p::") <= chunk.end_line
+    )
+    assert "\nOPTIONS\n\n-p\n--patch\n\tInteractively" in options.embed_text
+
+
+def test_halves_of_a_refused_chunk_read_the_lines_as_the_reader_read_them():
+    (chunk,) = chunk_document(
+        read_asciidoc(MANUAL_PAGE), words, ChunkSettings(max_tokens=500, overlap_tokens=0)
+    )
+    halves = split_chunk(chunk)
+    assert "\n".join(half.text for half in halves) == chunk.text
+    read = "\n".join(half.embed_text for half in halves)
+    assert "See tool-commit(1) and the stash how-to." in read
+    assert "linktool:" not in read and "[verse]" not in read
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "",
+                "== T",
+                "T",
+                "----",
+                "--",
+                "====",
+                "|===",
+                "////",
+                "[source]",
+                "[[a]]",
+                ":a: b \\",
+                "+",
+                ".T",
+                "  x",
+                "a:: b",
+                "link:x[y]",
+                "<<a,b>>",
+                "ifdef::a[]",
+                "{a}",
+                "```",
+                "NAME",
+                "x - y",
+                "[comment]",
+            ]
+        ),  # fmt: skip
+        max_size=40,
+    )
+)
+def test_any_text_is_read_without_failing_and_within_its_lines(lines):
+    text = "\n".join(lines)
+    document = read_asciidoc(text)
+    count = len(document.lines)
+    assert all(1 <= first <= last <= count for first, last in document.literal)
+    assert all(1 <= heading.line <= heading.last_line <= count for heading in document.headings)
+    assert all(1 <= number <= count for number in document.markup | set(document.read_as))
+    assert all(shown.strip() and "\n" not in shown for shown in document.read_as.values())
+    chunk_document(document, words, ChunkSettings(max_tokens=8, overlap_tokens=2))
+
+
+def test_reading_takes_time_linear_in_the_texts_size():
+    # lines made to make a backtracking pattern slow: many macro-like prefixes, open brackets,
+    # description-list colons and title markers, none closed
+    nasty = "a:b:c:d:" * 40 + " [[" * 40 + " <<x" * 40 + " ::" * 40 + " {x" * 40 + "\n== " + "= " * 60 + "\n"
+
+    def seconds(copies: int) -> float:
+        text = nasty * copies
+        best = math.inf
+        gc.disable()
+        try:
+            for _ in range(3):
+                started = time.perf_counter()
+                read_asciidoc(text)
+                best = min(best, time.perf_counter() - started)
+        finally:
+            gc.enable()
+        return best
+
+    assert seconds(400) / seconds(50) < 20
+
+
+def test_a_damaged_asciidoc_file_is_read_as_what_it_holds_without_failing_the_build():
+    document = parse_text("broken.adoc", "[[\n----\n====\n|===\n<<x,\nlink:[\n:a:\n\\\n")
+    assert document.lines[0] == "[["
+
+
+def test_a_one_line_edit_inside_a_section_reembeds_that_sections_chunks_only(tmp_path):
+    folder = tmp_path / "manual"
+    folder.mkdir()
+    sections = [
+        f"== Section {n}\n\n"
+        + "\n\n".join(
+            f"Paragraph {n}.{p} see xref:other.adoc[Other {p}] " + "word " * (20 + p % 5) for p in range(6)
+        )
+        for n in range(6)
+    ]
+    page = folder / "guide.adoc"
+    page.write_text("= Guide\n:toc:\n\n" + "\n\n".join(sections) + "\n")
+    index_path = tmp_path / "index.db"
+    with Index.open(index_path) as index:
+        first = index.build(folder, backend=HashBackend(max_tokens=96), warn=lambda message: None)
+        headings = {row[0] for row in rows(index.store, "SELECT heading FROM chunks")}
+    assert first.chunks_embedded >= 12
+    assert {f"Guide > Section {n}" for n in range(6)} <= headings
+    page.write_text(page.read_text().replace("Paragraph 3.2 see", "Paragraph 3.2, edited, see", 1))
+    counting = HashBackend(max_tokens=96)
+    with Index.open(index_path) as index:
+        report = index.build(folder, backend=counting, warn=lambda message: None)
+    assert 1 <= report.chunks_embedded <= 2
+    assert all(text.startswith("Guide > Section 3\n") for text in counting.embedded)
+    assert not any("xref:" in text for text in counting.embedded)  # read as the text it shows

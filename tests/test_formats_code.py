@@ -1,0 +1,447 @@
+"""Source code read by its grammar (real tree-sitter grammars): the outline as headings, the names a
+file defines, chunks cut at definitions and statements, and edits that stay cheap."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from conftest import write
+from helpers import HashBackend
+
+from indexer import Index
+from indexer.chunking import ChunkSettings, chunk_document
+from indexer.formats import parse_text
+from indexer.formats.code import CODE_EXTENSIONS, GRAMMARS
+from indexer.records import HEADING_SEPARATOR
+
+
+def count_words(texts: list[str]) -> list[int]:
+    return [len(text.split()) for text in texts]
+
+
+def heading_paths(path: str, source: str) -> dict[str, str]:
+    """The heading path each declared name's line lies under, as the chunker would give it."""
+    document = parse_text(path, textwrap.dedent(source))
+    trail: list[tuple[int, str]] = []
+    under: dict[int, tuple[str, ...]] = {}
+    headings = sorted(document.headings, key=lambda heading: (heading.line, heading.level))
+    at = 0
+    for number in range(1, len(document.lines) + 1):
+        while at < len(headings) and headings[at].line == number:
+            trail = [(level, title) for level, title in trail if level < headings[at].level]
+            trail.append((headings[at].level, headings[at].title))
+            at += 1
+        under[number] = tuple(title for _, title in trail)
+    return {
+        name: HEADING_SEPARATOR.join(under[line])
+        for line, names in document.definitions.items()
+        for name in names
+    }
+
+
+#: One small file per language: a container holding a method, and a function after it.
+SAMPLES = {
+    "geo/shapes.py": (
+        """
+        class Renderer:
+            def draw(self, x):
+                return x
+
+        def helper():
+            return 1
+        """,
+        {"Renderer": "Renderer", "draw": "Renderer > draw", "helper": "helper"},
+    ),
+    "web/app.js": (
+        """
+        export class Renderer {
+          draw(ctx) {
+            return ctx;
+          }
+        }
+        export const helper = (a) => {
+          return a + 1;
+        };
+        """,
+        {"Renderer": "Renderer", "draw": "Renderer > draw", "helper": "helper"},
+    ),
+    "web/app.ts": (
+        """
+        namespace Geo {
+          export function area(): number { return 0; }
+        }
+        interface Shape {
+          area(): number;
+        }
+        """,
+        {"Geo": "Geo", "area": "Geo > area", "Shape": "Shape"},
+    ),
+    "web/button.tsx": (
+        """
+        export function Button(props: { label: string }) {
+          return <button>{props.label}</button>;
+        }
+        """,
+        {"Button": "Button"},
+    ),
+    "render/render.go": (
+        """
+        package render
+
+        type Renderer struct {
+            width int
+        }
+
+        func (r *Renderer) Draw(x int) int {
+            return x
+        }
+
+        func helper() int {
+            return 1
+        }
+        """,
+        {"Renderer": "Renderer", "Draw": "Renderer > Draw", "helper": "helper"},
+    ),
+    "src/render.rs": (
+        """
+        pub struct Renderer {
+            width: u32,
+        }
+
+        impl Renderer {
+            pub fn draw(&self, x: u32) -> u32 {
+                x
+            }
+        }
+
+        fn helper() -> u32 {
+            1
+        }
+        """,
+        {"Renderer": "Renderer", "draw": "Renderer > draw", "helper": "helper"},
+    ),
+    "src/Renderer.java": (
+        """
+        package geo;
+
+        public class Renderer {
+            public int draw(int x) {
+                return x;
+            }
+        }
+        """,
+        {"Renderer": "Renderer", "draw": "Renderer > draw"},
+    ),
+    "src/Renderer.kt": (
+        """
+        class Renderer(val width: Int) {
+            fun draw(x: Int): Int {
+                return x
+            }
+        }
+
+        fun helper(): Int {
+            return 1
+        }
+        """,
+        {"Renderer": "Renderer", "draw": "Renderer > draw", "helper": "helper"},
+    ),
+    "src/render.c": (
+        """
+        struct renderer {
+            int width;
+        };
+
+        static int *draw(int x) {
+            return 0;
+        }
+        """,
+        {"renderer": "renderer", "draw": "draw"},
+    ),
+    "src/render.cpp": (
+        """
+        namespace geo {
+        class Renderer {
+         public:
+          int draw(int x) { return x; }
+        };
+        int Renderer::paint() { return 0; }
+        }
+        """,
+        {
+            "geo": "geo",
+            "Renderer": "geo > Renderer",
+            "draw": "geo > Renderer > draw",
+            "paint": "geo > Renderer::paint",
+        },
+    ),
+    "src/Renderer.cs": (
+        """
+        namespace Geo {
+            public class Renderer {
+                public int Draw(int x) { return x; }
+            }
+        }
+        """,
+        {"Geo": "Geo", "Renderer": "Geo > Renderer", "Draw": "Geo > Renderer > Draw"},
+    ),
+    "lib/geo.rb": (
+        """
+        module Geo
+          class Renderer
+            def draw(x)
+              x
+            end
+          end
+        end
+        """,
+        {"Geo": "Geo", "Renderer": "Geo > Renderer", "draw": "Geo > Renderer > draw"},
+    ),
+    "src/Renderer.php": (
+        """
+        <?php
+        class Renderer {
+            public function draw($x) { return $x; }
+        }
+        function helper() { return 1; }
+        """,
+        {"Renderer": "Renderer", "draw": "Renderer > draw", "helper": "helper"},
+    ),
+    "bin/greet.sh": (
+        """
+        greet() {
+          echo "hello $1"
+        }
+        greet world
+        """,
+        {"greet": "greet"},
+    ),
+}
+
+
+@pytest.mark.parametrize("path", sorted(SAMPLES))
+def test_each_language_gives_its_definitions_under_module_class_and_function(path):
+    source, expected = SAMPLES[path]
+    found = heading_paths(path, source)
+    assert {name: found.get(name) for name in expected} == {
+        name: f"{path} > {under}" for name, under in expected.items()
+    }
+
+
+def test_every_language_named_has_a_grammar_and_an_extension():
+    languages = set(CODE_EXTENSIONS.values())
+    assert languages == set(GRAMMARS)
+    assert {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "kotlin"} <= languages
+    assert {"c", "cpp", "csharp", "ruby", "php", "bash"} <= languages
+
+
+PYTHON = '''\
+"""A module."""
+
+import os
+
+# The tool's own name.
+NAME = "tool"
+
+
+# Finds a name in a path.
+# Two lines of comment.
+@cache
+def find_name(path):
+    """The name in ``path``."""
+
+    parts = path.split("/")
+
+    return parts[-1]
+
+
+def outer():
+    def inner():
+        return 1
+
+    return inner
+
+
+if __name__ == "__main__":
+    print(find_name(os.getcwd()))
+'''
+
+
+def chunks_of(path: str, text: str, limit: int = 200):
+    return chunk_document(parse_text(path, text), count_words, ChunkSettings.for_limit(limit))
+
+
+def test_comments_decorators_and_docstring_stay_with_their_definition():
+    document = parse_text("pkg/utils.py", PYTHON)
+    headings = {heading.title: heading.line for heading in document.headings if heading.level == 2}
+    assert headings["find_name"] == PYTHON.split("\n").index("# Finds a name in a path.") + 1
+    assert document.definitions[PYTHON.split("\n").index("def find_name(path):") + 1] == ("find_name",)
+    # the blank lines inside the function are inside literal statements or between its statements
+    chunks = chunks_of("pkg/utils.py", PYTHON, limit=30)
+    holding = [chunk for chunk in chunks if "def find_name" in chunk.text]
+    assert len(holding) == 1
+    assert holding[0].text.lstrip().startswith("# Finds a name in a path.")
+    assert "return parts[-1]" in holding[0].text
+    assert holding[0].heading == "pkg/utils.py > find_name"
+
+
+@pytest.mark.parametrize("path", ["pkg/utils.pyi", "types/index.d.ts"])
+def test_a_stub_or_declaration_file_is_outlined_but_defines_nothing(path):
+    source = (
+        "def find_name(path: str) -> str: ...\n"
+        if path.endswith(".pyi")
+        else "export interface find_name {\n  (path: string): string;\n}\n"
+    )
+    document = parse_text(path, source)
+    assert [heading.title for heading in document.headings] == [path, "find_name"]
+    assert document.definitions == {}
+
+
+def test_an_attribute_of_several_lines_above_a_definition_starts_its_chunk_under_its_heading():
+    fields = "\n".join(
+        f"    /// The option number {number}.\n    pub option_{number}: bool," for number in range(30)
+    )
+    attributes = '#[derive(Parser)]\n#[command(\n    name = "tool",\n    version,\n)]\n'
+    source = f"{attributes}pub struct Opts {{\n{fields}\n}}\n"
+    chunks = chunks_of("src/cli.rs", source, limit=60)
+    assert chunks[0].text.startswith("#[derive(Parser)]")
+    assert len(chunks) >= 3
+    assert all(chunk.heading == "src/cli.rs > Opts" for chunk in chunks)
+
+
+def test_a_function_inside_a_function_is_part_of_it_not_a_heading():
+    document = parse_text("pkg/utils.py", PYTHON)
+    titles = [heading.title for heading in document.headings]
+    assert "outer" in titles and "inner" not in titles
+    assert not any("inner" in names for names in document.definitions.values())
+
+
+def test_module_code_after_a_definition_goes_back_under_the_module():
+    document = parse_text("pkg/utils.py", PYTHON)
+    main_line = PYTHON.split("\n").index('if __name__ == "__main__":') + 1
+    assert any(
+        heading.line == main_line and heading.level == 1 and heading.title == "pkg/utils.py"
+        for heading in document.headings
+    )
+    last = chunks_of("pkg/utils.py", PYTHON, limit=20)[-1]
+    assert "__main__" in last.text and last.heading == "pkg/utils.py"
+
+
+def test_a_definition_larger_than_a_chunk_is_cut_between_statements_each_part_headed_by_it():
+    statements = "\n".join(f"        total = total + compute(item, {number}, scale)" for number in range(60))
+    source = "class Ledger:\n    def balance(self, item):\n"
+    source += f"        total = 0\n{statements}\n        return total\n"
+    document = parse_text("books/ledger.py", source)
+    chunks = chunk_document(document, count_words, ChunkSettings.for_limit(60))
+    parts = [chunk for chunk in chunks if chunk.heading == "books/ledger.py > Ledger > balance"]
+    assert len(parts) >= 3
+    assert all(chunk.heading == "books/ledger.py > Ledger > balance" for chunk in chunks[1:])
+    for chunk in parts:  # every part starts at a statement of the function, never inside one
+        assert chunk.start_line in document.block_starts or chunk.start_line == 2
+
+
+def test_a_statement_of_several_lines_is_one_literal_block():
+    source = 'def usage():\n    text = """\n    first\n\n    second\n    """\n    return text\n'
+    document = parse_text("cli.py", source)
+    assert (2, 6) in document.literal
+    assert 3 not in document.block_starts and 5 not in document.block_starts
+
+
+@pytest.mark.parametrize(
+    "path, text",
+    [
+        ("broken.py", "def (((:\n  ]]] ))) class\n" * 20 + "def fine():\n    return 1\n"),
+        ("notes.scala", "object Main { def main(args: Array[String]) = println(1) }\n"),
+    ],
+)
+def test_a_file_its_grammar_cannot_read_or_a_language_without_one_keeps_plain_lines(path, text):
+    document = parse_text(path, text)
+    assert document.headings == [] and document.definitions == {}
+    assert document.lines == text.split("\n")[:-1]
+
+
+def test_a_few_syntax_errors_leave_the_rest_of_the_outline():
+    source = "def good():\n    return 1\n\n" * 10 + "x = = 1\n" + "def after():\n    return 2\n"
+    titles = {heading.title for heading in parse_text("mostly_fine.py", source).headings}
+    assert {"good", "after"} <= titles
+
+
+def test_no_grammar_is_imported_until_a_file_of_its_language_is_read():
+    probe = (
+        "import sys\nfrom indexer.formats import parse_text\n"
+        "parse_text('notes.md', '# Title\\n\\ntext\\n')\n"
+        "before = sorted(m for m in sys.modules if m.startswith('tree_sitter') and '.' not in m)\n"
+        "parse_text('tool.go', 'package main\\n\\nfunc main() {}\\n')\n"
+        "after = sorted(m for m in sys.modules if m.startswith('tree_sitter') and '.' not in m)\n"
+        "print(before, after)"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[] ['tree_sitter', 'tree_sitter_go']"
+
+
+def code_file(path: Path, functions: int = 40) -> Path:
+    """A Python module of ``functions`` functions of various lengths, each of a few statements."""
+    parts = ['"""Helpers."""\n']
+    for number in range(functions):
+        body = "\n".join(
+            f"    value_{step} = combine(value, {number}, {step}, weight_{number % 7})"
+            for step in range(2 + (number * 5) % 9)
+        )
+        parts.append(f"\n# Helper number {number}.\ndef helper_{number}(value):\n{body}\n    return value\n")
+    return write(path, "".join(parts))
+
+
+def build(index_path: Path, folder: Path, backend: HashBackend):
+    with Index.open(index_path) as index:
+        return index.build(folder, backend=backend, warn=lambda message: None)
+
+
+def test_one_line_edit_inside_a_function_reembeds_only_that_functions_chunks(tmp_path):
+    folder = tmp_path / "repo"
+    path = code_file(folder / "pkg" / "helpers.py")
+    index_path = tmp_path / "index.db"
+    first = build(index_path, folder, HashBackend())
+    assert first.chunks_embedded >= 20
+    lines = path.read_text().split("\n")
+    edited = lines.index("def helper_21(value):") + 2
+    lines[edited] = lines[edited].replace("combine", "merge_values")
+    path.write_text("\n".join(lines))
+    counting = HashBackend()
+    report = build(index_path, folder, counting)
+    assert 1 <= report.chunks_embedded <= 2
+    assert all("def helper_21" in text or "merge_values" in text for text in counting.embedded)
+
+
+def test_adding_a_function_reembeds_at_most_the_neighbours_it_joins(tmp_path):
+    folder = tmp_path / "repo"
+    path = code_file(folder / "pkg" / "helpers.py")
+    index_path = tmp_path / "index.db"
+    build(index_path, folder, HashBackend())
+    text = path.read_text()
+    marker = "\n# Helper number 18.\n"
+    added = "\n# A new helper.\ndef added_helper(value):\n    return value * 2\n"
+    path.write_text(text.replace(marker, added + marker))
+    counting = HashBackend()
+    report = build(index_path, folder, counting)
+    assert 1 <= report.chunks_embedded <= 3
+    assert any("added_helper" in text for text in counting.embedded)
+    with Index.open(index_path) as index:
+        hits = index.search("added_helper", k=1, mode="keyword", min_score=0)
+    assert hits[0].heading.startswith("pkg/helpers.py")
+
+
+def test_a_one_name_question_finds_the_definition_before_the_pages_and_tests_that_use_the_name(tmp_path):
+    folder = tmp_path / "repo"
+    module = "def other():\n    return 0\n\n\ndef find_name(path):\n    return path\n"
+    write(folder / "pkg" / "names.py", module)
+    uses = "\n".join(f"assert find_name('a/{number}') == 'a/{number}'" for number in range(12))
+    write(folder / "tests" / "test_names.py", f"def test_it():\n{textwrap.indent(uses, '    ')}\n")
+    write(folder / "docs" / "guide.md", "# Guide\n\nCall find_name, then find_name again: find_name.\n")
+    build(tmp_path / "index.db", folder, HashBackend())
+    with Index.open(tmp_path / "index.db") as index:
+        hits = index.search("find_name", k=3, mode="keyword", min_score=0)
+    assert [hit.path for hit in hits][:1] == ["pkg/names.py"]  # the test module uses the name 12 times
