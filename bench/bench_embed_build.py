@@ -10,8 +10,8 @@ Rows:
   session, batches of 32 in the build's order padded to the longest, pooled with numpy) over the very
   texts the build embedded, so both count the same tokens (target: at least 2.3x);
 - each step's share of the build's wall time: the build's own clock (read, parse, redact, the
-  chunker's token counts, chunk, check, write) and the backend's (tokenize, pad, model, pool). Steps
-  on different threads overlap (the model runs while the main thread reads and chunks the next
+  chunker's token counts, chunk, check, write) and the backend's (tokenize, pad, model, pool,
+  copy). Steps on different threads overlap (the model runs while the main thread reads and chunks the next
   files, and on several threads at once), so the shares do not add up to 1; "model" against the
   build's time times the backend's threads is how busy those threads were;
 - the CPU's features and the load average at the start and the end.
@@ -20,7 +20,8 @@ The build and the loop take turns: the abstracts are cut into ``--slices`` parts
 fresh index and then run through the loop (who goes first alternates), so a burst of load from
 another process falls on both; a build's time is its own (``BuildReport.seconds``), without opening
 the new index. ``--repeat`` makes the whole comparison again; each round's ratio is
-printed under the table, the row holds their sum. Run from the repository root::
+printed under the table, the row holds their sum. The build runs this CPU's default precision;
+``INDEXER_PRECISION=int8`` (or ``float32``) measures the other. Run from the repository root::
 
     .venv/bin/python bench/bench_embed_build.py [--abstracts 300] [--slices 6] [--repeat 2] [--json]
 """

@@ -97,8 +97,9 @@ FLOAT32_UP_TO_TOKENS = 32
 #: (bench/RESULTS.md, "Embedding speed").
 RUN_TOKENS = 256
 #: The steps of :meth:`EmbeddedBackend.embed`, timed apart (:meth:`EmbeddedBackend.step_seconds`):
-#: the tokenizer, padding a run's inputs, the model, and pooling and normalising its token vectors.
-STEPS = ("tokenize", "pad", "model", "pool")
+#: the tokenizer, padding a run's inputs, the model, pooling and normalising its token vectors, and
+#: copying each run's vectors into the call's array, in the texts' order.
+STEPS = ("tokenize", "pad", "model", "pool", "copy")
 
 
 class EmbeddedBackend(EmbeddingBackend):
@@ -307,9 +308,11 @@ class EmbeddedBackend(EmbeddingBackend):
             for rows in plan_sub_batches([lengths[row] for row in group], RUN_TOKENS):
                 runs.append((session, [group[row] for row in rows]))
         parts = self._run_all([(session, [encodings[row].ids for row in rows]) for session, rows in runs])
+        copying = time.perf_counter()
         vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
         for (_, rows), part in zip(runs, parts, strict=True):
             vectors[rows] = part
+        self._add_steps(copy=time.perf_counter() - copying)
         with self._usage_lock:
             self._requests += 1
             self._tokens += sum(lengths)
