@@ -32,7 +32,7 @@ from indexer.backends.embedded import (
 )
 from indexer.backends.onnx import cpu
 from indexer.backends.onnx.cache import OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS, optimized_model_folder
-from indexer.backends.onnx.cpu import PRECISION_VARIABLE, UINT8_KERNEL, int8_instructions
+from indexer.backends.onnx.cpu import PRECISION_VARIABLE, UINT8_KERNEL, default_precision, int8_instructions
 from indexer.backends.onnx.int8 import INT8_SCHEME, INT8_SCHEMES
 from indexer.backends.onnx.session import MAX_ROWS, PAD_SLACK, TOKEN_BUDGET, plan_sub_batches
 from indexer.errors import BackendError, ConfigError, IndexOutdatedError
@@ -471,34 +471,38 @@ def test_the_int8_copy_is_cached_apart_from_the_float32_one(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(
-    ("cpuinfo", "expected"),
+    ("cpuinfo", "expected", "precision"),
     [
-        ("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n", "avx512_vnni"),
-        ("flags\t\t: fpu sse2 avx2 avx_vnni\n", "avx_vnni"),
-        ("flags\t\t: fpu sse2 avx2 avx512f\n", None),  # AVX2 without VNNI: float32
-        ("processor\t: 0\nFeatures\t: fp asimd crc32 atomics asimddp\n", "asimddp"),
-        ("Features\t: fp asimd crc32\n", None),
+        ("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n", "avx512_vnni", "int8"),
+        ("flags\t\t: fpu sse2 avx2 avx_vnni\n", "avx_vnni", "int8"),
+        ("flags\t\t: fpu sse2 avx2 avx512f\n", None, "int8"),  # AVX2 without VNNI: u8 x u8
+        ("flags\t\t: fpu sse2 sse4_2 avx\n", None, "float32"),  # no AVX2: unmeasured
+        ("processor\t: 0\nFeatures\t: fp asimd crc32 atomics asimddp\n", "asimddp", "int8"),
+        ("Features\t: fp asimd crc32\n", None, "float32"),
     ],
-    ids=["avx512 vnni", "avx vnni", "avx2 only", "arm dot product", "arm without"],
+    ids=["avx512 vnni", "avx vnni", "avx2 only", "avx without avx2", "arm dot product", "arm without"],
 )
 def test_int8_is_chosen_by_the_cpus_instructions(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpuinfo: str, expected: str | None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpuinfo: str, expected: str | None, precision: str
 ) -> None:
     monkeypatch.setattr(cpu.platform, "system", lambda: "Linux")
     (tmp_path / "cpuinfo").write_text(cpuinfo)
 
     assert int8_instructions(tmp_path / "cpuinfo") == expected
+    assert default_precision(expected, tmp_path / "cpuinfo") == precision
     assert int8_instructions(tmp_path / "no-such-file") is None
+    assert default_precision(None, tmp_path / "no-such-file") == "float32"
 
 
-def test_a_new_backend_on_a_cpu_without_int8_dot_products_runs_and_records_float32(
+def test_a_new_backend_on_a_cpu_without_int8_dot_products_nor_avx2_runs_and_records_float32(
     monkeypatch: pytest.MonkeyPatch, minilm_float32: EmbeddedBackend
 ) -> None:
     monkeypatch.setattr(embedded, "int8_instructions", lambda: None)
+    monkeypatch.setattr(embedded, "default_precision", lambda instructions: "float32")
 
     backend = EmbeddedBackend()
 
-    assert backend.config()["precision"] == "float32"  # exact int8 is no faster there
+    assert backend.config()["precision"] == "float32"  # int8's speed there is unmeasured
     assert backend.describe() == minilm_float32.describe()
     assert np.array_equal(backend.embed(long_texts()), minilm_float32.embed(long_texts()))
 

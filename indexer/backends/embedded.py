@@ -27,10 +27,11 @@ Decisions, so they are not re-made by accident:
   (they cost the most fidelity; see :func:`indexer.backends.onnx.int8.with_int8_matmuls`), with
   32-bit sums that are exact on every CPU, so the vectors stay within cosine ~0.99 of float32 and a
   text's vector never depends on its batch-mates or on the machine. A new backend takes int8 where
-  the CPU has int8 dot-product instructions and float32 elsewhere, where exact int8 is no faster
-  (bench/RESULTS.md has both). Texts of at most FLOAT32_UP_TO_TOKENS tokens run the float32 graph
-  under either precision. For the packaged models, whose attention is known to be a BERT
-  encoder's, each attention block runs as one kernel in both graphs.
+  the CPU has int8 dot-product instructions or AVX2, whose exact u8 x u8 path costs less than
+  float32 in runs of one thread, and float32 elsewhere (bench/RESULTS.md has both). Texts of at
+  most FLOAT32_UP_TO_TOKENS tokens run the float32 graph under either precision. For the packaged
+  models, whose attention is known to be a BERT encoder's, each attention block runs as one kernel
+  in both graphs.
 - A user's own model: ``model=PATH`` names a folder holding ``model.onnx`` (or ``onnx/model.onnx``)
   and ``tokenizer.json``; its input limit is ``max_seq_length`` from ``sentence_bert_config.json``
   when the folder has one, else 512 tokens; its pooling is what sentence-transformers'
@@ -57,6 +58,7 @@ from indexer.backends.onnx.cpu import (
     PRECISION_VARIABLE,
     PRECISIONS,
     UINT8_KERNEL,
+    default_precision,
     int8_instructions,
     physical_cores,
     weight_layout,
@@ -114,7 +116,7 @@ class EmbeddedBackend(EmbeddingBackend):
             core.
         precision: "int8" (int8 matrix products, on any CPU) or "float32" (the model's arithmetic
             as exported); None means ``$INDEXER_PRECISION``, else int8 where the CPU has int8
-            dot-product instructions, float32 elsewhere.
+            dot-product instructions or AVX2, float32 elsewhere.
         one_shot: this process embeds a text or two (a one-off ``index query``): start fast, at the
             cost of slower calls (see :func:`indexer.backends.onnx.session.open_session`); the
             vectors are the same.
@@ -166,7 +168,7 @@ class EmbeddedBackend(EmbeddingBackend):
             raise ConfigError(f"embedded backend: threads must be at least 1, got {threads}")
         #: The CPU's int8 dot-product instructions (None: none, the int8 products then run u8 x u8).
         self.int8_instructions = int8_instructions()
-        default = "int8" if self.int8_instructions else "float32"
+        default = default_precision(self.int8_instructions)
         self.precision = precision or os.environ.get(PRECISION_VARIABLE) or default
         if self.precision not in PRECISIONS:
             raise ConfigError(
