@@ -74,6 +74,9 @@ RAW_NAMES = {
 }
 
 
+ESCAPED_NAMES = "0009_escaped_names.sql"
+
+
 def respelled_paths(execute) -> dict[str, str]:
     """Files named as earlier versions stored them, then migration 0009 run; the paths after it."""
     for number, name in enumerate([*RAW_NAMES, "taken\\x09name.md"]):
@@ -81,7 +84,7 @@ def respelled_paths(execute) -> dict[str, str]:
             "INSERT INTO files (root, path, size, mtime_ns, content_hash) VALUES ('/r', ?, 1, 1, ?)",
             (name, str(number)),
         )
-    execute(migrations.all_migrations(execute.engine)[-1].sql)
+    execute(next(m.sql for m in migrations.all_migrations(execute.engine) if m.name == ESCAPED_NAMES))
     return {row[1]: row[0] for row in execute("SELECT path, content_hash FROM files ORDER BY id")}
 
 
@@ -91,7 +94,6 @@ def expected_paths() -> dict[str, str]:
 
 
 def test_an_index_whose_names_held_control_characters_stores_them_escaped_as_the_walk_now_does(tmp_path):
-    assert migrations.all_migrations("sqlite")[-1].name == "0009_escaped_names.sql"
     with SQLiteStore.open(tmp_path / "index.db", writable=True, create=True) as store, store.transaction():
 
         def execute(sql, params=()):

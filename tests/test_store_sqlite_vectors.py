@@ -686,6 +686,7 @@ def test_an_index_searched_exactly_follows_changes_and_its_build_still_folds_the
         assert walker._search.graph is not None and len(walker._search.graph) == 2080
 
 
+@pytest.mark.heavy  # a process of its own
 def test_an_index_searched_exactly_never_imports_the_graph_library(tmp_path):
     with written(tmp_path / "index.db", word_sums(500)):
         pass
