@@ -637,8 +637,10 @@ def with_keyword_best(order: list[int], keyword: KeywordScores) -> list[int]:
 
 
 def best_matches(evidence: dict[int, float]) -> list[int]:
-    """The chunks of ``evidence``, best first (ties in id order)."""
-    return sorted(evidence, key=lambda chunk_id: (-evidence[chunk_id], chunk_id))
+    """The chunks of ``evidence``, best first, ties in the order ``evidence`` holds them: the store's,
+    which puts equal scores in file order, so indexes holding the same files answer alike whatever
+    order their chunks were written in (ids follow the builders' commits)."""
+    return sorted(evidence, key=lambda chunk_id: -evidence[chunk_id])
 
 
 def lists_last(order: list[int], lists: set[int]) -> list[int]:

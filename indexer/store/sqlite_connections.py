@@ -31,9 +31,6 @@ import apsw
 
 from indexer.errors import IndexerError, IndexLockedError, StorageError
 
-if sys.platform != "win32":
-    import resource  # POSIX only: the file size limit in messages
-
 BUSY_TIMEOUT_MS = 10_000
 
 #: apsw errors that mean the storage failed (not a bug in a query), and what the user can do.
@@ -76,6 +73,8 @@ def space_hint(path: str) -> str:
         return "check the free space on its disk"
     hint = f"{free / 2**20:.0f} MB free on its disk"
     if sys.platform != "win32":
+        import resource  # POSIX only, and here only: a failure's message is its one use
+
         limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
         if limit != resource.RLIM_INFINITY:
             hint += f", files limited to {limit / 2**20:.1f} MB (ulimit -f)"
