@@ -35,7 +35,7 @@ from __future__ import annotations
 import bisect
 import importlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from functools import cache
 from typing import TYPE_CHECKING
@@ -138,6 +138,15 @@ _TS_WRAPPERS = (
 )
 _TS_LISTS = _JS_LISTS + " interface_body enum_body object_type"
 
+_TYPESCRIPT = Grammar(
+    "tree_sitter_typescript",
+    _types(_TS_DEFINITIONS),
+    _types(_TS_CONTAINERS),
+    _types(_TS_LISTS),
+    wrappers=_types(_TS_WRAPPERS),
+    function="language_typescript",
+    tests=_JEST,
+)
 GRAMMARS: dict[str, Grammar] = {
     "python": Grammar(
         "tree_sitter_python",
@@ -155,24 +164,8 @@ GRAMMARS: dict[str, Grammar] = {
         wrappers=_types("export_statement lexical_declaration variable_declaration"),
         tests=_JEST,
     ),
-    "typescript": Grammar(
-        "tree_sitter_typescript",
-        _types(_TS_DEFINITIONS),
-        _types(_TS_CONTAINERS),
-        _types(_TS_LISTS),
-        wrappers=_types(_TS_WRAPPERS),
-        function="language_typescript",
-        tests=_JEST,
-    ),
-    "tsx": Grammar(
-        "tree_sitter_typescript",
-        _types(_TS_DEFINITIONS),
-        _types(_TS_CONTAINERS),
-        _types(_TS_LISTS),
-        wrappers=_types(_TS_WRAPPERS),
-        function="language_tsx",
-        tests=_JEST,
-    ),
+    "typescript": _TYPESCRIPT,
+    "tsx": replace(_TYPESCRIPT, function="language_tsx"),  # the same grammar package, with JSX
     "go": Grammar(
         "tree_sitter_go",
         _types("function_declaration method_declaration type_spec type_alias"),
