@@ -26,6 +26,7 @@ BENCH = Path(__file__).resolve().parent
 SCRIPTS = [
     "bench_pipeline",
     "bench_embedded",
+    "bench_embed_build",
     "bench_peak",
     "bench_http",
     "bench_query",

@@ -219,12 +219,16 @@ class Index:
             progress: True for a bar on a terminal (else a line every 30 s), or a
                 :class:`indexer.progress.Progress` of your own.
             settings: fields of :class:`indexer.pipeline.BuildOptions` by name (``batch_size``,
-                ``concurrency``, ``chunk_tokens``, ``ignore_files``, ``include``, ``exclude``,
-                ``allow_secrets``, ``max_file_size``, ``allow_empty``, ``wait``,
+                ``concurrency``, ``workers``, ``chunk_tokens``, ``ignore_files``, ``include``,
+                ``exclude``, ``allow_secrets``, ``max_file_size``, ``allow_empty``, ``wait``,
                 ``commit_seconds``, ``warn``, ``option_name``), which says what each does and
                 holds its default; None for a field whose default is not None means that
                 default. chunk_tokens and the walk's settings are recorded: None re-uses what the
-                index holds for them.
+                index holds for them. ``workers`` (processes that read and chunk files beside this
+                one) is 0 unless given here: a worker process imports the script that started it
+                again, so a script asking for workers runs its build under
+                ``if __name__ == "__main__":`` (None: as :class:`BuildOptions` decides, as
+                ``index build`` does).
         Returns:
             a :class:`BuildReport`; ``report.exit_code`` is non-zero when any file failed.
         Raises:
@@ -237,6 +241,7 @@ class Index:
         from indexer.pipeline.options import build_options
         from indexer.pipeline.run import build_root
 
+        settings.setdefault("workers", 0)
         options = build_options(**settings, progress=Progress() if progress is True else (progress or None))
         root = Path(folder)
         if not root.is_dir():
@@ -410,7 +415,7 @@ class Index:
         store = self.store
         with store.snapshot():
             fingerprint = store.get_json("fingerprint")
-            status = {
+            status: dict[str, Any] = {
                 "index": store.path if is_postgres_url(self.location) else os.path.abspath(self.location),
                 **store.counts(),
                 "size_bytes": store.size_bytes(),

@@ -101,7 +101,7 @@ class Reranker:
             lambda: MS_MARCO_MINILM.onnx_sha256,
             threads=threads,
             precision=precision,
-            default_precision="int8",
+            precision_default="int8",
             one_shot=one_shot,
             float_products=True,
             fused_attention=True,

@@ -41,6 +41,7 @@ class SizeType(click.ParamType):
 CLI_BUILD_OPTIONS: dict[str, dict[str, Any]] = {
     "batch_size": {"type": click.IntRange(min=1), "show_default": True},
     "concurrency": {"type": click.IntRange(min=1)},
+    "workers": {"type": click.IntRange(min=0)},
     "chunk_tokens": {"type": click.IntRange(min=MIN_CHUNK_TOKENS)},
     "ignore_files": {"flag": "--ignore/--no-ignore"},
     "include": {"multiple": True, "metavar": "GLOB"},
@@ -121,7 +122,7 @@ def build_settings(settings: dict[str, Any]) -> dict[str, Any]:
 @click.option(
     "--document-prefix", default=None, help="Text put before each chunk (default: the model's known one)."
 )
-@build_options("batch_size", "concurrency", "chunk_tokens", *WALK_SETTINGS, "allow_empty")
+@build_options("batch_size", "concurrency", "workers", "chunk_tokens", *WALK_SETTINGS, "allow_empty")
 @click.option(
     "--rebuild", is_flag=True, help="Settings differ from the index's: build anew and swap in at the end."
 )

@@ -2,7 +2,12 @@
 threads and precision asked for (checked once, here), the float32 and int8 sessions, each loaded on
 first use and once whatever the threads asking, from the optimised copy kept on disk
 (:mod:`indexer.backends.onnx.cache`) with the graph edits this CPU's int8 kernel wants, the inputs
-fed, and a failed run as one :class:`BackendError`.
+fed, the runs spread over the model's threads, and a failed run as one :class:`BackendError`.
+
+Threads serve a model in one of two ways. The embedder's runs are small, each on one thread of its
+own, side by side (:meth:`OnnxRunner.side_by_side`): a small run keeps its activations in the core's
+cache, and runs side by side never wait for each other inside an operator. The re-ranker's few
+pairs run as one run split over every thread (onnxruntime's intra-op threads).
 
 What differs between the two models stays with them: the embedder's output is token vectors it
 pools, the re-ranker's one logit per pair; each checks its output when its session loads
@@ -13,8 +18,10 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 import onnxruntime as ort
@@ -24,6 +31,7 @@ from indexer.backends.onnx.cpu import (
     PRECISION_VARIABLE,
     PRECISIONS,
     UINT8_KERNEL,
+    default_precision,
     int8_instructions,
     physical_cores,
     weight_layout,
@@ -31,6 +39,8 @@ from indexer.backends.onnx.cpu import (
 from indexer.backends.onnx.int8 import INT8_SCHEME
 from indexer.backends.onnx.session import ORT_ERRORS, GraphEdits, check_inputs, first_line, open_session
 from indexer.errors import BackendError, ConfigError
+
+Work = TypeVar("Work")
 
 
 class OnnxRunner:
@@ -41,11 +51,13 @@ class OnnxRunner:
         onnx_path: the model file as shipped.
         cache_identity: what the optimised copy is known by (the file's SHA-256, or its path, size
             and mtime), asked when a session first loads.
-        threads: onnxruntime intra-op threads; None means one per physical core.
-        precision: "int8" or "float32"; None means ``$INDEXER_PRECISION``, else ``default_precision``.
-        default_precision: what None means without the variable (it may follow the CPU: see
-            :attr:`int8_instructions`); None: int8 where the CPU has int8 dot-product instructions,
-            float32 elsewhere.
+        threads: the threads the model runs on; None means one per physical core.
+        one_thread_runs: each run of the model is one thread's, and runs go side by side on
+            ``threads`` of them (:meth:`side_by_side`); else each run is split over ``threads``
+            (onnxruntime's intra-op threads).
+        precision: "int8" or "float32"; None means ``$INDEXER_PRECISION``, else ``precision_default``.
+        precision_default: what None means without the variable; None: what
+            :func:`~indexer.backends.onnx.cpu.default_precision` chooses for this CPU.
         one_shot: this process runs the model once or twice (see
             :func:`indexer.backends.onnx.session.open_session`).
         int8_scheme: which products run in int8 under int8 precision.
@@ -65,8 +77,9 @@ class OnnxRunner:
         cache_identity: Callable[[], str],
         *,
         threads: int | None,
+        one_thread_runs: bool = False,
         precision: str | None,
-        default_precision: str | None,
+        precision_default: str | None,
         one_shot: bool,
         int8_scheme: str = INT8_SCHEME,
         float_products: bool,
@@ -78,14 +91,19 @@ class OnnxRunner:
         self.owner = owner
         #: The CPU's int8 dot-product instructions (None: none, the int8 products then run u8 x u8).
         self.int8_instructions = int8_instructions()
-        default = default_precision or ("int8" if self.int8_instructions else "float32")
+        default = precision_default or default_precision(self.int8_instructions)
         self.precision = precision or os.environ.get(PRECISION_VARIABLE) or default
         if self.precision not in PRECISIONS:
             known = ", ".join(PRECISIONS)
             raise ConfigError(f"{owner}: precision must be one of {known}, got {self.precision!r}")
         self.onnx_path = onnx_path
         self.int8_scheme = int8_scheme
+        #: The threads the model runs on (0: onnxruntime's own count, for runs split over them).
         self.threads = threads if threads is not None else physical_cores()
+        if one_thread_runs and not self.threads:
+            self.threads = os.cpu_count() or 1
+        self._one_thread_runs = one_thread_runs
+        self._pool: ThreadPoolExecutor | None = None  # the threads runs go side by side on
         self._cache_identity = cache_identity
         self._one_shot = one_shot
         self._float_products = float_products
@@ -105,7 +123,7 @@ class OnnxRunner:
             if int8 not in self._sessions:
                 session = open_session(
                     self.onnx_path,
-                    self.threads,
+                    1 if self._one_thread_runs else self.threads,
                     one_shot=self._one_shot,
                     cache=self.cache_folder(int8),
                     edits=self._edits(int8),
@@ -130,15 +148,31 @@ class OnnxRunner:
             raise BackendError(f"{failure}: {first_line(exc)}") from exc
         return out
 
+    def side_by_side(self, work: Callable[[Work], np.ndarray], runs: Sequence[Work]) -> list[np.ndarray]:
+        """``work`` done for each of ``runs``, in their order: side by side on the runner's threads
+        when each run is one thread's, else one after another (a lone run, such as a query's, on the
+        caller's own thread)."""
+        if len(runs) == 1 or self.threads == 1 or not self._one_thread_runs:
+            return [work(run) for run in runs]
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix=f"{self.owner} model")
+            pool = self._pool
+        return list(pool.map(work, runs))
+
     @property
     def loaded(self) -> bool:
         """Whether a session is loaded in this process."""
         return bool(self._sessions)
 
     def close(self) -> None:
-        """Drop the sessions and their memory; the next :meth:`session` loads again."""
+        """Drop the sessions and their memory, and end the threads runs go side by side on; the next
+        :meth:`session` loads again."""
         with self._lock:
             self._sessions = {}
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=False)
 
     def _edits(self, int8: bool) -> GraphEdits:
         weights = weight_layout(self.int8_instructions) if int8 else "int8"

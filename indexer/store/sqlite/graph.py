@@ -119,11 +119,13 @@ class VectorGraph:
         )
         return self.connections.rows(sql, (blob, k, json.dumps(list(allowed_ids))))
 
-    def _vector_search(self, limit: int | None = None) -> VectorSearch | None:
+    def _vector_search(self, limit: int | None = None, with_graph: bool = False) -> VectorSearch | None:
         """The saved graph with the changes logged since, up to the latest (call with the search
         lock held); None when no graph can be used: the recorded file is missing, damaged or not the
         one recorded (not tried again while the record stays), or more than ``limit`` changes would
-        have to be read to catch up from it."""
+        have to be read to catch up from it. Below the size where scoring every row is as fast
+        (:func:`~indexer.store.sqlite.vectors.searched_exactly`), the graph's float32 copy is
+        searched instead, unless ``with_graph`` (a build folds changes into the graph itself)."""
         if limit is None:
             limit = vectors.OPEN_LIMIT_MANY if self.store.many_searches else vectors.OPEN_LIMIT_ONCE
         with nullcontext() if self.store.db.in_transaction else self.connections.snapshot():
@@ -134,23 +136,26 @@ class VectorGraph:
             )
             latest = self._log_position()
             search = self._search
-            if search is None or search.key != key:
+            if search is None or search.key != key or (with_graph and search.exact is not None):
                 self._search = None  # let the old graph go before the new one is opened
                 refused = key == self._refused_graph
-                search = self._search = None if refused else self._open_search(key, latest, limit)
+                search = self._search = None if refused else self._open_search(key, latest, limit, with_graph)
             if search is not None and search.position < latest:
                 self._catch_up(search, latest)
         return search
 
     def _open_search(
-        self, key: tuple[str | None, str | None, str | None], latest: int, limit: int
+        self, key: tuple[str | None, str | None, str | None], latest: int, limit: int, with_graph: bool
     ) -> VectorSearch | None:
-
         record = vectors.GraphRecord.from_json(key[1])
         if latest - (record.position if record else 0) > limit:
             return None
         if record is None:  # no graph saved yet: every change since the log began is read
             return vectors.VectorSearch(None, 0, self.store.dimension, key)
+        if not with_graph and record.readable and vectors.searched_exactly(record.vectors):
+            exact = self._exact_search(record, key)
+            if exact is not None:
+                return exact
         try:
             search = vectors.VectorSearch.open(
                 graph_path(self.store.path, record.slot), record, self.store.dimension, key
@@ -168,6 +173,20 @@ class VectorGraph:
             except DamagedFile as damage:
                 self._warn_rows(damage)
         return search
+
+    def _exact_search(
+        self, record: GraphRecord, key: tuple[str | None, str | None, str | None]
+    ) -> VectorSearch | None:
+        """A search over the float32 copy of the graph ``record`` names, read whole; None when that
+        copy does not match the graph or is damaged (then the graph is walked)."""
+        try:
+            rows = self._rows_file(record, key[2])
+            if rows is None:
+                return None
+            return vectors.VectorSearch.open_exact(rows, record.position, self.store.dimension, key)
+        except DamagedFile as damage:
+            self._warn_rows(damage)
+            return None
 
     def _rows_file(self, record: GraphRecord, rows_record: str | None) -> RowsFile | None:
         """The float32 rows saved with the graph ``record`` names, when the rows record is of that
@@ -251,7 +270,7 @@ class VectorGraph:
             with self._search_lock:
                 search = None
                 if usable is not None and pending <= vectors.OPEN_LIMIT_MANY:
-                    search = self._vector_search(limit=vectors.OPEN_LIMIT_MANY)
+                    search = self._vector_search(limit=vectors.OPEN_LIMIT_MANY, with_graph=True)
                 if search is None:  # a first graph, or changes too many to look up one by one
                     search = self._graph_from_rows(latest)
                 self._save_graph(search, record)
@@ -284,7 +303,8 @@ class VectorGraph:
         self.connections.rows("DELETE FROM vector_log WHERE position <= ?", (saved.position,))
         search.key = (self.store.get_meta(VECTOR_LOG_ID), saved.to_json(), rows.to_json())
         search.rows = self._rows_file(saved, rows.to_json())
-        self._search = search
+        # below the size where every row is scored, the next search reads the new copy instead
+        self._search = None if vectors.searched_exactly(search.graph_size) else search
 
     def _write_rows(self, path: str, search: VectorSearch) -> tuple[int, ...]:
         """Write the float32 rows of ``search`` at its position to ``path``: from its rows file and
@@ -388,7 +408,14 @@ class VectorGraph:
                 else:
                     graph_problem = f"its graph {damage}"
         file_bytes = record.file[0] if usable and record is not None else 0
-        if usable:
+        exact = (
+            usable and rows is not None and record is not None and vectors.searched_exactly(record.vectors)
+        )
+        if exact:
+            structure = (
+                "float32 copy of the vectors, scored exactly (the graph beside it is kept for a larger index)"
+            )
+        elif usable:
             structure = "hnsw graph (usearch, int8)"
             if not unchanged:  # its bytes are the recorded ones, under another identity
                 structure += " (moved or touched since it was saved: checked in full until the next build)"
@@ -407,7 +434,7 @@ class VectorGraph:
             "vectors": record.vectors if usable and record is not None else 0,
             "rows_file_bytes": 0 if rows is None else rows.size_bytes(),
             "pending_changes": pending,
-            "memory_bytes": file_bytes
+            "memory_bytes": (rows.size_bytes() if exact and rows is not None else file_bytes)
             + pending * 4 * (self.store.dimension or 0)
             + (0 if rows is None else rows.ids_bytes()),
             "problems": [problem for problem in (graph_problem, rows_problem) if problem],

@@ -254,7 +254,7 @@ class SQLiteStore(SQLStore):
         segments once per statement.
         """
         self.graph.update_during_build()
-        rows: list[tuple[int, int, int, int, str, str, str, str]] = []
+        rows: list[tuple[int, int, int, int, str, str, str, str, str, bool]] = []
         vectors: list[bytes] = []
         old_ids: list[int] = []
         for new in files:
@@ -269,7 +269,7 @@ class SQLiteStore(SQLStore):
         self._add_chunk_count(len(rows) - len(old_ids))
 
     def _insert_chunks(
-        self, rows: list[tuple[int, int, int, int, str, str, str, str, str]], vectors: list[bytes]
+        self, rows: list[tuple[int, int, int, int, str, str, str, str, str, bool]], vectors: list[bytes]
     ) -> None:
         """Chunks get the ids after the largest in use (one writer at a time: the transaction holds the
         write lock); their vectors are cut from one blob by those ids."""
