@@ -106,6 +106,36 @@ def test_a_keyword_query_imports_neither_the_model_nor_numpy_nor_any_server_libr
     assert imported & (NEVER_IN_A_QUERY | NOT_IN_A_KEYWORD_QUERY) == set()
 
 
+#: The ``index`` program as its console script runs it, with a teardown that says it ran.
+PROGRAM_TELLING_TEARDOWN = (
+    "import atexit, sys\n"
+    "atexit.register(lambda: sys.stderr.write('torn down'))\n"
+    "from indexer.cli import run\n"
+    "run()"
+)
+
+
+@pytest.mark.heavy
+def test_the_index_program_ends_a_query_at_once_with_its_whole_output_and_exit_code(sample_index):
+    """After a query the process ends without the interpreter's teardown; what it printed (held in
+    stdout's buffer, as a pipe is written in blocks) and its exit codes are the command's own."""
+    asked = ["query", "flat tyre", "--db", str(sample_index), "--no-server", "--mode", "keyword"]
+    asked += ["-k", "50", "--json"]
+    program = [os.sys.executable, "-c", PROGRAM_TELLING_TEARDOWN]
+    ended = subprocess.run([*program, *asked], capture_output=True, text=True)
+    expected = CliRunner().invoke(main, asked).stdout
+    assert ended.returncode == 0 and ended.stderr == "", ended.stderr
+    assert ended.stdout == expected and expected.startswith("[")
+    nothing = subprocess.run([*program, *asked[:1], "zzyzx", *asked[2:]], capture_output=True, text=True)
+    assert (nothing.returncode, nothing.stdout) == (1, "[]\n")
+    no_index = ["query", "x", "--db", str(sample_index.parent / "none.db")]
+    missing = subprocess.run([*program, *no_index], capture_output=True, text=True)
+    assert missing.returncode == CliRunner().invoke(main, no_index).exit_code != 0
+    assert "torn down" not in missing.stderr and missing.stderr.startswith("error")
+    status = subprocess.run([*program, "status", "--db", str(sample_index)], capture_output=True, text=True)
+    assert status.returncode == 0 and status.stderr.endswith("torn down"), status.stderr
+
+
 @pytest.mark.heavy
 def test_a_query_imports_the_embedded_model_but_no_http_client_nor_server_library(sample_index):
     imported = modules_a_query_imports(sample_index)

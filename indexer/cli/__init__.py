@@ -8,6 +8,6 @@ of :mod:`indexer.errors` carry.
 
 from __future__ import annotations
 
-from indexer.cli.app import main
+from indexer.cli.app import main, run
 
-__all__ = ["main"]
+__all__ = ["main", "run"]

@@ -122,7 +122,7 @@ def index_command() -> list[str]:
     script = Path(sys.executable).parent / "index"
     if script.exists():
         return [str(script)]
-    return [sys.executable, "-c", "from indexer.cli import main; main()"]
+    return [sys.executable, "-c", "from indexer.cli import run; run()"]
 
 
 def write_corpus(folder: Path, files: int = 30, paragraphs: int = 6, version: str = "v1") -> Path:
