@@ -31,8 +31,14 @@ from indexer.backends.embedded import (
 )
 from indexer.backends.onnx import cpu, runner
 from indexer.backends.onnx.cache import OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS, optimized_model_folder
-from indexer.backends.onnx.cpu import PRECISION_VARIABLE, UINT8_KERNEL, default_precision, int8_instructions
-from indexer.backends.onnx.int8 import INT8_SCHEME, INT8_SCHEMES
+from indexer.backends.onnx.cpu import (
+    INT8_SCHEME,
+    INT8_SCHEMES,
+    PRECISION_VARIABLE,
+    UINT8_KERNEL,
+    default_precision,
+    int8_instructions,
+)
 from indexer.backends.onnx.session import MAX_ROWS, PAD_SLACK, TOKEN_BUDGET, plan_sub_batches
 from indexer.errors import BackendError, ConfigError, IndexOutdatedError
 

@@ -53,8 +53,8 @@ from tokenizers import Tokenizer
 from indexer.backends.base import EmbeddingBackend
 from indexer.backends.kinds import BUILTIN_CONCURRENCY
 from indexer.backends.onnx.cache import sha256_of
+from indexer.backends.onnx.cpu import INT8_SCHEME, INT8_SCHEMES
 from indexer.backends.onnx.folder import find_onnx_file, read_max_seq_length, read_pooling
-from indexer.backends.onnx.int8 import INT8_SCHEME, INT8_SCHEMES
 from indexer.backends.onnx.runner import OnnxRunner
 from indexer.backends.onnx.session import load_tokenizer, padded_inputs, plan_sub_batches
 from indexer.backends.packaged import EMBEDDING_MODELS, UNNAMED_MODEL
@@ -98,7 +98,7 @@ class EmbeddedBackend(EmbeddingBackend):
             cost of slower calls (see :func:`indexer.backends.onnx.session.open_session`); the
             vectors are the same.
         int8_scheme: which products run in int8 under int8 precision, one of
-            :data:`indexer.backends.onnx.int8.INT8_SCHEMES`: the newest for a new backend; an index
+            :data:`indexer.backends.onnx.cpu.INT8_SCHEMES`: the newest for a new backend; an index
             keeps the one it was built with (recorded in its config), a rebuild with a new backend
             (``--rebuild --backend embedded``) takes the newest.
         pooling: "mean" or "cls"; None means the model's own (a folder's ``1_Pooling/config.json``,

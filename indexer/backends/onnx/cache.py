@@ -19,7 +19,7 @@ from pathlib import Path
 
 import onnxruntime as ort
 
-from indexer.backends.onnx.int8 import INT8_SCHEME, INT8_SCHEMES
+from indexer.backends.onnx.cpu import INT8_SCHEME, INT8_SCHEMES
 
 #: File names inside an optimised-model cache folder: the graph and its weights beside it.
 OPTIMIZED_MODEL = "model.onnx"

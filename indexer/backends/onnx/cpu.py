@@ -1,5 +1,6 @@
 """What the CPU decides: int8 or float32 arithmetic by its instructions, the int8 weights' layout
-that sums exactly on it, and how many threads a session runs.
+that sums exactly on it, and how many threads a session runs; and the names of that arithmetic an
+index records (precisions, int8 schemes), light enough for a query to import without the graph edits.
 
 Int8 matrix products sum exactly on every CPU (the weights' layout follows the CPU's kernel: see
 :data:`INT8_FLAGS`); a new model runs int8 where the CPU has int8 dot-product instructions or AVX2
@@ -15,6 +16,15 @@ from pathlib import Path
 
 #: The precisions of the matrix products.
 PRECISIONS = ("int8", "float32")
+
+#: The int8 edits :func:`indexer.backends.onnx.int8.with_int8_matmuls` can make, by the name an
+#: index's config records, and what each does in words (an index's fingerprint and the optimised
+#: copy's cache key carry the words). Add a name whenever the arithmetic changes: an index keeps the
+#: scheme it was built with until it is rebuilt, so that its vectors never mix.
+INT8_SCHEMES: dict[str, str] = {
+    "values-float32": "per-token activation scales, per-column weights; attention values float32",
+}
+INT8_SCHEME = "values-float32"
 
 #: Names a precision for the embedded backends a process makes when none is passed (opting out: float32).
 PRECISION_VARIABLE = "INDEXER_PRECISION"

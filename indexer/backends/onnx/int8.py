@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from indexer.backends.onnx.cpu import INT8_SCHEME, INT8_SCHEMES
 from indexer.backends.onnx.model import (
     FLOAT,
     GRAPH_INITIALIZER,
@@ -54,15 +55,6 @@ INT8_CONSTANTS: dict[str, np.ndarray] = {
 #: layouts give the same integer sums, hence the same vectors: the layout follows the CPU, the
 #: arithmetic does not.
 WEIGHT_LAYOUTS = ("int8", "uint8")
-
-#: The int8 edits :func:`with_int8_matmuls` can make, by the name an index's config records, and what
-#: each does in words (an index's fingerprint and the optimised copy's cache key carry the words).
-#: Add a name whenever the arithmetic changes: an index keeps the scheme it was built with until it
-#: is rebuilt, so that its vectors never mix.
-INT8_SCHEMES: dict[str, str] = {
-    "values-float32": "per-token activation scales, per-column weights; attention values float32",
-}
-INT8_SCHEME = "values-float32"
 
 #: The nodes between a value projection's MatMul and the attention product reading it: its bias add,
 #: the split into heads, and the heads' transpose.

@@ -19,15 +19,15 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 import onnxruntime as ort
 
 from indexer.backends.onnx.cache import optimized_model_folder
 from indexer.backends.onnx.cpu import (
+    INT8_SCHEME,
     PRECISION_VARIABLE,
     PRECISIONS,
     UINT8_KERNEL,
@@ -36,9 +36,11 @@ from indexer.backends.onnx.cpu import (
     physical_cores,
     weight_layout,
 )
-from indexer.backends.onnx.int8 import INT8_SCHEME
 from indexer.backends.onnx.session import ORT_ERRORS, GraphEdits, check_inputs, first_line, open_session
 from indexer.errors import BackendError, ConfigError
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 Work = TypeVar("Work")
 
@@ -156,6 +158,9 @@ class OnnxRunner:
             return [work(run) for run in runs]
         with self._lock:
             if self._pool is None:
+                # imported here: a process that runs the model once (a query) never needs the pool
+                from concurrent.futures import ThreadPoolExecutor
+
                 self._pool = ThreadPoolExecutor(self.threads, thread_name_prefix=f"{self.owner} model")
             pool = self._pool
         return list(pool.map(work, runs))

@@ -5,7 +5,8 @@ Sessions run one intra-op thread per physical core, no spinning, quiet logs, and
 graph: the first optimised session saves it (:mod:`indexer.backends.onnx.cache`) with the edits of
 :mod:`indexer.backends.onnx.fusions` and :mod:`indexer.backends.onnx.int8` made, and later
 processes load that copy and run it at full speed, so a fresh ``index query`` pays neither the
-optimisation nor a slow unoptimised run.
+optimisation nor a slow unoptimised run. The graph edits' modules (and the ONNX reader and writer
+under them) are imported only where a graph is edited, so such a process never imports them.
 """
 
 from __future__ import annotations
@@ -28,8 +29,7 @@ from indexer.backends.onnx.cache import (
     remove_folder,
     sync_folder,
 )
-from indexer.backends.onnx.fusions import streamline, with_float_products, with_fused_attention
-from indexer.backends.onnx.int8 import INT8_SCHEME, with_int8_matmuls
+from indexer.backends.onnx.cpu import INT8_SCHEME
 from indexer.errors import BackendUnreachableError, ConfigError
 
 #: How sub-batches are cut. A run costs about the same per padded token whatever its shape, plus a few
@@ -81,6 +81,10 @@ class GraphEdits:
 
     def apply(self, model: bytes) -> tuple[bytes, bool]:
         """The edited model, and whether anything changed."""
+        # imported here: only the process that makes the optimised copy edits a graph
+        from indexer.backends.onnx.fusions import with_float_products, with_fused_attention
+        from indexer.backends.onnx.int8 import with_int8_matmuls
+
         restored = fused = int8 = 0
         if self.float_products:
             model, restored = with_float_products(model)
@@ -254,6 +258,8 @@ def save_optimized(onnx_path: Path, threads: int, cache: Path, edits: GraphEdits
             # caller's load of the original raises.
             return False
         graph_path = scratch / OPTIMIZED_MODEL
+        from indexer.backends.onnx.fusions import streamline  # imported here: see GraphEdits.apply
+
         try:
             graph, streamlined = streamline(graph_path.read_bytes())
         except ValueError:
