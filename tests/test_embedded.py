@@ -41,6 +41,7 @@ from indexer.backends.onnx.cpu import (
 )
 from indexer.backends.onnx.session import MAX_ROWS, PAD_SLACK, TOKEN_BUDGET, plan_sub_batches
 from indexer.errors import BackendError, ConfigError, IndexOutdatedError
+from indexer.pipeline.planner import text_hash
 
 REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.json").read_text("utf-8"))
 #: The int8 kernel this CPU runs the int8 products with: its dot-product instructions, else u8 x u8.
@@ -452,6 +453,36 @@ def test_int8_products_keep_long_texts_close_to_float32_and_short_ones_exact(
     assert cosines(minilm.embed(long_texts()), minilm_float32.embed(long_texts())).min() >= 0.995
     assert not np.array_equal(minilm.embed(long_texts()), minilm_float32.embed(long_texts()))
     assert np.array_equal(minilm.embed(short), minilm_float32.embed(short))
+
+
+@pytest.mark.heavy
+def test_a_one_off_query_embeds_a_text_as_the_build_did_while_its_session_loads_beside(
+    tmp_path: Path,
+) -> None:
+    """A one-off query's backend loads the float32 session on a thread of its own while it loads
+    the tokenizer: the question's vector is the one the same backend gives with the session loaded
+    first, and the build's vector of the same text (a short text's, as a query's, runs float32)."""
+    short = "How do I fix a puncture on my bicycle?"
+    long = REFERENCE["texts"][3]  # 222 tokens: int8 under int8 precision (FLOAT32_UP_TO_TOKENS)
+    (tmp_path / "docs").mkdir()
+    for name, text in (("short.txt", short), ("long.txt", long)):
+        (tmp_path / "docs" / name).write_text(text + "\n", encoding="utf-8")
+    with Index.open(tmp_path / "index.db") as index:
+        index.build(tmp_path / "docs")
+        config = index.store.get_json("backend")
+        stored = index.store.vectors_for_hashes([text_hash(short), text_hash(long)])
+    built = [np.frombuffer(stored[text_hash(text)], dtype=np.float32) for text in (short, long)]
+
+    beside = make_backend(config, one_shot=True)
+    vectors = beside.embed([short, long])
+    first = make_backend(config, one_shot=True)
+    first.runner.session(int8=False)  # on this thread, before the tokenizer
+    assert np.array_equal(first.embed([short, long]), vectors)
+    # A one-off session runs the weights unpacked: float32 sums in another order (rounding), which
+    # move a few int8 roundings of a long text (the int8 copy's test above).
+    assert np.abs(vectors[0] - built[0]).max() <= 1e-6
+    assert cosines(vectors[1:], built[1][None, :]).min() >= 0.999
+    assert np.array_equal(make_backend(config).embed([short, long]), np.stack(built))
 
 
 @pytest.mark.heavy

@@ -95,8 +95,9 @@ class EmbeddedBackend(EmbeddingBackend):
             as exported); None means ``$INDEXER_PRECISION``, else int8 where the CPU has int8
             dot-product instructions or AVX2, float32 elsewhere.
         one_shot: this process embeds a text or two (a one-off ``index query``): start fast, at the
-            cost of slower calls (see :func:`indexer.backends.onnx.session.open_session`); the
-            vectors are the same.
+            cost of slower calls (see :func:`indexer.backends.onnx.session.open_session`), the
+            float32 session loading while the first call loads the tokenizer; the vectors are the
+            same to float rounding (unpacked weights sum in another order).
         int8_scheme: which products run in int8 under int8 precision, one of
             :data:`indexer.backends.onnx.cpu.INT8_SCHEMES`: the newest for a new backend; an index
             keeps the one it was built with (recorded in its config), a rebuild with a new backend
@@ -147,6 +148,7 @@ class EmbeddedBackend(EmbeddingBackend):
             )
         self.int8_scheme = int8_scheme
         self._model = model
+        self._one_shot = one_shot
         packaged = UNNAMED_MODEL if model is None else EMBEDDING_MODELS.get(model)
         if packaged is not None:
             self.model_name = packaged.recorded_name
@@ -279,6 +281,9 @@ class EmbeddedBackend(EmbeddingBackend):
         """
         if not texts:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        if self._one_shot and self._embed_tokenizer is None:
+            # a short text's session (a query's) loads while this thread loads the tokenizer
+            self.runner.load_beside(int8=False)
         started = time.perf_counter()
         encodings = self._embedder().encode_batch_fast(texts)
         lengths = [len(encoding.ids) for encoding in encodings]

@@ -37,7 +37,7 @@ from indexer.backends.onnx.cpu import (
     weight_layout,
 )
 from indexer.backends.onnx.session import ORT_ERRORS, GraphEdits, check_inputs, first_line, open_session
-from indexer.errors import BackendError, ConfigError
+from indexer.errors import BackendError, ConfigError, IndexerError
 
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
@@ -134,6 +134,20 @@ class OnnxRunner:
                 self._input_names = check_inputs(session, self.onnx_path)
                 self._sessions[int8] = session
             return self._sessions[int8]
+
+    def load_beside(self, int8: bool) -> None:
+        """Start loading the float32 or int8 session on a thread of its own, so that it loads while
+        the caller does other work (a one-off query loads its tokenizer meanwhile): onnxruntime loads
+        a model without holding the interpreter's lock. :meth:`session` waits for it, and raises
+        what made it fail (loading again)."""
+        if int8 not in self._sessions:
+            threading.Thread(target=self._load, args=(int8,), name=f"{self.owner} load", daemon=True).start()
+
+    def _load(self, int8: bool) -> None:
+        try:
+            self.session(int8)
+        except (IndexerError, OSError):
+            return  # raised again where the session is asked for (see load_beside)
 
     def run(
         self, session: ort.InferenceSession, inputs: dict[str, np.ndarray], output: str | None, failure: str
