@@ -746,6 +746,11 @@ def test_a_server_walks_the_graph_only_once_its_audited_walks_find_what_scans_fi
         late = asked[2 * (sqlite_vectors.AUDIT_SEARCHES - 1) :]
         scans = sum(bool(call[-1].get("exact")) for call in late)
         assert scans == (3 if walks else len(late) - 3)
+        wide = [i for i in range(1, 6001) if i % 4]  # a filter's search is never audited: one way
+        asked.clear()
+        hits = server.nearest(queries[1], 10, wide)
+        assert [chunk_id for chunk_id, _ in hits] == exact_ids(rows, queries[1], among=wide)
+        assert all(bool(call[-1].get("exact")) is not walks for call in asked)  # if asked at all
 
 
 def test_a_scan_of_a_graph_saved_after_removals_never_returns_the_removed_chunks(tmp_path, monkeypatch):
