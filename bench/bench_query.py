@@ -24,7 +24,9 @@ reported from when it was made).
 
 For each: `SQLiteStore.nearest` median, p95 and recall@10 against exact float32 search, as a ratio
 against numpy exact search over the same float32 vectors in memory, in the same run; the store's
-graph walk and its exact search over the float32 copy, each forced, and what a row scored by the walk
+graph walk, its exact scan of the graph's int8 rows and its exact search over the float32 copy, each
+forced (the first two re-scored on float32), what the store chose (a process that searches many
+times walks only once its audited walks found what scans find), and what a row scored by the walk
 costs in rows scored exactly (`sqlite_vectors.WALK_ROW_COST` is this figure); usearch's own
 search on the same graph (the library's figures: int8 against int8, nothing re-scored, no changes
 to take in); the search restricted by `--path` to one folder (1% of the chunks), timed with the
@@ -356,9 +358,11 @@ def measure(label: str, name: str, vectors: np.ndarray, queries: np.ndarray) -> 
         store.nearest(queries[0], 10)  # the graph, or the float32 copy, opened
         ours = timed(lambda q: store.nearest(q, 10), queries)
         found = [{chunk_id - 1 for chunk_id, _ in store.nearest(q, 10)} for q in queries]
-        exactly = store.graph._search is not None and store.graph._search.exact is not None
-    walk_times, walk_found, walked = forced(path, queries, walk=True)
-    exact_times, _, _ = forced(path, queries, walk=False)
+        chosen = store.graph._search
+        audit = chosen.audit if chosen is not None else None
+    walk_times, walk_found, walked = forced(path, queries, "walk")
+    scan_times, scan_found, _ = forced(path, queries, "scan")
+    exact_times, _, _ = forced(path, queries, "exact")
     walk_median, exact_rows_median = statistics.median(walk_times), statistics.median(exact_times)
     walk_row_cost = (walk_median / sqlite_vectors.scored_by_walk(0, count)) / (exact_rows_median / count)
     with SQLiteStore.open(path) as store:
@@ -388,8 +392,22 @@ def measure(label: str, name: str, vectors: np.ndarray, queries: np.ndarray) -> 
     else:
         speed_target, speed_passed = f"<= {TARGET_RATIO} x numpy", median <= TARGET_RATIO * exact_median
     p95_passed = small or p95(ours) <= TARGET_P95_MS
-    way = "exact over the float32 copy" if exactly else "graph walk"
+    if chosen is not None and chosen.exact is not None:
+        way = "exact over the float32 copy"
+    elif audit is not None:
+        walked = "walk" if audit.walks_right else "scan"
+        way = f"graph {walked}, audited walks found {audit.found} of {audit.asked}"
+    else:
+        way = "graph scan"
+    scan_median = statistics.median(scan_times)
     return [
+        row(
+            f"graph scan forced (int8 rows, exact), median ms, {size}, {label} (ref: the store's exact "
+            f"search over its float32 copy, forced; the scan's recall@10 {recall(scan_found, truth)})",
+            round(scan_median, 2),
+            round(exact_rows_median, 2),
+            round(scan_median / exact_rows_median, 3),
+        ),
         row(
             f"graph walk forced, median ms, {size}, {label} (ref: the store's exact search over its "
             "float32 copy, forced)",
@@ -453,21 +471,27 @@ def measure(label: str, name: str, vectors: np.ndarray, queries: np.ndarray) -> 
 
 
 def forced(
-    path: Path, queries: np.ndarray, walk: bool
+    path: Path, queries: np.ndarray, way: str
 ) -> tuple[list[float], list[set[int]], sqlite_vectors.VectorSearch]:
-    """(ms per search, rows found, the search) of the store's graph walk, or of its exact search over
-    the float32 copy, whatever the size says."""
-    chosen = sqlite_vectors.WALK_ROW_COST
-    sqlite_vectors.WALK_ROW_COST = 0 if walk else 10**9
+    """(ms per search, rows found, the search) of the store's graph walk ("walk"), its scan of the
+    graph's int8 rows ("scan") or its exact search over the float32 copy ("exact"), whatever the size
+    and the audit say."""
+    names = ("WALK_ROW_COST", "WALK_RECALL", "AUDIT_SEARCHES", "AUDIT_EVERY")
+    saved = {name: getattr(sqlite_vectors, name) for name in names}
+    sqlite_vectors.WALK_ROW_COST = 10**9 if way == "exact" else 0
+    sqlite_vectors.WALK_RECALL = 0  # walks right from the start
+    sqlite_vectors.AUDIT_SEARCHES, sqlite_vectors.AUDIT_EVERY = 0, 10**9  # nothing audited
     try:
         with SQLiteStore.open(path) as store:
-            store.expect_many_searches()
+            if way != "scan":  # a one-off search audits nothing: it scans
+                store.expect_many_searches()
             store.nearest(queries[0], 10)
             times = timed(lambda q: store.nearest(q, 10), queries)
             found = [{chunk_id - 1 for chunk_id, _ in store.nearest(q, 10)} for q in queries]
             return times, found, store.graph._search
     finally:
-        sqlite_vectors.WALK_ROW_COST = chosen
+        for name, value in saved.items():
+            setattr(sqlite_vectors, name, value)
 
 
 def once_per_size(count: int, queries: np.ndarray) -> list[dict]:

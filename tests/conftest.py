@@ -186,6 +186,7 @@ def _refuse_heavy_work() -> None:
 
 @pytest.fixture
 def graph_walked(monkeypatch):
-    """The vector graph walked whatever the index's size: below the size where scoring every row
-    costs less, the store scores its float32 copy instead, and a test of the graph needs the graph."""
+    """The vector graph searched (scanned, or walked where a server's audit says so) whatever the
+    index's size: below the size where scoring every row costs less, the store scores its float32
+    copy instead, and a test of the graph needs the graph."""
     monkeypatch.setattr(sqlite_vectors, "WALK_ROW_COST", 0)

@@ -216,9 +216,11 @@ def test_without_the_float32_copy_a_selective_filter_scores_the_int8_rows_and_st
 
 
 def _recording(function, calls: list):
-    def recorded(*args):
-        calls.append(args)
-        return function(*args)
+    """``function``, recording each call's positional arguments and, last, its keywords."""
+
+    def recorded(*args, **kwargs):
+        calls.append((*args, kwargs))
+        return function(*args, **kwargs)
 
     return recorded
 
@@ -698,3 +700,76 @@ def test_an_index_searched_exactly_never_imports_the_graph_library(tmp_path):
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert result.stdout.split() == ["3", "False", "True"], result.stderr[-2000:]
+
+
+def test_a_one_off_search_scans_the_int8_rows_and_finds_what_exact_search_finds_where_walks_miss(
+    tmp_path, monkeypatch
+):
+    """Vectors of high intrinsic dimension, and walks made to miss (a queue of 12): a search that
+    audits nothing scans every int8 row of the graph, and re-scores the best on float32."""
+    monkeypatch.setattr(sqlite_vectors, "EXPANSION_SEARCH", 12)
+    vectors = word_sums(6000)
+    queries = word_sums(30, seed=12)  # texts of other words: far from every row, as questions are
+    with written(tmp_path / "index.db", vectors), SQLiteStore.open(tmp_path / "index.db") as reader:
+        reader.nearest(queries[0], 10)
+        search = reader.graph._search
+        asked = []
+        monkeypatch.setattr(search.graph, "search", _recording(search.graph.search, asked))
+        assert recall_at_10(reader, vectors, queries) >= 0.99
+        assert asked and all(call[-1].get("exact") for call in asked)
+        search.graph.expansion_search = 12
+        walked = [
+            {int(key) for key in search.graph.search(sqlite_vectors.quantize(q), 30).keys} for q in queries
+        ]
+        truth = [set(exact_ids(vectors, q)) for q in queries]
+        assert np.mean([len(w & t) / 10 for w, t in zip(walked, truth, strict=True)]) < 0.97  # the walk alone
+
+
+@pytest.mark.parametrize(("vectors", "queue", "walks"), [("words", 12, False), ("clustered", 512, True)])
+def test_a_server_walks_the_graph_only_once_its_audited_walks_find_what_scans_find(
+    tmp_path, monkeypatch, vectors, queue, walks
+):
+    monkeypatch.setattr(sqlite_vectors, "EXPANSION_SEARCH", queue)
+    rows = word_sums(6000) if vectors == "words" else clustered_vectors(6000)
+    queries = word_sums(80, seed=12) if vectors == "words" else queries_near(rows, 80)
+    with written(tmp_path / "index.db", rows), SQLiteStore.open(tmp_path / "index.db") as server:
+        server.expect_many_searches()
+        server.nearest(queries[0], 10)
+        search = server.graph._search
+        asked = []
+        monkeypatch.setattr(search.graph, "search", _recording(search.graph.search, asked))
+        assert recall_at_10(server, rows, queries[1:]) >= 0.97
+        audit = search.audit
+        assert audit.searches == 80 and audit.audited == sqlite_vectors.AUDIT_SEARCHES + 3
+        assert audit.walks_right is walks
+        # after the audit: one search in AUDIT_EVERY both scans and walks, the others one or the other
+        late = asked[2 * (sqlite_vectors.AUDIT_SEARCHES - 1) :]
+        scans = sum(bool(call[-1].get("exact")) for call in late)
+        assert scans == (3 if walks else len(late) - 3)
+        wide = [i for i in range(1, 6001) if i % 4]  # a filter's search is never audited: one way
+        asked.clear()
+        hits = server.nearest(queries[1], 10, wide)
+        assert [chunk_id for chunk_id, _ in hits] == exact_ids(rows, queries[1], among=wide)
+        assert all(bool(call[-1].get("exact")) is not walks for call in asked)  # if asked at all
+
+
+def test_a_scan_of_a_graph_saved_after_removals_never_returns_the_removed_chunks(tmp_path, monkeypatch):
+    """A saved graph keeps the rows of removed keys in their slots: the scan asks for as many more
+    neighbours and drops them, so k live hits come back, the nearest of them."""
+    vectors = clustered_vectors(2000)
+    with written(tmp_path / "index.db", vectors) as writer:
+        with writer.transaction():
+            for file_id in range(1, 11):  # chunks 1..200
+                writer.remove_file(file_id)
+        writer.update_vector_graph(min_changes=1)
+    with SQLiteStore.open(tmp_path / "index.db") as reader:
+        reader.nearest(vectors[0], 10)
+        search = reader.graph._search
+        assert search.viewed and search.graph.capacity - len(search.graph) == 200
+        asked = []
+        monkeypatch.setattr(search.graph, "search", _recording(search.graph.search, asked))
+        for row in range(0, 200, 20):
+            hits = reader.nearest(vectors[row], 10)
+            live = np.arange(201, 2001)
+            assert [chunk_id for chunk_id, _ in hits] == exact_ids(vectors, vectors[row], among=live)
+        assert len(asked) == 10  # one scan each: never asked again for want of live neighbours

@@ -142,6 +142,8 @@ class VectorGraph:
                 search = self._search = None if refused else self._open_search(key, latest, limit, with_graph)
             if search is not None and search.position < latest:
                 self._catch_up(search, latest)
+            if search is not None and search.audit is None and self.store.many_searches:
+                search.audit = vectors.WalkAudit()  # a server measures whether walks are right
         return search
 
     def _open_search(

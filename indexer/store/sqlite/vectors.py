@@ -43,6 +43,17 @@ SQLite file, the durable copy; the graph is rebuilt from it whenever it cannot b
   (``EXPANSION_ADD``) links some rows so poorly that no walk reaches them, and a walk of a fixed
   breadth explores a shrinking share of a growing graph: the graph is built with a wide queue, and
   searched with one that grows with the rows (:func:`expansion`).
+- **Scanned unless walks are shown right**: on vectors of high intrinsic dimension (the short,
+  unrelated texts a general model embeds) the true neighbours lie at nearly one distance from the
+  question, and a walk misses some that no queue it can afford finds; stored rows asked as
+  questions overstate its recall (their neighbours lie nearer than a question's), so a build cannot
+  tell. So by default a search scans every int8 row of the graph exactly (usearch's SIMD kernels,
+  in the memory the graph is read into: no other copy) and re-scores the best on float32, as it
+  does a walk's: exact search's answer, reading a quarter of its bytes. A process that searches
+  many times (a server) measures the walk on its own questions (:class:`WalkAudit`): its first
+  :data:`AUDIT_SEARCHES` unfiltered searches, and one in :data:`AUDIT_EVERY` after, both scan and
+  walk, and it walks (a fraction of a scan's time) while the walks held at least
+  :data:`WALK_RECALL` of the scans' k best.
 - **Exact below a size**: a walk scores about :func:`scored_by_walk` rows, each read at a random
   place in memory with a queue kept in order; exact search scores every row, one after another, in
   a matrix product. Below the size where the two cost the same (:func:`searched_exactly`, from
@@ -118,6 +129,12 @@ EXTRA_CANDIDATES = 20
 #: random place in memory and the walk's queue kept in order, against a streamed multiply-add):
 #: measured by bench/bench_query.py (bench/RESULTS.md, search at scale).
 WALK_ROW_COST = 12
+#: The share of a scan's k best a process's audited walks must have found for it to walk the graph;
+#: above the recall@10 a search must keep (0.97), for the audit's sampling error.
+WALK_RECALL = 0.99
+#: Unfiltered searches a process audits before it may walk, and then one in AUDIT_EVERY.
+AUDIT_SEARCHES = 32
+AUDIT_EVERY = 16
 #: int8 moves a cosine by about 4e-4 (up to about 1e-3 for a row with a large component): candidates
 #: scored this near the k-th best may lie on either side of it, and are scored again on float32.
 INT8_BAND = 1e-3
@@ -157,6 +174,34 @@ class GraphRecord(SideFileRecord):
         """Whether this version reads the file it names: its layout, and a SHA-256 to check it by (a
         record of an older version has none; the next build saves the graph again)."""
         return self.layout == LAYOUT and bool(self.sha256)
+
+
+@dataclass
+class WalkAudit:
+    """How right one process's walks of one graph were: over ``audited`` of its ``searches``
+    (unfiltered), the walks' candidates held ``found`` of the ``asked`` best rows exact scans found."""
+
+    searches: int = 0
+    audited: int = 0
+    asked: int = 0
+    found: int = 0
+
+    def due(self) -> bool:
+        """Count one more search; whether it is audited (the first :data:`AUDIT_SEARCHES`, then one
+        in :data:`AUDIT_EVERY`)."""
+        self.searches += 1
+        return self.searches <= AUDIT_SEARCHES or self.searches % AUDIT_EVERY == 0
+
+    def record(self, best: np.ndarray, walked: np.ndarray) -> None:
+        """One audited search: a scan's ``best`` keys, and the keys a walk found."""
+        self.audited += 1
+        self.asked += len(best)
+        self.found += int(np.isin(best, walked).sum())
+
+    @property
+    def walks_right(self) -> bool:
+        """Whether enough searches were audited, and the walks found :data:`WALK_RECALL` of the best."""
+        return self.audited >= AUDIT_SEARCHES and self.found >= WALK_RECALL * self.asked
 
 
 @dataclass(frozen=True)
@@ -251,6 +296,7 @@ class VectorSearch:
         self.rows: RowsFile | None = None
         self.exact: np.ndarray | None = None
         self.exact_ids = np.empty(0, dtype=np.int64)
+        self.audit: WalkAudit | None = None
 
     @classmethod
     def open(cls, path: str, record: GraphRecord, dimension: int, key: object = None) -> VectorSearch | None:
@@ -366,6 +412,7 @@ class VectorSearch:
         self.added_ids = np.empty(0, dtype=np.int64)
         self.added = np.empty((0, self.dimension), dtype=np.float32)
         self.graph_position = self.position
+        self.audit = None  # walks of the graph before the fold
         self.rows = None  # the graph's rows before the fold: the new file is opened once written
 
     def save(self, path: str) -> SavedFile:
@@ -503,9 +550,7 @@ class VectorSearch:
         count = min(size, count)
         code = quantize(query)
         while allowed is None or scored_by_walk(count, size) < passing:  # else scoring them costs less
-            # usearch defines this setter after another property's, which hides it from mypy
-            graph.expansion_search = max(expansion(size), count)  # type: ignore[misc]
-            found = graph.search(code, count).keys.astype(np.int64)
+            found = self._graph_keys(graph, code, count, size, k if allowed is None else None)
             found = found[~np.isin(found, self.stale)]
             if allowed is not None:
                 found = found[np.isin(found, allowed)]
@@ -520,6 +565,35 @@ class VectorSearch:
         similarities = rows @ query
         best = np.argsort(-similarities, kind="stable")[:wanted]
         return ids[best], similarities[best], True
+
+    def _graph_keys(
+        self, graph: Graph, code: np.ndarray, count: int, size: int, audited_k: int | None
+    ) -> np.ndarray:
+        """The keys of the graph's ``count`` best rows for ``code``, best first: walked while this
+        process's audit shows walks right, else scanned. An unfiltered search (``audited_k``, its k)
+        due for audit does both, and records how many of the scan's k best the walk found."""
+        audit = self.audit
+        if audit is not None and audited_k is not None and audit.due():
+            scanned = self._scan(graph, code, count)
+            audit.record(scanned[:audited_k], self._walk(graph, code, count, size))
+            return scanned
+        if audit is not None and audit.walks_right:
+            return self._walk(graph, code, count, size)
+        return self._scan(graph, code, count)
+
+    def _walk(self, graph: Graph, code: np.ndarray, count: int, size: int) -> np.ndarray:
+        # usearch defines this setter after another property's, which hides it from mypy
+        graph.expansion_search = max(expansion(size), count)  # type: ignore[misc]
+        return graph.search(code, count).keys.astype(np.int64)
+
+    def _scan(self, graph: Graph, code: np.ndarray, count: int) -> np.ndarray:
+        """The ``count`` best rows of an exact scan of every int8 row. A saved graph keeps the old
+        rows of the slots its removed keys freed, and the scan returns them under no key it holds:
+        asked for as many more, and dropped."""
+        freed = graph.capacity - len(graph) if self.viewed else 0
+        keys = graph.search(code, count + freed, exact=True).keys
+        keys = keys[np.asarray(graph.contains(keys), dtype=bool)]
+        return keys[:count].astype(np.int64)
 
     def _exactly(
         self, query: np.ndarray, k: int, allowed: np.ndarray | None
