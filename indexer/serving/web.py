@@ -28,7 +28,8 @@ from starlette.staticfiles import StaticFiles
 from indexer.api import Index
 from indexer.display import visible
 from indexer.names import UNSAFE_CHARACTERS, local_name
-from indexer.search import MODES, STOPWORDS
+from indexer.request import MODES
+from indexer.search.query import STOPWORDS
 from indexer.serving.hosts import HostRule
 
 STATIC = Path(str(files("indexer.serving") / "static"))
