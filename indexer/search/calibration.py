@@ -20,7 +20,8 @@ from indexer.search.evidence import Evidence
 @dataclass(frozen=True)
 class Calibration:
     """A fixed logistic map from a hit's evidence (:class:`Evidence`) to the chance that it answers
-    the question (Platt scaling over its four features), fitted by ``bench/bench_scores.py --fit``."""
+    the question (Platt scaling over the features of :class:`Evidence`), fitted by
+    ``bench/bench_scores.py --fit``."""
 
     strength: float
     gap: float
@@ -132,9 +133,9 @@ CALIBRATED_MODEL = "all-MiniLM-L6-v2-int8"
 #: likely noise than an answer.
 DEFAULT_MIN_SCORE = 0.5
 #: The same for the re-ranker's probability, whatever model found the candidates. The cross-encoder
-#: puts off-topic questions' best candidates near 0 (under 0.01 for 97% of the sample corpus's), but
-#: it also puts there the answers of many long, paraphrased questions, which MS MARCO's short web
-#: searches did not teach it: a higher cut would silence them too (bench/RESULTS.md, bench_rerank).
+#: puts most off-topic questions' best candidates under this, but it also puts there the answers of
+#: many long, paraphrased questions, which MS MARCO's short web searches did not teach it: a higher
+#: cut would silence them too (bench/RESULTS.md, bench_rerank).
 RERANK_MIN_SCORE = 0.01
 #: The least score of a page named exactly as a one-name question asks (:func:`named_first`): it is
 #: what the user typed, a strong hit whatever its words' evidence.

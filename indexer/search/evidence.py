@@ -17,17 +17,17 @@ from indexer.search.query import Query
 from indexer.store.contract import AllowedChunks, SearchStore
 
 #: Share of the cosine in hybrid evidence, chosen on five collections at once (bench/bench_ranking.py
-#: --compare): from 0.4 to 0.6, SciFact's nDCG@10 goes from 0.740 to 0.730 and the paraphrased
-#: questions of the doc sets gain; exact names move by 0.01. 0.55 is the one weight that keeps every
-#: question set at least as good as before and SciFact above 0.73.
+#: --compare): more weight on the cosine gains on the doc sets' paraphrased questions and loses on
+#: SciFact, and exact names hardly move; this weight is where no question set lost against the
+#: weights beside it (bench/RESULTS.md, "Ranking quality: the figures behind the search's constants").
 VECTOR_WEIGHT = 0.55
 #: The least inverse document frequency BM25 gives a word in SQLite's FTS5 and in the PostgreSQL store
 #: (a word in half the chunks or more would get none, or less than none).
 BM25_SMALLEST_IDF = 1e-6
 #: The keyword share (what the blend ranks by) of a chunk is its BM25 over the best match's, but
-#: never over less than the ceiling of this many words: a question of up to six words is blended on
-#: its evidence, whose ceiling keeps a match of one common word among them weak, and a longer
-#: question's best match counts as a six-word question's would, however many words it lacks.
+#: never over less than the ceiling of this many words: a question of up to this many words is
+#: blended on its evidence, whose ceiling keeps a match of one common word among them weak, and a
+#: longer question's best match counts as one of this many words would, however many words it lacks.
 SHARE_FLOOR_WORDS = 12
 #: What BM25 gives a word at most in a chunk, as a multiple of its inverse document frequency: ``k1 + 1``
 #: with the ``k1`` of 1.2 that both stores use, reached as the word repeats.

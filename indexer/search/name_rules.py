@@ -124,7 +124,7 @@ def named_first(
     its own order, and those chunks. Developers type the name of what they look for, and the page
     named after it is the answer even where pages that use the name more often win on the words:
     ``Path`` finds ``Struct Path`` before ``PathBuf``'s page, ``read`` the function ``read`` before
-    module ``io``'s index (bench/bench_ranking.py: Rust's std exact names top-1 0.83 to 0.995)."""
+    module ``io``'s index (bench/RESULTS.md: Rust's std exact names, hybrid top-1)."""
     named = [chunk_id for chunk_id in order if chunk_id in chunks and name in page_names(chunks[chunk_id])]
     chosen = frozenset(named)
     return named + [chunk_id for chunk_id in order if chunk_id not in chosen], chosen

@@ -23,8 +23,8 @@ from indexer.search.evidence import REFERENCE_RANK, Evidence, KeywordScores
 #: candidates are ordered by ``logit - FUSED_RANK_WEIGHT * ln(fused rank)``, so the cross-encoder
 #: moves a candidate up past a better-fused one only when it reads it as clearly better (the fifth
 #: passes the first at 3.2 logits more). Alone, the cross-encoder (trained on short web searches)
-#: lost to the fusion on SciFact and on long written questions; fitted on 100 SciFact train queries
-#: (bench/RESULTS.md, the re-ranker's calibration).
+#: lost to the fusion on SciFact and on long written questions; fitted on SciFact's train queries,
+#: other collections held out (bench/RESULTS.md, the re-ranker's calibration).
 FUSED_RANK_WEIGHT = 2.0
 #: How many of the first hits the rules that reorder by what chunks declare read (:func:`lists_last`,
 #: :func:`defining_first`): a fixed window, so that they do not depend on ``k``.

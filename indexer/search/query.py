@@ -137,8 +137,8 @@ def keyword_terms(text: str) -> list[str]:
     word in snake_case (``MaxRetries`` finds ``max_retries``), so a name is found with or without
     its separators; and each name whose words the index keeps apart (``collections.Where``) as a
     phrase, so the chunk that spells it scores above those that use its words apart. A joined form
-    that no chunk holds costs a lookup: in a long question they tripled the keyword search's time on
-    SciFact, for nothing."""
+    that no chunk holds costs a lookup: in a long question, where a name is rarely typed as words,
+    they cost the keyword search several times its time, for nothing."""
     names = [" ".join(_WORD.findall(token)).lower() for token in text.split() if _SPACED_NAME.search(token)]
     words = [word.lower() for word in _WORD.findall(text)]
     if len(words) > MAX_JOINED_WORDS:

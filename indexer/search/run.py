@@ -42,8 +42,8 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
 The blend ranks, but its value does not score: an off-topic question sharing a rare word with the
 collection reaches the blend of a paraphrase sharing none, where the hit's own strength and its
 margin keep them apart. The scale of each piece of evidence is chosen so that it does not move with
-the question's length or with files unrelated to it: min-max normalising each list per query, as
-this module once did, gave the best hit of any question a high score.
+the question's length or with files unrelated to it: min-max normalising each list per query would
+give the best hit of any question, answered or not, the top score.
 """
 
 from __future__ import annotations
