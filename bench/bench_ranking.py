@@ -48,15 +48,11 @@ from vector_cache import VECTOR_CACHE, CachedModelBackend
 
 from indexer import Index
 from indexer.eval import beir, metrics
-from indexer.search import (
-    DEFAULT_MIN_SCORE,
-    MODES,
-    VECTOR_WEIGHT,
-    embed_query,
-    keyword_ceiling,
-    keyword_terms,
-    keyword_words,
-)
+from indexer.request import MODES
+from indexer.search.calibration import DEFAULT_MIN_SCORE
+from indexer.search.evidence import VECTOR_WEIGHT, keyword_ceiling
+from indexer.search.query import keyword_terms, keyword_words
+from indexer.search.run import embed_query
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent

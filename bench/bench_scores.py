@@ -12,7 +12,7 @@ mode, ten hits deep with ``min_score=0``; the figures are ratios computed in thi
   hits scoring 0.99 or more;
 - whether the first ten files are the same asked for 10, 20 and 200 hits (hybrid).
 
-``--fit`` fits each model's score calibration (:data:`indexer.search.CALIBRATIONS`) on the
+``--fit`` fits each model's score calibration (:data:`indexer.search.calibration.CALIBRATIONS`) on the
 ``--fit-sets`` and prints the constants, then reports every set with them, so the held-out sets
 are the check. Collections (each skipped, with a note, where it is not on the machine):
 
@@ -40,8 +40,12 @@ from pathlib import Path
 import numpy as np
 from vector_cache import VECTOR_CACHE, CachedModelBackend
 
-from indexer import Index, search
+from indexer import Index
 from indexer.eval import beir, metrics
+from indexer.search import calibration
+from indexer.search.evidence import Evidence
+from indexer.search.query import Query
+from indexer.search.run import CANDIDATE_DEPTH, NO_FILTER, Found
 
 BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
@@ -271,14 +275,12 @@ class Sample:
 
 
 def gather(collection: Collection, index: Index, mode: str) -> list[Sample]:
-    """Every question's first ten hits in ``mode``, with their :class:`search.Evidence`."""
+    """Every question's first ten hits in ``mode``, with their :class:`Evidence`."""
     samples = []
     store = index.store
     for number, question in enumerate(collection.questions):
-        query = search.Query.parse(question.text)
-        found = search.Found.search(
-            store, index.backend, query, search.CANDIDATE_DEPTH, mode, search.NO_FILTER
-        )
+        query = Query.parse(question.text)
+        found = Found.search(store, index.backend, query, CANDIDATE_DEPTH, mode, NO_FILTER)
         order = found.order[:HITS]
         chunks = store.chunks_by_ids(order)
         for place, (chunk_id, evidence) in enumerate(zip(order, found.evidence()[:HITS], strict=False)):
@@ -315,7 +317,9 @@ def logistic(x: np.ndarray, y: np.ndarray, weights: np.ndarray, ridge: float = 0
     return beta
 
 
-def positive_fit(x: np.ndarray, y: np.ndarray, weights: np.ndarray, columns: list[int]) -> search.Calibration:
+def positive_fit(
+    x: np.ndarray, y: np.ndarray, weights: np.ndarray, columns: list[int]
+) -> calibration.Calibration:
     """A map over the features of ``columns`` whose weights are all positive (more evidence never
     lowers a score): a feature whose weight comes out negative (collinear with another, as keyword
     mode's three nearly are) is dropped and the rest fitted again."""
@@ -329,7 +333,7 @@ def positive_fit(x: np.ndarray, y: np.ndarray, weights: np.ndarray, columns: lis
     beta[kept] = fitted[:-1]
     strength, gap, margin, known, together = (round(float(w), 3) for w in beta)
     offset = round(float(fitted[-1]), 3)
-    return search.Calibration(strength, gap, margin, offset=offset, known=known, together=together)
+    return calibration.Calibration(strength, gap, margin, offset=offset, known=known, together=together)
 
 
 def balanced(keys: list[tuple[str, bool]]) -> np.ndarray:
@@ -341,7 +345,7 @@ def balanced(keys: list[tuple[str, bool]]) -> np.ndarray:
     return np.array([1.0 / counts[key] for key in keys])
 
 
-def fit(samples: list[Sample], mode: str) -> search.ModeCalibration:
+def fit(samples: list[Sample], mode: str) -> calibration.ModeCalibration:
     """A mode's maps. ``hit``: logistic regression of the top three hits that answer against those
     that do not (off-topic questions' among them), without the question's known share (the same
     for each of its hits, it cancels out of their scores). ``answer``: logistic regression of real
@@ -360,9 +364,7 @@ def fit(samples: list[Sample], mode: str) -> search.ModeCalibration:
     strongest: dict[tuple[str, int], Sample] = {}
     for sample in (one for one in samples if not one.lookup):
         key = (sample.collection, sample.question)
-        if key not in strongest or hit(search.Evidence(*sample.features)) > hit(
-            search.Evidence(*strongest[key].features)
-        ):
+        if key not in strongest or hit(Evidence(*sample.features)) > hit(Evidence(*strongest[key].features)):
             strongest[key] = sample
     chosen = list(strongest.values())
     answer = positive_fit(
@@ -374,22 +376,20 @@ def fit(samples: list[Sample], mode: str) -> search.ModeCalibration:
     # the offset: the highest that leaves OFF_TOPIC_EMPTY of the off-topic questions (each
     # collection weighing the same) under the default threshold, where their strongest hit scores
     off_topic = [sample for sample in chosen if sample.off_topic]
-    logits = np.array(
-        [answer.logit(search.Evidence(*sample.features)) - answer.offset for sample in off_topic]
-    )
+    logits = np.array([answer.logit(Evidence(*sample.features)) - answer.offset for sample in off_topic])
     weights = balanced([(sample.collection, True) for sample in off_topic])
     order = np.argsort(logits)
     shares = np.cumsum(weights[order]) / weights.sum()
     cut = float(logits[order][min(int(np.searchsorted(shares, OFF_TOPIC_EMPTY)), len(order) - 1)])
-    answer = replace(answer, offset=round(logit_of(search.DEFAULT_MIN_SCORE) - cut - 1e-3, 3))
-    return search.ModeCalibration(answer=answer, hit=hit)
+    answer = replace(answer, offset=round(logit_of(calibration.DEFAULT_MIN_SCORE) - cut - 1e-3, 3))
+    return calibration.ModeCalibration(answer=answer, hit=hit)
 
 
 def logit_of(chance: float) -> float:
     return float(np.log(chance / (1 - chance)))
 
 
-def fit_all(found: list[Collection], model: str | None) -> dict[str, search.ModeCalibration]:
+def fit_all(found: list[Collection], model: str | None) -> dict[str, calibration.ModeCalibration]:
     maps = {}
     for mode in ("hybrid", "vector", "keyword"):
         samples = []
@@ -403,11 +403,13 @@ def fit_all(found: list[Collection], model: str | None) -> dict[str, search.Mode
     return maps
 
 
-def use(maps: dict[str, search.ModeCalibration], model: str | None) -> None:
+def use(maps: dict[str, calibration.ModeCalibration], model: str | None) -> None:
     """Search with ``maps`` in this process (what --fit then measures)."""
-    name = search.CALIBRATED_MODEL if model is None else model
-    search.KEYWORD_CALIBRATION = maps["keyword"]
-    search.CALIBRATIONS[name] = search.ModelCalibration(vector=maps["vector"], hybrid=maps["hybrid"])
+    name = calibration.CALIBRATED_MODEL if model is None else model
+    calibration.KEYWORD_CALIBRATION = maps["keyword"]
+    calibration.CALIBRATIONS[name] = calibration.ModelCalibration(
+        vector=maps["vector"], hybrid=maps["hybrid"]
+    )
 
 
 def main() -> int:

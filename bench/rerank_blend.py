@@ -1,5 +1,6 @@
 """How re-ranked candidates should be ordered: by the cross-encoder alone, or with the fused rank
-weighed in (indexer.search.FUSED_RANK_WEIGHT), for two token budgets and two candidate counts.
+weighed in (indexer.search.order_rules.FUSED_RANK_WEIGHT), for two token budgets and two candidate
+counts.
 
 Each question's hybrid top 20 is read once per budget (256 and 128 tokens) and the orders are
 compared offline: ``alone`` (the logit), ``w=W`` (the logit less W x ln(fused rank)), and the fused

@@ -23,7 +23,7 @@ from indexer.errors import (
 _LAZY = {
     "Index": "indexer.api",
     "EmbeddingBackend": "indexer.backends.base",
-    "Hit": "indexer.search",
+    "Hit": "indexer.search.hit",
     "Passage": "indexer.passages",
     "BuildReport": "indexer.pipeline.report",
 }

@@ -29,7 +29,9 @@ from indexer.fingerprint import (
 )
 from indexer.progress import Progress
 from indexer.request import SearchRequest, refuse_nul
-from indexer.search import Hit, calibration_for, default_min_score, search
+from indexer.search.calibration import calibration_for, default_min_score
+from indexer.search.hit import Hit
+from indexer.search.run import search
 from indexer.store import IndexStore, is_postgres_url, open_store
 from indexer.store.records import ChunkFilter
 
@@ -382,8 +384,9 @@ class Index:
     def default_min_score(self, mode: str = "hybrid", rerank: bool = False) -> float | None:
         """The score under which a hit is more likely noise than an answer, where this index's scores
         are calibrated: the re-ranker's threshold with ``rerank``; else
-        :data:`indexer.search.DEFAULT_MIN_SCORE` in keyword mode, and in the other modes for a model
-        with a calibration (:data:`indexer.search.CALIBRATIONS`); None otherwise."""
+        :data:`indexer.search.calibration.DEFAULT_MIN_SCORE` in keyword mode, and in the other modes
+        for a model with a calibration (:data:`indexer.search.calibration.CALIBRATIONS`); None
+        otherwise."""
         return default_min_score(mode, self.store.get_meta("model"), rerank)
 
     def _default_min_score(self, store: IndexStore, request: SearchRequest) -> float:

@@ -2,8 +2,9 @@
 
 A chunk is up to a few thousand words; a reader looking down a list of hits wants the lines that
 made it a hit, as a search engine shows them. The question's words are the keyword search's own
-(:class:`indexer.search.Query`, :func:`indexer.search.keyword_words`): its plain words with the same
-stop words left out, its quoted phrases' words, its ``word*`` prefixes; never the words it excludes.
+(:class:`indexer.search.query.Query`, :func:`indexer.search.query.keyword_words`): its plain words
+with the same stop words left out, its quoted phrases' words, its ``word*`` prefixes; never the
+words it excludes.
 A word of the chunk matches one of them spelled the same, with its accents and case set aside, or
 with the same rough stem (``punctures`` for ``puncture``), as the keyword index's stemmer finds them.
 
@@ -25,7 +26,8 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass
 
-from indexer.search import Hit, Query, keyword_words
+from indexer.search.hit import Hit
+from indexer.search.query import Query, keyword_words
 
 #: At most this many lines are shown, each cut to about :data:`LINE_CHARS` characters.
 MAX_LINES = 3

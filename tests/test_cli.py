@@ -300,7 +300,7 @@ def test_help_documents_exit_codes():
 
 def test_terminal_output_highlights_matched_words_unless_no_color(monkeypatch):
     from indexer.cli import output as cli
-    from indexer.search import Hit
+    from indexer.search.hit import Hit
 
     hit = Hit("a.md", 1, 2, 0.9, "Tyres", "Patch the puncture with glue.", "/r", "hybrid")
     coloured = cli.hits_as_text([hit], "puncture glue", color=True)

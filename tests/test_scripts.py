@@ -14,7 +14,7 @@ from conftest import STORES, new_database, write
 from helpers import HashBackend
 
 from indexer import Index
-from indexer.search import Query, keyword_words
+from indexer.search.query import Query, keyword_words
 from indexer.store import keywords
 from indexer.store.postgres import PostgresStore
 from indexer.store.sqlite import HEADING_WEIGHT, SQLiteStore, fts_phrase

@@ -19,39 +19,32 @@ from indexer.backends.embedded import EmbeddedBackend
 from indexer.backends.reranker import Reranker, passage_text
 from indexer.errors import InvalidRequestError
 from indexer.records import StoredChunk
-from indexer.request import MAX_QUESTION_CHARS, SearchRequest
-from indexer.search import (
+from indexer.request import MAX_QUESTION_CHARS, MODES, SearchRequest
+from indexer.search.calibration import (
     CALIBRATED_MODEL,
     CALIBRATIONS,
-    CANDIDATE_DEPTH,
     DEFAULT_MIN_SCORE,
-    FUSED_RANK_WEIGHT,
     KEYWORD_CALIBRATION,
-    KEYWORD_DISCOUNT,
-    MODES,
     NAMED_PAGE_SCORE,
-    NO_FILTER,
-    REFERENCE_RANK,
     RERANK_MIN_SCORE,
+    default_min_score,
+)
+from indexer.search.evidence import (
+    KEYWORD_DISCOUNT,
+    REFERENCE_RANK,
     VECTOR_WEIGHT,
     Evidence,
-    Found,
-    Query,
-    asked_name,
-    code_before_tests,
-    default_min_score,
     fuse,
     hit_evidence,
     keyword_ceiling,
     keyword_scores,
-    keyword_terms,
-    keyword_words,
-    lists_names,
-    page_names,
     question_information,
-    reranked_order,
     strengths,
 )
+from indexer.search.name_rules import asked_name, lists_names, page_names
+from indexer.search.order_rules import FUSED_RANK_WEIGHT, code_before_tests, reranked_order
+from indexer.search.query import Query, keyword_terms, keyword_words
+from indexer.search.run import CANDIDATE_DEPTH, NO_FILTER, Found
 
 QUERIES = json.loads((REPO / "tests" / "fixtures" / "sample_queries.json").read_text())
 HYBRID = json.loads((REPO / "tests" / "fixtures" / "hybrid_queries.json").read_text())

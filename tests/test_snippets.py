@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from indexer.search import Hit
+from indexer.search.hit import Hit
 from indexer.snippets import ShownHit, is_markup, snippet, snippet_lines
 
 GUIDE = """# Bicycles

@@ -22,7 +22,7 @@ from indexer import ConfigError, Index
 from indexer.cli import main
 from indexer.errors import DatabaseUnreachableError
 from indexer.pipeline.options import MIN_CHUNK_TOKENS
-from indexer.search import MAX_K
+from indexer.request import MAX_K
 from indexer.store.migrations import all_migrations
 from indexer.store.postgres import filter_sql, glob_to_regex, printable_url
 from indexer.store.records import ChunkFilter

@@ -19,7 +19,8 @@ from browser import chromium
 from conftest import REPO
 from serving import ServerProcess, build_sample, plugin_env, plugin_folder, run_index
 
-from indexer.search import MODES, Hit
+from indexer.request import MODES
+from indexer.search.hit import Hit
 
 #: every test starts `index serve` and a browser (make test-fast leaves them out)
 pytestmark = pytest.mark.heavy

@@ -17,7 +17,7 @@ from indexer.cli.app import QUERY_CODE_1, db_option, exit_codes
 from indexer.cli.output import hits_as_csv, hits_as_markdown, hits_as_text, use_color
 from indexer.display import json_safe
 from indexer.request import HELP, MAX_K, MAX_RERANK_TOP, MODES, RERANK_TOP, SearchRequest
-from indexer.search import Hit
+from indexer.search.hit import Hit
 from indexer.serving.discovery import ANSWER_SECONDS, RERANK_ANSWER_SECONDS, search_through_server
 from indexer.snippets import ShownHit
 from indexer.store import is_postgres_url

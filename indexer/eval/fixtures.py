@@ -23,7 +23,8 @@ from indexer.citations import Span, parse_citation
 from indexer.errors import ConfigError
 from indexer.eval.metrics import mrr_at, ndcg_at, recall_at
 from indexer.progress import Progress
-from indexer.search import MODES, Hit
+from indexer.request import MODES
+from indexer.search.hit import Hit
 
 #: How many hits a check reads per question (recall@10, nDCG@10, MRR@10).
 DEPTH = 10

@@ -2,8 +2,8 @@
 (:attr:`indexer.formats.document.Document.definitions`) and stored with the chunk that holds them.
 
 A page's title names what it documents, and the search puts the page named as a one-name question
-asks first (:func:`indexer.search.named_first`). Many manuals define several names on one page, in
-markup made for that purpose, which their own tools index:
+asks first (:func:`indexer.search.name_rules.named_first`). Many manuals define several names on one
+page, in markup made for that purpose, which their own tools index:
 
 - **Sphinx and docutils**: the object directives of every domain (``.. confval:: name``,
   ``.. rst:directive:: toctree``, ``.. py:function:: join(a, *p)``, ``.. option:: -v, --verbose``...),
@@ -13,7 +13,7 @@ markup made for that purpose, which their own tools index:
   functions``), which is what ``mandb`` indexes for ``whatis`` and ``apropos``.
 
 A dotted or ``::`` name is also known by its last part, as a question's name is
-(:func:`indexer.search.asked_name`).
+(:func:`indexer.search.name_rules.asked_name`).
 
 Every rule reads a line at a time, with patterns that cannot backtrack far, so reading a document's
 definitions is linear in its size whatever its text: this runs over every indexed file.

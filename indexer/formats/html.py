@@ -28,6 +28,9 @@ always the head of its chunks' heading paths.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Protocol
+
 from indexer.formats.document import Document, Heading, UnreadableFile, split_lines
 
 DROPPED_TAGS = frozenset(
@@ -76,6 +79,21 @@ def read_html(text: str, encoding: str = "utf-8") -> Document:
     return reader.document(line_count, encoding)
 
 
+class _Element(Protocol):
+    """What the reader uses of an lxml element (lxml ships no types): a comment's or a processing
+    instruction's ``tag`` is not a string, and ``text``, ``tail`` and a missing attribute are None."""
+
+    tag: object
+    text: str | None
+    tail: str | None
+    sourceline: int | None
+
+    def get(self, key: str) -> str | None: ...
+    def find(self, path: str) -> _Element | None: ...
+    def itertext(self) -> Iterator[str]: ...
+    def __reversed__(self) -> Iterator[_Element]: ...
+
+
 class _PageReader:
     """Collects text, headings and ``pre`` ranges, each marked with whether it lies in ``<main>``."""
 
@@ -92,45 +110,44 @@ class _PageReader:
         self.pre: tuple[int, int] | None = None  # (first line, nesting) of the open <pre>
         self.title = ""
 
-    def read(self, root) -> None:  # noqa: ANN001 (an lxml element)
+    def read(self, root: _Element) -> None:
         """Walk the tree in document order, without recursion: a page nested thousands deep is read
         like any other."""
-        from lxml import etree
-
         title = root.find("head/title")
         if title is not None:
             self.title = " ".join("".join(title.itertext()).split())
-        stack: list[tuple[object, bool]] = [(root, False)]
+        # (element, its tag in lower case once its start was read and its end is to be read, else None)
+        stack: list[tuple[_Element, str | None]] = [(root, None)]
         while stack:
             element, closing = stack.pop()
-            if closing:
-                self._end(element)
+            if closing is not None:
+                self._end(element, closing)
                 self._text(element.tail)
                 continue
             if not isinstance(element.tag, str):  # a comment or processing instruction: not shown
                 self._skip(element.text)
                 self._text(element.tail)
                 continue
+            tag = element.tag.lower()
             self._at(element)
-            if self._dropped(element, etree):
+            if self._dropped(element, tag):
                 for text in element.itertext():
                     self._skip(text)
                 self._text(element.tail)
                 continue
-            self._start(element)
+            self._start(element, tag)
             self._text(element.text)
-            stack.append((element, True))
-            stack.extend((child, False) for child in reversed(element))
+            stack.append((element, tag))
+            stack.extend((child, None) for child in reversed(element))
 
     # -- elements -----------------------------------------------------------------------------
 
-    def _at(self, element) -> None:  # noqa: ANN001
+    def _at(self, element: _Element) -> None:
         """Text after a start tag starts on the line where the tag ends: lxml's ``sourceline``."""
         if element.sourceline:
             self.line = element.sourceline
 
-    def _start(self, element) -> None:  # noqa: ANN001
-        tag = element.tag.lower()
+    def _start(self, element: _Element, tag: str) -> None:
         line = self.line
         if tag not in INLINE and tag != "pre" and self.pre is None:  # words around a block tag are apart
             self._apart(line)
@@ -146,8 +163,7 @@ class _PageReader:
         if tag == "pre":
             self.pre = (self.pre[0], self.pre[1] + 1) if self.pre else (line, 1)
 
-    def _end(self, element) -> None:  # noqa: ANN001
-        tag = element.tag.lower()
+    def _end(self, element: _Element, tag: str) -> None:
         line = self.line
         if tag == "main" or element.get("role") == "main":
             self.main_depth -= 1
@@ -173,8 +189,7 @@ class _PageReader:
     def in_main(self) -> bool:
         return self.main_depth > 0
 
-    def _dropped(self, element, etree) -> bool:  # noqa: ANN001
-        tag = element.tag.lower()
+    def _dropped(self, element: _Element, tag: str) -> bool:
         if tag in DROPPED_TAGS or (tag in PAGE_LANDMARKS and not self.sectioning):
             return True
         if element.get("hidden") is not None or element.get("aria-hidden") == "true":

@@ -23,10 +23,15 @@ pyromark parsed 121 MB/s, with the same headings and code blocks.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from indexer.formats.document import Document, Heading, split_lines
 from indexer.formats.metadata import FrontMatter, read_front_matter
+
+if TYPE_CHECKING:
+    from pyromark.event import Range
 
 LEVELS = {"H1": 1, "H2": 2, "H3": 3, "H4": 4, "H5": 5, "H6": 6}
 TITLE_EVENTS = ("Text", "Code", "InlineMath", "DisplayMath")
@@ -104,7 +109,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
     def line_of(offset: int) -> int:
         return bisect.bisect_right(line_starts, offset)
 
-    def lines_of(span: dict) -> tuple[int, int]:
+    def lines_of(span: Range) -> tuple[int, int]:
         return line_of(span["start"]), line_of(max(span["start"], span["end"] - 1))
 
     lines = split_lines(text)
@@ -122,7 +127,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
     # events are dicts ({"Start": tag}, {"Text": "..."}) or bare strings ("SoftBreak", "Rule"); a tag
     # with fields is a dict ({"Heading": {...}}), a bare tag a string ("Paragraph")
     for event, span in pyromark.events_with_range(text, options=options):
-        if type(event) is not dict:
+        if isinstance(event, str):
             if event == "Rule":
                 layout.markup.add(line_of(span["start"]))
                 if depth == 0:
@@ -131,9 +136,9 @@ def markdown_layout(text: str) -> MarkdownLayout:
         start, end = event.get("Start"), event.get("End")
         if start is None and end is None:  # text, code, HTML...: only a title or metadata keeps it
             if title is not None:
-                title.extend(event[kind] for kind in TITLE_EVENTS if kind in event)
+                title.extend(_texts(event, TITLE_EVENTS))
             elif collected is not None:
-                collected[1].append(event.get("Text", event.get("Html", "")))
+                collected[1].extend(_texts(event, ("Text", "Html")))
             continue
         if start is not None:
             if depth == 0:
@@ -180,6 +185,11 @@ def markdown_layout(text: str) -> MarkdownLayout:
     return layout
 
 
+def _texts(event: Mapping[str, object], kinds: tuple[str, ...]) -> list[str]:
+    """The text an event of one of ``kinds`` carries (``{"Text": "..."}``), none for another kind."""
+    return [text for kind in kinds if isinstance(text := event.get(kind), str)]
+
+
 def _close_collected(
     layout: MarkdownLayout, collected: tuple[str, list[str]], lines: tuple[int, int]
 ) -> None:
@@ -210,7 +220,7 @@ def _is_fence(line: str) -> bool:
 def _uncovered_lines(lines: list[str], covered: list[tuple[int, int]]) -> set[int]:
     """Non-blank lines outside every top-level block: CommonMark gives link reference definitions no
     block of their own, so these are they."""
-    inside = set()
+    inside: set[int] = set()
     for first, last in covered:
         inside.update(range(first, last + 1))
     return {number for number, line in enumerate(lines, 1) if line.strip() and number not in inside}

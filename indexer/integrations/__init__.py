@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from indexer.request import SearchRequest
-from indexer.search import Hit
+from indexer.search.hit import Hit
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:

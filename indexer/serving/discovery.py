@@ -29,7 +29,7 @@ import json
 import os
 import secrets
 import stat
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
@@ -38,6 +38,8 @@ from indexer.store import SERVE_SUFFIX, is_postgres_url
 
 if TYPE_CHECKING:
     import http.client
+
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 #: Header by which a server names its run (stamped on every answer).
 INSTANCE_HEADER = "X-Indexer-Instance"
@@ -259,26 +261,22 @@ def _alive(pid: int) -> bool:
     return True
 
 
-Receive = Callable[[], Awaitable[dict]]
-Send = Callable[[dict], Awaitable[None]]
-
-
 class Prover:
     """ASGI middleware of ``index serve``: answers a query's challenge with the proof of the
     secret its address file holds, in a header of whatever the request gets (200, 401...)."""
 
-    def __init__(self, app: Callable, secret: str) -> None:
+    def __init__(self, app: ASGIApp, secret: str) -> None:
         self.app = app
         self.secret = secret
 
-    async def __call__(self, scope: dict, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         challenge = _challenge(scope) if scope["type"] == "http" else None
         if challenge is None:
             await self.app(scope, receive, send)
             return
         answer = (PROOF_HEADER.lower().encode(), proof(self.secret, challenge).encode("ascii"))
 
-        async def proved(message: dict) -> None:
+        async def proved(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = [*message.get("headers", []), answer]
             await send(message)
@@ -286,7 +284,7 @@ class Prover:
         await self.app(scope, receive, proved)
 
 
-def _challenge(scope: dict) -> str | None:
+def _challenge(scope: Scope) -> str | None:
     """The request's challenge, when it carries one a query could have made (hex, short)."""
     for name, value in scope.get("headers", ()):
         if name == CHALLENGE_HEADER.lower().encode():

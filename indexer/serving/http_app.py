@@ -11,7 +11,7 @@ thread its own connection, so searches run side by side while a build writes.
 
 import hmac
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Annotated, Any, Literal
 
@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 from mcp.server.transport_security import TransportSecuritySettings
 from starlette.convertors import Convertor, register_url_convertor
 from starlette.exceptions import HTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from indexer.api import Index
 from indexer.display import json_safe
@@ -224,25 +225,21 @@ class SafeJSONResponse(JSONResponse):
         return json_safe(super().render(content).decode("utf-8")).encode("utf-8")
 
 
-Receive = Callable[[], Awaitable[dict]]
-Send = Callable[[dict], Awaitable[None]]
-
-
 class Guard:
     """ASGI middleware: refuses a request without the bearer token (when there is one), compared in
     constant time and never logged; stamps every answer with the server's instance id."""
 
-    def __init__(self, app: Callable, instance: str, token: str | None) -> None:
+    def __init__(self, app: ASGIApp, instance: str, token: str | None) -> None:
         self.app = app
         self.instance = instance.encode("ascii")
         self.expected = f"Bearer {token}".encode() if token else None
 
-    async def __call__(self, scope: dict, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
 
-        async def stamped(message: dict) -> None:
+        async def stamped(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message["headers"] = [
                     *message.get("headers", []),
@@ -251,7 +248,7 @@ class Guard:
             await send(message)
 
         public = is_public(scope.get("method", ""), scope["path"])
-        if self.expected is not None and not public and not self._authorized(scope):
+        if not public and not self._authorized(scope):
             refusal = JSONResponse(
                 {"error": "missing or wrong token: send Authorization: Bearer TOKEN"},
                 status_code=401,
@@ -261,7 +258,10 @@ class Guard:
             return
         await self.app(scope, receive, stamped)
 
-    def _authorized(self, scope: dict) -> bool:
+    def _authorized(self, scope: Scope) -> bool:
+        """Whether the request carries the token, or the server asks for none."""
+        if self.expected is None:
+            return True
         given = b""
         for name, value in scope.get("headers", ()):
             if name == b"authorization":

@@ -145,12 +145,14 @@ class LimitedH11Protocol(H11Protocol):
     def _make_room(self) -> None:
         """Close the connection that has waited longest for its request, other than this new one."""
         waiting = [
-            connection
+            (connection.waiting_since, connection)
             for connection in self.connections
-            if connection is not self and getattr(connection, "waiting_since", None) is not None
+            if connection is not self
+            and isinstance(connection, LimitedH11Protocol)
+            and connection.waiting_since is not None
         ]
         if waiting:
-            oldest = min(waiting, key=lambda connection: connection.waiting_since)
+            _, oldest = min(waiting, key=lambda since_and_connection: since_and_connection[0])
             oldest._close()
 
     def _close(self) -> None:

@@ -55,7 +55,7 @@ or a path alone (`docs/guide.md`) for the whole file. Ask for wider lines than a
 STATUS = """What the index holds: files, chunks, the embedding model, the indexed folders (roots),
 its last builds, how its scores are judged (the default threshold) and the re-ranker."""
 
-READ_ONLY = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
+READ_ONLY = ToolAnnotations(read_only_hint=True, idempotent_hint=True, open_world_hint=False)
 
 
 def make_mcp_server(index: Index) -> MCPServer:

@@ -16,7 +16,6 @@ Two rules hold for every answer of the server, JSON or page, in :class:`BrowserG
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
@@ -24,11 +23,13 @@ from typing import Any
 from fastapi import FastAPI
 from fastapi.responses import FileResponse, JSONResponse
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from indexer.api import Index
 from indexer.display import visible
 from indexer.names import UNSAFE_CHARACTERS, local_name
-from indexer.search import MODES, STOPWORDS
+from indexer.request import MODES
+from indexer.search.query import STOPWORDS
 from indexer.serving.hosts import HostRule
 
 STATIC = Path(str(files("indexer.serving") / "static"))
@@ -97,24 +98,20 @@ def page_escapes() -> dict[str, str]:
     return {character: escape for character, escape in shown.items() if escape != character}
 
 
-Receive = Callable[[], Awaitable[dict]]
-Send = Callable[[dict], Awaitable[None]]
-
-
 class BrowserGuard:
     """ASGI middleware, outermost: refuses a request whose ``Host`` is not this server (421) or that
     comes from another origin's page (403), and puts the security headers on every answer."""
 
-    def __init__(self, app: Callable, hosts: HostRule) -> None:
+    def __init__(self, app: ASGIApp, hosts: HostRule) -> None:
         self.app = app
         self.hosts = hosts
 
-    async def __call__(self, scope: dict, receive: Receive, send: Send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
             await self.app(scope, receive, send)
             return
 
-        async def secured(message: dict) -> None:
+        async def secured(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", []))
                 if not any(name.lower() == b"cache-control" for name, _ in headers):
@@ -133,7 +130,7 @@ class BrowserGuard:
             return
         await self.app(scope, receive, secured)
 
-    def _refusal(self, scope: dict) -> JSONResponse | None:
+    def _refusal(self, scope: Scope) -> JSONResponse | None:
         headers = {name: value.decode("latin-1") for name, value in scope.get("headers", ())}
         host = headers.get(b"host")
         if not self.hosts.admits(host):

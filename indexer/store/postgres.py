@@ -663,10 +663,16 @@ class PostgresWriterLock:
 # -- opening ----------------------------------------------------------------------------------------
 
 
-def _connect(url: str, autocommit: bool, **options: object) -> psycopg.Connection:
-    """A connection, or :class:`DatabaseUnreachableError` naming the server and why."""
+def _connect(url: str, autocommit: bool, application_name: str | None = None) -> psycopg.Connection:
+    """A connection, or :class:`DatabaseUnreachableError` naming the server and why; the server shows
+    ``application_name`` in ``pg_stat_activity`` (psycopg leaves it out when None)."""
     try:
-        return psycopg.connect(url, autocommit=autocommit, connect_timeout=CONNECT_TIMEOUT_SECONDS, **options)
+        return psycopg.connect(
+            url,
+            autocommit=autocommit,
+            connect_timeout=CONNECT_TIMEOUT_SECONDS,
+            application_name=application_name,
+        )
     except psycopg.OperationalError as error:
         reason = " ".join(line.strip() for line in str(error).splitlines() if line.strip())
         raise DatabaseUnreachableError(f"cannot reach database {printable_url(url)}: {reason}") from error

@@ -1,0 +1,168 @@
+"""The maps from a hit's evidence to the chance that it answers (:class:`Calibration`; a mode's
+pair, :class:`ModeCalibration`; a model's, :class:`ModelCalibration`), the constants fitted for them
+(:data:`KEYWORD_CALIBRATION`, :data:`CALIBRATIONS`), the thresholds and floors read on their scale,
+and the rule that makes the scores fall in rank order (:func:`in_rank_order`).
+
+Apart so that each calibration's constants live in one place: ``bench/bench_scores.py --fit``
+prints new maps, and this module is where they go.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from indexer.request import MODES
+from indexer.search.evidence import Evidence
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A fixed logistic map from a hit's evidence (:class:`Evidence`) to the chance that it answers
+    the question (Platt scaling over the features of :class:`Evidence`), fitted by
+    ``bench/bench_scores.py --fit``."""
+
+    strength: float
+    gap: float
+    margin: float
+    offset: float
+    known: float = 0.0
+    together: float = 0.0
+
+    def logit(self, evidence: Evidence) -> float:
+        """The log-odds the map gives ``evidence``."""
+        return (
+            self.strength * evidence.strength
+            + self.gap * evidence.gap
+            + self.margin * evidence.margin
+            + self.known * evidence.known
+            + self.together * evidence.together
+            + self.offset
+        )
+
+    def __call__(self, evidence: Evidence) -> float:
+        return logistic(self.logit(evidence))
+
+
+def logistic(logit: float) -> float:
+    """The chance whose log-odds are ``logit``."""
+    return 1.0 / (1.0 + math.exp(-min(max(logit, -50.0), 50.0)))
+
+
+@dataclass(frozen=True)
+class ModeCalibration:
+    """A mode's two maps. ``answer`` judges the whole answer: the chance that the question has an
+    answer here, from the evidence of its strongest hit, which scores that chance. ``hit`` judges
+    each hit: the other hits score the whole answer's odds times their own odds of being an answer
+    over the strongest hit's, so that the "nothing relevant here" decision (the strongest hit under
+    :data:`DEFAULT_MIN_SCORE`) does not flatten the scores of the hits it keeps: a hit nearly as
+    strong as the strongest scores nearly as high, one far below it little."""
+
+    answer: Calibration
+    hit: Calibration
+
+    def scores(self, evidence: Sequence[Evidence]) -> list[float]:
+        """The score of each hit with ``evidence``."""
+        if not evidence:
+            return []
+        odds = [self.hit.logit(one) for one in evidence]
+        strongest = max(range(len(odds)), key=odds.__getitem__)
+        judged = self.answer.logit(evidence[strongest])
+        return [logistic(judged + own - odds[strongest]) for own in odds]
+
+
+#: Keyword mode's maps: the same for every model, since no model takes part. Every map is fitted by
+#: ``bench/bench_scores.py --fit`` on collections of different kinds, others held out to check it
+#: (bench/RESULTS.md, "Ranking quality"): each ``hit`` map by logistic regression of the top three
+#: hits that answer against those that do not (off-topic questions' among them); each ``answer``
+#: map by logistic regression of real questions against off-topic ones on their strongest hit, its
+#: offset then set so that the default threshold leaves most off-topic questions without an answer.
+KEYWORD_CALIBRATION = ModeCalibration(
+    answer=Calibration(strength=0.895, gap=0.0, margin=0.596, offset=-4.292, known=2.945, together=3.65),
+    hit=Calibration(strength=2.277, gap=0.0, margin=2.12, offset=-2.606),
+)
+
+
+@dataclass(frozen=True)
+class ModelCalibration:
+    """One model's maps for vector and hybrid mode (keyword mode's are :data:`KEYWORD_CALIBRATION`,
+    every model's). Cosines run on another scale with every model, so a map fitted for one says
+    nothing of another."""
+
+    vector: ModeCalibration
+    hybrid: ModeCalibration
+
+    def of(self, mode: str) -> ModeCalibration:
+        return {"keyword": KEYWORD_CALIBRATION, "vector": self.vector}.get(mode, self.hybrid)
+
+    def describe(self) -> dict[str, dict[str, dict[str, float]]]:
+        """Each mode's maps, for ``index status``: the weight of each feature and the offset."""
+        return {mode: asdict(self.of(mode)) for mode in MODES}
+
+
+#: Each packaged model's maps, under the name an index records for it, fitted as keyword mode's are
+#: on that model's own indexes (a map fitted for one model says nothing of another). Other models'
+#: scores still fall in rank order, through the default model's maps, but are not calibrated: no
+#: default threshold applies in vector and hybrid mode, and ``index status`` says so.
+CALIBRATIONS = {
+    "all-MiniLM-L6-v2-int8": ModelCalibration(
+        vector=ModeCalibration(
+            answer=Calibration(strength=5.983, gap=0.0, margin=3.136, offset=-2.909),
+            hit=Calibration(strength=3.66, gap=0.0, margin=2.887, offset=-3.04),
+        ),
+        hybrid=ModeCalibration(
+            answer=Calibration(strength=6.177, gap=0.0, margin=2.481, offset=-2.786),
+            hit=Calibration(strength=3.797, gap=0.0, margin=2.301, offset=-2.884),
+        ),
+    ),
+    "bge-small-en-v1.5": ModelCalibration(
+        vector=ModeCalibration(
+            answer=Calibration(strength=5.842, gap=0.0, margin=2.45, offset=-4.178),
+            hit=Calibration(strength=4.833, gap=0.129, margin=1.716, offset=-4.086),
+        ),
+        hybrid=ModeCalibration(
+            answer=Calibration(strength=5.905, gap=0.0, margin=2.354, offset=-4.192),
+            hit=Calibration(strength=4.527, gap=0.0, margin=1.908, offset=-3.852),
+        ),
+    ),
+}
+#: The model whose maps order the scores of a model with none.
+CALIBRATED_MODEL = "all-MiniLM-L6-v2-int8"
+#: The score under which a search's strongest hit says "nothing relevant here", and any hit is more
+#: likely noise than an answer.
+DEFAULT_MIN_SCORE = 0.5
+#: The same for the re-ranker's probability, whatever model found the candidates. The cross-encoder
+#: puts most off-topic questions' best candidates under this, but it also puts there the answers of
+#: many long, paraphrased questions, which MS MARCO's short web searches did not teach it: a higher
+#: cut would silence them too (bench/RESULTS.md, bench_rerank).
+RERANK_MIN_SCORE = 0.01
+#: The least score of a page named exactly as a one-name question asks (:func:`named_first`): it is
+#: what the user typed, a strong hit whatever its words' evidence.
+NAMED_PAGE_SCORE = 0.9
+
+
+def calibration_for(model: str | None) -> ModelCalibration | None:
+    """The maps fitted for ``model`` (its recorded name), or None for a model with none."""
+    return CALIBRATIONS.get(model or "")
+
+
+def default_min_score(mode: str, model: str | None, rerank: bool = False) -> float | None:
+    """The threshold every front end applies unless told otherwise: :data:`RERANK_MIN_SCORE` with
+    re-ranking, :data:`DEFAULT_MIN_SCORE` where the scores are calibrated (keyword mode always; the
+    others for a model with a calibration), none elsewhere, where a fixed threshold could drop good
+    answers."""
+    if rerank:
+        return RERANK_MIN_SCORE
+    return DEFAULT_MIN_SCORE if mode == "keyword" or calibration_for(model) else None
+
+
+def in_rank_order(scores: list[float], floors: list[float]) -> list[float]:
+    """``scores`` (each raised to its floor) made to fall in rank order: a hit scores as the
+    strongest hit ranked at or below it. So the score shown is how likely an answer is here or
+    further down the list, and a threshold cuts only the tail where none is likely, keeping the
+    order and every hit strong on its own."""
+    shown = [max(score, floor) for score, floor in zip(scores, floors, strict=True)]
+    for place in range(len(shown) - 2, -1, -1):
+        shown[place] = max(shown[place], shown[place + 1])
+    return shown

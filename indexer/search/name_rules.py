@@ -1,0 +1,130 @@
+"""The rules that read a question against the names documents declare: a question that is one name
+(:func:`asked_name`) puts first the pages known by it (:func:`page_names`, :func:`named_first`); a
+question most of whose words a section declares as definitions puts that section first
+(:func:`defining_first`); a page that lists names (:func:`lists_names`) goes after the others unless
+the question asks for such a list.
+
+Apart from the evidence and its scores: what a document declares does not fade with the question's
+length, nor depend on how often other pages use a word. The names a document's markup declares are
+found when it is read (:mod:`indexer.formats.definitions`) and stored with its chunks; this module
+reads them back at query time. It does not import that module: the package ``indexer.formats``
+imports every reader, which a query never needs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from indexer.records import HEADING_SEPARATOR, StoredChunk
+
+#: A query that is one name as developers type it: an identifier, maybe with its namespace or a call's
+#: parentheses (``Path``, ``std::io::Stdout``, ``os.path.join``, ``add_library``, ``open()``).
+_NAME_QUERY = re.compile(r"[^\W\d]\w*(?:(?:::|\.|->|/)[^\W\d]\w*)*(?:\(\))?")
+_NAME_SEPARATOR = re.compile(r"::|\.|->|/")
+#: The fewest distinct words of a question that :func:`defining_first` reads as asking for the things
+#: a chunk defines: one word is a name, for :func:`named_first`.
+MIN_DEFINED_WORDS = 2
+#: Words by which a question asks for a list of names (a changelog, release notes, an index, a
+#: glossary) rather than for the page a name is about: a list ranks above that page only then.
+LIST_WORDS = frozenset(
+    """added changed changelog changes deprecated glossary history index new news notes release
+    released releases removed version versions""".split()
+)
+#: The titles of pages that list names, as their documents declare them (a generated index, a
+#: changelog, release notes, a glossary), compared in lower case without punctuation.
+LIST_TITLES = (
+    "index",
+    "changelog",
+    "change log",
+    "changes",
+    "release notes",
+    "history",
+    "news",
+    "what s new",
+    "glossary",
+)
+#: A heading that opens a changelog's entry: a version, maybe after ``v``, ``version`` or ``release``,
+#: maybe followed by its date (``0.47.3 (August 24, 2025)``, ``[1.2.0] - 2024-01-31``, ``v2.0``).
+_VERSION_HEADING = re.compile(r"\[?(?:v|version |release )?\d+\.\d+", re.IGNORECASE)
+_TITLE_PUNCTUATION = re.compile(r"[^\w]+")
+
+
+def lists_names(chunk: StoredChunk, words: set[str]) -> bool:
+    """Whether ``chunk`` belongs to a list of names that a question with ``words`` does not ask for:
+    its page's title declares an index, a changelog, release notes, a history or a glossary
+    (:data:`LIST_TITLES`), or one of its headings opens a changelog's dated or numbered entry
+    (:data:`_VERSION_HEADING`). Such a list is asked for when the question holds a word of
+    :data:`LIST_WORDS` or of the list's own title."""
+    title = _TITLE_PUNCTUATION.sub(" ", chunk.title.lower()).strip()
+    headings = chunk.heading.split(HEADING_SEPARATOR)
+    declared = any(title == name or title.startswith(name + " ") for name in LIST_TITLES)
+    listed = declared or any(_VERSION_HEADING.match(part.strip()) for part in headings)
+    return listed and not (words & LIST_WORDS or words & set(title.split()))
+
+
+def asked_name(text: str) -> str | None:
+    """The name a query asks for when it is one name, else None: its last part (``Stdout`` of
+    ``std::io::Stdout``, ``join`` of ``os.path.join``, ``open`` of ``open()``)."""
+    text = text.strip()
+    if not _NAME_QUERY.fullmatch(text):
+        return None
+    return _NAME_SEPARATOR.split(text.removesuffix("()"))[-1]
+
+
+def page_names(chunk: StoredChunk) -> set[str]:
+    """The names a chunk's page is known by: the last word of its title (its first heading, a manual
+    section or ``()`` dropped: ``Struct Path``, ``add_library``, ``open(2)``) and the parts of its
+    file name before the extension that start with a letter (``struct.Path.html``, ``open.2.txt``,
+    ``CMAKE_BUILD_TYPE.rst``); and those the chunk declares it defines, as its reader found them
+    (:attr:`StoredChunk.names`: ``.. confval:: intersphinx_mapping``, a man page's NAME line)."""
+    names = set(without_title_suffix(chunk.title).split()[-1:])
+    file_name = chunk.path.rsplit("/", 1)[-1]
+    parts = file_name.split(".")[:-1] if "." in file_name else [file_name]
+    return names | {part for part in parts if part[:1].isalpha()} | set(chunk.names)
+
+
+def without_title_suffix(title: str) -> str:
+    """``title`` without a manual section or an empty call at its end: ``open`` of ``open(2)``,
+    ``getenv`` of ``getenv()``. Read from the end, not by a pattern searched from every position: a
+    title is stored text, and that search is quadratic in a run of spaces."""
+    opening = title.rfind("(")
+    inside = title[opening + 1 : -1]
+    if not title.endswith(")") or opening < 0:
+        return title
+    if inside and not (inside[0].isdecimal() and all(char.isalnum() or char == "_" for char in inside)):
+        return title
+    return title[:opening].rstrip()
+
+
+def defining_first(order: list[int], k: int, chunks: dict[int, StoredChunk], words: set[str]) -> list[int]:
+    """``order`` with those of its first ``k`` chunks whose section declares as definitions
+    (:attr:`StoredChunk.names`, over the section's chunks among them) most of the
+    question's words first, each side in its own order: ``note warning and tip boxes`` asks for three of the
+    directives the section that declares ``.. note::``, ``.. tip::`` and ``.. warning::`` defines,
+    whatever the words' counts say. What a document declares does not fade with the question's
+    length, nor depend on how often other pages use a word."""
+    section = {
+        chunk_id: (chunks[chunk_id].path, chunks[chunk_id].heading)
+        for chunk_id in order[:k]
+        if chunk_id in chunks
+    }
+    declared: dict[tuple[str, str], set[str]] = {}
+    for chunk_id, place in section.items():
+        names = {name.lower() for name in chunks[chunk_id].names}
+        declared.setdefault(place, set()).update(names & words)
+    defining = [chunk_id for chunk_id, place in section.items() if 2 * len(declared[place]) > len(words)]
+    chosen = set(defining)
+    return defining + [chunk_id for chunk_id in order if chunk_id not in chosen]
+
+
+def named_first(
+    order: list[int], chunks: dict[int, StoredChunk], name: str
+) -> tuple[list[int], frozenset[int]]:
+    """``order`` with the chunks of the pages known by ``name`` (case as typed) first, each side in
+    its own order, and those chunks. Developers type the name of what they look for, and the page
+    named after it is the answer even where pages that use the name more often win on the words:
+    ``Path`` finds ``Struct Path`` before ``PathBuf``'s page, ``read`` the function ``read`` before
+    module ``io``'s index (bench/RESULTS.md: Rust's std exact names, hybrid top-1)."""
+    named = [chunk_id for chunk_id in order if chunk_id in chunks and name in page_names(chunks[chunk_id])]
+    chosen = frozenset(named)
+    return named + [chunk_id for chunk_id in order if chunk_id not in chosen], chosen

@@ -1,0 +1,280 @@
+"""The search itself: the steps of one search, in order, over a store.
+
+The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.scored`):
+
+1. **Lists.** Each search the mode uses reads :data:`CANDIDATE_DEPTH` candidates (more only when
+   ``k`` asks for more), whatever ``k``: the vector search by cosine, the keyword search by BM25
+   divided by the query's ceiling (:func:`keyword_ceiling`: what a word found in one chunk scores),
+   so that a rare name matched exactly scores about 1 whatever the query and common words little.
+   BM25's statistics count only chunks that hold words, so a file without any changes no score.
+2. **Fusion** (hybrid): ``VECTOR_WEIGHT * cosine + (1 - VECTOR_WEIGHT) * keyword share``, the share
+   being BM25 over the best match's, or over the ceiling of :data:`SHARE_FLOOR_WORDS` words when
+   the best match is weaker (:func:`keyword_scores`), so a long question keeps what keyword search
+   ranks well and a weak match stays weak. The best keyword hit takes :data:`KEYWORD_BEST_PLACE`
+   at the latest whenever keyword mode would show it (:func:`with_keyword_best`).
+3. **Lists of names last** (:func:`lists_last`): among the first :data:`RULE_WINDOW`, chunks of a
+   page that lists names (a generated index, a changelog's dated or numbered entries, release
+   notes, a glossary, as the page declares them) go after the others, unless the question asks
+   for such a list. **Tests after the code** (:func:`code_before_tests`): there too, the code a test
+   calls takes the test's place and the tests go after the rest, unless the question asks for
+   tests.
+4. **What documents declare**: a question that is one name (``Path``, ``std::io::Stdout``) puts first
+   the chunks of the pages named after it (:func:`named_first`); a question most of whose words a
+   section declares as definitions puts that section first (:func:`defining_first`).
+5. **Scores.** Each hit's :class:`Evidence` (its own strength, its gap below the hits ranked above
+   it, its margin over what the collection gives non-answers, and in keyword and hybrid mode the
+   share of the question's information the collection holds, :class:`Information`; keyword mode's
+   strength is the share the hit holds) goes through the mode's logistic map
+   fitted for the index's model (:data:`CALIBRATIONS`, :data:`KEYWORD_CALIBRATION`), fitted on
+   collections of several kinds and checked on others: the score is the chance that the hit
+   answers. Floors: a page named as a one-name question asks scores at least
+   :data:`NAMED_PAGE_SCORE`; the chunks holding a one-word query's word best (in vector mode the
+   nearest ones) at least :data:`DEFAULT_MIN_SCORE` (a lookup is answered in every mode whenever
+   the index holds the word). Then each
+   hit scores as the strongest hit ranked at or below it (:func:`in_rank_order`), so the list is
+   sorted by the score and a threshold cuts only its tail: the first hit's score is the judgment of
+   the whole answer ("nothing relevant here" under :data:`DEFAULT_MIN_SCORE`), and the hits under
+   it keep scores of their own.
+6. **Re-ranking** (optional): the fused best candidates are re-read by the cross-encoder
+   (:mod:`indexer.backends.reranker`) and ranked by its logit less :data:`FUSED_RANK_WEIGHT` times the log of
+   their fused rank (:func:`reranked_order`); its probability is the score, under the same rule.
+
+The blend ranks, but its value does not score: an off-topic question sharing a rare word with the
+collection reaches the blend of a paraphrase sharing none, where the hit's own strength and its
+margin keep them apart. The scale of each piece of evidence is chosen so that it does not move with
+the question's length or with files unrelated to it: min-max normalising each list per query would
+give the best hit of any question, answered or not, the top score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from indexer.backends.base import EmbeddingBackend
+from indexer.errors import ConfigError
+from indexer.records import StoredChunk
+from indexer.request import SearchRequest
+from indexer.search.calibration import (
+    CALIBRATED_MODEL,
+    CALIBRATIONS,
+    DEFAULT_MIN_SCORE,
+    NAMED_PAGE_SCORE,
+    ModelCalibration,
+    in_rank_order,
+)
+from indexer.search.evidence import (
+    Evidence,
+    KeywordScores,
+    fuse,
+    hit_evidence,
+    keyword_scores,
+    question_information,
+)
+from indexer.search.hit import Hit
+from indexer.search.name_rules import MIN_DEFINED_WORDS, asked_name, defining_first, lists_names, named_first
+from indexer.search.order_rules import (
+    LOOKUP_HITS,
+    RULE_WINDOW,
+    code_before_tests,
+    lists_last,
+    looked_up_first,
+    reranked_order,
+    with_keyword_best,
+)
+from indexer.search.query import Query, keyword_words
+from indexer.store.contract import SearchStore
+from indexer.store.records import ChunkFilter
+
+NO_FILTER = ChunkFilter()
+#: How deep every search reads its lists, whatever ``k``: the fusion, the rules and the scores see the
+#: same candidates whether 10, 20 or 200 hits are asked for, so the first ten are the same.
+CANDIDATE_DEPTH = 400
+#: Scores chunks against a question: the probability that each answers it, in order.
+Rerank = Callable[[str, Sequence[StoredChunk]], Sequence[float]]
+
+
+def search(
+    store: SearchStore,
+    backend: EmbeddingBackend | None,
+    request: SearchRequest,
+    chunk_filter: ChunkFilter = NO_FILTER,
+    rerank: Rerank | None = None,
+    calibration: ModelCalibration | None = None,
+) -> list[Hit]:
+    """The ``request.k`` best chunks for ``request.text``, best first, each scored in rank order.
+
+    Filters (path globs, file types) apply inside each search, so ``k`` hits come back whenever
+    ``k`` chunks pass the filters. A quoted phrase that no chunk holds is searched as its words:
+    quote marks in a pasted question never empty the answer alone. With ``request.rerank``, the
+    fused best ``request.candidates`` are re-read by ``rerank`` and ranked by its probability.
+    ``calibration`` maps the hits' strengths to scores (default: the built-in model's).
+    ``request.min_score`` only cuts: the scores fall in rank order, so it keeps a first part."""
+    query = Query.parse(request.text)
+    if not query.text:
+        raise ConfigError(f"the question {request.text!r} has nothing to search for, only words to leave out")
+    depth = max(request.candidates if request.rerank else request.k, CANDIDATE_DEPTH)
+    found = Found.search(store, backend, query, depth, request.mode, chunk_filter)
+    if query.phrases and not found.order:
+        found = Found.search(store, backend, query.with_phrases_as_words(), depth, request.mode, chunk_filter)
+    if request.rerank:
+        if rerank is None:
+            raise ConfigError("re-ranking needs a re-ranker")
+        ranked = found.reranked(store, request, rerank)
+    else:
+        ranked = found.scored(calibration or CALIBRATIONS[CALIBRATED_MODEL])
+    if request.min_score is not None:
+        ranked = [(chunk_id, score) for chunk_id, score in ranked if score >= request.min_score]
+    return found.hits(store, ranked[: request.k])
+
+
+@dataclass
+class Found:
+    """What the searches of one query found: each chunk's cosine and keyword scores, the evidence the
+    answer was ranked by, its order, and the chunks whose score has a floor (the pages named as
+    asked, the chunks holding a one-word query's word)."""
+
+    mode: str
+    order: list[int]
+    vector: dict[int, float]
+    keyword: KeywordScores
+    ranking: dict[int, float]
+    chunks: dict[int, StoredChunk]
+    named: frozenset[int] = frozenset()
+    looked_up: frozenset[int] = frozenset()
+
+    @classmethod
+    def search(
+        cls,
+        store: SearchStore,
+        backend: EmbeddingBackend | None,
+        query: Query,
+        depth: int,
+        mode: str,
+        chunk_filter: ChunkFilter,
+    ) -> Found:
+        """Steps 1 to 4 of the module's pipeline, each list ``depth`` deep."""
+        chunk_filter = replace(chunk_filter, phrases=query.phrases, excluded=query.excluded)
+        allowed = store.chunk_filter(chunk_filter) if chunk_filter else None
+        vector_scores: dict[int, float] = {}
+        keyword = KeywordScores({}, {})
+        if mode in ("vector", "hybrid"):
+            if backend is None:
+                raise ConfigError("vector search needs an embedding backend")
+            vector = embed_query(backend, query.text, store.dimension)
+            nearest = store.nearest(vector, depth, allowed)
+            vector_scores = {chunk_id: 1.0 - distance for chunk_id, distance in nearest}
+        if mode in ("keyword", "hybrid"):
+            keyword = keyword_scores(store, query, depth, allowed)
+        if mode == "hybrid":
+            ranking = fuse(vector_scores, keyword.shares, cut=len(keyword.shares) >= depth)
+        else:
+            ranking = vector_scores if mode == "vector" else keyword.evidence
+        order = [chunk_id for chunk_id, _ in sorted(ranking.items(), key=_best_first)]
+        if mode == "hybrid":
+            order = with_keyword_best(order, keyword)
+        chunks = store.chunks_by_ids(order[:RULE_WINDOW])
+        words = set(keyword_words(query.text))
+        lists = {chunk_id for chunk_id, chunk in chunks.items() if lists_names(chunk, words)}
+        order = code_before_tests(lists_last(order, lists), chunks, words)
+        named: frozenset[int] = frozenset()
+        name = asked_name(query.text) if mode != "vector" else None
+        if name is not None:
+            chunks = {**chunks, **store.chunks_by_ids([c for c in order if c not in chunks])}
+            order, named = named_first(order, chunks, name)
+        elif mode != "vector":
+            words = set(keyword_words(query.words))
+            if len(words) >= MIN_DEFINED_WORDS:
+                order = defining_first(order, RULE_WINDOW, chunks, words)
+        looked_up: frozenset[int] = frozenset()
+        if len(query.text.split()) == 1 and mode != "vector":
+            order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named))
+        elif len(query.text.split()) == 1 and order and question_information(store, query, allowed).held:
+            looked_up = frozenset(order[:LOOKUP_HITS])  # vector mode: the nearest chunks answer it
+        return cls(mode, order, vector_scores, keyword, ranking, chunks, named, looked_up)
+
+    def evidence(self) -> list[Evidence]:
+        """Each hit's :class:`Evidence`, in the answer's order."""
+        if self.mode == "vector":
+            return hit_evidence(self.mode, self.order, self.vector, {}, self.ranking)
+        if self.mode == "hybrid":
+            keyword, known = self.keyword, self.keyword.known
+            return hit_evidence(self.mode, self.order, self.vector, keyword.evidence, self.ranking, known)
+        keyword = self.keyword
+        return hit_evidence(
+            self.mode, self.order, {}, keyword.coverage, self.ranking, keyword.known, keyword.together
+        )
+
+    def scored(self, calibration: ModelCalibration) -> list[tuple[int, float]]:
+        """(chunk id, score) in the answer's order (step 5): each hit's evidence through the mode's
+        map, raised to its floor, then held in rank order (:func:`in_rank_order`)."""
+        scores = calibration.of(self.mode).scores(self.evidence())
+        return list(zip(self.order, in_rank_order(scores, self.floors()), strict=True))
+
+    def reranked(self, store: SearchStore, request: SearchRequest, rerank: Rerank) -> list[tuple[int, float]]:
+        """(chunk id, the re-ranker's probability) of the fused best ``request.candidates``, ranked by
+        it; the pages named as a one-name question asks stay first, as without re-ranking."""
+        chunks = self.read(store, self.order[: request.candidates])
+        candidates = [chunk_id for chunk_id in self.order[: request.candidates] if chunk_id in chunks]
+        read = rerank(request.text, [chunks[chunk_id] for chunk_id in candidates])
+        probability = dict(zip(candidates, read, strict=True))
+        named = [chunk_id for chunk_id in candidates if chunk_id in self.named]
+        others = reranked_order([c for c in candidates if c not in self.named], probability)
+        order = named + others
+        scores = in_rank_order([float(probability[chunk_id]) for chunk_id in order], self.floors(order))
+        return list(zip(order, scores, strict=True))
+
+    def floors(self, order: list[int] | None = None) -> list[float]:
+        """The least score of each hit: :data:`NAMED_PAGE_SCORE` for a page named as asked,
+        :data:`DEFAULT_MIN_SCORE` for the chunks that hold a one-word query's word best (in vector
+        mode, the :data:`LOOKUP_HITS` nearest when some chunk holds the word)."""
+        return [
+            NAMED_PAGE_SCORE
+            if chunk_id in self.named
+            else DEFAULT_MIN_SCORE
+            if chunk_id in self.looked_up
+            else 0.0
+            for chunk_id in (self.order if order is None else order)
+        ]
+
+    def read(self, store: SearchStore, chunk_ids: list[int]) -> dict[int, StoredChunk]:
+        """The chunks read so far, with those of ``chunk_ids`` not yet read: what the re-ranker and
+        the hits need, each chunk read from the store once."""
+        missing = [chunk_id for chunk_id in chunk_ids if chunk_id not in self.chunks]
+        if missing:
+            self.chunks = {**self.chunks, **store.chunks_by_ids(missing)}
+        return self.chunks
+
+    def hits(self, store: SearchStore, ranked: list[tuple[int, float]]) -> list[Hit]:
+        chunks = self.read(store, [chunk_id for chunk_id, _ in ranked])
+        return [
+            Hit(
+                path=chunks[chunk_id].path,
+                start_line=chunks[chunk_id].start_line,
+                end_line=chunks[chunk_id].end_line,
+                score=score,
+                heading=chunks[chunk_id].heading,
+                text=chunks[chunk_id].text,
+                root=chunks[chunk_id].root,
+                mode=self.mode,
+                vector_score=self.vector.get(chunk_id),
+                keyword_score=self.keyword.evidence.get(chunk_id),
+                locator=chunks[chunk_id].locator,
+            )
+            for chunk_id, score in ranked
+            if chunk_id in chunks
+        ]
+
+
+def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):
+    """The question's vector, made the way the index's documents were (query prefix included) and
+    held to the same vector check as any stored vector."""
+    # imported here: numpy comes with it, which `index query` answered by a server never needs
+    from indexer.backends.vector_check import check_vectors
+
+    vectors = backend.embed([backend.query_prefix + text])
+    return check_vectors(vectors, 1, dimension)[0]
+
+
+def _best_first(item: tuple[int, float]) -> tuple[float, int]:
+    return (-item[1], item[0])
