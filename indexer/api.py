@@ -28,7 +28,7 @@ from indexer.fingerprint import (
     walk_rules_key,
 )
 from indexer.progress import Progress
-from indexer.request import SearchRequest, refuse_nul
+from indexer.request import SearchRequest, as_tuple, refuse_nul
 from indexer.search.calibration import calibration_for, default_min_score
 from indexer.search.hit import Hit
 from indexer.search.run import search
@@ -332,7 +332,17 @@ class Index:
             if any(value != getattr(SearchRequest, name) for name, value in given.items()):
                 raise ConfigError("pass a SearchRequest or the question with options, not both")
         else:
-            request = SearchRequest(request, **given)
+            request = SearchRequest(
+                request,
+                k=k,
+                mode=mode,
+                paths=as_tuple(paths, "paths"),
+                types=as_tuple(types, "types"),
+                min_score=min_score,
+                roots=as_tuple(roots, "roots"),
+                rerank=rerank,
+                rerank_top=rerank_top,
+            )
         store = self.store
         self._searches += 1
         if self._searches == 2:

@@ -112,16 +112,18 @@ class SearchRequest:
         return tuple(field.name for field in fields(cls) if field.name != "text")
 
 
-def as_tuple(values: Sequence[str] | str | os.PathLike[str] | None, name: str) -> tuple[str, ...]:
+def as_tuple(
+    values: Sequence[str | os.PathLike[str]] | str | os.PathLike[str] | None, name: str
+) -> tuple[str, ...]:
     """One value or a sequence of them (a lone string is one value, not its characters)."""
     if values is None:
         return ()
     if isinstance(values, (str, os.PathLike)):
         return (os.fspath(values),) if os.fspath(values) else ()
-    values = [os.fspath(value) if isinstance(value, os.PathLike) else value for value in values]
-    if not all(isinstance(value, str) for value in values):
-        raise ConfigError(f"{name} must be a string or a sequence of strings, not {values!r}")
-    return tuple(values)
+    strings = [os.fspath(value) if isinstance(value, os.PathLike) else value for value in values]
+    if not all(isinstance(value, str) for value in strings):
+        raise ConfigError(f"{name} must be a string or a sequence of strings, not {strings!r}")
+    return tuple(str(value) for value in strings)
 
 
 def _whole(value: object) -> bool:

@@ -149,8 +149,8 @@ class EmbeddedBackend(EmbeddingBackend):
         self.int8_scheme = int8_scheme
         self._model = model
         self._one_shot = one_shot
-        packaged = UNNAMED_MODEL if model is None else EMBEDDING_MODELS.get(model)
-        if packaged is not None:
+        if model is None or model in EMBEDDING_MODELS:
+            packaged = UNNAMED_MODEL if model is None else EMBEDDING_MODELS[model]
             self.model_name = packaged.recorded_name
             self._onnx_path = packaged.onnx_path()
             self._tokenizer_path = packaged.tokenizer_path()
@@ -207,8 +207,8 @@ class EmbeddedBackend(EmbeddingBackend):
         self._tokens = 0
         self._step_seconds = dict.fromkeys(STEPS, 0.0)
 
-    @property
-    def max_tokens(self) -> int:
+    @property  # read-only: the limit is the model's tokenizer's, loaded on first use
+    def max_tokens(self) -> int:  # type: ignore[override]
         """Longest input embedded whole, in :meth:`count_tokens` tokens (254 for all-MiniLM-L6-v2,
         510 for bge-small-en-v1.5)."""
         return self._max_seq_length - self._counter().num_special_tokens_to_add(is_pair=False)

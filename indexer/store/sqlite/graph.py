@@ -65,6 +65,15 @@ class VectorGraph:
         self._graph_checked: tuple[str, object] | None = None  # (its SHA-256, the identity it was checked at)
         self._warned: set[str] = set()
 
+    @property
+    def _dimension(self) -> int:
+        """The vectors' length. The graph is reached only once the vector table exists, and the
+        transaction that creates it records the length, so an index without one is damaged."""
+        dimension = self.store.dimension
+        if dimension is None:
+            raise StorageError(f"index {self.store.path}: it has vectors but records no dimension for them")
+        return dimension
+
     def nearest(
         self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None = None
     ) -> list[tuple[int, float]]:
@@ -98,7 +107,7 @@ class VectorGraph:
             (json.dumps(chunk_ids.tolist()),),
         )
         ids = np.array([row[0] for row in rows], dtype=np.int64)
-        return ids, vectors.vectors_from_blobs([row[1] for row in rows], self.store.dimension)
+        return ids, vectors.vectors_from_blobs([row[1] for row in rows], self._dimension)
 
     def _scan(self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None) -> list[tuple[int, float]]:
         """sqlite-vec's exact KNN (a scan of every vector), or for more neighbours than it returns at
@@ -106,7 +115,7 @@ class VectorGraph:
         if k > VEC0_MAX_K:
             try:
                 rows = self.store.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
-                return vectors.exact_nearest(rows, self.store.dimension, query, k, allowed_ids)
+                return vectors.exact_nearest(rows, self._dimension, query, k, allowed_ids)
             except apsw.Error as error:
                 raise self.connections.failure(error) from error
         blob = np.asarray(query, dtype=np.float32).tobytes()
@@ -153,14 +162,14 @@ class VectorGraph:
         if latest - (record.position if record else 0) > limit:
             return None
         if record is None:  # no graph saved yet: every change since the log began is read
-            return vectors.VectorSearch(None, 0, self.store.dimension, key)
+            return vectors.VectorSearch(None, 0, self._dimension, key)
         if not with_graph and record.readable and vectors.searched_exactly(record.vectors):
             exact = self._exact_search(record, key)
             if exact is not None:
                 return exact
         try:
             search = vectors.VectorSearch.open(
-                graph_path(self.store.path, record.slot), record, self.store.dimension, key
+                graph_path(self.store.path, record.slot), record, self._dimension, key
             )
         except DamagedFile as damage:
             self._refused_graph = key
@@ -185,7 +194,7 @@ class VectorGraph:
             rows = self._rows_file(record, key[2])
             if rows is None:
                 return None
-            return vectors.VectorSearch.open_exact(rows, record.position, self.store.dimension, key)
+            return vectors.VectorSearch.open_exact(rows, record.position, self._dimension, key)
         except DamagedFile as damage:
             self._warn_rows(damage)
             return None
@@ -203,7 +212,7 @@ class VectorGraph:
             record.slot,
             record.position,
             record.vectors,
-            self.store.dimension,
+            self._dimension,
         )
 
     def _warn_rows(self, damage: DamagedFile) -> None:
@@ -314,10 +323,10 @@ class VectorGraph:
         blocks = search.row_blocks()
         if blocks is not None:
             try:
-                return vector_rows.write_rows(path, blocks, self.store.dimension, search.position)
+                return vector_rows.write_rows(path, blocks, self._dimension, search.position)
             except DamagedFile as damage:
                 self._warn_rows(damage)
-        return vector_rows.write_rows(path, self._unit_row_blocks(), self.store.dimension, search.position)
+        return vector_rows.write_rows(path, self._unit_row_blocks(), self._dimension, search.position)
 
     def _checked_graph(self, record: GraphRecord) -> GraphRecord | None:
         """``record`` when the file it names holds the bytes it records (checked once for each
@@ -365,7 +374,7 @@ class VectorGraph:
             rows = self.store.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
             while batch := list(itertools.islice(rows, vectors.LOAD_ROWS)):
                 ids = np.array([row[0] for row in batch], dtype=np.int64)
-                floats = vectors.vectors_from_blobs([row[1] for row in batch], self.store.dimension)
+                floats = vectors.vectors_from_blobs([row[1] for row in batch], self._dimension)
                 yield ids, vectors.unit_rows(floats)
         except apsw.Error as error:
             raise self.connections.failure(error) from error
@@ -374,13 +383,13 @@ class VectorGraph:
         """A new graph of every vector in the index (at log position ``latest``, inside the writer's
         transaction): when no saved graph can be used or caught up."""
         self._search = None
-        search = vectors.VectorSearch(None, latest, self.store.dimension)
+        search = vectors.VectorSearch(None, latest, self._dimension)
         try:
             rows = self.store.db.execute(f"SELECT rowid, embedding FROM {VECTOR_TABLE}")
             while batch := list(itertools.islice(rows, vectors.LOAD_ROWS)):
                 ids = np.array([row[0] for row in batch], dtype=np.int64)
                 search.add_to_graph(
-                    ids, vectors.vectors_from_blobs([row[1] for row in batch], self.store.dimension)
+                    ids, vectors.vectors_from_blobs([row[1] for row in batch], self._dimension)
                 )
         except apsw.Error as error:
             raise self.connections.failure(error) from error

@@ -162,7 +162,8 @@ class SQLiteStore(SQLStore):
         """Apply the numbered SQL files this index lacks (see :mod:`indexer.store.migrations`), on
         this thread's connection, given the function their SQL calls to rewrite a chunk's text for
         the keyword index (:func:`indexer.store.keywords.index_text`)."""
-        self.db.create_scalar_function("keyword_text", keywords.index_text, 1, deterministic=True)
+        # apsw's stubs type a function's arguments as any SQLite value; the migrations pass it text only
+        self.db.create_scalar_function("keyword_text", keywords.index_text, 1, deterministic=True)  # type: ignore[arg-type]
         return migrations.migrate(ENGINE, _SQLiteMigrations(self))
 
     def _applied_versions(self) -> set[int]:
@@ -184,7 +185,7 @@ class SQLiteStore(SQLStore):
             rows = connection.execute(f"SELECT version FROM {migrations.RECORD_TABLE}").fetchall()
         except apsw.Error:
             return False
-        return not migrations.pending(ENGINE, {row[0] for row in rows})
+        return not migrations.pending(ENGINE, {row[0] for row in rows if isinstance(row[0], int)})
 
     def writer_lock(self, root: str) -> FileWriterLock:
         """One writer per SQLite file, whatever the root: SQLite has one writer at a time anyway."""
@@ -445,7 +446,7 @@ class SQLiteStore(SQLStore):
         sql += " ORDER BY rank LIMIT ?"
         params.append(k)
         try:
-            return self.db.execute(sql, params).fetchall()
+            return [(int(chunk_id), float(bm25)) for chunk_id, bm25 in self.db.execute(sql, params)]
         except apsw.SQLError as error:
             raise ConfigError(f"keyword query {fts_query!r} is not valid: {error}") from error
         except apsw.Error as error:
