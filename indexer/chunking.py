@@ -53,8 +53,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 5: a block cut by lines packed with its lead-in, sections cut apart joined at their seam, small
 #: chunks filled from a neighbour; 6: the names a chunk's lines declare stored with it;
 #: 7: source code cut at its definitions and statements (indexer/formats/code.py), headed by its outline;
-#: 8: a chunk whose lines are tests, as their language declares them, stored as one
-CHUNKER_VERSION = 8
+#: 8: a chunk whose lines are tests, as their language declares them, stored as one;
+#: 9: the names an HTML page's anchors spell stored as the names its chunks declare
+CHUNKER_VERSION = 9
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
 #: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
 #: as local (both measured on real doc folders, bench/RESULTS.md).

@@ -669,6 +669,31 @@ def test_what_markup_declares_a_name_and_what_does_not():
     assert declared("notes.txt", "NAME\n" + "    not a name entry\n" * 20) == set()
 
 
+def test_an_html_anchor_that_spells_the_name_after_it_declares_that_name():
+    """gtk-doc's and DocBook's anchors, javadoc's and Sphinx's ids: the id spells the name that
+    follows it (case, ``-``, ``_`` and ``.`` aside; an id's ``:CAPS`` or ``(...)`` qualifier too); a
+    link's text and an id that spells nothing after it define nothing."""
+    page = (
+        '<body><table class="navigation" id="top"><tr><td><a href="#">Top</a></td></tr></table>\n'
+        '<div id="content">\n'
+        '<a name="cairo-create"></a><h3>cairo_create ()</h3>\n'
+        '<p>Creates a context; see <a href="#cairo-destroy">cairo_destroy</a>.</p>\n'
+        '<table><tr><td><p><a name="CAIRO-FORMAT-A1:CAPS"></a>CAIRO_FORMAT_A1</p></td>\n'
+        "<td><p>each pixel is a 1-bit quantity</p></td></tr></table>\n"
+        '<section id="toString()"><h4>toString</h4><p>Returns a string.</p></section>\n'
+        '<dt id="os.path.join"><code>os.path.</code><span>join</span>(a, *p)</dt>\n'
+        '<h2 id="id-1.3.2">Drawing</h2>\n'
+        "</div></body>"
+    )
+    document = parse_text("cairo-t.html", page)
+    assert document.definitions == {
+        3: ("cairo_create",),
+        5: ("CAIRO_FORMAT_A1",),
+        7: ("toString",),
+        8: ("os.path.join", "join"),
+    }
+
+
 def test_a_chunk_declares_the_names_its_own_lines_define():
     text = (
         "Settings\n========\n\n.. confval:: first_setting\n\n   " + "About the first. " * 40 + "\n\n"
@@ -710,3 +735,26 @@ def test_reading_the_names_a_page_declares_takes_time_linear_in_its_size(markup)
         return best
 
     assert seconds(160_000) / seconds(20_000) < 24  # quadratic would be 64
+
+
+@pytest.mark.slow
+def test_reading_the_names_html_anchors_spell_takes_time_linear_in_their_number():
+    # every id reads the text after it up to its block's end: ids waiting for words, and ids in one
+    # long paragraph, each read a bounded text, so eight times the ids take about eight times as long
+    def seconds(repeats: int) -> float:
+        page = (
+            "<html><body><p>" + '<span id="a"></span> <b id="b_c">b_c</b> ' * repeats + "</p></body></html>"
+        )
+        best = math.inf
+        for _ in range(5):
+            gc.disable()
+            try:
+                started = time.perf_counter()
+                document = parse_text("page.html", page)
+                best = min(best, time.perf_counter() - started)
+            finally:
+                gc.enable()
+        assert document.definitions == {1: ("b_c",)}
+        return best
+
+    assert seconds(16_000) / seconds(2_000) < 24  # quadratic would be 64

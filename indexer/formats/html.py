@@ -24,13 +24,27 @@ Before any text is kept, what is not the page's content is dropped:
 an ``h1`` is named by its ``<title>``: the first heading when it says the same (DocBook's reference
 pages give their name as an ``h2``), else a heading of its own at the top, so a page's name is
 always the head of its chunks' heading paths.
+
+The names a page defines (:attr:`Document.definitions`) are those its anchors spell: an element's
+``id`` (or an ``<a name>``) whose letters and digits, case aside, are those of a name in the text
+that starts at it, up to the end of its first block with text. Documentation generators anchor each
+definition so that their indexes and links reach it: gtk-doc and DocBook's
+``<a name="cairo-create"></a><h3>cairo_create ()</h3>`` and
+``<a name="CAIRO-FORMAT-A1:CAPS"></a>CAIRO_FORMAT_A1`` (the part of an id before a ``:`` or ``(``
+is compared too), javadoc's ``id="toString()"``,
+Sphinx's ``<dt id="os.path.join">``. A page that uses a name links to that anchor; it does not
+carry it, and the text of a link is not read for it (gtk-doc's ``<table id="top">`` begins with a
+link ``Top``). An id that spells none of the words after it (``content``, ``id-1.3.2``) defines nothing.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Protocol
 
+from indexer.formats.definitions import known_names
 from indexer.formats.document import Document, Heading, UnreadableFile, split_lines
 
 DROPPED_TAGS = frozenset(
@@ -54,6 +68,13 @@ BLOCKS = frozenset(
 )
 #: The level of a page's title made a heading of its own: above every ``h1``-``h6``.
 TITLE_LEVEL = 0
+#: How much of the text after an anchor is read for the name it spells: a definition's heading, a
+#: table cell or a signature's first line is shorter.
+ANCHORED_TEXT = 200
+#: A name as it is written in text: a word starting with a letter or ``_``, maybe dotted or ``::``.
+_WRITTEN_NAME = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
+#: Where the part of an id that names the thing ends (``CAIRO-FORMAT-A1:CAPS``, ``append(char[])``).
+_ID_QUALIFIER = re.compile(r"[:(]")
 
 
 def read_html(text: str, encoding: str = "utf-8") -> Document:
@@ -109,6 +130,10 @@ class _PageReader:
         self.heading: tuple[int, int, list[str]] | None = None  # (line, level, words) of the open heading
         self.pre: tuple[int, int] | None = None  # (first line, nesting) of the open <pre>
         self.title = ""
+        self.waiting: list[_Anchor] = []  # ids whose text has not started
+        self.reading: list[_Anchor] = []  # ids whose text is being read, up to their block's end
+        self.links = 0  # open <a href> elements around the current position
+        self.definitions: list[tuple[int, tuple[str, ...], bool]] = []  # (line, names, in main)
 
     def read(self, root: _Element) -> None:
         """Walk the tree in document order, without recursion: a page nested thousands deep is read
@@ -162,6 +187,11 @@ class _PageReader:
             self.block_starts.append((line, self.in_main))
         if tag == "pre":
             self.pre = (self.pre[0], self.pre[1] + 1) if self.pre else (line, 1)
+        anchor = element.get("id") or (element.get("name") if tag == "a" else None)
+        if tag == "a" and element.get("href") is not None:
+            self.links += 1
+        if anchor:
+            self.waiting.append(_Anchor(anchor, self.in_main))
 
     def _end(self, element: _Element, tag: str) -> None:
         line = self.line
@@ -184,6 +214,31 @@ class _PageReader:
                 self.pre = (first, depth - 1)
         if tag not in INLINE and self.pre is None:
             self._apart(line)
+        if tag == "a" and element.get("href") is not None:
+            self.links -= 1
+        if tag not in INLINE:
+            self._spelled(self.reading)
+            self.reading = []
+
+    def _anchored(self, data: str) -> None:
+        """``data`` read for the ids before it: those waiting start at its first words; each reads
+        up to :data:`ANCHORED_TEXT` characters, then is done, so that every id reads a bounded text
+        however many a block holds."""
+        if data.strip():
+            line = self.line + data[: len(data) - len(data.lstrip())].count("\n")
+            self.reading += [anchor.starting(line) for anchor in self.waiting]
+            self.waiting = []
+        for anchor in self.reading:
+            anchor.text += data[: ANCHORED_TEXT - len(anchor.text)]
+        done = [anchor for anchor in self.reading if len(anchor.text) >= ANCHORED_TEXT]
+        if done:
+            self._spelled(done)
+            self.reading = [anchor for anchor in self.reading if len(anchor.text) < ANCHORED_TEXT]
+
+    def _spelled(self, anchors: list[_Anchor]) -> None:
+        for anchor in anchors:
+            if names := spelled_names(anchor.anchor, anchor.text):
+                self.definitions.append((anchor.line, names, anchor.in_main))
 
     @property
     def in_main(self) -> bool:
@@ -208,6 +263,8 @@ class _PageReader:
             return
         if self.heading is not None:
             self.heading[2].append(data)
+        if not self.links:
+            self._anchored(data)
         for offset, part in enumerate(data.split("\n")):
             self._add(self.line + offset, part)
         self.line += data.count("\n")
@@ -246,7 +303,13 @@ class _PageReader:
         ]
         headings = self._named([heading for heading, in_main in self.headings if kept(in_main)], lines)
         starts = sorted({line for line, in_main in self.block_starts if kept(in_main)})
-        return Document(lines, headings, literal, block_starts=starts, encoding=encoding)
+        definitions: dict[int, tuple[str, ...]] = {}
+        for line, names, in_main in self.definitions:
+            if kept(in_main):
+                definitions[line] = tuple(dict.fromkeys((*definitions.get(line, ()), *names)))
+        return Document(
+            lines, headings, literal, block_starts=starts, encoding=encoding, definitions=definitions
+        )
 
     def _named(self, headings: list[Heading], lines: list[str]) -> list[Heading]:
         """The headings, with the page's title as the head of every path when no ``h1`` names it."""
@@ -259,3 +322,28 @@ class _PageReader:
         if not first_text:
             return headings
         return [Heading(first_text, TITLE_LEVEL, self.title), *headings]
+
+
+@dataclass
+class _Anchor:
+    """An element's id and the start of the text after it, from ``line``."""
+
+    anchor: str
+    in_main: bool
+    line: int = 0
+    text: str = ""
+
+    def starting(self, line: int) -> _Anchor:
+        self.line = line
+        return self
+
+
+def spelled_names(anchor: str, text: str) -> tuple[str, ...]:
+    """The names of ``text`` whose letters and digits, in lower case, are those of the id ``anchor``
+    or of its part before a ``:`` or ``(``; with the last part of a dotted one."""
+    keys = {_letters(anchor), _letters(_ID_QUALIFIER.split(anchor, maxsplit=1)[0])} - {""}
+    return known_names(name for name in _WRITTEN_NAME.findall(text) if _letters(name) in keys)
+
+
+def _letters(text: str) -> str:
+    return "".join(char for char in text.casefold() if char.isalnum())

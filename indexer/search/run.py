@@ -19,8 +19,10 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
    calls takes the test's place and the tests go after the rest, unless the question asks for
    tests.
 4. **What documents declare**: a question that is one name (``Path``, ``std::io::Stdout``) puts first
-   the chunks of the pages named after it (:func:`named_first`); a question most of whose words a
-   section declares as definitions puts that section first (:func:`defining_first`).
+   the chunks of the pages named after it or declaring it (:func:`named_first`), in every mode:
+   where a name is defined is what a page declares, not a word's statistics, so vector mode reads
+   it too; a question most of whose words a section declares as definitions puts that section
+   first (:func:`defining_first`).
 5. **Scores.** Each hit's :class:`Evidence` (its own strength, its gap below the hits ranked above
    it, its margin over what the collection gives non-answers, and in keyword and hybrid mode the
    share of the question's information the collection holds, :class:`Information`; keyword mode's
@@ -178,7 +180,7 @@ class Found:
         lists = {chunk_id for chunk_id, chunk in chunks.items() if lists_names(chunk, words)}
         order = code_before_tests(lists_last(order, lists), chunks, words)
         named: frozenset[int] = frozenset()
-        name = asked_name(query.text) if mode != "vector" else None
+        name = asked_name(query.text)
         if name is not None:
             chunks = {**chunks, **store.chunks_by_ids([c for c in order if c not in chunks])}
             order, named = named_first(order, chunks, name)
