@@ -57,7 +57,7 @@ from indexer.backends.onnx.cpu import INT8_SCHEME, INT8_SCHEMES
 from indexer.backends.onnx.folder import find_onnx_file, read_max_seq_length, read_pooling
 from indexer.backends.onnx.runner import OnnxRunner
 from indexer.backends.onnx.session import load_tokenizer, padded_inputs, plan_sub_batches
-from indexer.backends.packaged import EMBEDDING_MODELS, UNNAMED_MODEL
+from indexer.backends.packaged import EMBEDDING_MODELS, UNNAMED_MODEL, PackagedModel
 from indexer.backends.prefixes import known_prefixes
 from indexer.errors import BackendUnreachableError, ConfigError, IndexOutdatedError
 
@@ -149,19 +149,8 @@ class EmbeddedBackend(EmbeddingBackend):
         self.int8_scheme = int8_scheme
         self._model = model
         self._one_shot = one_shot
-        if model is None or model in EMBEDDING_MODELS:
-            packaged = UNNAMED_MODEL if model is None else EMBEDDING_MODELS[model]
-            self.model_name = packaged.recorded_name
-            self._onnx_path = packaged.onnx_path()
-            self._tokenizer_path = packaged.tokenizer_path()
-            self._max_seq_length = packaged.max_seq_length
-            self._dimension: int | None = packaged.dimension
-            self._onnx_sha256: str | None = packaged.onnx_sha256
-            own_pooling = packaged.pooling
-            prefixes = known_prefixes(packaged.name)
-            if prefixes is not None:
-                self.query_prefix, self.document_prefix = prefixes.query, prefixes.document
-        else:
+        packaged: PackagedModel | None = None  # or a model folder of the user's
+        if model is not None and model not in EMBEDDING_MODELS:
             folder = Path(model).expanduser().resolve()
             self.model_name = str(folder)
             self._onnx_path = find_onnx_file(folder)
@@ -169,9 +158,21 @@ class EmbeddedBackend(EmbeddingBackend):
             if not self._tokenizer_path.is_file():
                 raise ConfigError(f"embedded model folder {folder} has no tokenizer.json")
             self._max_seq_length = read_max_seq_length(folder)
-            self._dimension = None
-            self._onnx_sha256 = None
+            self._dimension: int | None = None
+            self._onnx_sha256: str | None = None
             own_pooling = pooling or read_pooling(folder)  # a recorded pooling wins over the folder's
+        else:
+            packaged = UNNAMED_MODEL if model is None else EMBEDDING_MODELS[model]
+            self.model_name = packaged.recorded_name
+            self._onnx_path = packaged.onnx_path()
+            self._tokenizer_path = packaged.tokenizer_path()
+            self._max_seq_length = packaged.max_seq_length
+            self._dimension = packaged.dimension
+            self._onnx_sha256 = packaged.onnx_sha256
+            own_pooling = packaged.pooling
+            prefixes = known_prefixes(packaged.name)
+            if prefixes is not None:
+                self.query_prefix, self.document_prefix = prefixes.query, prefixes.document
         self.pooling = pooling or own_pooling
         if self.pooling not in POOLINGS:
             raise ConfigError(
