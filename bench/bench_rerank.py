@@ -171,7 +171,8 @@ def rows_for(name: str, real: int, figures: dict[str, float], depths: list[int])
         took = figures[f"{reranked(depth)} p50 ms"]
         rows.append(
             row(
-                f"{name}: warm search p50 ms, k={HITS}, top {depth} re-ranked vs fused (x slower)",
+                f"{name}: warm search p50 ms, k={HITS}, top {depth} re-ranked vs fused "
+                f"(x slower; {real} questions)",
                 round(took, 1),
                 round(figures["fused p50 ms"], 1),
                 round(took / figures["fused p50 ms"], 1),

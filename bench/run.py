@@ -1,10 +1,17 @@
-"""`make bench`: run every benchmark script, print one table, write it to bench/RESULTS.md.
+"""`make bench`: run every benchmark script, print one table, write it to bench/RESULTS.md, and
+fail on a regression.
 
 Each script prints its rows with `--json` as one line of JSON, the last of its stdout; a row is made
 by bench/rows.py, which says what it holds. Every figure is a ratio against a reference measured in
 the same run, because the machines this runs on are shared and noisy.
 
+A run exits 1 when a script fails or a row misses its target and is not a known miss no worse than
+it stood (bench/gate.py says how; bench/known_misses.json lists the misses and why). ``--quick``
+runs small sizes, which no target is about: it fails only when a script fails. ``--check`` judges
+the rows of the last runs (bench/results.json) against the known misses, running nothing.
+
     python bench/run.py [--quick] [--only NAME ...] [--rows NAME=FILE ...]
+    python bench/run.py --check [FILE]
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+import gate
 from rows import COLUMNS, cell
 
 BENCH = Path(__file__).resolve().parent
@@ -130,6 +138,33 @@ def rows_given(pieces: list[str]) -> dict[str, list[dict]]:
     return given
 
 
+def judged(rows: list[dict], known: list[gate.KnownMiss]) -> tuple[bool, list[str]]:
+    """Mark each row with a target with its verdict; say whether the rows fail the run, and what
+    needs doing, as lines to print."""
+    verdicts = gate.judge_rows(rows, known)
+    lines = []
+    for verdict in verdicts:
+        verdict.line["verdict"] = verdict.state
+        if verdict.message:
+            lines.append(
+                f"{verdict.state}: {verdict.line['script']}: {verdict.line['what']}: {verdict.message}"
+            )
+    for miss in gate.unmatched(rows, known):
+        lines.append(f"note: the known miss {miss.script}: {miss.what!r} names no row of this run: delete it")
+    counts = ", ".join(
+        f"{sum(verdict.state == state for verdict in verdicts)} {state}" for state in gate.STATES
+    )
+    lines.append(f"gate ({gate.KNOWN_MISSES.name}): {counts}")
+    return any(verdict.fails for verdict in verdicts), lines
+
+
+def check(saved: Path) -> int:
+    """Judge the rows of the last runs, as saved, against the known misses."""
+    failed, lines = judged(json.loads(saved.read_text()), gate.read_known())
+    print("\n".join(lines))
+    return 1 if failed else 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -144,7 +179,19 @@ def main() -> int:
         help="take a script's rows from FILE (what it printed with --json: a run made in pieces, each "
         "file one piece) instead of running it",
     )
+    parser.add_argument(
+        "--check",
+        nargs="?",
+        type=Path,
+        const=BENCH / "results.json",
+        metavar="FILE",
+        help="judge the rows of FILE (default: bench/results.json, the last runs) against "
+        "bench/known_misses.json; run nothing",
+    )
     options = parser.parse_args()
+    if options.check:
+        return check(options.check)
+    known = gate.read_known()
     given = rows_given(options.rows)
     names = [name for name in SCRIPTS if options.only is None or name in options.only]
     rows: list[dict] = []
@@ -161,13 +208,13 @@ def main() -> int:
         if problem:
             problems.append(problem)
         print(f"  {name}: {len(script_rows)} rows in {seconds:.0f} s", file=sys.stderr)
+    failed, verdicts = (False, []) if options.quick else judged(rows, known)
     print(table(rows))
-    for problem in problems:
-        print(f"problem: {problem}")
+    for line in [*verdicts, *(f"problem: {problem}" for problem in problems)]:
+        print(line)
     if not options.quick:
         write_results(rows, problems, names, options.only is not None, options.rows)
-    failed = [row for row in rows if row.get("pass") is False]
-    return 1 if problems or (failed and not options.quick) else 0
+    return 1 if problems or failed else 0
 
 
 if __name__ == "__main__":
