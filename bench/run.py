@@ -2,11 +2,11 @@
 fail on a regression.
 
 Each script prints its rows with `--json` as one line of JSON, the last of its stdout; a row is made
-by bench/rows.py, which says what it holds. Every figure is a ratio against a reference measured in
+by bench/support/rows.py, which says what it holds. Every figure is a ratio against a reference measured in
 the same run, because the machines this runs on are shared and noisy.
 
 A run exits 1 when a script fails or a row misses its target and is not a known miss no worse than
-it stood (bench/gate.py says how; bench/known_misses.json lists the misses and why). ``--quick``
+it stood (bench/support/gate.py says how; bench/known_misses.json lists the misses and why). ``--quick``
 runs small sizes, which no target is about: it fails only when a script fails. ``--check`` judges
 the rows of the last runs (bench/results.json) against the known misses, running nothing.
 
@@ -27,8 +27,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-import gate
-from rows import COLUMNS, cell
+from support import gate
+from support.rows import COLUMNS, cell
 
 BENCH = Path(__file__).resolve().parent
 SCRIPTS = [

@@ -1,4 +1,4 @@
-"""The bench's gate (bench/gate.py, bench/run.py --check), judged on the rows of the last bench
+"""The bench's gate (bench/support/gate.py, bench/run.py --check), judged on the rows of the last bench
 runs as checked in (bench/results.json) and the known misses as checked in
 (bench/known_misses.json): a regression fails, a known miss fails only when it gets worse beyond
 its noise, and one that passes says so."""
@@ -20,7 +20,7 @@ RESULTS = BENCH / "results.json"
 
 
 def load_gate() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_gate", BENCH / "gate.py")
+    spec = importlib.util.spec_from_file_location("bench_gate", BENCH / "support" / "gate.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module  # dataclasses look their module up by name

@@ -24,7 +24,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-KNOWN_MISSES = Path(__file__).resolve().parent / "known_misses.json"
+KNOWN_MISSES = Path(__file__).resolve().parent.parent / "known_misses.json"
 
 #: The states of a judged row, as the table shows them; the first two fail a run.
 FAIL, WORSE, KNOWN, PASS = "FAIL", "WORSE", "KNOWN", "PASS"

@@ -52,7 +52,7 @@ def row(
 
 
 def cell(line: dict[str, object], column: str) -> str:
-    """How one value of a row shows in a table: PASS or FAIL for a verdict (or the state bench/gate.py
+    """How one value of a row shows in a table: PASS or FAIL for a verdict (or the state bench/support/gate.py
     gave it: KNOWN, WORSE), nothing for None."""
     value = line.get(column)
     if column == "pass" and "verdict" in line:
