@@ -2,13 +2,13 @@
 # `make demo` installs what running the tool needs; `make test` adds the test extras (PostgreSQL server
 # binaries, the frameworks the integrations are tested against, ruff...).
 PYTHON ?= python3
-VENV := .venv
+VENV ?= .venv
 BIN := $(VENV)/bin
 RUNTIME := $(VENV)/.installed-runtime
 TESTING := $(VENV)/.installed-test
 DOCS_TOOLS := $(VENV)/.installed-docs
 
-.PHONY: install install-test browser emulator demo test lint docs cli-docs bench bench-quick screenshot clean
+.PHONY: install install-test browser emulator demo test test-fast lint docs cli-docs bench bench-quick screenshot clean
 
 install: $(RUNTIME)
 
@@ -53,6 +53,12 @@ emulator:
 
 test: install-test browser emulator
 	$(BIN)/python -m pytest -q
+
+# the edit-test loop: every test that loads no model and starts no server, browser, emulator, worker
+# or PostgreSQL (those are marked heavy; one that is not fails here, naming what it did), less the
+# few that take seconds alone (marked slow); `make test` runs them all
+test-fast: install-test
+	INDEX_FAST_TESTS=1 $(BIN)/python -m pytest -q -m "not heavy and not slow" -p no:cacheprovider
 
 # the README's picture of the search page, from the test that drives it
 screenshot: install-test browser

@@ -107,6 +107,8 @@ class Case:
     #: The corpus is this many times the base one: three servers build three times as fast, so on three
     #: times the files their build lasts as long as one server's, and its start and end weigh as little.
     scale: int = 1
+    #: Worker processes reading and chunking (None: the build's default, as ``index build`` has it).
+    workers: int | None = None
 
     @property
     def capacity(self) -> float:
@@ -117,9 +119,10 @@ class Case:
         concurrency = "default" if self.concurrency is None else self.concurrency
         servers = f"{self.servers} servers, each " if self.servers > 1 else ""
         corpus = f", {self.scale}x the files" if self.scale > 1 else ""
+        workers = "" if self.workers is None else f", {self.workers} workers"
         return (
             f"{self.kind} {servers}P={self.parallel} {LATENCY * 1000:g} ms, batch {self.batch}, "
-            f"concurrency {concurrency}{corpus}: chunks/s vs capacity"
+            f"concurrency {concurrency}{corpus}{workers}: chunks/s vs capacity"
         )
 
 
@@ -137,6 +140,13 @@ CASES = (
     Case("openai", 4, None, target=None, scale=3),
     Case("openai", 4, None, servers=3, scale=3),
     Case("ollama", 4, 18, servers=3, scale=3),
+    Case("openai", 4, None, target=None, scale=3, workers=0),
+    Case("openai", 4, None, servers=3, scale=3, target=None, workers=0),
+)
+#: ``--spread``: only three servers against one at 32 chunks a batch, with the build's default workers
+#: and with none (the files read in the build's process), each case run ``--repeat`` times.
+SPREAD_CASES = tuple(
+    case for case in CASES if case.batch == BATCH_SIZE and case.scale == 3 and case.kind == "openai"
 )
 #: Three servers' throughput against one server's, measured in the same run.
 SPREAD_TARGET = 2.7
@@ -200,14 +210,14 @@ def measure(case: Case, corpora: dict[int, Path], scratch: Path, dimension: int)
             backend = OpenAIBackend(
                 "text-embedding-3-small", base_url=[url + "/v1" for url in urls], api_key="sk-bench"
             )
-        index_path = (
-            scratch
-            / f"{case.kind}-{case.servers}-{case.parallel}-{case.concurrency}-{case.scale}-{case.batch}.db"
+        index_path = scratch / (
+            f"{case.kind}-{case.servers}-{case.parallel}-{case.concurrency}-{case.scale}-{case.batch}-"
+            f"{case.workers}-{time.monotonic_ns()}.db"
         )
         with Index.open(index_path) as index:
             report = index.build(
                 corpora[case.scale], backend=backend, batch_size=case.batch, concurrency=case.concurrency,
-                warn=lambda message: None,
+                workers=case.workers, warn=lambda message: None,
             )  # fmt: skip
     finally:
         server = sum(stop_server(process) for process, _ in started)
@@ -246,10 +256,13 @@ def measure(case: Case, corpora: dict[int, Path], scratch: Path, dimension: int)
 def spread_rows(results: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Three servers' chunks/s against one server's of the same kind, slots, batch and files, measured in
     the same run (for the cases that have such a reference)."""
-    alone = {result["case"]: result for result in results if result["case"].servers == 1}
+    alone: dict[Case, dict[str, Any]] = {}  # the latest of each (with --repeat, the same round's)
     rows = []
-    for many in (result for result in results if result["case"].servers > 1):
+    for many in results:
         case = many["case"]
+        if case.servers == 1:
+            alone[case] = many
+            continue
         one = alone.get(replace(case, servers=1, target=None))
         if one is None:
             continue
@@ -280,7 +293,8 @@ def diagnose(case: Case, report: BuildReport, ratio: float) -> str:
     return (
         f"{report.chunks_embedded} chunks, {report.requests} requests, {report.seconds:.2f} s "
         f"(ideal {ideal:.2f} s, ratio {ratio:.0%}); {request * 1000:.0f} ms a request for "
-        f"{LATENCY * 1000:g} ms latency; main thread {main_thread:.2f} s (read {stages['read']:.2f}, "
+        f"{LATENCY * 1000:g} ms latency; main thread {main_thread:.2f} s, in worker processes when "
+        f"there are some (read {stages['read']:.2f}, "
         f"parse {stages['parse']:.2f}, tokenize {stages['tokenize']:.2f}, chunk {stages['chunk']:.2f}, "
         f"check {stages['check']:.2f}); writer thread {stages['write']:.2f} s"
     )
@@ -291,14 +305,17 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="a smaller corpus, for a CI smoke run")
     parser.add_argument("--json", action="store_true", help="print the rows as a JSON list")
     parser.add_argument("--dimension", type=int, default=768, help="vector length the server answers with")
+    parser.add_argument("--spread", action="store_true", help="only three servers against one, batch 32")
+    parser.add_argument("--repeat", type=int, default=1, help="run each case this many times, in turn")
     options = parser.parse_args()
     files = 60 if options.quick else 1000
+    cases = (SPREAD_CASES if options.spread else CASES) * options.repeat
     with tempfile.TemporaryDirectory(prefix="bench-http-") as temporary:
         scratch = Path(temporary)
-        corpora = {scale: scratch / f"corpus-{scale}" for scale in sorted({case.scale for case in CASES})}
+        corpora = {scale: scratch / f"corpus-{scale}" for scale in sorted({case.scale for case in cases})}
         for scale, corpus in corpora.items():
             write_corpus(corpus, files * scale)
-        results = [measure(case, corpora, scratch, options.dimension) for case in CASES]
+        results = [measure(case, corpora, scratch, options.dimension) for case in cases]
     results += spread_rows(results)
     details = [
         f"build throughput against loopback servers: {files} files, {options.dimension}-dimension vectors, "

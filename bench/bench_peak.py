@@ -10,8 +10,9 @@ and in the other layout too, which runs here though it clips on CPUs without int
   text at its own length: padding is overhead, not work);
 - the peak: a large matrix product of the same precision through onnxruntime (a MatMul of float32,
   or the MatMulIntegerToFloat the int8 graph runs, with weights in the same layout), on the model's
-  own product shapes at the sub-batch budget (2,048 rows), the same threads, each shape run once
-  after every call of the backend, so that the load of other processes falls on both alike;
+  own product shapes at 2,048 rows (TOKEN_BUDGET) on as many threads as the backend runs side by
+  side, each shape run once after every call of the backend, so that the load of other processes
+  falls on both alike;
 - the fraction (target: at least 50%) and, under the table, where the rest goes: onnxruntime's own
   profile of the model's nodes on the same texts (time in the weight products, the attention block,
   quantization, the rest) and the share of padded tokens.
@@ -40,7 +41,7 @@ from bench_embedded import sample_corpus_chunks
 from support.rows import print_rows, row
 
 from indexer import Index
-from indexer.backends.embedded import EmbeddedBackend
+from indexer.backends.embedded import RUN_TOKENS, EmbeddedBackend
 from indexer.backends.onnx import int8
 from indexer.backends.onnx import model as onnx_model
 from indexer.backends.onnx.cache import OPTIMIZED_MODEL
@@ -116,7 +117,8 @@ def padded_tokens(lengths: list[int]) -> int:
     total = 0
     for start in range(0, len(lengths), BATCH):
         batch = lengths[start : start + BATCH]
-        total += sum(len(rows) * max(batch[index] for index in rows) for rows in plan_sub_batches(batch))
+        runs = plan_sub_batches(batch, RUN_TOKENS)
+        total += sum(len(rows) * max(batch[index] for index in rows) for rows in runs)
     return total
 
 
@@ -204,7 +206,7 @@ class Peak:
 def node_profile(backend: EmbeddedBackend, int8: bool, texts: list[str]) -> dict[str, float]:
     """Shares of the model's run time by kind of node (:data:`KINDS`), from onnxruntime's profile of
     the backend's own optimised copy running these texts in the backend's sub-batches."""
-    options = session_options(backend._threads, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)
+    options = session_options(1, ort.GraphOptimizationLevel.ORT_DISABLE_ALL)  # a run is one thread's
     options.enable_profiling = True
     with tempfile.TemporaryDirectory() as folder:
         options.profile_file_prefix = str(Path(folder) / "profile")
@@ -213,7 +215,7 @@ def node_profile(backend: EmbeddedBackend, int8: bool, texts: list[str]) -> dict
         names = [model_input.name for model_input in session.get_inputs()]
         encodings = backend._embedder().encode_batch_fast(texts)
         lengths = [len(encoding.ids) for encoding in encodings]
-        for rows in plan_sub_batches(lengths):
+        for rows in plan_sub_batches(lengths, RUN_TOKENS):
             inputs = padded_inputs([encodings[row].ids for row in rows])
             session.run(None, {name: inputs[name] for name in names})
         events = json.loads(Path(session.end_profiling()).read_text())
@@ -268,7 +270,7 @@ def precision_rows(texts: list[str]) -> tuple[list[dict], list[str]]:
         backend = EmbeddedBackend(precision=precision)
         if weights_layout is not None and weights_layout != own_layout:
             backend.int8_instructions = "bench: signed weights"  # the other layout's graph and cache
-        products = Peak(shapes, precision, layout, backend._threads)
+        products = Peak(shapes, precision, layout, backend.threads)
         seconds = throughput(backend, texts, products)
         achieved = work / seconds
         best = products.best()
@@ -290,7 +292,7 @@ def precision_rows(texts: list[str]) -> tuple[list[dict], list[str]]:
         rows.append(
             row(
                 f"embedded {label}: multiply-adds/s vs this machine's {precision} product peak "
-                f"(onnxruntime, {backend._threads} threads; GMAC/s)",
+                f"(onnxruntime, {backend.threads} threads; GMAC/s)",
                 round(achieved / 1e9, 2),
                 round(best / 1e9, 2),
                 round(fraction, 3),

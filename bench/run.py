@@ -34,6 +34,7 @@ BENCH = Path(__file__).resolve().parent
 SCRIPTS = [
     "bench_pipeline",
     "bench_embedded",
+    "bench_embed_build",
     "bench_peak",
     "bench_http",
     "bench_query",
@@ -52,7 +53,7 @@ SCRIPTS = [
 #: (a script named in none goes under OTHER).
 SUBJECTS = {
     "Building an index": ("bench_pipeline", "bench_http"),
-    "Embedding speed": ("bench_embedded", "bench_peak"),
+    "Embedding speed": ("bench_embedded", "bench_embed_build", "bench_peak"),
     "Search at scale": (
         "bench_query",
         "compare_vector_indexes",

@@ -16,6 +16,7 @@ from pathlib import Path
 import click
 
 from indexer.cli import main
+from indexer.cli.app import COMMANDS, commands
 from indexer.errors import INTERRUPTED, exit_codes
 
 #: Help is wrapped at this width whatever the terminal, so the page is the same on every machine.
@@ -37,7 +38,7 @@ def help_text(name: str | None = None) -> str:
     width = {"terminal_width": WIDTH, "max_content_width": WIDTH}
     context = click.Context(main, info_name="index", **main.context_settings, **width)
     if name is not None:
-        context = click.Context(main.commands[name], info_name=name, parent=context, **width)
+        context = click.Context(commands()[name], info_name=name, parent=context, **width)
     return context.command.get_help(context).rstrip()
 
 
@@ -55,7 +56,7 @@ def reference() -> str:
     """The whole page: the exit codes, then ``index --help`` and each command's help."""
     sections = [INTRODUCTION, "## Exit codes\n", exit_code_table() + "\n"]
     sections += ["## index\n", "```text\n" + help_text() + "\n```\n"]
-    for name in main.commands:
+    for name in COMMANDS:
         sections += [f"## index {name}\n", "```text\n" + help_text(name) + "\n```\n"]
     return "\n".join(sections)
 

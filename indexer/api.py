@@ -207,6 +207,7 @@ class Index:
         rebuild: bool = False,
         batch_size: int = 32,
         concurrency: int | None = None,
+        workers: int | None = 0,
         chunk_tokens: int | None = None,
         ignore_files: bool | None = None,
         include: Sequence[str] | str | None = None,
@@ -234,6 +235,10 @@ class Index:
                 chunk_tokens and the walk's settings (ignore_files, include, exclude,
                 allow_secrets, max_file_size) are recorded: None re-uses what the index holds for
                 them. max_file_size is in bytes, or a size such as ``"200MB"``.
+            workers: processes that read and chunk files beside this one (None: as
+                :class:`indexer.pipeline.BuildOptions` decides, as ``index build`` does). 0 by
+                default here: a worker process imports the script that started it again, so a
+                script asking for workers runs its build under ``if __name__ == "__main__":``.
             progress: True for a bar on a terminal (else a line every 30 s), or a
                 :class:`indexer.progress.Progress` of your own.
             option_name: how warnings name the setting they advise (``allow_secrets`` by
@@ -256,6 +261,7 @@ class Index:
         options = BuildOptions(
             batch_size=batch_size,
             concurrency=concurrency,
+            workers=workers,
             chunk_tokens=chunk_tokens,
             ignore_files=ignore_files,
             include=_patterns(include, "include"),
@@ -417,7 +423,7 @@ class Index:
         store = self.store
         with store.snapshot():
             fingerprint = store.get_json("fingerprint")
-            status = {
+            status: dict[str, Any] = {
                 "index": store.path if is_postgres_url(self.location) else os.path.abspath(self.location),
                 **store.counts(),
                 "size_bytes": store.size_bytes(),

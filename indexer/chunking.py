@@ -34,7 +34,9 @@ How boundaries are chosen, and why:
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -50,8 +52,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: matter, link definitions and page navigation left out;
 #: 5: a block cut by lines packed with its lead-in, sections cut apart joined at their seam, small
 #: chunks filled from a neighbour; 6: the names a chunk's lines declare stored with it;
-#: 7: source code cut at its definitions and statements (indexer/formats/code.py), headed by its outline
-CHUNKER_VERSION = 7
+#: 7: source code cut at its definitions and statements (indexer/formats/code.py), headed by its outline;
+#: 8: a chunk whose lines are tests, as their language declares them, stored as one
+CHUNKER_VERSION = 8
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
 #: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
 #: as local (both measured on real doc folders, bench/RESULTS.md).
@@ -479,7 +482,7 @@ def _make_chunk(
     """A chunk over its pieces; whole lines keep the blank lines between them, as in the file. Its
     model text (see :func:`_model_text`) leaves its markup lines out, and reads each line as the
     reader read it. It declares the names its own lines define, not those of the overlap it repeats
-    from the chunk before."""
+    from the chunk before, and is a test when its own lines all are."""
     start, end = pieces[0].line, pieces[-1].line
     heading = headings.text(_shared_path(group))
     if all(piece.text == lines[piece.line - 1] for piece in pieces):
@@ -494,8 +497,16 @@ def _make_chunk(
         read = [None if piece.markup else piece.text for piece in pieces]
     own_lines = dict.fromkeys(piece.line for block in group for piece in block.pieces)
     names = tuple(dict.fromkeys(name for line in own_lines for name in document.definitions.get(line, ())))
+    is_test = bool(document.tests) and all(_inside(document.tests, line) for line in own_lines)
     text = "\n".join(text_lines)
-    return Chunk(start, end, heading, text, model_text=_model_text(text_lines, read), names=names)
+    model_text = _model_text(text_lines, read)
+    return Chunk(start, end, heading, text, model_text=model_text, names=names, is_test=is_test)
+
+
+def _inside(ranges: list[tuple[int, int]], line: int) -> bool:
+    """Whether ``line`` lies in one of ``ranges`` (inclusive, in order, apart)."""
+    place = bisect.bisect_right(ranges, (line, math.inf)) - 1
+    return place >= 0 and ranges[place][0] <= line <= ranges[place][1]
 
 
 def _extend_to_cover(chunks: list[Chunk], lines: list[str]) -> list[Chunk]:

@@ -25,6 +25,13 @@ class Span:
     last: int | None = None
     kind: str = ""  # '' for lines
 
+    @property
+    def bounds(self) -> tuple[int, int] | None:
+        """``(first, last)``, or None when the citation asks for the whole file."""
+        if self.first is None or self.last is None:
+            return None
+        return self.first, self.last
+
     def overlaps_lines(self, start_line: int, end_line: int) -> bool:
         """Whether lines ``start_line``-``end_line`` share a line with this span (of lines)."""
         return (

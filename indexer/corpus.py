@@ -291,14 +291,15 @@ class WalkFilter:
         if parts[-1] in IGNORE_FILE_NAMES or relative.endswith(".git/info/exclude"):
             self._chains.clear()  # the rules themselves changed
             return True
-        chain: IgnoreChain | None = self._chain("", IgnoreChain())
+        chain = self._root_chain()
         for depth in range(1, len(parts)):
             folder = "/".join(parts[:depth])
             if is_skipped_folder(parts[depth - 1]) or self.rules.ignores_folder(chain, folder):
                 return False
-            chain = self._chain(folder, chain)
-            if chain is None:
+            inner = self._chain(folder, chain)
+            if inner is None:
                 return False
+            chain = inner
         absolute = self.root / relative
         if absolute.is_dir():
             return not (is_skipped_folder(parts[-1]) or self.rules.ignores_folder(chain, relative))
@@ -307,17 +308,25 @@ class WalkFilter:
         ignored = self.rules.ignores_file(chain, relative)
         return not ignored and left_out_as(self.rules, relative, stored_name(relative)) is None
 
+    def _root_chain(self) -> IgnoreChain:
+        """The ignore files in force at the root, which is walked even when it is a virtual environment."""
+        chain = self._chains.get("")
+        if chain is None:
+            chain = self.rules.enter(self.rules.root_chain(), "", self._markers(""))
+            self._chains[""] = chain
+        return chain
+
     def _chain(self, folder: str, parent: IgnoreChain) -> IgnoreChain | None:
-        """The ignore files in force in ``folder`` (None: a virtual environment, never walked)."""
+        """The ignore files in force in ``folder``, under the root (None: a virtual environment, never
+        walked)."""
         if folder not in self._chains:
-            base = self.root / folder
-            names = [name for name in self.MARKERS if os.path.lexists(base / name)]
-            if folder and is_virtual_env(names):
-                self._chains[folder] = None
-            else:
-                start = self.rules.root_chain() if not folder else parent
-                self._chains[folder] = self.rules.enter(start, folder, names)
+            names = self._markers(folder)
+            self._chains[folder] = None if is_virtual_env(names) else self.rules.enter(parent, folder, names)
         return self._chains[folder]
+
+    def _markers(self, folder: str) -> list[str]:
+        base = self.root / folder
+        return [name for name in self.MARKERS if os.path.lexists(base / name)]
 
 
 def left_out_as(rules: PathRules, relative: str, name: str) -> str | None:

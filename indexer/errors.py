@@ -162,9 +162,12 @@ def exit_codes() -> dict[int, ExitCode]:
     errors = [error for error in _subclasses(IndexerError) if error.__module__ == __name__]
     table = {SUCCESS.code: SUCCESS}
     for owner in errors:
-        if "exit_meaning" in vars(owner):
+        meaning, details = vars(owner).get("exit_meaning"), vars(owner).get("exit_details")
+        if meaning is not None:
+            if details is None:
+                raise TypeError(f"{owner.__name__} says what its exit code means but not its details")
             names = tuple(error.__name__ for error in errors if error.exit_code == owner.exit_code)
-            table[owner.exit_code] = ExitCode(owner.exit_code, owner.exit_meaning, owner.exit_details, names)
+            table[owner.exit_code] = ExitCode(owner.exit_code, meaning, details, names)
     return dict(sorted(table.items()))
 
 

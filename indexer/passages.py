@@ -68,8 +68,9 @@ def read_passage(store: ChunkReads, citation: str, root: str | None = None) -> P
     for path, span in readings:
         chunks = store.file_chunks(path, root)
         if chunks:
-            if span.first is not None and span.last < span.first:
-                turned = Span(span.last, span.first, span.kind)
+            bounds = span.bounds
+            if bounds is not None and bounds[1] < bounds[0]:
+                turned = Span(bounds[1], bounds[0], span.kind)
                 raise InvalidRequestError(f"{citation} runs backwards: ask for {path}:{format_span(turned)}")
             return assemble(_one_root(chunks, path), span)
     where = f" under {root}" if root else ""
@@ -79,9 +80,10 @@ def read_passage(store: ChunkReads, citation: str, root: str | None = None) -> P
 def assemble(chunks: Sequence[StoredChunk], span: Span) -> Passage:
     """The passage of ``span`` from one file's ``chunks`` (all of them, in file order)."""
     placed = _place_lines(chunks)
+    bounds = span.bounds
     if span.kind:
         chosen = [index for index, chunk in enumerate(chunks) if span.overlaps_parts(chunk.locator)]
-    elif span.first is not None:
+    elif bounds is not None:
         chosen = [
             index
             for index, chunk in enumerate(chunks)
@@ -95,8 +97,9 @@ def assemble(chunks: Sequence[StoredChunk], span: Span) -> Passage:
         for index in chosen
         for line in placed[index][_overlap(chunks[index - 1], chunks[index]) if index - 1 in taken else 0 :]
     ]
-    if span.first is not None and not span.kind:
-        lines = [line for line in lines if line.lowest <= span.last and line.highest >= span.first]
+    line_bounds = None if span.kind else bounds
+    if line_bounds is not None:
+        lines = [line for line in lines if line.lowest <= line_bounds[1] and line.highest >= line_bounds[0]]
     if not lines:
         raise NotInIndexError(f"{chunks[0].path} has no {_describe(span)} in the index ({_extent(chunks)})")
     while len(lines) > 1 and not lines[-1].text:  # blank lines at the edges are the chunker's, not text
@@ -106,8 +109,8 @@ def assemble(chunks: Sequence[StoredChunk], span: Span) -> Passage:
     first, last = chunks[chosen[0]], chunks[chosen[-1]]
     # the range is the lines kept, so the text's first line is line `start_line`
     start, end = max(first.start_line, lines[0].lowest), min(last.end_line, lines[-1].highest)
-    if span.first is not None and not span.kind:
-        start, end = max(start, span.first), min(end, span.last)
+    if line_bounds is not None:
+        start, end = max(start, line_bounds[0]), min(end, line_bounds[1])
     return Passage(
         path=first.path,
         root=first.root,
@@ -187,13 +190,16 @@ def _one_root(chunks: Sequence[StoredChunk], path: str) -> list[StoredChunk]:
 
 
 def _describe(span: Span) -> str:
+    bounds = span.bounds
+    if bounds is None:
+        return "text"
     if span.kind:
-        return name_parts(span.kind, span.first, span.last)
-    return f"lines {span.first}-{span.last}"
+        return name_parts(span.kind, *bounds)
+    return f"lines {bounds[0]}-{bounds[1]}"
 
 
 def _extent(chunks: Sequence[StoredChunk]) -> str:
-    parts = [parse_locator(chunk.locator) for chunk in chunks]
-    if all(parts):
+    parts = [part for chunk in chunks if (part := parse_locator(chunk.locator)) is not None]
+    if len(parts) == len(chunks):
         return f"it has {name_parts(parts[0][0], parts[0][1], parts[-1][2])}"
     return f"it has lines {chunks[0].start_line}-{chunks[-1].end_line}"

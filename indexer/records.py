@@ -19,7 +19,8 @@ class Chunk:
     where a reader finds it in the original when lines do not say it ('page 3', 'cells 4-6').
     ``model_text`` is what the model reads of it when that differs from ``text`` (markup left out,
     lines read as their reader read them: an AsciiDoc link as its text). ``names`` are the names its
-    lines declare they define (``Document.definitions``)."""
+    lines declare they define (``Document.definitions``); ``is_test`` says its lines are tests, as
+    their language declares them (``Document.tests``)."""
 
     start_line: int
     end_line: int
@@ -28,6 +29,7 @@ class Chunk:
     locator: str = ""
     model_text: str = ""
     names: tuple[str, ...] = ()
+    is_test: bool = False
 
     @property
     def embed_text(self) -> str:
@@ -38,7 +40,8 @@ class Chunk:
 
 @dataclass(frozen=True)
 class StoredChunk:
-    """A chunk as the search reads it back, with the names it declares (:attr:`Chunk.names`)."""
+    """A chunk as the search reads it back, with the names it declares (:attr:`Chunk.names`) and
+    whether it is a test (:attr:`Chunk.is_test`)."""
 
     id: int
     root: str
@@ -49,6 +52,7 @@ class StoredChunk:
     text: str
     locator: str = ""
     names: tuple[str, ...] = ()
+    is_test: bool = False
 
     @property
     def citation(self) -> str:

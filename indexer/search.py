@@ -15,17 +15,22 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
 3. **Lists of names last** (:func:`lists_last`): among the first :data:`RULE_WINDOW`, chunks of a
    page that lists names (a generated index, a changelog's dated or numbered entries, release
    notes, a glossary, as the page declares them) go after the others, unless the question asks
-   for such a list.
+   for such a list. **Tests after the code** (:func:`code_before_tests`): there too, the code a test
+   calls takes the test's place and the tests go after the rest, unless the question asks for
+   tests.
 4. **What documents declare**: a question that is one name (``Path``, ``std::io::Stdout``) puts first
    the chunks of the pages named after it (:func:`named_first`); a question most of whose words a
    section declares as definitions puts that section first (:func:`defining_first`).
 5. **Scores.** Each hit's :class:`Evidence` (its own strength, its gap below the hits ranked above
-   it, its margin over what the collection gives non-answers) goes through the mode's logistic map
+   it, its margin over what the collection gives non-answers, and in keyword and hybrid mode the
+   share of the question's information the collection holds, :class:`Information`; keyword mode's
+   strength is the share the hit holds) goes through the mode's logistic map
    fitted for the index's model (:data:`CALIBRATIONS`, :data:`KEYWORD_CALIBRATION`), fitted on
    collections of several kinds and checked on others: the score is the chance that the hit
    answers. Floors: a page named as a one-name question asks scores at least
-   :data:`NAMED_PAGE_SCORE`; the chunks holding a one-word query's word best at least
-   :data:`DEFAULT_MIN_SCORE` (a lookup is answered whenever the index holds the word). Then each
+   :data:`NAMED_PAGE_SCORE`; the chunks holding a one-word query's word best (in vector mode the
+   nearest ones) at least :data:`DEFAULT_MIN_SCORE` (a lookup is answered in every mode whenever
+   the index holds the word). Then each
    hit scores as the strongest hit ranked at or below it (:func:`in_rank_order`), so the list is
    sorted by the score and a threshold cuts only its tail: the first hit's score is the judgment of
    the whole answer ("nothing relevant here" under :data:`DEFAULT_MIN_SCORE`), and the hits under
@@ -46,7 +51,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.citations import format_citation
@@ -146,7 +151,13 @@ class Query:
 
     def keyword_count(self) -> int:
         """How many terms the keyword scale counts (see :func:`keyword_ceiling`)."""
-        return len(keyword_words(self.words)) + len(self.phrases) + len(self.prefixes)
+        return len(self.information_terms())
+
+    def information_terms(self) -> list[str]:
+        """The terms whose information the question asks for (:class:`Information`): its words (see
+        :func:`keyword_words`), each phrase, each prefix marked with its ``*``; not the joined forms
+        of :func:`keyword_terms`, which are other spellings of the same words."""
+        return [*keyword_words(self.words), *self.phrases, *(prefix + "*" for prefix in self.prefixes)]
 
 
 #: A part of a question: an optional leading ``-``, then a quoted phrase or a run of non-spaces.
@@ -158,12 +169,14 @@ _EXCLUDABLE = re.compile(r"[^\W\d_]\w")
 @dataclass(frozen=True)
 class Calibration:
     """A fixed logistic map from a hit's evidence (:class:`Evidence`) to the chance that it answers
-    the question (Platt scaling over three features), fitted by ``bench/bench_scores.py --fit``."""
+    the question (Platt scaling over its four features), fitted by ``bench/bench_scores.py --fit``."""
 
     strength: float
     gap: float
     margin: float
     offset: float
+    known: float = 0.0
+    together: float = 0.0
 
     def logit(self, evidence: Evidence) -> float:
         """The log-odds the map gives ``evidence``."""
@@ -171,6 +184,8 @@ class Calibration:
             self.strength * evidence.strength
             + self.gap * evidence.gap
             + self.margin * evidence.margin
+            + self.known * evidence.known
+            + self.together * evidence.together
             + self.offset
         )
 
@@ -193,11 +208,21 @@ class Evidence:
       by (the blend in hybrid mode), 0 for the first: a hit far below the first rarely answers;
     - ``margin``: its evidence over what the collection gives the question's non-answers, the
       evidence of the hit at :data:`REFERENCE_RANK` in the same list: a cosine of 0.5 is a
-      standout where most chunks score 0.1 and ordinary where most score 0.45."""
+      standout where most chunks score 0.1 and ordinary where most score 0.45;
+    - ``known``: the share of the question's information that the collection holds at all
+      (:class:`Information`), the same for every hit of a question: an off-topic question shares a
+      word or two of its many with the collection, a real one most of its rare ones, however long
+      it is (1 where the mode does not read the keyword index);
+    - ``together``: in keyword mode, the log of its BM25 over the most that one of the question's
+      terms gets alone in any chunk, or 0 when it holds no more than that: above 0 only where the
+      hit holds several of the question's words at once, as an answer does and a chunk sharing a
+      word with an off-topic question does not (0 in the other modes)."""
 
     strength: float
     gap: float
     margin: float
+    known: float = 1.0
+    together: float = 0.0
 
 
 #: The least inverse document frequency BM25 gives a word in SQLite's FTS5 and in the PostgreSQL store
@@ -208,6 +233,9 @@ BM25_SMALLEST_IDF = 1e-6
 #: its evidence, whose ceiling keeps a match of one common word among them weak, and a longer
 #: question's best match counts as a six-word question's would, however many words it lacks.
 SHARE_FLOOR_WORDS = 12
+#: What BM25 gives a word at most in a chunk, as a multiple of its inverse document frequency: ``k1 + 1``
+#: with the ``k1`` of 1.2 that both stores use, reached as the word repeats.
+BM25_SATURATION = 2.2
 #: How much lower than a cosine the same keyword evidence counts in a hit's strength in hybrid mode:
 #: a hit whose words name something rare (evidence near 1) is as strong as a close paraphrase, a few
 #: words in common are weak.
@@ -249,8 +277,8 @@ class ModeCalibration:
 #: map by logistic regression of real questions against off-topic ones on their strongest hit, its
 #: offset then set so that the default threshold leaves most off-topic questions without an answer.
 KEYWORD_CALIBRATION = ModeCalibration(
-    answer=Calibration(strength=2.78, gap=0.0, margin=1.064, offset=-2.169),
-    hit=Calibration(strength=1.937, gap=0.0, margin=1.381, offset=-2.315),
+    answer=Calibration(strength=0.895, gap=0.0, margin=0.596, offset=-4.292, known=2.945, together=3.65),
+    hit=Calibration(strength=2.277, gap=0.0, margin=2.12, offset=-2.606),
 )
 
 
@@ -278,8 +306,8 @@ class ModelCalibration:
 CALIBRATIONS = {
     "all-MiniLM-L6-v2-int8": ModelCalibration(
         vector=ModeCalibration(
-            answer=Calibration(strength=6.045, gap=0.0, margin=2.619, offset=-2.829),
-            hit=Calibration(strength=3.656, gap=0.0, margin=2.886, offset=-3.04),
+            answer=Calibration(strength=5.983, gap=0.0, margin=3.136, offset=-2.909),
+            hit=Calibration(strength=3.66, gap=0.0, margin=2.887, offset=-3.04),
         ),
         hybrid=ModeCalibration(
             answer=Calibration(strength=6.177, gap=0.0, margin=2.481, offset=-2.786),
@@ -312,7 +340,7 @@ RERANK_MIN_SCORE = 0.01
 #: moves a candidate up past a better-fused one only when it reads it as clearly better (the fifth
 #: passes the first at 3.2 logits more). Alone, the cross-encoder (trained on short web searches)
 #: lost to the fusion on SciFact and on long written questions; fitted on 100 SciFact train queries
-#: (bench/RESULTS.md, issue 22).
+#: (bench/RESULTS.md, the re-ranker's calibration).
 FUSED_RANK_WEIGHT = 2.0
 #: The fewest distinct words of a question that :func:`defining_first` reads as asking for the things
 #: a chunk defines: one word is a name, for :func:`named_first`.
@@ -329,6 +357,10 @@ KEYWORD_BEST_PLACE = 5
 #: How many of the chunks holding a one-word query's word keep a score at the default threshold
 #: (:data:`DEFAULT_MIN_SCORE`): a word typed alone is a lookup, answered whenever the index holds it.
 LOOKUP_HITS = 3
+#: Words by which a question asks for tests: then a test ranks where its evidence puts it.
+TEST_WORDS = frozenset("test tests tested testing".split())
+#: A name as code spells it, in a test's text.
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
 #: Words by which a question asks for a list of names (a changelog, release notes, an index, a
 #: glossary) rather than for the page a name is about: a list ranks above that page only then.
 LIST_WORDS = frozenset(
@@ -467,11 +499,11 @@ class Found:
             ranking = vector_scores if mode == "vector" else keyword.evidence
         order = [chunk_id for chunk_id, _ in sorted(ranking.items(), key=_best_first)]
         if mode == "hybrid":
-            order = with_keyword_best(order, keyword.evidence)
+            order = with_keyword_best(order, keyword)
         chunks = store.chunks_by_ids(order[:RULE_WINDOW])
         words = set(keyword_words(query.text))
         lists = {chunk_id for chunk_id, chunk in chunks.items() if lists_names(chunk, words)}
-        order = lists_last(order, lists)
+        order = code_before_tests(lists_last(order, lists), chunks, words)
         named: frozenset[int] = frozenset()
         name = asked_name(query.text) if mode != "vector" else None
         if name is not None:
@@ -482,13 +514,23 @@ class Found:
             if len(words) >= MIN_DEFINED_WORDS:
                 order = defining_first(order, RULE_WINDOW, chunks, words)
         looked_up: frozenset[int] = frozenset()
-        if mode != "vector" and len(query.text.split()) == 1:
+        if len(query.text.split()) == 1 and mode != "vector":
             order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named))
+        elif len(query.text.split()) == 1 and order and question_information(store, query, allowed).held:
+            looked_up = frozenset(order[:LOOKUP_HITS])  # vector mode: the nearest chunks answer it
         return cls(mode, order, vector_scores, keyword, ranking, chunks, named, looked_up)
 
     def evidence(self) -> list[Evidence]:
         """Each hit's :class:`Evidence`, in the answer's order."""
-        return hit_evidence(self.mode, self.order, self.vector, self.keyword.evidence, self.ranking)
+        if self.mode == "vector":
+            return hit_evidence(self.mode, self.order, self.vector, {}, self.ranking)
+        if self.mode == "hybrid":
+            keyword, known = self.keyword, self.keyword.known
+            return hit_evidence(self.mode, self.order, self.vector, keyword.evidence, self.ranking, known)
+        keyword = self.keyword
+        return hit_evidence(
+            self.mode, self.order, {}, keyword.coverage, self.ranking, keyword.known, keyword.together
+        )
 
     def scored(self, calibration: ModelCalibration) -> list[tuple[int, float]]:
         """(chunk id, score) in the answer's order (step 5): each hit's evidence through the mode's
@@ -511,7 +553,8 @@ class Found:
 
     def floors(self, order: list[int] | None = None) -> list[float]:
         """The least score of each hit: :data:`NAMED_PAGE_SCORE` for a page named as asked,
-        :data:`DEFAULT_MIN_SCORE` for the chunks that hold a one-word query's word best."""
+        :data:`DEFAULT_MIN_SCORE` for the chunks that hold a one-word query's word best (in vector
+        mode, the :data:`LOOKUP_HITS` nearest when some chunk holds the word)."""
         return [
             NAMED_PAGE_SCORE
             if chunk_id in self.named
@@ -573,18 +616,19 @@ def in_rank_order(scores: list[float], floors: list[float]) -> list[float]:
     return shown
 
 
-def with_keyword_best(order: list[int], evidence: dict[int, float]) -> list[int]:
+def with_keyword_best(order: list[int], keyword: KeywordScores) -> list[int]:
     """``order`` with the best keyword match at :data:`KEYWORD_BEST_PLACE` at the latest whenever
     keyword mode would show it at the default threshold: the default mode never loses a strong
     keyword hit."""
-    if not evidence:
+    coverage = keyword.coverage
+    if not coverage:
         return order
-    ranked = sorted(evidence, key=lambda chunk_id: (-evidence[chunk_id], chunk_id))
+    ranked = best_matches(coverage)
     best = ranked[0]
-    reference = (
-        evidence[ranked[min(REFERENCE_RANK, len(ranked)) - 1]] if len(ranked) >= REFERENCE_RANK else 0.0
+    reference = coverage[ranked[REFERENCE_RANK - 1]] if len(ranked) >= REFERENCE_RANK else 0.0
+    shown = KEYWORD_CALIBRATION.answer(
+        Evidence(coverage[best], 0.0, coverage[best] - reference, keyword.known, keyword.together[best])
     )
-    shown = KEYWORD_CALIBRATION.answer(Evidence(evidence[best], 0.0, evidence[best] - reference))
     place = order.index(best) if best in order else None
     if shown < DEFAULT_MIN_SCORE or place is None or place < KEYWORD_BEST_PLACE:
         return order
@@ -593,8 +637,10 @@ def with_keyword_best(order: list[int], evidence: dict[int, float]) -> list[int]
 
 
 def best_matches(evidence: dict[int, float]) -> list[int]:
-    """The chunks of ``evidence``, best first (ties in id order)."""
-    return sorted(evidence, key=lambda chunk_id: (-evidence[chunk_id], chunk_id))
+    """The chunks of ``evidence``, best first, ties in the order ``evidence`` holds them: the store's,
+    which puts equal scores in file order, so indexes holding the same files answer alike whatever
+    order their chunks were written in (ids follow the builders' commits)."""
+    return sorted(evidence, key=lambda chunk_id: -evidence[chunk_id])
 
 
 def lists_last(order: list[int], lists: set[int]) -> list[int]:
@@ -607,6 +653,40 @@ def lists_last(order: list[int], lists: set[int]) -> list[int]:
     if not lists & set(window) or set(window) <= lists:
         return order
     return [c for c in window if c not in lists] + [c for c in window if c in lists] + order[RULE_WINDOW:]
+
+
+def code_before_tests(order: list[int], chunks: dict[int, StoredChunk], words: set[str]) -> list[int]:
+    """``order`` with the tests among its first :data:`RULE_WINDOW` (:attr:`StoredChunk.is_test`,
+    as their language declares them) after the other chunks of the window, and the code each test
+    calls at the test's place when it ranks below it: the best ranked chunk that defines what the
+    test's text names (:func:`exercised_by`). A test is written about the code it calls, so it is
+    found for the same words, and often first; the question is about that code. Unless the
+    question asks for tests (:data:`TEST_WORDS`): then the order stays as found."""
+    window = order[:RULE_WINDOW]
+    tests = [chunk_id for chunk_id in window if chunk_id in chunks and chunks[chunk_id].is_test]
+    if not tests or words & TEST_WORDS:
+        return order
+    rank = {chunk_id: place for place, chunk_id in enumerate(window) if chunk_id not in tests}
+    for test in tests:
+        place = window.index(test)
+        called = set(_IDENTIFIER.findall(chunks[test].text))
+        below = sorted((chunk_id for chunk_id in rank if rank[chunk_id] > place), key=rank.__getitem__)
+        subject = next((c for c in below if c in chunks and exercised_by(chunks[c], called)), None)
+        if subject is not None:
+            rank[subject] = place
+    return sorted(rank, key=rank.__getitem__) + tests + order[RULE_WINDOW:]
+
+
+def exercised_by(chunk: StoredChunk, called: set[str]) -> bool:
+    """Whether a test naming ``called`` calls what ``chunk`` defines: the definition the chunk is in
+    (a code chunk's heading path after its file: each of ``Renderer`` and ``draw`` of
+    ``Renderer > draw``) or one it declares (:attr:`StoredChunk.names`, under that path)."""
+    parts = chunk.heading.split(HEADING_SEPARATOR)
+    inside = [_IDENTIFIER.findall(part) for part in parts[1:]] if parts[0] == chunk.path else []
+    within = {name for part in inside for name in part}
+    if inside and within <= called:
+        return True
+    return any(name in called and within <= called for name in chunk.names)
 
 
 def looked_up_first(
@@ -775,19 +855,57 @@ def keyword_terms(text: str) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Information:
+    """How much a question asks for, on BM25's scale, and how much of it the collection holds. Each
+    of its terms (:meth:`Query.information_terms`) counts what the keyword search gives it alone in
+    its best chunk; a term that no chunk holds counts :data:`BM25_SATURATION` times the ceiling of a
+    word found in one chunk, the most such a word could give: it is rarer than any word the
+    collection holds. A chunk's BM25 over ``total`` is the share of the question's information the
+    chunk holds, on a scale that the question's length does not move: a long question matched on
+    most of its rare words scores as high as a short one, an off-topic question matched on a word or
+    two of its many stays low, and words common in the collection weigh little in both."""
+
+    total: float
+    held: float
+    strongest: float = 0.0  # the most a single term gets alone in any chunk
+
+    @property
+    def known(self) -> float:
+        """The share of the question's information that some chunk holds."""
+        return self.held / self.total if self.total > 0 else 0.0
+
+
+def question_information(
+    store: SearchStore, query: Query, allowed: AllowedChunks | None = None
+) -> Information:
+    """The :class:`Information` of ``query`` in ``store`` (among the ``allowed`` chunks): one keyword
+    lookup of a single match per term, each reading no more than the whole question's search does."""
+    lacking = BM25_SATURATION * keyword_ceiling(1, store.keyword_chunk_count())
+    best = [store.keyword_matches([term], 1, allowed) for term in query.information_terms()]
+    held = [max(-found[0][1], 0.0) for found in best if found]
+    return Information(sum(held) + lacking * (len(best) - len(held)), sum(held), max(held, default=0.0))
+
+
+@dataclass(frozen=True)
 class KeywordScores:
-    """A keyword search's matches on the two scales: ``evidence`` (BM25 over the query's ceiling:
-    how strong a hit is, for its score) and ``shares`` (BM25 over the best match's: what the hybrid
-    blend ranks by)."""
+    """A keyword search's matches on three scales: ``evidence`` (BM25 over the query's ceiling: how
+    strong a hit is in the hybrid score), ``shares`` (BM25 over the best match's: what the hybrid
+    blend ranks by), ``coverage`` (BM25 over the question's information: the share of it each hit
+    holds, keyword mode's strength) and ``together`` (the log of BM25 over the most one term gets
+    alone, see :class:`Evidence`); and ``known``, the share of the question's information the collection holds
+    (:class:`Information`)."""
 
     evidence: dict[int, float]
     shares: dict[int, float]
+    coverage: dict[int, float] = field(default_factory=dict)
+    together: dict[int, float] = field(default_factory=dict)
+    known: float = 0.0
 
 
 def keyword_scores(
     store: SearchStore, query: Query, k: int, allowed: AllowedChunks | None = None
 ) -> KeywordScores:
-    """The ``k`` best keyword matches of ``query`` on both scales (higher is better)."""
+    """The ``k`` best keyword matches of ``query`` on every scale (higher is better)."""
     matches = store.keyword_matches(query.keyword_terms(), k, allowed)
     if not matches:
         return KeywordScores({}, {})
@@ -795,9 +913,14 @@ def keyword_scores(
     ceiling = keyword_ceiling(words, chunks)
     best = max(-bm25 for _, bm25 in matches)
     scale = max(best, keyword_ceiling(min(words, SHARE_FLOOR_WORDS), chunks))
+    information = question_information(store, query, allowed)
+    total, strongest = information.total or ceiling, information.strongest or best
     return KeywordScores(
         evidence={chunk_id: -bm25 / ceiling for chunk_id, bm25 in matches},
         shares={chunk_id: -bm25 / scale for chunk_id, bm25 in matches},
+        coverage={chunk_id: -bm25 / total for chunk_id, bm25 in matches},
+        together={chunk_id: math.log(max(-bm25 / strongest, 1.0)) for chunk_id, bm25 in matches},
+        known=information.known,
     )
 
 
@@ -864,11 +987,14 @@ def hit_evidence(
     vector_scores: dict[int, float],
     keyword_scores: dict[int, float],
     ranking: dict[int, float],
+    known: float = 1.0,
+    together: dict[int, float] | None = None,
 ) -> list[Evidence]:
-    """Each hit's :class:`Evidence`: its strength (:func:`strengths`); its gap below the best hit at
-    or above it on the ``ranking`` scale; and its margin, the cosine (keyword evidence in keyword
-    mode) over the list's at :data:`REFERENCE_RANK` (0 when the keyword list is shorter: the
-    collection gives the other chunks none of the words)."""
+    """Each hit's :class:`Evidence`: its strength (:func:`strengths`, ``keyword_scores`` on the scale
+    the mode reads: the coverage in keyword mode); its gap below the best hit at or above it on the
+    ``ranking`` scale; its margin, the cosine (keyword score in keyword mode) over the list's at
+    :data:`REFERENCE_RANK` (0 when the keyword list is shorter: the collection gives the other chunks
+    none of the words); the question's ``known`` share; and in keyword mode its ``together``."""
     found = strengths(mode, order, vector_scores, keyword_scores)
     own = keyword_scores if mode == "keyword" else vector_scores
     listed = sorted(own.values(), reverse=True)
@@ -881,7 +1007,8 @@ def hit_evidence(
     for chunk_id, strength in zip(order, found, strict=True):
         ranked = ranking.get(chunk_id, 0.0)
         best = max(best, ranked)
-        evidence.append(Evidence(strength, ranked - best, own.get(chunk_id, floor) - reference))
+        joint = (together or {}).get(chunk_id, 0.0)
+        evidence.append(Evidence(strength, ranked - best, own.get(chunk_id, floor) - reference, known, joint))
     return evidence
 
 

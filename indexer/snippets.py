@@ -146,8 +146,9 @@ def _words_found(line: str, wanted: QueryWords, known: dict[str, str | None]) ->
         word = match.group()
         if word not in known:
             known[word] = wanted.matches(word)
-        if known[word] is not None:
-            found.add(known[word])
+        meaning = known[word]
+        if meaning is not None:
+            found.add(meaning)
     return found
 
 

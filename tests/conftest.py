@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
+import socket
+import subprocess
 import tempfile
 from pathlib import Path
 
@@ -13,12 +16,27 @@ from loopback import OllamaServer, OpenAIServer
 from postgres_server import LocalPostgres
 
 from indexer import Index
+from indexer.store import sqlite_vectors
 
 REPO = Path(__file__).resolve().parent.parent
+#: Set by `make test-fast`: the tests marked heavy are left out, and any other test that does what
+#: makes a test heavy fails, naming what it did, so the mark stays true.
+FAST = os.environ.get("INDEX_FAST_TESTS") == "1"
 SAMPLE_CORPUS = REPO / "sample_corpus"
 #: the stores the shared behaviour tests run against (test_pipeline, test_search, test_concurrency)
-STORES = ["sqlite", "postgres"]
+STORES = ["sqlite", pytest.param("postgres", marks=pytest.mark.heavy)]
 _database_numbers = itertools.count(1)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The cache every test and every process it starts writes to, never the user's ~/.cache: the
+    optimised copies of the models (``$XDG_CACHE_HOME/indexer/onnx``), made once for the session,
+    and ``index eval``'s default folder."""
+    cache_home = tmp_path_factory.mktemp("cache")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("XDG_CACHE_HOME", str(cache_home))
+        yield cache_home
 
 
 @pytest.fixture(scope="session")
@@ -139,3 +157,35 @@ def snapshot(index_path: Path | str) -> dict[str, object]:
             "keywords": sorted(store.keyword_matches(["the", "a", "cats"], 10_000)),
             "meta": rows(store, "SELECT key, value FROM meta ORDER BY key"),
         }
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if FAST:
+        _refuse_heavy_work()
+
+
+def _refuse_heavy_work() -> None:
+    """What the fast loop never does: load an ONNX model, start a process (a server, a browser, an
+    emulator, a worker, PostgreSQL) or listen on a socket. Each fails the test that tries, so a test
+    that needs one is marked ``heavy`` (``pytestmark`` for a whole module)."""
+    import onnxruntime
+
+    def refusing(what: str):
+        def refuse(*args: object, **kwargs: object) -> None:
+            pytest.fail(
+                f"this test {what}: mark it heavy (make test-fast leaves such tests out)", pytrace=False
+            )
+
+        return refuse
+
+    onnxruntime.InferenceSession.__init__ = refusing("loads an ONNX model")  # type: ignore[method-assign]
+    subprocess.Popen.__init__ = refusing("starts a process")  # type: ignore[method-assign]
+    os.fork = refusing("forks a process")  # type: ignore[assignment]
+    socket.socket.listen = refusing("listens on a socket")  # type: ignore[method-assign]
+
+
+@pytest.fixture
+def graph_walked(monkeypatch):
+    """The vector graph walked whatever the index's size: below the size where scoring every row
+    costs less, the store scores its float32 copy instead, and a test of the graph needs the graph."""
+    monkeypatch.setattr(sqlite_vectors, "WALK_ROW_COST", 0)

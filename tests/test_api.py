@@ -15,6 +15,7 @@ from indexer import ConfigError, Index
 from indexer.errors import BackendUnreachableError
 
 
+@pytest.mark.heavy
 def test_a_long_lived_index_follows_a_rebuild_with_another_model(tmp_path, docs):
     index_path = str(tmp_path / "index.db")
     with OllamaServer() as server:
@@ -63,6 +64,7 @@ def test_status_of_an_index_with_no_builds(tmp_path):
     assert result.exit_code == 0, result.output
 
 
+@pytest.mark.slow
 def test_one_index_shared_by_threads_answers_every_search(tmp_path, docs):
     index_path = tmp_path / "index.db"
     build(index_path, write_corpus(docs, 20, paragraphs=30))

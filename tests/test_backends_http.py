@@ -69,6 +69,7 @@ TEXTS = [f"chunk number {i} about llamas" for i in range(50)]
 # One request per batch, vectors decoded exactly.
 
 
+@pytest.mark.heavy
 def test_ollama_sends_a_whole_batch_of_50_in_one_request(ollama_server: OllamaServer) -> None:
     with ollama_backend(ollama_server) as backend:
         vectors = backend.embed(TEXTS)
@@ -77,6 +78,7 @@ def test_ollama_sends_a_whole_batch_of_50_in_one_request(ollama_server: OllamaSe
     assert np.array_equal(as_float32(vectors), expected(TEXTS))
 
 
+@pytest.mark.heavy
 def test_ollama_request_carries_model_input_and_truncate_but_keep_alive_only_when_set(
     ollama_server: OllamaServer,
 ) -> None:
@@ -90,6 +92,7 @@ def test_ollama_request_carries_model_input_and_truncate_but_keep_alive_only_whe
     assert second["truncate"] is True
 
 
+@pytest.mark.heavy
 def test_ollama_usage_counts_requests_and_prompt_eval_tokens(ollama_server: OllamaServer) -> None:
     with ollama_backend(ollama_server) as backend:
         backend.embed(["three words here", "two words"])
@@ -98,6 +101,7 @@ def test_ollama_usage_counts_requests_and_prompt_eval_tokens(ollama_server: Olla
         assert backend.usage() == {"requests": 3, "tokens": 6}
 
 
+@pytest.mark.heavy
 def test_an_empty_batch_sends_nothing(ollama_server: OllamaServer, openai_server: OpenAIServer) -> None:
     with ollama_backend(ollama_server) as ollama, openai_backend(openai_server) as openai:
         assert ollama.embed([]) == []
@@ -106,6 +110,7 @@ def test_an_empty_batch_sends_nothing(ollama_server: OllamaServer, openai_server
     assert openai_server.requests == []
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("encoding_format", ["base64", "float"])
 def test_openai_decodes_base64_and_float_to_the_same_exact_vectors(
     openai_server: OpenAIServer, encoding_format: str
@@ -116,6 +121,7 @@ def test_openai_decodes_base64_and_float_to_the_same_exact_vectors(
     assert np.array_equal(as_float32(vectors), expected(TEXTS[:7]))
 
 
+@pytest.mark.heavy
 def test_openai_sends_dimensions_only_when_asked(openai_server: OpenAIServer) -> None:
     with openai_backend(openai_server) as plain, openai_backend(openai_server, dimensions=32) as short:
         plain.embed(["a"])
@@ -127,6 +133,7 @@ def test_openai_sends_dimensions_only_when_asked(openai_server: OpenAIServer) ->
     assert np.array_equal(as_float32(vectors), expected(["a"], 32))
 
 
+@pytest.mark.heavy
 def test_openai_sends_the_key_as_a_bearer_token_and_no_header_without_a_key(
     openai_server: OpenAIServer,
 ) -> None:
@@ -137,6 +144,7 @@ def test_openai_sends_the_key_as_a_bearer_token_and_no_header_without_a_key(
     assert "authorization" not in openai_server.requests[1].headers
 
 
+@pytest.mark.heavy
 def test_openai_key_comes_from_the_environment_variable_named(
     openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -147,6 +155,7 @@ def test_openai_key_comes_from_the_environment_variable_named(
     assert openai_server.requests[0].headers["authorization"] == f"Bearer {SECRET}"
 
 
+@pytest.mark.heavy
 def test_openai_base_url_comes_from_the_environment(
     openai_server: OpenAIServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -158,6 +167,7 @@ def test_openai_base_url_comes_from_the_environment(
     assert OpenAIBackend("m").base_urls == ("https://api.openai.com/v1",)
 
 
+@pytest.mark.heavy
 def test_openai_puts_shuffled_items_back_in_input_order(openai_server: OpenAIServer) -> None:
     openai_server.fail_next(1, "shuffled")
     with openai_backend(openai_server) as backend:
@@ -165,6 +175,7 @@ def test_openai_puts_shuffled_items_back_in_input_order(openai_server: OpenAISer
     assert np.array_equal(as_float32(vectors), expected(TEXTS[:10]))
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     ("fault", "problem"),
     [("duplicate_index", "duplicated index 0, missing index 9"), ("too_few", "missing index 9")],
@@ -179,12 +190,14 @@ def test_openai_refuses_indexes_that_are_not_each_input_once(
     assert len(openai_server.requests) == 1
 
 
+@pytest.mark.heavy
 def test_openai_counts_usage_prompt_tokens(openai_server: OpenAIServer) -> None:
     with openai_backend(openai_server) as backend:
         backend.embed(["four words right here", "one"])
         assert backend.usage() == {"requests": 1, "tokens": 5}
 
 
+@pytest.mark.heavy
 def test_a_text_alone_and_inside_a_batch_of_100_gets_the_same_vector_bit_for_bit(
     ollama_server: OllamaServer, openai_server: OpenAIServer
 ) -> None:
@@ -199,6 +212,7 @@ def test_a_text_alone_and_inside_a_batch_of_100_gets_the_same_vector_bit_for_bit
 # Vectors come back as the server sent them: checking them is the pipeline's job.
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     ("fault", "check"),
     [
@@ -220,12 +234,14 @@ def test_damaged_vectors_are_returned_as_they_came_for_the_pipeline_to_check(
             assert check(backend.embed(["a", "b", "c"]))
 
 
+@pytest.mark.heavy
 def test_ollama_answer_without_embeddings_is_a_backend_error(ollama_server: OllamaServer) -> None:
     ollama_server.fail_next(1, "status", status=200, body={"model": "x"})
     with ollama_backend(ollama_server) as backend, pytest.raises(BackendError, match="no `embeddings` list"):
         backend.embed(["a"])
 
 
+@pytest.mark.heavy
 def test_an_undecodable_base64_embedding_is_a_backend_error(openai_server: OpenAIServer) -> None:
     body = {"data": [{"index": 0, "embedding": "not base64!"}]}
     openai_server.fail_next(1, "status", status=200, body=body)
@@ -233,6 +249,7 @@ def test_an_undecodable_base64_embedding_is_a_backend_error(openai_server: OpenA
         backend.embed(["a"])
 
 
+@pytest.mark.heavy
 def test_malformed_json_is_a_backend_error_and_not_retried(
     ollama_server: OllamaServer, openai_server: OpenAIServer
 ) -> None:
@@ -250,6 +267,7 @@ def test_malformed_json_is_a_backend_error_and_not_retried(
 # Retries: what is retried, how often, and how long it waits.
 
 
+@pytest.mark.heavy
 def test_429_with_retry_after_ms_is_retried_after_waiting_at_least_that_long(
     openai_server: OpenAIServer,
 ) -> None:
@@ -263,6 +281,7 @@ def test_429_with_retry_after_ms_is_retried_after_waiting_at_least_that_long(
     assert np.array_equal(as_float32(vectors), expected(["a"]))
 
 
+@pytest.mark.heavy
 def test_429_with_retry_after_zero_seconds_is_retried_at_once(ollama_server: OllamaServer) -> None:
     ollama_server.fail_next(2, "rate_limit", retry_after=0)
     with ollama_backend(ollama_server, **fast(retry_base_delay=5, retry_max_delay=5)) as backend:
@@ -272,6 +291,7 @@ def test_429_with_retry_after_zero_seconds_is_retried_at_once(ollama_server: Oll
     assert len(ollama_server.requests) == 3
 
 
+@pytest.mark.heavy
 def test_retry_after_ms_wins_over_retry_after(openai_server: OpenAIServer) -> None:
     openai_server.fail_next(1, "rate_limit", retry_after=30, retry_after_ms=10)
     with openai_backend(openai_server) as backend:
@@ -279,6 +299,7 @@ def test_retry_after_ms_wins_over_retry_after(openai_server: OpenAIServer) -> No
     assert len(openai_server.requests) == 2
 
 
+@pytest.mark.heavy
 def test_a_server_asking_for_a_longer_wait_than_allowed_fails_at_once(openai_server: OpenAIServer) -> None:
     openai_server.fail_next(5, "rate_limit", retry_after=3600)
     with openai_backend(openai_server) as backend, pytest.raises(BackendError, match="asks to wait 3600 s"):
@@ -297,6 +318,7 @@ def test_retry_after_reads_seconds_milliseconds_and_http_dates() -> None:
     assert retry_after_seconds(httpx.Headers({})) is None
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     ("fault", "options"), [("unavailable", {}), ("reset", {}), ("status", {"status": 408})]
 )
@@ -310,6 +332,7 @@ def test_transient_failures_are_retried_until_the_server_answers(
     assert np.array_equal(as_float32(vectors), expected(["a", "b"]))
 
 
+@pytest.mark.heavy
 def test_503_forever_gives_up_once_the_retry_budget_is_spent_with_a_backend_error(
     ollama_server: OllamaServer,
 ) -> None:
@@ -325,6 +348,7 @@ def test_503_forever_gives_up_once_the_retry_budget_is_spent_with_a_backend_erro
     assert f"HTTP 503: service unavailable; gave up after {attempts} attempts in 0.3 s" in str(caught.value)
 
 
+@pytest.mark.heavy
 def test_a_server_shedding_every_second_request_answers_every_batch(ollama_server: OllamaServer) -> None:
     ollama_server.fail_next(7, "unavailable")  # a burst longer than any fixed count of attempts
     ollama_server.shed_every = 2
@@ -336,6 +360,7 @@ def test_a_server_shedding_every_second_request_answers_every_batch(ollama_serve
     assert len(ollama_server.requests) >= 7 + 2 * 16 - 1
 
 
+@pytest.mark.heavy
 def test_a_server_slower_than_the_timeout_fails_once_the_retry_budget_is_spent(
     ollama_server: OllamaServer,
 ) -> None:
@@ -365,6 +390,7 @@ def test_connection_refused_after_every_attempt_means_the_backend_is_unreachable
 # Refusals that waiting cannot cure are never retried.
 
 
+@pytest.mark.heavy
 def test_a_bad_key_is_unreachable_at_once_and_the_key_never_shows(openai_server: OpenAIServer) -> None:
     with OpenAIServer(api_key="the-right-key") as server:
         with (
@@ -380,6 +406,7 @@ def test_a_bad_key_is_unreachable_at_once_and_the_key_never_shows(openai_server:
     assert "***" in message
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     ("fault", "kind", "words"),
     [
@@ -397,6 +424,7 @@ def test_refusals_are_not_retried(openai_server: OpenAIServer, fault: str, kind:
     assert len(openai_server.requests) == 1
 
 
+@pytest.mark.heavy
 def test_an_unknown_ollama_model_says_to_pull_it() -> None:
     with OllamaServer(models={"nomic-embed-text"}) as server:
         with OllamaBackend("mxbai-embed-large", host=server.url, **fast()) as backend:
@@ -407,6 +435,7 @@ def test_an_unknown_ollama_model_says_to_pull_it() -> None:
     assert "ollama pull mxbai-embed-large" in str(caught.value)
 
 
+@pytest.mark.heavy
 def test_an_unknown_openai_model_is_unreachable_at_once() -> None:
     with OpenAIServer(models={"text-embedding-3-small"}) as server:
         with OpenAIBackend("no-such-model", base_url=server.base_url, **fast()) as backend:
@@ -418,6 +447,7 @@ def test_an_unknown_openai_model_is_unreachable_at_once() -> None:
 # Input too long, in each server's words.
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("dialect", ["openai", "tei", "llamacpp", "mistralrs"])
 def test_an_input_over_the_budget_is_input_too_long_in_every_dialect(dialect: str) -> None:
     with OpenAIServer(dialect=dialect, token_budget=8) as server:
@@ -428,6 +458,7 @@ def test_an_input_over_the_budget_is_input_too_long_in_every_dialect(dialect: st
         assert len(server.requests) == 2  # never retried, not even llama.cpp's 500
 
 
+@pytest.mark.heavy
 def test_ollama_input_over_the_context_is_input_too_long() -> None:
     with OllamaServer(token_budget=8) as server:
         with OllamaBackend("nomic-embed-text", host=server.url, **fast()) as backend:
@@ -436,6 +467,7 @@ def test_ollama_input_over_the_context_is_input_too_long() -> None:
         assert len(server.requests) == 1
 
 
+@pytest.mark.heavy
 def test_openai_batch_over_max_tokens_per_request_is_input_too_long() -> None:
     with OpenAIServer(batch_token_budget=10) as server:
         with OpenAIBackend("text-embedding-3-small", base_url=server.base_url, **fast()) as backend:
@@ -478,6 +510,7 @@ def test_other_errors_are_not_mistaken_for_input_too_long(status: int, message: 
 # Messages: one line, the backend, the URL, never the key.
 
 
+@pytest.mark.heavy
 def test_the_key_appears_in_no_message_config_description_or_repr(openai_server: OpenAIServer) -> None:
     messages = []
     with openai_backend(openai_server, api_key=SECRET, **fast(retry_seconds=0)) as backend:
@@ -505,6 +538,7 @@ def test_the_key_appears_in_no_message_config_description_or_repr(openai_server:
         assert message.startswith(f"openai backend at {openai_server.base_url}/embeddings")
 
 
+@pytest.mark.heavy
 def test_credentials_in_the_url_are_kept_out_of_messages_and_config(openai_server: OpenAIServer) -> None:
     url = f"http://user:{SECRET}@127.0.0.1:{openai_server.port}/v1"
     openai_server.fail_next(1, "bad_request")
@@ -560,6 +594,7 @@ def test_ollama_host_is_parsed_as_ollama_parses_it(value: str | None, url: str) 
     assert ollama_base_url(value) == url
 
 
+@pytest.mark.heavy
 def test_ollama_host_comes_from_the_environment_when_not_given(
     ollama_server: OllamaServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -616,6 +651,7 @@ def test_model_base_name_drops_owner_tag_and_packaging() -> None:
     assert model_base_name("hf.co/user/Bge-Small-EN-v1.5-GGUF:Q4_K_M") == "bge-small-en-v1.5"
 
 
+@pytest.mark.heavy
 def test_explicit_prefixes_win_and_an_empty_string_means_none(
     ollama_server: OllamaServer, openai_server: OpenAIServer
 ) -> None:
@@ -633,6 +669,7 @@ def test_explicit_prefixes_win_and_an_empty_string_means_none(
 # Config and description.
 
 
+@pytest.mark.heavy
 def test_config_recreates_each_backend_and_holds_no_secret(
     ollama_server: OllamaServer, openai_server: OpenAIServer
 ) -> None:
@@ -658,6 +695,7 @@ def test_config_recreates_each_backend_and_holds_no_secret(
             assert config["query_prefix"] == original.query_prefix
 
 
+@pytest.mark.heavy
 def test_describe_names_what_changes_vectors_but_not_the_address(
     ollama_server: OllamaServer, openai_server: OpenAIServer
 ) -> None:
@@ -691,6 +729,7 @@ def test_bad_openai_options_are_config_errors() -> None:
 # Concurrency: many threads, one pool of reused connections.
 
 
+@pytest.mark.heavy
 def test_eight_threads_at_once_share_a_few_reused_connections() -> None:
     calls_per_thread = 5
     with OpenAIServer(latency=0.02, parallel=4) as server:
@@ -761,6 +800,7 @@ def test_an_empty_list_a_server_listed_twice_or_a_non_url_is_a_config_error(host
         OllamaBackend("m", host=hosts)
 
 
+@pytest.mark.heavy
 def test_a_lone_question_goes_to_the_first_server(ollama_server: OllamaServer) -> None:
     with (
         OllamaServer() as second,
@@ -772,6 +812,7 @@ def test_a_lone_question_goes_to_the_first_server(ollama_server: OllamaServer) -
     assert second.requests == []
 
 
+@pytest.mark.heavy
 def test_a_dead_first_server_is_passed_over_for_the_next_that_answers(ollama_server: OllamaServer) -> None:
     dead = f"http://127.0.0.1:{closed_port()}"
     with ollama_backend(
@@ -784,6 +825,7 @@ def test_a_dead_first_server_is_passed_over_for_the_next_that_answers(ollama_ser
     assert requests == 6  # one refused connection, then the dead server is benched for a second or two
 
 
+@pytest.mark.heavy
 def test_a_server_that_asks_a_long_wait_is_benched_and_its_batch_goes_elsewhere() -> None:
     with OpenAIServer() as first, OpenAIServer() as second:
         first.fail_next(1, "rate_limit", retry_after=3600)
@@ -819,6 +861,7 @@ def test_a_window_of_batches_on_a_server_that_refuses_gives_up_on_each_batchs_ow
     assert elapsed < 2.0, elapsed
 
 
+@pytest.mark.heavy
 def test_a_server_back_from_the_bench_gets_one_batch_until_it_succeeds() -> None:
     """A server that may still be failing is tried with one batch while another server is healthy, so a
     server that hangs costs one batch's timeout, not a window of them."""
@@ -834,6 +877,7 @@ def test_a_server_back_from_the_bench_gets_one_batch_until_it_succeeds() -> None
     assert len(healthy.requests) == 1 + 1 + 3
 
 
+@pytest.mark.heavy
 def test_a_server_serving_another_model_is_refused_and_named() -> None:
     with OllamaServer(latency=0.2) as good, OllamaServer(latency=0.2, variant="another model ") as odd:
         with ollama_backend(good, host=[good.url, odd.url]) as backend:
@@ -847,6 +891,7 @@ def test_a_server_serving_another_model_is_refused_and_named() -> None:
     assert [PROBE_TEXT] in inputs(good)  # the reference: the first listed server's probe
 
 
+@pytest.mark.heavy
 def test_a_server_giving_another_dimension_is_refused_and_named() -> None:
     with OpenAIServer(latency=0.2) as good, OpenAIServer(dimension=32, latency=0.2) as odd:
         with openai_backend(good, base_url=[good.base_url, odd.base_url]) as backend:
@@ -856,6 +901,7 @@ def test_a_server_giving_another_dimension_is_refused_and_named() -> None:
     assert "it now gives 32-dimension vectors, where they gave 64-dimension ones" in str(refused)
 
 
+@pytest.mark.heavy
 def test_a_checked_server_that_switches_dimension_is_refused_at_its_first_such_answer_and_named() -> None:
     with OpenAIServer(latency=0.1) as steady, OpenAIServer(latency=0.1) as swapped:
         with openai_backend(steady, base_url=[steady.base_url, swapped.base_url]) as backend:
@@ -869,6 +915,7 @@ def test_a_checked_server_that_switches_dimension_is_refused_at_its_first_such_a
     assert "it now gives 32-dimension vectors, where they gave 64-dimension ones" in str(refused[0])
 
 
+@pytest.mark.heavy
 def test_servers_of_the_same_model_are_checked_once_each() -> None:
     with (
         OllamaServer(latency=0.1) as first,
@@ -909,6 +956,7 @@ def probe_of(variant: str, dimension: int = 64) -> ModelProbe:
     return ModelProbe(PROBE_TEXT, fake_vector(variant + PROBE_TEXT, dimension).astype("<f4").tobytes())
 
 
+@pytest.mark.heavy
 def test_a_lone_server_held_to_a_model_is_probed_at_its_first_answer_and_again_before_vectors_are_stored(
     any_server,
 ) -> None:
@@ -923,6 +971,7 @@ def test_a_lone_server_held_to_a_model_is_probed_at_its_first_answer_and_again_b
         assert len(any_server.requests) == 4
 
 
+@pytest.mark.heavy
 def test_a_lone_server_that_switches_models_is_caught_before_its_vectors_are_stored(any_server) -> None:
     with backend_of(any_server) as backend:
         backend.hold_to_model(None)
@@ -938,6 +987,7 @@ def test_a_lone_server_that_switches_models_is_caught_before_its_vectors_are_sto
     assert "for the same text, its vector and the one from" in message
 
 
+@pytest.mark.heavy
 def test_a_server_back_from_a_lost_connection_is_probed_before_its_next_answer_is_used(any_server) -> None:
     with backend_of(any_server) as backend:
         backend.hold_to_model(None)
@@ -949,6 +999,7 @@ def test_a_server_back_from_a_lost_connection_is_probed_before_its_next_answer_i
     assert inputs(any_server)[-2:] == [["b"], [PROBE_TEXT]]
 
 
+@pytest.mark.heavy
 def test_a_lone_server_no_longer_serving_the_index_s_model_is_a_settings_change(any_server) -> None:
     with backend_of(any_server) as backend:
         backend.hold_to_model(probe_of("the model the index was built with "))
@@ -963,6 +1014,7 @@ def test_a_lone_server_no_longer_serving_the_index_s_model_is_a_settings_change(
         assert np.array_equal(as_float32(backend.embed(["a"])), expected(["a"]))
 
 
+@pytest.mark.heavy
 def test_one_of_three_servers_off_the_index_s_model_is_named_not_taken_for_a_settings_change() -> None:
     with OllamaServer() as first, OllamaServer(variant="another model ") as odd, OllamaServer() as third:
         with backend_of(odd, first, third) as backend:  # the odd one listed first: it answers first
@@ -974,6 +1026,7 @@ def test_one_of_three_servers_off_the_index_s_model_is_named_not_taken_for_a_set
     )
 
 
+@pytest.mark.heavy
 def test_one_of_three_servers_switching_models_is_named_when_vectors_are_confirmed() -> None:
     with (
         OpenAIServer(latency=0.05) as first,
@@ -994,6 +1047,7 @@ def test_one_of_three_servers_switching_models_is_named_when_vectors_are_confirm
     )
 
 
+@pytest.mark.heavy
 def test_a_server_gone_since_it_answered_is_probed_before_its_next_answer_is_used(any_server) -> None:
     with backend_of(any_server) as backend:
         backend.hold_to_model(None)
@@ -1009,6 +1063,7 @@ def display(server: OllamaServer | OpenAIServer) -> str:
     return server.base_url if isinstance(server, OpenAIServer) else server.url + "/"
 
 
+@pytest.mark.heavy
 def test_several_servers_are_recorded_as_a_list_without_credentials_and_described_as_one() -> None:
     with OpenAIServer() as first, OpenAIServer() as second:
         urls = [f"http://user:{SECRET}@127.0.0.1:{first.port}/v1", f"{second.base_url}?api-key={SECRET}&x=1"]
@@ -1025,6 +1080,7 @@ def test_several_servers_are_recorded_as_a_list_without_credentials_and_describe
                 assert rebuilt.default_concurrency == 16
 
 
+@pytest.mark.heavy
 def test_each_servers_credentials_are_sent_to_it_alone_and_masked_in_its_messages() -> None:
     keys = ["sk-first-0123456789abcdef", "sk-second-fedcba9876543210"]
     with OpenAIServer(latency=0.2) as first, OpenAIServer(latency=0.2) as second:
@@ -1056,6 +1112,7 @@ def build_on_server(docs, index_path, backend: str, model: str, url: str):
     )
 
 
+@pytest.mark.heavy
 def test_basic_auth_credentials_echoed_by_a_server_are_masked(tmp_path, docs):
     with OpenAIServer(api_key="the-right-key") as server:
         url = server.base_url.replace("http://", f"http://someone:{SECRET}@")
@@ -1068,6 +1125,7 @@ def test_basic_auth_credentials_echoed_by_a_server_are_masked(tmp_path, docs):
     assert "Basic ***" in result.stderr
 
 
+@pytest.mark.heavy
 def test_a_key_in_the_query_string_is_sent_but_never_stored(tmp_path, docs):
     index_path = tmp_path / "i.db"
     with OpenAIServer() as server:
@@ -1082,6 +1140,7 @@ def test_a_key_in_the_query_string_is_sent_but_never_stored(tmp_path, docs):
     assert SECRET not in status
 
 
+@pytest.mark.heavy
 def test_an_ollama_url_with_a_user_and_password_sends_them_as_basic_auth(tmp_path, docs):
     with OllamaServer() as server:
         url = server.url.replace("http://", f"http://someone:{SECRET}@")

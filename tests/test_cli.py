@@ -31,6 +31,7 @@ def sample_index(tmp_path_factory) -> Path:
     return path
 
 
+@pytest.mark.heavy
 def test_build_prints_one_summary_line_and_warns_about_unreadable_files(tmp_path):
     folder = tmp_path / "docs"
     shutil.copytree(SAMPLE_CORPUS / "misc", folder / "misc")
@@ -52,6 +53,7 @@ def test_build_prints_one_summary_line_and_warns_about_unreadable_files(tmp_path
     ]
 
 
+@pytest.mark.heavy
 def test_query_json_has_the_documented_fields(sample_index):
     result = CliRunner().invoke(
         main, ["query", "how do I fix a puncture", "--db", str(sample_index), "--json", "-k", "3"]
@@ -77,6 +79,8 @@ NEVER_IN_A_QUERY = {
     "indexer.backends.http", "indexer.backends.ollama", "indexer.backends.openai",
     "indexer.pipeline.build", "indexer.corpus", "indexer.chunking", "indexer.formats", "indexer.ignore",
     "pathspec", "numpy.ma", "tree_sitter",
+    "indexer.cli.build", "indexer.cli.serve", "indexer.cli.status", "indexer.pipeline.options",
+    "indexer.watch",
 }  # fmt: skip
 #: What a keyword query does without as well: the model and the vector arithmetic.
 NOT_IN_A_KEYWORD_QUERY = {"numpy", "onnxruntime", "tokenizers", "indexer.backends.embedded"}
@@ -95,18 +99,21 @@ def modules_a_query_imports(index: Path, *options: str) -> set[str]:
     return set(result.stderr.split())
 
 
+@pytest.mark.heavy
 def test_a_keyword_query_imports_neither_the_model_nor_numpy_nor_any_server_library(sample_index):
     imported = modules_a_query_imports(sample_index, "--mode", "keyword")
     assert "apsw" in imported
     assert imported & (NEVER_IN_A_QUERY | NOT_IN_A_KEYWORD_QUERY) == set()
 
 
+@pytest.mark.heavy
 def test_a_query_imports_the_embedded_model_but_no_http_client_nor_server_library(sample_index):
     imported = modules_a_query_imports(sample_index)
     assert {"onnxruntime", "tokenizers", "indexer.backends.embedded"} <= imported
     assert imported & NEVER_IN_A_QUERY == set()
 
 
+@pytest.mark.heavy
 def test_an_off_topic_question_gets_no_results_unless_every_hit_is_asked_for(sample_index):
     question = ["query", "who won the 1998 football world cup", "--db", str(sample_index)]
     result = CliRunner().invoke(main, question)
@@ -116,6 +123,7 @@ def test_an_off_topic_question_gets_no_results_unless_every_hit_is_asked_for(sam
     assert len(json.loads(every.stdout)) == 5
 
 
+@pytest.mark.heavy
 def test_query_text_output_cites_path_lines_and_heading(sample_index):
     result = CliRunner().invoke(
         main, ["query", "how do I fix a puncture", "--db", str(sample_index), "-k", "2"]
@@ -127,6 +135,7 @@ def test_query_text_output_cites_path_lines_and_heading(sample_index):
     assert "\x1b[" not in result.stdout  # not a terminal: no colour
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("output_format", ["csv", "markdown"])
 def test_query_other_formats(sample_index, output_format):
     result = CliRunner().invoke(
@@ -171,6 +180,7 @@ def test_bad_options_exit_2(tmp_path):
     assert "--model" in result.stderr
 
 
+@pytest.mark.heavy
 def test_index_db_environment_variable_chooses_the_index(tmp_path):
     write(tmp_path / "docs" / "a.md", "# Alpha\n\nthe alpha document about otters\n")
     env = {"INDEX_DB": str(tmp_path / "env.db")}
@@ -181,6 +191,7 @@ def test_index_db_environment_variable_chooses_the_index(tmp_path):
     assert json.loads(result.stdout)[0]["path"] == "a.md"
 
 
+@pytest.mark.heavy
 def test_query_reranked_prints_the_cross_encoders_order_and_off_topic_gets_no_results(sample_index):
     asked = ["query", "how do I fix a puncture", "--db", str(sample_index), "--json", "-k", "2"]
     result = CliRunner().invoke(main, [*asked, "--rerank", "--rerank-top", "3"])
@@ -200,6 +211,7 @@ def test_query_reranked_prints_the_cross_encoders_order_and_off_topic_gets_no_re
     assert json.loads(CliRunner().invoke(main, [*pizza, "--min-score", "0", "--json"]).stdout)
 
 
+@pytest.mark.heavy
 def test_status_says_how_scores_are_judged_and_which_reranker_would_read(sample_index):
     result = CliRunner().invoke(main, ["status", "--db", str(sample_index)])
     assert result.exit_code == 0, result.output
@@ -207,6 +219,7 @@ def test_status_says_how_scores_are_judged_and_which_reranker_would_read(sample_
     assert "re-ranker   ms-marco-MiniLM-L-12-v2" in result.stdout
 
 
+@pytest.mark.heavy
 def test_status_shows_model_dimension_and_builds(sample_index):
     result = CliRunner().invoke(main, ["status", "--db", str(sample_index), "--json"])
     info = json.loads(result.stdout)
@@ -219,6 +232,7 @@ def test_status_shows_model_dimension_and_builds(sample_index):
     assert len(info["fingerprint"]) == 16
 
 
+@pytest.mark.heavy
 def test_build_and_query_from_a_plain_shell(tmp_path):
     folder = tmp_path / "docs"
     shutil.copytree(SAMPLE_CORPUS / "first-aid", folder)
@@ -266,6 +280,7 @@ def test_terminal_output_highlights_matched_words_unless_no_color(monkeypatch):
     assert cli.use_color() is True
 
 
+@pytest.mark.heavy
 def test_a_secret_never_reaches_the_index_its_journal_or_any_output(tmp_path):
     repo = write_repository(tmp_path / "repo")
     db = tmp_path / "index" / "secrets.db"
@@ -299,6 +314,7 @@ def test_a_secret_never_reaches_the_index_its_journal_or_any_output(tmp_path):
     assert any(FAKE_KEY.encode() in path.read_bytes() for path in db.parent.iterdir())
 
 
+@pytest.mark.heavy
 def test_chunk_tokens_are_remembered_and_another_value_is_refused(tmp_path):
     folder = tmp_path / "docs"
     shutil.copytree(SAMPLE_CORPUS / "bicycle-repair", folder)
@@ -314,6 +330,7 @@ def test_chunk_tokens_are_remembered_and_another_value_is_refused(tmp_path):
     assert "--rebuild" in other.stderr
 
 
+@pytest.mark.heavy
 def test_an_emptied_folder_is_refused_unless_allowed(tmp_path):
     folder = tmp_path / "share"
     write(folder / "a.md", "# A\n\nText about tides.\n")
@@ -331,6 +348,7 @@ def test_an_emptied_folder_is_refused_unless_allowed(tmp_path):
     assert "1 removed" in allowed.stdout
 
 
+@pytest.mark.heavy
 def test_a_rebuild_refusing_to_drop_a_missing_folder_names_the_option_to_type(tmp_path):
     notes, share = tmp_path / "notes", tmp_path / "share"
     write(notes / "a.md", "# A\n\nText about tides.\n")
@@ -354,6 +372,7 @@ def test_a_rebuild_refusing_to_drop_a_missing_folder_names_the_option_to_type(tm
         assert index.status()["files"] == 1
 
 
+@pytest.mark.heavy
 def test_a_credentials_warning_names_the_option_as_each_front_end_spells_it(tmp_path):
     folder = tmp_path / "docs"
     write(folder / "guide.md", "# Guide\n\nAbout herons.\n")
@@ -371,6 +390,7 @@ def test_a_credentials_warning_names_the_option_as_each_front_end_spells_it(tmp_
     ]
 
 
+@pytest.mark.heavy
 def test_max_file_size_takes_a_size_and_leaves_larger_files_out(tmp_path):
     folder = tmp_path / "docs"
     write(folder / "guide.md", "# Guide\n\nAbout herons.\n")
@@ -497,6 +517,7 @@ def hostile_query(hostile_index, output_format: str) -> subprocess.CompletedProc
     return found
 
 
+@pytest.mark.heavy
 def test_hostile_text_and_names_reach_a_terminal_as_visible_escapes(hostile_index):
     shown = hostile_query(hostile_index, "text").stdout
     assert "new\\x0aline.md:1-3  [Title \\x1b]0;pwned\\x07 | piped]" in shown
@@ -505,6 +526,7 @@ def test_hostile_text_and_names_reach_a_terminal_as_visible_escapes(hostile_inde
     assert "caf\\xe9.md:1-3" in shown and "caf\\\\xe9.md:1-3" in shown
 
 
+@pytest.mark.heavy
 def test_a_markdown_table_of_hostile_hits_stays_a_table(hostile_index):
     rows = hostile_query(hostile_index, "markdown").stdout.strip().split("\n")
     assert len(rows) == 2 + len(FILES)
@@ -513,6 +535,7 @@ def test_a_markdown_table_of_hostile_hits_stays_a_table(hostile_index):
         assert row.replace("\\|", "").count("|") == 5, row
 
 
+@pytest.mark.heavy
 def test_csv_cells_of_hostile_hits_never_start_a_formula(hostile_index):
     rows = list(csv.reader(io.StringIO(hostile_query(hostile_index, "csv").stdout)))
     assert len(rows) == 1 + len(FILES)
@@ -521,6 +544,7 @@ def test_csv_cells_of_hostile_hits_never_start_a_formula(hostile_index):
     assert "'=HYPERLINK.md" in cells and "'@SUM(1+1)" in cells
 
 
+@pytest.mark.heavy
 def test_json_keeps_hostile_text_exact_once_read(hostile_index):
     hits = json.loads(hostile_query(hostile_index, "json").stdout)
     texts = {hit["path"]: hit["text"] for hit in hits}

@@ -21,6 +21,9 @@ from indexer import ConfigError, Index, IndexLockedError
 from indexer.store import is_postgres_url
 from indexer.store.sqlite import SQLiteStore
 
+#: every test runs builds and searches in worker processes (make test-fast leaves them out)
+pytestmark = pytest.mark.heavy
+
 WORKER = Path(__file__).parent / "support" / "build_worker.py"
 
 

@@ -105,6 +105,7 @@ def test_a_file_over_the_size_cap_is_left_out_unread_with_its_size(tmp_path):
     assert [source.path for source in raised.files] == ["huge.txt", "small.md"]
 
 
+@pytest.mark.heavy
 def test_a_huge_binary_file_is_found_binary_from_its_first_block_within_a_memory_limit(tmp_path):
     folder = tmp_path / "docs"
     write(folder / "notes.md", "# Notes\n\nAbout egrets.\n")
@@ -219,6 +220,7 @@ def test_a_build_stores_nothing_of_a_file_swapped_for_a_link_after_the_walk(
         assert b"4921" not in path.read_bytes(), path.name
 
 
+@pytest.mark.heavy
 def test_file_names_that_are_not_utf8_are_indexed_under_an_escaped_name(tmp_path, docs):
     latin1 = docs / os.fsdecode(b"caf\xe9.md")
     latin1.write_text("# Caf\u00e9\n\nCr\u00e8me br\u00fbl\u00e9e and espresso.\n")
@@ -255,6 +257,7 @@ def test_a_file_replaced_by_a_fifo_after_the_walk_is_skipped_without_hanging(tmp
     assert any(f"{fifo_name}: skipped, not a regular file" in warning for warning in warnings)
 
 
+@pytest.mark.slow
 def test_folders_a_thousand_deep_are_walked(tmp_path):
     folder = tmp_path / "deep"
     current = folder

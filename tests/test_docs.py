@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 import pytest
 
-from indexer.cli import main
+from indexer.cli.app import COMMANDS, commands
 
 REPO = Path(__file__).resolve().parent.parent
 DOCS = REPO / "docs"
@@ -48,14 +48,14 @@ def test_the_checked_in_cli_reference_is_what_the_help_says_now():
     assert REFERENCE.read_text(encoding="utf-8") == generated, "docs/cli.md is stale: run `make cli-docs`"
 
 
-@pytest.mark.parametrize("name", sorted(main.commands))
+@pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_command_and_option_is_in_the_reference(name):
     section = section_of(name)
-    missing = [flag for flag in options_of(main.commands[name]) if flag not in section]
+    missing = [flag for flag in options_of(commands()[name]) if flag not in section]
     assert missing == [], f"index {name}: {missing} not in docs/cli.md"
 
 
-@pytest.mark.parametrize("name", sorted(main.commands))
+@pytest.mark.parametrize("name", sorted(COMMANDS))
 def test_every_command_is_explained_in_the_guide(name):
     guide = "\n".join(page.read_text(encoding="utf-8") for page in GUIDE_PAGES)
     assert f"index {name}" in guide
@@ -65,7 +65,7 @@ def test_every_option_is_mentioned_in_the_guide():
     guide = "\n".join(page.read_text(encoding="utf-8") for page in GUIDE_PAGES)
     missing = [
         f"index {name} {flag}"
-        for name, command in sorted(main.commands.items())
+        for name, command in sorted(commands().items())
         for flag in options_of(command)
         if flag.startswith("--") and flag != "--help" and not re.search(re.escape(flag) + r"\b", guide)
     ]

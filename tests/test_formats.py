@@ -1,6 +1,6 @@
 """Reading each format: what becomes text, which lines are headings and literal, how hits are cited.
 
-The documents are made here (tests/documents.py writes the PDFs, DOCX files and notebooks), and the
+The documents are made here (tests/support/documents.py writes the PDFs, DOCX files and notebooks), and the
 last tests build a real index of a folder holding one of each, asserting exactly which files,
 headings and citations end up in it.
 """
@@ -224,6 +224,7 @@ def test_a_block_inside_a_heading_keeps_its_words_apart():
 # -- PDF, DOCX, notebooks -----------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 def test_pdf_pages_are_parts_and_the_outline_gives_headings():
     data = make_pdf(
         [["Flat tyres", "Find the hole."], ["Patching", "Roughen the tube.", "Glue the patch."]],
@@ -242,6 +243,7 @@ def test_pdf_pages_are_parts_and_the_outline_gives_headings():
     assert document.locator(2, 4) == "pages 1-2"
 
 
+@pytest.mark.heavy
 def test_pdf_text_reads_as_a_reader_sees_it():
     # PDFium marks a hyphen that breaks a word at a line's end as soft; a badly made font reports a
     # glyph as U+FFFD; every page repeats the same header and a page-numbered footer
@@ -260,6 +262,7 @@ def test_pdf_text_reads_as_a_reader_sees_it():
     assert [part.number for part in document.parts] == [1, 2, 3, 4]
 
 
+@pytest.mark.heavy
 def test_a_pdf_without_text_is_refused_as_no_text():
     with pytest.raises(UnreadableFile, match="no text layer") as refused:
         read_document("scan.pdf", make_pdf([[], []]))
@@ -320,6 +323,7 @@ DAMAGED = {
 ENDIF_PAGE = b"<html><body><p>A page about egrets.</p><![ endif]></body></html>\n"
 
 
+@pytest.mark.heavy
 def test_a_file_its_reader_fails_on_fails_alone_and_is_not_read_again_until_it_changes(tmp_path):
     folder = tmp_path / "docs"
     write(folder / "herons.md", "# Herons\n\nHerons nest in colonies.\n")
@@ -398,6 +402,7 @@ def test_a_notebook_of_millions_of_json_values_is_refused_before_it_is_parsed():
     assert refused.value.status == "too-large"
 
 
+@pytest.mark.heavy
 def test_a_pdf_flate_bomb_fails_that_file_within_its_readers_memory_cap():
     bomb = pdf_flate_bomb(MEMORY_LIMIT // (1 << 20) + 100)  # inflates past the cap
     assert len(bomb) < 1 << 20
@@ -436,6 +441,7 @@ def mixed_folder(tmp_path):
     return folder
 
 
+@pytest.mark.heavy
 def test_a_mixed_folder_indexes_exactly_these_files_headings_and_citations(tmp_path, mixed_folder):
     with Index.open(tmp_path / "index.db", backend=HashBackend(max_tokens=512)) as index:
         report = index.build(mixed_folder, warn=lambda message: None)
@@ -503,7 +509,7 @@ def test_a_document_past_the_caps_on_text_is_refused_before_it_is_parsed():
     assert read_document("column.csv", b"7\n" * MAX_LINES).lines[-1] == "7"
 
 
-# -- what a rendered page does not show is never a chunk (issue 21) ------------------------------
+# -- what a rendered page does not show is never a chunk ------------------------------------------
 
 
 def chunks_of(path: str, text: str, limit: int = 40) -> list:
@@ -676,6 +682,7 @@ def test_a_chunk_declares_the_names_its_own_lines_define():
     assert len(second) == 1 and ".. confval:: second_setting" in second[0].text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "markup",
     [

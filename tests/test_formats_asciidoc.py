@@ -9,6 +9,7 @@ import math
 import time
 from pathlib import Path
 
+import pytest
 from conftest import rows
 from helpers import HashBackend
 from hypothesis import given, settings
@@ -261,6 +262,7 @@ def test_any_text_is_read_without_failing_and_within_its_lines(lines):
     chunk_document(document, words, ChunkSettings(max_tokens=8, overlap_tokens=2))
 
 
+@pytest.mark.slow
 def test_reading_takes_time_linear_in_the_texts_size():
     # lines made to make a backtracking pattern slow: many macro-like prefixes, open brackets,
     # description-list colons and title markers, none closed
@@ -312,3 +314,28 @@ def test_a_one_line_edit_inside_a_section_reembeds_that_sections_chunks_only(tmp
     assert 1 <= report.chunks_embedded <= 2
     assert all(text.startswith("Guide > Section 3\n") for text in counting.embedded)
     assert not any("xref:" in text for text in counting.embedded)  # read as the text it shows
+
+
+def test_adding_a_section_reembeds_at_most_the_neighbours_it_joins(tmp_path):
+    folder = tmp_path / "manual"
+    folder.mkdir()
+    sections = [
+        f"== Section {n}\n\n"
+        + "\n\n".join(f"Paragraph {n}.{p} of the guide " + "word " * (20 + p % 5) for p in range(6))
+        for n in range(6)
+    ]
+    page = folder / "guide.adoc"
+    page.write_text("= Guide\n\n" + "\n\n".join(sections) + "\n")
+    index_path = tmp_path / "index.db"
+    with Index.open(index_path) as index:
+        first = index.build(folder, backend=HashBackend(max_tokens=96), warn=lambda message: None)
+    added = "== Added section\n\nA new paragraph about [.term]*rotation* of the logs.\n\n"
+    page.write_text(page.read_text().replace("== Section 3\n", added + "== Section 3\n", 1))
+    counting = HashBackend(max_tokens=96)
+    with Index.open(index_path) as index:
+        report = index.build(folder, backend=counting, warn=lambda message: None)
+        hits = index.search("rotation", k=1, mode="keyword", min_score=0)
+    assert first.chunks_embedded >= 12
+    assert 1 <= report.chunks_embedded <= 3
+    assert any("Added section" in text for text in counting.embedded)
+    assert "rotation" in hits[0].text

@@ -370,6 +370,7 @@ def test_a_few_syntax_errors_leave_the_rest_of_the_outline():
     assert {"good", "after"} <= titles
 
 
+@pytest.mark.heavy
 def test_no_grammar_is_imported_until_a_file_of_its_language_is_read():
     probe = (
         "import sys\nfrom indexer.formats import parse_text\n"
@@ -445,3 +446,111 @@ def test_a_one_name_question_finds_the_definition_before_the_pages_and_tests_tha
     with Index.open(tmp_path / "index.db") as index:
         hits = index.search("find_name", k=3, mode="keyword", min_score=0)
     assert [hit.path for hit in hits][:1] == ["pkg/names.py"]  # the test module uses the name 12 times
+
+
+def lines_stored_as_tests(path: str, source: str) -> set[int]:
+    """The lines of the file at ``path`` that lie in chunks stored as tests."""
+    chunks = chunk_document(
+        parse_text(path, textwrap.dedent(source)), count_words, ChunkSettings.for_limit(12)
+    )
+    return {line for chunk in chunks if chunk.is_test for line in range(chunk.start_line, chunk.end_line + 1)}
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "tests", "code"),
+    [
+        ("src/tokenizer_test.go", "package fzf\n\nfunc helper() int {\n\treturn 1\n}\n", {3, 4, 5}, set()),
+        ("src/tokenizer.go", "package fzf\n\nfunc Tokenize() int {\n\treturn 1\n}\n", set(), {3, 4, 5}),
+        ("tests/test_tokens.py", "def check(value):\n    return value\n", {1, 2}, set()),
+        (
+            "tests/helpers.py",
+            "def check(value):\n    return value\n",
+            set(),
+            {1, 2},
+        ),  # a folder's name says nothing
+        (
+            "pkg/checks.py",
+            """
+            import unittest
+
+            def tokenize(text):
+                return text.split()
+
+            class TokenTests(unittest.TestCase):
+                def test_split(self):
+                    self.assertEqual(tokenize("a b"), ["a", "b"])
+            """,
+            {7, 8, 9},
+            {4, 5},
+        ),
+        (
+            "src/walk.rs",
+            """
+            pub fn walk(depth: usize) -> usize {
+                depth + 1
+            }
+
+            #[cfg(test)]
+            mod tests {
+                use super::*;
+
+                #[test]
+                fn walks_one_level() {
+                    assert_eq!(walk(0), 1);
+                }
+            }
+            """,
+            set(range(6, 15)),
+            {2, 3, 4},
+        ),
+        (
+            "src/Walker.java",
+            """
+            class Walker {
+                int walk(int depth) {
+                    return depth + 1;
+                }
+            }
+
+            class WalkerTest {
+                @Test
+                void walksOneLevel() {
+                    assertEquals(1, new Walker().walk(0));
+                }
+            }
+            """,
+            set(range(8, 14)),
+            {2, 3, 4, 5, 6},
+        ),
+    ],
+)
+def test_tests_are_what_the_language_or_its_test_tool_declares(path, source, tests, code):
+    found = lines_stored_as_tests(path, source)
+    assert tests <= found, found
+    assert not code & found, found
+
+
+def test_a_worded_question_finds_the_function_before_the_test_that_calls_it(tmp_path):
+    folder = tmp_path / "repo"
+    write(
+        folder / "src" / "tokenizer.go",
+        "package fzf\n\n// Tokenize splits a line into fields by a delimiter.\n"
+        "func Tokenize(line string, delimiter string) []string {\n"
+        "\treturn strings.Split(line, delimiter)\n}\n",
+    )
+    cases = "\n".join(
+        f'\tcheck(t, Tokenize("a{n} b", " "), "split the line into fields by the delimiter")'
+        for n in range(8)
+    )
+    write(
+        folder / "src" / "tokenizer_test.go",
+        f"package fzf\n\nfunc TestTokenize(t *testing.T) {{\n{cases}\n}}\n",
+    )
+    build(tmp_path / "index.db", folder, HashBackend())
+    with Index.open(tmp_path / "index.db") as index:
+        asked = index.search("split a line into fields by a delimiter", k=2, mode="keyword", min_score=0)
+        tests = index.search(
+            "tests of splitting a line into fields by a delimiter", k=2, mode="keyword", min_score=0
+        )
+    assert [hit.path for hit in asked] == ["src/tokenizer.go", "src/tokenizer_test.go"]
+    assert tests[0].path == "src/tokenizer_test.go"  # asked for tests, the evidence decides

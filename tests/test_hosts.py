@@ -63,6 +63,7 @@ def status_of(port: int, method: str, path: str, host: str | None) -> int:
     return int(answer.split(b" ", 2)[1])
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(("method", "path"), ROUTES)
 def test_every_route_answers_its_own_names_and_refuses_a_foreign_host_with_421(server, method, path):
     port = server.address["port"]
@@ -78,6 +79,7 @@ def test_every_route_answers_its_own_names_and_refuses_a_foreign_host_with_421(s
         assert status_of(port, method, path, host) == 421, host
 
 
+@pytest.mark.heavy
 def test_a_refused_host_gets_a_json_error_naming_the_way_to_allow_it(server):
     with socket.create_connection(("127.0.0.1", server.address["port"]), timeout=30) as connection:
         connection.sendall(b"GET /status HTTP/1.1\r\nHost: attacker.example\r\nConnection: close\r\n\r\n")
@@ -93,6 +95,7 @@ def test_a_refused_host_gets_a_json_error_naming_the_way_to_allow_it(server):
     assert server.get("/status").json()["files"] > 0  # the server answers its own name still
 
 
+@pytest.mark.heavy
 def test_a_bad_allowed_host_is_a_usage_error(tmp_path, env):
     refused = run_index(
         "serve", "--db", str(tmp_path / "none.db"), "--allowed-host", "a/b", env=env, timeout=60

@@ -174,6 +174,7 @@ def run_index(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[st
 # The command line, happy paths: build against a server, then query with no backend flags at all.
 
 
+@pytest.mark.heavy
 def test_cli_builds_with_ollama_and_a_bare_query_reaches_the_same_server(bikes, index_path, ollama_server):
     db = str(index_path)
     built = cli("build", str(bikes), *OLLAMA_NOMIC, "--base-url", ollama_server.url, "--db", db, "--json")
@@ -194,6 +195,7 @@ def test_cli_builds_with_ollama_and_a_bare_query_reaches_the_same_server(bikes, 
     assert ollama_server.requests[-1].body["input"] == [f"search_query: {QUESTION}"]
 
 
+@pytest.mark.heavy
 def test_cli_builds_with_openai_from_the_environment_and_queries_with_the_key_from_it(bikes, index_path):
     with OpenAIServer(api_key=SECRET) as server:
         env = {"OPENAI_BASE_URL": server.base_url, "OPENAI_API_KEY": SECRET}
@@ -218,6 +220,7 @@ def test_cli_builds_with_openai_from_the_environment_and_queries_with_the_key_fr
     assert SECRET.encode() not in index_bytes(index_path)
 
 
+@pytest.mark.heavy
 def test_cli_records_explicit_prefixes_and_uses_them_on_chunks_and_queries(bikes, index_path, ollama_server):
     backend = ["--backend", "ollama", "--model", "all-minilm", "--base-url", ollama_server.url]
     prefixes = ["--document-prefix", "doc: ", "--query-prefix", "q: "]
@@ -230,6 +233,7 @@ def test_cli_records_explicit_prefixes_and_uses_them_on_chunks_and_queries(bikes
     assert query == f"q: {QUESTION}"
 
 
+@pytest.mark.heavy
 def test_index_command_in_a_real_process_follows_ollama_host_at_build_and_remembers_it(bikes, index_path):
     with OllamaServer() as server:
         # OLLAMA_HOST as Ollama users write it: no scheme, the server's own port.
@@ -246,6 +250,7 @@ def test_index_command_in_a_real_process_follows_ollama_host_at_build_and_rememb
 # The command line, failures: the documented exit code and one clear line.
 
 
+@pytest.mark.heavy
 def test_cli_wrong_api_key_stops_the_build_with_exit_4_and_never_shows_the_key(bikes, index_path):
     wrong = "sk-wrong-0123456789abcdef"
     with OpenAIServer(api_key=SECRET) as server:
@@ -264,6 +269,7 @@ def test_cli_wrong_api_key_stops_the_build_with_exit_4_and_never_shows_the_key(b
     assert wrong.encode() not in index_bytes(index_path)
 
 
+@pytest.mark.heavy
 def test_cli_query_without_the_key_the_index_was_built_with_exits_4(bikes, index_path):
     with OpenAIServer(api_key=SECRET) as server:
         backend = [*OPENAI_SMALL, "--base-url", server.base_url, "--api-key", SECRET]
@@ -276,6 +282,7 @@ def test_cli_query_without_the_key_the_index_was_built_with_exits_4(bikes, index
     assert SECRET not in answered.output
 
 
+@pytest.mark.heavy
 def test_cli_a_batch_the_server_refuses_fails_its_files_with_exit_1(bikes, index_path, ollama_server):
     ollama_server.fail_next(1, "bad_request")
     backend = [*OLLAMA_NOMIC, "--base-url", ollama_server.url]
@@ -315,6 +322,7 @@ def test_cli_bad_backend_options_exit_2_without_touching_a_server(bikes, index_p
 # Batching, concurrency and order.
 
 
+@pytest.mark.heavy
 def test_ollama_gets_one_request_per_batch_and_two_at_a_time_by_default(bikes, index_path):
     """Ollama embeds one request at a time: the next must already wait there when one finishes."""
     with OllamaServer(latency=0.1) as ollama_server:
@@ -329,6 +337,7 @@ def test_ollama_gets_one_request_per_batch_and_two_at_a_time_by_default(bikes, i
     assert ollama_server.max_in_flight == 2
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("concurrency", [1, 3])
 def test_concurrency_keeps_that_many_requests_in_flight(bikes, index_path, concurrency):
     with OpenAIServer(latency=0.15) as server:
@@ -338,6 +347,7 @@ def test_concurrency_keeps_that_many_requests_in_flight(bikes, index_path, concu
     assert server.max_in_flight == concurrency
 
 
+@pytest.mark.heavy
 def test_openai_keeps_eight_requests_in_flight_by_default(bikes, index_path):
     with OpenAIServer(latency=0.25) as server:  # long enough to fill the window on a busy machine
         report, _ = build(index_path, bikes, backend_for(server), batch_size=1)  # packed chunks: ~20
@@ -366,6 +376,7 @@ class StaggeredServer(OllamaServer):
         return answer
 
 
+@pytest.mark.heavy
 def test_vectors_land_on_their_own_chunks_whatever_order_batches_come_back(bikes, tmp_path):
     with OllamaServer() as server:
         build(tmp_path / "sequential.db", bikes, backend_for(server), batch_size=4, concurrency=1)
@@ -380,6 +391,7 @@ def test_vectors_land_on_their_own_chunks_whatever_order_batches_come_back(bikes
     assert_every_vector_is_its_chunks(tmp_path / "concurrent.db", "search_document: ")
 
 
+@pytest.mark.heavy
 def test_shuffled_answer_order_is_put_back_by_index(bikes, index_path, openai_server):
     openai_server.fail_next(100, "shuffled")
     report, _ = build(index_path, bikes, backend_for(openai_server), batch_size=8, concurrency=2)
@@ -391,6 +403,7 @@ def test_shuffled_answer_order_is_put_back_by_index(bikes, index_path, openai_se
 # Prefixes.
 
 
+@pytest.mark.heavy
 def test_nomic_prefixes_are_recorded_and_the_server_sees_them(bikes, index_path, ollama_server):
     report, _ = build(index_path, bikes, backend_for(ollama_server))
     with Index.open(index_path, create=False) as index:
@@ -422,6 +435,7 @@ def prefix_of(server: OllamaServer | OpenAIServer) -> str:
     return "" if isinstance(server, OpenAIServer) else "search_document: "
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     ("fault", "options", "backend_options"),
     [
@@ -447,6 +461,7 @@ def test_passing_faults_are_retried_and_the_build_completes(
     assert_every_vector_is_its_chunks(index_path, prefix_of(server))
 
 
+@pytest.mark.heavy
 def test_retry_after_in_whole_seconds_is_waited_for(bikes, index_path, openai_server):
     openai_server.fail_next(1, "rate_limit", retry_after=1)
     report, _ = build(index_path, bikes, backend_for(openai_server), batch_size=100)
@@ -455,6 +470,7 @@ def test_retry_after_in_whole_seconds_is_waited_for(bikes, index_path, openai_se
     assert report.seconds >= 1.0  # the backoff alone would have waited a few milliseconds
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     ("fault", "options", "requests", "complaint"),
     [
@@ -482,6 +498,7 @@ def test_a_batch_the_server_spoils_fails_its_files_and_leaves_them_as_they_were(
     assert snapshot(index_path) == built_index
 
 
+@pytest.mark.heavy
 def test_a_batch_still_refused_when_the_retry_budget_is_spent_fails_its_files(
     bikes, index_path, server, built_index
 ):
@@ -504,6 +521,7 @@ def test_a_batch_still_refused_when_the_retry_budget_is_spent_fails_its_files(
     }
 
 
+@pytest.mark.heavy
 def test_a_build_finishes_against_an_ollama_server_that_sheds_every_second_request(bikes, index_path):
     with OllamaServer(shed_every=2) as server:
         server.fail_next(12, "unavailable")  # and a burst first: more than two batches of five attempts
@@ -515,6 +533,7 @@ def test_a_build_finishes_against_an_ollama_server_that_sheds_every_second_reque
     assert_every_vector_is_its_chunks(index_path, "search_document: ")
 
 
+@pytest.mark.heavy
 def test_duplicated_indexes_in_an_openai_answer_fail_the_batch(bikes, index_path, openai_server):
     report, _ = build(index_path, bikes, backend_for(openai_server), batch_size=100)
     before = snapshot(index_path)
@@ -528,6 +547,7 @@ def test_duplicated_indexes_in_an_openai_answer_fail_the_batch(bikes, index_path
     assert snapshot(index_path) == before
 
 
+@pytest.mark.heavy
 def test_a_server_now_giving_another_dimension_is_a_settings_change(bikes, index_path, ollama_server):
     build(index_path, bikes, backend_for(ollama_server), batch_size=100)
     before = snapshot(index_path)
@@ -543,6 +563,7 @@ def test_a_server_now_giving_another_dimension_is_a_settings_change(bikes, index
         assert index.store.integrity_problems() == []
 
 
+@pytest.mark.heavy
 def test_a_failed_batch_fails_only_its_files(bikes, index_path, ollama_server):
     build(index_path, bikes, backend_for(ollama_server), batch_size=100)
     edit_every_file(bikes)
@@ -560,6 +581,7 @@ def test_a_failed_batch_fails_only_its_files(bikes, index_path, ollama_server):
 WRONG_KEY = "sk-not-the-right-one-42"
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     ("cause", "complaint"),
     [
@@ -598,6 +620,7 @@ def test_an_unusable_backend_stops_the_build_with_exit_4_and_changes_nothing(
 # Several servers of one model for one build.
 
 
+@pytest.mark.heavy
 def test_a_build_spreads_its_batches_over_every_server_each_keeping_its_window(bikes, index_path):
     with (
         OllamaServer(latency=0.1) as first,
@@ -617,6 +640,7 @@ def test_a_build_spreads_its_batches_over_every_server_each_keeping_its_window(b
     assert_every_vector_is_its_chunks(index_path, "search_document: ")
 
 
+@pytest.mark.heavy
 def test_a_dead_server_is_benched_and_the_build_completes_on_the_others(bikes, index_path):
     dead = f"http://127.0.0.1:{closed_port()}"
     with OpenAIServer(latency=0.05) as first, OpenAIServer(latency=0.05) as second:
@@ -633,6 +657,7 @@ def test_a_dead_server_is_benched_and_the_build_completes_on_the_others(bikes, i
     assert_every_vector_is_its_chunks(index_path, "")
 
 
+@pytest.mark.heavy
 def test_batches_a_failing_server_refuses_are_embedded_by_another(bikes, index_path):
     with OllamaServer(latency=0.05) as failing, OllamaServer(latency=0.05) as steady:
         failing.fail_next(4, "unavailable")
@@ -647,6 +672,7 @@ def test_batches_a_failing_server_refuses_are_embedded_by_another(bikes, index_p
     assert_every_vector_is_its_chunks(index_path, "search_document: ")
 
 
+@pytest.mark.heavy
 def test_a_server_serving_another_model_stops_the_build_naming_it_and_none_of_its_vectors_is_kept(
     bikes, index_path
 ):
@@ -683,6 +709,7 @@ class SwappedServer(OllamaServer):
         return super().vector(text, 32 if self._request.swapped else dimension)
 
 
+@pytest.mark.heavy
 def test_a_server_switching_dimension_mid_build_stops_it_at_once_naming_that_server(bikes, index_path):
     with OllamaServer(latency=0.05) as steady, SwappedServer(after=3, latency=0.05) as swapped:
         backend = OllamaBackend("nomic-embed-text", host=[steady.url, swapped.url], **fast())
@@ -732,6 +759,7 @@ def files_by_path(index_path: Path) -> dict[str, list[tuple]]:
     return found
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("count", [1, 3])
 @pytest.mark.parametrize("kind", ["ollama", "openai"])
 def test_a_server_switching_models_mid_build_stops_it_with_exit_4_and_nothing_it_gave_since_is_stored(
@@ -769,6 +797,7 @@ def test_a_server_switching_models_mid_build_stops_it_with_exit_4_and_nothing_it
         assert index.store.integrity_problems() == []
 
 
+@pytest.mark.heavy
 def test_cli_a_server_switching_models_mid_build_exits_4_with_one_line_naming_it(bikes, index_path):
     with OllamaServer(latency=0.02, switch_after=3) as server:
         backend = [*OLLAMA_NOMIC, "--base-url", server.url]
@@ -781,6 +810,7 @@ def test_cli_a_server_switching_models_mid_build_exits_4_with_one_line_naming_it
     assert f"ollama backend at {server.url}/: switched models during the build" in errors[0]
 
 
+@pytest.mark.heavy
 def test_the_index_records_its_model_and_a_server_serving_another_now_is_a_settings_change(
     bikes, index_path, server
 ):
@@ -804,6 +834,7 @@ def test_the_index_records_its_model_and_a_server_serving_another_now_is_a_setti
     assert_every_vector_is_its_chunks(index_path, "a new model " + prefix_of(server))
 
 
+@pytest.mark.heavy
 def test_several_servers_are_recorded_the_fingerprint_ignores_them_and_a_query_goes_to_the_first_that_answers(
     bikes, tmp_path
 ):
@@ -832,6 +863,7 @@ def test_several_servers_are_recorded_the_fingerprint_ignores_them_and_a_query_g
         assert report.files_changed == 6
 
 
+@pytest.mark.heavy
 def test_cli_base_url_repeated_spreads_the_build_counts_each_servers_requests_and_a_query_tries_them_in_order(
     bikes, index_path
 ):
@@ -857,6 +889,7 @@ def test_cli_base_url_repeated_spreads_the_build_counts_each_servers_requests_an
 # Inputs over the server's token budget.
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("kind", ["ollama", "openai"])
 def test_chunks_over_the_token_budget_are_cut_with_a_warning_and_all_text_is_indexed(bikes, tmp_path, kind):
     with OllamaServer() as healthy:
@@ -884,6 +917,7 @@ def test_chunks_over_the_token_budget_are_cut_with_a_warning_and_all_text_is_ind
     assert_every_vector_is_its_chunks(tmp_path / "index.db", prefix_of(strict))
 
 
+@pytest.mark.heavy
 def test_batches_over_the_per_request_budget_are_halved_without_cutting_chunks(bikes, index_path):
     with OpenAIServer(batch_token_budget=600) as server:
         report, warnings = build(index_path, bikes, backend_for(server), batch_size=32)
@@ -896,6 +930,7 @@ def test_batches_over_the_per_request_budget_are_halved_without_cutting_chunks(b
     assert_every_vector_is_its_chunks(index_path, "")
 
 
+@pytest.mark.heavy
 def test_a_chunk_too_long_even_cut_to_one_word_fails_its_file_with_a_clear_message(tmp_path):
     folder = tmp_path / "tiny"
     write(folder / "word.txt", "floccinaucinihilipilification\n")
@@ -914,6 +949,7 @@ def test_a_chunk_too_long_even_cut_to_one_word_fails_its_file_with_a_clear_messa
 # Where a query goes: the server recorded at build time.
 
 
+@pytest.mark.heavy
 def test_a_query_reaches_the_server_recorded_at_build_time_not_ollama_host(bikes, index_path, monkeypatch):
     with OllamaServer() as built_with, OllamaServer() as elsewhere:
         monkeypatch.setenv("OLLAMA_HOST", built_with.url)
@@ -925,6 +961,7 @@ def test_a_query_reaches_the_server_recorded_at_build_time_not_ollama_host(bikes
     assert elsewhere.requests == []
 
 
+@pytest.mark.heavy
 def test_a_build_against_a_new_server_address_sends_later_queries_there(bikes, index_path):
     with OllamaServer() as old:
         build(index_path, bikes, backend_for(old))
@@ -937,6 +974,7 @@ def test_a_build_against_a_new_server_address_sends_later_queries_there(bikes, i
     assert new.requests[-1].body["input"] == [f"search_query: {QUESTION}"]
 
 
+@pytest.mark.heavy
 def test_files_unchanged_when_the_build_stops_are_not_reported_as_failed(bikes, index_path, openai_server):
     build(index_path, bikes, backend_for(openai_server))
     edited = sorted(bikes.iterdir())[:2]
@@ -951,6 +989,7 @@ def test_files_unchanged_when_the_build_stops_are_not_reported_as_failed(bikes, 
     assert report.files_unchanged == 4
 
 
+@pytest.mark.heavy
 def test_cli_query_with_base_url_reaches_the_recorded_model_at_a_new_address(bikes, index_path):
     with OllamaServer() as old:
         built = cli("build", str(bikes), *OLLAMA_NOMIC, "--base-url", old.url, "--db", str(index_path), "-q")
@@ -962,6 +1001,7 @@ def test_cli_query_with_base_url_reaches_the_recorded_model_at_a_new_address(bik
                                      "truncate": False}  # fmt: skip
 
 
+@pytest.mark.heavy
 def test_cli_query_with_api_key_uses_it_and_never_shows_it(bikes, index_path):
     with OpenAIServer(api_key=SECRET) as server:
         backend = [*OPENAI_SMALL, "--base-url", server.base_url, "--api-key", SECRET]

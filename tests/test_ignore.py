@@ -24,6 +24,7 @@ def taken(folder: Path, **rules: object) -> list[str]:
     return [source.path for source in walked(folder, **rules).files]
 
 
+@pytest.mark.heavy
 def test_a_repository_gives_exactly_the_files_a_user_means(tmp_path):
     found = walked(write_repository(tmp_path / "repo"))
     assert [source.path for source in found.files] == INDEXED
@@ -32,6 +33,7 @@ def test_a_repository_gives_exactly_the_files_a_user_means(tmp_path):
     assert found.problems == []
 
 
+@pytest.mark.heavy
 def test_ignore_rules_agree_with_git_check_ignore(tmp_path):
     """Nested ignore files, negations, folder-only and anchored patterns, ``**``, a negation that
     cannot re-include a file of an excluded folder, and ``.git/info/exclude``: the files the walk
@@ -84,6 +86,7 @@ def test_dot_ignore_outranks_gitignore_and_a_deeper_file_outranks_a_shallower_on
     assert taken(tmp_path) == ["sub/fine.md", "wanted.md"]
 
 
+@pytest.mark.heavy
 def test_no_ignore_turns_ignore_files_off_but_never_lets_secrets_in(tmp_path):
     repo = write_repository(tmp_path / "repo")
     found = walked(repo, ignore_files=False)
@@ -96,6 +99,7 @@ def test_no_ignore_turns_ignore_files_off_but_never_lets_secrets_in(tmp_path):
     assert {".env", ".env.example", "config/server.pem"} <= {s.path for s in found.skipped}
 
 
+@pytest.mark.heavy
 def test_include_and_exclude_narrow_the_walk_and_never_bring_back_an_ignored_file(tmp_path):
     repo = write_repository(tmp_path / "repo")
     assert taken(repo, include=("*.md", "*.rst"), exclude=("docs/env/",)) == [
@@ -144,6 +148,7 @@ def test_an_ignored_folder_is_never_listed(tmp_path, monkeypatch):
     assert listed == [tmp_path.name]
 
 
+@pytest.mark.heavy
 def test_ignore_files_above_the_root_apply_inside_its_repository_but_never_to_the_root_itself(tmp_path):
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -161,6 +166,7 @@ def test_ignore_files_above_the_root_apply_inside_its_repository_but_never_to_th
     assert taken(outside) == ["a.tmp.md"]
 
 
+@pytest.mark.heavy
 def test_a_worktree_reads_its_repository_exclude_file(tmp_path):
     main = tmp_path / "main"
     main.mkdir()
@@ -206,6 +212,7 @@ def test_files_named_like_credentials(name, secret):
     assert is_secret_name(name) is secret
 
 
+@pytest.mark.heavy
 def test_a_secret_is_let_in_only_by_name(tmp_path):
     repo = write_repository(tmp_path / "repo")
     found = walked(repo, allow_secrets=(".env.example",))
@@ -223,6 +230,7 @@ def test_a_virtual_environment_is_known_by_what_it_is_not_by_its_name(tmp_path):
     assert taken(tmp_path) == ["env/index.md", "venv/notes.md"]
 
 
+@pytest.mark.heavy
 def test_the_walk_filter_takes_exactly_what_the_walk_takes(tmp_path):
     repo = write_repository(tmp_path / "repo")
     rules = WalkRules(exclude=("docs/env/",))

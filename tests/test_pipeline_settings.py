@@ -60,6 +60,7 @@ def test_a_plain_build_reuses_the_recorded_chunk_tokens(tmp_path, index_path):
         build(index_path, folder, backend, chunk_tokens=32)
 
 
+@pytest.mark.heavy
 def test_walk_rules_are_recorded_per_root_and_reused(tmp_path, index_path):
     repo = write_repository(tmp_path / "repo")
     notes = tmp_path / "notes"
@@ -87,6 +88,7 @@ def test_walk_rules_are_recorded_per_root_and_reused(tmp_path, index_path):
     }
 
 
+@pytest.mark.heavy
 def test_a_different_rule_is_refused_then_applied_in_place_by_a_rebuild(tmp_path, index_path):
     repo = write_repository(tmp_path / "repo")
     backend = HashBackend()
@@ -124,6 +126,7 @@ def test_the_size_cap_is_recorded_for_the_folder_and_a_new_one_applied_by_a_rebu
         build(index_path, folder, backend, max_file_size=0)
 
 
+@pytest.mark.heavy
 def test_no_ignore_is_recorded_and_reused(tmp_path, index_path):
     repo = write_repository(tmp_path / "repo")
     backend = HashBackend()
@@ -221,6 +224,7 @@ def test_a_new_root_with_no_files_is_no_error(tmp_path, index_path):
     assert report.files_seen == 0
 
 
+@pytest.mark.heavy
 def test_the_report_counts_what_was_left_out_and_why(tmp_path, index_path):
     repo = write_repository(tmp_path / "repo")
     write(repo / "empty.md", "")
@@ -267,6 +271,7 @@ def test_a_first_batch_of_a_wrong_dimension_that_stores_nothing_fixes_nothing(tm
     assert build(index_path, folder, HashBackend(model_name="another")).exit_code == 0
 
 
+@pytest.mark.heavy
 def test_a_first_build_that_stored_nothing_pins_no_settings(tmp_path, docs):
     index_path = str(tmp_path / "index.db")
     with OllamaServer(models=["nomic-embed-text"]) as server:

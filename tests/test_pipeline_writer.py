@@ -41,7 +41,7 @@ def setup(tmp_path):
 def plan(planner, folder, names):
     for name in names:
         write(folder / name, f"# {name}\n\nThe text of {name}.\n")
-    return [planner.plan(corpus.SourceFile(folder, name, 1, 1), None) for name in names]
+    return [planner.plan(corpus.SourceFile(folder, name, 1, 1), None).pending for name in names]
 
 
 def give_vectors(queue, dimensions, pending):

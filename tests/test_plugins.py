@@ -11,6 +11,9 @@ import pytest
 from conftest import SAMPLE_CORPUS
 from serving import install_backend, plugin_env, plugin_folder, run_index
 
+#: every test installs a backend and runs `index` as a process (make test-fast leaves them out)
+pytestmark = pytest.mark.heavy
+
 
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):

@@ -30,23 +30,14 @@ BERLIN_PASSAGES = [
 BERLIN_LOGITS = [9.218911, -4.0780287]
 
 
-@pytest.fixture(scope="module", autouse=True)
-def own_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """Optimised copies made here go to a scratch cache, not the user's."""
-    cache_home = tmp_path_factory.mktemp("cache")
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("XDG_CACHE_HOME", str(cache_home))
-        yield cache_home
-
-
 @pytest.fixture(scope="module")
-def float32(own_cache: Path) -> Reranker:
+def float32(model_cache: Path) -> Reranker:
     with Reranker(precision="float32") as reranker:
         yield reranker
 
 
 @pytest.fixture(scope="module")
-def int8(own_cache: Path) -> Reranker:
+def int8(model_cache: Path) -> Reranker:
     with Reranker(precision="int8") as reranker:
         yield reranker
 
@@ -61,6 +52,7 @@ def sample_passages(relative: str) -> list[str]:
     return [passage_text(chunk.heading, chunk.text) for chunk in chunks]
 
 
+@pytest.mark.heavy
 def test_the_logits_are_the_published_ones(float32: Reranker, int8: Reranker) -> None:
     """Within the rounding of the packaged int8 weights (0.2 of a logit)."""
     for reranker in (float32, int8):
@@ -68,6 +60,7 @@ def test_the_logits_are_the_published_ones(float32: Reranker, int8: Reranker) ->
         assert np.abs(logits - FRANCE_LOGITS).max() < 0.25
 
 
+@pytest.mark.heavy
 def test_the_model_cards_example_scores_as_published(float32: Reranker, int8: Reranker) -> None:
     for reranker in (float32, int8):
         logits = reranker.logits(BERLIN, BERLIN_PASSAGES)
@@ -104,6 +97,7 @@ def plain_logits(question: str, passages: list[str]) -> np.ndarray:
     return np.array(logits)
 
 
+@pytest.mark.heavy
 def test_the_pairs_score_as_the_shipped_file_run_plainly(float32: Reranker, int8: Reranker) -> None:
     """The graph edits, the pairs' assembly and the sub-batches change a logit by the rounding of
     int8 activations only; a question and passage swapped, or token types all 0, move the card's
@@ -115,6 +109,7 @@ def test_the_pairs_score_as_the_shipped_file_run_plainly(float32: Reranker, int8
             assert np.abs(reranker.logits(question, passages) - expected).max() < 0.3
 
 
+@pytest.mark.heavy
 def test_a_pair_scores_the_same_alone_and_among_others_bit_for_bit(float32: Reranker, int8: Reranker) -> None:
     passages = [*FRANCE_PASSAGES, "Lyon is a city in France. " * 30, "France"]
     for reranker in (float32, int8):
@@ -123,6 +118,7 @@ def test_a_pair_scores_the_same_alone_and_among_others_bit_for_bit(float32: Rera
         assert np.array_equal(together, alone)
 
 
+@pytest.mark.heavy
 def test_an_answering_chunk_scores_high_and_an_unrelated_one_low(float32: Reranker) -> None:
     """The question `make demo` asks; long paraphrased questions fare worse (bench/bench_models.py)."""
     question = "how do I fix a flat tyre"
@@ -133,13 +129,15 @@ def test_an_answering_chunk_scores_high_and_an_unrelated_one_low(float32: Rerank
     assert unrelated.max() < 0.3
 
 
-def test_rerank_gives_probabilities_in_input_order(own_cache: Path) -> None:
+@pytest.mark.heavy
+def test_rerank_gives_probabilities_in_input_order(model_cache: Path) -> None:
     scores = rerank(FRANCE, [FRANCE_PASSAGES[1], FRANCE_PASSAGES[0]])
 
     assert scores[1] > 0.99 > 0.2 > scores[0]
     assert rerank(FRANCE, []) == []
 
 
+@pytest.mark.heavy
 def test_a_long_passage_is_read_up_to_the_token_budget(float32: Reranker) -> None:
     long_passage = "Paris is the capital of France. " + "It has many museums and bridges. " * 400
     tokenizer = float32._pair_tokenizer()
@@ -148,6 +146,7 @@ def test_a_long_passage_is_read_up_to_the_token_budget(float32: Reranker) -> Non
     assert float32.scores(FRANCE, [long_passage])[0] > 0.9  # the answer is in what was read
 
 
+@pytest.mark.heavy
 def test_only_the_passage_is_cut_and_a_long_question_to_its_first_tokens(float32: Reranker) -> None:
     tokenizer = float32._pair_tokenizer()
     long_passage = "It has many museums and bridges. " * 400

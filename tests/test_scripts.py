@@ -81,12 +81,14 @@ def paths_of(hits) -> list[str]:
     return [hit.path for hit in hits]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("mode", ["keyword", "hybrid"])
 @pytest.mark.parametrize(("query", "expected"), FOUND_FIRST, ids=[query for query, _ in FOUND_FIRST])
 def test_each_note_is_found_first_by_its_words_in_any_script(notes, query, expected, mode):
     assert paths_of(notes.search(query, k=3, mode=mode, min_score=0))[0] == expected
 
 
+@pytest.mark.heavy
 def test_a_word_is_found_wherever_its_characters_stand_together_and_nowhere_else(notes):
     def found(query: str) -> set[str]:
         return set(paths_of(notes.search(query, k=20, mode="keyword", min_score=0)))
@@ -100,6 +102,7 @@ def test_a_word_is_found_wherever_its_characters_stand_together_and_nowhere_else
     assert found("据数") == set()  # the same characters in another order
 
 
+@pytest.mark.heavy
 def test_the_best_cjk_match_scores_as_a_rare_latin_word_does(notes):
     """On the keyword scale a pair of characters is a word: the one note holding a rare word scores
     about 1 whether the word is Chinese, Korean or English (BM25 still weighs it by the note's
@@ -111,6 +114,7 @@ def test_the_best_cjk_match_scores_as_a_rare_latin_word_does(notes):
     assert all(0.5 < score < 2 for score in evidence.values()), evidence
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("mode", ["keyword", "hybrid", "vector"])
 def test_a_quoted_cjk_phrase_keeps_only_chunks_that_hold_it(notes, mode):
     def found(query: str) -> set[str]:
@@ -122,6 +126,7 @@ def test_a_quoted_cjk_phrase_keeps_only_chunks_that_hold_it(notes, mode):
     assert found('"カレー"') == {"ja/curry.md"}
 
 
+@pytest.mark.heavy
 def test_a_minus_word_leaves_out_chunks_that_hold_it_in_any_script(notes):
     without = notes.search("数据 -数据库", k=10, mode="keyword", min_score=0)
     assert paths_of(without) == ["zh/cache.md"]
@@ -183,6 +188,7 @@ def test_latin_text_is_indexed_as_before_so_its_scores_do_not_move(tmp_path):
             assert store.keyword_matches(words, 100) == expected
 
 
+@pytest.mark.heavy
 def test_latin_text_keeps_its_tsvector_on_postgres(postgres_url, tmp_path):
     folder = write_notes(tmp_path / "notes")
     with Index.open(postgres_url, backend=HashBackend()) as index:
@@ -217,6 +223,7 @@ EDGES += [
 ]
 
 
+@pytest.mark.heavy
 def test_postgres_writes_the_pairs_python_writes(postgres_url):
     with PostgresStore.open(postgres_url, writable=True, create=True) as store:
         for text in EDGES:
@@ -295,6 +302,7 @@ def test_a_changed_or_removed_note_leaves_no_pair_behind(any_index, tmp_path):
         assert not index.store.integrity_problems()
 
 
+@pytest.mark.heavy
 def test_a_copy_of_the_notes_answers_alike_on_both_stores(tmp_path, postgres_url):
     """The same notes on SQLite and PostgreSQL: the same note first for every CJK query."""
     folder = write_notes(tmp_path / "notes")

@@ -38,14 +38,17 @@ from indexer.search import (
     Found,
     Query,
     asked_name,
+    code_before_tests,
     default_min_score,
     fuse,
     hit_evidence,
     keyword_ceiling,
+    keyword_scores,
     keyword_terms,
     keyword_words,
     lists_names,
     page_names,
+    question_information,
     reranked_order,
     strengths,
 )
@@ -87,6 +90,7 @@ def index(request, tmp_path_factory):
         yield opened
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", QUERIES, ids=[case["expected"] for case in QUERIES])
 def test_expected_file_comes_first(index, case):
     hits = index.search(case["query"], k=3, mode="vector", min_score=0)
@@ -96,6 +100,7 @@ def test_expected_file_comes_first(index, case):
     ]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", HYBRID["keyword"], ids=[case["query"] for case in HYBRID["keyword"]])
 def test_keyword_search_finds_exact_rare_tokens(index, case):
     assert index.search(case["query"], k=1, mode="keyword", min_score=0)[0].path == case["expected"]
@@ -104,6 +109,7 @@ def test_keyword_search_finds_exact_rare_tokens(index, case):
     ]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", HYBRID["vector"], ids=[case["expected"] for case in HYBRID["vector"]])
 def test_vector_search_finds_paraphrases(index, case):
     assert index.search(case["query"], k=1, mode="vector", min_score=0)[0].path == case["expected"]
@@ -112,6 +118,7 @@ def test_vector_search_finds_paraphrases(index, case):
     ]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("case", EXACT_NAMES, ids=[case["query"] for case in EXACT_NAMES])
 def test_an_exact_name_comes_first_in_hybrid_search_even_where_the_vector_search_misses_it(index, case):
     # QJ7XK4ZP9 is not in the vector list's top 50: min-max blending capped it at 0.3 and buried it
@@ -129,6 +136,7 @@ def test_a_name_is_found_with_or_without_its_separators(any_index, tmp_path):
             assert index.search(query, k=1, mode="keyword", min_score=0)[0].path == "settings.md", query
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("question", OFF_TOPIC)
 def test_an_off_topic_question_returns_nothing_at_the_default_threshold(index, question):
     for mode in ("hybrid", "vector"):
@@ -136,6 +144,7 @@ def test_an_off_topic_question_returns_nothing_at_the_default_threshold(index, q
         assert index.search(question, k=5, mode=mode, min_score=0), mode  # hits exist, they only score low
 
 
+@pytest.mark.heavy
 def test_real_questions_keep_their_answer_at_the_default_threshold(index):
     for case in EXACT_NAMES:
         for mode in ("hybrid", "keyword"):
@@ -150,6 +159,7 @@ def test_real_questions_keep_their_answer_at_the_default_threshold(index):
     assert sum(kept) >= 14, kept
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("question", PARAPHRASES_NEAR_THE_THRESHOLD)
 def test_a_paraphrase_sharing_no_word_with_its_answer_keeps_it_at_the_default_threshold(index, question):
     expected = next(case["expected"] for case in QUERIES + HYBRID["vector"] if case["query"] == question)
@@ -186,6 +196,7 @@ def test_a_hit_far_below_the_first_or_no_nearer_than_the_collection_scores_less(
     assert hit_evidence("keyword", [7], {}, {7: 0.9}, {7: 0.9})[0].margin == pytest.approx(0.9)
 
 
+@pytest.mark.heavy
 def test_scores_run_from_0_to_1_and_fall_in_rank_order_in_every_mode(index):
     maps = CALIBRATIONS[CALIBRATED_MODEL]
     for mode in MODES:
@@ -214,6 +225,7 @@ def test_scores_run_from_0_to_1_and_fall_in_rank_order_in_every_mode(index):
     assert hit.keyword_score > 0
 
 
+@pytest.mark.heavy
 def test_scores_tell_answers_from_other_hits_and_seldom_reach_certainty(index):
     """The top three hits of the sample corpus's questions: the score of one from the answering
     file against one that is not (off-topic questions' hits among these) rarely ties or loses, and
@@ -229,6 +241,7 @@ def test_scores_tell_answers_from_other_hits_and_seldom_reach_certainty(index):
     assert certain <= 0.1 * (len(answers) + len(others))
 
 
+@pytest.mark.heavy
 def test_the_first_ten_hits_do_not_depend_on_k(index):
     for question in ("how do I true a wobbly wheel", "tyre", QUERIES[0]["query"]):
         for mode in MODES:
@@ -239,6 +252,7 @@ def test_the_first_ten_hits_do_not_depend_on_k(index):
             assert len(answers) == 1, (question, mode)
 
 
+@pytest.mark.heavy
 def test_a_threshold_cuts_the_tail_of_the_answer_and_never_reorders_it(index):
     for question in ("how do I true a wobbly wheel", "how long is a marathon in miles", "tyre"):
         hits = index.search(question, k=20, min_score=0)
@@ -247,12 +261,14 @@ def test_a_threshold_cuts_the_tail_of_the_answer_and_never_reorders_it(index):
         assert kept == hits[: len(kept)]
 
 
+@pytest.mark.heavy
 def test_best_pizza_in_naples_finds_nothing_by_default_and_its_least_bad_chunks_when_asked(index):
     assert index.search("best pizza in naples") == []
     assert index.search("best pizza in naples", min_score=0)  # the index holds chunks; none answers
     assert index.search("how do I fix a flat tyre")  # the default does not silence a real question
 
 
+@pytest.mark.heavy
 def test_each_mode_finds_what_the_other_misses(index):
     keyword_case, vector_case = HYBRID["keyword_only"][0], HYBRID["vector"][0]
     assert (
@@ -271,6 +287,7 @@ def test_each_mode_finds_what_the_other_misses(index):
     assert not keyword_hits or keyword_hits[0].path != vector_case["expected"]
 
 
+@pytest.mark.heavy
 def test_path_filter_returns_exactly_k_hits_inside_the_filter(index):
     for mode in ("vector", "keyword", "hybrid"):
         hits = index.search("how do I fix it", k=5, mode=mode, paths=["bicycle-repair/*"], min_score=0)
@@ -278,6 +295,7 @@ def test_path_filter_returns_exactly_k_hits_inside_the_filter(index):
         assert all(hit.path.startswith("bicycle-repair/") for hit in hits)
 
 
+@pytest.mark.heavy
 def test_type_filter_and_repeated_globs(index):
     hits = index.search("notes", k=50, mode="vector", types=["txt"], min_score=0)
     assert hits
@@ -286,6 +304,7 @@ def test_type_filter_and_repeated_globs(index):
     assert {hit.path.split("/")[0] for hit in both} == {"cooking", "gardening"}
 
 
+@pytest.mark.heavy
 def test_min_score_drops_weak_hits(index):
     hits = index.search("how do I fix a puncture", k=20, mode="vector", min_score=0.45)
     assert hits
@@ -293,6 +312,7 @@ def test_min_score_drops_weak_hits(index):
     assert len(hits) < 20
 
 
+@pytest.mark.heavy
 def test_a_deleted_file_is_gone_from_both_indexes(index):
     target = index.folder / "networking" / "tls-certificates.md"
     token = HYBRID["keyword"][0]["query"]
@@ -305,6 +325,7 @@ def test_a_deleted_file_is_gone_from_both_indexes(index):
     assert all(hit.path != "networking/tls-certificates.md" for hit in everything)
 
 
+@pytest.mark.heavy
 def test_hits_are_typed_and_cite_their_source(index):
     hit = index.search("compost pile too wet and smelly", k=1, min_score=0)[0]
     lines = (index.folder / hit.path).read_text().split("\n")
@@ -373,7 +394,7 @@ def test_the_default_threshold_applies_where_scores_are_calibrated():
     assert default_min_score("hybrid", "nomic-embed-text") is None
 
 
-# -- query syntax and filters (issue 14) ----------------------------------------------------------
+# -- query syntax and filters ---------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -586,6 +607,7 @@ def declared(tmp_path_factory):
         yield index
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("mode", ["hybrid", "keyword"])
 def test_a_name_finds_the_chunk_that_declares_it_first(declared, mode):
     hits = declared.search("render_mapping", k=3, mode=mode, min_score=0)
@@ -622,6 +644,7 @@ def admonitions(tmp_path_factory):
         yield index
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("mode", ["hybrid", "keyword"])
 def test_a_question_for_things_a_section_defines_finds_that_section_first(admonitions, mode):
     hits = admonitions.search("note warning and tip boxes", k=10, mode=mode, min_score=0)
@@ -631,7 +654,7 @@ def test_a_question_for_things_a_section_defines_finds_that_section_first(admoni
     assert changes.keyword_score > max(hit.keyword_score or 0 for hit in hits if hit.path == "directives.rst")
 
 
-# -- every word can match, and keyword evidence is never lost (issue 21) --------------------------
+# -- every word can match, and keyword evidence is never lost -------------------------------------
 
 
 def test_every_word_the_user_typed_can_match():
@@ -669,6 +692,7 @@ NOTES = {
 }
 
 
+@pytest.mark.slow
 def test_a_file_without_words_changes_no_other_chunks_keyword_score(any_index, tmp_path):
     folder = tmp_path / "notes"
     for name, text in NOTES.items():
@@ -896,6 +920,7 @@ def test_a_question_is_capped_and_its_repeated_syntax_is_looked_for_once(tmp_pat
                 index.search(syntax * 90_000, mode=mode)
 
 
+@pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_a_search_never_reads_markup_in_the_hits_it_ranks(tmp_path):
     """What a chunk declares is read once, by the build: text that made the man-page rule backtrack
@@ -918,7 +943,7 @@ def test_a_question_that_is_one_stop_word_is_answered(template_functions, mode):
     assert [hit.path for hit in hits][:1] == ["collections/Where.md"]
 
 
-# -- one request, re-ranking, the calibration per model (issue 22) -------------------------------
+# -- one request, re-ranking, the calibration per model -------------------------------------------
 
 
 def test_a_search_request_checks_its_values_once_with_a_message_naming_the_value():
@@ -937,6 +962,7 @@ def test_a_search_request_checks_its_values_once_with_a_message_naming_the_value
     assert SearchRequest("keys", k=30, rerank_top=20).candidates == 30  # every hit shown is re-read
 
 
+@pytest.mark.heavy
 def test_reranking_orders_the_fused_candidates_by_the_cross_encoders_probability(index):
     question = "my tyre keeps going flat, how do I find the hole?"
     fused = index.search(question, k=5, min_score=0)
@@ -970,6 +996,7 @@ def test_the_cross_encoder_moves_a_candidate_up_only_past_weaker_fused_ones_it_r
     assert reranked_order(fused, first_wrong_second_sure) == [12, 13, 14, 15, 11]
 
 
+@pytest.mark.heavy
 def test_the_reranker_is_loaded_once_per_index_and_status_names_it(index):
     first = index.reranker()
     index.search("tyre", k=1, rerank=True, rerank_top=2, min_score=0)
@@ -982,6 +1009,7 @@ def test_the_reranker_is_loaded_once_per_index_and_status_names_it(index):
     assert len(described["sha256"]) == 64
 
 
+@pytest.mark.heavy
 def test_an_off_topic_question_reranked_returns_nothing_at_the_default_threshold(index):
     assert index.search("best pizza in naples", rerank=True, rerank_top=5) == []
     assert index.default_min_score(rerank=True) == RERANK_MIN_SCORE
@@ -1001,6 +1029,7 @@ def test_an_index_whose_model_has_no_calibration_says_so_and_thresholds_keyword_
         }
 
 
+@pytest.mark.heavy
 def test_the_built_in_model_is_calibrated_and_status_gives_its_maps(index):
     scores = index.status()["scores"]
     assert scores["calibrated"]
@@ -1009,6 +1038,7 @@ def test_the_built_in_model_is_calibrated_and_status_gives_its_maps(index):
     assert scores["calibration"] == {mode: asdict(fitted.of(mode)) for mode in MODES}
 
 
+@pytest.mark.heavy
 def test_a_bge_small_index_is_calibrated_and_says_no_results_for_an_off_topic_question(tmp_path):
     """bge-small's own map (its cosines run higher than MiniLM's): real questions keep their answer at
     the default threshold, off-topic ones get nothing, where before no threshold applied."""
@@ -1027,3 +1057,47 @@ def test_a_bge_small_index_is_calibrated_and_says_no_results_for_an_off_topic_qu
         assert hits[0].score >= DEFAULT_MIN_SCORE
         assert index.search("best pizza in naples", k=3) == []
         assert index.search("best pizza in naples", k=3, min_score=0)  # cut by the threshold, not unfound
+
+
+def test_a_question_scores_by_the_share_of_its_information_the_index_holds(any_index, tmp_path):
+    folder = tmp_path / "notes"
+    for name, text in NOTES.items():
+        write(folder / name, text)
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        store = index.store
+        held = question_information(store, Query.parse("where is the zyxquar configuration stored"))
+        half = question_information(store, Query.parse("zyxquar marmalade"))
+        # a word no chunk holds counts as rarer than any it holds: the index holds under half of it
+        assert held.known == pytest.approx(1.0)
+        assert 0 < half.known < 0.5
+        # together: above 0 only for a chunk that holds more than one word's worth of the question
+        both = keyword_scores(store, Query.parse("zyxquar configuration vault"), 10)
+        apart = keyword_scores(store, Query.parse("zyxquar plimbet"), 10)
+        assert max(both.together.values()) > 0
+        assert max(apart.together.values()) == 0
+        assert both.known == pytest.approx(1.0) and apart.known == pytest.approx(1.0)
+
+
+def test_a_one_word_query_is_answered_in_vector_mode_when_the_index_holds_it(framework_docs):
+    hits = framework_docs.search("Response", k=5, mode="vector", min_score=DEFAULT_MIN_SCORE)
+    assert hits, "a word the index holds is never 'no results'"
+    assert framework_docs.search("Zanzibar", k=5, mode="vector", min_score=DEFAULT_MIN_SCORE) == []
+
+
+def stored(chunk_id: int, path: str, heading: str, text: str, is_test: bool = False) -> StoredChunk:
+    return StoredChunk(chunk_id, "/repo", path, 1, 2, heading, text, is_test=is_test)
+
+
+def test_tests_go_after_the_code_they_call_which_takes_their_place():
+    chunks = {
+        1: stored(1, "src/walk_test.go", "src/walk_test.go > TestWalk", "walk(root) == 2", is_test=True),
+        2: stored(2, "README.md", "Usage", "walk the tree"),
+        3: stored(3, "src/walk.go", "src/walk.go > walk", "func walk(root Node) int"),
+        4: stored(4, "src/other.go", "src/other.go > other", "func other() int"),
+    }
+    order = [1, 2, 3, 4, 5]
+    assert code_before_tests(order, chunks, {"walk", "tree"}) == [3, 2, 4, 5, 1]
+    assert code_before_tests(order, chunks, {"walk", "tests"}) == order  # asked for tests
+    unrelated = {**chunks, 3: stored(3, "src/walk.go", "src/walk.go > run", "func run() int")}
+    assert code_before_tests(order, unrelated, {"walk"}) == [2, 3, 4, 5, 1]

@@ -11,12 +11,12 @@ them; prose about tokens and passwords stays as written and every line keeps its
 from __future__ import annotations
 
 import json
-import sqlite3
 import subprocess
 import time
 from collections import Counter
 from pathlib import Path
 
+import apsw
 import pytest
 from conftest import write
 from helpers import HashBackend, index_command
@@ -75,6 +75,7 @@ def test_no_planted_secret_reaches_the_index_file_its_journal_or_the_model(tmp_p
         assert not any(piece in data for piece in stored_pieces())
 
 
+@pytest.mark.heavy
 def test_no_planted_secret_is_found_by_its_value_its_prefix_or_its_name_in_any_mode(tmp_path, repository):
     """Built with the real default model: every secret asked for by value, by the first characters
     of it as a prefix search (``word*``), and by its key's name, in the three modes; then the
@@ -94,19 +95,22 @@ def test_no_planted_secret_is_found_by_its_value_its_prefix_or_its_name_in_any_m
                     for piece in planted.pieces():
                         assert not any(piece in text for text in texts), (planted.kind, question, mode)
         assert found_redacted  # the queries did reach the chunks that held the secrets
-    with sqlite3.connect(index_path) as connection:
+    connection = apsw.Connection(str(index_path))  # the store's own driver: its FTS5 reads the index
+    try:
         connection.execute("CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, 'chunks_fts', 'row')")
         vocabulary = {term for (term,) in connection.execute("SELECT term FROM temp.terms")}
         stored = "\n".join(
             f"{heading}\n{text}" for heading, text in connection.execute("SELECT heading, text FROM chunks")
         )
         secret_terms = fts_terms(connection, [piece for planted in PLANTED for piece in planted.pieces()])
+    finally:
+        connection.close()
     assert REDACTED in stored
     assert not any(piece in stored for planted in PLANTED for piece in planted.pieces())
     assert vocabulary and not vocabulary & secret_terms
 
 
-def fts_terms(connection: sqlite3.Connection, texts: list[str]) -> set[str]:
+def fts_terms(connection: apsw.Connection, texts: list[str]) -> set[str]:
     """The keyword index's terms (tokenized as the index tokenizes) of the secrets that are secret
     material: with a digit, or long; not the words around them (``django``, ``insecure``)."""
     connection.execute(
@@ -175,6 +179,7 @@ def test_allow_secret_indexes_a_file_as_it_is(tmp_path, repository):
     assert "settings.py" not in report.secrets_by_file
 
 
+@pytest.mark.heavy
 def test_the_build_says_how_many_secrets_it_redacted_in_which_files_and_lines(tmp_path, repository):
     db = str(tmp_path / "index.db")
     text = subprocess.run(
@@ -206,6 +211,7 @@ def test_the_build_says_how_many_secrets_it_redacted_in_which_files_and_lines(tm
     ]
 
 
+@pytest.mark.heavy
 def test_an_index_made_by_older_rules_reads_every_file_again_and_loses_what_they_missed(
     tmp_path, repository, monkeypatch
 ):
@@ -233,10 +239,13 @@ def test_an_index_made_by_older_rules_reads_every_file_again_and_loses_what_they
     )
     assert missed.value not in text
     assert not any(missed.value in hit.text for hit in hits)
-    with sqlite3.connect(index_path) as connection:
+    connection = apsw.Connection(str(index_path))
+    try:
         connection.execute("CREATE VIRTUAL TABLE temp.terms USING fts5vocab(main, 'chunks_fts', 'row')")
         vocabulary = {term for (term,) in connection.execute("SELECT term FROM temp.terms")}
         assert not vocabulary & fts_terms(connection, [missed.value])
+    finally:
+        connection.close()
 
 
 @pytest.mark.parametrize(
@@ -332,6 +341,7 @@ HOSTILE = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", HOSTILE)
 def test_the_scanner_is_linear_in_hostile_text_and_keeps_its_lines(kind):
     small, large = (HOSTILE[kind](size).encode() for size in (256 * 1024, 1024 * 1024))

@@ -1,5 +1,5 @@
 """`index serve` as a real process on a free loopback port, called over HTTP; and `index query`
-answered by it. The index is built by a backend installed through an entry point (tests/serving.py),
+answered by it. The index is built by a backend installed through an entry point (tests/support/serving.py),
 so the server finds it again from the index's record, as it would a real package's."""
 
 from __future__ import annotations
@@ -35,6 +35,9 @@ from serving import (
 from indexer import Index
 from indexer.request import MAX_QUESTION_CHARS
 from indexer.serving.limits import ServeLimits
+
+#: every test starts `index serve` as a process (make test-fast leaves them out)
+pytestmark = pytest.mark.heavy
 
 SUPPORT = Path(__file__).resolve().parent / "support"
 HIT_FIELDS = ("path", "start_line", "end_line", "heading", "text", "root", "mode", "locator")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+import pytest
+
 from indexer.search import Hit
 from indexer.snippets import ShownHit, is_markup, snippet, snippet_lines
 
@@ -66,6 +68,7 @@ def test_a_long_line_is_cut_around_its_first_match():
     assert "puncture here" in shown and len(shown) < 260
 
 
+@pytest.mark.heavy
 def test_choosing_lines_is_linear_in_the_text_s_size_whatever_the_text():
     hostile = [
         "<a " * 30_000 + "x" * 100_000,

@@ -41,6 +41,7 @@ def committed(index_path) -> tuple[int, dict]:
         return index.store.counts()["files"], index.status()["builds"]
 
 
+@pytest.mark.heavy
 def test_a_file_size_limit_mid_build_is_one_line_and_the_record_matches_what_was_committed(tmp_path):
     docs = write_corpus(tmp_path / "docs", 20, paragraphs=30)
     index_path = tmp_path / "index.db"
@@ -62,6 +63,7 @@ def test_a_file_size_limit_mid_build_is_one_line_and_the_record_matches_what_was
     assert committed(index_path)[0] == 80
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("descriptors", [7, 9, 12])
 def test_too_few_file_descriptors_is_one_line_never_a_traceback(tmp_path, docs, descriptors):
     index_path = tmp_path / "index.db"
@@ -97,6 +99,7 @@ def tempfile_dir() -> str:
     return tempfile.gettempdir()
 
 
+@pytest.mark.heavy
 def test_a_read_only_index_in_a_read_only_folder_is_searched_and_a_build_is_one_line(tmp_path, docs):
     folder = shared_folder(tmp_path)
     try:
@@ -146,6 +149,7 @@ def committed_files(index_path) -> int:
         return 0
 
 
+@pytest.mark.heavy
 def test_a_killed_build_records_what_it_had_committed(tmp_path):
     docs = write_corpus(tmp_path / "docs", 300, paragraphs=1)  # groups of 64 files commit one by one
     index_path = tmp_path / "index.db"

@@ -61,6 +61,7 @@ def test_a_reader_can_tell_whether_a_build_holds_the_lock(tmp_path):
     assert not is_locked_elsewhere(index_path)
 
 
+@pytest.mark.heavy
 def test_the_writer_lock_holds_through_a_symlink_and_a_relative_path(tmp_path, docs):
     index_path = tmp_path / "index.db"
     build(index_path, docs)

@@ -84,6 +84,7 @@ def two_roots(tmp_path: Path) -> tuple[Path, Path]:
     return alpha, beta
 
 
+@pytest.mark.heavy
 def test_two_builders_on_different_roots_run_at_once_and_equal_one_after_the_other(postgres_server, tmp_path):
     alpha, beta = two_roots(tmp_path)
     one_after_the_other = new_database(postgres_server)
@@ -122,6 +123,7 @@ def test_two_builders_on_different_roots_run_at_once_and_equal_one_after_the_oth
     assert answers(at_once) == answers(one_after_the_other)
 
 
+@pytest.mark.heavy
 def test_the_same_root_is_refused_while_another_root_is_built(postgres_url, tmp_path):
     alpha, beta = two_roots(tmp_path)
     holder = start_worker(postgres_url, alpha, delay=0.2)
@@ -139,6 +141,7 @@ def test_the_same_root_is_refused_while_another_root_is_built(postgres_url, tmp_
         holder.wait()
 
 
+@pytest.mark.heavy
 def test_cli_builds_queries_and_reports_status_on_postgres(postgres_server, tmp_path):
     url = new_database(postgres_server).replace("postgres@", "postgres:pw-7f3kq@")  # trust ignores it
     folder = tmp_path / "docs"
@@ -181,6 +184,7 @@ def test_an_unreachable_database_is_exit_4_in_one_line(tmp_path):
         Index.open(url)
 
 
+@pytest.mark.heavy
 def test_a_database_without_pgvector_names_the_sql_that_creates_it(postgres_server, postgres_url):
     with psycopg.connect(postgres_url, autocommit=True) as admin:
         admin.execute("DROP ROLE IF EXISTS plain_user")
@@ -192,11 +196,13 @@ def test_a_database_without_pgvector_names_the_sql_that_creates_it(postgres_serv
         Index.open(plain_url)
 
 
+@pytest.mark.heavy
 def test_opening_without_create_refuses_an_empty_database(postgres_url):
     with pytest.raises(ConfigError, match="no index at postgresql://.*build one first"):
         Index.open(postgres_url, create=False)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     "glob", ["*.md", "docs/*", "a?c.txt", "[ab]*", "[^a]*", "*[0-9].md", "x.y", "*.MD", "a+b(c)*", "*/*/*"]
 )
@@ -235,6 +241,7 @@ def test_a_filter_is_one_sql_condition_per_kind_whatever_the_number_of_values():
     assert many == "f.path ~ ANY(%s) AND f.root = ANY(%s)"
 
 
+@pytest.mark.heavy
 def test_every_k_up_to_max_k_is_answered_past_what_the_hnsw_graph_returns(postgres_url, tmp_path):
     """pgvector's graph search keeps at most 1,000 candidates (``hnsw.ef_search``): more neighbours
     (vector k 1001), or a hybrid search's pool of 4 k (k 251), read every vector instead."""
@@ -272,6 +279,7 @@ def test_printable_url_hides_only_the_password():
     assert printable_url("postgresql://bob@db.internal/wiki") == "postgresql://bob@db.internal/wiki"
 
 
+@pytest.mark.heavy
 def test_index_eval_scores_the_same_on_postgres(postgres_url, tmp_path):
     from test_evaluation import tiny_collection
 
@@ -289,6 +297,7 @@ def test_index_eval_scores_the_same_on_postgres(postgres_url, tmp_path):
         assert index.store.counts()["files"] == 4
 
 
+@pytest.mark.heavy
 def test_processes_opening_a_new_database_at_once_take_turns(postgres_url, tmp_path):
     script = "import sys; from indexer import Index; Index.open(sys.argv[1]).close()"
     openers = [
@@ -301,6 +310,7 @@ def test_processes_opening_a_new_database_at_once_take_turns(postgres_url, tmp_p
         assert index.store.applied_migrations() == [m.name for m in all_migrations("postgres")]
 
 
+@pytest.mark.heavy
 def test_a_store_that_read_vectors_before_the_dimension_was_fixed_still_reads_them(postgres_url):
     """psycopg prepares a statement run five times; typing the vector column must not break one
     prepared by another builder's connection before (found with two builders of a fresh index)."""

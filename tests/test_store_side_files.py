@@ -26,6 +26,7 @@ from test_store_sqlite_vectors import clustered_vectors, queries_near, written
 
 from indexer.store.sqlite import GRAPH_RECORD, SQLiteStore
 
+pytestmark = pytest.mark.usefixtures("graph_walked")  # as small as these indexes are
 TESTS = Path(__file__).resolve().parent
 SUPPORT = TESTS / "support"
 
@@ -38,8 +39,10 @@ SEARCH = """
 import json, logging, os, sys
 import numpy as np
 from test_store_side_files import damage_under
+from indexer.store import sqlite_vectors
 from indexer.store.sqlite import SQLiteStore
 
+sqlite_vectors.WALK_ROW_COST = 0  # the graph walked, as small as the index is (graph_walked)
 heard = []
 
 class Heard(logging.Handler):
@@ -157,6 +160,7 @@ def damage_graph(graph: Path, how: str, other: Path) -> None:
         graph.unlink()
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("how", GRAPH_DAMAGE)
 def test_a_damaged_graph_is_never_parsed_searches_stay_exact_say_so_once_and_a_build_mends_it(tmp_path, how):
     vectors = clustered_vectors(1500)
@@ -189,6 +193,7 @@ def test_a_damaged_graph_is_never_parsed_searches_stay_exact_say_so_once_and_a_b
     )
 
 
+@pytest.mark.heavy
 def test_a_graph_restored_from_a_copy_is_checked_in_full_used_and_recorded_anew_not_rebuilt(tmp_path):
     """Its bytes are the recorded ones under another identity (a backup restored, a chmod): every
     process checks its SHA-256 and uses it, and the next build records the new identity."""
@@ -228,6 +233,7 @@ def test_a_saved_file_is_recorded_only_once_a_later_write_would_change_its_ident
         sqlite_side_files.settle(str(path), sha256)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("how", ["truncate", "rewrite", "swap"])
 def test_a_graph_changed_under_a_process_that_searches_it_never_reaches_that_process(tmp_path, how):
     """It searches its own copy of the bytes it checked: a mapping of the file would fault it."""
@@ -246,6 +252,7 @@ def test_a_graph_changed_under_a_process_that_searches_it_never_reaches_that_pro
 ROWS_DAMAGE = ["3,000 bytes changed in place", "truncated", "another index's rows", "a FIFO"]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("how", ROWS_DAMAGE)
 def test_a_damaged_float32_copy_gives_no_score_is_said_once_and_the_next_build_writes_it_again(tmp_path, how):
     vectors = clustered_vectors(1500)
@@ -280,6 +287,7 @@ def test_a_damaged_float32_copy_gives_no_score_is_said_once_and_the_next_build_w
     assert_exact_scores(mended)
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("how", ["truncate", "rewrite", "swap"])
 def test_a_float32_copy_changed_under_a_process_that_reads_it_gives_no_wrong_score_and_no_fault(
     tmp_path, how
@@ -306,6 +314,7 @@ def assert_exact_scores(seen: dict) -> None:
         assert found[0][0] == exact[0][0]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("slot_names", [("a", "b"), ("b",)])
 def test_links_planted_where_a_save_writes_are_never_followed(tmp_path, slot_names):
     """Links at the scratch names a save writes through, and at the final names it renames onto, to a
@@ -361,6 +370,7 @@ def test_a_link_planted_at_the_lock_or_sqlite_files_is_never_followed(tmp_path, 
             index.build(docs, backend=HashBackend(), warn=lambda message: None)
 
 
+@pytest.mark.heavy
 def test_a_folder_planted_at_a_scratch_name_is_one_line_exit_5_and_the_index_as_it_was(tmp_path):
     from indexer import StorageError
 
@@ -387,9 +397,23 @@ def plugins(tmp_path_factory) -> Path:
     return plugin_folder(tmp_path_factory.mktemp("plugins"))
 
 
+@pytest.fixture(scope="module")
+def walked(tmp_path_factory) -> Path:
+    """A folder whose ``sitecustomize`` walks the graph in every process started with it on
+    ``PYTHONPATH``, as ``graph_walked`` does in this one: these indexes are small enough to be
+    searched exactly, and the files under test are the graph's."""
+    folder = tmp_path_factory.mktemp("walked")
+    (folder / "sitecustomize.py").write_text(
+        "from indexer.store import sqlite_vectors\n\nsqlite_vectors.WALK_ROW_COST = 0\n"
+    )
+    return folder
+
+
 @pytest.fixture
-def env(plugins) -> dict[str, str]:
-    return plugin_env(plugins)
+def env(plugins, walked) -> dict[str, str]:
+    env = plugin_env(plugins)
+    env["PYTHONPATH"] = os.pathsep.join([str(walked), env["PYTHONPATH"]])
+    return env
 
 
 def corpus_with_a_graph(folder: Path) -> Path:
@@ -411,6 +435,7 @@ def vector_status(index: Path, env: dict[str, str]) -> dict:
     return json.loads(shown.stdout)["vector_search"]
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("mend", ["plain build", "build after an edit", "--rebuild"])
 def test_index_query_status_and_build_with_a_graph_changed_in_place(tmp_path, env, mend):
     docs = corpus_with_a_graph(tmp_path / "docs")
@@ -440,6 +465,7 @@ def test_index_query_status_and_build_with_a_graph_changed_in_place(tmp_path, en
     assert hits[0] == expected[0]
 
 
+@pytest.mark.heavy
 def test_a_server_outlives_its_graph_and_rows_truncated_rewritten_and_swapped_under_it(tmp_path, env):
     docs = corpus_with_a_graph(tmp_path / "docs")
     index = tmp_path / "index.db"
@@ -582,6 +608,7 @@ print(json.dumps({
 """
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize(
     ("how", "stage"),
     [("full disk", "database"), ("full disk", "graph"), ("full disk", "rows"),

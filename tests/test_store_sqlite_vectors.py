@@ -22,6 +22,9 @@ from indexer.store.records import ChunkFilter, NewFile
 from indexer.store.sqlite import GRAPH_RECORD, ROWS_RECORD, SQLiteStore
 
 CHUNKS_PER_FILE = 20
+#: The indexes here are small enough to be searched exactly; the graph is what most tests here test,
+#: so it is walked at any size unless a test says otherwise.
+pytestmark = pytest.mark.usefixtures("graph_walked")
 
 
 def clustered_vectors(count: int, dimension: int = 64, clusters: int = 50, seed: int = 7) -> np.ndarray:
@@ -95,6 +98,7 @@ def recall_at_10(store: SQLiteStore, vectors: np.ndarray, queries: np.ndarray, a
     return float(np.mean([len(f & t) / 10 for f, t in zip(found, truth, strict=True)]))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mean_cosine", [0.0, 0.7])
 def test_graph_search_finds_what_exact_search_finds_even_when_all_vectors_share_a_direction(
     tmp_path, mean_cosine
@@ -178,6 +182,7 @@ def test_a_filter_keeping_one_chunk_in_a_hundred_scores_them_exactly_on_the_floa
         assert not sqlite_vec
 
 
+@pytest.mark.slow
 def test_a_filter_keeping_most_chunks_walks_the_graph_and_still_returns_k_allowed_hits(tmp_path, monkeypatch):
     """More allowed rows than a walk scores: the graph is asked for neighbours enough that k of them
     pass, as the share allowed predicts, and the best of them are re-scored on float32."""
@@ -198,6 +203,7 @@ def test_a_filter_keeping_most_chunks_walks_the_graph_and_still_returns_k_allowe
         assert recall_at_10(store, vectors, queries, wide) >= 0.97
 
 
+@pytest.mark.slow
 def test_without_the_float32_copy_a_selective_filter_scores_the_int8_rows_and_stays_exact(tmp_path):
     vectors = clustered_vectors(6000)
     allowed = list(range(1, 6001, 100))
@@ -283,6 +289,7 @@ KILLED_WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.heavy
 @pytest.mark.parametrize("during_fold", [False, True], ids=["after-commit", "while-saving-a-graph"])
 def test_a_killed_build_never_leaves_a_graph_that_answers_with_deleted_chunks_or_misses_new_ones(
     tmp_path, during_fold
@@ -579,6 +586,7 @@ def test_a_long_lived_index_finds_files_a_build_adds_and_loses_those_it_removes(
         assert not new_ids & {chunk_id for chunk_id, _ in reader.store.nearest(vector, 10)}
 
 
+@pytest.mark.heavy
 def test_the_graph_library_loaded_before_onnxruntime_does_not_crash_the_process():
     """usearch's wheels carry their own C++ runtime; loaded first, they crashed onnxruntime's import
     (segmentation fault) until the system's runtime is loaded before them."""
@@ -620,3 +628,73 @@ def test_a_folder_filter_reads_the_chunks_of_its_files_only_not_every_chunk(tmp_
     assert len(many_ids) == CHUNKS_PER_FILE
     # 1,900 more chunks in the index, 19 more of them allowed
     assert many_steps - few_steps < 19 * 50
+
+
+def word_sums(count: int, dimension: int = 64, words: int = 2000, seed: int = 5) -> np.ndarray:
+    """Vectors of high intrinsic dimension, as a general model gives unrelated short notes: each
+    word a random direction, each text the sum of a few words plus an offset all texts share."""
+    rng = np.random.default_rng(seed)
+    directions = rng.standard_normal((words, dimension))
+    picked = rng.integers(0, words, (count, 8))
+    vectors = directions[picked].sum(axis=1) + 2.0 * rng.standard_normal(dimension)
+    return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+
+def test_below_the_size_a_walk_pays_off_the_float32_copy_is_scored_whole_and_exactly(tmp_path, monkeypatch):
+    monkeypatch.setattr(sqlite_vectors, "WALK_ROW_COST", 1)  # a walk of 512 * 16 rows: 3,000 below it
+    vectors = word_sums(3000)
+    queries = queries_near(vectors, 20)
+    with written(tmp_path / "index.db", vectors), SQLiteStore.open(tmp_path / "index.db") as reader:
+        for query in queries:
+            hits = reader.nearest(query, 10)
+            assert [chunk_id for chunk_id, _ in hits] == exact_ids(vectors, query)
+            unit = query / np.linalg.norm(query)
+            assert [d for _, d in hits] == pytest.approx(
+                [1 - vectors[i - 1] @ unit for i, _ in hits], abs=1e-6
+            )
+        assert reader._search.exact is not None and reader._search.graph is None
+        allowed = reader.chunk_filter(ChunkFilter(path_globs=("part-3/",)))
+        assert recall_at_10(reader, vectors, queries, allowed) == 1.0
+        status = reader.vector_search_status()
+        assert status["structure"].startswith("float32 copy of the vectors, scored exactly")
+
+
+def test_an_index_searched_exactly_follows_changes_and_its_build_still_folds_them_into_the_graph(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setattr(sqlite_vectors, "WALK_ROW_COST", 1)
+    vectors = word_sums(2000)
+    with written(tmp_path / "index.db", vectors) as writer, SQLiteStore.open(tmp_path / "index.db") as reader:
+        assert reader.nearest(vectors[5], 1)[0][0] == 6
+        assert reader._search.exact is not None
+        added = word_sums(100, seed=11)
+        with writer.transaction():
+            writer.write_files(new_files(added, first_file=500, version="v2"))
+            writer.remove_file(1)  # chunks 1..20
+        assert reader.nearest(vectors[5], 1)[0][0] != 6  # its file is gone
+        assert reader.nearest(added[7], 1)[0][0] == 2008  # the new file's eighth chunk
+        assert writer.nearest(vectors[30], 1)[0][0] == 31  # the writer searched exactly too
+        writer.update_vector_graph(min_changes=1)
+        record = sqlite_vectors.GraphRecord.from_json(writer.get_meta(GRAPH_RECORD))
+        assert record.vectors == 2000 - 20 + 100
+        assert reader.nearest(added[7], 1)[0][0] == 2008
+        assert reader._search.exact is not None and reader._search.pending == 0
+        monkeypatch.setattr(sqlite_vectors, "WALK_ROW_COST", 0)  # the graph the build saved, walked
+    with SQLiteStore.open(tmp_path / "index.db") as walker:
+        assert walker.nearest(added[7], 1)[0][0] == 2008
+        assert walker.nearest(vectors[30], 1)[0][0] == 31
+        assert walker._search.graph is not None and len(walker._search.graph) == 2080
+
+
+@pytest.mark.heavy  # a process of its own
+def test_an_index_searched_exactly_never_imports_the_graph_library(tmp_path):
+    with written(tmp_path / "index.db", word_sums(500)):
+        pass
+    probe = (
+        "import sys\nimport numpy as np\nfrom indexer.store.sqlite import SQLiteStore\n"
+        f"with SQLiteStore.open({str(tmp_path / 'index.db')!r}) as store:\n"
+        "    hits = store.nearest(np.ones(64, dtype=np.float32), 3)\n"
+        "print(len(hits), 'usearch' in sys.modules, store._search.exact is not None)"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
+    assert result.stdout.split() == ["3", "False", "True"], result.stderr[-2000:]

@@ -1,4 +1,4 @@
-"""The search page of `index serve`, driven in a real headless Chromium (tests/browser.py) against a
+"""The search page of `index serve`, driven in a real headless Chromium (tests/support/browser.py) against a
 real `index serve` process: typing a question, the results, the filters, the highlighting, the
 passage view, the keys, the status view, the API reference, the token, and text that looks like
 markup. One browser and one server for the module, on an index built once (the sample corpus and a
@@ -20,6 +20,9 @@ from conftest import REPO
 from serving import ServerProcess, build_sample, plugin_env, plugin_folder, run_index
 
 from indexer.search import MODES, Hit
+
+#: every test starts `index serve` and a browser (make test-fast leaves them out)
+pytestmark = pytest.mark.heavy
 
 XSS = "<img src=x onerror=alert(1)>"
 #: Where the screenshot the README shows is written, when asked (`make screenshot`).

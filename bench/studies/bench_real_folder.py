@@ -8,13 +8,21 @@ Questions need real vectors: a second index is built with the embedded model, ev
 cache (bench/support/vector_cache.py) keyed by the text it embeds, so a text embedded once (by this
 checkout or another) is never embedded again.
 
+Each mode is asked twice: with every hit (``min_score=0``: the ranking) and as a user asks, at the
+mode's default threshold (``default hit@1``: a question answered "no results" misses).
+
 Usage:
     python bench/studies/bench_real_folder.py FOLDER [--questions FILE.jsonl] [--reference CHECKOUT]
-        [--repeats 1] [--sample 50] [--db PATH] [--json]
+        [--repeats 1] [--sample 50] [--db PATH] [--keep DIR] [--questions-only]
+        [--answers FILE.txt] [--json]
 
 ``--reference CHECKOUT`` runs the same measurements with another checkout's ``indexer`` (a
 ``git archive`` of main, say) in a subprocess, in the same run, and prints both side by side.
-Without it the script measures whichever ``indexer`` is importable first.
+Without it the script measures whichever ``indexer`` is importable first. ``--keep DIR`` keeps the
+indexes in DIR (the reference's in DIR/reference) and brings them up to date on the next run
+instead of building them anew; ``--questions-only`` skips the structure and timing build;
+``--answers`` writes each question's first three hits per mode (file, heading, score, cosine and
+keyword evidence) to read, the reference's beside it (``.reference`` before the suffix).
 """
 
 from __future__ import annotations
@@ -47,8 +55,9 @@ _WORD = re.compile(r"\w+")
 _FRONT_MATTER = re.compile(r"^(?:---|\+\+\+)\s*\n\s*[\w-]+\s*[:=]")
 
 
-def build_once(folder: Path, db: Path, backend: EmbeddingBackend) -> tuple[float, object]:
-    for suffix in ("", "-wal", "-shm", ".lock"):
+def build_once(folder: Path, db: Path, backend: EmbeddingBackend, fresh: bool = True) -> tuple[float, object]:
+    """Build ``folder`` into ``db``: from nothing when ``fresh``, else bringing ``db`` up to date."""
+    for suffix in ("", "-wal", "-shm", ".lock") if fresh else ():
         Path(f"{db}{suffix}").unlink(missing_ok=True)
     started = time.perf_counter()
     with Index.open(db, backend=backend) as index:
@@ -122,47 +131,78 @@ def read_questions(path: Path) -> list[dict]:
 
 
 def hits_at(ranked: list[list[str]], questions: list[dict], prefix: str) -> dict[str, float]:
-    """hit@1 and hit@3 of files ranked per question, overall and apart for questions of up to 12
-    words (short) and of more (long)."""
+    """hit@1 and hit@3 of files ranked per question, overall, apart for questions of up to 12 words
+    (short) and of more (long), and apart for each kind of question where a set has several (a code
+    repository's ``source`` and ``docs`` questions)."""
     figures: dict[str, float] = {}
-    long = [len(q["query"].split()) > 12 for q in questions]
+    groups = {
+        "short": [len(q["query"].split()) <= 12 for q in questions],
+        "long": [len(q["query"].split()) > 12 for q in questions],
+    }
+    if not all(groups["short"]):
+        groups = {}
+    kinds = sorted({q.get("kind", "") for q in questions})
+    if len(kinds) > 1:
+        groups.update({kind: [q.get("kind", "") == kind for q in questions] for kind in kinds})
     for depth in (1, 3):
         found = [
             bool(set(q["expected"]) & set(pages[:depth])) for q, pages in zip(questions, ranked, strict=True)
         ]
         figures[f"{prefix} hit@{depth}"] = round(float(np.mean(found)), 4)
-        for name, wanted in (("short", False), ("long", True)):
-            picked = [hit for hit, is_long in zip(found, long, strict=True) if is_long == wanted]
-            if picked and any(long):
+        for name, members in groups.items():
+            picked = [hit for hit, member in zip(found, members, strict=True) if member]
+            if picked:
                 figures[f"{prefix} {name} hit@{depth}"] = round(float(np.mean(picked)), 4)
     return figures
 
 
-def question_figures(folder: Path, questions: list[dict], db: Path) -> dict[str, object]:
-    """hit@1/hit@3 per mode on an index built with the embedded model (vectors cached), and bm25s's."""
+def question_figures(
+    folder: Path, questions: list[dict], db: Path, fresh: bool = True, answers: Path | None = None
+) -> dict[str, object]:
+    """hit@1/hit@3 per mode on an index built with the embedded model (vectors cached), with every
+    hit and at the mode's default threshold, and bm25s's."""
     backend = CachedModelBackend(VECTOR_CACHE)
     started = time.perf_counter()
-    _, report = build_once(folder, db, backend)
+    _, report = build_once(folder, db, backend, fresh)
     figures: dict[str, object] = {"model_build_seconds": round(time.perf_counter() - started, 1)}
     figures["texts_embedded"] = backend.embedded
+    read: list[str] = []
     with Index.open(db, backend=backend) as index:
         for mode in ("hybrid", "vector", "keyword"):
-            ranked = [
-                list(
-                    dict.fromkeys(
-                        hit.path for hit in index.search(q["query"], k=HITS, mode=mode, min_score=0)
-                    )
-                )
-                for q in questions
-            ]
+            found = [index.search(q["query"], k=HITS, mode=mode, min_score=0) for q in questions]
+            ranked = [list(dict.fromkeys(hit.path for hit in hits)) for hits in found]
             figures.update(hits_at(ranked, questions, mode))
             figures[f"{mode} misses@3"] = [
                 q["query"]
                 for q, pages in zip(questions, ranked, strict=True)
                 if not set(q["expected"]) & set(pages[:3])
             ]
+            kept = [
+                list(dict.fromkeys(hit.path for hit in index.search(q["query"], k=HITS, mode=mode)))
+                for q in questions
+            ]
+            figures.update(hits_at(kept, questions, f"{mode} default"))
+            read += answer_lines(mode, questions, found, ranked)
     figures.update(hits_at(bm25s_ranking(db, questions), questions, "bm25s"))
+    if answers is not None:
+        answers.write_text("\n".join(read) + "\n", encoding="utf-8")
     return figures
+
+
+def answer_lines(mode: str, questions: list[dict], found: list[list], ranked: list[list[str]]) -> list[str]:
+    """Each question's place of its expected file (``-``: not in the first three files) and its first
+    three hits: citation, heading, score, cosine, keyword evidence."""
+    lines = []
+    for q, hits, pages in zip(questions, found, ranked, strict=True):
+        place = next((n for n, page in enumerate(pages[:3], 1) if page in q["expected"]), "-")
+        lines.append(f"{mode} {place} {q['query']}  [{', '.join(q['expected'])}]")
+        for hit in hits[:3]:
+            cosine = "-" if hit.vector_score is None else f"{hit.vector_score:.3f}"
+            keyword = "-" if hit.keyword_score is None else f"{hit.keyword_score:.3f}"
+            lines.append(
+                f"    {hit.citation} [{hit.heading[:90]}] score {hit.score:.3f} cos {cosine} kw {keyword}"
+            )
+    return lines
 
 
 def bm25s_ranking(db: Path, questions: list[dict]) -> list[list[str]]:
@@ -197,27 +237,28 @@ def bm25s_ranking(db: Path, questions: list[dict]) -> list[list[str]]:
 
 
 def measure(args: argparse.Namespace) -> dict[str, object]:
-    workspace = Path(tempfile.mkdtemp(prefix="real-folder-"))
-    db = args.db or workspace / "index.db"
-    backend = TokenizerInstantBackend()
-    times = []
-    for _ in range(args.repeats):
-        seconds, report = build_once(args.folder, db, backend)
-        times.append(round(seconds, 3))
+    workspace = args.keep or Path(tempfile.mkdtemp(prefix="real-folder-"))
+    workspace.mkdir(parents=True, exist_ok=True)
+    fresh = args.keep is None
     result: dict[str, object] = {
         "folder": str(args.folder),
         "indexer": str(Path(sys.modules["indexer"].__file__).parent.parent),
-        **chunk_figures(db, backend.count_tokens),
-        "seconds_best": min(times),
-        "seconds": times,
-        "summary": report.summary(),
     }
-    if args.sample:
-        result["sample"] = sample_chunks(db, args.sample)
+    if not args.questions_only:
+        db = args.db or workspace / "index.db"
+        backend = TokenizerInstantBackend()
+        times = []
+        for _ in range(args.repeats):
+            seconds, report = build_once(args.folder, db, backend)
+            times.append(round(seconds, 3))
+        result.update(chunk_figures(db, backend.count_tokens))
+        result.update({"seconds_best": min(times), "seconds": times, "summary": report.summary()})
+        if args.sample:
+            result["sample"] = sample_chunks(db, args.sample)
     if args.questions:
         questions = read_questions(args.questions)
         result["questions"] = len(questions)
-        result.update(question_figures(args.folder, questions, workspace / "model.db"))
+        result.update(question_figures(args.folder, questions, workspace / "model.db", fresh, args.answers))
     return result
 
 
@@ -226,6 +267,12 @@ def reference_run(args: argparse.Namespace) -> dict[str, object]:
     command = [sys.executable, __file__, str(args.folder), "--json", "--repeats", str(args.repeats)]
     if args.questions:
         command += ["--questions", str(args.questions)]
+    if args.keep:
+        command += ["--keep", str(args.keep / "reference")]
+    if args.questions_only:
+        command += ["--questions-only"]
+    if args.answers:
+        command += ["--answers", str(args.answers.with_suffix(".reference" + args.answers.suffix))]
     environment = {**os.environ, "PYTHONPATH": str(args.reference)}
     done = subprocess.run(command, capture_output=True, text=True, env=environment, check=False)
     if done.returncode != 0:
@@ -263,11 +310,15 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--sample", type=int, default=0)
     parser.add_argument("--db", type=Path, default=None)
+    parser.add_argument("--keep", type=Path, default=None, help="keep the indexes here, re-used next run")
+    parser.add_argument("--questions-only", action="store_true", help="skip the structure and timing build")
+    parser.add_argument("--answers", type=Path, default=None, help="write each question's first hits here")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     args.folder = args.folder.resolve()
-    if args.questions:
-        args.questions = args.questions.resolve()
+    for name in ("questions", "keep", "answers"):
+        if getattr(args, name):
+            setattr(args, name, getattr(args, name).resolve())
     if args.reference is None:
         json.dump(measure(args), sys.stdout, indent=None if args.json else 2, ensure_ascii=False)
         print()

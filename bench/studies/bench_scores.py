@@ -17,11 +17,13 @@ mode, ten hits deep with ``min_score=0``; the figures are ratios computed in thi
 are the check. Collections (each skipped, with a note, where it is not on the machine):
 
 - folders nobody wrote for this project, with questions written before any search of them
-  (bench/data/README.md): ``starlette``, ``prettier``, ``cairo`` under $SCORES_DATA (/work/data);
+  (bench/data/README.md): ``starlette``, ``prettier``, ``cairo``, ``fastapi`` under $SCORES_DATA
+  (/work/data);
 - ``sample``: sample_corpus with tests/fixtures' questions; ``cmake``, ``man``, ``rust``
   (bench/support/docsets.py);
 - BEIR-layout folders under $BEIR_DATA: ``scifact`` (test split; the seeded train subset of
-  bench_ranking.py with ``--model``), ``cranfield``, ``cacm`` (bench/support/classic_collections.py).
+  bench_ranking.py with ``--model``), ``cranfield``, ``cacm``, ``vaswani``
+  (bench/support/classic_collections.py).
 
     python bench/studies/bench_scores.py [--sets starlette,prettier,cairo] [--model bge-small-en-v1.5]
         [--fit] [--json]
@@ -51,8 +53,13 @@ FOLDERS = Path(os.environ.get("SCORES_DATA", "/work/data"))
 BEIR_DATA = Path(os.environ.get("BEIR_DATA", "/work/shared/eval"))
 CACHE = Path(os.environ.get("SCORES_CACHE", BENCH / ".cache" / "scores"))
 #: The folder of each real collection under FOLDERS, and what in it to index.
-REAL_FOLDERS = {"starlette": "starlette-docs", "prettier": "prettier-docs", "cairo": "cairo-docs"}
-BEIR_SETS = ("scifact", "cranfield", "cacm")
+REAL_FOLDERS = {
+    "starlette": "starlette-docs",
+    "prettier": "prettier-docs",
+    "cairo": "cairo-docs",
+    "fastapi": "fastapi-docs-en/docs/en/docs",
+}
+BEIR_SETS = ("scifact", "cranfield", "cacm", "vaswani")
 #: Off-topic questions on health and food are not off-topic for medical abstracts or home notes.
 NOT_OFF_TOPIC = {"scifact": {"cooking", "health"}, "sample": {"cooking", "health", "home", "money"}}
 HITS = 10
@@ -260,9 +267,10 @@ class Sample:
     collection: str
     question: int
     place: int
-    features: tuple[float, float, float]
+    features: tuple[float, float, float, float, float]  # strength, gap, margin, known, together
     answers: bool
     off_topic: bool
+    lookup: bool  # a one-word query: the floors, not the maps, decide whether it is answered
 
 
 def gather(collection: Collection, index: Index, mode: str) -> list[Sample]:
@@ -282,9 +290,10 @@ def gather(collection: Collection, index: Index, mode: str) -> list[Sample]:
                     collection.name,
                     number,
                     place,
-                    (evidence.strength, evidence.gap, evidence.margin),
+                    (evidence.strength, evidence.gap, evidence.margin, evidence.known, evidence.together),
                     chunks[chunk_id].path in question.expected,
                     question.kind == "off-topic",
+                    len(query.text.split()) == 1,
                 )
             )
     return samples
@@ -319,9 +328,11 @@ def positive_fit(x: np.ndarray, y: np.ndarray, weights: np.ndarray, columns: lis
         if min(fitted[:-1], default=0.0) >= 0:
             break
         kept.pop(int(np.argmin(fitted[:-1])))
-    beta = np.zeros(3)
+    beta = np.zeros(5)
     beta[kept] = fitted[:-1]
-    return search.Calibration(*(round(float(w), 3) for w in beta), offset=round(float(fitted[-1]), 3))
+    strength, gap, margin, known, together = (round(float(w), 3) for w in beta)
+    offset = round(float(fitted[-1]), 3)
+    return search.Calibration(strength, gap, margin, offset=offset, known=known, together=together)
 
 
 def balanced(keys: list[tuple[str, bool]]) -> np.ndarray:
@@ -333,11 +344,15 @@ def balanced(keys: list[tuple[str, bool]]) -> np.ndarray:
     return np.array([1.0 / counts[key] for key in keys])
 
 
-def fit(samples: list[Sample]) -> search.ModeCalibration:
+def fit(samples: list[Sample], mode: str) -> search.ModeCalibration:
     """A mode's maps. ``hit``: logistic regression of the top three hits that answer against those
-    that do not (off-topic questions' among them). ``answer``: logistic regression of real questions
-    against off-topic ones, on the evidence of each question's strongest hit by the ``hit`` map
-    among its first ten, without the gap (the whole answer has none)."""
+    that do not (off-topic questions' among them), without the question's known share (the same
+    for each of its hits, it cancels out of their scores). ``answer``: logistic regression of real
+    questions against off-topic ones, on the evidence of each question's strongest hit by the
+    ``hit`` map among its first ten, without the gap (the whole answer has none), with the known
+    share and how much more than one word the hit holds in keyword mode (where no cosine says how
+    much of the question the collection holds), and without one-word queries, which the lookup
+    floors answer."""
     top = [sample for sample in samples if sample.place < 3]
     hit = positive_fit(
         np.array([sample.features for sample in top]),
@@ -346,7 +361,7 @@ def fit(samples: list[Sample]) -> search.ModeCalibration:
         [0, 1, 2],
     )
     strongest: dict[tuple[str, int], Sample] = {}
-    for sample in samples:
+    for sample in (one for one in samples if not one.lookup):
         key = (sample.collection, sample.question)
         if key not in strongest or hit(search.Evidence(*sample.features)) > hit(
             search.Evidence(*strongest[key].features)
@@ -357,7 +372,7 @@ def fit(samples: list[Sample]) -> search.ModeCalibration:
         np.array([sample.features for sample in chosen]),
         np.array([float(not sample.off_topic) for sample in chosen]),
         balanced([(sample.collection, sample.off_topic) for sample in chosen]),
-        [0, 2],
+        [0, 2, 3, 4] if mode == "keyword" else [0, 2],
     )
     # the offset: the highest that leaves OFF_TOPIC_EMPTY of the off-topic questions (each
     # collection weighing the same) under the default threshold, where their strongest hit scores
@@ -386,7 +401,7 @@ def fit_all(found: list[Collection], model: str | None) -> dict[str, search.Mode
                 with opened(collection, model) as index:
                     index.store.expect_many_searches()
                     samples += gather(collection, index, mode)
-        maps[mode] = fit(samples)
+        maps[mode] = fit(samples, mode)
         print(f"{mode}: {maps[mode]}", file=sys.stderr, flush=True)
     return maps
 

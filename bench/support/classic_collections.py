@@ -1,5 +1,6 @@
-"""Classic test collections (Cranfield, CACM) from their SMART-format files to the BEIR layout
-that ``index eval`` and bench/studies/bench_scores.py read, and SciFact's test judgments beside its corpus.
+"""Classic test collections (Cranfield, CACM, Vaswani) from their SMART- or TREC-format files to the
+BEIR layout that ``index eval`` and bench/studies/bench_scores.py read, and SciFact's test judgments
+beside its corpus.
 
 The files are not shipped: copies of the originals sit in many public course repositories (see
 bench/data/README.md). Each collection's relevance codes become BEIR grades:
@@ -7,10 +8,13 @@ bench/data/README.md). Each collection's relevance codes become BEIR grades:
 - Cranfield: ``cranqrel`` codes 1 (a complete answer) to 4 (of minimum interest) become grades 4 to 1;
   5 and -1 (no interest) are left out. Its query numbers are the queries' order in ``cran.qry``, not
   their ``.I`` numbers (a known quirk of the collection);
-- CACM: every listed pair is relevant (grade 1).
+- CACM: every listed pair is relevant (grade 1);
+- Vaswani (NPL, 11,429 physics abstracts, 93 queries, in the TREC layout Terrier ships in
+  ``share/vaswani_npl``): every listed pair is relevant (grade 1).
 
     python bench/support/classic_collections.py RAW OUT
         RAW/cran/{cran.all.1400,cran.qry,cranqrel}, RAW/cacm/{cacm.all,query.text,qrels.text},
+        RAW/vaswani/{doc-text.trec,query-text.trec,qrels},
         RAW/scifact-test.tsv (TREC layout) with $SCIFACT (default ../shared/eval/scifact)
         -> OUT/{cranfield,cacm,scifact}
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -88,6 +93,27 @@ def cacm(raw: Path, out: Path) -> None:
     write(out, documents_of(raw / "cacm.all"), queries, pairs(raw / "qrels.text"))
 
 
+#: A TREC document (``<DOC><DOCNO>id</DOCNO> text </DOC>``) and topic (``<num>id</num><title> text``).
+_TREC_DOCUMENT = re.compile(r"<DOC>\s*<DOCNO>\s*(\d+)\s*</DOCNO>(.*?)</DOC>", re.DOTALL)
+_TREC_TOPIC = re.compile(r"<num>\s*(\d+)\s*</num>\s*<title>(.*?)</title>", re.DOTALL)
+
+
+def vaswani(raw: Path, out: Path) -> None:
+    text = (raw / "doc-text.trec").read_text(encoding="utf-8", errors="replace")
+    documents = [
+        {"_id": doc_id, "title": "", "text": " ".join(body.split())}
+        for doc_id, body in _TREC_DOCUMENT.findall(text)
+    ]
+    topics = (raw / "query-text.trec").read_text(encoding="utf-8", errors="replace")
+    queries = {query_id: " ".join(title.split()).lower() for query_id, title in _TREC_TOPIC.findall(topics)}
+    qrels = [
+        (parts[0], parts[2], 1)
+        for parts in (line.split() for line in (raw / "qrels").read_text().splitlines())
+        if len(parts) == 4 and parts[3] != "0"
+    ]
+    write(out, documents, queries, qrels)
+
+
 def scifact(raw: Path, out: Path) -> None:
     """SciFact's corpus and queries where they are, with the test judgments."""
     source = Path(os.environ.get("SCIFACT", Path(__file__).resolve().parents[3] / "shared/eval/scifact"))
@@ -106,7 +132,7 @@ def scifact(raw: Path, out: Path) -> None:
 
 def main() -> int:
     raw, out = Path(sys.argv[1]), Path(sys.argv[2])
-    makers = {"cranfield": (cranfield, "cran"), "cacm": (cacm, "cacm")}
+    makers = {"cranfield": (cranfield, "cran"), "cacm": (cacm, "cacm"), "vaswani": (vaswani, "vaswani")}
     for name, (make, folder) in makers.items():
         if (raw / folder).is_dir():
             make(raw / folder, out / name)

@@ -10,8 +10,17 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+#: Counts the tokens of each text, as :meth:`EmbeddingBackend.count_tokens` does.
+TokenCounter = Callable[[list[str]], list[int]]
+
+
+def estimate_tokens(texts: list[str]) -> list[int]:
+    """A conservative token count for a model whose tokenizer is not at hand: one per 3 bytes."""
+    return [len(text.encode("utf-8")) // 3 + 1 for text in texts]
 
 
 @dataclass(frozen=True)
@@ -66,6 +75,9 @@ class EmbeddingBackend:
     command_line_options: tuple[str, ...] = ()
     #: Whether ``index build --backend KIND`` must name a model.
     needs_model: bool = False
+    #: Whether the vectors are computed away from this machine's cores (by servers): a build may
+    #: then give every core but one to reading and chunking (``BuildOptions.workers``).
+    embeds_remotely: bool = False
 
     def embed(self, texts: list[str]) -> Any:
         """Return one vector per text, in input order (a list of lists or a 2-D numpy array).
@@ -76,7 +88,14 @@ class EmbeddingBackend:
 
     def count_tokens(self, texts: list[str]) -> list[int]:
         """Number of tokens each text costs; the default is a conservative estimate (one per 3 bytes)."""
-        return [len(text.encode("utf-8")) // 3 + 1 for text in texts]
+        return estimate_tokens(texts)
+
+    def token_counter(self) -> TokenCounter | None:
+        """:meth:`count_tokens` as a function that can be sent (pickled) to a worker process, which
+        reads and chunks files there; None when it cannot leave this process: the build then reads
+        and chunks in this process. A backend that overrides :meth:`count_tokens` overrides this too
+        to let its files be chunked by workers."""
+        return estimate_tokens if type(self).count_tokens is EmbeddingBackend.count_tokens else None
 
     @property
     def dimension(self) -> int | None:

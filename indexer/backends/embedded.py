@@ -14,8 +14,12 @@ Decisions, so they are not re-made by accident:
   L2-normalised: what sentence-transformers computes for these models. all-MiniLM-L6-v2's match its
   vectors (tests/fixtures/minilm_reference.json), bge-small's the published ones (tests).
 - Speed: inputs are sorted by token length and run in sub-batches of similar length, so little time is
-  spent on padding (the pipeline's chunks mix full-size chunks with short tails). The session set-up,
-  the optimised copy kept on disk and the choice of arithmetic are shared with the re-ranker
+  spent on padding (the pipeline's chunks mix full-size chunks with short tails). Each sub-batch is
+  one run of the model on one thread, at most RUN_TOKENS tokens, and a call's runs are spread over
+  the backend's threads (one per physical core): a small run keeps its activations in the core's
+  cache, and runs side by side never wait for each other inside an operator, where one run split
+  over every core hands each operator's halves between threads. The session set-up, the optimised
+  copy kept on disk and the choice of arithmetic are shared with the re-ranker
   (:mod:`indexer.backends.onnx.session`). The session and tokenizers load on first use, so importing
   this module and making the backend stay cheap (``index query`` pays only for what it uses).
 - Arithmetic: under int8 precision the matrix products by the model's weights run in int8, each
@@ -23,10 +27,11 @@ Decisions, so they are not re-made by accident:
   (they cost the most fidelity; see :func:`indexer.backends.onnx.int8.with_int8_matmuls`), with
   32-bit sums that are exact on every CPU, so the vectors stay within cosine ~0.99 of float32 and a
   text's vector never depends on its batch-mates or on the machine. A new backend takes int8 where
-  the CPU has int8 dot-product instructions and float32 elsewhere, where exact int8 is no faster
-  (bench/RESULTS.md has both). Texts of at most FLOAT32_UP_TO_TOKENS tokens run the float32 graph
-  under either precision. For the packaged models, whose attention is known to be a BERT
-  encoder's, each attention block runs as one kernel in both graphs.
+  the CPU has int8 dot-product instructions or AVX2, whose exact u8 x u8 path costs less than
+  float32 in runs of one thread, and float32 elsewhere (bench/RESULTS.md has both). Texts of at
+  most FLOAT32_UP_TO_TOKENS tokens run the float32 graph under either precision. For the packaged
+  models, whose attention is known to be a BERT encoder's, each attention block runs as one kernel
+  in both graphs.
 - A user's own model: ``model=PATH`` names a folder holding ``model.onnx`` (or ``onnx/model.onnx``)
   and ``tokenizer.json``; its input limit is ``max_seq_length`` from ``sentence_bert_config.json``
   when the folder has one, else 512 tokens; its pooling is what sentence-transformers'
@@ -37,6 +42,8 @@ from __future__ import annotations
 
 import os
 import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +58,7 @@ from indexer.backends.onnx.cpu import (
     PRECISION_VARIABLE,
     PRECISIONS,
     UINT8_KERNEL,
+    default_precision,
     int8_instructions,
     physical_cores,
     weight_layout,
@@ -67,15 +75,10 @@ from indexer.backends.onnx.session import (
     padded_inputs,
     plan_sub_batches,
 )
-from indexer.backends.packaged import EMBEDDING_MODELS, MINILM, UNNAMED_MODEL
+from indexer.backends.packaged import EMBEDDING_MODELS, UNNAMED_MODEL
 from indexer.backends.prefixes import known_prefixes
 from indexer.errors import BackendError, BackendUnreachableError, ConfigError, IndexOutdatedError
 
-#: all-MiniLM-L6-v2's name in an index, tokenizer, width and input limit (what older code imports).
-PACKAGED_MODEL_NAME = MINILM.recorded_name
-PACKAGED_TOKENIZER = MINILM.tokenizer_path()
-PACKAGED_DIMENSION = MINILM.dimension
-PACKAGED_MAX_SEQ_LENGTH = MINILM.max_seq_length
 #: The poolings, as an index's description names them (mean's words are what every index built
 #: before pooling was a choice recorded).
 POOLINGS = {"mean": "mean, L2-normalised", "cls": "CLS, L2-normalised"}
@@ -85,6 +88,15 @@ POOLINGS = {"mean": "mean, L2-normalised", "cls": "CLS, L2-normalised"}
 #: no sample_corpus chunk went below 0.991. Such texts cost a few milliseconds in float32, and queries
 #: are mostly this short, so a one-off query loads only the float32 copy, as before.
 FLOAT32_UP_TO_TOKENS = 32
+#: Tokens (padding included) in one run of the model, a run being one thread's: a text longer runs
+#: alone. Runs this small keep a layer's activations in the core's cache and cost less per token than
+#: runs of thousands of tokens, while the model's fixed cost per run stays small beside them
+#: (bench/RESULTS.md, "Embedding speed").
+RUN_TOKENS = 256
+#: The steps of :meth:`EmbeddedBackend.embed`, timed apart (:meth:`EmbeddedBackend.step_seconds`):
+#: the tokenizer, padding a run's inputs, the model, pooling and normalising its token vectors, and
+#: copying each run's vectors into the call's array, in the texts' order.
+STEPS = ("tokenize", "pad", "model", "pool", "copy")
 
 
 class EmbeddedBackend(EmbeddingBackend):
@@ -95,10 +107,11 @@ class EmbeddedBackend(EmbeddingBackend):
             ``"all-MiniLM-L6-v2"``, ``"bge-small-en-v1.5"``), None for all-MiniLM-L6-v2 (what an
             index recorded before models had names was built with), or the path of a folder with
             ``model.onnx`` (or ``onnx/model.onnx``) and ``tokenizer.json``.
-        threads: onnxruntime intra-op threads; None means one per physical core.
+        threads: runs of the model side by side, each on one thread; None means one per physical
+            core.
         precision: "int8" (int8 matrix products, on any CPU) or "float32" (the model's arithmetic
             as exported); None means ``$INDEXER_PRECISION``, else int8 where the CPU has int8
-            dot-product instructions, float32 elsewhere.
+            dot-product instructions or AVX2, float32 elsewhere.
         one_shot: this process embeds a text or two (a one-off ``index query``): start fast, at the
             cost of slower calls (see :func:`indexer.backends.onnx.session.open_session`); the
             vectors are the same.
@@ -150,7 +163,7 @@ class EmbeddedBackend(EmbeddingBackend):
             raise ConfigError(f"embedded backend: threads must be at least 1, got {threads}")
         #: The CPU's int8 dot-product instructions (None: none, the int8 products then run u8 x u8).
         self.int8_instructions = int8_instructions()
-        default = "int8" if self.int8_instructions else "float32"
+        default = default_precision(self.int8_instructions)
         self.precision = precision or os.environ.get(PRECISION_VARIABLE) or default
         if self.precision not in PRECISIONS:
             raise ConfigError(
@@ -163,7 +176,8 @@ class EmbeddedBackend(EmbeddingBackend):
         self.int8_scheme = int8_scheme
         self._model = model
         self._one_shot = one_shot
-        self._threads = threads if threads is not None else physical_cores()
+        #: Runs of the model at once, each on one thread of its own.
+        self.threads = threads if threads is not None else physical_cores() or os.cpu_count() or 1
         packaged = UNNAMED_MODEL if model is None else EMBEDDING_MODELS.get(model)
         if packaged is not None:
             self.model_name = packaged.recorded_name
@@ -197,6 +211,7 @@ class EmbeddedBackend(EmbeddingBackend):
         self._load_lock = threading.Lock()
         self._usage_lock = threading.Lock()
         self._sessions: dict[bool, ort.InferenceSession] = {}  # False: float32, True: int8
+        self._runner: ThreadPoolExecutor | None = None  # the threads the runs are spread over
         self._input_names: list[str] = []
         self._output_name = ""
         # Two tokenizers because counting must see the whole text, while embedding truncates it.
@@ -204,6 +219,7 @@ class EmbeddedBackend(EmbeddingBackend):
         self._embed_tokenizer: Tokenizer | None = None
         self._requests = 0
         self._tokens = 0
+        self._step_seconds = dict.fromkeys(STEPS, 0.0)
 
     @property
     def max_tokens(self) -> int:
@@ -279,16 +295,21 @@ class EmbeddedBackend(EmbeddingBackend):
         """
         if not texts:
             return np.zeros((0, self.dimension or 0), dtype=np.float32)
+        started = time.perf_counter()
         encodings = self._embedder().encode_batch_fast(texts)
         lengths = [len(encoding.ids) for encoding in encodings]
-        sub_batches, parts = [], []
+        self._add_steps(tokenize=time.perf_counter() - started)
+        runs = []
         for int8, group in self._by_arithmetic(lengths):
             session = self._load_session(int8)
-            for rows in plan_sub_batches([lengths[row] for row in group]):
-                sub_batches.append([group[row] for row in rows])
-                parts.append(self._run(session, [encodings[row].ids for row in sub_batches[-1]]))
+            for rows in plan_sub_batches([lengths[row] for row in group], RUN_TOKENS):
+                runs.append((session, [group[row] for row in rows]))
+        parts = self._run_all([(session, [encodings[row].ids for row in rows]) for session, rows in runs])
+        copying = time.perf_counter()
         vectors = np.empty((len(texts), parts[0].shape[1]), dtype=np.float32)
-        vectors[[row for rows in sub_batches for row in rows]] = np.concatenate(parts)
+        for (_, rows), part in zip(runs, parts, strict=True):
+            vectors[rows] = part
+        self._add_steps(copy=time.perf_counter() - copying)
         with self._usage_lock:
             self._requests += 1
             self._tokens += sum(lengths)
@@ -299,10 +320,20 @@ class EmbeddedBackend(EmbeddingBackend):
         with self._usage_lock:
             return {"requests": self._requests, "tokens": self._tokens}
 
+    def step_seconds(self) -> dict[str, float]:
+        """Seconds :meth:`embed` spent in each of :data:`STEPS` since the backend was made, summed over
+        its threads (the model's runs overlap one another, and the tokenizing of another call)."""
+        with self._usage_lock:
+            return dict(self._step_seconds)
+
     def close(self) -> None:
-        """Drop the onnxruntime sessions and their memory; the next :meth:`embed` loads again."""
+        """Drop the onnxruntime sessions and their memory, and end the runs' threads; the next
+        :meth:`embed` loads again."""
         with self._load_lock:
             self._sessions = {}
+            runner, self._runner = self._runner, None
+        if runner is not None:
+            runner.shutdown(wait=False)
 
     def _by_arithmetic(self, lengths: list[int]) -> list[tuple[bool, list[int]]]:
         """The texts' indices in two groups, each run by its own session: (False, float32 ones) and
@@ -314,10 +345,27 @@ class EmbeddedBackend(EmbeddingBackend):
             groups[length > FLOAT32_UP_TO_TOKENS][1].append(index)
         return [group for group in groups if group[1]]
 
+    def _run_all(self, runs: list[tuple[ort.InferenceSession, list[list[int]]]]) -> list[np.ndarray]:
+        """Each run's vectors, the runs spread over the backend's threads (a lone run, such as a
+        query's, on the caller's own)."""
+        if len(runs) == 1 or self.threads == 1:
+            return [self._run(session, token_ids) for session, token_ids in runs]
+        runner = self._threads_for_runs()
+        futures = [runner.submit(self._run, session, token_ids) for session, token_ids in runs]
+        return [future.result() for future in futures]
+
+    def _threads_for_runs(self) -> ThreadPoolExecutor:
+        with self._load_lock:
+            if self._runner is None:
+                self._runner = ThreadPoolExecutor(self.threads, thread_name_prefix="embedded-model")
+            return self._runner
+
     def _run(self, session: ort.InferenceSession, token_ids: list[list[int]]) -> np.ndarray:
         """Embed one sub-batch: pad to its longest text, run the model, pool, normalise."""
+        started = time.perf_counter()
         inputs = padded_inputs(token_ids)
         feed = {name: inputs[name] for name in self._input_names}
+        padded = time.perf_counter()
         try:
             (hidden,) = session.run([self._output_name], feed)
         except ORT_ERRORS as exc:
@@ -325,11 +373,19 @@ class EmbeddedBackend(EmbeddingBackend):
                 f"embedded model {self.model_name} failed on a batch of {len(token_ids)} "
                 f"(longest {inputs['input_ids'].shape[1]} tokens): {first_line(exc)}"
             ) from exc
+        ran = time.perf_counter()
         pooled = pool(hidden, inputs["attention_mask"], self.pooling)
         if self._dimension is None:
             self._dimension = int(pooled.shape[1])
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
-        return (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        vectors = (pooled / np.maximum(norms, 1e-12)).astype(np.float32)
+        self._add_steps(pad=padded - started, model=ran - padded, pool=time.perf_counter() - ran)
+        return vectors
+
+    def _add_steps(self, **seconds: float) -> None:
+        with self._usage_lock:
+            for step, spent in seconds.items():
+                self._step_seconds[step] += spent
 
     def _load_session(self, int8: bool = False) -> ort.InferenceSession:
         """The float32 or int8 onnxruntime session, created on first use (once, even with several
@@ -341,7 +397,7 @@ class EmbeddedBackend(EmbeddingBackend):
             if int8 not in self._sessions:
                 session = open_session(
                     self._onnx_path,
-                    self._threads,
+                    1,  # a run is one thread's; runs go side by side (see RUN_TOKENS)
                     one_shot=self._one_shot,
                     cache=self._cache_folder(int8),
                     edits=self._edits(int8),

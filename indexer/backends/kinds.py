@@ -20,8 +20,9 @@ BUILTIN = {
 BACKEND_KINDS = tuple(BUILTIN)
 #: Batches each built-in backend keeps in flight by default, on each server for the HTTP ones (the
 #: classes read it from here, so the CLI's help can say it without importing them); see each class's
-#: docstring for why.
-BUILTIN_CONCURRENCY = {"embedded": 1, "ollama": 2, "openai": 8}
+#: docstring for why. The embedded backend's two: while one batch is tokenized, or runs its last
+#: sub-batch on one core, the other keeps the rest of the model's threads busy.
+BUILTIN_CONCURRENCY = {"embedded": 2, "ollama": 2, "openai": 8}
 
 
 def registered_kinds() -> dict[str, str]:

@@ -116,7 +116,8 @@ class OllamaBackend(HttpBackend):
         http: HttpSettings = default_http,
     ) -> None:
         self._setup(model, query_prefix, document_prefix, max_tokens)
-        hosts = url_list(host, "host") or [os.environ.get("OLLAMA_HOST")]
+        given = url_list(host, "host")
+        hosts: list[str | None] = list(given) if given else [os.environ.get("OLLAMA_HOST")]
         #: The servers' URLs, resolved as Ollama resolves ``OLLAMA_HOST``.
         self.hosts = tuple(ollama_base_url(value) for value in hosts)
         self.truncate = truncate

@@ -38,6 +38,7 @@ class HttpBackend(EmbeddingBackend):
     :meth:`_embed_on` (one request to one server, its answer read)."""
 
     pool: ServerPool
+    embeds_remotely = True
     #: The HTTP settings of this kind when an index recorded none of its own (a subclass's).
     default_http = HttpSettings()
 

@@ -9,6 +9,7 @@ object per line.
 
 from __future__ import annotations
 
+import importlib
 import json
 import signal
 from datetime import datetime
@@ -83,10 +84,42 @@ def iso_time_now() -> str:
     return datetime.now().astimezone().isoformat(timespec="seconds")
 
 
+#: Each command and where it is defined, imported when it is run or listed: ``index query`` loads
+#: nothing that ``index build``, ``serve`` or ``status`` alone need.
+COMMANDS = {
+    "build": "indexer.cli.build:build",
+    "query": "indexer.cli.query:query",
+    "status": "indexer.cli.status:status",
+    "remove": "indexer.cli.build:remove",
+    "watch": "indexer.cli.build:watch",
+    "eval": "indexer.cli.status:evaluate",
+    "serve": "indexer.cli.serve:serve",
+    "mcp": "indexer.cli.serve:mcp_command",
+}
+
+
+def commands() -> dict[str, click.Command]:
+    """Every command, by name, in the order of :data:`COMMANDS` (each module imported)."""
+    context = click.Context(main, info_name="index")
+    return {name: command for name in COMMANDS if (command := main.get_command(context, name)) is not None}
+
+
 class IndexerGroup(click.Group):
     """Turns library errors into one line (or one JSON object, with ``--json``) and the documented
     exit code; SIGTERM, as ``kill``, ``timeout`` and ``systemctl stop`` send it, stops a command as
-    Ctrl-C does, so a build records that it was interrupted: exit 143 for SIGTERM, 130 for Ctrl-C."""
+    Ctrl-C does, so a build records that it was interrupted: exit 143 for SIGTERM, 130 for Ctrl-C.
+    Its commands are imported from :data:`COMMANDS` when asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is None and cmd_name in COMMANDS:
+            module, name = COMMANDS[cmd_name].split(":")
+            command = getattr(importlib.import_module(module), name)
+            self.add_command(command, cmd_name)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         _received.clear()

@@ -133,6 +133,7 @@ def walk_settings(
 )
 @build_option("batch_size", type=click.IntRange(min=1), show_default=True)
 @build_option("concurrency", type=click.IntRange(min=1))
+@build_option("workers", type=click.IntRange(min=0))
 @build_option("chunk_tokens", type=click.IntRange(min=MIN_CHUNK_TOKENS))
 @walk_options
 @build_option("allow_empty", is_flag=True)
@@ -156,6 +157,7 @@ def build(
     document_prefix: str | None,
     batch_size: int,
     concurrency: int | None,
+    workers: int | None,
     chunk_tokens: int | None,
     ignore_files: bool | None,
     include: tuple[str, ...],
@@ -181,6 +183,7 @@ def build(
             rebuild=rebuild,
             batch_size=batch_size,
             concurrency=concurrency,
+            workers=workers,
             chunk_tokens=chunk_tokens,
             **walk_settings(ignore_files, include, exclude, allow_secrets, max_file_size),
             allow_empty=allow_empty,

@@ -107,10 +107,8 @@ def evaluate(
     """Score retrieval: on a BEIR-layout collection FOLDER (nDCG@10, Recall@100, MRR@10 per mode), or
     on your own questions (--fixture) against an index you have."""
     ctx.meta["output"] = Output(as_json)
-    if (folder is None) == (fixture is None):
-        raise click.UsageError("give a BEIR FOLDER or --fixture FILE (one of them)")
     progress = None if quiet else Progress()
-    if fixture is not None:
+    if fixture is not None and folder is None:
         from indexer.eval import fixtures
 
         questions = fixtures.load_checks(fixture)
@@ -118,7 +116,7 @@ def evaluate(
             results = fixtures.run_checks(index, questions, modes or MODES, progress)
         title = f"{fixture}: {len(questions)} questions"
         recall = "recall@10"
-    else:
+    elif folder is not None and fixture is None:
         from indexer.eval import beir
 
         report = beir.run(
@@ -139,6 +137,8 @@ def evaluate(
             f"(qrels/{split}.tsv), {report.seconds:.1f} s"
         )
         recall = "recall@100"
+    else:
+        raise click.UsageError("give a BEIR FOLDER or --fixture FILE (one of them)")
     if not per_query:
         for scores in results.values():
             scores.pop("queries", None)

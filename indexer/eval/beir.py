@@ -72,7 +72,9 @@ def run(
     documents = (cache_folder / "documents").resolve()
     write_documents(collection, documents)
     with Index.open(db or cache_folder / "index.db") as index:
-        report = index.build(documents, batch_size=batch_size, progress=progress, warn=lambda message: None)
+        report = index.build(
+            documents, batch_size=batch_size, progress=progress or False, warn=lambda message: None
+        )
         if report.exit_code != 0:
             raise IndexerError(
                 f"building the evaluation index failed: {report.failures[:1] or report.stopped}"
@@ -81,9 +83,10 @@ def run(
             drop_other_roots(index, documents)  # after the build, which re-uses their vectors
         results = evaluate(collection, index, modes, progress, per_query, root=documents)
         if whole_documents:
-            results["whole_documents"] = evaluate_whole_documents(
-                collection, index.backend, cache_folder, progress
-            )
+            backend = index.backend
+            if backend is None:  # the build above records one; an index without any cannot embed
+                raise IndexerError("the evaluation index has no embedding backend for whole documents")
+            results["whole_documents"] = evaluate_whole_documents(collection, backend, cache_folder, progress)
     return EvaluationReport(
         collection=collection.name,
         documents=len(collection.documents),

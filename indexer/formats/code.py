@@ -18,6 +18,12 @@ way a Sphinx object directive declares one. What the grammar says, and nothing e
   attribute after a method) resumes the container's heading, so it is not taken for the last
   definition's.
 
+Tests are what the language or its standard test tool declares one, never a guess from a folder's
+name (:class:`TestRule`): Go's ``_test.go`` files, pytest's ``test_*.py`` and ``conftest.py``, a
+``unittest.TestCase``, Rust's ``#[test]`` and ``#[cfg(test)]``, JUnit's ``@Test``, xUnit's ``[Fact]``,
+Jest's and Vitest's ``*.test.ts``, RSpec's ``*_spec.rb``, PHPUnit's ``*Test.php``. A class holding a
+test is a test class, as JUnit defines one. Their lines are the document's :attr:`Document.tests`.
+
 A file of a language this module has no grammar for is not routed here; a file its grammar cannot
 read (more than :data:`MAX_ERROR_SHARE` of its lines inside syntax errors, or a grammar older than
 the bindings) keeps the plain line reading of :func:`indexer.formats.text.read_plain`. Each grammar
@@ -29,7 +35,8 @@ from __future__ import annotations
 import bisect
 import importlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from fnmatch import fnmatchcase
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -55,6 +62,38 @@ MAX_PARSED_BYTES = 4 * 1024 * 1024
 
 
 @dataclass(frozen=True)
+class TestRule:
+    """What a language, or the test tool every project of it runs, declares a test.
+
+    ``files``: patterns of the names of files that hold only tests and what they share (the go
+    tool's ``*_test.go``, pytest's ``test_*.py``); ``folders``: folders whose every file is a test
+    (Jest's ``__tests__``); ``markers``: attributes or annotations that make a definition a test, by
+    their last name (``#[test]``, ``#[tokio::test]``, ``@Test``, ``[Fact]``) or as written
+    without spaces (``cfg(test)``); ``bases``: suffixes of the base class names that make a class a
+    test (``unittest.TestCase``)."""
+
+    files: tuple[str, ...] = ()
+    folders: tuple[str, ...] = ()
+    markers: frozenset[str] = frozenset()
+    bases: tuple[str, ...] = ()
+
+    def holds_only_tests(self, path: str) -> bool:
+        """Whether the file at ``path`` is a test file, by its name or a folder it is in."""
+        *folders, name = path.split("/")
+        return any(fnmatchcase(name, pattern) for pattern in self.files) or any(
+            folder in self.folders for folder in folders
+        )
+
+
+_JUNIT = TestRule(markers=frozenset("Test ParameterizedTest RepeatedTest TestFactory TestTemplate".split()))
+_JEST = TestRule(files=("*.test.*", "*.spec.*"), folders=("__tests__",))
+#: NUnit's, xUnit's and MSTest's.
+_XUNIT = TestRule(
+    markers=frozenset("Test TestCase TestCaseSource Fact Theory TestMethod DataTestMethod".split())
+)
+
+
+@dataclass(frozen=True)
 class Grammar:
     """What one language's grammar calls its definitions and its lists of statements.
 
@@ -63,7 +102,7 @@ class Grammar:
     definition with something before it (``decorated_definition``, ``export_statement``,
     ``template_declaration``), whose start is the definition's; ``lists``: node types whose named
     children are statements or members; ``attached``: node types that stay with the definition
-    under them, as comments do (Rust's ``#[derive]``).
+    under them, as comments do (Rust's ``#[derive]``); ``tests``: what declares a test there.
     """
 
     package: str
@@ -73,6 +112,7 @@ class Grammar:
     wrappers: frozenset[str] = frozenset()
     attached: frozenset[str] = frozenset()
     function: str = "language"
+    tests: TestRule = TestRule()
 
 
 def _types(text: str) -> frozenset[str]:
@@ -98,6 +138,15 @@ _TS_WRAPPERS = (
 )
 _TS_LISTS = _JS_LISTS + " interface_body enum_body object_type"
 
+_TYPESCRIPT = Grammar(
+    "tree_sitter_typescript",
+    _types(_TS_DEFINITIONS),
+    _types(_TS_CONTAINERS),
+    _types(_TS_LISTS),
+    wrappers=_types(_TS_WRAPPERS),
+    function="language_typescript",
+    tests=_JEST,
+)
 GRAMMARS: dict[str, Grammar] = {
     "python": Grammar(
         "tree_sitter_python",
@@ -105,6 +154,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types("class_definition"),
         _types("module block"),
         wrappers=_types("decorated_definition"),
+        tests=TestRule(files=("test_*.py", "*_test.py", "conftest.py"), bases=("TestCase",)),
     ),
     "javascript": Grammar(
         "tree_sitter_javascript",
@@ -112,23 +162,10 @@ GRAMMARS: dict[str, Grammar] = {
         _types("class_declaration class"),
         _types(_JS_LISTS),
         wrappers=_types("export_statement lexical_declaration variable_declaration"),
+        tests=_JEST,
     ),
-    "typescript": Grammar(
-        "tree_sitter_typescript",
-        _types(_TS_DEFINITIONS),
-        _types(_TS_CONTAINERS),
-        _types(_TS_LISTS),
-        wrappers=_types(_TS_WRAPPERS),
-        function="language_typescript",
-    ),
-    "tsx": Grammar(
-        "tree_sitter_typescript",
-        _types(_TS_DEFINITIONS),
-        _types(_TS_CONTAINERS),
-        _types(_TS_LISTS),
-        wrappers=_types(_TS_WRAPPERS),
-        function="language_tsx",
-    ),
+    "typescript": _TYPESCRIPT,
+    "tsx": replace(_TYPESCRIPT, function="language_tsx"),  # the same grammar package, with JSX
     "go": Grammar(
         "tree_sitter_go",
         _types("function_declaration method_declaration type_spec type_alias"),
@@ -138,6 +175,7 @@ GRAMMARS: dict[str, Grammar] = {
             "field_declaration_list interface_type"
         ),
         wrappers=_types("type_declaration"),
+        tests=TestRule(files=("*_test.go",)),
     ),
     "rust": Grammar(
         "tree_sitter_rust",
@@ -148,6 +186,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types("trait_item impl_item mod_item"),
         _types("source_file declaration_list block match_block field_declaration_list enum_variant_list"),
         attached=_types("attribute_item"),
+        tests=TestRule(markers=frozenset(("test", "cfg(test)"))),
     ),
     "java": Grammar(
         "tree_sitter_java",
@@ -163,12 +202,14 @@ GRAMMARS: dict[str, Grammar] = {
             "program class_body interface_body enum_body enum_body_declarations block constructor_body "
             "switch_block switch_block_statement_group annotation_type_body"
         ),
+        tests=_JUNIT,
     ),
     "kotlin": Grammar(
         "tree_sitter_kotlin",
         _types("class_declaration object_declaration function_declaration"),
         _types("class_declaration object_declaration companion_object"),
         _types("source_file class_body enum_class_body block statements when_entry"),
+        tests=_JUNIT,
     ),
     "c": Grammar(
         "tree_sitter_c",
@@ -197,12 +238,14 @@ GRAMMARS: dict[str, Grammar] = {
         _types(
             "compilation_unit declaration_list block switch_body switch_section enum_member_declaration_list"
         ),
+        tests=_XUNIT,
     ),
     "ruby": Grammar(
         "tree_sitter_ruby",
         _types("class module method singleton_method singleton_class"),
         _types("class module singleton_class"),
         _types("program body_statement then else do_block block_body begin when"),
+        tests=TestRule(files=("*_spec.rb", "*_test.rb")),
     ),
     "php": Grammar(
         "tree_sitter_php",
@@ -215,6 +258,7 @@ GRAMMARS: dict[str, Grammar] = {
         ),
         _types("program declaration_list compound_statement switch_block case_statement default_statement"),
         function="language_php",
+        tests=TestRule(files=("*Test.php",), markers=frozenset(("Test",)), bases=("TestCase",)),
     ),
     "bash": Grammar(
         "tree_sitter_bash",
@@ -260,16 +304,18 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
     (the module), its definitions nested under it; plain lines when its grammar cannot read it."""
     lines = split_lines(text)
     data = text.encode("utf-8", "surrogatepass")
+    grammar = GRAMMARS[language]
+    whole = [(1, len(lines))] if lines and grammar.tests.holds_only_tests(path) else []
     reader = _reader(language) if len(data) <= MAX_PARSED_BYTES else None
     if reader is None:
-        return Document(lines=lines, encoding=encoding)
+        return Document(lines=lines, encoding=encoding, tests=whole)
     parser, query = reader
     root = parser.parse(data).root_node
     from tree_sitter import QueryCursor
 
-    outline = _Outline(GRAMMARS[language], lines, QueryCursor(query).captures(root))
+    outline = _Outline(grammar, lines, QueryCursor(query).captures(root))
     if outline.error_lines() > MAX_ERROR_SHARE * sum(1 for line in lines if line.strip()):
-        return Document(lines=lines, encoding=encoding)
+        return Document(lines=lines, encoding=encoding, tests=whole)
     outline.read(path)
     return Document(
         lines=lines,
@@ -278,6 +324,7 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
         block_starts=sorted(outline.block_starts),
         encoding=encoding,
         definitions={} if path.endswith(DECLARATION_FILES) else outline.definitions,
+        tests=whole or _merged(outline.tests),
     )
 
 
@@ -328,6 +375,7 @@ class _Outline:
     statements: list[tuple[int, int]] = field(default_factory=list)  # (first, last) 1-based
     #: comments and attributes alone on their lines: (first row, column) by last row
     attached: dict[int, tuple[int, int]] = field(default_factory=dict)
+    tests: list[tuple[int, int]] = field(default_factory=list)  # (first, last) 1-based
 
     def error_lines(self) -> int:
         """How many lines lie inside syntax errors."""
@@ -364,8 +412,47 @@ class _Outline:
             headed[node.id] = (level + len(titles), path + titles)
             outers[outer.id] = outer
             placed.append((outer, level, path))
+            if self._is_test(outer, node):
+                self._mark_test(outer, owner)
         for outer, level, path in placed:
             self._resume_after(outer, level, path, outers)
+
+    def _is_test(self, outer: Node, definition: Node) -> bool:
+        """Whether a definition is a test as its language declares one: by an attribute or annotation
+        on it (:attr:`TestRule.markers`), or a base class (:attr:`TestRule.bases`)."""
+        rule = self.grammar.tests
+        if rule.markers and not rule.markers.isdisjoint(self._markers(outer, definition)):
+            return True
+        return bool(rule.bases) and any(base.endswith(rule.bases) for base in _base_names(definition))
+
+    def _markers(self, outer: Node, definition: Node) -> set[str]:
+        """The attributes and annotations on a definition, each by its last name and as written
+        without spaces: those just above it (Rust's ``#[test]``) and those among its modifiers
+        (``@Test``, ``[Fact]``)."""
+        found: list[Node] = []
+        above = outer.prev_named_sibling
+        while above is not None and above.type in self.grammar.attached:
+            found.extend(above.named_children)
+            above = above.prev_named_sibling
+        for child in definition.named_children:
+            if child.type in _MODIFIER_LISTS:
+                found.extend(_descendants(child, _MARKERS))
+        markers = set()
+        for marker in found:
+            if marker.type in _MARKERS and marker.named_children:
+                markers.add(_last_part(_text(marker.named_children[0])))
+                markers.add("".join(_text(marker).split()))
+        return markers
+
+    def _mark_test(self, outer: Node, owner: Node | None) -> None:
+        """A test's lines, from its comments and attributes on; a class holding a test is a test
+        class (JUnit's definition), all of it."""
+        self.tests.append((self._first_row(outer) + 1, outer.end_point[0] + 1))
+        if owner is not None and owner.type in self.grammar.containers:
+            carrier = owner
+            while carrier.parent is not None and carrier.parent.type in self.grammar.wrappers:
+                carrier = carrier.parent
+            self.tests.append((self._first_row(carrier) + 1, carrier.end_point[0] + 1))
 
     def _is_definition(self, node: Node) -> bool:
         """Whether ``node`` defines a name: a function or class bound to a variable counts, a
@@ -506,6 +593,30 @@ def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
         else:
             merged.append((first, last))
     return merged
+
+
+#: Nodes that list a definition's attributes or annotations among its modifiers, and the attributes
+#: and annotations in them (Java, Kotlin, C#, PHP; Rust's stand above the definition).
+_MODIFIER_LISTS = _types("modifiers attribute_list attribute_group")
+_MARKERS = _types("attribute marker_annotation annotation")
+
+
+def _descendants(node: Node, types: frozenset[str]) -> Iterator[Node]:
+    """The nodes of ``types`` under ``node``, not looking inside one found."""
+    for child in node.named_children:
+        if child.type in types:
+            yield child
+        else:
+            yield from _descendants(child, types)
+
+
+def _base_names(definition: Node) -> list[str]:
+    """The last names of a class's base classes (Python's ``(unittest.TestCase)``, PHP's
+    ``extends TestCase``)."""
+    bases = definition.child_by_field_name("superclasses")
+    if bases is None:
+        bases = next((child for child in definition.named_children if child.type == "base_clause"), None)
+    return [_last_part(_text(base)) for base in bases.named_children] if bases is not None else []
 
 
 #: Definitions that are one only with a body: ``struct point { ... }``, not ``struct point p;``.

@@ -91,6 +91,10 @@ class Document:
     #: its citation and keyword matches read; the model reads these instead, and they are what counts
     #: toward a chunk's size.
     read_as: dict[int, str] = field(default_factory=dict)
+    #: The lines that are tests (inclusive, 1-based ranges, in order), as the language or its test
+    #: tool declares them (:mod:`indexer.formats.code`): a question about what the code does is
+    #: answered by the code before the tests that call it.
+    tests: list[tuple[int, int]] = field(default_factory=list)
 
     def locator(self, start_line: int, end_line: int) -> str:
         """How a citation names lines ``start_line``-``end_line``: 'page 3', 'cells 4-6'; '' when the

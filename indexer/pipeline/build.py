@@ -14,6 +14,8 @@ import os
 import socket
 import time
 from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import wait as futures_wait
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -26,15 +28,15 @@ from indexer.errors import (
     ConfigError,
     InputTooLongError,
     SettingsChangedError,
-    UnreadableFile,
 )
 from indexer.ignore import WalkRules
 from indexer.pipeline.dimensions import Dimensions
 from indexer.pipeline.embed_queue import Batch, EmbedQueue
 from indexer.pipeline.options import BuildOptions
-from indexer.pipeline.planner import PendingFile, Planner, StageClock
+from indexer.pipeline.planner import PendingFile, Planned, Planner, StageClock
 from indexer.pipeline.report import BuildReport, Notice
 from indexer.pipeline.vector_check import probe_meta, recorded_probe
+from indexer.pipeline.workers import PlanWorkers, default_workers, usable_cores
 from indexer.pipeline.writer import GroupWriter
 from indexer.progress import ChunkEstimate
 from indexer.store.contract import IndexStore
@@ -95,6 +97,7 @@ class Build:
         self.secrets_by_file: dict[str, int] = {}
         self.stopped: str | None = None
         self.files_found = self.files_visited = 0  # for progress
+        self.workers: PlanWorkers | None = None  # while files are read by worker processes
         self.estimate = ChunkEstimate(())  # of the chunks to embed: for progress
         self.dimensions = Dimensions(store.dimension)
         self.usage_before = backend.usage()
@@ -162,21 +165,73 @@ class Build:
         recorded = self._note_left_out(found, states)
         self.files_found = len(found.files)
         unchanged = self.planner.is_unchanged
-        self.estimate = ChunkEstimate(
-            (source.path, source.size)
-            for source in found.files
-            if not unchanged(source, states.get(source.path))
-        )
+        to_read = [source for source in found.files if not unchanged(source, states.get(source.path))]
+        self.estimate = ChunkEstimate((source.path, source.size) for source in to_read)
         if self.options.progress is not None:
             self.options.progress.start("indexing", "chunks embedded")
-        for number, source in enumerate(found.files, 1):
-            self._plan_file(source, states.get(source.path))
-            if self.writer.waiting or self.queue.in_flight:  # not for an unchanged file: most of a rerun
-                self._send_batches()
-                self._take_finished(block=False)
-            self.files_visited = number
-            self._show_progress()
+        with self._start_workers(len(to_read)) as workers:
+            self.workers = workers
+            for number, source in enumerate(found.files, 1):
+                state = states.get(source.path)
+                if workers is None or self.stopped or self.planner.is_unchanged(source, state):
+                    self._plan_file(source, state)
+                else:
+                    workers.submit(source, state)
+                    self._take_planned(workers, final=False)
+                self._embed_more()
+                self.files_visited = number
+                self._show_progress()
+            if workers is not None:
+                self._take_planned(workers, final=True)
+            self.workers = None
         return {source.path for source in found.files} | recorded, found.unlistable, states
+
+    def _start_workers(self, files_to_read: int) -> PlanWorkers | nullcontext[None]:
+        """The worker processes that read and chunk this build's files (see
+        :mod:`indexer.pipeline.workers`), or none: the files are then read in this process."""
+        count = self.options.workers
+        if count is None:
+            count = default_workers(usable_cores(), self.backend.embeds_remotely, files_to_read)
+        recipe = self.planner.recipe_for_workers() if count else None
+        if recipe is None:
+            if count and self.options.workers:
+                self._warn(
+                    f"files are read in the build's process: backend {self.backend.kind!r} counts "
+                    "tokens in a way that cannot be sent to worker processes"
+                )
+            return nullcontext()
+        return PlanWorkers(recipe, count)
+
+    def _embed_more(self) -> None:
+        """Send the batches that filled, take those finished in (not for an unchanged file: most of
+        a rerun)."""
+        if self.writer.waiting or self.queue.in_flight:
+            self._send_batches()
+            self._take_finished(block=False)
+
+    def _take_planned(self, workers: PlanWorkers, final: bool) -> None:
+        """Use the files the workers have read, in walk order: those done; and when the window of
+        files in flight is full (or ``final``), wait for the first, taking batches in meanwhile so
+        that the backend does not wait for it."""
+        while (head := workers.head()) is not None:
+            if not head.done():
+                if not (final or workers.full()):
+                    return
+                self._wait_for_head(workers, head)
+                continue
+            taken = workers.take()
+            if taken is not None:
+                self._take_file(*taken)
+                self._embed_more()
+
+    def _wait_for_head(self, workers: PlanWorkers, head: Future) -> None:
+        """Wait for the first file in the workers' window, a batch's answer, or the next timed commit."""
+        if self.queue.in_flight:
+            workers.when_head_done(self.queue.wake)
+            self._take_finished(block=True)
+        else:
+            futures_wait([head], timeout=self.writer.seconds_to_commit())
+            self.writer.write_ready(self.stopped)
 
     def _note_left_out(self, found: corpus.WalkResult, states: dict[str, FileState]) -> set[str]:
         """Keep what the walk left out for the report (the index's own files aside), with a warning
@@ -238,25 +293,31 @@ class Build:
             else:
                 self.writer.files_unchanged += 1
             return
+        # a changed file after the stop is not read: it keeps its previous version
+        self._take_file(source, state, None if self.stopped else self.planner.plan(source, state))
+
+    def _take_file(self, source: corpus.SourceFile, state: FileState | None, planned: Planned | None) -> None:
+        """Hand a planned file on (to the embed queue and the writer); None: the build stopped first."""
         queued = self.queue.texts_wanted
         try:
-            self._read_file(source, state)
+            self._read_file(source, state, planned)
         finally:
             self.estimate.read(source.path, source.size, self.queue.texts_wanted - queued)
 
-    def _read_file(self, source: corpus.SourceFile, state: FileState | None) -> None:
-        if self.stopped:  # a changed file after the stop keeps its previous version
+    def _read_file(self, source: corpus.SourceFile, state: FileState | None, planned: Planned | None) -> None:
+        if self.stopped or planned is None:  # a changed file after the stop keeps its previous version
             self.writer.fail(source.path, f"not indexed, the build stopped: {self.stopped}")
             return
-        try:
-            pending = self.planner.plan(source, state)
-        except UnreadableFile as error:
-            self._warn(Notice(f"skipped, {self._advised(error.status, str(error))}", source.path))
-            self._left_out(source.path, error.status, str(error))
+        self.planner.take(planned)
+        if planned.unreadable is not None:
+            status, reason = planned.unreadable
+            self._warn(Notice(f"skipped, {self._advised(status, reason)}", source.path))
+            self._left_out(source.path, status, reason)
             return
-        except OSError as error:
-            self.writer.fail(source.path, f"cannot read: {error.strerror or error}")
+        if planned.cannot_read is not None or planned.pending is None:
+            self.writer.fail(source.path, f"cannot read: {planned.cannot_read}")
             return
+        pending = planned.pending
         if pending.read_failure is not None:  # recorded as damaged (not read again until it changes)
             self.writer.fail(source.path, pending.read_failure)
         elif pending.status != "indexed":
@@ -419,7 +480,8 @@ class Build:
         progress = self.options.progress
         if progress is None:
             return
-        done = self.files_visited - self.writer.files_pending
+        reading = len(self.workers.window) if self.workers is not None else 0
+        done = self.files_visited - self.writer.files_pending - reading
         detail = f"{done:,} of {self.files_found:,} files done"
         progress.update(self.queue.texts_embedded, self.estimate.total() or None, detail)
 

@@ -56,7 +56,8 @@ class EmbedQueue:
         self._in_flight: dict[Future, Batch] = {}
         #: futures of the batches in flight, put here by the pool's thread as each one ends: the build
         #: takes the answers in without registering a waiter on every future in flight each time
-        self._done: queue.SimpleQueue[Future] = queue.SimpleQueue()
+        #: (None: a wake-up, see :meth:`wake`)
+        self._done: queue.SimpleQueue[Future | None] = queue.SimpleQueue()
         self._sent: set[str] = set()  # hashes of the batches in flight
 
     # -- what a file asks -------------------------------------------------------------------------
@@ -134,11 +135,16 @@ class EmbedQueue:
         while not self._done.empty():
             done.append(self._done.get_nowait())
         batches = []
-        for future in done:
+        for future in filter(None, done):
             batch = self._in_flight.pop(future)
             self._sent.difference_update(batch.hashes)
             batches.append((batch, future))
         return batches
+
+    def wake(self) -> None:
+        """Wake a :meth:`finished` that waits: something else the build waits for came in (a file
+        read by a worker process). Safe from any thread."""
+        self._done.put(None)
 
     def accept(self, batch: Batch, vectors: Iterable[bytes]) -> None:
         """Keep a checked batch's vectors."""

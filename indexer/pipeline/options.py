@@ -33,7 +33,7 @@ class BuildOptions:
     allow_secrets and max_file_size for each root), None means "as recorded", or for an index or
     root that has no record yet, the default: the model's input limit, ignore files honoured, no
     patterns, :data:`indexer.sizes.DEFAULT_MAX_FILE_SIZE`. For concurrency, None means the
-    backend's own default.
+    backend's own default; for workers, :func:`indexer.pipeline.workers.default_workers`.
     """
 
     batch_size: int = field(default=32, metadata={"help": "Chunks per embed call."})
@@ -42,6 +42,14 @@ class BuildOptions:
         metadata={
             "help": "Batches in flight at once, over all servers (default: the backend's own, "
             "per server: {concurrency})."
+        },
+    )
+    workers: int | None = field(
+        default=None,
+        metadata={
+            "help": "Processes that read and chunk files beside the build's own (0: none, read in "
+            "the build's process; default: every core but one for a backend on servers, when there "
+            "are enough files to read, else none)."
         },
     )
     chunk_tokens: int | None = field(
@@ -117,6 +125,8 @@ class BuildOptions:
             raise ConfigError(f"batch_size must be a positive number, not {self.batch_size!r}")
         if self.concurrency is not None and self.concurrency < 1:
             raise ConfigError(f"concurrency must be a positive number, not {self.concurrency!r}")
+        if self.workers is not None and (not isinstance(self.workers, int) or self.workers < 0):
+            raise ConfigError(f"workers must be zero or a positive number, not {self.workers!r}")
         if self.chunk_tokens is not None and self.chunk_tokens < MIN_CHUNK_TOKENS:
             raise ConfigError(f"chunk_tokens must be at least {MIN_CHUNK_TOKENS}, not {self.chunk_tokens}")
         if self.wait < 0:

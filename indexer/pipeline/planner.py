@@ -1,5 +1,8 @@
 """The first step of a build, file by file: decide from ``stat`` whether a file changed, read and hash
-it when it may have, chunk it when it did, and find which of its chunks already have a vector."""
+it when it may have, chunk it when it did, and find which of its chunks already have a vector.
+
+Reading and chunking (:func:`plan_file`) needs only a :class:`PlanRecipe`, so that it runs the same in
+the build's process or in a worker process (:mod:`indexer.pipeline.workers`)."""
 
 from __future__ import annotations
 
@@ -10,8 +13,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from indexer import corpus, formats
-from indexer.backends.base import EmbeddingBackend
+from indexer.backends.base import EmbeddingBackend, TokenCounter
 from indexer.chunking import ChunkSettings, chunk_document, split_chunk
+from indexer.errors import UnreadableFile
 from indexer.pipeline.options import Warn
 from indexer.pipeline.report import Notice
 from indexer.records import Chunk
@@ -24,7 +28,7 @@ from indexer.store.records import FileState
 #: reader, "redact" the search for secrets in its text, "tokenize" the chunker's token counts,
 #: "chunk" the chunker's own work without them.
 STAGES = ("walk", "read", "parse", "redact", "tokenize", "chunk", "embed", "check", "write")
-#: Texts whose tokens are counted in one call of the backend (see :meth:`Planner._count_tokens`).
+#: Texts whose tokens are counted in one call of the backend (see :class:`_Counter`).
 COUNT_BATCH = 4096
 
 
@@ -93,6 +97,105 @@ def unchanged(source: corpus.SourceFile, state: FileState | None) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class PlanRecipe:
+    """What reading and chunking a file takes, and nothing of the build's state, so that a worker
+    process can be sent it (pickled) and plan files exactly as the build's own process does."""
+
+    settings: ChunkSettings
+    count_tokens: TokenCounter
+    document_prefix: str
+    reread: bool
+    max_file_size: int
+
+
+@dataclass
+class Planned:
+    """What planning one file gave: ``pending`` (None when it could not be read: ``unreadable``, the
+    reader's status and message, or ``cannot_read``, the system's error), the notices to warn of,
+    and the seconds each stage took."""
+
+    pending: PendingFile | None = None
+    unreadable: tuple[str, str] | None = None
+    cannot_read: str | None = None
+    notices: list[Notice] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+
+def plan_file(recipe: PlanRecipe, source: corpus.SourceFile, state: FileState | None) -> Planned:
+    """Read, hash and chunk a file that may have changed (in the build's process or a worker's)."""
+    clock = StageClock()
+    planned = Planned(seconds=clock.seconds)
+    try:
+        planned.pending = _read(recipe, source, state, clock, planned.notices)
+    except UnreadableFile as error:
+        planned.unreadable = (error.status, str(error))
+    except OSError as error:
+        planned.cannot_read = error.strerror or str(error)
+    return planned
+
+
+def _read(
+    recipe: PlanRecipe,
+    source: corpus.SourceFile,
+    state: FileState | None,
+    clock: StageClock,
+    notices: list[Notice],
+) -> PendingFile:
+    with clock.timing("read"):
+        data = corpus.read_bytes(source, recipe.max_file_size, formats.head_check(source.path))
+        content_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
+    pending = PendingFile(source=source, content_hash=content_hash, is_new=state is None)
+    if state is not None and state.content_hash == content_hash and not recipe.reread:
+        pending.touch_only = state.id  # touched, not changed: nothing to embed
+        return pending
+    try:
+        with clock.timing("parse"):
+            document = formats.read_document(source.path, data)
+    except formats.UnreadableFile as error:
+        if error.status == "damaged":  # its reader failed on it: the file fails, and is recorded
+            pending.status, pending.read_failure = "damaged", str(error)
+        else:
+            _skip(pending, error.status, str(error), notices)
+        return pending
+    if not source.secrets_allowed:
+        with clock.timing("redact"):
+            document, pending.secrets = redact_document(document)
+    pending.encoding = document.encoding
+    if not any(line.strip() for line in document.lines):
+        _skip(pending, "empty", "empty file", notices)
+        return pending
+    started = time.perf_counter()
+    chunks = chunk_document(document, _Counter(recipe.count_tokens, clock), recipe.settings)
+    pending.set_chunks(chunks, recipe.document_prefix)
+    clock.add("chunk", time.perf_counter() - started - clock.seconds["tokenize"])
+    return pending
+
+
+def _skip(pending: PendingFile, status: str, reason: str, notices: list[Notice]) -> None:
+    pending.status, pending.skip_reason = status, reason
+    notices.append(Notice(f"skipped, {reason}", pending.source.path))
+
+
+class _Counter:
+    """The backend's token counts (timed as "tokenize"), asked :data:`COUNT_BATCH` texts at a time:
+    a tokenizer holds every text's encoding until it returns (the embedded model's, about a
+    kilobyte each), so a file of millions of short lines asked at once took gigabytes."""
+
+    def __init__(self, count_tokens: TokenCounter, clock: StageClock) -> None:
+        self.count_tokens = count_tokens
+        self.clock = clock
+
+    def __call__(self, texts: list[str]) -> list[int]:
+        with self.clock.timing("tokenize"):
+            if len(texts) <= COUNT_BATCH:
+                return self.count_tokens(texts)
+            counts: list[int] = []
+            for start in range(0, len(texts), COUNT_BATCH):
+                counts.extend(self.count_tokens(texts[start : start + COUNT_BATCH]))
+            return counts
+
+
 class Planner:
     """Turns each file found by the walk into what the build must do with it.
 
@@ -112,67 +215,40 @@ class Planner:
     ) -> None:
         self.store = store
         self.backend = backend
-        self.settings = settings
         self.warn = warn
         self.clock = clock
         self.reread = reread
-        self.max_file_size = max_file_size
+        self.recipe = PlanRecipe(
+            settings, backend.count_tokens, backend.document_prefix, reread, max_file_size
+        )
 
     def is_unchanged(self, source: corpus.SourceFile, state: FileState | None) -> bool:
         return not self.reread and unchanged(source, state)
 
-    def plan(self, source: corpus.SourceFile, state: FileState | None) -> PendingFile:
-        """Read, hash and chunk a file that may have changed. Raises ``OSError`` when it cannot be read."""
-        with self.clock.timing("read"):
-            data = corpus.read_bytes(source, self.max_file_size, formats.head_check(source.path))
-            content_hash = hashlib.blake2b(data, digest_size=16).hexdigest()
-        pending = PendingFile(source=source, content_hash=content_hash, is_new=state is None)
-        if state is not None and state.content_hash == content_hash and not self.reread:
-            pending.touch_only = state.id  # touched, not changed: nothing to embed
-            return pending
-        self._chunk(pending, data)
-        return pending
+    def plan(self, source: corpus.SourceFile, state: FileState | None) -> Planned:
+        """Read, hash and chunk a file that may have changed, in this process."""
+        return plan_file(self.recipe, source, state)
 
-    def _chunk(self, pending: PendingFile, data: bytes) -> None:
-        source = pending.source
-        try:
-            with self.clock.timing("parse"):
-                document = formats.read_document(source.path, data)
-        except formats.UnreadableFile as error:
-            if error.status == "damaged":  # its reader failed on it: the file fails, and is recorded
-                pending.status, pending.read_failure = "damaged", str(error)
-            else:
-                self._skip(pending, error.status, str(error))
-            return
-        if not source.secrets_allowed:
-            with self.clock.timing("redact"):
-                document, pending.secrets = redact_document(document)
-        pending.encoding = document.encoding
-        if not any(line.strip() for line in document.lines):
-            self._skip(pending, "empty", "empty file")
-            return
-        tokenizing = self.clock.seconds["tokenize"]
-        started = time.perf_counter()
-        chunks = chunk_document(document, self._count_tokens, self.settings)
-        pending.set_chunks(chunks, self.backend.document_prefix)
-        tokenized = self.clock.seconds["tokenize"] - tokenizing
-        self.clock.add("chunk", time.perf_counter() - started - tokenized)
+    def recipe_for_workers(self) -> PlanRecipe | None:
+        """The recipe with the backend's token counter that can travel to a worker process; None
+        when it has none (its files are then read and chunked in this process)."""
+        count_tokens = self.backend.token_counter()
+        if count_tokens is None:
+            return None
+        return PlanRecipe(
+            self.recipe.settings,
+            count_tokens,
+            self.recipe.document_prefix,
+            self.reread,
+            self.recipe.max_file_size,
+        )
 
-    def _count_tokens(self, texts: list[str]) -> list[int]:
-        """The backend's token counts (timed as "tokenize"), asked :data:`COUNT_BATCH` texts at a
-        time: a tokenizer holds every text's encoding until it returns (the embedded model's, about
-        a kilobyte each), so a file of millions of short lines asked at once took gigabytes."""
-        with self.clock.timing("tokenize"):
-            if len(texts) <= COUNT_BATCH:
-                return self.backend.count_tokens(texts)
-            counts: list[int] = []
-            for start in range(0, len(texts), COUNT_BATCH):
-                counts.extend(self.backend.count_tokens(texts[start : start + COUNT_BATCH]))
-            return counts
-
-    def _skip(self, pending: PendingFile, status: str, reason: str) -> None:
-        pending.status, pending.skip_reason = status, reason
-        self.warn(Notice(f"skipped, {reason}", pending.source.path))
+    def take(self, planned: Planned) -> None:
+        """Count a planned file's stage seconds in the build's clock, and warn of its notices."""
+        for stage, seconds in planned.seconds.items():
+            self.clock.add(stage, seconds)
+        for notice in planned.notices:
+            self.warn(notice)
 
     def recut(self, pending: PendingFile, position: int, reason: str) -> bool:
         """Cut a chunk the backend refused as too long in two (by lines, else words); False when it

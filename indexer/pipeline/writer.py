@@ -179,7 +179,9 @@ class GroupWriter:
             if pending.touch_only is not None:
                 group.touched.append((pending.touch_only, source.size, source.mtime_ns))
                 continue
-            vectors = [self.queue.vector(h) for h in pending.text_hashes]
+            vectors = [vector for h in pending.text_hashes if (vector := self.queue.vector(h)) is not None]
+            if len(vectors) != len(pending.text_hashes):  # a file is ready once all its vectors are in
+                raise RuntimeError(f"{source.path} was grouped for writing before all its vectors came")
             group.new_files.append(
                 NewFile(
                     root=self.root_key,

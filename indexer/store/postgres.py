@@ -45,6 +45,7 @@ from indexer.errors import (
     IndexLockedError,
     IndexNotFoundError,
     IndexOutdatedError,
+    StorageError,
 )
 from indexer.records import StoredChunk
 from indexer.store import keywords, migrations, records
@@ -180,7 +181,7 @@ class PostgresStore(MetaValues):
         schema (creating the index when ``create`` is set); a reader changes nothing and needs an
         up-to-date index. A schema holding tables of our names without being an index is refused."""
         with _connect(url, autocommit=True) as connection:
-            schema = connection.execute("SELECT current_schema()").fetchone()[0]
+            schema = _one_value(connection, "SELECT current_schema()")
             if schema is None:
                 raise ConfigError(
                     f"database {printable_url(url)} has no schema to hold an index (search_path)"
@@ -331,7 +332,7 @@ class PostgresStore(MetaValues):
             return
         with self._connection() as connection, connection.transaction():
             connection.execute("SELECT pg_advisory_xact_lock(%s)", (VECTOR_INDEX_LOCK_KEY,))
-            if connection.execute("SELECT to_regclass(%s)", (VECTOR_INDEX,)).fetchone()[0] is not None:
+            if _one_value(connection, "SELECT to_regclass(%s)", (VECTOR_INDEX,)) is not None:
                 return
             connection.execute(f"SET LOCAL maintenance_work_mem = '{VECTOR_INDEX_BUILD_MEMORY}'")
             connection.execute(
@@ -377,14 +378,15 @@ class PostgresStore(MetaValues):
         removed = 0
         with self._connection() as connection:
             for new in files:
-                file_id = connection.execute(
+                file_id = _one_value(
+                    connection,
                     "INSERT INTO files (root, path, size, mtime_ns, content_hash, status, encoding) "
                     "VALUES (%s, %s, %s, %s, %s, %s, %s) ON CONFLICT (root, path) DO UPDATE SET "
                     "size = excluded.size, mtime_ns = excluded.mtime_ns, "
                     "content_hash = excluded.content_hash, status = excluded.status, "
                     "encoding = excluded.encoding RETURNING id",
                     (new.root, new.path, new.size, new.mtime_ns, new.content_hash, new.status, new.encoding),
-                ).fetchone()[0]
+                )
                 removed += connection.execute("DELETE FROM chunks WHERE file_id = %s", (file_id,)).rowcount
                 for row, vector in new.chunk_rows(file_id):  # COPY takes the vector after the row
                     rows.append((*row, np.frombuffer(vector, dtype=np.float32)))
@@ -401,7 +403,9 @@ class PostgresStore(MetaValues):
             connection.cursor() as cursor,
             cursor.copy(f"COPY chunks ({columns}, embedding) FROM STDIN (FORMAT BINARY)") as copy,
         ):
-            copy.set_types(["int8", "int4", "int4", "int4", "text", "text", "text", "text", "text", "vector"])
+            copy.set_types(
+                ["int8", "int4", "int4", "int4", "text", "text", "text", "text", "text", "bool", "vector"]
+            )
             for row in rows:
                 copy.write_row(row)
 
@@ -461,7 +465,7 @@ class PostgresStore(MetaValues):
         )
         with connection.transaction():
             if k > MAX_EF_SEARCH:
-                before = connection.execute("SELECT current_setting('enable_indexscan')").fetchone()[0]
+                before = _one_value(connection, "SELECT current_setting('enable_indexscan')")
                 connection.execute("SELECT set_config('enable_indexscan', 'off', true)")
                 yield
                 # a failed search rolls the setting back with its savepoint; a done one puts it back
@@ -699,7 +703,7 @@ class PostgresWriterLock:
             )
 
         wait_for(
-            lambda: connection.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()[0],
+            lambda: _one_value(connection, "SELECT pg_try_advisory_lock(%s)", (self.key,)),
             wait_seconds,
             refusal,
         )
@@ -752,14 +756,21 @@ def _connect(url: str, autocommit: bool, **options: object) -> psycopg.Connectio
         raise DatabaseUnreachableError(f"cannot reach database {printable_url(url)}: {reason}") from error
 
 
+def _one_value(connection: psycopg.Connection, sql: str, params: Sequence[object] = ()) -> Any:
+    """The value of a query that answers one row of one column (a setting, a lock taken or not, a
+    row's new id); a server that answers no row has failed, and says so instead of a TypeError."""
+    row = connection.execute(sql, params).fetchone()
+    if row is None:
+        raise StorageError(f"PostgreSQL answered no row to: {' '.join(sql.split()[:3])} ...")
+    return row[0]
+
+
 def _check_ours(connection: psycopg.Connection, url: str, create: bool) -> None:
     """Raise unless the schema holds an index, or (when ``create``) none of an index's tables."""
-    if connection.execute(f"SELECT to_regclass('{migrations.RECORD_TABLE}') IS NOT NULL").fetchone()[0]:
+    if _one_value(connection, f"SELECT to_regclass('{migrations.RECORD_TABLE}') IS NOT NULL"):
         return
     clashing = [
-        name
-        for name in _OUR_TABLES
-        if connection.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]
+        name for name in _OUR_TABLES if _one_value(connection, "SELECT to_regclass(%s) IS NOT NULL", (name,))
     ]
     if clashing:
         raise ConfigError(

@@ -47,8 +47,8 @@ class NewFile:
 
     def chunk_rows(self, file_id: int) -> Iterator[tuple[tuple, bytes]]:
         """Each chunk as ``(row, vector)``: row is (file_id, seq, start_line, end_line, heading, text,
-        text_hash, locator, names), the columns both stores write (:data:`CHUNK_COLUMNS`), in that
-        order."""
+        text_hash, locator, names, is_test), the columns both stores write (:data:`CHUNK_COLUMNS`), in
+        that order."""
         for seq, (chunk, text_hash, vector) in enumerate(
             zip(self.chunks, self.text_hashes, self.vectors, strict=True)
         ):
@@ -62,6 +62,7 @@ class NewFile:
                 text_hash,
                 chunk.locator,
                 join_names(chunk.names),
+                chunk.is_test,
             )
             yield row, vector
 
@@ -130,9 +131,11 @@ class BuildCounts:
 #: The columns of a file's state, a chunk as searches read it back, and a build's record, in the
 #: order the functions below read them.
 FILE_STATE_COLUMNS = "path, id, size, mtime_ns, content_hash, status"
-STORED_CHUNK_COLUMNS = "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator, c.names"
+STORED_CHUNK_COLUMNS = (
+    "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator, c.names, c.is_test"
+)
 #: The columns of a chunk's row as :meth:`NewFile.chunk_rows` gives them.
-CHUNK_COLUMNS = "file_id, seq, start_line, end_line, heading, text, text_hash, locator, names".split(", ")
+CHUNK_COLUMNS = "file_id seq start_line end_line heading text text_hash locator names is_test".split()
 #: Between the names a chunk declares, as stored: no name holds a line break.
 NAMES_SEPARATOR = "\n"
 BUILD_FIELDS: tuple[str, ...] = ("id", "root", "started_at", "finished_at", "seen_at", "outcome")
@@ -155,9 +158,11 @@ def file_states(rows: Sequence[Sequence]) -> dict[str, FileState]:
 def stored_chunks(rows: Sequence[Sequence]) -> dict[int, StoredChunk]:
     """Rows of :data:`STORED_CHUNK_COLUMNS`, by chunk id."""
     chunks = {}
-    for chunk_id, root, path, start_line, end_line, heading, text, locator, names in rows:
+    for chunk_id, root, path, start_line, end_line, heading, text, locator, names, is_test in rows:
         chunks[chunk_id] = StoredChunk(
-            chunk_id, root, path, start_line, end_line, heading, text, locator, split_names(names)
+            *(chunk_id, root, path, start_line, end_line, heading, text, locator),
+            names=split_names(names),
+            is_test=bool(is_test),
         )
     return chunks
 

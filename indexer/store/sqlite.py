@@ -277,7 +277,7 @@ class SQLiteStore(MetaValues):
 
         # changes piled up since the saved graph go into a new one first, as committed so far
         self.update_vector_graph(sqlite_vectors.FOLD_DURING_BUILD)
-        rows: list[tuple[int, int, int, int, str, str, str, str]] = []
+        rows: list[tuple[int, int, int, int, str, str, str, str, str, bool]] = []
         vectors: list[bytes] = []
         old_ids: list[int] = []
         for new in files:
@@ -292,7 +292,7 @@ class SQLiteStore(MetaValues):
         self._chunks_changed(len(rows) - len(old_ids), bool(rows or old_ids))
 
     def _insert_chunks(
-        self, rows: list[tuple[int, int, int, int, str, str, str, str, str]], vectors: list[bytes]
+        self, rows: list[tuple[int, int, int, int, str, str, str, str, str, bool]], vectors: list[bytes]
     ) -> None:
         """Chunks get the ids after the largest in use (one writer at a time: the transaction holds the
         write lock); their vectors are cut from one blob by those ids."""
@@ -332,9 +332,7 @@ class SQLiteStore(MetaValues):
         of the chunk count, and as a length of zero in the average, which makes every chunk that
         holds words look long (one such file of 2 MB took unrelated words' keyword evidence from 1
         to 0.02). A contentless-delete index forgets a row exactly, statistics included."""
-        wordless = self._rows(
-            "SELECT id FROM chunks_fts_docsize WHERE id >= ? AND sz = x'0000'", (first_id,)
-        )
+        wordless = self._rows("SELECT id FROM chunks_fts_docsize WHERE id >= ? AND sz = x'0000'", (first_id,))
         if wordless:
             ids = json.dumps([row[0] for row in wordless])
             self._rows("DELETE FROM chunks_fts WHERE rowid IN (SELECT value FROM json_each(?))", (ids,))
@@ -489,11 +487,13 @@ class SQLiteStore(MetaValues):
         )
         return self._rows(sql, (blob, k, json.dumps(list(allowed_ids))))
 
-    def _vector_search(self, limit: int | None = None) -> VectorSearch | None:
+    def _vector_search(self, limit: int | None = None, with_graph: bool = False) -> VectorSearch | None:
         """The saved graph with the changes logged since, up to the latest (call with the search
         lock held); None when no graph can be used: the recorded file is missing, damaged or not the
         one recorded (not tried again while the record stays), or more than ``limit`` changes would
-        have to be read to catch up from it."""
+        have to be read to catch up from it. Below the size where scoring every row is as fast
+        (:func:`~indexer.store.sqlite_vectors.searched_exactly`), the graph's float32 copy is
+        searched instead, unless ``with_graph`` (a build folds changes into the graph itself)."""
         from indexer.store import sqlite_vectors
 
         if limit is None:
@@ -502,16 +502,16 @@ class SQLiteStore(MetaValues):
             key = (self.get_meta(VECTOR_LOG_ID), self.get_meta(GRAPH_RECORD), self.get_meta(ROWS_RECORD))
             latest = self._log_position()
             search = self._search
-            if search is None or search.key != key:
+            if search is None or search.key != key or (with_graph and search.exact is not None):
                 self._search = None  # let the old graph go before the new one is opened
                 refused = key == self._refused_graph
-                search = self._search = None if refused else self._open_search(key, latest, limit)
+                search = self._search = None if refused else self._open_search(key, latest, limit, with_graph)
             if search is not None and search.position < latest:
                 self._catch_up(search, latest)
         return search
 
     def _open_search(
-        self, key: tuple[str | None, str | None, str | None], latest: int, limit: int
+        self, key: tuple[str | None, str | None, str | None], latest: int, limit: int, with_graph: bool
     ) -> VectorSearch | None:
         from indexer.store import sqlite_vectors
         from indexer.store.sqlite_side_files import DamagedFile
@@ -521,6 +521,10 @@ class SQLiteStore(MetaValues):
             return None
         if record is None:  # no graph saved yet: every change since the log began is read
             return sqlite_vectors.VectorSearch(None, 0, self.dimension, key)
+        if not with_graph and record.readable and sqlite_vectors.searched_exactly(record.vectors):
+            exact = self._exact_search(record, key)
+            if exact is not None:
+                return exact
         try:
             search = sqlite_vectors.VectorSearch.open(
                 sqlite_vectors.graph_path(self.path, record.slot), record, self.dimension, key
@@ -538,6 +542,23 @@ class SQLiteStore(MetaValues):
             except DamagedFile as damage:
                 self._warn_rows(damage)
         return search
+
+    def _exact_search(
+        self, record: GraphRecord, key: tuple[str | None, str | None, str | None]
+    ) -> VectorSearch | None:
+        """A search over the float32 copy of the graph ``record`` names, read whole; None when that
+        copy does not match the graph or is damaged (then the graph is walked)."""
+        from indexer.store import sqlite_vectors
+        from indexer.store.sqlite_side_files import DamagedFile
+
+        try:
+            rows = self._rows_file(record, key[2])
+            if rows is None:
+                return None
+            return sqlite_vectors.VectorSearch.open_exact(rows, record.position, self.dimension, key)
+        except DamagedFile as damage:
+            self._warn_rows(damage)
+            return None
 
     def _rows_file(self, record: GraphRecord, rows_record: str | None) -> RowsFile | None:
         """The float32 rows saved with the graph ``record`` names, when the rows record is of that
@@ -626,7 +647,7 @@ class SQLiteStore(MetaValues):
             with self._search_lock:
                 search = None
                 if usable is not None and pending <= sqlite_vectors.OPEN_LIMIT_MANY:
-                    search = self._vector_search(limit=sqlite_vectors.OPEN_LIMIT_MANY)
+                    search = self._vector_search(limit=sqlite_vectors.OPEN_LIMIT_MANY, with_graph=True)
                 if search is None:  # a first graph, or changes too many to look up one by one
                     search = self._graph_from_rows(latest)
                 self._save_graph(search, record)
@@ -661,7 +682,8 @@ class SQLiteStore(MetaValues):
         self._rows("DELETE FROM vector_log WHERE position <= ?", (saved.position,))
         search.key = (self.get_meta(VECTOR_LOG_ID), saved.to_json(), rows.to_json())
         search.rows = self._rows_file(saved, rows.to_json())
-        self._search = search
+        # below the size where every row is scored, the next search reads the new copy instead
+        self._search = None if sqlite_vectors.searched_exactly(search.graph_size) else search
 
     def _write_rows(self, path: str, search: VectorSearch) -> tuple[int, ...]:
         """Write the float32 rows of ``search`` at its position to ``path``: from its rows file and
@@ -783,7 +805,17 @@ class SQLiteStore(MetaValues):
                 else:
                     graph_problem = f"its graph {damage}"
         file_bytes = record.file[0] if usable and record is not None else 0
-        if usable:
+        exact = (
+            usable
+            and rows is not None
+            and record is not None
+            and sqlite_vectors.searched_exactly(record.vectors)
+        )
+        if exact:
+            structure = (
+                "float32 copy of the vectors, scored exactly (the graph beside it is kept for a larger index)"
+            )
+        elif usable:
             structure = "hnsw graph (usearch, int8)"
             if not unchanged:  # its bytes are the recorded ones, under another identity
                 structure += " (moved or touched since it was saved: checked in full until the next build)"
@@ -802,7 +834,7 @@ class SQLiteStore(MetaValues):
             "vectors": record.vectors if usable and record is not None else 0,
             "rows_file_bytes": 0 if rows is None else rows.size_bytes(),
             "pending_changes": pending,
-            "memory_bytes": file_bytes
+            "memory_bytes": (rows.size_bytes() if exact and rows is not None else file_bytes)
             + pending * 4 * (self.dimension or 0)
             + (0 if rows is None else rows.ids_bytes()),
             "problems": [problem for problem in (graph_problem, rows_problem) if problem],

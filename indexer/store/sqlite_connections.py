@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -29,11 +30,6 @@ from urllib.parse import quote
 import apsw
 
 from indexer.errors import IndexerError, IndexLockedError, StorageError
-
-try:
-    import resource  # POSIX only: the file size limit in messages
-except ImportError:  # pragma: no cover (Windows)
-    resource = None
 
 BUSY_TIMEOUT_MS = 10_000
 
@@ -76,7 +72,9 @@ def space_hint(path: str) -> str:
     except OSError:
         return "check the free space on its disk"
     hint = f"{free / 2**20:.0f} MB free on its disk"
-    if resource is not None:
+    if sys.platform != "win32":
+        import resource  # POSIX only, and here only: a failure's message is its one use
+
         limit = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
         if limit != resource.RLIM_INFINITY:
             hint += f", files limited to {limit / 2**20:.1f} MB (ulimit -f)"

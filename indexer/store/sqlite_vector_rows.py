@@ -162,8 +162,7 @@ class RowsFile:
         ids = np.asarray(ids, dtype=np.int64)
         if self.rows == 0 or len(ids) == 0:
             return ids[:0], np.empty((0, self.dimension), dtype=np.float32)
-        places = np.minimum(np.searchsorted(self.sorted_ids, ids), self.rows - 1)
-        held = self.sorted_ids[places] == ids
+        places, held = self.places(ids)
         wanted = self.row_of[places[held]]
         found = np.empty((len(wanted), self.dimension), dtype=np.float32)
         if len(wanted) == 0:
@@ -177,6 +176,15 @@ class RowsFile:
             found[order[start:stop]] = self._read(int(in_file_order[start]), stop - start)
         self._check_unchanged()
         return ids[held], found
+
+    def places(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(where each of ``ids`` is or would be in the sorted ids, whether the file holds it): the
+        row of a held id is ``row_of[place]``."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if self.rows == 0:
+            return np.zeros(len(ids), dtype=np.int64), np.zeros(len(ids), dtype=bool)
+        places = np.minimum(np.searchsorted(self.sorted_ids, ids), self.rows - 1)
+        return places, self.sorted_ids[places] == ids
 
     def block(self, start: int, stop: int) -> np.ndarray:
         """Rows ``start`` to ``stop`` (in file order), for a new rows file.

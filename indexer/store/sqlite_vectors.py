@@ -43,6 +43,12 @@ SQLite file, the durable copy; the graph is rebuilt from it whenever it cannot b
   (``EXPANSION_ADD``) links some rows so poorly that no walk reaches them, and a walk of a fixed
   breadth explores a shrinking share of a growing graph: the graph is built with a wide queue, and
   searched with one that grows with the rows (:func:`expansion`).
+- **Exact below a size**: a walk scores about :func:`scored_by_walk` rows, each read at a random
+  place in memory with a queue kept in order; exact search scores every row, one after another, in
+  a matrix product. Below the size where the two cost the same (:func:`searched_exactly`, from
+  :data:`WALK_ROW_COST`, what a row scored by a walk costs in rows scored in order), a search reads
+  the float32 copy into memory once and scores all of it: as fast, and never wrong. The graph is
+  then neither read nor imported; the builder still keeps it, for when the index grows past that size.
 - **Filters**: a walk that must find k allowed rows among its neighbours costs per neighbour asked,
   about the rows divided by the filter's share, and finds the allowed rows far from the query
   poorly. While the allowed rows are fewer than such a walk would score (:func:`scored_by_walk`),
@@ -108,6 +114,10 @@ EXPANSION_SEARCH = 512
 REFERENCE_ROWS = 100_000
 EXPANSION_GROWTH = 2.0
 EXTRA_CANDIDATES = 20
+#: What a row scored in a graph walk costs, in rows scored in order by exact search (a read at a
+#: random place in memory and the walk's queue kept in order, against a streamed multiply-add):
+#: measured by bench/bench_query.py (bench/RESULTS.md, search at scale).
+WALK_ROW_COST = 12
 #: int8 moves a cosine by about 4e-4 (up to about 1e-3 for a row with a large component): candidates
 #: scored this near the k-th best may lie on either side of it, and are scored again on float32.
 INT8_BAND = 1e-3
@@ -209,6 +219,13 @@ def scored_by_walk(count: int, size: int) -> int:
     return max(expansion(size), count) * CONNECTIVITY
 
 
+def searched_exactly(size: int) -> bool:
+    """Whether scoring every one of ``size`` rows costs no more than a walk of a graph of them
+    (asked for fewer neighbours than its queue holds: a search asked for more walks further, and
+    exact search costs it nothing more)."""
+    return size <= WALK_ROW_COST * scored_by_walk(0, size)
+
+
 class VectorSearch:
     """A graph of the vectors with what it lacks since it was saved; answers ``nearest`` like the
     store's KNN (cosine distance).
@@ -220,6 +237,9 @@ class VectorSearch:
     the few vectors of a small index are searched without importing usearch (which imports an HTTP
     client, as a query must not). ``rows`` is the float32 copy of the graph's vectors saved beside
     it, when there is one that matches the graph (else candidates are re-scored on sqlite-vec's).
+    ``exact`` is that copy read whole (with ``exact_ids``, its chunk ids in row order) when the
+    search scores every row instead of walking the graph (:meth:`open_exact`); ``graph`` is then
+    None.
     """
 
     def __init__(self, graph: Graph | None, position: int, dimension: int, key: object = None) -> None:
@@ -234,6 +254,8 @@ class VectorSearch:
         self.added_ids = np.empty(0, dtype=np.int64)
         self.added = np.empty((0, dimension), dtype=np.float32)
         self.rows: RowsFile | None = None
+        self.exact: np.ndarray | None = None
+        self.exact_ids = np.empty(0, dtype=np.int64)
 
     @classmethod
     def open(cls, path: str, record: GraphRecord, dimension: int, key: object = None) -> VectorSearch | None:
@@ -256,13 +278,28 @@ class VectorSearch:
         search.viewed, search.saved = True, saved  # usearch reads the buffer as it is: kept alive here
         return search
 
+    @classmethod
+    def open_exact(cls, rows: RowsFile, position: int, dimension: int, key: object = None) -> VectorSearch:
+        """A search that scores every row of ``rows``, the float32 copy of the graph saved at
+        ``position``, read into memory here; the graph itself is not read (see
+        :func:`searched_exactly`). It cannot fold: a build opens the graph.
+
+        Raises:
+            DamagedFile: the file changed since it was recorded.
+        """
+        search = cls(None, position, dimension, key)
+        search.rows = rows
+        search.exact = rows.block(0, len(rows))
+        search.exact_ids = rows.ids_in_row_order()
+        return search
+
     def __len__(self) -> int:
         return self.graph_size - len(self.stale) + len(self.added_ids)
 
     @property
     def graph_size(self) -> int:
-        """The vectors in the graph itself (stale ones included)."""
-        return 0 if self.graph is None else len(self.graph)
+        """The vectors in the graph itself, or in its copy searched exactly (stale ones included)."""
+        return len(self.exact_ids) if self.graph is None else len(self.graph)
 
     @property
     def pending(self) -> int:
@@ -272,7 +309,7 @@ class VectorSearch:
     def memory_bytes(self) -> int:
         """What this search holds: the graph (its file's bytes, or a graph of its own) and the changes."""
         if self.graph is None:
-            graph = 0
+            graph = 0 if self.exact is None else self.exact.nbytes + self.exact_ids.nbytes
         else:
             graph = self.graph.serialized_length if self.viewed else self.graph.memory_usage
         return int(graph + self.added.nbytes + self.added_ids.nbytes + self.stale.nbytes)
@@ -287,6 +324,8 @@ class VectorSearch:
             held = np.zeros(len(changed), dtype=bool)
             if self.graph is not None and len(self.graph):
                 held = np.asarray(self.graph.contains(changed.astype(np.uint64)), dtype=bool)
+            elif self.rows is not None and self.exact is not None:
+                held = self.rows.places(changed)[1]
             # sorted, each once; not np.union1d, whose np.unique loads numpy.ma (15 ms) into every
             # one-off query that catches up with a build
             merged = np.sort(np.concatenate([self.stale, changed[held]]))
@@ -347,6 +386,8 @@ class VectorSearch:
             serialised = self._writable_graph().save()
         except RuntimeError as error:  # usearch's own failure, before anything is on disk
             raise OSError(f"the graph could not be serialised ({error})") from error
+        if serialised is None:  # usearch hands the bytes back only when given no path to write
+            raise OSError("the graph could not be serialised (usearch returned no bytes)")
         sha256 = hashlib.sha256(serialised).hexdigest()
         with replacing(path) as out:
             out.write(serialised)
@@ -355,6 +396,8 @@ class VectorSearch:
         return SavedFile(file, sha256, checked_ns)
 
     def _writable_graph(self) -> Graph:
+        if self.exact is not None:
+            raise RuntimeError("a search over the float32 copy cannot fold: open the graph")
         if self.graph is None:
             self.graph = new_graph(self.dimension)
         elif self.viewed:
@@ -442,6 +485,8 @@ class VectorSearch:
         neither stale nor filtered out, up to ``k + EXTRA_CANDIDATES`` of them, best first. A filter whose
         allowed rows are fewer than a filtered walk would score (:func:`scored_by_walk`) has them
         scored on the float32 copy instead: exact, and cheaper."""
+        if self.exact is not None:
+            return (*self._exactly(query, k, allowed), True)
         graph = self.graph
         size = self.graph_size
         empty = np.empty(0, dtype=np.int64), np.empty(0, dtype=np.float32), False
@@ -480,6 +525,30 @@ class VectorSearch:
         similarities = rows @ query
         best = np.argsort(-similarities, kind="stable")[:wanted]
         return ids[best], similarities[best], True
+
+    def _exactly(
+        self, query: np.ndarray, k: int, allowed: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, float32 similarities) of the best ``k + EXTRA_CANDIDATES`` rows of the copy read
+        whole, neither stale nor filtered out, best first."""
+        assert self.exact is not None and self.rows is not None
+        if allowed is None:
+            similarities = self.exact @ query
+            ids = self.exact_ids
+        else:
+            places, held = self.rows.places(allowed)
+            wanted_rows = self.rows.row_of[places[held]]
+            similarities = self.exact[wanted_rows] @ query
+            ids = self.exact_ids[wanted_rows]
+        if len(self.stale):
+            similarities = np.where(np.isin(ids, self.stale), -np.inf, similarities)
+        wanted = min(len(ids), k + EXTRA_CANDIDATES)
+        if wanted == 0:
+            return ids[:0], similarities[:0]
+        best = np.argpartition(-similarities, wanted - 1)[:wanted]
+        best = best[np.isfinite(similarities[best])]
+        best = best[np.lexsort((ids[best], -similarities[best]))]
+        return ids[best], similarities[best].astype(np.float32)
 
     def _scored(self, query: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Cosines between the float32 query and the graph's int8 rows of ``ids``."""

@@ -1,7 +1,7 @@
 """A build in its own process, for tests that kill it, lock against it or query during it.
 
-    python tests/build_worker.py INDEX FOLDER [--delay SECONDS] [--batch-size N] [--wait SECONDS]
-                                 [--commit-seconds SECONDS] [--tell-embedded]
+    python tests/support/build_worker.py INDEX FOLDER [--delay SECONDS] [--batch-size N] [--wait SECONDS]
+                                 [--commit-seconds SECONDS] [--tell-embedded] [--workers N]
 
 Uses the deterministic HashBackend, slowed by ``--delay`` seconds per batch. Prints "started" once the
 writer lock is held (with ``--tell-embedded``, then "embedded N" after each batch, N texts so far),
@@ -50,6 +50,7 @@ def main() -> int:
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--commit-seconds", type=float, default=None)
     parser.add_argument("--tell-embedded", action="store_true")
+    parser.add_argument("--workers", type=int, default=0)
     options = parser.parse_args()
     try:
         with Index.open(options.index) as index:
@@ -60,6 +61,7 @@ def main() -> int:
                 wait=options.wait,
                 rebuild=options.rebuild,
                 commit_seconds=options.commit_seconds,
+                workers=options.workers,
                 warn=lambda message: None,
             )
     except IndexerError as error:

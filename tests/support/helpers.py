@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
 import sys
 import threading
 from pathlib import Path
@@ -17,6 +19,23 @@ def hash_vector(text: str, dimension: int) -> np.ndarray:
     seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
     vector = np.random.default_rng(seed).standard_normal(dimension).astype(np.float32)
     return vector / np.linalg.norm(vector)
+
+
+def count_words(texts: list[str]) -> list[int]:
+    """HashBackend's token count: one per word (a function, so worker processes can be sent it)."""
+    return [len(text.split()) for text in texts]
+
+
+#: A word that makes :func:`count_words_or_die` kill the process counting it.
+KILLS_ITS_READER = "worker-killer"
+
+
+def count_words_or_die(texts: list[str]) -> list[int]:
+    """:func:`count_words`, but the process dies (SIGKILL, as the out-of-memory killer sends it)
+    when a text holds :data:`KILLS_ITS_READER`: for a worker process killed under a file."""
+    if any(KILLS_ITS_READER in text for text in texts):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return count_words(texts)
 
 
 class HashBackend(EmbeddingBackend):
@@ -37,7 +56,10 @@ class HashBackend(EmbeddingBackend):
         return self._dimension
 
     def count_tokens(self, texts: list[str]) -> list[int]:
-        return [len(text.split()) for text in texts]
+        return count_words(texts)
+
+    def token_counter(self):
+        return count_words
 
     def embed(self, texts: list[str]) -> np.ndarray:
         with self._lock:

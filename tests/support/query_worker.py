@@ -1,6 +1,6 @@
 """Queries in their own process while builds run, for the tests of concurrent builders.
 
-    python tests/query_worker.py INDEX STOP_FILE
+    python tests/support/query_worker.py INDEX STOP_FILE
 
 Searches the index (HashBackend, hybrid and vector modes) in a loop until STOP_FILE exists, at most
 120 s. Every answer must be a list of hits from a committed state; a query that raises ends the

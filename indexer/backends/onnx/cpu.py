@@ -2,9 +2,9 @@
 that sums exactly on it, and how many threads a session runs.
 
 Int8 matrix products sum exactly on every CPU (the weights' layout follows the CPU's kernel: see
-:data:`INT8_FLAGS`); a new model runs int8 where the CPU has int8 dot-product instructions and
-float32 elsewhere, where exact int8 is no faster. Chosen at run time, so one install serves every
-machine.
+:data:`INT8_FLAGS`); a new model runs int8 where the CPU has int8 dot-product instructions or AVX2
+(:data:`UNSIGNED_INT8_FLAGS`) and float32 elsewhere. Chosen at run time, so one install serves
+every machine.
 """
 
 from __future__ import annotations
@@ -24,9 +24,13 @@ PRECISION_VARIABLE = "INDEXER_PRECISION"
 #: run int8 where the CPU has one of them. Elsewhere an index recorded as int8 still runs int8, with
 #: the weights in the "uint8" layout (int8.WEIGHT_LAYOUTS): x86's older u8 x s8 path (AVX2,
 #: AVX-512 without VNNI) adds pairs in 16 bits with saturation, its u8 x u8 path exactly, so the sums
-#: and the vectors are the same on every CPU; but that path is no faster than float32, which is why
-#: a new index does not choose it.
+#: and the vectors are the same on every CPU.
 INT8_FLAGS = ("avx512_vnni", "avx_vnni", "asimddp")
+#: x86 CPU flags without int8 dot products on which new indexes run int8 all the same: with AVX2,
+#: the u8 x u8 path costs less than float32 when each run of the model has a thread of its own, as
+#: the embedded backend's runs do (bench/RESULTS.md, "Embedding speed"). Elsewhere (older x86, Arm
+#: without the dot product) it is unmeasured, and float32 is the safe choice.
+UNSIGNED_INT8_FLAGS = ("avx2",)
 
 #: What the optimised copy's cache key names as the int8 kernel on a CPU without those instructions.
 UINT8_KERNEL = "u8 x u8"
@@ -40,23 +44,32 @@ def int8_instructions(cpuinfo: Path = Path("/proc/cpuinfo")) -> str | None:
     """
     if platform.system() == "Darwin" and platform.machine() == "arm64":
         return "asimddp"
+    flags = cpu_flags(cpuinfo)
+    found = [flag for flag in INT8_FLAGS if flag in flags]
+    return " ".join(found) or None
+
+
+def cpu_flags(cpuinfo: Path = Path("/proc/cpuinfo")) -> set[str]:
+    """The CPU's flags from Linux's ``cpuinfo`` (``flags`` on x86, ``Features`` on Arm); none where
+    there is no such file."""
     try:
         lines = cpuinfo.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
-        return None
+        return set()
     flags: set[str] = set()
     for line in lines:
         key, _, value = line.partition(":")
         if key.strip() in ("flags", "Features"):
             flags.update(value.split())
-    found = [flag for flag in INT8_FLAGS if flag in flags]
-    return " ".join(found) or None
+    return flags
 
 
-def default_precision() -> str:
-    """The precision of a new backend: int8 where the CPU has int8 dot products, float32 elsewhere,
-    where exact int8 products are no faster (see :data:`INT8_FLAGS`)."""
-    return "int8" if int8_instructions() else "float32"
+def default_precision(instructions: str | None, cpuinfo: Path = Path("/proc/cpuinfo")) -> str:
+    """The precision of a new backend on a CPU with these :func:`int8_instructions`: int8 where it
+    has int8 dot products or one of :data:`UNSIGNED_INT8_FLAGS`, float32 elsewhere."""
+    if instructions or cpu_flags(cpuinfo).intersection(UNSIGNED_INT8_FLAGS):
+        return "int8"
+    return "float32"
 
 
 def weight_layout(instructions: str | None) -> str:

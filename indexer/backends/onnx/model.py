@@ -88,8 +88,9 @@ def scalar_constants(graph: list[Field]) -> Constants:
         if field.number == GRAPH_INITIALIZER:
             tensor = Tensor.parse(field.payload)
             names.add(tensor.name)
-            if float_scalar(tensor) is not None:
-                scalars[tensor.name] = float_scalar(tensor)
+            scalar = float_scalar(tensor)
+            if scalar is not None:
+                scalars[tensor.name] = scalar
         elif field.number == GRAPH_NODE:
             scalars.update(constant_node_scalar(field.payload))
             integers.update(constant_node_integers(field.payload))
@@ -127,11 +128,12 @@ def constant_node_scalar(node: bytes) -> dict[str, float]:
     outputs = [field.payload.decode() for field in fields if field.number == NODE_OUTPUT]
     for attribute in (parse(field.payload) for field in fields if field.number == NODE_ATTRIBUTE):
         name = text(attribute, ATTRIBUTE_NAME)
-        if name == "value" and first(attribute, ATTRIBUTE_T) is not None:
-            tensor = Tensor.parse(first(attribute, ATTRIBUTE_T).payload)
+        tensor_field, float_field = first(attribute, ATTRIBUTE_T), first(attribute, ATTRIBUTE_F)
+        if name == "value" and tensor_field is not None:
+            tensor = Tensor.parse(tensor_field.payload)
             value = float_scalar(dataclasses.replace(tensor, dims=()) if tensor.dims == (1,) else tensor)
-        elif name == "value_float" and first(attribute, ATTRIBUTE_F) is not None:
-            value = struct.unpack("<f", first(attribute, ATTRIBUTE_F).payload)[0]
+        elif name == "value_float" and float_field is not None:
+            value = struct.unpack("<f", float_field.payload)[0]
         else:
             continue
         return {outputs[0]: value} if value is not None and len(outputs) == 1 else {}

@@ -35,7 +35,8 @@ from indexer.errors import BackendUnreachableError, ConfigError
 #: How sub-batches are cut. A run costs about the same per padded token whatever its shape, plus a few
 #: milliseconds, so a sub-batch takes texts while they are at most PAD_SLACK tokens shorter than its
 #: longest. TOKEN_BUDGET (8 texts of 256 tokens) bounds memory, as attention scores grow with
-#: rows x width^2, and larger runs are no faster.
+#: rows x width^2, and larger runs are no faster when one run is split over every core (the
+#: re-ranker's); runs of one thread each, side by side, are best smaller (the embedder's RUN_TOKENS).
 PAD_SLACK = 16
 TOKEN_BUDGET = 2048
 MAX_ROWS = 64
@@ -90,8 +91,9 @@ class GraphEdits:
         return model, bool(restored or fused or int8)
 
 
-def plan_sub_batches(lengths: list[int]) -> list[list[int]]:
-    """Group text indices, longest first, into sub-batches that pad little and fit TOKEN_BUDGET.
+def plan_sub_batches(lengths: list[int], token_budget: int = TOKEN_BUDGET) -> list[list[int]]:
+    """Group text indices, longest first, into sub-batches that pad little and fit ``token_budget``
+    (a text longer than it runs alone).
 
     Equal lengths keep their input order, so the same texts always run in the same sub-batches.
     """
@@ -99,7 +101,7 @@ def plan_sub_batches(lengths: list[int]) -> list[list[int]]:
     for index in sorted(range(len(lengths)), key=lambda index: -lengths[index]):
         current = sub_batches[-1] if sub_batches else []
         width = lengths[current[0]] if current else 0
-        fits = len(current) < MAX_ROWS and (len(current) + 1) * width <= TOKEN_BUDGET
+        fits = len(current) < MAX_ROWS and (len(current) + 1) * width <= token_budget
         if current and fits and width - lengths[index] <= PAD_SLACK:
             current.append(index)
         else:
