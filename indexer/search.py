@@ -169,7 +169,7 @@ _EXCLUDABLE = re.compile(r"[^\W\d_]\w")
 @dataclass(frozen=True)
 class Calibration:
     """A fixed logistic map from a hit's evidence (:class:`Evidence`) to the chance that it answers
-    the question (Platt scaling over its four features), fitted by ``bench/bench_scores.py --fit``."""
+    the question (Platt scaling over its four features), fitted by ``bench/studies/bench_scores.py --fit``."""
 
     strength: float
     gap: float
@@ -271,7 +271,7 @@ class ModeCalibration:
 
 
 #: Keyword mode's maps: the same for every model, since no model takes part. Every map is fitted by
-#: ``bench/bench_scores.py --fit`` on collections of different kinds, others held out to check it
+#: ``bench/studies/bench_scores.py --fit`` on collections of different kinds, others held out to check it
 #: (bench/RESULTS.md, "Ranking quality"): each ``hit`` map by logistic regression of the top three
 #: hits that answer against those that do not (off-topic questions' among them); each ``answer``
 #: map by logistic regression of real questions against off-topic ones on their strongest hit, its
