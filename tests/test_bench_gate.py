@@ -83,6 +83,7 @@ def test_a_known_miss_worse_beyond_its_noise_fails_and_within_it_is_known(rows, 
     assert verdict.state == gate.KNOWN and "raise stands_at" in verdict.message
 
 
+@pytest.mark.heavy  # bench/run.py --check runs as a process
 def test_a_miss_that_is_not_known_fails_as_a_regression(rows, known, tmp_path):
     passing = next(line for line in rows if line.get("pass") is True and gate.known_for(line, known) is None)
     regressed = {**passing, "pass": False}
@@ -117,6 +118,7 @@ def test_the_longest_start_of_what_names_a_row(rows, known):
     assert gate.known_for(line, [broad, miss]) is miss
 
 
+@pytest.mark.heavy  # bench/run.py --check runs as a process
 def test_run_check_exits_0_on_the_last_runs_and_1_when_a_known_miss_got_worse(rows, known, tmp_path):
     status, lines = run_check(rows, tmp_path)
     assert status == 0 and lines[-1].startswith("gate (known_misses.json): 0 FAIL, 0 WORSE")
