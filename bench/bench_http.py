@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rows import print_rows, row
+from support.rows import print_rows, row
 
 from indexer import BuildReport, Index
 from indexer.backends.ollama import OllamaBackend

@@ -7,7 +7,7 @@ The folder: a DOCX with a flipped byte, one with an entry flagged encrypted, one
 bomb (1 MB that inflates past the PDF worker's 512 MB), a notebook nested 100,000 deep, one of
 nearly 2,000,000 JSON values, a page of ``<![ endif]>``, a 3 GB sparse .txt, a text at the caps
 (499,000 distinct lines, 16 MB: 39,000 chunks) and 500,000 two-letter lines. Chunks are cut with the
-embedded model's tokenizer and get instant vectors (bench/instant.py), so the figure is the
+embedded model's tokenizer and get instant vectors (bench/support/instant.py), so the figure is the
 pipeline's own; the model itself adds what a build of the sample corpus shows over this reference.
 
     .venv/bin/python bench/bench_memory.py [--quick] [--json]
@@ -23,8 +23,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from from_tests import load
-from rows import print_rows, row
+from support.from_tests import load
+from support.rows import print_rows, row
 
 BENCH = Path(__file__).resolve().parent
 #: What the build process may take, with instant vectors (the PDF worker has a cap of its own).
@@ -32,7 +32,7 @@ MOST_MB = 600
 BUILD = """
 import json, resource, sys
 sys.path.insert(0, {bench!r})
-from bench_real_folder import TokenizerInstantBackend
+from support.tokenizer_instant import TokenizerInstantBackend
 from indexer import Index
 with Index.open(sys.argv[2], backend=TokenizerInstantBackend()) as index:
     report = index.build(sys.argv[1], warn=lambda message: None)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_embedded import sample_corpus_chunks
-from rows import print_rows, row
+from support.rows import print_rows, row
 
 from indexer import Index, formats
 from indexer.backends.embedded import EmbeddedBackend

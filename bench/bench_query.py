@@ -59,7 +59,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
-from rows import print_rows, row
+from support.rows import print_rows, row
 
 from indexer.backends.packaged import BGE_SMALL, MINILM
 from indexer.records import Chunk

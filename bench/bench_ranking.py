@@ -3,7 +3,7 @@
 Collections (each skipped, with a note, where it is not on the machine):
 
 - **sample**: sample_corpus/ with the questions of tests/fixtures (paraphrases, rare tokens);
-- **cmake**, **man**, **rust**: real documentation found on this machine (bench/docsets.py), with
+- **cmake**, **man**, **rust**: real documentation found on this machine (bench/support/docsets.py), with
   the name -> defining page pairs, the paraphrased questions and the off-topic questions of
   bench/data/ (provenance in bench/data/README.md);
 - **scifact**: SciFact's 809 train queries (BEIR layout, $SCIFACT or ../shared/eval/scifact), in the
@@ -18,7 +18,7 @@ re-run here on the same index: 0.7 x cosine + 0.3 x BM25, each min-max normalise
     python bench/bench_ranking.py [--quick] [--json] [--sets cmake,man] [--compare]
         [--model bge-small-en-v1.5]
 
-The score calibration is fitted by bench/bench_scores.py --fit. ``--quick`` runs the sample
+The score calibration is fitted by bench/studies/bench_scores.py --fit. ``--quick`` runs the sample
 corpus only. ``--model`` builds and searches each collection with that packaged model instead of
 the default one, in indexes of its own; on SciFact it takes the seeded subset bench/bench_models.py
 measures (300 queries, 1,000 abstracts), since a 12-layer model takes hours over the whole corpus
@@ -42,9 +42,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
-from docsets import DOCSETS
-from rows import print_rows, row
-from vector_cache import VECTOR_CACHE, CachedModelBackend
+from support.docsets import DOCSETS
+from support.rows import print_rows, row
+from support.vector_cache import VECTOR_CACHE, CachedModelBackend
 
 from indexer import Index
 from indexer.eval import beir, metrics
@@ -216,7 +216,8 @@ def collections(names: list[str], model: str | None = None) -> tuple[list[Collec
 
 def opened(collection: Collection) -> Index:
     """The collection's index, built (or brought up to date) first, with vectors from the shared cache
-    (bench/vector_cache.py); searched with the plain embedded backend, so query times are the model's."""
+    (bench/support/vector_cache.py); searched with the plain embedded backend, so query times are the
+    model's."""
     CACHE.mkdir(parents=True, exist_ok=True)
     backend = CachedModelBackend(VECTOR_CACHE, collection.model)
     with Index.open(collection.index_path, backend=backend) as building:

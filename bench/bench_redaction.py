@@ -19,7 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from rows import print_rows, row
+from support.rows import print_rows, row
 
 from indexer.backends.embedded import EmbeddedBackend
 from indexer.chunking import ChunkSettings, chunk_document

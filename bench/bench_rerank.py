@@ -13,7 +13,7 @@ Collections: ``sample`` (sample_corpus/ and the questions of tests/fixtures), ``
 subset of SciFact train's queries over the whole index `index eval` keeps), and any folder with a
 question set of bench/data (``FOLDER=QUESTIONS.jsonl``: Hugo, Sphinx, PDSH, PostgreSQL; see
 bench/data/README.md for where each folder comes from). Indexes are built with the embedded model,
-every vector kept in the shared cache (bench/vector_cache.py).
+every vector kept in the shared cache (bench/support/vector_cache.py).
 
     python bench/bench_rerank.py [--sets sample,scifact] [--folder PATH=QUESTIONS.jsonl]...
         [--questions 20] [--off-topic 10] [--rerank-top 20,10] [--cold 3] [--model NAME] [--quick] [--json]
@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import bench_ranking
-from rows import print_rows, row
-from vector_cache import VECTOR_CACHE, CachedModelBackend
+from support.rows import print_rows, row
+from support.vector_cache import VECTOR_CACHE, CachedModelBackend
 
 from indexer import Index
 from indexer.eval import metrics
@@ -171,7 +171,8 @@ def rows_for(name: str, real: int, figures: dict[str, float], depths: list[int])
         took = figures[f"{reranked(depth)} p50 ms"]
         rows.append(
             row(
-                f"{name}: warm search p50 ms, k={HITS}, top {depth} re-ranked vs fused (x slower)",
+                f"{name}: warm search p50 ms, k={HITS}, top {depth} re-ranked vs fused "
+                f"(x slower; {real} questions)",
                 round(took, 1),
                 round(figures["fused p50 ms"], 1),
                 round(took / figures["fused p50 ms"], 1),

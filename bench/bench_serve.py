@@ -213,7 +213,8 @@ def row(what: str, ours: float, reference: float, target: str, passed: bool) -> 
         "what": what,
         "ours": round(ours, 1),
         "reference": round(reference, 1),
-        "ratio": round(ours / reference, 3),
+        # a loaded machine may finish no search in --quick's short window: then there is no ratio
+        "ratio": round(ours / reference, 3) if reference else None,
         "target": target,
         "pass": bool(passed),
     }

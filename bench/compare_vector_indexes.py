@@ -31,7 +31,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_query import CACHE, KINDS, SCIFACT, cases, cpu_row, exact_top, p95, recall, stored
-from rows import print_rows, row
+from support.rows import print_rows, row
 
 from indexer.store.sqlite import SQLiteStore
 

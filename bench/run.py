@@ -1,10 +1,17 @@
-"""`make bench`: run every benchmark script, print one table, write it to bench/RESULTS.md.
+"""`make bench`: run every benchmark script, print one table, write it to bench/RESULTS.md (one
+table per subject, above the sections written by hand), and fail on a regression.
 
 Each script prints its rows with `--json` as one line of JSON, the last of its stdout; a row is made
-by bench/rows.py, which says what it holds. Every figure is a ratio against a reference measured in
+by bench/support/rows.py, which says what it holds. Every figure is a ratio against a reference measured in
 the same run, because the machines this runs on are shared and noisy.
 
+A run exits 1 when a script fails or a row misses its target and is not a known miss no worse than
+it stood (bench/support/gate.py says how; bench/known_misses.json lists the misses and why). ``--quick``
+runs small sizes, which no target is about: it fails only when a script fails. ``--check`` judges
+the rows of the last runs (bench/results.json) against the known misses, running nothing.
+
     python bench/run.py [--quick] [--only NAME ...] [--rows NAME=FILE ...]
+    python bench/run.py --check [FILE]
 """
 
 from __future__ import annotations
@@ -20,7 +27,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from rows import COLUMNS, cell
+from support import gate
+from support.rows import COLUMNS, cell
 
 BENCH = Path(__file__).resolve().parent
 SCRIPTS = [
@@ -41,6 +49,26 @@ SCRIPTS = [
     "bench_redaction",
     "bench_memory",
 ]
+#: The subjects RESULTS.md groups the rows of the last runs by, each with the scripts that measure it
+#: (a script named in none goes under OTHER).
+SUBJECTS = {
+    "Building an index": ("bench_pipeline", "bench_http"),
+    "Embedding speed": ("bench_embedded", "bench_embed_build", "bench_peak"),
+    "Search at scale": (
+        "bench_query",
+        "compare_vector_indexes",
+        "bench_filters",
+        "bench_postgres",
+        "bench_cli",
+        "bench_serve",
+    ),
+    "Ranking quality": ("bench_ranking",),
+    "Other models and re-ranking": ("bench_models", "bench_rerank"),
+    "Robustness": ("bench_redaction", "bench_memory"),
+}
+OTHER = "Other"
+#: The heading of the generated part of RESULTS.md; the sections written by hand follow it.
+RUNS_HEADING = "## The last runs, by subject"
 
 
 def run_script(name: str, quick: bool) -> tuple[list[dict], float, str]:
@@ -57,7 +85,7 @@ def run_script(name: str, quick: bool) -> tuple[list[dict], float, str]:
 
 
 def table(rows: list[dict]) -> str:
-    """The rows of every script as one Markdown table, with each row's note and date."""
+    """The rows as one Markdown table, with each row's note and date."""
     header = [*COLUMNS, "note", "measured"]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
@@ -66,17 +94,49 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def by_subject(rows: list[dict]) -> str:
+    """The rows as one Markdown table per subject, in the order of SUBJECTS."""
+    subject_of = {name: subject for subject, names in SUBJECTS.items() for name in names}
+    parts = []
+    for subject in [*SUBJECTS, OTHER]:
+        picked = [row for row in rows if subject_of.get(row["script"], OTHER) == subject]
+        if picked:
+            parts.append(f"### {subject}\n\n{table(picked)}\n")
+    return "\n".join(parts)
+
+
+def results_text(header: str, rows: list[dict], problems: list[str], hand: str) -> str:
+    """RESULTS.md: the header line of the last runs, their rows by subject, then the sections
+    written by hand."""
+    notes = "".join(f"\n- problem: {problem}" for problem in problems)
+    return (
+        f"# Benchmark results\n\n{header}\n\n"
+        "A row marked KNOWN misses its target for the reason bench/known_misses.json gives; "
+        "`make bench` fails on FAIL and WORSE (bench/support/gate.py). Below the tables, what was "
+        "measured by hand (before/after comparisons, fits, studies), by subject.\n\n"
+        f"{RUNS_HEADING}\n\n{by_subject(rows)}{notes}\n{hand}"
+    )
+
+
 def write_results(
-    rows: list[dict], problems: list[str], names: list[str], partial: bool, pieces: Sequence[str] = ()
+    rows: list[dict],
+    problems: list[str],
+    names: list[str],
+    partial: bool,
+    known: list[gate.KnownMiss],
+    pieces: Sequence[str] = (),
 ) -> None:
     """Write bench/RESULTS.md (and its rows as bench/results.json). A run of some scripts only
-    (``--only``) replaces their rows and keeps the others' from the last run, each with its date."""
+    (``--only``) replaces their rows and keeps the others' from the last run, each with its date
+    (and judged again, since the known misses may have changed since)."""
     stamp = datetime.datetime.now().strftime("%Y-%m-%d %H:%M")
     rows = [{**row, "measured": stamp} for row in rows]
     saved = BENCH / "results.json"
     if partial and saved.exists():
         kept = [row for row in json.loads(saved.read_text()) if row.get("script") not in names]
         rows = sorted(kept + rows, key=lambda row: SCRIPTS.index(row["script"]))
+    for verdict in gate.judge_rows(rows, known):
+        verdict.line["verdict"] = verdict.state
     saved.write_text(json.dumps(rows, indent=1) + "\n")
     dates = sorted({row["measured"] for row in rows})
     command = "`make bench`"
@@ -84,13 +144,11 @@ def write_results(
         rows_from = "".join(f" --rows {piece}" for piece in pieces)
         command += f", then `python bench/run.py --only {' '.join(names)}{rows_from}`"
     header = (
-        f"# Benchmark results\n\n{', '.join(dates)}; the last run on {os.cpu_count()} cores, {machine()}, "
-        f"Python {platform.python_version()}; "
-        f"commands: {command}\n\n"
+        f"{', '.join(dates)}; the last run on {os.cpu_count()} cores, {machine()}, "
+        f"Python {platform.python_version()}; commands: {command}"
     )
-    notes = "".join(f"\n- problem: {problem}" for problem in problems)
     results = BENCH / "RESULTS.md"
-    results.write_text(header + table(rows) + "\n" + notes + "\n" + hand_written(results))
+    results.write_text(results_text(header, rows, problems, hand_written(results)))
 
 
 def machine() -> str:
@@ -110,12 +168,13 @@ def machine() -> str:
 
 
 def hand_written(results: Path) -> str:
-    """The sections written by hand below the table (each under a ``## `` heading: a before/after
-    comparison, a fit), which a run keeps as they are."""
+    """The sections written by hand below the tables (each under a ``## `` heading: a subject, its
+    before/after comparisons and fits under ``### ``), which a run keeps as they are."""
     if not results.exists():
         return ""
     text = results.read_text()
-    start = text.find("\n## ")
+    generated = text.find(f"\n{RUNS_HEADING}")
+    start = text.find("\n## ", generated + 1 if generated >= 0 else 0)
     return "" if start < 0 else text[start:]
 
 
@@ -129,6 +188,33 @@ def rows_given(pieces: list[str]) -> dict[str, list[dict]]:
             raise SystemExit(f"--rows {piece}: expected SCRIPT=FILE with SCRIPT one of {', '.join(SCRIPTS)}")
         given.setdefault(name, []).extend(json.loads(Path(file).read_text().strip().splitlines()[-1]))
     return given
+
+
+def judged(rows: list[dict], known: list[gate.KnownMiss]) -> tuple[bool, list[str]]:
+    """Mark each row with a target with its verdict; say whether the rows fail the run, and what
+    needs doing, as lines to print."""
+    verdicts = gate.judge_rows(rows, known)
+    lines = []
+    for verdict in verdicts:
+        verdict.line["verdict"] = verdict.state
+        if verdict.message:
+            lines.append(
+                f"{verdict.state}: {verdict.line['script']}: {verdict.line['what']}: {verdict.message}"
+            )
+    for miss in gate.unmatched(rows, known):
+        lines.append(f"note: the known miss {miss.script}: {miss.what!r} names no row of this run: delete it")
+    counts = ", ".join(
+        f"{sum(verdict.state == state for verdict in verdicts)} {state}" for state in gate.STATES
+    )
+    lines.append(f"gate ({gate.KNOWN_MISSES.name}): {counts}")
+    return any(verdict.fails for verdict in verdicts), lines
+
+
+def check(saved: Path) -> int:
+    """Judge the rows of the last runs, as saved, against the known misses."""
+    failed, lines = judged(json.loads(saved.read_text()), gate.read_known())
+    print("\n".join(lines))
+    return 1 if failed else 0
 
 
 def main() -> int:
@@ -145,7 +231,19 @@ def main() -> int:
         help="take a script's rows from FILE (what it printed with --json: a run made in pieces, each "
         "file one piece) instead of running it",
     )
+    parser.add_argument(
+        "--check",
+        nargs="?",
+        type=Path,
+        const=BENCH / "results.json",
+        metavar="FILE",
+        help="judge the rows of FILE (default: bench/results.json, the last runs) against "
+        "bench/known_misses.json; run nothing",
+    )
     options = parser.parse_args()
+    if options.check:
+        return check(options.check)
+    known = gate.read_known()
     given = rows_given(options.rows)
     names = [name for name in SCRIPTS if options.only is None or name in options.only]
     rows: list[dict] = []
@@ -162,13 +260,13 @@ def main() -> int:
         if problem:
             problems.append(problem)
         print(f"  {name}: {len(script_rows)} rows in {seconds:.0f} s", file=sys.stderr)
+    failed, verdicts = (False, []) if options.quick else judged(rows, known)
     print(table(rows))
-    for problem in problems:
-        print(f"problem: {problem}")
+    for line in [*verdicts, *(f"problem: {problem}" for problem in problems)]:
+        print(line)
     if not options.quick:
-        write_results(rows, problems, names, options.only is not None, options.rows)
-    failed = [row for row in rows if row.get("pass") is False]
-    return 1 if problems or (failed and not options.quick) else 0
+        write_results(rows, problems, names, options.only is not None, known, options.rows)
+    return 1 if problems or failed else 0
 
 
 if __name__ == "__main__":

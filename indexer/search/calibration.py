@@ -3,7 +3,7 @@ pair, :class:`ModeCalibration`; a model's, :class:`ModelCalibration`), the const
 (:data:`KEYWORD_CALIBRATION`, :data:`CALIBRATIONS`), the thresholds and floors read on their scale,
 and the rule that makes the scores fall in rank order (:func:`in_rank_order`).
 
-Apart so that each calibration's constants live in one place: ``bench/bench_scores.py --fit``
+Apart so that each calibration's constants live in one place: ``bench/studies/bench_scores.py --fit``
 prints new maps, and this module is where they go.
 """
 
@@ -21,7 +21,7 @@ from indexer.search.evidence import Evidence
 class Calibration:
     """A fixed logistic map from a hit's evidence (:class:`Evidence`) to the chance that it answers
     the question (Platt scaling over the features of :class:`Evidence`), fitted by
-    ``bench/bench_scores.py --fit``."""
+    ``bench/studies/bench_scores.py --fit``."""
 
     strength: float
     gap: float
@@ -73,7 +73,7 @@ class ModeCalibration:
 
 
 #: Keyword mode's maps: the same for every model, since no model takes part. Every map is fitted by
-#: ``bench/bench_scores.py --fit`` on collections of different kinds, others held out to check it
+#: ``bench/studies/bench_scores.py --fit`` on collections of different kinds, others held out to check it
 #: (bench/RESULTS.md, "Ranking quality"): each ``hit`` map by logistic regression of the top three
 #: hits that answer against those that do not (off-topic questions' among them); each ``answer``
 #: map by logistic regression of real questions against off-topic ones on their strongest hit, its

@@ -1,6 +1,6 @@
 """Classic test collections (Cranfield, CACM, Vaswani) from their SMART- or TREC-format files to the
-BEIR layout that ``index eval`` and bench/bench_scores.py read, and SciFact's test judgments beside
-its corpus.
+BEIR layout that ``index eval`` and bench/studies/bench_scores.py read, and SciFact's test judgments
+beside its corpus.
 
 The files are not shipped: copies of the originals sit in many public course repositories (see
 bench/data/README.md). Each collection's relevance codes become BEIR grades:
@@ -12,7 +12,7 @@ bench/data/README.md). Each collection's relevance codes become BEIR grades:
 - Vaswani (NPL, 11,429 physics abstracts, 93 queries, in the TREC layout Terrier ships in
   ``share/vaswani_npl``): every listed pair is relevant (grade 1).
 
-    python bench/classic_collections.py RAW OUT
+    python bench/support/classic_collections.py RAW OUT
         RAW/cran/{cran.all.1400,cran.qry,cranqrel}, RAW/cacm/{cacm.all,query.text,qrels.text},
         RAW/vaswani/{doc-text.trec,query-text.trec,qrels},
         RAW/scifact-test.tsv (TREC layout) with $SCIFACT (default ../shared/eval/scifact)
@@ -116,7 +116,7 @@ def vaswani(raw: Path, out: Path) -> None:
 
 def scifact(raw: Path, out: Path) -> None:
     """SciFact's corpus and queries where they are, with the test judgments."""
-    source = Path(os.environ.get("SCIFACT", Path(__file__).resolve().parents[2] / "shared/eval/scifact"))
+    source = Path(os.environ.get("SCIFACT", Path(__file__).resolve().parents[3] / "shared/eval/scifact"))
     (out / "qrels").mkdir(parents=True, exist_ok=True)
     for name in ("corpus.jsonl", "queries.jsonl"):
         target = out / name

@@ -19,11 +19,13 @@ are the check. Collections (each skipped, with a note, where it is not on the ma
 - folders nobody wrote for this project, with questions written before any search of them
   (bench/data/README.md): ``starlette``, ``prettier``, ``cairo``, ``gobject``, ``fastapi`` under $SCORES_DATA
   (/work/data);
-- ``sample``: sample_corpus with tests/fixtures' questions; ``cmake``, ``man``, ``rust`` (bench/docsets.py);
+- ``sample``: sample_corpus with tests/fixtures' questions; ``cmake``, ``man``, ``rust``
+  (bench/support/docsets.py);
 - BEIR-layout folders under $BEIR_DATA: ``scifact`` (test split; the seeded train subset of
-  bench_ranking.py with ``--model``), ``cranfield``, ``cacm``, ``vaswani`` (bench/classic_collections.py).
+  bench_ranking.py with ``--model``), ``cranfield``, ``cacm``, ``vaswani``
+  (bench/support/classic_collections.py).
 
-    python bench/bench_scores.py [--sets starlette,prettier,cairo] [--model bge-small-en-v1.5]
+    python bench/studies/bench_scores.py [--sets starlette,prettier,cairo] [--model bge-small-en-v1.5]
         [--fit] [--json]
 """
 
@@ -37,8 +39,9 @@ from collections import defaultdict
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+import bench_folder  # noqa: F401  (bench/ on sys.path: support/ and the suite's scripts)
 import numpy as np
-from vector_cache import VECTOR_CACHE, CachedModelBackend
+from support.vector_cache import VECTOR_CACHE, CachedModelBackend
 
 from indexer import Index
 from indexer.eval import beir, metrics
@@ -47,7 +50,7 @@ from indexer.search.evidence import Evidence
 from indexer.search.query import Query
 from indexer.search.run import CANDIDATE_DEPTH, NO_FILTER, Found
 
-BENCH = Path(__file__).resolve().parent
+BENCH = Path(__file__).resolve().parent.parent
 REPO = BENCH.parent
 DATA = BENCH / "data"
 FOLDERS = Path(os.environ.get("SCORES_DATA", "/work/data"))

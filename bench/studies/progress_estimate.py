@@ -4,7 +4,7 @@ Builds FOLDER into a scratch index with instant vectors (bench_pipeline's: the e
 not the model) and prints the estimate shown when 10%, 25%, 50% and 75% of the files have been
 planned, as a ratio to the chunks the build embedded in the end (1.00 is right).
 
-    .venv/bin/python bench/progress_estimate.py FOLDER [FOLDER...]
+    .venv/bin/python bench/studies/progress_estimate.py FOLDER [FOLDER...]
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 import tempfile
 
+import bench_folder  # noqa: F401  (bench/ on sys.path: support/ and the suite's scripts)
 from bench_pipeline import InstantBackend
 
 from indexer import Index

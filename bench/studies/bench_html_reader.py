@@ -3,7 +3,7 @@ library's ``html.parser``, as of commit 4b15591's parent, loaded from git): seco
 of a folder, the words each keeps, and a page of unclosed comments, on which ``html.parser`` is
 quadratic (issue 26 item 3).
 
-    .venv/bin/python bench/bench_html_reader.py /usr/share/doc/rust-doc/html/book [--json]
+    .venv/bin/python bench/studies/bench_html_reader.py /usr/share/doc/rust-doc/html/book [--json]
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from rows import print_rows, row
+import bench_folder  # noqa: F401  (bench/ on sys.path: support/ and the suite's scripts)
+from support.rows import print_rows, row
 
 from indexer.formats.document import Document
 from indexer.formats.html import read_html

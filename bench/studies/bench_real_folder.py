@@ -3,16 +3,16 @@ heading path), how long the pipeline takes, and, given written questions, how of
 comes first (hit@1) or in the first three (hit@3) in each search mode and with plain BM25 (bm25s).
 
 Structure and time come from a build with the embedded model's own tokenizer and instant vectors
-(bench/instant.py), so chunks are cut where a real build cuts them and the time is the pipeline's own.
+(bench/support/instant.py), so chunks are cut where a real build cuts them and the time is the pipeline's own.
 Questions need real vectors: a second index is built with the embedded model, every vector kept in a
-cache (bench/vector_cache.py) keyed by the text it embeds, so a text embedded once (by this
+cache (bench/support/vector_cache.py) keyed by the text it embeds, so a text embedded once (by this
 checkout or another) is never embedded again.
 
 Each mode is asked twice: with every hit (``min_score=0``: the ranking) and as a user asks, at the
 mode's default threshold (``default hit@1``: a question answered "no results" misses).
 
 Usage:
-    python bench/bench_real_folder.py FOLDER [--questions FILE.jsonl] [--reference CHECKOUT]
+    python bench/studies/bench_real_folder.py FOLDER [--questions FILE.jsonl] [--reference CHECKOUT]
         [--repeats 1] [--sample 50] [--db PATH] [--keep DIR] [--questions-only]
         [--answers FILE.txt] [--json]
 
@@ -39,12 +39,12 @@ import time
 from collections import Counter
 from pathlib import Path
 
+import bench_folder  # noqa: F401  (bench/ on sys.path: support/ and the suite's scripts)
 import numpy as np
-from instant import DIMENSION, instant_vectors
-from vector_cache import VECTOR_CACHE, CachedModelBackend
+from support.tokenizer_instant import TokenizerInstantBackend
+from support.vector_cache import VECTOR_CACHE, CachedModelBackend
 
 from indexer import EmbeddingBackend, Index
-from indexer.backends.embedded import EmbeddedBackend
 
 #: Hits asked for per question: enough chunks to rank ten files.
 HITS = 50
@@ -53,30 +53,6 @@ FEW_WORDS = 10
 _WORD = re.compile(r"\w+")
 #: What a chunk that starts with raw front matter starts with: a fence, then a `key:` or `key =` line.
 _FRONT_MATTER = re.compile(r"^(?:---|\+\+\+)\s*\n\s*[\w-]+\s*[:=]")
-
-
-class TokenizerInstantBackend(EmbeddingBackend):
-    """The embedded model's tokenizer and input limit, with instant vectors."""
-
-    kind = "bench-instant"
-    model_name = "instant-minilm-tokens"
-
-    def __init__(self) -> None:
-        self.model = EmbeddedBackend()
-        self.max_tokens = self.model.max_tokens
-
-    @property
-    def dimension(self) -> int:
-        return DIMENSION
-
-    def count_tokens(self, texts: list[str]) -> list[int]:
-        return self.model.count_tokens(texts)
-
-    def embed(self, texts: list[str]) -> np.ndarray:
-        return instant_vectors(texts)
-
-    def describe(self) -> dict[str, object]:
-        return {"backend": self.kind, "model": self.model_name, "dimension": DIMENSION}
 
 
 def build_once(folder: Path, db: Path, backend: EmbeddingBackend, fresh: bool = True) -> tuple[float, object]:

@@ -8,7 +8,7 @@ time is the pipeline's and the store's own, not the model's. Each measurement ru
 with one checkout's ``indexer`` first on the path, the two checkouts taking turns in every repeat.
 
 Usage:
-    python bench/bench_scripts.py FOLDER --reference CHECKOUT [--queries FILE] [--repeats 3]
+    python bench/studies/bench_scripts.py FOLDER --reference CHECKOUT [--queries FILE] [--repeats 3]
         [--postgres URL] [--json]
 
 ``--queries``: one Latin-script query per line (default: a few written for Vue's English docs).
@@ -28,6 +28,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+import bench_folder  # noqa: F401  (bench/ on sys.path: support/ and the suite's scripts)
 
 #: Keyword queries in English for the latency figure (any Latin-script words do).
 LATIN_QUERIES = [
@@ -58,7 +60,7 @@ LATIN_QUERIES = [
 
 
 def worker_build(folder: Path, location: str) -> dict[str, object]:
-    from bench_real_folder import TokenizerInstantBackend
+    from support.tokenizer_instant import TokenizerInstantBackend
 
     from indexer import Index
 
@@ -106,7 +108,7 @@ def keyword_bytes(location: str) -> int:
 def worker_upgrade(folder: Path, location: str) -> dict[str, object]:
     """Open another version's index as a build does (applying the migrations it lacks), then build the
     unchanged folder: the two steps of the next build."""
-    from bench_real_folder import TokenizerInstantBackend
+    from support.tokenizer_instant import TokenizerInstantBackend
 
     from indexer import Index
 

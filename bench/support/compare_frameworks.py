@@ -27,7 +27,7 @@ import warnings
 from collections.abc import Callable
 from pathlib import Path
 
-from instant import instant_vectors
+from support.instant import instant_vectors
 
 warnings.filterwarnings("ignore")  # langchain-community's sunset notice, on every import
 

@@ -52,8 +52,11 @@ def row(
 
 
 def cell(line: dict[str, object], column: str) -> str:
-    """How one value of a row shows in a table: PASS or FAIL for a verdict, nothing for None."""
+    """How one value of a row shows in a table: PASS or FAIL for a verdict (or the state bench/support/gate.py
+    gave it: KNOWN, WORSE), nothing for None."""
     value = line.get(column)
+    if column == "pass" and "verdict" in line:
+        return str(line["verdict"])
     if column == "pass" and isinstance(value, bool):
         return "PASS" if value else "FAIL"
     return "" if value is None else str(value)

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
-SUPPORT = Path(__file__).resolve().parent.parent / "tests" / "support"
+SUPPORT = Path(__file__).resolve().parents[2] / "tests" / "support"
 
 
 def load(name: str) -> ModuleType:

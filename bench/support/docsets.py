@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-CACHE = Path(__file__).resolve().parent / ".cache" / "docsets"
+CACHE = Path(__file__).resolve().parent.parent / ".cache" / "docsets"
 CMAKE_HELP = Path("/usr/share/cmake-3.25/Help")
 MAN_ROOT = Path("/usr/share/man")
 MAN_PACKAGES = {"man2": "manpages-dev", "man7": "manpages"}
@@ -303,7 +303,7 @@ def records(docset: DocSet, folder: Path) -> list[dict[str, object]]:
 
 def main() -> int:
     """Write bench/data/<set>-names.jsonl for every doc set found on this machine."""
-    data = Path(__file__).resolve().parent / "data"
+    data = Path(__file__).resolve().parent.parent / "data"
     data.mkdir(exist_ok=True)
     for docset in DOCSETS.values():
         if not docset.available():

@@ -7,7 +7,7 @@ compared offline: ``alone`` (the logit), ``w=W`` (the logit less W x ln(fused ra
 order. Prints the nDCG@10 (SciFact, a seeded subset of train over the whole corpus) or top-1 (the
 sample corpus's written questions) of each. The index is the one bench_rerank.py builds.
 
-    python bench/rerank_blend.py [--set scifact|sample] [--questions 100]
+    python bench/studies/rerank_blend.py [--set scifact|sample] [--questions 100]
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ import argparse
 import random
 import sys
 
+import bench_folder  # noqa: F401  (bench/ on sys.path: support/ and the suite's scripts)
 import bench_ranking
 import bench_rerank
 import numpy as np

@@ -18,7 +18,7 @@ import numpy as np
 from indexer import EmbeddingBackend
 from indexer.backends.embedded import EmbeddedBackend
 
-VECTOR_CACHE = Path(__file__).resolve().parent / ".cache" / "real-folder" / "vectors.sqlite"
+VECTOR_CACHE = Path(__file__).resolve().parent.parent / ".cache" / "real-folder" / "vectors.sqlite"
 
 
 class CachedModelBackend(EmbeddingBackend):
