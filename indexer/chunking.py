@@ -107,6 +107,7 @@ class _Block:
     path: tuple[str, ...]
     boundary: int
     heading_only: bool = False  # nothing but a heading's own lines (and markup)
+    titles: int = 0  # leading pieces that are headings carried to this block's text
     tokens: int = field(init=False)
 
     def __post_init__(self) -> None:
@@ -246,6 +247,7 @@ def _with_headings_carried(blocks: list[_Block]) -> list[_Block]:
                 block.path,
                 min(waiting.boundary, block.boundary),
                 heading_only=block.heading_only,  # titles in a row carry on, all of them, to the text
+                titles=len(waiting.pieces),
             )
             waiting = None
         if block.heading_only:
@@ -404,12 +406,22 @@ class _Packer:
         markup line stays with the line it marks: an opening fence with the line after it, a
         table's delimiter row or a closing fence with the line before, so no chunk starts with one."""
         budget = self.room([block])
-        lines: list[list[_Piece]] = []
-        for part in (part for piece in block.pieces for part in _fit_line(piece, budget, self.count_tokens)):
-            if lines and (part.markup or all(piece.markup for piece in lines[-1])):
-                lines[-1].append(part)
-            else:
-                lines.append([part])
+        titles = block.pieces[: block.titles]
+        title_tokens = sum(piece.tokens for piece in titles)
+        if not titles or title_tokens >= budget:  # titles too long to lead any text stand alone
+            titles, title_tokens = [], 0
+        lines: list[list[_Piece]] = [list(titles)] if titles else []
+        leading = bool(titles)  # the titles' line still waits for the first line of text
+        for piece in block.pieces[len(titles) :]:
+            # the carried titles lead the first line of text, cut to fit beside them: no chunk of a
+            # heading alone, none over the limit
+            room = budget - title_tokens if leading else budget
+            for part in _fit_line(piece, room, self.count_tokens):
+                if lines and (leading or part.markup or all(piece.markup for piece in lines[-1])):
+                    lines[-1].append(part)
+                else:
+                    lines.append([part])
+                leading = leading and part.markup  # a markup line (a fence) joins and the text follows
         return [
             _Block(pieces, block.path, block.boundary if index == 0 else LINE)
             for index, pieces in enumerate(lines)

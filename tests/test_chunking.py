@@ -141,6 +141,17 @@ def test_no_chunk_is_a_heading_alone(text):
         assert any(line and not line.startswith("#") for line in chunk.text.split("\n"))
 
 
+def test_headings_in_a_row_lead_the_first_line_of_a_paragraph_too_long_to_join_whole():
+    # three titles and a 29-word line do not fit one 40-word chunk beside their heading path: the line
+    # is cut so that its first part goes with the titles, rather than the titles making a chunk alone
+    text = "# 0\n\n## 0\n\n### 0\n\n" + " ".join(["0"] * 29)
+    chunks = chunk_text(text, count_words, SETTINGS)
+    assert chunks[0].text.startswith("# 0\n## 0\n### 0\n0 0")
+    for chunk in chunks:
+        assert any(line and not line.startswith("#") for line in chunk.text.split("\n"))
+        assert count_words([chunk.embed_text])[0] <= SETTINGS.max_tokens
+
+
 def test_markup_lines_count_nothing_toward_the_limit():
     adornment = "=" * 30
     text = f"{adornment}\nGuide\n{adornment}\n\n" + "\n".join(f"step {n} of it" for n in range(9)) + "\n"
