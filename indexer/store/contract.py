@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
-from typing import TYPE_CHECKING, Any, NewType, Protocol
+from typing import TYPE_CHECKING, Any, NewType, Protocol, TypeVar
 
 from indexer.records import StoredChunk
 from indexer.store.records import BuildCounts, ChunkFilter, FileState, NewFile
@@ -25,6 +25,9 @@ if TYPE_CHECKING:  # not imported for annotations alone: `index query` through a
 
     from indexer.store.locks import WriterLock
 
+
+#: A store of one engine: its scratch copy, and what replaces it, are of the same engine.
+_Store = TypeVar("_Store", bound="Upkeep")
 
 #: A filter in an engine's own form (SQLite: the ids of the matching chunks; PostgreSQL: a condition
 #: for the search's SQL), made by :meth:`ChunkSearch.chunk_filter` and handed back, unopened, to the
@@ -103,7 +106,9 @@ class ChunkReads(Protocol):
 class ChunkSearch(Protocol):
     """The vector and keyword searches, each restricted by what :meth:`chunk_filter` made."""
 
-    def chunk_filter(self, chunk_filter: ChunkFilter) -> AllowedChunks: ...
+    def chunk_filter(self, chunk_filter: ChunkFilter) -> AllowedChunks | None:
+        """The restriction the searches take, in the engine's own form; None: every chunk passes."""
+        ...
 
     def nearest(
         self, query: np.ndarray, k: int, allowed: AllowedChunks | None = None
@@ -178,9 +183,9 @@ class Upkeep(Protocol):
 
     def own_files(self) -> list[str]: ...
 
-    def open_scratch(self) -> IndexStore: ...
+    def open_scratch(self: _Store) -> _Store: ...
 
-    def replace_with(self, scratch: IndexStore) -> None: ...
+    def replace_with(self: _Store, scratch: _Store) -> None: ...
 
     def discard_scratch(self) -> None: ...
 
@@ -193,6 +198,6 @@ class IndexStore(Connection, Metadata, FileWrites, ChunkReads, ChunkSearch, Buil
     """An open index, every role: what an engine implements and :func:`indexer.store.open_store`
     returns."""
 
-    def __enter__(self) -> IndexStore: ...
+    def __enter__(self: _Store) -> _Store: ...
 
     def __exit__(self, *exc_info: object) -> None: ...

@@ -29,7 +29,7 @@ import threading
 import time
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit, urlunsplit
 
 import numpy as np
@@ -49,6 +49,7 @@ from indexer.errors import (
 )
 from indexer.records import StoredChunk
 from indexer.store import keywords, migrations, records
+from indexer.store.contract import AllowedChunks
 from indexer.store.locks import wait_for
 from indexer.store.records import BuildCounts, ChunkFilter, NewFile
 from indexer.store.sql import ADD_CHUNK_COUNT, SQLStore
@@ -408,12 +409,12 @@ class PostgresStore(SQLStore):
 
     # -- search ---------------------------------------------------------------------------------
 
-    def chunk_filter(self, chunk_filter: ChunkFilter) -> ChunkFilter:
+    def chunk_filter(self, chunk_filter: ChunkFilter) -> AllowedChunks | None:
         """The restriction :meth:`nearest` and :meth:`keyword_matches` apply inside their SQL."""
-        return chunk_filter
+        return AllowedChunks(chunk_filter)
 
     def nearest(
-        self, query: np.ndarray, k: int, allowed: ChunkFilter | None = None
+        self, query: np.ndarray, k: int, allowed: AllowedChunks | None = None
     ) -> list[tuple[int, float]]:
         """The ``k`` chunks nearest to ``query`` by cosine distance, through the HNSW index.
 
@@ -425,7 +426,7 @@ class PostgresStore(SQLStore):
         if k <= 0 or not self.has_vector_table():
             return []
         vector = np.asarray(query, dtype=np.float32)
-        where, params = filter_sql(allowed)
+        where, params = filter_sql(cast("ChunkFilter | None", allowed))  # what chunk_filter made
         sql = (
             "SELECT c.id, c.embedding <=> %b AS distance FROM chunks c JOIN files f ON f.id = c.file_id "
             f"WHERE {where} ORDER BY c.embedding <=> %b LIMIT %s"
@@ -464,7 +465,7 @@ class PostgresStore(SQLStore):
             yield
 
     def keyword_matches(
-        self, words: Sequence[str], k: int, allowed: ChunkFilter | None = None
+        self, words: Sequence[str], k: int, allowed: AllowedChunks | None = None
     ) -> list[tuple[int, float]]:
         """The ``k`` chunks that match any of ``words`` best, as (chunk id, score) where lower is
         better, as SQLite's BM25: the negated BM25 of the match, with each word's inverse document
@@ -477,7 +478,7 @@ class PostgresStore(SQLStore):
         builders committed in (which of several tied chunks makes the cut decides a hybrid search)."""
         if k <= 0 or not words:
             return []
-        where, params = filter_sql(allowed)
+        where, params = filter_sql(cast("ChunkFilter | None", allowed))  # what chunk_filter made
         sql = (
             f"WITH term AS (SELECT DISTINCT {TERM_QUERY} AS query FROM unnest(%s::text[]) AS word"
             "), weighted AS ("

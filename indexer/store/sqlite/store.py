@@ -22,7 +22,7 @@ import threading
 import time
 from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager, suppress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import apsw
 import orjson
@@ -36,6 +36,7 @@ from indexer.errors import (
 )
 from indexer.records import StoredChunk
 from indexer.store import SERVE_SUFFIX, keywords, migrations, records
+from indexer.store.contract import AllowedChunks
 from indexer.store.locks import FileWriterLock, is_locked_elsewhere, lock_path
 from indexer.store.records import BuildCounts, ChunkFilter, NewFile
 from indexer.store.sql import SQLStore
@@ -367,7 +368,7 @@ class SQLiteStore(SQLStore):
 
     # -- search ---------------------------------------------------------------------------------
 
-    def chunk_filter(self, chunk_filter: ChunkFilter) -> list[int] | None:
+    def chunk_filter(self, chunk_filter: ChunkFilter) -> AllowedChunks | None:
         """The restriction :meth:`nearest` and :meth:`keyword_matches` take: here, the chunk ids;
         None when every chunk passes (a filter that matches the whole index then costs nothing).
 
@@ -402,14 +403,15 @@ class SQLiteStore(SQLStore):
         sql = f"SELECT c.id FROM chunks c WHERE {where}"
         allowed = [row[0] for row in self._rows(sql, params)]
         # searches run in a snapshot (Index.search), so the count and the ids are of one moment
-        return None if len(allowed) == self.chunk_count() else allowed
+        return None if len(allowed) == self.chunk_count() else AllowedChunks(allowed)
 
     def nearest(
-        self, query: np.ndarray, k: int, allowed_ids: Sequence[int] | None = None
+        self, query: np.ndarray, k: int, allowed: AllowedChunks | None = None
     ) -> list[tuple[int, float]]:
-        """The ``k`` chunks nearest to ``query`` by cosine distance, optionally among ``allowed_ids``
-        (the filter applies inside the search, so k hits come back when k exist): see
-        :meth:`VectorGraph.nearest`."""
+        """The ``k`` chunks nearest to ``query`` by cosine distance, optionally among the ids
+        ``allowed`` holds (the filter applies inside the search, so k hits come back when k exist):
+        see :meth:`VectorGraph.nearest`."""
+        allowed_ids = _chunk_ids(allowed)
         if k <= 0 or not self.has_vector_table() or (allowed_ids is not None and not allowed_ids):
             return []
         return self.graph.nearest(query, k, allowed_ids)
@@ -428,11 +430,12 @@ class SQLiteStore(SQLStore):
         return self.graph.status()
 
     def keyword_matches(
-        self, words: Sequence[str], k: int, allowed_ids: Sequence[int] | None = None
+        self, words: Sequence[str], k: int, allowed: AllowedChunks | None = None
     ) -> list[tuple[int, float]]:
         """The ``k`` chunks that match any of ``words`` best, as (chunk id, bm25) where lower bm25 is
         better (FTS5's sign). Each word is quoted, so none is read as an FTS5 operator. A word in the
         heading counts :data:`HEADING_WEIGHT` times, as a title does in BM25F."""
+        allowed_ids = _chunk_ids(allowed)
         fts_query = " OR ".join(fts_phrase(word) for word in words)
         if k <= 0 or not fts_query or (allowed_ids is not None and not allowed_ids):
             return []
@@ -613,3 +616,9 @@ def describe_holder(row: Sequence[Any] | None) -> str:
     if row is None or row[0] is None:
         return "another process"
     return f"pid {row[0]} on {row[1]} since {time.strftime('%H:%M:%S', time.localtime(row[2]))}"
+
+
+def _chunk_ids(allowed: AllowedChunks | None) -> Sequence[int] | None:
+    """The chunk ids in ``allowed``: what :meth:`SQLiteStore.chunk_filter` makes (or a caller's own
+    list of ids), opaque to the searches that hand it back."""
+    return cast("Sequence[int] | None", allowed)
