@@ -59,7 +59,10 @@ def own_evidence(hit) -> tuple[float, float]:  # noqa: ANN001 (a Hit)
 def answers(location: str) -> list[list[tuple[float, str, str, int]]]:
     """Each query's hits, ties put in a fixed order: chunks of equal cosine (the same text in two
     files) come back from the graph in no set order. Hits tied with the last one are dropped, since
-    which of them make the cut depends on that order too."""
+    which of them make the cut depends on that order too. Where the vector search takes part, only
+    the hits above the fifth are kept: pgvector's HNSW graph is approximate and its shape follows
+    the order rows were inserted in, so the last places of a list can differ between two indexes
+    of equal rows (which :func:`index_contents` compares exactly)."""
     queries = ["paragraph of file 3", "Document 12", "alpha paragraph 4 of file 7"]
     found = []
     with Index.open(location, create=False, backend=HashBackend()) as index:
@@ -71,15 +74,19 @@ def answers(location: str) -> list[list[tuple[float, str, str, int]]]:
                 ranked = sorted(
                     (own_evidence(hit), Path(hit.root).name, hit.path, hit.start_line) for hit in hits
                 )
-                if len(hits) == 10:
-                    ranked = [hit for hit in ranked if hit[0] < ranked[-1][0]]
+                last = ranked[-1] if mode == "keyword" else ranked[min(4, len(ranked) - 1)]
+                if len(hits) == 10 or mode != "keyword":
+                    ranked = [hit for hit in ranked if hit[0] < last[0]]
                 found.append(ranked)
     return found
 
 
 def two_roots(tmp_path: Path) -> tuple[Path, Path]:
-    alpha = write_corpus(tmp_path / "alpha", files=30, version="alpha")
-    beta = write_corpus(tmp_path / "beta", files=30, version="beta")
+    """Two roots of fewer chunks together than a search reads candidates (CANDIDATE_DEPTH), so no
+    keyword list is cut among chunks of equal score: which of them a cut keeps would follow the
+    order the builders committed them in."""
+    alpha = write_corpus(tmp_path / "alpha", files=12, version="alpha")
+    beta = write_corpus(tmp_path / "beta", files=12, version="beta")
     write(beta / "shared.md", (alpha / "doc03.md").read_text())  # one chunk's vector re-used across roots
     return alpha, beta
 
@@ -120,7 +127,9 @@ def test_two_builders_on_different_roots_run_at_once_and_equal_one_after_the_oth
         assert json.loads(querier.stdout.read())["answered"] > 3
 
     assert index_contents(at_once) == index_contents(one_after_the_other)
-    assert answers(at_once) == answers(one_after_the_other)
+    expected = answers(one_after_the_other)
+    assert sum(map(len, expected)) > 20  # the comparison below compares hits, not empty lists
+    assert answers(at_once) == expected
 
 
 @pytest.mark.heavy
@@ -135,7 +144,7 @@ def test_the_same_root_is_refused_while_another_root_is_built(postgres_url, tmp_
         with Index.open(postgres_url) as index:
             report = index.build(beta, backend=HashBackend(), warn=lambda message: None)
         assert report.exit_code == 0
-        assert report.files_added == 31
+        assert report.files_added == len(list(beta.glob("*.md")))  # its 12 documents and shared.md
     finally:
         holder.kill()
         holder.wait()
