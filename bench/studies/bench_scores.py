@@ -17,9 +17,8 @@ mode, ten hits deep with ``min_score=0``; the figures are ratios computed in thi
 are the check. Collections (each skipped, with a note, where it is not on the machine):
 
 - folders nobody wrote for this project, with questions written before any search of them
-  (bench/data/README.md): ``starlette``, ``prettier``, ``cairo``, ``gobject``, ``fastapi``, ``click`` under
-  $SCORES_DATA
-  (/work/data);
+  (bench/data/README.md): ``starlette``, ``prettier``, ``cairo``, ``gobject``, ``fastapi``,
+  ``click`` under $SCORES_DATA (/work/data);
 - ``sample``: sample_corpus with tests/fixtures' questions; ``cmake``, ``man``, ``rust``
   (bench/support/docsets.py);
 - BEIR-layout folders under $BEIR_DATA: ``scifact`` (test split; the seeded train subset of
