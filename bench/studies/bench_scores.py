@@ -17,8 +17,8 @@ mode, ten hits deep with ``min_score=0``; the figures are ratios computed in thi
 are the check. Collections (each skipped, with a note, where it is not on the machine):
 
 - folders nobody wrote for this project, with questions written before any search of them
-  (bench/data/README.md): ``starlette``, ``prettier``, ``cairo``, ``gobject``, ``fastapi`` under $SCORES_DATA
-  (/work/data);
+  (bench/data/README.md): ``starlette``, ``prettier``, ``cairo``, ``gobject``, ``fastapi``,
+  ``click`` under $SCORES_DATA (/work/data);
 - ``sample``: sample_corpus with tests/fixtures' questions; ``cmake``, ``man``, ``rust``
   (bench/support/docsets.py);
 - BEIR-layout folders under $BEIR_DATA: ``scifact`` (test split; the seeded train subset of
@@ -63,6 +63,7 @@ REAL_FOLDERS = {
     "cairo": "cairo-docs",
     "fastapi": "fastapi-docs-en/docs/en/docs",
     "gobject": "gobject-docs",
+    "click": "click-docs/docs",
 }
 BEIR_SETS = ("scifact", "cranfield", "cacm", "vaswani")
 #: Off-topic questions on health and food are not off-topic for medical abstracts or home notes.
