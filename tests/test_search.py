@@ -638,6 +638,16 @@ def test_a_chunk_that_only_uses_a_name_scores_under_the_chunk_that_declares_it(d
     assert all(hit.score < hits[0].score for hit in users), [(hit.path, hit.score) for hit in hits]
 
 
+@pytest.mark.heavy
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+def test_a_name_lookup_shows_the_chunks_that_use_it_beside_its_declaration(declared, mode):
+    """Scored under the declaration, the chunks that use the name most still pass the default
+    threshold: a lookup shows where the name is used, not its definition alone."""
+    hits = declared.search("render_mapping", k=5, mode=mode)
+    assert hits[0].path == "usage/extensions/render.rst", [hit.path for hit in hits]
+    assert "usage/quickstart.rst" in {hit.path for hit in hits}, [(hit.path, hit.score) for hit in hits]
+
+
 @pytest.fixture(scope="module")
 def admonitions(tmp_path_factory):
     """A directives page whose section declares the admonitions in two chunks, and pages that use

@@ -158,25 +158,26 @@ def default_min_score(mode: str, model: str | None, rerank: bool = False) -> flo
 
 
 def under_named(scores: list[float], named: list[bool]) -> list[float]:
-    """``scores`` (each raised to its floor) with each hit that is not ``named``, when some are, scored
-    under :data:`NAMED_PAGE_SCORE`: its score times that. In a one-name lookup the page named after
-    the name or declaring it is the answer (:func:`named_first`), while the hits that only use the
-    name hold it as strongly (a rare name's keyword evidence is near 1 in every chunk that holds it,
-    and a bare name's cosine is high across a whole manual): such a hit answers only as far as the
-    named thing is what was asked, which is what :data:`NAMED_PAGE_SCORE` says, and it is about that
-    thing, which is what its own score says (a lookup's floor included). Every hit that only uses a
-    name then scores under every page named as asked, and those hits keep their order."""
+    """``scores`` with each hit that is not ``named``, when some are, scored under
+    :data:`NAMED_PAGE_SCORE`: its score times that. In a one-name lookup the page named after the
+    name or declaring it is the answer (:func:`named_first`), while the hits that only use the name
+    hold it as strongly (a rare name's keyword evidence is near 1 in every chunk that holds it, and a
+    bare name's cosine is high across a whole manual): such a hit answers only as far as the named
+    thing is what was asked, which is what :data:`NAMED_PAGE_SCORE` says, and it is about that thing,
+    which is what its own score says. Every hit that only uses a name then scores under every page
+    named as asked, and those hits keep their order. A lookup's floor is applied after this
+    (:func:`in_rank_order`), so the chunks that use the name most are still shown beside its
+    definition at the default threshold."""
     if not any(named):
         return scores
     return [score if one else score * NAMED_PAGE_SCORE for score, one in zip(scores, named, strict=True)]
 
 
-def in_rank_order(scores: list[float], floors: list[float] | None = None) -> list[float]:
-    """``scores`` (each raised to its floor, if given) made to fall in rank order: a hit scores as the
+def in_rank_order(scores: list[float], floors: list[float]) -> list[float]:
+    """``scores`` (each raised to its floor) made to fall in rank order: a hit scores as the
     strongest hit ranked at or below it. So the score shown is how likely an answer is here or
     further down the list, and a threshold cuts only the tail where none is likely, keeping the
     order and every hit strong on its own."""
-    floors = [0.0] * len(scores) if floors is None else floors
     shown = [max(score, floor) for score, floor in zip(scores, floors, strict=True)]
     for place in range(len(shown) - 2, -1, -1):
         shown[place] = max(shown[place], shown[place + 1])
