@@ -573,7 +573,8 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
 @pytest.fixture(scope="module")
 def declared(tmp_path_factory):
     """A Sphinx-style project where a setting is declared on its extension's page while other pages,
-    a quickstart that uses it at length and a page that shows a declaration as an example, use it more."""
+    a quickstart that uses it at length and a page that shows a declaration as an example, use it more;
+    and pages on other subjects, so that the setting's pages stand out from the rest as in a manual."""
     docs = tmp_path_factory.mktemp("declared") / "doc"
     write(
         docs / "usage" / "quickstart.rst",
@@ -595,6 +596,19 @@ def declared(tmp_path_factory):
         "Describe a setting with a confval block, for example::\n\n"
         "   .. confval:: render_mapping\n\n      A render_mapping, render_mapping, render_mapping.\n",
     )
+    topics = [
+        "Baking bread",
+        "Tides",
+        "Volcanoes",
+        "Chess openings",
+        "Knitting",
+        "Bird song",
+        "Tax returns",
+        "Knots",
+    ]
+    for number, topic in enumerate(topics):
+        page = f"{topic}\n{'=' * len(topic)}\n\nNotes on {topic.lower()}, with examples.\n"
+        write(docs / "misc" / f"topic{number}.rst", page)
     with Index.open(tmp_path_factory.mktemp("declared-db") / "index.db", backend=EmbeddedBackend()) as index:
         assert index.build(docs, warn=lambda message: None).exit_code == 0
         yield index
@@ -609,6 +623,29 @@ def test_a_name_finds_the_chunk_that_declares_it_first(declared, mode):
     # the words alone favour the quickstart: the declaration is what put the setting's own page first
     quickstart = next(hit for hit in hits if hit.path == "usage/quickstart.rst")
     assert quickstart.keyword_score > hits[0].keyword_score
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+def test_a_chunk_that_only_uses_a_name_scores_under_the_chunk_that_declares_it(declared, mode):
+    """The quickstart holds the name six times over and the example page shows its declaration, so
+    their words and meaning are as close to the name as the declaration's: what the document declares
+    is what scores the declaration above them (the strongest of them scored as high as it before)."""
+    hits = declared.search("render_mapping", k=3, mode=mode, min_score=0)
+    assert hits[0].path == "usage/extensions/render.rst", [hit.path for hit in hits]
+    users = [hit for hit in hits[1:] if hit.path != hits[0].path]
+    assert users
+    assert all(hit.score < hits[0].score for hit in users), [(hit.path, hit.score) for hit in hits]
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+def test_a_name_lookup_shows_the_chunks_that_use_it_beside_its_declaration(declared, mode):
+    """Scored under the declaration, the chunks that use the name most still pass the default
+    threshold: a lookup shows where the name is used, not its definition alone."""
+    hits = declared.search("render_mapping", k=5, mode=mode)
+    assert hits[0].path == "usage/extensions/render.rst", [hit.path for hit in hits]
+    assert "usage/quickstart.rst" in {hit.path for hit in hits}, [(hit.path, hit.score) for hit in hits]
 
 
 @pytest.fixture(scope="module")

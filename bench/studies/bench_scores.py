@@ -17,7 +17,7 @@ mode, ten hits deep with ``min_score=0``; the figures are ratios computed in thi
 are the check. Collections (each skipped, with a note, where it is not on the machine):
 
 - folders nobody wrote for this project, with questions written before any search of them
-  (bench/data/README.md): ``starlette``, ``prettier``, ``cairo``, ``gobject``, ``fastapi``,
+  (bench/data/README.md): ``starlette``, ``prettier``, ``cairo``, ``gobject``, ``glib``, ``fastapi``,
   ``click`` under $SCORES_DATA (/work/data);
 - ``sample``: sample_corpus with tests/fixtures' questions; ``cmake``, ``man``, ``rust``
   (bench/support/docsets.py);
@@ -64,6 +64,7 @@ REAL_FOLDERS = {
     "fastapi": "fastapi-docs-en/docs/en/docs",
     "gobject": "gobject-docs",
     "click": "click-docs/docs",
+    "glib": "glib-docs",
 }
 BEIR_SETS = ("scifact", "cranfield", "cacm", "vaswani")
 #: Off-topic questions on health and food are not off-topic for medical abstracts or home notes.

@@ -157,6 +157,22 @@ def default_min_score(mode: str, model: str | None, rerank: bool = False) -> flo
     return DEFAULT_MIN_SCORE if mode == "keyword" or calibration_for(model) else None
 
 
+def under_named(scores: list[float], named: list[bool]) -> list[float]:
+    """``scores`` with each hit that is not ``named``, when some are, scored under
+    :data:`NAMED_PAGE_SCORE`: its score times that. In a one-name lookup the page named after the
+    name or declaring it is the answer (:func:`named_first`), while the hits that only use the name
+    hold it as strongly (a rare name's keyword evidence is near 1 in every chunk that holds it, and a
+    bare name's cosine is high across a whole manual): such a hit answers only as far as the named
+    thing is what was asked, which is what :data:`NAMED_PAGE_SCORE` says, and it is about that thing,
+    which is what its own score says. Every hit that only uses a name then scores under every page
+    named as asked, and those hits keep their order. A lookup's floor is applied after this
+    (:func:`in_rank_order`), so the chunks that use the name most are still shown beside its
+    definition at the default threshold."""
+    if not any(named):
+        return scores
+    return [score if one else score * NAMED_PAGE_SCORE for score, one in zip(scores, named, strict=True)]
+
+
 def in_rank_order(scores: list[float], floors: list[float]) -> list[float]:
     """``scores`` (each raised to its floor) made to fall in rank order: a hit scores as the
     strongest hit ranked at or below it. So the score shown is how likely an answer is here or

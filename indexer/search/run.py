@@ -32,11 +32,13 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
    answers. Floors: a page named as a one-name question asks scores at least
    :data:`NAMED_PAGE_SCORE`; the chunks holding a one-word query's word best (in vector mode the
    nearest ones) at least :data:`DEFAULT_MIN_SCORE` (a lookup is answered in every mode whenever
-   the index holds the word). Then each
-   hit scores as the strongest hit ranked at or below it (:func:`in_rank_order`), so the list is
-   sorted by the score and a threshold cuts only its tail: the first hit's score is the judgment of
-   the whole answer ("nothing relevant here" under :data:`DEFAULT_MIN_SCORE`), and the hits under
-   it keep scores of their own.
+   the index holds the word). Before the floors, where some page is named as asked, every other
+   hit's score is multiplied by :data:`NAMED_PAGE_SCORE` (:func:`under_named`): a chunk that only
+   uses the name holds it as strongly as its definition does, and answers only as far as it is about
+   the named thing. Then each hit scores as the strongest hit ranked at or below it
+   (:func:`in_rank_order`), so the list is sorted by the score and a threshold cuts only its tail:
+   the first hit's score is the judgment of the whole answer ("nothing relevant here" under
+   :data:`DEFAULT_MIN_SCORE`), and the hits under it keep scores of their own.
 6. **Re-ranking** (optional): the fused best candidates are re-read by the cross-encoder
    (:mod:`indexer.backends.reranker`) and ranked by its logit less :data:`FUSED_RANK_WEIGHT` times the log of
    their fused rank (:func:`reranked_order`); its probability is the score, under the same rule.
@@ -64,6 +66,7 @@ from indexer.search.calibration import (
     NAMED_PAGE_SCORE,
     ModelCalibration,
     in_rank_order,
+    under_named,
 )
 from indexer.search.evidence import (
     Evidence,
@@ -209,9 +212,11 @@ class Found:
 
     def scored(self, calibration: ModelCalibration) -> list[tuple[int, float]]:
         """(chunk id, score) in the answer's order (step 5): each hit's evidence through the mode's
-        map, raised to its floor, then held in rank order (:func:`in_rank_order`)."""
+        map, those of the hits that are not named as asked put under the named (:func:`under_named`),
+        then raised to their floors and held in rank order (:func:`in_rank_order`)."""
         scores = calibration.of(self.mode).scores(self.evidence())
-        return list(zip(self.order, in_rank_order(scores, self.floors()), strict=True))
+        weighed = under_named(scores, [chunk_id in self.named for chunk_id in self.order])
+        return list(zip(self.order, in_rank_order(weighed, self.floors()), strict=True))
 
     def reranked(self, store: SearchStore, request: SearchRequest, rerank: Rerank) -> list[tuple[int, float]]:
         """(chunk id, the re-ranker's probability) of the fused best ``request.candidates``, ranked by
