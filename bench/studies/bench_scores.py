@@ -396,14 +396,14 @@ def logit_of(chance: float) -> float:
 
 
 def fit_all(found: list[Collection], model: str | None) -> dict[str, calibration.ModeCalibration]:
+    """Each mode's maps, fitted on every collection of ``found`` (the ``--fit-sets``)."""
     maps = {}
     for mode in ("hybrid", "vector", "keyword"):
         samples = []
         for collection in found:
-            if collection.name in FIT_SETS:
-                with opened(collection, model) as index:
-                    index.store.expect_many_searches()
-                    samples += gather(collection, index, mode)
+            with opened(collection, model) as index:
+                index.store.expect_many_searches()
+                samples += gather(collection, index, mode)
         maps[mode] = fit(samples, mode)
         print(f"{mode}: {maps[mode]}", file=sys.stderr, flush=True)
     return maps
