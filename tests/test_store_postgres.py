@@ -74,9 +74,10 @@ def answers(location: str) -> list[list[tuple[float, str, str, int]]]:
                 ranked = sorted(
                     (own_evidence(hit), Path(hit.root).name, hit.path, hit.start_line) for hit in hits
                 )
-                last = ranked[-1] if mode == "keyword" else ranked[min(4, len(ranked) - 1)]
-                if len(hits) == 10 or mode != "keyword":
-                    ranked = [hit for hit in ranked if hit[0] < last[0]]
+                if mode != "keyword" and ranked:
+                    ranked = [hit for hit in ranked if hit[0] < ranked[min(4, len(ranked) - 1)][0]]
+                elif len(hits) == 10:
+                    ranked = [hit for hit in ranked if hit[0] < ranked[-1][0]]
                 found.append(ranked)
     return found
 

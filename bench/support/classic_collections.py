@@ -80,12 +80,17 @@ def cranfield(raw: Path, out: Path) -> None:
     write(out, documents_of(raw / "cran.all.1400"), queries, qrels)
 
 
+def number(text: str) -> str:
+    """A document or query number without leading zeros, as every corpus here names it: CACM's
+    ``qrels.text`` writes documents under 1000 as ``0756``, its ``cacm.all`` as ``.I 756``, and a
+    judgment must name the document as the corpus does. Anything else is kept as it is."""
+    return str(int(text)) if text.isdigit() else text
+
+
 def pairs(path: Path) -> list[tuple[str, str, int]]:
-    """The judged (query, document) pairs of a SMART or TREC judgments file, both numbers without
-    leading zeros: CACM's ``qrels.text`` writes documents under 1000 as ``0756``, its ``cacm.all``
-    as ``.I 756``, and a judgment must name the document as the corpus does."""
+    """The judged (query, document) pairs of a SMART or TREC judgments file, both as :func:`number`s."""
     return [
-        (str(int(parts[0])), str(int(parts[1])) if parts[1].isdigit() else parts[1], 1)
+        (number(parts[0]), number(parts[1]), 1)
         for parts in (line.split() for line in path.read_text().splitlines())
         if len(parts) >= 2
     ]
@@ -104,13 +109,13 @@ _TREC_TOPIC = re.compile(r"<num>\s*(\d+)\s*</num>\s*<title>(.*?)</title>", re.DO
 def vaswani(raw: Path, out: Path) -> None:
     text = (raw / "doc-text.trec").read_text(encoding="utf-8", errors="replace")
     documents = [
-        {"_id": str(int(doc_id)), "title": "", "text": " ".join(body.split())}
+        {"_id": number(doc_id), "title": "", "text": " ".join(body.split())}
         for doc_id, body in _TREC_DOCUMENT.findall(text)
     ]
     topics = (raw / "query-text.trec").read_text(encoding="utf-8", errors="replace")
     queries = {query_id: " ".join(title.split()).lower() for query_id, title in _TREC_TOPIC.findall(topics)}
     qrels = [
-        (parts[0], str(int(parts[2])), 1)
+        (parts[0], number(parts[2]), 1)
         for parts in (line.split() for line in (raw / "qrels").read_text().splitlines())
         if len(parts) == 4 and parts[3] != "0"
     ]
