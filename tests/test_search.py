@@ -1126,6 +1126,30 @@ def test_a_question_scores_by_the_share_of_its_information_the_index_holds(any_i
         assert both.known == pytest.approx(1.0) and apart.known == pytest.approx(1.0)
 
 
+def test_words_that_meet_in_many_chunks_count_together_only_beyond_the_reference_hit(any_index, tmp_path):
+    folder = tmp_path / "abstracts"
+    # a collection on one subject: the question's three words meet in far more chunks than
+    # REFERENCE_RANK, each in under half of them, so that every word keeps some weight in BM25
+    for number in range(REFERENCE_RANK + 30):
+        write(folder / f"shared-{number}.md", f"# Note {number}\n\nThe alpha beta gamma work, part {number}.")
+    for number in range(2 * REFERENCE_RANK + 40):
+        write(folder / f"other-{number}.md", f"# Other {number}\n\nUnrelated filler text, entry {number}.")
+    write(folder / "answer.md", "# Note answer\n\nThe alpha beta gamma zyxquar, part 0.\n")
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        store = index.store
+        chance = keyword_scores(store, Query.parse("alpha beta gamma"), CANDIDATE_DEPTH)
+        # every chunk holds the three words at once, as the reference hit does: none stands out
+        assert len(chance.together) > REFERENCE_RANK
+        assert max(chance.together.values()) == 0
+        asked = keyword_scores(store, Query.parse("alpha beta gamma zyxquar"), CANDIDATE_DEPTH)
+        chunks = store.chunks_by_ids(list(asked.together)).values()
+        answer = next(chunk.id for chunk in chunks if chunk.path == "answer.md")
+        # the chunk holding more than its rarest word alone and more than the reference hit does
+        assert asked.together[answer] > 0
+        assert all(value == 0 for chunk_id, value in asked.together.items() if chunk_id != answer)
+
+
 def test_a_one_word_query_is_answered_in_vector_mode_when_the_index_holds_it(framework_docs):
     hits = framework_docs.search("Response", k=5, mode="vector", min_score=DEFAULT_MIN_SCORE)
     assert hits, "a word the index holds is never 'no results'"

@@ -79,7 +79,7 @@ class ModeCalibration:
 #: map by logistic regression of real questions against off-topic ones on their strongest hit, its
 #: offset then set so that the default threshold leaves most off-topic questions without an answer.
 KEYWORD_CALIBRATION = ModeCalibration(
-    answer=Calibration(strength=0.895, gap=0.0, margin=0.596, offset=-4.292, known=2.945, together=3.65),
+    answer=Calibration(strength=0.912, gap=0.0, margin=0.575, offset=-4.322, known=2.974, together=3.674),
     hit=Calibration(strength=2.277, gap=0.0, margin=2.12, offset=-2.606),
 )
 

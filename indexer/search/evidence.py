@@ -59,7 +59,11 @@ class Evidence:
     - ``together``: in keyword mode, the log of its BM25 over the most that one of the question's
       terms gets alone in any chunk, or 0 when it holds no more than that: above 0 only where the
       hit holds several of the question's words at once, as an answer does and a chunk sharing a
-      word with an off-topic question does not (0 in the other modes)."""
+      word with an off-topic question does not. Where the hit at :data:`REFERENCE_RANK` holds
+      more than that one term, it is measured over that hit's BM25 instead, as ``margin`` is: in a
+      collection on one subject a long question's words meet in many chunks by chance, and holding
+      them at once says only as much as it goes beyond what the collection gives the question's
+      non-answers (0 in the other modes)."""
 
     strength: float
     gap: float
@@ -106,8 +110,8 @@ class KeywordScores:
     strong a hit is in the hybrid score), ``shares`` (BM25 over the best match's: what the hybrid
     blend ranks by), ``coverage`` (BM25 over the question's information: the share of it each hit
     holds, keyword mode's strength) and ``together`` (the log of BM25 over the most one term gets
-    alone, see :class:`Evidence`); and ``known``, the share of the question's information the collection holds
-    (:class:`Information`)."""
+    alone or the hit at :data:`REFERENCE_RANK` gets, see :class:`Evidence`); and ``known``, the
+    share of the question's information the collection holds (:class:`Information`)."""
 
     evidence: dict[int, float]
     shares: dict[int, float]
@@ -129,11 +133,14 @@ def keyword_scores(
     scale = max(best, keyword_ceiling(min(words, SHARE_FLOOR_WORDS), chunks))
     information = question_information(store, query, allowed)
     total, strongest = information.total or ceiling, information.strongest or best
+    listed = sorted((-bm25 for _, bm25 in matches), reverse=True)
+    reference = listed[REFERENCE_RANK - 1] if len(listed) >= REFERENCE_RANK else 0.0
+    apart = max(strongest, reference)  # what a chunk gets without holding the words at once
     return KeywordScores(
         evidence={chunk_id: -bm25 / ceiling for chunk_id, bm25 in matches},
         shares={chunk_id: -bm25 / scale for chunk_id, bm25 in matches},
         coverage={chunk_id: -bm25 / total for chunk_id, bm25 in matches},
-        together={chunk_id: math.log(max(-bm25 / strongest, 1.0)) for chunk_id, bm25 in matches},
+        together={chunk_id: math.log(max(-bm25 / apart, 1.0)) for chunk_id, bm25 in matches},
         known=information.known,
     )
 
