@@ -65,6 +65,9 @@ REAL_FOLDERS = {
     "gobject": "gobject-docs",
     "click": "click-docs/docs",
     "glib": "glib-docs",
+    "httpx": "httpx-src/docs",
+    "asciidoctor": "asciidoctor-src/docs",
+    "cobra": "cobra-src",
 }
 BEIR_SETS = ("scifact", "cranfield", "cacm", "vaswani")
 #: Off-topic questions on health and food are not off-topic for medical abstracts or home notes.
