@@ -1,4 +1,4 @@
-"""Classic test collections (Cranfield, CACM, Vaswani) from their SMART- or TREC-format files to the
+"""Classic test collections (Cranfield, CACM, CISI, Vaswani) from their SMART- or TREC-format files to the
 BEIR layout that ``index eval`` and bench/studies/bench_scores.py read, and SciFact's test judgments
 beside its corpus.
 
@@ -9,14 +9,18 @@ bench/data/README.md). Each collection's relevance codes become BEIR grades:
   5 and -1 (no interest) are left out. Its query numbers are the queries' order in ``cran.qry``, not
   their ``.I`` numbers (a known quirk of the collection);
 - CACM: every listed pair is relevant (grade 1);
+- CISI (the Glasgow collection: 1,460 library-science abstracts, 76 judged queries): every listed pair
+  is relevant (grade 1). A genuine ``CISI.REL`` line is ``query document 0 0.000000``; copies exist
+  whose ``CISI.REL`` is a retrieval run (a score in the fourth field), which the converter refuses;
 - Vaswani (NPL, 11,429 physics abstracts, 93 queries, in the TREC layout Terrier ships in
   ``share/vaswani_npl``): every listed pair is relevant (grade 1).
 
     python bench/support/classic_collections.py RAW OUT
         RAW/cran/{cran.all.1400,cran.qry,cranqrel}, RAW/cacm/{cacm.all,query.text,qrels.text},
+        RAW/cisi/{CISI.ALL,CISI.QRY,CISI.REL},
         RAW/vaswani/{doc-text.trec,query-text.trec,qrels},
         RAW/scifact-test.tsv (TREC layout) with $SCIFACT (default ../shared/eval/scifact)
-        -> OUT/{cranfield,cacm,scifact}
+        -> OUT/{cranfield,cacm,cisi,vaswani,scifact}
 """
 
 from __future__ import annotations
@@ -101,6 +105,20 @@ def cacm(raw: Path, out: Path) -> None:
     write(out, documents_of(raw / "cacm.all"), queries, pairs(raw / "qrels.text"))
 
 
+def cisi(raw: Path, out: Path) -> None:
+    """CISI's documents (title and abstract), queries and judgments. Its judgments file gives every
+    pair a zero fourth field; a file with scores there is a retrieval run, and read as judgments every
+    document it ranks would count as an answer."""
+    for line in (raw / "CISI.REL").read_text().splitlines():
+        parts = line.split()
+        if len(parts) == 4 and float(parts[3]) != 0:
+            raise ValueError(
+                f"{raw / 'CISI.REL'} scores its pairs ({line.strip()!r}): a retrieval run, not judgments"
+            )
+    queries = {record["id"]: record.get("W", "") for record in smart_records(raw / "CISI.QRY")}
+    write(out, documents_of(raw / "CISI.ALL"), queries, pairs(raw / "CISI.REL"))
+
+
 #: A TREC document (``<DOC><DOCNO>id</DOCNO> text </DOC>``) and topic (``<num>id</num><title> text``).
 _TREC_DOCUMENT = re.compile(r"<DOC>\s*<DOCNO>\s*(\d+)\s*</DOCNO>(.*?)</DOC>", re.DOTALL)
 _TREC_TOPIC = re.compile(r"<num>\s*(\d+)\s*</num>\s*<title>(.*?)</title>", re.DOTALL)
@@ -140,7 +158,12 @@ def scifact(raw: Path, out: Path) -> None:
 
 def main() -> int:
     raw, out = Path(sys.argv[1]), Path(sys.argv[2])
-    makers = {"cranfield": (cranfield, "cran"), "cacm": (cacm, "cacm"), "vaswani": (vaswani, "vaswani")}
+    makers = {
+        "cranfield": (cranfield, "cran"),
+        "cacm": (cacm, "cacm"),
+        "cisi": (cisi, "cisi"),
+        "vaswani": (vaswani, "vaswani"),
+    }
     for name, (make, folder) in makers.items():
         if (raw / folder).is_dir():
             make(raw / folder, out / name)
