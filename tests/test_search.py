@@ -43,7 +43,7 @@ from indexer.search.evidence import (
 )
 from indexer.search.name_rules import asked_name, lists_names, page_names
 from indexer.search.order_rules import FUSED_RANK_WEIGHT, code_before_tests, reranked_order
-from indexer.search.query import Query, keyword_terms, keyword_words
+from indexer.search.query import MAX_REPEATS, Query, keyword_terms, keyword_words
 from indexer.search.run import CANDIDATE_DEPTH, NO_FILTER, Found
 
 QUERIES = json.loads((REPO / "tests" / "fixtures" / "sample_queries.json").read_text())
@@ -945,16 +945,15 @@ def test_a_name_a_page_defines_in_its_markup_finds_that_page_first(defined_names
 
 
 @pytest.mark.timeout(120)
-def test_a_question_is_capped_and_its_repeated_syntax_is_looked_for_once(tmp_path):
+def test_a_question_is_capped_and_its_repeated_syntax_is_looked_for_a_bounded_number_of_times(tmp_path):
     """The keyword index's cost grew with the square of a question's repeated phrases and prefixes
-    (108 KB of them ran past a minute): each is asked for once, and a question past the cap is
-    refused in one line naming it, before anything is embedded or looked up."""
+    (108 KB of them ran past a minute): each phrase and prefix is asked for once, a repeated word at
+    most MAX_REPEATS times, and a question past the cap is refused in one line naming it, before
+    anything is embedded or looked up."""
     syntax = '"a b" -c d* '
     query = Query.parse(syntax * 300)
-    assert (query.phrases, query.prefixes, keyword_words(query.words)) == (("a b",), ("d",), ["c"])
+    assert (query.phrases, query.prefixes, keyword_words(query.words)) == (("a b",), ("d",), ["c"] * MAX_REPEATS)
     assert Query.parse("-cat -cat dog").excluded == ("cat",)
-    assert keyword_words("error codes and error messages") == ["error", "codes", "messages"]
-    assert Query.parse("error error").keyword_count() == 1
     docs = tmp_path / "notes"
     write(docs / "a.md", "# A b\n\nA b dog and a d-word: dwelling. " * 3 + "\n")
     write(docs / "c.md", "# C\n\nNo such phrase here, dwelling.\n")
@@ -965,6 +964,30 @@ def test_a_question_is_capped_and_its_repeated_syntax_is_looked_for_once(tmp_pat
             assert [hit.path for hit in index.search(longest, k=3, mode=mode, min_score=0)] == ["a.md"]
             with pytest.raises(ConfigError, match=f"a search takes at most {MAX_QUESTION_CHARS:,}"):
                 index.search(syntax * 90_000, mode=mode)
+
+
+def test_a_word_the_question_repeats_counts_each_time_it_is_typed(any_index, tmp_path):
+    """BM25's query term frequency: a question that names a word again asks for it more, in both
+    stores alike, and the share of the question's information a hit holds still counts the word as
+    often as the search does, so a chunk holding every word holds all of it."""
+    assert keyword_words("error codes and error messages") == ["error", "error", "codes", "messages"]
+    assert Query.parse("error error").keyword_count() == 2
+    docs = tmp_path / "notes"
+    write(docs / "parser.md", "# Notes\n\nThe parser reads the input.\n")
+    write(docs / "lexer.md", "# Notes\n\nThe lexer reads the input.\n")
+    for number in range(6):
+        write(docs / f"other-{number}.md", f"# Other {number}\n\nUnrelated filler, entry {number}.\n")
+    with Index.open(any_index, backend=HashBackend()) as index:
+        index.build(docs, warn=lambda message: None)
+        store = index.store
+        for asked, first in (("parser parser lexer", "parser.md"), ("parser lexer lexer", "lexer.md")):
+            hits = index.search(asked, k=2, mode="keyword", min_score=0)
+            assert [hit.path for hit in hits] == [first, ({"parser.md", "lexer.md"} - {first}).pop()]
+            assert hits[0].score > hits[1].score
+        once = question_information(store, Query.parse("parser lexer"))
+        twice = question_information(store, Query.parse("parser parser lexer"))
+        assert twice.total == pytest.approx(once.total * 1.5) and twice.known == pytest.approx(1.0)
+        assert twice.strongest == pytest.approx(2 * once.strongest)
 
 
 @pytest.mark.slow

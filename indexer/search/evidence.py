@@ -11,6 +11,7 @@ nothing here.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from dataclasses import dataclass, field
 
 from indexer.search.query import Query
@@ -85,7 +86,7 @@ class Information:
 
     total: float
     held: float
-    strongest: float = 0.0  # the most a single term gets alone in any chunk
+    strongest: float = 0.0  # the most a single term gets alone in any chunk, as often as asked
 
     @property
     def known(self) -> float:
@@ -97,11 +98,15 @@ def question_information(
     store: SearchStore, query: Query, allowed: AllowedChunks | None = None
 ) -> Information:
     """The :class:`Information` of ``query`` in ``store`` (among the ``allowed`` chunks): one keyword
-    lookup of a single match per term, each reading no more than the whole question's search does."""
+    lookup of a single match per term, each reading no more than the whole question's search does.
+    A term the question repeats counts each time, as the keyword search counts it."""
     lacking = BM25_SATURATION * keyword_ceiling(1, store.keyword_chunk_count())
-    best = [store.keyword_matches([term], 1, allowed) for term in query.information_terms()]
-    held = [max(-found[0][1], 0.0) for found in best if found]
-    return Information(sum(held) + lacking * (len(best) - len(held)), sum(held), max(held, default=0.0))
+    asked = Counter(query.information_terms())
+    alone = {term: store.keyword_matches([term], 1, allowed) for term in asked}
+    held = {term: asked[term] * max(-found[0][1], 0.0) for term, found in alone.items() if found}
+    missing = sum(times for term, times in asked.items() if term not in held)
+    found = sum(held.values())
+    return Information(found + lacking * missing, found, max(held.values(), default=0.0))
 
 
 @dataclass(frozen=True)

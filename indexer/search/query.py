@@ -8,6 +8,7 @@ or a name's separators changes here, and every later step reads what it made.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, replace
 
 from indexer.store.keywords import query_words
@@ -17,6 +18,8 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_JOINED_WORDS = 6
 #: A question of up to this many words keeps its stop words: "how to", "the who" ask for them.
 MAX_UNFILTERED_WORDS = 2
+#: How many times a word the question repeats is looked for at most (:func:`keyword_words`).
+MAX_REPEATS = 10
 #: Words joined as names are: ``a.b``, ``a::b``, ``a_b``, ``a-b``, ``a/b``, ``a()``.
 _JOINED_NAME = re.compile(r"\w(?:\.|::|-|/)\w|\w_\w|\w\(\)")
 #: A name whose parts the keyword index holds as separate words (it keeps ``_`` inside a word).
@@ -105,12 +108,15 @@ _EXCLUDABLE = re.compile(r"[^\W\d_]\w")
 
 
 def keyword_words(text: str) -> list[str]:
-    """The words of a keyword search, each once: any of them matches; the store ranks chunks with
-    more of the rarer words higher. Every word the user typed can match: stop words are left out only
-    of a question of three words or more, never from a name (``collections.Where``,
-    ``os.path.join``, ``--leak-check``, ``open()``), and a question of stop words alone searches
-    them. A word typed twice is looked for once: the keyword index's cost grows with each term it is
-    asked for, faster than linearly when terms repeat. A run of Chinese, Japanese or Korean letters
+    """The words of a keyword search: any of them matches; the store ranks chunks with more of the
+    rarer words higher. Every word the user typed can match: stop words are left out only of a
+    question of three words or more, never from a name (``collections.Where``, ``os.path.join``,
+    ``--leak-check``, ``open()``), and a question of stop words alone searches them. A word the
+    question repeats is looked for as often as it is typed, up to :data:`MAX_REPEATS` times, in the
+    order it first comes: a question that names a word again asks for it more (BM25's query term
+    frequency; both stores add a term's score once for each time it is asked for), and a longer
+    run of it is a list or noise, whose repeats would make the keyword index's cost grow faster than
+    linearly with the question. A run of Chinese, Japanese or Korean letters
     is the words the index holds it as (:func:`indexer.store.keywords.query_words`: its pairs of
     characters)."""
     tokens = [
@@ -121,7 +127,8 @@ def keyword_words(text: str) -> list[str]:
     if len(tokens) > MAX_UNFILTERED_WORDS:
         kept = [word for token, words in tokens for word in words if is_name(token) or word not in STOPWORDS]
         everything = kept or everything
-    return list(dict.fromkeys(everything))
+    counts = Counter(everything)
+    return [word for word in dict.fromkeys(everything) for _ in range(min(counts[word], MAX_REPEATS))]
 
 
 def is_name(token: str) -> bool:

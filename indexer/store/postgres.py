@@ -471,24 +471,26 @@ class PostgresStore(SQLStore):
         better, as SQLite's BM25: the negated BM25 of the match, with each word's inverse document
         frequency counted through the GIN index and its frequency in the chunk from ``ts_rank_cd``
         (about a tenth per occurrence). Unlike FTS5, chunk length is not taken into account. A word with
-        several parts (``add_library``) is looked for as a phrase. Terms that the text search parser
-        makes into the same query count once: ``how_tall`` loses its stopword and would count ``tall``
-        again, where FTS5 looks for the joined word and finds none. Equal scores come in file order,
-        not id order, so two databases holding the same files answer alike whatever order their
-        builders committed in (which of several tied chunks makes the cut decides a hybrid search)."""
+        several parts (``add_library``) is looked for as a phrase. A word given several times counts
+        that many times, as FTS5 counts a repeated term; terms that the text search parser makes into
+        the same query count as the most repeated of them: ``how_tall`` loses its stopword and would
+        count ``tall`` again, where FTS5 looks for the joined word and finds none. Equal scores come in
+        file order, not id order, so two databases holding the same files answer alike whatever order
+        their builders committed in (which of several tied chunks makes the cut decides a hybrid search)."""
         if k <= 0 or not words:
             return []
         where, params = filter_sql(cast("ChunkFilter | None", allowed))  # what chunk_filter made
         sql = (
-            f"WITH term AS (SELECT DISTINCT {TERM_QUERY} AS query FROM unnest(%s::text[]) AS word"
+            "WITH asked AS (SELECT word, count(*) AS times FROM unnest(%s::text[]) AS word GROUP BY word"
+            f"), term AS (SELECT {TERM_QUERY} AS query, max(times) AS times FROM asked GROUP BY 1"
             "), weighted AS ("
-            "  SELECT query,"
+            "  SELECT query, times,"
             "  greatest(ln((greatest(total, found.df) - found.df + 0.5) / (found.df + 0.5)), 1e-6) AS idf"
             "  FROM term, (SELECT %s::float8 AS total) AS everything,"
             "  LATERAL (SELECT count(*) AS df FROM chunks WHERE search_text @@ term.query) AS found"
             "  WHERE numnode(query) > 0"
             ") "
-            "SELECT c.id, -sum(w.idf * r.tf * %s / (r.tf + %s)) AS score "
+            "SELECT c.id, -sum(w.times * w.idf * r.tf * %s / (r.tf + %s)) AS score "
             "FROM weighted w JOIN chunks c ON c.search_text @@ w.query JOIN files f ON f.id = c.file_id "
             "CROSS JOIN LATERAL (SELECT 10 * ts_rank_cd(c.search_text, w.query) AS tf) AS r "
             f"WHERE {where} GROUP BY c.id, f.root, f.path ORDER BY score, f.root, f.path, c.seq LIMIT %s"
