@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import dataclasses
 import functools
 import math
@@ -56,7 +57,9 @@ REDACTED = "[redacted]"
 #: chunker; unchanged texts keep their vectors), so the secrets those rules missed leave it.
 #: 2: passwords a person chose, AWS secret keys beside their ID, Kubernetes Secrets, Basic
 #: credentials, more issuers' formats.
-REDACTION_VERSION = 2
+#: 3: a line that held a secret is read by the model as written, redacted (an AsciiDoc title or link
+#: macro had been read from the line before its secret was replaced).
+REDACTION_VERSION = 3
 
 #: The kind of a secret found by the name it is assigned to.
 ASSIGNED = "assigned-secret"
@@ -373,15 +376,25 @@ RULES = (
 
 def redact_document(document: Document) -> tuple[Document, list[Finding]]:
     """The document with every secret in its lines and heading titles replaced, and what was found
-    (the document itself when nothing was)."""
+    (the document itself when nothing was). A line that held a secret loses what its reader made of
+    it (:attr:`Document.read_as`: an AsciiDoc title without its marks, a link macro as its text),
+    which was read from the line before the secret was replaced: the model reads the line as
+    written, redacted, so no secret reaches an embedding backend either."""
     data = "\n".join(document.lines).encode("utf-8", "surrogatepass")
     spans = find_secrets(data)
     headings = _redact_headings(document.headings)
     if not spans and headings == document.headings:
         return document, []
-    findings = [Finding(data.count(b"\n", 0, start) + 1, kind) for start, _, kind in spans]
+    breaks = [match.start() for match in re.finditer(b"\n", data)] if spans else []
+    findings = [Finding(bisect.bisect_left(breaks, start) + 1, kind) for start, _, kind in spans]
+    touched = {
+        line
+        for start, end, _ in spans
+        for line in range(bisect.bisect_left(breaks, start) + 1, bisect.bisect_left(breaks, end - 1) + 2)
+    }
+    read_as = {line: text for line, text in document.read_as.items() if line not in touched}
     lines = replace_spans(data, spans).split("\n") if spans else document.lines
-    return dataclasses.replace(document, lines=lines, headings=headings), findings
+    return dataclasses.replace(document, lines=lines, headings=headings, read_as=read_as), findings
 
 
 def redact_text(text: str) -> tuple[str, int]:

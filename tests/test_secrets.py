@@ -123,6 +123,27 @@ def fts_terms(connection: apsw.Connection, texts: list[str]) -> set[str]:
     return {term for term in terms if len(term) >= 16 or (len(term) >= 6 and any(c.isdigit() for c in term))}
 
 
+def test_a_secret_in_a_line_its_reader_reads_otherwise_never_reaches_the_model(tmp_path):
+    """An AsciiDoc title is read without its marks and a link macro as its text (Document.read_as),
+    from the line as written: a secret there is replaced in what the model reads too."""
+    title, link = "ghp_" + "A1b2C3d4E5" * 3 + "f6G7h8", "ghp_" + "Z9y8X7w6V5" * 3 + "u4T3s2"
+    folder = tmp_path / "docs"
+    write(
+        folder / "guide.adoc",
+        f"= Guide\n\n== Deploy with {title}\n\nUse link:https://example.com[the key {link}] to deploy.\n",
+    )
+    backend = HashBackend(max_tokens=256)
+    with Index.open(tmp_path / "index.db", backend=backend) as index:
+        report = index.build(folder, warn=lambda message: None)
+        stored = index.get("guide.adoc").text
+    assert report.secrets_redacted == 2
+    embedded = "\n".join(backend.embedded)
+    assert REDACTED in embedded and "Deploy with" in embedded
+    for secret in (title, link):
+        assert secret not in embedded and secret not in stored
+        assert secret[:12] not in embedded
+
+
 def test_prose_about_tokens_and_passwords_is_stored_as_written(tmp_path):
     folder = tmp_path / "docs"
     write(folder / "rotating.md", PROSE)
