@@ -49,13 +49,44 @@ _SUFFIXES = (
 
 #: The files whose text is markup a reader sees rendered: their snippets are shown without it.
 MARKUP_EXTENSIONS = frozenset({"md", "markdown", "mdx", "html", "htm", "xhtml"})
+#: The files whose reader reads some lines otherwise than written (an AsciiDoc title without its
+#: marks, a link macro as its text, a reStructuredText title without its adornment) or as markup
+#: alone (an attribute entry, a block's delimiter): their snippets show the lines as it reads them.
+READ_LINES_EXTENSIONS = frozenset({"adoc", "asciidoc", "asc", "rst", "rest"})
+
+
+def _extension(path: str) -> str:
+    name = path.rsplit("/", 1)[-1].lower()
+    return name.rsplit(".", 1)[-1] if "." in name else ""
+
+
+def readable_text(path: str, text: str) -> str:
+    """``text``, a chunk of the file at ``path``, as the file's reader reads it where that differs
+    from the text (see :data:`READ_LINES_EXTENSIONS`): each line as the reader reads it, lines of
+    markup alone left out. The reader is the build's own (one place knows the format), run on the
+    chunk's lines, and linear in them; it is imported only when such a hit is shown."""
+    if _extension(path) not in READ_LINES_EXTENSIONS:
+        return text
+    from indexer.formats import parse_text
+
+    document = parse_text(path, text)
+    return "\n".join(
+        document.read_as.get(number, line)
+        for number, line in enumerate(document.lines, start=1)
+        if number not in document.markup
+    )
+
+
+def hit_snippet_lines(hit: Hit, question: str, width: int = LINE_CHARS) -> list[str]:
+    """:func:`snippet_lines` of a hit, read as its file's format is (:func:`readable_text`,
+    :func:`is_markup`): what every front end shows under a hit."""
+    return snippet_lines(readable_text(hit.path, hit.text), question, width=width, markup=is_markup(hit.path))
 
 
 def is_markup(path: str) -> bool:
     """Whether the file at ``path`` is a document in markup (Markdown, HTML), by its extension:
     code (``Vec<u8>``, ``#include``) keeps its characters."""
-    name = path.rsplit("/", 1)[-1].lower()
-    return "." in name and name.rsplit(".", 1)[-1] in MARKUP_EXTENSIONS
+    return _extension(path) in MARKUP_EXTENSIONS
 
 
 _SUFFIX_ENDS = tuple({suffix[-1] for suffix, _ in _SUFFIXES})
@@ -196,4 +227,4 @@ class ShownHit(Hit):
 
     @classmethod
     def of(cls, hit: Hit, question: str) -> ShownHit:
-        return cls(**asdict(hit), snippet=snippet(hit.text, question, markup=is_markup(hit.path)))
+        return cls(**asdict(hit), snippet="\n".join(hit_snippet_lines(hit, question)))

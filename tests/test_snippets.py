@@ -7,7 +7,7 @@ import time
 import pytest
 
 from indexer.search.hit import Hit
-from indexer.snippets import ShownHit, is_markup, snippet, snippet_lines
+from indexer.snippets import ShownHit, is_markup, readable_text, snippet, snippet_lines
 
 GUIDE = """# Bicycles
 
@@ -109,3 +109,43 @@ def test_code_keeps_its_angle_brackets_and_hashes():
     hit = Hit("src/main.cpp", 1, 4, 0.5, "", code, "/root", "keyword")
     assert "std::vector<int> counts;" in ShownHit.of(hit, "vector").snippet
     assert is_markup("docs/guide.md") and is_markup("page.HTML") and not is_markup("src/main.rs")
+
+
+MANUAL = """= Generate Manual Pages from AsciiDoc
+:navtitle: Generate Manual Pages
+:url-man: https://man7.org/linux/man-pages/
+
+This page shows how to use link:https://asciidoctor.org[the Asciidoctor converter] to make man pages.
+
+[source,console]
+----
+$ asciidoctor -b manpage README.adoc
+:doctype: manpage
+----
+
+== Repurpose a man page
+"""
+
+
+def test_an_asciidoc_hit_shows_its_lines_as_its_reader_reads_them():
+    """A title without its marks, a link macro as its text, attribute entries and delimiters left
+    out, as the build's AsciiDoc reader reads them; a listing's lines as written."""
+    hit = Hit(
+        "docs/manpage.adoc", 1, 14, 0.9, "Generate Manual Pages from AsciiDoc", MANUAL, "/root", "hybrid"
+    )
+    shown = ShownHit.of(hit, "generate man pages with the converter").snippet
+    assert shown.splitlines()[0] == "Generate Manual Pages from AsciiDoc"
+    assert "the Asciidoctor converter to make man pages" in shown
+    for markup in ("= ", ":navtitle:", "link:", "[source", "----", "https://"):
+        assert markup not in shown, markup
+    listing = ShownHit.of(hit, "doctype manpage README").snippet
+    assert "$ asciidoctor -b manpage README.adoc" in listing and ":doctype: manpage" in listing
+    assert ShownHit.of(hit, "repurpose").snippet.endswith("Repurpose a man page")
+    assert readable_text("notes/plain.md", MANUAL) == MANUAL  # other formats' text as it is
+
+
+def test_a_restructuredtext_hit_shows_its_titles_without_their_adornment():
+    text = "Installing\n==========\n\nRun the installer.\n\nUpgrading\n---------\n\nRun it again.\n"
+    hit = Hit("docs/install.rst", 1, 9, 0.9, "Installing", text, "/root", "hybrid")
+    shown = ShownHit.of(hit, "upgrading").snippet
+    assert "Upgrading" in shown and "---" not in shown and "===" not in shown

@@ -18,7 +18,7 @@ from indexer.api import iso_time
 from indexer.cli.app import Output, iso_time_now
 from indexer.display import csv_cell, json_safe, markdown_cell, visible
 from indexer.progress import duration
-from indexer.snippets import QueryWords, is_markup, snippet_lines
+from indexer.snippets import QueryWords, hit_snippet_lines
 
 
 def show_report(output: Output, report: Any) -> None:
@@ -64,7 +64,7 @@ def hits_as_text(hits: list[Any], question: str, color: bool) -> str:
         where = click.style(citation, fg="cyan") if color else citation
         heading = f"  [{visible(hit.heading)}]" if hit.heading else ""
         lines.append(f"{number}. {hit.score:.3f}  {where}{heading}")
-        for line in snippet_lines(hit.text, question, markup=is_markup(hit.path)):
+        for line in hit_snippet_lines(hit, question):
             shown = visible(line)
             if color:
                 shown = " ".join(
@@ -91,7 +91,7 @@ def hits_as_markdown(hits: list[Any], question: str) -> str:
     """Hits as a Markdown table, the matching lines as the snippet; every cell on one line."""
     rows = ["| score | where | heading | snippet |", "|---|---|---|---|"]
     for hit in hits:
-        shown = " ".join(snippet_lines(hit.text, question, width=120, markup=is_markup(hit.path)))
+        shown = " ".join(hit_snippet_lines(hit, question, width=120))
         citation = markdown_cell(hit.citation).replace("`", "'")
         cells = [f"{hit.score:.3f}", f"`{citation}`", markdown_cell(hit.heading), markdown_cell(shown)]
         rows.append("| " + " | ".join(cells) + " |")
