@@ -64,12 +64,17 @@ def readable_text(path: str, text: str) -> str:
     """``text``, a chunk of the file at ``path``, as the file's reader reads it where that differs
     from the text (see :data:`READ_LINES_EXTENSIONS`): each line as the reader reads it, lines of
     markup alone left out. The reader is the build's own (one place knows the format), run on the
-    chunk's lines, and linear in them; it is imported only when such a hit is shown."""
+    chunk's lines, and linear in them; it is imported only when such a hit is shown. Should it fail
+    on a chunk (it read the whole file at the build), the chunk is shown as written: a snippet never
+    fails a search."""
     if _extension(path) not in READ_LINES_EXTENSIONS:
         return text
     from indexer.formats import parse_text
 
-    document = parse_text(path, text)
+    try:
+        document = parse_text(path, text)
+    except Exception:  # as the build takes a reader's failure on one file: shown as written instead
+        return text
     return "\n".join(
         document.read_as.get(number, line)
         for number, line in enumerate(document.lines, start=1)

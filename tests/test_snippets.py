@@ -149,3 +149,17 @@ def test_a_restructuredtext_hit_shows_its_titles_without_their_adornment():
     hit = Hit("docs/install.rst", 1, 9, 0.9, "Installing", text, "/root", "hybrid")
     shown = ShownHit.of(hit, "upgrading").snippet
     assert "Upgrading" in shown and "---" not in shown and "===" not in shown
+
+
+def test_a_reader_failing_on_a_chunk_shows_it_as_written(monkeypatch):
+    """The reader read the whole file at the build; should it fail on a chunk, the snippet shows the
+    chunk's lines as written rather than failing the search."""
+    import indexer.formats
+
+    def failing(path: str, text: str) -> None:
+        raise ValueError("a reader's bug")
+
+    monkeypatch.setattr(indexer.formats, "parse_text", failing)
+    hit = Hit("docs/manpage.adoc", 1, 14, 0.9, "", MANUAL, "/root", "hybrid")
+    assert readable_text(hit.path, MANUAL) == MANUAL
+    assert ":navtitle: Generate Manual Pages" in ShownHit.of(hit, "navtitle").snippet
