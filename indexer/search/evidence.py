@@ -105,8 +105,8 @@ def question_information(
     alone = {term: store.keyword_matches([term], 1, allowed) for term in asked}
     held = {term: asked[term] * max(-found[0][1], 0.0) for term, found in alone.items() if found}
     missing = sum(times for term, times in asked.items() if term not in held)
-    found = sum(held.values())
-    return Information(found + lacking * missing, found, max(held.values(), default=0.0))
+    holding = sum(held.values())
+    return Information(holding + lacking * missing, holding, max(held.values(), default=0.0))
 
 
 @dataclass(frozen=True)
