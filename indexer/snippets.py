@@ -56,6 +56,8 @@ READ_LINES_EXTENSIONS = frozenset({"adoc", "asciidoc", "asc", "rst", "rest"})
 
 
 def _extension(path: str) -> str:
+    """:func:`indexer.formats.extension_of`'s rule, kept here because importing that package loads
+    every reader, which a search that shows no AsciiDoc or reStructuredText hit never needs."""
     name = path.rsplit("/", 1)[-1].lower()
     return name.rsplit(".", 1)[-1] if "." in name else ""
 

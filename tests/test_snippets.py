@@ -163,3 +163,11 @@ def test_a_reader_failing_on_a_chunk_shows_it_as_written(monkeypatch):
     hit = Hit("docs/manpage.adoc", 1, 14, 0.9, "", MANUAL, "/root", "hybrid")
     assert readable_text(hit.path, MANUAL) == MANUAL
     assert ":navtitle: Generate Manual Pages" in ShownHit.of(hit, "navtitle").snippet
+
+
+@pytest.mark.parametrize("path", ["docs/Guide.ADOC", "a.b/readme", "notes.md", "src/main.rs", "x.tar.gz", ""])
+def test_the_snippets_read_extensions_as_the_formats_do(path):
+    from indexer.formats import extension_of
+    from indexer.snippets import _extension
+
+    assert _extension(path) == extension_of(path)
