@@ -41,7 +41,15 @@ from indexer.search.evidence import (
     question_information,
     strengths,
 )
-from indexer.search.name_rules import asked_name, lists_names, page_names
+from indexer.search.name_rules import (
+    asked_name,
+    asked_versions,
+    declared_version,
+    lists_names,
+    page_names,
+    same_release,
+    version_entries_first,
+)
 from indexer.search.order_rules import FUSED_RANK_WEIGHT, code_before_tests, reranked_order
 from indexer.search.query import MAX_REPEATS, Query, keyword_terms, keyword_words
 from indexer.search.run import CANDIDATE_DEPTH, NO_FILTER, Found
@@ -832,6 +840,64 @@ def test_what_declares_a_list_of_names():
         assert not lists_names(chunk(heading), {"changed", "cookie"}), heading
     for heading in ("Responses > Cookies", "Indexes and keys", "Python 3.12 support", ""):
         assert not lists_names(chunk(heading), {"cookie"}), heading
+
+
+def changelog_entry(version: str, date: str, words: int) -> str:
+    """A changelog's entry for ``version``, long enough to be a chunk of its own: the newer the
+    entry, the more often it names the formatter's options (``words`` bullets)."""
+    bullets = "".join(
+        f"* Fix how the formatter breaks long lines in option {number} when the change keeps the "
+        f"trailing comma and the quotes of a string unchanged (#{version.replace('.', '')}{number}).\n"
+        for number in range(words)
+    )
+    return f"## {version} ({date})\n\n{bullets}\n"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_question_naming_a_version_finds_that_versions_entry_first(any_index, tmp_path, mode):
+    folder = tmp_path / "project"
+    entries = [("3.2.0", 30), ("3.1.0", 28), ("3.0.2", 12), ("3.0.1", 12), ("3.0.0", 14), ("2.9.0", 26)]
+    write(
+        folder / "CHANGELOG.md",
+        "# Changelog\n\n" + "".join(changelog_entry(version, "2024", words) for version, words in entries),
+    )
+    write(
+        folder / "options.md", "# Options\n\nThe formatter's options: line width, trailing comma, quotes.\n"
+    )
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        headings = [
+            index.search(f"what changed in {version}", k=3, mode=mode, min_score=0)
+            for version in ("3.0", "2.9", "3.0.1")
+        ]
+    entry_of = [hit.heading.split(" > ")[-1].split()[0] for hit in headings[0]]
+    assert entry_of[0] == "3.0.0" and all(entry.startswith("3.0.") for entry in entry_of), entry_of
+    assert headings[1][0].heading.endswith("2.9.0 (2024)"), [hit.heading for hit in headings[1]]
+    assert headings[2][0].heading.endswith("3.0.1 (2024)"), [hit.heading for hit in headings[2]]
+
+
+def test_which_versions_a_question_names_and_which_entries_are_theirs():
+    assert asked_versions("what changed in 3.0?") == {(3, 0)}
+    assert asked_versions("new in v2.3.1 and (1.19)") == {(2, 3, 1), (1, 19)}
+    assert asked_versions("release notes for version 11.") == {(11,)}
+    assert asked_versions("what changed in 2024 for 12 users") == set()
+    assert asked_versions("9" * 5000 + ".1 changed") == set()  # no number read whole past nine digits
+
+    def chunk(heading: str) -> StoredChunk:
+        return StoredChunk(id=1, root="r", path="p.md", start_line=1, end_line=2, heading=heading, text="")
+
+    assert declared_version(chunk("Release Notes > 0.28.0 (June 7, 2023) > Added")) == (0, 28, 0)
+    assert declared_version(chunk("Changes > Version 2.3.0")) == (2, 3, 0)
+    assert declared_version(chunk("Python 3.12 support")) is None
+    assert declared_version(chunk("Index of new symbols in 1.16 > C")) == (1, 16)
+    assert declared_version(chunk("Install > Python 3.12 or later")) is None
+    assert same_release((3, 0), (3, 0, 2)) and same_release((2, 0, 0), (2, 0))
+    assert not same_release((3, 0), (3, 1, 0)) and not same_release((2, 3), (2, 30, 0))
+    chunks = {
+        number: chunk(heading)
+        for number, heading in enumerate(["Guide > Install", "3.1.0", "3.0.2", "Changelog > 3.0.0", "2.9.0"])
+    }
+    assert version_entries_first([0, 1, 2, 3, 4], chunks, {(3, 0)}) == [3, 2, 0, 1, 4]
 
 
 @pytest.fixture

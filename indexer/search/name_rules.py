@@ -2,7 +2,8 @@
 (:func:`asked_name`) puts first the pages known by it (:func:`page_names`, :func:`named_first`); a
 question most of whose words a section declares as definitions puts that section first
 (:func:`defining_first`); a page that lists names (:func:`lists_names`) goes after the others unless
-the question asks for such a list.
+the question asks for such a list, and then a question naming a version puts first the entries
+its changelog declares for that version (:func:`version_entries_first`).
 
 Apart from the evidence and its scores: what a document declares does not fade with the question's
 length, nor depend on how often other pages use a word. The names a document's markup declares are
@@ -44,8 +45,15 @@ LIST_TITLES = (
     "glossary",
 )
 #: A heading that opens a changelog's entry: a version, maybe after ``v``, ``version`` or ``release``,
-#: maybe followed by its date (``0.47.3 (August 24, 2025)``, ``[1.2.0] - 2024-01-31``, ``v2.0``).
-_VERSION_HEADING = re.compile(r"\[?(?:v|version |release )?\d+\.\d+", re.IGNORECASE)
+#: maybe followed by its date (``0.47.3 (August 24, 2025)``, ``[1.2.0] - 2024-01-31``, ``v2.0``);
+#: each number of up to nine digits, so that reading one as an integer is bounded too.
+_VERSION_HEADING = re.compile(r"\[?(?:v|version |release )?(\d{1,9}(?:\.\d{1,9})+)", re.IGNORECASE)
+#: A version as a question spells it: dotted numbers, maybe after ``v`` (``3.0``, ``v2.3.1``).
+_DOTTED_VERSION = re.compile(r"v?(\d{1,9}(?:\.\d{1,9})+)", re.IGNORECASE)
+#: Words after which a bare number is a version (``version 11``, ``release 3``).
+_VERSION_WORDS = frozenset({"version", "release", "v"})
+#: What may surround a version in a question (``(3.0)``, ``3.0?``, ``"2.3",``).
+_AROUND_VERSION = "()[]{}\"'`,;:!?"
 _TITLE_PUNCTUATION = re.compile(r"[^\w]+")
 
 
@@ -57,9 +65,85 @@ def lists_names(chunk: StoredChunk, words: set[str]) -> bool:
     :data:`LIST_WORDS` or of the list's own title."""
     title = _TITLE_PUNCTUATION.sub(" ", chunk.title.lower()).strip()
     headings = chunk.heading.split(HEADING_SEPARATOR)
-    declared = any(title == name or title.startswith(name + " ") for name in LIST_TITLES)
-    listed = declared or any(_VERSION_HEADING.match(part.strip()) for part in headings)
-    return listed and not (words & LIST_WORDS or words & set(title.split()))
+    listed = declares_list(chunk.title) or any(_VERSION_HEADING.match(part.strip()) for part in headings)
+    return listed and not (asks_for_list(words) or words & set(title.split()))
+
+
+def declares_list(title: str) -> bool:
+    """Whether a page's ``title`` declares a list of names (:data:`LIST_TITLES`)."""
+    title = _TITLE_PUNCTUATION.sub(" ", title.lower()).strip()
+    return any(title == name or title.startswith(name + " ") for name in LIST_TITLES)
+
+
+Version = tuple[int, ...]
+
+
+def asked_versions(text: str) -> set[Version]:
+    """The versions a question names: each word that is dotted numbers (``3.0``, ``v2.3.1``, a
+    trailing full stop aside), and a bare number after ``version`` or ``release`` (``version 11``)."""
+    versions: set[Version] = set()
+    before = ""
+    for token in text.split():
+        word = token.strip(_AROUND_VERSION).removesuffix(".")
+        dotted = _DOTTED_VERSION.fullmatch(word)
+        if dotted:
+            versions.add(tuple(int(number) for number in dotted.group(1).split(".")))
+        elif word.isdecimal() and len(word) <= 9 and before in _VERSION_WORDS:
+            versions.add((int(word),))
+        before = word.lower()
+    return versions
+
+
+def declared_version(chunk: StoredChunk) -> Version | None:
+    """The version whose list ``chunk`` belongs to: the first part of its heading path that opens
+    a changelog's entry with a version (:data:`_VERSION_HEADING`), else the one version its page's
+    title names where that title declares a list (``Index of new symbols in 1.16``), else None."""
+    for part in chunk.heading.split(HEADING_SEPARATOR):
+        found = _VERSION_HEADING.match(part.strip())
+        if found:
+            return tuple(int(number) for number in found.group(1).split("."))
+    named = asked_versions(chunk.title) if declares_list(chunk.title) else set()
+    return next(iter(named)) if len(named) == 1 else None
+
+
+def same_release(asked: Version, declared: Version) -> bool:
+    """Whether an entry declaring ``declared`` is one of version ``asked``: the same numbers as far
+    as the question gives them (``3.0`` asks for ``3.0.0`` and ``3.0.2``, not ``3.1.0``), a number
+    the heading leaves out counting as 0 (``2.0.0`` asks for ``2.0``)."""
+    if len(declared) >= len(asked):
+        return declared[: len(asked)] == asked
+    return asked == declared + (0,) * (len(asked) - len(declared))
+
+
+def version_entries_first(
+    order: list[int], chunks: dict[int, StoredChunk], versions: set[Version]
+) -> list[int]:
+    """``order`` with the chunks of ``chunks`` that are entries of one of the asked ``versions``
+    (:func:`declared_version`, :func:`same_release`) first: the release as asked first (``3.0.0``
+    for ``3.0``), then its later patches, each in its own order. A changelog or release notes
+    declare each version in the heading of its entry; a question naming a version and asking for a
+    list (``what changed in 0.28``) asks for that entry, which the words alone rank no higher than
+    the entries beside it: they share every word but the version's numbers, which are common words
+    of such a page."""
+    entries: dict[int, Version] = {}
+    for chunk_id in order:
+        declared = declared_version(chunks[chunk_id]) if chunk_id in chunks else None
+        if declared is not None and any(same_release(asked, declared) for asked in versions):
+            entries[chunk_id] = declared
+    # the release as asked: each of its numbers given (``3.0.0`` or ``3.0`` for ``3.0``)
+    releases = [
+        chunk_id
+        for chunk_id, declared in entries.items()
+        if any(same_release(declared, asked) for asked in versions)
+    ]
+    chosen = set(entries)
+    entries_first = releases + [chunk_id for chunk_id in entries if chunk_id not in releases]
+    return entries_first + [chunk_id for chunk_id in order if chunk_id not in chosen]
+
+
+def asks_for_list(words: set[str]) -> bool:
+    """Whether a question with ``words`` asks for a list of names (:data:`LIST_WORDS`)."""
+    return bool(words & LIST_WORDS)
 
 
 def asked_name(text: str) -> str | None:

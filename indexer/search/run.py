@@ -22,7 +22,9 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
    the chunks of the pages named after it or declaring it (:func:`named_first`), in every mode:
    where a name is defined is what a page declares, not a word's statistics, so vector mode reads
    it too; a question most of whose words a section declares as definitions puts that section
-   first (:func:`defining_first`).
+   first (:func:`defining_first`); a question asking for a list and naming a version puts first
+   the entries whose heading declares that version (:func:`version_entries_first`), found among
+   the first :data:`RULE_WINDOW` and the chunks that best hold its numbers.
 5. **Scores.** Each hit's :class:`Evidence` (its own strength, its gap below the hits ranked above
    it, its margin over what the collection gives non-answers, and in keyword and hybrid mode the
    share of the question's information the collection holds, :class:`Information`; keyword mode's
@@ -77,7 +79,17 @@ from indexer.search.evidence import (
     question_information,
 )
 from indexer.search.hit import Hit
-from indexer.search.name_rules import MIN_DEFINED_WORDS, asked_name, defining_first, lists_names, named_first
+from indexer.search.name_rules import (
+    MIN_DEFINED_WORDS,
+    Version,
+    asked_name,
+    asked_versions,
+    asks_for_list,
+    defining_first,
+    lists_names,
+    named_first,
+    version_entries_first,
+)
 from indexer.search.order_rules import (
     LOOKUP_HITS,
     RULE_WINDOW,
@@ -88,7 +100,7 @@ from indexer.search.order_rules import (
     with_keyword_best,
 )
 from indexer.search.query import Query, keyword_words
-from indexer.store.contract import SearchStore
+from indexer.store.contract import AllowedChunks, SearchStore
 from indexer.store.records import ChunkFilter
 
 NO_FILTER = ChunkFilter()
@@ -191,6 +203,9 @@ class Found:
             words = set(keyword_words(query.words))
             if len(words) >= MIN_DEFINED_WORDS:
                 order = defining_first(order, RULE_WINDOW, chunks, words)
+        versions = asked_versions(query.text) if asks_for_list(words) else set()
+        if versions:
+            order, chunks = _version_entries_first(store, order, chunks, versions, allowed)
         looked_up: frozenset[int] = frozenset()
         if len(query.text.split()) == 1 and mode != "vector":
             order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named))
@@ -281,6 +296,22 @@ def embed_query(backend: EmbeddingBackend, text: str, dimension: int | None):
 
     vectors = backend.embed([backend.query_prefix + text])
     return check_vectors(vectors, 1, dimension)[0]
+
+
+def _version_entries_first(
+    store: SearchStore,
+    order: list[int],
+    chunks: dict[int, StoredChunk],
+    versions: set[Version],
+    allowed: AllowedChunks | None,
+) -> tuple[list[int], dict[int, StoredChunk]]:
+    """:func:`version_entries_first` over the first :data:`RULE_WINDOW` candidates and the
+    candidates that best hold an asked version's numbers (a keyword lookup of each, as a phrase):
+    the entry of an older version often ranks far below the newest entries, whose words it shares."""
+    spelled = [".".join(str(number) for number in version) for version in sorted(versions)]
+    holding = {chunk_id for chunk_id, _ in store.keyword_matches(spelled, RULE_WINDOW, allowed)}
+    chunks = {**chunks, **store.chunks_by_ids([c for c in order if c in holding and c not in chunks])}
+    return version_entries_first(order, chunks, versions), chunks
 
 
 def _best_first(item: tuple[int, float]) -> tuple[float, int]:

@@ -1,0 +1,57 @@
+"""Study: does a question naming a version find that version's changelog entry first?
+
+For each question of bench/data/changelog-questions.jsonl (written before any search of its folder),
+the place of the first hit that is in an expected file and whose heading holds the asked version,
+in each mode, unthresholded; and how many questions have it first. The folders are
+``$VERSION_DATA/<set>`` (bench/data/README.md says what each holds); each is indexed once with the
+default model under ``$VERSION_CACHE``. Run it with main's code and a branch's
+(``PYTHONPATH=<checkout>``) on the same indexes to compare:
+
+    VERSION_DATA=<folders> VERSION_CACHE=<scratch> python bench/studies/version_entries.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from pathlib import Path
+
+from indexer import Index
+from indexer.request import MODES
+
+QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "changelog-questions.jsonl"
+
+
+def entry_place(index: Index, question: dict, mode: str) -> int | None:
+    """The place (1 for the first) of the first hit of ``question``'s version entry, else None."""
+    version = re.compile(r"(?<![\d.])" + re.escape(question["version"]) + r"(?!\d)")
+    hits = index.search(question["query"], k=10, mode=mode, min_score=0)
+    return next(
+        (
+            place
+            for place, hit in enumerate(hits, 1)
+            if hit.path in question["expected"] and version.search(hit.heading)
+        ),
+        None,
+    )
+
+
+def main() -> None:
+    data, cache = Path(os.environ["VERSION_DATA"]), Path(os.environ["VERSION_CACHE"])
+    questions = [json.loads(line) for line in QUESTIONS.read_text().splitlines()]
+    first = dict.fromkeys(MODES, 0)
+    for name in dict.fromkeys(question["set"] for question in questions):
+        with Index.open(cache / f"{name}.db") as index:
+            if not index.status().get("chunks"):
+                index.build(data / name)
+            for question in (one for one in questions if one["set"] == name):
+                places = {mode: entry_place(index, question, mode) for mode in MODES}
+                first.update({mode: first[mode] + (places[mode] == 1) for mode in MODES})
+                shown = "  ".join(f"{mode} {places[mode] or '-':>2}" for mode in MODES)
+                print(f"{name:8} {question['query'][:40]:40} {shown}")
+    print("first:", "  ".join(f"{mode} {first[mode]}/{len(questions)}" for mode in MODES))
+
+
+if __name__ == "__main__":
+    main()
