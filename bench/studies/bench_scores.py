@@ -68,6 +68,7 @@ REAL_FOLDERS = {
     "httpx": "httpx-src/docs",
     "asciidoctor": "asciidoctor-src/docs",
     "cobra": "cobra-src",
+    "werkzeug": "werkzeug-src/docs",
 }
 BEIR_SETS = ("scifact", "cranfield", "cacm", "vaswani")
 #: Off-topic questions on health and food are not off-topic for medical abstracts or home notes.
