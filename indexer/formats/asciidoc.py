@@ -89,6 +89,17 @@ _INLINE_MACRO = re.compile(
 _INDEX_TERMS = re.compile(r"\(\(\([^()]{0,512}\)\)\)")
 _INDEX_TERM = re.compile(r"\(\(([^()]{1,512})\)\)")
 _MONOSPACE = re.compile(r"`\+?([^`]{0,512}?)\+?`")
+#: Inline formatting, as Asciidoctor's quotes substitution reads it (:func:`inline_text`): each
+#: mark's text bounded and free of the mark, so a mark never closed costs a look ahead to the next.
+_CURVED_QUOTES = re.compile(r"([\"'])`([^`\n]{1,512})`\1")
+_APOSTROPHE = re.compile(r"(?<=\w)`'")
+_CODE = re.compile(r"(``[^`\n]{1,512}``|`[^`\n]{1,512}`)")
+_ROLE = r"(?:\[[^\[\]\n]{0,128}\])?"
+_UNCONSTRAINED = re.compile(_ROLE + r"(\*\*|__|##)([^*_#\n]{1,512})\1")
+_CONSTRAINED = re.compile(
+    r"(?<![\w*_#&\\])" + _ROLE + r"([*_#])(?=[^\s*_#])([^*_#\n]{1,512})(?<=[^\s*_#])\1(?![\w*_#])"
+)
+_ATTRIBUTE_URL = re.compile(r"\{[\w-]{1,128}\}[^\s\[\]]{0,2048}\[([^\[\]\n]{0,2048})\]")
 #: How deep macros nested in one another's text are read (a cross reference in a footnote is two).
 MACRO_DEPTH = 3
 #: Macros that show nothing of their own: an anchor, an index term, an icon.
@@ -443,6 +454,33 @@ def visible_text(line: str, attributes: dict[str, str]) -> str:
     if "((" in line:
         line = _INDEX_TERM.sub(r"\1", _INDEX_TERMS.sub("", line))
     return line
+
+
+def inline_text(line: str) -> str:
+    """A line's inline formatting read as the words it shows, for a reader of a snippet (what the
+    model reads of a line is :func:`visible_text`'s): bold, italic and highlighted text (``*bold*``,
+    ``**man**ual``, ``_it_``, ``[.role]#mark#``) without its marks, curved quotes (``"`word`"``) as
+    the quotes they make, and a link whose address is an attribute the page does not set (one an
+    Antora component sets, ``{url-org}/x[text]``) as its text. Monospace is code, and stays one
+    pair of backticks around its characters as written (``+`{lit}+`` shows ```{lit}```)."""
+    if "`" in line:
+        line = _APOSTROPHE.sub("\u2019", _CURVED_QUOTES.sub(_curved, line))
+    if "{" in line:
+        line = _ATTRIBUTE_URL.sub(lambda found: first_attribute(found.group(1)) or found.group(0), line)
+    pieces = _CODE.split(line)  # code at the odd places
+    for place in range(0, len(pieces), 2):
+        if any(mark in pieces[place] for mark in "*_#"):
+            text = _UNCONSTRAINED.sub(r"\2", pieces[place])
+            pieces[place] = _CONSTRAINED.sub(r"\2", text)
+    for place in range(1, len(pieces), 2):
+        pieces[place] = "`" + pieces[place].strip("`").removeprefix("+").removesuffix("+") + "`"
+    return "".join(pieces)
+
+
+def _curved(found: re.Match[str]) -> str:
+    """``"`text`"`` and ``'`text`'``: the text in the curved quotes they make."""
+    opening, closing = ("\u201c", "\u201d") if found.group(1) == '"' else ("\u2018", "\u2019")
+    return opening + found.group(2) + closing
 
 
 def _macro_text(found: re.Match[str]) -> str:

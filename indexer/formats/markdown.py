@@ -23,6 +23,8 @@ pyromark parsed 121 MB/s, with the same headings and code blocks.
 from __future__ import annotations
 
 import bisect
+import html
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -34,6 +36,25 @@ if TYPE_CHECKING:
     from pyromark.event import Range
 
 LEVELS = {"H1": 1, "H2": 2, "H3": 3, "H4": 4, "H5": 5, "H6": 6}
+#: Inline markup (:func:`inline_text`), each part bounded and free of the mark that ends it, so a
+#: mark never closed costs a look ahead to the next.
+_CODE_SPAN = re.compile(r"(?<!`)(``?)([^`\n]{1,1024})\1(?!`)")
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]{1,2048}|[\w.+-]{1,128}@[\w.-]{1,253})>")
+#: An HTML tag, closing tag, comment, doctype or processing instruction, of bounded length.
+_TAG = re.compile(r"<(?:[A-Za-z/!?][^<>\n]{0,400})?>")
+#: Where a link's text ends: its destination (with a title, maybe) or a reference's label.
+_LINK_END = (
+    r"(?:\([^()\s]{0,2048}(?:[ \t]{1,8}(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}'))?\)"
+    r"|\[[^\[\]\n]{0,512}\])"
+)
+_IMAGE = re.compile(r"!\[([^\[\]\n]{0,1024})\]" + _LINK_END)
+_LINK = re.compile(r"(?<!\\)\[([^\[\]\n]{1,1024})\]" + _LINK_END)
+#: What marks a quote, then a heading, at the start of a line, and a heading's closing marks.
+_QUOTE_MARKS = re.compile(r"^[ \t]{0,3}>[> \t]{0,64}")
+_HEADING_MARKS = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
+_CLOSING_MARKS = re.compile(r"[ \t]#{1,64}[ \t]{0,8}$")
+_STRONG = re.compile(r"(?<![\w\\])(\*\*|__)(?=[^\s*_])([^*_\n]{1,512})(?<=[^\s*_])\1(?!\w)")
+_EMPHASIS = re.compile(r"(?<![\w*\\])([*_])(?=[^\s*_])([^*_\n]{1,512})(?<=[^\s*_])\1(?![\w*])")
 TITLE_EVENTS = ("Text", "Code", "InlineMath", "DisplayMath")
 
 
@@ -224,3 +245,29 @@ def _uncovered_lines(lines: list[str], covered: list[tuple[int, int]]) -> set[in
     for first, last in covered:
         inside.update(range(first, last + 1))
     return {number for number, line in enumerate(lines, 1) if line.strip() and number not in inside}
+
+
+def inline_text(line: str) -> str:
+    """A line outside code as a rendered page shows it, for a reader of a snippet: no heading or
+    quote marks, no HTML tags or comments, entities as their characters, a link or an image as its
+    text (``[text](url)``, ``[text][ref]``, ``![alt](src)``), an autolink as its address, emphasis
+    without its marks. A code span is code: it stays one pair of backticks around its characters as
+    written, the one mark a plain-text reader needs to tell ``open`` the function from the word."""
+    line = _QUOTE_MARKS.sub("", line)
+    heading = _HEADING_MARKS.match(line)
+    if heading:
+        line = _CLOSING_MARKS.sub("", line[heading.end() :])
+    pieces = _CODE_SPAN.split(line)  # (marks, code) pairs at the odd places
+    shown = []
+    for place in range(0, len(pieces), 3):
+        text = pieces[place]
+        if "<" in text:
+            text = _TAG.sub(" ", _AUTOLINK.sub(r"\1", text))
+        if "[" in text:
+            text = _LINK.sub(r"\1", _IMAGE.sub(r"\1", text))
+        if "*" in text or "_" in text:
+            text = _EMPHASIS.sub(r"\2", _STRONG.sub(r"\2", text))
+        shown.append(html.unescape(text).replace("\n", " ") if "&" in text else text)
+        if place + 2 < len(pieces):
+            shown.append(f"`{pieces[place + 2].strip()}`")
+    return "".join(shown)
