@@ -127,17 +127,33 @@ def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
 
 
 def shown_text(path: str, text: str) -> str:
-    """``text`` (a chunk of the file at ``path``) as a rendered page shows it, for a snippet: lines of
-    markup alone left out, each other line as the reader reads it (:attr:`Document.read_as`) and,
-    outside literal blocks, its inline markup read as its words (:data:`INLINE_READERS`). Code keeps
-    its characters: a literal block's lines are shown as written."""
+    """``text`` (a chunk of the file at ``path``) as a rendered page shows it, for a snippet, line for
+    line: lines of markup alone left out, each other line as the reader reads it
+    (:attr:`Document.read_as`) and, outside literal blocks, its inline markup read as its words
+    (:data:`INLINE_READERS`), a paragraph's lines together (a link or emphasis may end on a later
+    line). Code keeps its characters: a literal block's lines are shown as written."""
     document = parse_text(path, text)
     inline = INLINE_READERS.get(extension_of(path))
     literal = {number for first, last in document.literal for number in range(first, last + 1)}
-    shown = []
+    shown: list[str] = []
+    paragraph: list[str] = []
     for number, line in enumerate(document.lines, start=1):
         if number in document.markup:
             continue
         line = document.read_as.get(number, line)
-        shown.append(inline(line) if inline is not None and number not in literal else line)
-    return "\n".join(shown)
+        if inline is not None and number not in literal and line.strip():
+            paragraph.append(line)
+            continue
+        shown += _read_together(paragraph, inline)
+        paragraph = []
+        shown.append(line)
+    return "\n".join(shown + _read_together(paragraph, inline))
+
+
+def _read_together(lines: list[str], inline: Callable[[str], str] | None) -> list[str]:
+    """A paragraph's lines read by ``inline`` together, line for line (one at a time should the
+    reading change their number, so a line never moves)."""
+    if not lines or inline is None:
+        return lines
+    read = inline("\n".join(lines)).split("\n")
+    return read if len(read) == len(lines) else [inline(line) for line in lines]

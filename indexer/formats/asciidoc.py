@@ -93,13 +93,13 @@ _MONOSPACE = re.compile(r"`\+?([^`]{0,512}?)\+?`")
 #: mark's text bounded and free of the mark, so a mark never closed costs a look ahead to the next.
 _CURVED_QUOTES = re.compile(r"([\"'])`([^`\n]{1,512})`\1")
 _APOSTROPHE = re.compile(r"(?<=\w)`'")
-_CODE = re.compile(r"(``[^`\n]{1,512}``|`[^`\n]{1,512}`)")
+_CODE = re.compile(r"(``[^`]{1,512}``|`[^`]{1,512}`)")
 _ROLE = r"(?:\[[^\[\]\n]{0,128}\])?"
-_UNCONSTRAINED = re.compile(_ROLE + r"(\*\*|__|##)([^*_#\n]{1,512})\1")
+_UNCONSTRAINED = re.compile(_ROLE + r"(\*\*|__|##)([^*_#]{1,512})\1")
 _CONSTRAINED = re.compile(
-    r"(?<![\w*_#&\\])" + _ROLE + r"([*_#])(?=[^\s*_#])([^*_#\n]{1,512})(?<=[^\s*_#])\1(?![\w*_#])"
+    r"(?<![\w*_#&\\])" + _ROLE + r"([*_#])(?=[^\s*_#])([^*_#]{1,512})(?<=[^\s*_#])\1(?![\w*_#])"
 )
-_ATTRIBUTE_URL = re.compile(r"\{[\w-]{1,128}\}[^\s\[\]]{0,2048}\[([^\[\]\n]{0,2048})\]")
+_ATTRIBUTE_URL = re.compile(r"\{[\w-]{1,128}\}[^\s\[\]{}`]{0,2048}\[([^\[\]\n]{0,2048})\]")
 #: How deep macros nested in one another's text are read (a cross reference in a footnote is two).
 MACRO_DEPTH = 3
 #: Macros that show nothing of their own: an anchor, an index term, an icon.
@@ -457,8 +457,9 @@ def visible_text(line: str, attributes: dict[str, str]) -> str:
 
 
 def inline_text(line: str) -> str:
-    """A line's inline formatting read as the words it shows, for a reader of a snippet (what the
-    model reads of a line is :func:`visible_text`'s): bold, italic and highlighted text (``*bold*``,
+    """Lines' inline formatting (a paragraph's, read together: bold text may end on a later line)
+    read as the words it shows, line for line, for a reader of a snippet (what the model reads of a
+    line is :func:`visible_text`'s): bold, italic and highlighted text (``*bold*``,
     ``**man**ual``, ``_it_``, ``[.role]#mark#``) without its marks, curved quotes (``"`word`"``) as
     the quotes they make, and a link whose address is an attribute the page does not set (one an
     Antora component sets, ``{url-org}/x[text]``) as its text. Monospace is code, and stays one

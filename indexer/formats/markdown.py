@@ -25,12 +25,13 @@ from __future__ import annotations
 import bisect
 import html
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from indexer.formats.document import Document, Heading, split_lines
 from indexer.formats.metadata import FrontMatter, read_front_matter
+from indexer.formats.rst import role_text
 
 if TYPE_CHECKING:
     from pyromark.event import Range
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 LEVELS = {"H1": 1, "H2": 2, "H3": 3, "H4": 4, "H5": 5, "H6": 6}
 #: Inline markup (:func:`inline_text`), each part bounded and free of the mark that ends it, so a
 #: mark never closed costs a look ahead to the next.
-_CODE_SPAN = re.compile(r"(?<!`)(``?)([^`\n]{1,1024})\1(?!`)")
+_CODE_SPAN = re.compile(r"(?<!`)(``?)([^`]{1,1024})\1(?!`)")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]{1,2048}|[\w.+-]{1,128}@[\w.-]{1,253})>")
 #: An HTML tag, closing tag, comment, doctype or processing instruction, of bounded length.
 _TAG = re.compile(r"<(?:[A-Za-z/!?][^<>\n]{0,400})?>")
@@ -47,14 +48,21 @@ _LINK_END = (
     r"(?:\([^()\s]{0,2048}(?:[ \t]{1,8}(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}'))?\)"
     r"|\[[^\[\]\n]{0,512}\])"
 )
-_IMAGE = re.compile(r"!\[([^\[\]\n]{0,1024})\]" + _LINK_END)
-_LINK = re.compile(r"(?<!\\)\[([^\[\]\n]{1,1024})\]" + _LINK_END)
+#: Images, links and MyST's roles (``{func}`name```), each a pattern that matches a code span first,
+#: so that what looks like one inside code is never read, while a link's text may hold code.
+_SKIP_CODE = r"(?P<code>(?<!`)(?P<ticks>``?)[^`]{1,1024}(?P=ticks)(?!`))|"
+_IMAGE = re.compile(_SKIP_CODE + r"!\[(?P<text>[^\[\]]{0,1024})\]" + _LINK_END)
+_LINK = re.compile(_SKIP_CODE + r"(?<!\\)\[(?P<text>[^\[\]]{1,1024})\]" + _LINK_END)
+_ROLE = re.compile(_SKIP_CODE + r"\{(?P<role>[A-Za-z][\w.+:-]{0,63})\}`(?P<text>[^`]{1,1024})`")
 #: What marks a quote, then a heading, at the start of a line, and a heading's closing marks.
 _QUOTE_MARKS = re.compile(r"^[ \t]{0,3}>[> \t]{0,64}")
 _HEADING_MARKS = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
 _CLOSING_MARKS = re.compile(r"[ \t]#{1,64}[ \t]{0,8}$")
-_STRONG = re.compile(r"(?<![\w\\])(\*\*|__)(?=[^\s*_])([^*_\n]{1,512})(?<=[^\s*_])\1(?!\w)")
-_EMPHASIS = re.compile(r"(?<![\w*\\])([*_])(?=[^\s*_])([^*_\n]{1,512})(?<=[^\s*_])\1(?![\w*])")
+#: A heading's attribute list (``## Docs URLs { #docs-urls }``, MkDocs' and Pandoc's), which gives it
+#: an id or a class and shows nothing.
+_HEADING_ATTRIBUTES = re.compile(r"[ \t]{1,8}\{[ \t]{0,8}[#.][^{}\n]{0,256}\}[ \t]{0,8}$")
+_STRONG = re.compile(r"(?<![\w\\])(\*\*|__)(?=[^\s*_])([^*_]{1,512})(?<=[^\s*_])\1(?!\w)")
+_EMPHASIS = re.compile(r"(?<![\w*\\])([*_])(?=[^\s*_])([^*_]{1,512})(?<=[^\s*_])\1(?![\w*])")
 TITLE_EVENTS = ("Text", "Code", "InlineMath", "DisplayMath")
 
 
@@ -247,27 +255,47 @@ def _uncovered_lines(lines: list[str], covered: list[tuple[int, int]]) -> set[in
     return {number for number, line in enumerate(lines, 1) if line.strip() and number not in inside}
 
 
-def inline_text(line: str) -> str:
-    """A line outside code as a rendered page shows it, for a reader of a snippet: no heading or
-    quote marks, no HTML tags or comments, entities as their characters, a link or an image as its
-    text (``[text](url)``, ``[text][ref]``, ``![alt](src)``), an autolink as its address, emphasis
-    without its marks. A code span is code: it stays one pair of backticks around its characters as
-    written, the one mark a plain-text reader needs to tell ``open`` the function from the word."""
-    line = _QUOTE_MARKS.sub("", line)
-    heading = _HEADING_MARKS.match(line)
-    if heading:
-        line = _CLOSING_MARKS.sub("", line[heading.end() :])
-    pieces = _CODE_SPAN.split(line)  # (marks, code) pairs at the odd places
+def inline_text(text: str) -> str:
+    """Lines outside code (a paragraph's, read together: a link or emphasis may end on a later line)
+    as a rendered page shows them, for a reader of a snippet, line for line: no heading or quote
+    marks, no HTML tags or comments, entities as their characters, a link or an image as its text
+    (``[text](url)``, ``[text][ref]``, ``![alt](src)``), an autolink as its address, emphasis
+    without its marks, a MyST role as reStructuredText's reads (``{func}`name```). A code span is
+    code: it stays one pair of backticks around its characters as written, the one mark a
+    plain-text reader needs to tell ``open`` the function from the word."""
+    text = "\n".join(_without_line_marks(line) for line in text.split("\n"))
+    if "{" in text:
+        text = _ROLE.sub(_outside_code(lambda found: role_text(found["role"], found["text"])), text)
+    if "[" in text:
+        text = _IMAGE.sub(_outside_code(lambda found: found["text"]), text)
+        text = _LINK.sub(_outside_code(lambda found: found["text"]), text)
+    pieces = _CODE_SPAN.split(text)  # (marks, code) pairs at the odd places
     shown = []
     for place in range(0, len(pieces), 3):
-        text = pieces[place]
-        if "<" in text:
-            text = _TAG.sub(" ", _AUTOLINK.sub(r"\1", text))
-        if "[" in text:
-            text = _LINK.sub(r"\1", _IMAGE.sub(r"\1", text))
-        if "*" in text or "_" in text:
-            text = _EMPHASIS.sub(r"\2", _STRONG.sub(r"\2", text))
-        shown.append(html.unescape(text).replace("\n", " ") if "&" in text else text)
+        prose = pieces[place]
+        if "<" in prose:
+            prose = _TAG.sub(" ", _AUTOLINK.sub(r"\1", prose))
+        if "*" in prose or "_" in prose:
+            prose = _EMPHASIS.sub(r"\2", _STRONG.sub(r"\2", prose))
+        shown.append(prose)
         if place + 2 < len(pieces):
-            shown.append(f"`{pieces[place + 2].strip()}`")
-    return "".join(shown)
+            shown.append(f"`{pieces[place + 2].strip(' ')}`")
+    return "\n".join(_unescaped(line) for line in "".join(shown).split("\n"))
+
+
+def _outside_code(read: Callable[[re.Match[str]], str]) -> Callable[[re.Match[str]], str]:
+    """``read`` for a pattern that matches a code span first: a code span stays as written."""
+    return lambda found: found[0] if found["code"] is not None else read(found)
+
+
+def _without_line_marks(line: str) -> str:
+    """A line without the marks of a quote and a heading (``> ## Title ##``), nor a heading's
+    attribute list."""
+    line = _QUOTE_MARKS.sub("", line)
+    heading = _HEADING_MARKS.match(line)
+    return _HEADING_ATTRIBUTES.sub("", _CLOSING_MARKS.sub("", line[heading.end() :])) if heading else line
+
+
+def _unescaped(line: str) -> str:
+    """A line with its entities as their characters, on one line (``&#10;`` is a newline)."""
+    return " ".join(html.unescape(line).split("\n")) if "&" in line else line

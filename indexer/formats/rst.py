@@ -53,16 +53,16 @@ LITERAL_DIRECTIVES = frozenset(
 SHORTEST_SHORT_UNDERLINE = 4
 #: Inline markup (:func:`inline_text`), each part bounded and free of the mark that ends it, so a
 #: mark never closed costs a look ahead to the next.
-_ROLE = re.compile(r":([A-Za-z][\w.+:-]{0,63}):`([^`\n]{1,1024})`")
+_ROLE = re.compile(r":([A-Za-z][\w.+:-]{0,63}):`([^`]{1,1024})`")
 #: Code in a line: an inline literal, a role, or text in the default role (a Sphinx project's
 #: ``default_role``, most often code; docutils' own shows a title in italics).
 _CODE = re.compile(
-    r"(``[^`\n]{1,512}``|(?<![\w`]):[A-Za-z][\w.+:-]{0,63}:`[^`\n]{1,1024}`|(?<![\w`:])`[^`\n]{1,1024}`(?![\w`]))"
+    r"(``[^`]{1,512}``|(?<![\w`]):[A-Za-z][\w.+:-]{0,63}:`[^`]{1,1024}`|(?<![\w`:])`[^`]{1,1024}`(?![\w`]))"
 )
-_HYPERLINK = re.compile(r"(?<![\w`])`([^`\n]{1,1024})`__?(?![\w`])")
+_HYPERLINK = re.compile(r"(?<![\w`])`([^`]{1,1024})`__?(?![\w`])")
 _SIMPLE_REFERENCE = re.compile(r"(?<![\w\\-])([A-Za-z0-9][A-Za-z0-9.-]{0,127})__?(?!\w)")
-_STRONG = re.compile(r"(?<![\w*\\])\*\*(?=\S)([^*\n]{1,512})(?<=\S)\*\*(?!\w)")
-_EMPHASIS = re.compile(r"(?<![\w*\\])\*(?=[^\s*])([^*\n]{1,512})(?<=[^\s*])\*(?![\w*])")
+_STRONG = re.compile(r"(?<![\w*\\])\*\*(?=\S)([^*]{1,512})(?<=\S)\*\*(?!\w)")
+_EMPHASIS = re.compile(r"(?<![\w*\\])\*(?=[^\s*])([^*]{1,512})(?<=[^\s*])\*(?![\w*])")
 #: Roles whose text is prose, shown as it reads; every other role (``:func:``, ``:class:``,
 #: ``:option:``...) names code, shown in backticks as an inline literal is.
 PROSE_ROLES = frozenset(
@@ -246,17 +246,18 @@ def _paragraph_end(lines: list[str], index: int) -> int:
     return end + 1
 
 
-def inline_text(line: str) -> str:
-    """A line's inline markup read as the words a rendered page shows, for a reader of a snippet:
+def inline_text(text: str) -> str:
+    """Lines' inline markup (a paragraph's, read together: a reference or emphasis may end on a
+    later line) read as the words a rendered page shows, line for line, for a reader of a snippet:
     a hyperlink reference (```text <url>`_``, ```text`_``, ``name_``) as its text, emphasis and
     strong emphasis without their stars, a role as its text (``:ref:`text <label>``` reads
     ``text``; with no text, its target: Sphinx shows the title there, which the line does not hold),
     ``:pep:`8``` as ``PEP 8``. Code stays code: an inline literal, a role naming code
     (``:func:`name```) and text in the default role show as one pair of backticks around their
     characters as written."""
-    if not any(mark in line for mark in "`*_"):
-        return line
-    pieces = _CODE.split(line)  # code at the odd places
+    if not any(mark in text for mark in "`*_"):
+        return text
+    pieces = _CODE.split(text)  # code at the odd places
     for place in range(0, len(pieces), 2):
         text = _HYPERLINK.sub(lambda found: _reference_text(found.group(1)), pieces[place])
         text = _SIMPLE_REFERENCE.sub(r"\1", text) if "_" in text else text
@@ -269,8 +270,14 @@ def inline_text(line: str) -> str:
 
 
 def _role_text(found: re.Match[str]) -> str:
-    """What a role shows: its text (a target's, ``~`` shortening a dotted name to its last part)."""
-    role, text = found.group(1).lower().removeprefix("py:"), _reference_text(found.group(2))
+    return role_text(found.group(1), found.group(2))
+
+
+def role_text(role: str, text: str) -> str:
+    """What a role (``role``, its ``text`` between backticks) shows: its text, else its target's;
+    ``~`` shortens a dotted name to its last part; code in backticks. MyST's Markdown writes the
+    same roles as ``{role}`text```."""
+    role, text = role.lower().removeprefix("py:"), _reference_text(text)
     if role in NUMBERED_ROLES:
         return f"{NUMBERED_ROLES[role]} {text}"
     if role in PROSE_ROLES:
@@ -282,8 +289,10 @@ def _role_text(found: re.Match[str]) -> str:
 
 
 def _reference_text(text: str) -> str:
-    """``text <target>`` as its text (the target when there is none), anything else as it is."""
+    """``text <target>`` as its text (the target when there is none), anything else as it is; the
+    line breaks of what is left out are kept, so the lines after it stay where they were."""
     if text.endswith(">") and "<" in text:
         shown, _, target = text[:-1].rpartition("<")
-        return shown.strip() or target.strip()
+        read = " ".join(shown.split()) or " ".join(target.split())
+        return read + "\n" * (text.count("\n") - read.count("\n"))
     return text
