@@ -108,6 +108,8 @@ HOSTILE_MARKS = [
     "# a { #" * 15_000,
     "{a}`" * 25_000,
     "[`a`" * 25_000,
+    "*`a`" * 25_000,
+    "**`" * 33_000,
 ]
 
 
@@ -330,3 +332,23 @@ def test_markup_that_ends_on_a_later_line_of_its_paragraph_shows_as_its_words_li
     path, text, shown
 ):
     assert readable_text(path, text) == shown
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("docs/options.md", "Set **`default_map` entries** for *SOURCE_DATE_EPOCH*, not `**kwargs`.\n"),
+        ("docs/options.adoc", "Set *`default_map` entries* for *SOURCE_DATE_EPOCH*, not `+**kwargs+`.\n"),
+    ],
+)
+def test_emphasis_may_hold_code_and_the_other_marks(path, text):
+    assert readable_text(path, text) == "Set `default_map` entries for SOURCE_DATE_EPOCH, not `**kwargs`."
+
+
+def test_the_snippets_read_as_shown_the_formats_whose_inline_markup_their_readers_read():
+    """The snippets name these formats themselves, so that a hit of another format never loads the
+    readers: the two lists must agree."""
+    from indexer.formats import INLINE_READERS
+    from indexer.snippets import SHOWN_EXTENSIONS
+
+    assert SHOWN_EXTENSIONS == set(INLINE_READERS)

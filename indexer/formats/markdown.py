@@ -49,7 +49,8 @@ _LINK_END = (
     r"|\[[^\[\]\n]{0,512}\])"
 )
 #: Images, links and MyST's roles (``{func}`name```), each a pattern that matches a code span first,
-#: so that what looks like one inside code is never read, while a link's text may hold code.
+#: so that what looks like one inside code is never read, while a link's text may hold code
+#: (:func:`_outside_code`).
 _SKIP_CODE = r"(?P<code>(?<!`)(?P<ticks>``?)[^`]{1,1024}(?P=ticks)(?!`))|"
 _IMAGE = re.compile(_SKIP_CODE + r"!\[(?P<text>[^\[\]]{0,1024})\]" + _LINK_END)
 _LINK = re.compile(_SKIP_CODE + r"(?<!\\)\[(?P<text>[^\[\]]{1,1024})\]" + _LINK_END)
@@ -61,8 +62,17 @@ _CLOSING_MARKS = re.compile(r"[ \t]#{1,64}[ \t]{0,8}$")
 #: A heading's attribute list (``## Docs URLs { #docs-urls }``, MkDocs' and Pandoc's), which gives it
 #: an id or a class and shows nothing.
 _HEADING_ATTRIBUTES = re.compile(r"[ \t]{1,8}\{[ \t]{0,8}[#.][^{}\n]{0,256}\}[ \t]{0,8}$")
-_STRONG = re.compile(r"(?<![\w\\])(\*\*|__)(?=[^\s*_])([^*_]{1,512})(?<=[^\s*_])\1(?!\w)")
-_EMPHASIS = re.compile(r"(?<![\w*\\])([*_])(?=[^\s*_])([^*_]{1,512})(?<=[^\s*_])\1(?![\w*])")
+
+
+def _enclosed(mark: str) -> str:
+    """Text between two ``mark``s, starting and ending with no space, holding no ``mark``."""
+    first, escaped = re.escape(mark[0]), re.escape(mark)
+    return rf"{escaped}(?=[^\s{first}])([^{first}]{{1,512}})(?<=[^\s{first}]){escaped}"
+
+
+#: Strong and plain emphasis, each matching a code span first (the text may hold code).
+_STRONG = re.compile(_SKIP_CODE + rf"(?<![\w\\])(?:{_enclosed('**')}|{_enclosed('__')})(?!\w)")
+_EMPHASIS = re.compile(_SKIP_CODE + rf"(?<![\w*\\])(?:{_enclosed('*')}|{_enclosed('_')})(?![\w*])")
 TITLE_EVENTS = ("Text", "Code", "InlineMath", "DisplayMath")
 
 
@@ -269,18 +279,23 @@ def inline_text(text: str) -> str:
     if "[" in text:
         text = _IMAGE.sub(_outside_code(lambda found: found["text"]), text)
         text = _LINK.sub(_outside_code(lambda found: found["text"]), text)
+    if "*" in text or "_" in text:
+        text = _EMPHASIS.sub(_outside_code(_enclosed_text), _STRONG.sub(_outside_code(_enclosed_text), text))
     pieces = _CODE_SPAN.split(text)  # (marks, code) pairs at the odd places
     shown = []
     for place in range(0, len(pieces), 3):
         prose = pieces[place]
         if "<" in prose:
             prose = _TAG.sub(" ", _AUTOLINK.sub(r"\1", prose))
-        if "*" in prose or "_" in prose:
-            prose = _EMPHASIS.sub(r"\2", _STRONG.sub(r"\2", prose))
         shown.append(prose)
         if place + 2 < len(pieces):
             shown.append(f"`{pieces[place + 2].strip(' ')}`")
     return "\n".join(_unescaped(line) for line in "".join(shown).split("\n"))
+
+
+def _enclosed_text(found: re.Match[str]) -> str:
+    """The text of the one :func:`_enclosed` alternative that matched."""
+    return next(text for text in found.groups()[2:] if text is not None)
 
 
 def _outside_code(read: Callable[[re.Match[str]], str]) -> Callable[[re.Match[str]], str]:

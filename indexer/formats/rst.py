@@ -34,7 +34,6 @@ import string
 from indexer.formats.definitions import directive_definitions, man_page_names
 from indexer.formats.document import Document, Heading, split_lines
 
-_ADORNMENT = re.compile("^([" + re.escape(string.punctuation) + r"])\1*\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:.+-]+)::")
 #: Explicit markup a reader never sees: a target, an anonymous target, a substitution definition, or
 #: a comment (``..`` followed by anything that is not a directive, footnote or citation).
@@ -81,9 +80,7 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
     in_literal = {number for first, last in literal for number in range(first, last + 1)}
     for number in unseen_lines(lines, headings, in_literal):
         lines[number - 1] = ""
-    markup = {
-        number for heading in headings for number in heading.lines if _ADORNMENT.match(lines[number - 1])
-    }
+    markup = {number for heading in headings for number in heading.lines if _is_adornment(lines[number - 1])}
     markup |= _transitions(lines, in_literal)
     definitions = {**man_page_names(lines), **directive_definitions(lines, in_literal)}
     return Document(
@@ -159,7 +156,7 @@ def _transitions(lines: list[str], in_literal: set[int]) -> set[int]:
         for number, line in enumerate(lines, 1)
         if number not in in_literal
         and len(line.strip()) >= SHORTEST_SHORT_UNDERLINE
-        and _ADORNMENT.match(line)
+        and _is_adornment(line)
         and (number == 1 or not lines[number - 2].strip())
         and (number == len(lines) or not lines[number].strip())
     }
@@ -224,18 +221,25 @@ def _title_at(lines: list[str], index: int) -> tuple[tuple[str, bool], str, int]
     """The (style, title, lines used) of a section title starting at ``lines[index]``, if any."""
     line = lines[index].rstrip()
     following = lines[index + 1].rstrip() if index + 1 < len(lines) else ""
-    if _ADORNMENT.match(line):  # an overline: title text, then the same adornment under it
+    if _is_adornment(line):  # an overline: title text, then the same adornment under it
         under = lines[index + 2].rstrip() if index + 2 < len(lines) else ""
         text = following.strip()
-        if text and not _ADORNMENT.match(following) and under[:1] == line[0] and _ADORNMENT.match(under):
+        if text and not _is_adornment(following) and under[:1] == line[0] and _is_adornment(under):
             return (line[0], True), text, 3
         return None
-    underline = _ADORNMENT.match(following)
-    if underline is None or following.startswith((" ", "\t")):
+    if not _is_adornment(following) or following.startswith((" ", "\t")):
         return None
     if len(following) < len(line) and len(following) < SHORTEST_SHORT_UNDERLINE:
         return None
     return (following[0], False), line.strip(), 2
+
+
+def _is_adornment(line: str) -> bool:
+    """Whether ``line`` is one punctuation character repeated (then blanks): a title's adornment or
+    a transition. Counted rather than matched with a repeated back reference, which grows faster
+    than the line on a long one."""
+    marks = line.rstrip()
+    return bool(marks) and marks[0] in string.punctuation and marks.count(marks[0]) == len(marks)
 
 
 def _paragraph_end(lines: list[str], index: int) -> int:
@@ -259,18 +263,13 @@ def inline_text(text: str) -> str:
         return text
     pieces = _CODE.split(text)  # code at the odd places
     for place in range(0, len(pieces), 2):
-        text = _HYPERLINK.sub(lambda found: _reference_text(found.group(1)), pieces[place])
-        text = _SIMPLE_REFERENCE.sub(r"\1", text) if "_" in text else text
-        pieces[place] = _EMPHASIS.sub(r"\1", _STRONG.sub(r"\1", text)) if "*" in text else text
+        prose = _HYPERLINK.sub(lambda found: _reference_text(found.group(1)), pieces[place])
+        prose = _SIMPLE_REFERENCE.sub(r"\1", prose) if "_" in prose else prose
+        pieces[place] = _EMPHASIS.sub(r"\1", _STRONG.sub(r"\1", prose)) if "*" in prose else prose
     for place in range(1, len(pieces), 2):
-        role = _ROLE.fullmatch(pieces[place])
-        code = pieces[place]
-        pieces[place] = _role_text(role) if role else code[1:-1] if code.startswith("``") else code
+        code, role = pieces[place], _ROLE.fullmatch(pieces[place])
+        pieces[place] = role_text(role[1], role[2]) if role else code[1:-1] if code.startswith("``") else code
     return "".join(pieces)
-
-
-def _role_text(found: re.Match[str]) -> str:
-    return role_text(found.group(1), found.group(2))
 
 
 def role_text(role: str, text: str) -> str:
