@@ -11,8 +11,8 @@ with the same rough stem (``punctures`` for ``puncture``), as the keyword index'
 The lines kept are those holding most of the question's words (the first ones when none does: a
 hit found by meaning alone), shown in the order of the chunk, ``…`` where lines were passed over (at
 the start of the line after them, at the end of the last line); a long line is cut around its first
-match. Markup a reader does not want to see is taken out (HTML
-tags and comments, entities, heading marks), and a line left with nothing is never shown.
+match. A document's markup is read as its rendered page shows it, by the format's reader
+(:func:`readable_text`), and a line left with nothing is never shown.
 
 Everything here is a few passes over the chunk's text with patterns whose every repeat is bounded,
 so its cost is linear in the text's length: a megabyte of hostile text costs what a megabyte costs.
@@ -21,7 +21,6 @@ so its cost is linear in the text's length: a megabyte of hostile text costs wha
 from __future__ import annotations
 
 import heapq
-import html
 import re
 import unicodedata
 from dataclasses import asdict, dataclass
@@ -35,24 +34,16 @@ LINE_CHARS = 200
 GAP = "…"
 
 _WORD = re.compile(r"\w+")
-#: An HTML tag, closing tag, comment, doctype or processing instruction, on one line and of bounded
-#: length (so a ``<`` never closed costs one bounded look ahead, not a scan of the rest).
-_TAG = re.compile(r"<(?:[A-Za-z/!?][^<>\n]{0,400})?>")
-#: What marks a Markdown heading, a quote, or a fenced block's fence at the start of a line.
-_LINE_MARKS = re.compile(r"^[ \t]{0,3}(?:#{1,6}[ \t]+|>[ \t]?|(?:```|~~~)[^\s`]{0,40}[ \t]*$)", re.MULTILINE)
-#: Emphasis marks around words.
-_EMPHASIS = re.compile(r"\*\*|__(?=\w)|(?<=\w)__")
 _SUFFIXES = (
     ("ingly", ""), ("edly", ""), ("ing", ""), ("ies", "y"), ("ied", "y"),
     ("es", ""), ("ed", ""), ("ly", ""), ("s", ""), ("e", ""),
 )  # fmt: skip
 
-#: The files whose text is markup a reader sees rendered: their snippets are shown without it.
-MARKUP_EXTENSIONS = frozenset({"md", "markdown", "mdx", "html", "htm", "xhtml"})
-#: The files whose reader reads some lines otherwise than written (an AsciiDoc title without its
-#: marks, a link macro as its text, a reStructuredText title without its adornment) or as markup
-#: alone (an attribute entry, a block's delimiter): their snippets show the lines as it reads them.
-READ_LINES_EXTENSIONS = frozenset({"adoc", "asciidoc", "asc", "rst", "rest"})
+#: The files whose text is markup a reader sees rendered (Markdown, AsciiDoc, reStructuredText): a
+#: title's marks, emphasis, links, roles, attribute entries, a block's delimiters. Their snippets
+#: show the lines as the page shows them (:func:`indexer.formats.shown_text`). An HTML file's chunks
+#: hold the text its reader took out of the tags already, and code is shown as written.
+SHOWN_EXTENSIONS = frozenset({"md", "markdown", "mdx", "adoc", "asciidoc", "asc", "rst", "rest"})
 
 
 def _extension(path: str) -> str:
@@ -63,37 +54,26 @@ def _extension(path: str) -> str:
 
 
 def readable_text(path: str, text: str) -> str:
-    """``text``, a chunk of the file at ``path``, as the file's reader reads it where that differs
-    from the text (see :data:`READ_LINES_EXTENSIONS`): each line as the reader reads it, lines of
-    markup alone left out. The reader is the build's own (one place knows the format), run on the
-    chunk's lines, and linear in them; it is imported only when such a hit is shown. Should it fail
-    on a chunk (it read the whole file at the build), the chunk is shown as written: a snippet never
-    fails a search."""
-    if _extension(path) not in READ_LINES_EXTENSIONS:
+    """``text``, a chunk of the file at ``path``, as the file's rendered page shows it where that
+    differs from the text (see :data:`SHOWN_EXTENSIONS`): lines of markup alone left out, the others
+    with their markup read as their words, code as written. The reader is the build's own (one place
+    knows each format), run on the chunk's lines, and linear in them; it is imported only when such
+    a hit is shown. Should it fail on a chunk (it read the whole file at the build), the chunk is
+    shown as written: a snippet never fails a search."""
+    if _extension(path) not in SHOWN_EXTENSIONS:
         return text
-    from indexer.formats import parse_text
+    from indexer.formats import shown_text
 
     try:
-        document = parse_text(path, text)
+        return shown_text(path, text)
     except Exception:  # as the build takes a reader's failure on one file: shown as written instead
         return text
-    return "\n".join(
-        document.read_as.get(number, line)
-        for number, line in enumerate(document.lines, start=1)
-        if number not in document.markup
-    )
 
 
 def hit_snippet_lines(hit: Hit, question: str, width: int = LINE_CHARS) -> list[str]:
-    """:func:`snippet_lines` of a hit, read as its file's format is (:func:`readable_text`,
-    :func:`is_markup`): what every front end shows under a hit."""
-    return snippet_lines(readable_text(hit.path, hit.text), question, width=width, markup=is_markup(hit.path))
-
-
-def is_markup(path: str) -> bool:
-    """Whether the file at ``path`` is a document in markup (Markdown, HTML), by its extension:
-    code (``Vec<u8>``, ``#include``) keeps its characters."""
-    return _extension(path) in MARKUP_EXTENSIONS
+    """:func:`snippet_lines` of a hit, read as its file's page shows it (:func:`readable_text`):
+    what every front end shows under a hit."""
+    return snippet_lines(readable_text(hit.path, hit.text), question, width=width)
 
 
 _SUFFIX_ENDS = tuple({suffix[-1] for suffix, _ in _SUFFIXES})
@@ -137,22 +117,17 @@ class QueryWords:
         return next((prefix for prefix in self.prefixes if folded.startswith(prefix)), None)
 
 
-def snippet(
-    text: str, question: str, max_lines: int = MAX_LINES, width: int = LINE_CHARS, markup: bool = True
-) -> str:
-    """The lines of ``text`` to show for ``question``, one per line; a line after lines passed
-    over starts with ``…``, and the last ends with it when lines follow (see the module)."""
-    return "\n".join(snippet_lines(text, question, max_lines, width, markup))
+def snippet(text: str, question: str, max_lines: int = MAX_LINES, width: int = LINE_CHARS) -> str:
+    """The lines of ``text`` (as shown: see :func:`readable_text`) to show for ``question``, one per
+    line; a line after lines passed over starts with ``…``, and the last ends with it when lines
+    follow (see the module)."""
+    return "\n".join(snippet_lines(text, question, max_lines, width))
 
 
-def snippet_lines(
-    text: str, question: str, max_lines: int = MAX_LINES, width: int = LINE_CHARS, markup: bool = True
-) -> list[str]:
-    """:func:`snippet`, as its lines. ``markup``: the text is a document's (Markdown, HTML), whose
-    tags and marks are taken out; code keeps its ``<`` and ``#`` (see :func:`is_markup`)."""
+def snippet_lines(text: str, question: str, max_lines: int = MAX_LINES, width: int = LINE_CHARS) -> list[str]:
+    """:func:`snippet`, as its lines."""
     wanted = QueryWords.of(question)
-    plain = without_markup(text) if markup else text
-    lines = [line for line in plain.split("\n") if line and not line.isspace()]
+    lines = [line for line in text.split("\n") if line and not line.isspace()]
     if not lines:
         return []
     known: dict[str, str | None] = {}
@@ -162,7 +137,7 @@ def snippet_lines(
     result: list[str] = []
     previous = -1  # the place in ``lines`` of the line shown last
     for place, line, _ in sorted(best, key=lambda item: item[0]):
-        shown = _cut(" ".join((html.unescape(line) if markup else line).split()), wanted, width)
+        shown = _cut(" ".join(line.split()), wanted, width)
         if place > previous + 1 and not shown.startswith(GAP):
             shown = f"{GAP} {shown}"
         result.append(shown)
@@ -170,13 +145,6 @@ def snippet_lines(
     if previous < len(lines) - 1 and not result[-1].endswith(GAP):
         result[-1] = f"{result[-1]} {GAP}"
     return result
-
-
-def without_markup(text: str) -> str:
-    """Text as a reader sees it rendered: no HTML tags or comments, no heading, quote or emphasis
-    marks at the start of its lines. Entities are left for the lines shown (``&#10;`` is a newline,
-    which would move every line after it)."""
-    return _EMPHASIS.sub("", _LINE_MARKS.sub("", _TAG.sub(" ", text)))
 
 
 def _words_found(line: str, wanted: QueryWords, known: dict[str, str | None]) -> set[str]:

@@ -7,7 +7,7 @@ import time
 import pytest
 
 from indexer.search.hit import Hit
-from indexer.snippets import ShownHit, is_markup, readable_text, snippet, snippet_lines
+from indexer.snippets import ShownHit, hit_snippet_lines, readable_text, snippet_lines
 
 GUIDE = """# Bicycles
 
@@ -25,8 +25,13 @@ Chains need oil.
 """
 
 
+def _shown(path: str, text: str, question: str) -> list[str]:
+    """The snippet lines every front end shows of a hit holding ``text`` of the file at ``path``."""
+    return hit_snippet_lines(Hit(path, 1, text.count("\n") + 1, 0.9, "", text, "/root", "hybrid"), question)
+
+
 def test_the_lines_that_hold_the_question_s_words_are_shown_in_order_with_gaps_marked():
-    lines = snippet_lines(GUIDE, "how to patch a punctured tube")
+    lines = _shown("guide.md", GUIDE, "how to patch a punctured tube")
     assert lines == [
         "… A puncture is found by pumping the tube and listening for the hiss.",
         "Mark the hole, then roughen the rubber & glue the patch on. …",
@@ -35,12 +40,12 @@ def test_the_lines_that_hold_the_question_s_words_are_shown_in_order_with_gaps_m
 
 def test_markup_never_shows():
     for question in ("details summary", "contents", "bicycles", "nothing matches this zzz"):
-        shown = snippet(GUIDE, question)
+        shown = "\n".join(_shown("guide.md", GUIDE, question))
         assert "<" not in shown and "&amp;" not in shown and "#" not in shown, shown
 
 
 def test_a_hit_found_by_meaning_alone_shows_its_first_lines():
-    assert snippet_lines(GUIDE, "velocipede maintenance") == [
+    assert _shown("guide.md", GUIDE, "velocipede maintenance") == [
         "Bicycles",
         "Contents",
         "Frames, wheels and brakes. …",
@@ -68,30 +73,63 @@ def test_a_long_line_is_cut_around_its_first_match():
     assert "puncture here" in shown and len(shown) < 260
 
 
+#: Texts that would make a pattern that backtracks, or a scan to the end for each mark, take time
+#: growing faster than their size: unclosed tags, comments, brackets, long lines and many lines...
+HOSTILE = [
+    "<a " * 30_000 + "x" * 100_000,
+    "[[" * 50_000,
+    "<" * 100_000,
+    "a b\n" * 25_000,
+    "```" + " " * 100_000 + "x",
+    "<!--" + "-" * 100_000,
+    "&#" * 50_000,
+]
+#: ...and each markup format's inline marks, never closed or closed at once.
+HOSTILE_MARKS = [
+    "*" * 100_000,
+    "`" * 100_000,
+    "<<" * 50_000,
+    "[" * 100_000,
+    ":role:" * 20_000,
+    ":func:`" * 15_000,
+    "*a " * 33_000,
+    "_a " * 33_000,
+    "#a " * 33_000,
+    "`a " * 33_000,
+    "**a" * 33_000,
+    "`+" * 50_000,
+    "[x](" * 25_000,
+    "![" * 50_000,
+    "{a}x[" * 20_000,
+    "`a <" * 25_000,
+    "*a\n" * 33_000,
+    "`a\n" * 33_000,
+    "[a\n" * 33_000,
+    "# a { #" * 15_000,
+    "{a}`" * 25_000,
+    "[`a`" * 25_000,
+    "*`a`" * 25_000,
+    "**`" * 33_000,
+]
+
+
 @pytest.mark.heavy
-def test_choosing_lines_is_linear_in_the_text_s_size_whatever_the_text():
-    hostile = [
-        "<a " * 30_000 + "x" * 100_000,
-        "[[" * 50_000,
-        "<" * 100_000,
-        "a b\n" * 25_000,
-        "```" + " " * 100_000 + "x",
-        "<!--" + "-" * 100_000,
-        "&#" * 50_000,
-    ]
-    for text in hostile:
-        small = _seconds(text, "x* word bar")
-        large = _seconds(text * 10, "x* word bar")
-        assert large < 30 * max(small, 0.005), (text[:10], small, large)
+@pytest.mark.parametrize("path", ["notes.txt", "guide.md", "guide.adoc", "guide.rst"])
+def test_choosing_lines_is_linear_in_the_text_s_size_whatever_the_text(path):
+    """Reading a hit's markup (the format's reader and its inline markup) and choosing its lines."""
+    for text in HOSTILE + (HOSTILE_MARKS if path != "notes.txt" else []):
+        small = _seconds(path, text, "x* word bar")
+        large = _seconds(path, text * 10, "x* word bar")
+        assert large < 30 * max(small, 0.005), (path, text[:10], small, large)
 
 
-def _seconds(text: str, question: str, turns: int = 3) -> float:
+def _seconds(path: str, text: str, question: str, turns: int = 3) -> float:
     """The least of a few runs: on a shared machine one run can stall (another process, a
     collection of the megabyte's lines), which says nothing of the work's growth."""
     times = []
     for _ in range(turns):
         started = time.perf_counter()
-        snippet(text, question)
+        _shown(path, text, question)
         times.append(time.perf_counter() - started)
     return min(times)
 
@@ -106,14 +144,16 @@ def test_a_shown_hit_is_the_hit_with_its_snippet():
 
 def test_code_keeps_its_angle_brackets_and_hashes():
     code = "#include <vector>\nstd::vector<int> counts;\n# a comment\nreturn counts;"
-    assert snippet_lines(code, "vector counts", markup=False) == [
+    assert snippet_lines(code, "vector counts") == [
         "#include <vector>",
         "std::vector<int> counts;",
         "… return counts;",
     ]
     hit = Hit("src/main.cpp", 1, 4, 0.5, "", code, "/root", "keyword")
     assert "std::vector<int> counts;" in ShownHit.of(hit, "vector").snippet
-    assert is_markup("docs/guide.md") and is_markup("page.HTML") and not is_markup("src/main.rs")
+    assert readable_text("src/main.cpp", code) == code
+    python = "def send(*args, **kwargs):\n    return a_b_c[x](y) ** 2  # *not* [a](link)\n"
+    assert readable_text("src/send.py", python) == python
 
 
 MANUAL = """= Generate Manual Pages from AsciiDoc
@@ -146,7 +186,7 @@ def test_an_asciidoc_hit_shows_its_lines_as_its_reader_reads_them():
     listing = ShownHit.of(hit, "doctype manpage README").snippet
     assert "$ asciidoctor -b manpage README.adoc" in listing and ":doctype: manpage" in listing
     assert ShownHit.of(hit, "repurpose").snippet.endswith("Repurpose a man page")
-    assert readable_text("notes/plain.md", MANUAL) == MANUAL  # other formats' text as it is
+    assert readable_text("notes/plain.txt", MANUAL) == MANUAL  # other formats' text as it is
 
 
 def test_a_restructuredtext_hit_shows_its_titles_without_their_adornment():
@@ -176,3 +216,139 @@ def test_the_snippets_read_extensions_as_the_formats_do(path):
     from indexer.snippets import _extension
 
     assert _extension(path) == extension_of(path)
+
+
+MARKDOWN = """## Sending *files* { #sending-files }
+
+Read [the upload guide](https://example.org/upload "Uploads") or the [API reference][api] of
+{func}`~httpx.post`, see ![a diagram](flow.png) and <https://example.org/help>; use [`files=`](#files)
+with **care**.
+
+```python
+def send(*args, **kwargs):  # [x](y) is code
+    return a_b_c[x](y) ** 2
+```
+
+[api]: https://example.org/api
+"""
+
+
+def test_a_markdown_hit_shows_links_images_and_emphasis_as_their_words_and_code_as_written():
+    assert _shown("docs/upload.md", MARKDOWN, "sending files upload guide reference diagram") == [
+        "Sending files",
+        "Read the upload guide or the API reference of",
+        "`post`, see a diagram and https://example.org/help; use `files=` …",
+    ]
+    assert _shown("docs/upload.md", MARKDOWN, "send args kwargs code return")[1:] == [
+        "… def send(*args, **kwargs): # [x](y) is code",
+        "return a_b_c[x](y) ** 2",
+    ]
+
+
+ASCIIDOC = """= Convert a *document*
+
+Run the **man**ual converter with `+{backend}+`, press kbd:[Ctrl+T] or btn:[Save], pick menu:File[Export].
+The _safe_ mode is [.term]#secure# by default; see <<safe-modes,the safe modes>>, <<api>> and
+xref:cli:options.adoc#trace[the trace option]. [[intro]]It is "`fast`" and it's the user`'s choice.
+Get the gem from {url-rubygems}/asciidoctor[RubyGems^].
+
+[source,python]
+----
+def convert(*args, **kwargs):
+    return a_b_c *x* _y_
+----
+"""
+
+
+def test_an_asciidoc_hit_shows_its_inline_markup_as_the_words_it_shows_and_a_listing_as_written():
+    assert _shown("docs/convert.adoc", ASCIIDOC, "convert manual converter safe mode gem") == [
+        "Convert a document",
+        "Run the manual converter with `{backend}`, press Ctrl+T or Save, pick File > Export.",
+        "The safe mode is secure by default; see the safe modes, api and …",
+    ]
+    assert _shown("docs/convert.adoc", ASCIIDOC, "safe mode secure trace fast gem choice")[1:] == [
+        "the trace option. It is \u201cfast\u201d and it's the user\u2019s choice.",
+        "Get the gem from RubyGems. …",
+    ]
+    assert _shown("docs/convert.adoc", ASCIIDOC, "def convert return args kwargs")[1:] == [
+        "… def convert(*args, **kwargs):",
+        "return a_b_c *x* _y_",
+    ]
+
+
+RESTRUCTURED = """Routing
+=======
+
+See `the WSGI spec <https://peps.python.org/pep-3333/>`_, `Flask`_ and Python_ for *context*;
+a rule is **matched** by :class:`~werkzeug.routing.Map` (:ref:`converters <url-converters>`,
+:doc:`deployment/index`, :pep:`8`), with ``strict_slashes=False`` or `defaults`.
+
+Use it like this::
+
+    def view(*args, **kwargs):
+        return a_b_c `x`_ :func:`y`
+
+.. _Flask: https://flask.palletsprojects.com/
+"""
+
+
+def test_a_restructuredtext_hit_shows_links_roles_and_emphasis_as_their_words_and_code_as_written():
+    assert _shown("docs/routing.rst", RESTRUCTURED, "routing rule matched spec context converters") == [
+        "Routing",
+        "See the WSGI spec, Flask and Python for context;",
+        "a rule is matched by `Map` (converters, …",
+    ]
+    assert _shown("docs/routing.rst", RESTRUCTURED, "rule matched converters deployment strict slashes") == [
+        "… a rule is matched by `Map` (converters,",
+        "deployment/index, PEP 8), with `strict_slashes=False` or `defaults`. …",
+    ]
+    assert _shown("docs/routing.rst", RESTRUCTURED, "def view return args kwargs") == [
+        "… def view(*args, **kwargs):",
+        "return a_b_c `x`_ :func:`y`",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "shown"),
+    [
+        (
+            "docs/debug.md",
+            "It runs code. **Never use it\non production.** See the [security\nnotes](security.md).\n",
+            "It runs code. Never use it\non production. See the security\nnotes.",
+        ),
+        (
+            "docs/debug.rst",
+            "It runs code. **Never use it\non production.** See the `security\nnotes <security.html>`_.\n",
+            "It runs code. Never use it\non production. See the security notes\n.",
+        ),
+        (
+            "docs/debug.adoc",
+            "It runs code. *Never use it\non production.* See the _security\nnotes_.\n",
+            "It runs code. Never use it\non production. See the security\nnotes.",
+        ),
+    ],
+)
+def test_markup_that_ends_on_a_later_line_of_its_paragraph_shows_as_its_words_line_for_line(
+    path, text, shown
+):
+    assert readable_text(path, text) == shown
+
+
+@pytest.mark.parametrize(
+    ("path", "text"),
+    [
+        ("docs/options.md", "Set **`default_map` entries** for *SOURCE_DATE_EPOCH*, not `**kwargs`.\n"),
+        ("docs/options.adoc", "Set *`default_map` entries* for *SOURCE_DATE_EPOCH*, not `+**kwargs+`.\n"),
+    ],
+)
+def test_emphasis_may_hold_code_and_the_other_marks(path, text):
+    assert readable_text(path, text) == "Set `default_map` entries for SOURCE_DATE_EPOCH, not `**kwargs`."
+
+
+def test_the_snippets_read_as_shown_the_formats_whose_inline_markup_their_readers_read():
+    """The snippets name these formats themselves, so that a hit of another format never loads the
+    readers: the two lists must agree."""
+    from indexer.formats import INLINE_READERS
+    from indexer.snippets import SHOWN_EXTENSIONS
+
+    assert SHOWN_EXTENSIONS == set(INLINE_READERS)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from indexer.formats import asciidoc, markdown, rst
 from indexer.formats.asciidoc import read_asciidoc
 from indexer.formats.code import CODE_EXTENSIONS, read_code
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
@@ -34,6 +35,7 @@ __all__ = [
     "head_check",
     "parse_text",
     "read_document",
+    "shown_text",
     "split_lines",
 ]
 
@@ -57,6 +59,13 @@ READER_NAMES = {
     "ipynb": "notebook",
     **dict.fromkeys(("adoc", "asciidoc", "asc"), "AsciiDoc"),
     **dict.fromkeys(CODE_EXTENSIONS, "source code"),
+}
+#: How each markup format's inline markup (emphasis, links, roles, code spans...) reads as the words a
+#: rendered page shows: for the lines a snippet shows, outside code.
+INLINE_READERS: dict[str, Callable[[str], str]] = {
+    **dict.fromkeys(("md", "markdown", "mdx"), markdown.inline_text),
+    **dict.fromkeys(("rst", "rest"), rst.inline_text),
+    **dict.fromkeys(("adoc", "asciidoc", "asc"), asciidoc.inline_text),
 }
 #: A reader's failure is told in one line of at most this many characters.
 MAX_REASON_CHARS = 300
@@ -115,3 +124,36 @@ def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
     if extension in CODE_EXTENSIONS:
         return read_code(path, text, encoding, CODE_EXTENSIONS[extension])
     return TEXT_READERS.get(extension, read_plain)(text, encoding)
+
+
+def shown_text(path: str, text: str) -> str:
+    """``text`` (a chunk of the file at ``path``) as a rendered page shows it, for a snippet, line for
+    line: lines of markup alone left out, each other line as the reader reads it
+    (:attr:`Document.read_as`) and, outside literal blocks, its inline markup read as its words
+    (:data:`INLINE_READERS`), a paragraph's lines together (a link or emphasis may end on a later
+    line). Code keeps its characters: a literal block's lines are shown as written."""
+    document = parse_text(path, text)
+    inline = INLINE_READERS.get(extension_of(path))
+    literal = {number for first, last in document.literal for number in range(first, last + 1)}
+    shown: list[str] = []
+    paragraph: list[str] = []
+    for number, line in enumerate(document.lines, start=1):
+        if number in document.markup:
+            continue
+        line = document.read_as.get(number, line)
+        if inline is not None and number not in literal and line.strip():
+            paragraph.append(line)
+            continue
+        shown += _read_together(paragraph, inline)
+        paragraph = []
+        shown.append(line)
+    return "\n".join(shown + _read_together(paragraph, inline))
+
+
+def _read_together(lines: list[str], inline: Callable[[str], str] | None) -> list[str]:
+    """A paragraph's lines read by ``inline`` together, line for line (one at a time should the
+    reading change their number, so a line never moves)."""
+    if not lines or inline is None:
+        return lines
+    read = inline("\n".join(lines)).split("\n")
+    return read if len(read) == len(lines) else [inline(line) for line in lines]

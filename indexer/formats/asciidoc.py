@@ -89,6 +89,28 @@ _INLINE_MACRO = re.compile(
 _INDEX_TERMS = re.compile(r"\(\(\([^()]{0,512}\)\)\)")
 _INDEX_TERM = re.compile(r"\(\(([^()]{1,512})\)\)")
 _MONOSPACE = re.compile(r"`\+?([^`]{0,512}?)\+?`")
+#: Inline formatting, as Asciidoctor's quotes substitution reads it (:func:`inline_text`): each
+#: mark's text bounded and free of the mark, so a mark never closed costs a look ahead to the next.
+_CURVED_QUOTES = re.compile(r"([\"'])`([^`\n]{1,512})`\1")
+_APOSTROPHE = re.compile(r"(?<=\w)`'")
+_CODE = re.compile(r"(``[^`]{1,512}``|`[^`]{1,512}`)")
+_ROLE = r"(?:\[[^\[\]\n]{0,128}\])?"
+#: Bold, italic and highlighted text, each pattern matching monospace first (the text may hold code).
+_SKIP_CODE = r"(?P<code>``[^`]{1,512}``|`[^`]{1,512}`)|"
+_UNCONSTRAINED = re.compile(
+    _SKIP_CODE + _ROLE + r"(?:\*\*([^*]{1,512})\*\*|__([^_]{1,512})__|##([^#]{1,512})##)"
+)
+_CONSTRAINED = re.compile(
+    _SKIP_CODE
+    + r"(?<![\w*_#&\\])"
+    + _ROLE
+    + "(?:"
+    + "|".join(
+        rf"{mark}(?=[^\s{mark}])([^{mark}]{{1,512}})(?<=[^\s{mark}]){mark}" for mark in (r"\*", "_", "#")
+    )
+    + r")(?![\w*_#])"
+)
+_ATTRIBUTE_URL = re.compile(r"\{[\w-]{1,128}\}[^\s\[\]{}`]{0,2048}\[([^\[\]\n]{0,2048})\]")
 #: How deep macros nested in one another's text are read (a cross reference in a footnote is two).
 MACRO_DEPTH = 3
 #: Macros that show nothing of their own: an anchor, an index term, an icon.
@@ -443,6 +465,40 @@ def visible_text(line: str, attributes: dict[str, str]) -> str:
     if "((" in line:
         line = _INDEX_TERM.sub(r"\1", _INDEX_TERMS.sub("", line))
     return line
+
+
+def inline_text(text: str) -> str:
+    """Lines' inline formatting (a paragraph's, read together: bold text may end on a later line)
+    read as the words it shows, line for line, for a reader of a snippet (what the model reads of a
+    line is :func:`visible_text`'s): bold, italic and highlighted text (``*bold*``,
+    ``**man**ual``, ``_it_``, ``[.role]#mark#``) without its marks, curved quotes (``"`word`"``) as
+    the quotes they make, and a link whose address is an attribute the page does not set (one an
+    Antora component sets, ``{url-org}/x[text]``) as its text. Monospace is code, and stays one
+    pair of backticks around its characters as written (``+`{lit}+`` shows ```{lit}```)."""
+    if "`" in text:
+        text = _APOSTROPHE.sub("\u2019", _CURVED_QUOTES.sub(_curved, text))
+    if "{" in text:
+        text = _ATTRIBUTE_URL.sub(lambda found: first_attribute(found.group(1)) or found.group(0), text)
+    if any(mark in text for mark in "*_#"):
+        text = _CONSTRAINED.sub(_formatted_text, _UNCONSTRAINED.sub(_formatted_text, text))
+    pieces = _CODE.split(text)  # code at the odd places
+    for place in range(1, len(pieces), 2):
+        pieces[place] = "`" + pieces[place].strip("`").removeprefix("+").removesuffix("+") + "`"
+    return "".join(pieces)
+
+
+def _formatted_text(found: re.Match[str]) -> str:
+    """The text of the one mark's alternative that matched (bold, italic or highlighted); monospace
+    as written."""
+    if found["code"] is not None:
+        return found[0]
+    return next(text for text in found.groups()[1:] if text is not None)
+
+
+def _curved(found: re.Match[str]) -> str:
+    """``"`text`"`` and ``'`text`'``: the text in the curved quotes they make."""
+    opening, closing = ("\u201c", "\u201d") if found.group(1) == '"' else ("\u2018", "\u2019")
+    return opening + found.group(2) + closing
 
 
 def _macro_text(found: re.Match[str]) -> str:

@@ -23,17 +23,56 @@ pyromark parsed 121 MB/s, with the same headings and code blocks.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping
+import html
+import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from indexer.formats.document import Document, Heading, split_lines
 from indexer.formats.metadata import FrontMatter, read_front_matter
+from indexer.formats.rst import role_text
 
 if TYPE_CHECKING:
     from pyromark.event import Range
 
 LEVELS = {"H1": 1, "H2": 2, "H3": 3, "H4": 4, "H5": 5, "H6": 6}
+#: Inline markup (:func:`inline_text`), each part bounded and free of the mark that ends it, so a
+#: mark never closed costs a look ahead to the next.
+_CODE_SPAN = re.compile(r"(?<!`)(``?)([^`]{1,1024})\1(?!`)")
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]{1,2048}|[\w.+-]{1,128}@[\w.-]{1,253})>")
+#: An HTML tag, closing tag, comment, doctype or processing instruction, of bounded length.
+_TAG = re.compile(r"<(?:[A-Za-z/!?][^<>\n]{0,400})?>")
+#: Where a link's text ends: its destination (with a title, maybe) or a reference's label.
+_LINK_END = (
+    r"(?:\([^()\s]{0,2048}(?:[ \t]{1,8}(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}'))?\)"
+    r"|\[[^\[\]\n]{0,512}\])"
+)
+#: Images, links and MyST's roles (``{func}`name```), each a pattern that matches a code span first,
+#: so that what looks like one inside code is never read, while a link's text may hold code
+#: (:func:`_outside_code`).
+_SKIP_CODE = r"(?P<code>(?<!`)(?P<ticks>``?)[^`]{1,1024}(?P=ticks)(?!`))|"
+_IMAGE = re.compile(_SKIP_CODE + r"!\[(?P<text>[^\[\]]{0,1024})\]" + _LINK_END)
+_LINK = re.compile(_SKIP_CODE + r"(?<!\\)\[(?P<text>[^\[\]]{1,1024})\]" + _LINK_END)
+_ROLE = re.compile(_SKIP_CODE + r"\{(?P<role>[A-Za-z][\w.+:-]{0,63})\}`(?P<text>[^`]{1,1024})`")
+#: What marks a quote, then a heading, at the start of a line, and a heading's closing marks.
+_QUOTE_MARKS = re.compile(r"^[ \t]{0,3}>[> \t]{0,64}")
+_HEADING_MARKS = re.compile(r"^[ \t]{0,3}#{1,6}(?:[ \t]|$)")
+_CLOSING_MARKS = re.compile(r"[ \t]#{1,64}[ \t]{0,8}$")
+#: A heading's attribute list (``## Docs URLs { #docs-urls }``, MkDocs' and Pandoc's), which gives it
+#: an id or a class and shows nothing.
+_HEADING_ATTRIBUTES = re.compile(r"[ \t]{1,8}\{[ \t]{0,8}[#.][^{}\n]{0,256}\}[ \t]{0,8}$")
+
+
+def _enclosed(mark: str) -> str:
+    """Text between two ``mark``s, starting and ending with no space, holding no ``mark``."""
+    first, escaped = re.escape(mark[0]), re.escape(mark)
+    return rf"{escaped}(?=[^\s{first}])([^{first}]{{1,512}})(?<=[^\s{first}]){escaped}"
+
+
+#: Strong and plain emphasis, each matching a code span first (the text may hold code).
+_STRONG = re.compile(_SKIP_CODE + rf"(?<![\w\\])(?:{_enclosed('**')}|{_enclosed('__')})(?!\w)")
+_EMPHASIS = re.compile(_SKIP_CODE + rf"(?<![\w*\\])(?:{_enclosed('*')}|{_enclosed('_')})(?![\w*])")
 TITLE_EVENTS = ("Text", "Code", "InlineMath", "DisplayMath")
 
 
@@ -224,3 +263,54 @@ def _uncovered_lines(lines: list[str], covered: list[tuple[int, int]]) -> set[in
     for first, last in covered:
         inside.update(range(first, last + 1))
     return {number for number, line in enumerate(lines, 1) if line.strip() and number not in inside}
+
+
+def inline_text(text: str) -> str:
+    """Lines outside code (a paragraph's, read together: a link or emphasis may end on a later line)
+    as a rendered page shows them, for a reader of a snippet, line for line: no heading or quote
+    marks, no HTML tags or comments, entities as their characters, a link or an image as its text
+    (``[text](url)``, ``[text][ref]``, ``![alt](src)``), an autolink as its address, emphasis
+    without its marks, a MyST role as reStructuredText's reads (``{func}`name```). A code span is
+    code: it stays one pair of backticks around its characters as written, the one mark a
+    plain-text reader needs to tell ``open`` the function from the word."""
+    text = "\n".join(_without_line_marks(line) for line in text.split("\n"))
+    if "{" in text:
+        text = _ROLE.sub(_outside_code(lambda found: role_text(found["role"], found["text"])), text)
+    if "[" in text:
+        text = _IMAGE.sub(_outside_code(lambda found: found["text"]), text)
+        text = _LINK.sub(_outside_code(lambda found: found["text"]), text)
+    if "*" in text or "_" in text:
+        text = _EMPHASIS.sub(_outside_code(_enclosed_text), _STRONG.sub(_outside_code(_enclosed_text), text))
+    pieces = _CODE_SPAN.split(text)  # (marks, code) pairs at the odd places
+    shown = []
+    for place in range(0, len(pieces), 3):
+        prose = pieces[place]
+        if "<" in prose:
+            prose = _TAG.sub(" ", _AUTOLINK.sub(r"\1", prose))
+        shown.append(prose)
+        if place + 2 < len(pieces):
+            shown.append(f"`{pieces[place + 2].strip(' ')}`")
+    return "\n".join(_unescaped(line) for line in "".join(shown).split("\n"))
+
+
+def _enclosed_text(found: re.Match[str]) -> str:
+    """The text of the one :func:`_enclosed` alternative that matched."""
+    return next(text for text in found.groups()[2:] if text is not None)
+
+
+def _outside_code(read: Callable[[re.Match[str]], str]) -> Callable[[re.Match[str]], str]:
+    """``read`` for a pattern that matches a code span first: a code span stays as written."""
+    return lambda found: found[0] if found["code"] is not None else read(found)
+
+
+def _without_line_marks(line: str) -> str:
+    """A line without the marks of a quote and a heading (``> ## Title ##``), nor a heading's
+    attribute list."""
+    line = _QUOTE_MARKS.sub("", line)
+    heading = _HEADING_MARKS.match(line)
+    return _HEADING_ATTRIBUTES.sub("", _CLOSING_MARKS.sub("", line[heading.end() :])) if heading else line
+
+
+def _unescaped(line: str) -> str:
+    """A line with its entities as their characters, on one line (``&#10;`` is a newline)."""
+    return " ".join(html.unescape(line).split("\n")) if "&" in line else line

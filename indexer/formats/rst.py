@@ -34,7 +34,6 @@ import string
 from indexer.formats.definitions import directive_definitions, man_page_names
 from indexer.formats.document import Document, Heading, split_lines
 
-_ADORNMENT = re.compile("^([" + re.escape(string.punctuation) + r"])\1*\s*$")
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:.+-]+)::")
 #: Explicit markup a reader never sees: a target, an anonymous target, a substitution definition, or
 #: a comment (``..`` followed by anything that is not a directive, footnote or citation).
@@ -51,6 +50,26 @@ LITERAL_DIRECTIVES = frozenset(
     uml plantuml""".split()
 )
 SHORTEST_SHORT_UNDERLINE = 4
+#: Inline markup (:func:`inline_text`), each part bounded and free of the mark that ends it, so a
+#: mark never closed costs a look ahead to the next.
+_ROLE = re.compile(r":([A-Za-z][\w.+:-]{0,63}):`([^`]{1,1024})`")
+#: Code in a line: an inline literal, a role, or text in the default role (a Sphinx project's
+#: ``default_role``, most often code; docutils' own shows a title in italics).
+_CODE = re.compile(
+    r"(``[^`]{1,512}``|(?<![\w`]):[A-Za-z][\w.+:-]{0,63}:`[^`]{1,1024}`|(?<![\w`:])`[^`]{1,1024}`(?![\w`]))"
+)
+_HYPERLINK = re.compile(r"(?<![\w`])`([^`]{1,1024})`__?(?![\w`])")
+_SIMPLE_REFERENCE = re.compile(r"(?<![\w\\-])([A-Za-z0-9][A-Za-z0-9.-]{0,127})__?(?!\w)")
+_STRONG = re.compile(r"(?<![\w*\\])\*\*(?=\S)([^*]{1,512})(?<=\S)\*\*(?!\w)")
+_EMPHASIS = re.compile(r"(?<![\w*\\])\*(?=[^\s*])([^*]{1,512})(?<=[^\s*])\*(?![\w*])")
+#: Roles whose text is prose, shown as it reads; every other role (``:func:``, ``:class:``,
+#: ``:option:``...) names code, shown in backticks as an inline literal is.
+PROSE_ROLES = frozenset(
+    """ref doc term numref download abbr guilabel menuselection emphasis strong title-reference
+    title t sub subscript sup superscript keyword std:ref std:doc std:term math""".split()
+)
+#: Roles whose text is a number a page shows with a name before it.
+NUMBERED_ROLES = {"pep": "PEP", "rfc": "RFC"}
 
 
 def read_rst(text: str, encoding: str = "utf-8") -> Document:
@@ -61,9 +80,7 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
     in_literal = {number for first, last in literal for number in range(first, last + 1)}
     for number in unseen_lines(lines, headings, in_literal):
         lines[number - 1] = ""
-    markup = {
-        number for heading in headings for number in heading.lines if _ADORNMENT.match(lines[number - 1])
-    }
+    markup = {number for heading in headings for number in heading.lines if _is_adornment(lines[number - 1])}
     markup |= _transitions(lines, in_literal)
     definitions = {**man_page_names(lines), **directive_definitions(lines, in_literal)}
     return Document(
@@ -139,7 +156,7 @@ def _transitions(lines: list[str], in_literal: set[int]) -> set[int]:
         for number, line in enumerate(lines, 1)
         if number not in in_literal
         and len(line.strip()) >= SHORTEST_SHORT_UNDERLINE
-        and _ADORNMENT.match(line)
+        and _is_adornment(line)
         and (number == 1 or not lines[number - 2].strip())
         and (number == len(lines) or not lines[number].strip())
     }
@@ -204,18 +221,25 @@ def _title_at(lines: list[str], index: int) -> tuple[tuple[str, bool], str, int]
     """The (style, title, lines used) of a section title starting at ``lines[index]``, if any."""
     line = lines[index].rstrip()
     following = lines[index + 1].rstrip() if index + 1 < len(lines) else ""
-    if _ADORNMENT.match(line):  # an overline: title text, then the same adornment under it
+    if _is_adornment(line):  # an overline: title text, then the same adornment under it
         under = lines[index + 2].rstrip() if index + 2 < len(lines) else ""
         text = following.strip()
-        if text and not _ADORNMENT.match(following) and under[:1] == line[0] and _ADORNMENT.match(under):
+        if text and not _is_adornment(following) and under[:1] == line[0] and _is_adornment(under):
             return (line[0], True), text, 3
         return None
-    underline = _ADORNMENT.match(following)
-    if underline is None or following.startswith((" ", "\t")):
+    if not _is_adornment(following) or following.startswith((" ", "\t")):
         return None
     if len(following) < len(line) and len(following) < SHORTEST_SHORT_UNDERLINE:
         return None
     return (following[0], False), line.strip(), 2
+
+
+def _is_adornment(line: str) -> bool:
+    """Whether ``line`` is one punctuation character repeated (then blanks): a title's adornment or
+    a transition. Counted rather than matched with a repeated back reference, which grows faster
+    than the line on a long one."""
+    marks = line.rstrip()
+    return bool(marks) and marks[0] in string.punctuation and marks.count(marks[0]) == len(marks)
 
 
 def _paragraph_end(lines: list[str], index: int) -> int:
@@ -224,3 +248,50 @@ def _paragraph_end(lines: list[str], index: int) -> int:
     while end + 1 < len(lines) and lines[end + 1].strip():
         end += 1
     return end + 1
+
+
+def inline_text(text: str) -> str:
+    """Lines' inline markup (a paragraph's, read together: a reference or emphasis may end on a
+    later line) read as the words a rendered page shows, line for line, for a reader of a snippet:
+    a hyperlink reference (```text <url>`_``, ```text`_``, ``name_``) as its text, emphasis and
+    strong emphasis without their stars, a role as its text (``:ref:`text <label>``` reads
+    ``text``; with no text, its target: Sphinx shows the title there, which the line does not hold),
+    ``:pep:`8``` as ``PEP 8``. Code stays code: an inline literal, a role naming code
+    (``:func:`name```) and text in the default role show as one pair of backticks around their
+    characters as written."""
+    if not any(mark in text for mark in "`*_"):
+        return text
+    pieces = _CODE.split(text)  # code at the odd places
+    for place in range(0, len(pieces), 2):
+        prose = _HYPERLINK.sub(lambda found: _reference_text(found.group(1)), pieces[place])
+        prose = _SIMPLE_REFERENCE.sub(r"\1", prose) if "_" in prose else prose
+        pieces[place] = _EMPHASIS.sub(r"\1", _STRONG.sub(r"\1", prose)) if "*" in prose else prose
+    for place in range(1, len(pieces), 2):
+        code, role = pieces[place], _ROLE.fullmatch(pieces[place])
+        pieces[place] = role_text(role[1], role[2]) if role else code[1:-1] if code.startswith("``") else code
+    return "".join(pieces)
+
+
+def role_text(role: str, text: str) -> str:
+    """What a role (``role``, its ``text`` between backticks) shows: its text, else its target's;
+    ``~`` shortens a dotted name to its last part; code in backticks. MyST's Markdown writes the
+    same roles as ``{role}`text```."""
+    role, text = role.lower().removeprefix("py:"), _reference_text(text)
+    if role in NUMBERED_ROLES:
+        return f"{NUMBERED_ROLES[role]} {text}"
+    if role in PROSE_ROLES:
+        return text
+    text = text.lstrip("!")
+    if text.startswith("~"):
+        text = text[1:].rsplit(".", 1)[-1]
+    return f"`{text}`"
+
+
+def _reference_text(text: str) -> str:
+    """``text <target>`` as its text (the target when there is none), anything else as it is; the
+    line breaks of what is left out are kept, so the lines after it stay where they were."""
+    if text.endswith(">") and "<" in text:
+        shown, _, target = text[:-1].rpartition("<")
+        read = " ".join(shown.split()) or " ".join(target.split())
+        return read + "\n" * (text.count("\n") - read.count("\n"))
+    return text
