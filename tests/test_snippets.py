@@ -118,6 +118,7 @@ HOSTILE_MARKS = [
 def test_choosing_lines_is_linear_in_the_text_s_size_whatever_the_text(path):
     """Reading a hit's markup (the format's reader and its inline markup) and choosing its lines."""
     for text in HOSTILE + (HOSTILE_MARKS if path != "notes.txt" else []):
+        text = text[: len(text) // 4]  # a quarter of each, and ten times that: growth shows as well
         small = _seconds(path, text, "x* word bar")
         large = _seconds(path, text * 10, "x* word bar")
         assert large < 30 * max(small, 0.005), (path, text[:10], small, large)
