@@ -2,8 +2,10 @@
 
 Between the corpus (which finds files and reads their bytes) and the chunker (which cuts a
 :class:`Document` into chunks). One module per format; :func:`read_document` picks one by the file's
-extension. Readers that need a large library import it only when a file of their type is read, so
-``index query`` never loads them.
+extension. Each reader's module is imported when a file of its type is first read (:func:`_reader`),
+and a reader that needs a large library imports it only then too: ``index query`` loads none of
+them, but the reader of a hit it shows as its page shows it (:func:`shown_text`: a Markdown hit's
+snippet loads the Markdown reader alone).
 
 :func:`read_document` is the one place readers are called, so it is where a reader's failure on one
 file (a parser's assertion, a damaged archive's ``zlib.error``, a ``RecursionError`` from nesting, a
@@ -12,18 +14,11 @@ file (a parser's assertion, a damaged archive's ``zlib.error``, a ``RecursionErr
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
+from typing import Any, cast
 
-from indexer.formats import asciidoc, markdown, rst
-from indexer.formats.asciidoc import read_asciidoc
-from indexer.formats.code import CODE_EXTENSIONS, read_code
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
-from indexer.formats.docx import read_docx
-from indexer.formats.html import read_html
-from indexer.formats.markdown import read_markdown
-from indexer.formats.notebook import read_notebook
-from indexer.formats.pdf import read_pdf
-from indexer.formats.rst import read_rst
 from indexer.formats.text import decode, looks_binary, read_plain
 
 __all__ = [
@@ -39,17 +34,36 @@ __all__ = [
     "split_lines",
 ]
 
+
+def _reader(qualified: str) -> Callable[..., Any]:
+    """The function ``module.name`` of this package, its module imported when it is first called."""
+    module, name = qualified.rsplit(".", 1)
+
+    def call(*arguments: Any) -> Any:
+        return getattr(importlib.import_module(f"{__name__}.{module}"), name)(*arguments)
+
+    return call
+
+
 #: Formats read from bytes: they are not text, and carry no encoding.
-BINARY_READERS: dict[str, Callable[[bytes], Document]] = {"pdf": read_pdf, "docx": read_docx}
-#: Text formats with structure; any other text file is read by :func:`read_plain`, without headings.
-TEXT_READERS: dict[str, Callable[[str, str], Document]] = {
-    **dict.fromkeys(("md", "markdown", "mdx"), read_markdown),
-    **dict.fromkeys(("rst", "rest", "txt", "text"), read_rst),
-    **dict.fromkeys(("html", "htm", "xhtml"), read_html),
-    "ipynb": read_notebook,
-    **dict.fromkeys(("adoc", "asciidoc", "asc"), read_asciidoc),
-}
-#: How a failure names the reader of each extension ("the HTML reader failed: ...").
+BINARY_READERS = cast(
+    dict[str, Callable[[bytes], Document]],
+    {"pdf": _reader("pdf.read_pdf"), "docx": _reader("docx.read_docx")},
+)
+#: Text formats with structure; source code is read by its language's grammar (:func:`parse_text`),
+#: and any other text file by :func:`read_plain`, without headings.
+TEXT_READERS = cast(
+    dict[str, Callable[[str, str], Document]],
+    {
+        **dict.fromkeys(("md", "markdown", "mdx"), _reader("markdown.read_markdown")),
+        **dict.fromkeys(("rst", "rest", "txt", "text"), _reader("rst.read_rst")),
+        **dict.fromkeys(("html", "htm", "xhtml"), _reader("html.read_html")),
+        "ipynb": _reader("notebook.read_notebook"),
+        **dict.fromkeys(("adoc", "asciidoc", "asc"), _reader("asciidoc.read_asciidoc")),
+    },
+)
+#: How a failure names the reader of each extension ("the HTML reader failed: ..."); source code's
+#: is "source code".
 READER_NAMES = {
     "pdf": "PDF",
     "docx": "Word",
@@ -58,15 +72,17 @@ READER_NAMES = {
     **dict.fromkeys(("html", "htm", "xhtml"), "HTML"),
     "ipynb": "notebook",
     **dict.fromkeys(("adoc", "asciidoc", "asc"), "AsciiDoc"),
-    **dict.fromkeys(CODE_EXTENSIONS, "source code"),
 }
 #: How each markup format's inline markup (emphasis, links, roles, code spans...) reads as the words a
 #: rendered page shows: for the lines a snippet shows, outside code.
-INLINE_READERS: dict[str, Callable[[str], str]] = {
-    **dict.fromkeys(("md", "markdown", "mdx"), markdown.inline_text),
-    **dict.fromkeys(("rst", "rest"), rst.inline_text),
-    **dict.fromkeys(("adoc", "asciidoc", "asc"), asciidoc.inline_text),
-}
+INLINE_READERS = cast(
+    dict[str, Callable[[str], str]],
+    {
+        **dict.fromkeys(("md", "markdown", "mdx"), _reader("markdown.inline_text")),
+        **dict.fromkeys(("rst", "rest"), _reader("rst.inline_text")),
+        **dict.fromkeys(("adoc", "asciidoc", "asc"), _reader("asciidoc.inline_text")),
+    },
+)
 #: A reader's failure is told in one line of at most this many characters.
 MAX_REASON_CHARS = 300
 
@@ -97,7 +113,7 @@ def read_document(path: str, data: bytes) -> Document:
     except UnreadableFile:
         raise
     except Exception as error:  # the reader's failure on this one file: see the module's docstring
-        reader = READER_NAMES.get(extension, "text")
+        reader = READER_NAMES.get(extension) or ("source code" if _code_language(extension) else "text")
         reason = f"the {reader} reader failed on it: {describe_error(error)}"
         raise UnreadableFile(reason, status="damaged") from error
     if (refused := too_much_text(sum(map(len, document.lines)), len(document.lines))) is not None:
@@ -121,9 +137,22 @@ def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
     """The document in ``text``, already decoded, read as its extension says; source code by its
     language's grammar, headed by its path (:mod:`indexer.formats.code`)."""
     extension = extension_of(path)
-    if extension in CODE_EXTENSIONS:
-        return read_code(path, text, encoding, CODE_EXTENSIONS[extension])
-    return TEXT_READERS.get(extension, read_plain)(text, encoding)
+    if extension in TEXT_READERS:
+        return TEXT_READERS[extension](text, encoding)
+    language = _code_language(extension)
+    if language is not None:
+        from indexer.formats.code import read_code
+
+        return read_code(path, text, encoding, language)
+    return read_plain(text, encoding)
+
+
+def _code_language(extension: str) -> str | None:
+    """The language whose source files have ``extension``, if any (:mod:`indexer.formats.code`,
+    imported only when a file is not one of :data:`TEXT_READERS`' formats)."""
+    from indexer.formats.code import language_of
+
+    return language_of(extension)
 
 
 def shown_text(path: str, text: str) -> str:
