@@ -25,6 +25,7 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass
 
+from indexer.formats import extension_of
 from indexer.search.hit import Hit
 from indexer.search.query import Query, keyword_words
 
@@ -46,13 +47,6 @@ _SUFFIXES = (
 SHOWN_EXTENSIONS = frozenset({"md", "markdown", "mdx", "adoc", "asciidoc", "asc", "rst", "rest"})
 
 
-def _extension(path: str) -> str:
-    """:func:`indexer.formats.extension_of`'s rule, kept here because importing that package loads
-    every reader, which a search that shows no AsciiDoc or reStructuredText hit never needs."""
-    name = path.rsplit("/", 1)[-1].lower()
-    return name.rsplit(".", 1)[-1] if "." in name else ""
-
-
 def readable_text(path: str, text: str) -> str:
     """``text``, a chunk of the file at ``path``, as the file's rendered page shows it where that
     differs from the text (see :data:`SHOWN_EXTENSIONS`): lines of markup alone left out, the others
@@ -60,7 +54,7 @@ def readable_text(path: str, text: str) -> str:
     knows each format), run on the chunk's lines, and linear in them; it is imported only when such
     a hit is shown. Should it fail on a chunk (it read the whole file at the build), the chunk is
     shown as written: a snippet never fails a search."""
-    if _extension(path) not in SHOWN_EXTENSIONS:
+    if extension_of(path) not in SHOWN_EXTENSIONS:
         return text
     from indexer.formats import shown_text
 

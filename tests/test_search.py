@@ -44,7 +44,7 @@ from indexer.search.evidence import (
 from indexer.search.name_rules import (
     asked_name,
     asked_versions,
-    declared_version,
+    declared_versions,
     lists_names,
     page_names,
     same_release,
@@ -876,6 +876,24 @@ def test_a_question_naming_a_version_finds_that_versions_entry_first(any_index, 
     assert headings[2][0].heading.endswith("3.0.1 (2024)"), [hit.heading for hit in headings[2]]
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_a_short_entry_packed_with_the_one_before_it_is_found_for_its_version(tmp_path, mode):
+    folder = tmp_path / "project"
+    short = "## 2.1.1 (2024)\n\n* Fix a typo.\n\n## 2.1.0 (2024)\n\n* Add a flag.\n\n"
+    write(
+        folder / "CHANGELOG.md",
+        changelog_entry("2.2.0", "2024", 6) + short + changelog_entry("2.0.0", "2024", 6),
+    )
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        holding = [
+            hit for hit in index.search("2.1.0", k=50, mode="keyword", min_score=0) if "## 2.1.0" in hit.text
+        ]
+        assert [hit.heading for hit in holding] == ["2.2.0 (2024)"], "packed, under the entry before it"
+        first = index.search("what changed in 2.1.0", k=3, mode=mode, min_score=0)[0]
+    assert "## 2.1.0 (2024)" in first.text, first.heading
+
+
 def test_which_versions_a_question_names_and_which_entries_are_theirs():
     assert asked_versions("what changed in 3.0?") == {(3, 0)}
     assert asked_versions("new in v2.3.1 and (1.19)") == {(2, 3, 1), (1, 19)}
@@ -886,18 +904,20 @@ def test_which_versions_a_question_names_and_which_entries_are_theirs():
     def chunk(heading: str) -> StoredChunk:
         return StoredChunk(id=1, root="r", path="p.md", start_line=1, end_line=2, heading=heading, text="")
 
-    assert declared_version(chunk("Release Notes > 0.28.0 (June 7, 2023) > Added")) == (0, 28, 0)
-    assert declared_version(chunk("Changes > Version 2.3.0")) == (2, 3, 0)
-    assert declared_version(chunk("Python 3.12 support")) is None
-    assert declared_version(chunk("Index of new symbols in 1.16 > C")) == (1, 16)
-    assert declared_version(chunk("Install > Python 3.12 or later")) is None
+    assert declared_versions(chunk("Release Notes > 0.28.0 (June 7, 2023) > Added")) == [(0, 28, 0)]
+    assert declared_versions(chunk("Changes > Version 2.3.0")) == [(2, 3, 0)]
+    assert declared_versions(chunk("Python 3.12 support")) == []
+    assert declared_versions(chunk("Index of new symbols in 1.16 > C")) == [(1, 16)]
+    assert declared_versions(chunk("Install > Python 3.12 or later")) == []
+    # a chunk packing short entries is filed under the first's heading, and holds the others' too
+    assert declared_versions(chunk("0.30.0 (May 28, 2024)"), ["0.30.0 (May 28, 2024)", "0.29.0"]) == [
+        (0, 30, 0),
+        (0, 29, 0),
+    ]
     assert same_release((3, 0), (3, 0, 2)) and same_release((2, 0, 0), (2, 0))
     assert not same_release((3, 0), (3, 1, 0)) and not same_release((2, 3), (2, 30, 0))
-    chunks = {
-        number: chunk(heading)
-        for number, heading in enumerate(["Guide > Install", "3.1.0", "3.0.2", "Changelog > 3.0.0", "2.9.0"])
-    }
-    assert version_entries_first([0, 1, 2, 3, 4], chunks, {(3, 0)}) == [3, 2, 0, 1, 4]
+    declared = {1: [(3, 1, 0)], 2: [(3, 0, 2)], 3: [(3, 0, 0)], 4: [(2, 9, 0)], 5: [(3, 1, 1), (3, 0, 0)]}
+    assert version_entries_first([0, 1, 2, 3, 4, 5], declared, {(3, 0)}) == [3, 5, 2, 0, 1, 4]
 
 
 @pytest.fixture

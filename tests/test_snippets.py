@@ -211,14 +211,6 @@ def test_a_reader_failing_on_a_chunk_shows_it_as_written(monkeypatch):
     assert ":navtitle: Generate Manual Pages" in ShownHit.of(hit, "navtitle").snippet
 
 
-@pytest.mark.parametrize("path", ["docs/Guide.ADOC", "a.b/readme", "notes.md", "src/main.rs", "x.tar.gz", ""])
-def test_the_snippets_read_extensions_as_the_formats_do(path):
-    from indexer.formats import extension_of
-    from indexer.snippets import _extension
-
-    assert _extension(path) == extension_of(path)
-
-
 MARKDOWN = """## Sending *files* { #sending-files }
 
 Read [the upload guide](https://example.org/upload "Uploads") or the [API reference][api] of

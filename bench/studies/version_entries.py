@@ -1,7 +1,9 @@
 """Study: does a question naming a version find that version's changelog entry first?
 
 For each question of bench/data/changelog-questions.jsonl (written before any search of its folder),
-the place of the first hit that is in an expected file and whose heading holds the asked version,
+the place of the first hit that is in an expected file and holds the asked version's entry (its
+heading path holds the version, or a line of its text opens with it: a Markdown heading, a reST
+title, ``Version 2.3.0``),
 in each mode, unthresholded; and how many questions have it first. The folders are
 ``$VERSION_DATA/<set>`` (bench/data/README.md says what each holds); each is indexed once with the
 default model under ``$VERSION_CACHE``. Run it with main's code and a branch's
@@ -26,12 +28,15 @@ QUESTIONS = Path(__file__).resolve().parents[1] / "data" / "changelog-questions.
 def entry_place(index: Index, question: dict, mode: str) -> int | None:
     """The place (1 for the first) of the first hit of ``question``'s version entry, else None."""
     version = re.compile(r"(?<![\d.])" + re.escape(question["version"]) + r"(?!\d)")
+    opening = re.compile(
+        r"^(?:#{1,6} )?(?:v|version )?" + re.escape(question["version"]) + r"(?![\d.])", re.I | re.M
+    )
     hits = index.search(question["query"], k=10, mode=mode, min_score=0)
     return next(
         (
             place
             for place, hit in enumerate(hits, 1)
-            if hit.path in question["expected"] and version.search(hit.heading)
+            if hit.path in question["expected"] and (version.search(hit.heading) or opening.search(hit.text))
         ),
         None,
     )

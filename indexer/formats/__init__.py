@@ -28,6 +28,7 @@ __all__ = [
     "UnreadableFile",
     "decode",
     "head_check",
+    "heading_titles",
     "parse_text",
     "read_document",
     "shown_text",
@@ -153,6 +154,18 @@ def _code_language(extension: str) -> str | None:
     from indexer.formats.code import language_of
 
     return language_of(extension)
+
+
+def heading_titles(path: str, text: str) -> list[str]:
+    """The titles of the headings in ``text`` (a chunk of the file at ``path`` in one of
+    :data:`TEXT_READERS`' formats), as its reader finds them; none for other files, nor should the
+    reader fail on the chunk (it read the whole file at the build): a search never fails on it."""
+    if extension_of(path) not in TEXT_READERS:
+        return []
+    try:
+        return [heading.title for heading in parse_text(path, text).headings]
+    except Exception:  # as the build takes a reader's failure on one file: no headings, not a failed search
+        return []
 
 
 def shown_text(path: str, text: str) -> str:

@@ -8,13 +8,13 @@ its changelog declares for that version (:func:`version_entries_first`).
 Apart from the evidence and its scores: what a document declares does not fade with the question's
 length, nor depend on how often other pages use a word. The names a document's markup declares are
 found when it is read (:mod:`indexer.formats.definitions`) and stored with its chunks; this module
-reads them back at query time. It does not import that module: the package ``indexer.formats``
-imports every reader, which a query never needs.
+reads them back at query time, without reading any chunk's text again.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 
 from indexer.records import HEADING_SEPARATOR, StoredChunk
 
@@ -94,16 +94,24 @@ def asked_versions(text: str) -> set[Version]:
     return versions
 
 
-def declared_version(chunk: StoredChunk) -> Version | None:
-    """The version whose list ``chunk`` belongs to: the first part of its heading path that opens
-    a changelog's entry with a version (:data:`_VERSION_HEADING`), else the one version its page's
-    title names where that title declares a list (``Index of new symbols in 1.16``), else None."""
-    for part in chunk.heading.split(HEADING_SEPARATOR):
-        found = _VERSION_HEADING.match(part.strip())
-        if found:
-            return tuple(int(number) for number in found.group(1).split("."))
+def declared_versions(chunk: StoredChunk, inner_titles: Sequence[str] = ()) -> list[Version]:
+    """The versions whose list entries ``chunk`` holds: the first part of its heading path that
+    opens a changelog's entry with a version (:data:`_VERSION_HEADING`), and each heading inside it
+    that does (``inner_titles``: short entries are packed into one chunk, filed under the first's
+    heading); else the one version its page's title names where that title declares a list
+    (``Index of new symbols in 1.16``)."""
+    parts = [part.strip() for part in chunk.heading.split(HEADING_SEPARATOR)]
+    first = next((found for part in parts if (found := _VERSION_HEADING.match(part))), None)
+    opened = [found for title in inner_titles if (found := _VERSION_HEADING.match(title.strip()))]
+    versions = [_numbers(found.group(1)) for found in ([first] if first else []) + opened]
+    if versions:
+        return list(dict.fromkeys(versions))
     named = asked_versions(chunk.title) if declares_list(chunk.title) else set()
-    return next(iter(named)) if len(named) == 1 else None
+    return list(named) if len(named) == 1 else []
+
+
+def _numbers(version: str) -> Version:
+    return tuple(int(number) for number in version.split("."))
 
 
 def same_release(asked: Version, declared: Version) -> bool:
@@ -116,29 +124,25 @@ def same_release(asked: Version, declared: Version) -> bool:
 
 
 def version_entries_first(
-    order: list[int], chunks: dict[int, StoredChunk], versions: set[Version]
+    order: list[int], declared: dict[int, list[Version]], asked: set[Version]
 ) -> list[int]:
-    """``order`` with the chunks of ``chunks`` that are entries of one of the asked ``versions``
-    (:func:`declared_version`, :func:`same_release`) first: the release as asked first (``3.0.0``
-    for ``3.0``), then its later patches, each in its own order. A changelog or release notes
-    declare each version in the heading of its entry; a question naming a version and asking for a
-    list (``what changed in 0.28``) asks for that entry, which the words alone rank no higher than
-    the entries beside it: they share every word but the version's numbers, which are common words
-    of such a page."""
-    entries: dict[int, Version] = {}
-    for chunk_id in order:
-        declared = declared_version(chunks[chunk_id]) if chunk_id in chunks else None
-        if declared is not None and any(same_release(asked, declared) for asked in versions):
-            entries[chunk_id] = declared
-    # the release as asked: each of its numbers given (``3.0.0`` or ``3.0`` for ``3.0``)
+    """``order`` with the chunks that are entries of an ``asked`` version (``declared``: the versions
+    each chunk's entries declare, :func:`declared_versions`; :func:`same_release`) first: those
+    holding the release as asked first (``3.0.0`` for ``3.0``), then its later patches, each in its
+    own order. A changelog or release notes declare each version in the heading of its entry; a
+    question naming a version and asking for a list (``what changed in 0.28``) asks for that entry,
+    which the words alone rank no higher than the entries beside it: they share every word but the
+    version's numbers, which are common words of such a page."""
+
+    def holds(chunk_id: int, matches: Callable[[Version, Version], bool]) -> bool:
+        return any(matches(one, version) for version in declared.get(chunk_id, ()) for one in asked)
+
     releases = [
-        chunk_id
-        for chunk_id, declared in entries.items()
-        if any(same_release(declared, asked) for asked in versions)
+        chunk_id for chunk_id in order if holds(chunk_id, lambda one, version: same_release(version, one))
     ]
-    chosen = set(entries)
-    entries_first = releases + [chunk_id for chunk_id in entries if chunk_id not in releases]
-    return entries_first + [chunk_id for chunk_id in order if chunk_id not in chosen]
+    patches = [chunk_id for chunk_id in order if chunk_id not in releases and holds(chunk_id, same_release)]
+    chosen = set(releases + patches)
+    return releases + patches + [chunk_id for chunk_id in order if chunk_id not in chosen]
 
 
 def asks_for_list(words: set[str]) -> bool:

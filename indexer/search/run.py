@@ -85,6 +85,7 @@ from indexer.search.name_rules import (
     asked_name,
     asked_versions,
     asks_for_list,
+    declared_versions,
     defining_first,
     lists_names,
     named_first,
@@ -307,11 +308,21 @@ def _version_entries_first(
 ) -> tuple[list[int], dict[int, StoredChunk]]:
     """:func:`version_entries_first` over the first :data:`RULE_WINDOW` candidates and the
     candidates that best hold an asked version's numbers (a keyword lookup of each, as a phrase):
-    the entry of an older version often ranks far below the newest entries, whose words it shares."""
+    the entry of an older version often ranks far below the newest entries, whose words it shares.
+    The headings inside those that hold the numbers are read by their format's reader
+    (:func:`indexer.formats.heading_titles`): a short entry shares a chunk with the one before it."""
+    from indexer.formats import heading_titles  # a query imports the package only for such questions
+
     spelled = [".".join(str(number) for number in version) for version in sorted(versions)]
     holding = {chunk_id for chunk_id, _ in store.keyword_matches(spelled, RULE_WINDOW, allowed)}
     chunks = {**chunks, **store.chunks_by_ids([c for c in order if c in holding and c not in chunks])}
-    return version_entries_first(order, chunks, versions), chunks
+    declared = {
+        chunk_id: declared_versions(
+            chunk, heading_titles(chunk.path, chunk.text) if chunk_id in holding else ()
+        )
+        for chunk_id, chunk in chunks.items()
+    }
+    return version_entries_first(order, declared, versions), chunks
 
 
 def _best_first(item: tuple[int, float]) -> tuple[float, int]:
