@@ -87,7 +87,7 @@ def asked_versions(text: str) -> set[Version]:
         word = token.strip(_AROUND_VERSION).removesuffix(".")
         dotted = _DOTTED_VERSION.fullmatch(word)
         if dotted:
-            versions.add(tuple(int(number) for number in dotted.group(1).split(".")))
+            versions.add(_numbers(dotted.group(1)))
         elif word.isdecimal() and len(word) <= 9 and before in _VERSION_WORDS:
             versions.add((int(word),))
         before = word.lower()
@@ -140,8 +140,9 @@ def version_entries_first(
     releases = [
         chunk_id for chunk_id in order if holds(chunk_id, lambda one, version: same_release(version, one))
     ]
-    patches = [chunk_id for chunk_id in order if chunk_id not in releases and holds(chunk_id, same_release)]
-    chosen = set(releases + patches)
+    chosen = set(releases)
+    patches = [chunk_id for chunk_id in order if chunk_id not in chosen and holds(chunk_id, same_release)]
+    chosen.update(patches)
     return releases + patches + [chunk_id for chunk_id in order if chunk_id not in chosen]
 
 

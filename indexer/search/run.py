@@ -59,6 +59,7 @@ from dataclasses import dataclass, replace
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import ConfigError
+from indexer.formats import heading_titles
 from indexer.records import StoredChunk
 from indexer.request import SearchRequest
 from indexer.search.calibration import (
@@ -311,8 +312,6 @@ def _version_entries_first(
     the entry of an older version often ranks far below the newest entries, whose words it shares.
     The headings inside those that hold the numbers are read by their format's reader
     (:func:`indexer.formats.heading_titles`): a short entry shares a chunk with the one before it."""
-    from indexer.formats import heading_titles  # a query imports the package only for such questions
-
     spelled = [".".join(str(number) for number in version) for version in sorted(versions)]
     holding = {chunk_id for chunk_id, _ in store.keyword_matches(spelled, RULE_WINDOW, allowed)}
     chunks = {**chunks, **store.chunks_by_ids([c for c in order if c in holding and c not in chunks])}
