@@ -54,8 +54,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: chunks filled from a neighbour; 6: the names a chunk's lines declare stored with it;
 #: 7: source code cut at its definitions and statements (indexer/formats/code.py), headed by its outline;
 #: 8: a chunk whose lines are tests, as their language declares them, stored as one;
-#: 9: the names an HTML page's anchors spell stored as the names its chunks declare
-CHUNKER_VERSION = 9
+#: 9: the names an HTML page's anchors spell stored as the names its chunks declare;
+#: 10: a Markdown heading's attribute list (``{ #id }``) left out of its title
+CHUNKER_VERSION = 10
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
 #: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
 #: as local (both measured on real doc folders, bench/RESULTS.md).

@@ -90,6 +90,18 @@ def test_markdown_headings_in_comments_fences_and_front_matter_are_not_headings(
     assert heading_paths("doc.md", text) == ["Guide", "Guide > Setup", "Guide > Use it"]
 
 
+def test_a_markdown_heading_s_attribute_list_is_not_part_of_its_title():
+    """MkDocs' ``attr_list`` (FastAPI's docs give every heading an id this way), Pandoc and
+    pulldown-cmark: ``{ #id .class }`` at a heading's end names it, and shows nothing."""
+    text = (
+        "# Dependencies { #dependencies }\n\n## With `yield` {#with-yield .note}\n\n"
+        "A set {not an attribute}.\n"
+    )
+    assert headings_of("doc.md", text) == [(1, 1, "Dependencies"), (3, 2, "With yield")]
+    assert heading_paths("doc.md", text)[-1] == "Dependencies > With yield"
+    assert "A set {not an attribute}." in parse_text("doc.md", text).lines
+
+
 # -- reStructuredText ---------------------------------------------------------------------------
 
 RST = """\

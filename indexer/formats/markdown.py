@@ -13,7 +13,9 @@ What a rendered page does not show is not read as its text:
 - reference-style link definitions (``[name]: /url/``) and HTML comments are left out: the
   definitions only say where a link in the text points, and a line of them alone is no passage;
 - code fences, a setext title's underline, a table's delimiter row and thematic breaks are markup
-  (:attr:`Document.markup`): they stay in a chunk's text, and count nothing toward its size.
+  (:attr:`Document.markup`): they stay in a chunk's text, and count nothing toward its size;
+- a heading's attribute list (``## Docs URLs { #docs-urls }``: an id or a class, as MkDocs'
+  ``attr_list``, Pandoc and pulldown-cmark write it) is not part of its title.
 
 Why pyromark rather than markdown-it-py: on the pipeline benchmark's Markdown, markdown-it-py parsed
 3 MB/s (block rules only, inline off), which alone would add about 3 s to a 3.2 s build of 2,000 files;
@@ -162,6 +164,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
         pyromark.Options.ENABLE_YAML_STYLE_METADATA_BLOCKS
         | pyromark.Options.ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS
         | pyromark.Options.ENABLE_TABLES
+        | pyromark.Options.ENABLE_HEADING_ATTRIBUTES
     )
     # events are dicts ({"Start": tag}, {"Text": "..."}) or bare strings ("SoftBreak", "Rule"); a tag
     # with fields is a dict ({"Heading": {...}}), a bare tag a string ("Paragraph")
