@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import time
 
 import pytest
@@ -124,15 +125,22 @@ def test_choosing_lines_is_linear_in_the_text_s_size_whatever_the_text(path):
 
 
 def _seconds(path: str, texts: list[str], question: str, turns: int = 3) -> list[float]:
-    """The least of a few runs for each of ``texts``, run in turn (one of each, then again): on a
-    shared machine one run can stall (another process, a collection of the megabyte's lines), and
-    taking turns puts the texts under the same load, which says nothing of the work's growth."""
+    """The least of a few runs for each of ``texts``, run in turn (one of each, then again), each
+    timed by the CPU time of this thread with the garbage collector off: what the work itself
+    costs. Wall time on a shared machine is every process's (in a whole suite's run, other work
+    made ten times the lines take 42 times as long), and a collection during a run costs what every
+    object of the test session costs; neither says anything of the work's growth."""
     times: list[list[float]] = [[] for _ in texts]
-    for _ in range(turns):
-        for text, taken in zip(texts, times, strict=True):
-            started = time.perf_counter()
-            _shown(path, text, question)
-            taken.append(time.perf_counter() - started)
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(turns):
+            for text, taken in zip(texts, times, strict=True):
+                started = time.thread_time()
+                _shown(path, text, question)
+                taken.append(time.thread_time() - started)
+    finally:
+        gc.enable()
     return [min(taken) for taken in times]
 
 
