@@ -870,10 +870,18 @@ def test_a_question_naming_a_version_finds_that_versions_entry_first(any_index, 
             index.search(f"what changed in {version}", k=3, mode=mode, min_score=0)
             for version in ("3.0", "2.9", "3.0.1")
         ]
+        answered = index.search("what changed in 2.9", k=3, mode=mode, min_score=None)
+        everything = index.search("what changed in 2.9", k=50, mode=mode, min_score=0)
     entry_of = [hit.heading.split(" > ")[-1].split()[0] for hit in headings[0]]
     assert entry_of[0] == "3.0.0" and all(entry.startswith("3.0.") for entry in entry_of), entry_of
     assert headings[1][0].heading.endswith("2.9.0 (2024)"), [hit.heading for hit in headings[1]]
     assert headings[2][0].heading.endswith("3.0.1 (2024)"), [hit.heading for hit in headings[2]]
+    # the entries are what the question names: they score as a page named as asked does, so the
+    # default threshold answers with them, and the other entries score under them
+    assert all(hit.score >= NAMED_PAGE_SCORE for hit in headings[0]), [hit.score for hit in headings[0]]
+    assert answered and answered[0].heading.endswith("2.9.0 (2024)"), [hit.heading for hit in answered]
+    others = [hit for hit in everything if not hit.heading.split(" > ")[-1].startswith("2.9.0")]
+    assert others and all(hit.score < everything[0].score for hit in others), [h.score for h in everything]
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -917,7 +925,7 @@ def test_which_versions_a_question_names_and_which_entries_are_theirs():
     assert same_release((3, 0), (3, 0, 2)) and same_release((2, 0, 0), (2, 0))
     assert not same_release((3, 0), (3, 1, 0)) and not same_release((2, 3), (2, 30, 0))
     declared = {1: [(3, 1, 0)], 2: [(3, 0, 2)], 3: [(3, 0, 0)], 4: [(2, 9, 0)], 5: [(3, 1, 1), (3, 0, 0)]}
-    assert version_entries_first([0, 1, 2, 3, 4, 5], declared, {(3, 0)}) == [3, 5, 2, 0, 1, 4]
+    assert version_entries_first([0, 1, 2, 3, 4, 5], declared, {(3, 0)}) == ([3, 5, 2, 0, 1, 4], {2, 3, 5})
 
 
 @pytest.fixture

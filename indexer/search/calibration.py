@@ -137,8 +137,9 @@ DEFAULT_MIN_SCORE = 0.5
 #: many long, paraphrased questions, which MS MARCO's short web searches did not teach it: a higher
 #: cut would silence them too (bench/RESULTS.md, bench_rerank).
 RERANK_MIN_SCORE = 0.01
-#: The least score of a page named exactly as a one-name question asks (:func:`named_first`): it is
-#: what the user typed, a strong hit whatever its words' evidence.
+#: The least score of a page named exactly as a one-name question asks (:func:`named_first`), and of
+#: an entry of the version a question asks a list of (``version_entries_first``: its heading declares
+#: that version): it is what the user typed, a strong hit whatever its words' evidence.
 NAMED_PAGE_SCORE = 0.9
 
 

@@ -125,14 +125,14 @@ def same_release(asked: Version, declared: Version) -> bool:
 
 def version_entries_first(
     order: list[int], declared: dict[int, list[Version]], asked: set[Version]
-) -> list[int]:
+) -> tuple[list[int], frozenset[int]]:
     """``order`` with the chunks that are entries of an ``asked`` version (``declared``: the versions
     each chunk's entries declare, :func:`declared_versions`; :func:`same_release`) first: those
     holding the release as asked first (``3.0.0`` for ``3.0``), then its later patches, each in its
-    own order. A changelog or release notes declare each version in the heading of its entry; a
-    question naming a version and asking for a list (``what changed in 0.28``) asks for that entry,
-    which the words alone rank no higher than the entries beside it: they share every word but the
-    version's numbers, which are common words of such a page."""
+    own order; and those entries. A changelog or release notes declare each version in the heading
+    of its entry; a question naming a version and asking for a list (``what changed in 0.28``) asks
+    for that entry, which the words alone rank no higher than the entries beside it: they share
+    every word but the version's numbers, which are common words of such a page."""
 
     def holds(chunk_id: int, matches: Callable[[Version, Version], bool]) -> bool:
         return any(matches(one, version) for version in declared.get(chunk_id, ()) for one in asked)
@@ -143,7 +143,7 @@ def version_entries_first(
     chosen = set(releases)
     patches = [chunk_id for chunk_id in order if chunk_id not in chosen and holds(chunk_id, same_release)]
     chosen.update(patches)
-    return releases + patches + [chunk_id for chunk_id in order if chunk_id not in chosen]
+    return releases + patches + [chunk_id for chunk_id in order if chunk_id not in chosen], frozenset(chosen)
 
 
 def asks_for_list(words: set[str]) -> bool:

@@ -31,12 +31,14 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
    strength is the share the hit holds) goes through the mode's logistic map
    fitted for the index's model (:data:`CALIBRATIONS`, :data:`KEYWORD_CALIBRATION`), fitted on
    collections of several kinds and checked on others: the score is the chance that the hit
-   answers. Floors: a page named as a one-name question asks scores at least
-   :data:`NAMED_PAGE_SCORE`; the chunks holding a one-word query's word best (in vector mode the
-   nearest ones) at least :data:`DEFAULT_MIN_SCORE` (a lookup is answered in every mode whenever
-   the index holds the word). Before the floors, where some page is named as asked, every other
-   hit's score is multiplied by :data:`NAMED_PAGE_SCORE` (:func:`under_named`): a chunk that only
-   uses the name holds it as strongly as its definition does, and answers only as far as it is about
+   answers. Floors: a page named as a one-name question asks, and an entry of the version a
+   question asks a list of, score at least :data:`NAMED_PAGE_SCORE`; the chunks holding a
+   one-word query's word best (in vector mode the nearest ones) at least
+   :data:`DEFAULT_MIN_SCORE` (a lookup is answered in every mode whenever the index holds the
+   word). Before the floors, where some page is named as asked (or some entry declares the asked
+   version), every other hit's score is multiplied by :data:`NAMED_PAGE_SCORE`
+   (:func:`under_named`): a chunk that only uses the name holds it as strongly as its definition
+   does, and answers only as far as it is about
    the named thing. Then each hit scores as the strongest hit ranked at or below it
    (:func:`in_rank_order`), so the list is sorted by the score and a threshold cuts only its tail:
    the first hit's score is the judgment of the whole answer ("nothing relevant here" under
@@ -150,8 +152,9 @@ def search(
 @dataclass
 class Found:
     """What the searches of one query found: each chunk's cosine and keyword scores, the evidence the
-    answer was ranked by, its order, and the chunks whose score has a floor (the pages named as
-    asked, the chunks holding a one-word query's word)."""
+    answer was ranked by, its order, and the chunks whose score has a floor (``named``: the pages
+    named as asked and the entries of a version asked for, which the question names as exactly;
+    ``looked_up``: the chunks holding a one-word query's word)."""
 
     mode: str
     order: list[int]
@@ -207,7 +210,8 @@ class Found:
                 order = defining_first(order, RULE_WINDOW, chunks, words)
         versions = asked_versions(query.text) if asks_for_list(words) else set()
         if versions:
-            order, chunks = _version_entries_first(store, order, chunks, versions, allowed)
+            order, chunks, entries = _version_entries_first(store, order, chunks, versions, allowed)
+            named |= entries
         looked_up: frozenset[int] = frozenset()
         if len(query.text.split()) == 1 and mode != "vector":
             order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named))
@@ -237,7 +241,8 @@ class Found:
 
     def reranked(self, store: SearchStore, request: SearchRequest, rerank: Rerank) -> list[tuple[int, float]]:
         """(chunk id, the re-ranker's probability) of the fused best ``request.candidates``, ranked by
-        it; the pages named as a one-name question asks stay first, as without re-ranking."""
+        it; the pages named as a one-name question asks and the entries of an asked version stay
+        first, as without re-ranking."""
         chunks = self.read(store, self.order[: request.candidates])
         candidates = [chunk_id for chunk_id in self.order[: request.candidates] if chunk_id in chunks]
         read = rerank(request.text, [chunks[chunk_id] for chunk_id in candidates])
@@ -249,7 +254,8 @@ class Found:
         return list(zip(order, scores, strict=True))
 
     def floors(self, order: list[int] | None = None) -> list[float]:
-        """The least score of each hit: :data:`NAMED_PAGE_SCORE` for a page named as asked,
+        """The least score of each hit: :data:`NAMED_PAGE_SCORE` for a page named as asked or an
+        entry of an asked version,
         :data:`DEFAULT_MIN_SCORE` for the chunks that hold a one-word query's word best (in vector
         mode, the :data:`LOOKUP_HITS` nearest when some chunk holds the word)."""
         return [
@@ -306,7 +312,7 @@ def _version_entries_first(
     chunks: dict[int, StoredChunk],
     versions: set[Version],
     allowed: AllowedChunks | None,
-) -> tuple[list[int], dict[int, StoredChunk]]:
+) -> tuple[list[int], dict[int, StoredChunk], frozenset[int]]:
     """:func:`version_entries_first` over the first :data:`RULE_WINDOW` candidates and the
     candidates that best hold an asked version's numbers (a keyword lookup of each, as a phrase):
     the entry of an older version often ranks far below the newest entries, whose words it shares.
@@ -321,7 +327,8 @@ def _version_entries_first(
         )
         for chunk_id, chunk in chunks.items()
     }
-    return version_entries_first(order, declared, versions), chunks
+    order, entries = version_entries_first(order, declared, versions)
+    return order, chunks, entries
 
 
 def _best_first(item: tuple[int, float]) -> tuple[float, int]:
