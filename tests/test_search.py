@@ -10,6 +10,7 @@ import shutil
 from dataclasses import asdict, replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import REPO, SAMPLE_CORPUS, STORES, new_database, write
 from helpers import HashBackend
@@ -44,6 +45,8 @@ from indexer.search.evidence import (
 from indexer.search.name_rules import (
     asked_name,
     asked_versions,
+    asks_for_entry,
+    asks_for_list,
     declared_versions,
     lists_names,
     page_names,
@@ -902,6 +905,58 @@ def test_a_short_entry_packed_with_the_one_before_it_is_found_for_its_version(tm
     assert "## 2.1.0 (2024)" in first.text, first.heading
 
 
+class ChangelogApart(HashBackend):
+    """Vectors that put a changelog's chunks (their entries' headings hold a year) farthest from
+    every question and every other chunk near it: a long changelog's entry lies beyond the vector
+    search's candidates, as it does with a real model, to which a version's digits mean little."""
+
+    def embed(self, texts: list[str]):
+        toward = np.zeros(self.dimension, dtype=np.float32)
+        toward[0] = 1.0
+        rows = [
+            -toward if "(2024)" in text else toward + 0.1 * vector
+            for text, vector in zip(texts, super().embed(texts), strict=True)
+        ]
+        return np.stack([row / np.linalg.norm(row) for row in rows]) if rows else np.zeros((0, 0))
+
+
+def test_an_entry_beyond_the_vector_searchs_candidates_is_found_for_its_version(tmp_path):
+    folder = tmp_path / "project"
+    for number in range(CANDIDATE_DEPTH + 10):
+        write(
+            folder / "guide" / f"page{number}.md",
+            f"# Page {number}\n\nHow the formatter lays out part {number}.\n",
+        )
+    entries = "".join(changelog_entry(version, "2024", 3) for version in ("1.5.0", "1.4.0", "1.3.0"))
+    write(folder / "CHANGELOG.md", "# Changelog\n\n" + entries)
+    with Index.open(tmp_path / "index.db", backend=ChangelogApart()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        hits = index.search("what changed in 1.4.0", k=3, mode="vector", min_score=0)
+    assert hits[0].heading.endswith("1.4.0 (2024)") and hits[0].score >= NAMED_PAGE_SCORE, hits[0]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_entry_headed_by_the_projects_name_and_its_version_is_that_versions_entry(tmp_path, mode):
+    """towncrier's default heading, ``tool 1.4.0 (2024)``, on a page titled as a changelog; a guide's
+    ``Ubuntu 22.04`` that names the same version in its text is no entry."""
+    folder = tmp_path / "project"
+    entries = "".join(
+        f"tool {version} (2024)\n{'-' * 17}\n\nBug Fixes\n^^^^^^^^^\n\n"
+        + "".join(
+            f"- Fix how hooks are called in order {n} when a plugin is registered twice.\n" for n in range(6)
+        )
+        + "\n"
+        for version in ("1.6.0", "1.5.0", "1.4.0", "1.3.0")
+    )
+    write(folder / "CHANGELOG.rst", "Changelog\n=========\n\n" + entries)
+    guide = "Ubuntu 22.04\n------------\n\nInstall tool 1.4.0 with apt; bug fixes come with the updates.\n"
+    write(folder / "install.rst", "Install\n=======\n\n" + guide)
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        hits = index.search("bug fixes in 1.4.0", k=3, mode=mode, min_score=0)
+    assert hits[0].heading.startswith("Changelog > tool 1.4.0"), [hit.heading for hit in hits]
+
+
 def test_which_versions_a_question_names_and_which_entries_are_theirs():
     assert asked_versions("what changed in 3.0?") == {(3, 0)}
     assert asked_versions("new in v2.3.1 and (1.19)") == {(2, 3, 1), (1, 19)}
@@ -917,6 +972,13 @@ def test_which_versions_a_question_names_and_which_entries_are_theirs():
     assert declared_versions(chunk("Python 3.12 support")) == []
     assert declared_versions(chunk("Index of new symbols in 1.16 > C")) == [(1, 16)]
     assert declared_versions(chunk("Install > Python 3.12 or later")) == []
+    # on a changelog's page, an entry may open with the project's name (towncrier's default)
+    assert declared_versions(chunk("Changelog > pluggy 1.5.0 (2024-04-19) > Features")) == [(1, 5, 0)]
+    assert declared_versions(chunk("Changelog > pytest 8.0.0rc1 (2024-01-27)")) == [(8, 0, 0)]
+    assert declared_versions(chunk("Changelog > Python 3.12 support")) == []
+    assert declared_versions(chunk("Install > Ubuntu 22.04")) == []
+    assert asks_for_entry({"bug", "fixes"}) and asks_for_entry({"what", "fixed"})
+    assert not asks_for_list({"fixed", "list", "values"}) and not asks_for_entry({"bug", "report"})
     # a chunk packing short entries is filed under the first's heading, and holds the others' too
     assert declared_versions(chunk("0.30.0 (May 28, 2024)"), ["0.30.0 (May 28, 2024)", "0.29.0"]) == [
         (0, 30, 0),
@@ -924,8 +986,17 @@ def test_which_versions_a_question_names_and_which_entries_are_theirs():
     ]
     assert same_release((3, 0), (3, 0, 2)) and same_release((2, 0, 0), (2, 0))
     assert not same_release((3, 0), (3, 1, 0)) and not same_release((2, 3), (2, 30, 0))
-    declared = {1: [(3, 1, 0)], 2: [(3, 0, 2)], 3: [(3, 0, 0)], 4: [(2, 9, 0)], 5: [(3, 1, 1), (3, 0, 0)]}
+    assert not same_release((23, 3, 1), (23, 3)), "the entry of 23.3 is not 23.3.1's"
+    declared = {
+        1: [(3, 1, 0)],
+        2: [(3, 0, 2)],
+        3: [(3, 0, 0)],
+        4: [(2, 9, 0)],
+        5: [(3, 1, 1), (3, 0, 0)],
+        6: [(3,)],
+    }
     assert version_entries_first([0, 1, 2, 3, 4, 5], declared, {(3, 0)}) == ([3, 5, 2, 0, 1, 4], {2, 3, 5})
+    assert version_entries_first([6, 3, 2], declared, {(3, 0, 2)}) == ([2, 6, 3], {2}), "3 is not 3.0.2"
 
 
 @pytest.fixture

@@ -30,9 +30,8 @@ def entry_place(index: Index, question: dict, mode: str, min_score: float | None
     """The place (1 for the first) of the first hit of ``question``'s version entry among the hits
     scoring at least ``min_score`` (None: the mode's default threshold), else None."""
     version = re.compile(r"(?<![\d.])" + re.escape(question["version"]) + r"(?!\d)")
-    opening = re.compile(
-        r"^(?:#{1,6} )?(?:v|version )?" + re.escape(question["version"]) + r"(?![\d.])", re.I | re.M
-    )
+    prefix = r"^[ \t]*(?:#{1,6} )?(?:[a-z][\w.-]* )?(?:v|version )?\[?"  # a title, a project's name, ``[``
+    opening = re.compile(prefix + re.escape(question["version"]) + r"(?![\d.])", re.I | re.M)
     hits = index.search(question["query"], k=10, mode=mode, min_score=min_score)
     return next(
         (

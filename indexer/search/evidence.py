@@ -195,12 +195,13 @@ def strengths(
     """How strongly each hit of ``order`` answers the question from its own evidence alone: in
     vector mode its cosine, in keyword mode its keyword evidence, in hybrid mode the stronger of its
     cosine (a chunk only the keyword search found: the vector list's last, as :func:`fuse` gives it)
-    and its keyword evidence less ``discount``."""
-    if mode == "vector":
-        return [vector_scores[chunk_id] for chunk_id in order]
-    if mode == "keyword":
-        return [keyword_scores[chunk_id] for chunk_id in order]
+    and its keyword evidence less ``discount``. A chunk that the mode's own search did not return (a
+    rule brought it: an asked version's entry) has the list's last cosine and no keyword evidence."""
     floor = min(vector_scores.values(), default=0.0)
+    if mode == "vector":
+        return [vector_scores.get(chunk_id, floor) for chunk_id in order]
+    if mode == "keyword":
+        return [keyword_scores.get(chunk_id, 0.0) for chunk_id in order]
     return [
         max(vector_scores.get(chunk_id, floor), keyword_scores.get(chunk_id, 0.0) - discount)
         for chunk_id in order

@@ -31,6 +31,10 @@ LIST_WORDS = frozenset(
     """added changed changelog changes deprecated glossary history index new news notes release
     released releases removed version versions""".split()
 )
+#: Words that ask what was fixed: with a version named, they ask for its entry, as Keep a Changelog's
+#: other kinds of change (``added``, ``changed``, ``removed``: :data:`LIST_WORDS`) do. Not list words
+#: alone: ``fixed`` is as often an adjective (``a fixed list of values``).
+FIX_WORDS = frozenset({"fixed", "fixes"})
 #: The titles of pages that list names, as their documents declare them (a generated index, a
 #: changelog, release notes, a glossary), compared in lower case without punctuation.
 LIST_TITLES = (
@@ -48,6 +52,15 @@ LIST_TITLES = (
 #: maybe followed by its date (``0.47.3 (August 24, 2025)``, ``[1.2.0] - 2024-01-31``, ``v2.0``);
 #: each number of up to nine digits, so that reading one as an integer is bounded too.
 _VERSION_HEADING = re.compile(r"\[?(?:v|version |release )?(\d{1,9}(?:\.\d{1,9})+)", re.IGNORECASE)
+#: On a page whose title declares a changelog (:data:`LIST_TITLES`), an entry's heading may open with
+#: the project's name (``pluggy 1.5.0 (2024-04-19)``, towncrier's default); the version then ends the
+#: heading or its date follows, so that ``Python 3.12 support`` or ``Django 4.2 release notes`` is no
+#: entry, and nor is a guide's ``Ubuntu 22.04`` on a page that is not a changelog.
+_NAMED_VERSION_HEADING = re.compile(
+    r"[A-Za-z][\w.-]{0,99} (?:v|version )?(\d{1,9}(?:\.\d{1,9})+)(?:[a-z]{1,9}\d{0,9})?\]?"
+    r"(?=[ \t]*(?:$|[(\[:\u2013\u2014-]))",
+    re.IGNORECASE,
+)
 #: A version as a question spells it: dotted numbers, maybe after ``v`` (``3.0``, ``v2.3.1``).
 _DOTTED_VERSION = re.compile(r"v?(\d{1,9}(?:\.\d{1,9})+)", re.IGNORECASE)
 #: Words after which a bare number is a version (``version 11``, ``release 3``).
@@ -96,18 +109,26 @@ def asked_versions(text: str) -> set[Version]:
 
 def declared_versions(chunk: StoredChunk, inner_titles: Sequence[str] = ()) -> list[Version]:
     """The versions whose list entries ``chunk`` holds: the first part of its heading path that
-    opens a changelog's entry with a version (:data:`_VERSION_HEADING`), and each heading inside it
+    opens a changelog's entry with a version (:func:`entry_opening`), and each heading inside it
     that does (``inner_titles``: short entries are packed into one chunk, filed under the first's
     heading); else the one version its page's title names where that title declares a list
     (``Index of new symbols in 1.16``)."""
+    changelog = declares_list(chunk.title)
     parts = [part.strip() for part in chunk.heading.split(HEADING_SEPARATOR)]
-    first = next((found for part in parts if (found := _VERSION_HEADING.match(part))), None)
-    opened = [found for title in inner_titles if (found := _VERSION_HEADING.match(title.strip()))]
+    first = next((found for part in parts if (found := entry_opening(part, changelog))), None)
+    opened = [found for title in inner_titles if (found := entry_opening(title.strip(), changelog))]
     versions = [_numbers(found.group(1)) for found in ([first] if first else []) + opened]
     if versions:
         return list(dict.fromkeys(versions))
-    named = asked_versions(chunk.title) if declares_list(chunk.title) else set()
+    named = asked_versions(chunk.title) if changelog else set()
     return list(named) if len(named) == 1 else []
+
+
+def entry_opening(title: str, changelog: bool) -> re.Match[str] | None:
+    """The version a heading's ``title`` opens a changelog's entry with (:data:`_VERSION_HEADING`;
+    on a ``changelog`` page also after the project's name, :data:`_NAMED_VERSION_HEADING`), else
+    None."""
+    return _VERSION_HEADING.match(title) or (_NAMED_VERSION_HEADING.match(title) if changelog else None)
 
 
 def _numbers(version: str) -> Version:
@@ -121,6 +142,13 @@ def same_release(asked: Version, declared: Version) -> bool:
     if len(declared) >= len(asked):
         return declared[: len(asked)] == asked
     return asked == declared + (0,) * (len(asked) - len(declared))
+
+
+def same_version(one: Version, other: Version) -> bool:
+    """Whether two versions are one, a number one leaves out counting as 0 (``3.0`` is ``3.0.0``;
+    ``23.3`` is not ``23.3.1``)."""
+    width = max(len(one), len(other))
+    return one + (0,) * (width - len(one)) == other + (0,) * (width - len(other))
 
 
 def version_entries_first(
@@ -137,18 +165,29 @@ def version_entries_first(
     def holds(chunk_id: int, matches: Callable[[Version, Version], bool]) -> bool:
         return any(matches(one, version) for version in declared.get(chunk_id, ()) for one in asked)
 
-    releases = [
-        chunk_id for chunk_id in order if holds(chunk_id, lambda one, version: same_release(version, one))
-    ]
+    releases = [chunk_id for chunk_id in order if holds(chunk_id, same_version)]
     chosen = set(releases)
     patches = [chunk_id for chunk_id in order if chunk_id not in chosen and holds(chunk_id, same_release)]
     chosen.update(patches)
     return releases + patches + [chunk_id for chunk_id in order if chunk_id not in chosen], frozenset(chosen)
 
 
+def is_entry_of(declared: Sequence[Version], asked: set[Version]) -> bool:
+    """Whether entries declaring ``declared`` versions hold one of an ``asked`` version's: its
+    release as asked or a later patch (:func:`same_release`), as :func:`version_entries_first`
+    puts first."""
+    return any(same_release(one, version) for version in declared for one in asked)
+
+
 def asks_for_list(words: set[str]) -> bool:
     """Whether a question with ``words`` asks for a list of names (:data:`LIST_WORDS`)."""
     return bool(words & LIST_WORDS)
+
+
+def asks_for_entry(words: set[str]) -> bool:
+    """Whether a question with ``words`` that names a version asks for its changelog entry: it asks
+    for a list (:func:`asks_for_list`) or for what was fixed (:data:`FIX_WORDS`)."""
+    return asks_for_list(words) or bool(words & FIX_WORDS)
 
 
 def asked_name(text: str) -> str | None:

@@ -87,9 +87,10 @@ from indexer.search.name_rules import (
     Version,
     asked_name,
     asked_versions,
-    asks_for_list,
+    asks_for_entry,
     declared_versions,
     defining_first,
+    is_entry_of,
     lists_names,
     named_first,
     version_entries_first,
@@ -208,7 +209,7 @@ class Found:
             words = set(keyword_words(query.words))
             if len(words) >= MIN_DEFINED_WORDS:
                 order = defining_first(order, RULE_WINDOW, chunks, words)
-        versions = asked_versions(query.text) if asks_for_list(words) else set()
+        versions = asked_versions(query.text) if asks_for_entry(words) else set()
         if versions:
             order, chunks, entries = _version_entries_first(store, order, chunks, versions, allowed)
             named |= entries
@@ -313,20 +314,24 @@ def _version_entries_first(
     versions: set[Version],
     allowed: AllowedChunks | None,
 ) -> tuple[list[int], dict[int, StoredChunk], frozenset[int]]:
-    """:func:`version_entries_first` over the first :data:`RULE_WINDOW` candidates and the
-    candidates that best hold an asked version's numbers (a keyword lookup of each, as a phrase):
-    the entry of an older version often ranks far below the newest entries, whose words it shares.
-    The headings inside those that hold the numbers are read by their format's reader
-    (:func:`indexer.formats.heading_titles`): a short entry shares a chunk with the one before it."""
+    """:func:`version_entries_first` over the first :data:`RULE_WINDOW` candidates and the chunks
+    that best hold an asked version's numbers (a keyword lookup of each, as a phrase): the entry of
+    an older version often ranks far below the newest entries, whose words it shares, and in a long
+    changelog beyond the candidates (in vector mode, where a version's digits mean little, often):
+    an entry found by the lookup alone joins them. The headings inside the chunks that hold the
+    numbers are read by their format's reader (:func:`indexer.formats.heading_titles`): a short
+    entry shares a chunk with the one before it."""
     spelled = [".".join(str(number) for number in version) for version in sorted(versions)]
-    holding = {chunk_id for chunk_id, _ in store.keyword_matches(spelled, RULE_WINDOW, allowed)}
-    chunks = {**chunks, **store.chunks_by_ids([c for c in order if c in holding and c not in chunks])}
+    holding = [chunk_id for chunk_id, _ in store.keyword_matches(spelled, RULE_WINDOW, allowed)]
+    chunks = {**chunks, **store.chunks_by_ids([c for c in holding if c not in chunks])}
     declared = {
         chunk_id: declared_versions(
             chunk, heading_titles(chunk.path, chunk.text) if chunk_id in holding else ()
         )
         for chunk_id, chunk in chunks.items()
     }
+    candidates = set(order)
+    order = order + [c for c in holding if c not in candidates and is_entry_of(declared[c], versions)]
     order, entries = version_entries_first(order, declared, versions)
     return order, chunks, entries
 
