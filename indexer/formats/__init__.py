@@ -29,6 +29,7 @@ __all__ = [
     "decode",
     "head_check",
     "heading_titles",
+    "is_source_code",
     "parse_text",
     "read_document",
     "shown_text",
@@ -146,6 +147,13 @@ def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
 
         return read_code(path, text, encoding, language)
     return read_plain(text, encoding)
+
+
+def is_source_code(path: str) -> bool:
+    """Whether the file at ``path`` is source code: a file :func:`parse_text` gives the code reader
+    (by its extension: a file the grammar cannot read, read as plain lines, is source code still)."""
+    extension = extension_of(path)
+    return extension not in TEXT_READERS and _code_language(extension) is not None
 
 
 def _code_language(extension: str) -> str | None:

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 
+from indexer import formats
 from indexer.errors import BackendError
 from indexer.pipeline.dimensions import Dimensions
 from indexer.pipeline.embed_queue import EmbedQueue
@@ -194,6 +195,7 @@ class GroupWriter:
                     chunks=pending.chunks,
                     text_hashes=pending.text_hashes,
                     vectors=vectors,
+                    source_code=formats.is_source_code(source.path),
                 )
             )
             self._count(group.counts, pending)

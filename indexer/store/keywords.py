@@ -21,8 +21,22 @@ runs as overlapping pairs of characters instead (bigrams, as Lucene's CJK analyz
 Pairs are one term per character, as many as a character-per-word index would hold, but each far
 rarer than a single character, so a query reads short lists. Text without these characters is given
 to the tokenizer unchanged: Latin, Greek and Cyrillic words, and their scores, are what they were.
-PostgreSQL writes the same pairs with a function of its own (``keyword_text`` in
-``migrations/postgres/0008_words_of_every_script.sql``), which the tests hold to :func:`index_text`.
+
+In source code a name is the code's own vocabulary: a function named ``calculateRetryDelay`` is how
+the code says "calculate retry delay". But a name as code spells it is one word to FTS5's tokenizer
+(which keeps ``_`` inside a word), and a camelCase name one word to both stores, so
+``bash_completionsV2`` would only be found by the whole name, never by ``completions``. The keyword
+text of a chunk of source code holds its text as it is, names whole where they stand, and after it
+the parts of each name (:func:`name_parts`) as words of their own, once a name, as code search tools
+index them: a part finds every name it is part of, and the parts of one name stand together, a
+phrase (``user name``); the whole name stays a word, rarer than any of its parts, so the chunk that
+spells the name a question names still scores first. Prose only mentions names, and its own words
+already say what it is about: a chunk of any other file is indexed as its text (longer texts would
+move every page's BM25 score, for words the page does not use).
+
+PostgreSQL writes the same words with functions of its own (``keyword_text`` in
+``migrations/postgres/0008_words_of_every_script.sql``, ``name_words`` in
+``migrations/postgres/0011_parts_of_names_in_code.sql``), which the tests hold to :func:`index_text`.
 """
 
 from __future__ import annotations
@@ -62,15 +76,49 @@ _LETTERS = "".join(f"{chr(first)}-{chr(last)}" for first, last in UNSPACED_LETTE
 #: the runs of a text is one pass over it.
 _RUN = re.compile(f"[{_LETTERS}]+")
 _WORD_CHARACTER = re.compile(r"\w")
+#: A name as code spells it: a run of ASCII letters, digits and ``_`` with no such character and no
+#: other alphabet's letter on either side (so a run is one pass: a run that fails its end is never
+#: tried shorter against a neighbour it would split).
+_NAME = re.compile(r"(?<![A-Za-z0-9_\u0080-\U0010ffff])[A-Za-z0-9_]+(?![A-Za-z0-9_\u0080-\U0010ffff])")
+#: The parts of a name, between its ``_`` and where its camelCase humps meet: ``get User Name``,
+#: ``HTTP Server`` (capitals before a capitalised word), ``APIs Of`` (a plural of capitals),
+#: ``base64 Encode`` (digits stay with the letters before them). Where two alternatives match, the
+#: first is the longest: Python takes the first, PostgreSQL the longest, and the two stores cut the
+#: same parts.
+_PART = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]{2,}s(?![a-z])|[A-Z]+[0-9]*(?![a-z])")
+#: The letters and the digits of a part that mixes them: ``sha 256`` of ``sha256``.
+_LETTERS_OR_DIGITS = re.compile(r"[A-Za-z]+|[0-9]+")
 
 
-def index_text(text: str) -> str:
+def index_text(text: str, code: bool = False) -> str:
     """``text`` as the keyword index reads it: each run of :data:`UNSPACED_LETTERS` written as the
     pairs of characters that start at each of its positions, the last one alone, set apart by
-    spaces (``Redis缓存`` is ``Redis 缓存 存``); any other text unchanged."""
-    if not has_runs(text):
+    spaces (``Redis缓存`` is ``Redis 缓存 存``); for a chunk of source code (``code``), then, after
+    the text, the parts of each name it holds, once a name (``read_to_string(a) or
+    read_to_string(b)`` gains `` read to string``); any other text unchanged."""
+    if has_runs(text):
+        text = _RUN.sub(lambda run: f" {' '.join(_pairs(run.group()))} ", text)
+    if not code:
         return text
-    return _RUN.sub(lambda run: f" {' '.join(_pairs(run.group()))} ", text)
+    parts = [part for name in dict.fromkeys(_NAME.findall(text)) for part in name_parts(name)]
+    return f"{text} {' '.join(parts)}" if parts else text
+
+
+def name_parts(name: str) -> list[str]:
+    """The words a name is made of, in lower case, each once, in order, but the name itself and any
+    single character: its parts between ``_`` and camelCase humps, and the letters and the digits of
+    a part that mixes them (``bash_completionsV2``: ``bash completions v2``; ``sha256Sum``:
+    ``sha256 sha 256 sum``). A word with a letter of another alphabet has none: the index holds it
+    whole."""
+    if not name.isascii():
+        return []
+    words: list[str] = []
+    for part in _PART.findall(name):
+        words.append(part)
+        if not (part.isalpha() or part.isdigit()):
+            words += _LETTERS_OR_DIGITS.findall(part)
+    whole = name.lower()
+    return [word for word in dict.fromkeys(word.lower() for word in words) if len(word) > 1 and word != whole]
 
 
 def query_text(term: str) -> str:

@@ -43,11 +43,14 @@ class NewFile:
     text_hashes: Sequence[str]
     vectors: Sequence[bytes]  # float32 blobs, one per chunk
     encoding: str = ""  # the text encoding the file was read with; '' for PDF and DOCX
+    #: Whether the file is source code, whose chunks the keyword index reads with the parts of their
+    #: names (:func:`indexer.store.keywords.index_text`).
+    source_code: bool = False
 
     def chunk_rows(self, file_id: int) -> Iterator[tuple[tuple, bytes]]:
         """Each chunk as ``(row, vector)``: row is (file_id, seq, start_line, end_line, heading, text,
-        text_hash, locator, names, is_test), the columns both stores write (:data:`CHUNK_COLUMNS`), in
-        that order."""
+        text_hash, locator, names, is_test, is_code), the columns both stores write
+        (:data:`CHUNK_COLUMNS`), in that order."""
         for seq, (chunk, text_hash, vector) in enumerate(
             zip(self.chunks, self.text_hashes, self.vectors, strict=True)
         ):
@@ -62,6 +65,7 @@ class NewFile:
                 chunk.locator,
                 join_names(chunk.names),
                 chunk.is_test,
+                self.source_code,
             )
             yield row, vector
 
@@ -134,7 +138,7 @@ STORED_CHUNK_COLUMNS = (
     "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator, c.names, c.is_test"
 )
 #: The columns of a chunk's row as :meth:`NewFile.chunk_rows` gives them.
-CHUNK_COLUMNS = "file_id seq start_line end_line heading text text_hash locator names is_test".split()
+CHUNK_COLUMNS = "file_id seq start_line end_line heading text text_hash locator names is_test is_code".split()
 #: Between the names a chunk declares, as stored: no name holds a line break.
 NAMES_SEPARATOR = "\n"
 BUILD_FIELDS: tuple[str, ...] = ("id", "root", "started_at", "finished_at", "seen_at", "outcome")

@@ -256,7 +256,7 @@ class SQLiteStore(SQLStore):
         segments once per statement.
         """
         self.graph.update_during_build()
-        rows: list[tuple[int, int, int, int, str, str, str, str, str, bool]] = []
+        rows: list[tuple[int, int, int, int, str, str, str, str, str, bool, bool]] = []
         vectors: list[bytes] = []
         old_ids: list[int] = []
         for new in files:
@@ -271,7 +271,7 @@ class SQLiteStore(SQLStore):
         self._add_chunk_count(len(rows) - len(old_ids))
 
     def _insert_chunks(
-        self, rows: list[tuple[int, int, int, int, str, str, str, str, str, bool]], vectors: list[bytes]
+        self, rows: list[tuple[int, int, int, int, str, str, str, str, str, bool, bool]], vectors: list[bytes]
     ) -> None:
         """Chunks get the ids after the largest in use (one writer at a time: the transaction holds the
         write lock); their vectors are cut from one blob by those ids."""
@@ -290,12 +290,9 @@ class SQLiteStore(SQLStore):
             "SELECT id, substr(?, (id - ?) * ? + 1, ?) FROM chunks WHERE id >= ? ORDER BY id",
             (b"".join(vectors), first_id, width, width, first_id),
         )
-        # the keyword index reads each heading and text as keywords.index_text rewrites it; null
-        # where that is the text itself (any text without Chinese, Japanese or Korean letters)
-        rewritten = [
-            [keywords.index_text(text) if keywords.has_runs(text) else None for text in row[4:6]]
-            for row in rows
-        ]
+        # the keyword index reads each heading and text as keywords.index_text rewrites it (a chunk
+        # of source code with its names' parts); null where that is the text itself, not sent twice
+        rewritten = [[_rewritten(text, code=row[10]) for text in row[4:6]] for row in rows]
         self._rows(
             "INSERT INTO chunks_fts (rowid, heading, text) "
             "SELECT c.id, coalesce(k.value ->> 0, c.heading), coalesce(k.value ->> 1, c.text) "
@@ -599,6 +596,13 @@ def fts5_varint(blob: bytes, start: int = 0) -> tuple[int, int]:
         if blob[place] < 0x80:
             return value, place + 1
     return (value << 8) | blob[start + 8], start + 9
+
+
+def _rewritten(text: str, code: bool) -> str | None:
+    """``text`` as the keyword index reads it (:func:`indexer.store.keywords.index_text`), or None
+    where that is ``text`` itself."""
+    written = keywords.index_text(text, code)
+    return None if written == text else written
 
 
 def fts_phrase(term: str) -> str:
