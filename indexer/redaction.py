@@ -53,13 +53,16 @@ from indexer.formats.document import Document, Heading
 
 REDACTED = "[redacted]"
 #: The rules' version, recorded with the chunker's in an index's fingerprint. Raised whenever the rules
-#: find more: an index made with older rules reads every file again once (as after a change of the
-#: chunker; unchanged texts keep their vectors), so the secrets those rules missed leave it.
+#: find more or less: an index made with older rules reads every file again once (as after a change of
+#: the chunker; unchanged texts keep their vectors), so the secrets those rules missed leave it, and
+#: the text they took for one comes back.
 #: 2: passwords a person chose, AWS secret keys beside their ID, Kubernetes Secrets, Basic
 #: credentials, more issuers' formats.
 #: 3: a line that held a secret is read by the model as written, redacted (an AsciiDoc title or link
 #: macro had been read from the line before its secret was replaced).
-REDACTION_VERSION = 3
+#: 4: a reStructuredText or MyST role after a secret's name is no value (``you can pass
+#: :class:`Path```, ``pass :option:`--log-file-mode=a```).
+REDACTION_VERSION = 4
 
 #: The kind of a secret found by the name it is assigned to.
 ASSIGNED = "assigned-secret"
@@ -533,6 +536,8 @@ def _assigned_secrets(data: bytes) -> list[Span]:
             continue
         group = next(name for name in ("double", "single", "bare") if assigned.group(name) is not None)
         value = assigned.group(group)
+        if group == "bare" and _a_role(data, assigned.end(group)):
+            continue  # ``pass :class:`Path```: the name is a word of prose, the "value" a role's name
         if group == "bare":  # closing brackets after a bare value are the code's: ``{"pw": form.pw}``
             value = value.rstrip(b")]}")
         judge = looks_chosen if kind == "password" else looks_random
@@ -540,6 +545,13 @@ def _assigned_secrets(data: bytes) -> list[Span]:
             start = assigned.start(group)
             spans.append((start, start + len(value), ASSIGNED))
     return spans
+
+
+def _a_role(data: bytes, end: int) -> bool:
+    """Whether a bare value ending at ``end`` is the name of a reStructuredText or MyST role: it ends
+    with ``:`` and a backtick follows (``:class:`Path```, ``{option}`--x```), the markup of a page
+    that names a thing, never an assignment."""
+    return data[end - 1 : end] in (b":", b"}") and data[end : end + 1] == b"`"
 
 
 def _keywords(lowered: bytes) -> list[int]:

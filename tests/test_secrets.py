@@ -338,6 +338,9 @@ def test_each_kind_of_secret_users_meet_is_redacted(text):
         "primary_key: 'a1b2c3d4e5f6g7h8'",
         "key: value",
         "git commit 9fceb02d0ae598e95dc970b74767f19372d61af8 by AKIAIOSFODNN7EXAMPLE",
+        "you can pass :class:`~pathlib.Path` objects",
+        "then you can pass :option:`--log-file-mode=a` instead.",
+        "pass {option}`--log-file-mode` as well",
     ],
 )
 def test_code_and_prose_that_only_name_secrets_are_kept(text):
