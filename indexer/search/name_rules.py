@@ -14,7 +14,7 @@ reads them back at query time, without reading any chunk's text again.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from indexer.records import HEADING_SEPARATOR, StoredChunk
 
@@ -161,13 +161,13 @@ def version_entries_first(
     of its entry; a question naming a version and asking for a list (``what changed in 0.28``) asks
     for that entry, which the words alone rank no higher than the entries beside it: they share
     every word but the version's numbers, which are common words of such a page."""
-
-    def holds(chunk_id: int, matches: Callable[[Version, Version], bool]) -> bool:
-        return any(matches(one, version) for version in declared.get(chunk_id, ()) for one in asked)
-
-    releases = [chunk_id for chunk_id in order if holds(chunk_id, same_version)]
+    releases = [
+        chunk_id
+        for chunk_id in order
+        if any(same_version(one, version) for version in declared.get(chunk_id, ()) for one in asked)
+    ]
     chosen = set(releases)
-    patches = [chunk_id for chunk_id in order if chunk_id not in chosen and holds(chunk_id, same_release)]
+    patches = [c for c in order if c not in chosen and is_entry_of(declared.get(c, ()), asked)]
     chosen.update(patches)
     return releases + patches + [chunk_id for chunk_id in order if chunk_id not in chosen], frozenset(chosen)
 
