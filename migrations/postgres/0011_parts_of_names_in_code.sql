@@ -34,7 +34,9 @@ $$;
 
 -- name_words: the text, then the parts of each name it holds, once a name, in the order the names
 -- first come. The text is cut into runs of ASCII letters, digits and `_` and runs of anything else;
--- a run of the first kind that no letter of another alphabet touches is a name.
+-- a run of the first kind that no letter of another alphabet touches is a name. Only a name with a
+-- `_`, a digit, a hump (`aB`) or two capitals (`HTTPServer`) has parts other than itself: the
+-- others (most words of a text) are not cut at all.
 CREATE FUNCTION name_words(body text) RETURNS text
 LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
 AS $$
@@ -48,7 +50,8 @@ AS $$
                 FROM regexp_matches(body, '[A-Za-z0-9_]+|[^A-Za-z0-9_]+', 'g') WITH ORDINALITY AS found (run, place)
                 WINDOW runs AS (ORDER BY place)
             ) AS runs
-            WHERE run ~ '^[A-Za-z0-9_]' AND coalesce(before, '') !~ '[^\x01-\x7f]$'
+            WHERE run ~ '^[A-Za-z0-9_]' AND run ~ '_|[0-9]|[a-z][A-Z]|[A-Z][A-Z]'
+                AND coalesce(before, '') !~ '[^\x01-\x7f]$'
                 AND coalesce(after, '') !~ '^[^\x01-\x7f]'
             GROUP BY run
         ) AS names
