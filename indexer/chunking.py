@@ -56,8 +56,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 8: a chunk whose lines are tests, as their language declares them, stored as one;
 #: 9: the names an HTML page's anchors spell stored as the names its chunks declare;
 #: 10: a Markdown heading's attribute list (``{ #id }``) left out of its title;
-#: 11: a chunk of a source code file stored as one (its keyword text gains its names' parts)
-CHUNKER_VERSION = 11
+#: 11: a chunk of a source code file stored as one (its keyword text gains its names' parts);
+#: 12: code after a block that a definition ends (a ``try``, a test's callback) goes back under the
+#: definition's container
+CHUNKER_VERSION = 12
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
 #: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
 #: as local (both measured on real doc folders, bench/RESULTS.md).

@@ -331,6 +331,39 @@ def test_module_code_after_a_definition_goes_back_under_the_module():
     assert "__main__" in last.text and last.heading == "pkg/utils.py"
 
 
+@pytest.mark.parametrize(
+    "path, source, after",
+    [
+        (  # a definition last in a try block: the module's code after the block
+            "pkg/compat.py",
+            "try:\n    import fast\nexcept ImportError:\n"
+            "    def fast():\n        return 1\n\nLIMIT = fast()\n",
+            "LIMIT = fast()",
+        ),
+        (  # RSpec: a method defined in a block, the examples after it in the describe block
+            "spec/client_spec.rb",
+            'describe "Client" do\n  before do\n    @klass = Class.new do\n      def self.name\n'
+            '        "Parent"\n      end\n    end\n    @child = Class.new(@klass)\n  end\n\n'
+            '  it "inherits options" do\n    expect(@child.options).to eq({})\n  end\nend\n',
+            "@child = Class.new(@klass)",
+        ),
+        (  # Java: an enum constant's body, the next constant's comment after it
+            "src/Policy.java",
+            "enum Policy {\n  IDENTITY() {\n    @Override\n    String name(String f) {\n      return f;\n"
+            "    }\n  },\n\n  /** Upper case: the first letter capitalised. */\n  UPPER() {\n"
+            "    @Override\n    String name(String f) {\n      return f.toUpperCase();\n    }\n  };\n}\n",
+            "/** Upper case: the first letter capitalised. */",
+        ),
+    ],
+)
+def test_code_after_a_block_a_definition_ends_goes_back_under_the_container(path, source, after):
+    document = parse_text(path, source)
+    line = source.split("\n").index(next(row for row in source.split("\n") if row.strip() == after)) + 1
+    above = [heading for heading in document.headings if heading.line <= line][-1]
+    assert above.title != "name" and above.title != "fast", (above, document.headings)
+    assert above.title in (path, "Policy"), document.headings
+
+
 def test_a_definition_larger_than_a_chunk_is_cut_between_statements_each_part_headed_by_it():
     statements = "\n".join(f"        total = total + compute(item, {number}, scale)" for number in range(60))
     source = "class Ledger:\n    def balance(self, item):\n"

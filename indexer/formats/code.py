@@ -397,7 +397,7 @@ class _Outline:
         # a headed definition's node id: (the level its members' headings take, its heading path)
         headed: dict[int, tuple[int, tuple[str, ...]]] = {}
         outers: dict[int, Node] = {}  # node ids of what carries each headed definition
-        placed: list[tuple[Node, int, tuple[str, ...]]] = []
+        placed: list[tuple[Node, Node | None, int, tuple[str, ...]]] = []
         path: tuple[str, ...]
         for node in candidates:
             outer = self._outer(node, known)
@@ -411,11 +411,11 @@ class _Outline:
             titles = self._head(outer, node, level)
             headed[node.id] = (level + len(titles), path + titles)
             outers[outer.id] = outer
-            placed.append((outer, level, path))
+            placed.append((outer, owner, level, path))
             if self._is_test(outer, node):
                 self._mark_test(outer, owner)
-        for outer, level, path in placed:
-            self._resume_after(outer, level, path, outers)
+        for outer, owner, level, path in placed:
+            self._resume_after(outer, owner, level, path, outers)
 
     def _is_test(self, outer: Node, definition: Node) -> bool:
         """Whether a definition is a test as its language declares one: by an attribute or annotation
@@ -519,12 +519,17 @@ class _Outline:
             self.definitions[line] = tuple(sorted(declared | set(self.definitions.get(line, ()))))
         return titles
 
-    def _resume_after(self, outer: Node, level: int, path: tuple[str, ...], outers: dict[int, Node]) -> None:
+    def _resume_after(
+        self, outer: Node, owner: Node | None, level: int, path: tuple[str, ...], outers: dict[int, Node]
+    ) -> None:
         """Code after a definition, at its container's level, goes back under the container (the
-        module, a class), unless it is the comment of the next definition."""
-        sibling = outer.next_named_sibling
-        while sibling is not None and not self._starts_line(sibling):
-            sibling = sibling.next_named_sibling
+        module, a class), unless it is the comment of the next definition. A definition that ends a
+        block of no definition of its own (a ``try``, a Ruby ``describe ... do`` block, a test's
+        callback) is followed by the code after that block, within its ``owner``."""
+        node, sibling = outer, self._next_line_start(outer)
+        while sibling is None and node.parent is not None and (owner is None or node.parent.id != owner.id):
+            node = node.parent
+            sibling = self._next_line_start(node)
         if sibling is None or sibling.id in outers:
             return
         following = sibling.next_named_sibling
@@ -533,6 +538,13 @@ class _Outline:
         if following is not None and self._first_row(following) <= sibling.start_point[0]:
             return
         self.headings.append(Heading(sibling.start_point[0] + 1, level - 1, path[-1]))
+
+    def _next_line_start(self, node: Node) -> Node | None:
+        """The first named sibling after ``node`` that starts a line, if any."""
+        sibling = node.next_named_sibling
+        while sibling is not None and not self._starts_line(sibling):
+            sibling = sibling.next_named_sibling
+        return sibling
 
     def _statements(self, children: list[Node]) -> None:
         for child in children:
