@@ -38,11 +38,11 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
    word). Before the floors, where some page is named as asked (or some entry declares the asked
    version), every other hit's score is multiplied by :data:`NAMED_PAGE_SCORE`
    (:func:`under_named`): a chunk that only uses the name holds it as strongly as its definition
-   does, and answers only as far as it is about
-   the named thing. Then each hit scores as the strongest hit ranked at or below it
-   (:func:`in_rank_order`), so the list is sorted by the score and a threshold cuts only its tail:
-   the first hit's score is the judgment of the whole answer ("nothing relevant here" under
-   :data:`DEFAULT_MIN_SCORE`), and the hits under it keep scores of their own.
+   does, and answers only as far as it is about the named thing. Then each hit scores as the
+   strongest hit ranked at or below it (:func:`in_rank_order`), so the list is sorted by the score
+   and a threshold cuts only its tail: the first hit's score is the judgment of the whole answer
+   ("nothing relevant here" under :data:`DEFAULT_MIN_SCORE`), and the hits under it keep scores of
+   their own.
 6. **Re-ranking** (optional): the fused best candidates are re-read by the cross-encoder
    (:mod:`indexer.backends.reranker`) and ranked by its logit less :data:`FUSED_RANK_WEIGHT` times the log of
    their fused rank (:func:`reranked_order`); its probability is the score, under the same rule.
@@ -256,9 +256,9 @@ class Found:
 
     def floors(self, order: list[int] | None = None) -> list[float]:
         """The least score of each hit: :data:`NAMED_PAGE_SCORE` for a page named as asked or an
-        entry of an asked version,
-        :data:`DEFAULT_MIN_SCORE` for the chunks that hold a one-word query's word best (in vector
-        mode, the :data:`LOOKUP_HITS` nearest when some chunk holds the word)."""
+        entry of an asked version, :data:`DEFAULT_MIN_SCORE` for the chunks that hold a one-word
+        query's word best (in vector mode, the :data:`LOOKUP_HITS` nearest when some chunk holds the
+        word)."""
         return [
             NAMED_PAGE_SCORE
             if chunk_id in self.named
