@@ -974,7 +974,15 @@ def test_which_versions_a_question_names_and_which_entries_are_theirs():
     assert declared_versions(chunk("Install > Python 3.12 or later")) == []
     # on a changelog's page, an entry may open with the project's name (towncrier's default)
     assert declared_versions(chunk("Changelog > pluggy 1.5.0 (2024-04-19) > Features")) == [(1, 5, 0)]
-    assert declared_versions(chunk("Changelog > pytest 8.0.0rc1 (2024-01-27)")) == [(8, 0, 0)]
+    assert declared_versions(chunk("Changelog > pytest 8.0.0rc1 (2024-01-27)")) == [(8, 0, 0, -1, 1)]
+    # a pre-release is never its release, but one of its entries when the release is asked for
+    assert asked_versions("release notes for 22.1b1") == {(22, 1, -2, 1)}
+    assert asked_versions("new in 2.0.0-beta.1?") == {(2, 0, 0, -2, 1)}
+    assert declared_versions(chunk("22.1b1 (2022-04-30)")) == [(22, 1, -2, 1)]
+    assert declared_versions(chunk("[1.1.0rc1] - 2020-09-25")) == [(1, 1, 0, -1, 1)]
+    releases = {1: [(22, 1, -2, 1)], 2: [(22, 1)], 3: [(22, 1, 1)]}
+    assert version_entries_first([1, 2, 3], releases, {(22, 1)}) == ([2, 1, 3], {1, 2, 3})
+    assert version_entries_first([3, 2, 1], releases, {(22, 1, -2, 1)}) == ([1, 3, 2], {1})
     assert declared_versions(chunk("Changelog > Python 3.12 support")) == []
     assert declared_versions(chunk("Install > Ubuntu 22.04")) == []
     assert asks_for_entry({"bug", "fixes"}) and asks_for_entry({"what", "fixed"})

@@ -48,21 +48,32 @@ LIST_TITLES = (
     "what s new",
     "glossary",
 )
+#: A pre-release after a version's numbers (``22.1b1``, ``8.0.0rc1``, ``2.0.0-beta.1``): its kind
+#: (group 2) and its number (group 3), as PEP 440 and semantic versioning spell them.
+_PRE_RELEASE = r"(?:[-.]?(alpha|beta|preview|pre|rc|a|b|c)\.?(\d{1,9})?(?![a-z]))?"
+#: Each kind of pre-release as a number below any of a release's (``22.1b1`` is ``22.1.-2.1``), so
+#: that a pre-release is never its release (:func:`same_version`), but one of its entries when the
+#: question asks for the release (:func:`same_release`). PEP 440's kinds: a, b, rc.
+_PRE_RELEASE_RANKS = {"a": -3, "alpha": -3, "b": -2, "beta": -2, "c": -1, "rc": -1, "pre": -1, "preview": -1}
+_PRE_RELEASE_KINDS = {-3: "a", -2: "b", -1: "rc"}
 #: A heading that opens a changelog's entry: a version, maybe after ``v``, ``version`` or ``release``,
 #: maybe followed by its date (``0.47.3 (August 24, 2025)``, ``[1.2.0] - 2024-01-31``, ``v2.0``);
 #: each number of up to nine digits, so that reading one as an integer is bounded too.
-_VERSION_HEADING = re.compile(r"\[?(?:v|version |release )?(\d{1,9}(?:\.\d{1,9})+)", re.IGNORECASE)
+_VERSION_HEADING = re.compile(
+    r"\[?(?:v|version |release )?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE, re.IGNORECASE
+)
 #: On a page whose title declares a changelog (:data:`LIST_TITLES`), an entry's heading may open with
 #: the project's name (``pluggy 1.5.0 (2024-04-19)``, towncrier's default); the version then ends the
 #: heading or its date follows, so that ``Python 3.12 support`` or ``Django 4.2 release notes`` is no
 #: entry, and nor is a guide's ``Ubuntu 22.04`` on a page that is not a changelog.
 _NAMED_VERSION_HEADING = re.compile(
-    r"[A-Za-z][\w.-]{0,99} (?:v|version )?(\d{1,9}(?:\.\d{1,9})+)(?:[a-z]{1,9}\d{0,9})?\]?"
+    r"[A-Za-z][\w.-]{0,99} (?:v|version )?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE + r"\]?"
     r"(?=[ \t]*(?:$|[(\[:\u2013\u2014-]))",
     re.IGNORECASE,
 )
-#: A version as a question spells it: dotted numbers, maybe after ``v`` (``3.0``, ``v2.3.1``).
-_DOTTED_VERSION = re.compile(r"v?(\d{1,9}(?:\.\d{1,9})+)", re.IGNORECASE)
+#: A version as a question spells it: dotted numbers, maybe after ``v`` (``3.0``, ``v2.3.1``), maybe a
+#: pre-release (``22.1b1``).
+_DOTTED_VERSION = re.compile(r"v?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE, re.IGNORECASE)
 #: Words after which a bare number is a version (``version 11``, ``release 3``).
 _VERSION_WORDS = frozenset({"version", "release", "v"})
 #: What may surround a version in a question (``(3.0)``, ``3.0?``, ``"2.3",``).
@@ -100,7 +111,7 @@ def asked_versions(text: str) -> set[Version]:
         word = token.strip(_AROUND_VERSION).removesuffix(".")
         dotted = _DOTTED_VERSION.fullmatch(word)
         if dotted:
-            versions.add(_numbers(dotted.group(1)))
+            versions.add(_version(dotted))
         elif word.isdecimal() and len(word) <= 9 and before in _VERSION_WORDS:
             versions.add((int(word),))
         before = word.lower()
@@ -117,7 +128,7 @@ def declared_versions(chunk: StoredChunk, inner_titles: Sequence[str] = ()) -> l
     parts = [part.strip() for part in chunk.heading.split(HEADING_SEPARATOR)]
     first = next((found for part in parts if (found := entry_opening(part, changelog))), None)
     opened = [found for title in inner_titles if (found := entry_opening(title.strip(), changelog))]
-    versions = [_numbers(found.group(1)) for found in ([first] if first else []) + opened]
+    versions = [_version(found) for found in ([first] if first else []) + opened]
     if versions:
         return list(dict.fromkeys(versions))
     named = asked_versions(chunk.title) if changelog else set()
@@ -131,8 +142,21 @@ def entry_opening(title: str, changelog: bool) -> re.Match[str] | None:
     return _VERSION_HEADING.match(title) or (_NAMED_VERSION_HEADING.match(title) if changelog else None)
 
 
-def _numbers(version: str) -> Version:
-    return tuple(int(number) for number in version.split("."))
+def _version(found: re.Match[str]) -> Version:
+    """The version a match of :data:`_VERSION_HEADING`, :data:`_NAMED_VERSION_HEADING` or
+    :data:`_DOTTED_VERSION` spells: its numbers, then a pre-release's rank and number."""
+    numbers = tuple(int(number) for number in found.group(1).split("."))
+    kind = found.group(2)
+    if kind is None:
+        return numbers
+    return (*numbers, _PRE_RELEASE_RANKS[kind.lower()], int(found.group(3) or 0))
+
+
+def spelled_version(version: Version) -> str:
+    """``version`` as a changelog writes it: ``3.0.1``, ``22.1b1``."""
+    if len(version) > 2 and version[-2] < 0:
+        return ".".join(map(str, version[:-2])) + f"{_PRE_RELEASE_KINDS[version[-2]]}{version[-1]}"
+    return ".".join(map(str, version))
 
 
 def same_release(asked: Version, declared: Version) -> bool:

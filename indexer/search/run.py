@@ -93,6 +93,7 @@ from indexer.search.name_rules import (
     is_entry_of,
     lists_names,
     named_first,
+    spelled_version,
     version_entries_first,
 )
 from indexer.search.order_rules import (
@@ -321,7 +322,7 @@ def _version_entries_first(
     an entry found by the lookup alone joins them. The headings inside the chunks that hold the
     numbers are read by their format's reader (:func:`indexer.formats.heading_titles`): a short
     entry shares a chunk with the one before it."""
-    spelled = [".".join(str(number) for number in version) for version in sorted(versions)]
+    spelled = sorted(spelled_version(version) for version in versions)
     holding = [chunk_id for chunk_id, _ in store.keyword_matches(spelled, RULE_WINDOW, allowed)]
     chunks = {**chunks, **store.chunks_by_ids([c for c in holding if c not in chunks])}
     declared = {
