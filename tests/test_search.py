@@ -52,6 +52,7 @@ from indexer.search.name_rules import (
     page_names,
     same_release,
     version_entries_first,
+    version_owners,
 )
 from indexer.search.order_rules import FUSED_RANK_WEIGHT, code_before_tests, reranked_order
 from indexer.search.query import MAX_REPEATS, Query, keyword_terms, keyword_words
@@ -874,6 +875,9 @@ def test_a_question_naming_a_version_finds_that_versions_entry_first(any_index, 
             for version in ("3.0", "2.9", "3.0.1")
         ]
         answered = index.search("what changed in 2.9", k=3, mode=mode, min_score=None)
+        owned = index.search(
+            "what changed in formatter 2.9", k=3, mode=mode, min_score=0
+        )  # the bullets name it
         everything = index.search("what changed in 2.9", k=50, mode=mode, min_score=0)
     entry_of = [hit.heading.split(" > ")[-1].split()[0] for hit in headings[0]]
     assert entry_of[0] == "3.0.0" and all(entry.startswith("3.0.") for entry in entry_of), entry_of
@@ -883,6 +887,7 @@ def test_a_question_naming_a_version_finds_that_versions_entry_first(any_index, 
     # default threshold answers with them, and the other entries score under them
     assert all(hit.score >= NAMED_PAGE_SCORE for hit in headings[0]), [hit.score for hit in headings[0]]
     assert answered and answered[0].heading.endswith("2.9.0 (2024)"), [hit.heading for hit in answered]
+    assert owned[0].heading.endswith("2.9.0 (2024)") and owned[0].score >= NAMED_PAGE_SCORE, owned[0]
     others = [hit for hit in everything if not hit.heading.split(" > ")[-1].startswith("2.9.0")]
     assert others and all(hit.score < everything[0].score for hit in others), [h.score for h in everything]
 
@@ -954,7 +959,15 @@ def test_an_entry_headed_by_the_projects_name_and_its_version_is_that_versions_e
     with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
         assert index.build(folder, warn=lambda message: None).exit_code == 0
         hits = index.search("bug fixes in 1.4.0", k=3, mode=mode, min_score=0)
+        named = {
+            question: Found.search(
+                index.store, index.backend, Query.parse(question), 50, mode, NO_FILTER
+            ).named
+            for question in ("what changed in tool 1.4.0", "what changed in numpy 1.4.0")
+        }
     assert hits[0].heading.startswith("Changelog > tool 1.4.0"), [hit.heading for hit in hits]
+    # a version named after another project's name is not this changelog's entry
+    assert named["what changed in tool 1.4.0"] and not named["what changed in numpy 1.4.0"], named
 
 
 def test_which_versions_a_question_names_and_which_entries_are_theirs():
@@ -986,6 +999,8 @@ def test_which_versions_a_question_names_and_which_entries_are_theirs():
     assert declared_versions(chunk("Changelog > Python 3.12 support")) == []
     assert declared_versions(chunk("Install > Ubuntu 22.04")) == []
     assert asks_for_entry({"bug", "fixes"}) and asks_for_entry({"what", "fixed"})
+    assert version_owners("what changed in numpy 2.0?") == {"numpy"} == version_owners("numpy v2.0 notes")
+    assert version_owners("what changed in 2.0, in version 3 and in the 4.1 release") == set()
     assert not asks_for_list({"fixed", "list", "values"}) and not asks_for_entry({"bug", "report"})
     # a chunk packing short entries is filed under the first's heading, and holds the others' too
     assert declared_versions(chunk("0.30.0 (May 28, 2024)"), ["0.30.0 (May 28, 2024)", "0.29.0"]) == [

@@ -17,6 +17,7 @@ import re
 from collections.abc import Sequence
 
 from indexer.records import HEADING_SEPARATOR, StoredChunk
+from indexer.search.query import STOPWORDS
 
 #: A query that is one name as developers type it: an identifier, maybe with its namespace or a call's
 #: parentheses (``Path``, ``std::io::Stdout``, ``os.path.join``, ``add_library``, ``open()``).
@@ -116,6 +117,21 @@ def asked_versions(text: str) -> set[Version]:
             versions.add((int(word),))
         before = word.lower()
     return versions
+
+
+def version_owners(text: str) -> set[str]:
+    """The words a question puts right before a version it names, as the name of whose version it is
+    (``numpy`` of ``what changed in numpy 2.0``, ``flask`` of ``flask 2.3``), in lower case: not a
+    stop word (``in 2.0``), nor a word that says it is a version (``version 11``)."""
+    owners: set[str] = set()
+    before = ""
+    for token in text.split():
+        word = token.strip(_AROUND_VERSION).removesuffix(".")
+        if _DOTTED_VERSION.fullmatch(word) and before.isalpha():
+            if before not in _VERSION_WORDS and before not in STOPWORDS:
+                owners.add(before)
+        before = word.lower()
+    return owners
 
 
 def declared_versions(chunk: StoredChunk, inner_titles: Sequence[str] = ()) -> list[Version]:

@@ -95,6 +95,7 @@ from indexer.search.name_rules import (
     named_first,
     spelled_version,
     version_entries_first,
+    version_owners,
 )
 from indexer.search.order_rules import (
     LOOKUP_HITS,
@@ -212,7 +213,8 @@ class Found:
                 order = defining_first(order, RULE_WINDOW, chunks, words)
         versions = asked_versions(query.text) if asks_for_entry(words) else set()
         if versions:
-            order, chunks, entries = _version_entries_first(store, order, chunks, versions, allowed)
+            asked = (versions, version_owners(query.text))
+            order, chunks, entries = _version_entries_first(store, order, chunks, asked, allowed)
             named |= entries
         looked_up: frozenset[int] = frozenset()
         if len(query.text.split()) == 1 and mode != "vector":
@@ -312,7 +314,7 @@ def _version_entries_first(
     store: SearchStore,
     order: list[int],
     chunks: dict[int, StoredChunk],
-    versions: set[Version],
+    asked: tuple[set[Version], set[str]],
     allowed: AllowedChunks | None,
 ) -> tuple[list[int], dict[int, StoredChunk], frozenset[int]]:
     """:func:`version_entries_first` over the first :data:`RULE_WINDOW` candidates and the chunks
@@ -321,7 +323,10 @@ def _version_entries_first(
     changelog beyond the candidates (in vector mode, where a version's digits mean little, often):
     an entry found by the lookup alone joins them. The headings inside the chunks that hold the
     numbers are read by their format's reader (:func:`indexer.formats.heading_titles`): a short
-    entry shares a chunk with the one before it."""
+    entry shares a chunk with the one before it. ``asked``: the versions, and the names the question
+    gives them (:func:`version_owners`): the entries of a file that never names one are of another
+    project's version (``numpy 2.0`` asked of Poetry's changelog), not the asked one."""
+    versions, owners = asked
     spelled = sorted(spelled_version(version) for version in versions)
     holding = [chunk_id for chunk_id, _ in store.keyword_matches(spelled, RULE_WINDOW, allowed)]
     chunks = {**chunks, **store.chunks_by_ids([c for c in holding if c not in chunks])}
@@ -331,10 +336,26 @@ def _version_entries_first(
         )
         for chunk_id, chunk in chunks.items()
     }
+    if owners:
+        files = {
+            (chunks[c].root, chunks[c].path) for c, found in declared.items() if is_entry_of(found, versions)
+        }
+        owned = {file for file in files if _names_all(store, file, owners)}
+        declared = {
+            c: found if (chunks[c].root, chunks[c].path) in owned else [] for c, found in declared.items()
+        }
     candidates = set(order)
     order = order + [c for c in holding if c not in candidates and is_entry_of(declared[c], versions)]
     order, entries = version_entries_first(order, declared, versions)
     return order, chunks, entries
+
+
+def _names_all(store: SearchStore, file: tuple[str, str], words: set[str]) -> bool:
+    """Whether the file at ``file`` (its root and path) holds each of ``words``: one keyword lookup
+    of each, within the file."""
+    root, path = file
+    within = store.chunk_filter(ChunkFilter(path_globs=(path,), roots=(root,)))
+    return all(store.keyword_matches([word], 1, within) for word in words)
 
 
 def _best_first(item: tuple[int, float]) -> tuple[float, int]:
