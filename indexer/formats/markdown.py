@@ -64,6 +64,9 @@ _CLOSING_MARKS = re.compile(r"[ \t]#{1,64}[ \t]{0,8}$")
 #: A heading's attribute list (``## Docs URLs { #docs-urls }``, MkDocs' and Pandoc's), which gives it
 #: an id or a class and shows nothing.
 _HEADING_ATTRIBUTES = re.compile(r"[ \t]{1,8}\{[ \t]{0,8}[#.][^{}\n]{0,256}\}[ \t]{0,8}$")
+#: A pipe that sets a table's cells apart: one not escaped (GFM's tables split at every other, in a
+#: code span too).
+_CELL_PIPE = re.compile(r"(?<!\\)\|")
 
 
 def _enclosed(mark: str) -> str:
@@ -86,6 +89,7 @@ class MarkdownLayout:
     literal: list[tuple[int, int]] = field(default_factory=list)
     markup: set[int] = field(default_factory=set)
     hidden: set[int] = field(default_factory=set)  # link definitions and HTML comments
+    table_rows: set[int] = field(default_factory=set)  # a table's head and rows, not its delimiter row
     front_matter: tuple[int, int, str, str] | None = None  # first line, last line, style, its text
 
 
@@ -159,7 +163,6 @@ def markdown_layout(text: str) -> MarkdownLayout:
     depth = 0
     title: list[str] | None = None
     collected: tuple[str, list[str]] | None = None  # (what, texts) of open front matter or HTML
-    table_rows: set[int] = set()
     options = (
         pyromark.Options.ENABLE_YAML_STYLE_METADATA_BLOCKS
         | pyromark.Options.ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS
@@ -221,10 +224,37 @@ def markdown_layout(text: str) -> MarkdownLayout:
             table = lines_of(span)
             layout.markup.update(range(table[0], table[1] + 1))  # rows are taken back below
         elif start in ("TableHead", "TableRow"):
-            table_rows.update(range(lines_of(span)[0], lines_of(span)[1] + 1))
-    layout.markup -= table_rows
+            layout.table_rows.update(range(lines_of(span)[0], lines_of(span)[1] + 1))
+    layout.markup -= layout.table_rows
     layout.hidden |= _uncovered_lines(lines, covered)
     return layout
+
+
+#: A table's head, read before a chunk that starts inside a table (see :func:`shown_pieces`).
+_TABLE_HEAD = "| |\n|-|\n"
+
+
+def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
+    """The cells of each row of a table (its head too), for a snippet: the text between the pipes,
+    without the pipes that start and end the row, an escaped pipe as a pipe, empty cells left out.
+    The rows are the parser's (a pipe in a paragraph or a code block sets nothing apart).
+
+    A chunk starts where the chunk before it ended, which may be inside a table, its head in that
+    chunk: when the chunk's first line starts with a pipe and the parser finds no table there, the
+    rows are the ones it finds after a table's head put before the chunk."""
+    lines = document.lines
+    rows = markdown_layout(text).table_rows
+    first = next((number for number, line in enumerate(lines, 1) if line.strip()), 0)
+    if first and first not in rows and lines[first - 1].lstrip().startswith("|"):
+        shift = _TABLE_HEAD.count("\n")
+        rows = {number - shift for number in markdown_layout(_TABLE_HEAD + text).table_rows if number > shift}
+    return {number: table_cells(lines[number - 1]) for number in rows if number <= len(lines)}
+
+
+def table_cells(row: str) -> tuple[str, ...]:
+    """A table row's cells as written, without the marks of a quote it is in."""
+    cells = _CELL_PIPE.split(_QUOTE_MARKS.sub("", row))
+    return tuple(shown for cell in cells if (shown := cell.strip().replace("\\|", "|")))
 
 
 def _texts(event: Mapping[str, object], kinds: tuple[str, ...]) -> list[str]:
