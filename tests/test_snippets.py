@@ -132,6 +132,13 @@ HOSTILE_BLOCKS = [
     ".. list-table::\n" + "   * - a\n" * 10_000,
     ".. code-block::\n" + "   :a: b\n" * 10_000,
     ".. " * 33_000 + "::",
+    "/// " * 25_000 + "| x",
+    '!!! a "' * 15_000,
+    "```{note}\n" + ":a: b\n" * 10_000,
+    "```{eval-rst}\n" + ".. note::\n   :a: b\n" * 5_000,
+    ":::{note}\n" * 10_000,
+    "::: a\n" + " " * 100_000 + "x",
+    "::: a\n" * 10_000,
 ]
 
 
@@ -542,3 +549,102 @@ def test_a_chunk_that_starts_inside_a_table_or_a_directive_shows_it_as_the_page_
 def test_a_line_block_shows_its_lines_without_their_pipes():
     text = "An address:\n\n| 12 Main Street\n| Springfield\n|\n| *USA*\n"
     assert readable_text("docs/address.rst", text) == "An address:\n\n12 Main Street\nSpringfield\nUSA"
+
+
+MKDOCS = """# Settings
+
+/// note | Technical Details
+
+Settings are read *once*.
+
+///
+
+//// tab | Python 3.10+
+
+Use `Annotated`.
+
+////
+
+!!! warning "Mind the cache"
+    Restart after a change.
+
+??? tip
+
+::: httpx.get
+    :docstring:
+
+::: fastapi.FastAPI
+    options:
+      show_root_heading: true
+      members:
+        - openapi
+"""
+
+MYST = """# Commands
+
+```{versionadded} 8.0
+The `name` argument.
+```
+
+```{eval-rst}
+.. currentmodule:: click
+
+.. autoclass:: Command
+   :members:
+
+Add this to ``~/.bashrc``, see :func:`echo`::
+
+    eval "$(_FOO_COMPLETE=bash_source foo)"
+```
+
+```{code-block} python
+:caption: hello.py
+
+@click.command()
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            MKDOCS,
+            [
+                "Settings",
+                "Technical Details",
+                "Settings are read once.",
+                "Python 3.10+",
+                "Use `Annotated`.",
+                "Mind the cache",
+                "Restart after a change.",
+                "Tip",
+                "`httpx.get`",
+                "`fastapi.FastAPI`",
+                "`openapi`",
+            ],
+        ),
+        (
+            MYST,
+            [
+                "Commands",
+                "Added in version 8.0.",
+                "The `name` argument.",
+                "`Command`",
+                "Add this to `~/.bashrc`, see `echo`::",
+                'eval "$(_FOO_COMPLETE=bash_source foo)"',
+                "hello.py",
+                "@click.command()",
+            ],
+        ),
+    ],
+)
+def test_a_markdown_admonition_or_directive_shows_its_title_and_its_content(text, shown):
+    """MkDocs' admonitions and blocks (``!!! warning "Title"``, ``/// note | Title``, ``//// tab``),
+    an object documented by mkdocstrings (``::: httpx.get`` and its options), and MyST's fenced
+    directives (```` ```{versionadded} 8.0 ````, ``{eval-rst}`` holding reST) show
+    what the page shows: a title, a directive's line as reST's shows, options and closing lines
+    nothing; the content as before (a MyST block's as written)."""
+    assert [
+        line.strip() for line in readable_text("docs/page.md", text).splitlines() if line.strip()
+    ] == shown

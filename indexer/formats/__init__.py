@@ -206,15 +206,15 @@ def shown_text(path: str, text: str) -> str:
     shown: list[str] = []
     paragraph: list[str] = []
     for number, line in enumerate(document.lines, start=1):
-        if number in document.markup:
-            continue
-        if number in pieces:
+        if number in pieces:  # before markup: a MyST directive's fence shows its title
             shown += _read_together(paragraph, inline)
             paragraph = []
             if pieces[number]:
                 shown.append(
                     CELL_SEPARATOR.join(inline(piece) if inline else piece for piece in pieces[number])
                 )
+            continue
+        if number in document.markup:
             continue
         line = document.read_as.get(number, line)
         if inline is not None and number not in literal and line.strip():

@@ -526,7 +526,7 @@ def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
     for number, separator in reader.layout.table_lines.items():
         number -= inside
         line = lines[number - 1]
-        if number in literal or separator not in line:
+        if number in literal or number in document.markup or separator not in line:
             continue
         cells = table_cells(line, separator)
         pieces[number] = tuple(shown for cell in cells if (shown := visible_text(cell, reader.attributes)))

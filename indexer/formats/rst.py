@@ -86,8 +86,8 @@ VERSION_NOTES = {
     "deprecated": "Deprecated since version", "versionremoved": "Removed in version",
 }  # fmt: skip
 TITLED_DIRECTIVES = frozenset(
-    """admonition topic sidebar rubric table csv-table list-table tab tab-item dropdown card
-    grid-item-card""".split()
+    """admonition topic sidebar rubric table csv-table list-table tab group-tab tab-item dropdown
+    card grid-item-card""".split()
 )
 #: A list-table's cell mark: the ``*`` of a row and the ``-`` of a cell, at a line's start.
 _LIST_CELL = re.compile(r"(?:\*[ \t]{1,8})?-(?:[ \t]{1,8}|$)")
@@ -298,7 +298,7 @@ def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
         if _LIST_CELL.match(opening.lstrip()):  # a nested list's ``-`` shows as a bullet, not a dash
             tables.append((0, False))  # to the next unindented line: its rows' marks may be less indented
         elif _OPTION.match(opening.lstrip()):
-            _options(lines, first - 1, indent - 1, pieces)
+            directive_options(lines, first - 1, indent - 1, pieces)
     number = 0
     while number < len(lines):
         number += 1
@@ -312,8 +312,8 @@ def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
         directive = _DIRECTIVE.match(stripped) if stripped.startswith("..") else None
         if directive is not None:
             name, argument = directive.group(1).lower(), stripped[directive.end() :].strip()
-            pieces[number] = _directive_pieces(name, argument)
-            number = _options(lines, number, indent, pieces)
+            pieces[number] = directive_pieces(name, argument)
+            number = directive_options(lines, number, indent, pieces)
             if name in ("list-table", "csv-table"):
                 tables.append((indent, name == "csv-table"))
         elif tables and tables[-1][1]:
@@ -324,10 +324,10 @@ def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
             pieces[number] = (stripped[mark.end() :],) if stripped[mark.end() :] else ()
         elif (stripped == "|" or stripped.startswith("| ")) and number not in pieces:
             pieces[number] = (stripped[2:],) if stripped[2:].strip() else ()  # a line block's line
-    return pieces
+    return {number: shown for number, shown in pieces.items() if number not in document.markup}
 
 
-def _options(lines: list[str], number: int, indent: int, pieces: dict[int, tuple[str, ...]]) -> int:
+def directive_options(lines: list[str], number: int, indent: int, pieces: dict[int, tuple[str, ...]]) -> int:
     """Take the options of the directive on line ``number`` (at ``indent``) into ``pieces``: the
     field list right after it, indented deeper, showing nothing but a caption; the number of the
     last line taken."""
@@ -340,8 +340,9 @@ def _options(lines: list[str], number: int, indent: int, pieces: dict[int, tuple
     return number
 
 
-def _directive_pieces(name: str, argument: str) -> tuple[str, ...]:
-    """What a page shows of a directive's line: see :data:`ADMONITIONS`."""
+def directive_pieces(name: str, argument: str) -> tuple[str, ...]:
+    """What a page shows of a directive's line (``name``, lower case, and its ``argument``): see
+    :data:`ADMONITIONS`. MyST's Markdown writes the same directives as fenced blocks."""
     if name in ADMONITIONS:
         return (f"{ADMONITIONS[name]}: {argument}" if argument else ADMONITIONS[name],)
     if name in VERSION_NOTES:
