@@ -3,8 +3,10 @@
 For each set (a real folder of bench_scores.py, with its questions in bench/data/<set>-*.jsonl,
 off-topic ones left out) this counts the lines that show block markup raw (:data:`RAW`: a table
 row's pipes, an AsciiDoc cell's specifier, a table's border, a reStructuredText directive's line,
-its options, a list-table's ``* -``, a grid table's or line block's ``|`` at a line's start; a
-reStructuredText line ending with a pipe is prose: ``Docs | Issues |`` shows as written):
+its options, a list-table's ``* -``, a pipe at a line's start (a table row's, a grid table's, a
+line block's); a line ending with a pipe is most often prose, ``Docs | Issues |``, as written; in
+Markdown, MyST's directives and options (``{eval-rst}`` blocks hold reST), MkDocs' ``!!!``,
+``???`` and ``///`` lines):
 
 - in the snippet lines of the first three hits of a hybrid search for each question, as every front
   end shows them (``indexer.snippets.hit_snippet_lines``);
@@ -37,12 +39,13 @@ from indexer.snippets import hit_snippet_lines, readable_text
 
 #: What shows a table's or a directive's markup raw, by the formats it is markup in.
 RAW = {
-    "table pipe": (("md", "adoc"), re.compile(r"^\||\|$")),
+    "table pipe": (("md", "adoc"), re.compile(r"^\|")),
     "grid or line block pipe": (("rst",), re.compile(r"^\|")),
     "cell specifier": (("adoc",), re.compile(r"^(?:\d{1,4}(?:\.\d{1,4})?[*+])?[<^>]?(?:\.[<^>])?[a-z]?\|")),
     "table border": (("rst",), re.compile(r"^=+(?: +=+)+$|^\+[-=+]*\+$")),
-    "directive": (("rst",), re.compile(r"^\.\.\s+[\w:.+-]+::")),
-    "directive option": (("rst",), re.compile(r"^:[\w-]+:(?:\s|$)")),
+    "directive": (("rst", "md"), re.compile(r"^\.\.\s+[\w:.+-]+::")),
+    "directive option": (("rst", "md"), re.compile(r"^:[\w-]+:(?:\s|$)")),
+    "admonition or block marker": (("md",), re.compile(r"^(?:/{3,}|!!!|\?\?\?|:{3,}|`{3,}\{|~{3,}\{)")),
     "list-table cell": (("rst",), re.compile(r"^\*\s+-(?:\s|$)")),
 }
 GAP = "…"
