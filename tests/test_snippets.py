@@ -413,6 +413,12 @@ def test_the_snippets_read_as_shown_the_formats_whose_inline_markup_their_reader
         ),
         (
             "docs/options.rst",
+            "+---------------------------+-----+\n| Installs from :term:`Eggs | No  |\n"
+            "| <Egg>`                    |     |\n+---------------------------+-----+\n",
+            "Installs from Eggs | No",
+        ),
+        (
+            "docs/options.rst",
             ".. list-table:: Options\n   :header-rows: 1\n   :widths: 20 80\n\n"
             "   * - Option\n     - Meaning\n   * - ``--check``\n     - Check *only*\n",
             "Options\n\nOption\nMeaning\n`--check`\nCheck only",
@@ -456,7 +462,8 @@ RST_DIRECTIVES = """Routing
 
    Rules are *matched* in order.
 
-.. warning:: Never trust the *host*.
+.. warning:: Never trust the *host*, see :doc:`the security
+   notes <security>`.
 
 .. versionadded:: 2.0
 
@@ -493,7 +500,8 @@ def test_a_directive_shows_what_its_page_shows_of_it_and_its_content():
         "Routing",
         "Note",
         "Rules are matched in order.",
-        "Warning: Never trust the host.",
+        "Warning: Never trust the host, see the security notes",
+        ".",
         "Added in version 2.0.",
         "Changed in version 2.1.",
         "The default changed.",
@@ -506,7 +514,7 @@ def test_a_directive_shows_what_its_page_shows_of_it_and_its_content():
     assert '   rules = [Rule("/", endpoint="index")]' in shown  # code keeps its characters
     assert _shown("docs/routing.rst", RST_DIRECTIVES, "host matched order") == [
         "… Rules are matched in order.",
-        "Warning: Never trust the host. …",
+        "Warning: Never trust the host, see the security notes …",
     ]
 
 
@@ -582,7 +590,7 @@ Use `Annotated`.
 
 MYST = """# Commands
 
-```{versionadded} 8.0
+```{versionadded} 8.0 With a [link](https://example.org).
 The `name` argument.
 ```
 
@@ -592,9 +600,16 @@ The `name` argument.
 .. autoclass:: Command
    :members:
 
+.. note:: See :doc:`the docs <index>`.
+
 Add this to ``~/.bashrc``, see :func:`echo`::
 
     eval "$(_FOO_COMPLETE=bash_source foo)"
+
+.. click:example::
+
+    if __name__ == "__main__":
+        cli(**kwargs)
 ```
 
 ```{code-block} python
@@ -628,11 +643,14 @@ Add this to ``~/.bashrc``, see :func:`echo`::
             MYST,
             [
                 "Commands",
-                "Added in version 8.0.",
+                "Added in version 8.0: With a link.",
                 "The `name` argument.",
                 "`Command`",
+                "Note: See the docs.",
                 "Add this to `~/.bashrc`, see `echo`::",
                 'eval "$(_FOO_COMPLETE=bash_source foo)"',
+                'if __name__ == "__main__":',
+                "cli(**kwargs)",
                 "hello.py",
                 "@click.command()",
             ],

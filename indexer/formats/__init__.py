@@ -195,9 +195,11 @@ def shown_text(path: str, text: str) -> str:
     line: lines of markup alone left out, each other line as the reader reads it
     (:attr:`Document.read_as`) and, outside literal blocks, its inline markup read as its words
     (:data:`INLINE_READERS`), a paragraph's lines together (a link or emphasis may end on a later
-    line). A line of block markup shows what the page shows of it (:data:`SHOWN_PIECES`): a table
-    row its cells, each read alone, set apart by :data:`CELL_SEPARATOR`; a directive's line its
-    title or nothing. Code keeps its characters: a literal block's lines are shown as written."""
+    line). A line of block markup shows what the page shows of it (:data:`SHOWN_PIECES`), text
+    read as text: a table row its cells, each read alone, set apart by :data:`CELL_SEPARATOR`; a
+    directive's line its title (read with its paragraph, as a line's text is: an admonition's text
+    may start on it and go on; alone in a block the reader takes for code, a MyST directive's) or
+    nothing. Code keeps its characters: a literal block's lines are shown as written."""
     document = parse_text(path, text)
     extension = extension_of(path)
     inline = INLINE_READERS.get(extension)
@@ -206,17 +208,23 @@ def shown_text(path: str, text: str) -> str:
     shown: list[str] = []
     paragraph: list[str] = []
     for number, line in enumerate(document.lines, start=1):
-        if number in pieces:  # before markup: a MyST directive's fence shows its title
+        shown_pieces = pieces.get(number)
+        if shown_pieces is not None and len(shown_pieces) != 1:  # before markup: a fence may show
             shown += _read_together(paragraph, inline)
             paragraph = []
-            if pieces[number]:
+            if shown_pieces:
                 shown.append(
-                    CELL_SEPARATOR.join(inline(piece) if inline else piece for piece in pieces[number])
+                    CELL_SEPARATOR.join(inline(piece) if inline else piece for piece in shown_pieces)
                 )
             continue
-        if number in document.markup:
+        if shown_pieces is None and number in document.markup:
             continue
-        line = document.read_as.get(number, line)
+        if shown_pieces is not None and number in literal:  # text a fenced block's line shows
+            line = inline(shown_pieces[0]) if inline else shown_pieces[0]
+        elif shown_pieces is not None:
+            line = shown_pieces[0]
+        else:
+            line = document.read_as.get(number, line)
         if inline is not None and number not in literal and line.strip():
             paragraph.append(line)
             continue

@@ -332,18 +332,23 @@ def _restructured(lines: list[str], first: int, end: int) -> dict[int, tuple[str
     """What a page shows of the reStructuredText of an ``{eval-rst}`` block (its lines after line
     ``first`` up to ``end``): its directives, options and tables as a reST page's (see
     :func:`indexer.formats.rst.shown_pieces`), the explicit markup that shows nothing as nothing,
-    its other lines outside its literal blocks with their inline markup read as reST's (each line
-    alone), its literal blocks as written."""
+    its paragraphs' lines and what those show with their inline markup read as reST's (each line
+    alone), and the rest
+    as written: a directive's content may be code the reader does not know for code (Click's
+    ``.. click:example::`` holds Python), as the whole block was before."""
     content = lines[first:end]
     document = read_rst("\n".join(content))
     literal = {number for start, last in document.literal for number in range(start, last + 1)}
-    pieces = {first + number: piece for number, piece in restructured_pieces("", document).items()}
+    pieces = {
+        first + number: tuple(map(restructured_text, piece))
+        for number, piece in restructured_pieces("", document).items()
+    }
     for number, (written, read) in enumerate(zip(content, document.lines, strict=False), first + 1):
         if not written.strip() or number in pieces:
             continue
         if not read.strip() or number - first in document.markup:
             pieces[number] = ()
-        elif number - first not in literal:
+        elif number - first not in literal and not read[:1].isspace():
             pieces[number] = (restructured_text(read),)
     return pieces
 

@@ -317,9 +317,8 @@ def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
             if name in ("list-table", "csv-table"):
                 tables.append((indent, name == "csv-table"))
         elif tables and tables[-1][1]:
-            pieces[number] = tuple(
-                cell.strip() for cell in next(csv.reader([stripped], skipinitialspace=True))
-            )
+            cells = next(csv.reader([stripped], skipinitialspace=True))
+            pieces[number] = tuple(cell.strip() for cell in cells if cell.strip())
         elif tables and (mark := _LIST_CELL.match(stripped)):
             pieces[number] = (stripped[mark.end() :],) if stripped[mark.end() :] else ()
         elif (stripped == "|" or stripped.startswith("| ")) and number not in pieces:
@@ -369,12 +368,13 @@ def _table_pieces(lines: list[str], literal: set[int]) -> dict[int, tuple[str, .
     pieces: dict[int, tuple[str, ...]] = {}
     columns: list[int] = []  # where the open simple table's columns start
     edges: list[int] = []  # where the open grid table's border has a ``+``
+    grid_row: list[tuple[int, list[int], list[str]]] = []  # the grid row's lines: number, cuts, cells
     first = next((number for number, line in enumerate(lines, 1) if line.strip()), 0)
     if (
         first
         and first not in literal
-        and len(row := lines[first - 1].strip()) > 1
-        and row[0] == row[-1] == "|"
+        and len(opening := lines[first - 1].strip()) > 1
+        and opening[0] == opening[-1] == "|"
     ):
         edges = [place for place, character in enumerate(lines[first - 1]) if character == "|"]
     first_blank = next(
@@ -383,6 +383,9 @@ def _table_pieces(lines: list[str], literal: set[int]) -> dict[int, tuple[str, .
     first_blank = first_blank or len(lines) + 1  # the first block's end: a blank line, or the end
     for number, line in enumerate(lines, 1):
         stripped = line.strip()
+        if grid_row and not (edges and stripped[:1] in ("|", "+") and number not in literal):
+            pieces.update(_grid_row(grid_row))  # a row ends at a border, or where its table does
+            grid_row = []
         if number in literal or not stripped:
             columns, edges = [], []
             continue
@@ -397,6 +400,9 @@ def _table_pieces(lines: list[str], literal: set[int]) -> dict[int, tuple[str, .
             columns = columns if stripped[0] == "-" else [found.start() for found in re.finditer("=+", line)]
             continue
         if _is_grid_border(stripped):
+            if grid_row:
+                pieces.update(_grid_row(grid_row))
+                grid_row = []
             pieces[number] = ()
             edges = [place for place, character in enumerate(line) if character == "+"]
             continue
@@ -405,11 +411,34 @@ def _table_pieces(lines: list[str], literal: set[int]) -> dict[int, tuple[str, .
         elif edges and stripped[0] in "|+":
             cuts = [place for place in edges[: bisect.bisect_left(edges, len(line))] if line[place] in "|+"]
             cuts.append(len(line.rstrip().removesuffix("|")))  # what a row holds past its border's end
-            cells = (line[start + 1 : end].strip() for start, end in zip(cuts, cuts[1:], strict=False))
-            pieces[number] = tuple(cell for cell in cells if cell and not set(cell) <= {"-", "="})
+            grid_row.append(
+                (
+                    number,
+                    cuts,
+                    [line[start + 1 : end].strip() for start, end in zip(cuts, cuts[1:], strict=False)],
+                )
+            )
         else:
             columns, edges = [], []
+    if grid_row:
+        pieces.update(_grid_row(grid_row))
     return pieces
+
+
+def _grid_row(row: list[tuple[int, list[int], list[str]]]) -> dict[int, tuple[str, ...]]:
+    """A grid table's row (its lines' numbers, cuts and cells) as each line's cells: a cell's text
+    over the row's lines read together (a role or a reference may end on its next line), line for
+    line, when the row's lines are cut alike; each line's alone where cells span columns."""
+    if len({tuple(cuts) for _, cuts, _ in row}) == 1 and len(row) > 1:
+        for column in range(len(row[0][2])):
+            read = inline_text("\n".join(cells[column] for _, _, cells in row)).split("\n")
+            if len(read) == len(row):
+                for (_, _, cells), text in zip(row, read, strict=True):
+                    cells[column] = text.strip()
+    return {
+        number: tuple(cell for cell in cells if cell and not set(cell) <= {"-", "="})
+        for number, _, cells in row
+    }
 
 
 def _simple_row(line: str, columns: list[int]) -> tuple[str, ...]:
