@@ -208,8 +208,8 @@ def shown_text(path: str, text: str) -> str:
     shown: list[str] = []
     paragraph: list[str] = []
     for number, line in enumerate(document.lines, start=1):
-        shown_pieces = pieces.get(number)
-        if shown_pieces is not None and len(shown_pieces) != 1:  # before markup: a fence may show
+        shown_pieces = pieces.get(number)  # before markup: a MyST fence, markup, shows its title
+        if shown_pieces is not None and len(shown_pieces) != 1:
             shown += _read_together(paragraph, inline)
             paragraph = []
             if shown_pieces:

@@ -333,9 +333,8 @@ def _restructured(lines: list[str], first: int, end: int) -> dict[int, tuple[str
     ``first`` up to ``end``): its directives, options and tables as a reST page's (see
     :func:`indexer.formats.rst.shown_pieces`), the explicit markup that shows nothing as nothing,
     its paragraphs' lines and what those show with their inline markup read as reST's (each line
-    alone), and the rest
-    as written: a directive's content may be code the reader does not know for code (Click's
-    ``.. click:example::`` holds Python), as the whole block was before."""
+    alone), and the rest as written: a directive's content may be code the reader does not know
+    for code (Click's ``.. click:example::`` holds Python), as the whole block was before."""
     content = lines[first:end]
     document = read_rst("\n".join(content))
     literal = {number for start, last in document.literal for number in range(start, last + 1)}
