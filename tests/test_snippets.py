@@ -554,6 +554,16 @@ def test_a_chunk_that_starts_inside_a_table_or_a_directive_shows_it_as_the_page_
     assert any("Check only" in line for line in lines), lines
 
 
+def test_a_chunk_that_starts_on_options_hides_them_but_shows_a_function_s_info_fields():
+    """Options of a directive whose line is in the chunk before show nothing; the fields of
+    Sphinx's info field lists (``:returns:``) are what the page shows of a function."""
+    options = "   :alt: a screenshot\n   :align: center\n\nAfter.\n"
+    assert readable_text("docs/debug.rst", options) == "\nAfter."
+    fields = "   :returns: the rule's *endpoint*.\n   :rtype: str\n\nAfter.\n"
+    shown = "   :returns: the rule's endpoint.\n   :rtype: str\n\nAfter."
+    assert readable_text("docs/routing.rst", fields) == shown
+
+
 def test_a_line_block_shows_its_lines_without_their_pipes():
     text = "An address:\n\n| 12 Main Street\n| Springfield\n|\n| *USA*\n"
     assert readable_text("docs/address.rst", text) == "An address:\n\n12 Main Street\nSpringfield\nUSA"

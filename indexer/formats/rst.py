@@ -91,8 +91,13 @@ TITLED_DIRECTIVES = frozenset(
 )
 #: A list-table's cell mark: the ``*`` of a row and the ``-`` of a cell, at a line's start.
 _LIST_CELL = re.compile(r"(?:\*[ \t]{1,8})?-(?:[ \t]{1,8}|$)")
-#: A directive's option: a field whose name is one word (``:maxdepth: 2``, ``:alt: text``).
-_OPTION = re.compile(r":[\w-]{1,64}:(?:\s|$)")
+#: A directive's option: a field whose name is one word (``:maxdepth: 2``, ``:alt: text``), and
+#: the fields of Sphinx's info field lists, which a page shows ("Returns: ..."), not options.
+_OPTION = re.compile(r":(?P<name>[\w-]{1,64}):(?:\s|$)")
+INFO_FIELDS = frozenset(
+    "param parameter arg argument key keyword type raises raise except exception var ivar cvar vartype "
+    "returns return rtype meta".split()
+)
 #: A directive option's caption, which a page shows above a code block or a table.
 _CAPTION = re.compile(r":caption:[ \t]+(\S.*)")
 
@@ -285,8 +290,8 @@ def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
 
     A chunk starts where the chunk before it ended, which may be inside a directive: when its first
     line is indented and is a list-table's row or cell (``* -``, ``-``) or a directive's option (a
-    field whose name is one word), the directive's line is in the chunk before, and the chunk is
-    read as its content or its options."""
+    field whose name is one word, not one of Sphinx's info fields), the directive's line is in the
+    chunk before, and the chunk is read as its content or its options."""
     lines = document.lines
     literal = {number for first, last in document.literal for number in range(first, last + 1)}
     pieces = _table_pieces(lines, literal)
@@ -297,7 +302,7 @@ def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
         indent = len(opening) - len(opening.lstrip())
         if _LIST_CELL.match(opening.lstrip()):  # a nested list's ``-`` shows as a bullet, not a dash
             tables.append((0, False))  # to the next unindented line: its rows' marks may be less indented
-        elif _OPTION.match(opening.lstrip()):
+        elif (option := _OPTION.match(opening.lstrip())) and option["name"] not in INFO_FIELDS:
             directive_options(lines, first - 1, indent - 1, pieces)
     number = 0
     while number < len(lines):
