@@ -109,6 +109,37 @@ def test_an_unclosed_block_runs_to_the_end_as_asciidoctor_reads_it():
     assert [heading.title for heading in document.headings] == ["Page"]
 
 
+@pytest.mark.parametrize(
+    ("line", "separator", "cells"),
+    [
+        ("|Name |Default", "|", ["Name", "Default"]),
+        ("a|Some *bold* text", "|", ["Some *bold* text"]),
+        ("2+|spanned .2+^.^h|next 3*|last", "|", ["spanned", "next", "last"]),
+        ("|escaped \\| pipe|", "|", ["escaped | pipe", ""]),
+        ("the end of a cell |a new one", "|", ["the end of a cell", "a new one"]),
+        ("!inner !table", "!", ["inner", "table"]),
+        ('"Baauer, X",Harlem Shake', ",", ["Baauer, X", "Harlem Shake"]),
+        ("a:b\\:c", ":", ["a", "b:c"]),
+    ],
+)
+def test_a_table_line_reads_as_its_cells_without_their_specifiers(line, separator, cells):
+    """What a snippet shows of a table's line: the text of each cell, without the mark that starts
+    it nor the specifier before the mark (a span, a duplication, an alignment, a style)."""
+    from indexer.formats.asciidoc import table_cells
+
+    assert table_cells(line, separator) == cells
+
+
+def test_a_snippet_shows_a_table_s_cells_and_the_model_reads_its_lines_as_before():
+    """The cells are the snippet's reading alone: the model reads a table's lines as written."""
+    from indexer.formats.asciidoc import shown_pieces
+
+    text = ":os: Linux\n\n|===\n|System |{os}\n2+|both\n|===\n\n|not a table |row\n"
+    document = read_asciidoc(text)
+    assert shown_pieces(text, document) == {4: ("System", "Linux"), 5: ("both",)}
+    assert document.read_as.get(4) == "|System |Linux" and 5 not in document.read_as
+
+
 def test_markup_the_page_never_shows_is_left_out_of_what_the_model_reads():
     document = read_asciidoc(MANUAL_PAGE)
     for start in (

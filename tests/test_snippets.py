@@ -112,13 +112,41 @@ HOSTILE_MARKS = [
     "*`a`" * 25_000,
     "**`" * 33_000,
 ]
+#: ...and tables' and directives' marks: cells never closed, specifiers, borders as wide as the text,
+#: directives and options one after another or nested, each one level deeper.
+HOSTILE_BLOCKS = [
+    "|" * 100_000,
+    "a|" * 50_000,
+    "2+|" * 33_000,
+    "|===\n" + "|a 2+|b\\|" * 10_000,
+    "|===\n" + "1111111111" * 10_000 + "|",
+    "|===\n" + " " * 100_000 + "|",
+    ",===\n" + '"a,' * 33_000,
+    "| a | b |\n|---|---|\n" + "| x " * 25_000,
+    "+" + "-+" * 50_000 + "\n" + "|\n" * 50_000,
+    "+" + "-+" * 50_000 + "\n" + "| " * 50_000,
+    "== " * 33_000 + "\nx\n" * 20_000,
+    "=  =\n" + "a " * 50_000,
+    ".. note::\n" * 10_000,
+    ".. list-table::\n" + "".join(" " * depth + ".. list-table::\n" for depth in range(1, 400)),
+    ".. list-table::\n" + "   * - a\n" * 10_000,
+    ".. code-block::\n" + "   :a: b\n" * 10_000,
+    ".. " * 33_000 + "::",
+    "/// " * 25_000 + "| x",
+    '!!! a "' * 15_000,
+    "```{note}\n" + ":a: b\n" * 10_000,
+    "```{eval-rst}\n" + ".. note::\n   :a: b\n" * 5_000,
+    ":::{note}\n" * 10_000,
+    "::: a\n" + " " * 100_000 + "x",
+    "::: a\n" * 10_000,
+]
 
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("path", ["notes.txt", "guide.md", "guide.adoc", "guide.rst"])
 def test_choosing_lines_is_linear_in_the_text_s_size_whatever_the_text(path):
     """Reading a hit's markup (the format's reader and its inline markup) and choosing its lines."""
-    for text in HOSTILE + (HOSTILE_MARKS if path != "notes.txt" else []):
+    for text in HOSTILE + (HOSTILE_MARKS + HOSTILE_BLOCKS if path != "notes.txt" else []):
         text = text[: len(text) // 4]  # a quarter of each, and ten times that: growth shows as well
         small, large = _seconds(path, [text, text * 10], "x* word bar")
         assert large < 30 * max(small, 0.005), (path, text[:10], small, large)
@@ -354,3 +382,297 @@ def test_the_snippets_read_as_shown_the_formats_whose_inline_markup_their_reader
     from indexer.snippets import SHOWN_EXTENSIONS
 
     assert SHOWN_EXTENSIONS == set(INLINE_READERS)
+
+
+@pytest.mark.parametrize(
+    ("path", "text", "shown"),
+    [
+        (
+            "docs/options.md",
+            "Options:\n\n| Option | Meaning |\n|---|---|\n| `--check` | Check *only* |\n| `a\\|b` | |\n",
+            "Options:\n\nOption | Meaning\n`--check` | Check only\n`a|b`",
+        ),
+        (
+            "docs/options.adoc",
+            "Options:\n\n|===\n|Option |Meaning\n\n|`--check`\n|Check *only*\n\na|A _cell_ .2+^.^h|next\n"
+            "2+|escaped \\| pipe\n|===\n",
+            "Options:\n\nOption | Meaning\n\n`--check`\nCheck only\n\nA cell | next\nescaped | pipe",
+        ),
+        (
+            "docs/options.rst",
+            "Options:\n\n===========  ============\nOption       Meaning\n===========  ============\n"
+            "``--check``  Check *only*\n===========  ============\n",
+            "Options:\n\nOption | Meaning\n`--check` | Check only",
+        ),
+        (
+            "docs/options.rst",
+            "Options:\n\n+-------------+--------------+\n| Option      | Meaning      |\n"
+            "+=============+==============+\n| ``--check`` | Check *only* |\n"
+            "+-------------+--------------+\n",
+            "Options:\n\nOption | Meaning\n`--check` | Check only",
+        ),
+        (
+            "docs/options.rst",
+            "+---------------------------+-----+\n| Installs from :term:`Eggs | No  |\n"
+            "| <Egg>`                    |     |\n+---------------------------+-----+\n",
+            "Installs from Eggs | No",
+        ),
+        (
+            "docs/options.rst",
+            ".. list-table:: Options\n   :header-rows: 1\n   :widths: 20 80\n\n"
+            "   * - Option\n     - Meaning\n   * - ``--check``\n     - Check *only*\n",
+            "Options\n\nOption\nMeaning\n`--check`\nCheck only",
+        ),
+        (
+            "docs/options.rst",
+            '.. csv-table::\n   :header: "Option", "Meaning"\n\n   ``--check``, "Check *only*, fast"\n',
+            "\n`--check` | Check only, fast",
+        ),
+    ],
+)
+def test_a_table_row_shows_its_cells_text_set_apart_alike_in_every_format(path, text, shown):
+    """The marks that set a table's cells apart (pipes, a cell's specifier, a column's border, a
+    list-table's ``* -``) never show: a row shows its cells' text, read as the page reads it, with
+    one separator between them, whatever the format; a border or an option shows nothing."""
+    assert readable_text(path, text) == shown
+
+
+@pytest.mark.parametrize(
+    ("path", "code", "lead_in"),
+    [
+        ("docs/a.md", "| Option | Meaning |\n|---|---|\n| x | y |", ("```\n", "\n```\n")),
+        ("docs/a.rst", "+----+----+\n| x  | y  |\n+----+----+\n.. note:: no", ("Example::\n\n", "\n")),
+        ("docs/a.rst", "=====  =====\nx      y\n=====  =====", ("Example::\n\n", "\n")),
+        ("docs/a.adoc", "|===\n|x |y\n2+|z\n|===", ("[source]\n----\n", "\n----\n")),
+    ],
+)
+def test_a_table_in_code_keeps_its_characters_and_out_of_it_shows_its_cells(path, code, lead_in):
+    indent = "    " if path.endswith(".rst") else ""
+    block = lead_in[0] + "\n".join(indent + line for line in code.splitlines()) + lead_in[1]
+    assert [line for line in readable_text(path, block).splitlines() if line.strip()][
+        -len(code.splitlines()) :
+    ] == [indent + line for line in code.splitlines()]
+    assert "x | y" in readable_text(path, code).splitlines()
+
+
+RST_DIRECTIVES = """Routing
+=======
+
+.. note::
+
+   Rules are *matched* in order.
+
+.. warning:: Never trust the *host*, see :doc:`the security
+   notes <security>`.
+
+.. versionadded:: 2.0
+
+.. versionchanged:: 2.1
+   The default changed.
+
+.. toctree::
+   :maxdepth: 2
+
+   quickstart
+
+.. image:: diagram.png
+   :alt: A diagram of the routing
+
+.. rubric:: Footnotes
+
+.. autoclass:: werkzeug.routing.Map
+   :members:
+
+.. code-block:: python
+   :caption: routing.py
+   :linenos:
+
+   rules = [Rule("/", endpoint="index")]
+"""
+
+
+def test_a_directive_shows_what_its_page_shows_of_it_and_its_content():
+    """An admonition's line shows its title, a version note its sentence, a rubric its title, an
+    object description its name (as code); a code block's, a table of contents' and an image's lines and a
+    directive's options show nothing (a caption its text); the content is kept, code as written."""
+    shown = [line for line in readable_text("docs/routing.rst", RST_DIRECTIVES).splitlines() if line.strip()]
+    assert [line.strip() for line in shown] == [
+        "Routing",
+        "Note",
+        "Rules are matched in order.",
+        "Warning: Never trust the host, see the security notes",
+        ".",
+        "Added in version 2.0.",
+        "Changed in version 2.1.",
+        "The default changed.",
+        "quickstart",
+        "Footnotes",
+        "`werkzeug.routing.Map`",
+        "routing.py",
+        'rules = [Rule("/", endpoint="index")]',
+    ]
+    assert '   rules = [Rule("/", endpoint="index")]' in shown  # code keeps its characters
+    assert _shown("docs/routing.rst", RST_DIRECTIVES, "host matched order") == [
+        "… Rules are matched in order.",
+        "Warning: Never trust the host, see the security notes …",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("path", "chunk", "shown"),
+    [
+        (
+            "docs/options.md",
+            "| `--check` | Check *only* |\n| `--fix` | Fix |\n\nAfter | it.\n",
+            "After | it.",
+        ),
+        (
+            "docs/options.adoc",
+            "more of a cell\n\n|`--check`\n2+|Check *only*\n|===\n\nAfter |it.\n",
+            "After |it.",
+        ),
+        ("docs/options.rst", "``--check``  Check *only*\n===========  ==========\n\nAfter.\n", "After."),
+        (
+            "docs/options.rst",
+            "| ``--check`` | Check *only* |\n+-------------+------------+\n\nAfter.\n",
+            "After.",
+        ),
+        ("docs/options.rst", "     - Meaning\n   * - ``--check``\n     - Check *only*\n\nAfter.\n", "After."),
+        (
+            "docs/options.rst",
+            "   :maxdepth: 2\n   :caption: Check *only*\n\n   ``--check``\n\nAfter.\n",
+            "After.",
+        ),
+    ],
+)
+def test_a_chunk_that_starts_inside_a_table_or_a_directive_shows_it_as_the_page_does(path, chunk, shown):
+    """A chunk starts where the one before it ended, the table's head or the directive's line left in
+    that one: its rows still show as cells, its options as nothing, and the text after it as text."""
+    lines = [line.strip() for line in readable_text(path, chunk).splitlines() if line.strip()]
+    assert any(line.startswith("`--check`") for line in lines) and lines[-1] == shown, lines
+    assert not any(line.startswith(("|", "*", ":", "=", "+", "-")) for line in lines), lines
+    assert any("Check only" in line for line in lines), lines
+
+
+def test_a_chunk_that_starts_on_options_hides_them_but_shows_a_function_s_info_fields():
+    """Options of a directive whose line is in the chunk before show nothing; the fields of
+    Sphinx's info field lists (``:returns:``) are what the page shows of a function."""
+    options = "   :alt: a screenshot\n   :align: center\n\nAfter.\n"
+    assert readable_text("docs/debug.rst", options) == "\nAfter."
+    fields = "   :returns: the rule's *endpoint*.\n   :rtype: str\n\nAfter.\n"
+    shown = "   :returns: the rule's endpoint.\n   :rtype: str\n\nAfter."
+    assert readable_text("docs/routing.rst", fields) == shown
+
+
+def test_a_line_block_shows_its_lines_without_their_pipes():
+    text = "An address:\n\n| 12 Main Street\n| Springfield\n|\n| *USA*\n"
+    assert readable_text("docs/address.rst", text) == "An address:\n\n12 Main Street\nSpringfield\nUSA"
+
+
+MKDOCS = """# Settings
+
+/// note | Technical Details
+
+Settings are read *once*.
+
+///
+
+//// tab | Python 3.10+
+
+Use `Annotated`.
+
+////
+
+!!! warning "Mind the cache"
+    Restart after a change.
+
+??? tip
+
+::: httpx.get
+    :docstring:
+
+::: fastapi.FastAPI
+    options:
+      show_root_heading: true
+      members:
+        - openapi
+"""
+
+MYST = """# Commands
+
+```{versionadded} 8.0 With a [link](https://example.org).
+The `name` argument.
+```
+
+```{eval-rst}
+.. currentmodule:: click
+
+.. autoclass:: Command
+   :members:
+
+.. note:: See :doc:`the docs <index>`.
+
+Add this to ``~/.bashrc``, see :func:`echo`::
+
+    eval "$(_FOO_COMPLETE=bash_source foo)"
+
+.. click:example::
+
+    if __name__ == "__main__":
+        cli(**kwargs)
+```
+
+```{code-block} python
+:caption: hello.py
+
+@click.command()
+```
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        (
+            MKDOCS,
+            [
+                "Settings",
+                "Technical Details",
+                "Settings are read once.",
+                "Python 3.10+",
+                "Use `Annotated`.",
+                "Mind the cache",
+                "Restart after a change.",
+                "Tip",
+                "`httpx.get`",
+                "`fastapi.FastAPI`",
+                "`openapi`",
+            ],
+        ),
+        (
+            MYST,
+            [
+                "Commands",
+                "Added in version 8.0: With a link.",
+                "The `name` argument.",
+                "`Command`",
+                "Note: See the docs.",
+                "Add this to `~/.bashrc`, see `echo`::",
+                'eval "$(_FOO_COMPLETE=bash_source foo)"',
+                'if __name__ == "__main__":',
+                "cli(**kwargs)",
+                "hello.py",
+                "@click.command()",
+            ],
+        ),
+    ],
+)
+def test_a_markdown_admonition_or_directive_shows_its_title_and_its_content(text, shown):
+    """MkDocs' admonitions and blocks (``!!! warning "Title"``, ``/// note | Title``, ``//// tab``),
+    an object documented by mkdocstrings (``::: httpx.get`` and its options), and MyST's fenced
+    directives (```` ```{versionadded} 8.0 ````, ``{eval-rst}`` holding reST) show
+    what the page shows: a title, a directive's line as reST's shows, options and closing lines
+    nothing; the content as before (a MyST block's as written)."""
+    assert [
+        line.strip() for line in readable_text("docs/page.md", text).splitlines() if line.strip()
+    ] == shown

@@ -18,7 +18,8 @@ are the check. Collections (each skipped, with a note, where it is not on the ma
 
 - folders nobody wrote for this project, with questions written before any search of them
   (bench/data/README.md): ``starlette``, ``prettier``, ``cairo``, ``gobject``, ``glib``, ``fastapi``,
-  ``click``, ``httpx``, ``asciidoctor``, ``cobra``, ``werkzeug`` under $SCORES_DATA (/work/data);
+  ``click``, ``httpx``, ``asciidoctor``, ``cobra``, ``werkzeug``, ``packaging`` under $SCORES_DATA
+  (/work/data);
 - ``sample``: sample_corpus with tests/fixtures' questions; ``cmake``, ``man``, ``rust``
   (bench/support/docsets.py);
 - BEIR-layout folders under $BEIR_DATA: ``scifact`` (test split; the seeded train subset of
@@ -69,6 +70,7 @@ REAL_FOLDERS = {
     "asciidoctor": "asciidoctor-src/docs",
     "cobra": "cobra-src",
     "werkzeug": "werkzeug-src/docs",
+    "packaging": "packaging-docs/source",
 }
 BEIR_SETS = ("scifact", "cranfield", "cacm", "vaswani")
 #: Off-topic questions on health and food are not off-topic for medical abstracts or home notes.

@@ -85,6 +85,20 @@ INLINE_READERS = cast(
         **dict.fromkeys(("adoc", "asciidoc", "asc"), _reader("asciidoc.inline_text")),
     },
 )
+#: What each markup format's block markup shows of a line where a rendered page shows other than
+#: the line's text, for a snippet (1-based line: the pieces it shows; none: nothing): a table row as
+#: its cells, without the marks that set them apart; a directive's line as its title, or nothing.
+#: The model reads the lines as the reader reads them (:attr:`Document.read_as`), unchanged.
+SHOWN_PIECES = cast(
+    dict[str, Callable[[str, Document], dict[int, tuple[str, ...]]]],
+    {
+        **dict.fromkeys(("md", "markdown", "mdx"), _reader("markdown.shown_pieces")),
+        **dict.fromkeys(("rst", "rest"), _reader("rst.shown_pieces")),
+        **dict.fromkeys(("adoc", "asciidoc", "asc"), _reader("asciidoc.shown_pieces")),
+    },
+)
+#: What sets a table row's cells apart in a snippet, whatever marks its format sets them apart with.
+CELL_SEPARATOR = " | "
 #: A reader's failure is told in one line of at most this many characters.
 MAX_REASON_CHARS = 300
 
@@ -181,16 +195,36 @@ def shown_text(path: str, text: str) -> str:
     line: lines of markup alone left out, each other line as the reader reads it
     (:attr:`Document.read_as`) and, outside literal blocks, its inline markup read as its words
     (:data:`INLINE_READERS`), a paragraph's lines together (a link or emphasis may end on a later
-    line). Code keeps its characters: a literal block's lines are shown as written."""
+    line). A line of block markup shows what the page shows of it (:data:`SHOWN_PIECES`), text
+    read as text: a table row its cells, each read alone, set apart by :data:`CELL_SEPARATOR`; a
+    directive's line its title (read with its paragraph, as a line's text is: an admonition's text
+    may start on it and go on; alone in a block the reader takes for code, a MyST directive's) or
+    nothing. Code keeps its characters: a literal block's lines are shown as written."""
     document = parse_text(path, text)
-    inline = INLINE_READERS.get(extension_of(path))
+    extension = extension_of(path)
+    inline = INLINE_READERS.get(extension)
+    pieces = SHOWN_PIECES[extension](text, document) if extension in SHOWN_PIECES else {}
     literal = {number for first, last in document.literal for number in range(first, last + 1)}
     shown: list[str] = []
     paragraph: list[str] = []
     for number, line in enumerate(document.lines, start=1):
-        if number in document.markup:
+        shown_pieces = pieces.get(number)  # before markup: a MyST fence, markup, shows its title
+        if shown_pieces is not None and len(shown_pieces) != 1:
+            shown += _read_together(paragraph, inline)
+            paragraph = []
+            if shown_pieces:
+                shown.append(
+                    CELL_SEPARATOR.join(inline(piece) if inline else piece for piece in shown_pieces)
+                )
             continue
-        line = document.read_as.get(number, line)
+        if shown_pieces is None and number in document.markup:
+            continue
+        if shown_pieces is not None and number in literal:  # text a fenced block's line shows
+            line = inline(shown_pieces[0]) if inline else shown_pieces[0]
+        elif shown_pieces is not None:
+            line = shown_pieces[0]
+        else:
+            line = document.read_as.get(number, line)
         if inline is not None and number not in literal and line.strip():
             paragraph.append(line)
             continue

@@ -38,6 +38,7 @@ at a time, with patterns that cannot backtrack far, so a file is read in time li
 
 from __future__ import annotations
 
+import csv
 import re
 from dataclasses import dataclass, field
 
@@ -59,6 +60,13 @@ _DELIMITED_KINDS = {
 }
 _DELIMITER_STARTS = frozenset("-.+/=*_`|,:!")
 _TABLE_DELIMITER = re.compile(r"[|,:!]={3,}")
+#: A table cell's specifier (``2+``, ``3*``, ``.2+^.^``, ``a``, ``h``...), written before the ``|``
+#: that starts the cell: at the start of a line, or after a blank at the end of the cell before.
+_CELL_SPEC = r"(?:(?:\d{1,4}(?:\.\d{0,4})?|\d{0,4}\.\d{1,4})[*+])?[<^>]?(?:\.[<^>])?[a-z]?"
+_LEADING_CELL_SPEC = re.compile(rf"[ \t]{{0,8}}{_CELL_SPEC}")
+_TRAILING_CELL_SPEC = re.compile(rf"[ \t]{_CELL_SPEC}$")
+#: The most characters a cell's specifier (and the blank before it) takes up.
+CELL_SPEC_CHARS = 24
 #: Block styles that make an open block or a paragraph literal (Asciidoctor Diagram's among them).
 LITERAL_STYLES = frozenset(
     """source listing literal pass stem latexmath asciimath plantuml mermaid graphviz ditaa svgbob
@@ -137,6 +145,9 @@ class AsciidocLayout:
     read_as: dict[int, str] = field(default_factory=dict)
     definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
     block_starts: list[int] = field(default_factory=list)
+    #: The lines of tables (1-based line: the character that starts a cell, ``|``, or ``,`` and
+    #: ``:`` of comma and delimiter separated tables, ``!`` of a table in a table's cell).
+    table_lines: dict[int, str] = field(default_factory=dict)
 
 
 def read_asciidoc(text: str, encoding: str = "utf-8") -> Document:
@@ -199,6 +210,8 @@ class _Reader:
             return index + 1
         if self._delimiter(line) is not None:
             return self._delimited_block(index, line)
+        if self.open_blocks and _TABLE_DELIMITER.fullmatch(self.open_blocks[-1]):
+            self.layout.table_lines[index + 1] = self.open_blocks[-1][0]
         if line == "+":  # a list continuation: the next line starts a block attached to the item
             self.layout.markup.add(index + 1)
             self.at_block_start = True
@@ -485,6 +498,59 @@ def inline_text(text: str) -> str:
     for place in range(1, len(pieces), 2):
         pieces[place] = "`" + pieces[place].strip("`").removeprefix("+").removesuffix("+") + "`"
     return "".join(pieces)
+
+
+def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
+    """A table's lines that set cells apart, for a snippet, as their cells (1-based line: its
+    cells): without the marks that start each cell, nor the cell's specifier before it (``2+|``,
+    ``a|``), an escaped mark as the mark, each cell read as the rest of the page
+    (:func:`visible_text`), empty cells left out. The tables are the reader's (``|===`` and the
+    like); a line of a cell with no mark in it is a line of text, read as such.
+
+    A chunk starts where the chunk before it ended, which may be inside a table: when a line before
+    its first table delimiter (any line, when it has none) starts a cell (``|``, or a specifier and
+    ``|``), outside code, the chunk is read after a table's opening delimiter, so that the delimiter
+    that closes the table closes it rather than opening one."""
+    lines = document.lines
+    literal = {number for first, last in document.literal for number in range(first, last + 1)}
+    inside = False
+    for number, line in enumerate(lines, 1):
+        if _TABLE_DELIMITER.fullmatch(line.rstrip()):
+            break
+        if number not in literal and "|" in line and _LEADING_CELL_SPEC.fullmatch(line.split("|", 1)[0]):
+            inside = True
+            break
+    reader = _Reader(["|===", *lines] if inside else lines)
+    reader.read()
+    pieces: dict[int, tuple[str, ...]] = {}
+    for number, separator in reader.layout.table_lines.items():
+        number -= inside
+        line = lines[number - 1]
+        if number in literal or number in document.markup or separator not in line:
+            continue
+        cells = table_cells(line, separator)
+        pieces[number] = tuple(shown for cell in cells if (shown := visible_text(cell, reader.attributes)))
+    return pieces
+
+
+def table_cells(line: str, separator: str) -> list[str]:
+    """A table's line as its cells' text: a comma separated table's as CSV, a delimiter separated
+    one's split at each ``:`` not escaped; a prefix separated table's (``|``, ``!``) split at each
+    mark not escaped, without the specifier before each mark, and the text before the first mark
+    (the end of the cell on the line before) kept unless it is a specifier."""
+    if separator == ",":
+        return [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True))]
+    parts = re.split(rf"(?<!\\){re.escape(separator)}", line)
+    cells = parts
+    if separator != ":":
+        cells = [] if _LEADING_CELL_SPEC.fullmatch(parts[0]) else [parts[0]]
+        for place in range(1, len(parts)):
+            cell = parts[place]
+            if place < len(parts) - 1:
+                head, tail = cell[:-CELL_SPEC_CHARS], cell[-CELL_SPEC_CHARS:]
+                cell = head + _TRAILING_CELL_SPEC.sub("", tail)
+            cells.append(cell)
+    return [cell.strip().replace("\\" + separator, separator) for cell in cells]
 
 
 def _formatted_text(found: re.Match[str]) -> str:

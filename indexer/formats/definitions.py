@@ -28,11 +28,14 @@ from collections.abc import Iterable
 #: ``std:``...), that take the name of what they define as their argument. Not a directive's options
 #: (``rst:directive:option:: caption``): Sphinx indexes those under their directive's name, and alone
 #: they are common words (``class``, ``lines``).
+OBJECT_DIRECTIVES = (
+    "confval", "directive", "role", "option", "cmdoption", "envvar",
+    "function", "class", "method", "classmethod", "staticmethod", "attribute", "property", "data",
+    "exception", "module", "decorator", "macro", "member", "type", "var", "struct", "union", "enum",
+    "enumerator", "concept", "event", "describe", "object", "setting",
+)  # fmt: skip
 _DEFINITION = re.compile(
-    r"\.\.[ \t]+(?:[a-z]+:)?(?:confval|directive|role|option|cmdoption|envvar|"
-    r"function|class|method|classmethod|staticmethod|attribute|property|data|exception|"
-    r"module|decorator|macro|member|type|var|struct|union|enum|enumerator|concept|event|describe|"
-    r"object|setting)::[ \t]+(?P<argument>\S.*)"
+    r"\.\.[ \t]+(?:[a-z]+:)?(?:" + "|".join(OBJECT_DIRECTIVES) + r")::[ \t]+(?P<argument>\S.*)"
 )
 _UNINDEXED = re.compile(r":(?:no-index|noindex):")
 #: The dash between a man page's names and its summary (``\-`` as troff writes it, or a Unicode dash).

@@ -33,7 +33,9 @@ from typing import TYPE_CHECKING
 
 from indexer.formats.document import Document, Heading, split_lines
 from indexer.formats.metadata import FrontMatter, read_front_matter
-from indexer.formats.rst import role_text
+from indexer.formats.rst import ADMONITIONS, directive_options, directive_pieces, read_rst, role_text
+from indexer.formats.rst import inline_text as restructured_text
+from indexer.formats.rst import shown_pieces as restructured_pieces
 
 if TYPE_CHECKING:
     from pyromark.event import Range
@@ -64,6 +66,33 @@ _CLOSING_MARKS = re.compile(r"[ \t]#{1,64}[ \t]{0,8}$")
 #: A heading's attribute list (``## Docs URLs { #docs-urls }``, MkDocs' and Pandoc's), which gives it
 #: an id or a class and shows nothing.
 _HEADING_ATTRIBUTES = re.compile(r"[ \t]{1,8}\{[ \t]{0,8}[#.][^{}\n]{0,256}\}[ \t]{0,8}$")
+#: A MyST directive's fence (```` ```{note} ````, ``:::{note}``), which a page shows as a directive
+#: (:func:`indexer.formats.rst.directive_pieces`), and a colon fence that closes one.
+_DIRECTIVE_FENCE = re.compile(
+    r"[ \t]{0,3}(?:`{3,64}|~{3,64}|:{3,64})[ \t]*\{(?P<name>[\w:.+-]{1,64})\}(?P<argument>.*)"
+)
+_COLON_FENCE = re.compile(r"[ \t]{0,3}:{3,64}[ \t]*")
+#: An object's documentation put in the page by mkdocstrings or mkautodoc (``::: httpx.get``), the
+#: lines indented under it its options: the page shows the object's name (and its docstring), and
+#: the documentation of each member its options list (``members:`` then ``- name``), under its name.
+_AUTODOC = re.compile(r"(?P<indent>[ \t]{0,16}):::[ \t]+(?P<name>[\w.:-]{1,256})[ \t]*")
+_LISTED_MEMBER = re.compile(r"[ \t]{0,64}-[ \t]{1,8}(?P<name>[\w.]{1,256})[ \t]*")
+#: An admonition of Python-Markdown (``!!! note "Title"``, ``??? tip`` folded) and a block of
+#: PyMdown Extensions (``/// note | Title``, ``//// tab | Python``, ``///`` closing one): what
+#: MkDocs pages write for what reStructuredText writes as directives.
+_ADMONITION = re.compile(
+    r"[ \t]{0,3}(?:!!!|\?\?\?\+?)[ \t]+(?P<name>[\w-]{1,64})"
+    r"[^\"\n]{0,256}?(?:\"(?P<title>[^\"\n]{0,512})\")?[ \t]*"
+)
+_BLOCK = re.compile(r"[ \t]{0,3}/{3,64}[ \t]*(?P<name>[\w-]{0,64})[ \t]*(?:\|[ \t]*(?P<title>.{0,512}))?")
+#: Admonition types whose title, when none is given, is their name (reStructuredText's, and those
+#: of MkDocs' Material theme).
+ADMONITION_TYPES = frozenset(ADMONITIONS) | frozenset(
+    "abstract summary info success question failure bug example quote details".split()
+)
+#: A pipe that sets a table's cells apart: one not escaped (GFM's tables split at every other, in a
+#: code span too).
+_CELL_PIPE = re.compile(r"(?<!\\)\|")
 
 
 def _enclosed(mark: str) -> str:
@@ -86,6 +115,7 @@ class MarkdownLayout:
     literal: list[tuple[int, int]] = field(default_factory=list)
     markup: set[int] = field(default_factory=set)
     hidden: set[int] = field(default_factory=set)  # link definitions and HTML comments
+    table_rows: set[int] = field(default_factory=set)  # a table's head and rows, not its delimiter row
     front_matter: tuple[int, int, str, str] | None = None  # first line, last line, style, its text
 
 
@@ -159,7 +189,6 @@ def markdown_layout(text: str) -> MarkdownLayout:
     depth = 0
     title: list[str] | None = None
     collected: tuple[str, list[str]] | None = None  # (what, texts) of open front matter or HTML
-    table_rows: set[int] = set()
     options = (
         pyromark.Options.ENABLE_YAML_STYLE_METADATA_BLOCKS
         | pyromark.Options.ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS
@@ -221,10 +250,112 @@ def markdown_layout(text: str) -> MarkdownLayout:
             table = lines_of(span)
             layout.markup.update(range(table[0], table[1] + 1))  # rows are taken back below
         elif start in ("TableHead", "TableRow"):
-            table_rows.update(range(lines_of(span)[0], lines_of(span)[1] + 1))
-    layout.markup -= table_rows
+            layout.table_rows.update(range(lines_of(span)[0], lines_of(span)[1] + 1))
+    layout.markup -= layout.table_rows
     layout.hidden |= _uncovered_lines(lines, covered)
     return layout
+
+
+#: A table's head, read before a chunk that starts inside a table (see :func:`shown_pieces`).
+_TABLE_HEAD = "| |\n|-|\n"
+
+
+def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
+    """The cells of each row of a table (its head too), for a snippet: the text between the pipes,
+    without the pipes that start and end the row, an escaped pipe as a pipe, empty cells left out.
+    The rows are the parser's (a pipe in a paragraph or a code block sets nothing apart).
+
+    A chunk starts where the chunk before it ended, which may be inside a table, its head in that
+    chunk: when the chunk's first line starts with a pipe and the parser finds no table there, the
+    rows are the ones it finds after a table's head put before the chunk."""
+    lines = document.lines
+    rows = markdown_layout(text).table_rows
+    first = next((number for number, line in enumerate(lines, 1) if line.strip()), 0)
+    if first and first not in rows and lines[first - 1].lstrip().startswith("|"):
+        shift = _TABLE_HEAD.count("\n")
+        rows = {number - shift for number in markdown_layout(_TABLE_HEAD + text).table_rows if number > shift}
+    pieces = {number: table_cells(lines[number - 1]) for number in rows if number <= len(lines)}
+    pieces.update(_directive_lines(document))
+    return pieces
+
+
+def _directive_lines(document: Document) -> dict[int, tuple[str, ...]]:
+    """What a page shows of the lines that open and close directives and admonitions: a MyST
+    directive's fence as reStructuredText's directive line shows (its options nothing, the reST of
+    an ``{eval-rst}`` block as a reST page's), an admonition's or a PyMdown block's line its title
+    (its type's name when it gives none and is an admonition), a closing line nothing, an object
+    documented by mkdocstrings or mkautodoc (``::: httpx.get``) its name as code and its options
+    nothing but the names of the members they list. The text in a MyST directive is shown as the
+    reader reads it: as written, a fenced block's."""
+    lines = document.lines
+    literal = {number for first, last in document.literal for number in range(first, last + 1)}
+    pieces: dict[int, tuple[str, ...]] = {}
+    options = 0  # the last line of the options of the object documented last
+    for first, last in document.literal:  # a fenced block: a MyST directive when its fence says so
+        fence = _DIRECTIVE_FENCE.fullmatch(lines[first - 1]) if first <= len(lines) else None
+        if fence is None:
+            continue
+        name, argument = fence["name"].lower(), fence["argument"].strip()
+        pieces[first] = directive_pieces(name, argument)
+        end = last - 1 if last > first and _is_fence(lines[last - 1]) else last
+        if name == "eval-rst":
+            pieces.update(_restructured(lines, first, end))
+        else:
+            directive_options(lines, first, -1, pieces)
+    for number, line in enumerate(lines, 1):
+        if number in literal or number in pieces or not line.lstrip().startswith((":", "/", "!", "?")):
+            continue
+        if fence := _DIRECTIVE_FENCE.fullmatch(line):
+            pieces[number] = directive_pieces(fence["name"].lower(), fence["argument"].strip())
+        elif (autodoc := _AUTODOC.fullmatch(line)) and number > options:
+            pieces[number] = (f"`{autodoc['name']}`",)
+            options = number
+            while options < len(lines) and _indent(lines[options]) > len(autodoc["indent"]):
+                member = _LISTED_MEMBER.fullmatch(lines[options])
+                options += 1
+                pieces[options] = (f"`{member['name']}`",) if member else ()
+        elif _COLON_FENCE.fullmatch(line):
+            pieces[number] = ()
+        elif found := _ADMONITION.fullmatch(line) or _BLOCK.fullmatch(line):
+            name, title = found["name"].lower(), found["title"]
+            shown = title if title is not None else name.capitalize() if name in ADMONITION_TYPES else ""
+            pieces[number] = (shown.strip(),) if shown.strip() and name != "html" else ()
+    return pieces
+
+
+def _indent(line: str) -> int:
+    """How far ``line`` is indented; a blank line as not at all."""
+    return len(line) - len(line.lstrip()) if line.strip() else 0
+
+
+def _restructured(lines: list[str], first: int, end: int) -> dict[int, tuple[str, ...]]:
+    """What a page shows of the reStructuredText of an ``{eval-rst}`` block (its lines after line
+    ``first`` up to ``end``): its directives, options and tables as a reST page's (see
+    :func:`indexer.formats.rst.shown_pieces`), the explicit markup that shows nothing as nothing,
+    its paragraphs' lines and what those show with their inline markup read as reST's (each line
+    alone), and the rest as written: a directive's content may be code the reader does not know
+    for code (Click's ``.. click:example::`` holds Python), as the whole block was before."""
+    content = lines[first:end]
+    document = read_rst("\n".join(content))
+    literal = {number for start, last in document.literal for number in range(start, last + 1)}
+    pieces = {
+        first + number: tuple(map(restructured_text, piece))
+        for number, piece in restructured_pieces("", document).items()
+    }
+    for number, (written, read) in enumerate(zip(content, document.lines, strict=False), first + 1):
+        if not written.strip() or number in pieces:
+            continue
+        if not read.strip() or number - first in document.markup:
+            pieces[number] = ()
+        elif number - first not in literal and not read[:1].isspace():
+            pieces[number] = (restructured_text(read),)
+    return pieces
+
+
+def table_cells(row: str) -> tuple[str, ...]:
+    """A table row's cells as written, without the marks of a quote it is in."""
+    cells = _CELL_PIPE.split(_QUOTE_MARKS.sub("", row))
+    return tuple(shown for cell in cells if (shown := cell.strip().replace("\\|", "|")))
 
 
 def _texts(event: Mapping[str, object], kinds: tuple[str, ...]) -> list[str]:

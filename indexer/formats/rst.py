@@ -28,10 +28,12 @@ a page defines (Sphinx's object directives, a rendered man page's NAME line) are
 
 from __future__ import annotations
 
+import bisect
+import csv
 import re
 import string
 
-from indexer.formats.definitions import directive_definitions, man_page_names
+from indexer.formats.definitions import OBJECT_DIRECTIVES, directive_definitions, man_page_names
 from indexer.formats.document import Document, Heading, split_lines
 
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:.+-]+)::")
@@ -70,6 +72,34 @@ PROSE_ROLES = frozenset(
 )
 #: Roles whose text is a number a page shows with a name before it.
 NUMBERED_ROLES = {"pep": "PEP", "rfc": "RFC"}
+#: What a page shows of a directive's own line (:func:`shown_pieces`): an admonition its title, a
+#: version note its sentence's start and the version, a titled block its title (its argument), an
+#: object description its signature (its argument too, as code); any other directive's line shows
+#: nothing (a code block, an image, a table of contents, an include...), its content what it shows.
+ADMONITIONS = {
+    "note": "Note", "warning": "Warning", "tip": "Tip", "hint": "Hint", "important": "Important",
+    "caution": "Caution", "danger": "Danger", "error": "Error", "attention": "Attention",
+    "seealso": "See also", "todo": "Todo",
+}  # fmt: skip
+VERSION_NOTES = {
+    "versionadded": "Added in version", "versionchanged": "Changed in version",
+    "deprecated": "Deprecated since version", "versionremoved": "Removed in version",
+}  # fmt: skip
+TITLED_DIRECTIVES = frozenset(
+    """admonition topic sidebar rubric table csv-table list-table tab group-tab tab-item dropdown
+    card grid-item-card""".split()
+)
+#: A list-table's cell mark: the ``*`` of a row and the ``-`` of a cell, at a line's start.
+_LIST_CELL = re.compile(r"(?:\*[ \t]{1,8})?-(?:[ \t]{1,8}|$)")
+#: A directive's option: a field whose name is one word (``:maxdepth: 2``, ``:alt: text``), and
+#: the fields of Sphinx's info field lists, which a page shows ("Returns: ..."), not options.
+_OPTION = re.compile(r":(?P<name>[\w-]{1,64}):(?:\s|$)")
+INFO_FIELDS = frozenset(
+    "param parameter arg argument key keyword type raises raise except exception var ivar cvar vartype "
+    "returns return rtype meta".split()
+)
+#: A directive option's caption, which a page shows above a code block or a table.
+_CAPTION = re.compile(r":caption:[ \t]+(\S.*)")
 
 
 def read_rst(text: str, encoding: str = "utf-8") -> Document:
@@ -248,6 +278,197 @@ def _paragraph_end(lines: list[str], index: int) -> int:
     while end + 1 < len(lines) and lines[end + 1].strip():
         end += 1
     return end + 1
+
+
+def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
+    """What a page shows of the lines of block markup, for a snippet (1-based line: its pieces; none:
+    nothing): a directive's line (see :data:`ADMONITIONS`) and its options (nothing but a caption), a
+    list-table's cells without their ``* -`` marks, a csv-table's rows as their cells, and the rows
+    of simple and grid tables as their cells, their borders as nothing. Lines of literal blocks are
+    code, shown as written. A line block's line shows its text without its ``|``. One pass down the
+    lines, each read once.
+
+    A chunk starts where the chunk before it ended, which may be inside a directive: when its first
+    line is indented and is a list-table's row or cell (``* -``, ``-``) or a directive's option (a
+    field whose name is one word, not one of Sphinx's info fields), the directive's line is in the
+    chunk before, and the chunk is read as its content or its options."""
+    lines = document.lines
+    literal = {number for first, last in document.literal for number in range(first, last + 1)}
+    pieces = _table_pieces(lines, literal)
+    tables: list[tuple[int, bool]] = []  # the list- and csv-tables open: their indent, and if CSV
+    first = next((number for number, line in enumerate(lines, 1) if line.strip()), 0)
+    if first and first not in literal and lines[first - 1][:1].isspace():
+        opening = lines[first - 1]
+        indent = len(opening) - len(opening.lstrip())
+        if _LIST_CELL.match(opening.lstrip()):  # a nested list's ``-`` shows as a bullet, not a dash
+            tables.append((0, False))  # to the next unindented line: its rows' marks may be less indented
+        elif (option := _OPTION.match(opening.lstrip())) and option["name"] not in INFO_FIELDS:
+            directive_options(lines, first - 1, indent - 1, pieces)
+    number = 0
+    while number < len(lines):
+        number += 1
+        line = lines[number - 1]
+        stripped = line.strip()
+        if not stripped or number in literal:
+            continue
+        indent = len(line) - len(line.lstrip())
+        while tables and indent <= tables[-1][0]:
+            tables.pop()
+        directive = _DIRECTIVE.match(stripped) if stripped.startswith("..") else None
+        if directive is not None:
+            name, argument = directive.group(1).lower(), stripped[directive.end() :].strip()
+            pieces[number] = directive_pieces(name, argument)
+            number = directive_options(lines, number, indent, pieces)
+            if name in ("list-table", "csv-table"):
+                tables.append((indent, name == "csv-table"))
+        elif tables and tables[-1][1]:
+            cells = next(csv.reader([stripped], skipinitialspace=True))
+            pieces[number] = tuple(cell.strip() for cell in cells if cell.strip())
+        elif tables and (mark := _LIST_CELL.match(stripped)):
+            pieces[number] = (stripped[mark.end() :],) if stripped[mark.end() :] else ()
+        elif (stripped == "|" or stripped.startswith("| ")) and number not in pieces:
+            pieces[number] = (stripped[2:],) if stripped[2:].strip() else ()  # a line block's line
+    return {number: shown for number, shown in pieces.items() if number not in document.markup}
+
+
+def directive_options(lines: list[str], number: int, indent: int, pieces: dict[int, tuple[str, ...]]) -> int:
+    """Take the options of the directive on line ``number`` (at ``indent``) into ``pieces``: the
+    field list right after it, indented deeper, showing nothing but a caption; the number of the
+    last line taken."""
+    while number < len(lines) and _FIELD.match(option := lines[number].strip()):
+        if len(lines[number]) - len(lines[number].lstrip()) <= indent:
+            break
+        caption = _CAPTION.match(option)
+        number += 1
+        pieces[number] = (caption.group(1),) if caption else ()
+    return number
+
+
+def directive_pieces(name: str, argument: str) -> tuple[str, ...]:
+    """What a page shows of a directive's line (``name``, lower case, and its ``argument``): see
+    :data:`ADMONITIONS`. MyST's Markdown writes the same directives as fenced blocks."""
+    if name in ADMONITIONS:
+        return (f"{ADMONITIONS[name]}: {argument}" if argument else ADMONITIONS[name],)
+    if name in VERSION_NOTES:
+        version, _, note = argument.partition(" ")
+        if not version:
+            return (VERSION_NOTES[name],)
+        return (f"{VERSION_NOTES[name]} {version}" + (f": {note.strip()}" if note.strip() else "."),)
+    if argument and name in TITLED_DIRECTIVES:
+        return (argument,)
+    if argument and (name.rsplit(":", 1)[-1] in OBJECT_DIRECTIVES or name.startswith("auto")):
+        return (f"`{argument}`",)  # a signature is code, shown as an inline literal is
+    return ()
+
+
+def _table_pieces(lines: list[str], literal: set[int]) -> dict[int, tuple[str, ...]]:
+    """The borders of simple and grid tables (nothing) and their rows (their cells, cut where the
+    border above them sets the columns apart). A simple table's rows run from a border to a blank
+    line, a grid table's while its lines start with ``|`` or ``+``.
+
+    A chunk starts where the chunk before it ended, which may be inside a table, its top border in
+    that chunk: a first line that starts and ends with ``|`` is a grid table's row, cut where its
+    pipes are; the lines of the chunk's first block just above a simple table's closing border (a
+    border with a blank line after it) are its rows, cut where that border's columns start."""
+    pieces: dict[int, tuple[str, ...]] = {}
+    columns: list[int] = []  # where the open simple table's columns start
+    edges: list[int] = []  # where the open grid table's border has a ``+``
+    grid_row: list[tuple[int, list[int], list[str]]] = []  # the grid row's lines: number, cuts, cells
+    first = next((number for number, line in enumerate(lines, 1) if line.strip()), 0)
+    if (
+        first
+        and first not in literal
+        and len(opening := lines[first - 1].strip()) > 1
+        and opening[0] == opening[-1] == "|"
+    ):
+        edges = [place for place, character in enumerate(lines[first - 1]) if character == "|"]
+    first_blank = next(
+        (number for number in range(first, len(lines) + 1) if not lines[number - 1].strip()), 0
+    )
+    first_blank = first_blank or len(lines) + 1  # the first block's end: a blank line, or the end
+    for number, line in enumerate(lines, 1):
+        stripped = line.strip()
+        if grid_row and not (edges and stripped[:1] in ("|", "+") and number not in literal):
+            pieces.update(_grid_row(grid_row))  # a row ends at a border, or where its table does
+            grid_row = []
+        if number in literal or not stripped:
+            columns, edges = [], []
+            continue
+        if _is_simple_border(stripped, "=") or (columns and _is_simple_border(stripped, "-")):
+            closing = number == len(lines) or not lines[number].strip()
+            if not columns and closing and number <= first_blank:
+                starts = [found.start() for found in re.finditer("=+", line)]
+                pieces.update(
+                    {above: _simple_row(lines[above - 1], starts) for above in range(first, number)}
+                )
+            pieces[number] = ()  # a border, or the underline of a column span's cells
+            columns = columns if stripped[0] == "-" else [found.start() for found in re.finditer("=+", line)]
+            continue
+        if _is_grid_border(stripped):
+            if grid_row:
+                pieces.update(_grid_row(grid_row))
+                grid_row = []
+            pieces[number] = ()
+            edges = [place for place, character in enumerate(line) if character == "+"]
+            continue
+        if columns:
+            pieces[number] = _simple_row(line, columns)
+        elif edges and stripped[0] in "|+":
+            cuts = [place for place in edges[: bisect.bisect_left(edges, len(line))] if line[place] in "|+"]
+            cuts.append(len(line.rstrip().removesuffix("|")))  # what a row holds past its border's end
+            grid_row.append(
+                (
+                    number,
+                    cuts,
+                    [line[start + 1 : end].strip() for start, end in zip(cuts, cuts[1:], strict=False)],
+                )
+            )
+        else:
+            columns, edges = [], []
+    if grid_row:
+        pieces.update(_grid_row(grid_row))
+    return pieces
+
+
+def _grid_row(row: list[tuple[int, list[int], list[str]]]) -> dict[int, tuple[str, ...]]:
+    """A grid table's row (its lines' numbers, cuts and cells) as each line's cells: a cell's text
+    over the row's lines read together (a role or a reference may end on its next line), line for
+    line, when the row's lines are cut alike; each line's alone where cells span columns."""
+    if len({tuple(cuts) for _, cuts, _ in row}) == 1 and len(row) > 1:
+        for column in range(len(row[0][2])):
+            read = inline_text("\n".join(cells[column] for _, _, cells in row)).split("\n")
+            if len(read) == len(row):
+                for (_, _, cells), text in zip(row, read, strict=True):
+                    cells[column] = text.strip()
+    return {
+        number: tuple(cell for cell in cells if cell and not set(cell) <= {"-", "="})
+        for number, _, cells in row
+    }
+
+
+def _simple_row(line: str, columns: list[int]) -> tuple[str, ...]:
+    """A simple table's row as its cells: cut where each column starts, unless text runs on
+    across the blank between two columns (a cell spanning them)."""
+    starts = columns[1 : bisect.bisect_left(columns, len(line))]
+    cuts = [0, *(start for start in starts if line[start - 1].isspace()), len(line)]
+    cells = (line[start:end].strip() for start, end in zip(cuts, cuts[1:], strict=False))
+    return tuple(cell for cell in cells if cell)
+
+
+def _is_simple_border(stripped: str, mark: str) -> bool:
+    """A simple table's border (``mark`` ``=``; ``-``: the underline of a column span's cells): runs
+    of ``mark`` set apart by spaces, two columns at least (one alone is a title's adornment or a
+    transition)."""
+    return stripped[0] == mark and " " in stripped and set(stripped) == {mark, " "}
+
+
+def _is_grid_border(stripped: str) -> bool:
+    """A grid table's border: ``+`` at both ends, ``-`` or ``=`` between them (``+----+----+``)."""
+    return (
+        len(stripped) >= 3
+        and stripped[0] == stripped[-1] == "+"
+        and set(stripped) in ({"+", "-"}, {"+", "="})
+    )
 
 
 def inline_text(text: str) -> str:
