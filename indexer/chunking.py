@@ -37,11 +37,11 @@ from __future__ import annotations
 import bisect
 import hashlib
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from indexer.formats.document import Document, Heading
-from indexer.records import HEADING_SEPARATOR, Chunk
+from indexer.records import HEADING_SEPARATOR, Chunk, code_lead, lead_lines
 from indexer.redaction import REDACTION_VERSION
 
 TokenCounter = Callable[[list[str]], list[int]]
@@ -58,8 +58,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 10: a Markdown heading's attribute list (``{ #id }``) left out of its title;
 #: 11: a chunk of a source code file stored as one (its keyword text gains its names' parts);
 #: 12: code after a block that a definition ends (a ``try``, a test's callback) goes back under the
-#: definition's container
-CHUNKER_VERSION = 12
+#: definition's container;
+#: 13: how a chunk's first lines lie in a code block its file opened before it, stored with it (its
+#: snippet shows them as code, what follows as text); nothing the model reads changes
+CHUNKER_VERSION = 13
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
 #: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
 #: as local (both measured on real doc folders, bench/RESULTS.md).
@@ -504,6 +506,7 @@ def _make_chunk(
     heading = headings.text(_shared_path(group))
     if all(piece.text == lines[piece.line - 1] for piece in pieces):
         text_lines = lines[start - 1 : end]
+        numbers: Sequence[int] = range(start, end + 1)
         markup = {piece.line for piece in pieces if piece.markup}
         read: list[str | None] = [
             None if number in markup else document.read_as.get(number, line)
@@ -511,13 +514,32 @@ def _make_chunk(
         ]
     else:  # a line cut by words: its parts are read as written
         text_lines = [piece.text for piece in pieces]
+        numbers = [piece.line for piece in pieces]
         read = [None if piece.markup else piece.text for piece in pieces]
     own_lines = dict.fromkeys(piece.line for block in group for piece in block.pieces)
     names = tuple(dict.fromkeys(name for line in own_lines for name in document.definitions.get(line, ())))
     is_test = bool(document.tests) and all(_inside(document.tests, line) for line in own_lines)
     text = "\n".join(text_lines)
     model_text = _model_text(text_lines, read)
-    return Chunk(start, end, heading, text, model_text=model_text, names=names, is_test=is_test)
+    lead = _code_lead(document, numbers)
+    return Chunk(
+        start, end, heading, text, model_text=model_text, names=names, is_test=is_test, code_lead=lead
+    )
+
+
+def _code_lead(document: Document, numbers: Sequence[int]) -> int:
+    """How the first of a chunk's lines (their numbers in the file) lie in a literal block the file
+    opens before them (:func:`indexer.records.code_lead`): the block holds the first line, and that
+    line is not its opening markup (a fence; a reStructuredText block's ``::`` is on a line before
+    the block's first, so that line counts). Read alone, the chunk could not tell."""
+    place = bisect.bisect_right(document.literal, (numbers[0], math.inf)) - 1
+    if place < 0:
+        return 0
+    first, last = document.literal[place]
+    if not first <= numbers[0] <= last or (numbers[0] == first and first in document.markup):
+        return 0
+    inside = next((index for index, number in enumerate(numbers) if number > last), len(numbers))
+    return code_lead(inside, numbers[inside - 1] == last and last in document.markup)
 
 
 def _inside(ranges: list[tuple[int, int]], line: int) -> bool:
@@ -543,25 +565,29 @@ def split_chunk(chunk: Chunk) -> list[Chunk]:
     """Cut a chunk that a server refused as too long into two halves (by lines, else by words).
 
     Used when the server's tokenizer counts more tokens than ours estimated. Returns the chunk alone
-    when it cannot be cut (a single word).
+    when it cannot be cut (a single word). The code a chunk starts in goes with its lines (a block
+    the first half opens, the second half does not know of: its snippet reads it alone).
     """
     lines = chunk.text.split("\n")
     if len(lines) > 1:
         middle = len(lines) // 2
         split_line = min(chunk.end_line, chunk.start_line + middle)
         read = _lines_read(lines, chunk.model_text)
+        lead, closed = lead_lines(chunk.code_lead)
         return [
             replace(
                 chunk,
                 end_line=max(chunk.start_line, split_line - 1),
                 text="\n".join(lines[:middle]),
                 model_text=_model_text(lines[:middle], read[:middle]),
+                code_lead=code_lead(middle, False) if lead > middle else chunk.code_lead,
             ),
             replace(
                 chunk,
                 start_line=split_line,
                 text="\n".join(lines[middle:]),
                 model_text=_model_text(lines[middle:], read[middle:]),
+                code_lead=code_lead(lead - middle, closed) if lead > middle else 0,
             ),
         ]
     words = chunk.text.split()

@@ -20,7 +20,9 @@ class Chunk:
     ``model_text`` is what the model reads of it when that differs from ``text`` (markup left out,
     lines read as their reader read them: an AsciiDoc link as its text). ``names`` are the names its
     lines declare they define (``Document.definitions``); ``is_test`` says its lines are tests, as
-    their language declares them (``Document.tests``)."""
+    their language declares them (``Document.tests``). ``code_lead`` says how its first lines lie in
+    a literal block its file opened before it (:func:`code_lead`), which its text read alone cannot
+    tell: a snippet shows them as the file's page does."""
 
     start_line: int
     end_line: int
@@ -30,6 +32,7 @@ class Chunk:
     model_text: str = ""
     names: tuple[str, ...] = ()
     is_test: bool = False
+    code_lead: int = 0
 
     @property
     def embed_text(self) -> str:
@@ -41,7 +44,8 @@ class Chunk:
 @dataclass(frozen=True)
 class StoredChunk:
     """A chunk as the search reads it back, with the names it declares (:attr:`Chunk.names`) and
-    whether it is a test (:attr:`Chunk.is_test`)."""
+    whether it is a test (:attr:`Chunk.is_test`), and how its first lines lie in code
+    (:attr:`Chunk.code_lead`)."""
 
     id: int
     root: str
@@ -53,6 +57,7 @@ class StoredChunk:
     locator: str = ""
     names: tuple[str, ...] = ()
     is_test: bool = False
+    code_lead: int = 0
 
     @property
     def citation(self) -> str:
@@ -63,3 +68,15 @@ class StoredChunk:
     def title(self) -> str:
         """The title of the chunk's page: the first heading of its path ('' without headings)."""
         return self.heading.split(HEADING_SEPARATOR, 1)[0].strip()
+
+
+def code_lead(lines: int, closed: bool) -> int:
+    """A chunk's first ``lines`` lines lie in a literal block its file opened before the chunk, the
+    last of them the block's closing markup line when ``closed``: stored as one number, ``lines``
+    (negative when ``closed``; 0: the chunk starts outside any such block, read as its text says)."""
+    return -lines if closed else lines
+
+
+def lead_lines(lead: int) -> tuple[int, bool]:
+    """What :func:`code_lead` stored: the number of lines, and whether the last closes the block."""
+    return abs(lead), lead < 0

@@ -48,19 +48,21 @@ _SUFFIXES = (
 SHOWN_EXTENSIONS = frozenset(INLINE_READERS)
 
 
-def readable_text(path: str, text: str) -> str:
+def readable_text(path: str, text: str, code_lead: int = 0) -> str:
     """``text``, a chunk of the file at ``path``, as the file's rendered page shows it where that
     differs from the text (see :data:`SHOWN_EXTENSIONS`): lines of markup alone left out, the others
     with their markup read as their words, code as written. The reader is the build's own (one place
     knows each format), run on the chunk's lines, and linear in them; it is imported only when such
-    a hit is shown. Should it fail on a chunk (it read the whole file at the build), the chunk is
-    shown as written: a snippet never fails a search."""
+    a hit is shown. ``code_lead`` is what the build found of the chunk's first lines that its text
+    alone cannot tell (:attr:`indexer.records.Chunk.code_lead`). Should the reader fail on a chunk
+    (it read the whole file at the build), the chunk is shown as written: a snippet never fails a
+    search."""
     if extension_of(path) not in SHOWN_EXTENSIONS:
         return text
     from indexer.formats import shown_text
 
     try:
-        return shown_text(path, text)
+        return shown_text(path, text, code_lead)
     except Exception:  # as the build takes a reader's failure on one file: shown as written instead
         return text
 
@@ -68,7 +70,7 @@ def readable_text(path: str, text: str) -> str:
 def hit_snippet_lines(hit: Hit, question: str, width: int = LINE_CHARS) -> list[str]:
     """:func:`snippet_lines` of a hit, read as its file's page shows it (:func:`readable_text`):
     what every front end shows under a hit."""
-    return snippet_lines(readable_text(hit.path, hit.text), question, width=width)
+    return snippet_lines(readable_text(hit.path, hit.text, hit.code_lead), question, width=width)
 
 
 _SUFFIX_ENDS = tuple({suffix[-1] for suffix, _ in _SUFFIXES})

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import gc
 import time
+from pathlib import Path
 
+import apsw
+import psycopg
 import pytest
+from conftest import write
+from helpers import HashBackend
 
+from indexer import Index, chunking
+from indexer.chunking import split_chunk
+from indexer.records import Chunk, code_lead
 from indexer.search.hit import Hit
 from indexer.snippets import ShownHit, hit_snippet_lines, readable_text, snippet_lines
 
@@ -676,3 +684,107 @@ def test_a_markdown_admonition_or_directive_shows_its_title_and_its_content(text
     assert [
         line.strip() for line in readable_text("docs/page.md", text).splitlines() if line.strip()
     ] == shown
+
+
+#: A code block longer than a chunk of HashBackend's (so a later chunk starts inside it), each of its
+#: lines holding what inline markup would read (``*kept*``), then prose and a heading after it.
+CODE_LINES = [f"value_{n} = scale(point_{n}) * 2  # *kept* as written" for n in range(1, 25)]
+AFTER_CODE = "Read the *manual* for **more**."
+CODE_FILES = {
+    "guide.md": "# Guide\n\nHow to *scale* points.\n\n```python\n{code}\n```\n\n{after}\n\n## Next steps\n\n",
+    "guide.rst": "Guide\n=====\n\nRun this::\n\n{indented}\n\n{after}\n\nNext steps\n----------\n\n",
+    "guide.adoc": "= Guide\n\n[source,python]\n----\n{code}\n----\n\n{after}\n\n== Next steps\n\n",
+}
+
+
+def write_code_guides(folder: Path) -> Path:
+    for name, template in CODE_FILES.items():
+        text = template.format(
+            code="\n".join(CODE_LINES),
+            indented="\n".join(f"    {line}" for line in CODE_LINES),
+            after=AFTER_CODE,
+        )
+        write(folder / name, text + "The *reference* lists every option.\n")
+    return folder
+
+
+def code_guide_hits(index: Index) -> dict[str, Hit]:
+    """The hit of each guide holding the prose after its code block: a chunk that starts inside it."""
+    hits = {hit.path: hit for hit in index.search("manual reference", k=10, mode="keyword", min_score=0)}
+    assert set(hits) == set(CODE_FILES)
+    for hit in hits.values():
+        assert hit.text.startswith("value_") or hit.text.startswith("    value_"), hit.text
+    return hits
+
+
+def test_a_chunk_that_starts_inside_a_code_block_shows_its_code_as_written_and_then_prose(
+    any_index, tmp_path
+):
+    """Read alone, such a chunk's first fence (the one that closes the block) would open one: the prose
+    after it shown as code, and the code before it read as text. The build read the whole file: its
+    snippet shows the code as written, the closing fence as nothing, and the prose as the page does."""
+    folder = write_code_guides(tmp_path / "docs")
+    with Index.open(any_index, backend=HashBackend()) as index:
+        index.build(folder, warn=lambda message: None)
+        hits = code_guide_hits(index)
+    for path, hit in hits.items():
+        code = [line for line in hit.text.split("\n") if line.strip().startswith("value_")]
+        shown = readable_text(hit.path, hit.text, hit.code_lead).split("\n")
+        assert code and all(line in shown for line in code), (path, shown)  # code keeps its characters
+        prose = [line for line in shown if line.strip() and line not in code]
+        assert prose == ["Read the manual for more.", "Next steps", "The reference lists every option."], path
+        snippet = ShownHit.of(hit, "manual reference").snippet.split("\n")
+        assert snippet == ["… Read the manual for more.", "… The reference lists every option."], path
+
+
+def make_pre_0012(location: Path | str) -> None:
+    """Turn the index at ``location`` back into what an index made before migration 0012 held: no
+    column for the code a chunk starts in, the migration not applied (raw SQL: the stores migrate
+    what they open)."""
+    if isinstance(location, Path):
+        connection = apsw.Connection(str(location))
+        with connection:
+            connection.execute("ALTER TABLE chunks DROP COLUMN code_lead")
+            connection.execute("DELETE FROM schema_migrations WHERE version = 12")
+        connection.close()
+        return
+    with psycopg.connect(location) as connection:  # one transaction, committed on leaving
+        connection.execute("ALTER TABLE chunks DROP COLUMN code_lead")
+        connection.execute("DELETE FROM schema_migrations WHERE version = 12")
+
+
+def test_an_index_made_before_shows_its_snippets_as_before_until_its_next_build(
+    any_index, tmp_path, monkeypatch
+):
+    """The column comes with the migration, 0 in every chunk: a chunk is read alone, as before. The
+    next build reads every file again (the chunker's version changed), embeds nothing again, and
+    records where each chunk starts."""
+    folder = write_code_guides(tmp_path / "docs")
+    version = chunking.CHUNKER_VERSION
+    monkeypatch.setattr(chunking, "CHUNKER_VERSION", version - 1)  # the chunker an index made before had
+    with Index.open(any_index, backend=HashBackend()) as index:
+        index.build(folder, warn=lambda message: None)
+    make_pre_0012(any_index)
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert "0012_code_lead.sql" in index.store.applied_migrations()
+        hits = code_guide_hits(index)
+        assert all(hit.code_lead == 0 for hit in hits.values())
+        before = {path: readable_text(path, hit.text) for path, hit in hits.items()}
+        assert [ShownHit.of(hit, "manual").snippet for hit in hits.values()] == [
+            "\n".join(snippet_lines(before[path], "manual")) for path in hits
+        ]
+    monkeypatch.setattr(chunking, "CHUNKER_VERSION", version)
+    with Index.open(any_index, backend=HashBackend()) as index:
+        report = index.build(folder, warn=lambda message: None)
+        assert (report.files_changed, report.chunks_embedded) == (len(CODE_FILES), 0), report
+        hits = code_guide_hits(index)
+        assert all(hit.code_lead != 0 for hit in hits.values())
+        assert all("Read the manual for more." in ShownHit.of(hit, "manual").snippet for hit in hits.values())
+        assert not index.store.integrity_problems()
+
+
+def test_a_chunk_cut_in_two_keeps_the_code_it_starts_in_with_its_lines():
+    chunk = Chunk(10, 14, "", "a = 1\nb = 2\nc = 3\n```\nProse *here*.", code_lead=code_lead(4, True))
+    first, second = split_chunk(chunk)
+    assert readable_text("x.md", first.text, first.code_lead) == "a = 1\nb = 2"
+    assert readable_text("x.md", second.text, second.code_lead) == "c = 3\nProse here."

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
 from indexer.formats.text import decode, looks_binary, read_plain
+from indexer.records import lead_lines
 
 __all__ = [
     "Document",
@@ -190,16 +191,35 @@ def heading_titles(path: str, text: str) -> list[str]:
         return []
 
 
-def shown_text(path: str, text: str) -> str:
-    """``text`` (a chunk of the file at ``path``) as a rendered page shows it, for a snippet, line for
-    line: lines of markup alone left out, each other line as the reader reads it
-    (:attr:`Document.read_as`) and, outside literal blocks, its inline markup read as its words
-    (:data:`INLINE_READERS`), a paragraph's lines together (a link or emphasis may end on a later
-    line). A line of block markup shows what the page shows of it (:data:`SHOWN_PIECES`), text
-    read as text: a table row its cells, each read alone, set apart by :data:`CELL_SEPARATOR`; a
-    directive's line its title (read with its paragraph, as a line's text is: an admonition's text
-    may start on it and go on; alone in a block the reader takes for code, a MyST directive's) or
-    nothing. Code keeps its characters: a literal block's lines are shown as written."""
+def shown_text(path: str, text: str, code_lead: int = 0) -> str:
+    """``text`` (a chunk of the file at ``path``) as a rendered page shows it, for a snippet.
+
+    Read alone, a chunk that starts inside a code block would be misread: its first fence, the one
+    that closes the block, would open one, the prose after it shown as code and the code before it
+    read as text. The build read the whole file and recorded how the chunk's first lines lie in such
+    a block (``code_lead``, :func:`indexer.records.code_lead`): those lines are shown as written (a
+    closing fence shows nothing), and the lines after them read alone (:func:`_shown_alone`)."""
+    lead, closed = lead_lines(code_lead)
+    if not lead:
+        return _shown_alone(path, text)
+    lines = text.split("\n")
+    shown = lines[: lead - closed]
+    if lead < len(lines):
+        shown.append(_shown_alone(path, "\n".join(lines[lead:])))
+    return "\n".join(shown)
+
+
+def _shown_alone(path: str, text: str) -> str:
+    """``text`` (a chunk of the file at ``path``, or its lines after a code block it starts in) as
+    a rendered page shows it, read alone, line for line: lines of markup alone left out, each other
+    line as the reader reads it (:attr:`Document.read_as`) and, outside literal blocks, its inline
+    markup read as its words (:data:`INLINE_READERS`), a paragraph's lines together (a link or
+    emphasis may end on a later line). A line of block markup shows what the page shows of it
+    (:data:`SHOWN_PIECES`), text read as text: a table row its cells, each read alone, set apart by
+    :data:`CELL_SEPARATOR`; a directive's line its title (read with its paragraph, as a line's text
+    is: an admonition's text may start on it and go on; alone in a block the reader takes for code,
+    a MyST directive's) or nothing. Code keeps its characters: a literal block's lines are shown as
+    written."""
     document = parse_text(path, text)
     extension = extension_of(path)
     inline = INLINE_READERS.get(extension)

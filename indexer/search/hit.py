@@ -18,7 +18,9 @@ class Hit:
     ``score`` is the calibrated score, 0..1 in every mode: hits scoring under
     :data:`DEFAULT_MIN_SCORE` are more likely noise than answers. ``vector_score`` is the cosine
     similarity and ``keyword_score`` the keyword evidence (BM25 over the query's ceiling), each where
-    the chunk was found by that search.
+    the chunk was found by that search. ``code_lead`` says how its first lines lie in a code block
+    its file opened before it (:attr:`indexer.records.Chunk.code_lead`): a client that shows the
+    snippet of a hit a server found reads it, as the server does.
     """
 
     path: str
@@ -32,6 +34,7 @@ class Hit:
     vector_score: float | None = None
     keyword_score: float | None = None
     locator: str = ""  # where a reader finds it when lines do not say it: 'page 3', 'cells 4-6'
+    code_lead: int = 0
 
     @property
     def citation(self) -> str:

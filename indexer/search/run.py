@@ -294,6 +294,7 @@ class Found:
                 vector_score=self.vector.get(chunk_id),
                 keyword_score=self.keyword.evidence.get(chunk_id),
                 locator=chunks[chunk_id].locator,
+                code_lead=chunks[chunk_id].code_lead,
             )
             for chunk_id, score in ranked
             if chunk_id in chunks

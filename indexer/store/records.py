@@ -49,7 +49,7 @@ class NewFile:
 
     def chunk_rows(self, file_id: int) -> Iterator[tuple[tuple, bytes]]:
         """Each chunk as ``(row, vector)``: row is (file_id, seq, start_line, end_line, heading, text,
-        text_hash, locator, names, is_test, is_code), the columns both stores write
+        text_hash, locator, names, is_test, is_code, code_lead), the columns both stores write
         (:data:`CHUNK_COLUMNS`), in that order."""
         for seq, (chunk, text_hash, vector) in enumerate(
             zip(self.chunks, self.text_hashes, self.vectors, strict=True)
@@ -66,6 +66,7 @@ class NewFile:
                 join_names(chunk.names),
                 chunk.is_test,
                 self.source_code,
+                chunk.code_lead,
             )
             yield row, vector
 
@@ -135,10 +136,13 @@ class BuildCounts:
 #: order the functions below read them.
 FILE_STATE_COLUMNS = "path, id, size, mtime_ns, content_hash, status"
 STORED_CHUNK_COLUMNS = (
-    "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator, c.names, c.is_test"
+    "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator, c.names, c.is_test, "
+    "c.code_lead"
 )
 #: The columns of a chunk's row as :meth:`NewFile.chunk_rows` gives them.
-CHUNK_COLUMNS = "file_id seq start_line end_line heading text text_hash locator names is_test is_code".split()
+CHUNK_COLUMNS = (
+    "file_id seq start_line end_line heading text text_hash locator names is_test is_code code_lead".split()
+)
 #: Between the names a chunk declares, as stored: no name holds a line break.
 NAMES_SEPARATOR = "\n"
 BUILD_FIELDS: tuple[str, ...] = ("id", "root", "started_at", "finished_at", "seen_at", "outcome")
@@ -156,11 +160,12 @@ def file_states(rows: Sequence[Sequence]) -> dict[str, FileState]:
 def stored_chunks(rows: Sequence[Sequence]) -> dict[int, StoredChunk]:
     """Rows of :data:`STORED_CHUNK_COLUMNS`, by chunk id."""
     chunks = {}
-    for chunk_id, root, path, start_line, end_line, heading, text, locator, names, is_test in rows:
+    for chunk_id, root, path, start_line, end_line, heading, text, locator, names, is_test, lead in rows:
         chunks[chunk_id] = StoredChunk(
             *(chunk_id, root, path, start_line, end_line, heading, text, locator),
             names=split_names(names),
             is_test=bool(is_test),
+            code_lead=lead,
         )
     return chunks
 

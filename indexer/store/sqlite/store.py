@@ -256,7 +256,7 @@ class SQLiteStore(SQLStore):
         segments once per statement.
         """
         self.graph.update_during_build()
-        rows: list[tuple[int, int, int, int, str, str, str, str, str, bool, bool]] = []
+        rows: list[tuple[int, int, int, int, str, str, str, str, str, bool, bool, int]] = []
         vectors: list[bytes] = []
         old_ids: list[int] = []
         for new in files:
@@ -271,7 +271,9 @@ class SQLiteStore(SQLStore):
         self._add_chunk_count(len(rows) - len(old_ids))
 
     def _insert_chunks(
-        self, rows: list[tuple[int, int, int, int, str, str, str, str, str, bool, bool]], vectors: list[bytes]
+        self,
+        rows: list[tuple[int, int, int, int, str, str, str, str, str, bool, bool, int]],
+        vectors: list[bytes],
     ) -> None:
         """Chunks get the ids after the largest in use (one writer at a time: the transaction holds the
         write lock); their vectors are cut from one blob by those ids."""
