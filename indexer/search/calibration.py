@@ -161,8 +161,8 @@ def in_doubt(judged: float) -> bool:
     :data:`DOUBT`). Keyword evidence cannot tell a question on the collection's subject from one
     sharing a few of its words (a long question's words meet in many chunks by chance), nor a cosine
     a close paraphrase from a near subject; where either is sure, it is right about as often as the
-    two together, so the other kind is read only here: a clear keyword lookup never loads the
-    model."""
+    two together (bench/RESULTS.md, "... where their own leaves the answer in doubt"), so the other
+    kind is read only here: a keyword search sure of its answer never loads the model."""
     low, high = DOUBT
     return log_odds(low) <= judged <= log_odds(high)
 

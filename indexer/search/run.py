@@ -182,9 +182,9 @@ def judged_on_both(
     or vector mode's own evidence leaves it in doubt (:func:`in_doubt`); None where the mode's own
     judgment stands, as in a one-word lookup (:attr:`Found.looked_up`). The mode's order and the
     scores of its hits relative to its strongest are its own: only whether the question has an
-    answer here is asked of both. ``on_both`` searches the
-    question in hybrid mode (in keyword mode this embeds it; None: the index has no model yet).
-    A model that cannot be reached leaves keyword mode its own judgment, said once in the log."""
+    answer here is asked of both. ``on_both`` searches the question in hybrid mode (in keyword mode
+    this embeds it; None: the index has no model yet). A model that cannot be reached leaves keyword
+    mode its own judgment, with a warning in the log."""
     if found.mode == "hybrid" or not found.order or found.looked_up:
         return None  # a lookup's floors answer it, whatever the judgment
     if not in_doubt(calibration.of(found.mode).judged(found.evidence())):
