@@ -170,10 +170,9 @@ def test_a_sure_keyword_judgment_or_a_lookup_never_embeds_the_question(index):
     calibration = calibration_for(index.store.get_meta("model"))
     for question in ("how do I true a wheel", "tomato", "flibbertigibbet zorp wibble"):
         assert judged_on_both(found_in(index, question, "keyword"), calibration, refuse) is None, question
-    # vector mode likewise searches the keyword index again only for an answer in doubt
-    assert judged_on_both(found_in(index, "how do I true a wheel", "vector"), calibration, refuse) is None
-    with pytest.raises(AssertionError, match="searched again"):
-        judged_on_both(found_in(index, "which planet has the most moons", "vector"), calibration, refuse)
+    # vector mode keeps its own judgment, in doubt too (0.595 here): the cosine is the model's reading
+    in_doubt = found_in(index, "which planet has the most moons", "vector")
+    assert judged_on_both(in_doubt, calibration, refuse) is None
 
 
 def found_in(index: Index, question: str, mode: str) -> Found:

@@ -65,9 +65,7 @@ def judged(index: Index, question: Question, mode: str, maps: ModelCalibration) 
     found = Found.search(store, backend, query, CANDIDATE_DEPTH, mode, NO_FILTER)
     if not found.order:
         return Judged(0.0, [], [], [], question.expected, off_topic)
-    both = Found.search(
-        store, index.backend, query, CANDIDATE_DEPTH, "hybrid", NO_FILTER, found.question_vector
-    )
+    both = Found.search(store, index.backend, query, CANDIDATE_DEPTH, "hybrid", NO_FILTER)
     own = found.scored(maps)
     chunks = store.chunks_by_ids(found.order[:HITS])
     files = list(dict.fromkeys(chunks[chunk_id].path for chunk_id in found.order[:HITS]))

@@ -150,19 +150,19 @@ RERANK_MIN_SCORE = 0.01
 NAMED_PAGE_SCORE = 0.9
 
 
-#: The chances of an answer between which a mode's judgment of the whole answer is in doubt: odds
-#: under 4 to 1 either way. There keyword and vector mode ask hybrid mode's judgment, which reads
-#: both kinds of evidence (:func:`in_doubt`).
+#: The chances of an answer between which keyword mode's judgment of the whole answer is in doubt:
+#: odds under 4 to 1 either way. There keyword mode asks hybrid mode's judgment, which reads both
+#: kinds of evidence (:func:`in_doubt`).
 DOUBT = (0.2, 0.8)
 
 
 def in_doubt(judged: float) -> bool:
-    """Whether a single kind of evidence leaves the whole answer in doubt (``judged``: its log-odds,
-    :data:`DOUBT`). Keyword evidence cannot tell a question on the collection's subject from one
-    sharing a few of its words (a long question's words meet in many chunks by chance), nor a cosine
-    a close paraphrase from a near subject; where either is sure, it is right about as often as the
-    two together (bench/RESULTS.md, "... where their own leaves the answer in doubt"), so the other
-    kind is read only here: a keyword search sure of its answer never loads the model."""
+    """Whether keyword evidence leaves the whole answer in doubt (``judged``: its log-odds,
+    :data:`DOUBT`). It cannot tell a question on the collection's subject from one sharing a few of
+    its words (a long question's words meet in many chunks by chance); where it is sure, it is right
+    about as often as keyword and cosine together (bench/RESULTS.md, "Keyword mode asks both kinds
+    of evidence ..."), so the model is asked only here: a keyword search sure of its answer never
+    loads it."""
     low, high = DOUBT
     return log_odds(low) <= judged <= log_odds(high)
 

@@ -42,9 +42,8 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
    strongest hit ranked at or below it (:func:`in_rank_order`), so the list is sorted by the score
    and a threshold cuts only its tail: the first hit's score is the judgment of the whole answer
    ("nothing relevant here" under :data:`DEFAULT_MIN_SCORE`), and the hits under it keep scores of
-   their own. Where keyword or vector mode's own evidence leaves that judgment in doubt, hybrid
-   mode's judgment of the same question, on both kinds of evidence, stands for it
-   (:func:`judged_on_both`).
+   their own. Where keyword mode's own evidence leaves that judgment in doubt, hybrid mode's
+   judgment of the same question, on both kinds of evidence, stands for it (:func:`judged_on_both`).
 6. **Re-ranking** (optional): the fused best candidates are re-read by the cross-encoder
    (:mod:`indexer.backends.reranker`) and ranked by its logit less :data:`FUSED_RANK_WEIGHT` times the log of
    their fused rank (:func:`reranked_order`); its probability is the score, under the same rule.
@@ -61,7 +60,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import BackendError, ConfigError
@@ -115,9 +113,6 @@ from indexer.search.query import Query, keyword_words
 from indexer.store.contract import AllowedChunks, SearchStore
 from indexer.store.records import ChunkFilter
 
-if TYPE_CHECKING:
-    import numpy as np
-
 _log = logging.getLogger(__name__)
 NO_FILTER = ChunkFilter()
 #: How deep every search reads its lists, whatever ``k``: the fusion, the rules and the scores see the
@@ -162,11 +157,11 @@ def search(
     else:
 
         def on_both() -> Found | None:
-            """The question searched in hybrid mode, with the vector it was embedded as, if it was."""
-            embedding = backend or backend_for()
+            """The question searched in hybrid mode."""
+            embedding = backend_for()
             if embedding is None:
                 return None
-            return Found.search(store, embedding, query, depth, "hybrid", chunk_filter, found.question_vector)
+            return Found.search(store, embedding, query, depth, "hybrid", chunk_filter)
 
         judged = None if calibration is None else judged_on_both(found, calibration, on_both)
         ranked = found.scored(calibration or CALIBRATIONS[CALIBRATED_MODEL], judged)
@@ -179,13 +174,16 @@ def judged_on_both(
     found: Found, calibration: ModelCalibration, on_both: Callable[[], Found | None]
 ) -> float | None:
     """The whole answer's log-odds as hybrid mode judges it, on both kinds of evidence, where keyword
-    or vector mode's own evidence leaves it in doubt (:func:`in_doubt`); None where the mode's own
-    judgment stands, as in a one-word lookup (:attr:`Found.looked_up`). The mode's order and the
-    scores of its hits relative to its strongest are its own: only whether the question has an
-    answer here is asked of both. ``on_both`` searches the question in hybrid mode (in keyword mode
-    this embeds it; None: the index has no model yet). A model that cannot be reached leaves keyword
-    mode its own judgment, with a warning in the log."""
-    if found.mode == "hybrid" or not found.order or found.looked_up:
+    mode's own evidence leaves it in doubt (:func:`in_doubt`); None where the mode's own judgment
+    stands, as in a one-word lookup (:attr:`Found.looked_up`). Keyword mode's order and the scores of
+    its hits relative to its strongest are its own: only whether the question has an answer here is
+    asked of both. ``on_both`` searches the question in hybrid mode, which embeds it (None: the
+    index has no model yet). A model that cannot be reached leaves keyword mode its own judgment,
+    with a warning in the log. Vector mode keeps its own: the cosine is the model's reading already,
+    and hybrid's judgment, which adds the keyword evidence of words an off-topic question shares
+    with abstracts, refused fewer off-topic questions than the cosine alone on classic collections
+    (bench/RESULTS.md)."""
+    if found.mode != "keyword" or not found.order or found.looked_up:
         return None  # a lookup's floors answer it, whatever the judgment
     if not in_doubt(calibration.of(found.mode).judged(found.evidence())):
         return None
@@ -214,7 +212,6 @@ class Found:
     chunks: dict[int, StoredChunk]
     named: frozenset[int] = frozenset()
     looked_up: frozenset[int] = frozenset()
-    question_vector: np.ndarray | None = None
 
     @classmethod
     def search(
@@ -225,10 +222,8 @@ class Found:
         depth: int,
         mode: str,
         chunk_filter: ChunkFilter,
-        question_vector: np.ndarray | None = None,
     ) -> Found:
-        """Steps 1 to 4 of the module's pipeline, each list ``depth`` deep; ``question_vector``: the
-        question as the backend embedded it for another search of it, if one did."""
+        """Steps 1 to 4 of the module's pipeline, each list ``depth`` deep."""
         chunk_filter = replace(chunk_filter, phrases=query.phrases, excluded=query.excluded)
         allowed = store.chunk_filter(chunk_filter) if chunk_filter else None
         vector_scores: dict[int, float] = {}
@@ -236,9 +231,8 @@ class Found:
         if mode in ("vector", "hybrid"):
             if backend is None:
                 raise ConfigError("vector search needs an embedding backend")
-            if question_vector is None:
-                question_vector = embed_query(backend, query.text, store.dimension)
-            nearest = store.nearest(question_vector, depth, allowed)
+            vector = embed_query(backend, query.text, store.dimension)
+            nearest = store.nearest(vector, depth, allowed)
             vector_scores = {chunk_id: 1.0 - distance for chunk_id, distance in nearest}
         if mode in ("keyword", "hybrid"):
             keyword = keyword_scores(store, query, depth, allowed)
@@ -272,7 +266,7 @@ class Found:
             order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named))
         elif len(query.text.split()) == 1 and order and question_information(store, query, allowed).held:
             looked_up = frozenset(order[:LOOKUP_HITS])  # vector mode: the nearest chunks answer it
-        return cls(mode, order, vector_scores, keyword, ranking, chunks, named, looked_up, question_vector)
+        return cls(mode, order, vector_scores, keyword, ranking, chunks, named, looked_up)
 
     def evidence(self) -> list[Evidence]:
         """Each hit's :class:`Evidence`, in the answer's order."""
