@@ -10,6 +10,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
+from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -354,10 +355,10 @@ class Index:
             if request.min_score is None:
                 request = replace(request, min_score=self._default_min_score(store, request))
             chunk_filter = ChunkFilter(request.paths, request.types, self._held_roots(store, request.roots))
-            backend = self._query_backend.for_index(store) if request.mode != "keyword" else None
             reread = self._rerank if request.rerank else None
             calibration = calibration_for(store.get_meta("model"))
-            return search(store, backend, request, chunk_filter, reread, calibration)
+            backend_for = partial(self._query_backend.for_index, store)
+            return search(store, backend_for, request, chunk_filter, reread, calibration)
 
     def reranker(self) -> Reranker:
         """The cross-encoder this index's searches re-rank with, loaded on first use and kept: a

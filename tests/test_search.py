@@ -18,7 +18,7 @@ from helpers import HashBackend
 from indexer import ConfigError, Index, NotInIndexError
 from indexer.backends.embedded import EmbeddedBackend
 from indexer.backends.reranker import Reranker, passage_text
-from indexer.errors import InvalidRequestError
+from indexer.errors import BackendUnreachableError, InvalidRequestError
 from indexer.records import StoredChunk
 from indexer.request import MAX_QUESTION_CHARS, MODES, SearchRequest
 from indexer.search.calibration import (
@@ -28,6 +28,7 @@ from indexer.search.calibration import (
     KEYWORD_CALIBRATION,
     NAMED_PAGE_SCORE,
     RERANK_MIN_SCORE,
+    calibration_for,
     default_min_score,
 )
 from indexer.search.evidence import (
@@ -56,7 +57,7 @@ from indexer.search.name_rules import (
 )
 from indexer.search.order_rules import FUSED_RANK_WEIGHT, code_before_tests, reranked_order
 from indexer.search.query import MAX_REPEATS, Query, keyword_terms, keyword_words
-from indexer.search.run import CANDIDATE_DEPTH, NO_FILTER, Found
+from indexer.search.run import CANDIDATE_DEPTH, NO_FILTER, Found, judged_on_both
 
 QUERIES = json.loads((REPO / "tests" / "fixtures" / "sample_queries.json").read_text())
 HYBRID = json.loads((REPO / "tests" / "fixtures" / "hybrid_queries.json").read_text())
@@ -147,6 +148,50 @@ def test_an_off_topic_question_returns_nothing_at_the_default_threshold(index, q
     for mode in ("hybrid", "vector"):
         assert index.search(question, k=5, mode=mode, min_score=DEFAULT_MIN_SCORE) == [], mode
         assert index.search(question, k=5, mode=mode, min_score=0), mode  # hits exist, they only score low
+
+
+@pytest.mark.heavy
+def test_keyword_mode_asks_both_kinds_of_evidence_where_its_own_leaves_the_answer_in_doubt(index):
+    # keywords alone judged these 0.47 (no results) and 0.63 (an answer): the words `publish` and
+    # `package`, `adult` and `hand`, are the notes' words, the subjects are not all
+    answered = index.search("how do I publish my package", k=3, mode="keyword")
+    assert "python-packaging/publishing-to-pypi.md" in [hit.path for hit in answered]
+    assert {hit.mode for hit in answered} == {"keyword"}  # ranked by keywords still
+    assert index.search("how many bones are in an adult human hand", k=3, mode="keyword") == []
+    every = index.search("how many bones are in an adult human hand", k=3, mode="keyword", min_score=0)
+    assert every and all(hit.vector_score is None for hit in every)  # there, only scored under 0.5
+
+
+@pytest.mark.heavy
+def test_a_sure_keyword_judgment_or_a_lookup_never_embeds_the_question(index):
+    def refuse() -> Found:
+        raise AssertionError("the question was searched again")
+
+    calibration = calibration_for(index.store.get_meta("model"))
+    for question in ("how do I true a wheel", "tomato", "flibbertigibbet zorp wibble"):
+        assert judged_on_both(found_in(index, question, "keyword"), calibration, refuse) is None, question
+    # vector mode keeps its own judgment, in doubt too (0.595 here): the cosine is the model's reading
+    in_doubt = found_in(index, "which planet has the most moons", "vector")
+    assert judged_on_both(in_doubt, calibration, refuse) is None
+
+
+def found_in(index: Index, question: str, mode: str) -> Found:
+    """What a search of ``question`` in ``mode`` found, before any scoring."""
+    backend = None if mode == "keyword" else index.backend
+    return Found.search(index.store, backend, Query.parse(question), CANDIDATE_DEPTH, mode, NO_FILTER)
+
+
+@pytest.mark.heavy
+def test_a_model_out_of_reach_leaves_keyword_mode_its_own_judgment_and_says_so(index, caplog):
+    def unreachable() -> Found:
+        raise BackendUnreachableError("cannot connect to http://127.0.0.1:9/api/embed")
+
+    calibration = calibration_for(index.store.get_meta("model"))
+    found = found_in(index, "how do I publish my package", "keyword")
+    with caplog.at_level("WARNING", logger="indexer.search.run"):
+        assert judged_on_both(found, calibration, unreachable) is None
+    assert "judged an answer on keywords alone: cannot connect" in caplog.text
+    assert found.scored(calibration)[0][1] < DEFAULT_MIN_SCORE  # keywords alone: in doubt, and under
 
 
 @pytest.mark.heavy

@@ -62,14 +62,21 @@ class ModeCalibration:
     answer: Calibration
     hit: Calibration
 
-    def scores(self, evidence: Sequence[Evidence]) -> list[float]:
-        """The score of each hit with ``evidence``."""
+    def scores(self, evidence: Sequence[Evidence], judged: float | None = None) -> list[float]:
+        """The score of each hit with ``evidence``; ``judged``: the whole answer's log-odds when
+        another judgment than this mode's own gives them (:func:`in_doubt`)."""
         if not evidence:
             return []
         odds = [self.hit.logit(one) for one in evidence]
         strongest = max(range(len(odds)), key=odds.__getitem__)
-        judged = self.answer.logit(evidence[strongest])
+        if judged is None:
+            judged = self.answer.logit(evidence[strongest])
         return [logistic(judged + own - odds[strongest]) for own in odds]
+
+    def judged(self, evidence: Sequence[Evidence]) -> float:
+        """The log-odds that the question has an answer here, from the evidence of the strongest hit
+        by the ``hit`` map (that hit's score)."""
+        return self.answer.logit(max(evidence, key=self.hit.logit))
 
 
 #: Keyword mode's maps: the same for every model, since no model takes part. Every map is fitted by
@@ -141,6 +148,28 @@ RERANK_MIN_SCORE = 0.01
 #: an entry of the version a question asks a list of (``version_entries_first``: its heading declares
 #: that version): it is what the user typed, a strong hit whatever its words' evidence.
 NAMED_PAGE_SCORE = 0.9
+
+
+#: The chances of an answer between which keyword mode's judgment of the whole answer is in doubt:
+#: odds under 4 to 1 either way. There keyword mode asks hybrid mode's judgment, which reads both
+#: kinds of evidence (:func:`in_doubt`).
+DOUBT = (0.2, 0.8)
+
+
+def in_doubt(judged: float) -> bool:
+    """Whether keyword evidence leaves the whole answer in doubt (``judged``: its log-odds,
+    :data:`DOUBT`). It cannot tell a question on the collection's subject from one sharing a few of
+    its words (a long question's words meet in many chunks by chance); where it is sure, it is right
+    about as often as keyword and cosine together (bench/RESULTS.md, "Keyword mode asks both kinds
+    of evidence ..."), so the model is asked only here: a keyword search sure of its answer never
+    loads it."""
+    low, high = DOUBT
+    return log_odds(low) <= judged <= log_odds(high)
+
+
+def log_odds(chance: float) -> float:
+    """The log-odds of ``chance`` (the inverse of :func:`logistic`)."""
+    return math.log(chance / (1.0 - chance))
 
 
 def calibration_for(model: str | None) -> ModelCalibration | None:

@@ -42,7 +42,8 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
    strongest hit ranked at or below it (:func:`in_rank_order`), so the list is sorted by the score
    and a threshold cuts only its tail: the first hit's score is the judgment of the whole answer
    ("nothing relevant here" under :data:`DEFAULT_MIN_SCORE`), and the hits under it keep scores of
-   their own.
+   their own. Where keyword mode's own evidence leaves that judgment in doubt, hybrid mode's
+   judgment of the same question, on both kinds of evidence, stands for it (:func:`judged_on_both`).
 6. **Re-ranking** (optional): the fused best candidates are re-read by the cross-encoder
    (:mod:`indexer.backends.reranker`) and ranked by its logit less :data:`FUSED_RANK_WEIGHT` times the log of
    their fused rank (:func:`reranked_order`); its probability is the score, under the same rule.
@@ -56,11 +57,12 @@ give the best hit of any question, answered or not, the top score.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from indexer.backends.base import EmbeddingBackend
-from indexer.errors import ConfigError
+from indexer.errors import BackendError, ConfigError
 from indexer.formats import heading_titles
 from indexer.records import StoredChunk
 from indexer.request import SearchRequest
@@ -70,6 +72,7 @@ from indexer.search.calibration import (
     DEFAULT_MIN_SCORE,
     NAMED_PAGE_SCORE,
     ModelCalibration,
+    in_doubt,
     in_rank_order,
     under_named,
 )
@@ -110,6 +113,7 @@ from indexer.search.query import Query, keyword_words
 from indexer.store.contract import AllowedChunks, SearchStore
 from indexer.store.records import ChunkFilter
 
+_log = logging.getLogger(__name__)
 NO_FILTER = ChunkFilter()
 #: How deep every search reads its lists, whatever ``k``: the fusion, the rules and the scores see the
 #: same candidates whether 10, 20 or 200 hits are asked for, so the first ten are the same.
@@ -120,7 +124,7 @@ Rerank = Callable[[str, Sequence[StoredChunk]], Sequence[float]]
 
 def search(
     store: SearchStore,
-    backend: EmbeddingBackend | None,
+    backend_for: Callable[[], EmbeddingBackend | None],
     request: SearchRequest,
     chunk_filter: ChunkFilter = NO_FILTER,
     rerank: Rerank | None = None,
@@ -132,24 +136,65 @@ def search(
     ``k`` chunks pass the filters. A quoted phrase that no chunk holds is searched as its words:
     quote marks in a pasted question never empty the answer alone. With ``request.rerank``, the
     fused best ``request.candidates`` are re-read by ``rerank`` and ranked by its probability.
-    ``calibration`` maps the hits' strengths to scores (default: the built-in model's).
-    ``request.min_score`` only cuts: the scores fall in rank order, so it keeps a first part."""
+    ``calibration`` maps the hits' strengths to scores (default: the built-in model's; a model
+    without one gets no second opinion, :func:`judged_on_both`). ``backend_for`` gives the
+    index's embedding backend, asked for only when the question is to be embedded (keyword mode
+    embeds it only where its own evidence leaves the answer in doubt). ``request.min_score`` only
+    cuts: the scores fall in rank order, so it keeps a first part."""
     query = Query.parse(request.text)
     if not query.text:
         raise ConfigError(f"the question {request.text!r} has nothing to search for, only words to leave out")
     depth = max(request.candidates if request.rerank else request.k, CANDIDATE_DEPTH)
+    backend = backend_for() if request.mode != "keyword" else None
     found = Found.search(store, backend, query, depth, request.mode, chunk_filter)
     if query.phrases and not found.order:
-        found = Found.search(store, backend, query.with_phrases_as_words(), depth, request.mode, chunk_filter)
+        query = query.with_phrases_as_words()
+        found = Found.search(store, backend, query, depth, request.mode, chunk_filter)
     if request.rerank:
         if rerank is None:
             raise ConfigError("re-ranking needs a re-ranker")
         ranked = found.reranked(store, request, rerank)
     else:
-        ranked = found.scored(calibration or CALIBRATIONS[CALIBRATED_MODEL])
+
+        def on_both() -> Found | None:
+            """The question searched in hybrid mode."""
+            embedding = backend_for()
+            if embedding is None:
+                return None
+            return Found.search(store, embedding, query, depth, "hybrid", chunk_filter)
+
+        judged = None if calibration is None else judged_on_both(found, calibration, on_both)
+        ranked = found.scored(calibration or CALIBRATIONS[CALIBRATED_MODEL], judged)
     if request.min_score is not None:
         ranked = [(chunk_id, score) for chunk_id, score in ranked if score >= request.min_score]
     return found.hits(store, ranked[: request.k])
+
+
+def judged_on_both(
+    found: Found, calibration: ModelCalibration, on_both: Callable[[], Found | None]
+) -> float | None:
+    """The whole answer's log-odds as hybrid mode judges it, on both kinds of evidence, where keyword
+    mode's own evidence leaves it in doubt (:func:`in_doubt`); None where the mode's own judgment
+    stands, as in a one-word lookup (:attr:`Found.looked_up`). Keyword mode's order and the scores of
+    its hits relative to its strongest are its own: only whether the question has an answer here is
+    asked of both. ``on_both`` searches the question in hybrid mode, which embeds it (None: the
+    index has no model yet). A model that cannot be reached leaves keyword mode its own judgment,
+    with a warning in the log. Vector mode keeps its own: the cosine is the model's reading already,
+    and hybrid's judgment, which adds the keyword evidence of words an off-topic question shares
+    with abstracts, refused fewer off-topic questions than the cosine alone on classic collections
+    (bench/RESULTS.md)."""
+    if found.mode != "keyword" or not found.order or found.looked_up:
+        return None  # a lookup's floors answer it, whatever the judgment
+    if not in_doubt(calibration.of(found.mode).judged(found.evidence())):
+        return None
+    try:
+        both = on_both()
+    except BackendError as error:
+        _log.warning("warning: keyword mode judged an answer on keywords alone: %s", error)
+        return None
+    if both is None or not both.order:
+        return None
+    return calibration.hybrid.judged(both.evidence())
 
 
 @dataclass
@@ -235,11 +280,13 @@ class Found:
             self.mode, self.order, {}, keyword.coverage, self.ranking, keyword.known, keyword.together
         )
 
-    def scored(self, calibration: ModelCalibration) -> list[tuple[int, float]]:
+    def scored(self, calibration: ModelCalibration, judged: float | None = None) -> list[tuple[int, float]]:
         """(chunk id, score) in the answer's order (step 5): each hit's evidence through the mode's
-        map, those of the hits that are not named as asked put under the named (:func:`under_named`),
-        then raised to their floors and held in rank order (:func:`in_rank_order`)."""
-        scores = calibration.of(self.mode).scores(self.evidence())
+        map (the whole answer judged ``judged`` where both kinds of evidence judged it,
+        :func:`judged_on_both`), those of the hits that are not named as asked put under the named
+        (:func:`under_named`), then raised to their floors and held in rank order
+        (:func:`in_rank_order`)."""
+        scores = calibration.of(self.mode).scores(self.evidence(), judged)
         weighed = under_named(scores, [chunk_id in self.named for chunk_id in self.order])
         return list(zip(self.order, in_rank_order(weighed, self.floors()), strict=True))
 
