@@ -462,7 +462,7 @@ def _boundary(group: list[_Block]) -> int:
 
 def _fit_line(piece: _Piece, budget: int, count_tokens: TokenCounter) -> list[_Piece]:
     """A line as is when it fits, else cut between words (or inside a word that is too long alone)
-    into as few parts as fit, of about the same size (:func:`_even_cuts`)."""
+    into parts of about the same size (:func:`_even_cuts`)."""
     if piece.tokens <= budget:
         return [piece]
     words = _split_long_words(piece.text.split(), budget, count_tokens)
@@ -475,18 +475,22 @@ def _fit_line(piece: _Piece, budget: int, count_tokens: TokenCounter) -> list[_P
 
 
 def _even_cuts(tokens: list[int], budget: int) -> list[int]:
-    """Where to cut a run of words (each word's ``tokens``) into the fewest parts of at most
-    ``budget`` tokens each, of about the same size: the index of the word each part after the
-    first starts at. Filling each part to the budget would leave the last words a part of their
-    own, often a stub (a one-line abstract's last clause, `high as that in Japan.`) that no
-    neighbour can take, and that a short question then matches by chance."""
-    parts = _greedy_parts(tokens, budget)
-    while parts < len(tokens):
-        cuts = _cuts_at_shares(tokens, parts)
-        if all(sum(tokens[start:end]) <= budget for start, end in pairwise([0, *cuts, len(tokens)])):
-            return cuts
-        parts += 1
-    return list(range(1, len(tokens)))
+    """Where to cut a run of words (each word's ``tokens``) into parts of at most ``budget`` tokens
+    each, as many as filling each to the budget takes, of about the same size: the index of the word
+    each part after the first starts at. A word goes to the part its middle falls in, or to the next
+    when it would overflow its own; one pass. Filling each part to the budget instead would leave the
+    last words a part of their own, often a stub (a one-line abstract's last clause, `high as that in
+    Japan.`) that no neighbour can take, and that a short question then matches by chance."""
+    share = sum(tokens) / _greedy_parts(tokens, budget)
+    cuts: list[int] = []
+    filled = before = 0
+    for index, count in enumerate(tokens):
+        if index and (filled + count > budget or before + count / 2 > share * (len(cuts) + 1)):
+            cuts.append(index)
+            filled = 0
+        filled += count
+        before += count
+    return cuts
 
 
 def _greedy_parts(tokens: list[int], budget: int) -> int:
@@ -497,17 +501,6 @@ def _greedy_parts(tokens: list[int], budget: int) -> int:
             parts, filled = parts + 1, 0
         filled += count
     return parts
-
-
-def _cuts_at_shares(tokens: list[int], parts: int) -> list[int]:
-    """The words that start each of ``parts`` parts of equal shares of the tokens: a word goes to
-    the part its middle falls in."""
-    total, before, cuts = sum(tokens), 0, []
-    for index, count in enumerate(tokens):
-        if index and len(cuts) < parts - 1 and before + count / 2 > total * (len(cuts) + 1) / parts:
-            cuts.append(index)
-        before += count
-    return cuts
 
 
 def _split_long_words(words: list[str], budget: int, count_tokens: TokenCounter) -> list[str]:
