@@ -39,6 +39,7 @@ import hashlib
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from itertools import pairwise
 
 from indexer.formats.document import Document, Heading
 from indexer.records import HEADING_SEPARATOR, Chunk, code_lead, lead_lines
@@ -60,8 +61,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 12: code after a block that a definition ends (a ``try``, a test's callback) goes back under the
 #: definition's container;
 #: 13: how a chunk's first lines lie in a code block its file opened before it, stored with it (its
-#: snippet shows them as code, what follows as text); nothing the model reads changes
-CHUNKER_VERSION = 13
+#: snippet shows them as code, what follows as text); nothing the model reads changes;
+#: 14: a line too long for a chunk is cut into parts of about the same size, no stub at its end
+CHUNKER_VERSION = 14
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
 #: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
 #: as local (both measured on real doc folders, bench/RESULTS.md).
@@ -459,22 +461,45 @@ def _boundary(group: list[_Block]) -> int:
 
 
 def _fit_line(piece: _Piece, budget: int, count_tokens: TokenCounter) -> list[_Piece]:
-    """A line as is when it fits, else cut between words (or inside a word that is too long alone)."""
+    """A line as is when it fits, else cut between words (or inside a word that is too long alone)
+    into parts of about the same size (:func:`_even_cuts`)."""
     if piece.tokens <= budget:
         return [piece]
     words = _split_long_words(piece.text.split(), budget, count_tokens)
     word_tokens = count_tokens(words)
     parts: list[_Piece] = []
-    words_in_part: list[str] = []
-    part_tokens = 0
-    for word, tokens in zip(words, word_tokens, strict=False):
-        if words_in_part and part_tokens + tokens > budget:
-            parts.append(_Piece(piece.line, " ".join(words_in_part), " ".join(words_in_part), part_tokens))
-            words_in_part, part_tokens = [], 0
-        words_in_part.append(word)
-        part_tokens += tokens
-    if words_in_part:
-        parts.append(_Piece(piece.line, " ".join(words_in_part), " ".join(words_in_part), part_tokens))
+    for start, end in pairwise([0, *_even_cuts(word_tokens, budget), len(words)]):
+        text = " ".join(words[start:end])
+        parts.append(_Piece(piece.line, text, text, sum(word_tokens[start:end])))
+    return parts
+
+
+def _even_cuts(tokens: list[int], budget: int) -> list[int]:
+    """Where to cut a run of words (each word's ``tokens``) into parts of at most ``budget`` tokens
+    each, as many as filling each to the budget takes, of about the same size: the index of the word
+    each part after the first starts at. A word goes to the part its middle falls in, or to the next
+    when it would overflow its own; one pass. Filling each part to the budget instead would leave the
+    last words a part of their own, often a stub (a one-line abstract's last clause, `high as that in
+    Japan.`) that no neighbour can take, and that a short question then matches by chance."""
+    share = sum(tokens) / _greedy_parts(tokens, budget)
+    cuts: list[int] = []
+    filled = before = 0
+    for index, count in enumerate(tokens):
+        if index and (filled + count > budget or before + count / 2 > share * (len(cuts) + 1)):
+            cuts.append(index)
+            filled = 0
+        filled += count
+        before += count
+    return cuts
+
+
+def _greedy_parts(tokens: list[int], budget: int) -> int:
+    """How many parts a run of words takes when each part is filled to ``budget``."""
+    parts, filled = 1, 0
+    for count in tokens:
+        if filled and filled + count > budget:
+            parts, filled = parts + 1, 0
+        filled += count
     return parts
 
 

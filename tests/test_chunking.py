@@ -212,6 +212,17 @@ def test_a_line_longer_than_the_limit_is_cut_between_words():
     assert {word for chunk in chunks for word in chunk.text.split()} == set(long_line.split())
 
 
+@settings(max_examples=200, deadline=None)
+@given(st.integers(41, 400))
+def test_a_line_too_long_is_cut_into_the_fewest_parts_of_about_the_same_size(words):
+    # filled to the limit one part at a time, a line of 82 words would end on a stub of 2
+    chunks = chunk_text(" ".join(f"w{i}" for i in range(words)), count_words, SETTINGS)
+    sizes = [len(chunk.text.split()) for chunk in chunks]
+    assert sum(sizes) == words and max(sizes) <= SETTINGS.max_tokens
+    assert len(sizes) == math.ceil(words / SETTINGS.max_tokens)
+    assert max(sizes) - min(sizes) <= 1, sizes
+
+
 def test_an_edit_in_one_section_keeps_the_other_sections_chunks():
     sections = [
         f"# S{n}\n\n" + "\n\n".join(f"para {n} {p} " + "word " * (5 + p % 7) for p in range(12))
