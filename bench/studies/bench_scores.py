@@ -186,8 +186,13 @@ def opened(collection: Collection, model: str | None) -> Index:
     path = index_path(collection, model)
     with Index.open(path, backend=CachedModelBackend(VECTOR_CACHE, model)) as building:
         report = building.build(collection.folder, warn=lambda message: None)
+        roots = building.store.roots()
     if report.exit_code != 0:
         raise SystemExit(f"building {collection.name} failed: {report.summary()}")
+    if len(roots) > 1:
+        # an index copied from another cache, or built by another checkout (the sample corpus's root
+        # is the checkout's): it would hold the collection twice, and every figure would be off
+        raise SystemExit(f"{path} holds {len(roots)} folders ({', '.join(roots)}): use a cache of its own")
     return Index.open(path)
 
 
