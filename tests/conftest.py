@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -88,6 +89,41 @@ def new_index(request, tmp_path: Path, any_index: Path | str):
         return new_database(request.getfixturevalue("postgres_server"))
 
     return make
+
+
+def undo_migration(location: Path | str, version: int, sqlite: list[str], postgres: list[str]) -> None:
+    """Turn the index at ``location`` back into what an index made before migration ``version``
+    held: the store's statements (``sqlite`` or ``postgres``), then the migration marked as not
+    applied, in one transaction (raw SQL: the stores migrate what they open)."""
+    import apsw
+    import psycopg
+
+    statements = [*(sqlite if isinstance(location, Path) else postgres)]
+    statements.append(f"DELETE FROM schema_migrations WHERE version = {version}")
+    if isinstance(location, Path):
+        connection = apsw.Connection(str(location))
+        with connection:
+            for statement in statements:
+                connection.execute(statement)
+        connection.close()
+        return
+    with psycopg.connect(location) as connection:  # one transaction, committed on leaving
+        for statement in statements:
+            connection.execute(statement)
+
+
+def built_before(location: Path | str, folder: Path, monkeypatch, undo: Callable[[Path | str], None]) -> None:
+    """``folder`` built into the index at ``location`` as the release before made it: by the chunker
+    before this one (its version one less, this one's again once built, so the next build reads
+    every file again), then the migration ``undo`` takes back undone."""
+    from indexer import chunking
+
+    version = chunking.CHUNKER_VERSION
+    monkeypatch.setattr(chunking, "CHUNKER_VERSION", version - 1)
+    with Index.open(location, backend=HashBackend()) as index:
+        index.build(folder, warn=lambda message: None)
+    monkeypatch.setattr(chunking, "CHUNKER_VERSION", version)
+    undo(location)
 
 
 def rows(store, sql: str) -> list[tuple]:

@@ -9,10 +9,8 @@ import json
 import time
 from pathlib import Path
 
-import apsw
-import psycopg
 import pytest
-from conftest import write
+from conftest import built_before, undo_migration, write
 from helpers import HashBackend
 from test_scripts import old_matches
 
@@ -122,47 +120,33 @@ def code_index(request, tmp_path):
 
 
 def make_pre_0011(location: Path | str) -> None:
-    """Turn the index at ``location`` back into what an index made before migration 0011 held: no
-    chunk marked as code, the keyword index of each chunk its text, migration 0011 not applied
-    (raw SQL: the stores migrate what they open)."""
-    if isinstance(location, Path):
-        connection = apsw.Connection(str(location))
-        with connection:
-            rows = connection.execute("SELECT id, heading, text FROM chunks").fetchall()
-            connection.execute("INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')")
-            connection.executemany("INSERT INTO chunks_fts (rowid, heading, text) VALUES (?, ?, ?)", rows)
-            connection.execute("ALTER TABLE chunks DROP COLUMN is_code")
-            connection.execute("DELETE FROM schema_migrations WHERE version = 11")
-        connection.close()
-        return
-    with psycopg.connect(location) as connection:  # one transaction, committed on leaving
-        connection.execute("DROP TRIGGER chunk_keywords ON chunks")
-        connection.execute(
-            "CREATE OR REPLACE FUNCTION chunk_keywords() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
-            "NEW.search_text := to_tsvector('english', keyword_text(NEW.heading || ' ' || NEW.text)); "
-            "RETURN NEW; END $$"
-        )
-        connection.execute(
-            "CREATE TRIGGER chunk_keywords BEFORE INSERT OR UPDATE OF heading, text ON chunks "
-            "FOR EACH ROW EXECUTE FUNCTION chunk_keywords()"
-        )
-        connection.execute("UPDATE chunks SET text = text")
-        connection.execute("ALTER TABLE chunks DROP COLUMN is_code")
-        connection.execute("DROP FUNCTION name_words(text)")
-        connection.execute("DROP FUNCTION name_parts(text)")
-        connection.execute("DELETE FROM schema_migrations WHERE version = 11")
+    """What an index made before migration 0011 held: no chunk marked as code, the keyword index of
+    each chunk its text."""
+    sqlite = [
+        "INSERT INTO chunks_fts (chunks_fts) VALUES ('delete-all')",
+        "INSERT INTO chunks_fts (rowid, heading, text) SELECT id, heading, text FROM chunks",
+        "ALTER TABLE chunks DROP COLUMN is_code",
+    ]
+    postgres = [
+        "DROP TRIGGER chunk_keywords ON chunks",
+        "CREATE OR REPLACE FUNCTION chunk_keywords() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+        "NEW.search_text := to_tsvector('english', keyword_text(NEW.heading || ' ' || NEW.text)); "
+        "RETURN NEW; END $$",
+        "CREATE TRIGGER chunk_keywords BEFORE INSERT OR UPDATE OF heading, text ON chunks "
+        "FOR EACH ROW EXECUTE FUNCTION chunk_keywords()",
+        "UPDATE chunks SET text = text",
+        "ALTER TABLE chunks DROP COLUMN is_code",
+        "DROP FUNCTION name_words(text)",
+        "DROP FUNCTION name_parts(text)",
+    ]
+    undo_migration(location, 11, sqlite, postgres)
 
 
 def test_an_index_made_before_gains_the_parts_in_code_at_its_next_build(any_index, tmp_path, monkeypatch):
     folder = write_files(tmp_path / "code")
-    version = chunking.CHUNKER_VERSION
-    monkeypatch.setattr(chunking, "CHUNKER_VERSION", version - 1)  # the chunker an index made before had
-    with Index.open(any_index, backend=HashBackend()) as index:
-        index.build(folder, warn=lambda message: None)
-    make_pre_0011(any_index)
+    built_before(any_index, folder, monkeypatch, make_pre_0011)
     assert old_matches(any_index, "v2") == []  # only a part of bash_completionsV2
     assert old_matches(any_index, "completions")  # a word of its own in notes/shells.md
-    monkeypatch.setattr(chunking, "CHUNKER_VERSION", version)
     with Index.open(any_index, backend=HashBackend()) as index:
         report = index.build(folder, warn=lambda message: None)
         assert (report.files_added, report.chunks_embedded) == (0, 0)
@@ -171,7 +155,10 @@ def test_an_index_made_before_gains_the_parts_in_code_at_its_next_build(any_inde
         assert "accounts/profile.py" in paths_of(index.search("user name", k=10, mode="keyword", min_score=0))
         assert paths_of(index.search("remote ledger", k=10, mode="keyword", min_score=0)) == ["bank/sync.ts"]
         assert paths_of(index.search("read_to_string", k=1, mode="keyword", min_score=0)) == ["io/files.rs"]
-        assert json.loads(index.store.get_meta("fingerprint") or "{}")["chunking"]["version"] == version
+        assert (
+            json.loads(index.store.get_meta("fingerprint") or "{}")["chunking"]["version"]
+            == chunking.CHUNKER_VERSION
+        )
         assert not index.store.integrity_problems()
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import apsw
 import psycopg
 import pytest
-from conftest import STORES, new_database, write
+from conftest import STORES, new_database, undo_migration, write
 from helpers import HashBackend
 
 from indexer import Index
@@ -232,32 +232,25 @@ def test_postgres_writes_the_pairs_python_writes(postgres_url):
 
 
 def make_pre_0008(location: Path | str) -> None:
-    """Turn the index at ``location`` back into what an index made before migration 0008 held: the
-    keyword index over the stored text, as 0001 defined it (raw SQL: the stores migrate what they open)."""
-    if isinstance(location, Path):
-        connection = apsw.Connection(str(location))
-        with connection:
-            connection.execute(
-                "DROP TABLE chunks_fts; "
-                "CREATE VIRTUAL TABLE chunks_fts USING fts5 (heading, text, content = 'chunks', "
-                "content_rowid = 'id', tokenize = \"porter unicode61 remove_diacritics 2 tokenchars '_'\"); "
-                "INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild'); "
-                "DELETE FROM schema_migrations WHERE version = 8"
-            )
-        connection.close()
-        return
-    with psycopg.connect(location) as connection:  # one transaction, committed on leaving
-        connection.execute("ALTER TABLE chunks DROP COLUMN search_text")
-        connection.execute(
-            "ALTER TABLE chunks ADD COLUMN search_text tsvector "
-            "GENERATED ALWAYS AS (to_tsvector('english', heading || ' ' || text)) STORED"
-        )
-        connection.execute("CREATE INDEX chunks_search_text ON chunks USING gin (search_text)")
-        connection.execute("DROP TRIGGER chunk_keywords ON chunks")
-        connection.execute("DROP FUNCTION chunk_keywords()")
-        connection.execute("DROP FUNCTION keyword_text(text)")
-        connection.execute("DROP FUNCTION unspaced_letters()")
-        connection.execute("DELETE FROM schema_migrations WHERE version = 8")
+    """What an index made before migration 0008 held: the keyword index over the stored text, as 0001
+    defined it."""
+    sqlite = [
+        "DROP TABLE chunks_fts",
+        "CREATE VIRTUAL TABLE chunks_fts USING fts5 (heading, text, content = 'chunks', "
+        "content_rowid = 'id', tokenize = \"porter unicode61 remove_diacritics 2 tokenchars '_'\")",
+        "INSERT INTO chunks_fts (chunks_fts) VALUES ('rebuild')",
+    ]
+    postgres = [
+        "ALTER TABLE chunks DROP COLUMN search_text",
+        "ALTER TABLE chunks ADD COLUMN search_text tsvector "
+        "GENERATED ALWAYS AS (to_tsvector('english', heading || ' ' || text)) STORED",
+        "CREATE INDEX chunks_search_text ON chunks USING gin (search_text)",
+        "DROP TRIGGER chunk_keywords ON chunks",
+        "DROP FUNCTION chunk_keywords()",
+        "DROP FUNCTION keyword_text(text)",
+        "DROP FUNCTION unspaced_letters()",
+    ]
+    undo_migration(location, 8, sqlite, postgres)
 
 
 def old_matches(location: Path | str, word: str) -> list[tuple]:

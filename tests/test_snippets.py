@@ -6,13 +6,11 @@ import gc
 import time
 from pathlib import Path
 
-import apsw
-import psycopg
 import pytest
-from conftest import write
+from conftest import built_before, undo_migration, write
 from helpers import HashBackend
 
-from indexer import Index, chunking
+from indexer import Index
 from indexer.chunking import split_chunk
 from indexer.records import Chunk, code_lead
 from indexer.search.hit import Hit
@@ -738,19 +736,9 @@ def test_a_chunk_that_starts_inside_a_code_block_shows_its_code_as_written_and_t
 
 
 def make_pre_0012(location: Path | str) -> None:
-    """Turn the index at ``location`` back into what an index made before migration 0012 held: no
-    column for the code a chunk starts in, the migration not applied (raw SQL: the stores migrate
-    what they open)."""
-    if isinstance(location, Path):
-        connection = apsw.Connection(str(location))
-        with connection:
-            connection.execute("ALTER TABLE chunks DROP COLUMN code_lead")
-            connection.execute("DELETE FROM schema_migrations WHERE version = 12")
-        connection.close()
-        return
-    with psycopg.connect(location) as connection:  # one transaction, committed on leaving
-        connection.execute("ALTER TABLE chunks DROP COLUMN code_lead")
-        connection.execute("DELETE FROM schema_migrations WHERE version = 12")
+    """What an index made before migration 0012 held: no column for the code a chunk starts in."""
+    drop = ["ALTER TABLE chunks DROP COLUMN code_lead"]
+    undo_migration(location, 12, sqlite=drop, postgres=drop)
 
 
 def test_an_index_made_before_shows_its_snippets_as_before_until_its_next_build(
@@ -760,11 +748,7 @@ def test_an_index_made_before_shows_its_snippets_as_before_until_its_next_build(
     next build reads every file again (the chunker's version changed), embeds nothing again, and
     records where each chunk starts."""
     folder = write_code_guides(tmp_path / "docs")
-    version = chunking.CHUNKER_VERSION
-    monkeypatch.setattr(chunking, "CHUNKER_VERSION", version - 1)  # the chunker an index made before had
-    with Index.open(any_index, backend=HashBackend()) as index:
-        index.build(folder, warn=lambda message: None)
-    make_pre_0012(any_index)
+    built_before(any_index, folder, monkeypatch, make_pre_0012)
     with Index.open(any_index, backend=HashBackend()) as index:
         assert "0012_code_lead.sql" in index.store.applied_migrations()
         hits = code_guide_hits(index)
@@ -773,7 +757,6 @@ def test_an_index_made_before_shows_its_snippets_as_before_until_its_next_build(
         assert [ShownHit.of(hit, "manual").snippet for hit in hits.values()] == [
             "\n".join(snippet_lines(before[path], "manual")) for path in hits
         ]
-    monkeypatch.setattr(chunking, "CHUNKER_VERSION", version)
     with Index.open(any_index, backend=HashBackend()) as index:
         report = index.build(folder, warn=lambda message: None)
         assert (report.files_changed, report.chunks_embedded) == (len(CODE_FILES), 0), report
