@@ -60,6 +60,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 from indexer.backends.base import EmbeddingBackend
 from indexer.errors import BackendError, ConfigError
@@ -155,19 +156,24 @@ def search(
             raise ConfigError("re-ranking needs a re-ranker")
         ranked = found.reranked(store, request, rerank)
     else:
-
-        def on_both() -> Found | None:
-            """The question searched in hybrid mode."""
-            embedding = backend_for()
-            if embedding is None:
-                return None
-            return Found.search(store, embedding, query, depth, "hybrid", chunk_filter)
-
+        on_both = partial(_in_hybrid_mode, store, backend_for, query, depth, chunk_filter)
         judged = None if calibration is None else judged_on_both(found, calibration, on_both)
         ranked = found.scored(calibration or CALIBRATIONS[CALIBRATED_MODEL], judged)
     if request.min_score is not None:
         ranked = [(chunk_id, score) for chunk_id, score in ranked if score >= request.min_score]
     return found.hits(store, ranked[: request.k])
+
+
+def _in_hybrid_mode(
+    store: SearchStore,
+    backend_for: Callable[[], EmbeddingBackend | None],
+    query: Query,
+    depth: int,
+    chunk_filter: ChunkFilter,
+) -> Found | None:
+    """What a hybrid search of ``query`` finds (None: the index has no model yet)."""
+    backend = backend_for()
+    return None if backend is None else Found.search(store, backend, query, depth, "hybrid", chunk_filter)
 
 
 def judged_on_both(
