@@ -125,12 +125,12 @@ CALIBRATIONS = {
     ),
     "bge-small-en-v1.5": ModelCalibration(
         vector=ModeCalibration(
-            answer=Calibration(strength=5.842, gap=0.0, margin=2.45, offset=-4.178),
-            hit=Calibration(strength=4.833, gap=0.129, margin=1.716, offset=-4.086),
+            answer=Calibration(strength=5.971, gap=0.0, margin=2.383, offset=-4.217),
+            hit=Calibration(strength=4.278, gap=0.078, margin=1.676, offset=-4.024),
         ),
         hybrid=ModeCalibration(
-            answer=Calibration(strength=5.905, gap=0.0, margin=2.354, offset=-4.192),
-            hit=Calibration(strength=4.527, gap=0.0, margin=1.908, offset=-3.852),
+            answer=Calibration(strength=6.001, gap=0.0, margin=2.425, offset=-4.245),
+            hit=Calibration(strength=4.105, gap=0.0, margin=1.877, offset=-3.837),
         ),
     ),
 }
