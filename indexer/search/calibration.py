@@ -68,10 +68,8 @@ class ModeCalibration:
         if not evidence:
             return []
         odds = [self.hit.logit(one) for one in evidence]
-        strongest = max(range(len(odds)), key=odds.__getitem__)
-        if judged is None:
-            judged = self.answer.logit(evidence[strongest])
-        return [logistic(judged + own - odds[strongest]) for own in odds]
+        whole = self.judged(evidence) if judged is None else judged
+        return [logistic(whole + own - max(odds)) for own in odds]
 
     def judged(self, evidence: Sequence[Evidence]) -> float:
         """The log-odds that the question has an answer here, from the evidence of the strongest hit
