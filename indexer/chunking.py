@@ -30,6 +30,9 @@ How boundaries are chosen, and why:
   but not in what the model reads: they count nothing toward the limit. A line the reader reads
   otherwise than it is written (``Document.read_as``: a link macro's visible text) stays in the text
   as written, and the model reads, and the limit counts, what the reader read.
+- The model reads a run of one punctuation mark (a contents page's dot leaders, ``. . . .``; a rule
+  of dashes) as three of them (:func:`without_leaders`); the text keeps it, and the limit counts it,
+  as written.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
@@ -62,8 +66,12 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: definition's container;
 #: 13: how a chunk's first lines lie in a code block its file opened before it, stored with it (its
 #: snippet shows them as code, what follows as text); nothing the model reads changes;
-#: 14: a line too long for a chunk is cut into parts of about the same size, no stub at its end
-CHUNKER_VERSION = 14
+#: 14: a line too long for a chunk is cut into parts of about the same size, no stub at its end;
+#: 15: the model reads a run of one punctuation mark as three of them (:func:`without_leaders`)
+CHUNKER_VERSION = 15
+#: A run of one punctuation mark, written together or a space apart, longer than three: a contents
+#: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
+LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
 #: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
 #: as local (both measured on real doc folders, bench/RESULTS.md).
@@ -474,6 +482,14 @@ def _fit_line(piece: _Piece, budget: int, count_tokens: TokenCounter) -> list[_P
     return parts
 
 
+def without_leaders(text: str) -> str:
+    """``text`` with each run of one punctuation mark (:data:`LEADER_RUN`) as three of that mark: the
+    model reads no more in a hundred dots than in three, while each is a token of its input, so a
+    chunk made mostly of them (a contents page's) would read as nothing in particular, near to any
+    question on nothing. The limit still counts them, so the chunks stay where they were."""
+    return LEADER_RUN.sub(lambda run: run.group(1) * 3, text)
+
+
 def _even_cuts(tokens: list[int], budget: int) -> list[int]:
     """Where to cut a run of words (each word's ``tokens``) into parts of at most ``budget`` tokens
     each, as many as filling each to the budget takes, of about the same size: the index of the word
@@ -534,13 +550,13 @@ def _make_chunk(
         numbers: Sequence[int] = range(start, end + 1)
         markup = {piece.line for piece in pieces if piece.markup}
         read: list[str | None] = [
-            None if number in markup else document.read_as.get(number, line)
+            None if number in markup else without_leaders(document.read_as.get(number, line))
             for number, line in enumerate(text_lines, start)
         ]
-    else:  # a line cut by words: its parts are read as written
+    else:  # a line cut by words: its parts are read as written, leaders aside
         text_lines = [piece.text for piece in pieces]
         numbers = [piece.line for piece in pieces]
-        read = [None if piece.markup else piece.text for piece in pieces]
+        read = [None if piece.markup else without_leaders(piece.text) for piece in pieces]
     own_lines = dict.fromkeys(piece.line for block in group for piece in block.pieces)
     names = tuple(dict.fromkeys(name for line in own_lines for name in document.definitions.get(line, ())))
     is_test = bool(document.tests) and all(_inside(document.tests, line) for line in own_lines)
@@ -619,9 +635,9 @@ def split_chunk(chunk: Chunk) -> list[Chunk]:
     if len(words) < 2:
         return [chunk]
     middle = len(words) // 2
+    halves = [" ".join(words[:middle]), " ".join(words[middle:])]
     return [
-        replace(chunk, text=" ".join(words[:middle]), model_text=""),
-        replace(chunk, text=" ".join(words[middle:]), model_text=""),
+        replace(chunk, text=half, model_text=_model_text([half], [without_leaders(half)])) for half in halves
     ]
 
 

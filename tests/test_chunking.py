@@ -223,6 +223,29 @@ def test_a_line_too_long_is_cut_into_the_fewest_parts_of_about_the_same_size(wor
     assert max(sizes) - min(sizes) <= 1, sizes
 
 
+def test_the_model_reads_a_contents_pages_leaders_as_three_marks_and_the_text_keeps_them():
+    entries = [f"Entry {n} " + ". " * 10 + str(n * 3) for n in range(30)]
+    chunks = chunk_text("\n".join(entries), count_words, SETTINGS, structured=False)
+    written = [line for chunk in chunks for line in chunk.text.split("\n")]
+    assert set(written) == set(entries)
+    read = [chunk.embed_text for chunk in chunks]
+    assert all(". . . ." not in text for text in read)
+    assert "Entry 7 ... 21" in "\n".join(read)
+    # the limit counts the leaders as written: the chunks are where they were
+    assert len(chunks) >= math.ceil(sum(len(entry.split()) for entry in entries) / SETTINGS.max_tokens)
+
+
+def test_parts_of_a_line_cut_by_words_and_halves_of_a_refused_chunk_read_leaders_as_three_marks():
+    long_line = " ".join(f"w{n} " + "- " * 8 + "end" for n in range(20))
+    chunks = chunk_text(long_line, count_words, SETTINGS, structured=False)
+    assert len(chunks) > 1
+    assert all("- - - -" in chunk.text and "- - - -" not in chunk.embed_text for chunk in chunks)
+    assert all("---" in chunk.embed_text for chunk in chunks)
+    halves = split_chunk(chunks[0].__class__(1, 1, "", "Contents . . . . . . 3 Index . . . . . 9"))
+    assert [half.text for half in halves] == ["Contents . . . . . .", "3 Index . . . . . 9"]
+    assert [half.embed_text for half in halves] == ["Contents ...", "3 Index ... 9"]
+
+
 def test_an_edit_in_one_section_keeps_the_other_sections_chunks():
     sections = [
         f"# S{n}\n\n" + "\n\n".join(f"para {n} {p} " + "word " * (5 + p % 7) for p in range(12))
