@@ -22,7 +22,8 @@ class Chunk:
     lines declare they define (``Document.definitions``); ``is_test`` says its lines are tests, as
     their language declares them (``Document.tests``). ``code_lead`` says how its first lines lie in
     a literal block its file opened before it (:func:`code_lead`), which its text read alone cannot
-    tell: a snippet shows them as the file's page does."""
+    tell: a snippet shows them as the file's page does. ``is_contents`` says its lines are a
+    contents list, titles each with leaders and a page (:func:`indexer.chunking.lists_contents`)."""
 
     start_line: int
     end_line: int
@@ -33,6 +34,7 @@ class Chunk:
     names: tuple[str, ...] = ()
     is_test: bool = False
     code_lead: int = 0
+    is_contents: bool = False
 
     @property
     def embed_text(self) -> str:
@@ -44,8 +46,8 @@ class Chunk:
 @dataclass(frozen=True)
 class StoredChunk:
     """A chunk as the search reads it back, with the names it declares (:attr:`Chunk.names`) and
-    whether it is a test (:attr:`Chunk.is_test`), and how its first lines lie in code
-    (:attr:`Chunk.code_lead`)."""
+    whether it is a test (:attr:`Chunk.is_test`), how its first lines lie in code
+    (:attr:`Chunk.code_lead`), and whether it is a contents list (:attr:`Chunk.is_contents`)."""
 
     id: int
     root: str
@@ -58,6 +60,7 @@ class StoredChunk:
     names: tuple[str, ...] = ()
     is_test: bool = False
     code_lead: int = 0
+    is_contents: bool = False
 
     @property
     def citation(self) -> str:

@@ -9,7 +9,7 @@ import time
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from indexer.chunking import ChunkSettings, chunk_document, split_chunk
+from indexer.chunking import ChunkSettings, chunk_document, contents_entries, split_chunk
 from indexer.formats import Document, Part, parse_text
 from indexer.formats.text import read_plain
 
@@ -244,6 +244,54 @@ def test_parts_of_a_line_cut_by_words_and_halves_of_a_refused_chunk_read_leaders
     halves = split_chunk(chunks[0].__class__(1, 1, "", "Contents . . . . . . 3 Index . . . . . 9"))
     assert [half.text for half in halves] == ["Contents . . . . . .", "3 Index . . . . . 9"]
     assert [half.embed_text for half in halves] == ["Contents ...", "3 Index ... 9"]
+
+
+def test_the_entries_of_a_contents_list_are_known_by_their_leaders_and_places():
+    lists = [
+        [
+            "3 Tutorial . . . . . . . . . . . 9",
+            "3.1 Drawing in batch mode . . . . . 10",
+            "3.2 Labels . . . . . 12",
+        ],
+        [
+            "1. Introduction .........................2",
+            "2. Scope .......6",
+            "   2.1. A title that wraps",
+            "   onto a second line .......7",
+        ],
+        [
+            "1. Contents.............: |glvs-contents|",
+            "2. Usage..............: |glvs-usage|",
+            "3. Data.....: |glvs-data|",
+        ],
+        ["CONTENTS", "", "Preface . . . . . xi", "Overview . . . . . 1", "", "Tutorial . . . . . 9"],
+        ["identity . . . . . 47, 69, 75", "if . . . . . 24", "images . . . . . 12\u201314"],
+    ]
+    for lines in lists:
+        entries = [number for number, line in enumerate(lines, 1) if "...." in line or ". . . ." in line]
+        assert contents_entries(lines) == set(entries), lines
+    for lines in [
+        [
+            "Gross pay ........ 2500",
+            "Net pay .......... 1900",
+            "Check both each month, and keep every payslip.",
+        ],
+        ["Page one ..... 1"] + ["text"] * 6 + ["Page two ..... 2"] + ["text"] * 6 + ["Page three ..... 3"],
+        ["Title", "=====", "", "Some text about the title.", "More text.", "-------------"],
+        ['print("-" * 40)', 'line = "----------"', "rule = '==========' ", "x = 1"],
+        ["| name | size |", "|------|------|", "| a    | 1    |"],
+        ["INTRODUCTION . . . . . . . 394 POLLINATION . . . . . . . . 395 " * 10],
+    ]:
+        assert not contents_entries(lines), lines
+
+
+def test_a_chunk_made_mostly_of_a_contents_lists_entries_is_one():
+    entries = [f"{n}. Section {n} " + "." * 20 + f" {n * 3}" for n in range(1, 25)]
+    text = "Some prose before the contents of this manual.\n\n" + "\n".join(entries) + "\n\n" + "prose " * 60
+    chunks = chunk_text(text, count_words, SETTINGS, structured=False)
+    listing = [chunk for chunk in chunks if "Section 12 " in chunk.text]
+    assert listing and all(chunk.is_contents for chunk in listing)
+    assert not any(chunk.is_contents for chunk in chunks if "Section" not in chunk.text)
 
 
 def test_an_edit_in_one_section_keeps_the_other_sections_chunks():

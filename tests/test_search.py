@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import REPO, SAMPLE_CORPUS, STORES, new_database, write
+from conftest import REPO, SAMPLE_CORPUS, STORES, built_before, new_database, undo_migration, write
 from helpers import HashBackend
 
 from indexer import ConfigError, Index, NotInIndexError
@@ -870,6 +870,58 @@ def test_lists_of_names_rank_first_only_when_the_question_asks_for_them(framewor
     assert hits[0].path == "release-notes.md", [hit.path for hit in hits]
     hits = framework_docs.search("index of classes", k=5, mode=mode, min_score=0)
     assert hits[0].path == "genindex.md", [hit.path for hit in hits]
+
+
+CONTENTS = {
+    "manual-contents.txt": "Contents\n\n"
+    + "".join(
+        f"{number} {title} " + ". " * 20 + f"{page}\n"
+        for number, (title, page) in enumerate(
+            [("Installation", 3), ("Slope fields", 9), ("Contour plots", 12), ("Surface shading", 15)], 1
+        )
+    ),
+    "slope-fields.txt": "Draw the slope field of a differential equation dy/dx = f(x, y) on a grid of\n"
+    "points; slope fields show the direction of every solution curve, and one curve through a\n"
+    "chosen point is drawn over them.\n",
+    "contour-plots.txt": "Contour plots draw the level curves of a function of two variables.\n",
+}
+
+
+def make_pre_0013(location: Path | str) -> None:
+    """What an index made before migration 0013 held: no column saying a chunk is a contents list."""
+    drop = ["ALTER TABLE chunks DROP COLUMN is_contents"]
+    undo_migration(location, 13, sqlite=drop, postgres=drop)
+
+
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_contents_list_ranks_after_the_pages_it_lists_unless_asked_for(any_index, tmp_path, mode):
+    # the contents list is short and holds the title's words, which BM25 favours over the page
+    for name, text in CONTENTS.items():
+        write(tmp_path / "manual" / name, text)
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert index.build(tmp_path / "manual", warn=lambda message: None).exit_code == 0
+        paths = [hit.path for hit in index.search("slope fields", k=5, mode=mode, min_score=0)]
+        assert paths.index("slope-fields.txt") < paths.index("manual-contents.txt"), paths
+        hits = index.search("table of contents", k=5, mode=mode, min_score=0)
+        assert hits[0].path == "manual-contents.txt", [hit.path for hit in hits]
+
+
+def test_an_index_made_before_finds_its_contents_lists_at_its_next_build(any_index, tmp_path, monkeypatch):
+    """The column comes with the migration, false in every chunk: the contents list ranks as any
+    chunk. The next build reads every file again (the chunker's version changed), embeds nothing
+    again, and records which chunks are contents lists."""
+    for name, text in CONTENTS.items():
+        write(tmp_path / "manual" / name, text)
+    built_before(any_index, tmp_path / "manual", monkeypatch, make_pre_0013)
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert "0013_contents_lists.sql" in index.store.applied_migrations()
+        assert not any(chunk.is_contents for chunk in index.store.file_chunks("manual-contents.txt"))
+        report = index.build(tmp_path / "manual", warn=lambda message: None)
+        assert (report.files_changed, report.chunks_embedded) == (len(CONTENTS), 0), report
+        assert all(chunk.is_contents for chunk in index.store.file_chunks("manual-contents.txt"))
+        paths = [hit.path for hit in index.search("slope fields", k=5, mode="keyword", min_score=0)]
+        assert paths[0] == "slope-fields.txt", paths
+        assert not index.store.integrity_problems()
 
 
 def test_what_declares_a_list_of_names():

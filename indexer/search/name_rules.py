@@ -1,7 +1,8 @@
 """The rules that read a question against the names documents declare: a question that is one name
 (:func:`asked_name`) puts first the pages known by it (:func:`page_names`, :func:`named_first`); a
 question most of whose words a section declares as definitions puts that section first
-(:func:`defining_first`); a page that lists names (:func:`lists_names`) goes after the others unless
+(:func:`defining_first`); a page that lists names (:func:`lists_names`: an index, a changelog, a
+contents list) goes after the others unless
 the question asks for such a list, and then a question naming a version puts first the entries
 its changelog declares for that version (:func:`version_entries_first`).
 
@@ -29,8 +30,8 @@ MIN_DEFINED_WORDS = 2
 #: Words by which a question asks for a list of names (a changelog, release notes, an index, a
 #: glossary) rather than for the page a name is about: a list ranks above that page only then.
 LIST_WORDS = frozenset(
-    """added changed changelog changes deprecated glossary history index new news notes release
-    released releases removed version versions""".split()
+    """added changed changelog changes contents deprecated glossary history index new news notes
+    release released releases removed version versions""".split()
 )
 #: Words that ask what was fixed: with a version named, they ask for its entry, as Keep a Changelog's
 #: other kinds of change (``added``, ``changed``, ``removed``: :data:`LIST_WORDS`) do. Not list words
@@ -85,12 +86,17 @@ _TITLE_PUNCTUATION = re.compile(r"[^\w]+")
 def lists_names(chunk: StoredChunk, words: set[str]) -> bool:
     """Whether ``chunk`` belongs to a list of names that a question with ``words`` does not ask for:
     its page's title declares an index, a changelog, release notes, a history or a glossary
-    (:data:`LIST_TITLES`), or one of its headings opens a changelog's dated or numbered entry
-    (:data:`_VERSION_HEADING`). Such a list is asked for when the question holds a word of
-    :data:`LIST_WORDS` or of the list's own title."""
+    (:data:`LIST_TITLES`), one of its headings opens a changelog's dated or numbered entry
+    (:data:`_VERSION_HEADING`), or its lines are a contents list (:attr:`StoredChunk.is_contents`).
+    Such a list is asked for when the question holds a word of :data:`LIST_WORDS` or of the list's
+    own title."""
     title = _TITLE_PUNCTUATION.sub(" ", chunk.title.lower()).strip()
     headings = chunk.heading.split(HEADING_SEPARATOR)
-    listed = declares_list(chunk.title) or any(_VERSION_HEADING.match(part.strip()) for part in headings)
+    listed = (
+        chunk.is_contents
+        or declares_list(chunk.title)
+        or any(_VERSION_HEADING.match(part.strip()) for part in headings)
+    )
     return listed and not (asks_for_list(words) or words & set(title.split()))
 
 

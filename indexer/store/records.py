@@ -49,7 +49,7 @@ class NewFile:
 
     def chunk_rows(self, file_id: int) -> Iterator[tuple[tuple, bytes]]:
         """Each chunk as ``(row, vector)``: row is (file_id, seq, start_line, end_line, heading, text,
-        text_hash, locator, names, is_test, is_code, code_lead), the columns both stores write
+        text_hash, locator, names, is_test, is_code, code_lead, is_contents), the columns both stores write
         (:data:`CHUNK_COLUMNS`), in that order."""
         for seq, (chunk, text_hash, vector) in enumerate(
             zip(self.chunks, self.text_hashes, self.vectors, strict=True)
@@ -67,6 +67,7 @@ class NewFile:
                 chunk.is_test,
                 self.source_code,
                 chunk.code_lead,
+                chunk.is_contents,
             )
             yield row, vector
 
@@ -137,11 +138,12 @@ class BuildCounts:
 FILE_STATE_COLUMNS = "path, id, size, mtime_ns, content_hash, status"
 STORED_CHUNK_COLUMNS = (
     "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator, c.names, c.is_test, "
-    "c.code_lead"
+    "c.code_lead, c.is_contents"
 )
 #: The columns of a chunk's row as :meth:`NewFile.chunk_rows` gives them.
 CHUNK_COLUMNS = (
-    "file_id seq start_line end_line heading text text_hash locator names is_test is_code code_lead".split()
+    "file_id seq start_line end_line heading text text_hash locator names is_test is_code code_lead "
+    "is_contents".split()
 )
 #: Between the names a chunk declares, as stored: no name holds a line break.
 NAMES_SEPARATOR = "\n"
@@ -160,12 +162,26 @@ def file_states(rows: Sequence[Sequence]) -> dict[str, FileState]:
 def stored_chunks(rows: Sequence[Sequence]) -> dict[int, StoredChunk]:
     """Rows of :data:`STORED_CHUNK_COLUMNS`, by chunk id."""
     chunks = {}
-    for chunk_id, root, path, start_line, end_line, heading, text, locator, names, is_test, lead in rows:
+    for (
+        chunk_id,
+        root,
+        path,
+        start_line,
+        end_line,
+        heading,
+        text,
+        locator,
+        names,
+        is_test,
+        lead,
+        contents,
+    ) in rows:
         chunks[chunk_id] = StoredChunk(
             *(chunk_id, root, path, start_line, end_line, heading, text, locator),
             names=split_names(names),
             is_test=bool(is_test),
             code_lead=lead,
+            is_contents=bool(contents),
         )
     return chunks
 
