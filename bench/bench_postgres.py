@@ -114,7 +114,7 @@ def loaded(pg: LocalPostgres, vectors: np.ndarray, reload: bool) -> tuple[str, d
                 (
                     (first_file + row // CHUNKS_PER_FILE, row % CHUNKS_PER_FILE, row % CHUNKS_PER_FILE + 1,
                      row % CHUNKS_PER_FILE + 1, "", f"chunk {row}",
-                     f"h{row}", "", "", False, False, 0, vectors[row])
+                     f"h{row}", "", "", False, False, 0, False, vectors[row])
                     for row in range(count)
                 ),
             )  # fmt: skip
