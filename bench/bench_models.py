@@ -37,6 +37,7 @@ from pathlib import Path
 
 import numpy as np
 from bench_embedded import sample_corpus_chunks
+from support.off_topic import off_topic_rows
 from support.rows import print_rows, row
 
 from indexer import Index, formats
@@ -51,7 +52,6 @@ BENCH = Path(__file__).resolve().parent
 REPO = BENCH.parent
 CACHE = BENCH / ".cache" / "models"
 FIXTURES = REPO / "tests" / "fixtures"
-DATA = BENCH / "data"
 #: shared/ lies beside the project root on developer machines and in CI, beside the worktrees here
 SCIFACT = next(
     (
@@ -194,10 +194,7 @@ def sample_questions() -> tuple[list[dict], list[str]]:
     that are off-topic for it."""
     questions = json.loads((FIXTURES / "sample_queries.json").read_text(encoding="utf-8"))
     questions += json.loads((FIXTURES / "hybrid_queries.json").read_text(encoding="utf-8"))["vector"]
-    excluded = {"cooking", "health", "home", "money"}  # topics the sample corpus covers
-    with open(DATA / "off-topic.jsonl", encoding="utf-8") as lines:
-        rows = [json.loads(line) for line in lines if line.strip()]
-    off_topic = [r["query"] for r in rows if r["topic"] not in excluded and r["fold"] != "fit"]
+    off_topic = [row["query"] for row in off_topic_rows("sample") if row["fold"] != "fit"]
     return questions, off_topic
 
 

@@ -43,6 +43,7 @@ from pathlib import Path
 
 import numpy as np
 from support.docsets import DOCSETS
+from support.off_topic import off_topic_rows
 from support.rows import print_rows, row
 from support.vector_cache import VECTOR_CACHE, CachedModelBackend
 
@@ -61,8 +62,6 @@ CACHE = BENCH / ".cache" / "ranking"
 FIXTURES = REPO / "tests" / "fixtures"
 #: Hits asked for per query on the doc sets: enough chunks to rank ten pages.
 HITS = 50
-#: Off-topic questions on health and food are not off-topic for a collection of medical abstracts.
-NOT_OFF_TOPIC = {"scifact": {"cooking", "health"}, "sample": {"cooking", "health", "home", "money"}}
 #: The fold of the off-topic questions the calibration of issue 14 saw (the others are held out).
 FIT_FOLD = "fit"
 #: SciFact's seeded subset with another model (queries, abstracts; bench_models.py's, seed 22).
@@ -92,12 +91,7 @@ class Collection:
 
 
 def off_topic(collection: str) -> list[Query]:
-    excluded = NOT_OFF_TOPIC.get(collection, set())
-    return [
-        Query(row["query"], set(), "off-topic", fold=row["fold"])
-        for row in read_jsonl(DATA / "off-topic.jsonl")
-        if row["topic"] not in excluded
-    ]
+    return [Query(row["query"], set(), "off-topic", fold=row["fold"]) for row in off_topic_rows(collection)]
 
 
 def read_jsonl(path: Path) -> list[dict]:

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import bench_folder  # noqa: F401  (bench/ on sys.path: support/ and the suite's scripts)
 import numpy as np
+from support.off_topic import off_topic_rows
 from support.vector_cache import VECTOR_CACHE, CachedModelBackend
 
 from indexer import Index
@@ -73,8 +74,6 @@ REAL_FOLDERS = {
     "packaging": "packaging-docs/source",
 }
 BEIR_SETS = ("scifact", "cranfield", "cacm", "vaswani")
-#: Off-topic questions on health and food are not off-topic for medical abstracts or home notes.
-NOT_OFF_TOPIC = {"scifact": {"cooking", "health"}, "sample": {"cooking", "health", "home", "money"}}
 HITS = 10
 #: Hits asked for on BEIR folders, as ``index eval`` asks (two chunks for each of 100 documents).
 BEIR_HITS = 2 * beir.DOCUMENTS_PER_QUERY
@@ -106,9 +105,7 @@ def read_jsonl(path: Path) -> list[dict]:
 
 
 def off_topic(name: str) -> list[Question]:
-    excluded = NOT_OFF_TOPIC.get(name, set())
-    rows = read_jsonl(DATA / "off-topic.jsonl")
-    return [Question(r["query"], set(), "off-topic", {}) for r in rows if r["topic"] not in excluded]
+    return [Question(row["query"], set(), "off-topic", {}) for row in off_topic_rows(name)]
 
 
 def folder_collection(name: str) -> Collection | None:
