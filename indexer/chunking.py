@@ -68,26 +68,27 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: snippet shows them as code, what follows as text); nothing the model reads changes;
 #: 14: a line too long for a chunk is cut into parts of about the same size, no stub at its end;
 #: 15: the model reads a run of one punctuation mark as three of them (:func:`without_leaders`);
-#: 16: a chunk whose lines are a contents list stored as one (:func:`lists_contents`)
+#: 16: a chunk whose lines are a contents list stored as one (:func:`contents_entries`)
 CHUNKER_VERSION = 16
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
-#: Where a contents list's entry says its title is, at the end of its line: a page number (arabic or
-#: roman, as front matter numbers its pages), a back-of-book index's pages (``47, 69, 75-77``) or a
-#: reference between bars (Vim's help, ``|netrw-netrc|``).
-ENTRY_PLACE = re.compile(
-    r"(?<!\w)(?:\d{1,5}(?:[,\u2013-] ?\d{1,5})*|[ivxlcdm]{1,8}|\|[^|\s]{1,80}\|)$", re.IGNORECASE
-)
+#: Where a contents list's entry says its title is, at the end of its line: a page number (group 1),
+#: a page in roman numerals as front matter numbers them (``xi``, ``XI``: a numeral, not any word
+#: of their letters), or a reference between bars (Vim's help, ``|netrw-netrc|``).
+ROMAN = r"(?=[ivxlcdm])m{0,4}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
+ENTRY_PLACE = re.compile(rf"(?<!\w)(?:(\d{{1,5}})|{ROMAN}|{ROMAN.upper()}|\|[^|\s]{{1,80}}\|)$")
 #: The longest line read as a contents list's entry (a title, its leaders and a page fill a line),
 #: and the most of its end where the place is looked for.
 MAX_ENTRY_CHARS = 300
 PLACE_CHARS = 100
-#: A contents list is this many entries or more (:func:`is_contents_entry`), each within
-#: :data:`CONTENTS_SPAN` lines of the one this many before it (a title may wrap, a blank line may
-#: part two groups): a line or two ending in leaders and a number are a form's fields, not a list.
+#: A contents list is this many entries or more (:func:`contents_entry`) whose page numbers do not
+#: fall, with no more than :data:`CONTENTS_SPAN` lines from the first to the last of any this many
+#: in a row: a title may wrap onto a second line and a blank line may part two groups, while a line
+#: or two ending in leaders and a number are a form's fields, and figures that rise and fall (a
+#: price list, an account) are no contents.
 CONTENTS_ENTRIES = 3
-CONTENTS_SPAN = 2 * CONTENTS_ENTRIES
+CONTENTS_SPAN = 6
 CUT_POINT_MODULUS = 3  # about one block in three ends a chunk once the chunk is FILLED
 #: How full a chunk is before a cut point may end it: fuller chunks than half, with one-line edits
 #: as local (both measured on real doc folders, bench/RESULTS.md).
@@ -501,49 +502,36 @@ def _fit_line(piece: _Piece, budget: int, count_tokens: TokenCounter) -> list[_P
 
 def contents_entries(lines: Sequence[str]) -> set[int]:
     """The numbers (from 1) of ``lines`` that are entries of a contents list, as its leaders declare
-    one: a title, a run of one punctuation mark and where the title is (:func:`is_contents_entry`),
-    among :data:`CONTENTS_ENTRIES` such lines within :data:`CONTENTS_SPAN` lines. A search ranks a
-    chunk made mostly of them after the pages it lists unless the question asks for it: a contents
-    list names everything it lists and explains none of it."""
-    entries = [number for number, line in enumerate(lines, 1) if is_contents_entry(line)]
+    one (:func:`contents_entry`, :data:`CONTENTS_ENTRIES`). A chunk whose own lines are half or more
+    of them is stored as a contents list, which the search ranks as it ranks other lists of names
+    (:func:`indexer.search.name_rules.lists_names`)."""
+    found = [(number, place) for number, line in enumerate(lines, 1) if (place := contents_entry(line))]
     listed: set[int] = set()
-    for first in range(len(entries) - CONTENTS_ENTRIES + 1):
-        group = entries[first : first + CONTENTS_ENTRIES]
-        if group[-1] - group[0] < CONTENTS_SPAN:
-            listed.update(group)
+    for first in range(len(found) - CONTENTS_ENTRIES + 1):
+        group = found[first : first + CONTENTS_ENTRIES]
+        pages = [int(place.group(1)) for _, place in group if place.group(1)]
+        if group[-1][0] - group[0][0] <= CONTENTS_SPAN and pages == sorted(pages):
+            listed.update(number for number, _ in group)
     return listed
 
 
-def is_contents_entry(line: str) -> bool:
-    """Whether ``line`` is a contents list's entry: words, then leaders (four or more of one
-    punctuation mark, together or a space apart), then where they are (:data:`ENTRY_PLACE`):
-    ``3.2. Strict TLS . . . . . 7``, ``Installation............12``. A line longer than
-    :data:`MAX_ENTRY_CHARS` is none, and the rest is read once from its end, so each line costs
-    little whatever the file holds."""
+def contents_entry(line: str) -> re.Match[str] | None:
+    """Where ``line`` says its title is (:data:`ENTRY_PLACE`), when it is a contents list's entry:
+    words, then leaders (:data:`LEADER_RUN`), then that place: ``3.2. Strict TLS . . . . . 7``,
+    ``Installation............12``. A line longer than :data:`MAX_ENTRY_CHARS` is none, so each line
+    costs little whatever the file holds."""
     line = line.rstrip()
     if len(line) > MAX_ENTRY_CHARS:
-        return False
+        return None
     tail = line[-PLACE_CHARS:]
     place = ENTRY_PLACE.search(tail)
     if place is None:
-        return False
-    before = line[: len(line) - len(tail) + place.start()].rstrip(" :")
-    start = _leaders_start(before)
-    return start is not None and any(character.isalnum() for character in before[:start])
-
-
-def _leaders_start(text: str) -> int | None:
-    """Where the leaders that end ``text`` start (:data:`LEADER_RUN`, at its end), or None."""
-    mark = text[-1:]
-    if not mark or mark.isspace() or mark.isalnum() or mark == "_":
         return None
-    start, marks = len(text), 0
-    while start > 0 and (
-        text[start - 1] == mark or (text[start - 1] == " " and text[start - 2 : start - 1] == mark)
-    ):
-        start -= 1
-        marks += text[start] == mark
-    return start if marks > 3 else None
+    before = line[: len(line) - len(tail) + place.start()].rstrip(" \t:")
+    runs = list(LEADER_RUN.finditer(before))
+    if not runs or runs[-1].end() != len(before):
+        return None
+    return place if any(character.isalnum() for character in before[: runs[-1].start()]) else None
 
 
 def without_leaders(text: str) -> str:
@@ -606,8 +594,9 @@ def _make_chunk(
     """A chunk over its pieces; whole lines keep the blank lines between them, as in the file. Its
     model text (see :func:`_model_text`) leaves its markup lines out, and reads each line as the
     reader read it. It declares the names its own lines define, not those of the overlap it repeats
-    from the chunk before, is a test when its own lines all are, and a contents list when half its
-    lines or more are entries of one (``listed``, :func:`contents_entries`)."""
+    from the chunk before, is a test when its own lines all are, and a contents list when half or
+    more of its own lines of text (markup aside) are entries of one (``listed``,
+    :func:`contents_entries`)."""
     lines = document.lines
     start, end = pieces[0].line, pieces[-1].line
     heading = headings.text(_shared_path(group))
@@ -629,21 +618,21 @@ def _make_chunk(
     text = "\n".join(text_lines)
     model_text = _model_text(text_lines, read)
     lead = _code_lead(document, numbers)
+    written = [
+        piece.line for block in group for piece in block.pieces if piece.text.strip() and not piece.markup
+    ]
+    is_contents = bool(written) and 2 * sum(line in listed for line in written) >= len(written)
     return Chunk(
-        *(start, end, heading, text),
+        start,
+        end,
+        heading,
+        text,
         model_text=model_text,
         names=names,
         is_test=is_test,
         code_lead=lead,
-        is_contents=_mostly_listed(numbers, text_lines, listed),
+        is_contents=is_contents,
     )
-
-
-def _mostly_listed(numbers: Sequence[int], lines: Sequence[str], listed: set[int]) -> bool:
-    """Whether half or more of a chunk's written ``lines`` (their ``numbers`` in the file) are
-    ``listed``."""
-    written = [number for number, line in zip(numbers, lines, strict=True) if line.strip()]
-    return bool(written) and 2 * sum(number in listed for number in written) >= len(written)
 
 
 def _code_lead(document: Document, numbers: Sequence[int]) -> int:

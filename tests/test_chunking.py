@@ -265,7 +265,7 @@ def test_the_entries_of_a_contents_list_are_known_by_their_leaders_and_places():
             "3. Data.....: |glvs-data|",
         ],
         ["CONTENTS", "", "Preface . . . . . xi", "Overview . . . . . 1", "", "Tutorial . . . . . 9"],
-        ["identity . . . . . 47, 69, 75", "if . . . . . 24", "images . . . . . 12\u201314"],
+        ["Intro\t.....\t1", "Usage .....\t4", "Options ......:\t9"],
     ]
     for lines in lists:
         entries = [number for number, line in enumerate(lines, 1) if "...." in line or ". . . ." in line]
@@ -277,12 +277,27 @@ def test_the_entries_of_a_contents_list_are_known_by_their_leaders_and_places():
             "Check both each month, and keep every payslip.",
         ],
         ["Page one ..... 1"] + ["text"] * 6 + ["Page two ..... 2"] + ["text"] * 6 + ["Page three ..... 3"],
+        ["Revenue ........ 12345", "Costs .......... 8000", "Profit ......... 4345"],  # figures, not pages
+        ["Latte ..... 4", "Mocha ..... 5", "Tea ..... 3", "Water ..... 1"],
+        ["Released ------ 2024-01-31", "Updated ------- 2024-02-28", "Checked ------- 2024-03-30"],
+        ["Why .... did", "See .... mild", "Mix .... civil"],  # words spelt in roman numerals' letters
         ["Title", "=====", "", "Some text about the title.", "More text.", "-------------"],
         ['print("-" * 40)', 'line = "----------"', "rule = '==========' ", "x = 1"],
         ["| name | size |", "|------|------|", "| a    | 1    |"],
         ["INTRODUCTION . . . . . . . 394 POLLINATION . . . . . . . . 395 " * 10],
     ]:
         assert not contents_entries(lines), lines
+
+
+def test_a_chunk_is_a_contents_list_by_its_own_lines_not_those_it_repeats_from_the_one_before():
+    # the last chunk: entry 8 again, its own entry 9 and two lines of prose, which start the page
+    entries = [f"{n}. Section {n} " + "." * 20 + f" {n * 3}" for n in range(1, 10)]
+    text = "\n".join(entries) + "\n" + "\n".join(f"prose line {n} word word" for n in range(2))
+    chunks = chunk_text(text, count_words, SETTINGS, structured=False)
+    (last,) = [chunk for chunk in chunks if "prose line 0" in chunk.text]
+    assert "8. Section 8" in last.text and "Section 1 " not in last.text, last.text
+    assert not last.is_contents
+    assert chunks[0].is_contents
 
 
 def test_a_chunk_made_mostly_of_a_contents_lists_entries_is_one():

@@ -873,9 +873,9 @@ def test_lists_of_names_rank_first_only_when_the_question_asks_for_them(framewor
 
 
 CONTENTS = {
-    "manual-contents.txt": "Contents\n\n"
+    "manual-contents.txt": "Plotkit manual\n==============\n\nContents\n\n"
     + "".join(
-        f"{number} {title} " + ". " * 20 + f"{page}\n"
+        f"{number} {title} " + ". " * 5 + f"{page}\n"
         for number, (title, page) in enumerate(
             [("Installation", 3), ("Slope fields", 9), ("Contour plots", 12), ("Surface shading", 15)], 1
         )
@@ -900,8 +900,9 @@ def test_a_contents_list_ranks_after_the_pages_it_lists_unless_asked_for(any_ind
         write(tmp_path / "manual" / name, text)
     with Index.open(any_index, backend=HashBackend()) as index:
         assert index.build(tmp_path / "manual", warn=lambda message: None).exit_code == 0
-        paths = [hit.path for hit in index.search("slope fields", k=5, mode=mode, min_score=0)]
-        assert paths.index("slope-fields.txt") < paths.index("manual-contents.txt"), paths
+        for question in ("slope fields", "plotkit slope fields", "file contents of slope fields"):
+            paths = [hit.path for hit in index.search(question, k=5, mode=mode, min_score=0)]
+            assert paths.index("slope-fields.txt") < paths.index("manual-contents.txt"), (question, paths)
         hits = index.search("table of contents", k=5, mode=mode, min_score=0)
         assert hits[0].path == "manual-contents.txt", [hit.path for hit in hits]
 
@@ -941,6 +942,11 @@ def test_what_declares_a_list_of_names():
         assert not lists_names(chunk(heading), {"changed", "cookie"}), heading
     for heading in ("Responses > Cookies", "Indexes and keys", "Python 3.12 support", ""):
         assert not lists_names(chunk(heading), {"cookie"}), heading
+    # a file's contents ask for no list; a contents list's title is its document's, which asks nothing
+    assert lists_names(chunk("Release Notes > 0.47.3 (August 24, 2025)"), {"file", "contents", "cookie"})
+    contents = replace(chunk("Plotkit manual"), is_contents=True)
+    assert lists_names(contents, {"plotkit", "slope"})
+    assert not lists_names(contents, {"table", "contents"}) and not lists_names(contents, {"toc"})
 
 
 def changelog_entry(version: str, date: str, words: int) -> str:

@@ -30,9 +30,13 @@ MIN_DEFINED_WORDS = 2
 #: Words by which a question asks for a list of names (a changelog, release notes, an index, a
 #: glossary) rather than for the page a name is about: a list ranks above that page only then.
 LIST_WORDS = frozenset(
-    """added changed changelog changes contents deprecated glossary history index new news notes
-    release released releases removed version versions""".split()
+    """added changed changelog changes deprecated glossary history index new news notes release
+    released releases removed version versions""".split()
 )
+#: The words by which a question asks for a contents list (:attr:`StoredChunk.is_contents`): each
+#: set, all of its words. Not ``contents`` alone, nor among the list words: it is as often a file's
+#: or a buffer's.
+CONTENTS_WORDS = (frozenset({"table", "contents"}), frozenset({"toc"}))
 #: Words that ask what was fixed: with a version named, they ask for its entry, as Keep a Changelog's
 #: other kinds of change (``added``, ``changed``, ``removed``: :data:`LIST_WORDS`) do. Not list words
 #: alone: ``fixed`` is as often an adjective (``a fixed list of values``).
@@ -88,16 +92,14 @@ def lists_names(chunk: StoredChunk, words: set[str]) -> bool:
     its page's title declares an index, a changelog, release notes, a history or a glossary
     (:data:`LIST_TITLES`), one of its headings opens a changelog's dated or numbered entry
     (:data:`_VERSION_HEADING`), or its lines are a contents list (:attr:`StoredChunk.is_contents`).
-    Such a list is asked for when the question holds a word of :data:`LIST_WORDS` or of the list's
-    own title."""
+    A declared list is asked for when the question holds a word of :data:`LIST_WORDS` or of the
+    list's own title; a contents list, whose title is its document's, when it holds one of
+    :data:`CONTENTS_WORDS`."""
     title = _TITLE_PUNCTUATION.sub(" ", chunk.title.lower()).strip()
     headings = chunk.heading.split(HEADING_SEPARATOR)
-    listed = (
-        chunk.is_contents
-        or declares_list(chunk.title)
-        or any(_VERSION_HEADING.match(part.strip()) for part in headings)
-    )
-    return listed and not (asks_for_list(words) or words & set(title.split()))
+    if declares_list(chunk.title) or any(_VERSION_HEADING.match(part.strip()) for part in headings):
+        return not (asks_for_list(words) or words & set(title.split()))
+    return chunk.is_contents and not any(asked <= words for asked in CONTENTS_WORDS)
 
 
 def declares_list(title: str) -> bool:

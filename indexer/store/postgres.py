@@ -401,7 +401,7 @@ class PostgresStore(SQLStore):
             connection.cursor() as cursor,
             cursor.copy(f"COPY chunks ({columns}, embedding) FROM STDIN (FORMAT BINARY)") as copy,
         ):
-            copy.set_types(["int8", *["int4"] * 3, *["text"] * 5, "bool", "bool", "int4", "bool", "vector"])
+            copy.set_types([*records.CHUNK_COLUMN_TYPES.values(), "vector"])
             for row in rows:
                 copy.write_row(row)
 

@@ -140,11 +140,14 @@ STORED_CHUNK_COLUMNS = (
     "c.id, f.root, f.path, c.start_line, c.end_line, c.heading, c.text, c.locator, c.names, c.is_test, "
     "c.code_lead, c.is_contents"
 )
-#: The columns of a chunk's row as :meth:`NewFile.chunk_rows` gives them.
-CHUNK_COLUMNS = (
-    "file_id seq start_line end_line heading text text_hash locator names is_test is_code code_lead "
-    "is_contents".split()
-)
+#: The columns of a chunk's row as :meth:`NewFile.chunk_rows` gives them, each with the type
+#: PostgreSQL's binary COPY writes it as (it names every column's).
+CHUNK_COLUMN_TYPES = {
+    **{"file_id": "int8", "seq": "int4", "start_line": "int4", "end_line": "int4"},
+    **dict.fromkeys(("heading", "text", "text_hash", "locator", "names"), "text"),
+    **{"is_test": "bool", "is_code": "bool", "code_lead": "int4", "is_contents": "bool"},
+}
+CHUNK_COLUMNS = list(CHUNK_COLUMN_TYPES)
 #: Between the names a chunk declares, as stored: no name holds a line break.
 NAMES_SEPARATOR = "\n"
 BUILD_FIELDS: tuple[str, ...] = ("id", "root", "started_at", "finished_at", "seen_at", "outcome")
