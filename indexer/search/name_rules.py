@@ -2,9 +2,9 @@
 (:func:`asked_name`) puts first the pages known by it (:func:`page_names`, :func:`named_first`); a
 question most of whose words a section declares as definitions puts that section first
 (:func:`defining_first`); a page that lists names (:func:`lists_names`: an index, a changelog, a
-contents list) goes after the others unless
-the question asks for such a list, and then a question naming a version puts first the entries
-its changelog declares for that version (:func:`version_entries_first`).
+contents list) goes after the others unless the question asks for such a list, and then a question
+naming a version puts first the entries its changelog declares for that version
+(:func:`version_entries_first`).
 
 Apart from the evidence and its scores: what a document declares does not fade with the question's
 length, nor depend on how often other pages use a word. The names a document's markup declares are
