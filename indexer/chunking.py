@@ -41,6 +41,7 @@ import bisect
 import hashlib
 import math
 import re
+import string
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
@@ -78,6 +79,9 @@ LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
 #: of their letters), or a reference between bars (Vim's help, ``|netrw-netrc|``).
 ROMAN = r"(?=[ivxlcdm])m{0,4}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
 ENTRY_PLACE = re.compile(rf"(?<!\w)(?:(\d{{1,5}})|{ROMAN}|{ROMAN.upper()}|\|[^|\s]{{1,80}}\|)$")
+#: The characters such a place ends with: a line that ends otherwise, most lines of any file, is no
+#: entry, known without the search the pattern makes from each of its characters.
+PLACE_ENDS = frozenset(string.digits + "ivxlcdm" + "ivxlcdm".upper() + "|")
 #: The longest line read as a contents list's entry (a title, its leaders and a page fill a line),
 #: and the most of its end where the place is looked for.
 MAX_ENTRY_CHARS = 300
@@ -521,7 +525,7 @@ def contents_entry(line: str) -> re.Match[str] | None:
     ``Installation............12``. A line longer than :data:`MAX_ENTRY_CHARS` is none, so each line
     costs little whatever the file holds."""
     line = line.rstrip()
-    if len(line) > MAX_ENTRY_CHARS:
+    if len(line) > MAX_ENTRY_CHARS or line[-1:] not in PLACE_ENDS:
         return None
     tail = line[-PLACE_CHARS:]
     place = ENTRY_PLACE.search(tail)
