@@ -681,6 +681,24 @@ def test_what_markup_declares_a_name_and_what_does_not():
     assert declared("notes.txt", "NAME\n" + "    not a name entry\n" * 20) == set()
 
 
+def test_a_markdown_title_of_code_alone_declares_the_names_it_spells():
+    page = (
+        "# CLI\n\n## `--write`\n\n## `--config` and `--no-config`\n\n"
+        "## `prettier.format(source [, options])`\n\n## [`Depends()`](#depends)\n\n"
+        "## Using `--check`\n\n## `npm install prettier`\n\n## `--a`, `--b` or `--c`\n\n"
+        "```\n## `--in-a-fence`\n```\n"
+    )
+    assert parse_text("cli.md", page).definitions == {
+        3: ("--write",),
+        5: ("--config", "--no-config"),
+        7: ("prettier.format", "format"),
+        9: ("Depends",),
+        15: ("--a", "--b", "--c"),
+    }
+    # prose in the title, a command shown as code, and a fence's lines declare nothing
+    assert declared("b.md", "## Using `--check` to verify\n\n## `npm install prettier`\n") == set()
+
+
 def test_an_html_anchor_that_spells_the_name_after_it_declares_that_name():
     """gtk-doc's and DocBook's anchors, javadoc's and Sphinx's ids: the id spells the name that
     follows it (case, ``-``, ``_`` and ``.`` aside; an id's ``:CAPS`` or ``(...)`` qualifier too); a

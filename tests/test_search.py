@@ -614,7 +614,14 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
         "open",
         "next",
     ]
-    assert [asked_name(text) for text in ("how do I read", "E2F-1", "2024", "")] == [None, None, None, None]
+    # words joined by hyphens and a command's options are names as manuals declare them
+    assert [asked_name(text) for text in ("prettier-ignore", "--write", "-v", "E2F-1")] == [
+        "prettier-ignore",
+        "--write",
+        "-v",
+        "E2F-1",
+    ]
+    assert [asked_name(text) for text in ("how do I read", "2024", "-2", "---x", "a--b", "")] == [None] * 6
     page = StoredChunk(1, "/docs", "man2/open.2.txt", 1, 9, "open(2) > NAME", "text")
     assert page_names(page) == {"open"}
     rust = StoredChunk(2, "/docs", "path/struct.Path.html", 1, 9, "Struct Path > Examples", "text")
@@ -703,6 +710,47 @@ def test_a_name_lookup_shows_the_chunks_that_use_it_beside_its_declaration(decla
     hits = declared.search("render_mapping", k=5, mode=mode)
     assert hits[0].path == "usage/extensions/render.rst", [hit.path for hit in hits]
     assert "usage/quickstart.rst" in {hit.path for hit in hits}, [(hit.path, hit.score) for hit in hits]
+
+
+@pytest.fixture(scope="module")
+def options_site(tmp_path_factory):
+    """A Markdown docs site whose CLI page titles each option's section with the option alone, while
+    an install guide and a plugins page use ``--write`` and the word ``write`` more often."""
+    docs = tmp_path_factory.mktemp("options") / "docs"
+    write(
+        docs / "cli.md",
+        "# CLI\n\nRun the formatter on files and folders.\n\n"
+        "## `--check`\n\nExits with 1 when a file is not formatted yet.\n\n"
+        "## `--write`\n\nRewrites each file in place.\n\n"
+        "## `--config` and `--no-config`\n\nWhich configuration file to read, or none.\n",
+    )
+    write(
+        docs / "install.md",
+        "# Install\n\nThen run `prettier --write .` to format everything; `prettier --write app/` "
+        "formats a folder, and `--write` rewrites files as it goes. " * 3 + "\n",
+    )
+    write(
+        docs / "plugins.md",
+        "# Plugins\n\nHow to write a plugin: write its parser, then write its printer, and write "
+        "tests. Run `--write` to try it.\n",
+    )
+    for number, topic in enumerate(["Tides", "Volcanoes", "Chess openings", "Knitting", "Bird song"]):
+        write(docs / f"topic{number}.md", f"# {topic}\n\nNotes on {topic.lower()}, with examples.\n")
+    with Index.open(tmp_path_factory.mktemp("options-db") / "index.db", backend=EmbeddedBackend()) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        yield index
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+@pytest.mark.parametrize("option", ["--write", "--no-config"])
+def test_an_option_finds_the_section_a_markdown_title_of_code_declares(options_site, mode, option):
+    """The install guide holds ``--write`` three times as often: the title ``## `--write` `` is what
+    puts the CLI page's section first, and its score over the pages that only use the option."""
+    hits = options_site.search(option, k=3, mode=mode, min_score=0)
+    assert hits[0].path == "cli.md" and option in hits[0].text, [(hit.path, hit.score) for hit in hits]
+    assert hits[0].score >= NAMED_PAGE_SCORE
+    assert all(hit.score < hits[0].score for hit in hits if hit.path != "cli.md")
 
 
 @pytest.fixture(scope="module")

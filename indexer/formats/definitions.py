@@ -11,6 +11,9 @@ page, in markup made for that purpose, which their own tools index:
   (after ``::`` or in a ``code-block``) defines nothing.
 - **man pages**: the NAME section (``clock_getres, clock_gettime, clock_settime - clock and time
   functions``), which is what ``mandb`` indexes for ``whatis`` and ``apropos``.
+- **Markdown**: a heading whose title is code alone (``## `--write` ``, ``### `prettier.format(source,
+  options)` ``, ``## `--config` and `--no-config` ``): docs sites title the section that documents
+  an option, a function or a setting so, and their generators put it in the page's outline.
 
 A dotted or ``::`` name is also known by its last part, as a question's name is
 (:func:`indexer.search.name_rules.asked_name`).
@@ -46,6 +49,8 @@ _NAME_END = re.compile(r"[(<=\[\s]")
 #: A directive named as it is written (``.. rst:directive:: .. code-block:: [language]``).
 _WRITTEN_DIRECTIVE = re.compile(r"\.\.[ \t]+(?P<name>[\w:-]+)::")
 _LAST_PART = re.compile(r"::|\.|->")
+#: The words that may join the code spans of a title that declares names (:func:`code_title_names`).
+TITLE_JOINING_WORDS = frozenset({"and", "or"})
 
 
 def directive_definitions(lines: list[str], literal: set[int]) -> dict[int, tuple[str, ...]]:
@@ -88,6 +93,27 @@ def man_entry_names(entry: str) -> tuple[str, ...]:
     before the dash, with their last parts; none when it has no dash."""
     dash = _MAN_DASH.search(entry)
     return known_names(part.strip() for part in entry[: dash.start()].split(",")) if dash else ()
+
+
+def code_title_names(pieces: Iterable[tuple[bool, str]]) -> tuple[str, ...]:
+    """The names a heading declares whose title is code alone: ``pieces`` are its texts, each marked
+    whether it is a code span. Between the spans only commas, slashes, ``and`` and ``or`` may stand
+    (``## `--config` and `--no-config` ``); each span is one name, or a call (the word before its
+    parameters: ``format`` of ``prettier.format(source, options)``). A title with prose in it, or a
+    span of several words (``## `npm install prettier` ``, a command shown), declares nothing."""
+    spans, between = [], []
+    for is_code, text in pieces:
+        (spans if is_code else between).append(text)
+    joining = " ".join(between).replace(",", " ").replace("/", " ").split()
+    if not spans or any(word not in TITLE_JOINING_WORDS for word in joining):
+        return ()
+    names = []
+    for span in spans:
+        called = span.split("(", 1)[0] if "(" in span else span
+        if len(called.split()) != 1:
+            return ()
+        names.extend(argument_names(span.strip()))
+    return known_names(names)
 
 
 def known_names(names: Iterable[str]) -> tuple[str, ...]:

@@ -17,6 +17,9 @@ What a rendered page does not show is not read as its text:
 - a heading's attribute list (``## Docs URLs { #docs-urls }``: an id or a class, as MkDocs'
   ``attr_list``, Pandoc and pulldown-cmark write it) is not part of its title.
 
+A heading whose title is code alone (``## `--write` ``) declares the names it spells
+(:attr:`Document.definitions`, :func:`indexer.formats.definitions.code_title_names`).
+
 Why pyromark rather than markdown-it-py: on the pipeline benchmark's Markdown, markdown-it-py parsed
 3 MB/s (block rules only, inline off), which alone would add about 3 s to a 3.2 s build of 2,000 files;
 pyromark parsed 121 MB/s, with the same headings and code blocks.
@@ -32,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from indexer.formats.document import Document, Heading, split_lines
+from indexer.formats.definitions import code_title_names
 from indexer.formats.metadata import FrontMatter, read_front_matter
 from indexer.formats.rst import ADMONITIONS, directive_options, directive_pieces, read_rst, role_text
 from indexer.formats.rst import inline_text as restructured_text
@@ -116,6 +120,7 @@ class MarkdownLayout:
     markup: set[int] = field(default_factory=set)
     hidden: set[int] = field(default_factory=set)  # link definitions and HTML comments
     table_rows: set[int] = field(default_factory=set)  # a table's head and rows, not its delimiter row
+    definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)  # titles of code alone
     front_matter: tuple[int, int, str, str] | None = None  # first line, last line, style, its text
 
 
@@ -137,6 +142,7 @@ def read_markdown(text: str, encoding: str = "utf-8") -> Document:
         literal=layout.literal,
         encoding=encoding,
         markup=frozenset(layout.markup),
+        definitions=layout.definitions,
     )
 
 
@@ -187,7 +193,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
     layout = MarkdownLayout()
     covered: list[tuple[int, int]] = []  # the line ranges of top-level blocks
     depth = 0
-    title: list[str] | None = None
+    title: list[tuple[bool, str]] | None = None  # a heading's texts, each marked whether it is code
     collected: tuple[str, list[str]] | None = None  # (what, texts) of open front matter or HTML
     options = (
         pyromark.Options.ENABLE_YAML_STYLE_METADATA_BLOCKS
@@ -207,7 +213,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
         start, end = event.get("Start"), event.get("End")
         if start is None and end is None:  # text, code, HTML...: only a title or metadata keeps it
             if title is not None:
-                title.extend(_texts(event, TITLE_EVENTS))
+                title.extend((kind == "Code", text) for kind in TITLE_EVENTS for text in _texts(event, (kind,)))
             elif collected is not None:
                 collected[1].extend(_texts(event, ("Text", "Html")))
             continue
@@ -220,8 +226,10 @@ def markdown_layout(text: str) -> MarkdownLayout:
         if title is not None:
             if type(end) is dict and "Heading" in end:
                 first, last = lines_of(span)
-                name = " ".join("".join(title).split())
+                name = " ".join("".join(text for _, text in title).split())
                 layout.headings.append(Heading(first, LEVELS[end["Heading"]], name, last))
+                if declared := code_title_names(title):
+                    layout.definitions[first] = declared
                 if last > first:  # a setext title's underline
                     layout.markup.add(last)
                 title = None

@@ -21,8 +21,11 @@ from indexer.records import HEADING_SEPARATOR, StoredChunk
 from indexer.search.query import STOPWORDS
 
 #: A query that is one name as developers type it: an identifier, maybe with its namespace or a call's
-#: parentheses (``Path``, ``std::io::Stdout``, ``os.path.join``, ``add_library``, ``open()``).
-_NAME_QUERY = re.compile(r"[^\W\d]\w*(?:(?:::|\.|->|/)[^\W\d]\w*)*(?:\(\))?")
+#: parentheses (``Path``, ``std::io::Stdout``, ``os.path.join``, ``add_library``, ``open()``), maybe
+#: of words joined by hyphens (``prettier-ignore``, ``max-width``), maybe a command's option
+#: (``--write``, ``-v``), as a manual's markup declares them (``.. option:: --write``).
+_NAME_PART = r"[^\W\d]\w*(?:-\w+)*"
+_NAME_QUERY = re.compile(rf"(?:--?)?{_NAME_PART}(?:(?:::|\.|->|/){_NAME_PART})*(?:\(\))?")
 _NAME_SEPARATOR = re.compile(r"::|\.|->|/")
 #: The fewest distinct words of a question that :func:`defining_first` reads as asking for the things
 #: a chunk defines: one word is a name, for :func:`named_first`.
