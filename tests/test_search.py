@@ -44,7 +44,7 @@ from indexer.search.evidence import (
     strengths,
 )
 from indexer.search.name_rules import (
-    asked_name,
+    asked_names,
     asked_versions,
     asks_for_entry,
     asks_for_list,
@@ -606,22 +606,25 @@ def test_a_question_is_ranked_by_its_words_and_meaning_alone(reference):
 
 def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
     assert [
-        asked_name(text) for text in ("Path", "std::io::Stdout", "os.path.join", "open()", "x->next")
+        asked_names(text) for text in ("Path", "std::io::Stdout", "os.path.join", "open()", "x->next")
     ] == [
-        "Path",
-        "Stdout",
-        "join",
-        "open",
-        "next",
+        ("Path",),
+        ("std::io::Stdout", "Stdout"),
+        ("os.path.join", "join"),
+        ("open",),
+        ("x->next", "next"),
     ]
-    # words joined by hyphens and a command's options are names as manuals declare them
-    assert [asked_name(text) for text in ("prettier-ignore", "--write", "-v", "E2F-1")] == [
-        "prettier-ignore",
-        "--write",
-        "-v",
-        "E2F-1",
+    # words joined by hyphens and a command's options are names as manuals declare them; a long
+    # option is also known without its dashes, and a negated one by the option it negates
+    assert [asked_names(text) for text in ("prettier-ignore", "package.json", "-v", "E2F-1")] == [
+        ("prettier-ignore",),
+        ("package.json", "json"),
+        ("-v",),
+        ("E2F-1",),
     ]
-    assert [asked_name(text) for text in ("how do I read", "2024", "-2", "---x", "a--b", "")] == [None] * 6
+    assert asked_names("--write") == ("--write", "write")
+    assert asked_names("--no-cache") == ("--no-cache", "no-cache", "--cache", "cache")
+    assert [asked_names(text) for text in ("how do I read", "2024", "-2", "---x", "a--b", "")] == [()] * 6
     page = StoredChunk(1, "/docs", "man2/open.2.txt", 1, 9, "open(2) > NAME", "text")
     assert page_names(page) == {"open"}
     rust = StoredChunk(2, "/docs", "path/struct.Path.html", 1, 9, "Struct Path > Examples", "text")
@@ -725,6 +728,22 @@ def options_site(tmp_path_factory):
         "## `--config` and `--no-config`\n\nWhich configuration file to read, or none.\n",
     )
     write(
+        docs / "config.md",
+        "# Config\n\nSettings, each also an option of the command line.\n\n"
+        "## `json`\n\nPrint the output as JSON rather than as text.\n\n"
+        "## `legacy-peer-deps`\n\nInstall packages whose peer dependencies conflict.\n",
+    )
+    write(
+        docs / "troubleshooting.md",
+        "# Troubleshooting\n\nWhen an install fails on conflicting peers, run `npm install "
+        "--legacy-peer-deps`: with `--legacy-peer-deps` the install goes on. " * 3 + "\n",
+    )
+    write(
+        docs / "package-json.md",
+        "# package.json\n\nThe manifest of a package: its name, version and dependencies, in JSON. "
+        "The package.json file, its json fields and the config's json setting. " * 3 + "\n",
+    )
+    write(
         docs / "install.md",
         "# Install\n\nThen run `prettier --write .` to format everything; `prettier --write app/` "
         "formats a folder, and `--write` rewrites files as it goes. " * 3 + "\n",
@@ -751,6 +770,23 @@ def test_an_option_finds_the_section_a_markdown_title_of_code_declares(options_s
     assert hits[0].path == "cli.md" and option in hits[0].text, [(hit.path, hit.score) for hit in hits]
     assert hits[0].score >= NAMED_PAGE_SCORE
     assert all(hit.score < hits[0].score for hit in hits if hit.path != "cli.md")
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+@pytest.mark.parametrize(
+    ("query", "page", "section"),
+    [
+        ("package.json", "package-json.md", "package.json"),  # not the `json` setting: the name as typed
+        ("--legacy-peer-deps", "config.md", "legacy-peer-deps"),  # the setting titled without dashes
+        ("--no-check", "cli.md", "--check"),  # the option it negates
+    ],
+)
+def test_a_name_finds_its_page_by_the_most_exact_form_some_page_is_known_by(
+    options_site, mode, query, page, section
+):
+    hits = options_site.search(query, k=3, mode=mode, min_score=0)
+    assert hits[0].path == page and section in hits[0].text, [(hit.path, hit.heading) for hit in hits]
 
 
 @pytest.fixture(scope="module")

@@ -16,7 +16,7 @@ page, in markup made for that purpose, which their own tools index:
   an option, a function or a setting so, and their generators put it in the page's outline.
 
 A dotted or ``::`` name is also known by its last part, as a question's name is
-(:func:`indexer.search.name_rules.asked_name`).
+(:func:`indexer.search.name_rules.asked_names`).
 
 Every rule reads a line at a time, with patterns that cannot backtrack far, so reading a document's
 definitions is linear in its size whatever its text: this runs over every indexed file.
@@ -25,7 +25,7 @@ definitions is linear in its size whatever its text: this runs over every indexe
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 #: The object directives, with or without their domain (``py:``, ``c:``, ``cpp:``, ``js:``, ``rst:``,
 #: ``std:``...), that take the name of what they define as their argument. Not a directive's options
@@ -95,16 +95,15 @@ def man_entry_names(entry: str) -> tuple[str, ...]:
     return known_names(part.strip() for part in entry[: dash.start()].split(",")) if dash else ()
 
 
-def code_title_names(pieces: Iterable[tuple[bool, str]]) -> tuple[str, ...]:
+def code_title_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
     """The names a heading declares whose title is code alone: ``pieces`` are its texts, each marked
     whether it is a code span. Between the spans only commas, slashes, ``and`` and ``or`` may stand
     (``## `--config` and `--no-config` ``); each span is one name, or a call (the word before its
     parameters: ``format`` of ``prettier.format(source, options)``). A title with prose in it, or a
     span of several words (``## `npm install prettier` ``, a command shown), declares nothing."""
-    spans, between = [], []
-    for is_code, text in pieces:
-        (spans if is_code else between).append(text)
-    joining = " ".join(between).replace(",", " ").replace("/", " ").split()
+    spans = [text for is_code, text in pieces if is_code]
+    between = " ".join(text for is_code, text in pieces if not is_code)
+    joining = between.replace(",", " ").replace("/", " ").split()
     if not spans or any(word not in TITLE_JOINING_WORDS for word in joining):
         return ()
     names = []

@@ -34,8 +34,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from indexer.formats.document import Document, Heading, split_lines
 from indexer.formats.definitions import code_title_names
+from indexer.formats.document import Document, Heading, split_lines
 from indexer.formats.metadata import FrontMatter, read_front_matter
 from indexer.formats.rst import ADMONITIONS, directive_options, directive_pieces, read_rst, role_text
 from indexer.formats.rst import inline_text as restructured_text
@@ -213,7 +213,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
         start, end = event.get("Start"), event.get("End")
         if start is None and end is None:  # text, code, HTML...: only a title or metadata keeps it
             if title is not None:
-                title.extend((kind == "Code", text) for kind in TITLE_EVENTS for text in _texts(event, (kind,)))
+                title.extend(_title_pieces(event))
             elif collected is not None:
                 collected[1].extend(_texts(event, ("Text", "Html")))
             continue
@@ -364,6 +364,11 @@ def table_cells(row: str) -> tuple[str, ...]:
     """A table row's cells as written, without the marks of a quote it is in."""
     cells = _CELL_PIPE.split(_QUOTE_MARKS.sub("", row))
     return tuple(shown for cell in cells if (shown := cell.strip().replace("\\|", "|")))
+
+
+def _title_pieces(event: Mapping[str, object]) -> list[tuple[bool, str]]:
+    """The text a heading's event carries, marked whether it is a code span."""
+    return [(kind == "Code", text) for kind in TITLE_EVENTS for text in _texts(event, (kind,))]
 
 
 def _texts(event: Mapping[str, object], kinds: tuple[str, ...]) -> list[str]:

@@ -1,5 +1,5 @@
 """The rules that read a question against the names documents declare: a question that is one name
-(:func:`asked_name`) puts first the pages known by it (:func:`page_names`, :func:`named_first`); a
+(:func:`asked_names`) puts first the pages known by it (:func:`page_names`, :func:`named_first`); a
 question most of whose words a section declares as definitions puts that section first
 (:func:`defining_first`); a page that lists names (:func:`lists_names`: an index, a changelog, a
 contents list) goes after the others unless the question asks for such a list, and then a question
@@ -27,6 +27,8 @@ from indexer.search.query import STOPWORDS
 _NAME_PART = r"[^\W\d]\w*(?:-\w+)*"
 _NAME_QUERY = re.compile(rf"(?:--?)?{_NAME_PART}(?:(?:::|\.|->|/){_NAME_PART})*(?:\(\))?")
 _NAME_SEPARATOR = re.compile(r"::|\.|->|/")
+#: What a long option's name starts with when it turns off the option named without it.
+NEGATION = "no-"
 #: The fewest distinct words of a question that :func:`defining_first` reads as asking for the things
 #: a chunk defines: one word is a name, for :func:`named_first`.
 MIN_DEFINED_WORDS = 2
@@ -241,13 +243,26 @@ def asks_for_entry(words: set[str]) -> bool:
     return asks_for_list(words) or bool(words & FIX_WORDS)
 
 
-def asked_name(text: str) -> str | None:
-    """The name a query asks for when it is one name, else None: its last part (``Stdout`` of
-    ``std::io::Stdout``, ``join`` of ``os.path.join``, ``open`` of ``open()``)."""
+def asked_names(text: str) -> tuple[str, ...]:
+    """The names a query asks for when it is one name, the most exact first, else none: the name as
+    typed (``os.path.join``, ``package.json``, ``open`` of ``open()``), its last part (``join``,
+    ``Stdout`` of ``std::io::Stdout``), and for a long option the forms a manual may title it by:
+    without its dashes (``legacy-peer-deps`` of ``--legacy-peer-deps``), and for a negated one the
+    option it negates (``--cache``, then ``cache``, of ``--no-cache``), as command-line parsers
+    derive ``--no-x`` from ``--x``. :func:`named_first` puts first the pages known by the first of
+    them that names any: the page titled ``package.json`` before one declaring a ``json`` setting."""
     text = text.strip()
     if not _NAME_QUERY.fullmatch(text):
-        return None
-    return _NAME_SEPARATOR.split(text.removesuffix("()"))[-1]
+        return ()
+    whole = text.removesuffix("()")
+    last = _NAME_SEPARATOR.split(whole)[-1]
+    forms = [whole, last]
+    if last.startswith("--"):
+        bare = last[2:]
+        forms.append(bare)
+        if bare.startswith(NEGATION):
+            forms += ["--" + bare[len(NEGATION) :], bare[len(NEGATION) :]]
+    return tuple(dict.fromkeys(forms))
 
 
 def page_names(chunk: StoredChunk) -> set[str]:
@@ -297,13 +312,18 @@ def defining_first(order: list[int], k: int, chunks: dict[int, StoredChunk], wor
 
 
 def named_first(
-    order: list[int], chunks: dict[int, StoredChunk], name: str
+    order: list[int], chunks: dict[int, StoredChunk], names: Sequence[str]
 ) -> tuple[list[int], frozenset[int]]:
-    """``order`` with the chunks of the pages known by ``name`` (case as typed) first, each side in
-    its own order, and those chunks. Developers type the name of what they look for, and the page
-    named after it is the answer even where pages that use the name more often win on the words:
-    ``Path`` finds ``Struct Path`` before ``PathBuf``'s page, ``read`` the function ``read`` before
-    module ``io``'s index (bench/RESULTS.md: Rust's std exact names, hybrid top-1)."""
-    named = [chunk_id for chunk_id in order if chunk_id in chunks and name in page_names(chunks[chunk_id])]
-    chosen = frozenset(named)
-    return named + [chunk_id for chunk_id in order if chunk_id not in chosen], chosen
+    """``order`` with the chunks of the pages known by the first of ``names`` (case as typed) that
+    names any (:func:`asked_names`) first, each side in its own order, and those chunks. Developers
+    type the name of what they look for, and the page named after it is the answer even where pages
+    that use the name more often win on the words: ``Path`` finds ``Struct Path`` before
+    ``PathBuf``'s page, ``read`` the function ``read`` before module ``io``'s index (bench/RESULTS.md:
+    Rust's std exact names, hybrid top-1)."""
+    known = {chunk_id: page_names(chunks[chunk_id]) for chunk_id in order if chunk_id in chunks}
+    for name in names:
+        named = [chunk_id for chunk_id in order if name in known.get(chunk_id, ())]
+        if named:
+            chosen = frozenset(named)
+            return named + [chunk_id for chunk_id in order if chunk_id not in chosen], chosen
+    return order, frozenset()

@@ -89,7 +89,7 @@ from indexer.search.hit import Hit
 from indexer.search.name_rules import (
     MIN_DEFINED_WORDS,
     Version,
-    asked_name,
+    asked_names,
     asked_versions,
     asks_for_entry,
     declared_versions,
@@ -254,10 +254,10 @@ class Found:
         lists = {chunk_id for chunk_id, chunk in chunks.items() if lists_names(chunk, words)}
         order = code_before_tests(lists_last(order, lists), chunks, words)
         named: frozenset[int] = frozenset()
-        name = asked_name(query.text)
-        if name is not None:
+        names = asked_names(query.text)
+        if names:
             chunks = {**chunks, **store.chunks_by_ids([c for c in order if c not in chunks])}
-            order, named = named_first(order, chunks, name)
+            order, named = named_first(order, chunks, names)
         elif mode != "vector":
             words = set(keyword_words(query.words))
             if len(words) >= MIN_DEFINED_WORDS:
