@@ -212,10 +212,13 @@ def test_description_lists_and_block_titles_stay_readable():
     assert listing.read_as == {1: "term: what it means"}
 
 
-def test_a_manual_pages_name_section_and_the_anchors_of_titles_are_its_definitions():
+def test_a_manual_pages_name_section_its_options_and_the_anchors_of_titles_are_its_definitions():
     document = read_asciidoc(MANUAL_PAGE)
     assert document.definitions == {
         line_of(MANUAL_PAGE, "tool-stash - Stash"): ("tool-stash",),
+        line_of(MANUAL_PAGE, "-p::"): ("-p",),
+        line_of(MANUAL_PAGE, "--patch::"): ("--patch",),
+        line_of(MANUAL_PAGE, "--index;;"): ("--index",),
         line_of(MANUAL_PAGE, "EXAMPLES"): ("stash-list",),
     }
     antora = read_asciidoc(ANTORA_PAGE)
@@ -225,6 +228,20 @@ def test_a_manual_pages_name_section_and_the_anchors_of_titles_are_its_definitio
     }
     atx_manual = read_asciidoc("= tool-log(1)\n\n== NAME\n\ntool-log, tool-whatchanged - Show logs\n")
     assert atx_manual.definitions == {5: ("tool-log", "tool-whatchanged")}
+
+
+def test_a_description_list_term_that_is_names_declares_them():
+    page = (
+        "`-m` _<msg>_::\n--message=<msg>::\n\tThe message.\n\n--[no-]verify::\n\tRun the hooks.\n\n"
+        "core.editor::\n\tThe editor.\n\nStep one:: Read the manual.\n\n<commit>::\n\tA commit.\n\n"
+        "* item:: in a list\n\n----\n--in-a-listing::\n----\n"
+    )
+    assert read_asciidoc(page).definitions == {
+        1: ("-m",),
+        2: ("--message",),
+        5: ("--verify", "--no-verify"),
+        8: ("core.editor", "editor"),
+    }
 
 
 def test_a_chunk_of_an_asciidoc_section_carries_its_heading_path():

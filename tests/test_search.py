@@ -790,6 +790,44 @@ def test_a_name_finds_its_page_by_the_most_exact_form_some_page_is_known_by(
 
 
 @pytest.fixture(scope="module")
+def option_manual(tmp_path_factory):
+    """An AsciiDoc manual page listing its options as a description list, long enough that each
+    option's entry is a chunk of its own, and a how-to that uses ``--amend`` and ``--no-verify`` more."""
+    docs = tmp_path_factory.mktemp("option-manual") / "Documentation"
+    entries = "".join(
+        f"--{name}::\n\t" + "What it changes in the commit being recorded, at length. " * 12 + "\n\n"
+        for name in ("all", "amend", "[no-]verify", "signoff")
+    )
+    write(
+        docs / "tool-commit.adoc",
+        "tool-commit(1)\n==============\n\nNAME\n----\ntool-commit - Record changes\n\n"
+        "OPTIONS\n-------\n" + entries,
+    )
+    write(
+        docs / "howto" / "fix-a-commit.adoc",
+        "= Fixing the last commit\n\nRun `tool commit --amend` to fix it; `--amend` rewrites the last "
+        "commit, and `--amend --no-verify` skips the hooks when `--no-verify` is needed. " * 3 + "\n",
+    )
+    for number, topic in enumerate(["Tides", "Volcanoes", "Chess openings", "Knitting", "Bird song"]):
+        write(docs / f"topic{number}.adoc", f"= {topic}\n\nNotes on {topic.lower()}, with examples.\n")
+    with Index.open(
+        tmp_path_factory.mktemp("option-manual-db") / "index.db", backend=EmbeddedBackend()
+    ) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        yield index
+
+
+@pytest.mark.heavy
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+@pytest.mark.parametrize(("option", "entry"), [("--amend", "--amend::"), ("--no-verify", "--[no-]verify::")])
+def test_an_option_finds_the_entry_of_a_manuals_description_list(option_manual, mode, option, entry):
+    hits = option_manual.search(option, k=3, mode=mode, min_score=0)
+    assert hits[0].path == "tool-commit.adoc" and entry in hits[0].text, [
+        (hit.path, hit.start_line) for hit in hits
+    ]
+
+
+@pytest.fixture(scope="module")
 def admonitions(tmp_path_factory):
     """A directives page whose section declares the admonitions in two chunks, and pages that use
     the same words more often in prose."""

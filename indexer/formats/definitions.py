@@ -11,6 +11,8 @@ page, in markup made for that purpose, which their own tools index:
   (after ``::`` or in a ``code-block``) defines nothing.
 - **man pages**: the NAME section (``clock_getres, clock_gettime, clock_settime - clock and time
   functions``), which is what ``mandb`` indexes for ``whatis`` and ``apropos``.
+- **AsciiDoc**: a description list's term that is names (``core.editor::``, ``-m <msg>,
+  --message=<msg>::``, ``--[no-]verify::``), as manual pages list their options and settings.
 - **Markdown**: a heading whose title is code alone (``## `--write` ``, ``### `prettier.format(source,
   options)` ``, ``## `--config` and `--no-config` ``): docs sites title the section that documents
   an option, a function or a setting so, and their generators put it in the page's outline.
@@ -49,6 +51,12 @@ _NAME_END = re.compile(r"[(<=\[\s]")
 #: A directive named as it is written (``.. rst:directive:: .. code-block:: [language]``).
 _WRITTEN_DIRECTIVE = re.compile(r"\.\.[ \t]+(?P<name>[\w:-]+)::")
 _LAST_PART = re.compile(r"::|\.|->")
+#: A description list term's name: an option's dashes, then a word that may hold dots and hyphens.
+_TERM_NAME = re.compile(r"-{0,2}[^\W\d][\w.-]*")
+#: What may follow a term's name: its value (``=<msg>``, ``[=<n>]``, `` <msg>``).
+_VALUE_STARTS = "=[<"
+#: How a manual writes an option that its ``--no-`` form turns off (``--[no-]verify``).
+NEGATABLE = "--[no-]"
 #: The words that may join the code spans of a title that declares names (:func:`code_title_names`).
 TITLE_JOINING_WORDS = frozenset({"and", "or"})
 
@@ -112,6 +120,27 @@ def code_title_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
         if len(called.split()) != 1:
             return ()
         names.extend(argument_names(span.strip()))
+    return known_names(names)
+
+
+def term_names(term: str) -> tuple[str, ...]:
+    """The names a description list's ``term`` (as it shows: no monospace marks) declares: each of
+    its comma-separated items a name or an option, maybe followed by its value (``-m <msg>``,
+    ``--message=<msg>``, ``--depth[=<n>]``); an option written ``--[no-]verify`` declares both
+    ``--verify`` and ``--no-verify``. A term with words after its name (``Step one``, ``Read
+    the manual``) is a phrase, not a name, and declares nothing."""
+    names: list[str] = []
+    for item in term.split(","):
+        item = item.strip()
+        negatable = item.startswith(NEGATABLE)
+        if negatable:
+            item = "--" + item.removeprefix(NEGATABLE)
+        found = _TERM_NAME.match(item)
+        rest = item[found.end() :].lstrip(" _*") if found else ""
+        if found is None or (rest and rest[0] not in _VALUE_STARTS):
+            return ()
+        name = found.group().rstrip(".-")
+        names.extend([name, "--no-" + name[2:]] if negatable else [name])
     return known_names(names)
 
 
