@@ -20,8 +20,8 @@ are the check. Collections (each skipped, with a note, where it is not on the ma
   (bench/data/README.md): ``starlette``, ``prettier``, ``cairo``, ``gobject``, ``glib``, ``fastapi``,
   ``click``, ``httpx``, ``asciidoctor``, ``cobra``, ``werkzeug``, ``packaging`` under $SCORES_DATA
   (/work/data);
-- ``sample``: sample_corpus with tests/fixtures' questions; ``cmake``, ``man``, ``rust``
-  (bench/support/docsets.py);
+- ``sample``: sample_corpus with tests/fixtures' questions (the doc sets of
+  bench/support/docsets.py, ``cmake``, ``man``, ``rust``, are measured by bench/bench_ranking.py);
 - BEIR-layout folders under $BEIR_DATA: ``scifact`` (test split; the seeded train subset of
   bench_ranking.py with ``--model``), ``cranfield``, ``cacm``, ``vaswani``
   (bench/support/classic_collections.py).

@@ -26,20 +26,40 @@ from indexer.store import is_postgres_url
 class QueryCommand(click.Command):
     """``index query``, whose question may start with a dash (``--leak-check=full``, ``-v``): click
     reads it as an unknown option, so the error says how to ask it instead, as a command to copy
-    that keeps the other options given (``--db``: without it the copy would search another index)."""
+    that keeps the other options given (``--db``: without it the copy would search another index).
+    Beside the options of ours it may be a mistyping of (``Did you mean --type?``) it says so only
+    where no question was given otherwise: ``index query --write`` looks up a tool's option, while
+    ``index query bread --tpye md`` mistypes one of ours."""
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         given = list(args)  # the parser consumes its list
         try:
             return super().parse_args(ctx, args)
         except click.NoSuchOption as error:
-            if not error.possibilities:  # not a mistyped option of ours ("Did you mean --type?")
-                asked = next((arg for arg in given if arg.startswith(error.option_name)), error.option_name)
-                others = [arg for arg in given if arg is not asked]
-                hint = " To search for text that starts with '-', put -- before it: "
-                hint += shlex.join(["index", "query", *others, "--", asked])
-                raise click.NoSuchOption(error.option_name, error.message + hint, ctx=error.ctx) from error
-            raise
+            if error.possibilities and self.has_question(given):
+                raise
+            asked = next((arg for arg in given if arg.startswith(error.option_name)), error.option_name)
+            others = [arg for arg in given if arg is not asked]
+            hint = " To search for text that starts with '-', put -- before it: "
+            hint += shlex.join(["index", "query", *others, "--", asked])
+            raise click.NoSuchOption(
+                error.option_name, error.message + hint, error.possibilities, ctx=error.ctx
+            ) from error
+
+    def has_question(self, given: list[str]) -> bool:
+        """Whether ``given`` holds a word that is neither an option nor an option's value."""
+        taking_values = {
+            name
+            for param in self.params
+            if isinstance(param, click.Option) and not param.is_flag
+            for name in param.opts
+        }
+        value_next = False
+        for arg in given:
+            if not value_next and not arg.startswith("-"):
+                return True
+            value_next = not value_next and arg in taking_values
+        return False
 
 
 @click.command(cls=QueryCommand, epilog=exit_codes(0, 1, 2, 4, 5, c1=QUERY_CODE_1))
