@@ -616,11 +616,11 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
     ]
     # words joined by hyphens and a command's options are names as manuals declare them; a long
     # option is also known without its dashes, and a negated one by the option it negates
-    assert [asked_names(text) for text in ("prettier-ignore", "package.json", "-v", "E2F-1")] == [
-        ("prettier-ignore",),
+    assert [asked_names(text) for text in ("rebase-merges", "package.json", "-v", "E2F-1")] == [
+        ("rebase-merges", "--rebase-merges"),
         ("package.json", "json"),
         ("-v",),
-        ("E2F-1",),
+        ("E2F-1", "--E2F-1"),
     ]
     assert asked_names("--write") == ("--write", "write")
     assert asked_names("--no-cache") == ("--no-cache", "no-cache", "--cache", "cache")
@@ -819,7 +819,10 @@ def option_manual(tmp_path_factory):
 
 @pytest.mark.heavy
 @pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
-@pytest.mark.parametrize(("option", "entry"), [("--amend", "--amend::"), ("--no-verify", "--[no-]verify::")])
+@pytest.mark.parametrize(
+    ("option", "entry"),
+    [("--amend", "--amend::"), ("--no-verify", "--[no-]verify::"), ("no-verify", "--[no-]verify::")],
+)
 def test_an_option_finds_the_entry_of_a_manuals_description_list(option_manual, mode, option, entry):
     hits = option_manual.search(option, k=3, mode=mode, min_score=0)
     assert hits[0].path == "tool-commit.adoc" and entry in hits[0].text, [

@@ -12,7 +12,8 @@ page, in markup made for that purpose, which their own tools index:
 - **man pages**: the NAME section (``clock_getres, clock_gettime, clock_settime - clock and time
   functions``), which is what ``mandb`` indexes for ``whatis`` and ``apropos``.
 - **AsciiDoc**: a description list's term that is names (``core.editor::``, ``-m <msg>,
-  --message=<msg>::``, ``--[no-]verify::``), as manual pages list their options and settings.
+  --message=<msg>::``, ``--[no-]verify::``), as manual pages list their options and settings
+  (known by the whole of a dotted key only).
 - **Markdown**: a heading whose title is code alone (``## `--write` ``, ``### `prettier.format(source,
   options)` ``, ``## `--config` and `--no-config` ``): docs sites title the section that documents
   an option, a function or a setting so, and their generators put it in the page's outline.
@@ -51,8 +52,9 @@ _NAME_END = re.compile(r"[(<=\[\s]")
 #: A directive named as it is written (``.. rst:directive:: .. code-block:: [language]``).
 _WRITTEN_DIRECTIVE = re.compile(r"\.\.[ \t]+(?P<name>[\w:-]+)::")
 _LAST_PART = re.compile(r"::|\.|->")
-#: A description list term's name: an option's dashes, then a word that may hold dots and hyphens.
-_TERM_NAME = re.compile(r"-{0,2}[^\W\d][\w.-]*")
+#: A description list term's name: an option's dashes, then a letter, then a word that may hold dots
+#: and hyphens.
+_TERM_NAME = re.compile(r"-{0,2}[^\W\d_][\w.-]*")
 #: What may follow a term's name: its value (``=<msg>``, ``[=<n>]``, `` <msg>``).
 _VALUE_STARTS = "=[<"
 #: How a manual writes an option that its ``--no-`` form turns off (``--[no-]verify``).
@@ -128,7 +130,10 @@ def term_names(term: str) -> tuple[str, ...]:
     its comma-separated items a name or an option, maybe followed by its value (``-m <msg>``,
     ``--message=<msg>``, ``--depth[=<n>]``); an option written ``--[no-]verify`` declares both
     ``--verify`` and ``--no-verify``. A term with words after its name (``Step one``, ``Read
-    the manual``) is a phrase, not a name, and declares nothing."""
+    the manual``) is a phrase, not a name, and declares nothing; nor does a key with a placeholder
+    in it (``branch.<name>.merge``), which no one types as it is written. A dotted term is a
+    setting's key, known by the whole of it (``core.editor``): its last part (``editor``,
+    ``branch`` of ``color.branch``) is a word many keys end with, not what one of them is called."""
     names: list[str] = []
     for item in term.split(","):
         item = item.strip()
@@ -136,12 +141,12 @@ def term_names(term: str) -> tuple[str, ...]:
         if negatable:
             item = "--" + item.removeprefix(NEGATABLE)
         found = _TERM_NAME.match(item)
-        rest = item[found.end() :].lstrip(" _*") if found else ""
-        if found is None or (rest and rest[0] not in _VALUE_STARTS):
-            return ()
-        name = found.group().rstrip(".-")
+        name = found.group() if found else ""
+        rest = item[len(name) :].lstrip(" _*")
+        if not name or name[-1] in ".-" or (rest and rest[0] not in _VALUE_STARTS):
+            return ()  # not a name; or one with a placeholder inside (``branch.<name>.merge``)
         names.extend([name, "--no-" + name[2:]] if negatable else [name])
-    return known_names(names)
+    return tuple(dict.fromkeys(names))
 
 
 def known_names(names: Iterable[str]) -> tuple[str, ...]:

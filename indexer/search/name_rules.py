@@ -249,7 +249,8 @@ def asked_names(text: str) -> tuple[str, ...]:
     ``Stdout`` of ``std::io::Stdout``), and for a long option the forms a manual may title it by:
     without its dashes (``legacy-peer-deps`` of ``--legacy-peer-deps``), and for a negated one the
     option it negates (``--cache``, then ``cache``, of ``--no-cache``), as command-line parsers
-    derive ``--no-x`` from ``--x``. :func:`named_first` puts first the pages known by the first of
+    derive ``--no-x`` from ``--x``; words joined by hyphens are also the long option they spell
+    (``--rebase-merges`` of ``rebase-merges``). :func:`named_first` puts first the pages known by the first of
     them that names any: the page titled ``package.json`` before one declaring a ``json`` setting."""
     text = text.strip()
     if not _NAME_QUERY.fullmatch(text):
@@ -262,6 +263,8 @@ def asked_names(text: str) -> tuple[str, ...]:
         forms.append(bare)
         if bare.startswith(NEGATION):
             forms += ["--" + bare[len(NEGATION) :], bare[len(NEGATION) :]]
+    elif "-" in last and not last.startswith("-"):
+        forms.append("--" + last)
     return tuple(dict.fromkeys(forms))
 
 
