@@ -70,7 +70,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 14: a line too long for a chunk is cut into parts of about the same size, no stub at its end;
 #: 15: the model reads a run of one punctuation mark as three of them (:func:`without_leaders`);
 #: 16: a chunk whose lines are a contents list stored as one (:func:`contents_entries`);
-#: 17: a Markdown heading whose title is code alone declares the names it spells
+#: 17: a Markdown heading whose title is code alone, and an AsciiDoc description list's term that is
+#: names, declare the names they spell
 CHUNKER_VERSION = 17
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
