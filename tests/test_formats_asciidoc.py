@@ -235,13 +235,15 @@ def test_a_description_list_term_that_is_names_declares_them():
         "`-m` _<msg>_::\n--message=<msg>::\n\tThe message.\n\n--[no-]verify::\n\tRun the hooks.\n\n"
         "core.editor::\n\tThe editor.\n\nStep one:: Read the manual.\n\n<commit>::\n\tA commit.\n\n"
         "* item:: in a list\n\n----\n--in-a-listing::\n----\n\n"
-        "branch.<name>.merge::\n\tA key with a placeholder.\n\n_<branch-name>_::\n\tA placeholder.\n"
+        "branch.<name>.merge::\n\tA key with a placeholder.\n\n_<branch-name>_::\n\tA placeholder.\n\n"
+        "commit::\n\tA subcommand, a word as prose has it.\n\nGIT_EDITOR::\n\tAn environment variable.\n"
     )
     assert read_asciidoc(page).definitions == {
         1: ("-m",),
         2: ("--message",),
         5: ("--verify", "--no-verify"),
         8: ("core.editor",),  # not `editor`: many keys end with it
+        31: ("GIT_EDITOR",),
     }
 
 

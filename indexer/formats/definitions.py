@@ -55,6 +55,9 @@ _LAST_PART = re.compile(r"::|\.|->")
 #: A description list term's name: an option's dashes, then a letter, then a word that may hold dots
 #: and hyphens.
 _TERM_NAME = re.compile(r"-{0,2}[^\W\d_][\w.-]*")
+#: How code spells a name and prose does not: an option's leading dash, words joined by ``.``, ``_``
+#: or ``-``, or a capital inside a word (``mergeOptions``).
+_SPELT_AS_CODE = re.compile(r"^-|\w[._-]\w|[a-z][A-Z]")
 #: What may follow a term's name: its value (``=<msg>``, ``[=<n>]``, `` <msg>``).
 _VALUE_STARTS = "=[<"
 #: How a manual writes an option that its ``--no-`` form turns off (``--[no-]verify``).
@@ -131,7 +134,9 @@ def term_names(term: str) -> tuple[str, ...]:
     ``--message=<msg>``, ``--depth[=<n>]``); an option written ``--[no-]verify`` declares both
     ``--verify`` and ``--no-verify``. A term with words after its name (``Step one``, ``Read
     the manual``) is a phrase, not a name, and declares nothing; nor does a key with a placeholder
-    in it (``branch.<name>.merge``), which no one types as it is written. A dotted term is a
+    in it (``branch.<name>.merge``), which no one types as it is written, nor a plain word
+    (``commit::`` among a tool's subcommands, ``CPU::`` in a glossary): a word typed alone asks
+    for the page about it (``git-commit``), not for every list that defines it in passing. A dotted term is a
     setting's key, known by the whole of it (``core.editor``): its last part (``editor``,
     ``branch`` of ``color.branch``) is a word many keys end with, not what one of them is called."""
     names: list[str] = []
@@ -145,6 +150,8 @@ def term_names(term: str) -> tuple[str, ...]:
         rest = item[len(name) :].lstrip(" _*")
         if not name or name[-1] in ".-" or (rest and rest[0] not in _VALUE_STARTS):
             return ()  # not a name; or one with a placeholder inside (``branch.<name>.merge``)
+        if not _SPELT_AS_CODE.search(name):
+            return ()  # a word (``commit::``, ``CPU::``): a glossary's or a subcommand's, as prose has it
         names.extend([name, "--no-" + name[2:]] if negatable else [name])
     return tuple(dict.fromkeys(names))
 
