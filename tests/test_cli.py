@@ -476,11 +476,14 @@ def test_a_question_that_starts_with_a_dash_is_told_to_come_after_double_dash(no
     mistyped = CliRunner().invoke(main, ["query", "bread", "--tpye", "md", "--db", str(db)])
     assert "Did you mean '--type'?" in mistyped.stderr
     assert "put -- before it" not in mistyped.stderr
-    # an option of another tool that looks like one of ours, and no question besides: both are said
-    option = CliRunner().invoke(main, ["query", "--db", str(db), "--write"])
+    # an option of another tool that looks like one of ours, and no question besides (an option's
+    # value is none): both are said, the command to copy last
+    option = CliRunner().invoke(main, ["query", "--db", str(db), "-k", "3", "--type", "md", "--write"])
     assert option.exit_code == 2
     assert "Did you mean" in option.stderr
-    assert f"put -- before it: index query --db {db} -- --write" in option.stderr
+    assert option.stderr.rstrip().endswith(
+        f"put -- before it: index query --db {db} -k 3 --type md -- --write"
+    )
 
 
 def test_a_mistyped_root_is_named_with_the_folders_the_index_holds(notes_index):

@@ -697,6 +697,13 @@ def test_a_markdown_title_of_code_alone_declares_the_names_it_spells():
     }
     # prose in the title, a command shown as code, and a fence's lines declare nothing
     assert declared("b.md", "## Using `--check` to verify\n\n## `npm install prettier`\n") == set()
+    # an option's value after a space, a type in brackets after the code, a setting's key known by
+    # the whole of it, a plain word in code; punctuation alone declares nothing
+    assert declared(
+        "c.md",
+        "## `-o, --output <dir>`\n\n## `collectCoverage` \\[boolean]\n\n## `core.editor`\n\n## `json`\n",
+    ) == {"-o", "--output", "collectCoverage", "core.editor", "json"}
+    assert declared("d.md", "## `)`\n\n## `-`\n\n## `a.`\n") == set()
 
 
 def test_an_html_anchor_that_spells_the_name_after_it_declares_that_name():

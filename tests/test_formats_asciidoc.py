@@ -236,7 +236,9 @@ def test_a_description_list_term_that_is_names_declares_them():
         "core.editor::\n\tThe editor.\n\nStep one:: Read the manual.\n\n<commit>::\n\tA commit.\n\n"
         "* item:: in a list\n\n----\n--in-a-listing::\n----\n\n"
         "branch.<name>.merge::\n\tA key with a placeholder.\n\n_<branch-name>_::\n\tA placeholder.\n\n"
-        "commit::\n\tA subcommand, a word as prose has it.\n\nGIT_EDITOR::\n\tAn environment variable.\n"
+        "commit::\n\tA subcommand, a word as prose has it.\n\nGIT_EDITOR::\n\tAn environment variable.\n\n"
+        "--stat[=<width>[,<count>]]::\n\tA value with commas.\n\n-L<start>,<end>:<file>::\n\tAnother.\n\n"
+        "read-only::\n\tA glossary's word.\n\nJavaScript::\n\tA name as prose spells it.\n"
     )
     assert read_asciidoc(page).definitions == {
         1: ("-m",),
@@ -244,6 +246,8 @@ def test_a_description_list_term_that_is_names_declares_them():
         5: ("--verify", "--no-verify"),
         8: ("core.editor",),  # not `editor`: many keys end with it
         31: ("GIT_EDITOR",),
+        34: ("--stat",),
+        37: ("-L",),
     }
 
 

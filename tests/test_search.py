@@ -50,6 +50,7 @@ from indexer.search.name_rules import (
     asks_for_list,
     declared_versions,
     lists_names,
+    named_first,
     page_names,
     same_release,
     version_entries_first,
@@ -605,25 +606,27 @@ def test_a_question_is_ranked_by_its_words_and_meaning_alone(reference):
 
 
 def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
-    assert [
-        asked_names(text) for text in ("Path", "std::io::Stdout", "os.path.join", "open()", "x->next")
-    ] == [
-        ("Path",),
-        ("std::io::Stdout", "Stdout"),
-        ("os.path.join", "join"),
-        ("open",),
-        ("x->next", "next"),
+    def forms(text: str) -> list[str]:
+        return [name + ("*" if declared_only else "") for name, declared_only in asked_names(text)]
+
+    assert [forms(text) for text in ("Path", "std::io::Stdout", "os.path.join", "open()", "x->next")] == [
+        ["Path"],
+        ["std::io::Stdout", "Stdout"],
+        ["os.path.join", "join"],
+        ["open"],
+        ["x->next", "next"],
     ]
     # words joined by hyphens and a command's options are names as manuals declare them; a long
-    # option is also known without its dashes, and a negated one by the option it negates
-    assert [asked_names(text) for text in ("rebase-merges", "package.json", "-v", "E2F-1")] == [
-        ("rebase-merges", "--rebase-merges"),
-        ("package.json", "json"),
-        ("-v",),
-        ("E2F-1", "--E2F-1"),
+    # option is also known without its dashes, a negated one by the option it negates, and
+    # lower-case words joined by hyphens as the long option they spell: by declarations only (*)
+    assert [forms(text) for text in ("rebase-merges", "package.json", "-v", "E2F-1")] == [
+        ["rebase-merges", "--rebase-merges*"],
+        ["package.json", "json"],
+        ["-v"],
+        ["E2F-1"],
     ]
-    assert asked_names("--write") == ("--write", "write")
-    assert asked_names("--no-cache") == ("--no-cache", "no-cache", "--cache", "cache")
+    assert forms("--write") == ["--write", "write*"]
+    assert forms("--no-cache") == ["--no-cache", "no-cache*", "--cache*", "cache*"]
     assert [asked_names(text) for text in ("how do I read", "2024", "-2", "---x", "a--b", "")] == [()] * 6
     page = StoredChunk(1, "/docs", "man2/open.2.txt", 1, 9, "open(2) > NAME", "text")
     assert page_names(page) == {"open"}
@@ -635,6 +638,23 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
     # took seconds per chunk on a title holding a long run of spaces)
     spaced = StoredChunk(4, "/docs", "x.md", 1, 9, "a" + " " * 400_000 + "b(x)", "text")
     assert page_names(spaced) == {"b(x)", "x"}
+
+
+def test_a_name_names_the_pages_known_by_its_most_exact_form():
+    """The page titled as typed before a setting named by the question's last part; a form the
+    question did not spell (``cache`` of ``--no-cache``) names a declaration, not a page titled so."""
+    setting = StoredChunk(1, "/docs", "config.md", 1, 9, "Config > json", "text", names=("json",))
+    manifest = StoredChunk(2, "/docs", "package-json.md", 1, 9, "package.json", "text")
+    titled = StoredChunk(3, "/docs", "cache.md", 1, 9, "Cache", "text")
+    cli = StoredChunk(4, "/docs", "cli.md", 1, 9, "CLI > --cache", "text", names=("--cache",))
+    usage = StoredChunk(5, "/docs", "usage.md", 1, 9, "Usage", "text")
+    chunks = {chunk.id: chunk for chunk in (setting, manifest, titled, cli, usage)}
+    order = [1, 3, 5, 2, 4]
+    assert named_first(order, chunks, asked_names("package.json")) == ([2, 1, 3, 5, 4], frozenset({2}))
+    assert named_first(order, chunks, asked_names("json")) == ([1, 3, 5, 2, 4], frozenset({1}))
+    assert named_first(order, chunks, asked_names("--no-cache")) == ([4, 1, 3, 5, 2], frozenset({4}))
+    assert named_first(order, chunks, asked_names("--no-json")) == ([1, 3, 5, 2, 4], frozenset({1}))
+    assert named_first(order, chunks, asked_names("--no-usage")) == (order, frozenset())
 
 
 @pytest.fixture(scope="module")

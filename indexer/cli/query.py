@@ -42,12 +42,12 @@ class QueryCommand(click.Command):
             others = [arg for arg in given if arg is not asked]
             hint = " To search for text that starts with '-', put -- before it: "
             hint += shlex.join(["index", "query", *others, "--", asked])
-            raise click.NoSuchOption(
-                error.option_name, error.message + hint, error.possibilities, ctx=error.ctx
-            ) from error
+            raise click.UsageError(error.format_message() + hint, ctx=error.ctx) from error
 
     def has_question(self, given: list[str]) -> bool:
-        """Whether ``given`` holds a word that is neither an option nor an option's value."""
+        """Whether ``given`` holds a word that is neither an option nor an option's value: the
+        question, so that an unknown option beside it is one of ours mistyped. Read from this
+        command's own options, as click reads them (``-k 3``, ``--type md``, ``--json``)."""
         taking_values = {
             name
             for param in self.params

@@ -55,13 +55,19 @@ _LAST_PART = re.compile(r"::|\.|->")
 #: A description list term's name: an option's dashes, then a letter, then a word that may hold dots
 #: and hyphens.
 _TERM_NAME = re.compile(r"-{0,2}[^\W\d_][\w.-]*")
-#: How code spells a name and prose does not: an option's leading dash, words joined by ``.``, ``_``
-#: or ``-``, or a capital inside a word (``mergeOptions``).
-_SPELT_AS_CODE = re.compile(r"^-|\w[._-]\w|[a-z][A-Z]")
+#: How code spells a name and prose does not: an option's leading dash, words joined by ``.`` or
+#: ``_``, or a capital inside a word that starts in lower case (``mergeOptions``; not ``JavaScript``).
+_SPELT_AS_CODE = re.compile(r"^-|\w[._]\w|^[a-z][a-z0-9]*[A-Z]")
+#: A call as a heading titles it: its name, then its parameters (``prettier.format(source, options)``).
+_CALL = re.compile(r"(?P<name>\.?[^\W\d][\w.:>-]*)\(.*\)")
+#: A type in brackets after a heading's code (``collectCoverage [boolean]``), bounded, not nested.
+_BRACKETED_TYPE = re.compile(r"\[[^\[\]]{0,200}\]")
 #: What may follow a term's name: its value (``=<msg>``, ``[=<n>]``, `` <msg>``).
 _VALUE_STARTS = "=[<"
+#: What a long option's name starts with when it turns off the option named without it.
+NEGATION = "no-"
 #: How a manual writes an option that its ``--no-`` form turns off (``--[no-]verify``).
-NEGATABLE = "--[no-]"
+NEGATABLE = f"--[{NEGATION}]"
 #: The words that may join the code spans of a title that declares names (:func:`code_title_names`).
 TITLE_JOINING_WORDS = frozenset({"and", "or"})
 
@@ -110,38 +116,50 @@ def man_entry_names(entry: str) -> tuple[str, ...]:
 
 def code_title_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
     """The names a heading declares whose title is code alone: ``pieces`` are its texts, each marked
-    whether it is a code span. Between the spans only commas, slashes, ``and`` and ``or`` may stand
-    (``## `--config` and `--no-config` ``); each span is one name, or a call (the word before its
-    parameters: ``format`` of ``prettier.format(source, options)``). A title with prose in it, or a
-    span of several words (``## `npm install prettier` ``, a command shown), declares nothing."""
-    spans = [text for is_code, text in pieces if is_code]
-    between = " ".join(text for is_code, text in pieces if not is_code)
+    whether it is a code span. Between the spans only commas, slashes, ``and``, ``or`` and a type in
+    brackets may stand (``## `--config` and `--no-config` ``, ``### `collectCoverage` [boolean]``);
+    each span is a call (the word before its parameters: ``format`` of
+    ``prettier.format(source, options)``, also known by its last part) or names as
+    :func:`term_names` reads them (``--output <dir>``). A title with prose in it, or a span of
+    several words (``## `npm install prettier` ``, a command shown), declares nothing."""
+    spans = [text.strip() for is_code, text in pieces if is_code]
+    between = _BRACKETED_TYPE.sub(" ", " ".join(text for is_code, text in pieces if not is_code))
     joining = between.replace(",", " ").replace("/", " ").split()
     if not spans or any(word not in TITLE_JOINING_WORDS for word in joining):
         return ()
-    names = []
+    names: list[str] = []
     for span in spans:
-        called = span.split("(", 1)[0] if "(" in span else span
-        if len(called.split()) != 1:
+        called = _CALL.fullmatch(span)
+        found = known_names([called["name"]]) if called else item_names(span, code=True)
+        if not found:
             return ()
-        names.extend(argument_names(span.strip()))
-    return known_names(names)
+        names.extend(found)
+    return tuple(dict.fromkeys(names))
 
 
 def term_names(term: str) -> tuple[str, ...]:
-    """The names a description list's ``term`` (as it shows: no monospace marks) declares: each of
-    its comma-separated items a name or an option, maybe followed by its value (``-m <msg>``,
-    ``--message=<msg>``, ``--depth[=<n>]``); an option written ``--[no-]verify`` declares both
-    ``--verify`` and ``--no-verify``. A term with words after its name (``Step one``, ``Read
-    the manual``) is a phrase, not a name, and declares nothing; nor does a key with a placeholder
-    in it (``branch.<name>.merge``), which no one types as it is written, nor a plain word
-    (``commit::`` among a tool's subcommands, ``CPU::`` in a glossary): a word typed alone asks
-    for the page about it (``git-commit``), not for every list that defines it in passing. A dotted term is a
-    setting's key, known by the whole of it (``core.editor``): its last part (``editor``,
-    ``branch`` of ``color.branch``) is a word many keys end with, not what one of them is called."""
+    """The names a description list's ``term`` (as it shows: no monospace marks) declares
+    (:func:`item_names`). A dotted term is a setting's key, known by the whole of it
+    (``core.editor``): its last part (``editor``, ``branch`` of ``color.branch``) is a word many keys
+    end with, not what one of them is called."""
+    return item_names(term, code=False)
+
+
+def item_names(text: str, code: bool) -> tuple[str, ...]:
+    """The names ``text`` lists as a manual titles what it defines: each of its comma-separated
+    items (commas inside a value's brackets aside) a name or an option, maybe followed by its value
+    (``-m <msg>``, ``--message=<msg>``, ``--stat[=<width>[,<count>]]``, ``-L<start>,<end>``); an
+    option written ``--[no-]verify`` is both ``--verify`` and ``--no-verify``. Text with words after
+    a name (``Step one``, ``Read the manual``) is a phrase, and lists nothing; nor does a key with a
+    placeholder in it (``branch.<name>.merge``), which no one types as it is written. Unless the
+    markup says the ``text`` is ``code`` (a code span), a plain word lists nothing either
+    (``commit`` among a tool's subcommands, ``CPU`` or ``read-only`` in a glossary): a word typed
+    alone asks for the page about it (``git-commit``), not every list that defines it in passing."""
     names: list[str] = []
-    for item in term.split(","):
+    for item in _outside_brackets(text):
         item = item.strip()
+        if item[:1] in _VALUE_STARTS + "{":
+            continue  # the rest of the value before it (``-L<start>,<end>``)
         negatable = item.startswith(NEGATABLE)
         if negatable:
             item = "--" + item.removeprefix(NEGATABLE)
@@ -150,10 +168,24 @@ def term_names(term: str) -> tuple[str, ...]:
         rest = item[len(name) :].lstrip(" _*")
         if not name or name[-1] in ".-" or (rest and rest[0] not in _VALUE_STARTS):
             return ()  # not a name; or one with a placeholder inside (``branch.<name>.merge``)
-        if not _SPELT_AS_CODE.search(name):
-            return ()  # a word (``commit::``, ``CPU::``): a glossary's or a subcommand's, as prose has it
-        names.extend([name, "--no-" + name[2:]] if negatable else [name])
+        if not code and not _SPELT_AS_CODE.search(name):
+            return ()  # a word as prose has it
+        names.extend([name, "--" + NEGATION + name[2:]] if negatable else [name])
     return tuple(dict.fromkeys(names))
+
+
+def _outside_brackets(text: str) -> list[str]:
+    """``text`` split at each comma outside ``[]``, ``<>`` and ``{}``, in one pass."""
+    items, depth, start = [], 0, 0
+    for place, char in enumerate(text):
+        if char in "[<{":
+            depth += 1
+        elif char in "]>}":
+            depth = max(depth - 1, 0)
+        elif char == "," and depth == 0:
+            items.append(text[start:place])
+            start = place + 1
+    return [*items, text[start:]]
 
 
 def known_names(names: Iterable[str]) -> tuple[str, ...]:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
+from indexer.formats.definitions import NEGATION
 from indexer.records import HEADING_SEPARATOR, StoredChunk
 from indexer.search.query import STOPWORDS
 
@@ -27,8 +29,8 @@ from indexer.search.query import STOPWORDS
 _NAME_PART = r"[^\W\d]\w*(?:-\w+)*"
 _NAME_QUERY = re.compile(rf"(?:--?)?{_NAME_PART}(?:(?:::|\.|->|/){_NAME_PART})*(?:\(\))?")
 _NAME_SEPARATOR = re.compile(r"::|\.|->|/")
-#: What a long option's name starts with when it turns off the option named without it.
-NEGATION = "no-"
+#: Lower-case words joined by hyphens, as a long option spells them without its dashes.
+_HYPHENATED_WORDS = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 #: The fewest distinct words of a question that :func:`defining_first` reads as asking for the things
 #: a chunk defines: one word is a name, for :func:`named_first`.
 MIN_DEFINED_WORDS = 2
@@ -243,28 +245,39 @@ def asks_for_entry(words: set[str]) -> bool:
     return asks_for_list(words) or bool(words & FIX_WORDS)
 
 
-def asked_names(text: str) -> tuple[str, ...]:
+class AskedName(NamedTuple):
+    """A form in which a one-name question asks for a name (:func:`asked_names`), and whether only
+    a declaration knows it: a form the question did not spell (``cache`` of ``--no-cache``) names
+    the chunk that declares it, not any page whose title or file name holds the word."""
+
+    name: str
+    declared_only: bool = False
+
+
+def asked_names(text: str) -> tuple[AskedName, ...]:
     """The names a query asks for when it is one name, the most exact first, else none: the name as
     typed (``os.path.join``, ``package.json``, ``open`` of ``open()``), its last part (``join``,
-    ``Stdout`` of ``std::io::Stdout``), and for a long option the forms a manual may title it by:
-    without its dashes (``legacy-peer-deps`` of ``--legacy-peer-deps``), and for a negated one the
-    option it negates (``--cache``, then ``cache``, of ``--no-cache``), as command-line parsers
-    derive ``--no-x`` from ``--x``; words joined by hyphens are also the long option they spell
-    (``--rebase-merges`` of ``rebase-merges``). :func:`named_first` puts first the pages known by the first of
-    them that names any: the page titled ``package.json`` before one declaring a ``json`` setting."""
+    ``Stdout`` of ``std::io::Stdout``); then, known by declarations only, the forms a manual may
+    title a long option by: without its dashes (``legacy-peer-deps`` of ``--legacy-peer-deps``),
+    and for a negated one the option it negates (``--cache``, then ``cache``, of ``--no-cache``),
+    as command-line parsers derive ``--no-x`` from ``--x``; and lower-case words joined by hyphens
+    as the long option they spell (``--rebase-merges`` of ``rebase-merges``). :func:`named_first`
+    puts first the pages known by the first of them that names any: the page titled
+    ``package.json`` before one declaring a ``json`` setting."""
     text = text.strip()
     if not _NAME_QUERY.fullmatch(text):
         return ()
     whole = text.removesuffix("()")
     last = _NAME_SEPARATOR.split(whole)[-1]
-    forms = [whole, last]
+    forms = [AskedName(whole), AskedName(last)]
     if last.startswith("--"):
         bare = last[2:]
-        forms.append(bare)
+        derived = [bare]
         if bare.startswith(NEGATION):
-            forms += ["--" + bare[len(NEGATION) :], bare[len(NEGATION) :]]
-    elif "-" in last and not last.startswith("-"):
-        forms.append("--" + last)
+            derived += ["--" + bare[len(NEGATION) :], bare[len(NEGATION) :]]
+        forms += [AskedName(form, declared_only=True) for form in derived]
+    elif _HYPHENATED_WORDS.fullmatch(last):
+        forms.append(AskedName("--" + last, declared_only=True))
     return tuple(dict.fromkeys(forms))
 
 
@@ -315,7 +328,7 @@ def defining_first(order: list[int], k: int, chunks: dict[int, StoredChunk], wor
 
 
 def named_first(
-    order: list[int], chunks: dict[int, StoredChunk], names: Sequence[str]
+    order: list[int], chunks: dict[int, StoredChunk], names: Sequence[AskedName]
 ) -> tuple[list[int], frozenset[int]]:
     """``order`` with the chunks of the pages known by the first of ``names`` (case as typed) that
     names any (:func:`asked_names`) first, each side in its own order, and those chunks. Developers
@@ -324,8 +337,12 @@ def named_first(
     ``PathBuf``'s page, ``read`` the function ``read`` before module ``io``'s index (bench/RESULTS.md:
     Rust's std exact names, hybrid top-1)."""
     known = {chunk_id: page_names(chunks[chunk_id]) for chunk_id in order if chunk_id in chunks}
-    for name in names:
-        named = [chunk_id for chunk_id in order if name in known.get(chunk_id, ())]
+    for name, declared_only in names:
+        named = [
+            chunk_id
+            for chunk_id in order
+            if chunk_id in known and name in (chunks[chunk_id].names if declared_only else known[chunk_id])
+        ]
         if named:
             chosen = frozenset(named)
             return named + [chunk_id for chunk_id in order if chunk_id not in chosen], chosen

@@ -258,7 +258,7 @@ class Found:
         if names:
             chunks = {**chunks, **store.chunks_by_ids([c for c in order if c not in chunks])}
             order, named = named_first(order, chunks, names)
-        elif mode != "vector":
+        if not named and mode != "vector":
             words = set(keyword_words(query.words))
             if len(words) >= MIN_DEFINED_WORDS:
                 order = defining_first(order, RULE_WINDOW, chunks, words)
