@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+from collections.abc import Iterator
 from dataclasses import asdict, replace
 from pathlib import Path
 
@@ -657,6 +658,21 @@ def test_a_name_names_the_pages_known_by_its_most_exact_form():
     assert named_first(order, chunks, asked_names("--no-usage")) == (order, frozenset())
 
 
+def embedded_index(tmp_path_factory, name: str, docs: Path) -> Iterator[Index]:
+    """``docs`` built with the embedded model into an index of its own, open while the fixture is."""
+    with Index.open(tmp_path_factory.mktemp(f"{name}-db") / "index.db", backend=EmbeddedBackend()) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        yield index
+
+
+def unrelated_pages(docs: Path, heading: str, suffix: str) -> None:
+    """Pages on other subjects (titled with ``heading``'s mark), so that a manual's own pages stand
+    out from the rest as in a real folder."""
+    for number, topic in enumerate(["Tides", "Volcanoes", "Chess openings", "Knitting", "Bird song"]):
+        page = f"{heading} {topic}\n\nNotes on {topic.lower()}, with examples.\n"
+        write(docs / f"topic{number}.{suffix}", page)
+
+
 @pytest.fixture(scope="module")
 def declared(tmp_path_factory):
     """A Sphinx-style project where a setting is declared on its extension's page while other pages,
@@ -773,11 +789,8 @@ def options_site(tmp_path_factory):
         "# Plugins\n\nHow to write a plugin: write its parser, then write its printer, and write "
         "tests. Run `--write` to try it.\n",
     )
-    for number, topic in enumerate(["Tides", "Volcanoes", "Chess openings", "Knitting", "Bird song"]):
-        write(docs / f"topic{number}.md", f"# {topic}\n\nNotes on {topic.lower()}, with examples.\n")
-    with Index.open(tmp_path_factory.mktemp("options-db") / "index.db", backend=EmbeddedBackend()) as index:
-        assert index.build(docs, warn=lambda message: None).exit_code == 0
-        yield index
+    unrelated_pages(docs, "#", "md")
+    yield from embedded_index(tmp_path_factory, "options", docs)
 
 
 @pytest.mark.heavy
@@ -828,13 +841,8 @@ def option_manual(tmp_path_factory):
         "= Fixing the last commit\n\nRun `tool commit --amend` to fix it; `--amend` rewrites the last "
         "commit, and `--amend --no-verify` skips the hooks when `--no-verify` is needed. " * 3 + "\n",
     )
-    for number, topic in enumerate(["Tides", "Volcanoes", "Chess openings", "Knitting", "Bird song"]):
-        write(docs / f"topic{number}.adoc", f"= {topic}\n\nNotes on {topic.lower()}, with examples.\n")
-    with Index.open(
-        tmp_path_factory.mktemp("option-manual-db") / "index.db", backend=EmbeddedBackend()
-    ) as index:
-        assert index.build(docs, warn=lambda message: None).exit_code == 0
-        yield index
+    unrelated_pages(docs, "=", "adoc")
+    yield from embedded_index(tmp_path_factory, "option-manual", docs)
 
 
 @pytest.mark.heavy
@@ -869,11 +877,7 @@ def admonitions(tmp_path_factory):
         + "Fix a warning about a note; the tip of a warning box; a note on warning boxes and tip boxes. " * 8,
     )
     write(docs / "styling.rst", "Styling\n=======\n\nNote, warning and tip boxes take the theme's colours.\n")
-    with Index.open(
-        tmp_path_factory.mktemp("admonitions-db") / "index.db", backend=EmbeddedBackend()
-    ) as index:
-        assert index.build(docs, warn=lambda message: None).exit_code == 0
-        yield index
+    yield from embedded_index(tmp_path_factory, "admonitions", docs)
 
 
 @pytest.mark.heavy
