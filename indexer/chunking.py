@@ -71,8 +71,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 15: the model reads a run of one punctuation mark as three of them (:func:`without_leaders`);
 #: 16: a chunk whose lines are a contents list stored as one (:func:`contents_entries`);
 #: 17: a Markdown heading whose title is code alone, and an AsciiDoc description list's term that is
-#: names, declare the names they spell
-CHUNKER_VERSION = 17
+#: names, declare the names they spell; 18: a Sphinx signature's name in HTML declares it
+CHUNKER_VERSION = 18
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

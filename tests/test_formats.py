@@ -731,6 +731,33 @@ def test_an_html_anchor_that_spells_the_name_after_it_declares_that_name():
     }
 
 
+def test_a_sphinx_signature_declares_the_name_its_markup_gives():
+    """Sphinx's ids of options and settings spell the program or a prefix with the name
+    (``cmdoption-mypy-strict``, ``confval-...``): the signature's ``descname`` is what names it."""
+    page = (
+        '<html><body><div role="main">\n'
+        '<dl class="std option"><dt class="sig sig-object std" id="cmdoption-mypy-strict">\n'
+        '<span class="sig-name descname"><span class="pre">--strict</span></span>'
+        '<a class="headerlink" href="#cmdoption-mypy-strict">\u00b6</a></dt>\n'
+        "<dd><p>Enable every optional check.</p></dd></dl>\n"
+        '<dl class="std option"><dt class="sig sig-object std" id="cmdoption-stubgen-m">\n'
+        '<span id="cmdoption-stubgen-module"></span><span class="sig-name descname">-m</span>'
+        '<span class="sig-prename descclassname"> MODULE</span>'
+        '<span class="sig-prename descclassname">, </span>'
+        '<span class="sig-name descname">--module</span></dt><dd><p>A module.</p></dd></dl>\n'
+        '<dl class="std confval"><dt class="sig sig-object std" id="confval-disallow_untyped_defs">\n'
+        '<span class="sig-name descname"><span class="pre">disallow_untyped_defs</span></span></dt>\n'
+        "<dd><p>Disallows defining functions without type annotations.</p></dd></dl>\n"
+        '<p>A <span class="descname">--not-a-signature</span> outside one.</p>\n'
+        "</div></body></html>"
+    )
+    assert parse_text("command_line.html", page).definitions == {
+        3: ("--strict",),
+        6: ("-m", "--module"),
+        8: ("disallow_untyped_defs",),
+    }
+
+
 def test_a_chunk_declares_the_names_its_own_lines_define():
     text = (
         "Settings\n========\n\n.. confval:: first_setting\n\n   " + "About the first. " * 40 + "\n\n"

@@ -35,6 +35,9 @@ is compared too), javadoc's ``id="toString()"``,
 Sphinx's ``<dt id="os.path.join">``. A page that uses a name links to that anchor; it does not
 carry it, and the text of a link is not read for it (gtk-doc's ``<table id="top">`` begins with a
 link ``Top``). An id that spells none of the words after it (``content``, ``id-1.3.2``) defines nothing.
+Sphinx's signatures also name what they define in their own markup, whatever the id: the
+``sig-name descname`` of a ``<dt class="sig sig-object">`` (a command's option ``--strict`` under
+``id="cmdoption-mypy-strict"``, a setting under ``id="confval-disallow_untyped_defs"``).
 """
 
 from __future__ import annotations
@@ -73,6 +76,10 @@ TITLE_LEVEL = 0
 ANCHORED_TEXT = 200
 #: A name as it is written in text: a word starting with a letter or ``_``, maybe dotted or ``::``.
 _WRITTEN_NAME = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
+#: Sphinx's markup of an object's signature (``<dt class="sig sig-object std">``) and of the name in it
+#: (``<span class="sig-name descname">``), from which Sphinx's own index is made.
+SIGNATURE_CLASS = "sig-object"
+SIGNATURE_NAME_CLASS = "descname"
 #: Where the part of an id that names the thing ends (``CAIRO-FORMAT-A1:CAPS``, ``append(char[])``).
 _ID_QUALIFIER = re.compile(r"[:(]")
 
@@ -134,6 +141,8 @@ class _PageReader:
         self.reading: list[_Anchor] = []  # ids whose text is being read, up to their block's end
         self.links = 0  # open <a href> elements around the current position
         self.definitions: list[tuple[int, tuple[str, ...], bool]] = []  # (line, names, in main)
+        self.signatures = 0  # open Sphinx signatures (``<dt class="sig sig-object">``) around here
+        self.signature_names = 0  # open elements of a signature that hold its name
 
     def read(self, root: _Element) -> None:
         """Walk the tree in document order, without recursion: a page nested thousands deep is read
@@ -192,6 +201,28 @@ class _PageReader:
             self.links += 1
         if anchor:
             self.waiting.append(_Anchor(anchor, self.in_main))
+        self._signature_start(element, tag)
+
+    def _signature_start(self, element: _Element, tag: str) -> None:
+        """A Sphinx signature's name (its ``sig-name descname`` element, the outermost one) is a name
+        its chunk declares: ``--strict`` of ``<dt class="sig sig-object std"
+        id="cmdoption-mypy-strict">``, whose id spells the program's name with it."""
+        classes = (element.get("class") or "").split()
+        if tag == "dt" and SIGNATURE_CLASS in classes:
+            self.signatures += 1
+        elif self.signatures and SIGNATURE_NAME_CLASS in classes:
+            if not self.signature_names:
+                name = " ".join("".join(element.itertext()).split())
+                if name and " " not in name:
+                    self.definitions.append((self.line, known_names([name]), self.in_main))
+            self.signature_names += 1
+
+    def _signature_end(self, element: _Element, tag: str) -> None:
+        classes = (element.get("class") or "").split()
+        if tag == "dt" and SIGNATURE_CLASS in classes:
+            self.signatures = max(self.signatures - 1, 0)
+        elif self.signatures and SIGNATURE_NAME_CLASS in classes:
+            self.signature_names = max(self.signature_names - 1, 0)
 
     def _end(self, element: _Element, tag: str) -> None:
         line = self.line
@@ -219,6 +250,7 @@ class _PageReader:
         if tag not in INLINE:
             self._spelled(self.reading)
             self.reading = []
+        self._signature_end(element, tag)
 
     def _anchored(self, data: str) -> None:
         """``data`` read for the ids before it: those waiting start at its first words; each reads
