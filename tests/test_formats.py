@@ -733,7 +733,8 @@ def test_an_html_anchor_that_spells_the_name_after_it_declares_that_name():
 
 def test_a_sphinx_signature_declares_the_name_its_markup_gives():
     """Sphinx's ids of options and settings spell the program or a prefix with the name
-    (``cmdoption-mypy-strict``, ``confval-...``): the signature's ``descname`` is what names it."""
+    (``cmdoption-mypy-strict``, ``confval-...``): the signature's ``descname`` is what names it. A
+    Python method's short name (``join``) is many methods' name: its id, in full, names it."""
     page = (
         '<html><body><div role="main">\n'
         '<dl class="std option"><dt class="sig sig-object std" id="cmdoption-mypy-strict">\n'
@@ -749,6 +750,8 @@ def test_a_sphinx_signature_declares_the_name_its_markup_gives():
         '<span class="sig-name descname"><span class="pre">disallow_untyped_defs</span></span></dt>\n'
         "<dd><p>Disallows defining functions without type annotations.</p></dd></dl>\n"
         '<p>A <span class="descname">--not-a-signature</span> outside one.</p>\n'
+        '<dl class="py method"><dt class="sig sig-object py" id="multiprocessing.Process.join">\n'
+        '<span class="sig-name descname">join</span>(timeout)</dt><dd><p>Wait.</p></dd></dl>\n'
         "</div></body></html>"
     )
     assert parse_text("command_line.html", page).definitions == {

@@ -35,8 +35,9 @@ is compared too), javadoc's ``id="toString()"``,
 Sphinx's ``<dt id="os.path.join">``. A page that uses a name links to that anchor; it does not
 carry it, and the text of a link is not read for it (gtk-doc's ``<table id="top">`` begins with a
 link ``Top``). An id that spells none of the words after it (``content``, ``id-1.3.2``) defines nothing.
-Sphinx's signatures also name what they define in their own markup, whatever the id: the
-``sig-name descname`` of a ``<dt class="sig sig-object">`` (a command's option ``--strict`` under
+Sphinx's signatures of a manual's own options, settings and environment variables also name what
+they define in their own markup, whatever the id: the ``sig-name descname`` of a
+``<dt class="sig sig-object std">`` (a command's option ``--strict`` under
 ``id="cmdoption-mypy-strict"``, a setting under ``id="confval-disallow_untyped_defs"``).
 """
 
@@ -80,6 +81,9 @@ _WRITTEN_NAME = re.compile(r"[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*")
 #: (``<span class="sig-name descname">``), from which Sphinx's own index is made.
 SIGNATURE_CLASS = "sig-object"
 SIGNATURE_NAME_CLASS = "descname"
+#: The classes of a signature of Sphinx's standard domain (``std``: options, settings, environment
+#: variables) or of none.
+MANUAL_SIGNATURE_CLASSES = frozenset({"sig", SIGNATURE_CLASS, "std"})
 #: Where the part of an id that names the thing ends (``CAIRO-FORMAT-A1:CAPS``, ``append(char[])``).
 _ID_QUALIFIER = re.compile(r"[:(]")
 
@@ -208,7 +212,7 @@ class _PageReader:
         its chunk declares: ``--strict`` of ``<dt class="sig sig-object std"
         id="cmdoption-mypy-strict">``, whose id spells the program's name with it."""
         classes = (element.get("class") or "").split()
-        if tag == "dt" and SIGNATURE_CLASS in classes:
+        if tag == "dt" and is_manual_signature(classes):
             self.signatures += 1
         elif self.signatures and SIGNATURE_NAME_CLASS in classes:
             if not self.signature_names:
@@ -219,7 +223,7 @@ class _PageReader:
 
     def _signature_end(self, element: _Element, tag: str) -> None:
         classes = (element.get("class") or "").split()
-        if tag == "dt" and SIGNATURE_CLASS in classes:
+        if tag == "dt" and is_manual_signature(classes):
             self.signatures = max(self.signatures - 1, 0)
         elif self.signatures and SIGNATURE_NAME_CLASS in classes:
             self.signature_names = max(self.signature_names - 1, 0)
@@ -368,6 +372,15 @@ class _Anchor:
     def starting(self, line: int) -> _Anchor:
         self.line = line
         return self
+
+
+def is_manual_signature(classes: list[str]) -> bool:
+    """Whether a ``dt`` of ``classes`` is a Sphinx signature of a manual's own option, setting or
+    environment variable: of Sphinx's standard domain, or of none (Django's options). A programming
+    language's objects (``py``, ``c``, ``cpp``, ``js``) are named in full by their ids
+    (``id="multiprocessing.Process.join"``), which :func:`spelled_names` reads; their short names
+    (``join``) are many objects' names, not what one of them is called."""
+    return SIGNATURE_CLASS in classes and set(classes) <= MANUAL_SIGNATURE_CLASSES
 
 
 def spelled_names(anchor: str, text: str) -> tuple[str, ...]:
