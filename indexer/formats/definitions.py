@@ -18,8 +18,9 @@ page, in markup made for that purpose, which their own tools index:
   options)` ``, ``## `--config` and `--no-config` ``): docs sites title the section that documents
   an option, a function or a setting so, and their generators put it in the page's outline.
 
-A dotted or ``::`` name is also known by its last part, as a question's name is
-(:func:`indexer.search.name_rules.asked_names`).
+A dotted or ``::`` name that a directive, a man page or a call declares is also known by its last
+part, as a question's name is (:func:`indexer.search.name_rules.asked_names`); a setting's dotted key
+(an AsciiDoc term, a Markdown title, a Sphinx signature in HTML) is known by the whole of it only.
 
 Every rule reads a line at a time, with patterns that cannot backtrack far, so reading a document's
 definitions is linear in its size whatever its text: this runs over every indexed file.

@@ -217,8 +217,8 @@ class _PageReader:
         elif self.signatures and SIGNATURE_NAME_CLASS in classes:
             if not self.signature_names:
                 name = " ".join("".join(element.itertext()).split())
-                if name and " " not in name:
-                    self.definitions.append((self.line, known_names([name]), self.in_main))
+                if name and " " not in name:  # known whole, as a setting's dotted key is
+                    self.definitions.append((self.line, (name,), self.in_main))
             self.signature_names += 1
 
     def _signature_end(self, element: _Element, tag: str) -> None:
