@@ -29,7 +29,7 @@ What decides structure follows Asciidoctor's rules:
 The names a page defines (:attr:`Document.definitions`): a manual page's NAME section
 (``git-commit - Record changes to the repository``, what ``whatis`` reads), the ids that anchor
 a section title (``[[restore-dump]]``), which cross references name it by, and a description list's
-term that is names (``--amend::``, ``core.editor::``: :func:`indexer.formats.definitions.term_names`).
+term that is names (``--amend::``, ``core.editor::``: :func:`indexer.formats.definitions.item_names`).
 
 Why not a parser from PyPI: the Python ones either convert to HTML or DocBook without positions or an
 AST (asciidoc-py, asciidoc3, both GPL), or are early alphas too slow for a build (a Lark-grammar
@@ -43,7 +43,7 @@ import csv
 import re
 from dataclasses import dataclass, field
 
-from indexer.formats.definitions import man_entry_names, term_names
+from indexer.formats.definitions import item_names, man_entry_names
 from indexer.formats.document import Document, Heading, split_lines
 
 _ATX_TITLE = re.compile(r"(={1,6}|#{1,6})[ \t]+(?=\S)")
@@ -430,7 +430,7 @@ class _Reader:
         self.in_header = False
         term = _DESCRIPTION_TERM.fullmatch(line.strip())
         if term and not _LIST_ITEM.match(line):
-            if names := term_names(title_text(term.group(1), self.attributes)):
+            if names := item_names(title_text(term.group(1), self.attributes), code=False):
                 self.layout.definitions[index + 1] = names
             line = term.group(1) + (": " + term.group(2) if term.group(2) else "")
         self._read(index + 1, visible_text(line, self.attributes).removesuffix(" +"))

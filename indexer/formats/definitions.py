@@ -121,7 +121,7 @@ def code_title_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
     brackets may stand (``## `--config` and `--no-config` ``, ``### `collectCoverage` [boolean]``);
     each span is a call (the word before its parameters: ``format`` of
     ``prettier.format(source, options)``, also known by its last part) or names as
-    :func:`term_names` reads them (``--output <dir>``). A title with prose in it, or a span of
+    :func:`item_names` reads them (``--output <dir>``). A title with prose in it, or a span of
     several words (``## `npm install prettier` ``, a command shown), declares nothing."""
     spans = [text.strip() for is_code, text in pieces if is_code]
     between = _BRACKETED_TYPE.sub(" ", " ".join(text for is_code, text in pieces if not is_code))
@@ -138,14 +138,6 @@ def code_title_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(names))
 
 
-def term_names(term: str) -> tuple[str, ...]:
-    """The names a description list's ``term`` (as it shows: no monospace marks) declares
-    (:func:`item_names`). A dotted term is a setting's key, known by the whole of it
-    (``core.editor``): its last part (``editor``, ``branch`` of ``color.branch``) is a word many keys
-    end with, not what one of them is called."""
-    return item_names(term, code=False)
-
-
 def item_names(text: str, code: bool) -> tuple[str, ...]:
     """The names ``text`` lists as a manual titles what it defines: each of its comma-separated
     items (commas inside a value's brackets aside) a name or an option, maybe followed by its value
@@ -155,7 +147,9 @@ def item_names(text: str, code: bool) -> tuple[str, ...]:
     placeholder in it (``branch.<name>.merge``), which no one types as it is written. Unless the
     markup says the ``text`` is ``code`` (a code span), a plain word lists nothing either
     (``commit`` among a tool's subcommands, ``CPU`` or ``read-only`` in a glossary): a word typed
-    alone asks for the page about it (``git-commit``), not every list that defines it in passing."""
+    alone asks for the page about it (``git-commit``), not every list that defines it in passing.
+    A dotted name is a setting's key, known by the whole of it (``core.editor``): its last part
+    (``editor``, ``branch`` of ``color.branch``) is a word many keys end with."""
     names: list[str] = []
     for item in _outside_brackets(text):
         item = item.strip()
