@@ -60,6 +60,7 @@ from indexer.search.name_rules import (
 from indexer.search.order_rules import FUSED_RANK_WEIGHT, code_before_tests, reranked_order
 from indexer.search.query import MAX_REPEATS, Query, keyword_terms, keyword_words
 from indexer.search.run import CANDIDATE_DEPTH, NO_FILTER, Found, judged_on_both
+from indexer.search import run
 
 QUERIES = json.loads((REPO / "tests" / "fixtures" / "sample_queries.json").read_text())
 HYBRID = json.loads((REPO / "tests" / "fixtures" / "hybrid_queries.json").read_text())
@@ -820,6 +821,21 @@ def test_a_name_finds_its_page_by_the_most_exact_form_some_page_is_known_by(
 ):
     hits = options_site.search(query, k=3, mode=mode, min_score=0)
     assert hits[0].path == page and section in hits[0].text, [(hit.path, hit.heading) for hit in hits]
+
+
+@pytest.mark.heavy
+def test_vector_mode_finds_a_declaration_beyond_its_nearest_chunks(options_site, monkeypatch):
+    """With each list three chunks deep, the CLI page's ``--write`` section is not among the vector
+    search's (pages that only use the option are nearer): the keyword index's lookup of the name
+    brings the declaration in, and nothing else the keyword search found joins the answer."""
+    monkeypatch.setattr(run, "CANDIDATE_DEPTH", 3)
+    hits = options_site.search("--write", k=2, mode="vector", min_score=0)
+    assert hits[0].path == "cli.md" and "--write" in hits[0].text, [(hit.path, hit.heading) for hit in hits]
+    assert hits[0].vector_score is None  # found by the lookup, not by the vector search
+    assert hits[0].score >= NAMED_PAGE_SCORE
+    assert len(hits) == 2 and hits[1].vector_score is not None
+    phrased = options_site.search("how do I rewrite files in place", k=2, mode="vector", min_score=0)
+    assert all(hit.vector_score is not None for hit in phrased)
 
 
 @pytest.fixture(scope="module")

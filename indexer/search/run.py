@@ -21,7 +21,7 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
 4. **What documents declare**: a question that is one name (``Path``, ``std::io::Stdout``) puts first
    the chunks of the pages named after it or declaring it (:func:`named_first`), in every mode:
    where a name is defined is what a page declares, not a word's statistics, so vector mode reads
-   it too; a question most of whose words a section declares as definitions puts that section
+   it too, among its own list and the keyword search's (:func:`_keyword_only`); a question most of whose words a section declares as definitions puts that section
    first (:func:`defining_first`); a question asking for a list and naming a version puts first
    the entries whose heading declares that version (:func:`version_entries_first`), found among
    the first :data:`RULE_WINDOW` and the chunks that best hold its numbers.
@@ -256,8 +256,10 @@ class Found:
         named: frozenset[int] = frozenset()
         names = asked_names(query.text)
         if names:
-            chunks = {**chunks, **store.chunks_by_ids([c for c in order if c not in chunks])}
-            order, named = named_first(order, chunks, names)
+            beyond = _keyword_only(store, query, order, depth, allowed) if mode == "vector" else []
+            chunks = {**chunks, **store.chunks_by_ids([c for c in order + beyond if c not in chunks])}
+            order, named = named_first(order + beyond, chunks, names)
+            order = [chunk_id for chunk_id in order if chunk_id in named or chunk_id not in beyond]
         if not named and mode != "vector":
             words = set(keyword_words(query.words))
             if len(words) >= MIN_DEFINED_WORDS:
@@ -402,6 +404,18 @@ def _version_entries_first(
     order = order + [c for c in holding if c not in candidates and is_entry_of(declared[c], versions)]
     order, entries = version_entries_first(order, declared, versions)
     return order, chunks, entries
+
+
+def _keyword_only(
+    store: SearchStore, query: Query, order: list[int], depth: int, allowed: AllowedChunks | None
+) -> list[int]:
+    """The keyword search's ``depth`` best chunks for a one-name question that ``order`` (the vector
+    list) lacks: where the name is declared is a fact of the page, not of the model's reading, and
+    a name the model reads as a few characters (``-m``, ``ssl``) leaves its definition beyond the
+    nearest chunks. Only those named as asked join the answer (:func:`named_first`)."""
+    listed = set(order)
+    found = store.keyword_matches(query.keyword_terms(), depth, allowed)
+    return [chunk_id for chunk_id, _ in found if chunk_id not in listed]
 
 
 def _names_all(store: SearchStore, file: tuple[str, str], words: set[str]) -> bool:
