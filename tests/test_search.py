@@ -22,6 +22,7 @@ from indexer.backends.reranker import Reranker, passage_text
 from indexer.errors import BackendUnreachableError, InvalidRequestError
 from indexer.records import StoredChunk
 from indexer.request import MAX_QUESTION_CHARS, MODES, SearchRequest
+from indexer.search import run
 from indexer.search.calibration import (
     CALIBRATED_MODEL,
     CALIBRATIONS,
@@ -60,7 +61,6 @@ from indexer.search.name_rules import (
 from indexer.search.order_rules import FUSED_RANK_WEIGHT, code_before_tests, reranked_order
 from indexer.search.query import MAX_REPEATS, Query, keyword_terms, keyword_words
 from indexer.search.run import CANDIDATE_DEPTH, NO_FILTER, Found, judged_on_both
-from indexer.search import run
 
 QUERIES = json.loads((REPO / "tests" / "fixtures" / "sample_queries.json").read_text())
 HYBRID = json.loads((REPO / "tests" / "fixtures" / "hybrid_queries.json").read_text())

@@ -21,8 +21,9 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
 4. **What documents declare**: a question that is one name (``Path``, ``std::io::Stdout``) puts first
    the chunks of the pages named after it or declaring it (:func:`named_first`), in every mode:
    where a name is defined is what a page declares, not a word's statistics, so vector mode reads
-   it too, among its own list and the keyword search's (:func:`_keyword_only`); a question most of whose words a section declares as definitions puts that section
-   first (:func:`defining_first`); a question asking for a list and naming a version puts first
+   it too, among its own list and the keyword search's (:func:`_keyword_only`); a question most of
+   whose words a section declares as definitions puts that section first (:func:`defining_first`);
+   a question asking for a list and naming a version puts first
    the entries whose heading declares that version (:func:`version_entries_first`), found among
    the first :data:`RULE_WINDOW` and the chunks that best hold its numbers.
 5. **Scores.** Each hit's :class:`Evidence` (its own strength, its gap below the hits ranked above
