@@ -71,8 +71,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 15: the model reads a run of one punctuation mark as three of them (:func:`without_leaders`);
 #: 16: a chunk whose lines are a contents list stored as one (:func:`contents_entries`);
 #: 17: a Markdown heading whose title is code alone, and an AsciiDoc description list's term that is
-#: names, declare the names they spell; 18: a Sphinx signature's name in HTML declares it
-CHUNKER_VERSION = 18
+#: names, declare the names they spell; 18: a Sphinx signature's name in HTML declares it;
+#: 19: a block that opens a definition starts the next chunk rather than end one, and autodoc's
+#: directives declare the names they document
+CHUNKER_VERSION = 19
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
@@ -146,6 +148,7 @@ class _Block:
     path: tuple[str, ...]
     boundary: int
     heading_only: bool = False  # nothing but a heading's own lines (and markup)
+    opens_definition: bool = False  # its first line declares names (Document.definitions)
     titles: int = 0  # leading pieces that are headings carried to this block's text
     tokens: int = field(init=False)
 
@@ -265,6 +268,7 @@ def _blocks(pieces: list[_Piece], document: Document) -> list[_Block]:
             piece.markup or len(_words_of_title(piece.read)) <= title_words.get(piece.line, -1)
             for piece in block.pieces
         )
+        block.opens_definition = block.pieces[0].line in document.definitions
     return blocks
 
 
@@ -367,20 +371,35 @@ class _Packer:
 
     def pack(self, segments: list[list[_Block]]) -> list[list[_Block]]:
         """Neighbouring segments (each fitting) packed into groups up to the limit; a group ends
-        after a segment that is a cut point once it is FILLED."""
+        after a segment that is a cut point once it is FILLED, never after a block that opens a
+        definition, which starts the next group where the two fit: a Sphinx directive's line and
+        options are a block, its description another, and the chunk that declares the name must
+        hold what it says of it (the name is stored with the chunk whose own lines declare it)."""
         groups: list[list[_Block]] = []
         current: list[_Block] = []
         for segment in segments:
             if current and not self.fits(current + segment):
-                groups.append(current)
-                current = []
+                current = self._closed(groups, current, segment)
             current = current + segment
-            if _tokens(current) >= self.room(current) * FILLED and _is_cut_point(segment):
+            filled = _tokens(current) >= self.room(current) * FILLED
+            if filled and _is_cut_point(segment) and not segment[-1].opens_definition:
                 groups.append(current)
                 current = []
         if current:
             groups.append(current)
         return groups
+
+    def _closed(
+        self, groups: list[list[_Block]], current: list[_Block], following: list[_Block]
+    ) -> list[_Block]:
+        """Close ``current`` into ``groups`` (in place), less the block that opens a definition at its
+        end when it fits with the ``following`` segment: what the next group starts with."""
+        last = current[-1]
+        if len(current) > 1 and last.opens_definition and self.fits([last, *following]):
+            groups.append(current[:-1])
+            return [last]
+        groups.append(current)
+        return []
 
     def join_small(self, groups: list[list[_Block]]) -> list[list[_Block]]:
         """Groups under a quarter of the limit joined to the group before (else after) them when

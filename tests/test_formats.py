@@ -667,6 +667,12 @@ def test_what_markup_declares_a_name_and_what_does_not():
     }
     assert declared("c.rst", ".. c:function:: int PyType_Ready(PyTypeObject *type)") == {"PyType_Ready"}
     assert declared("rst.rst", ".. rst:directive:: .. code-block:: [language]") == {"code-block"}
+    # autodoc's directives define the object they document from its source
+    autodoc = ".. autofunction:: pytest.approx\n\n.. autoclass:: pytest.LineMatcher()\n   :members:\n"
+    assert declared("api.rst", autodoc) == {"pytest.approx", "approx", "pytest.LineMatcher", "LineMatcher"}
+    assert declared("r.rst", ".. automodule:: werkzeug.routing\n") == {"werkzeug.routing", "routing"}
+    assert declared("s.rst", ".. autosummary::\n   :toctree: api\n\n   pytest.approx\n") == set()
+    assert declared("t.rst", ".. autofunction:: hidden\n   :no-index:\n") == set()
     # options of a directive, literal blocks, unindexed descriptions and plain directives: nothing
     assert declared("a.rst", ".. rst:directive:option:: caption: caption of ToC") == set()
     assert declared("b.rst", "Like this::\n\n   .. confval:: shown\n\nText.\n\n.. note:: Careful") == set()
@@ -679,6 +685,25 @@ def test_what_markup_declares_a_name_and_what_does_not():
         assert parse_text(path, wrapped).definitions.keys() == {2}
     # a NAME line whose entry never reaches the dash before a summary declares nothing
     assert declared("notes.txt", "NAME\n" + "    not a name entry\n" * 20) == set()
+
+
+def test_a_definition_opened_at_a_chunks_end_starts_the_next_chunk_with_its_description():
+    """A directive's line and options are one block and its description another: where the two do
+    not fit beside the text before them, the chunk that declares the setting is the one that holds
+    what the manual says of it, not the one before it ending on its name."""
+    lead = "Every setting below is read from the configuration file at start. " * 2
+    page = (
+        f"Settings\n========\n\n{lead}\n\n"
+        ".. confval:: testpaths\n   :type: list\n\n"
+        "   Directories searched for tests when no paths are given on the command line, "
+        "relative to the root folder of the project.\n"
+    )
+    chunks = chunks_of("reference.rst", page, limit=40)
+    assert len(chunks) == 2, [(chunk.start_line, chunk.end_line) for chunk in chunks]
+    declaring = [chunk for chunk in chunks if chunk.names]
+    assert [chunk.names for chunk in declaring] == [("testpaths",)]
+    assert "Directories searched" in declaring[0].text and ".. confval:: testpaths" in declaring[0].text
+    assert ".. confval::" not in chunks[0].text
 
 
 def test_a_markdown_title_of_code_alone_declares_the_names_it_spells():

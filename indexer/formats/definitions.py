@@ -6,7 +6,8 @@ asks first (:func:`indexer.search.name_rules.named_first`). Many manuals define 
 page, in markup made for that purpose, which their own tools index:
 
 - **Sphinx and docutils**: the object directives of every domain (``.. confval:: name``,
-  ``.. rst:directive:: toctree``, ``.. py:function:: join(a, *p)``, ``.. option:: -v, --verbose``...),
+  ``.. rst:directive:: toctree``, ``.. py:function:: join(a, *p)``, ``.. option:: -v, --verbose``...)
+  and autodoc's (``.. autofunction:: pytest.approx``, ``.. automodule:: werkzeug.routing``),
   which Sphinx puts in its index unless marked ``:no-index:``. An example of one in a literal block
   (after ``::`` or in a ``code-block``) defines nothing.
 - **man pages**: the NAME section (``clock_getres, clock_gettime, clock_settime - clock and time
@@ -41,9 +42,10 @@ OBJECT_DIRECTIVES = (
     "exception", "module", "decorator", "macro", "member", "type", "var", "struct", "union", "enum",
     "enumerator", "concept", "event", "describe", "object", "setting",
 )  # fmt: skip
-_DEFINITION = re.compile(
-    r"\.\.[ \t]+(?:[a-z]+:)?(?:" + "|".join(OBJECT_DIRECTIVES) + r")::[ \t]+(?P<argument>\S.*)"
-)
+#: What autodoc's directives put before the object directive they write from the source code
+#: (``autofunction``, ``autoclass``, ``automodule``...): each defines the object it names.
+AUTODOC_PREFIX = "auto"
+_DIRECTIVE_LINE = re.compile(r"\.\.[ \t]+(?P<directive>[\w:-]+)::[ \t]+(?P<argument>\S.*)")
 _UNINDEXED = re.compile(r":(?:no-index|noindex):")
 #: The dash between a man page's names and its summary (``\-`` as troff writes it, or a Unicode dash).
 _MAN_DASH = re.compile(r"[ \t](?:\\-|-|\u2010|\u2013|\u2014)(?:[ \t]|$)")
@@ -81,12 +83,24 @@ def directive_definitions(lines: list[str], literal: set[int]) -> dict[int, tupl
         if number in literal or ".." not in line:
             continue
         stripped = line.lstrip()
-        definition = _DEFINITION.fullmatch(stripped)
-        if definition and not _unindexed(lines, number, len(line) - len(stripped)):
+        definition = _DIRECTIVE_LINE.fullmatch(stripped)
+        if (
+            definition
+            and is_object_directive(definition["directive"])
+            and definition["directive"].count(":") < 2  # not a directive's option
+            and not _unindexed(lines, number, len(line) - len(stripped))
+        ):
             names = known_names(argument_names(definition["argument"]))
             if names:
                 found[number] = names
     return found
+
+
+def is_object_directive(directive: str) -> bool:
+    """Whether the directive named ``directive`` (with or without its domain, ``py:function``)
+    describes what its argument names: an object directive, or autodoc's form of one
+    (``autofunction:: pytest.approx``, which Sphinx indexes as the function it documents)."""
+    return directive.rsplit(":", 1)[-1].removeprefix(AUTODOC_PREFIX) in OBJECT_DIRECTIVES
 
 
 def man_page_names(lines: list[str]) -> dict[int, tuple[str, ...]]:

@@ -33,7 +33,12 @@ import csv
 import re
 import string
 
-from indexer.formats.definitions import OBJECT_DIRECTIVES, directive_definitions, man_page_names
+from indexer.formats.definitions import (
+    AUTODOC_PREFIX,
+    directive_definitions,
+    is_object_directive,
+    man_page_names,
+)
 from indexer.formats.document import Document, Heading, split_lines
 
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:.+-]+)::")
@@ -356,7 +361,7 @@ def directive_pieces(name: str, argument: str) -> tuple[str, ...]:
         return (f"{VERSION_NOTES[name]} {version}" + (f": {note.strip()}" if note.strip() else "."),)
     if argument and name in TITLED_DIRECTIVES:
         return (argument,)
-    if argument and (name.rsplit(":", 1)[-1] in OBJECT_DIRECTIVES or name.startswith("auto")):
+    if argument and (is_object_directive(name) or name.startswith(AUTODOC_PREFIX)):
         return (f"`{argument}`",)  # a signature is code, shown as an inline literal is
     return ()
 
