@@ -430,11 +430,14 @@ class _Packer:
         return filled
 
     def _take(self, giver: list[_Block], taker: list[_Block], small: int, from_end: bool) -> None:
-        """Move blocks from the near end of ``giver`` to ``taker`` (in place), as fill_small says."""
+        """Move blocks from the near end of ``giver`` to ``taker`` (in place), as fill_small says; not
+        a block that opens a definition to ``taker``'s end, away from its description (see pack)."""
         while _tokens(taker) < small and len(giver) > 1:
             block = giver[-1] if from_end else giver[0]
             grown = [block, *taker] if from_end else [*taker, block]
             if not self.fits(grown) or _tokens(giver) - block.tokens < small:
+                return
+            if not from_end and block.opens_definition:
                 return
             taker[:] = grown
             giver.pop(-1 if from_end else 0)
