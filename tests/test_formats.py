@@ -731,6 +731,29 @@ def test_a_markdown_title_of_code_alone_declares_the_names_it_spells():
     assert declared("d.md", "## `)`\n\n## `-`\n\n## `a.`\n") == set()
 
 
+def test_a_markdown_table_row_keyed_by_options_declares_them():
+    """A command's reference tabulates its options, one per row: the row's first cell, options in
+    code (inside a link too), declares them; a first cell of values or other names declares nothing,
+    nor does an option in another column or in the table's head."""
+    page = (
+        "# image ls\n\n| Name | Type | Description |\n|---|---|---|\n"
+        "| [`--digests`](#digests) | `bool` | Show digests |\n"
+        "| `--all`, `-a` | `bool` | Show all images |\n"
+        "| `-f`, `--filter <filter>` | `filter` | Filter output |\n"
+        "| `--quiet` or `-q` | | Only show image IDs |\n\n"
+        "| Default | CLI override | API override |\n|---|---|---|\n"
+        "| `true` | `--no-semi` | `semi: <bool>` |\n\n"
+        "| Hook | Runs |\n|---|---|\n| `beforeAll` | once |\n| `--x` and more | twice |\n\n"
+        "| `--in-the-head` | x |\n|---|---|\n| text | y |\n"
+    )
+    assert parse_text("image_ls.md", page).definitions == {
+        5: ("--digests",),
+        6: ("--all", "-a"),
+        7: ("-f", "--filter"),
+        8: ("--quiet", "-q"),
+    }
+
+
 def test_an_html_anchor_that_spells_the_name_after_it_declares_that_name():
     """gtk-doc's and DocBook's anchors, javadoc's and Sphinx's ids: the id spells the name that
     follows it (case, ``-``, ``_`` and ``.`` aside; an id's ``:CAPS`` or ``(...)`` qualifier too); a

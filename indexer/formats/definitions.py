@@ -17,7 +17,9 @@ page, in markup made for that purpose, which their own tools index:
   (known by the whole of a dotted key only).
 - **Markdown**: a heading whose title is code alone (``## `--write` ``, ``### `prettier.format(source,
   options)` ``, ``## `--config` and `--no-config` ``): docs sites title the section that documents
-  an option, a function or a setting so, and their generators put it in the page's outline.
+  an option, a function or a setting so, and their generators put it in the page's outline; and a
+  table row whose first cell is options in code (``| `--all`, `-a` | bool | Show all |``), as a
+  command's reference tabulates them.
 
 A dotted or ``::`` name that a directive, a man page or a call declares is also known by its last
 part, as a question's name is (:func:`indexer.search.name_rules.asked_names`); a setting's dotted key
@@ -150,6 +152,16 @@ def code_title_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
             return ()
         names.extend(found)
     return tuple(dict.fromkeys(names))
+
+
+def option_cell_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
+    """The options a table row's first cell declares when it is options in code alone, read as a
+    title of code is (:func:`code_title_names`: ``| `--all`, `-a` | bool | Show all |``, also
+    inside a link): a table keyed by options says what each does, as a manual's list of them does.
+    Any other name in a first cell declares nothing: tables key their rows by values as often
+    (`` `True` ``, `` `80` ``), or list names they only sum up (a lifecycle's hooks)."""
+    names = code_title_names(pieces)
+    return names if all(name.startswith("-") for name in names) else ()
 
 
 def item_names(text: str, code: bool) -> tuple[str, ...]:

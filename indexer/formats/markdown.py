@@ -18,7 +18,9 @@ What a rendered page does not show is not read as its text:
   ``attr_list``, Pandoc and pulldown-cmark write it) is not part of its title.
 
 A heading whose title is code alone (``## `--write` ``) declares the names it spells
-(:attr:`Document.definitions`, :func:`indexer.formats.definitions.code_title_names`).
+(:attr:`Document.definitions`, :func:`indexer.formats.definitions.code_title_names`), and so does
+a table row whose first cell is a command's options in code (``| `--all`, `-a` | ... |``,
+:func:`indexer.formats.definitions.option_cell_names`).
 
 Why pyromark rather than markdown-it-py: on the pipeline benchmark's Markdown, markdown-it-py parsed
 3 MB/s (block rules only, inline off), which alone would add about 3 s to a 3.2 s build of 2,000 files;
@@ -34,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from indexer.formats.definitions import code_title_names
+from indexer.formats.definitions import code_title_names, option_cell_names
 from indexer.formats.document import Document, Heading, split_lines
 from indexer.formats.metadata import FrontMatter, read_front_matter
 from indexer.formats.rst import ADMONITIONS, directive_options, directive_pieces, read_rst, role_text
@@ -194,6 +196,8 @@ def markdown_layout(text: str) -> MarkdownLayout:
     covered: list[tuple[int, int]] = []  # the line ranges of top-level blocks
     depth = 0
     title: list[tuple[bool, str]] | None = None  # a heading's texts, each marked whether it is code
+    row_line = 0  # the line of a table row whose first cell is not read yet
+    key: tuple[int, list[tuple[bool, str]]] | None = None  # (line, texts) of a row's first cell
     collected: tuple[str, list[str]] | None = None  # (what, texts) of open front matter or HTML
     options = (
         pyromark.Options.ENABLE_YAML_STYLE_METADATA_BLOCKS
@@ -214,6 +218,8 @@ def markdown_layout(text: str) -> MarkdownLayout:
         if start is None and end is None:  # text, code, HTML...: only a title or metadata keeps it
             if title is not None:
                 title.extend(_title_pieces(event))
+            elif key is not None:
+                key[1].extend(_title_pieces(event))
             elif collected is not None:
                 collected[1].extend(_texts(event, ("Text", "Html")))
             continue
@@ -234,6 +240,10 @@ def markdown_layout(text: str) -> MarkdownLayout:
                     layout.markup.add(last)
                 title = None
             continue
+        if key is not None and end == "TableCell":
+            if declared := option_cell_names(key[1]):
+                layout.definitions[key[0]] = declared
+            key = None
         if collected is not None:  # inside front matter or an HTML block
             if end is not None and depth == 0:
                 _close_collected(layout, collected, lines_of(span))
@@ -259,6 +269,9 @@ def markdown_layout(text: str) -> MarkdownLayout:
             layout.markup.update(range(table[0], table[1] + 1))  # rows are taken back below
         elif start in ("TableHead", "TableRow"):
             layout.table_rows.update(range(lines_of(span)[0], lines_of(span)[1] + 1))
+            row_line = lines_of(span)[0] if start == "TableRow" else 0
+        elif start == "TableCell" and row_line:
+            key, row_line = (row_line, []), 0
     layout.markup -= layout.table_rows
     layout.hidden |= _uncovered_lines(lines, covered)
     return layout
