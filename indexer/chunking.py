@@ -73,7 +73,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 17: a Markdown heading whose title is code alone, and an AsciiDoc description list's term that is
 #: names, declare the names they spell; 18: a Sphinx signature's name in HTML declares it;
 #: 19: a block that opens a definition starts the next chunk rather than end one, and autodoc's
-#: directives declare the names they document; 20: a Markdown table row keyed by options declares them
+#: directives declare the names they document; 20: a Markdown table row keyed by options declares them,
+#: and a reST directive with no content before a section's title defines that section
 CHUNKER_VERSION = 20
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

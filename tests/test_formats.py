@@ -731,6 +731,21 @@ def test_a_markdown_title_of_code_alone_declares_the_names_it_spells():
     assert declared("d.md", "## `)`\n\n## `-`\n\n## `a.`\n") == set()
 
 
+def test_a_directive_without_content_before_a_title_defines_that_titles_section():
+    """Scrapy writes ``.. setting:: NAME`` and then a section titled ``NAME``: the section is what
+    the setting's directive defines, and its chunk holds the setting's default and description."""
+    page = (
+        "Settings\n========\n\n.. setting:: DOWNLOAD_DELAY\n   :type: float\n\n"
+        "DOWNLOAD_DELAY\n--------------\n\nDefault: ``0``\n\n.. confval:: kept\n\n   Its own text.\n\n"
+        "Next\n----\n\n.. option:: --last\n"
+    )
+    assert parse_text("settings.rst", page).definitions == {
+        7: ("DOWNLOAD_DELAY",),
+        12: ("kept",),
+        19: ("--last",),
+    }
+
+
 def test_a_markdown_table_row_keyed_by_options_declares_them():
     """A command's reference tabulates its options, one per row: the row's first cell, options in
     code (inside a link too), declares them; a first cell of values or other names declares nothing,

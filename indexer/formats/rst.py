@@ -117,7 +117,8 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
         lines[number - 1] = ""
     markup = {number for heading in headings for number in heading.lines if _is_adornment(lines[number - 1])}
     markup |= _transitions(lines, in_literal)
-    definitions = {**man_page_names(lines), **directive_definitions(lines, in_literal)}
+    directives = _titles_defined(directive_definitions(lines, in_literal), lines, headings)
+    definitions = {**man_page_names(lines), **directives}
     return Document(
         lines=lines,
         headings=headings,
@@ -347,6 +348,27 @@ def directive_options(lines: list[str], number: int, indent: int, pieces: dict[i
         number += 1
         pieces[number] = (caption.group(1),) if caption else ()
     return number
+
+
+def _titles_defined(
+    definitions: dict[int, tuple[str, ...]], lines: list[str], headings: list[Heading]
+) -> dict[int, tuple[str, ...]]:
+    """``definitions`` with each directive that has no content of its own (its options aside) right
+    before a section's title moved to the title's first line: ``.. setting:: LOG_LEVEL`` then a
+    section titled ``LOG_LEVEL`` defines that section (as a label before a title targets it), and
+    the name belongs to the chunk that holds what the section says, not to the one before it that
+    ends on the directive."""
+    titles = {heading.line for heading in headings}
+    moved: dict[int, tuple[str, ...]] = {}
+    for number, names in definitions.items():
+        following = number
+        while following < len(lines) and (
+            not lines[following].strip()
+            or (lines[following][:1].isspace() and _OPTION.match(lines[following].strip()))
+        ):
+            following += 1  # past blank lines and the directive's options
+        moved[following + 1 if following + 1 in titles else number] = names
+    return moved
 
 
 def directive_pieces(name: str, argument: str) -> tuple[str, ...]:
