@@ -737,12 +737,13 @@ def test_a_directive_without_content_before_a_title_defines_that_titles_section(
     page = (
         "Settings\n========\n\n.. setting:: DOWNLOAD_DELAY\n   :type: float\n\n"
         "DOWNLOAD_DELAY\n--------------\n\nDefault: ``0``\n\n.. confval:: kept\n\n   Its own text.\n\n"
-        "Next\n----\n\n.. option:: --last\n"
+        ".. autoclass:: Crawler\n   :members:\n\nNext\n----\n\n.. option:: --last\n"
     )
     assert parse_text("settings.rst", page).definitions == {
         7: ("DOWNLOAD_DELAY",),
         12: ("kept",),
-        19: ("--last",),
+        16: ("Crawler",),  # a section titled otherwise is the page's next subject, not the class's
+        22: ("--last",),
     }
 
 

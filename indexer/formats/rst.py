@@ -354,11 +354,12 @@ def _titles_defined(
     definitions: dict[int, tuple[str, ...]], lines: list[str], headings: list[Heading]
 ) -> dict[int, tuple[str, ...]]:
     """``definitions`` with each directive that has no content of its own (its options aside) right
-    before a section's title moved to the title's first line: ``.. setting:: LOG_LEVEL`` then a
-    section titled ``LOG_LEVEL`` defines that section (as a label before a title targets it), and
-    the name belongs to the chunk that holds what the section says, not to the one before it that
-    ends on the directive."""
-    titles = {heading.line for heading in headings}
+    before a section titled with a name it declares moved to the title's first line: ``.. setting::
+    LOG_LEVEL`` then a section titled ``LOG_LEVEL`` defines that section (as a label before a title
+    targets it), and the name belongs to the chunk that holds what the section says, not to the one
+    before it that ends on the directive. A section titled otherwise is not the directive's: an
+    ``autoclass`` has no content written, and the section after it is the page's next subject."""
+    titles = {heading.line: heading.title for heading in headings}
     moved: dict[int, tuple[str, ...]] = {}
     for number, names in definitions.items():
         following = number
@@ -367,7 +368,8 @@ def _titles_defined(
             or (lines[following][:1].isspace() and _OPTION.match(lines[following].strip()))
         ):
             following += 1  # past blank lines and the directive's options
-        moved[following + 1 if following + 1 in titles else number] = names
+        titled = titles.get(following + 1) in names
+        moved[following + 1 if titled else number] = names
     return moved
 
 
