@@ -149,7 +149,7 @@ class _Block:
     path: tuple[str, ...]
     boundary: int
     heading_only: bool = False  # nothing but a heading's own lines (and markup)
-    opens_definition: bool = False  # its first line declares names (Document.definitions)
+    opens_definition: bool = False  # its first line declares names, described in the block under it
     titles: int = 0  # leading pieces that are headings carried to this block's text
     tokens: int = field(init=False)
 
@@ -269,8 +269,15 @@ def _blocks(pieces: list[_Piece], document: Document) -> list[_Block]:
             piece.markup or len(_words_of_title(piece.read)) <= title_words.get(piece.line, -1)
             for piece in block.pieces
         )
-        block.opens_definition = block.pieces[0].line in document.definitions
+    for block, after in zip(blocks, blocks[1:], strict=False):
+        declares = block.pieces[0].line in document.definitions
+        block.opens_definition = declares and _indent(after.pieces[0].text) > _indent(block.pieces[0].text)
     return blocks
+
+
+def _indent(text: str) -> int:
+    """How far ``text`` is indented: what sets a directive's content under its line."""
+    return len(text) - len(text.lstrip())
 
 
 def _words_of_title(text: str) -> list[str]:
@@ -373,9 +380,11 @@ class _Packer:
     def pack(self, segments: list[list[_Block]]) -> list[list[_Block]]:
         """Neighbouring segments (each fitting) packed into groups up to the limit; a group ends
         after a segment that is a cut point once it is FILLED, never after a block that opens a
-        definition, which starts the next group where the two fit: a Sphinx directive's line and
-        options are a block, its description another, and the chunk that declares the name must
-        hold what it says of it (the name is stored with the chunk whose own lines declare it)."""
+        definition whose description is the next block, indented under it, which starts the next
+        group where the two fit: a Sphinx directive's line and options are a block, its content
+        another, and the chunk that declares the name must hold what it says of it (the name is
+        stored with the chunk whose own lines declare it). An entry whose description is in its
+        own block (an AsciiDoc term and the lines under it) is whole wherever the chunk ends."""
         groups: list[list[_Block]] = []
         current: list[_Block] = []
         for segment in segments:
