@@ -74,8 +74,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: names, declare the names they spell; 18: a Sphinx signature's name in HTML declares it;
 #: 19: a block that opens a definition starts the next chunk rather than end one, and autodoc's
 #: directives declare the names they document; 20: a Markdown table row keyed by options declares them,
-#: and a reST directive with no content before a section's title defines that section
-CHUNKER_VERSION = 20
+#: and a reST directive with no content before a section's title defines that section; 21: a
+#: section's title and its directive, or nested definitions, open their description together
+CHUNKER_VERSION = 21
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
@@ -276,8 +277,20 @@ def _blocks(pieces: list[_Piece], document: Document) -> list[_Block]:
 
 
 def _indent(text: str) -> int:
-    """How far ``text`` is indented: what sets a directive's content under its line."""
-    return len(text) - len(text.lstrip())
+    """How far ``text`` is indented, a tab to the next multiple of 8 columns as docutils reads it:
+    what sets a directive's content under its line."""
+    expanded = text.expandtabs()
+    return len(expanded) - len(expanded.lstrip())
+
+
+def _trailing_openers(group: list[_Block]) -> int:
+    """How many blocks at the end of ``group`` open a definition described after them."""
+    count = 0
+    for block in reversed(group):
+        if not block.opens_definition:
+            break
+        count += 1
+    return count
 
 
 def _words_of_title(text: str) -> list[str]:
@@ -300,6 +313,7 @@ def _with_headings_carried(blocks: list[_Block]) -> list[_Block]:
                 min(waiting.boundary, block.boundary),
                 heading_only=block.heading_only,  # titles in a row carry on, all of them, to the text
                 titles=len(waiting.pieces),
+                opens_definition=block.opens_definition,  # a section's title, then its directive
             )
             waiting = None
         if block.heading_only:
@@ -402,12 +416,13 @@ class _Packer:
     def _closed(
         self, groups: list[list[_Block]], current: list[_Block], following: list[_Block]
     ) -> list[_Block]:
-        """Close ``current`` into ``groups`` (in place), less the block that opens a definition at its
-        end when it fits with the ``following`` segment: what the next group starts with."""
-        last = current[-1]
-        if len(current) > 1 and last.opens_definition and self.fits([last, *following]):
-            groups.append(current[:-1])
-            return [last]
+        """Close ``current`` into ``groups`` (in place), less the blocks that open definitions at its
+        end (a class's, then its first method's) when they fit with the ``following`` segment: what
+        the next group starts with."""
+        openers = _trailing_openers(current)
+        if 0 < openers < len(current) and self.fits(current[-openers:] + following):
+            groups.append(current[:-openers])
+            return current[-openers:]
         groups.append(current)
         return []
 
@@ -440,14 +455,16 @@ class _Packer:
         return filled
 
     def _take(self, giver: list[_Block], taker: list[_Block], small: int, from_end: bool) -> None:
-        """Move blocks from the near end of ``giver`` to ``taker`` (in place), as fill_small says; not
-        a block that opens a definition to ``taker``'s end, away from its description (see pack)."""
+        """Move blocks from the near end of ``giver`` to ``taker`` (in place), as fill_small says; never
+        so that a block opening a definition ends either group, away from its description (see
+        pack): ``taker`` taking it last, or taking its description from ``giver``."""
         while _tokens(taker) < small and len(giver) > 1:
             block = giver[-1] if from_end else giver[0]
             grown = [block, *taker] if from_end else [*taker, block]
             if not self.fits(grown) or _tokens(giver) - block.tokens < small:
                 return
-            if not from_end and block.opens_definition:
+            ending = giver[-2] if from_end else block  # the block that would end a group
+            if ending.opens_definition:
                 return
             taker[:] = grown
             giver.pop(-1 if from_end else 0)

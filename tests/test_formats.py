@@ -706,6 +706,51 @@ def test_a_definition_opened_at_a_chunks_end_starts_the_next_chunk_with_its_desc
     assert ".. confval::" not in chunks[0].text
 
 
+@pytest.mark.parametrize(
+    ("page", "limit"),
+    [
+        (  # a short tail taking the description from the chunk before would strand the directive
+            "Settings\n========\n\nEvery setting below is read from the configuration file at start.\n\n"
+            ".. confval:: testpaths\n   :type: list of names\n\n"
+            "   Directories searched for tests when no paths are given on the command line.\n\n"
+            "See the plugins page.\n",
+            34,
+        ),
+        (  # a section's title carried into its directive's block: the two open the definition
+            "Intro\n=====\n\nRead this first.\n\nSettings\n========\n\n"
+            ".. confval:: testpaths\n   :type: list\n\n   Directories searched for tests when no paths "
+            "are given on the command line, relative to the root folder of the project, in the order "
+            "given, each searched recursively for test files.\n",
+            40,
+        ),
+        (  # a class and its first method, both opening: they move together to the description
+            "API\n===\n\nEvery class below is importable from the package root and is stable.\n\n"
+            ".. py:class:: Session\n\n   .. py:method:: close()\n\n"
+            "      Closes every connection the session opened and releases the pool it holds now.\n",
+            30,
+        ),
+    ],
+)
+def test_no_chunk_ends_on_a_definition_that_fits_beside_its_description(page, limit):
+    chunks = chunks_of("reference.rst", page, limit=limit)
+    for chunk in chunks:
+        if chunk.names:
+            assert chunk.text.rstrip().endswith(("files.", "line.", "now.")), [c.text for c in chunks]
+
+
+def test_an_entry_that_is_one_block_stays_whole_where_a_chunk_ends():
+    """An AsciiDoc term and the lines under it are the whole entry: the chunk it ends keeps it, and
+    the next entry starts the next chunk, as any paragraphs would."""
+    page = (
+        "= tool-commit(1)\n\n== OPTIONS\n\nThe options below change what the commit records.\n\n"
+        "--amend::\n\tReplace the tip of the current branch by a new commit.\n\n"
+        "--all::\n\tStage every modified and deleted file before the commit is recorded.\n"
+    )
+    chunks = chunks_of("tool-commit.adoc", page, limit=30)
+    assert len(chunks) == 2, [chunk.text for chunk in chunks]
+    assert chunks[0].names == ("--amend",) and chunks[1].names == ("--all",)
+
+
 def test_a_markdown_title_of_code_alone_declares_the_names_it_spells():
     page = (
         "# CLI\n\n## `--write`\n\n## `--config` and `--no-config`\n\n"
@@ -745,6 +790,11 @@ def test_a_directive_without_content_before_a_title_defines_that_titles_section(
         16: ("Crawler",),  # a section titled otherwise is the page's next subject, not the class's
         22: ("--last",),
     }
+    # a title in code is the name too; a field list after a blank line is the directive's content
+    literal = ".. setting:: LOG_LEVEL\n\n``LOG_LEVEL``\n-------------\n\nDefault: ``INFO``\n"
+    assert parse_text("log.rst", literal).definitions == {3: ("LOG_LEVEL",)}
+    content = ".. function:: foo()\n\n   :returns: nothing\n\nfoo\n---\n\nText.\n"
+    assert parse_text("foo.rst", content).definitions == {1: ("foo",)}
 
 
 def test_a_markdown_table_row_keyed_by_options_declares_them():
@@ -846,6 +896,7 @@ def test_a_chunk_declares_the_names_its_own_lines_define():
         lambda repeats: "NAME\n" + " " * (40 * repeats) + "\n",  # one long line of spaces: cubic
         lambda repeats: "NAME\n    x\n" * repeats,
         lambda repeats: ".. confval:: x\n" + "   :opt:\n" * repeats,
+        lambda repeats: ".. confval:: x\n\n" * repeats,  # the rest of the page read per directive
     ],
 )
 def test_reading_the_names_a_page_declares_takes_time_linear_in_its_size(markup):

@@ -833,9 +833,19 @@ def test_vector_mode_finds_a_declaration_beyond_its_nearest_chunks(options_site,
     assert hits[0].path == "cli.md" and "--write" in hits[0].text, [(hit.path, hit.heading) for hit in hits]
     assert hits[0].vector_score is None  # found by the lookup, not by the vector search
     assert hits[0].score >= NAMED_PAGE_SCORE
-    assert len(hits) == 2 and hits[1].vector_score is not None
-    phrased = options_site.search("how do I rewrite files in place", k=2, mode="vector", min_score=0)
-    assert all(hit.vector_score is not None for hit in phrased)
+    store, backend = options_site.store, options_site.backend
+    found = Found.search(store, backend, Query.parse("--write"), 3, "vector", NO_FILTER)
+    assert len(found.vector) == 3 and found.named and not found.named & found.vector.keys()
+    assert set(found.order) == found.vector.keys() | found.named
+    # with the declaration among the nearest, a keyword match the vector search lacks stays out
+    found = Found.search(store, backend, Query.parse("--no-config"), 3, "vector", NO_FILTER)
+    matched = Found.search(store, None, Query.parse("--no-config"), 3, "keyword", NO_FILTER)
+    unnamed = set(matched.order) - found.named - found.vector.keys()
+    assert unnamed and not unnamed & set(found.order), (matched.order, found.order)
+    phrased = Found.search(
+        store, backend, Query.parse("how do I rewrite files in place"), 3, "vector", NO_FILTER
+    )
+    assert set(phrased.order) == phrased.vector.keys() and not phrased.named
 
 
 @pytest.fixture(scope="module")

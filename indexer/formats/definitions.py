@@ -89,7 +89,6 @@ def directive_definitions(lines: list[str], literal: set[int]) -> dict[int, tupl
         if (
             definition
             and is_object_directive(definition["directive"])
-            and definition["directive"].count(":") < 2  # not a directive's option
             and not _unindexed(lines, number, len(line) - len(stripped))
         ):
             names = known_names(argument_names(definition["argument"]))
@@ -100,9 +99,11 @@ def directive_definitions(lines: list[str], literal: set[int]) -> dict[int, tupl
 
 def is_object_directive(directive: str) -> bool:
     """Whether the directive named ``directive`` (with or without its domain, ``py:function``)
-    describes what its argument names: an object directive, or autodoc's form of one
-    (``autofunction:: pytest.approx``, which Sphinx indexes as the function it documents)."""
-    return directive.rsplit(":", 1)[-1].removeprefix(AUTODOC_PREFIX) in OBJECT_DIRECTIVES
+    defines what its argument names: an object directive, or autodoc's form of one
+    (``autofunction:: pytest.approx``, which Sphinx indexes as the function it documents); not a
+    directive's option (``rst:directive:option``, see :data:`OBJECT_DIRECTIVES`)."""
+    bare = directive.rsplit(":", 1)[-1]
+    return directive.count(":") < 2 and bare.removeprefix(AUTODOC_PREFIX) in OBJECT_DIRECTIVES
 
 
 def man_page_names(lines: list[str]) -> dict[int, tuple[str, ...]]:
@@ -218,7 +219,8 @@ def known_names(names: Iterable[str]) -> tuple[str, ...]:
 def _unindexed(lines: list[str], number: int, indent: int) -> bool:
     """Whether the options right under the definition on line ``number`` (``:no-index:``) keep it
     out of the index."""
-    for line in lines[number:]:
+    for index in range(number, len(lines)):  # not a copy of the rest of the page per directive
+        line = lines[index]
         stripped = line.lstrip()
         if not stripped.startswith(":") or len(line) - len(stripped) <= indent:
             return False

@@ -122,7 +122,8 @@ class MarkdownLayout:
     markup: set[int] = field(default_factory=set)
     hidden: set[int] = field(default_factory=set)  # link definitions and HTML comments
     table_rows: set[int] = field(default_factory=set)  # a table's head and rows, not its delimiter row
-    definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)  # titles of code alone
+    #: titles of code alone, and table rows keyed by options (see the module's docstring)
+    definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
     front_matter: tuple[int, int, str, str] | None = None  # first line, last line, style, its text
 
 
@@ -197,7 +198,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
     depth = 0
     title: list[tuple[bool, str]] | None = None  # a heading's texts, each marked whether it is code
     row_line = 0  # the line of a table row whose first cell is not read yet
-    key: tuple[int, list[tuple[bool, str]]] | None = None  # (line, texts) of a row's first cell
+    first_cell: tuple[int, list[tuple[bool, str]]] | None = None  # (its row's line, its texts)
     collected: tuple[str, list[str]] | None = None  # (what, texts) of open front matter or HTML
     options = (
         pyromark.Options.ENABLE_YAML_STYLE_METADATA_BLOCKS
@@ -218,8 +219,8 @@ def markdown_layout(text: str) -> MarkdownLayout:
         if start is None and end is None:  # text, code, HTML...: only a title or metadata keeps it
             if title is not None:
                 title.extend(_title_pieces(event))
-            elif key is not None:
-                key[1].extend(_title_pieces(event))
+            elif first_cell is not None:
+                first_cell[1].extend(_title_pieces(event))
             elif collected is not None:
                 collected[1].extend(_texts(event, ("Text", "Html")))
             continue
@@ -240,10 +241,10 @@ def markdown_layout(text: str) -> MarkdownLayout:
                     layout.markup.add(last)
                 title = None
             continue
-        if key is not None and end == "TableCell":
-            if declared := option_cell_names(key[1]):
-                layout.definitions[key[0]] = declared
-            key = None
+        if first_cell is not None and end == "TableCell":
+            if declared := option_cell_names(first_cell[1]):
+                layout.definitions[first_cell[0]] = declared
+            first_cell = None
         if collected is not None:  # inside front matter or an HTML block
             if end is not None and depth == 0:
                 _close_collected(layout, collected, lines_of(span))
@@ -271,7 +272,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
             layout.table_rows.update(range(lines_of(span)[0], lines_of(span)[1] + 1))
             row_line = lines_of(span)[0] if start == "TableRow" else 0
         elif start == "TableCell" and row_line:
-            key, row_line = (row_line, []), 0
+            first_cell, row_line = (row_line, []), 0
     layout.markup -= layout.table_rows
     layout.hidden |= _uncovered_lines(lines, covered)
     return layout
@@ -380,7 +381,7 @@ def table_cells(row: str) -> tuple[str, ...]:
 
 
 def _title_pieces(event: Mapping[str, object]) -> list[tuple[bool, str]]:
-    """The text a heading's event carries, marked whether it is a code span."""
+    """The text a heading's (or a table cell's) event carries, marked whether it is a code span."""
     return [(kind == "Code", text) for kind in TITLE_EVENTS for text in _texts(event, (kind,))]
 
 

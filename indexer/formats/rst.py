@@ -35,8 +35,8 @@ import string
 
 from indexer.formats.definitions import (
     AUTODOC_PREFIX,
+    OBJECT_DIRECTIVES,
     directive_definitions,
-    is_object_directive,
     man_page_names,
 )
 from indexer.formats.document import Document, Heading, split_lines
@@ -117,7 +117,7 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
         lines[number - 1] = ""
     markup = {number for heading in headings for number in heading.lines if _is_adornment(lines[number - 1])}
     markup |= _transitions(lines, in_literal)
-    directives = _titles_defined(directive_definitions(lines, in_literal), lines, headings)
+    directives = _moved_to_titles(directive_definitions(lines, in_literal), lines, headings)
     definitions = {**man_page_names(lines), **directives}
     return Document(
         lines=lines,
@@ -350,7 +350,7 @@ def directive_options(lines: list[str], number: int, indent: int, pieces: dict[i
     return number
 
 
-def _titles_defined(
+def _moved_to_titles(
     definitions: dict[int, tuple[str, ...]], lines: list[str], headings: list[Heading]
 ) -> dict[int, tuple[str, ...]]:
     """``definitions`` with each directive that has no content of its own (its options aside) right
@@ -359,15 +359,18 @@ def _titles_defined(
     targets it), and the name belongs to the chunk that holds what the section says, not to the one
     before it that ends on the directive. A section titled otherwise is not the directive's: an
     ``autoclass`` has no content written, and the section after it is the page's next subject."""
-    titles = {heading.line: heading.title for heading in headings}
+    titles = {heading.line: heading.title.strip("`") for heading in headings}  # ``NAME`` too
     moved: dict[int, tuple[str, ...]] = {}
     for number, names in definitions.items():
-        following = number
-        while following < len(lines) and (
-            not lines[following].strip()
-            or (lines[following][:1].isspace() and _OPTION.match(lines[following].strip()))
+        following = number  # lines[following] is the line after line ``following``
+        while (
+            following < len(lines)
+            and lines[following][:1].isspace()
+            and _OPTION.match(lines[following].strip())
         ):
-            following += 1  # past blank lines and the directive's options
+            following += 1  # past the directive's options, right under it
+        while following < len(lines) and not lines[following].strip():
+            following += 1  # then past blank lines: a field list after one is content
         titled = titles.get(following + 1) in names
         moved[following + 1 if titled else number] = names
     return moved
@@ -385,7 +388,7 @@ def directive_pieces(name: str, argument: str) -> tuple[str, ...]:
         return (f"{VERSION_NOTES[name]} {version}" + (f": {note.strip()}" if note.strip() else "."),)
     if argument and name in TITLED_DIRECTIVES:
         return (argument,)
-    if argument and (is_object_directive(name) or name.startswith(AUTODOC_PREFIX)):
+    if argument and (name.rsplit(":", 1)[-1] in OBJECT_DIRECTIVES or name.startswith(AUTODOC_PREFIX)):
         return (f"`{argument}`",)  # a signature is code, shown as an inline literal is
     return ()
 

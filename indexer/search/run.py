@@ -34,7 +34,7 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
    collections of several kinds and checked on others: the score is the chance that the hit
    answers. Floors: a page named as a one-name question asks, and an entry of the version a
    question asks a list of, score at least :data:`NAMED_PAGE_SCORE`; the chunks holding a
-   one-word query's word best (in vector mode the nearest ones) at least
+   one-word query's word best (in vector mode its first ones) at least
    :data:`DEFAULT_MIN_SCORE` (a lookup is answered in every mode whenever the index holds the
    word). Before the floors, where some page is named as asked (or some entry declares the asked
    version), every other hit's score is multiplied by :data:`NAMED_PAGE_SCORE`
@@ -257,10 +257,11 @@ class Found:
         named: frozenset[int] = frozenset()
         names = asked_names(query.text)
         if names:
-            beyond = _keyword_only(store, query, order, depth, allowed) if mode == "vector" else []
-            chunks = {**chunks, **store.chunks_by_ids([c for c in order + beyond if c not in chunks])}
-            order, named = named_first(order + beyond, chunks, names)
-            order = [chunk_id for chunk_id in order if chunk_id in named or chunk_id not in beyond]
+            keyword_found = _keyword_only(store, query, order, depth, allowed) if mode == "vector" else []
+            chunks = {**chunks, **store.chunks_by_ids([c for c in order + keyword_found if c not in chunks])}
+            order, named = named_first(order + keyword_found, chunks, names)
+            unnamed = set(keyword_found) - named
+            order = [chunk_id for chunk_id in order if chunk_id not in unnamed]
         if not named and mode != "vector":
             words = set(keyword_words(query.words))
             if len(words) >= MIN_DEFINED_WORDS:
@@ -274,7 +275,7 @@ class Found:
         if len(query.text.split()) == 1 and mode != "vector":
             order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named))
         elif len(query.text.split()) == 1 and order and question_information(store, query, allowed).held:
-            looked_up = frozenset(order[:LOOKUP_HITS])  # vector mode: the nearest chunks answer it
+            looked_up = frozenset(order[:LOOKUP_HITS])  # vector mode: its first chunks answer it
         return cls(mode, order, vector_scores, keyword, ranking, chunks, named, looked_up)
 
     def evidence(self) -> list[Evidence]:
@@ -316,7 +317,7 @@ class Found:
     def floors(self, order: list[int] | None = None) -> list[float]:
         """The least score of each hit: :data:`NAMED_PAGE_SCORE` for a page named as asked or an
         entry of an asked version, :data:`DEFAULT_MIN_SCORE` for the chunks that hold a one-word
-        query's word best (in vector mode, the :data:`LOOKUP_HITS` nearest when some chunk holds the
+        query's word best (in vector mode, its first :data:`LOOKUP_HITS` when some chunk holds the
         word)."""
         return [
             NAMED_PAGE_SCORE
