@@ -738,6 +738,22 @@ def test_no_chunk_ends_on_a_definition_that_fits_beside_its_description(page, li
             assert chunk.text.rstrip().endswith(("files.", "line.", "now.")), [c.text for c in chunks]
 
 
+def test_a_chunk_filled_past_two_thirds_does_not_end_on_a_definitions_line_at_a_cut_point():
+    """Once a chunk is two thirds full it ends after any block whose text hash makes it a cut point
+    (about one in three): never after a directive's line, whatever its name hashes to."""
+    lead = "Every setting below is read from the configuration file at start of the run. " * 3
+    for number in range(12):
+        page = (
+            f"Settings\n========\n\n{lead}\n\n.. confval:: setting_{number}\n   :type: int\n\n"
+            "   How many times the runner tries again before it gives up on the test.\n\n"
+            "The settings of the reporters, the plugins and the cache are on pages of their own, "
+            "each under its section.\n"
+        )
+        chunks = chunks_of("settings.rst", page, limit=70)
+        declaring = [chunk for chunk in chunks if chunk.names]
+        assert len(declaring) == 1 and "gives up" in declaring[0].text, (number, [c.text for c in chunks])
+
+
 def test_an_entry_that_is_one_block_stays_whole_where_a_chunk_ends():
     """An AsciiDoc term and the lines under it are the whole entry: the chunk it ends keeps it, and
     the next entry starts the next chunk, as any paragraphs would."""
