@@ -214,6 +214,10 @@ def test_search_waits_for_a_pause_in_typing_and_cancels_the_one_in_flight(page):
 def test_filters_are_the_index_folders_types_and_modes_and_narrow_the_results(page, server, notes):
     page.open()
     status = server.get("/status").json()
+    # the page fills its filters once its own request for the status is answered
+    page.tab.wait_for_function(
+        f"() => document.querySelectorAll('#root option').length === {len(status['roots']) + 1}"
+    )
     roots = page.tab.eval_on_selector_all("#root option", "options => options.map(o => o.value)")
     assert roots == ["", *[root["path"] for root in status["roots"]]]
     types = page.tab.eval_on_selector_all("#type option", "options => options.map(o => o.value)")
