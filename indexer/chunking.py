@@ -75,8 +75,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 19: a block that opens a definition starts the next chunk rather than end one, and autodoc's
 #: directives declare the names they document; 20: a Markdown table row keyed by options declares them,
 #: and a reST directive with no content before a section's title defines that section; 21: a
-#: section's title and its directive, or nested definitions, open their description together
-CHUNKER_VERSION = 21
+#: section's title and its directive, or nested definitions, open their description together; 22: an
+#: HTML id in a namespace before a name in code, and a table row keyed by a call, declare the name
+CHUNKER_VERSION = 22
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

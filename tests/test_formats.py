@@ -861,6 +861,34 @@ def test_an_html_anchor_that_spells_the_name_after_it_declares_that_name():
     }
 
 
+def test_a_docbook_manual_declares_its_settings_by_namespaced_ids_and_functions_by_their_tables():
+    """PostgreSQL's manual anchors each setting under an id in a namespace (``GUC-WORK-MEM`` before
+    ``work_mem``) and keys its function tables by signatures in code; a row of prose, a call that
+    is not in code, a namespaced id spelling nothing after it, and one spelling a word of a
+    chapter's title (prose, not code) declare nothing."""
+    page = (
+        "<html><body>\n"
+        '<dl><dt id="GUC-WORK-MEM"><span class="term"><code class="varname">work_mem</code> '
+        '(<code class="type">integer</code>)</span></dt><dd><p>Sets the memory.</p></dd></dl>\n'
+        "<table><thead><tr><th>Function</th><th>Example</th></tr></thead><tbody>\n"
+        '<tr><td><p class="func_signature"><a id="id-1.5.8" class="indexterm"></a>'
+        '<code class="function">btrim</code> ( <code>string</code> text ) → text</p>'
+        "<p>Removes the longest string.</p></td><td>x</td></tr>\n"
+        "<tr><td><code>pg_catalog.length(s)</code></td><td>y</td></tr>\n"
+        "<tr><td>Note (see below)</td><td>z</td></tr>\n"
+        "<tr><td>lower (text) in prose</td><td>w</td></tr>\n"
+        "</tbody></table>\n"
+        '<h2 id="SQL-CREATETABLE">Description</h2>\n'
+        '<div id="chapter-gobject"><h2>The GObject base class</h2></div>\n'
+        "</body></html>"
+    )
+    assert parse_text("functions.html", page).definitions == {
+        2: ("work_mem",),
+        4: ("btrim",),
+        5: ("pg_catalog.length", "length"),
+    }
+
+
 def test_a_sphinx_signature_declares_the_name_its_markup_gives():
     """Sphinx's ids of options and settings spell the program or a prefix with the name
     (``cmdoption-mypy-strict``, ``confval-...``): the signature's ``descname`` is what names it. A

@@ -31,10 +31,13 @@ that starts at it, up to the end of its first block with text. Documentation gen
 definition so that their indexes and links reach it: gtk-doc and DocBook's
 ``<a name="cairo-create"></a><h3>cairo_create ()</h3>`` and
 ``<a name="CAIRO-FORMAT-A1:CAPS"></a>CAIRO_FORMAT_A1`` (the part of an id before a ``:`` or ``(``
-is compared too), javadoc's ``id="toString()"``,
+is compared too; where the name is code, the part after a namespace, PostgreSQL's
+``<dt id="GUC-WORK-MEM"><code>work_mem</code>``), javadoc's ``id="toString()"``,
 Sphinx's ``<dt id="os.path.join">``. A page that uses a name links to that anchor; it does not
 carry it, and the text of a link is not read for it (gtk-doc's ``<table id="top">`` begins with a
 link ``Top``). An id that spells none of the words after it (``content``, ``id-1.3.2``) defines nothing.
+A table row whose first cell starts with a call in code declares the function it is keyed by
+(PostgreSQL's ``<code class="function">btrim</code> ( string text ... )``).
 Sphinx's signatures of a manual's own options, settings and environment variables also name what
 they define in their own markup, whatever the id: the ``sig-name descname`` of a
 ``<dt class="sig sig-object std">`` (a command's option ``--strict`` under
@@ -86,6 +89,10 @@ SIGNATURE_NAME_CLASS = "descname"
 MANUAL_SIGNATURE_CLASSES = frozenset({"sig", SIGNATURE_CLASS, "std"})
 #: Where the part of an id that names the thing ends (``CAIRO-FORMAT-A1:CAPS``, ``append(char[])``).
 _ID_QUALIFIER = re.compile(r"[:(]")
+#: The elements that mark code in a page.
+CODE_TAGS = frozenset({"code", "tt", "samp", "kbd"})
+#: A call at the start of a table cell: a name, then its parameters' parenthesis.
+_CALLED = re.compile(r"\s*(?P<name>[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*) ?\(")
 
 
 def read_html(text: str, encoding: str = "utf-8") -> Document:
@@ -147,6 +154,8 @@ class _PageReader:
         self.definitions: list[tuple[int, tuple[str, ...], bool]] = []  # (line, names, in main)
         self.signatures = 0  # open Sphinx signatures (``<dt class="sig sig-object">``) around here
         self.signature_names = 0  # open elements of a signature that hold its name
+        self.row_opened = False  # a table row started whose first cell has not
+        self.code = 0  # open code elements around the current position
 
     def read(self, root: _Element) -> None:
         """Walk the tree in document order, without recursion: a page nested thousands deep is read
@@ -205,6 +214,13 @@ class _PageReader:
             self.links += 1
         if anchor:
             self.waiting.append(_Anchor(anchor, self.in_main))
+        if tag in CODE_TAGS:
+            self.code += 1
+        if tag == "tr":
+            self.row_opened = True
+        elif tag in ("td", "th") and self.row_opened:
+            self.row_opened = False
+            self.waiting.append(_Anchor("", self.in_main, row_key=True))
         self._signature_start(element, tag)
 
     def _signature_start(self, element: _Element, tag: str) -> None:
@@ -251,6 +267,8 @@ class _PageReader:
             self._apart(line)
         if tag == "a" and element.get("href") is not None:
             self.links -= 1
+        if tag in CODE_TAGS:
+            self.code = max(self.code - 1, 0)
         if tag not in INLINE:
             self._spelled(self.reading)
             self.reading = []
@@ -262,7 +280,7 @@ class _PageReader:
         however many a block holds."""
         if data.strip():
             line = self.line + data[: len(data) - len(data.lstrip())].count("\n")
-            self.reading += [anchor.starting(line) for anchor in self.waiting]
+            self.reading += [anchor.starting(line, self.code > 0) for anchor in self.waiting]
             self.waiting = []
         for anchor in self.reading:
             anchor.text += data[: ANCHORED_TEXT - len(anchor.text)]
@@ -273,7 +291,8 @@ class _PageReader:
 
     def _spelled(self, anchors: list[_Anchor]) -> None:
         for anchor in anchors:
-            if names := spelled_names(anchor.anchor, anchor.text):
+            names = called_names(anchor) if anchor.row_key else spelled_names(anchor)
+            if names:
                 self.definitions.append((anchor.line, names, anchor.in_main))
 
     @property
@@ -362,15 +381,18 @@ class _PageReader:
 
 @dataclass
 class _Anchor:
-    """An element's id and the start of the text after it, from ``line``."""
+    """An element's id and the start of the text after it, from ``line``; or (``row_key``) the
+    start of a table row's first cell, and whether its text starts in code."""
 
     anchor: str
     in_main: bool
+    row_key: bool = False
     line: int = 0
     text: str = ""
+    in_code: bool = False
 
-    def starting(self, line: int) -> _Anchor:
-        self.line = line
+    def starting(self, line: int, in_code: bool) -> _Anchor:
+        self.line, self.in_code = line, in_code
         return self
 
 
@@ -383,11 +405,27 @@ def is_manual_signature(classes: list[str]) -> bool:
     return SIGNATURE_CLASS in classes and set(classes) <= MANUAL_SIGNATURE_CLASSES
 
 
-def spelled_names(anchor: str, text: str) -> tuple[str, ...]:
-    """The names of ``text`` whose letters and digits, in lower case, are those of the id ``anchor``
-    or of its part before a ``:`` or ``(``; with the last part of a dotted one."""
-    keys = {_letters(anchor), _letters(_ID_QUALIFIER.split(anchor, maxsplit=1)[0])} - {""}
-    return known_names(name for name in _WRITTEN_NAME.findall(text) if _letters(name) in keys)
+def called_names(cell: _Anchor) -> tuple[str, ...]:
+    """The name a table row's first cell declares when its text starts with a call in code
+    (``<code class="function">btrim</code> ( string text ... )``, ``<code>len(s)</code>``), with
+    the last part of a dotted one: a table keyed by signatures lists the functions it defines.
+    A cell of prose (``Note (see below)``) declares nothing."""
+    called = _CALLED.match(cell.text) if cell.in_code else None
+    return known_names([called["name"]]) if called else ()
+
+
+def spelled_names(anchor: _Anchor) -> tuple[str, ...]:
+    """The names of the text after an id whose letters and digits, in lower case, are those of the
+    id, or of its part before a ``:`` or ``(``; with the last part of a dotted one. Where that text
+    starts in code, also those of the id's part after a namespace before its first ``-``:
+    DocBook's ``<dt id="GUC-WORK-MEM"><code class="varname">work_mem</code>``. Not in prose: a
+    chapter's ``id="chapter-gobject"`` before ``The GObject base class`` names no definition."""
+    named = _ID_QUALIFIER.split(anchor.anchor, maxsplit=1)[0]
+    keys = {_letters(anchor.anchor), _letters(named)}
+    if anchor.in_code:
+        keys.add(_letters(named.partition("-")[2]))
+    keys.discard("")
+    return known_names(name for name in _WRITTEN_NAME.findall(anchor.text) if _letters(name) in keys)
 
 
 def _letters(text: str) -> str:
