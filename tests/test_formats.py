@@ -877,6 +877,7 @@ def test_a_docbook_manual_declares_its_settings_by_namespaced_ids_and_functions_
         "<tr><td><code>pg_catalog.length(s)</code></td><td>y</td></tr>\n"
         "<tr><td>Note (see below)</td><td>z</td></tr>\n"
         "<tr><td>lower (text) in prose</td><td>w</td></tr>\n"
+        "<tr><td></td><td><code>upper(s)</code></td></tr>\n"
         "</tbody></table>\n"
         '<h2 id="SQL-CREATETABLE">Description</h2>\n'
         '<div id="chapter-gobject"><h2>The GObject base class</h2></div>\n'

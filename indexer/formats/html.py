@@ -269,6 +269,8 @@ class _PageReader:
             self.links -= 1
         if tag in CODE_TAGS:
             self.code = max(self.code - 1, 0)
+        if tag in ("td", "th"):  # an empty first cell keys its row by nothing, not by the next cell
+            self.waiting = [anchor for anchor in self.waiting if not anchor.row_key]
         if tag not in INLINE:
             self._spelled(self.reading)
             self.reading = []
