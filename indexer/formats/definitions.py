@@ -161,8 +161,17 @@ def option_cell_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
     inside a link): a table keyed by options says what each does, as a manual's list of them does.
     Any other name in a first cell declares nothing: tables key their rows by values as often
     (`` `True` ``, `` `80` ``), or list names they only sum up (a lifecycle's hooks)."""
+    if not pieces or not starts_option_cell(pieces[0]):
+        return ()
     names = code_title_names(pieces)
     return names if all(name.startswith("-") for name in names) else ()
+
+
+def starts_option_cell(piece: tuple[bool, str]) -> bool:
+    """Whether a table cell whose first text is ``piece`` (marked whether it is code) may be options
+    in code: most tables' rows are told apart at their first text, without reading the rest."""
+    is_code, text = piece
+    return is_code and text.lstrip().startswith("-")
 
 
 def item_names(text: str, code: bool) -> tuple[str, ...]:

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from indexer.formats.definitions import code_title_names, option_cell_names
+from indexer.formats.definitions import code_title_names, option_cell_names, starts_option_cell
 from indexer.formats.document import Document, Heading, split_lines
 from indexer.formats.metadata import FrontMatter, read_front_matter
 from indexer.formats.rst import ADMONITIONS, directive_options, directive_pieces, read_rst, role_text
@@ -221,6 +221,8 @@ def markdown_layout(text: str) -> MarkdownLayout:
                 title.extend(_title_pieces(event))
             elif first_cell is not None:
                 first_cell[1].extend(_title_pieces(event))
+                if first_cell[1] and not starts_option_cell(first_cell[1][0]):
+                    first_cell = None  # keyed by no option: the rest of the cell is not read
             elif collected is not None:
                 collected[1].extend(_texts(event, ("Text", "Html")))
             continue
@@ -269,8 +271,9 @@ def markdown_layout(text: str) -> MarkdownLayout:
             table = lines_of(span)
             layout.markup.update(range(table[0], table[1] + 1))  # rows are taken back below
         elif start in ("TableHead", "TableRow"):
-            layout.table_rows.update(range(lines_of(span)[0], lines_of(span)[1] + 1))
-            row_line = lines_of(span)[0] if start == "TableRow" else 0
+            first, last = lines_of(span)
+            layout.table_rows.update(range(first, last + 1))
+            row_line = first if start == "TableRow" else 0
         elif start == "TableCell" and row_line:
             first_cell, row_line = (row_line, []), 0
     layout.markup -= layout.table_rows
