@@ -91,6 +91,8 @@ MANUAL_SIGNATURE_CLASSES = frozenset({"sig", SIGNATURE_CLASS, "std"})
 _ID_QUALIFIER = re.compile(r"[:(]")
 #: The elements that mark code in a page.
 CODE_TAGS = frozenset({"code", "tt", "samp", "kbd"})
+#: A table's cells, the first of a row keying it.
+CELL_TAGS = frozenset({"td", "th"})
 #: A call at the start of a table cell: a name, then its parameters' parenthesis.
 _CALLED = re.compile(r"\s*(?P<name>[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*) ?\(")
 
@@ -218,7 +220,7 @@ class _PageReader:
             self.code += 1
         if tag == "tr":
             self.row_opened = True
-        elif tag in ("td", "th") and self.row_opened:
+        elif tag in CELL_TAGS and self.row_opened:
             self.row_opened = False
             self.waiting.append(_Anchor("", self.in_main, row_key=True))
         self._signature_start(element, tag)
@@ -269,7 +271,7 @@ class _PageReader:
             self.links -= 1
         if tag in CODE_TAGS:
             self.code = max(self.code - 1, 0)
-        if tag in ("td", "th"):  # an empty first cell keys its row by nothing, not by the next cell
+        if tag in CELL_TAGS:  # an empty first cell keys its row by nothing, not by the next cell
             self.waiting = [anchor for anchor in self.waiting if not anchor.row_key]
         if tag not in INLINE:
             self._spelled(self.reading)
