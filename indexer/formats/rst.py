@@ -338,15 +338,24 @@ def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
 
 
 def directive_options(lines: list[str], number: int, indent: int, pieces: dict[int, tuple[str, ...]]) -> int:
-    """Take the options of the directive on line ``number`` (at ``indent``) into ``pieces``: the
-    field list right after it, indented deeper, showing nothing but a caption; the number of the
-    last line taken."""
-    while number < len(lines) and _FIELD.match(option := lines[number].strip()):
-        if len(lines[number]) - len(lines[number].lstrip()) <= indent:
-            break
-        caption = _CAPTION.match(option)
+    """Take the options of the directive on line ``number`` (at ``indent``) into ``pieces``,
+    showing nothing but a caption; the number of the last line taken (:func:`options_end`)."""
+    end = options_end(lines, number, indent)
+    for option in range(number + 1, end + 1):
+        caption = _CAPTION.match(lines[option - 1].strip())
+        pieces[option] = (caption.group(1),) if caption else ()
+    return end
+
+
+def options_end(lines: list[str], number: int, indent: int) -> int:
+    """The number of the last line of the options of the directive on line ``number`` (at
+    ``indent``): the field list right after it, indented deeper; ``number`` when it has none."""
+    while (
+        number < len(lines)
+        and _FIELD.match(lines[number].strip())
+        and len(lines[number]) - len(lines[number].lstrip()) > indent
+    ):
         number += 1
-        pieces[number] = (caption.group(1),) if caption else ()
     return number
 
 
@@ -362,14 +371,9 @@ def _moved_to_titles(
     titles = {heading.line: heading.title.strip("`") for heading in headings}  # ``NAME`` too
     moved: dict[int, tuple[str, ...]] = {}
     for number, names in definitions.items():
-        following = number  # lines[following] is the line after line ``following``
-        while (
-            following < len(lines)
-            and lines[following][:1].isspace()
-            and _OPTION.match(lines[following].strip())
-        ):
-            following += 1  # past the directive's options, right under it
-        while following < len(lines) and not lines[following].strip():
+        directive = lines[number - 1]
+        following = options_end(lines, number, len(directive) - len(directive.lstrip()))
+        while following < len(lines) and not lines[following].strip():  # lines[following]: the next line
             following += 1  # then past blank lines: a field list after one is content
         titled = titles.get(following + 1) in names
         moved[following + 1 if titled else number] = names
