@@ -58,7 +58,7 @@ from indexer.search.name_rules import (
     version_entries_first,
     version_owners,
 )
-from indexer.search.order_rules import FUSED_RANK_WEIGHT, code_before_tests, reranked_order
+from indexer.search.order_rules import FUSED_RANK_WEIGHT, RULE_WINDOW, code_before_tests, reranked_order
 from indexer.search.query import MAX_REPEATS, Query, keyword_terms, keyword_words
 from indexer.search.run import CANDIDATE_DEPTH, NO_FILTER, Found, judged_on_both
 
@@ -1047,6 +1047,69 @@ def test_lists_of_names_rank_first_only_when_the_question_asks_for_them(framewor
     assert hits[0].path == "genindex.md", [hit.path for hit in hits]
 
 
+class IndexApart(HashBackend):
+    """Vectors that put a generated index page's chunks farthest from every question and from the
+    other chunks, which lie near each other: the index ranks beyond the first chunks of a hybrid
+    answer, where only its keyword evidence, as strong as the definition's, finds it."""
+
+    def embed(self, texts: list[str]):
+        toward = np.zeros(self.dimension, dtype=np.float32)
+        toward[0] = 1.0
+        rows = [
+            -toward if text.startswith("Index") else toward + 0.1 * vector
+            for text, vector in zip(texts, super().embed(texts), strict=True)
+        ]
+        return np.stack([row / np.linalg.norm(row) for row in rows]) if rows else np.zeros((0, 0))
+
+
+def test_a_lookup_puts_an_index_page_after_the_definition_it_holds_the_word_as_often_as(tmp_path):
+    """The lookup of a one-word query chooses among the chunks holding the word best; an index page
+    among them is a list of names even where the hybrid answer's first chunks do not hold it."""
+    folder = tmp_path / "manual"
+    for number in range(RULE_WINDOW + 5):
+        write(
+            folder / "guide" / f"page{number}.md", f"# Page {number}\n\nHow the server logs part {number}.\n"
+        )
+    write(
+        folder / "logging.md",
+        "# 20.8. Error Reporting and Logging\n\n`debug_print_parse` prints each query's parse tree.\n",
+    )
+    write(folder / "debugging.md", "# Debugging\n\nSet debug_print_parse.\n")
+    terms = ["debug_print_parse", "debug_print_plan", "debug_pretty_print", "deadlock_timeout"]
+    write(folder / "genindex.md", "# Index\n\n" + "".join(f"* {term}, What to Log\n" for term in terms))
+    with Index.open(tmp_path / "index.db", backend=IndexApart()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        hits = index.search("debug_print_parse", k=3, mode="hybrid")
+    paths = [hit.path for hit in hits]
+    assert paths.index("logging.md") < paths.index("genindex.md"), paths
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_query_that_is_a_pages_whole_title_finds_that_page_first(tmp_path, mode):
+    """``DROP DATABASE`` asks for the command's page, not the chapter that uses its words most; a
+    manual's section number is no part of a title as typed."""
+    folder = tmp_path / "manual"
+    write(
+        folder / "sql-dropdatabase.md",
+        "# DROP DATABASE\n\nRemove a database. Only its owner can run the command, and not while\n"
+        "anyone is connected to it.\n",
+    )
+    write(
+        folder / "manage-ag-dropdb.md",
+        "# 23.5. Destroying a Database\n\nDatabases are destroyed with the command DROP DATABASE:\n"
+        "DROP DATABASE name. To drop a database, connect to another database: you cannot drop the\n"
+        "database you are connected to. The dropdb program drops a database from the shell.\n",
+    )
+    write(folder / "tutorial.md", "# Tutorial\n\nCreate a database, then a table in the database.\n")
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        for query in ("DROP DATABASE", "drop  database"):
+            hits = index.search(query, k=3, mode=mode, min_score=0)
+            assert hits[0].path == "sql-dropdatabase.md", (query, [hit.path for hit in hits])
+        hits = index.search("destroying a database", k=3, mode=mode, min_score=0)
+        assert hits[0].path == "manage-ag-dropdb.md", [hit.path for hit in hits]
+
+
 CONTENTS = {
     "manual-contents.txt": "Plotkit manual\n==============\n\nContents\n\n"
     + "".join(
@@ -1112,10 +1175,14 @@ def test_what_declares_a_list_of_names():
         "Index",
         "Glossary",
         "What's New > Version 1.16",
+        "History > 4.18.2 / 2022-10-08",
+        "Update Log > v1.20.x",
     ):
         assert lists_names(chunk(heading), {"cookie"}), heading
         assert not lists_names(chunk(heading), {"changed", "cookie"}), heading
-    for heading in ("Responses > Cookies", "Indexes and keys", "Python 3.12 support", ""):
+    # a manual's numbered sections, as DocBook and Texinfo number them, are no changelog's entries
+    numbered = ("20.8. Error Reporting and Logging", "Make > 2.3 Rule Syntax", "9.3. Mathematical Functions")
+    for heading in ("Responses > Cookies", "Indexes and keys", "Python 3.12 support", "", *numbered):
         assert not lists_names(chunk(heading), {"cookie"}), heading
     # a file's contents ask for no list; a contents list's title is its document's, which asks nothing
     assert lists_names(chunk("Release Notes > 0.47.3 (August 24, 2025)"), {"file", "contents", "cookie"})

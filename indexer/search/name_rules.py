@@ -69,21 +69,27 @@ _PRE_RELEASE = r"(?:[-.]?(alpha|beta|preview|pre|rc|a|b|c)\.?(\d{1,9})?(?![a-z])
 #: question asks for the release (:func:`same_release`). PEP 440's kinds: a, b, rc.
 _PRE_RELEASE_RANKS = {"a": -3, "alpha": -3, "b": -2, "beta": -2, "c": -1, "rc": -1, "pre": -1, "preview": -1}
 _PRE_RELEASE_KINDS = {-3: "a", -2: "b", -1: "rc"}
+#: What may follow a version that heads a changelog's entry: a series' wildcard (``v1.20.x``), then
+#: nothing, or its date or codename after a bracket, a colon, a slash, a comma or a dash. Not words:
+#: ``20.8. Error Reporting and Logging`` and ``2.3 Rule Syntax`` are a manual's numbered sections,
+#: as DocBook and Texinfo number them.
+_AFTER_VERSION = r"(?:\.[x*])*\]?(?=[ \t]*(?:$|[(\[:/,\u2013\u2014-]))"
 #: A heading that opens a changelog's entry: a version, maybe after ``v``, ``version`` or ``release``,
 #: maybe followed by its date (``0.47.3 (August 24, 2025)``, ``[1.2.0] - 2024-01-31``, ``v2.0``);
 #: each number of up to nine digits, so that reading one as an integer is bounded too.
 _VERSION_HEADING = re.compile(
-    r"\[?(?:v|version |release )?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE, re.IGNORECASE
+    r"\[?(?:v|version |release )?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE + _AFTER_VERSION, re.IGNORECASE
 )
 #: On a page whose title declares a changelog (:data:`LIST_TITLES`), an entry's heading may open with
 #: the project's name (``pluggy 1.5.0 (2024-04-19)``, towncrier's default); the version then ends the
 #: heading or its date follows, so that ``Python 3.12 support`` or ``Django 4.2 release notes`` is no
 #: entry, and nor is a guide's ``Ubuntu 22.04`` on a page that is not a changelog.
 _NAMED_VERSION_HEADING = re.compile(
-    r"[A-Za-z][\w.-]{0,99} (?:v|version )?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE + r"\]?"
-    r"(?=[ \t]*(?:$|[(\[:\u2013\u2014-]))",
+    r"[A-Za-z][\w.-]{0,99} (?:v|version )?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE + _AFTER_VERSION,
     re.IGNORECASE,
 )
+#: A manual's number before a section's title: ``23.5.``, ``E.10.``.
+_SECTION_NUMBER = re.compile(r"(?:[A-Z]|\d{1,9})(?:\.\d{1,9})*\.\s+")
 #: A version as a question spells it: dotted numbers, maybe after ``v`` (``3.0``, ``v2.3.1``), maybe a
 #: pre-release (``22.1b1``).
 _DOTTED_VERSION = re.compile(r"v?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE, re.IGNORECASE)
@@ -325,6 +331,30 @@ def defining_first(order: list[int], k: int, chunks: dict[int, StoredChunk], wor
     defining = [chunk_id for chunk_id, place in section.items() if 2 * len(declared[place]) > len(words)]
     chosen = set(defining)
     return defining + [chunk_id for chunk_id in order if chunk_id not in chosen]
+
+
+def titled_first(
+    order: list[int], k: int, chunks: dict[int, StoredChunk], text: str
+) -> tuple[list[int], frozenset[int]]:
+    """``order`` with those of its first ``k`` chunks whose page is titled as ``text``
+    is written (:func:`title_key`) first, each side in its own order, and those chunks: a query of
+    several words that is a page's whole title (``CREATE USER MAPPING``, ``drop database``) asks for
+    that page, as a name typed alone asks for the page named after it (:func:`named_first`), even
+    where pages that use the title's words more often win on them (the information schema's view
+    ``user_mappings``, a chapter on destroying a database)."""
+    wanted = title_key(text)
+    titled = [c for c in order[:k] if c in chunks and title_key(chunks[c].title) == wanted]
+    chosen = frozenset(titled)
+    return titled + [chunk_id for chunk_id in order if chunk_id not in chosen], chosen
+
+
+def title_key(title: str) -> str:
+    """``title`` as a query and a page's title are compared: its words in lower case, without a
+    manual's section number before them (``23.5.``, ``E.10.``) or a manual section or empty call
+    after them (:func:`without_title_suffix`)."""
+    title = without_title_suffix(title.strip())
+    numbered = _SECTION_NUMBER.match(title)
+    return " ".join(title[numbered.end() if numbered else 0 :].casefold().split())
 
 
 def named_first(

@@ -21,7 +21,8 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
 4. **What documents declare**: a question that is one name (``Path``, ``std::io::Stdout``) puts first
    the chunks of the pages named after it or declaring it (:func:`named_first`), in every mode:
    where a name is defined is what a page declares, not a word's statistics, so vector mode reads
-   it too, among its own list and the keyword search's (:func:`_keyword_only`); a question most of
+   it too, among its own list and the keyword search's (:func:`_keyword_only`); a question of
+   several words that is a page's whole title puts that page first (:func:`titled_first`); one most of
    whose words a section declares as definitions puts that section first (:func:`defining_first`);
    a question asking for a list and naming a version puts first
    the entries whose heading declares that version (:func:`version_entries_first`), found among
@@ -99,12 +100,14 @@ from indexer.search.name_rules import (
     lists_names,
     named_first,
     spelled_version,
+    titled_first,
     version_entries_first,
     version_owners,
 )
 from indexer.search.order_rules import (
     LOOKUP_HITS,
     RULE_WINDOW,
+    best_matches,
     code_before_tests,
     lists_last,
     looked_up_first,
@@ -262,6 +265,8 @@ class Found:
             order, named = named_first(order + keyword_found, chunks, names)
             unnamed = set(keyword_found) - named
             order = [chunk_id for chunk_id in order if chunk_id not in unnamed]
+        elif len(query.text.split()) > 1:
+            order, named = titled_first(order, RULE_WINDOW, chunks, query.text)
         if not named and mode != "vector":
             words = set(keyword_words(query.words))
             if len(words) >= MIN_DEFINED_WORDS:
@@ -273,6 +278,9 @@ class Found:
             named |= entries
         looked_up: frozenset[int] = frozenset()
         if len(query.text.split()) == 1 and mode != "vector":
+            chunks, lists = _lookup_lists(
+                store, keyword.evidence, chunks, lists, set(keyword_words(query.text))
+            )
             order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named))
         elif len(query.text.split()) == 1 and order and question_information(store, query, allowed).held:
             looked_up = frozenset(order[:LOOKUP_HITS])  # vector mode: its first chunks answer it
@@ -406,6 +414,25 @@ def _version_entries_first(
     order = order + [c for c in holding if c not in candidates and is_entry_of(declared[c], versions)]
     order, entries = version_entries_first(order, declared, versions)
     return order, chunks, entries
+
+
+def _lookup_lists(
+    store: SearchStore,
+    evidence: dict[int, float],
+    chunks: dict[int, StoredChunk],
+    lists: set[int],
+    words: set[str],
+) -> tuple[dict[int, StoredChunk], set[int]]:
+    """``chunks`` and ``lists`` (the chunks of pages listing names, :func:`lists_names`) with the
+    :data:`RULE_WINDOW` chunks that hold a one-word query's word best read too: the lookup
+    (:func:`looked_up_first`) chooses among them, and a generated index holding the word as often as
+    its definition would otherwise take the definition's place, being no list to a window it is not in."""
+    holding = best_matches(evidence)[:RULE_WINDOW]
+    chunks = {**chunks, **store.chunks_by_ids([chunk_id for chunk_id in holding if chunk_id not in chunks])}
+    listing = {
+        chunk_id for chunk_id in holding if chunk_id in chunks and lists_names(chunks[chunk_id], words)
+    }
+    return chunks, lists | listing
 
 
 def _keyword_only(
