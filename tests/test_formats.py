@@ -627,6 +627,24 @@ def test_docbook_navigation_is_dropped_and_the_page_is_named_by_its_title():
     assert chunks[0].embed_text.startswith("DROP TABLE\n")
 
 
+def test_a_page_of_several_h1_has_them_as_sections_under_its_title():
+    page = (
+        "<html><head><title>CREATE TRIGGER</title></head><body>\n"
+        "<p>The CREATE TRIGGER statement adds triggers to the schema of a database.</p>\n"
+        '<h1 id="syntax">1. Syntax</h1>\n'
+        "<p>create-trigger-stmt: CREATE TEMP TRIGGER IF NOT EXISTS schema-name trigger-name</p>\n"
+        '<h1 id="description">2. Description</h1>\n'
+        "<p>A trigger runs when a row of its table is inserted, updated or deleted.</p>\n"
+        "</body></html>\n"
+    )
+    headings = [chunk.heading for chunk in chunks_of("lang_createtrigger.html", page, limit=24)]
+    assert headings == ["CREATE TRIGGER", "CREATE TRIGGER > 1. Syntax", "CREATE TRIGGER > 2. Description"]
+    # one h1 names the page: its title (often with the site's name) is not added above it
+    single = page.replace('<h1 id="description">2. Description</h1>', "<h2>2. Description</h2>")
+    headings = [chunk.heading for chunk in chunks_of("lang_createtrigger.html", single, limit=24)]
+    assert headings[1:] == ["1. Syntax", "1. Syntax > 2. Description"], headings
+
+
 def test_a_page_of_unclosed_comments_is_read_in_time_linear_in_its_size():
     # html.parser looked for the end of every "<!--" over the rest of the page: a 240 KB page took
     # minutes; eight times the page must take about eight times as long, not sixty-four. Both pages

@@ -371,8 +371,10 @@ class _PageReader:
         )
 
     def _named(self, headings: list[Heading], lines: list[str]) -> list[Heading]:
-        """The headings, with the page's title as the head of every path when no ``h1`` names it."""
-        if not self.title or any(heading.level == 1 for heading in headings):
+        """The headings, with the page's title as the head of every path unless one ``h1`` names the
+        page: a page of several ``h1`` has them as its sections (SQLite's ``1. Overview``, ``2.
+        Syntax`` on the page titled ``CREATE TRIGGER``), and its title names it."""
+        if not self.title or sum(heading.level == 1 for heading in headings) == 1:
             return headings
         if headings and headings[0].title.casefold() == self.title.casefold():
             first = headings[0]
