@@ -77,8 +77,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: and a reST directive with no content before a section's title defines that section; 21: a
 #: section's title and its directive, or nested definitions, open their description together; 22: an
 #: HTML id in a namespace before a name in code, and a table row keyed by a call, declare the name
-#: 23: an HTML page of several ``h1`` has its title as the head of their paths
-CHUNKER_VERSION = 23
+#: 23: an HTML page of several ``h1`` has its title as the head of their paths; 24: a heading's
+#: permalink mark (``¶``) is no part of its title
+CHUNKER_VERSION = 24
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

@@ -645,6 +645,18 @@ def test_a_page_of_several_h1_has_them_as_sections_under_its_title():
     assert headings[1:] == ["1. Syntax", "1. Syntax > 2. Description"], headings
 
 
+def test_a_headings_permalink_mark_is_no_part_of_its_title():
+    page = (
+        "<html><head><title>Configuration Files</title></head><body><h1>Configuration Files</h1>\n"
+        '<h2 id="syntax">Syntax of the Configuration Files <a title="Permanent link" href="#syntax"'
+        ' class="permalink">&para;</a></h2>\n<p>One directive per line.</p>\n'
+        '<h2 id="modules"><a href="#modules">Modules</a> <a href="#modules">§</a></h2>\n<p>Load them.</p>\n'
+        "</body></html>\n"
+    )
+    titles = [heading.title for heading in parse_text("configuring.html", page).headings]
+    assert titles == ["Configuration Files", "Syntax of the Configuration Files", "Modules"]
+
+
 def test_a_page_of_unclosed_comments_is_read_in_time_linear_in_its_size():
     # html.parser looked for the end of every "<!--" over the rest of the page: a 240 KB page took
     # minutes; eight times the page must take about eight times as long, not sixty-four. Both pages

@@ -313,6 +313,8 @@ class _PageReader:
         classes = (element.get("class") or "").split()
         if DROPPED_CLASSES.intersection(classes) or any(BREADCRUMBS in name.lower() for name in classes):
             return True
+        if tag == "a" and self.heading is not None and is_permalink(element):
+            return True
         return BREADCRUMBS in (element.get("aria-label") or "").lower()
 
     # -- text -----------------------------------------------------------------------------------
@@ -400,6 +402,14 @@ class _Anchor:
     def starting(self, line: int, in_code: bool) -> _Anchor:
         self.line, self.in_code = line, in_code
         return self
+
+
+def is_permalink(link: _Element) -> bool:
+    """Whether ``link`` is a heading's link to itself, shown as one mark (``<a href="#syntax"
+    class="permalink">¶</a>``, ``§``, ``#``): a page's way of sharing a section, whatever its
+    generator calls the class, and no word of the section's title."""
+    text = "".join(link.itertext()).strip()
+    return (link.get("href") or "").startswith("#") and len(text) == 1 and not text.isalnum()
 
 
 def is_manual_signature(classes: list[str]) -> bool:
