@@ -651,10 +651,29 @@ def test_a_headings_permalink_mark_is_no_part_of_its_title():
         '<h2 id="syntax">Syntax of the Configuration Files <a title="Permanent link" href="#syntax"'
         ' class="permalink">&para;</a></h2>\n<p>One directive per line.</p>\n'
         '<h2 id="modules"><a href="#modules">Modules</a> <a href="#modules">§</a></h2>\n<p>Load them.</p>\n'
+        '<h2 id="usage">Usage <a href="#usage">⚓️</a></h2>\n<p>Start it.</p>\n'
         "</body></html>\n"
     )
     titles = [heading.title for heading in parse_text("configuring.html", page).headings]
-    assert titles == ["Configuration Files", "Syntax of the Configuration Files", "Modules"]
+    assert titles == ["Configuration Files", "Syntax of the Configuration Files", "Modules", "Usage"]
+    # a letter, a link to another page, and a heading that is only a mark are a title's words
+    kept = (
+        '<html><body><h1>Operators</h1>\n<h2>Section <a href="#a">A</a></h2>\n'
+        '<h2>Setup <a href="setup.html#s">¶</a></h2>\n<h2 id="plus"><a href="#plus">+</a></h2>\n'
+        "</body></html>\n"
+    )
+    titles = [heading.title for heading in parse_text("operators.html", kept).headings]
+    assert titles == ["Operators", "Section A", "Setup ¶", "+"]
+
+
+def test_a_page_of_several_h1_is_named_by_the_one_that_begins_its_title():
+    page = (
+        "<html><head><title>Widgets - Acme Docs</title></head><body><div><h1>Acme Docs</h1></div>\n"
+        "<h1>Widgets</h1>\n<p>A widget shows one value.</p>\n<h2>Styling</h2>\n<p>Colour it.</p>\n"
+        "</body></html>\n"
+    )
+    titles = [(heading.level, heading.title) for heading in parse_text("widgets.html", page).headings]
+    assert titles == [(1, "Acme Docs"), (1, "Widgets"), (2, "Styling")]
 
 
 def test_a_page_of_unclosed_comments_is_read_in_time_linear_in_its_size():

@@ -55,6 +55,7 @@ from indexer.search.name_rules import (
     named_first,
     page_names,
     same_release,
+    title_key,
     version_entries_first,
     version_owners,
 )
@@ -1175,7 +1176,9 @@ def test_what_declares_a_list_of_names():
         "Index",
         "Glossary",
         "What's New > Version 1.16",
-        "History > 4.18.2 / 2022-10-08",
+        "Project > 4.18.2 / 2022-10-08",
+        "Project > 1.2.3, 2024-01-31",
+        "Project > 9.5.3 January 4, 2024",
         "Update Log > v1.20.x",
     ):
         assert lists_names(chunk(heading), {"cookie"}), heading
@@ -1315,6 +1318,19 @@ def test_an_entry_headed_by_the_projects_name_and_its_version_is_that_versions_e
     assert named["what changed in tool 1.4.0"] and not named["what changed in numpy 1.4.0"], named
 
 
+def test_a_title_as_typed_and_as_a_page_writes_it():
+    for title, typed in [
+        ("23.5. Destroying a Database", "destroying a database"),
+        ("2.3 Rule Syntax", "rule  syntax"),
+        ("E.10. Release 15.11", "release 15.11"),
+        ("Input & Output", "input output"),
+        ("Pros — Cons", "PROS CONS"),
+    ]:
+        assert title_key(title) == title_key(Query.parse(typed).text), title
+    assert title_key("Input/Output") == title_key(Query.parse("input/output").text)
+    assert title_key("Destroying a Database") != title_key("a database")
+
+
 def test_which_versions_a_question_names_and_which_entries_are_theirs():
     assert asked_versions("what changed in 3.0?") == {(3, 0)}
     assert asked_versions("new in v2.3.1 and (1.19)") == {(2, 3, 1), (1, 19)}
@@ -1342,6 +1358,11 @@ def test_which_versions_a_question_names_and_which_entries_are_theirs():
     assert version_entries_first([1, 2, 3], releases, {(22, 1)}) == ([2, 1, 3], {1, 2, 3})
     assert version_entries_first([3, 2, 1], releases, {(22, 1, -2, 1)}) == ([1, 3, 2], {1})
     assert declared_versions(chunk("Changelog > Python 3.12 support")) == []
+    # on a changelog's page, a version opens an entry whatever follows it; elsewhere, words after it
+    # make it a manual's numbered section
+    assert declared_versions(chunk("Changelog > Version 2.0 beta")) == [(2, 0)]
+    assert declared_versions(chunk('Changelog > 0.9.0 "Tabby Cat"')) == [(0, 9, 0)]
+    assert declared_versions(chunk("Guide > 2.3 Rule Syntax")) == []
     assert declared_versions(chunk("Install > Ubuntu 22.04")) == []
     assert asks_for_entry({"bug", "fixes"}) and asks_for_entry({"what", "fixed"})
     assert version_owners("what changed in numpy 2.0?") == {"numpy"} == version_owners("numpy v2.0 notes")

@@ -17,13 +17,16 @@ Before any text is kept, what is not the page's content is dropped:
   ``section`` they introduce that content, and stay, as in ARIA), the ARIA roles of the same meaning
   (navigation, banner, contentinfo, complementary, search, menu, menubar, toolbar), breadcrumb
   trails, DocBook's navigation header and footer (the "Prev Up Home Next" tables of every page of a
-  DocBook manual), hidden elements, buttons, forms' selects, scripts, styles and Sphinx's ``¶``
-  heading links.
+  DocBook manual), hidden elements, buttons, forms' selects, scripts, styles, and a heading's link
+  to a fragment shown as one mark after its title (Sphinx's and Apache's ``¶``, a ``§`` or ``#``).
 
-``h1``-``h6`` are headings and ``pre`` blocks are literal, as the page's markup says. A page without
-an ``h1`` is named by its ``<title>``: the first heading when it says the same (DocBook's reference
-pages give their name as an ``h2``), else a heading of its own at the top, so a page's name is
-always the head of its chunks' heading paths.
+``h1``-``h6`` are headings and ``pre`` blocks are literal, as the page's markup says. A page is
+named by its one ``h1``, or by the one of several that begins its ``<title>`` (a site's logo may be
+an ``h1`` too); otherwise by its ``<title>``: the first heading when it says the same (DocBook's
+reference pages give their name as an ``h2``), else a heading of its own at the top, so a page's
+name is always the head of its chunks' heading paths. A page of several ``h1`` none of which names
+it has them as its sections (SQLite's ``1. Overview``, ``2. Syntax`` on the page titled ``CREATE
+TRIGGER``).
 
 The names a page defines (:attr:`Document.definitions`) are those its anchors spell: an element's
 ``id`` (or an ``<a name>``) whose letters and digits, case aside, are those of a name in the text
@@ -89,6 +92,8 @@ SIGNATURE_NAME_CLASS = "descname"
 MANUAL_SIGNATURE_CLASSES = frozenset({"sig", SIGNATURE_CLASS, "std"})
 #: Where the part of an id that names the thing ends (``CAIRO-FORMAT-A1:CAPS``, ``append(char[])``).
 _ID_QUALIFIER = re.compile(r"[:(]")
+#: The emoji and text presentation selectors after a mark (``⚓️``), deleted before it is read.
+_VARIATION_SELECTORS = str.maketrans("", "", "\ufe0e\ufe0f")
 #: The elements that mark code in a page.
 CODE_TAGS = frozenset({"code", "tt", "samp", "kbd"})
 #: A table's cells, the first of a row keying it.
@@ -313,7 +318,12 @@ class _PageReader:
         classes = (element.get("class") or "").split()
         if DROPPED_CLASSES.intersection(classes) or any(BREADCRUMBS in name.lower() for name in classes):
             return True
-        if tag == "a" and self.heading is not None and is_permalink(element):
+        if (
+            tag == "a"
+            and self.heading is not None
+            and "".join(self.heading[2]).strip()
+            and is_permalink(element)
+        ):
             return True
         return BREADCRUMBS in (element.get("aria-label") or "").lower()
 
@@ -373,10 +383,13 @@ class _PageReader:
         )
 
     def _named(self, headings: list[Heading], lines: list[str]) -> list[Heading]:
-        """The headings, with the page's title as the head of every path unless one ``h1`` names the
-        page: a page of several ``h1`` has them as its sections (SQLite's ``1. Overview``, ``2.
-        Syntax`` on the page titled ``CREATE TRIGGER``), and its title names it."""
-        if not self.title or sum(heading.level == 1 for heading in headings) == 1:
+        """The headings, with the page's title as the head of every path unless an ``h1`` names the
+        page: its only one, or one of several that begins its title (``Widgets`` of ``Widgets - Acme
+        Docs``, beside the site's logo ``<h1>Acme Docs</h1>``). A page of several ``h1`` none of
+        which does has them as its sections (SQLite's ``1. Overview``, ``2. Syntax`` on the page
+        titled ``CREATE TRIGGER``), and its title names it."""
+        level_one = [heading.title for heading in headings if heading.level == 1]
+        if not self.title or len(level_one) == 1 or any(begins(self.title, title) for title in level_one):
             return headings
         if headings and headings[0].title.casefold() == self.title.casefold():
             first = headings[0]
@@ -404,11 +417,19 @@ class _Anchor:
         return self
 
 
+def begins(text: str, start: str) -> bool:
+    """Whether ``text`` begins with the words of ``start``, case aside: ``Widgets - Acme Docs``
+    with ``Widgets``, not ``Widgetsmith``."""
+    text, start = text.casefold(), start.casefold()
+    return text.startswith(start) and (len(text) == len(start) or not text[len(start)].isalnum())
+
+
 def is_permalink(link: _Element) -> bool:
-    """Whether ``link`` is a heading's link to itself, shown as one mark (``<a href="#syntax"
-    class="permalink">¶</a>``, ``§``, ``#``): a page's way of sharing a section, whatever its
-    generator calls the class, and no word of the section's title."""
-    text = "".join(link.itertext()).strip()
+    """Whether ``link``, in a heading after its title's words, is the heading's link to itself
+    shown as one mark (``<a href="#syntax" class="permalink">¶</a>``, ``§``, ``#``, ``⚓️``): a
+    page's way of sharing a section, whatever its generator calls the class, and no word of the
+    section's title. A heading that is only such a link (an operator's section, ``+``) keeps it."""
+    text = "".join(link.itertext()).strip().translate(_VARIATION_SELECTORS)
     return (link.get("href") or "").startswith("#") and len(text) == 1 and not text.isalnum()
 
 

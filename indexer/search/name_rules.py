@@ -70,16 +70,22 @@ _PRE_RELEASE = r"(?:[-.]?(alpha|beta|preview|pre|rc|a|b|c)\.?(\d{1,9})?(?![a-z])
 _PRE_RELEASE_RANKS = {"a": -3, "alpha": -3, "b": -2, "beta": -2, "c": -1, "rc": -1, "pre": -1, "preview": -1}
 _PRE_RELEASE_KINDS = {-3: "a", -2: "b", -1: "rc"}
 #: What may follow a version that heads a changelog's entry: a series' wildcard (``v1.20.x``), then
-#: nothing, or its date or codename after a bracket, a colon, a slash, a comma or a dash. Not words:
+#: nothing, or its date or codename after a bracket, a colon, a slash, a comma or a dash, or its
+#: date after a space (``1.2.3 2024-01-31``, ``9.5.3 January 4, 2024``). Not other words:
 #: ``20.8. Error Reporting and Logging`` and ``2.3 Rule Syntax`` are a manual's numbered sections,
 #: as DocBook and Texinfo number them.
-_AFTER_VERSION = r"(?:\.[x*])*\]?(?=[ \t]*(?:$|[(\[:/,\u2013\u2014-]))"
+_AFTER_VERSION = (
+    r"(?:\.[x*])*\]?(?=[ \t]*(?:$|[(\[:/,\u2013\u2014-])"
+    r"|[ \t]+(?:\d{4}-\d{1,2}-\d{1,2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[ \t]+\d))"
+)
+#: A version at the start of a heading, whatever follows it: on a page whose title declares a
+#: changelog, each version heads an entry (``Version 2.0 beta``, ``0.9.0 "Tabby Cat"``).
+_OPENING_VERSION = r"\[?(?:v|version |release )?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE
 #: A heading that opens a changelog's entry: a version, maybe after ``v``, ``version`` or ``release``,
 #: maybe followed by its date (``0.47.3 (August 24, 2025)``, ``[1.2.0] - 2024-01-31``, ``v2.0``);
 #: each number of up to nine digits, so that reading one as an integer is bounded too.
-_VERSION_HEADING = re.compile(
-    r"\[?(?:v|version |release )?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE + _AFTER_VERSION, re.IGNORECASE
-)
+_VERSION_HEADING = re.compile(_OPENING_VERSION + _AFTER_VERSION, re.IGNORECASE)
+_CHANGELOG_VERSION_HEADING = re.compile(_OPENING_VERSION, re.IGNORECASE)
 #: On a page whose title declares a changelog (:data:`LIST_TITLES`), an entry's heading may open with
 #: the project's name (``pluggy 1.5.0 (2024-04-19)``, towncrier's default); the version then ends the
 #: heading or its date follows, so that ``Python 3.12 support`` or ``Django 4.2 release notes`` is no
@@ -88,8 +94,11 @@ _NAMED_VERSION_HEADING = re.compile(
     r"[A-Za-z][\w.-]{0,99} (?:v|version )?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE + _AFTER_VERSION,
     re.IGNORECASE,
 )
-#: A manual's number before a section's title: ``23.5.``, ``E.10.``.
-_SECTION_NUMBER = re.compile(r"(?:[A-Z]|\d{1,9})(?:\.\d{1,9})*\.\s+")
+#: A manual's number before a section's title: ``23.5.``, ``E.10.``, ``5.``, and Texinfo's ``2.3``.
+_SECTION_NUMBER = re.compile(r"(?:[A-Z]|\d{1,9})(?:(?:\.\d{1,9})+\.?|\.)\s+")
+#: A token of a title that is a word, as a query's words are (:class:`indexer.search.query.Query`):
+#: ``&`` and ``—`` between a title's words are not typed.
+_HAS_WORD = re.compile(r"\w")
 #: A version as a question spells it: dotted numbers, maybe after ``v`` (``3.0``, ``v2.3.1``), maybe a
 #: pre-release (``22.1b1``).
 _DOTTED_VERSION = re.compile(r"v?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE, re.IGNORECASE)
@@ -174,9 +183,11 @@ def declared_versions(chunk: StoredChunk, inner_titles: Sequence[str] = ()) -> l
 
 def entry_opening(title: str, changelog: bool) -> re.Match[str] | None:
     """The version a heading's ``title`` opens a changelog's entry with (:data:`_VERSION_HEADING`;
-    on a ``changelog`` page also after the project's name, :data:`_NAMED_VERSION_HEADING`), else
-    None."""
-    return _VERSION_HEADING.match(title) or (_NAMED_VERSION_HEADING.match(title) if changelog else None)
+    on a ``changelog`` page whatever follows it, :data:`_CHANGELOG_VERSION_HEADING`, and also after
+    the project's name, :data:`_NAMED_VERSION_HEADING`), else None."""
+    if changelog:
+        return _CHANGELOG_VERSION_HEADING.match(title) or _NAMED_VERSION_HEADING.match(title)
+    return _VERSION_HEADING.match(title)
 
 
 def _version(found: re.Match[str]) -> Version:
@@ -350,11 +361,13 @@ def titled_first(
 
 def title_key(title: str) -> str:
     """``title`` as a query and a page's title are compared: its words in lower case, without a
-    manual's section number before them (``23.5.``, ``E.10.``) or a manual section or empty call
-    after them (:func:`without_title_suffix`)."""
+    manual's section number before them (``23.5.``, ``E.10.``, ``2.3``), a manual section or empty
+    call after them (:func:`without_title_suffix`), or a mark between them that holds no word
+    (``Input & Output``, typed ``input output``)."""
     title = without_title_suffix(title.strip())
     numbered = _SECTION_NUMBER.match(title)
-    return " ".join(title[numbered.end() if numbered else 0 :].casefold().split())
+    words = title[numbered.end() if numbered else 0 :].casefold().split()
+    return " ".join(word for word in words if _HAS_WORD.search(word))
 
 
 def named_first(
