@@ -153,6 +153,7 @@ class _PageReader:
         self.main_depth = 0  # open <main> (or role="main") elements around the current position
         self.found_main = False
         self.heading: tuple[int, int, list[str]] | None = None  # (line, level, words) of the open heading
+        self.heading_worded = False  # whether the open heading's text so far holds more than spaces
         self.pre: tuple[int, int] | None = None  # (first line, nesting) of the open <pre>
         self.title = ""
         self.waiting: list[_Anchor] = []  # ids whose text has not started
@@ -212,6 +213,7 @@ class _PageReader:
             self.sectioning += 1
         if tag in HEADINGS and self.heading is None:
             self.heading = (line, HEADINGS[tag], [])
+            self.heading_worded = False
         if tag in BLOCKS and self.pre is None:
             self.block_starts.append((line, self.in_main))
         if tag == "pre":
@@ -263,6 +265,7 @@ class _PageReader:
             if title:
                 self.headings.append((Heading(start, level, title, line), self.in_main))
             self.heading = None
+            self.heading_worded = False
         if tag == "pre" and self.pre is not None:
             first, depth = self.pre
             if depth == 1:
@@ -318,12 +321,7 @@ class _PageReader:
         classes = (element.get("class") or "").split()
         if DROPPED_CLASSES.intersection(classes) or any(BREADCRUMBS in name.lower() for name in classes):
             return True
-        if (
-            tag == "a"
-            and self.heading is not None
-            and "".join(self.heading[2]).strip()
-            and is_permalink(element)
-        ):
+        if tag == "a" and self.heading_worded and is_permalink(element):
             return True
         return BREADCRUMBS in (element.get("aria-label") or "").lower()
 
@@ -334,6 +332,7 @@ class _PageReader:
             return
         if self.heading is not None:
             self.heading[2].append(data)
+            self.heading_worded = self.heading_worded or not data.isspace()
         if not self.links:
             self._anchored(data)
         for offset, part in enumerate(data.split("\n")):
