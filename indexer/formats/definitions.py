@@ -99,11 +99,17 @@ def directive_definitions(lines: list[str], literal: set[int]) -> dict[int, tupl
 
 def is_object_directive(directive: str) -> bool:
     """Whether the directive named ``directive`` (with or without its domain, ``py:function``)
-    defines what its argument names: an object directive, or autodoc's form of one
-    (``autofunction:: pytest.approx``, which Sphinx indexes as the function it documents); not a
+    defines what its argument names: one that describes an object (:func:`describes_object`), not a
     directive's option (``rst:directive:option``, see :data:`OBJECT_DIRECTIVES`)."""
-    bare = directive.rsplit(":", 1)[-1]
-    return directive.count(":") < 2 and bare.removeprefix(AUTODOC_PREFIX) in OBJECT_DIRECTIVES
+    return directive.count(":") < 2 and describes_object(directive)
+
+
+def describes_object(directive: str) -> bool:
+    """Whether the directive named ``directive`` (with or without its domain) describes what its
+    argument names, whose signature a page shows as code: an object directive, a directive's option
+    too, or autodoc's form of one (``autofunction:: pytest.approx``, which Sphinx indexes as the
+    function it documents)."""
+    return directive.rsplit(":", 1)[-1].removeprefix(AUTODOC_PREFIX) in OBJECT_DIRECTIVES
 
 
 def man_page_names(lines: list[str]) -> dict[int, tuple[str, ...]]:

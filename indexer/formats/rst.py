@@ -35,7 +35,7 @@ import string
 
 from indexer.formats.definitions import (
     AUTODOC_PREFIX,
-    OBJECT_DIRECTIVES,
+    describes_object,
     directive_definitions,
     man_page_names,
 )
@@ -392,7 +392,7 @@ def directive_pieces(name: str, argument: str) -> tuple[str, ...]:
         return (f"{VERSION_NOTES[name]} {version}" + (f": {note.strip()}" if note.strip() else "."),)
     if argument and name in TITLED_DIRECTIVES:
         return (argument,)
-    if argument and (name.rsplit(":", 1)[-1] in OBJECT_DIRECTIVES or name.startswith(AUTODOC_PREFIX)):
+    if argument and (describes_object(name) or name.startswith(AUTODOC_PREFIX)):
         return (f"`{argument}`",)  # a signature is code, shown as an inline literal is
     return ()
 

@@ -259,13 +259,14 @@ class Found:
         order = code_before_tests(lists_last(order, lists), chunks, words)
         named: frozenset[int] = frozenset()
         names = asked_names(query.text)
+        typed_words = len(query.text.split())
         if names:
             keyword_found = _keyword_only(store, query, order, depth, allowed) if mode == "vector" else []
             chunks = {**chunks, **store.chunks_by_ids([c for c in order + keyword_found if c not in chunks])}
             order, named = named_first(order + keyword_found, chunks, names)
             unnamed = set(keyword_found) - named
             order = [chunk_id for chunk_id in order if chunk_id not in unnamed]
-        elif len(query.text.split()) > 1:
+        elif typed_words > 1:
             order, named = titled_first(order, RULE_WINDOW, chunks, query.text)
         if not named and mode != "vector":
             words = set(keyword_words(query.words))
@@ -277,12 +278,12 @@ class Found:
             order, chunks, entries = _version_entries_first(store, order, chunks, asked, allowed)
             named |= entries
         looked_up: frozenset[int] = frozenset()
-        if len(query.text.split()) == 1 and mode != "vector":
+        if typed_words == 1 and mode != "vector":
             chunks, lists = _lookup_lists(
                 store, keyword.evidence, chunks, lists, set(keyword_words(query.text))
             )
             order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named))
-        elif len(query.text.split()) == 1 and order and question_information(store, query, allowed).held:
+        elif typed_words == 1 and order and question_information(store, query, allowed).held:
             looked_up = frozenset(order[:LOOKUP_HITS])  # vector mode: its first chunks answer it
         return cls(mode, order, vector_scores, keyword, ranking, chunks, named, looked_up)
 
