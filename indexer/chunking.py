@@ -78,8 +78,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: section's title and its directive, or nested definitions, open their description together; 22: an
 #: HTML id in a namespace before a name in code, and a table row keyed by a call, declare the name
 #: 23: an HTML page of several ``h1`` has its title as the head of their paths; 24: a heading's
-#: permalink mark (``¶``) is no part of its title
-CHUNKER_VERSION = 24
+#: permalink mark (``¶``) is no part of its title; 25: an HTML list whose entries are links to other
+#: pages stored as a contents list (:attr:`Document.linked_entries`)
+CHUNKER_VERSION = 25
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
@@ -215,7 +216,7 @@ def chunk_document(document: Document, count_tokens: TokenCounter, settings: Chu
         for number, (line, read, tokens) in enumerate(zip(lines, read, line_tokens, strict=False), 1)
     ]
     blocks = _with_headings_carried(_blocks(pieces, document))
-    listed = contents_entries(lines)
+    listed = contents_entries(lines) | document.linked_entries
     packer = _Packer(settings, headings, count_tokens)
     groups = packer.fill_small(packer.join_small(packer.split(blocks)))
     chunks = [
@@ -561,7 +562,8 @@ def _fit_line(piece: _Piece, budget: int, count_tokens: TokenCounter) -> list[_P
 def contents_entries(lines: Sequence[str]) -> set[int]:
     """The numbers (from 1) of ``lines`` that are entries of a contents list, as its leaders declare
     one (:func:`contents_entry`, :data:`CONTENTS_ENTRIES`). A chunk whose own lines are half or more
-    of them is stored as a contents list, which the search ranks as it ranks other lists of names
+    of them, or of the entries its reader found linking to other pages (``Document.linked_entries``),
+    is stored as a contents list, which the search ranks as it ranks other lists of names
     (:func:`indexer.search.name_rules.lists_names`)."""
     found = [(number, place) for number, line in enumerate(lines, 1) if (place := contents_entry(line))]
     listed: set[int] = set()

@@ -23,7 +23,8 @@ class Chunk:
     their language declares them (``Document.tests``). ``code_lead`` says how its first lines lie in
     a literal block its file opened before it (:func:`code_lead`), which its text read alone cannot
     tell: a snippet shows them as the file's page does. ``is_contents`` says its lines are a
-    contents list, titles each with leaders and a page (:func:`indexer.chunking.contents_entries`)."""
+    contents list: titles each with leaders and a page (:func:`indexer.chunking.contents_entries`),
+    or a list's entries that link to other pages (``Document.linked_entries``)."""
 
     start_line: int
     end_line: int

@@ -676,6 +676,29 @@ def test_a_page_of_several_h1_is_named_by_the_one_that_begins_its_title():
     assert titles == [(1, "Acme Docs"), (1, "Widgets"), (2, "Styling")]
 
 
+def test_an_html_list_whose_entries_are_links_to_other_pages_is_a_contents_list():
+    # a generated keyword index, a cross-reference: each entry a name linking to the page about it
+    names = [f"sqlite3_bind_{kind}" for kind in ("blob", "double", "int", "null", "text", "value", "zeroblob")]
+    index_page = (
+        "<html><head><title>Website Keyword Index</title></head><body><h1>Keyword Index</h1>\n<ul>\n"
+        + "".join(f'<li> <a href="c3ref/{name}.html">{name}</a> </li>\n' for name in names)
+        + "<li>sqlite3_busy_handler &rarr;\n"
+        + "".join(f'  <a href="{page}.html">{page}.html</a>\n' for page in ("backup", "wal", "pragma"))
+        + "</li>\n</ul>\n</body></html>\n"
+    )
+    chunks = chunks_of("keyword_index.html", index_page, limit=200)
+    assert chunks and all(chunk.is_contents for chunk in chunks), chunks
+    # a page's summary of its own sections, and entries that say something of the page they link,
+    # are no list of other pages; nor is prose that links them
+    own = "".join(f'<li><a href="#{name}">{name}</a></li>\n' for name in names)
+    said = "".join(f'<li><a href="{name}.html">{name}</a> binds a value of its kind</li>\n' for name in names)
+    prose = "".join(f'<p>Call <a href="{name}.html">{name}</a>.</p>\n' for name in names)
+    for body in (f"<ul>\n{own}</ul>", f"<ul>\n{said}</ul>", prose):
+        page = f"<html><body><h1>Binding</h1>\n{body}\n</body></html>\n"
+        chunks = chunks_of("binding.html", page, limit=200)
+        assert chunks and not any(chunk.is_contents for chunk in chunks), body
+
+
 @pytest.mark.parametrize(
     ("around", "repeated", "repeats"),
     [

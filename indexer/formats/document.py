@@ -95,6 +95,11 @@ class Document:
     #: tool declares them (:mod:`indexer.formats.code`): a question about what the code does is
     #: answered by the code before the tests that call it.
     tests: list[tuple[int, int]] = field(default_factory=list)
+    #: The lines (1-based) of a list's entries that are links to other pages, as the format's markup
+    #: declares them (an HTML ``<li>`` or ``<dt>`` whose text is mostly its links): a generated
+    #: index, a cross-reference or a contents page names what other pages are about, and a chunk
+    #: made of them is stored as a contents list (:func:`indexer.chunking.contents_entries`).
+    linked_entries: frozenset[int] = frozenset()
 
     def locator(self, start_line: int, end_line: int) -> str:
         """How a citation names lines ``start_line``-``end_line``: 'page 3', 'cells 4-6'; '' when the

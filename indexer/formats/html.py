@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from indexer.formats.definitions import known_names
@@ -98,6 +98,9 @@ _VARIATION_SELECTORS = str.maketrans("", "", "\ufe0e\ufe0f")
 CODE_TAGS = frozenset({"code", "tt", "samp", "kbd"})
 #: A table's cells, the first of a row keying it.
 CELL_TAGS = frozenset({"td", "th"})
+#: The elements that are a list's entries: an index, a cross-reference or a contents page lists other
+#: pages as the links of its entries.
+LIST_ENTRY_TAGS = frozenset({"li", "dt"})
 #: A call at the start of a table cell: a name, then its parameters' parenthesis.
 _CALLED = re.compile(r"\s*(?P<name>[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*) ?\(")
 
@@ -159,6 +162,9 @@ class _PageReader:
         self.waiting: list[_Anchor] = []  # ids whose text has not started
         self.reading: list[_Anchor] = []  # ids whose text is being read, up to their block's end
         self.links = 0  # open <a href> elements around the current position
+        self.page_links = 0  # those of them that lead to another page (not to a fragment of this one)
+        self.entries: list[_Entry] = []  # open list entries (``li``, ``dt``), the innermost last
+        self.linked: list[tuple[set[int], bool]] = []  # (lines, in main) of entries that are links
         self.definitions: list[tuple[int, tuple[str, ...], bool]] = []  # (line, names, in main)
         self.signatures = 0  # open Sphinx signatures (``<dt class="sig sig-object">``) around here
         self.signature_names = 0  # open elements of a signature that hold its name
@@ -221,6 +227,9 @@ class _PageReader:
         anchor = element.get("id") or (element.get("name") if tag == "a" else None)
         if tag == "a" and element.get("href") is not None:
             self.links += 1
+            self.page_links += int(leads_away(element))
+        if tag in LIST_ENTRY_TAGS:
+            self.entries.append(_Entry(self.in_main))
         if anchor:
             self.waiting.append(_Anchor(anchor, self.in_main))
         if tag in CODE_TAGS:
@@ -277,6 +286,11 @@ class _PageReader:
             self._apart(line)
         if tag == "a" and element.get("href") is not None:
             self.links -= 1
+            self.page_links -= int(leads_away(element))
+        if tag in LIST_ENTRY_TAGS and self.entries:
+            entry = self.entries.pop()
+            if entry.is_links:
+                self.linked.append((entry.lines, entry.in_main))
         if tag in CODE_TAGS:
             self.code = max(self.code - 1, 0)
         if tag in CELL_TAGS:  # an empty first cell keys its row by nothing, not by the next cell
@@ -337,6 +351,8 @@ class _PageReader:
             self._anchored(data)
         for offset, part in enumerate(data.split("\n")):
             self._add(self.line + offset, part)
+            if self.entries:
+                self.entries[-1].read(self.line + offset, part, self.page_links > 0)
         self.line += data.count("\n")
 
     def _skip(self, data: str | None) -> None:
@@ -377,8 +393,15 @@ class _PageReader:
         for line, names, in_main in self.definitions:
             if kept(in_main):
                 definitions[line] = tuple(dict.fromkeys((*definitions.get(line, ()), *names)))
+        linked = frozenset(number for lines, in_main in self.linked if kept(in_main) for number in lines)
         return Document(
-            lines, headings, literal, block_starts=starts, encoding=encoding, definitions=definitions
+            lines,
+            headings,
+            literal,
+            block_starts=starts,
+            encoding=encoding,
+            definitions=definitions,
+            linked_entries=linked,
         )
 
     def _named(self, headings: list[Heading], lines: list[str]) -> list[Heading]:
@@ -414,6 +437,38 @@ class _Anchor:
     def starting(self, line: int, in_code: bool) -> _Anchor:
         self.line, self.in_code = line, in_code
         return self
+
+
+@dataclass
+class _Entry:
+    """A list's entry being read (an ``li`` or ``dt``): how many characters of its own text (not its
+    nested entries') it holds, how many of them lie in links to other pages, and on which lines."""
+
+    in_main: bool
+    characters: int = 0
+    linked: int = 0
+    lines: set[int] = field(default_factory=set)
+
+    def read(self, line: int, text: str, in_link: bool) -> None:
+        shown = len(text) - text.count(" ") - text.count("\t")
+        if shown:
+            self.characters += shown
+            self.linked += shown if in_link else 0
+            self.lines.add(line)
+
+    @property
+    def is_links(self) -> bool:
+        """Whether half or more of the entry's text is links to other pages: an index's entry
+        (``<li><a href="c3ref/open.html">sqlite3_open</a></li>``), a contents page's, a
+        cross-reference's; not an entry that says something of the page it links
+        (``<li><a href="install.html">Installing</a> on a server without a compiler</li>``)."""
+        return self.characters > 0 and 2 * self.linked >= self.characters
+
+
+def leads_away(link: _Element) -> bool:
+    """Whether ``link`` (an ``<a href>``) leads to another page, not to a fragment of its own: a
+    page's summary of its own functions links to their sections and is no list of other pages."""
+    return not (link.get("href") or "").startswith("#")
 
 
 def begins(text: str, start: str) -> bool:
