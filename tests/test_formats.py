@@ -678,7 +678,8 @@ def test_a_page_of_several_h1_is_named_by_the_one_that_begins_its_title():
 
 def test_an_html_list_whose_entries_are_links_to_other_pages_is_a_contents_list():
     # a generated keyword index, a cross-reference: each entry a name linking to the page about it
-    names = [f"sqlite3_bind_{kind}" for kind in ("blob", "double", "int", "null", "text", "value", "zeroblob")]
+    kinds = ("blob", "double", "int", "null", "text", "value", "zeroblob")
+    names = [f"sqlite3_bind_{kind}" for kind in kinds]
     index_page = (
         "<html><head><title>Website Keyword Index</title></head><body><h1>Keyword Index</h1>\n<ul>\n"
         + "".join(f'<li> <a href="c3ref/{name}.html">{name}</a> </li>\n' for name in names)
