@@ -28,6 +28,11 @@ name is always the head of its chunks' heading paths. A page of several ``h1`` n
 it has them as its sections (SQLite's ``1. Overview``, ``2. Syntax`` on the page titled ``CREATE
 TRIGGER``).
 
+A list's entries (``li``, ``dt``) half or more of whose text is links to other pages (not to a
+fragment of the page) are its linked entries (:attr:`Document.linked_entries`): a generated keyword
+index, a cross-reference, a contents page. They name what other pages are about, and the chunk they
+make up is stored as a contents list.
+
 The names a page defines (:attr:`Document.definitions`) are those its anchors spell: an element's
 ``id`` (or an ``<a name>``) whose letters and digits, case aside, are those of a name in the text
 that starts at it, up to the end of its first block with text. Documentation generators anchor each
