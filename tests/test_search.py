@@ -1146,6 +1146,36 @@ def test_a_contents_list_ranks_after_the_pages_it_lists_unless_asked_for(any_ind
         assert hits[0].path == "manual-contents.txt", [hit.path for hit in hits]
 
 
+SQLITE_PAGES = {
+    "keyword_index.html": "<html><head><title>Website Keyword Index</title></head><body>\n<ul>\n"
+    + "".join(
+        f'<li><a href="c3ref/{name}.html">sqlite3_{name}</a></li>\n'
+        for name in ("busy_handler", "busy_timeout", "changes", "close", "errcode", "open", "prepare", "step")
+    )
+    + "</ul>\n</body></html>\n",
+    "c3ref/busy_timeout.html": "<html><head><title>Set A Busy Timeout</title></head><body>\n"
+    "<h2>Set A Busy Timeout</h2>\n<pre>int sqlite3_busy_timeout(sqlite3*, int ms);</pre>\n"
+    "<p>This routine sets a busy handler that sleeps for a specified amount of time when a table is\n"
+    "locked. The handler sleeps several times until at least ms milliseconds of sleeping have\n"
+    "accumulated, then returns 0, which causes the step to return SQLITE_BUSY. Calling this routine\n"
+    "with an argument less than or equal to zero turns off all busy handlers.</p>\n</body></html>\n",
+}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_keyword_index_of_links_ranks_after_the_page_it_links(any_index, tmp_path, mode):
+    # the index's entry is short and holds the name alone, which BM25 favours over the page that
+    # defines it and says what it does
+    for name, text in SQLITE_PAGES.items():
+        write(tmp_path / "site" / name, text)
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert index.build(tmp_path / "site", warn=lambda message: None).exit_code == 0
+        assert all(chunk.is_contents for chunk in index.store.file_chunks("keyword_index.html"))
+        for question in ("sqlite3_busy_timeout", "sqlite3_busy_timeout milliseconds"):
+            paths = [hit.path for hit in index.search(question, k=5, mode=mode, min_score=0)]
+            assert paths[0] == "c3ref/busy_timeout.html", (question, paths)
+
+
 def test_an_index_made_before_finds_its_contents_lists_at_its_next_build(any_index, tmp_path, monkeypatch):
     """The column comes with the migration, false in every chunk: the contents list ranks as any
     chunk. The next build reads every file again (the chunker's version changed), embeds nothing
