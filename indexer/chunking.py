@@ -46,7 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 
-from indexer.formats.document import Document, Heading
+from indexer.formats.document import Document, Heading, shown_characters
 from indexer.records import HEADING_SEPARATOR, Chunk, code_lead, lead_lines
 from indexer.redaction import REDACTION_VERSION
 
@@ -216,7 +216,7 @@ def chunk_document(document: Document, count_tokens: TokenCounter, settings: Chu
         for number, (line, read, tokens) in enumerate(zip(lines, read, line_tokens, strict=False), 1)
     ]
     blocks = _with_headings_carried(_blocks(pieces, document))
-    listed = contents_entries(lines) | document.linked_entries
+    listed = contents_entries(lines)
     packer = _Packer(settings, headings, count_tokens)
     groups = packer.fill_small(packer.join_small(packer.split(blocks)))
     chunks = [
@@ -562,8 +562,7 @@ def _fit_line(piece: _Piece, budget: int, count_tokens: TokenCounter) -> list[_P
 def contents_entries(lines: Sequence[str]) -> set[int]:
     """The numbers (from 1) of ``lines`` that are entries of a contents list, as its leaders declare
     one (:func:`contents_entry`, :data:`CONTENTS_ENTRIES`). A chunk whose own lines are half or more
-    of them, or of the entries its reader found linking to other pages (``Document.linked_entries``),
-    is stored as a contents list, which the search ranks as it ranks other lists of names
+    of them is stored as a contents list, which the search ranks as it ranks other lists of names
     (:func:`indexer.search.name_rules.lists_names`)."""
     found = [(number, place) for number, line in enumerate(lines, 1) if (place := contents_entry(line))]
     listed: set[int] = set()
@@ -656,7 +655,8 @@ def _make_chunk(
     reader read it. It declares the names its own lines define, not those of the overlap it repeats
     from the chunk before, is a test when its own lines all are, and a contents list when half or
     more of its own lines of text (markup aside) are entries of one (``listed``,
-    :func:`contents_entries`)."""
+    :func:`contents_entries`) or half or more of their characters are entries linking to other pages
+    (:func:`_mostly_linked`)."""
     lines = document.lines
     start, end = pieces[0].line, pieces[-1].line
     heading = headings.text(_shared_path(group))
@@ -681,7 +681,9 @@ def _make_chunk(
     written = [
         piece.line for block in group for piece in block.pieces if piece.text.strip() and not piece.markup
     ]
-    is_contents = bool(written) and 2 * sum(line in listed for line in written) >= len(written)
+    is_contents = bool(written) and (
+        2 * sum(line in listed for line in written) >= len(written) or _mostly_linked(document, written)
+    )
     return Chunk(
         start,
         end,
@@ -693,6 +695,18 @@ def _make_chunk(
         code_lead=lead,
         is_contents=is_contents,
     )
+
+
+def _mostly_linked(document: Document, written: Sequence[int]) -> bool:
+    """Whether half or more of the characters of the ``written`` lines (their numbers) are a list's
+    entries linking to other pages (:attr:`Document.linked_entries`): a generated index's or a
+    contents page's chunk, not a page's text beside its site's menu."""
+    if not document.linked_entries:
+        return False
+    own = dict.fromkeys(written)
+    shown = sum(shown_characters(document.lines[number - 1]) for number in own)
+    linked = sum(document.linked_entries.get(number, 0) for number in own)
+    return shown > 0 and 2 * linked >= shown
 
 
 def _code_lead(document: Document, numbers: Sequence[int]) -> int:

@@ -23,6 +23,7 @@ __all__ = [
     "Part",
     "UnreadableFile",
     "split_lines",
+    "shown_characters",
     "too_much_text",
 ]
 
@@ -95,11 +96,13 @@ class Document:
     #: tool declares them (:mod:`indexer.formats.code`): a question about what the code does is
     #: answered by the code before the tests that call it.
     tests: list[tuple[int, int]] = field(default_factory=list)
-    #: The lines (1-based) of a list's entries that are links to other pages, as the format's markup
-    #: declares them (an HTML ``<li>`` or ``<dt>`` whose text is mostly its links): a generated
-    #: index, a cross-reference or a contents page names what other pages are about, and a chunk
-    #: made of them is stored as a contents list (:func:`indexer.chunking.contents_entries`).
-    linked_entries: frozenset[int] = frozenset()
+    #: How many characters (spaces aside) of each line (1-based) are a list's entries that are links
+    #: to other pages, as the format's markup declares them (an HTML ``<li>`` or ``<dt>`` whose text
+    #: is mostly its links): a generated index, a cross-reference or a contents page names what
+    #: other pages are about, and a chunk whose text is half or more of them is stored as a
+    #: contents list. Counted in characters, not lines: a site's menu of one word per line beside
+    #: a page's paragraphs is a small part of what the page says.
+    linked_entries: dict[int, int] = field(default_factory=dict)
 
     def locator(self, start_line: int, end_line: int) -> str:
         """How a citation names lines ``start_line``-``end_line``: 'page 3', 'cells 4-6'; '' when the
@@ -115,6 +118,12 @@ class Document:
     def _part_starts(self) -> list[int]:
         # made once: a notebook of 100,000 cells asks for a locator per chunk
         return [part.first_line for part in self.parts]
+
+
+def shown_characters(text: str) -> int:
+    """How many characters of ``text`` are not spaces: what a line's share of linked entries is
+    counted in (:attr:`Document.linked_entries`)."""
+    return len(text) - sum(text.count(space) for space in " \t\n\r\f\v")
 
 
 def split_lines(text: str) -> list[str]:

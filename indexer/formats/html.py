@@ -60,7 +60,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from indexer.formats.definitions import known_names
-from indexer.formats.document import Document, Heading, UnreadableFile, split_lines
+from indexer.formats.document import Document, Heading, UnreadableFile, shown_characters, split_lines
 
 DROPPED_TAGS = frozenset(
     "head nav aside script style template noscript button select svg dialog iframe object canvas".split()
@@ -169,7 +169,7 @@ class _PageReader:
         self.links = 0  # open <a href> elements around the current position
         self.page_links = 0  # those of them that lead to another page (not to a fragment of this one)
         self.entries: list[_Entry] = []  # open list entries (``li``, ``dt``), the innermost last
-        self.linked: list[tuple[set[int], bool]] = []  # (lines, in main) of entries that are links
+        self.linked: list[tuple[dict[int, int], bool]] = []  # (characters by line, in main) of such entries
         self.definitions: list[tuple[int, tuple[str, ...], bool]] = []  # (line, names, in main)
         self.signatures = 0  # open Sphinx signatures (``<dt class="sig sig-object">``) around here
         self.signature_names = 0  # open elements of a signature that hold its name
@@ -398,7 +398,10 @@ class _PageReader:
         for line, names, in_main in self.definitions:
             if kept(in_main):
                 definitions[line] = tuple(dict.fromkeys((*definitions.get(line, ()), *names)))
-        linked = frozenset(number for lines, in_main in self.linked if kept(in_main) for number in lines)
+        linked: dict[int, int] = {}
+        for shown, in_main in self.linked:
+            for number, characters in shown.items() if kept(in_main) else ():
+                linked[number] = linked.get(number, 0) + characters
         return Document(
             lines,
             headings,
@@ -447,19 +450,20 @@ class _Anchor:
 @dataclass
 class _Entry:
     """A list's entry being read (an ``li`` or ``dt``): how many characters of its own text (not its
-    nested entries') it holds, how many of them lie in links to other pages, and on which lines."""
+    nested entries') it holds on each line, spaces aside, and how many of them lie in links to other
+    pages."""
 
     in_main: bool
     characters: int = 0
     linked: int = 0
-    lines: set[int] = field(default_factory=set)
+    lines: dict[int, int] = field(default_factory=dict)
 
     def read(self, line: int, text: str, in_link: bool) -> None:
-        shown = len(text) - text.count(" ") - text.count("\t")
+        shown = shown_characters(text)
         if shown:
             self.characters += shown
             self.linked += shown if in_link else 0
-            self.lines.add(line)
+            self.lines[line] = self.lines.get(line, 0) + shown
 
     @property
     def is_links(self) -> bool:
