@@ -694,7 +694,14 @@ def test_an_html_list_whose_entries_are_links_to_other_pages_is_a_contents_list(
     own = "".join(f'<li><a href="#{name}">{name}</a></li>\n' for name in names)
     said = "".join(f'<li><a href="{name}.html">{name}</a> binds a value of its kind</li>\n' for name in names)
     prose = "".join(f'<p>Call <a href="{name}.html">{name}</a>.</p>\n' for name in names)
-    for body in (f"<ul>\n{own}</ul>", f"<ul>\n{said}</ul>", prose):
+    # a site's menu, a word a line, beside a short page's text is a small part of what it says
+    pages = ("home", "about", "docs", "download")
+    menu = "".join(f'<li><a href="{page}.html">{page.title()}</a>\n' for page in pages)
+    page_text = (
+        "<p>This routine sets a busy handler that sleeps for a specified amount of time when a table is\n"
+        "locked, until at least the given number of milliseconds of sleeping have accumulated.</p>\n"
+    )
+    for body in (f"<ul>\n{own}</ul>", f"<ul>\n{said}</ul>", prose, f"<ul>\n{menu}</ul>\n{page_text}"):
         page = f"<html><body><h1>Binding</h1>\n{body}\n</body></html>\n"
         chunks = chunks_of("binding.html", page, limit=200)
         assert chunks and not any(chunk.is_contents for chunk in chunks), body
