@@ -712,8 +712,9 @@ def test_an_html_list_whose_entries_are_links_to_other_pages_is_a_contents_list(
     [
         ((b"", b""), b"<!-- <p>x</p>\n", 32_000),
         ((b"<h2>w ", b"</h2>"), b'<a href="#x">&para;</a> w ' * 1_000, 5),  # 5,000 permalinks, then 40,000
+        ((b"<ul><li>", b"</li></ul>"), b'<a href="p.html">name</a> w <li>' * 1_000, 5),  # linked entries
     ],
-    ids=["unclosed comments", "a heading of words and permalinks"],
+    ids=["unclosed comments", "a heading of words and permalinks", "a list of links"],
 )
 def test_a_page_of_hostile_markup_is_read_in_time_linear_in_its_size(around, repeated, repeats):
     # html.parser looked for the end of every "<!--" over the rest of the page: a 240 KB page took
