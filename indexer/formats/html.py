@@ -106,6 +106,9 @@ CELL_TAGS = frozenset({"td", "th"})
 #: The elements that are a list's entries: an index, a cross-reference or a contents page lists other
 #: pages as the links of its entries.
 LIST_ENTRY_TAGS = frozenset({"li", "dt"})
+#: How much of a list entry's text outside its links is kept to count its words: an index's entry
+#: names one term (``SDL_Init :`` before the link to its header), far shorter than this.
+ENTRY_TERM_CHARS = 200
 #: A call at the start of a table cell: a name, then its parameters' parenthesis.
 _CALLED = re.compile(r"\s*(?P<name>[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*) ?\(")
 
@@ -457,6 +460,7 @@ class _Entry:
     characters: int = 0
     linked: int = 0
     lines: dict[int, int] = field(default_factory=dict)
+    unlinked: str = ""  # its text outside links, up to :data:`ENTRY_TERM_CHARS`
 
     def read(self, line: int, text: str, in_link: bool) -> None:
         shown = shown_characters(text)
@@ -464,14 +468,22 @@ class _Entry:
             self.characters += shown
             self.linked += shown if in_link else 0
             self.lines[line] = self.lines.get(line, 0) + shown
+        if not in_link and len(self.unlinked) < ENTRY_TERM_CHARS:
+            self.unlinked += text[: ENTRY_TERM_CHARS - len(self.unlinked)]
 
     @property
     def is_links(self) -> bool:
-        """Whether half or more of the entry's text is links to other pages: an index's entry
-        (``<li><a href="c3ref/open.html">sqlite3_open</a></li>``), a contents page's, a
-        cross-reference's; not an entry that says something of the page it links
-        (``<li><a href="install.html">Installing</a> on a server without a compiler</li>``)."""
-        return self.characters > 0 and 2 * self.linked >= self.characters
+        """Whether the entry points to other pages: half or more of its text is links to them (an
+        index's entry, ``<li><a href="c3ref/open.html">sqlite3_open</a></li>``; a contents page's;
+        a cross-reference's), or it links one and names a term beside it, a word at most
+        (Doxygen's index of globals, ``<li>SDL_Init : <a href="...">SDL.h</a></li>``). Not an
+        entry that says something of the page it links (``<li><a href="install.html">Installing</a>
+        on a server without a compiler</li>``)."""
+        if not self.linked:
+            return False
+        words = [word for word in self.unlinked.split() if any(char.isalnum() for char in word)]
+        names_a_term = len(words) <= 1 and len(self.unlinked) < ENTRY_TERM_CHARS
+        return 2 * self.linked >= self.characters or names_a_term
 
 
 def leads_away(link: _Element) -> bool:
