@@ -689,6 +689,13 @@ def test_an_html_list_whose_entries_are_links_to_other_pages_is_a_contents_list(
     )
     chunks = chunks_of("keyword_index.html", index_page, limit=200)
     assert chunks and all(chunk.is_contents for chunk in chunks), chunks
+    # Doxygen's index of globals: each name, then a link to the header that declares it
+    globals_page = "<html><body><h1>Globals</h1>\n<ul>\n" + "".join(
+        f'<li>{name}&#160;:&#160;<a class="el" href="d6/sqlite3_8h.html#a{number}">sqlite3.h</a></li>\n'
+        for number, name in enumerate(names)
+    )
+    chunks = chunks_of("globals_s.html", globals_page + "</ul>\n</body></html>\n", limit=200)
+    assert chunks and all(chunk.is_contents for chunk in chunks), chunks
     # a page's summary of its own sections, and entries that say something of the page they link,
     # are no list of other pages; nor is prose that links them
     own = "".join(f'<li><a href="#{name}">{name}</a></li>\n' for name in names)
