@@ -97,8 +97,8 @@ class Document:
     #: answered by the code before the tests that call it.
     tests: list[tuple[int, int]] = field(default_factory=list)
     #: How many characters (spaces aside) of each line (1-based) are a list's entries that are links
-    #: to other pages, as the format's markup declares them (an HTML ``<li>`` or ``<dt>`` whose text
-    #: is mostly its links): a generated index, a cross-reference or a contents page names what
+    #: to other pages, as the format's markup declares them (an HTML ``<li>`` or ``<dt>`` of links and
+    #: a word at most beside them): a generated index, a cross-reference or a contents page names what
     #: other pages are about, and a chunk whose text is half or more of them is stored as a
     #: contents list. Counted in characters, not lines: a site's menu of one word per line beside
     #: a page's paragraphs is a small part of what the page says.

@@ -28,10 +28,11 @@ name is always the head of its chunks' heading paths. A page of several ``h1`` n
 it has them as its sections (SQLite's ``1. Overview``, ``2. Syntax`` on the page titled ``CREATE
 TRIGGER``).
 
-A list's entries (``li``, ``dt``) half or more of whose text is links to other pages (not to a
-fragment of the page) are its linked entries (:attr:`Document.linked_entries`): a generated keyword
-index, a cross-reference, a contents page. They name what other pages are about, and the chunk they
-make up is stored as a contents list.
+A list's entries (``li``, ``dt``) that link another page (not a fragment of this one) and hold a
+word at most beside their links are its linked entries (:attr:`Document.linked_entries`): a term
+and where to find it, as a generated keyword index, a cross-reference or a contents page lists
+them. They name what other pages are about, and a chunk made mostly of them is stored as a
+contents list.
 
 The names a page defines (:attr:`Document.definitions`) are those its anchors spell: an element's
 ``id`` (or an ``<a name>``) whose letters and digits, case aside, are those of a name in the text
@@ -453,37 +454,32 @@ class _Anchor:
 @dataclass
 class _Entry:
     """A list's entry being read (an ``li`` or ``dt``): how many characters of its own text (not its
-    nested entries') it holds on each line, spaces aside, and how many of them lie in links to other
-    pages."""
+    nested entries') it holds on each line, spaces aside, whether any lies in a link to another
+    page, and its text outside links."""
 
     in_main: bool
-    characters: int = 0
-    linked: int = 0
+    linked: bool = False
     lines: dict[int, int] = field(default_factory=dict)
-    unlinked: str = ""  # its text outside links, up to :data:`ENTRY_TERM_CHARS`
+    unlinked: str = ""  # up to :data:`ENTRY_TERM_CHARS`
 
     def read(self, line: int, text: str, in_link: bool) -> None:
         shown = shown_characters(text)
         if shown:
-            self.characters += shown
-            self.linked += shown if in_link else 0
+            self.linked = self.linked or in_link
             self.lines[line] = self.lines.get(line, 0) + shown
         if not in_link and len(self.unlinked) < ENTRY_TERM_CHARS:
             self.unlinked += text[: ENTRY_TERM_CHARS - len(self.unlinked)]
 
     @property
     def is_links(self) -> bool:
-        """Whether the entry points to other pages: half or more of its text is links to them (an
-        index's entry, ``<li><a href="c3ref/open.html">sqlite3_open</a></li>``; a contents page's;
-        a cross-reference's), or it links one and names a term beside it, a word at most
-        (Doxygen's index of globals, ``<li>SDL_Init : <a href="...">SDL.h</a></li>``). Not an
-        entry that says something of the page it links (``<li><a href="install.html">Installing</a>
-        on a server without a compiler</li>``)."""
-        if not self.linked:
-            return False
+        """Whether the entry points to other pages: it links one, and its text beside its links is
+        a word at most, the term an index lists (``<li><a href="c3ref/open.html">sqlite3_open</a>
+        </li>``, a contents page's ``<a href="install.html">Installing</a>``, Doxygen's index of
+        globals ``<li>SDL_Init : <a href="...">SDL.h</a></li>``, a cross-reference's
+        ``sqlite3_busy_handler → backup.html wal.html``). Not an entry that says something of the
+        page it links (``<a href="strict.html">CHECK constraints</a> work the same``)."""
         words = [word for word in self.unlinked.split() if any(char.isalnum() for char in word)]
-        names_a_term = len(words) <= 1 and len(self.unlinked) < ENTRY_TERM_CHARS
-        return 2 * self.linked >= self.characters or names_a_term
+        return self.linked and len(words) <= 1 and len(self.unlinked) < ENTRY_TERM_CHARS
 
 
 def leads_away(link: _Element) -> bool:
