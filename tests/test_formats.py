@@ -696,6 +696,19 @@ def test_an_html_list_whose_entries_are_links_to_other_pages_is_a_contents_list(
     )
     chunks = chunks_of("globals_s.html", globals_page + "</ul>\n</body></html>\n", limit=200)
     assert chunks and all(chunk.is_contents for chunk in chunks), chunks
+    # a cross-reference's entry: a term, then every page that links it, one a line (the spaces between
+    # them are no words beside the links, however many)
+    backlinks = "".join(f'    <a href="page{number}.html">page{number}.html</a>\n' for number in range(300))
+    crossref = f"<html><body><h1>Backlinks</h1>\n<ul>\n<li>database connection &rarr;\n{backlinks}</li>\n"
+    chunks = chunks_of("crossref.html", crossref + "</ul>\n</body></html>\n", limit=2000)
+    assert chunks and all(chunk.is_contents for chunk in chunks), chunks
+    # gtk-doc's index of symbols: each name, its kind and the section that documents it
+    symbols_page = "<html><body><h1>Symbols</h1>\n<dl>\n" + "".join(
+        f'<dt><a href="bind.html#{name}">{name}</a>, function in <a href="bind.html">Binding</a></dt>\n'
+        for name in names
+    )
+    chunks = chunks_of("ix01.html", symbols_page + "</dl>\n</body></html>\n", limit=200)
+    assert chunks and all(chunk.is_contents for chunk in chunks), chunks
     # a page's summary of its own sections, and entries that say something of the page they link,
     # are no list of other pages; nor is prose that links them
     own = "".join(f'<li><a href="#{name}">{name}</a></li>\n' for name in names)
@@ -709,7 +722,14 @@ def test_an_html_list_whose_entries_are_links_to_other_pages_is_a_contents_list(
         "<p>This routine sets a busy handler that sleeps for a specified amount of time when a table is\n"
         "locked, until at least the given number of milliseconds of sleeping have accumulated.</p>\n"
     )
-    for body in (f"<ul>\n{own}</ul>", f"<ul>\n{said}</ul>", prose, f"<ul>\n{menu}</ul>\n{page_text}"):
+    scripted = "".join(f'<li><a href="javascript:void(0)">{name}</a></li>\n' for name in names)
+    for body in (
+        f"<ul>\n{own}</ul>",
+        f"<ul>\n{said}</ul>",
+        prose,
+        f"<ul>\n{menu}</ul>\n{page_text}",
+        f"<ul>\n{scripted}</ul>",
+    ):
         page = f"<html><body><h1>Binding</h1>\n{body}\n</body></html>\n"
         chunks = chunks_of("binding.html", page, limit=200)
         assert chunks and not any(chunk.is_contents for chunk in chunks), body

@@ -98,7 +98,7 @@ class Document:
     tests: list[tuple[int, int]] = field(default_factory=list)
     #: How many characters (spaces aside) of each line (1-based) are a list's entries that are links
     #: to other pages, as the format's markup declares them (an HTML ``<li>`` or ``<dt>`` of links and
-    #: a word at most beside them): a generated index, a cross-reference or a contents page names what
+    #: two words at most beside them): a generated index, a cross-reference or a contents page names what
     #: other pages are about, and a chunk whose text is half or more of them is stored as a
     #: contents list. Counted in characters, not lines: a site's menu of one word per line beside
     #: a page's paragraphs is a small part of what the page says.
@@ -123,7 +123,7 @@ class Document:
 def shown_characters(text: str) -> int:
     """How many characters of ``text`` are not spaces: what a line's share of linked entries is
     counted in (:attr:`Document.linked_entries`)."""
-    return len(text) - sum(text.count(space) for space in " \t\n\r\f\v")
+    return len("".join(text.split()))
 
 
 def split_lines(text: str) -> list[str]:

@@ -28,8 +28,8 @@ name is always the head of its chunks' heading paths. A page of several ``h1`` n
 it has them as its sections (SQLite's ``1. Overview``, ``2. Syntax`` on the page titled ``CREATE
 TRIGGER``).
 
-A list's entries (``li``, ``dt``) that link another page (not a fragment of this one) and hold a
-word at most beside their links are its linked entries (:attr:`Document.linked_entries`): a term
+A list's entries (``li``, ``dt``) that link another page (not a fragment of this one) and hold two
+words at most beside their links are its linked entries (:attr:`Document.linked_entries`): a term
 and where to find it, as a generated keyword index, a cross-reference or a contents page lists
 them. They name what other pages are about, and a chunk made mostly of them is stored as a
 contents list.
@@ -107,8 +107,12 @@ CELL_TAGS = frozenset({"td", "th"})
 #: The elements that are a list's entries: an index, a cross-reference or a contents page lists other
 #: pages as the links of its entries.
 LIST_ENTRY_TAGS = frozenset({"li", "dt"})
-#: How much of a list entry's text outside its links is kept to count its words: an index's entry
-#: names one term (``SDL_Init :`` before the link to its header), far shorter than this.
+#: The most words a list's entry may hold beside its links and still point to other pages: an index
+#: lists a term and where to find it (``SDL_Init :``, ``database connection →``, ``, function in``),
+#: where a sentence about the link says more (``CHECK constraints`` work the same).
+ENTRY_TERM_WORDS = 2
+#: How many characters (spaces aside) of an entry's text beside its links are read to count those
+#: words: far more than a term takes, so that an entry of any length is read in bounded work.
 ENTRY_TERM_CHARS = 200
 #: A call at the start of a table cell: a name, then its parameters' parenthesis.
 _CALLED = re.compile(r"\s*(?P<name>[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*) ?\(")
@@ -173,7 +177,7 @@ class _PageReader:
         self.links = 0  # open <a href> elements around the current position
         self.page_links = 0  # those of them that lead to another page (not to a fragment of this one)
         self.entries: list[_Entry] = []  # open list entries (``li``, ``dt``), the innermost last
-        self.linked: list[tuple[dict[int, int], bool]] = []  # (characters by line, in main) of such entries
+        self.linked_entries: list[tuple[dict[int, int], bool]] = []  # (characters by line, in main)
         self.definitions: list[tuple[int, tuple[str, ...], bool]] = []  # (line, names, in main)
         self.signatures = 0  # open Sphinx signatures (``<dt class="sig sig-object">``) around here
         self.signature_names = 0  # open elements of a signature that hold its name
@@ -299,7 +303,7 @@ class _PageReader:
         if tag in LIST_ENTRY_TAGS and self.entries:
             entry = self.entries.pop()
             if entry.is_links:
-                self.linked.append((entry.lines, entry.in_main))
+                self.linked_entries.append((entry.lines, entry.in_main))
         if tag in CODE_TAGS:
             self.code = max(self.code - 1, 0)
         if tag in CELL_TAGS:  # an empty first cell keys its row by nothing, not by the next cell
@@ -403,7 +407,7 @@ class _PageReader:
             if kept(in_main):
                 definitions[line] = tuple(dict.fromkeys((*definitions.get(line, ()), *names)))
         linked: dict[int, int] = {}
-        for shown, in_main in self.linked:
+        for shown, in_main in self.linked_entries:
             for number, characters in shown.items() if kept(in_main) else ():
                 linked[number] = linked.get(number, 0) + characters
         return Document(
@@ -454,38 +458,46 @@ class _Anchor:
 @dataclass
 class _Entry:
     """A list's entry being read (an ``li`` or ``dt``): how many characters of its own text (not its
-    nested entries') it holds on each line, spaces aside, whether any lies in a link to another
-    page, and its text outside links."""
+    nested entries') it holds on each line, spaces aside; whether any of it lies in a link to another
+    page; and its text outside links, up to :data:`ENTRY_TERM_CHARS` characters, spaces aside."""
 
     in_main: bool
-    linked: bool = False
+    points_away: bool = False
     lines: dict[int, int] = field(default_factory=dict)
-    unlinked: str = ""  # up to :data:`ENTRY_TERM_CHARS`
+    beside_links: list[str] = field(default_factory=list)
+    beside_characters: int = 0
 
     def read(self, line: int, text: str, in_link: bool) -> None:
         shown = shown_characters(text)
         if shown:
-            self.linked = self.linked or in_link
+            self.points_away = self.points_away or in_link
             self.lines[line] = self.lines.get(line, 0) + shown
-        if not in_link and len(self.unlinked) < ENTRY_TERM_CHARS:
-            self.unlinked += text[: ENTRY_TERM_CHARS - len(self.unlinked)]
+        if not in_link and self.beside_characters < ENTRY_TERM_CHARS:
+            self.beside_links.append(text if shown else " ")
+            self.beside_characters += shown
 
     @property
     def is_links(self) -> bool:
         """Whether the entry points to other pages: it links one, and its text beside its links is
-        a word at most, the term an index lists (``<li><a href="c3ref/open.html">sqlite3_open</a>
-        </li>``, a contents page's ``<a href="install.html">Installing</a>``, Doxygen's index of
-        globals ``<li>SDL_Init : <a href="...">SDL.h</a></li>``, a cross-reference's
-        ``sqlite3_busy_handler → backup.html wal.html``). Not an entry that says something of the
-        page it links (``<a href="strict.html">CHECK constraints</a> work the same``)."""
-        words = [word for word in self.unlinked.split() if any(char.isalnum() for char in word)]
-        return self.linked and len(words) <= 1 and len(self.unlinked) < ENTRY_TERM_CHARS
+        a term of :data:`ENTRY_TERM_WORDS` words at most, what an index lists
+        (``<li><a href="c3ref/open.html">sqlite3_open</a></li>``, a contents page's
+        ``<a href="install.html">Installing</a>``, Doxygen's index of globals ``<li>SDL_Init :
+        <a href="...">SDL.h</a></li>``, gtk-doc's ``<a>g_access</a>, function in <a>File
+        Utilities</a>``, a cross-reference's ``database connection → backup.html wal.html``). Not an
+        entry that says something of the page it links (``<a href="strict.html">CHECK
+        constraints</a> work the same``)."""
+        if not self.points_away or self.beside_characters >= ENTRY_TERM_CHARS:
+            return False
+        words = "".join(self.beside_links).split()
+        return sum(any(char.isalnum() for char in word) for word in words) <= ENTRY_TERM_WORDS
 
 
 def leads_away(link: _Element) -> bool:
-    """Whether ``link`` (an ``<a href>``) leads to another page, not to a fragment of its own: a
-    page's summary of its own functions links to their sections and is no list of other pages."""
-    return not (link.get("href") or "").startswith("#")
+    """Whether ``link`` (an ``<a href>``) leads to another page: not to a fragment of its own page
+    (a page's summary of its own functions links to their sections and is no list of other pages),
+    nor to itself (an empty ``href``), a script or a mail address."""
+    href = (link.get("href") or "").strip().lower()
+    return bool(href) and not href.startswith(("#", "javascript:", "mailto:"))
 
 
 def begins(text: str, start: str) -> bool:
