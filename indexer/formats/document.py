@@ -22,8 +22,8 @@ __all__ = [
     "Heading",
     "Part",
     "UnreadableFile",
-    "split_lines",
     "shown_characters",
+    "split_lines",
     "too_much_text",
 ]
 

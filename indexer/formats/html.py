@@ -408,7 +408,9 @@ class _PageReader:
                 definitions[line] = tuple(dict.fromkeys((*definitions.get(line, ()), *names)))
         linked: dict[int, int] = {}
         for shown, in_main in self.linked_entries:
-            for number, characters in shown.items() if kept(in_main) else ():
+            if not kept(in_main):
+                continue
+            for number, characters in shown.items():
                 linked[number] = linked.get(number, 0) + characters
         return Document(
             lines,
