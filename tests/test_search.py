@@ -1200,6 +1200,7 @@ def test_what_declares_a_list_of_names():
 
     for heading in (
         "Release Notes > 0.47.3 (August 24, 2025)",
+        "E.1. Release 15.20 > E.1.2. Changes",
         "Changelog > [1.2.0] - 2024-01-31",
         "3.6.2",
         "v2.0.0",
@@ -1394,6 +1395,13 @@ def test_which_versions_a_question_names_and_which_entries_are_theirs():
     assert declared_versions(chunk('Changelog > 0.9.0 "Tabby Cat"')) == [(0, 9, 0)]
     assert declared_versions(chunk("Guide > 2.3 Rule Syntax")) == []
     assert declared_versions(chunk("Install > Ubuntu 22.04")) == []
+    # a manual numbers its release notes as its other sections (DocBook's appendix E), and a major
+    # release may be one number after the word that says it is one
+    assert declared_versions(chunk("E.1. Release 15.20 > E.1.2. Changes")) == [(15, 20)]
+    assert declared_versions(chunk("E.21. Release 15")) == [(15,)]
+    assert declared_versions(chunk("Upgrading > Version 3")) == [(3,)]
+    for heading in ("Protocol > Version 2 of the protocol", "53.1. Protocol Version 3", "API > v2", "Part 5"):
+        assert declared_versions(chunk(heading)) == [], heading
     assert asks_for_entry({"bug", "fixes"}) and asks_for_entry({"what", "fixed"})
     assert version_owners("what changed in numpy 2.0?") == {"numpy"} == version_owners("numpy v2.0 notes")
     assert version_owners("what changed in 2.0, in version 3 and in the 4.1 release") == set()

@@ -79,8 +79,13 @@ _AFTER_VERSION = (
     r"|[ \t]+(?:\d{4}-\d{1,2}-\d{1,2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[ \t]+\d))"
 )
 #: A version at the start of a heading, whatever follows it: on a page whose title declares a
-#: changelog, each version heads an entry (``Version 2.0 beta``, ``0.9.0 "Tabby Cat"``).
-_OPENING_VERSION = r"\[?(?:v|version |release )?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE
+#: changelog, each version heads an entry (``Version 2.0 beta``, ``0.9.0 "Tabby Cat"``). Dotted
+#: numbers, or one number after ``version`` or ``release`` (PostgreSQL's ``Release 15``): alone, a
+#: number is a section's or a step's.
+_OPENING_VERSION = (
+    r"\[?(?:v|version |release )?(?:(?<=version )|(?<=release )|(?=\d{1,9}\.\d))(\d{1,9}(?:\.\d{1,9})*)"
+    + _PRE_RELEASE
+)
 #: A heading that opens a changelog's entry: a version, maybe after ``v``, ``version`` or ``release``,
 #: maybe followed by its date (``0.47.3 (August 24, 2025)``, ``[1.2.0] - 2024-01-31``, ``v2.0``);
 #: each number of up to nine digits, so that reading one as an integer is bounded too.
@@ -119,7 +124,7 @@ def lists_names(chunk: StoredChunk, words: set[str]) -> bool:
     :data:`CONTENTS_WORDS`."""
     title = _TITLE_PUNCTUATION.sub(" ", chunk.title.lower()).strip()
     headings = chunk.heading.split(HEADING_SEPARATOR)
-    if declares_list(chunk.title) or any(_VERSION_HEADING.match(part.strip()) for part in headings):
+    if declares_list(chunk.title) or any(entry_opening(part.strip(), False) for part in headings):
         return not (asks_for_list(words) or words & set(title.split()))
     return chunk.is_contents and not any(asked <= words for asked in CONTENTS_WORDS)
 
@@ -184,10 +189,18 @@ def declared_versions(chunk: StoredChunk, inner_titles: Sequence[str] = ()) -> l
 def entry_opening(title: str, changelog: bool) -> re.Match[str] | None:
     """The version a heading's ``title`` opens a changelog's entry with (:data:`_VERSION_HEADING`;
     on a ``changelog`` page whatever follows it, :data:`_CHANGELOG_VERSION_HEADING`, and also after
-    the project's name, :data:`_NAMED_VERSION_HEADING`), else None."""
-    if changelog:
-        return _CHANGELOG_VERSION_HEADING.match(title) or _NAMED_VERSION_HEADING.match(title)
-    return _VERSION_HEADING.match(title)
+    the project's name, :data:`_NAMED_VERSION_HEADING`), else None. A manual numbers the sections
+    of its release notes as any other (DocBook's ``E.1. Release 15.20``): the title is read after
+    that number too, when it opens no entry as it stands (``9.5.3 January 4, 2024`` does)."""
+    numbered = _SECTION_NUMBER.match(title)
+    for heading in (title, title[numbered.end() :]) if numbered else (title,):
+        if changelog:
+            found = _CHANGELOG_VERSION_HEADING.match(heading) or _NAMED_VERSION_HEADING.match(heading)
+        else:
+            found = _VERSION_HEADING.match(heading)
+        if found:
+            return found
+    return None
 
 
 def _version(found: re.Match[str]) -> Version:
