@@ -4,9 +4,11 @@ Every test runs on both stores: SQLite, and PostgreSQL with pgvector (HNSW) and 
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import shutil
+import time
 from collections.abc import Iterator
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -1360,6 +1362,31 @@ def test_a_title_as_typed_and_as_a_page_writes_it():
         assert title_key(title) == title_key(Query.parse(typed).text), title
     assert title_key("Input/Output") == title_key(Query.parse("input/output").text)
     assert title_key("Destroying a Database") != title_key("a database")
+
+
+HOSTILE_HEADINGS = ["E." + "1." * 200_000, "Release " + "1." * 200_000 + "x", "9.9" * 150_000]
+
+
+@pytest.mark.parametrize("heading", HOSTILE_HEADINGS)
+def test_reading_a_heading_for_a_changelogs_entry_is_linear_in_its_size(heading):
+    # a heading is stored text, read at query time: eight times its size must take about eight times
+    # as long (best of five, the collector off), not sixty-four
+    def seconds(size: int) -> float:
+        part = heading[:size]
+        chunk = StoredChunk(id=1, root="r", path="p", start_line=1, end_line=2, heading=part, text="")
+        best = math.inf
+        for _ in range(5):
+            gc.disable()
+            try:
+                started = time.perf_counter()
+                lists_names(chunk, {"cookie"})
+                declared_versions(chunk)
+                best = min(best, time.perf_counter() - started)
+            finally:
+                gc.enable()
+        return best
+
+    assert seconds(len(heading)) / seconds(len(heading) // 8) < 24  # quadratic would be 64
 
 
 def test_which_versions_a_question_names_and_which_entries_are_theirs():
