@@ -1220,6 +1220,10 @@ def test_what_declares_a_list_of_names():
     numbered = ("20.8. Error Reporting and Logging", "Make > 2.3 Rule Syntax", "9.3. Mathematical Functions")
     for heading in ("Responses > Cookies", "Indexes and keys", "Python 3.12 support", "", *numbered):
         assert not lists_names(chunk(heading), {"cookie"}), heading
+    # a list's title names its subject too, which ordinary questions name: only list words ask for it
+    entry = chunk("Hatch history > 1.18.0 - 2026-08-11")
+    assert lists_names(entry, {"hatch", "environment", "interpreter"})
+    assert not lists_names(entry, {"hatch", "history"})
     # a file's contents ask for no list; a contents list's title is its document's, which asks nothing
     assert lists_names(chunk("Release Notes > 0.47.3 (August 24, 2025)"), {"file", "contents", "cookie"})
     contents = replace(chunk("Plotkit manual"), is_contents=True)

@@ -119,13 +119,13 @@ def lists_names(chunk: StoredChunk, words: set[str]) -> bool:
     its page's title declares an index, a changelog, release notes, a history or a glossary
     (:data:`LIST_TITLES`), one of its headings opens a changelog's dated or numbered entry
     (:data:`_VERSION_HEADING`), or its lines are a contents list (:attr:`StoredChunk.is_contents`).
-    A declared list is asked for when the question holds a word of :data:`LIST_WORDS` or of the
-    list's own title; a contents list, whose title is its document's, when it holds one of
-    :data:`CONTENTS_WORDS`."""
-    title = _TITLE_PUNCTUATION.sub(" ", chunk.title.lower()).strip()
+    A declared list is asked for when the question holds a word of :data:`LIST_WORDS`, not of the
+    list's title: that names its subject too (``Hatch history`` above hatch's entries), which
+    ordinary questions name; a contents list, whose title is its document's, when it holds one
+    of :data:`CONTENTS_WORDS`."""
     headings = chunk.heading.split(HEADING_SEPARATOR)
     if declares_list(chunk.title) or any(entry_opening(part.strip(), False) for part in headings):
-        return not (asks_for_list(words) or words & set(title.split()))
+        return not asks_for_list(words)
     return chunk.is_contents and not any(asked <= words for asked in CONTENTS_WORDS)
 
 
