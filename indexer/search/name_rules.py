@@ -118,7 +118,7 @@ def lists_names(chunk: StoredChunk, words: set[str]) -> bool:
     """Whether ``chunk`` belongs to a list of names that a question with ``words`` does not ask for:
     its page's title declares an index, a changelog, release notes, a history or a glossary
     (:data:`LIST_TITLES`), one of its headings opens a changelog's dated or numbered entry
-    (:data:`_VERSION_HEADING`), or its lines are a contents list (:attr:`StoredChunk.is_contents`).
+    (:func:`entry_opening`), or its lines are a contents list (:attr:`StoredChunk.is_contents`).
     A declared list is asked for when the question holds a word of :data:`LIST_WORDS`, not of the
     list's title: that names its subject too (``Hatch history`` above hatch's entries), which
     ordinary questions name; a contents list, whose title is its document's, when it holds one
@@ -192,8 +192,7 @@ def entry_opening(title: str, changelog: bool) -> re.Match[str] | None:
     the project's name, :data:`_NAMED_VERSION_HEADING`), else None. A manual numbers the sections
     of its release notes as any other (DocBook's ``E.1. Release 15.20``): the title is read after
     that number too, when it opens no entry as it stands (``9.5.3 January 4, 2024`` does)."""
-    numbered = _SECTION_NUMBER.match(title)
-    for heading in (title, title[numbered.end() :]) if numbered else (title,):
+    for heading in dict.fromkeys((title, without_section_number(title))):
         if changelog:
             found = _CHANGELOG_VERSION_HEADING.match(heading) or _NAMED_VERSION_HEADING.match(heading)
         else:
@@ -377,10 +376,15 @@ def title_key(title: str) -> str:
     manual's section number before them (``23.5.``, ``E.10.``, ``2.3``), a manual section or empty
     call after them (:func:`without_title_suffix`), or a mark between them that holds no word
     (``Input & Output``, typed ``input output``)."""
-    title = without_title_suffix(title.strip())
-    numbered = _SECTION_NUMBER.match(title)
-    words = title[numbered.end() if numbered else 0 :].casefold().split()
+    words = without_section_number(without_title_suffix(title.strip())).casefold().split()
     return " ".join(word for word in words if _HAS_WORD.search(word))
+
+
+def without_section_number(title: str) -> str:
+    """``title`` without a manual's number before it (:data:`_SECTION_NUMBER`: ``23.5.``,
+    ``E.1.``, Texinfo's ``2.3``)."""
+    numbered = _SECTION_NUMBER.match(title)
+    return title[numbered.end() :] if numbered else title
 
 
 def named_first(
