@@ -44,6 +44,13 @@ SKIPPED_FOLDERS = frozenset(
     .ruff_cache""".split()
 )
 
+#: The files that make a folder a Sphinx HTML build: its search index and its inventory of objects;
+#: and what such a build writes for its own use beside its pages (:func:`is_sphinx_build_data`):
+#: the folder of a copy of each page's source (``fernet.rst.txt`` for ``fernet.html``), the folder of
+#: its modules' source code as highlighted pages (``viewcode``'s ``_modules/``, whose docstrings
+#: the pages render), and the search index, every term of every page in one line of script.
+SPHINX_BUILD_FILES = ("searchindex.js", "objects.inv")
+SPHINX_BUILD_DATA = frozenset({"_sources", "_modules", "searchindex.js"})
 
 SECRET_REASON = "its name says it holds credentials"
 #: What the walk leaves out with a warning, and records (with the file's ``stat`` facts) so that the
@@ -126,7 +133,8 @@ def walk(root: Path, rules: WalkRules | None = None) -> WalkResult:
     ``rules`` say which ignore files and patterns apply (default: ``.gitignore``, ``.ignore`` and
     ``.git/info/exclude`` honoured, nothing else); files named like credentials are left out, and so
     are links to them, and files larger than ``rules.max_file_size``.
-    Hidden folders, ``node_modules``, caches and virtual environments are skipped. Symbolic links are
+    Hidden folders, ``node_modules``, caches, virtual environments and a Sphinx HTML build's own data
+    (copies of its sources, its modules' code, its search index) are skipped. Symbolic links are
     followed only when they resolve inside ``root``; each real folder is entered once (under its own
     name when it has one), so a link loop ends nothing but itself. The walk keeps its own stack of
     open folders, so folders nested thousands deep cost memory, not Python's recursion limit.
@@ -178,7 +186,7 @@ class _Walk:
     ) -> tuple[Iterator[tuple[str, os.DirEntry[str]]], IgnoreChain] | None:
         """The entries of a subfolder to walk, with its ignore files; None for a folder passed over."""
         key = (info.st_dev, info.st_ino)
-        if is_skipped_folder(name) or key in self.seen_folders:
+        if is_skipped_folder(name) or key in self.seen_folders or is_sphinx_build_data(self.root, relative):
             return None
         if self.rules.ignores_folder(chain, relative):
             self.ignored += 1
@@ -194,7 +202,9 @@ class _Walk:
         """Keep a file as a candidate, or count it as ignored, or say why it is left out. ``target``
         is where a link leads (relative to the root), None for a file that is no link."""
         name = stored_name(relative)
-        if self.rules.ignores_file(chain, relative):
+        if is_sphinx_build_data(self.root, relative):
+            pass  # the build's own data, as a cache folder's
+        elif self.rules.ignores_file(chain, relative):
             self.ignored += 1
         elif name.endswith(IGNORE_FILE_NAMES) and name.rsplit("/", 1)[-1] in IGNORE_FILE_NAMES:
             pass  # read by the walk as rules, not a document left out
@@ -286,15 +296,20 @@ class WalkFilter:
 
     def takes(self, relative: str) -> bool:
         """False for a path the walk passes over: in a skipped, ignored or virtual-environment folder,
-        ignored itself, named like credentials, or a file of a type no reader takes."""
+        ignored itself, named like credentials, or a file of a type no reader takes. True for the
+        files that change what the walk takes (ignore files, a Sphinx build's markers)."""
         parts = relative.split("/")
         if parts[-1] in IGNORE_FILE_NAMES or relative.endswith(".git/info/exclude"):
             self._chains.clear()  # the rules themselves changed
             return True
+        if parts[-1] in SPHINX_BUILD_FILES:
+            return True  # a Sphinx build made or unmade: what its folder holds is read again
         chain = self._root_chain()
         for depth in range(1, len(parts)):
             folder = "/".join(parts[:depth])
-            if is_skipped_folder(parts[depth - 1]) or self.rules.ignores_folder(chain, folder):
+            if is_skipped_folder(parts[depth - 1]) or is_sphinx_build_data(self.root, folder):
+                return False
+            if self.rules.ignores_folder(chain, folder):
                 return False
             inner = self._chain(folder, chain)
             if inner is None:
@@ -302,10 +317,11 @@ class WalkFilter:
             chain = inner
         absolute = self.root / relative
         if absolute.is_dir():
-            return not (is_skipped_folder(parts[-1]) or self.rules.ignores_folder(chain, relative))
+            passed_over = is_skipped_folder(parts[-1]) or is_sphinx_build_data(self.root, relative)
+            return not (passed_over or self.rules.ignores_folder(chain, relative))
         if not absolute.exists():  # gone: a file or a folder, so only what would pass over either
             return not self.rules.ignores_folder(chain, relative)
-        ignored = self.rules.ignores_file(chain, relative)
+        ignored = self.rules.ignores_file(chain, relative) or is_sphinx_build_data(self.root, relative)
         return not ignored and left_out_as(self.rules, relative, stored_name(relative)) is None
 
     def _root_chain(self) -> IgnoreChain:
@@ -349,6 +365,18 @@ def type_label(path: str) -> str:
 def is_skipped_folder(name: str) -> bool:
     """Folders never walked by name: hidden ones, dependencies, caches, build metadata."""
     return name.startswith(".") or name in SKIPPED_FOLDERS or name.endswith(".egg-info")
+
+
+def is_sphinx_build_data(root: Path, relative: str) -> bool:
+    """Whether the file or folder ``relative`` is what a Sphinx HTML build writes for its own use
+    beside its pages (:data:`SPHINX_BUILD_DATA`), known by what is beside it, as a virtual
+    environment is. Each source says what its page says, in markup the page renders, a module's
+    page holds the docstrings its page renders, and the search index holds every term: read too,
+    they came first for most questions, before the pages."""
+    parent, _, name = relative.rpartition("/")
+    if name not in SPHINX_BUILD_DATA:
+        return False
+    return all((root / parent / marker).is_file() for marker in SPHINX_BUILD_FILES)
 
 
 def _inside(real_path: str, real_root: str) -> bool:

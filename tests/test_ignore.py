@@ -230,6 +230,29 @@ def test_a_virtual_environment_is_known_by_what_it_is_not_by_its_name(tmp_path):
     assert taken(tmp_path) == ["env/index.md", "venv/notes.md"]
 
 
+def test_a_sphinx_builds_own_data_is_known_by_what_is_beside_it(tmp_path):
+    def sphinx_build(folder: Path, *markers: str) -> None:
+        for marker in markers:
+            write(folder / marker, "Search.setIndex({})" if marker.endswith(".js") else "# Sphinx\n")
+        write(folder / "fernet.html", "<h1>Fernet</h1><p>Symmetric encryption.</p>")
+        write(folder / "_sources" / "fernet.rst.txt", "Fernet\n======\n\nSymmetric encryption.\n")
+        write(folder / "_modules" / "fernet.html", "<pre>class Fernet: ...</pre>")
+
+    sphinx_build(tmp_path / "html", "searchindex.js", "objects.inv")
+    sphinx_build(tmp_path / "half", "searchindex.js")  # no inventory: no Sphinx build's
+    write(tmp_path / "notes" / "_sources" / "list.md", "a folder named _sources beside no build")
+    assert taken(tmp_path) == [
+        "half/_modules/fernet.html", "half/_sources/fernet.rst.txt", "half/fernet.html",
+        "half/searchindex.js", "html/fernet.html", "notes/_sources/list.md",
+    ]  # fmt: skip
+    walk_filter = corpus.WalkFilter(tmp_path, WalkRules())  # what `index watch` takes, the same
+    assert not walk_filter.takes("html/_sources/fernet.rst.txt") and not walk_filter.takes("html/_sources")
+    assert not walk_filter.takes("html/_modules/fernet.html") and walk_filter.takes("html/fernet.html")
+    assert walk_filter.takes("half/_sources/fernet.rst.txt") and walk_filter.takes("notes/_sources/list.md")
+    # the markers make or unmake a build: a change to one wakes a build, which reads what they say
+    assert walk_filter.takes("half/objects.inv") and walk_filter.takes("html/searchindex.js")
+
+
 @pytest.mark.heavy
 def test_the_walk_filter_takes_exactly_what_the_walk_takes(tmp_path):
     repo = write_repository(tmp_path / "repo")
