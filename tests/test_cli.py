@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import SAMPLE_CORPUS, write
 from helpers import HashBackend, index_command
-from hostile import FILES, holds_raw, make_hostile_folder
+from hostile import FILES, holds_raw, make_hostile_folder, write_copy
 from repositories import FAKE_KEY, write_repository
 from serving import plugin_env, plugin_folder, run_index
 
@@ -538,6 +538,7 @@ def hostile_index(tmp_path_factory) -> tuple[Path, dict[str, str]]:
     fails to read, indexed by a process of its own (the plugin backend)."""
     base = tmp_path_factory.mktemp("hostile")
     folder = make_hostile_folder(base / "docs")
+    write_copy(folder)
     with open(os.path.join(os.fsencode(folder), b"bad\x1b]0;t\x07.pdf"), "wb") as damaged:
         damaged.write(b"%PDF-1.4 \x1b]0;x\x07 not a PDF")
     env = plugin_env(plugin_folder(base / "plugins"))
@@ -569,6 +570,7 @@ def test_hostile_text_and_names_reach_a_terminal_as_visible_escapes(hostile_inde
     assert "title\\x1b]0;pwned\\x07.md:1-3" in shown
     assert "txt.\\u202eexe reversed \\u2066isolated\\u2069" in shown
     assert "caf\\xe9.md:1-3" in shown and "caf\\\\xe9.md:1-3" in shown
+    assert "also in ~copy\\x1b]0;t\\x07.md:1-3" in shown  # the same note kept twice, shown once
 
 
 @pytest.mark.heavy
@@ -578,6 +580,7 @@ def test_a_markdown_table_of_hostile_hits_stays_a_table(hostile_index):
     for row in rows:
         assert row.startswith("| ") or row == "|---|---|---|---|"
         assert row.replace("\\|", "").count("|") == 5, row
+    assert "`new\\x0aline.md:1-3` `~copy\\x1b]0;t\\x07.md:1-3`" in "\n".join(rows)
 
 
 @pytest.mark.heavy
@@ -587,6 +590,7 @@ def test_csv_cells_of_hostile_hits_never_start_a_formula(hostile_index):
     cells = [cell for row in rows[1:] for cell in row]
     assert not [cell for cell in cells if cell.startswith(("=", "+", "-", "@", "\t", "\r"))]
     assert "'=HYPERLINK.md" in cells and "'@SUM(1+1)" in cells
+    assert rows[0][-1] == "copies" and "~copy\\x1b]0;t\\x07.md:1-3" in cells
 
 
 @pytest.mark.heavy
@@ -599,3 +603,5 @@ def test_json_keeps_hostile_text_exact_once_read(hostile_index):
         "caf\\xe9.md", "caf\\\\xe9.md", "new\\x0aline.md", "=HYPERLINK.md", "title\\x1b]0;pwned\\x07.md"
     }  # fmt: skip
     assert all(hit["snippet"] and "espresso" in hit["snippet"] for hit in hits)
+    copies = {hit["path"]: hit["copies"] for hit in hits}["new\\x0aline.md"]
+    assert [copy["citation"] for copy in copies] == ["~copy\\x1b]0;t\\x07.md:1-3"]

@@ -161,3 +161,42 @@ def test_a_fixture_line_that_is_not_a_question_is_named(checked_index, tmp_path)
     neither = CliRunner().invoke(main, ["eval"])
     assert neither.exit_code == 2
     assert "BEIR FOLDER or --fixture" in neither.output
+
+
+def test_an_expected_file_shown_as_a_hits_copy_is_found_right_after_that_hit(tmp_path):
+    docs = tmp_path / "docs"
+    tyres = "# Tyres\n\nPatch the puncture with a presta valve adapter and a tyre lever.\n"
+    write(docs / "tyres.md", tyres)
+    write(docs / "archive" / "tyres.md", tyres)  # the same page kept twice: one hit, citing both
+    write(docs / "brakes.md", "# Brakes\n\nAdjust the brake cable tension.\n")
+    with Index.open(tmp_path / "index.db") as index:
+        assert index.build(docs, backend=HashBackend(), warn=lambda message: None).exit_code == 0
+        hits = index.search("presta adapter", k=5, mode="keyword", min_score=0)
+    assert len(hits[0].copies) == 1
+    shown, folded = hits[0].path, hits[0].copies[0].citation.rpartition(":")[0]
+    questions = fixture_file(
+        tmp_path / "q.jsonl",
+        [
+            {"query": "presta adapter", "expected": [folded]},
+            {"query": "presta adapter", "expected": [shown, folded]},
+        ],
+    )
+    base = ["eval", "--fixture", questions, "--db", str(tmp_path / "index.db"), "--mode", "keyword"]
+    result = CliRunner().invoke(main, [*base, "--json", "--per-query"])
+    assert result.exit_code == 0, result.output
+    copy_alone, both = json.loads(result.stdout)["keyword"]["queries"]
+    assert copy_alone["first_relevant_rank"] == 2  # right after the hit that shows it
+    assert both["first_relevant_rank"] == 1 and both["recall@10"] == 1.0 and both["ndcg@10"] == 1.0
+
+
+@pytest.mark.heavy
+def test_a_judged_document_whose_text_another_holds_is_ranked_where_that_one_is(tmp_path):
+    folder = tiny_collection(tmp_path / "tiny")
+    documents = (folder / "corpus.jsonl").read_text()
+    copy = {"_id": "d5", "title": "Volcanoes", "text": "Magma rises through the crust and erupts as lava."}
+    (folder / "corpus.jsonl").write_text(documents + json.dumps(copy) + "\n")
+    (folder / "qrels" / "test.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\nq1\td5\t1\n")
+    args = ["eval", str(folder), "--cache", str(tmp_path / "cache"), "--mode", "keyword", "--json"]
+    scores = json.loads(CliRunner().invoke(main, [*args, "--per-query"]).stdout)["keyword"]
+    # d1 and d5 are one hit: both are found first, as a user sees them on the first line
+    assert scores["ndcg@10"] == pytest.approx(1.0, abs=1e-4)

@@ -17,7 +17,9 @@ from indexer import Index
 #: every test searches sample_corpus/, whose PDF is read by a worker process (make test-fast leaves them out)
 pytestmark = pytest.mark.heavy
 
-METADATA = {"citation", "path", "start_line", "end_line", "heading", "root", "score", "locator", "mode"}
+METADATA = {
+    "citation", "path", "start_line", "end_line", "heading", "root", "score", "locator", "mode", "copies"
+}  # fmt: skip
 
 
 class SlowBackend(HashBackend):
@@ -81,6 +83,7 @@ def test_langchain_retriever_returns_documents_with_citation_metadata(index):
     assert first["path"].startswith("bicycle-repair/")
     assert first["score"] == hits[0].score
     assert first["citation"] == f"{first['path']}:{first['start_line']}-{first['end_line']}"
+    assert first["copies"] == [{"citation": copy.citation, "root": copy.root} for copy in hits[0].copies]
 
 
 def test_langchain_async_retrieval_leaves_the_event_loop_free(index):

@@ -9,7 +9,7 @@ from pathlib import Path
 import anyio
 import pytest
 from helpers import index_command
-from hostile import FILES, holds_raw, make_hostile_folder
+from hostile import FILES, holds_raw, make_hostile_folder, write_copy
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
@@ -133,6 +133,7 @@ def test_bad_arguments_are_a_tool_error_in_one_line_and_many_filters_are_answere
 
 def test_an_agent_reads_hostile_names_and_text_as_visible_escapes(plugins, tmp_path):
     folder = make_hostile_folder(tmp_path / "docs")
+    copy = write_copy(folder)
     db = tmp_path / "hostile.db"
     env = plugin_env(plugins)
     built = run_index(
@@ -152,9 +153,11 @@ def test_an_agent_reads_hostile_names_and_text_as_visible_escapes(plugins, tmp_p
             return searched.structured_content["result"], passage.structured_content, missing.content[0].text
 
     hits, passage, missing = anyio.run(session)
-    assert len(hits) == len(FILES)
+    assert len(hits) == len(FILES)  # the copy is folded into the note it copies
     assert holds_raw(json.dumps(hits, ensure_ascii=False)) == []
     shown = {hit["path"]: hit for hit in hits}["new\\x0aline.md"]
+    assert [copy_["citation"] for copy_ in shown["copies"]] == [copy]
+    assert shown["copies"][0]["root"] == shown["root"]
     assert shown["heading"] == "Title \\x1b]0;pwned\\x07 | piped"
     assert "txt.\\u202eexe" in shown["snippet"] and "\n" in shown["text"]
     assert passage["path"] == "new\\x0aline.md" and "\\x1b[2J cleared\\x0dhidden" in passage["text"]

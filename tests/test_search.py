@@ -4,11 +4,9 @@ Every test runs on both stores: SQLite, and PostgreSQL with pgvector (HNSW) and 
 
 from __future__ import annotations
 
-import gc
 import json
 import math
 import shutil
-import time
 from collections.abc import Iterator
 from dataclasses import asdict, replace
 from pathlib import Path
@@ -16,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import REPO, SAMPLE_CORPUS, STORES, built_before, new_database, undo_migration, write
-from helpers import HashBackend
+from helpers import HashBackend, fastest_seconds
 
 from indexer import ConfigError, Index, NotInIndexError
 from indexer.backends.embedded import EmbeddedBackend
@@ -1378,17 +1376,7 @@ def test_reading_a_heading_for_a_changelogs_entry_is_linear_in_its_size(heading)
     def seconds(size: int) -> float:
         part = heading[:size]
         chunk = StoredChunk(id=1, root="r", path="p", start_line=1, end_line=2, heading=part, text="")
-        best = math.inf
-        for _ in range(5):
-            gc.disable()
-            try:
-                started = time.perf_counter()
-                lists_names(chunk, {"cookie"})
-                declared_versions(chunk)
-                best = min(best, time.perf_counter() - started)
-            finally:
-                gc.enable()
-        return best
+        return fastest_seconds(lambda: (lists_names(chunk, {"cookie"}), declared_versions(chunk)))
 
     assert seconds(len(heading)) / seconds(len(heading) // 8) < 24  # quadratic would be 64
 

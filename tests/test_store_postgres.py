@@ -23,6 +23,7 @@ from indexer.cli import main
 from indexer.errors import DatabaseUnreachableError
 from indexer.pipeline.options import MIN_CHUNK_TOKENS
 from indexer.request import MAX_K
+from indexer.search.copies import shown_places
 from indexer.store.migrations import all_migrations
 from indexer.store.postgres import filter_sql, glob_to_regex, printable_url
 from indexer.store.records import ChunkFilter
@@ -62,7 +63,9 @@ def answers(location: str) -> list[list[tuple[float, str, str, int]]]:
     which of them make the cut depends on that order too. Where the vector search takes part, only
     the hits above the fifth are kept: pgvector's HNSW graph is approximate and its shape follows
     the order rows were inserted in, so the last places of a list can differ between two indexes
-    of equal rows (which :func:`index_contents` compares exactly)."""
+    of equal rows (which :func:`index_contents` compares exactly). The same text in two files is
+    one hit shown under whichever of them ranks first, which follows that order too: a hit is named
+    by the first of the places it shows."""
     queries = ["paragraph of file 3", "Document 12", "alpha paragraph 4 of file 7"]
     found = []
     with Index.open(location, create=False, backend=HashBackend()) as index:
@@ -72,7 +75,11 @@ def answers(location: str) -> list[list[tuple[float, str, str, int]]]:
                 # each hit's own evidence: its shown score can be lifted by a hit ranked below it,
                 # which of two tied hits that is follows the builders' commit order
                 ranked = sorted(
-                    (own_evidence(hit), Path(hit.root).name, hit.path, hit.start_line) for hit in hits
+                    (
+                        own_evidence(hit),
+                        *min((Path(at.root).name, at.path, at.start_line) for at in shown_places(hit)),
+                    )
+                    for hit in hits
                 )
                 if mode != "keyword" and ranked:
                     ranked = [hit for hit in ranked if hit[0] < ranked[min(4, len(ranked) - 1)][0]]

@@ -37,12 +37,16 @@ def env(tmp_path_factory) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def notes(tmp_path_factory) -> Path:
-    """A second folder: a note whose text is markup, and a plain-text list."""
+    """A second folder: a note whose text is markup, a plain-text list, and a note kept twice."""
     folder = tmp_path_factory.mktemp("notes")
     (folder / "markup.md").write_text(
         f"# Pasted markup\n\nThis note quotes {XSS} and <script>window.ran = 1</script> verbatim.\n"
     )
     (folder / "shopping.txt").write_text("Spare inner tube, tyre levers and a patch kit for the ride.\n")
+    ferry = "# Ferry\n\nThe lighthouse ferry leaves the north quay at seven and returns at noon.\n"
+    (folder / "ferry.md").write_text(ferry)
+    (folder / "archive").mkdir()
+    (folder / "archive" / "ferry.md").write_text(ferry)  # the same note kept twice
     (folder / "controls.md").write_text(
         "# Retitled \x1b]0;pwned\x07 heading\n\n"
         + "\n".join(f"Filler line {number} about nothing in particular." for number in range(30))
@@ -128,6 +132,7 @@ class Page:
                 citation: item.querySelector('.citation').textContent,
                 score: item.querySelector('.score-value').textContent,
                 heading: item.querySelector('.heading')?.textContent ?? '',
+                copies: item.querySelector('.copies')?.textContent ?? '',
                 snippet: item.querySelector('.snippet').textContent,
                 marks: [...item.querySelectorAll('mark')].map(mark => mark.textContent),
                 selected: item.getAttribute('aria-selected') === 'true',
@@ -270,6 +275,16 @@ def test_a_question_nothing_matches_says_so_and_what_to_try(page):
     page.searched_after(lambda: page.tab.click("#message .try >> text=vector mode"))
     assert page.tab.locator("#mode").input_value() == "vector"
     assert page.results()  # in vector mode every chunk is near, however weakly
+
+
+def test_a_text_kept_in_two_files_is_one_result_citing_both(page, server):
+    shown = page.open().search("lighthouse ferry")
+    expected = api_hits(server, q="lighthouse ferry")
+    [copy] = expected[0]["copies"]
+    assert {citation(expected[0]), copy["citation"]} == {"ferry.md:1-3", "archive/ferry.md:1-3"}
+    assert shown[0]["citation"] == citation(expected[0])
+    assert shown[0]["copies"] == f"also in {copy['citation']}"  # the same folder: no folder named
+    assert [result["copies"] for result in shown[1:]] == [""] * (len(shown) - 1)
 
 
 def test_a_snippet_shows_the_lines_that_match_without_markup_or_raw_controls(page, server):

@@ -55,8 +55,9 @@ def use_color() -> bool:
 
 
 def hits_as_text(hits: list[Any], question: str, color: bool) -> str:
-    """Each hit's rank, score, citation and heading path, and under it the lines that match
-    (:mod:`indexer.snippets`), the question's words in bold on a terminal that shows colour."""
+    """Each hit's rank, score, citation and heading path, the citations of its copies (the same text
+    in other files), and under them the lines that match (:mod:`indexer.snippets`), the question's
+    words in bold on a terminal that shows colour."""
     wanted = QueryWords.of(question)
     lines = []
     for number, hit in enumerate(hits, start=1):
@@ -64,6 +65,8 @@ def hits_as_text(hits: list[Any], question: str, color: bool) -> str:
         where = click.style(citation, fg="cyan") if color else citation
         heading = f"  [{visible(hit.heading)}]" if hit.heading else ""
         lines.append(f"{number}. {hit.score:.3f}  {where}{heading}")
+        if hit.copies:
+            lines.append(f"   also in {visible(', '.join(hit.copies_shown()))}")
         for line in hit_snippet_lines(hit, question):
             shown = visible(line)
             if color:
@@ -76,24 +79,29 @@ def hits_as_text(hits: list[Any], question: str, color: bool) -> str:
 
 
 def hits_as_csv(hits: list[Any]) -> str:
-    """Hits as CSV, every text cell made safe for a spreadsheet (:func:`indexer.display.csv_cell`)."""
+    """Hits as CSV, every text cell made safe for a spreadsheet (:func:`indexer.display.csv_cell`);
+    ``copies`` holds the citations of the hit's copies, one a line (with its folder where that is
+    not the hit's)."""
     buffer = io.StringIO()
     writer = csv.writer(buffer)
-    writer.writerow(["score", "path", "start_line", "end_line", "locator", "heading", "text"])
+    writer.writerow(["score", "path", "start_line", "end_line", "locator", "heading", "text", "copies"])
     for hit in hits:
-        texts = [csv_cell(value) for value in (hit.path, hit.heading, hit.text)]
+        copies = "\n".join(hit.copies_shown())
+        texts = [csv_cell(value) for value in (hit.path, hit.heading, hit.text, copies)]
         locator = csv_cell(hit.locator)
         writer.writerow([f"{hit.score:.6f}", texts[0], hit.start_line, hit.end_line, locator, *texts[1:]])
     return buffer.getvalue()
 
 
 def hits_as_markdown(hits: list[Any], question: str) -> str:
-    """Hits as a Markdown table, the matching lines as the snippet; every cell on one line."""
+    """Hits as a Markdown table, the matching lines as the snippet, a hit's copies cited after it;
+    every cell on one line."""
     rows = ["| score | where | heading | snippet |", "|---|---|---|---|"]
     for hit in hits:
         shown = " ".join(hit_snippet_lines(hit, question, width=120))
-        citation = markdown_cell(hit.citation).replace("`", "'")
-        cells = [f"{hit.score:.3f}", f"`{citation}`", markdown_cell(hit.heading), markdown_cell(shown)]
+        cited = [markdown_cell(where).replace("`", "'") for where in (hit.citation, *hit.copies_shown())]
+        where = " ".join(f"`{citation}`" for citation in cited)
+        cells = [f"{hit.score:.3f}", where, markdown_cell(hit.heading), markdown_cell(shown)]
         rows.append("| " + " | ".join(cells) + " |")
     return "\n".join(rows)
 

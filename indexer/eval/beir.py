@@ -29,6 +29,7 @@ from indexer.eval.metrics import mrr_at, ndcg_at, recall_at
 from indexer.pipeline.options import BuildOptions
 from indexer.progress import Progress
 from indexer.request import MODES
+from indexer.search.copies import shown_places
 
 DOCUMENTS_PER_QUERY = 100
 
@@ -191,11 +192,13 @@ def drop_other_roots(index: Index, documents: Path) -> None:
 
 
 def rank_documents(index: Index, text: str, mode: str, root: Path | None = None) -> list[str]:
-    """Document ids, best first, each once (a document's best chunk decides its place). ``root``:
-    search only the collection's folder, when the index holds others."""
+    """Document ids, best first, each once (a document's best chunk decides its place; a document
+    whose text a hit shows as its copy comes right after that hit, where a reader meets it).
+    ``root``: search only the collection's folder, when the index holds others."""
     # every hit: the ranking is measured, not the threshold
     hits = index.search(text, k=2 * DOCUMENTS_PER_QUERY, mode=mode, roots=[root] if root else (), min_score=0)
-    return list(dict.fromkeys(document_id(hit.path) for hit in hits))[:DOCUMENTS_PER_QUERY]
+    shown = (document_id(place.path) for hit in hits for place in shown_places(hit))
+    return list(dict.fromkeys(shown))[:DOCUMENTS_PER_QUERY]
 
 
 def evaluate(

@@ -24,6 +24,7 @@ from indexer.errors import ConfigError
 from indexer.eval.metrics import mrr_at, ndcg_at, recall_at
 from indexer.progress import Progress
 from indexer.request import MODES
+from indexer.search.copies import shown_places
 from indexer.search.hit import Hit
 
 #: How many hits a check reads per question (recall@10, nDCG@10, MRR@10).
@@ -87,10 +88,13 @@ def load_checks(path: str | os.PathLike[str]) -> list[Check]:
 
 
 def score(hits: Sequence[Hit], expected: Sequence[Expected]) -> dict[str, Any]:
-    """One question's rank of its first expected item, recall@10, nDCG@10 (binary gains) and MRR@10."""
-    ranked = []  # per rank, the expected item its hit was first to find, or a key of no item
-    for rank, hit in enumerate(hits[:DEPTH], 1):
-        found = (str(p) for p, item in enumerate(expected) if str(p) not in ranked and item.found_by(hit))
+    """One question's rank of its first expected item, recall@10, nDCG@10 (binary gains) and MRR@10.
+    A hit's copies (the same text in other files, :mod:`indexer.search.copies`) are ranked right
+    after it, in the order a reader meets them."""
+    ranked = []  # per rank, the expected item its place was first to find, or a key of no item
+    places = [place for hit in hits[:DEPTH] for place in shown_places(hit)]
+    for rank, place in enumerate(places[:DEPTH], 1):
+        found = (str(p) for p, item in enumerate(expected) if str(p) not in ranked and item.found_by(place))
         ranked.append(next(found, f"miss at {rank}"))
     relevant = {str(position): 1 for position in range(len(expected))}
     first = next((rank for rank, key in enumerate(ranked, 1) if key in relevant), None)

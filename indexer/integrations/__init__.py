@@ -11,7 +11,8 @@ from indexer.search.hit import Hit
 
 
 def hit_metadata(hit: Hit) -> dict[str, Any]:
-    """What a framework's document carries besides its text: where it is and how well it matched."""
+    """What a framework's document carries besides its text: where it is, how well it matched, and
+    where else the same text is (its ``copies``)."""
     return {
         "citation": hit.citation,
         "path": hit.path,
@@ -22,6 +23,7 @@ def hit_metadata(hit: Hit) -> dict[str, Any]:
         "score": hit.score,
         "locator": hit.locator,
         "mode": hit.mode,
+        "copies": [{"citation": copy.citation, "root": copy.root} for copy in hit.copies],
     }
 
 

@@ -49,6 +49,10 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
 6. **Re-ranking** (optional): the fused best candidates are re-read by the cross-encoder
    (:mod:`indexer.backends.reranker`) and ranked by its logit less :data:`FUSED_RANK_WEIGHT` times the log of
    their fused rank (:func:`reranked_order`); its probability is the score, under the same rule.
+7. **Copies.** A hit all of whose text stands in hits above it from other files (a manual's
+   one-page edition beside its chapters, a page kept unchanged in each version of a site's docs)
+   is folded into the one holding most of it as one of its ``copies``, and the next hit takes its
+   place (:func:`fold_copies`).
 
 The blend ranks, but its value does not score: an off-topic question sharing a rare word with the
 collection reaches the blend of a paraphrase sharing none, where the hit's own strength and its
@@ -60,7 +64,7 @@ give the best hit of any question, answered or not, the top score.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -79,6 +83,7 @@ from indexer.search.calibration import (
     in_rank_order,
     under_named,
 )
+from indexer.search.copies import fold_copies
 from indexer.search.evidence import (
     Evidence,
     KeywordScores,
@@ -165,7 +170,8 @@ def search(
         ranked = found.scored(calibration or CALIBRATIONS[CALIBRATED_MODEL], judged)
     if request.min_score is not None:
         ranked = [(chunk_id, score) for chunk_id, score in ranked if score >= request.min_score]
-    return found.hits(store, ranked[: request.k])
+    window = max(request.k, RULE_WINDOW)  # what folding the copies reads at least
+    return fold_copies(found.hits(store, ranked, window), request.k, RULE_WINDOW)
 
 
 def _in_hybrid_mode(
@@ -313,8 +319,9 @@ class Found:
         """(chunk id, the re-ranker's probability) of the fused best ``request.candidates``, ranked by
         it; the pages named as a one-name question asks and the entries of an asked version stay
         first, as without re-ranking."""
-        chunks = self.read(store, self.order[: request.candidates])
-        candidates = [chunk_id for chunk_id in self.order[: request.candidates] if chunk_id in chunks]
+        best = self.distinct_best(store, request.candidates)
+        chunks = self.read(store, best)
+        candidates = [chunk_id for chunk_id in best if chunk_id in chunks]
         read = rerank(request.text, [chunks[chunk_id] for chunk_id in candidates])
         probability = dict(zip(candidates, read, strict=True))
         named = [chunk_id for chunk_id in candidates if chunk_id in self.named]
@@ -322,6 +329,19 @@ class Found:
         order = named + others
         scores = in_rank_order([float(probability[chunk_id]) for chunk_id in order], self.floors(order))
         return list(zip(order, scores, strict=True))
+
+    def distinct_best(self, store: SearchStore, count: int) -> list[int]:
+        """The first chunks of the order that hold ``count`` hits not copies of one before them
+        (:func:`fold_copies`), their copies among them: the re-ranker reads the copies too, and they
+        are folded again in its order, so ``count`` hits come back wherever enough chunks match."""
+        end = count
+        while True:
+            best = self.order[:end]
+            hits = self._hits(store, [(chunk_id, 0.0) for chunk_id in best])
+            distinct = len(fold_copies(hits, len(hits), RULE_WINDOW))
+            if distinct >= count or end >= len(self.order):
+                return best
+            end += count - distinct
 
     def floors(self, order: list[int] | None = None) -> list[float]:
         """The least score of each hit: :data:`NAMED_PAGE_SCORE` for a page named as asked or an
@@ -345,7 +365,13 @@ class Found:
             self.chunks = {**self.chunks, **store.chunks_by_ids(missing)}
         return self.chunks
 
-    def hits(self, store: SearchStore, ranked: list[tuple[int, float]]) -> list[Hit]:
+    def hits(self, store: SearchStore, ranked: list[tuple[int, float]], batch: int) -> Iterator[Hit]:
+        """The hits of ``ranked``, in order, their chunks read ``batch`` at a time as they are asked
+        for: the copies folded (:func:`fold_copies`) take a few more than were asked for."""
+        for start in range(0, len(ranked), batch):
+            yield from self._hits(store, ranked[start : start + batch])
+
+    def _hits(self, store: SearchStore, ranked: list[tuple[int, float]]) -> list[Hit]:
         chunks = self.read(store, [chunk_id for chunk_id, _ in ranked])
         return [
             Hit(

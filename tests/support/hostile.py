@@ -29,6 +29,18 @@ def make_hostile_folder(folder: Path) -> Path:
     return folder
 
 
+#: A copy of ``new\nline.md`` under a name that retitles a terminal: folded into the note it copies,
+#: and cited as its copy (:func:`write_copy`).
+COPY = b"~copy\x1b]0;t\x07.md"
+
+
+def write_copy(folder: Path) -> str:
+    """Write :data:`COPY` in ``folder``; its citation as a front end shows it."""
+    with open(os.path.join(os.fsencode(folder), COPY), "w", encoding="utf-8") as copy:
+        copy.write(FILES[b"new\nline.md"])
+    return "~copy\\x1b]0;t\\x07.md:1-3"
+
+
 def holds_raw(text: str) -> list[str]:
     """The raw characters of :data:`RAW` in ``text``."""
     return [character for character in RAW if character in text]

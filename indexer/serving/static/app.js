@@ -304,6 +304,11 @@ function resultItem(hit, index, terms) {
   const top = element("div", "result-top");
   top.append(element("span", "citation", shown(citation(hit))), scoreBadge(hit.score));
   item.append(top);
+  if (hit.copies?.length) {
+    // the same text in other files, folded into this hit (indexer/search/copies.py)
+    const where = hit.copies.map((copy) => copy.citation + (copy.root === hit.root ? "" : ` in ${copy.root}`));
+    item.append(element("div", "copies", shown(`also in ${where.join(", ")}`)));
+  }
   if (hit.heading) {
     const heading = element("div", "heading");
     heading.append(...highlighted(shown(hit.heading), terms));
