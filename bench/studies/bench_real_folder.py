@@ -45,6 +45,7 @@ from support.tokenizer_instant import TokenizerInstantBackend
 from support.vector_cache import VECTOR_CACHE, CachedModelBackend
 
 from indexer import EmbeddingBackend, Index
+from indexer.citations import parse_citation
 
 #: Hits asked for per question: enough chunks to rank ten files.
 HITS = 50
@@ -172,6 +173,7 @@ def question_figures(
             found = [index.search(q["query"], k=HITS, mode=mode, min_score=0) for q in questions]
             ranked = [list(dict.fromkeys(hit.path for hit in hits)) for hits in found]
             figures.update(hits_at(ranked, questions, mode))
+            figures.update(hits_at([shown_files(hits) for hits in found], questions, f"{mode} shown"))
             figures[f"{mode} misses@3"] = [
                 q["query"]
                 for q, pages in zip(questions, ranked, strict=True)
@@ -189,6 +191,16 @@ def question_figures(
     return figures
 
 
+def shown_files(hits: list) -> list[str]:
+    """The files the hits show, in the order a reader meets them: each hit's own, then those of its
+    copies (the same text in other files, cited under it), as ``index eval`` counts them."""
+    shown = []
+    for hit in hits:
+        shown.append(hit.path)
+        shown += [parse_citation(copy.citation)[0][0] for copy in getattr(hit, "copies", ())]
+    return list(dict.fromkeys(shown))
+
+
 def answer_lines(mode: str, questions: list[dict], found: list[list], ranked: list[list[str]]) -> list[str]:
     """Each question's place of its expected file (``-``: not in the first three files) and its first
     three hits: citation, heading, score, cosine, keyword evidence."""
@@ -202,6 +214,7 @@ def answer_lines(mode: str, questions: list[dict], found: list[list], ranked: li
             lines.append(
                 f"    {hit.citation} [{hit.heading[:90]}] score {hit.score:.3f} cos {cosine} kw {keyword}"
             )
+            lines += [f"      also {copy.citation}" for copy in getattr(hit, "copies", ())]
     return lines
 
 

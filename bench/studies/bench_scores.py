@@ -49,6 +49,7 @@ from indexer import Index
 from indexer.eval import beir, metrics
 from indexer.search import calibration
 from indexer.search.evidence import Evidence
+from indexer.search.hit import Hit
 from indexer.search.query import Query
 from indexer.search.run import CANDIDATE_DEPTH, NO_FILTER, Found
 
@@ -207,11 +208,19 @@ class Answer:
 
 
 def answer(index: Index, question: Question, mode: str, threshold: float | None, k: int = HITS) -> Answer:
+    """The files the hits show, in order (a hit's own, then its copies', as ``index eval`` counts
+    them), the score of each of the first three hits with whether it shows an answer, and the files
+    the hits at the threshold show."""
     hits = index.search(question.text, k=k, mode=mode, min_score=0)
-    files = list(dict.fromkeys(hit.path for hit in hits))
-    top3 = [(hit.score, hit.path in question.expected) for hit in hits[:3]]
+    files = list(dict.fromkeys(path for hit in hits for path in shown_paths(hit)))
+    top3 = [(hit.score, bool(question.expected & set(shown_paths(hit)))) for hit in hits[:3]]
     kept = [hit for hit in hits if threshold is None or hit.score >= threshold]
-    return Answer(files, top3, list(dict.fromkeys(hit.path for hit in kept)))
+    return Answer(files, top3, list(dict.fromkeys(path for hit in kept for path in shown_paths(hit))))
+
+
+def shown_paths(hit: Hit) -> list[str]:
+    """The files a hit shows: its own, then those of its copies (the same text in other files)."""
+    return [hit.path, *(copy.citation.rpartition(":")[0] for copy in getattr(hit, "copies", ()))]
 
 
 def first_ten(index: Index, text: str, k: int) -> tuple[str, ...]:
