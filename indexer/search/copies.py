@@ -19,7 +19,6 @@ of it. Two versions of a page, which differ in a default or a command's name, st
 from __future__ import annotations
 
 import re
-from collections import Counter
 from collections.abc import Iterable
 from dataclasses import replace
 
@@ -36,8 +35,8 @@ Run = tuple[str, ...]
 
 def word_runs(text: str) -> set[Run]:
     """The runs of :data:`RUN_WORDS` words in a row in ``text``, case aside."""
-    words = [word.casefold() for word in _WORD.findall(text)]
-    return {tuple(words[start : start + RUN_WORDS]) for start in range(len(words) - RUN_WORDS + 1)}
+    words = _WORD.findall(text.casefold())
+    return set(zip(*(words[start:] for start in range(RUN_WORDS)), strict=False))  # shorter rows end
 
 
 def fold_copies(hits: Iterable[Hit], k: int, window: int) -> list[Hit]:
@@ -47,20 +46,21 @@ def fold_copies(hits: Iterable[Hit], k: int, window: int) -> list[Hit]:
     ten hits and their copies are the same with ``k`` 10, 20 or 200. ``hits`` is read only as far as
     that needs, so a caller can read chunks as they are asked for."""
     kept: list[Hit] = []
+    kept_runs: list[set[Run]] = []  # each kept hit's runs of words (none past the window)
     copies: list[list[Copy]] = []
-    holders: dict[Run, list[int]] = {}  # a run of words and the kept hits that hold it, in order
+    seen: set[Run] = set()  # every kept hit's runs: a hit holding one run more is no copy
     for position, hit in enumerate(hits):
         if position >= window and len(kept) >= k:
             break
-        if position < window:
-            runs = word_runs(hit.text)
-            holder = _copied_from(runs, hit, kept, holders)
+        runs = word_runs(hit.text) if position < window else set()
+        if runs and runs <= seen:
+            holder = _copied_from(runs, hit, kept, kept_runs)
             if holder is not None:
                 copies[holder].append(Copy(hit.citation, hit.root))
                 continue
-            for run in runs:
-                holders.setdefault(run, []).append(len(kept))
+        seen |= runs
         kept.append(hit)
+        kept_runs.append(runs)
         copies.append([])
     return [
         replace(hit, copies=tuple(found)) if found else hit
@@ -68,21 +68,16 @@ def fold_copies(hits: Iterable[Hit], k: int, window: int) -> list[Hit]:
     ]
 
 
-def _copied_from(runs: set[Run], hit: Hit, kept: list[Hit], holders: dict[Run, list[int]]) -> int | None:
+def _copied_from(runs: set[Run], hit: Hit, kept: list[Hit], kept_runs: list[set[Run]]) -> int | None:
     """The kept hit of another file that holds most of ``runs``, where hits of other files hold every
     one of them; None where ``hit`` is not a copy. Every one: two versions of a page differ in a
     default, a number or a command's name, and a hit that says one thing the hits above do not
-    is shown. A run counts for each kept hit of another file that holds it; there are at most
-    ``window`` kept hits to look through, so the work stays linear in the text."""
-    if not runs:
+    is shown. There are at most ``window`` kept hits to compare with, so the work stays linear in
+    the text."""
+    shared = {at: runs & kept_runs[at] for at in range(len(kept)) if _apart(kept[at], hit)}
+    if len(set().union(*shared.values())) < len(runs):
         return None
-    held: Counter[int] = Counter()
-    for run in runs:
-        apart = [holder for holder in holders.get(run, ()) if _apart(kept[holder], hit)]
-        if not apart:
-            return None
-        held.update(apart)
-    return held.most_common(1)[0][0]
+    return max(shared, key=lambda at: len(shared[at]))  # the first of those holding most
 
 
 def _apart(one: Hit, other: Hit) -> bool:
