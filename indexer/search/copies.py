@@ -2,18 +2,17 @@
 
 A folder often holds one text twice: a manual's one-page edition beside its chapters, a file
 written out twice, a page kept unchanged in each version of a site's docs, a README copied into
-the docs. Each copy matches a question as
-well as the other, and shown one under the other they take the places of other answers. A hit
-all of whose words stand, in the same order, in hits shown above it from other files says nothing
-they do not: it is folded into the one that holds most of them, listed as one of its ``copies``,
-and the next hit takes its place.
+the docs. Each copy matches a question as well as the other, and shown one under the other they
+take the places of other answers. A hit all of whose words stand, in the same order, in hits shown
+above it from other files says nothing they do not: it is folded into the one that holds most of
+them, listed as one of its ``copies``, and the next hit takes its place.
 
 Words are compared as runs of :data:`RUN_WORDS` in a row, case aside, a word keeping its sign and
 the dots, hyphens and colons inside it (``-1``, ``2.0.1``, ``well-known``), so that a chunk cut at
-other lines than its copy is folded where the hits above hold all it says. Each hit is
-compared once with what the hits above it hold, through one table of runs: the work is linear in
-the hits' text. A file's own chunks are never folded into each other: they are different passages
-of it. Two versions of a page, which differ in a default or a command's name, stay two hits.
+other lines than its copy is folded where the hits above hold all it says. Each hit's runs are
+compared with the kept hits' as sets, at most the window's many: the work is linear in the hits'
+text. A file's own chunks are never folded into each other: they are different passages of it.
+Two versions of a page, which differ in a default or a command's name, stay two hits.
 """
 
 from __future__ import annotations

@@ -125,7 +125,7 @@ def _shown_value(value: Any) -> Any:
         return visible(value, lines=True)
     if isinstance(value, dict):
         return shown(value)
-    if isinstance(value, (list, tuple)):  # a hit's copies are a tuple of citations
+    if isinstance(value, (list, tuple)):  # a hit's copies come as a tuple
         return [_shown_value(item) for item in value]
     return value
 
