@@ -10,7 +10,7 @@ import errno
 import os
 import stat
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,13 +44,55 @@ SKIPPED_FOLDERS = frozenset(
     .ruff_cache""".split()
 )
 
-#: The files that make a folder a Sphinx HTML build: its search index and its inventory of objects;
-#: and what such a build writes for its own use beside its pages (:func:`is_sphinx_build_data`):
-#: the folder of a copy of each page's source (``fernet.rst.txt`` for ``fernet.html``), the folder of
-#: its modules' source code as highlighted pages (``viewcode``'s ``_modules/``, whose docstrings
-#: the pages render), and the search index, every term of every page in one line of script.
-SPHINX_BUILD_FILES = ("searchindex.js", "objects.inv")
-SPHINX_BUILD_DATA = frozenset({"_sources", "_modules", "searchindex.js"})
+
+@dataclass(frozen=True)
+class DocsBuild:
+    """A documentation generator's HTML output, known by files it always writes at its top
+    (``markers``, all of them), and what it writes there for its own use rather than for readers:
+    files and folders named in ``top``, beside the markers, and files ending in ``scripts``
+    anywhere below the top (:func:`is_build_data`)."""
+
+    markers: tuple[str, ...]
+    top: frozenset[str]
+    scripts: tuple[str, ...] = ()
+
+    def made_in(self, names: Collection[str]) -> bool:
+        """Whether a folder holding ``names`` is this generator's output's top."""
+        return all(marker in names for marker in self.markers)
+
+
+@dataclass(frozen=True)
+class BuildsAt:
+    """The documentation outputs a folder is the top of (``top``) or lies in (``inside``): what the
+    walk carries down, so that telling a generator's own data costs no look at the disk."""
+
+    top: tuple[DocsBuild, ...] = ()
+    inside: tuple[DocsBuild, ...] = ()
+
+    def below(self, names: Collection[str]) -> BuildsAt:
+        """The outputs a subfolder holding ``names`` is the top of or lies in."""
+        top = tuple(build for build in DOCS_BUILDS if build.made_in(names))
+        return BuildsAt(top, tuple(dict.fromkeys(self.inside + top)))
+
+    def owns(self, name: str, folder: bool) -> bool:
+        """Whether the file or folder ``name`` in this folder is a generator's own data."""
+        if any(name in build.top for build in self.top):
+            return True
+        return not folder and any(build.scripts and name.endswith(build.scripts) for build in self.inside)
+
+
+#: Sphinx: a copy of each page's source (``_sources/``, ``fernet.rst.txt`` for ``fernet.html``),
+#: ``viewcode``'s highlighted module source (``_modules/``, the docstrings the pages render), the
+#: theme's scripts and styles (``_static/``) and the search index (every term of every page in one
+#: line of script). Doxygen: its search index (``search/``) and its scripts and styles, navigation
+#: data among them (``navtreeindex0.js``, a file's ``*_8h.js``), which sit beside the pages.
+DOCS_BUILDS = (
+    DocsBuild(
+        ("searchindex.js", "objects.inv"), frozenset({"_sources", "_modules", "_static", "searchindex.js"})
+    ),
+    DocsBuild(("doxygen.css", "dynsections.js"), frozenset({"search"}), (".js", ".css")),
+)
+BUILD_MARKERS = frozenset(marker for build in DOCS_BUILDS for marker in build.markers)
 
 SECRET_REASON = "its name says it holds credentials"
 #: What the walk leaves out with a warning, and records (with the file's ``stat`` facts) so that the
@@ -133,13 +175,19 @@ def walk(root: Path, rules: WalkRules | None = None) -> WalkResult:
     ``rules`` say which ignore files and patterns apply (default: ``.gitignore``, ``.ignore`` and
     ``.git/info/exclude`` honoured, nothing else); files named like credentials are left out, and so
     are links to them, and files larger than ``rules.max_file_size``.
-    Hidden folders, ``node_modules``, caches, virtual environments and a Sphinx HTML build's own data
-    (copies of its sources, its modules' code, its search index) are skipped. Symbolic links are
-    followed only when they resolve inside ``root``; each real folder is entered once (under its own
-    name when it has one), so a link loop ends nothing but itself. The walk keeps its own stack of
-    open folders, so folders nested thousands deep cost memory, not Python's recursion limit.
+    Hidden folders, ``node_modules``, caches, virtual environments and what a documentation
+    generator writes for its own use beside its HTML pages (:func:`is_build_data`) are skipped.
+    Symbolic links are followed only when they resolve inside ``root``; each real folder is entered
+    once (under its own name when it has one), so a link loop ends nothing but itself. The walk
+    keeps its own stack of open folders, so folders nested thousands deep cost memory, not
+    Python's recursion limit.
     """
     return _Walk(Path(root), rules or WalkRules()).run()
+
+
+#: A folder the walk is in: its entries still to see, the ignore files in force, and the
+#: documentation outputs it lies in.
+_OpenFolder = tuple[Iterator[tuple[str, os.DirEntry[str]]], IgnoreChain, BuildsAt]
 
 
 class _Walk:
@@ -160,10 +208,11 @@ class _Walk:
 
     def run(self) -> WalkResult:
         listing = self._entries("")
-        chain = self.rules.enter(self.rules.root_chain(), "", [entry.name for _, entry in listing])
-        stack: list[tuple[Iterator[tuple[str, os.DirEntry[str]]], IgnoreChain]] = [(iter(listing), chain)]
+        names = [entry.name for _, entry in listing]
+        chain = self.rules.enter(self.rules.root_chain(), "", names)
+        stack: list[_OpenFolder] = [(iter(listing), chain, BuildsAt().below(names))]
         while stack:
-            entries, chain = stack[-1]
+            entries, chain, builds = stack[-1]
             item = next(entries, None)
             if item is None:
                 stack.pop()
@@ -174,19 +223,20 @@ class _Walk:
                 continue
             info, target = found
             if stat.S_ISDIR(info.st_mode):
-                folder = self._enter(relative, entry.name, info, chain)
+                folder = self._enter(relative, entry.name, info, chain, builds)
                 if folder is not None:
                     stack.append(folder)
-            elif stat.S_ISREG(info.st_mode):
+            elif stat.S_ISREG(info.st_mode) and not builds.owns(entry.name, folder=False):
                 self._take(relative, info, chain, target)
         return WalkResult(self.files, self.skipped, self.ignored, self.unlistable, self.problems)
 
     def _enter(
-        self, relative: str, name: str, info: os.stat_result, chain: IgnoreChain
-    ) -> tuple[Iterator[tuple[str, os.DirEntry[str]]], IgnoreChain] | None:
-        """The entries of a subfolder to walk, with its ignore files; None for a folder passed over."""
+        self, relative: str, name: str, info: os.stat_result, chain: IgnoreChain, builds: BuildsAt
+    ) -> _OpenFolder | None:
+        """The entries of a subfolder to walk, with its ignore files and the documentation outputs it
+        lies in; None for a folder passed over."""
         key = (info.st_dev, info.st_ino)
-        if is_skipped_folder(name) or key in self.seen_folders or is_sphinx_build_data(self.root, relative):
+        if is_skipped_folder(name) or key in self.seen_folders or builds.owns(name, folder=True):
             return None
         if self.rules.ignores_folder(chain, relative):
             self.ignored += 1
@@ -196,15 +246,13 @@ class _Walk:
         names = [entry.name for _, entry in listing]
         if is_virtual_env(names):
             return None
-        return iter(listing), self.rules.enter(chain, relative, names)
+        return iter(listing), self.rules.enter(chain, relative, names), builds.below(names)
 
     def _take(self, relative: str, info: os.stat_result, chain: IgnoreChain, target: str | None) -> None:
         """Keep a file as a candidate, or count it as ignored, or say why it is left out. ``target``
         is where a link leads (relative to the root), None for a file that is no link."""
         name = stored_name(relative)
-        if is_sphinx_build_data(self.root, relative):
-            pass  # the build's own data, as a cache folder's
-        elif self.rules.ignores_file(chain, relative):
+        if self.rules.ignores_file(chain, relative):
             self.ignored += 1
         elif name.endswith(IGNORE_FILE_NAMES) and name.rsplit("/", 1)[-1] in IGNORE_FILE_NAMES:
             pass  # read by the walk as rules, not a document left out
@@ -297,17 +345,17 @@ class WalkFilter:
     def takes(self, relative: str) -> bool:
         """False for a path the walk passes over: in a skipped, ignored or virtual-environment folder,
         ignored itself, named like credentials, or a file of a type no reader takes. True for the
-        files that change what the walk takes (ignore files, a Sphinx build's markers)."""
+        files that change what the walk takes (ignore files, a generator's markers)."""
         parts = relative.split("/")
         if parts[-1] in IGNORE_FILE_NAMES or relative.endswith(".git/info/exclude"):
             self._chains.clear()  # the rules themselves changed
             return True
-        if parts[-1] in SPHINX_BUILD_FILES:
-            return True  # a Sphinx build made or unmade: what its folder holds is read again
+        if parts[-1] in BUILD_MARKERS:
+            return True  # a generator's output made or unmade: what its folder holds is read again
         chain = self._root_chain()
         for depth in range(1, len(parts)):
             folder = "/".join(parts[:depth])
-            if is_skipped_folder(parts[depth - 1]) or is_sphinx_build_data(self.root, folder):
+            if is_skipped_folder(parts[depth - 1]) or is_build_data(self.root, folder, folder=True):
                 return False
             if self.rules.ignores_folder(chain, folder):
                 return False
@@ -317,11 +365,11 @@ class WalkFilter:
             chain = inner
         absolute = self.root / relative
         if absolute.is_dir():
-            passed_over = is_skipped_folder(parts[-1]) or is_sphinx_build_data(self.root, relative)
+            passed_over = is_skipped_folder(parts[-1]) or is_build_data(self.root, relative, folder=True)
             return not (passed_over or self.rules.ignores_folder(chain, relative))
         if not absolute.exists():  # gone: a file or a folder, so only what would pass over either
             return not self.rules.ignores_folder(chain, relative)
-        ignored = self.rules.ignores_file(chain, relative) or is_sphinx_build_data(self.root, relative)
+        ignored = self.rules.ignores_file(chain, relative) or is_build_data(self.root, relative, folder=False)
         return not ignored and left_out_as(self.rules, relative, stored_name(relative)) is None
 
     def _root_chain(self) -> IgnoreChain:
@@ -367,16 +415,24 @@ def is_skipped_folder(name: str) -> bool:
     return name.startswith(".") or name in SKIPPED_FOLDERS or name.endswith(".egg-info")
 
 
-def is_sphinx_build_data(root: Path, relative: str) -> bool:
-    """Whether the file or folder ``relative`` is what a Sphinx HTML build writes for its own use
-    beside its pages (:data:`SPHINX_BUILD_DATA`), known by what is beside it, as a virtual
-    environment is. Each source says what its page says, in markup the page renders, a module's
-    page holds the docstrings its page renders, and the search index holds every term: read too,
-    they came first for most questions, before the pages."""
-    parent, _, name = relative.rpartition("/")
-    if name not in SPHINX_BUILD_DATA:
-        return False
-    return all((root / parent / marker).is_file() for marker in SPHINX_BUILD_FILES)
+def is_build_data(root: Path, relative: str, folder: bool) -> bool:
+    """Whether the file or folder ``relative`` is what a documentation generator wrote for its own
+    use beside the pages of its HTML output (:data:`DOCS_BUILDS`), known by the generator's files
+    at the output's top, as a virtual environment is known by its own. A source copy says what its
+    page says in markup the page renders, a module's page holds the docstrings the API page
+    renders, a search index or a navigation script holds every name: read too, they came first for
+    most questions, before the pages, and took places among the first three. (The walk carries
+    :class:`BuildsAt` down instead of looking at the disk for each file.)"""
+    parts = relative.split("/")
+    builds = BuildsAt().below(_markers_in(root))
+    for depth in range(1, len(parts)):
+        builds = builds.below(_markers_in(root.joinpath(*parts[:depth])))
+    return builds.owns(parts[-1], folder)
+
+
+def _markers_in(folder: Path) -> set[str]:
+    """The generators' markers that ``folder`` holds."""
+    return {marker for marker in BUILD_MARKERS if (folder / marker).is_file()}
 
 
 def _inside(real_path: str, real_root: str) -> bool:

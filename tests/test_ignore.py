@@ -237,13 +237,14 @@ def test_a_sphinx_builds_own_data_is_known_by_what_is_beside_it(tmp_path):
         write(folder / "fernet.html", "<h1>Fernet</h1><p>Symmetric encryption.</p>")
         write(folder / "_sources" / "fernet.rst.txt", "Fernet\n======\n\nSymmetric encryption.\n")
         write(folder / "_modules" / "fernet.html", "<pre>class Fernet: ...</pre>")
+        write(folder / "_static" / "doctools.js", "const Documentation = {};")
 
     sphinx_build(tmp_path / "html", "searchindex.js", "objects.inv")
     sphinx_build(tmp_path / "half", "searchindex.js")  # no inventory: no Sphinx build's
     write(tmp_path / "notes" / "_sources" / "list.md", "a folder named _sources beside no build")
     assert taken(tmp_path) == [
-        "half/_modules/fernet.html", "half/_sources/fernet.rst.txt", "half/fernet.html",
-        "half/searchindex.js", "html/fernet.html", "notes/_sources/list.md",
+        "half/_modules/fernet.html", "half/_sources/fernet.rst.txt", "half/_static/doctools.js",
+        "half/fernet.html", "half/searchindex.js", "html/fernet.html", "notes/_sources/list.md",
     ]  # fmt: skip
     walk_filter = corpus.WalkFilter(tmp_path, WalkRules())  # what `index watch` takes, the same
     assert not walk_filter.takes("html/_sources/fernet.rst.txt") and not walk_filter.takes("html/_sources")
@@ -251,6 +252,31 @@ def test_a_sphinx_builds_own_data_is_known_by_what_is_beside_it(tmp_path):
     assert walk_filter.takes("half/_sources/fernet.rst.txt") and walk_filter.takes("notes/_sources/list.md")
     # the markers make or unmake a build: a change to one wakes a build, which reads what they say
     assert walk_filter.takes("half/objects.inv") and walk_filter.takes("html/searchindex.js")
+
+
+def test_a_doxygen_outputs_scripts_and_styles_are_known_by_what_is_at_its_top(tmp_path):
+    def doxygen_output(folder: Path, *markers: str) -> None:
+        for marker in markers:
+            write(folder / marker, "/* written by doxygen */")
+        write(folder / "index.html", "<h1>SDL</h1>")
+        write(folder / "navtreeindex0.js", 'var NAVTREEINDEX0 = {"index.html": [0]};')
+        write(folder / "d3" / "d78" / "_s_d_l__audio_8h.html", "<h1>SDL_audio.h File Reference</h1>")
+        write(folder / "d3" / "d78" / "_s_d_l__audio_8h.js", 'var _s_d_l__audio_8h = [["SDL_OpenAudio"]];')
+        write(folder / "search" / "all_0.js", "var searchData = [];")
+
+    doxygen_output(tmp_path / "html", "doxygen.css", "dynsections.js")
+    doxygen_output(tmp_path / "half", "doxygen.css")  # no dynsections.js: no Doxygen output's
+    write(tmp_path / "app" / "src" / "main.js", "export function main() {}")
+    assert taken(tmp_path) == [
+        "app/src/main.js",
+        "half/d3/d78/_s_d_l__audio_8h.html", "half/d3/d78/_s_d_l__audio_8h.js", "half/doxygen.css",
+        "half/index.html", "half/navtreeindex0.js", "half/search/all_0.js",
+        "html/d3/d78/_s_d_l__audio_8h.html", "html/index.html",
+    ]  # fmt: skip
+    walk_filter = corpus.WalkFilter(tmp_path, WalkRules())  # what `index watch` takes, the same
+    assert not walk_filter.takes("html/d3/d78/_s_d_l__audio_8h.js") and not walk_filter.takes("html/search")
+    assert walk_filter.takes("html/d3/d78/_s_d_l__audio_8h.html") and walk_filter.takes("app/src/main.js")
+    assert walk_filter.takes("half/dynsections.js")  # a marker: a change to it wakes a build
 
 
 @pytest.mark.heavy
