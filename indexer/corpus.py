@@ -50,7 +50,7 @@ class DocsBuild:
     """A documentation generator's HTML output, known by files it always writes at its top
     (``markers``, all of them), and what it writes there for its own use rather than for readers:
     files and folders named in ``top``, beside the markers, and files ending in ``scripts``
-    anywhere below the top (:func:`is_build_data`)."""
+    anywhere below the top (:class:`BuildsAt`)."""
 
     markers: tuple[str, ...]
     top: frozenset[str]
@@ -85,7 +85,11 @@ class BuildsAt:
 #: ``viewcode``'s highlighted module source (``_modules/``, the docstrings the pages render), the
 #: theme's scripts and styles (``_static/``) and the search index (every term of every page in one
 #: line of script). Doxygen: its search index (``search/``) and its scripts and styles, navigation
-#: data among them (``navtreeindex0.js``, a file's ``*_8h.js``), which sit beside the pages.
+#: data among them (``navtreeindex0.js``, a file's ``*_8h.js``), which sit beside the pages. Each is
+#: known by its files at the output's top, as a virtual environment is known by its own. Read too,
+#: a source copy (saying what its page says in markup the page renders), a module's page (holding
+#: the docstrings the API page renders), a search index or a navigation script (holding every name)
+#: came first for most questions, before the pages, and took places among the first three.
 DOCS_BUILDS = (
     DocsBuild(
         ("searchindex.js", "objects.inv"), frozenset({"_sources", "_modules", "_static", "searchindex.js"})
@@ -176,7 +180,7 @@ def walk(root: Path, rules: WalkRules | None = None) -> WalkResult:
     ``.git/info/exclude`` honoured, nothing else); files named like credentials are left out, and so
     are links to them, and files larger than ``rules.max_file_size``.
     Hidden folders, ``node_modules``, caches, virtual environments and what a documentation
-    generator writes for its own use beside its HTML pages (:func:`is_build_data`) are skipped.
+    generator writes for its own use beside its HTML pages (:data:`DOCS_BUILDS`) are skipped.
     Symbolic links are followed only when they resolve inside ``root``; each real folder is entered
     once (under its own name when it has one), so a link loop ends nothing but itself. The walk
     keeps its own stack of open folders, so folders nested thousands deep cost memory, not
@@ -353,9 +357,10 @@ class WalkFilter:
         if parts[-1] in BUILD_MARKERS:
             return True  # a generator's output made or unmade: what its folder holds is read again
         chain = self._root_chain()
+        builds = BuildsAt().below(_markers_in(self.root))  # carried down, as the walk carries it
         for depth in range(1, len(parts)):
             folder = "/".join(parts[:depth])
-            if is_skipped_folder(parts[depth - 1]) or is_build_data(self.root, folder, folder=True):
+            if is_skipped_folder(parts[depth - 1]) or builds.owns(parts[depth - 1], folder=True):
                 return False
             if self.rules.ignores_folder(chain, folder):
                 return False
@@ -363,13 +368,14 @@ class WalkFilter:
             if inner is None:
                 return False
             chain = inner
+            builds = builds.below(_markers_in(self.root / folder))
         absolute = self.root / relative
         if absolute.is_dir():
-            passed_over = is_skipped_folder(parts[-1]) or is_build_data(self.root, relative, folder=True)
+            passed_over = is_skipped_folder(parts[-1]) or builds.owns(parts[-1], folder=True)
             return not (passed_over or self.rules.ignores_folder(chain, relative))
         if not absolute.exists():  # gone: a file or a folder, so only what would pass over either
             return not self.rules.ignores_folder(chain, relative)
-        ignored = self.rules.ignores_file(chain, relative) or is_build_data(self.root, relative, folder=False)
+        ignored = self.rules.ignores_file(chain, relative) or builds.owns(parts[-1], folder=False)
         return not ignored and left_out_as(self.rules, relative, stored_name(relative)) is None
 
     def _root_chain(self) -> IgnoreChain:
@@ -413,21 +419,6 @@ def type_label(path: str) -> str:
 def is_skipped_folder(name: str) -> bool:
     """Folders never walked by name: hidden ones, dependencies, caches, build metadata."""
     return name.startswith(".") or name in SKIPPED_FOLDERS or name.endswith(".egg-info")
-
-
-def is_build_data(root: Path, relative: str, folder: bool) -> bool:
-    """Whether the file or folder ``relative`` is what a documentation generator wrote for its own
-    use beside the pages of its HTML output (:data:`DOCS_BUILDS`), known by the generator's files
-    at the output's top, as a virtual environment is known by its own. A source copy says what its
-    page says in markup the page renders, a module's page holds the docstrings the API page
-    renders, a search index or a navigation script holds every name: read too, they came first for
-    most questions, before the pages, and took places among the first three. (The walk carries
-    :class:`BuildsAt` down instead of looking at the disk for each file.)"""
-    parts = relative.split("/")
-    builds = BuildsAt().below(_markers_in(root))
-    for depth in range(1, len(parts)):
-        builds = builds.below(_markers_in(root.joinpath(*parts[:depth])))
-    return builds.owns(parts[-1], folder)
 
 
 def _markers_in(folder: Path) -> set[str]:

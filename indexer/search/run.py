@@ -170,8 +170,8 @@ def search(
         ranked = found.scored(calibration or CALIBRATIONS[CALIBRATED_MODEL], judged)
     if request.min_score is not None:
         ranked = [(chunk_id, score) for chunk_id, score in ranked if score >= request.min_score]
-    window = max(request.k, RULE_WINDOW)  # what folding the copies reads at least
-    return fold_copies(found.hits(store, ranked, window), request.k, RULE_WINDOW)
+    batch = max(request.k, RULE_WINDOW)  # folding the copies reads the first RULE_WINDOW at least
+    return fold_copies(found.hits(store, ranked, batch), request.k, RULE_WINDOW)
 
 
 def _in_hybrid_mode(
