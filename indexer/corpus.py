@@ -49,12 +49,12 @@ SKIPPED_FOLDERS = frozenset(
 class DocsBuild:
     """A documentation generator's HTML output, known by files it always writes at its top
     (``markers``, all of them), and what it writes there for its own use rather than for readers:
-    files and folders named in ``top``, beside the markers, and files ending in ``scripts``
-    anywhere below the top (:class:`BuildsAt`)."""
+    files and folders named in ``top``, beside the markers, and files whose names end in one of
+    ``endings`` anywhere below the top (:class:`BuildsAt`)."""
 
     markers: tuple[str, ...]
     top: frozenset[str]
-    scripts: tuple[str, ...] = ()
+    endings: tuple[str, ...] = ()
 
     def made_in(self, names: Collection[str]) -> bool:
         """Whether a folder holding ``names`` is this generator's output's top."""
@@ -71,30 +71,59 @@ class BuildsAt:
 
     def below(self, names: Collection[str]) -> BuildsAt:
         """The outputs a subfolder holding ``names`` is the top of or lies in."""
-        top = tuple(build for build in DOCS_BUILDS if build.made_in(names))
+        present = frozenset(names)
+        top = tuple(build for build in DOCS_BUILDS if build.made_in(present))
         return BuildsAt(top, tuple(dict.fromkeys(self.inside + top)))
 
     def owns(self, name: str, folder: bool) -> bool:
         """Whether the file or folder ``name`` in this folder is a generator's own data."""
         if any(name in build.top for build in self.top):
             return True
-        return not folder and any(build.scripts and name.endswith(build.scripts) for build in self.inside)
+        return not folder and any(build.endings and name.endswith(build.endings) for build in self.inside)
 
 
-#: Sphinx: a copy of each page's source (``_sources/``, ``fernet.rst.txt`` for ``fernet.html``),
-#: ``viewcode``'s highlighted module source (``_modules/``, the docstrings the pages render), the
-#: theme's scripts and styles (``_static/``) and the search index (every term of every page in one
-#: line of script). Doxygen: its search index (``search/``) and its scripts and styles, navigation
-#: data among them (``navtreeindex0.js``, a file's ``*_8h.js``), which sit beside the pages. Each is
-#: known by its files at the output's top, as a virtual environment is known by its own. Read too,
-#: a source copy (saying what its page says in markup the page renders), a module's page (holding
-#: the docstrings the API page renders), a search index or a navigation script (holding every name)
-#: came first for most questions, before the pages, and took places among the first three.
+#: Each generator's HTML output, known by files it always writes at its top (as a virtual
+#: environment is known by its own), and what it writes there for its own use. Read, a source copy
+#: (saying what its page says in markup the page renders), a module's highlighted source (holding the
+#: docstrings the API page renders), a search index or a navigation script (holding every name) came
+#: first for most questions, before the pages, and took places among the first three.
+#:
+#: - Sphinx: each page's source (``_sources/``, ``fernet.rst.txt`` for ``fernet.html``), ``viewcode``'s
+#:   module source (``_modules/``), the theme's scripts and styles (``_static/``), the search index.
+#: - Doxygen: its search index (``search/``) and its scripts and styles, navigation data among them
+#:   (``navtreeindex0.js``, a file's ``*_8h.js``), which sit beside the pages.
+#: - javadoc (``element-list`` since JDK 10, ``package-list`` before): its scripts (the search indexes,
+#:   ``*-search-index.js``, among them), jQuery, the licences of what it bundles (``legal/``) and the
+#:   source rendered as pages (``src-html/``, with ``-linksource``).
+#: - rustdoc: the source rendered as pages (``src/``), its scripts and styles (``static.files/``, the
+#:   search index, each crate's sidebar items), the data its pages load (``trait.impl/``,
+#:   ``type.impl/``, ``implementors/`` before them, ``search.index/``, ``search.desc/``) and its own
+#:   help and settings pages.
+#: - MkDocs (``sitemap.xml`` with its ``.gz``, whatever the theme): the search index
+#:   (``search/search_index.json``), the theme's scripts and styles, the sitemap and the page a
+#:   server shows for a missing one (``404.html``).
+_SCRIPTS = (".js", ".css")
+_JAVADOC_OWN = frozenset({"jquery", "script-dir", "resources", "legal", "src-html"})
 DOCS_BUILDS = (
     DocsBuild(
         ("searchindex.js", "objects.inv"), frozenset({"_sources", "_modules", "_static", "searchindex.js"})
     ),
-    DocsBuild(("doxygen.css", "dynsections.js"), frozenset({"search"}), (".js", ".css")),
+    DocsBuild(("doxygen.css", "dynsections.js"), frozenset({"search"}), _SCRIPTS),
+    DocsBuild(("element-list", "script.js"), _JAVADOC_OWN, _SCRIPTS),
+    DocsBuild(("package-list", "script.js"), _JAVADOC_OWN, _SCRIPTS),
+    DocsBuild(
+        ("crates.js", "settings.html"),
+        frozenset(
+            """src static.files trait.impl type.impl implementors search.index search.desc help.html
+            settings.html""".split()
+        ),
+        _SCRIPTS,
+    ),
+    DocsBuild(
+        ("sitemap.xml", "sitemap.xml.gz"),
+        frozenset({"sitemap.xml", "404.html"}),
+        (*_SCRIPTS, "search_index.json"),
+    ),
 )
 BUILD_MARKERS = frozenset(marker for build in DOCS_BUILDS for marker in build.markers)
 
@@ -354,8 +383,6 @@ class WalkFilter:
         if parts[-1] in IGNORE_FILE_NAMES or relative.endswith(".git/info/exclude"):
             self._chains.clear()  # the rules themselves changed
             return True
-        if parts[-1] in BUILD_MARKERS:
-            return True  # a generator's output made or unmade: what its folder holds is read again
         chain = self._root_chain()
         builds = BuildsAt().below(_markers_in(self.root))  # carried down, as the walk carries it
         for depth in range(1, len(parts)):
@@ -369,6 +396,8 @@ class WalkFilter:
                 return False
             chain = inner
             builds = builds.below(_markers_in(self.root / folder))
+        if parts[-1] in BUILD_MARKERS:
+            return True  # a generator's output made or unmade: what its folder holds is read again
         absolute = self.root / relative
         if absolute.is_dir():
             passed_over = is_skipped_folder(parts[-1]) or builds.owns(parts[-1], folder=True)

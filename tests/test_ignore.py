@@ -279,6 +279,60 @@ def test_a_doxygen_outputs_scripts_and_styles_are_known_by_what_is_at_its_top(tm
     assert walk_filter.takes("half/dynsections.js")  # a marker: a change to it wakes a build
 
 
+#: Each generator's markers, pages a reader wants (listing pages among them), and what it writes for
+#: its own use, as each writes them (checked on real outputs: jsoup's javadoc, bytes' and log's
+#: rustdoc, mkdocs-material's own site).
+GENERATOR_OUTPUTS = {
+    "javadoc": (
+        ("element-list", "script.js"),
+        ["org/jsoup/nodes/Element.html", "org/jsoup/nodes/class-use/Element.html", "index-all.html"],
+        ["member-search-index.js", "search.js", "stylesheet.css", "jquery/jquery-3.5.1.js",
+         "legal/jquery.md", "src-html/org/jsoup/Jsoup.html"],
+    ),
+    "javadoc before JDK 10": (
+        ("package-list", "script.js"),
+        ["org/jsoup/Jsoup.html", "overview-summary.html"],
+        ["stylesheet.css", "resources/readme.txt"],
+    ),
+    "rustdoc": (
+        ("crates.js", "settings.html"),
+        ["bytes/struct.Bytes.html", "bytes/buf/trait.Buf.html", "bytes/all.html"],
+        ["src/bytes/bytes.rs.html", "static.files/rustdoc-2f3e.css", "static.files/main-1a2b.js",
+         "search.index/root.js", "trait.impl/core/clone/trait.Clone.js", "bytes/sidebar-items.js",
+         "src-files.js", "help.html"],
+    ),
+    "MkDocs": (
+        ("sitemap.xml", "sitemap.xml.gz"),
+        ["setup/changing-the-colors/index.html", "index.html", "schema.json"],
+        ["search/search_index.json", "assets/javascripts/bundle.f1a2.min.js",
+         "assets/stylesheets/main.css", "404.html"],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("generator", GENERATOR_OUTPUTS)
+def test_a_generators_own_data_is_known_by_its_markers(tmp_path, generator):
+    markers, pages, own = GENERATOR_OUTPUTS[generator]
+    for output, present in (("html", markers), ("half", markers[:1])):  # one marker alone: no output
+        for path in (*pages, *own, *present):
+            write(tmp_path / output / path, f"<h1>{path}</h1><p>written by {generator}</p>")
+    half = [f"half/{path}" for path in (*pages, *own, markers[0]) if corpus.is_text_name(path)]
+    assert sorted(taken(tmp_path)) == sorted(half + [f"html/{page}" for page in pages])
+    walk_filter = corpus.WalkFilter(tmp_path, WalkRules())  # what `index watch` takes, the same
+    assert all(walk_filter.takes(f"html/{page}") for page in pages)
+    assert not any(walk_filter.takes(f"html/{path}") for path in own)
+    assert walk_filter.takes(f"half/{markers[1]}")  # a marker made: a change to it wakes a build
+
+
+def test_a_marker_wakes_a_build_only_where_the_walk_goes(tmp_path):
+    write(tmp_path / "site" / "sitemap.xml", "<urlset/>")
+    walk_filter = corpus.WalkFilter(tmp_path, WalkRules())
+    assert walk_filter.takes("site/sitemap.xml.gz")
+    assert not walk_filter.takes("node_modules/site/sitemap.xml.gz")
+    assert not walk_filter.takes(".cache/javadoc/script.js")
+    assert not walk_filter.takes("node_modules/pkg/docs/searchindex.js")
+
+
 @pytest.mark.heavy
 def test_the_walk_filter_takes_exactly_what_the_walk_takes(tmp_path):
     repo = write_repository(tmp_path / "repo")
