@@ -79,8 +79,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: HTML id in a namespace before a name in code, and a table row keyed by a call, declare the name
 #: 23: an HTML page of several ``h1`` has its title as the head of their paths; 24: a heading's
 #: permalink mark (``¶``) is no part of its title; 25: an HTML list whose entries are links to other
-#: pages stored as a contents list (:attr:`Document.linked_entries`)
-CHUNKER_VERSION = 25
+#: pages stored as a contents list (:attr:`Document.linked_entries`); 26: an HTML section's link to
+#: itself declares the name it shows (rustdoc's items)
+CHUNKER_VERSION = 26
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

@@ -987,6 +987,29 @@ def test_an_html_anchor_that_spells_the_name_after_it_declares_that_name():
     }
 
 
+def test_a_rustdoc_item_is_declared_by_its_link_to_its_own_section():
+    """rustdoc anchors each item's section by its kind and name (``method.freeze``) and links the
+    name, or a mark before it, to that section: the item is the name in that link or after the mark.
+    A section whose name links elsewhere (a trait's method on a type implementing it) declares
+    nothing; nor does a link to the section from outside it, nor a section with no link to itself
+    whose title spells a word of its id (javadoc's ``method.summary`` over "Method Summary")."""
+    page = (
+        "<html><body><main>\n"
+        '<section id="method.freeze"><a class="src" href="../src/b.rs.html#9">Source</a>\n'
+        '<h4 class="code-header">pub fn <a href="#method.freeze" class="fn">freeze</a>(self) -&gt; '
+        '<a href="struct.Bytes.html">Bytes</a></h4></section>\n'
+        '<section id="variant.Off"><a href="#variant.Off" class="anchor">§</a>\n'
+        '<h3 class="code-header">Off</h3></section>\n'
+        '<section id="method.remaining"><a href="#method.remaining" class="anchor">§</a>\n'
+        '<h4 class="code-header">fn <a href="trait.Buf.html#tymethod.remaining">remaining</a>(&amp;self)</h4>'
+        "</section>\n"
+        '<section id="method.summary"><h2>Method Summary</h2></section>\n'
+        '<p>See <a href="#method.freeze">freeze</a> for more.</p>\n'
+        "</main></body></html>"
+    )
+    assert parse_text("bytes/struct.BytesMut.html", page).definitions == {3: ("freeze",), 5: ("Off",)}
+
+
 def test_a_docbook_manual_declares_its_settings_by_namespaced_ids_and_functions_by_their_tables():
     """PostgreSQL's manual anchors each setting under an id in a namespace (``GUC-WORK-MEM`` before
     ``work_mem``) and keys its function tables by signatures in code; a row of prose, a call that

@@ -610,21 +610,25 @@ def test_a_question_is_ranked_by_its_words_and_meaning_alone(reference):
 
 def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
     def forms(text: str) -> list[str]:
-        return [name + ("*" if declared_only else "") for name, declared_only in asked_names(text)]
+        return [
+            (f"{owner}: " if owner else "") + name + ("*" if declared_only else "")
+            for name, declared_only, owner in asked_names(text)
+        ]
 
+    # a qualified name is also asked by its last part, owned by the part before it
     assert [forms(text) for text in ("Path", "std::io::Stdout", "os.path.join", "open()", "x->next")] == [
         ["Path"],
-        ["std::io::Stdout", "Stdout"],
-        ["os.path.join", "join"],
+        ["std::io::Stdout", "io: Stdout"],
+        ["os.path.join", "path: join"],
         ["open"],
-        ["x->next", "next"],
+        ["x->next", "x: next"],
     ]
     # words joined by hyphens and a command's options are names as manuals declare them; a long
     # option is also known without its dashes, a negated one by the option it negates, and
     # lower-case words joined by hyphens as the long option they spell: by declarations only (*)
     assert [forms(text) for text in ("rebase-merges", "package.json", "-v", "E2F-1")] == [
         ["rebase-merges", "--rebase-merges*"],
-        ["package.json", "json"],
+        ["package.json", "package: json"],
         ["-v"],
         ["E2F-1"],
     ]
@@ -1553,6 +1557,56 @@ def test_a_name_a_page_defines_in_its_markup_finds_that_page_first(defined_names
             # the words alone favour the page that uses the name most: the definition put its own first
             user = next(hit for hit in hits if hit.path == using)
             assert user.keyword_score > hits[0].keyword_score
+
+
+def rustdoc_item(kind: str, name: str, signature: str, doc: str, owner: str = "") -> str:
+    """An item's section as rustdoc writes it: on its owner's page the name links to the section
+    itself, on a page that implements it (``owner``, a trait's page) to the owner's."""
+    target = f"{owner}#{kind}.{name}" if owner else f"#{kind}.{name}"
+    return (
+        f'<section id="{kind}.{name}" class="method"><a class="src" href="../src/lib.rs.html#1">Source</a>'
+        f'<h4 class="code-header">pub fn <a href="{target}" class="fn">{name}</a>{signature}</h4></section>\n'
+        f'<div class="docblock"><p>{doc}</p></div>\n'
+    )
+
+
+def rustdoc_page(title: str, *items: str) -> str:
+    body = "".join(items)
+    return f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1>\n{body}</main></body></html>\n"
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+def test_a_qualified_name_finds_its_owners_member_first(tmp_path, mode):
+    """``Buf::copy_to_bytes`` asks for trait ``Buf``'s method, which rustdoc declares by a link to
+    its own section; a type implementing ``Buf`` repeats the method under a link to the trait's,
+    which declares nothing there. ``fmt::Result`` asks for the ``Result`` in folder ``fmt``, though
+    another page named so uses the words more."""
+    docs = tmp_path / "doc"
+    consumes = "Consumes len bytes inside self and returns a new Bytes with this data."
+    write(docs / "bytes" / "trait.Buf.html", rustdoc_page(
+        "Trait Buf", "<p>Read bytes from a buffer.</p>\n",
+        rustdoc_item("method", "copy_to_bytes", "(&amp;mut self, len: usize) -&gt; Bytes", consumes),
+        rustdoc_item("tymethod", "remaining", "(&amp;self) -&gt; usize", "How many bytes are left."),
+    ))  # fmt: skip
+    for other in ("Chain", "Take"):
+        write(docs / "bytes" / f"struct.{other}.html", rustdoc_page(
+            f"Struct {other}", f"<p>A {other} adapter for buffers.</p>\n",
+            *[rustdoc_item("method", "copy_to_bytes", "(&amp;mut self, len: usize) -&gt; Bytes",
+                           f"{consumes} copy_to_bytes copy_to_bytes", owner="trait.Buf.html")] * 3,
+        ))  # fmt: skip
+    write(docs / "fmt" / "type.Result.html", "<h1>Type Alias Result</h1><p>The type formatting returns.</p>")
+    write(
+        docs / "io" / "type.Result.html",
+        "<h1>Type Alias Result</h1><p>" + "fmt Result, not the io one. " * 6 + "</p>",
+    )
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        for asked, owner in (
+            ("Buf::copy_to_bytes", "bytes/trait.Buf.html"),
+            ("fmt::Result", "fmt/type.Result.html"),
+        ):
+            hits = index.search(asked, k=5, mode=mode, min_score=0)
+            assert hits[0].path == owner, (asked, [hit.path for hit in hits])
 
 
 @pytest.mark.timeout(120)

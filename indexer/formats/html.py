@@ -44,7 +44,10 @@ is compared too; where the name is code, the part after a namespace, PostgreSQL'
 ``<dt id="GUC-WORK-MEM"><code>work_mem</code>``), javadoc's ``id="toString()"``,
 Sphinx's ``<dt id="os.path.join">``. A page that uses a name links to that anchor; it does not
 carry it, and the text of a link is not read for it (gtk-doc's ``<table id="top">`` begins with a
-link ``Top``). An id that spells none of the words after it (``content``, ``id-1.3.2``) defines nothing.
+link ``Top``), but for a link to the element it lies in, which marks the element as one an index
+links to, its id as the kind of item before a ``.`` and the item's name (rustdoc's ``<section
+id="method.freeze">`` and its ``pub fn <a href="#method.freeze">freeze</a>``). An id that spells
+none of the words after it (``content``, ``id-1.3.2``) defines nothing.
 A table row whose first cell starts with a call in code declares the function it is keyed by
 (PostgreSQL's ``<code class="function">btrim</code> ( string text ... )``).
 Sphinx's signatures of a manual's own options, settings and environment variables also name what
@@ -56,6 +59,7 @@ they define in their own markup, whatever the id: the ``sig-name descname`` of a
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -175,6 +179,9 @@ class _PageReader:
         self.waiting: list[_Anchor] = []  # ids whose text has not started
         self.reading: list[_Anchor] = []  # ids whose text is being read, up to their block's end
         self.links = 0  # open <a href> elements around the current position
+        self.open_ids: Counter[str] = Counter()  # ids of the open elements around it
+        self.self_links: list[str] = []  # ids that the open links to elements around them lead to
+        self.anchors: dict[str, _Anchor] = {}  # each id's anchor, the last one where ids repeat
         self.page_links = 0  # those of them that lead to another page (not to a fragment of this one)
         self.entries: list[_Entry] = []  # open list entries (``li``, ``dt``), the innermost last
         self.linked_entries: list[tuple[dict[int, int], bool]] = []  # (characters by line, in main)
@@ -241,10 +248,17 @@ class _PageReader:
         if tag == "a" and element.get("href") is not None:
             self.links += 1
             self.page_links += int(leads_away(element))
+            target = self._open_target(element)
+            if target:
+                self.self_links.append(target)
+                self._named_by_link("", target)
+        if element.get("id"):
+            self.open_ids[element.get("id") or ""] += 1
         if tag in LIST_ENTRY_TAGS:
             self.entries.append(_Entry(self.in_main))
         if anchor:
-            self.waiting.append(_Anchor(anchor, self.in_main))
+            self.anchors[anchor] = _Anchor(anchor, self.in_main)
+            self.waiting.append(self.anchors[anchor])
         if tag in CODE_TAGS:
             self.code += 1
         if tag == "tr":
@@ -297,9 +311,13 @@ class _PageReader:
                 self.pre = (first, depth - 1)
         if tag not in INLINE and self.pre is None:
             self._apart(line)
+        if element.get("id"):
+            self.open_ids[element.get("id") or ""] -= 1
         if tag == "a" and element.get("href") is not None:
             self.links -= 1
             self.page_links -= int(leads_away(element))
+            if self._open_target(element):
+                self.self_links.pop()
         if tag in LIST_ENTRY_TAGS and self.entries:
             entry = self.entries.pop()
             if entry.is_links:
@@ -312,6 +330,20 @@ class _PageReader:
             self._spelled(self.reading)
             self.reading = []
         self._signature_end(element, tag)
+
+    def _open_target(self, link: _Element) -> str:
+        """The id of an element ``link`` lies in that it leads to, else "": rustdoc's ``<section
+        id="method.freeze">`` names its method by a link to itself, ``pub fn <a
+        href="#method.freeze">freeze</a>``, where another link's text only uses a name."""
+        href = link.get("href") or ""
+        return href[1:] if href.startswith("#") and self.open_ids[href[1:]] > 0 else ""
+
+    def _named_by_link(self, data: str, target: str) -> None:
+        """``data``, in a link to the element of id ``target`` it lies in, read for that id (until
+        its names are read, at the end of its first block with text)."""
+        anchor = self.anchors[target]
+        anchor.self_linked = True
+        anchor.linked += data[: ANCHORED_TEXT - len(anchor.linked)]
 
     def _anchored(self, data: str) -> None:
         """``data`` read for the ids before it: those waiting start at its first words; each reads
@@ -362,6 +394,8 @@ class _PageReader:
             self.heading_worded = self.heading_worded or not data.isspace()
         if not self.links:
             self._anchored(data)
+        elif self.self_links:
+            self._named_by_link(data, self.self_links[-1])
         for offset, part in enumerate(data.split("\n")):
             self._add(self.line + offset, part)
             if self.entries:
@@ -451,6 +485,8 @@ class _Anchor:
     line: int = 0
     text: str = ""
     in_code: bool = False
+    self_linked: bool = False  # whether its element holds a link to it
+    linked: str = ""  # the text of those links
 
     def starting(self, line: int, in_code: bool) -> _Anchor:
         self.line, self.in_code = line, in_code
@@ -538,7 +574,11 @@ def called_names(cell: _Anchor) -> tuple[str, ...]:
 
 def spelled_names(anchor: _Anchor) -> tuple[str, ...]:
     """The names of the text after an id whose letters and digits, in lower case, are those of the
-    id, or of its part before a ``:`` or ``(``; with the last part of a dotted one. Where that text
+    id, or of its part before a ``:`` or ``(``; with the last part of a dotted one. Where the id's
+    element holds a link to it, as an item's section in rustdoc does (``<section
+    id="method.freeze">`` and ``pub fn <a href="#method.freeze">freeze</a>``, ``<section
+    id="variant.Off"><a href="#variant.Off">§</a><h3>Off</h3>``), also the names of that link's
+    text, and those of the id's part after the kind before its first ``.``. Where that text
     starts in code, also those of the id's part after a namespace before its first ``-``:
     DocBook's ``<dt id="GUC-WORK-MEM"><code class="varname">work_mem</code>``. Not in prose: a
     chapter's ``id="chapter-gobject"`` before ``The GObject base class`` names no definition."""
@@ -546,8 +586,11 @@ def spelled_names(anchor: _Anchor) -> tuple[str, ...]:
     keys = {_letters(anchor.anchor), _letters(named)}
     if anchor.in_code:
         keys.add(_letters(named.partition("-")[2]))
+    if anchor.self_linked:
+        keys.add(_letters(named.partition(".")[2]))
     keys.discard("")
-    return known_names(name for name in _WRITTEN_NAME.findall(anchor.text) if _letters(name) in keys)
+    written = _WRITTEN_NAME.findall(anchor.text) + _WRITTEN_NAME.findall(anchor.linked)
+    return known_names(name for name in written if _letters(name) in keys)
 
 
 def _letters(text: str) -> str:

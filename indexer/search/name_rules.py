@@ -277,10 +277,13 @@ def asks_for_entry(words: set[str]) -> bool:
 class AskedName(NamedTuple):
     """A form in which a one-name question asks for a name (:func:`asked_names`), and whether only
     a declaration knows it: a form the question did not spell (``cache`` of ``--no-cache``) names
-    the chunk that declares it, not any page whose title or file name holds the word."""
+    the chunk that declares it, not any page whose title or file name holds the word. ``owner``:
+    the part before the name in the qualified name typed (``BytesMut`` of ``BytesMut::freeze``,
+    ``io`` of ``std::io::Result``), whose pages come first among those the name names."""
 
     name: str
     declared_only: bool = False
+    owner: str = ""
 
 
 def asked_names(text: str) -> tuple[AskedName, ...]:
@@ -297,8 +300,9 @@ def asked_names(text: str) -> tuple[AskedName, ...]:
     if not _NAME_QUERY.fullmatch(text):
         return ()
     whole = text.removesuffix("()")
-    last = _NAME_SEPARATOR.split(whole)[-1]
-    forms = [AskedName(whole), AskedName(last)]
+    parts = _NAME_SEPARATOR.split(whole)
+    last = parts[-1]
+    forms = [AskedName(whole), AskedName(last, owner=parts[-2] if len(parts) > 1 else "")]
     if last.startswith("--"):
         bare = last[2:]
         derived = [bare]
@@ -387,6 +391,13 @@ def without_section_number(title: str) -> str:
     return title[numbered.end() :] if numbered else title
 
 
+def owned_by(owner: str, chunk: StoredChunk, known: set[str]) -> bool:
+    """Whether ``chunk`` is of the page of ``owner`` (its page is known by it, :func:`page_names`:
+    ``trait.Buf.html`` for ``Buf``) or lies in a folder named so (``io/type.Result.html`` for
+    ``io``): where a qualified name's owner documents its members."""
+    return owner in known or owner in chunk.path.split("/")[:-1]
+
+
 def named_first(
     order: list[int], chunks: dict[int, StoredChunk], names: Sequence[AskedName]
 ) -> tuple[list[int], frozenset[int]]:
@@ -395,14 +406,18 @@ def named_first(
     type the name of what they look for, and the page named after it is the answer even where pages
     that use the name more often win on the words: ``Path`` finds ``Struct Path`` before
     ``PathBuf``'s page, ``read`` the function ``read`` before module ``io``'s index (bench/RESULTS.md:
-    Rust's std exact names, hybrid top-1)."""
+    Rust's std exact names, hybrid top-1). A qualified name's owner's pages come first among them
+    (:func:`owned_by`): ``Buf::copy_to_bytes`` finds trait ``Buf``'s method before the copy of it
+    under each type that implements ``Buf``."""
     known = {chunk_id: page_names(chunks[chunk_id]) for chunk_id in order if chunk_id in chunks}
-    for name, declared_only in names:
+    for name, declared_only, owner in names:
         named = [
             chunk_id
             for chunk_id in order
             if chunk_id in known and name in (chunks[chunk_id].names if declared_only else known[chunk_id])
         ]
+        if owner:  # the owner's own first: a trait's method before an implementor's copy of it
+            named.sort(key=lambda chunk_id: not owned_by(owner, chunks[chunk_id], known[chunk_id]))
         if named:
             chosen = frozenset(named)
             return named + [chunk_id for chunk_id in order if chunk_id not in chosen], chosen
