@@ -1571,8 +1571,8 @@ def rustdoc_item(kind: str, name: str, signature: str, doc: str, owner: str = ""
 
 
 def rustdoc_page(title: str, *items: str) -> str:
-    body = "".join(items)
-    return f"<html><head><title>{title}</title></head><body><main><h1>{title}</h1>\n{body}</main></body></html>\n"
+    head = f"<html><head><title>{title}</title></head>"
+    return f"{head}<body><main><h1>{title}</h1>\n{''.join(items)}</main></body></html>\n"
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
