@@ -95,15 +95,23 @@ class BuildsAt:
 #: - javadoc (``element-list`` since JDK 10, ``package-list`` before): its scripts (the search indexes,
 #:   ``*-search-index.js``, among them), jQuery, the licences of what it bundles (``legal/``) and the
 #:   source rendered as pages (``src-html/``, with ``-linksource``).
-#: - rustdoc: the source rendered as pages (``src/``), its scripts and styles (``static.files/``, the
-#:   search index, each crate's sidebar items), the data its pages load (``trait.impl/``,
-#:   ``type.impl/``, ``implementors/`` before them, ``search.index/``, ``search.desc/``) and its own
-#:   help and settings pages.
+#: - rustdoc (``settings.html`` with ``static.files/`` since Rust 1.67, whatever suffix its scripts
+#:   carry, ``crates1.95.0.js`` in rustup's; ``crates.js`` before): the source rendered as pages
+#:   (``src/``), its scripts and styles (``static.files/``, the search index, each crate's sidebar
+#:   items), the data its pages load (``trait.impl/``, ``type.impl/``, ``implementors/`` before them,
+#:   ``search.index/``, ``search.desc/``) and its own help and settings pages.
 #: - MkDocs (``sitemap.xml`` with its ``.gz``, whatever the theme): the search index
 #:   (``search/search_index.json``), the theme's scripts and styles, the sitemap and the page a
 #:   server shows for a missing one (``404.html``).
+#: - mdBook (``.nojekyll`` with ``print.html``): ``print.html`` (the whole book again, on one page),
+#:   ``toc.html`` (its contents, for readers without scripts), its search index, scripts and
+#:   styles, and ``404.html``.
 _SCRIPTS = (".js", ".css")
 _JAVADOC_OWN = frozenset({"jquery", "script-dir", "resources", "legal", "src-html"})
+_RUSTDOC_OWN = frozenset(
+    """src static.files trait.impl type.impl implementors search.index search.desc help.html
+    settings.html""".split()
+)
 DOCS_BUILDS = (
     DocsBuild(
         ("searchindex.js", "objects.inv"), frozenset({"_sources", "_modules", "_static", "searchindex.js"})
@@ -111,18 +119,17 @@ DOCS_BUILDS = (
     DocsBuild(("doxygen.css", "dynsections.js"), frozenset({"search"}), _SCRIPTS),
     DocsBuild(("element-list", "script.js"), _JAVADOC_OWN, _SCRIPTS),
     DocsBuild(("package-list", "script.js"), _JAVADOC_OWN, _SCRIPTS),
-    DocsBuild(
-        ("crates.js", "settings.html"),
-        frozenset(
-            """src static.files trait.impl type.impl implementors search.index search.desc help.html
-            settings.html""".split()
-        ),
-        _SCRIPTS,
-    ),
+    DocsBuild(("settings.html", "static.files"), _RUSTDOC_OWN, _SCRIPTS),
+    DocsBuild(("crates.js", "settings.html"), _RUSTDOC_OWN, _SCRIPTS),
     DocsBuild(
         ("sitemap.xml", "sitemap.xml.gz"),
         frozenset({"sitemap.xml", "404.html"}),
         (*_SCRIPTS, "search_index.json"),
+    ),
+    DocsBuild(
+        (".nojekyll", "print.html"),
+        frozenset({"print.html", "toc.html", "404.html", "searchindex.json"}),
+        _SCRIPTS,
     ),
 )
 BUILD_MARKERS = frozenset(marker for build in DOCS_BUILDS for marker in build.markers)
@@ -451,8 +458,8 @@ def is_skipped_folder(name: str) -> bool:
 
 
 def _markers_in(folder: Path) -> set[str]:
-    """The generators' markers that ``folder`` holds."""
-    return {marker for marker in BUILD_MARKERS if (folder / marker).is_file()}
+    """The generators' markers that ``folder`` holds (files, or a folder: rustdoc's ``static.files``)."""
+    return {marker for marker in BUILD_MARKERS if os.path.lexists(folder / marker)}
 
 
 def _inside(real_path: str, real_root: str) -> bool:
