@@ -80,8 +80,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 23: an HTML page of several ``h1`` has its title as the head of their paths; 24: a heading's
 #: permalink mark (``¶``) is no part of its title; 25: an HTML list whose entries are links to other
 #: pages stored as a contents list (:attr:`Document.linked_entries`); 26: an HTML section's link to
-#: itself declares the name it shows (rustdoc's items)
-CHUNKER_VERSION = 26
+#: itself declares the name it shows (rustdoc's items); 27: only a name in that link or outside
+#: any link, on the line the section's text starts
+CHUNKER_VERSION = 27
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

@@ -48,17 +48,24 @@ SKIPPED_FOLDERS = frozenset(
 @dataclass(frozen=True)
 class DocsBuild:
     """A documentation generator's HTML output, known by files it always writes at its top
-    (``markers``, all of them), and what it writes there for its own use rather than for readers:
-    files and folders named in ``top``, beside the markers, and files whose names end in one of
-    ``endings`` anywhere below the top (:class:`BuildsAt`)."""
+    (``markers``, all of them) and by its name in one of them (``stamp``: a file and what it holds
+    within its first or last :data:`STAMP_BYTES`, case aside), and what it writes there for its
+    own use rather than for readers: files and folders named in ``top``, beside the markers, and
+    files whose names end in one of ``endings`` anywhere below the top (:class:`BuildsAt`). The
+    stamp keeps a project that happens to hold the markers (a website's ``sitemap.xml`` and its
+    ``.gz``) from losing its own scripts."""
 
     markers: tuple[str, ...]
+    stamp: tuple[str, bytes]
     top: frozenset[str]
     endings: tuple[str, ...] = ()
 
-    def made_in(self, names: Collection[str]) -> bool:
-        """Whether a folder holding ``names`` is this generator's output's top."""
-        return all(marker in names for marker in self.markers)
+    def made_in(self, names: Collection[str], folder: Path) -> bool:
+        """Whether ``folder``, holding ``names``, is this generator's output's top."""
+        if not all(marker in names for marker in self.markers):
+            return False
+        file, stamp = self.stamp
+        return stamp in _ends_of(folder / file).lower()
 
 
 @dataclass(frozen=True)
@@ -69,10 +76,10 @@ class BuildsAt:
     top: tuple[DocsBuild, ...] = ()
     inside: tuple[DocsBuild, ...] = ()
 
-    def below(self, names: Collection[str]) -> BuildsAt:
-        """The outputs a subfolder holding ``names`` is the top of or lies in."""
+    def below(self, names: Collection[str], folder: Path) -> BuildsAt:
+        """The outputs a subfolder ``folder`` holding ``names`` is the top of or lies in."""
         present = frozenset(names)
-        top = tuple(build for build in DOCS_BUILDS if build.made_in(present))
+        top = tuple(build for build in DOCS_BUILDS if build.made_in(present, folder))
         return BuildsAt(top, tuple(dict.fromkeys(self.inside + top)))
 
     def owns(self, name: str, folder: bool) -> bool:
@@ -82,11 +89,11 @@ class BuildsAt:
         return not folder and any(build.endings and name.endswith(build.endings) for build in self.inside)
 
 
-#: Each generator's HTML output, known by files it always writes at its top (as a virtual
-#: environment is known by its own), and what it writes there for its own use. Read, a source copy
-#: (saying what its page says in markup the page renders), a module's highlighted source (holding the
-#: docstrings the API page renders), a search index or a navigation script (holding every name) came
-#: first for most questions, before the pages, and took places among the first three.
+#: Each generator's HTML output, known by files it always writes at its top and its name in one of
+#: them (as a virtual environment is known by its own), and what it writes there for its own use:
+#: a source copy (saying what its page says in markup the page renders), a module's highlighted
+#: source (holding the docstrings the API page renders), a search index or a navigation script
+#: (holding every name at once), each of which outranks the page it serves.
 #:
 #: - Sphinx: each page's source (``_sources/``, ``fernet.rst.txt`` for ``fernet.html``), ``viewcode``'s
 #:   module source (``_modules/``), the theme's scripts and styles (``_static/``), the search index.
@@ -107,27 +114,39 @@ class BuildsAt:
 #:   ``toc.html`` (its contents, for readers without scripts), its search index, scripts and
 #:   styles, and ``404.html``.
 _SCRIPTS = (".js", ".css")
+#: How much of a documentation output's stamped file, at each end, is read for the generator's name.
+STAMP_BYTES = 8192
 _JAVADOC_OWN = frozenset({"jquery", "script-dir", "resources", "legal", "src-html"})
+_RUSTDOC_STAMP = ("settings.html", b'content="rustdoc"')
 _RUSTDOC_OWN = frozenset(
     """src static.files trait.impl type.impl implementors search.index search.desc help.html
     settings.html""".split()
 )
 DOCS_BUILDS = (
     DocsBuild(
-        ("searchindex.js", "objects.inv"), frozenset({"_sources", "_modules", "_static", "searchindex.js"})
+        ("searchindex.js", "objects.inv"),
+        ("searchindex.js", b"search.setindex("),
+        frozenset({"_sources", "_modules", "_static", "searchindex.js"}),
     ),
-    DocsBuild(("doxygen.css", "dynsections.js"), frozenset({"search"}), _SCRIPTS),
-    DocsBuild(("element-list", "script.js"), _JAVADOC_OWN, _SCRIPTS),
-    DocsBuild(("package-list", "script.js"), _JAVADOC_OWN, _SCRIPTS),
-    DocsBuild(("settings.html", "static.files"), _RUSTDOC_OWN, _SCRIPTS),
-    DocsBuild(("crates.js", "settings.html"), _RUSTDOC_OWN, _SCRIPTS),
+    DocsBuild(
+        ("doxygen.css", "dynsections.js"),
+        ("doxygen.css", b"css for doxygen"),
+        frozenset({"search"}),
+        _SCRIPTS,
+    ),
+    DocsBuild(("element-list", "script.js"), ("index.html", b"javadoc"), _JAVADOC_OWN, _SCRIPTS),
+    DocsBuild(("package-list", "script.js"), ("index.html", b"javadoc"), _JAVADOC_OWN, _SCRIPTS),
+    DocsBuild(("settings.html", "static.files"), _RUSTDOC_STAMP, _RUSTDOC_OWN, _SCRIPTS),
+    DocsBuild(("crates.js", "settings.html"), _RUSTDOC_STAMP, _RUSTDOC_OWN, _SCRIPTS),
     DocsBuild(
         ("sitemap.xml", "sitemap.xml.gz"),
+        ("index.html", b"mkdocs"),
         frozenset({"sitemap.xml", "404.html"}),
         (*_SCRIPTS, "search_index.json"),
     ),
     DocsBuild(
         (".nojekyll", "print.html"),
+        ("print.html", b"generated using mdbook"),
         frozenset({"print.html", "toc.html", "404.html", "searchindex.json"}),
         _SCRIPTS,
     ),
@@ -250,7 +269,7 @@ class _Walk:
         listing = self._entries("")
         names = [entry.name for _, entry in listing]
         chain = self.rules.enter(self.rules.root_chain(), "", names)
-        stack: list[_OpenFolder] = [(iter(listing), chain, BuildsAt().below(names))]
+        stack: list[_OpenFolder] = [(iter(listing), chain, BuildsAt().below(names, self.root))]
         while stack:
             entries, chain, builds = stack[-1]
             item = next(entries, None)
@@ -286,7 +305,8 @@ class _Walk:
         names = [entry.name for _, entry in listing]
         if is_virtual_env(names):
             return None
-        return iter(listing), self.rules.enter(chain, relative, names), builds.below(names)
+        builds = builds.below(names, self.root / relative)
+        return iter(listing), self.rules.enter(chain, relative, names), builds
 
     def _take(self, relative: str, info: os.stat_result, chain: IgnoreChain, target: str | None) -> None:
         """Keep a file as a candidate, or count it as ignored, or say why it is left out. ``target``
@@ -391,7 +411,7 @@ class WalkFilter:
             self._chains.clear()  # the rules themselves changed
             return True
         chain = self._root_chain()
-        builds = BuildsAt().below(_markers_in(self.root))  # carried down, as the walk carries it
+        builds = BuildsAt().below(_markers_in(self.root), self.root)  # carried down, as the walk does
         for depth in range(1, len(parts)):
             folder = "/".join(parts[:depth])
             if is_skipped_folder(parts[depth - 1]) or builds.owns(parts[depth - 1], folder=True):
@@ -402,7 +422,7 @@ class WalkFilter:
             if inner is None:
                 return False
             chain = inner
-            builds = builds.below(_markers_in(self.root / folder))
+            builds = builds.below(_markers_in(self.root / folder), self.root / folder)
         if parts[-1] in BUILD_MARKERS:
             return True  # a generator's output made or unmade: what its folder holds is read again
         absolute = self.root / relative
@@ -455,6 +475,18 @@ def type_label(path: str) -> str:
 def is_skipped_folder(name: str) -> bool:
     """Folders never walked by name: hidden ones, dependencies, caches, build metadata."""
     return name.startswith(".") or name in SKIPPED_FOLDERS or name.endswith(".egg-info")
+
+
+def _ends_of(path: Path) -> bytes:
+    """The first and last :data:`STAMP_BYTES` of the file at ``path`` (nothing where it cannot be
+    read): where generators write their name, in a page's head or a closing comment."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(STAMP_BYTES)
+            file.seek(max(os.fstat(file.fileno()).st_size - STAMP_BYTES, len(head)))
+            return head + file.read(STAMP_BYTES)
+    except OSError:
+        return b""
 
 
 def _markers_in(folder: Path) -> set[str]:

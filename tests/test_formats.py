@@ -24,7 +24,7 @@ from documents import (
     with_a_flipped_byte,
     with_document_entry_patched,
 )
-from helpers import HashBackend
+from helpers import HashBackend, fastest_seconds
 
 from indexer import Index, formats
 from indexer.chunking import ChunkSettings, chunk_document
@@ -988,11 +988,14 @@ def test_an_html_anchor_that_spells_the_name_after_it_declares_that_name():
 
 
 def test_a_rustdoc_item_is_declared_by_its_link_to_its_own_section():
-    """rustdoc anchors each item's section by its kind and name (``method.freeze``) and links the
-    name, or a mark before it, to that section: the item is the name in that link or after the mark.
-    A section whose name links elsewhere (a trait's method on a type implementing it) declares
-    nothing; nor does a link to the section from outside it, nor a section with no link to itself
-    whose title spells a word of its id (javadoc's ``method.summary`` over "Method Summary")."""
+    """rustdoc anchors each item's section by its kind and name (``method.freeze``, ``method.new-1``
+    where the page holds ``method.new`` already) and links the name, or a mark before it, to that
+    section: the item is the name in that link, or after the mark outside any link, on the line
+    where the section's text starts. A section whose name links elsewhere (a trait's method on a
+    type implementing it) or nowhere (the trait of an undocumented crate) declares nothing; nor
+    does a link to the section from outside it or from a link inside the self-link, a plain id's
+    link to itself (``id="top"``), nor a section with no link to itself whose title spells a word
+    of its id (javadoc's ``method.summary`` over "Method Summary")."""
     page = (
         "<html><body><main>\n"
         '<section id="method.freeze"><a class="src" href="../src/b.rs.html#9">Source</a>\n'
@@ -1003,11 +1006,24 @@ def test_a_rustdoc_item_is_declared_by_its_link_to_its_own_section():
         '<section id="method.remaining"><a href="#method.remaining" class="anchor">§</a>\n'
         '<h4 class="code-header">fn <a href="trait.Buf.html#tymethod.remaining">remaining</a>(&amp;self)</h4>'
         "</section>\n"
+        '<section id="method.greet"><a href="#method.greet" class="anchor">§</a>\n'
+        '<h4 class="code-header">fn <a class="fn">greet</a>(&amp;self)</h4></section>\n'
         '<section id="method.summary"><h2>Method Summary</h2></section>\n'
         '<p>See <a href="#method.freeze">freeze</a> for more.</p>\n'
+        '<section id="method.thaw"><a href="#method.thaw"><span><a href="o.html">thaw</a></span></a>'
+        "</section>\n"
+        '<div id="top"><p><a href="#top">Top</a></p></div>\n'
+        '<section id="method.new-1"><h4><a href="#method.new-1">new</a>()</h4></section>\n'
+        '<section id="variant.On"><a href="#variant.On">On</a></section>\n'
+        "<p>Set how long a request may wait.</p>\n"
         "</main></body></html>"
     )
-    assert parse_text("bytes/struct.BytesMut.html", page).definitions == {3: ("freeze",), 5: ("Off",)}
+    assert parse_text("bytes/struct.BytesMut.html", page).definitions == {
+        3: ("freeze",),
+        4: ("Off",),
+        14: ("new",),
+        15: ("On",),
+    }
 
 
 def test_a_docbook_manual_declares_its_settings_by_namespaced_ids_and_functions_by_their_tables():
@@ -1111,6 +1127,33 @@ def test_reading_the_names_a_page_declares_takes_time_linear_in_its_size(markup)
         return best
 
     assert seconds(160_000) / seconds(20_000) < 24  # quadratic would be 64
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("before", "repeated"),
+    [
+        ("", '<section id="method.m{0}"><h4>fn <a href="#method.m{0}">m{0}</a>()</h4></section>'),
+        ('<span id="e{0}"></span>', '<section id="a.x{0}"><a href="#a.x{0}">x{0}</a></section>'),
+        ('<span id="e{0}"></span>', "<tr><td></td></tr>"),
+    ],
+    ids=[
+        "items named on one line",
+        "ids waiting, then items named by links",
+        "ids waiting, then empty cells",
+    ],
+)
+def test_reading_many_named_items_on_a_page_takes_time_linear_in_their_number(before, repeated):
+    # each line's names are kept once each, however many; an id waiting for words is passed over,
+    # not searched for, when a link to it or a table's cell ends: eight times the items, eight times
+    # as long (best of five, the collector off)
+    def seconds(repeats: int) -> float:
+        items = "".join(before.format(number) for number in range(repeats))
+        items += "".join(repeated.format(number) for number in range(repeats))
+        page = f"<html><body><main><table>{items}</table></main></body></html>"
+        return fastest_seconds(lambda: parse_text("page.html", page))
+
+    assert seconds(16_000) / seconds(2_000) < 24  # quadratic would be 64
 
 
 @pytest.mark.slow

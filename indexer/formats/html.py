@@ -44,10 +44,12 @@ is compared too; where the name is code, the part after a namespace, PostgreSQL'
 ``<dt id="GUC-WORK-MEM"><code>work_mem</code>``), javadoc's ``id="toString()"``,
 Sphinx's ``<dt id="os.path.join">``. A page that uses a name links to that anchor; it does not
 carry it, and the text of a link is not read for it (gtk-doc's ``<table id="top">`` begins with a
-link ``Top``), but for a link to the element it lies in, which marks the element as one an index
-links to, its id as the kind of item before a ``.`` and the item's name (rustdoc's ``<section
-id="method.freeze">`` and its ``pub fn <a href="#method.freeze">freeze</a>``). An id that spells
-none of the words after it (``content``, ``id-1.3.2``) defines nothing.
+link ``Top``). An id that spells none of the words after it (``content``, ``id-1.3.2``) defines
+nothing. rustdoc's ids spell an item's kind and its name (``<section id="method.freeze">``), and
+the section links to itself, by the name (``pub fn <a href="#method.freeze">freeze</a>``) or by a
+mark before it (``<a href="#variant.Off">§</a><h3>Off</h3>``): in such a section, the name after
+the kind is read in that link or outside any link (a trait's method on a type that implements it
+links to the trait's, and declares nothing there).
 A table row whose first cell starts with a call in code declares the function it is keyed by
 (PostgreSQL's ``<code class="function">btrim</code> ( string text ... )``).
 Sphinx's signatures of a manual's own options, settings and environment variables also name what
@@ -102,6 +104,8 @@ SIGNATURE_NAME_CLASS = "descname"
 MANUAL_SIGNATURE_CLASSES = frozenset({"sig", SIGNATURE_CLASS, "std"})
 #: Where the part of an id that names the thing ends (``CAIRO-FORMAT-A1:CAPS``, ``append(char[])``).
 _ID_QUALIFIER = re.compile(r"[:(]")
+#: What rustdoc adds to an id that a page already holds (``method.new-1``).
+_REPEATED_ID = re.compile(r"-\d+$")
 #: The emoji and text presentation selectors after a mark (``⚓️``), deleted before it is read.
 _VARIATION_SELECTORS = str.maketrans("", "", "\ufe0e\ufe0f")
 #: The elements that mark code in a page.
@@ -176,11 +180,13 @@ class _PageReader:
         self.heading_worded = False  # whether the open heading's text so far holds more than spaces
         self.pre: tuple[int, int] | None = None  # (first line, nesting) of the open <pre>
         self.title = ""
-        self.waiting: list[_Anchor] = []  # ids whose text has not started
+        self.waiting: list[_Anchor] = []  # ids whose text has not started (those taken passed over)
+        self.row_keys: list[_Anchor] = []  # the row keys among them, until their cell ends
         self.reading: list[_Anchor] = []  # ids whose text is being read, up to their block's end
         self.links = 0  # open <a href> elements around the current position
         self.open_ids: Counter[str] = Counter()  # ids of the open elements around it
-        self.self_links: list[str] = []  # ids that the open links to elements around them lead to
+        self.link_targets: list[str] = []  # of each open link, the id around it it leads to, or ""
+        self.bare_links = 0  # open <a> elements without href (rustdoc's unresolved names)
         self.anchors: dict[str, _Anchor] = {}  # each id's anchor, the last one where ids repeat
         self.page_links = 0  # those of them that lead to another page (not to a fragment of this one)
         self.entries: list[_Entry] = []  # open list entries (``li``, ``dt``), the innermost last
@@ -244,16 +250,18 @@ class _PageReader:
             self.block_starts.append((line, self.in_main))
         if tag == "pre":
             self.pre = (self.pre[0], self.pre[1] + 1) if self.pre else (line, 1)
-        anchor = element.get("id") or (element.get("name") if tag == "a" else None)
+        own_id = element.get("id")
+        anchor = own_id or (element.get("name") if tag == "a" else None)
         if tag == "a" and element.get("href") is not None:
             self.links += 1
             self.page_links += int(leads_away(element))
-            target = self._open_target(element)
-            if target:
-                self.self_links.append(target)
-                self._named_by_link("", target)
-        if element.get("id"):
-            self.open_ids[element.get("id") or ""] += 1
+            self.link_targets.append(self._open_target(element))
+            if self.link_targets[-1]:
+                self._named_by_link("", self.link_targets[-1])
+        elif tag == "a":
+            self.bare_links += 1
+        if own_id:
+            self.open_ids[own_id] += 1
         if tag in LIST_ENTRY_TAGS:
             self.entries.append(_Entry(self.in_main))
         if anchor:
@@ -265,7 +273,8 @@ class _PageReader:
             self.row_opened = True
         elif tag in CELL_TAGS and self.row_opened:
             self.row_opened = False
-            self.waiting.append(_Anchor("", self.in_main, row_key=True))
+            self.row_keys.append(_Anchor("", self.in_main, row_key=True))
+            self.waiting.append(self.row_keys[-1])
         self._signature_start(element, tag)
 
     def _signature_start(self, element: _Element, tag: str) -> None:
@@ -311,13 +320,15 @@ class _PageReader:
                 self.pre = (first, depth - 1)
         if tag not in INLINE and self.pre is None:
             self._apart(line)
-        if element.get("id"):
-            self.open_ids[element.get("id") or ""] -= 1
+        own_id = element.get("id")
+        if own_id:
+            self.open_ids[own_id] -= 1
         if tag == "a" and element.get("href") is not None:
             self.links -= 1
             self.page_links -= int(leads_away(element))
-            if self._open_target(element):
-                self.self_links.pop()
+            self.link_targets.pop()
+        elif tag == "a":
+            self.bare_links -= 1
         if tag in LIST_ENTRY_TAGS and self.entries:
             entry = self.entries.pop()
             if entry.is_links:
@@ -325,7 +336,9 @@ class _PageReader:
         if tag in CODE_TAGS:
             self.code = max(self.code - 1, 0)
         if tag in CELL_TAGS:  # an empty first cell keys its row by nothing, not by the next cell
-            self.waiting = [anchor for anchor in self.waiting if not anchor.row_key]
+            for key in self.row_keys:
+                key.taken = True
+            self.row_keys = []
         if tag not in INLINE:
             self._spelled(self.reading)
             self.reading = []
@@ -339,10 +352,13 @@ class _PageReader:
         return href[1:] if href.startswith("#") and self.open_ids[href[1:]] > 0 else ""
 
     def _named_by_link(self, data: str, target: str) -> None:
-        """``data``, in a link to the element of id ``target`` it lies in, read for that id (until
-        its names are read, at the end of its first block with text)."""
+        """``data``, in a link to the element of id ``target`` it lies in, read for that id: the id
+        starts being read here if it had not, so that its names are read, and on this line, at the
+        end of this block."""
         anchor = self.anchors[target]
         anchor.self_linked = True
+        if not anchor.taken and data.strip():
+            self.reading.append(anchor.starting(self.line, self.code > 0))
         anchor.linked += data[: ANCHORED_TEXT - len(anchor.linked)]
 
     def _anchored(self, data: str) -> None:
@@ -351,10 +367,14 @@ class _PageReader:
         however many a block holds."""
         if data.strip():
             line = self.line + data[: len(data) - len(data.lstrip())].count("\n")
-            self.reading += [anchor.starting(line, self.code > 0) for anchor in self.waiting]
+            self.reading += [
+                anchor.starting(line, self.code > 0) for anchor in self.waiting if not anchor.taken
+            ]
             self.waiting = []
         for anchor in self.reading:
             anchor.text += data[: ANCHORED_TEXT - len(anchor.text)]
+            if not self.bare_links:
+                anchor.plain += data[: ANCHORED_TEXT - len(anchor.plain)]
         done = [anchor for anchor in self.reading if len(anchor.text) >= ANCHORED_TEXT]
         if done:
             self._spelled(done)
@@ -394,8 +414,8 @@ class _PageReader:
             self.heading_worded = self.heading_worded or not data.isspace()
         if not self.links:
             self._anchored(data)
-        elif self.self_links:
-            self._named_by_link(data, self.self_links[-1])
+        elif self.link_targets[-1]:
+            self._named_by_link(data, self.link_targets[-1])
         for offset, part in enumerate(data.split("\n")):
             self._add(self.line + offset, part)
             if self.entries:
@@ -436,10 +456,11 @@ class _PageReader:
         ]
         headings = self._named([heading for heading, in_main in self.headings if kept(in_main)], lines)
         starts = sorted({line for line, in_main in self.block_starts if kept(in_main)})
-        definitions: dict[int, tuple[str, ...]] = {}
+        by_line: dict[int, dict[str, None]] = {}  # each line's names once, in order, however many
         for line, names, in_main in self.definitions:
             if kept(in_main):
-                definitions[line] = tuple(dict.fromkeys((*definitions.get(line, ()), *names)))
+                by_line.setdefault(line, {}).update(dict.fromkeys(names))
+        definitions = {line: tuple(names) for line, names in by_line.items()}
         linked: dict[int, int] = {}
         for shown, in_main in self.linked_entries:
             if not kept(in_main):
@@ -487,9 +508,11 @@ class _Anchor:
     in_code: bool = False
     self_linked: bool = False  # whether its element holds a link to it
     linked: str = ""  # the text of those links
+    plain: str = ""  # its text outside any <a> element
+    taken: bool = False  # whether it left the waiting: read, or a row key whose cell ended empty
 
     def starting(self, line: int, in_code: bool) -> _Anchor:
-        self.line, self.in_code = line, in_code
+        self.line, self.in_code, self.taken = line, in_code, True
         return self
 
 
@@ -575,10 +598,11 @@ def called_names(cell: _Anchor) -> tuple[str, ...]:
 def spelled_names(anchor: _Anchor) -> tuple[str, ...]:
     """The names of the text after an id whose letters and digits, in lower case, are those of the
     id, or of its part before a ``:`` or ``(``; with the last part of a dotted one. Where the id's
-    element holds a link to it, as an item's section in rustdoc does (``<section
-    id="method.freeze">`` and ``pub fn <a href="#method.freeze">freeze</a>``, ``<section
-    id="variant.Off"><a href="#variant.Off">§</a><h3>Off</h3>``), also the names of that link's
-    text, and those of the id's part after the kind before its first ``.``. Where that text
+    element holds a link to itself, as an item's section in rustdoc does, also the name, in that
+    link or outside any link, that is the id's part after the item's kind before its first ``.``
+    (``<section id="method.freeze">`` with ``pub fn <a href="#method.freeze">freeze</a>``,
+    ``<section id="variant.Off"><a href="#variant.Off">§</a><h3>Off</h3>``; not a name that links
+    elsewhere or nowhere: a trait's method on a type that implements it). Where that text
     starts in code, also those of the id's part after a namespace before its first ``-``:
     DocBook's ``<dt id="GUC-WORK-MEM"><code class="varname">work_mem</code>``. Not in prose: a
     chapter's ``id="chapter-gobject"`` before ``The GObject base class`` names no definition."""
@@ -586,11 +610,13 @@ def spelled_names(anchor: _Anchor) -> tuple[str, ...]:
     keys = {_letters(anchor.anchor), _letters(named)}
     if anchor.in_code:
         keys.add(_letters(named.partition("-")[2]))
-    if anchor.self_linked:
-        keys.add(_letters(named.partition(".")[2]))
     keys.discard("")
-    written = _WRITTEN_NAME.findall(anchor.text) + _WRITTEN_NAME.findall(anchor.linked)
-    return known_names(name for name in written if _letters(name) in keys)
+    spelled = [name for name in _WRITTEN_NAME.findall(anchor.text) if _letters(name) in keys]
+    item = _letters(_REPEATED_ID.sub("", named.partition(".")[2])) if anchor.self_linked else ""
+    if item:
+        shown = _WRITTEN_NAME.findall(anchor.linked) + _WRITTEN_NAME.findall(anchor.plain)
+        spelled += [name for name in shown if _letters(name) == item]
+    return known_names(spelled)
 
 
 def _letters(text: str) -> str:
