@@ -131,11 +131,12 @@ def test_hits_read_back_from_json_keep_their_copies():
     assert again == folded and again.copies == (Copy("b.md:1-6", "elsewhere"),)
 
 
-@pytest.mark.parametrize("words", [" ".join(f"w{n}" for n in range(16_000)), "word " * 16_000])
+@pytest.mark.parametrize("words", [" ".join(f"w{n}" for n in range(16_000)), "word " * 64_000])
 def test_folding_copies_is_linear_in_the_hits_text(words):
     # hit texts are stored text, read at query time: eight times their size must take about eight
-    # times as long (best of five, the collector off), not sixty-four; small enough that the sets
-    # of runs stay in the CPU's caches, whose misses alone nearly double the time of larger ones
+    # times as long (best of five, the collector off), not sixty-four; distinct words few enough that
+    # the sets of runs stay in the CPU's caches, whose misses alone nearly double the time of larger
+    # ones, one word repeated long enough that the smaller text takes milliseconds, not one
     def seconds(size: int) -> float:
         hits = [Hit(f"{n}.md", 1, 2, 0.9, "", words[:size], "root", "hybrid") for n in range(4)]
         return fastest_seconds(lambda: fold_copies(hits, k=4, window=4))
