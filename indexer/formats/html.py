@@ -104,8 +104,6 @@ SIGNATURE_NAME_CLASS = "descname"
 MANUAL_SIGNATURE_CLASSES = frozenset({"sig", SIGNATURE_CLASS, "std"})
 #: Where the part of an id that names the thing ends (``CAIRO-FORMAT-A1:CAPS``, ``append(char[])``).
 _ID_QUALIFIER = re.compile(r"[:(]")
-#: What rustdoc adds to an id that a page already holds (``method.new-1``).
-_REPEATED_ID = re.compile(r"-\d+$")
 #: The emoji and text presentation selectors after a mark (``⚓️``), deleted before it is read.
 _VARIATION_SELECTORS = str.maketrans("", "", "\ufe0e\ufe0f")
 #: The elements that mark code in a page.
@@ -612,7 +610,7 @@ def spelled_names(anchor: _Anchor) -> tuple[str, ...]:
         keys.add(_letters(named.partition("-")[2]))
     keys.discard("")
     spelled = [name for name in _WRITTEN_NAME.findall(anchor.text) if _letters(name) in keys]
-    item = _letters(_REPEATED_ID.sub("", named.partition(".")[2])) if anchor.self_linked else ""
+    item = _letters(named.partition(".")[2]) if anchor.self_linked else ""
     if item:
         shown = _WRITTEN_NAME.findall(anchor.linked) + _WRITTEN_NAME.findall(anchor.plain)
         spelled += [name for name in shown if _letters(name) == item]
