@@ -478,15 +478,24 @@ def is_skipped_folder(name: str) -> bool:
 
 
 def _ends_of(path: Path) -> bytes:
-    """The first and last :data:`STAMP_BYTES` of the file at ``path`` (nothing where it cannot be
-    read): where generators write their name, in a page's head or a closing comment."""
+    """The first and last :data:`STAMP_BYTES` of the regular file at ``path``, nothing where it
+    cannot be read, is a link or is no regular file (a FIFO's ``open`` would wait for a writer and
+    hang the walk): where generators write their name, in a page's head or a closing comment."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
-        with open(path, "rb") as file:
-            head = file.read(STAMP_BYTES)
-            file.seek(max(os.fstat(file.fileno()).st_size - STAMP_BYTES, len(head)))
-            return head + file.read(STAMP_BYTES)
+        descriptor = os.open(path, flags | getattr(os, "O_BINARY", 0))
     except OSError:
         return b""
+    with os.fdopen(descriptor, "rb") as file:
+        info = os.fstat(descriptor)
+        if not stat.S_ISREG(info.st_mode):
+            return b""
+        try:
+            head = file.read(STAMP_BYTES)
+            file.seek(max(info.st_size - STAMP_BYTES, len(head)))
+            return head + file.read(STAMP_BYTES)
+        except OSError:  # unreadable: no output known here, so its files are read as any others
+            return b""
 
 
 def _markers_in(folder: Path) -> set[str]:

@@ -352,6 +352,19 @@ def test_a_generators_own_data_is_known_by_its_markers(tmp_path, generator):
     assert walk_filter.takes(f"half/{markers[1]}")  # a marker made: a change to it wakes a build
 
 
+@pytest.mark.timeout(30)
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_stamp_that_is_no_regular_file_is_not_read(tmp_path):
+    """A FIFO planted where a generator writes its name would hang the walk on ``open`` (it waits
+    for a writer), and a link there is not followed: the folder is known as no output, and read."""
+    for site, planted in (("fifo", os.mkfifo), ("link", lambda path: os.symlink("/etc/hostname", path))):
+        write(tmp_path / site / "sitemap.xml", "<urlset/>")
+        write(tmp_path / site / "sitemap.xml.gz", "x")
+        write(tmp_path / site / "app.js", "export const mkdocs = 1;")
+        planted(tmp_path / site / "index.html")
+    assert {"fifo/app.js", "link/app.js"} <= set(taken(tmp_path))
+
+
 def test_a_marker_wakes_a_build_only_where_the_walk_goes(tmp_path):
     write(tmp_path / "site" / "sitemap.xml", "<urlset/>")
     walk_filter = corpus.WalkFilter(tmp_path, WalkRules())
