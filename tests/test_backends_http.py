@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import email.utils
 import json
+import re
 import threading
 import time
 from typing import Any
@@ -345,7 +346,12 @@ def test_503_forever_gives_up_once_the_retry_budget_is_spent_with_a_backend_erro
     assert type(caught.value) is BackendError
     attempts = len(ollama_server.requests)
     assert attempts > 5  # not a fixed count: as many as the budget allows
-    assert f"HTTP 503: service unavailable; gave up after {attempts} attempts in 0.3 s" in str(caught.value)
+    # the time spent, as the message gives it, is the budget's at least, and a last attempt more at
+    # most (a loaded machine's last attempt can carry it past the next tenth of a second)
+    said = re.search(
+        r"HTTP 503: service unavailable; gave up after (\d+) attempts in ([\d.]+) s", str(caught.value)
+    )
+    assert said and int(said[1]) == attempts and 0.3 <= float(said[2]) < 2, str(caught.value)
 
 
 @pytest.mark.heavy
