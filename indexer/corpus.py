@@ -481,9 +481,8 @@ def _ends_of(path: Path) -> bytes:
     """The first and last :data:`STAMP_BYTES` of the regular file at ``path``, nothing where it
     cannot be read, is a link or is no regular file (a FIFO's ``open`` would wait for a writer and
     hang the walk): where generators write their name, in a page's head or a closing comment."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0)
     try:
-        descriptor = os.open(path, flags | getattr(os, "O_BINARY", 0))
+        descriptor = os.open(path, _open_flags(follow_links=False))
     except OSError:
         return b""
     with os.fdopen(descriptor, "rb") as file:
@@ -525,12 +524,8 @@ def read_bytes(source: SourceFile, max_size: int, is_binary: Callable[[bytes], b
     be must lie inside the root and, unless the build allows it, not be named like credentials (a
     link re-pointed at ``.env``).
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
-    flags |= getattr(os, "O_BINARY", 0)  # Windows: no newline translation
-    if not source.through_link:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
-        descriptor = os.open(source.absolute, flags)
+        descriptor = os.open(source.absolute, _open_flags(follow_links=source.through_link))
     except OSError as error:
         if not source.through_link and error.errno in (errno.ELOOP, errno.EMLINK):  # EMLINK: FreeBSD
             raise UnreadableFile("replaced by a symbolic link since the walk", status="link") from error
@@ -551,6 +546,16 @@ def read_bytes(source: SourceFile, max_size: int, is_binary: Callable[[bytes], b
     if len(data) > max_size:
         raise UnreadableFile(too_large(len(data), max_size), status="too-large")
     return data
+
+
+def _open_flags(follow_links: bool) -> int:
+    """How the walk's files are opened for reading: without waiting (a FIFO's ``open`` waits for a
+    writer), without making a terminal the process's own, without newline translation (Windows),
+    and without following a symbolic link unless ``follow_links``."""
+    flags = (
+        os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_BINARY", 0)
+    )
+    return flags if follow_links else flags | getattr(os, "O_NOFOLLOW", 0)
 
 
 def too_large(size: int, cap: int) -> str:
