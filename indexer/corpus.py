@@ -99,9 +99,10 @@ class BuildsAt:
 #:   module source (``_modules/``), the theme's scripts and styles (``_static/``), the search index.
 #: - Doxygen: its search index (``search/``) and its scripts and styles, navigation data among them
 #:   (``navtreeindex0.js``, a file's ``*_8h.js``), which sit beside the pages.
-#: - javadoc (``element-list`` since JDK 10, ``package-list`` before): its scripts (the search indexes,
-#:   ``*-search-index.js``, among them), jQuery, the licences of what it bundles (``legal/``) and the
-#:   source rendered as pages (``src-html/``, with ``-linksource``).
+#: - javadoc (``element-list`` since JDK 10, ``package-list`` before; ``script.js`` beside it, in
+#:   ``script-files/`` since JDK 23): its scripts (the search indexes, ``*-search-index.js``, among
+#:   them), jQuery, its styles and fonts (``resource-files/`` since JDK 23), the licences of what it
+#:   bundles (``legal/``) and the source rendered as pages (``src-html/``, with ``-linksource``).
 #: - rustdoc (``settings.html`` with ``static.files/`` since Rust 1.67, whatever suffix its scripts
 #:   carry, ``crates1.95.0.js`` in rustup's; ``crates.js`` before): the source rendered as pages
 #:   (``src/``), its scripts and styles (``static.files/``, the search index, each crate's sidebar
@@ -116,7 +117,10 @@ class BuildsAt:
 _SCRIPTS = (".js", ".css")
 #: How much of a documentation output's stamped file, at each end, is read for the generator's name.
 STAMP_BYTES = 8192
-_JAVADOC_OWN = frozenset({"jquery", "script-dir", "resources", "legal", "src-html"})
+_JAVADOC_OWN = frozenset(
+    {"jquery", "script-dir", "script-files", "resources", "resource-files", "legal", "src-html"}
+)
+_JAVADOC_STAMP = ("index.html", b"javadoc")
 _RUSTDOC_STAMP = ("settings.html", b'content="rustdoc"')
 _RUSTDOC_OWN = frozenset(
     """src static.files trait.impl type.impl implementors search.index search.desc help.html
@@ -134,8 +138,9 @@ DOCS_BUILDS = (
         frozenset({"search"}),
         _SCRIPTS,
     ),
-    DocsBuild(("element-list", "script.js"), ("index.html", b"javadoc"), _JAVADOC_OWN, _SCRIPTS),
-    DocsBuild(("package-list", "script.js"), ("index.html", b"javadoc"), _JAVADOC_OWN, _SCRIPTS),
+    DocsBuild(("element-list", "script.js"), _JAVADOC_STAMP, _JAVADOC_OWN, _SCRIPTS),
+    DocsBuild(("element-list", "script-files"), _JAVADOC_STAMP, _JAVADOC_OWN, _SCRIPTS),
+    DocsBuild(("package-list", "script.js"), _JAVADOC_STAMP, _JAVADOC_OWN, _SCRIPTS),
     DocsBuild(("settings.html", "static.files"), _RUSTDOC_STAMP, _RUSTDOC_OWN, _SCRIPTS),
     DocsBuild(("crates.js", "settings.html"), _RUSTDOC_STAMP, _RUSTDOC_OWN, _SCRIPTS),
     DocsBuild(
