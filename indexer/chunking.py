@@ -81,8 +81,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: permalink mark (``¶``) is no part of its title; 25: an HTML list whose entries are links to other
 #: pages stored as a contents list (:attr:`Document.linked_entries`); 26: an HTML section's link to
 #: itself declares the name it shows (rustdoc's items); 27: only a name in that link or outside
-#: any link, on the line the section's text starts
-CHUNKER_VERSION = 27
+#: any link, on the line the section's text starts; 28: an HTML page whose markup declares it a list
+#: of other pages' names (javadoc's uses, hierarchy and all-classes pages) stored as a contents list
+CHUNKER_VERSION = 28
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
@@ -657,8 +658,8 @@ def _make_chunk(
     reader read it. It declares the names its own lines define, not those of the overlap it repeats
     from the chunk before, is a test when its own lines all are, and a contents list when half or
     more of its own lines of text (markup aside) are entries of one (``listed``,
-    :func:`contents_entries`) or half or more of their characters are entries linking to other pages
-    (:func:`_mostly_linked`)."""
+    :func:`contents_entries`), half or more of their characters are entries linking to other pages
+    (:func:`_mostly_linked`), or its file declares itself one (:attr:`Document.is_contents`)."""
     lines = document.lines
     start, end = pieces[0].line, pieces[-1].line
     heading = headings.text(_shared_path(group))
@@ -683,8 +684,9 @@ def _make_chunk(
     written = [
         piece.line for block in group for piece in block.pieces if piece.text.strip() and not piece.markup
     ]
-    is_contents = bool(written) and (
-        2 * sum(line in listed for line in written) >= len(written) or _mostly_linked(document, written)
+    is_contents = document.is_contents or (
+        bool(written)
+        and (2 * sum(line in listed for line in written) >= len(written) or _mostly_linked(document, written))
     )
     return Chunk(
         start,

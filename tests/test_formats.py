@@ -735,6 +735,43 @@ def test_an_html_list_whose_entries_are_links_to_other_pages_is_a_contents_list(
         assert chunks and not any(chunk.is_contents for chunk in chunks), body
 
 
+def javadoc_page(kind: str, title: str, rows: str, generator: str = "javadoc/ClassUseWriter") -> str:
+    """A page as javadoc (JDK 16 on) writes it: its kind declared by its body's class."""
+    return (
+        f'<html><head><title>{title} (Acme 1.0 API)</title>\n<meta name="generator" content="{generator}">'
+        f'</head><body class="{kind}">\n'
+        f'<main role="main"><h1 title="{title}">{title}</h1>\n<table>\n{rows}</table>\n</main>\n'
+        "</body></html>\n"
+    )
+
+
+def test_a_page_whose_markup_declares_it_a_list_of_other_pages_names_is_a_contents_list():
+    # javadoc's uses of a class: each row a method of another page and the sentence that says what
+    # it does, too much beside its links for an entry of an index, but the page lists names
+    rows = "".join(
+        f'<tr><td><code><a href="../Widget.html">Widget</a></code></td><td><code><a href="../Shop.html#{verb}'
+        f'(java.lang.String)">{verb}</a>(String name)</code></td><td>Returns the widget of that name, made '
+        "fresh if the shop holds none under it yet.</td></tr>\n"
+        for verb in ("find", "make", "order", "borrow", "fetch", "keep", "wrap", "ship")
+    )
+    uses = javadoc_page("class-use-page", "Uses of Class acme.Widget", rows)
+    chunks = chunks_of("acme/class-use/Widget.html", uses, limit=120)
+    assert len(chunks) > 1 and all(chunk.is_contents for chunk in chunks), chunks
+    # the class's own page, with the same rows in its summary, is the page they list; a page of
+    # the same class that javadoc does not name as its generator is a site's
+    for kind, generator in (
+        ("class-declaration-page", "javadoc/ClassWriterImpl"),
+        ("package-declaration-page", "javadoc/PackageWriterImpl"),
+        ("help-page", "javadoc/HelpWriter"),
+        ("class-use", "javadoc/ClassUseWriter"),
+        ("index-page", "Hugo 0.123.7"),
+        ("index-page", ""),
+    ):
+        page = javadoc_page(kind, "Class Shop", rows, generator)
+        chunks = chunks_of("acme/Shop.html", page, limit=120)
+        assert chunks and not any(chunk.is_contents for chunk in chunks), kind
+
+
 @pytest.mark.parametrize(
     ("around", "repeated", "repeats"),
     [

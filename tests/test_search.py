@@ -657,11 +657,16 @@ def test_a_name_names_the_pages_known_by_its_most_exact_form():
     usage = StoredChunk(5, "/docs", "usage.md", 1, 9, "Usage", "text")
     chunks = {chunk.id: chunk for chunk in (setting, manifest, titled, cli, usage)}
     order = [1, 3, 5, 2, 4]
-    assert named_first(order, chunks, asked_names("package.json")) == ([2, 1, 3, 5, 4], frozenset({2}))
-    assert named_first(order, chunks, asked_names("json")) == ([1, 3, 5, 2, 4], frozenset({1}))
-    assert named_first(order, chunks, asked_names("--no-cache")) == ([4, 1, 3, 5, 2], frozenset({4}))
-    assert named_first(order, chunks, asked_names("--no-json")) == ([1, 3, 5, 2, 4], frozenset({1}))
-    assert named_first(order, chunks, asked_names("--no-usage")) == (order, frozenset())
+    assert named_first(order, chunks, asked_names("package.json"), set()) == ([2, 1, 3, 5, 4], frozenset({2}))
+    assert named_first(order, chunks, asked_names("json"), set()) == ([1, 3, 5, 2, 4], frozenset({1}))
+    assert named_first(order, chunks, asked_names("--no-cache"), set()) == ([4, 1, 3, 5, 2], frozenset({4}))
+    assert named_first(order, chunks, asked_names("--no-json"), set()) == ([1, 3, 5, 2, 4], frozenset({1}))
+    assert named_first(order, chunks, asked_names("--no-usage"), set()) == (order, frozenset())
+    # a form that names lists of names alone gives way to the next that names a page; lists
+    # named by every form are named still
+    manifest_asked = asked_names("package.json")
+    assert named_first(order, chunks, manifest_asked, {2}) == ([1, 3, 5, 2, 4], frozenset({1}))
+    assert named_first(order, chunks, manifest_asked, {1, 2}) == ([2, 1, 3, 5, 4], frozenset({2}))
 
 
 def embedded_index(tmp_path_factory, name: str, docs: Path) -> Iterator[Index]:
@@ -1607,6 +1612,37 @@ def test_a_qualified_name_finds_its_owners_member_first(tmp_path, mode):
         ):
             hits = index.search(asked, k=5, mode=mode, min_score=0)
             assert hits[0].path == owner, (asked, [hit.path for hit in hits])
+
+
+def javadoc_page(kind: str, title: str, body: str) -> str:
+    """A page as javadoc (JDK 16 on) writes it, its kind declared by its body's class."""
+    generator = '<meta name="generator" content="javadoc/ClassWriterImpl">'
+    head = f"<html><head><title>{title} (Acme 1.0 API)</title>{generator}</head>"
+    return f'{head}<body class="{kind}"><main role="main"><h1>{title}</h1>\n{body}</main></body></html>\n'
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+def test_a_class_name_finds_its_page_before_the_page_listing_its_uses(tmp_path, mode):
+    """javadoc names a class's page and the page of its uses both after the class
+    (``Widget.html``, ``class-use/Widget.html``), and the uses name it far more often; the uses
+    page declares itself a list of other pages' names, so the class's own page comes first."""
+    docs = tmp_path / "api"
+    write(docs / "acme" / "Widget.html", javadoc_page(
+        "class-declaration-page", "Class Widget", "<p>A Widget is one part that a shop sells.</p>\n"
+    ))  # fmt: skip
+    uses = "".join(
+        f'<tr><td><a href="../Widget.html">Widget</a></td><td><a href="../../Shop.html#{verb}()">{verb}</a>'
+        f"</td><td>Returns the Widget the shop would {verb}, a Widget made when none is held.</td></tr>\n"
+        for verb in ("find", "make", "order", "borrow")
+    )
+    write(docs / "acme" / "class-use" / "Widget.html", javadoc_page(
+        "class-use-page", "Uses of Class acme.Widget", f"<table>\n{uses}</table>\n"
+    ))  # fmt: skip
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        assert index.build(docs, warn=lambda message: None).exit_code == 0
+        for asked in ("Widget", "Widget()", "acme.Widget"):
+            hits = index.search(asked, k=5, mode=mode, min_score=0)
+            assert [hit.path for hit in hits[:2]] == ["acme/Widget.html", "acme/class-use/Widget.html"], asked
 
 
 @pytest.mark.timeout(120)

@@ -103,6 +103,11 @@ class Document:
     #: contents list. Counted in characters, not lines: a site's menu of one word per line beside
     #: a page's paragraphs is a small part of what the page says.
     linked_entries: dict[int, int] = field(default_factory=dict)
+    #: Whether the whole file is a list of other pages' names, as its markup declares it (javadoc's
+    #: ``<body class="class-use-page">``): every chunk of it is stored as a contents list, though its
+    #: entries say a sentence each of what they link, which the linked entries' rule cannot tell from
+    #: a page's own text.
+    is_contents: bool = False
 
     def locator(self, start_line: int, end_line: int) -> str:
         """How a citation names lines ``start_line``-``end_line``: 'page 3', 'cells 4-6'; '' when the

@@ -32,7 +32,9 @@ A list's entries (``li``, ``dt``) that link another page (not a fragment of this
 words at most beside their links are its linked entries (:attr:`Document.linked_entries`): a term
 and where to find it, as a generated keyword index, a cross-reference or a contents page lists
 them. They name what other pages are about, and a chunk made mostly of them is stored as a
-contents list.
+contents list. A page whose ``<body>`` class declares it a list of other pages' names
+(:data:`LIST_PAGE_CLASSES`: javadoc's uses of a class, hierarchy and all-classes pages, whose
+entries each say a sentence of what they link) is one whole (:attr:`Document.is_contents`).
 
 The names a page defines (:attr:`Document.definitions`) are those its anchors spell: an element's
 ``id`` (or an ``<a name>``) whose letters and digits, case aside, are those of a name in the text
@@ -113,6 +115,21 @@ CELL_TAGS = frozenset({"td", "th"})
 #: The elements that are a list's entries: an index, a cross-reference or a contents page lists other
 #: pages as the links of its entries.
 LIST_ENTRY_TAGS = frozenset({"li", "dt"})
+#: The generator that declares a page's kind by its ``<body>`` class, as its pages name it
+#: (``<meta name="generator" content="javadoc/ClassUseWriter">``): a site's theme may give its
+#: home page the class ``index-page``.
+LIST_PAGE_GENERATOR = "javadoc/"
+#: The classes by which a page's ``<body>`` declares it a list of other pages' names: javadoc's
+#: (since JDK 16) uses of a class or package, class hierarchies, all classes or packages, constants,
+#: deprecated, new, preview or restricted APIs, serialized forms, system properties, external
+#: specifications, and its index (split into a page a letter by ``-splitindex``, titled ``A-Index``).
+#: Not its class, package, overview, help or search pages.
+LIST_PAGE_CLASSES = frozenset(
+    """class-use-page package-use-page tree-page package-tree-page all-classes-index-page
+    all-packages-index-page constants-summary-page deprecated-list-page new-api-list-page
+    preview-list-page restricted-list-page serialized-form-page system-properties-page
+    external-specs-page index-page""".split()
+)
 #: The most words a list's entry may hold beside its links and still point to other pages: an index
 #: lists a term and where to find it (``SDL_Init :``, ``database connection →``, ``, function in``),
 #: where a sentence about the link says more (``CHECK constraints`` work the same).
@@ -147,6 +164,18 @@ def read_html(text: str, encoding: str = "utf-8") -> Document:
     return reader.document(line_count, encoding)
 
 
+def _declares_list(root: _Element) -> bool:
+    """Whether the page declares itself a list of other pages' names (:data:`LIST_PAGE_CLASSES`),
+    its generator named (:data:`LIST_PAGE_GENERATOR`)."""
+    generator = root.find("head/meta[@name='generator']")
+    body = root.find("body")
+    if generator is None or body is None:
+        return False
+    if not (generator.get("content") or "").startswith(LIST_PAGE_GENERATOR):
+        return False
+    return not LIST_PAGE_CLASSES.isdisjoint((body.get("class") or "").split())
+
+
 class _Element(Protocol):
     """What the reader uses of an lxml element (lxml ships no types): a comment's or a processing
     instruction's ``tag`` is not a string, and ``text``, ``tail`` and a missing attribute are None."""
@@ -178,6 +207,7 @@ class _PageReader:
         self.heading_worded = False  # whether the open heading's text so far holds more than spaces
         self.pre: tuple[int, int] | None = None  # (first line, nesting) of the open <pre>
         self.title = ""
+        self.lists_pages = False  # the page declares itself a list of other pages' names
         self.waiting: list[_Anchor] = []  # ids whose text has not started (those taken passed over)
         self.row_keys: list[_Anchor] = []  # the row keys among them, until their cell ends
         self.reading: list[_Anchor] = []  # ids whose text is being read, up to their block's end
@@ -201,6 +231,7 @@ class _PageReader:
         title = root.find("head/title")
         if title is not None:
             self.title = " ".join("".join(title.itertext()).split())
+        self.lists_pages = _declares_list(root)
         # (element, its tag in lower case once its start was read and its end is to be read, else None)
         stack: list[tuple[_Element, str | None]] = [(root, None)]
         while stack:
@@ -473,6 +504,7 @@ class _PageReader:
             encoding=encoding,
             definitions=definitions,
             linked_entries=linked,
+            is_contents=self.lists_pages,
         )
 
     def _named(self, headings: list[Heading], lines: list[str]) -> list[Heading]:

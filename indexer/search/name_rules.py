@@ -15,7 +15,7 @@ reads them back at query time, without reading any chunk's text again.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from typing import NamedTuple
 
 from indexer.formats.definitions import NEGATION
@@ -399,26 +399,35 @@ def owned_by(owner: str, chunk: StoredChunk, known: set[str]) -> bool:
 
 
 def named_first(
-    order: list[int], chunks: dict[int, StoredChunk], names: Sequence[AskedName]
+    order: list[int], chunks: dict[int, StoredChunk], names: Sequence[AskedName], lists: Set[int]
 ) -> tuple[list[int], frozenset[int]]:
     """``order`` with the chunks of the pages known by the first of ``names`` (case as typed) that
-    names any (:func:`asked_names`) first, each side in its own order, and those chunks. Developers
-    type the name of what they look for, and the page named after it is the answer even where pages
-    that use the name more often win on the words: ``Path`` finds ``Struct Path`` before
-    ``PathBuf``'s page, ``read`` the function ``read`` before module ``io``'s index (bench/RESULTS.md:
-    Rust's std exact names, hybrid top-1). A qualified name's owner's pages come first among them
-    (:func:`owned_by`): ``Buf::copy_to_bytes`` finds trait ``Buf``'s method before the copy of it
-    under each type that implements ``Buf``."""
+    names any page but a list of names (:func:`asked_names`; ``lists``, :func:`lists_names`) first,
+    each side in its own order, and those chunks. Developers type the name of what they look for,
+    and the page named after it is the answer even where pages that use the name more often win on
+    the words: ``Path`` finds ``Struct Path`` before ``PathBuf``'s page, ``read`` the function
+    ``read`` before module ``io``'s index (bench/RESULTS.md: Rust's std exact names, hybrid top-1).
+    A qualified name's owner's pages come first among them (:func:`owned_by`):
+    ``Buf::copy_to_bytes`` finds trait ``Buf``'s method before the copy of it under each type that
+    implements ``Buf``; and lists after the pages they list: javadoc titles the uses of
+    ``acme.Widget`` after it, and names that page ``Widget.html`` as it names the class's."""
     known = {chunk_id: page_names(chunks[chunk_id]) for chunk_id in order if chunk_id in chunks}
+    only_lists: list[int] = []
     for name, declared_only, owner in names:
         named = [
             chunk_id
             for chunk_id in order
             if chunk_id in known and name in (chunks[chunk_id].names if declared_only else known[chunk_id])
         ]
-        if owner:  # the owner's own first: a trait's method before an implementor's copy of it
-            named.sort(key=lambda chunk_id: not owned_by(owner, chunks[chunk_id], known[chunk_id]))
-        if named:
-            chosen = frozenset(named)
-            return named + [chunk_id for chunk_id in order if chunk_id not in chosen], chosen
-    return order, frozenset()
+        # the owner's own first (a trait's method before an implementor's copy of it), lists last
+        named.sort(key=lambda c: (not owned_by(owner, chunks[c], known[c]), c in lists))
+        if any(chunk_id not in lists for chunk_id in named):
+            return _first(named, order)
+        only_lists = only_lists or named
+    return _first(only_lists, order) if only_lists else (order, frozenset())
+
+
+def _first(chosen: list[int], order: list[int]) -> tuple[list[int], frozenset[int]]:
+    """``order`` with ``chosen`` first, as they are ordered, and those chunks."""
+    taken = frozenset(chosen)
+    return chosen + [chunk_id for chunk_id in order if chunk_id not in taken], taken
