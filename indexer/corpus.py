@@ -114,6 +114,12 @@ class BuildsAt:
 #: - mdBook (``.nojekyll`` with ``print.html``): ``print.html`` (the whole book again, on one page),
 #:   ``toc.html`` (its contents, for readers without scripts), its search index, scripts and
 #:   styles, and ``404.html``.
+#: - Docusaurus (``assets/`` with ``404.html``; every page names it in a generator meta): its
+#:   bundles (``assets/js/``, each page's text again as the script that renders it), styles, the
+#:   sitemap, the blog's feeds (``rss.xml``, ``atom.xml``) and ``404.html``.
+#: - Hugo (``index.xml`` with ``sitemap.xml``, both written by default; it names itself in the home
+#:   page's generator meta): the RSS feed of each section (``index.xml``, its pages' text again),
+#:   the sitemap, ``404.html``, the theme's scripts and styles.
 _SCRIPTS = (".js", ".css")
 #: How much of a documentation output's stamped file, at each end, is read for the generator's name.
 STAMP_BYTES = 8192
@@ -154,6 +160,18 @@ DOCS_BUILDS = (
         ("print.html", b"generated using mdbook"),
         frozenset({"print.html", "toc.html", "404.html", "searchindex.json"}),
         _SCRIPTS,
+    ),
+    DocsBuild(
+        ("assets", "404.html"),
+        ("index.html", b'content="docusaurus'),
+        frozenset({"assets", "404.html", "sitemap.xml"}),
+        (*_SCRIPTS, "rss.xml", "atom.xml"),
+    ),
+    DocsBuild(
+        ("index.xml", "sitemap.xml"),
+        ("index.html", b'content="hugo '),
+        frozenset({"sitemap.xml", "404.html"}),
+        (*_SCRIPTS, "index.xml"),
     ),
 )
 BUILD_MARKERS = frozenset(marker for build in DOCS_BUILDS for marker in build.markers)
@@ -428,7 +446,8 @@ class WalkFilter:
                 return False
             chain = inner
             builds = builds.below(_markers_in(self.root / folder), self.root / folder)
-        if parts[-1] in BUILD_MARKERS:
+        beside = _markers_in((self.root / relative).parent) if parts[-1] in BUILD_MARKERS else set()
+        if _pairs_markers(parts[-1], beside):
             return True  # a generator's output made or unmade: what its folder holds is read again
         absolute = self.root / relative
         if absolute.is_dir():
@@ -500,6 +519,15 @@ def _ends_of(path: Path) -> bytes:
             return head + file.read(STAMP_BYTES)
         except OSError:  # unreadable: no output known here, so its files are read as any others
             return b""
+
+
+def _pairs_markers(marker: str, present: Collection[str]) -> bool:
+    """Whether a change to ``marker`` may make or unmake an output: every other marker of some
+    generator's it is one of is ``present`` beside it (a ``404.html`` changed alone is a page)."""
+    return any(
+        marker in build.markers and all(other in present for other in build.markers if other != marker)
+        for build in DOCS_BUILDS
+    )
 
 
 def _markers_in(folder: Path) -> set[str]:
