@@ -958,6 +958,25 @@ def test_a_markdown_title_of_code_alone_declares_the_names_it_spells():
     }
     # prose in the title, a command shown as code, and a fence's lines declare nothing
     assert declared("b.md", "## Using `--check` to verify\n\n## `npm install prettier`\n") == set()
+
+
+def test_an_html_title_of_code_alone_declares_the_names_it_spells():
+    """As a Markdown title of code alone does, in the page a site generator made of it (Hugo's,
+    Docusaurus'), its permalink mark aside: the id spells the call's parameters too, so the
+    anchor alone declares nothing."""
+    page = (
+        "<html><body><h1>Dispatcher</h1>\n"
+        '<h3 id="dispatcherstreamoptions-factory-callback"><code>Dispatcher.stream(options, factory[, '
+        "callback])</code></h3>\n<p>A faster version of request.</p>\n"
+        '<h2 id="flags"><code>--config</code> and <code>--no-config</code>'
+        '<a class="headerlink" href="#flags">¶</a></h2>\n'
+        "<h2>Using <code>--check</code></h2>\n<h2><code>npm install undici</code></h2>\n"
+        "<h2>Stream</h2>\n<pre>&lt;h2&gt;&lt;code&gt;shown&lt;/code&gt;&lt;/h2&gt;</pre>\n</body></html>\n"
+    )
+    assert parse_text("dispatcher.html", page).definitions == {
+        2: ("Dispatcher.stream", "stream"),
+        4: ("--config", "--no-config"),
+    }
     # an option's value after a space, a type in brackets after the code, a setting's key known by
     # the whole of it, a plain word in code; punctuation alone declares nothing
     assert declared(

@@ -58,6 +58,9 @@ Sphinx's signatures of a manual's own options, settings and environment variable
 they define in their own markup, whatever the id: the ``sig-name descname`` of a
 ``<dt class="sig sig-object std">`` (a command's option ``--strict`` under
 ``id="cmdoption-mypy-strict"``, a setting under ``id="confval-disallow_untyped_defs"``).
+A heading whose title is code alone declares the names it spells, as in Markdown, whose pages site
+generators render so (Hugo's ``<h3 id="dispatcherstreamoptions-factory-callback"><code>
+Dispatcher.stream(options, factory[, callback])</code></h3>``, an id spelling the parameters too).
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from indexer.formats.definitions import known_names
+from indexer.formats.definitions import code_title_names, known_names
 from indexer.formats.document import Document, Heading, UnreadableFile, shown_characters, split_lines
 
 DROPPED_TAGS = frozenset(
@@ -219,7 +222,8 @@ class _PageReader:
         self.sectioning = 0  # open article, section and main elements around the current position
         self.main_depth = 0  # open <main> (or role="main") elements around the current position
         self.found_main = False
-        self.heading: tuple[int, int, list[str]] | None = None  # (line, level, words) of the open heading
+        # (line, level, texts, each marked whether it is code) of the open heading
+        self.heading: tuple[int, int, list[tuple[bool, str]]] | None = None
         self.heading_worded = False  # whether the open heading's text so far holds more than spaces
         self.pre: tuple[int, int] | None = None  # (first line, nesting) of the open <pre>
         self.title = ""
@@ -350,10 +354,12 @@ class _PageReader:
         if tag in SECTIONING:
             self.sectioning = max(0, self.sectioning - 1)
         if tag in HEADINGS and self.heading is not None and HEADINGS[tag] == self.heading[1]:
-            start, level, words = self.heading
-            title = " ".join("".join(words).split())
+            start, level, texts = self.heading
+            title = " ".join("".join(text for _, text in texts).split())
             if title:
                 self.headings.append((Heading(start, level, title, line), self.in_main))
+            if declared := code_title_names(texts):
+                self.definitions.append((start, declared, self.in_main))
             self.heading = None
             self.heading_worded = False
         if tag == "pre" and self.pre is not None:
@@ -455,7 +461,7 @@ class _PageReader:
         if not data:
             return
         if self.heading is not None:
-            self.heading[2].append(data)
+            self.heading[2].append((self.code > 0, data))
             self.heading_worded = self.heading_worded or not data.isspace()
         if not self.links:
             self._anchored(data)
@@ -477,7 +483,7 @@ class _PageReader:
         ``<h3>impl Borrow for T<div class="where">where ...</div></h3>`` is ``T where``, not ``Twhere``)."""
         self._add(line, " ")
         if self.heading is not None:
-            self.heading[2].append(" ")
+            self.heading[2].append((False, " "))
 
     def _add(self, line: int, text: str) -> None:
         if text:
