@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import sys
 from collections.abc import Callable, Collection, Iterator
@@ -48,15 +49,15 @@ SKIPPED_FOLDERS = frozenset(
 @dataclass(frozen=True)
 class DocsBuild:
     """A documentation generator's HTML output, known by files it always writes at its top
-    (``markers``, all of them) and by its name in one of them (``stamp``: a file and what it holds
-    within its first or last :data:`STAMP_BYTES`, case aside), and what it writes there for its
+    (``markers``, all of them) and by its name in one of them (``stamp``: a file and a pattern of
+    what it holds within its first or last :data:`STAMP_BYTES`, case aside), and what it writes there for its
     own use rather than for readers: files and folders named in ``top``, beside the markers, and
     files whose names end in one of ``endings`` anywhere below the top (:class:`BuildsAt`). The
     stamp keeps a project that happens to hold the markers (a website's ``sitemap.xml`` and its
     ``.gz``) from losing its own scripts."""
 
     markers: tuple[str, ...]
-    stamp: tuple[str, bytes]
+    stamp: tuple[str, re.Pattern[bytes]]
     top: frozenset[str]
     endings: tuple[str, ...] = ()
 
@@ -65,7 +66,7 @@ class DocsBuild:
         if not all(marker in names for marker in self.markers):
             return False
         file, stamp = self.stamp
-        return stamp in _ends_of(folder / file).lower()
+        return stamp.search(_ends_of(folder / file).lower()) is not None
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,12 @@ class BuildsAt:
         if any(name in build.top for build in self.top):
             return True
         return not folder and any(build.endings and name.endswith(build.endings) for build in self.inside)
+
+
+def _generator_meta(name: bytes) -> re.Pattern[bytes]:
+    """A page's ``<meta name="generator">`` naming ``name`` and a version after it (lower case,
+    quotes as a minifier leaves them): not a template's placeholder, nor an author's name."""
+    return re.compile(rb'<meta name="?generator"? content="?' + re.escape(name) + rb"\d")
 
 
 #: Each generator's HTML output, known by files it always writes at its top and its name in one of
@@ -126,8 +133,8 @@ STAMP_BYTES = 8192
 _JAVADOC_OWN = frozenset(
     {"jquery", "script-dir", "script-files", "resources", "resource-files", "legal", "src-html"}
 )
-_JAVADOC_STAMP = ("index.html", b"javadoc")
-_RUSTDOC_STAMP = ("settings.html", b'content="rustdoc"')
+_JAVADOC_STAMP = ("index.html", re.compile(rb"javadoc"))
+_RUSTDOC_STAMP = ("settings.html", re.compile(rb'content="rustdoc"'))
 _RUSTDOC_OWN = frozenset(
     """src static.files trait.impl type.impl implementors search.index search.desc help.html
     settings.html""".split()
@@ -135,12 +142,12 @@ _RUSTDOC_OWN = frozenset(
 DOCS_BUILDS = (
     DocsBuild(
         ("searchindex.js", "objects.inv"),
-        ("searchindex.js", b"search.setindex("),
+        ("searchindex.js", re.compile(rb"search\.setindex\(")),
         frozenset({"_sources", "_modules", "_static", "searchindex.js"}),
     ),
     DocsBuild(
         ("doxygen.css", "dynsections.js"),
-        ("doxygen.css", b"css for doxygen"),
+        ("doxygen.css", re.compile(rb"css for doxygen")),
         frozenset({"search"}),
         _SCRIPTS,
     ),
@@ -151,25 +158,25 @@ DOCS_BUILDS = (
     DocsBuild(("crates.js", "settings.html"), _RUSTDOC_STAMP, _RUSTDOC_OWN, _SCRIPTS),
     DocsBuild(
         ("sitemap.xml", "sitemap.xml.gz"),
-        ("index.html", b"mkdocs"),
+        ("index.html", re.compile(rb"mkdocs")),
         frozenset({"sitemap.xml", "404.html"}),
         (*_SCRIPTS, "search_index.json"),
     ),
     DocsBuild(
         (".nojekyll", "print.html"),
-        ("print.html", b"generated using mdbook"),
+        ("print.html", re.compile(rb"generated using mdbook")),
         frozenset({"print.html", "toc.html", "404.html", "searchindex.json"}),
         _SCRIPTS,
     ),
     DocsBuild(
         ("assets", "404.html"),
-        ("index.html", b'content="docusaurus'),
+        ("index.html", _generator_meta(rb"docusaurus v")),
         frozenset({"assets", "404.html", "sitemap.xml"}),
         (*_SCRIPTS, "rss.xml", "atom.xml"),
     ),
     DocsBuild(
         ("index.xml", "sitemap.xml"),
-        ("index.html", b'content="hugo '),
+        ("index.html", _generator_meta(rb"hugo ")),
         frozenset({"sitemap.xml", "404.html"}),
         (*_SCRIPTS, "index.xml"),
     ),
@@ -428,7 +435,8 @@ class WalkFilter:
     def takes(self, relative: str) -> bool:
         """False for a path the walk passes over: in a skipped, ignored or virtual-environment folder,
         ignored itself, named like credentials, or a file of a type no reader takes. True for the
-        files that change what the walk takes (ignore files, a generator's markers)."""
+        files that change what the walk takes: ignore files, and a generator's marker beside the
+        others of its generator (:func:`_pairs_markers`)."""
         parts = relative.split("/")
         if parts[-1] in IGNORE_FILE_NAMES or relative.endswith(".git/info/exclude"):
             self._chains.clear()  # the rules themselves changed

@@ -958,6 +958,13 @@ def test_a_markdown_title_of_code_alone_declares_the_names_it_spells():
     }
     # prose in the title, a command shown as code, and a fence's lines declare nothing
     assert declared("b.md", "## Using `--check` to verify\n\n## `npm install prettier`\n") == set()
+    # an option's value after a space, a type in brackets after the code, a setting's key known by
+    # the whole of it, a plain word in code; punctuation alone declares nothing
+    assert declared(
+        "c.md",
+        "## `-o, --output <dir>`\n\n## `collectCoverage` \\[boolean]\n\n## `core.editor`\n\n## `json`\n",
+    ) == {"-o", "--output", "collectCoverage", "core.editor", "json"}
+    assert declared("d.md", "## `)`\n\n## `-`\n\n## `a.`\n") == set()
 
 
 def test_an_html_title_of_code_alone_declares_the_names_it_spells():
@@ -977,13 +984,19 @@ def test_an_html_title_of_code_alone_declares_the_names_it_spells():
         2: ("Dispatcher.stream", "stream"),
         4: ("--config", "--no-config"),
     }
-    # an option's value after a space, a type in brackets after the code, a setting's key known by
-    # the whole of it, a plain word in code; punctuation alone declares nothing
-    assert declared(
-        "c.md",
-        "## `-o, --output <dir>`\n\n## `collectCoverage` \\[boolean]\n\n## `core.editor`\n\n## `json`\n",
-    ) == {"-o", "--output", "collectCoverage", "core.editor", "json"}
-    assert declared("d.md", "## `)`\n\n## `-`\n\n## `a.`\n") == set()
+    # a code element's texts are one span, whatever elements lie in it: a link, a highlighter's or
+    # Sphinx's spans; rustdoc's code of an impl is a phrase
+    spanned = (
+        '<h2><code><a href="Widget.html">Widget</a>.make(String name)</code></h2>\n'
+        '<h2><code><span class="pre">--foo</span> <span class="pre">&lt;bar&gt;</span></code></h2>\n'
+        '<h3 class="impl"><code class="in-band">impl <a href="a.html">Send</a> for <a href="b.html">Bytes</a>'
+        "</code></h3>\n"
+    )
+    assert declared("spans.html", f"<html><body>\n{spanned}</body></html>\n") == {
+        "Widget.make",
+        "make",
+        "--foo",
+    }
 
 
 def test_a_directive_without_content_before_a_title_defines_that_titles_section():

@@ -368,10 +368,42 @@ def test_a_generators_own_data_is_known_by_its_markers(tmp_path, generator):
     assert sorted(taken(tmp_path)) == sorted(read + [f"html/{page}" for page in pages])
     walk_filter = corpus.WalkFilter(tmp_path, WalkRules())  # what `index watch` takes, the same
     assert all(walk_filter.takes(f"html/{page}") for page in pages)
-    # (a change to another generator's marker wakes a build: MkDocs' 404.html beside its assets/)
-    assert not any(walk_filter.takes(f"html/{path}") for path in own if path not in corpus.BUILD_MARKERS)
+    # (a change to a marker beside the others of its generator wakes a build, another's too:
+    # MkDocs' 404.html beside its assets/ is Docusaurus')
+    paired = {
+        marker
+        for build in corpus.DOCS_BUILDS
+        if all(os.path.lexists(tmp_path / "html" / other) for other in build.markers)
+        for marker in build.markers
+    }
+    assert not any(walk_filter.takes(f"html/{path}") for path in own if path not in paired)
     assert all(walk_filter.takes(f"site/{path}") for path in own)
-    assert walk_filter.takes(f"half/{markers[1]}")  # a marker made: a change to it wakes a build
+    made = tmp_path / "half" / markers[1]
+    if any(path.startswith(f"{markers[1]}/") for path in own):  # a folder (rustdoc's static.files)
+        made.mkdir()
+    else:
+        write(made, f"<html><head>{stamp}</head></html>")
+    assert walk_filter.takes(f"half/{markers[1]}")  # the output made: what the folder holds is read again
+
+
+def test_a_site_generator_is_named_by_its_generator_meta_and_version(tmp_path):
+    """Hugo and Docusaurus are named by the generator meta they write, with its version: an author
+    called Hugo, a description naming Docusaurus, or a theme's template printing the version (a
+    Hugo project's own layouts) make no output, and their folders are read whole."""
+    says = {
+        "blog": '<meta name="author" content="Hugo Smith">',
+        "plugins": '<meta name="description" content="Docusaurus plugins we like">',
+        "layouts": '<meta name="generator" content="Hugo {{ hugo.Version }}">',
+        "public": '<meta name="generator" content="Hugo 0.111.3">',
+    }
+    for folder, meta in says.items():
+        write(tmp_path / folder / "index.html", f"<html><head>{meta}</head><body><h1>Home</h1></body></html>")
+        for name in ("index.xml", "sitemap.xml", "404.html", "assets/app.js"):
+            write(tmp_path / folder / name, "<rss>text</rss>" if name.endswith(".xml") else "<p>x</p>")
+    read = set(taken(tmp_path))
+    for folder in ("blog", "plugins", "layouts"):
+        assert {f"{folder}/index.xml", f"{folder}/404.html", f"{folder}/assets/app.js"} <= read, folder
+    assert {path for path in read if path.startswith("public/")} == {"public/index.html"}
 
 
 @pytest.mark.timeout(30)

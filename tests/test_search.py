@@ -662,11 +662,17 @@ def test_a_name_names_the_pages_known_by_its_most_exact_form():
     assert named_first(order, chunks, asked_names("--no-cache"), set()) == ([4, 1, 3, 5, 2], frozenset({4}))
     assert named_first(order, chunks, asked_names("--no-json"), set()) == ([1, 3, 5, 2, 4], frozenset({1}))
     assert named_first(order, chunks, asked_names("--no-usage"), set()) == (order, frozenset())
-    # a form that names lists of names alone gives way to the next that names a page; lists
-    # named by every form are named still
+    # a form that names lists of names alone gives way to a looser one only where that names the
+    # owner's pages (javadoc's uses of acme.Widget, titled so, before class Widget in acme/), not
+    # another thing's (the setting json is no page of package's)
     manifest_asked = asked_names("package.json")
-    assert named_first(order, chunks, manifest_asked, {2}) == ([1, 3, 5, 2, 4], frozenset({1}))
-    assert named_first(order, chunks, manifest_asked, {1, 2}) == ([2, 1, 3, 5, 4], frozenset({2}))
+    assert named_first(order, chunks, manifest_asked, {2}) == ([2, 1, 3, 5, 4], frozenset({2}))
+    uses = StoredChunk(6, "/api", "acme/class-use/Widget.html", 1, 9, "Uses of Class acme.Widget", "text")
+    widget = StoredChunk(7, "/api", "acme/Widget.html", 1, 9, "Class Widget", "text")
+    other = StoredChunk(8, "/api", "shop/Widget.html", 1, 9, "Class Widget", "text")
+    api = {chunk.id: chunk for chunk in (uses, widget, other)}
+    assert named_first([8, 6, 7], api, asked_names("acme.Widget"), {6}) == ([7, 6, 8], frozenset({6, 7, 8}))
+    assert named_first([8, 6, 7], api, asked_names("acme.Widget"), set()) == ([6, 8, 7], frozenset({6}))
 
 
 def embedded_index(tmp_path_factory, name: str, docs: Path) -> Iterator[Index]:

@@ -410,7 +410,9 @@ def named_first(
     A qualified name's owner's pages come first among them (:func:`owned_by`):
     ``Buf::copy_to_bytes`` finds trait ``Buf``'s method before the copy of it under each type that
     implements ``Buf``; and lists after the pages they list: javadoc titles the uses of
-    ``acme.Widget`` after it, and names that page ``Widget.html`` as it names the class's."""
+    ``acme.Widget`` after it, and names that page ``Widget.html`` as it names the class's. Past a
+    form that names lists alone, a looser one counts only where it names the owner's pages: the
+    glossary's ``pool.resize()`` stays before ``cache.resize()``."""
     known = {chunk_id: page_names(chunks[chunk_id]) for chunk_id in order if chunk_id in chunks}
     only_lists: list[int] = []
     for name, declared_only, owner in names:
@@ -421,7 +423,10 @@ def named_first(
         ]
         # the owner's own first (a trait's method before an implementor's copy of it), lists last
         named.sort(key=lambda c: (not owned_by(owner, chunks[c], known[c]), c in lists))
-        if any(chunk_id not in lists for chunk_id in named):
+        pages = [chunk_id for chunk_id in named if chunk_id not in lists]
+        if only_lists:  # past a form that named lists: only the owner's pages, not another thing's
+            pages = [c for c in pages if owner and owned_by(owner, chunks[c], known[c])]
+        if pages:
             return _first(named, order)
         only_lists = only_lists or named
     return _first(only_lists, order) if only_lists else (order, frozenset())
