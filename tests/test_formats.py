@@ -967,6 +967,20 @@ def test_a_markdown_title_of_code_alone_declares_the_names_it_spells():
     assert declared("d.md", "## `)`\n\n## `-`\n\n## `a.`\n") == set()
 
 
+def test_a_heading_after_a_code_block_on_the_line_it_closes_is_a_heading():
+    """Hugo's highlighter closes a block at the start of the line after its code and the next
+    heading follows on that line (``</code></pre></div><h3 id=...>``): the line is the heading's,
+    not the block's, so its section starts there. A line holding code and text stays code."""
+    page = (
+        "<html><body><h1>Dispatcher</h1>\n<h2>close</h2>\n<div><pre><code>a = 1\nb = 2\n"
+        '</code></pre></div><h3 id="stream">stream</h3>\n<p>Streams the body.</p>\n'
+        "<pre>\nc = 3</pre><p>after</p>\n</body></html>\n"
+    )
+    document = parse_text("dispatcher.html", page)
+    assert document.literal == [(3, 4), (7, 8)]
+    assert [chunk.start_line for chunk in chunks_of("dispatcher.html", page, limit=10)] == [1, 5]
+
+
 def test_an_html_title_of_code_alone_declares_the_names_it_spells():
     """As a Markdown title of code alone does, in the page a site generator made of it (Hugo's,
     Docusaurus'), its permalink mark aside: the id spells the call's parameters too, so the

@@ -20,7 +20,10 @@ Before any text is kept, what is not the page's content is dropped:
   DocBook manual), hidden elements, buttons, forms' selects, scripts, styles, and a heading's link
   to a fragment shown as one mark after its title (Sphinx's and Apache's ``¶``, a ``§`` or ``#``).
 
-``h1``-``h6`` are headings and ``pre`` blocks are literal, as the page's markup says. A page is
+``h1``-``h6`` are headings and ``pre`` blocks are literal, as the page's markup says, from the
+line of ``<pre>`` to its last line of code: a highlighter that closes the block at the start of the
+next line has the next heading follow on it (Hugo's ``</code></pre></div><h3>``), and that line is
+the heading's. A page is
 named by its one ``h1``, or by the one of several that begins its ``<title>`` (a site's logo may be
 an ``h1`` too); otherwise by its ``<title>``: the first heading when it says the same (DocBook's
 reference pages give their name as an ``h2``), else a heading of its own at the top, so a page's
@@ -241,6 +244,7 @@ class _PageReader:
         self.heading: tuple[int, int, list[tuple[int, str]]] | None = None
         self.heading_worded = False  # whether the open heading's text so far holds more than spaces
         self.pre: tuple[int, int] | None = None  # (first line, nesting) of the open <pre>
+        self.pre_line_written = False  # whether the open <pre> has text on the line being read
         self.title = ""
         self.lists_pages = False  # the page declares itself a list of other pages' names
         self.waiting: list[_Anchor] = []  # ids whose text has not started (those taken passed over)
@@ -314,6 +318,8 @@ class _PageReader:
         if tag in BLOCKS and self.pre is None:
             self.block_starts.append((line, self.in_main))
         if tag == "pre":
+            if self.pre is None:
+                self.pre_line_written = False
             self.pre = (self.pre[0], self.pre[1] + 1) if self.pre else (line, 1)
         own_id = element.get("id")
         anchor = own_id or (element.get("name") if tag == "a" else None)
@@ -382,8 +388,9 @@ class _PageReader:
             self.heading_worded = False
         if tag == "pre" and self.pre is not None:
             first, depth = self.pre
-            if depth == 1:
-                self.literal.append((first, line, self.in_main))
+            if depth == 1:  # a line the block's text left before </pre> is the next block's
+                last = line if self.pre_line_written or line == first else line - 1
+                self.literal.append((first, last, self.in_main))
                 self.pre = None
             else:
                 self.pre = (first, depth - 1)
@@ -478,6 +485,9 @@ class _PageReader:
     def _text(self, data: str | None) -> None:
         if not data:
             return
+        if self.pre is not None:
+            after_break = data.rsplit("\n", 1)[-1]
+            self.pre_line_written = bool(after_break.strip()) or ("\n" not in data and self.pre_line_written)
         if self.heading is not None:
             self.heading[2].append((self.code_elements if self.code else 0, data))
             self.heading_worded = self.heading_worded or not data.isspace()
