@@ -61,6 +61,9 @@ Sphinx's signatures of a manual's own options, settings and environment variable
 they define in their own markup, whatever the id: the ``sig-name descname`` of a
 ``<dt class="sig sig-object std">`` (a command's option ``--strict`` under
 ``id="cmdoption-mypy-strict"``, a setting under ``id="confval-disallow_untyped_defs"``).
+A description javadoc copied from the method a method overrides or implements, after its label
+(``Description copied from class: Node``), is not read: the original's page says it, and answers
+first (:data:`COPIED_LABEL_CLASSES`).
 A heading whose title is code alone declares the names it spells, as in Markdown, whose pages site
 generators render so (Hugo's ``<h3 id="dispatcherstreamoptions-factory-callback"><code>
 Dispatcher.stream(options, factory[, callback])</code></h3>``, an id spelling the parameters too).
@@ -143,6 +146,11 @@ LIST_PAGE_CLASSES = frozenset(
     classUseContainer allClassesContainer allPackagesContainer constantValuesContainer
     serializedFormContainer indexContainer""".split()
 )
+#: The classes of the label by which javadoc says that a method's description is copied from the
+#: method it overrides or implements (``Description copied from class: Node``): JDK 11's, 17's, 25's.
+#: The copy says what the original says, on the page of the method that defines it, which comes
+#: first for a question that its words answer only when the copy is not read.
+COPIED_LABEL_CLASSES = frozenset({"descfrmTypeLabel", "descfrm-type-label", "description-from-type-label"})
 #: The most words a list's entry may hold beside its links and still point to other pages: an index
 #: lists a term and where to find it (``SDL_Init :``, ``database connection →``, ``, function in``),
 #: where a sentence about the link says more (``CHECK constraints`` work the same).
@@ -191,18 +199,33 @@ def _as_spans(texts: list[tuple[int, str]]) -> list[tuple[bool, str]]:
 
 
 def _declares_list(root: _Element) -> bool:
-    """Whether javadoc made the page (:data:`JAVADOC_META`, :data:`JAVADOC_COMMENT`) and declares it
-    a list of other pages' names (:data:`LIST_PAGE_CLASSES`) on its body, or on a container at
-    the top of its body or of its ``<main>``."""
-    head, body = root.find("head"), root.find("body")
-    if head is None or body is None or not _made_by_javadoc(head):
+    """Whether a page javadoc made declares itself a list of other pages' names
+    (:data:`LIST_PAGE_CLASSES`) on its body, or on a container at the top of its body or of its
+    ``<main>``."""
+    body = root.find("body")
+    if body is None:
         return False
     main = body.find("main")
     tops = [body, *body, *(main if main is not None else ())]
     return any(not LIST_PAGE_CLASSES.isdisjoint((top.get("class") or "").split()) for top in tops)
 
 
+def _copied_description(block: _Element) -> bool:
+    """Whether ``block`` is a description javadoc copied from the method a method overrides or
+    implements: a ``block`` right after one that opens with the label saying so
+    (:data:`COPIED_LABEL_CLASSES`)."""
+    if "block" not in (block.get("class") or "").split():
+        return False
+    label = block.getprevious()
+    if label is None or not isinstance(label.tag, str) or "block" not in (label.get("class") or "").split():
+        return False
+    first = next(iter(label), None)
+    return first is not None and not COPIED_LABEL_CLASSES.isdisjoint((first.get("class") or "").split())
+
+
 def _made_by_javadoc(head: _Element) -> bool:
+    """Whether javadoc made the page whose head is ``head`` (:data:`JAVADOC_META`,
+    :data:`JAVADOC_COMMENT`)."""
     for child in head:
         if isinstance(child.tag, str):
             if child.tag == "meta" and child.get("name") == "generator":
@@ -225,6 +248,7 @@ class _Element(Protocol):
     def find(self, path: str) -> _Element | None: ...
     def itertext(self) -> Iterator[str]: ...
     def __iter__(self) -> Iterator[_Element]: ...
+    def getprevious(self) -> _Element | None: ...
     def __reversed__(self) -> Iterator[_Element]: ...
 
 
@@ -247,6 +271,7 @@ class _PageReader:
         self.pre_line_written = False  # whether the open <pre> has text on the line being read
         self.title = ""
         self.lists_pages = False  # the page declares itself a list of other pages' names
+        self.by_javadoc = False  # javadoc made the page
         self.waiting: list[_Anchor] = []  # ids whose text has not started (those taken passed over)
         self.row_keys: list[_Anchor] = []  # the row keys among them, until their cell ends
         self.reading: list[_Anchor] = []  # ids whose text is being read, up to their block's end
@@ -271,7 +296,9 @@ class _PageReader:
         title = root.find("head/title")
         if title is not None:
             self.title = " ".join("".join(title.itertext()).split())
-        self.lists_pages = _declares_list(root)
+        head = root.find("head")
+        self.by_javadoc = head is not None and _made_by_javadoc(head)
+        self.lists_pages = self.by_javadoc and _declares_list(root)
         # (element, its tag in lower case once its start was read and its end is to be read, else None)
         stack: list[tuple[_Element, str | None]] = [(root, None)]
         while stack:
@@ -477,6 +504,8 @@ class _PageReader:
         if DROPPED_CLASSES.intersection(classes) or any(BREADCRUMBS in name.lower() for name in classes):
             return True
         if tag == "a" and self.heading_worded and is_permalink(element):
+            return True
+        if self.by_javadoc and tag == "div" and _copied_description(element):
             return True
         return BREADCRUMBS in (element.get("aria-label") or "").lower()
 
