@@ -23,21 +23,21 @@ Before any text is kept, what is not the page's content is dropped:
 ``h1``-``h6`` are headings and ``pre`` blocks are literal, as the page's markup says, from the
 line of ``<pre>`` to its last line of code: a highlighter that closes the block at the start of the
 next line has the next heading follow on it (Hugo's ``</code></pre></div><h3>``), and that line is
-the heading's. A page is
-named by its one ``h1``, or by the one of several that begins its ``<title>`` (a site's logo may be
-an ``h1`` too); otherwise by its ``<title>``: the first heading when it says the same (DocBook's
-reference pages give their name as an ``h2``), else a heading of its own at the top, so a page's
-name is always the head of its chunks' heading paths. A page of several ``h1`` none of which names
-it has them as its sections (SQLite's ``1. Overview``, ``2. Syntax`` on the page titled ``CREATE
-TRIGGER``).
+the heading's. A page is named by its one ``h1``, or by the one of several that begins its
+``<title>`` (a site's logo may be an ``h1`` too); otherwise by its ``<title>``: the first heading
+when it says the same (DocBook's reference pages give their name as an ``h2``), else a heading of
+its own at the top, so a page's name is always the head of its chunks' heading paths. A page of
+several ``h1`` none of which names it has them as its sections (SQLite's ``1. Overview``,
+``2. Syntax`` on the page titled ``CREATE TRIGGER``).
 
 A list's entries (``li``, ``dt``) that link another page (not a fragment of this one) and hold two
 words at most beside their links are its linked entries (:attr:`Document.linked_entries`): a term
 and where to find it, as a generated keyword index, a cross-reference or a contents page lists
 them. They name what other pages are about, and a chunk made mostly of them is stored as a
-contents list. A page whose ``<body>`` class declares it a list of other pages' names
-(:data:`LIST_PAGE_CLASSES`: javadoc's uses of a class, hierarchy and all-classes pages, whose
-entries each say a sentence of what they link) is one whole (:attr:`Document.is_contents`).
+contents list. A page javadoc made (:data:`JAVADOC_META`, :data:`JAVADOC_COMMENT`) that declares
+itself a list of other pages' names by its body's or its content container's class
+(:data:`LIST_PAGE_CLASSES`: the uses of a class, hierarchy and all-classes pages, whose entries
+each say a sentence of what they link) is one whole (:attr:`Document.is_contents`).
 
 The names a page defines (:attr:`Document.definitions`) are those its anchors spell: an element's
 ``id`` (or an ``<a name>``) whose letters and digits, case aside, are those of a name in the text
