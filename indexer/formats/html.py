@@ -293,10 +293,10 @@ class _PageReader:
     def read(self, root: _Element) -> None:
         """Walk the tree in document order, without recursion: a page nested thousands deep is read
         like any other."""
-        title = root.find("head/title")
+        head = root.find("head")
+        title = head.find("title") if head is not None else None
         if title is not None:
             self.title = " ".join("".join(title.itertext()).split())
-        head = root.find("head")
         self.by_javadoc = head is not None and _made_by_javadoc(head)
         self.lists_pages = self.by_javadoc and _declares_list(root)
         # (element, its tag in lower case once its start was read and its end is to be read, else None)
