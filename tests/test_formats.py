@@ -1287,7 +1287,7 @@ def test_reading_the_names_html_anchors_spell_takes_time_linear_in_their_number(
             "<html><body><p>" + '<span id="a"></span> <b id="b_c">b_c</b> ' * repeats + "</p></body></html>"
         )
         best = math.inf
-        for _ in range(5):
+        for _ in range(3):
             gc.disable()
             try:
                 started = time.perf_counter()
@@ -1298,4 +1298,4 @@ def test_reading_the_names_html_anchors_spell_takes_time_linear_in_their_number(
         assert document.definitions == {1: ("b_c",)}
         return best
 
-    assert seconds(16_000) / seconds(2_000) < 24  # quadratic would be 64
+    assert seconds(8_000) / seconds(1_000) < 24  # quadratic would be 64

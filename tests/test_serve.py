@@ -65,6 +65,18 @@ def server(sample_db, env, tmp_path):
         yield running
 
 
+@pytest.fixture(scope="module")
+def reading_server(plugins, tmp_path_factory):
+    """One sample index and its server for the tests that only ask it questions, good and bad: a
+    build and a server's start for each of them would be most of their time. A test that stops the
+    server, or changes the index under it, takes its own (``server``)."""
+    folder = tmp_path_factory.mktemp("reading")
+    env = plugin_env(plugins)
+    db = build_sample(folder / "index.db", env)
+    with ServerProcess(db, env=env, log=folder / "serve.log") as running:
+        yield running
+
+
 def same_hits(served: list[dict], local: list[dict]) -> None:
     """The same hits in the same order; scores equal but for the in-memory search's rounding."""
     assert [[hit[field] for field in HIT_FIELDS] for hit in served] == [
@@ -73,77 +85,91 @@ def same_hits(served: list[dict], local: list[dict]) -> None:
     assert [hit["score"] for hit in served] == pytest.approx([hit["score"] for hit in local], abs=1e-3)
 
 
-def test_search_answers_the_hits_index_query_json_prints(server, sample_db, env):
-    served = server.get("/search", params={"q": "flat tyre puncture", "k": 4, "mode": "hybrid"})
+def test_search_answers_the_hits_index_query_json_prints(reading_server):
+    served = reading_server.get("/search", params={"q": "flat tyre puncture", "k": 4, "mode": "hybrid"})
     assert served.status_code == 200
     local = run_index(
-        "query", "flat tyre puncture", "--db", str(sample_db), "-k", "4", "--json", "--no-server", env=env
+        "query",
+        "flat tyre puncture",
+        "--db",
+        str(reading_server.db),
+        "-k",
+        "4",
+        "--json",
+        "--no-server",
+        env=reading_server.env,
     )
     assert local.returncode == 0, local.stderr
     same_hits(served.json(), json.loads(local.stdout))
     assert len(served.json()) == 4
 
 
-def test_search_filters_by_path_type_root_and_min_score(server):
-    hits = server.get("/search", params={"q": "tyre", "path": "cooking/*", "k": 3}).json()
+def test_search_filters_by_path_type_root_and_min_score(reading_server):
+    hits = reading_server.get("/search", params={"q": "tyre", "path": "cooking/*", "k": 3}).json()
     assert hits
     assert all(hit["path"].startswith("cooking/") for hit in hits)
-    hits = server.get("/search", params={"q": "python", "type": ["txt", "rst"], "k": 5}).json()
+    hits = reading_server.get("/search", params={"q": "python", "type": ["txt", "rst"], "k": 5}).json()
     assert hits
     assert all(hit["path"].endswith((".txt", ".rst")) for hit in hits)
     root = str(SAMPLE_CORPUS.resolve())
-    assert server.get("/search", params={"q": "tyre", "root": root}).json()
-    elsewhere = server.get("/search", params={"q": "tyre", "root": "/elsewhere"})
+    assert reading_server.get("/search", params={"q": "tyre", "root": root}).json()
+    elsewhere = reading_server.get("/search", params={"q": "tyre", "root": "/elsewhere"})
     assert elsewhere.status_code == 404
     assert elsewhere.json()["error"].endswith(f"holds no folder /elsewhere (its folders: {root})")
-    keyword = server.get("/search", params={"q": "tyre", "mode": "keyword", "min_score": 1e9}).json()
+    keyword = reading_server.get("/search", params={"q": "tyre", "mode": "keyword", "min_score": 1e9}).json()
     assert keyword == []
 
 
-def test_search_takes_plural_filter_names_and_the_documented_singular_ones(server):
+def test_search_takes_plural_filter_names_and_the_documented_singular_ones(reading_server):
     for name in ("paths", "path"):
-        hits = server.get("/search", params={"q": "tyre", name: ["cooking/*", "gardening/*"], "k": 5}).json()
+        hits = reading_server.get(
+            "/search", params={"q": "tyre", name: ["cooking/*", "gardening/*"], "k": 5}
+        ).json()
         assert hits and all(hit["path"].startswith(("cooking/", "gardening/")) for hit in hits), name
-    both = server.get("/search", params={"q": "python", "types": "txt", "type": "rst", "k": 10}).json()
+    both = reading_server.get(
+        "/search", params={"q": "python", "types": "txt", "type": "rst", "k": 10}
+    ).json()
     assert {hit["path"].rsplit(".", 1)[-1] for hit in both} == {"txt", "rst"}
 
 
-def test_search_applies_the_default_threshold_and_reranks_when_asked(server):
+def test_search_applies_the_default_threshold_and_reranks_when_asked(reading_server):
     pizza = {"q": "best pizza in naples", "mode": "keyword"}
-    assert server.get("/search", params=pizza).json() == []
-    assert server.get("/search", params={**pizza, "min_score": 0}).json()
+    assert reading_server.get("/search", params=pizza).json() == []
+    assert reading_server.get("/search", params={**pizza, "min_score": 0}).json()
     # the re-ranker's threshold holds whatever model found the candidates
     reranked = {"q": "best pizza in naples", "rerank": "true", "rerank_top": 3}
-    assert server.get("/search", params=reranked).json() == []
-    hits = server.get("/search", params={"q": "puncture", "k": 2, "rerank": "true", "rerank_top": 3}).json()
+    assert reading_server.get("/search", params=reranked).json() == []
+    hits = reading_server.get(
+        "/search", params={"q": "puncture", "k": 2, "rerank": "true", "rerank_top": 3}
+    ).json()
     assert hits
     assert hits[0]["path"] == "bicycle-repair/fixing-a-flat-tyre.md"
     assert [hit["score"] for hit in hits] == sorted((hit["score"] for hit in hits), reverse=True)
-    assert server.get("/search", params={"q": "x", "rerank_top": 0}).status_code == 422
+    assert reading_server.get("/search", params={"q": "x", "rerank_top": 0}).status_code == 422
 
 
-def test_a_hit_citation_reads_back_its_text_and_the_whole_file(server):
-    hit = server.get("/search", params={"q": "finding the cause of a puncture", "k": 1}).json()[0]
+def test_a_hit_citation_reads_back_its_text_and_the_whole_file(reading_server):
+    hit = reading_server.get("/search", params={"q": "finding the cause of a puncture", "k": 1}).json()[0]
     citation = f"{hit['path']}:{hit['start_line']}-{hit['end_line']}"
-    passage = server.get(f"/chunks/{citation}")
+    passage = reading_server.get(f"/chunks/{citation}")
     assert passage.status_code == 200
     assert passage.json()["text"] == hit["text"]
-    whole = server.get(f"/chunks/{hit['path']}").json()
+    whole = reading_server.get(f"/chunks/{hit['path']}").json()
     source = (SAMPLE_CORPUS / hit["path"]).read_text(encoding="utf-8").rstrip("\n")
     assert whole["text"] == "\n".join(line if line.strip() else "" for line in source.split("\n"))
     assert whole["start_line"] == 1
     assert whole["end_line"] == len(source.split("\n"))
 
 
-def test_status_health_and_openapi(server, sample_db):
-    assert server.get("/health").json() == {"status": "ok"}
-    status = server.get("/status").json()
+def test_status_health_and_openapi(reading_server):
+    assert reading_server.get("/health").json() == {"status": "ok"}
+    status = reading_server.get("/status").json()
     assert status["model"] == "plugin-v1"
     assert status["chunks"] > 0
-    assert status["index"] == str(sample_db)
-    described = server.get("/openapi.json").json()
+    assert status["index"] == str(reading_server.db)
+    described = reading_server.get("/openapi.json").json()
     assert {"/search", "/chunks/{citation}", "/status", "/health"} <= set(described["paths"])
-    assert server.get("/docs").status_code == 200
+    assert reading_server.get("/docs").status_code == 200
 
 
 @pytest.mark.parametrize(
@@ -160,8 +186,8 @@ def test_status_health_and_openapi(server, sample_db):
         ("/nowhere", {}, 404),
     ],
 )
-def test_bad_requests_get_a_json_error_never_a_traceback(server, path, params, status):
-    answer = server.get(path, params=params)
+def test_bad_requests_get_a_json_error_never_a_traceback(reading_server, path, params, status):
+    answer = reading_server.get(path, params=params)
     assert answer.status_code == status
     assert answer.headers["content-type"] == "application/json"
     assert isinstance(answer.json()["error"], str)
@@ -169,7 +195,7 @@ def test_bad_requests_get_a_json_error_never_a_traceback(server, path, params, s
     assert "Traceback" not in answer.text
 
 
-def test_nul_bytes_and_backward_ranges_are_422_many_filters_and_any_k_are_answered(server):
+def test_nul_bytes_and_backward_ranges_are_422_many_filters_and_any_k_are_answered(reading_server):
     guide = "bicycle-repair/fixing-a-flat-tyre.md"
     refused = [
         ("/search", {"q": "ty\0re"}, "the question 'ty\\x00re' holds a NUL byte"),
@@ -181,17 +207,17 @@ def test_nul_bytes_and_backward_ranges_are_422_many_filters_and_any_k_are_answer
         (f"/chunks/{guide}:5-1", {}, f"{guide}:5-1 runs backwards: ask for {guide}:1-5"),
     ]
     for path, params, message in refused:
-        answer = server.get(path, params=params)
+        answer = reading_server.get(path, params=params)
         assert (answer.status_code, answer.headers["content-type"]) == (422, "application/json"), path
         assert message in answer.json()["error"]
         assert "\n" not in answer.json()["error"]
     many = [f"nowhere{number}/*" for number in range(600)] + ["cooking/*"]
-    filtered = server.get("/search", params={"q": "tyre", "path": many, "k": 3})
+    filtered = reading_server.get("/search", params={"q": "tyre", "path": many, "k": 3})
     assert filtered.status_code == 200
     assert {hit["path"].split("/")[0] for hit in filtered.json()} == {"cooking"}
-    everything = server.get("/search", params={"q": "tyre", "k": 10_000, "mode": "vector"})
+    everything = reading_server.get("/search", params={"q": "tyre", "k": 10_000, "mode": "vector"})
     assert everything.status_code == 200
-    assert len(everything.json()) == server.get("/status").json()["chunks"]
+    assert len(everything.json()) == reading_server.get("/status").json()["chunks"]
 
 
 def test_a_token_guards_every_request_and_is_never_shown(sample_db, env, tmp_path):
@@ -472,21 +498,21 @@ def closed_by_server(sockets: list[socket.socket], within: float) -> list[socket
         time.sleep(0.05)
 
 
-def test_an_overlong_question_or_request_is_refused_in_one_line_and_the_server_answers_on(server):
+def test_an_overlong_question_or_request_is_refused_in_one_line_and_the_server_answers_on(reading_server):
     """A question past the cap gets the search's one-line error; a request line or headers past what
     the server reads get 414 or 431 (a megabyte of query syntax in a URL was a connection reset), and
     the next search is answered at once."""
     syntax = '"a b" -c d* '
     longest = syntax * (MAX_QUESTION_CHARS // len(syntax))
-    assert server.get("/search", params={"q": longest, "k": 3, "mode": "keyword"}).status_code == 200
-    too_long = server.get("/search", params={"q": longest + "x" * 20, "mode": "keyword"})
+    assert reading_server.get("/search", params={"q": longest, "k": 3, "mode": "keyword"}).status_code == 200
+    too_long = reading_server.get("/search", params={"q": longest + "x" * 20, "mode": "keyword"})
     assert too_long.status_code == 400
     assert f"a search takes at most {MAX_QUESTION_CHARS:,}" in too_long.json()["error"]
     for request, status in (
         (f"GET /search?q={syntax * 90_000} HTTP/1.1\r\nHost: x\r\n\r\n".encode(), 414),
         (b"GET /health HTTP/1.1\r\nHost: x\r\n" + b"X-Filler: " + b"y" * 200_000 + b"\r\n\r\n", 431),
     ):
-        with socket.create_connection(("127.0.0.1", server.address["port"]), timeout=10) as sock:
+        with socket.create_connection(("127.0.0.1", reading_server.address["port"]), timeout=10) as sock:
             sock.sendall(request)
             answer = b""
             while chunk := sock.recv(65536):
@@ -495,7 +521,7 @@ def test_an_overlong_question_or_request_is_refused_in_one_line_and_the_server_a
         assert head.startswith(b"HTTP/1.1 %d " % status), head
         assert "shorten it" in json.loads(body)["error"]
     started = time.monotonic()
-    assert server.get("/search", params={"q": "flat tyre", "k": 1}).status_code == 200
+    assert reading_server.get("/search", params={"q": "flat tyre", "k": 1}).status_code == 200
     assert time.monotonic() - started < 10
 
 
