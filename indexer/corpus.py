@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexer.errors import UnreadableFile
+from indexer.formats.compressed import uncompressed_name
 from indexer.ignore import (
     IGNORE_FILE_NAMES,
     IgnoreChain,
@@ -34,8 +35,12 @@ TEXT_EXTENSIONS = frozenset(
     css scss sass less vue svelte json jsonl yaml yml toml ini cfg conf properties env xml csv tsv
     graphql proto tf hcl gradle cmake mk dockerfile ipynb pdf docx""".split()
 )
+#: Names of text files without an extension (any case): a project's build files, and the documents
+#: the GNU Coding Standards name and Debian ships beside them, also with a suffix of their own
+#: (``README.Debian``, ``changelog.Debian``, ``NEWS.old``).
 TEXT_FILENAMES = frozenset(
     """makefile dockerfile readme license licence copying changelog authors notice contributing
+    news todo install thanks bugs hacking faq copyright
     gemfile rakefile procfile vagrantfile justfile""".split()
 )
 #: Folders never walked, whatever the ignore files say: dependencies, caches, build metadata (hidden
@@ -116,7 +121,7 @@ def _generator_meta(name: bytes) -> re.Pattern[bytes]:
 #:   items), the data its pages load (``trait.impl/``, ``type.impl/``, ``implementors/`` before them,
 #:   ``search.index/``, ``search.desc/``) and its own help and settings pages.
 #: - MkDocs (``sitemap.xml`` with its ``.gz``, whatever the theme): the search index
-#:   (``search/search_index.json``), the theme's scripts and styles, the sitemap and the page a
+#:   (``search/search_index.json``), the theme's scripts and styles, the sitemaps and the page a
 #:   server shows for a missing one (``404.html``).
 #: - mdBook (``.nojekyll`` with ``print.html``): ``print.html`` (the whole book again, on one page),
 #:   ``toc.html`` (its contents, for readers without scripts), its search index, scripts and
@@ -159,7 +164,7 @@ DOCS_BUILDS = (
     DocsBuild(
         ("sitemap.xml", "sitemap.xml.gz"),
         ("index.html", re.compile(rb"mkdocs")),
-        frozenset({"sitemap.xml", "404.html"}),
+        frozenset({"sitemap.xml", "sitemap.xml.gz", "404.html"}),
         (*_SCRIPTS, "search_index.json"),
     ),
     DocsBuild(
@@ -215,11 +220,6 @@ class SourceFile:
     def absolute(self) -> Path:
         return self.root / (self.local_path or self.path)
 
-    @property
-    def extension(self) -> str:
-        name = self.path.rsplit("/", 1)[-1].lower()
-        return name.rsplit(".", 1)[-1] if "." in name else ""
-
 
 @dataclass(frozen=True)
 class SkippedFile:
@@ -250,10 +250,11 @@ class WalkResult:
 
 
 def is_text_name(path: str) -> bool:
-    """Whether a file name looks like something we index (by extension or well-known name): text,
-    or a document format :mod:`indexer.formats` reads (PDF, DOCX)."""
-    name = path.rsplit("/", 1)[-1].lower()
-    if name in TEXT_FILENAMES:
+    """Whether a file name looks like something we index (by extension or well-known name, of the
+    file it holds for a compressed one: ``NEWS.gz``, ``README.md.gz``): text, or a document format
+    :mod:`indexer.formats` reads (PDF, DOCX)."""
+    name = uncompressed_name(path.rsplit("/", 1)[-1].lower())
+    if name.split(".", 1)[0] in TEXT_FILENAMES:
         return True
     return "." in name and name.rsplit(".", 1)[-1] in TEXT_EXTENSIONS
 
