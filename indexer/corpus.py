@@ -33,11 +33,12 @@ TEXT_EXTENSIONS = frozenset(
     py pyi js jsx mjs cjs ts tsx go rs c h cc cpp cxx hpp hh java kt kts scala swift m mm cs fs vb
     rb php pl pm lua r jl hs ml mli ex exs erl clj cljs dart zig nim sh bash zsh fish ps1 bat sql
     css scss sass less vue svelte json jsonl yaml yml toml ini cfg conf properties env xml csv tsv
-    graphql proto tf hcl gradle cmake mk dockerfile ipynb pdf docx""".split()
+    graphql proto tf hcl gradle cmake mk dockerfile ipynb pdf docx pod sgml config""".split()
 )
 #: Names of text files without an extension (any case): a project's build files, and the documents
 #: the GNU Coding Standards name and Debian ships beside them, also with a suffix of their own
-#: (``README.Debian``, ``changelog.Debian``, ``NEWS.old``).
+#: (``README.Debian``, ``changelog.Debian``, ``NEWS.old``). A name in capitals alone is a document
+#: too (``INTRO``, ``POSIX``, ``COMPAT``): projects name their top documents so.
 TEXT_FILENAMES = frozenset(
     """makefile dockerfile readme license licence copying changelog authors notice contributing
     news todo install thanks bugs hacking faq copyright
@@ -253,10 +254,17 @@ def is_text_name(path: str) -> bool:
     """Whether a file name looks like something we index (by extension or well-known name, of the
     file it holds for a compressed one: ``NEWS.gz``, ``README.md.gz``): text, or a document format
     :mod:`indexer.formats` reads (PDF, DOCX)."""
-    name = uncompressed_name(path.rsplit("/", 1)[-1].lower())
-    if name.split(".", 1)[0] in TEXT_FILENAMES:
+    written = uncompressed_name(path.rsplit("/", 1)[-1])
+    name = written.lower()
+    if name.split(".", 1)[0] in TEXT_FILENAMES or _in_capitals(written):
         return True
     return "." in name and name.rsplit(".", 1)[-1] in TEXT_EXTENSIONS
+
+
+def _in_capitals(name: str) -> bool:
+    """Whether a file name without an extension is written in capitals (``INTRO``, ``RBASH``,
+    ``PKG-INFO``): two letters at least, none in lower case."""
+    return "." not in name and sum(character.isalpha() for character in name) >= 2 and name == name.upper()
 
 
 def walk(root: Path, rules: WalkRules | None = None) -> WalkResult:

@@ -85,9 +85,13 @@ def test_the_walk_takes_compressed_documents_and_the_well_known_names_by_the_fil
     taken = [
         "gzip/README.gz", "gzip/NEWS.gz", "gzip/TODO", "gzip/copyright", "gzip/changelog.Debian.gz",
         "gzip/README.Debian", "zstd/README.md.gz", "zstd/CONTRIBUTING.md.gz", "node/lldb_commands.py.gz",
-        "manual/guide.pdf.gz", "INSTALL", "THANKS", "NEWS.old",
+        "manual/guide.pdf.gz", "INSTALL", "THANKS", "NEWS.old", "bash/INTRO.gz", "bash/RBASH", "PKG-INFO",
+        "examples/manpage.example.pod", "examples/manpath.config",
     ]  # fmt: skip
-    left = ["release/docs.tar.gz", "photo.png.gz", "man1/ls.1.gz", "data.bin.gz", "Cargo.lock.gz"]
+    left = [
+        "release/docs.tar.gz", "photo.png.gz", "man1/ls.1.gz", "data.bin.gz", "Cargo.lock.gz", "bin/rbash",
+        "A", "INTRO.PNG", "3.10.0",
+    ]  # fmt: skip
     assert [name for name in taken if not corpus.is_text_name(name)] == []
     assert [name for name in left if corpus.is_text_name(name)] == []
 
