@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from indexer.errors import UnreadableFile
+from indexer.formats.compressed import uncompressed_name
 from indexer.ignore import (
     IGNORE_FILE_NAMES,
     IgnoreChain,
@@ -32,10 +33,15 @@ TEXT_EXTENSIONS = frozenset(
     py pyi js jsx mjs cjs ts tsx go rs c h cc cpp cxx hpp hh java kt kts scala swift m mm cs fs vb
     rb php pl pm lua r jl hs ml mli ex exs erl clj cljs dart zig nim sh bash zsh fish ps1 bat sql
     css scss sass less vue svelte json jsonl yaml yml toml ini cfg conf properties env xml csv tsv
-    graphql proto tf hcl gradle cmake mk dockerfile ipynb pdf docx""".split()
+    graphql proto tf hcl gradle cmake mk dockerfile ipynb pdf docx pod sgml config""".split()
 )
+#: Names of text files without an extension (any case): a project's build files, and the documents
+#: the GNU Coding Standards name and Debian ships beside them, also with a suffix of their own
+#: (``README.Debian``, ``changelog.Debian``, ``NEWS.old``). A name in capitals alone is a document
+#: too (``INTRO``, ``POSIX``, ``COMPAT``): projects name their top documents so.
 TEXT_FILENAMES = frozenset(
     """makefile dockerfile readme license licence copying changelog authors notice contributing
+    news todo install thanks bugs hacking faq copyright
     gemfile rakefile procfile vagrantfile justfile""".split()
 )
 #: Folders never walked, whatever the ignore files say: dependencies, caches, build metadata (hidden
@@ -116,7 +122,7 @@ def _generator_meta(name: bytes) -> re.Pattern[bytes]:
 #:   items), the data its pages load (``trait.impl/``, ``type.impl/``, ``implementors/`` before them,
 #:   ``search.index/``, ``search.desc/``) and its own help and settings pages.
 #: - MkDocs (``sitemap.xml`` with its ``.gz``, whatever the theme): the search index
-#:   (``search/search_index.json``), the theme's scripts and styles, the sitemap and the page a
+#:   (``search/search_index.json``), the theme's scripts and styles, the sitemaps and the page a
 #:   server shows for a missing one (``404.html``).
 #: - mdBook (``.nojekyll`` with ``print.html``): ``print.html`` (the whole book again, on one page),
 #:   ``toc.html`` (its contents, for readers without scripts), its search index, scripts and
@@ -159,7 +165,7 @@ DOCS_BUILDS = (
     DocsBuild(
         ("sitemap.xml", "sitemap.xml.gz"),
         ("index.html", re.compile(rb"mkdocs")),
-        frozenset({"sitemap.xml", "404.html"}),
+        frozenset({"sitemap.xml", "sitemap.xml.gz", "404.html"}),
         (*_SCRIPTS, "search_index.json"),
     ),
     DocsBuild(
@@ -215,11 +221,6 @@ class SourceFile:
     def absolute(self) -> Path:
         return self.root / (self.local_path or self.path)
 
-    @property
-    def extension(self) -> str:
-        name = self.path.rsplit("/", 1)[-1].lower()
-        return name.rsplit(".", 1)[-1] if "." in name else ""
-
 
 @dataclass(frozen=True)
 class SkippedFile:
@@ -250,12 +251,20 @@ class WalkResult:
 
 
 def is_text_name(path: str) -> bool:
-    """Whether a file name looks like something we index (by extension or well-known name): text,
-    or a document format :mod:`indexer.formats` reads (PDF, DOCX)."""
-    name = path.rsplit("/", 1)[-1].lower()
-    if name in TEXT_FILENAMES:
+    """Whether a file name looks like something we index (by extension or well-known name, of the
+    file it holds for a compressed one: ``NEWS.gz``, ``README.md.gz``): text, or a document format
+    :mod:`indexer.formats` reads (PDF, DOCX)."""
+    written = uncompressed_name(path.rsplit("/", 1)[-1])
+    name = written.lower()
+    if name.split(".", 1)[0] in TEXT_FILENAMES or _in_capitals(written):
         return True
     return "." in name and name.rsplit(".", 1)[-1] in TEXT_EXTENSIONS
+
+
+def _in_capitals(name: str) -> bool:
+    """Whether a file name without an extension is written in capitals (``INTRO``, ``RBASH``,
+    ``PKG-INFO``): two letters at least, none in lower case."""
+    return "." not in name and sum(character.isalpha() for character in name) >= 2 and name == name.upper()
 
 
 def walk(root: Path, rules: WalkRules | None = None) -> WalkResult:

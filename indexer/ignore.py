@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from pathspec import GitIgnoreSpec
 
 from indexer.errors import ConfigError
+from indexer.formats.compressed import uncompressed_name
 from indexer.sizes import DEFAULT_MAX_FILE_SIZE
 
 #: Ignore files read in every folder, most decisive first (ripgrep's order).
@@ -100,8 +101,9 @@ def compile_patterns(patterns: Sequence[str], setting: str) -> GitIgnoreSpec | N
 
 
 def is_secret_name(name: str) -> bool:
-    """Whether a file name says the file holds credentials (``.env``, ``id_rsa``, ``*.pem``...)."""
-    lowered = name.lower()
+    """Whether a file name says the file holds credentials (``.env``, ``id_rsa``, ``*.pem``...), or a
+    compressed file's that the file it holds does (``server.pem.gz``)."""
+    lowered = uncompressed_name(name.lower())
     if not _SECRET_NAME.match(lowered):
         return False
     extension = lowered.rsplit(".", 1)[-1]

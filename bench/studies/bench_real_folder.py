@@ -225,6 +225,8 @@ def bm25s_ranking(db: Path, questions: list[dict]) -> list[list[str]]:
     import Stemmer
 
     chunks = stored_chunks(db)
+    if not chunks:  # a folder the checkout reads nothing of
+        return [[] for _ in questions]
     stemmer = Stemmer.Stemmer("english")
     corpus = bm25s.tokenize(
         [f"{heading}\n{text}" for *_, heading, text in chunks],

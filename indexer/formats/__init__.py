@@ -18,6 +18,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any, cast
 
+from indexer.formats.compressed import compression_of, expanded, uncompressed_name
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
 from indexer.formats.text import decode, looks_binary, read_plain
 from indexer.records import lead_lines
@@ -105,20 +106,25 @@ MAX_REASON_CHARS = 300
 
 
 def extension_of(path: str) -> str:
-    """The lower-case extension of a path's file name ('' when it has none)."""
-    name = path.rsplit("/", 1)[-1].lower()
+    """The lower-case extension of a path's file name ('' when it has none), of the file it holds
+    for a compressed one (``md`` of ``README.md.gz``: :mod:`indexer.formats.compressed`)."""
+    name = uncompressed_name(path).rsplit("/", 1)[-1].lower()
     return name.rsplit(".", 1)[-1] if "." in name else ""
 
 
 def read_document(path: str, data: bytes) -> Document:
     """The document in a file's bytes, read by the reader of its extension.
 
+    A compressed file's bytes are expanded first (:func:`indexer.formats.compressed.expanded`).
+
     Raises :class:`UnreadableFile` (with the status to record) for a binary or undecodable file, a
     PDF without text, a document past a cap on its expanded size or its text (``too-large``: see
     :func:`indexer.formats.document.too_much_text`), and for any failure of a reader on it
-    (``damaged``: a damaged PDF, DOCX or notebook, markup that trips its parser, memory run out).
+    (``damaged``: a damaged PDF, DOCX, notebook or compressed file, markup that trips its parser,
+    memory run out).
     """
     extension = extension_of(path)
+    data = expanded(path, data)
     try:
         if extension in BINARY_READERS:
             document = BINARY_READERS[extension](data)
@@ -146,8 +152,9 @@ def describe_error(error: BaseException) -> str:
 
 def head_check(path: str) -> Callable[[bytes], bool] | None:
     """How to tell from a file's first bytes that it is binary, so the rest is not read: a NUL in a
-    text format (:func:`looks_binary`); None for the formats read from bytes (PDF, DOCX)."""
-    return None if extension_of(path) in BINARY_READERS else looks_binary
+    text format (:func:`looks_binary`); None for the formats read from bytes (PDF, DOCX) and for a
+    compressed file, whose bytes are binary until expanded (its reader checks what they expand to)."""
+    return None if extension_of(path) in BINARY_READERS or compression_of(path) else looks_binary
 
 
 def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:

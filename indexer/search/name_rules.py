@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence, Set
 from typing import NamedTuple
 
+from indexer.formats.compressed import uncompressed_name
 from indexer.formats.definitions import NEGATION
 from indexer.records import HEADING_SEPARATOR, StoredChunk
 from indexer.search.query import STOPWORDS
@@ -318,10 +319,11 @@ def page_names(chunk: StoredChunk) -> set[str]:
     """The names a chunk's page is known by: the last word of its title (its first heading, a manual
     section or ``()`` dropped: ``Struct Path``, ``add_library``, ``open(2)``) and the parts of its
     file name before the extension that start with a letter (``struct.Path.html``, ``open.2.txt``,
-    ``CMAKE_BUILD_TYPE.rst``); and those the chunk declares it defines, as its reader found them
-    (:attr:`StoredChunk.names`: ``.. confval:: intersphinx_mapping``, a man page's NAME line)."""
+    ``CMAKE_BUILD_TYPE.rst``; a compressed file's, of the file it holds: ``open.2.gz``); and those
+    the chunk declares it defines, as its reader found them (:attr:`StoredChunk.names`:
+    ``.. confval:: intersphinx_mapping``, a man page's NAME line)."""
     names = set(without_title_suffix(chunk.title).split()[-1:])
-    file_name = chunk.path.rsplit("/", 1)[-1]
+    file_name = uncompressed_name(chunk.path).rsplit("/", 1)[-1]
     parts = file_name.split(".")[:-1] if "." in file_name else [file_name]
     return names | {part for part in parts if part[:1].isalpha()} | set(chunk.names)
 
