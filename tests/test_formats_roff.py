@@ -120,10 +120,44 @@ def test_an_mdoc_page_is_read_with_the_macros_it_calls():
         "does.",
         "ls -la /tmp",
     ]
-    assert list(document.definitions.values()) == [("ls", "dir")]
+    assert sorted(document.definitions.values()) == [("-v",), ("ls", "dir")]  # an item's tag, NAME
     assert [heading.title for heading in document.headings] == ["LS(1)", "NAME", "SYNOPSIS", "DESCRIPTION"]
     literal = LS_PAGE.split("\n").index("ls -la /tmp") + 1
     assert document.literal == [(literal, literal)]
+
+
+def test_a_list_item_s_tag_declares_the_names_it_writes_as_code():
+    page = "\n".join(
+        [
+            ".TH SYSTEMD.EXEC 5",
+            ".SH OPTIONS",
+            ".PP",
+            "\\fIPrivateTmp=\\fR",  # DocBook's variable list: a paragraph's one line, then its indent
+            ".RS 4",
+            "Takes a boolean argument\\&.",
+            ".RE",
+            ".PP",
+            "A paragraph of one line in roman.",
+            ".RS 4",
+            ".RE",
+            ".TP",
+            "\\fB\\-v\\fR, \\fB\\-\\-verbose\\fR",
+            "Print more.",
+            ".TP",
+            "Example",  # a tag in roman: a word, as prose has it
+            "Something.",
+            '.IP "\\fB\\-\\-color\\fR[=\\fIWHEN\\fR]" 4',
+            ".Bl -tag",
+            ".It Fl q",
+            ".El",
+        ]
+    )
+    assert read_roff(page).definitions == {
+        4: ("PrivateTmp",),
+        13: ("-v", "--verbose"),
+        18: ("--color",),
+        20: ("-q",),
+    }
 
 
 def test_a_file_named_as_a_man_page_that_is_no_roff_is_read_as_lines():

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from indexer.formats.definitions import man_entry_names
+from indexer.formats.definitions import item_names, man_entry_names
 from indexer.formats.document import Document, Heading, split_lines
 from indexer.formats.text import read_plain
 
@@ -92,6 +92,12 @@ _MDOC_ENCLOSING = {
 }  # fmt: skip
 #: The closing delimiters mdoc writes as words of their own, set against the word before them.
 _MDOC_DELIMITERS = frozenset(".,:;)]?!")
+#: The macros that start a paragraph or a list's item, after which a lone line may be an item's tag.
+_PARAGRAPHS = frozenset({"PP", "LP", "P", "TP", "TQ", "IP", "HP", "It", "Pp", "Lp"})
+#: A line written in bold or italic from its start: a font escape or one of the man macros' fonts.
+_IN_FONT = re.compile(
+    r"""\\f[BI(\[]|[.'][ \t]*(?:B|I|BR|BI|IB|IR|RB|RI|SB)[ \t]|(?:Fl|Cm|Ic|Ar|Nm|Pa|Ev|Va|Dv|Li|Sy)\b"""
+)
 _HEADING_LEVELS = {"SH": 2, "Sh": 2, "SS": 3, "Ss": 3}
 _LITERAL_OPENINGS = frozenset({"nf", "EX"})
 _LITERAL_CLOSINGS = frozenset({"fi", "EE"})
@@ -128,6 +134,9 @@ class _Page:
         self.section = ""
         self.heading_level = 0  # a section macro's without a title: the next line of text is it
         self.name_lines: list[tuple[int, str]] = []
+        self.tags: dict[int, tuple[str, ...]] = {}  # the names each list item's tag declares
+        self.tag_next = False  # after ``.TP``: the next line shown is an item's tag
+        self.since_paragraph: list[tuple[int, str, bool]] | None = None  # lines shown since ``.PP``
 
     def read(self, encoding: str) -> Document:
         for number, line in enumerate(self.lines, 1):
@@ -139,7 +148,7 @@ class _Page:
             headings=self.headings,
             literal=self.literal,
             encoding=encoding,
-            definitions=self._names(),
+            definitions={**self.tags, **self._names()},
         )
 
     def _line(self, number: int, line: str) -> str:
@@ -149,12 +158,46 @@ class _Page:
                 self.skipping_to = ""
             return ""
         control = _CONTROL.fullmatch(line) if line[:1] in ".'" else None
+        name = (control["name"] or "") if control else ""
+        paragraph = name in _PARAGRAPHS  # before the line is read: ``.TP`` marks the next one
         shown = (self.text(line) if control is None else self._control(number, control)).rstrip()
         if self.heading_level and control is None and shown.strip():
             self._heading(number, self.heading_level, shown.strip())
         elif self.section == "NAME" and shown.strip() and self.headings[-1].line != number:
             self.name_lines.append((number, shown))
+        self._follow_tags(number, line, name, shown, paragraph)
         return shown
+
+    def _follow_tags(self, number: int, line: str, name: str, shown: str, paragraph: bool) -> None:
+        """Declare the names a list item's tag gives (:func:`item_names`): the line after ``.TP``
+        or ``.TQ``, an ``.IP``'s tag, mdoc's ``.It``, and a paragraph's one line before its
+        indented description (``.PP``, a line, ``.RS``: DocBook's stylesheets write a variable list
+        so). A tag written in bold or italic is names as code writes them (``PrivateTmp=``,
+        ``\\fB\\-v\\fR, \\fB\\-\\-verbose\\fR``); in roman, only what is spelt as code (``-v``)."""
+        if name == "RS":
+            if self.since_paragraph is not None and len(self.since_paragraph) == 1:
+                self._tag(*self.since_paragraph[0])
+            self.since_paragraph = None
+            return
+        if paragraph:
+            self.tag_next = name in ("TP", "TQ")
+            self.since_paragraph = [] if name in ("PP", "LP", "P", "Pp", "Lp") else None
+            if name in ("IP", "It") and shown:
+                tag = line.lstrip(".' \t")[len(name) :].lstrip(' \t"')
+                self._tag(number, shown, _IN_FONT.match(tag) is not None)
+            return
+        if not shown.strip():
+            return
+        in_font = _IN_FONT.match(line) is not None
+        if self.tag_next:
+            self._tag(number, shown, in_font)
+            self.tag_next = False
+        if self.since_paragraph is not None and len(self.since_paragraph) < 2:
+            self.since_paragraph.append((number, shown, in_font))
+
+    def _tag(self, number: int, shown: str, in_font: bool) -> None:
+        if names := item_names(shown, code=in_font):
+            self.tags[number] = names
 
     def _control(self, number: int, control: re.Match[str]) -> str:
         name, arguments = control["name"] or "", _COMMENT.sub("", control["arguments"])
