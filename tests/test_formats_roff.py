@@ -17,6 +17,12 @@ GZIP_PAGE = r""".\" the gzip page, shortened
 .ds Dt \\$2
 ..
 .Xx Time-stamp: "2019-12-29"
+.if \n[.g] \{\
+.  am URL
+.    ad l
+.  .
+.  LINKSTYLE blue R < >
+.\}
 .TH GZIP 1 local
 .SH NAME
 gzip, gunzip, zcat \- compress or expand files

@@ -83,6 +83,8 @@ _MDOC_CALLABLE = frozenset(
     Fa Fc Fl Fn Fo Fr Ft Fx Ic In It Li Lk Ms Mt Nm No Ns Nx Oc Oo Op Ox Pa Pc Pf Po Pq Qc Ql Qo Qq
     Sc Sh So Sq Ss St Sx Sy Ta Tn Ux Va Vt Xc Xo Xr""".split()
 )
+#: mdoc's line macros that show their words: displays of one line and a reference's parts.
+_MDOC_SHOWN = frozenset("D1 Dl %A %B %C %D %I %J %N %O %P %Q %R %T %U %V".split())
 #: What mdoc's enclosing macros put around the rest of their line.
 _MDOC_ENCLOSING = {
     "Op": ("[", "]"), "Oo": ("[", ""), "Oc": ("", "]"), "Bq": ("[", "]"), "Bo": ("[", ""), "Bc": ("", "]"),
@@ -128,7 +130,7 @@ class _Page:
         self.headings: list[Heading] = []
         self.literal: list[tuple[int, int]] = []
         self.literal_from = 0
-        self.skipping_to = ""  # the line ending a macro definition or an ignored block
+        self.skipping_to = ""  # the name of the macro ending a definition or an ignored block (``.``)
         self.macros: set[str] = set()  # the page's own (``.de``), which show nothing here
         self.title = ""  # the page's name, which mdoc's ``.Nm`` prints when given none
         self.section = ""
@@ -154,7 +156,8 @@ class _Page:
     def _line(self, number: int, line: str) -> str:
         """What the page shows of line ``number``: '' for a line that shows nothing."""
         if self.skipping_to:
-            if line.rstrip() == self.skipping_to:
+            ending = _CONTROL.fullmatch(line) if line[:1] in ".'" else None
+            if ending is not None and ending["name"] == self.skipping_to:  # ``..``, also ``.  .``
                 self.skipping_to = ""
             return ""
         control = _CONTROL.fullmatch(line) if line[:1] in ".'" else None
@@ -207,7 +210,7 @@ class _Page:
             words = arguments.split()
             if name != "ig" and words:
                 self.macros.add(words[0])
-            self.skipping_to = "." + words[0] if name == "ig" and words else ".."
+            self.skipping_to = words[0] if name == "ig" and words else "."
             return ""
         if name == "ds" and arguments.strip():
             key, _, value = arguments.strip().partition(" ")
@@ -237,7 +240,9 @@ class _Page:
             return "[" + " ".join(words) + "]"
         if name == "Nd":  # mdoc's summary in NAME: man shows it after a dash, as man's pages write it
             return "\u2014 " + " ".join(words)
-        return self._mdoc(name, _arguments(arguments))
+        if name in _MDOC_CALLABLE or name in _MDOC_SHOWN:
+            return self._mdoc(name, _arguments(arguments))
+        return ""  # a macro of a package the page loads (``.LINKSTYLE``): what it does is not known
 
     def _heading(self, number: int, level: int, title: str) -> None:
         """A section (or subsection) titled ``title`` starts at line ``number``."""
