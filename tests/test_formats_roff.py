@@ -9,6 +9,7 @@ import pytest
 from helpers import HashBackend, fastest_seconds
 
 from indexer import Index, corpus
+from indexer.chunking import ChunkSettings, chunk_document
 from indexer.formats import UnreadableFile, read_document
 from indexer.formats.roff import read_roff
 
@@ -164,6 +165,21 @@ def test_a_list_item_s_tag_declares_the_names_it_writes_as_code():
         18: ("--color",),
         20: ("-q",),
     }
+
+
+def test_references_to_other_pages_alone_are_a_list_of_them():
+    index = read_roff(
+        ".TH SYSTEMD.DIRECTIVES 7\n.SH UNIT DIRECTIVES\n.PP\n\\fIPrivateTmp=\\fR\n.RS 4\n"
+        "\\fBsystemd.exec\\fR(5)\n.RE\n.SH SEE ALSO\n\\fBls\\fR(1), \\fBdir\\fR(1).\n"
+        "Read the manual(7) first.\n"
+    )
+    assert index.linked_entries == {6: len("systemd.exec(5)"), 9: len("ls(1),dir(1).")}
+    items = "".join(f".PP\n\\fIDirective{n}=\\fR\n.RS 4\n\\fBsystemd.exec\\fR(5)\n.RE\n" for n in range(40))
+    page = read_roff(".TH SYSTEMD.DIRECTIVES 7\n.SH UNIT DIRECTIVES\n" + items)
+    chunks = chunk_document(page, lambda texts: [len(text.split()) for text in texts], ChunkSettings(60, 0))
+    assert len(chunks) > 1
+    assert all(chunk.is_contents for chunk in chunks)  # each is names and the pages they link
+    assert "Directive7" in chunks[0].names
 
 
 def test_a_file_named_as_a_man_page_that_is_no_roff_is_read_as_lines():

@@ -28,7 +28,7 @@ import re
 import shlex
 
 from indexer.formats.definitions import item_names, man_entry_names
-from indexer.formats.document import Document, Heading, split_lines
+from indexer.formats.document import Document, Heading, shown_characters, split_lines
 from indexer.formats.text import read_plain
 
 #: The extension of a man page's file: its section, maybe with a suffix (``1``, ``3pm``, ``1ssl``,
@@ -94,6 +94,9 @@ _MDOC_ENCLOSING = {
 }  # fmt: skip
 #: The closing delimiters mdoc writes as words of their own, set against the word before them.
 _MDOC_DELIMITERS = frozenset(".,:;)]?!")
+#: A line of references to other pages alone (``systemd.exec(5)``, ``ls(1), dir(1).``), as a SEE ALSO
+#: section and an index of directives write them: man's links to other pages.
+_REFERENCES = re.compile(r"[ \t]*(?:[\w.:+-]{1,200}\([1-9][a-z]{0,8}\)[,.;]?[ \t]*)+")
 #: The macros that start a paragraph or a list's item, after which a lone line may be an item's tag.
 _PARAGRAPHS = frozenset({"PP", "LP", "P", "TP", "TQ", "IP", "HP", "It", "Pp", "Lp"})
 #: A line written in bold or italic from its start: a font escape or one of the man macros' fonts.
@@ -145,12 +148,18 @@ class _Page:
             self.shown.append(self._line(number, line))
         if self.literal_from:
             self.literal.append((self.literal_from, len(self.lines)))
+        titles = {heading.line for heading in self.headings}
         return Document(
             lines=self.shown,
             headings=self.headings,
             literal=self.literal,
             encoding=encoding,
             definitions={**self.tags, **self._names()},
+            linked_entries={
+                number: shown_characters(line)
+                for number, line in enumerate(self.shown, 1)
+                if "(" in line and number not in titles and _REFERENCES.fullmatch(line)
+            },
         )
 
     def _line(self, number: int, line: str) -> str:
