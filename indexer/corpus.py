@@ -17,6 +17,7 @@ from pathlib import Path
 
 from indexer.errors import UnreadableFile
 from indexer.formats.compressed import uncompressed_name
+from indexer.formats.roff import is_man_page_name
 from indexer.ignore import (
     IGNORE_FILE_NAMES,
     IgnoreChain,
@@ -252,13 +253,13 @@ class WalkResult:
 
 def is_text_name(path: str) -> bool:
     """Whether a file name looks like something we index (by extension or well-known name, of the
-    file it holds for a compressed one: ``NEWS.gz``, ``README.md.gz``): text, or a document format
-    :mod:`indexer.formats` reads (PDF, DOCX)."""
+    file it holds for a compressed one: ``NEWS.gz``, ``README.md.gz``): text, a man page
+    (``ls.1.gz``), or a document format :mod:`indexer.formats` reads (PDF, DOCX)."""
     written = uncompressed_name(path.rsplit("/", 1)[-1])
     name = written.lower()
     if name.split(".", 1)[0] in TEXT_FILENAMES or _in_capitals(written):
         return True
-    return "." in name and name.rsplit(".", 1)[-1] in TEXT_EXTENSIONS
+    return ("." in name and name.rsplit(".", 1)[-1] in TEXT_EXTENSIONS) or is_man_page_name(name)
 
 
 def _in_capitals(name: str) -> bool:

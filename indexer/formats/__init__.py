@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from indexer.formats.compressed import compression_of, expanded, uncompressed_name
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
+from indexer.formats.roff import is_man_page_name, read_roff
 from indexer.formats.text import decode, looks_binary, read_plain
 from indexer.records import lead_lines
 
@@ -108,8 +109,13 @@ MAX_REASON_CHARS = 300
 def extension_of(path: str) -> str:
     """The lower-case extension of a path's file name ('' when it has none), of the file it holds
     for a compressed one (``md`` of ``README.md.gz``: :mod:`indexer.formats.compressed`)."""
-    name = uncompressed_name(path).rsplit("/", 1)[-1].lower()
+    name = _file_name(path)
     return name.rsplit(".", 1)[-1] if "." in name else ""
+
+
+def _file_name(path: str) -> str:
+    """The lower-case name of the file at ``path``, of the file it holds for a compressed one."""
+    return uncompressed_name(path).rsplit("/", 1)[-1].lower()
 
 
 def read_document(path: str, data: bytes) -> Document:
@@ -136,12 +142,20 @@ def read_document(path: str, data: bytes) -> Document:
     except UnreadableFile:
         raise
     except Exception as error:  # the reader's failure on this one file: see the module's docstring
-        reader = READER_NAMES.get(extension) or ("source code" if _code_language(extension) else "text")
+        reader = READER_NAMES.get(extension) or _reader_name(path)
         reason = f"the {reader} reader failed on it: {describe_error(error)}"
         raise UnreadableFile(reason, status="damaged") from error
     if (refused := too_much_text(sum(map(len, document.lines)), len(document.lines))) is not None:
         raise refused
     return document
+
+
+def _reader_name(path: str) -> str:
+    """How a failure names the reader of the file at ``path`` when :data:`READER_NAMES` does not list
+    its extension: a man page's, source code's, or plain text's."""
+    if is_man_page_name(_file_name(path)):
+        return "man page"
+    return "source code" if _code_language(extension_of(path)) else "text"
 
 
 def describe_error(error: BaseException) -> str:
@@ -163,6 +177,8 @@ def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
     extension = extension_of(path)
     if extension in TEXT_READERS:
         return TEXT_READERS[extension](text, encoding)
+    if is_man_page_name(_file_name(path)):
+        return read_roff(text, encoding)
     language = _code_language(extension)
     if language is not None:
         from indexer.formats.code import read_code

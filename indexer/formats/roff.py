@@ -1,0 +1,374 @@
+"""Man pages in roff, as ``man`` shows them: ``ls.1``, ``ssh_config.5.gz``, ``Pod::Usage.3perl.gz``.
+
+A man page is written in roff: requests and macros on lines of their own (``.SH DESCRIPTION``,
+``.B gzip``, ``.TP``) and escapes inside the text (``\\fBbold\\fR``, ``\\-``, ``\\(em``). Read as
+written, a page's words are glued to its escapes (``\\fBgzip\\fR`` is no word ``gzip`` to a keyword
+search) and its sections are not headings. So each line is read as the text ``man`` shows of it,
+one line for one, as a PDF's text is read: the index stores, searches, shows and cites that text, at
+the line numbers of the source. What the reader knows:
+
+- **Sections**: the page's title (``.TH GZIP 1``; mdoc's ``.Dt``) heads the page as ``GZIP(1)``,
+  ``.SH``/``.Sh`` its sections and ``.SS``/``.Ss`` their subsections.
+- **Names**: the NAME section declares the names the page defines (``gzip, gunzip, zcat \\- compress
+  or expand files``; mdoc's ``.Nm``), so a one-name question finds the page.
+- **Code**: ``.nf``/``.fi``, ``.EX``/``.EE`` and mdoc's ``.Bd -literal``/``.Ed`` are literal blocks.
+- **Text**: the man macros' fonts (``.BR a b`` is ``ab``), mdoc's callable macros (``.Op Fl v Ar
+  file`` is ``[-v file]``, ``.Xr ls 1`` is ``ls(1)``), escapes as the characters they print, strings
+  the page defines (``.ds``) and the common ones; macro definitions (``.de``), ignored blocks
+  (``.ig``), conditions and other requests show nothing.
+
+A file named as a man page (:data:`MAN_SECTION`) that is no roff is read as lines (a rendered page
+saved as ``ls.1``). Every line is read once, by a regular expression of bounded parts: linear in its
+length whatever it holds.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+from indexer.formats.definitions import item_names, man_entry_names
+from indexer.formats.document import Document, Heading, shown_characters, split_lines
+from indexer.formats.text import read_plain
+
+#: The extension of a man page's file: its section, maybe with a suffix (``1``, ``3pm``, ``1ssl``,
+#: ``8x``), or ``man``.
+MAN_SECTION = re.compile(r"[1-9][a-z]{0,8}|man")
+#: How many of a file's first lines are read to tell roff from text that only looks like it.
+SNIFF_LINES = 200
+#: A request or a macro that only roff starts a page with.
+_ROFF_OPENING = re.compile(r"""[.'][ \t]*(?:\\"|TH[ \t]|SH[ \t]|Dd[ \t]|Dt[ \t]|so[ \t]|de[ \t])""")
+#: A control line: a request or a macro, its name and its arguments.
+_CONTROL = re.compile(r"""[.'][ \t]*(?P<name>[^\s\\]{1,16}|\\["#])?[ \t]*(?P<arguments>.*)""")
+#: A comment, to the end of its line.
+_COMMENT = re.compile(r"""\\["#].*""")
+#: An escape: a named character (``\\(em``, ``\\[em]``), a font, string, size, colour or register
+#: (``\\fB``, ``\\*(lq``, ``\\s-1``, ``\\n[x]``), a quoted argument (``\\h'2n'``, ``\\N'34'``), a
+#: comment to the line's end, or one character. Each part is bounded: a line is read in one pass.
+_ESCAPE = re.compile(
+    r"""\\(?:(?P<special>\(..|\[[^\]\n]{0,64}\])"""
+    r"""|(?P<call>[fF*nmMgY])(?:\(..|\[[^\]\n]{0,64}\]|.)"""
+    r"""|s[+-]?(?:\d{1,2}|\(\d\d|\[[^\]\n]{0,16}\])"""
+    r"""|(?P<quoted>[vhwlLDoXZbNxRSCA])'(?P<value>[^'\n]{0,256})'"""
+    r"""|["#].*"""
+    r"""|[kz].?"""
+    r"""|(?P<one>.)?)"""
+)
+#: Named characters as they print: groff's names for dashes, quotes, bullets and signs.
+SPECIAL_CHARACTERS = {
+    "em": "\u2014", "en": "\u2013", "hy": "-", "mi": "-", "bu": "\u2022", "aq": "'", "dq": '"',
+    "lq": "\u201c", "rq": "\u201d", "oq": "\u2018", "cq": "\u2019", "co": "\u00a9", "rg": "\u00ae",
+    "tm": "\u2122", "ha": "^", "ti": "~", "ul": "_", "pl": "+", "eq": "=", "<=": "\u2264",
+    ">=": "\u2265", "!=": "\u2260", "->": "\u2192", "<-": "\u2190", "mu": "\u00d7", "de": "\u00b0",
+    "sc": "\u00a7", "dg": "\u2020", "ga": "`", "aa": "\u00b4", "rs": "\\", "sl": "/", "ba": "|",
+    "br": "|", "lB": "[", "rB": "]", "lC": "{", "rC": "}", "fm": "\u2032", "Fo": "\u00ab", "Fc": "\u00bb",
+}  # fmt: skip
+#: Strings every page may use without defining them (man's, mdoc's and DocBook's stylesheets').
+COMMON_STRINGS = {"lq": "\u201c", "rq": "\u201d", "R": "\u00ae", "Tm": "\u2122", "Aq": "'", "dq": '"'}
+#: What the one-character escapes print: the rest print the character itself (``\\.`` a dot).
+_ONE_CHARACTER = {"e": "\\", "E": "\\", "-": "-", " ": " ", "~": " ", "0": " ", "t": "\t"}
+_PRINTS_NOTHING = frozenset("&|^%c:/,){}!?p\n")
+#: The man macros that set their arguments in alternating fonts, written without spaces between.
+_ALTERNATING = frozenset({"BR", "BI", "IB", "IR", "RB", "RI"})
+#: The macros whose arguments a page does not show (paragraphs, indents, links' targets, lists'
+#: layout); roff's own requests, named in lower case (``.br``, ``.if``, ``.nr``, ``.do ftr``), show
+#: nothing either, but ``.nop``, which prints what follows it.
+_SILENT = frozenset(
+    """PP LP P TP TQ HP RS RE PD UR UE MT ME YS EX EE Dd Os Bl El Bd Ed Pp Lp Bk Ek Sm Bt Ud Rs Re""".split()
+)
+#: mdoc's macros that a line calls by name among its words: they print nothing themselves, or
+#: enclose or prefix the words after them.
+_MDOC_CALLABLE = frozenset(
+    """Ac Ad An Ao Ap Aq Ar At Bc Bo Bq Brc Bro Brq Bsx Bx Cd Cm Dc Do Dq Dv Dx Ec Em En Eo Er Es Ev
+    Fa Fc Fl Fn Fo Fr Ft Fx Ic In It Li Lk Ms Mt Nm No Ns Nx Oc Oo Op Ox Pa Pc Pf Po Pq Qc Ql Qo Qq
+    Sc Sh So Sq Ss St Sx Sy Ta Tn Ux Va Vt Xc Xo Xr""".split()
+)
+#: mdoc's line macros that show their words: displays of one line and a reference's parts.
+_MDOC_SHOWN = frozenset("D1 Dl %A %B %C %D %I %J %N %O %P %Q %R %T %U %V".split())
+#: What mdoc's enclosing macros put around the rest of their line.
+_MDOC_ENCLOSING = {
+    "Op": ("[", "]"), "Oo": ("[", ""), "Oc": ("", "]"), "Bq": ("[", "]"), "Bo": ("[", ""), "Bc": ("", "]"),
+    "Pq": ("(", ")"), "Po": ("(", ""), "Pc": ("", ")"), "Dq": ("\u201c", "\u201d"), "Do": ("\u201c", ""),
+    "Dc": ("", "\u201d"), "Qq": ('"', '"'), "Sq": ("\u2018", "\u2019"), "Aq": ("<", ">"),
+    "Brq": ("{", "}"), "Ql": ("\u2018", "\u2019"),
+}  # fmt: skip
+#: The closing delimiters mdoc writes as words of their own, set against the word before them.
+_MDOC_DELIMITERS = frozenset(".,:;)]?!")
+#: A line of references to other pages alone (``systemd.exec(5)``, ``ls(1), dir(1).``), as a SEE ALSO
+#: section and an index of directives write them: man's links to other pages.
+_REFERENCES = re.compile(r"[ \t]*(?:[\w.:+-]{1,200}\([1-9][a-z]{0,8}\)[,.;]?[ \t]*)+")
+#: The macros that start a paragraph or a list's item, after which a lone line may be an item's tag.
+_PARAGRAPHS = frozenset({"PP", "LP", "P", "TP", "TQ", "IP", "HP", "It", "Pp", "Lp"})
+#: A line written in bold or italic from its start: a font escape or one of the man macros' fonts.
+_IN_FONT = re.compile(
+    r"""\\f[BI(\[]|[.'][ \t]*(?:B|I|BR|BI|IB|IR|RB|RI|SB)[ \t]|(?:Fl|Cm|Ic|Ar|Nm|Pa|Ev|Va|Dv|Li|Sy)\b"""
+)
+_HEADING_LEVELS = {"SH": 2, "Sh": 2, "SS": 3, "Ss": 3}
+_LITERAL_OPENINGS = frozenset({"nf", "EX"})
+_LITERAL_CLOSINGS = frozenset({"fi", "EE"})
+
+
+def is_man_page_name(name: str) -> bool:
+    """Whether a file ``name`` (lower case) is a man page's: a name, then its section
+    (:data:`MAN_SECTION`). A version's digits alone are no name (``3.10.1``, a build definition)."""
+    stem, _, extension = name.rpartition(".")
+    return MAN_SECTION.fullmatch(extension) is not None and any(character.isalpha() for character in stem)
+
+
+def read_roff(text: str, encoding: str = "utf-8") -> Document:
+    """The man page in ``text`` as ``man`` shows it, line for line; text that is no roff as lines."""
+    lines = split_lines(text)
+    if not any(_ROFF_OPENING.match(line) for line in lines[:SNIFF_LINES]):
+        return read_plain(text, encoding)
+    return _Page(lines).read(encoding)
+
+
+class _Page:
+    """One page's reading: its strings, where its literal blocks and sections are, its NAME lines."""
+
+    def __init__(self, lines: list[str]) -> None:
+        self.lines = lines
+        self.strings = dict(COMMON_STRINGS)
+        self.shown: list[str] = []
+        self.headings: list[Heading] = []
+        self.literal: list[tuple[int, int]] = []
+        self.literal_from = 0
+        self.skipping_to = ""  # the name of the macro ending a definition or an ignored block (``.``)
+        self.macros: set[str] = set()  # the page's own (``.de``), which show nothing here
+        self.title = ""  # the page's name, which mdoc's ``.Nm`` prints when given none
+        self.section = ""
+        self.heading_level = 0  # a section macro's without a title: the next line of text is it
+        self.name_lines: list[tuple[int, str]] = []
+        self.tags: dict[int, tuple[str, ...]] = {}  # the names each list item's tag declares
+        self.tag_next = False  # after ``.TP``: the next line shown is an item's tag
+        self.since_paragraph: list[tuple[int, str, bool]] | None = None  # lines shown since ``.PP``
+
+    def read(self, encoding: str) -> Document:
+        for number, line in enumerate(self.lines, 1):
+            self.shown.append(self._line(number, line))
+        if self.literal_from:
+            self.literal.append((self.literal_from, len(self.lines)))
+        titles = {heading.line for heading in self.headings}
+        return Document(
+            lines=self.shown,
+            headings=self.headings,
+            literal=self.literal,
+            encoding=encoding,
+            definitions={**self.tags, **self._names()},
+            linked_entries={
+                number: shown_characters(line)
+                for number, line in enumerate(self.shown, 1)
+                if "(" in line and number not in titles and _REFERENCES.fullmatch(line)
+            },
+        )
+
+    def _line(self, number: int, line: str) -> str:
+        """What the page shows of line ``number``: '' for a line that shows nothing."""
+        if self.skipping_to:
+            ending = _CONTROL.fullmatch(line) if line[:1] in ".'" else None
+            if ending is not None and ending["name"] == self.skipping_to:  # ``..``, also ``.  .``
+                self.skipping_to = ""
+            return ""
+        control = _CONTROL.fullmatch(line) if line[:1] in ".'" else None
+        name = (control["name"] or "") if control else ""
+        paragraph = name in _PARAGRAPHS  # before the line is read: ``.TP`` marks the next one
+        shown = (self.text(line) if control is None else self._control(number, control)).rstrip()
+        if self.heading_level and control is None and shown.strip():
+            self._heading(number, self.heading_level, shown.strip())
+        elif self.section == "NAME" and shown.strip() and self.headings[-1].line != number:
+            self.name_lines.append((number, shown))
+        self._follow_tags(number, line, name, shown, paragraph)
+        return shown
+
+    def _follow_tags(self, number: int, line: str, name: str, shown: str, paragraph: bool) -> None:
+        """Declare the names a list item's tag gives (:func:`item_names`): the line after ``.TP``
+        or ``.TQ``, an ``.IP``'s tag, mdoc's ``.It``, and a paragraph's one line before its
+        indented description (``.PP``, a line, ``.RS``: DocBook's stylesheets write a variable list
+        so). A tag written in bold or italic is names as code writes them (``PrivateTmp=``,
+        ``\\fB\\-v\\fR, \\fB\\-\\-verbose\\fR``); in roman, only what is spelt as code (``-v``)."""
+        if name == "RS":
+            if self.since_paragraph is not None and len(self.since_paragraph) == 1:
+                self._tag(*self.since_paragraph[0])
+            self.since_paragraph = None
+            return
+        if paragraph:
+            self.tag_next = name in ("TP", "TQ")
+            self.since_paragraph = [] if name in ("PP", "LP", "P", "Pp", "Lp") else None
+            if name in ("IP", "It") and shown:
+                tag = line.lstrip(".' \t")[len(name) :].lstrip(' \t"')
+                self._tag(number, shown, _IN_FONT.match(tag) is not None)
+            return
+        if not shown.strip():
+            return
+        in_font = _IN_FONT.match(line) is not None
+        if self.tag_next:
+            self._tag(number, shown, in_font)
+            self.tag_next = False
+        if self.since_paragraph is not None and len(self.since_paragraph) < 2:
+            self.since_paragraph.append((number, shown, in_font))
+
+    def _tag(self, number: int, shown: str, in_font: bool) -> None:
+        if names := item_names(shown, code=in_font):
+            self.tags[number] = names
+
+    def _control(self, number: int, control: re.Match[str]) -> str:
+        name, arguments = control["name"] or "", _COMMENT.sub("", control["arguments"])
+        if name in ('\\"', "\\#", ""):
+            return ""
+        if name in ("de", "de1", "am", "ig"):
+            words = arguments.split()
+            if name != "ig" and words:
+                self.macros.add(words[0])
+            self.skipping_to = words[0] if name == "ig" and words else "."
+            return ""
+        if name == "ds" and arguments.strip():
+            key, _, value = arguments.strip().partition(" ")
+            if key not in COMMON_STRINGS:  # pages define those per device, in conditions not followed
+                self.strings[key] = self.text(value.lstrip().removeprefix('"'))
+            return ""
+        if name in ("TH", "Dt"):
+            return self._title(number, _arguments(arguments))
+        if name in _HEADING_LEVELS:
+            title = " ".join(self.text(word) for word in _arguments(arguments)).strip()
+            if not title:
+                self.heading_level = _HEADING_LEVELS[name]
+                return ""
+            self._heading(number, _HEADING_LEVELS[name], title)
+            return title
+        self._literal_mark(number, name, arguments)
+        if name == "nop":
+            return self.text(arguments)
+        if name in _SILENT or name in self.macros or name.islower():
+            return ""
+        words = [self.text(word) for word in _arguments(arguments)]
+        if name in ("B", "I", "SM", "SB", "IP", "SY"):
+            return " ".join(words[:1] if name == "IP" else words)
+        if name in _ALTERNATING:
+            return "".join(words)
+        if name == "OP":
+            return "[" + " ".join(words) + "]"
+        if name == "Nd":  # mdoc's summary in NAME: man shows it after a dash, as man's pages write it
+            return "\u2014 " + " ".join(words)
+        if name in _MDOC_CALLABLE or name in _MDOC_SHOWN:
+            return self._mdoc(name, _arguments(arguments))
+        return ""  # a macro of a package the page loads (``.LINKSTYLE``): what it does is not known
+
+    def _heading(self, number: int, level: int, title: str) -> None:
+        """A section (or subsection) titled ``title`` starts at line ``number``."""
+        self.headings.append(Heading(number, level, title))
+        self.section = title.upper()
+        self.heading_level = 0
+
+    def _title(self, number: int, arguments: list[str]) -> str:
+        """The page's title line (``.TH GZIP 1``; mdoc's ``.Dt LS 1``): ``GZIP(1)``, heading the page."""
+        if not arguments:
+            return ""
+        self.title = self.text(arguments[0])
+        section = f"({self.text(arguments[1])})" if len(arguments) > 1 else ""
+        title = self.title + section
+        self.headings.append(Heading(number, 1, title))
+        return title
+
+    def _literal_mark(self, number: int, name: str, arguments: str) -> None:
+        """Open or close a literal block at line ``number`` (the lines between are code)."""
+        opens = name in _LITERAL_OPENINGS or (name == "Bd" and "-literal" in arguments.split()[:1])
+        if opens and not self.literal_from:
+            self.literal_from = number + 1
+        elif (name in _LITERAL_CLOSINGS or name == "Ed") and self.literal_from:
+            if number - 1 >= self.literal_from:
+                self.literal.append((self.literal_from, number - 1))
+            self.literal_from = 0
+
+    def _mdoc(self, name: str, arguments: list[str]) -> str:
+        """What an mdoc line (or any other macro's) shows: its words, with the macros it calls among
+        them read (``.It Fl v`` is ``-v``, ``.Xr ls 1`` is ``ls(1)``); the macro's name itself only
+        where it prints (``.Nm``, the enclosing macros)."""
+        words = [name, *arguments] if name in _MDOC_CALLABLE else arguments
+        shown: list[list[str]] = []  # words, each of the pieces set against each other
+        closing: list[str] = []
+        glue = False
+        index = 0
+        while index < len(words):
+            word = words[index]
+            index += 1
+            if word not in _MDOC_CALLABLE:
+                piece = self.text(word)
+            elif word in ("Nm", "Fl"):
+                following = index < len(words) and words[index] not in _MDOC_CALLABLE
+                argument = self.text(words[index]) if following else ""
+                index += following
+                if word == "Fl":
+                    piece = "-" + argument
+                else:
+                    piece = argument or self.title.lower()
+                    self.title = self.title or argument
+            elif word == "Xr" and index + 1 < len(words):
+                piece = f"{self.text(words[index])}({self.text(words[index + 1])})"
+                index += 2
+            elif word in _MDOC_ENCLOSING:
+                opening, close = _MDOC_ENCLOSING[word]
+                if not opening:  # a closing macro (``.Oc``): it closes what an earlier line opened
+                    (shown[-1] if shown else closing).append(close)
+                    continue
+                shown.append([opening])
+                glue = True
+                closing += [close] if close else []
+                continue
+            else:
+                glue = glue or word in ("Ns", "Pf")
+                continue
+            if shown and (glue or piece in _MDOC_DELIMITERS):
+                shown[-1].append(piece)
+            else:
+                shown.append([piece])
+            glue = False
+        return " ".join(filter(None, map("".join, shown))) + "".join(reversed(closing))
+
+    def text(self, line: str) -> str:
+        """``line`` with its escapes read as what they print."""
+        return _ESCAPE.sub(self._escape, line) if "\\" in line else line
+
+    def _escape(self, found: re.Match[str]) -> str:
+        if found["special"]:
+            return _special(found["special"])
+        if found["call"] == "*":
+            name = found[0][2:].removeprefix("(").removeprefix("[").removesuffix("]")
+            return self.strings.get(name, "")
+        if found["quoted"] == "N":
+            return _character(found["value"])
+        one = found["one"]
+        if one is None:
+            return ""
+        return _ONE_CHARACTER.get(one, "" if one in _PRINTS_NOTHING else one)
+
+    def _names(self) -> dict[int, tuple[str, ...]]:
+        """The names the NAME section declares, on its first line of text: before its dash (man),
+        or its ``.Nm`` lines' (mdoc, whose ``.Nd`` line is the dash)."""
+        if not self.name_lines:
+            return {}
+        entry = " ".join(shown for _, shown in self.name_lines)
+        names = man_entry_names(entry) or man_entry_names(entry.replace("\u2014", "-", 1))
+        return {self.name_lines[0][0]: names} if names else {}
+
+
+def _arguments(arguments: str) -> list[str]:
+    """A control line's arguments, split at spaces outside double quotes (``"SEE ALSO"`` is one)."""
+    if '"' not in arguments:
+        return arguments.split()
+    try:
+        return shlex.split(arguments.replace("\\", "\\\\"), posix=True)
+    except ValueError:  # an unclosed quote: the words as they are
+        return arguments.replace('"', " ").split()
+
+
+def _special(name: str) -> str:
+    """What a named character escape prints (``(em``, ``[em]``, ``[u00E9]``); '' for one unknown."""
+    name = name[1:] if name.startswith("(") else name[1:-1]
+    if name.startswith("u") and len(name) in (5, 6) and all(c in "0123456789ABCDEFabcdef" for c in name[1:]):
+        return chr(int(name[1:], 16))
+    return SPECIAL_CHARACTERS.get(name, "")
+
+
+def _character(code: str) -> str:
+    """What ``\\N'34'`` prints: the character of that code, if it is one."""
+    return chr(int(code)) if code.isdigit() and 31 < int(code) < 0x110000 else ""

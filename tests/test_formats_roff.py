@@ -1,0 +1,255 @@
+"""Man pages in roff read as ``man`` shows them: sections as headings, NAME as the names a page
+defines, escapes and fonts as their text, line for line with the source."""
+
+from __future__ import annotations
+
+import gzip
+
+import pytest
+from helpers import HashBackend, fastest_seconds
+
+from indexer import Index, corpus
+from indexer.chunking import ChunkSettings, chunk_document
+from indexer.formats import UnreadableFile, read_document
+from indexer.formats.roff import read_roff
+
+GZIP_PAGE = r""".\" the gzip page, shortened
+.de Xx
+.ds Dt \\$2
+..
+.Xx Time-stamp: "2019-12-29"
+.if \n[.g] \{\
+.  am URL
+.    ad l
+.  .
+.  LINKSTYLE blue R < >
+.\}
+.TH GZIP 1 local
+.SH NAME
+gzip, gunzip, zcat \- compress or expand files
+.SH SYNOPSIS
+.B gzip
+.RB [ " \-acdfhklLnNrtvV19 " ]
+.SH DESCRIPTION
+The
+.B gzip
+command reduces the size of the named files \(em see
+.BR zcat (1),
+\fBzless\fR(1) and \*(lqpigz\*(rq\[aq]s notes.
+.if n .ds Q "
+.ig
+this never shows
+..
+.SS "Advanced usage"
+.nf
+gzip \-c file > file.gz
+.fi
+.PP
+Done.
+"""
+
+LS_PAGE = r""".Dd $Mdocdate: March 31 2022 $
+.Dt LS 1
+.Os
+.Sh NAME
+.Nm ls ,
+.Nm dir
+.Nd list directory contents
+.Sh SYNOPSIS
+.Nm
+.Op Fl a
+.Op Ar file ...
+.Sh DESCRIPTION
+.Bl -tag -width Ds
+.It Fl v
+Print each name as
+.Xr ssh 1 ,
+does.
+.El
+.Bd -literal
+ls -la /tmp
+.Ed
+"""
+
+
+def test_a_man_page_is_read_as_man_shows_it_line_for_line():
+    document = read_roff(GZIP_PAGE)
+    source = GZIP_PAGE.rstrip("\n").split("\n")
+    assert len(document.lines) == len(source)  # a citation's lines are the source's
+    shown = [line for line in document.lines if line]
+    assert shown == [
+        "GZIP(1)",
+        "NAME",
+        "gzip, gunzip, zcat - compress or expand files",
+        "SYNOPSIS",
+        "gzip",
+        "[ -acdfhklLnNrtvV19 ]",
+        "DESCRIPTION",
+        "The",
+        "gzip",
+        "command reduces the size of the named files \u2014 see",
+        "zcat(1),",
+        "zless(1) and \u201cpigz\u201d's notes.",
+        "Advanced usage",
+        "gzip -c file > file.gz",
+        "Done.",
+    ]
+    assert [(heading.level, heading.title) for heading in document.headings] == [
+        (1, "GZIP(1)"),
+        (2, "NAME"),
+        (2, "SYNOPSIS"),
+        (2, "DESCRIPTION"),
+        (3, "Advanced usage"),
+    ]
+    assert document.definitions == {source.index(r"gzip, gunzip, zcat \- compress or expand files") + 1: (
+        "gzip", "gunzip", "zcat")}  # fmt: skip
+    code = source.index(r"gzip \-c file > file.gz") + 1
+    assert document.literal == [(code, code)]
+
+
+def test_an_mdoc_page_is_read_with_the_macros_it_calls():
+    document = read_roff(LS_PAGE)
+    shown = [line for line in document.lines if line]
+    assert shown == [
+        "LS(1)",
+        "NAME",
+        "ls,",
+        "dir",
+        "\u2014 list directory contents",
+        "SYNOPSIS",
+        "ls",
+        "[-a]",
+        "[file ...]",
+        "DESCRIPTION",
+        "-v",
+        "Print each name as",
+        "ssh(1),",
+        "does.",
+        "ls -la /tmp",
+    ]
+    assert sorted(document.definitions.values()) == [("-v",), ("ls", "dir")]  # an item's tag, NAME
+    assert [heading.title for heading in document.headings] == ["LS(1)", "NAME", "SYNOPSIS", "DESCRIPTION"]
+    literal = LS_PAGE.split("\n").index("ls -la /tmp") + 1
+    assert document.literal == [(literal, literal)]
+
+
+def test_a_list_item_s_tag_declares_the_names_it_writes_as_code():
+    page = "\n".join(
+        [
+            ".TH SYSTEMD.EXEC 5",
+            ".SH OPTIONS",
+            ".PP",
+            "\\fIPrivateTmp=\\fR",  # DocBook's variable list: a paragraph's one line, then its indent
+            ".RS 4",
+            "Takes a boolean argument\\&.",
+            ".RE",
+            ".PP",
+            "A paragraph of one line in roman.",
+            ".RS 4",
+            ".RE",
+            ".TP",
+            "\\fB\\-v\\fR, \\fB\\-\\-verbose\\fR",
+            "Print more.",
+            ".TP",
+            "Example",  # a tag in roman: a word, as prose has it
+            "Something.",
+            '.IP "\\fB\\-\\-color\\fR[=\\fIWHEN\\fR]" 4',
+            ".Bl -tag",
+            ".It Fl q",
+            ".El",
+        ]
+    )
+    assert read_roff(page).definitions == {
+        4: ("PrivateTmp",),
+        13: ("-v", "--verbose"),
+        18: ("--color",),
+        20: ("-q",),
+    }
+
+
+def test_references_to_other_pages_alone_are_a_list_of_them():
+    index = read_roff(
+        ".TH SYSTEMD.DIRECTIVES 7\n.SH UNIT DIRECTIVES\n.PP\n\\fIPrivateTmp=\\fR\n.RS 4\n"
+        "\\fBsystemd.exec\\fR(5)\n.RE\n.SH SEE ALSO\n\\fBls\\fR(1), \\fBdir\\fR(1).\n"
+        "Read the manual(7) first.\n"
+    )
+    assert index.linked_entries == {6: len("systemd.exec(5)"), 9: len("ls(1),dir(1).")}
+    items = "".join(f".PP\n\\fIDirective{n}=\\fR\n.RS 4\n\\fBsystemd.exec\\fR(5)\n.RE\n" for n in range(40))
+    page = read_roff(".TH SYSTEMD.DIRECTIVES 7\n.SH UNIT DIRECTIVES\n" + items)
+    chunks = chunk_document(page, lambda texts: [len(text.split()) for text in texts], ChunkSettings(60, 0))
+    assert len(chunks) > 1
+    assert all(chunk.is_contents for chunk in chunks)  # each is names and the pages they link
+    assert "Directive7" in chunks[0].names
+
+
+def test_a_file_named_as_a_man_page_that_is_no_roff_is_read_as_lines():
+    rendered = "LS(1)\n\nNAME\n       ls - list directory contents\n\nDESCRIPTION\n       List files.\n"
+    document = read_document("ls.1", rendered.encode())
+    assert document.lines == rendered.rstrip("\n").split("\n")
+    assert document.headings == []
+    assert list(document.definitions.values()) == [("ls",)]  # the rendered NAME section, as before
+
+
+def test_an_alias_page_shows_nothing_and_a_compressed_page_is_read_as_its_roff():
+    alias = read_document("zcat.1.gz", gzip.compress(b".so man1/gzip.1\n"))
+    assert not any(line.strip() for line in alias.lines)
+    page = read_document("man1/gzip.1.gz", gzip.compress(GZIP_PAGE.encode()))
+    assert page.headings == read_roff(GZIP_PAGE).headings
+
+
+def test_the_walk_takes_man_pages_by_their_section():
+    taken = ["man1/ls.1", "man1/ls.1.gz", "man3/Pod::Usage.3perl.gz", "man1/openssl.1ssl.gz", "doc/tool.man"]
+    left = ["notes.0", "man/figure.png", "data.10", "python-build/3.10.1", "lib/2.7.18.gz"]
+    assert [name for name in taken if not corpus.is_text_name(name)] == []
+    assert [name for name in left if corpus.is_text_name(name)] == []
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        lambda n: "\\" * 2 * n,
+        lambda n: "\\(" * n,
+        lambda n: "\\[" * n,
+        lambda n: "\\f[" * n,
+        lambda n: "\\h'" * n,
+        lambda n: "\\*[" * n,
+        lambda n: '.B "' + 'a "' * n,
+        lambda n: ".BR " + "a " * n,
+        lambda n: ".Op " + "Fl Op Ns " * n,
+        lambda n: ".de X\n" * n,
+        lambda n: ".SH NAME\n" + "a \\- b\n" * n,
+    ],
+    ids=["backslashes", "specials", "brackets", "fonts", "quoted", "strings", "quotes", "words", "mdoc",
+         "definitions", "names"],
+)  # fmt: skip
+@pytest.mark.slow
+def test_reading_a_page_takes_time_linear_in_its_size_whatever_it_holds(hostile):
+    def seconds(repeats: int) -> float:
+        text = ".TH X 1\n" + hostile(repeats) + "\n"
+        return fastest_seconds(lambda: read_roff(text), repeats=3)
+
+    assert seconds(40_000) / seconds(5_000) < 24  # quadratic would be 64
+
+
+def test_a_damaged_man_page_fails_alone_naming_its_reader():
+    with pytest.raises(UnreadableFile, match="binary") as refused:
+        read_document("ls.1", b".TH LS 1\n\x00\x01")
+    assert refused.value.status == "binary"
+
+
+@pytest.mark.heavy
+def test_a_folder_of_man_pages_is_searched_by_its_words_and_names(tmp_path):
+    folder = tmp_path / "man"
+    (folder / "man1").mkdir(parents=True)
+    (folder / "man1" / "gzip.1.gz").write_bytes(gzip.compress(GZIP_PAGE.encode()))
+    (folder / "man1" / "zcat.1.gz").write_bytes(gzip.compress(b".so man1/gzip.1\n"))
+    (folder / "man1" / "ls.1").write_text(LS_PAGE)
+    with Index.open(tmp_path / "index.db", backend=HashBackend(max_tokens=512)) as index:
+        report = index.build(folder, warn=lambda message: None)
+        bold = index.search("zless pigz", k=1, mode="keyword", min_score=0)
+        named = index.search("gunzip", k=2, mode="keyword", min_score=0)
+    assert (report.files_added, report.files_skipped) == (2, 1)  # the alias page is empty
+    assert bold[0].path == "man1/gzip.1.gz"
+    assert "\\f" not in bold[0].text and "zless(1)" in bold[0].text
+    assert named[0].path == "man1/gzip.1.gz"
+    assert named[0].heading.startswith("GZIP(1)")
