@@ -36,6 +36,12 @@ TEXT_EXTENSIONS = frozenset(
     css scss sass less vue svelte json jsonl yaml yml toml ini cfg conf properties env xml csv tsv
     graphql proto tf hcl gradle cmake mk dockerfile ipynb pdf docx pod sgml config""".split()
 )
+#: Extensions of images, archives, media, fonts and binaries: a well-known name with one of them
+#: (``README.png``, ``install.tar``) is no document.
+NOT_TEXT_EXTENSIONS = frozenset(
+    """png jpg jpeg gif ico bmp webp tif tiff zip tar tgz 7z rar zst deb rpm exe dll so o a jar class
+    pyc whl mp3 mp4 ogg wav woff woff2 ttf otf""".split()
+)
 #: Names of text files without an extension (any case): a project's build files, and the documents
 #: the GNU Coding Standards name and Debian ships beside them, also with a suffix of their own
 #: (``README.Debian``, ``changelog.Debian``, ``NEWS.old``). A name in capitals alone is a document
@@ -257,7 +263,10 @@ def is_text_name(path: str) -> bool:
     (``ls.1.gz``), or a document format :mod:`indexer.formats` reads (PDF, DOCX)."""
     written = uncompressed_name(path.rsplit("/", 1)[-1])
     name = written.lower()
-    if name.split(".", 1)[0] in TEXT_FILENAMES or _in_capitals(written):
+    stem, _, suffix = name.partition(".")
+    if (stem in TEXT_FILENAMES and suffix.rsplit(".", 1)[-1] not in NOT_TEXT_EXTENSIONS) or _in_capitals(
+        written
+    ):
         return True
     return ("." in name and name.rsplit(".", 1)[-1] in TEXT_EXTENSIONS) or is_man_page_name(name)
 

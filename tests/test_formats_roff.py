@@ -182,6 +182,51 @@ def test_references_to_other_pages_alone_are_a_list_of_them():
     assert "Directive7" in chunks[0].names
 
 
+def test_what_a_terminal_shows_of_tables_branches_and_pod_s_verbatim_blocks():
+    page = read_roff(
+        "\n".join(
+            [
+                ".TH FFI 3",
+                ".SH NAME",
+                "frobnicate",
+                ".PP",
+                "This page is about the tool \\- really.",  # past the entry's paragraph: no name
+                ".SH TABLE",
+                ".TS",
+                "allbox tab(:);",
+                "lB lB.",
+                "Setting:Meaning",
+                "_",
+                "T{",
+                "\\fBKillMode=\\fR",
+                "T}:T{",
+                "how to stop",
+                "T}",
+                ".TE",
+                ".ie n \\{\\",
+                "on a terminal",
+                ".\\}",
+                ".el \\{\\",
+                "on paper",
+                ".\\}",
+                ".Vb 2",
+                "\\&  use Dpkg;",
+                ".Ve",
+                "\\[uD800]\\N'55296'\\[u00E9]",  # a lone surrogate is no character
+            ]
+        )
+    )
+    shown = [line for line in page.lines if line]
+    assert shown == [
+        "FFI(3)", "NAME", "frobnicate", "This page is about the tool - really.", "TABLE",
+        "Setting  Meaning", "KillMode=", "how to stop", "on a terminal", "  use Dpkg;", "\u00e9",
+    ]  # fmt: skip
+    assert page.definitions == {}
+    assert page.literal == [(25, 25)]
+    mdoc = read_roff(".Dd x\n.Dt FFI 3\n.Sh NAME\n.Nm FFI\n.Nd a library\n.Sh SYNOPSIS\n.Nm\n")
+    assert [line for line in mdoc.lines if line][-1] == "FFI"  # the first .Nm's name, not the title's
+
+
 def test_a_file_named_as_a_man_page_that_is_no_roff_is_read_as_lines():
     rendered = "LS(1)\n\nNAME\n       ls - list directory contents\n\nDESCRIPTION\n       List files.\n"
     document = read_document("ls.1", rendered.encode())
@@ -199,7 +244,10 @@ def test_an_alias_page_shows_nothing_and_a_compressed_page_is_read_as_its_roff()
 
 def test_the_walk_takes_man_pages_by_their_section():
     taken = ["man1/ls.1", "man1/ls.1.gz", "man3/Pod::Usage.3perl.gz", "man1/openssl.1ssl.gz", "doc/tool.man"]
-    left = ["notes.0", "man/figure.png", "data.10", "python-build/3.10.1", "lib/2.7.18.gz"]
+    left = [
+        "notes.0", "man/figure.png", "data.10", "python-build/3.10.1", "lib/2.7.18.gz", "lib/libz.so.1",
+        "log/app.log.1", "backup.7z", "clip.3gp",
+    ]  # fmt: skip
     assert [name for name in taken if not corpus.is_text_name(name)] == []
     assert [name for name in left if corpus.is_text_name(name)] == []
 
@@ -218,9 +266,12 @@ def test_the_walk_takes_man_pages_by_their_section():
         lambda n: ".Op " + "Fl Op Ns " * n,
         lambda n: ".de X\n" * n,
         lambda n: ".SH NAME\n" + "a \\- b\n" * n,
+        lambda n: "a(1)." * n + "!",  # references that almost make a line of them
+        lambda n: ".TS\ntab(:);\nl l.\n" + "T{\na:b\nT}:T{\n" * n + ".TE",
+        lambda n: ".el \\{\\{" + "\\}" * n,
     ],
     ids=["backslashes", "specials", "brackets", "fonts", "quoted", "strings", "quotes", "words", "mdoc",
-         "definitions", "names"],
+         "definitions", "names", "references", "table", "branches"],
 )  # fmt: skip
 @pytest.mark.slow
 def test_reading_a_page_takes_time_linear_in_its_size_whatever_it_holds(hostile):

@@ -130,8 +130,8 @@ def read_document(path: str, data: bytes) -> Document:
     memory run out).
     """
     extension = extension_of(path)
-    data = expanded(path, data)
     try:
+        data = expanded(path, data)
         if extension in BINARY_READERS:
             document = BINARY_READERS[extension](data)
         else:

@@ -11,11 +11,13 @@ the line numbers of the source. What the reader knows:
   ``.SH``/``.Sh`` its sections and ``.SS``/``.Ss`` their subsections.
 - **Names**: the NAME section declares the names the page defines (``gzip, gunzip, zcat \\- compress
   or expand files``; mdoc's ``.Nm``), so a one-name question finds the page.
-- **Code**: ``.nf``/``.fi``, ``.EX``/``.EE`` and mdoc's ``.Bd -literal``/``.Ed`` are literal blocks.
+- **Code**: ``.nf``/``.fi``, ``.EX``/``.EE``, mdoc's ``.Bd -literal``/``.Ed`` and Pod::Man's
+  ``.Vb``/``.Ve`` are literal blocks.
 - **Text**: the man macros' fonts (``.BR a b`` is ``ab``), mdoc's callable macros (``.Op Fl v Ar
   file`` is ``[-v file]``, ``.Xr ls 1`` is ``ls(1)``), escapes as the characters they print, strings
   the page defines (``.ds``) and the common ones; macro definitions (``.de``), ignored blocks
-  (``.ig``), conditions and other requests show nothing.
+  (``.ig``), requests and a condition's second branch (``.el \\{``, the typesetter's, where
+  ``man`` shows the terminal's) show nothing; a table's cells are shown apart, without its layout.
 
 A file named as a man page (:data:`MAN_SECTION`) that is no roff is read as lines (a rendered page
 saved as ``ls.1``). Every line is read once, by a regular expression of bounded parts: linear in its
@@ -27,13 +29,17 @@ from __future__ import annotations
 import re
 import shlex
 
-from indexer.formats.definitions import item_names, man_entry_names
+from indexer.formats.definitions import MAX_MAN_NAME_LINES, item_names, man_entry_names
 from indexer.formats.document import Document, Heading, shown_characters, split_lines
 from indexer.formats.text import read_plain
 
 #: The extension of a man page's file: its section, maybe with a suffix (``1``, ``3pm``, ``1ssl``,
 #: ``8x``), or ``man``.
 MAN_SECTION = re.compile(r"[1-9][a-z]{0,8}|man")
+#: Extensions that look like a man page's section and are formats of their own.
+_LIKE_SECTIONS = frozenset({"7z", "3gp", "3g2"})
+#: What comes before the number of a library's version or a rotated log, not a man page's section.
+_NUMBERED_STEMS = (".so", ".log")
 #: How many of a file's first lines are read to tell roff from text that only looks like it.
 SNIFF_LINES = 200
 #: A request or a macro that only roff starts a page with.
@@ -96,7 +102,9 @@ _MDOC_ENCLOSING = {
 _MDOC_DELIMITERS = frozenset(".,:;)]?!")
 #: A line of references to other pages alone (``systemd.exec(5)``, ``ls(1), dir(1).``), as a SEE ALSO
 #: section and an index of directives write them: man's links to other pages.
-_REFERENCES = re.compile(r"[ \t]*(?:[\w.:+-]{1,200}\([1-9][a-z]{0,8}\)[,.;]?[ \t]*)+")
+_REFERENCES = re.compile(r"[ \t]*(?:[\w:+-][\w.:+-]{0,199}\([1-9][a-z]{0,8}\)[,.;]?[ \t]*)+")
+#: A table's option naming the character that separates its cells (``tab(:)``).
+_TABLE_TAB = re.compile(r"tab\s{0,8}\((.)\)")
 #: The macros that start a paragraph or a list's item, after which a lone line may be an item's tag.
 _PARAGRAPHS = frozenset({"PP", "LP", "P", "TP", "TQ", "IP", "HP", "It", "Pp", "Lp"})
 #: A line written in bold or italic from its start: a font escape or one of the man macros' fonts.
@@ -104,15 +112,21 @@ _IN_FONT = re.compile(
     r"""\\f[BI(\[]|[.'][ \t]*(?:B|I|BR|BI|IB|IR|RB|RI|SB)[ \t]|(?:Fl|Cm|Ic|Ar|Nm|Pa|Ev|Va|Dv|Li|Sy)\b"""
 )
 _HEADING_LEVELS = {"SH": 2, "Sh": 2, "SS": 3, "Ss": 3}
-_LITERAL_OPENINGS = frozenset({"nf", "EX"})
-_LITERAL_CLOSINGS = frozenset({"fi", "EE"})
+#: The lines that open and close a literal block: roff's no-fill, man's example, and Pod::Man's
+#: verbatim macros (every Perl module's page, and OpenSSL's, defines ``.Vb`` and ``.Ve`` so).
+_LITERAL_OPENINGS = frozenset({"nf", "EX", "Vb"})
+_LITERAL_CLOSINGS = frozenset({"fi", "EE", "Ve"})
 
 
 def is_man_page_name(name: str) -> bool:
     """Whether a file ``name`` (lower case) is a man page's: a name, then its section
-    (:data:`MAN_SECTION`). A version's digits alone are no name (``3.10.1``, a build definition)."""
+    (:data:`MAN_SECTION`). A version's digits alone are no name (``3.10.1``, a build definition),
+    nor is a library's or a log's name before its number (``libz.so.1``, a rotated ``app.log.1``),
+    and a few formats' extensions look like a section (``.7z``, ``.3gp``)."""
     stem, _, extension = name.rpartition(".")
-    return MAN_SECTION.fullmatch(extension) is not None and any(character.isalpha() for character in stem)
+    if MAN_SECTION.fullmatch(extension) is None or extension in _LIKE_SECTIONS:
+        return False
+    return any(character.isalpha() for character in stem) and not stem.endswith(_NUMBERED_STEMS)
 
 
 def read_roff(text: str, encoding: str = "utf-8") -> Document:
@@ -136,12 +150,16 @@ class _Page:
         self.skipping_to = ""  # the name of the macro ending a definition or an ignored block (``.``)
         self.macros: set[str] = set()  # the page's own (``.de``), which show nothing here
         self.title = ""  # the page's name, which mdoc's ``.Nm`` prints when given none
-        self.section = ""
         self.heading_level = 0  # a section macro's without a title: the next line of text is it
         self.name_lines: list[tuple[int, str]] = []
         self.tags: dict[int, tuple[str, ...]] = {}  # the names each list item's tag declares
         self.tag_next = False  # after ``.TP``: the next line shown is an item's tag
         self.since_paragraph: list[tuple[int, str, bool]] | None = None  # lines shown since ``.PP``
+        self.naming = False  # in the NAME section's entry, before its first paragraph ends
+        self.page_name = ""  # mdoc's first ``.Nm`` argument, which a bare ``.Nm`` prints
+        self.hidden_depth = 0  # inside an ``.el`` block (the typesetter's branch): ``\{`` less ``\}``
+        self.table = ""  # inside a table (``.TS``): "format" before its data, then "data"
+        self.table_tab = "\t"  # the character a table's data lines separate cells with
 
     def read(self, encoding: str) -> Document:
         for number, line in enumerate(self.lines, 1):
@@ -164,19 +182,29 @@ class _Page:
 
     def _line(self, number: int, line: str) -> str:
         """What the page shows of line ``number``: '' for a line that shows nothing."""
-        if self.skipping_to:
-            ending = _CONTROL.fullmatch(line) if line[:1] in ".'" else None
-            if ending is not None and ending["name"] == self.skipping_to:  # ``..``, also ``.  .``
-                self.skipping_to = ""
-            return ""
         control = _CONTROL.fullmatch(line) if line[:1] in ".'" else None
         name = (control["name"] or "") if control else ""
+        if self.skipping_to:
+            if name == self.skipping_to:  # ``..``, also ``.  .``
+                self.skipping_to = ""
+            return ""
+        if self.hidden_depth:
+            self.hidden_depth += line.count("\\{") - line.count("\\}")
+            return ""
+        if self.table and (self.table == "format" or name in ("TE", "T&")):
+            return self._table_layout(line, name)
         paragraph = name in _PARAGRAPHS  # before the line is read: ``.TP`` marks the next one
-        shown = (self.text(line) if control is None else self._control(number, control)).rstrip()
+        if control is not None:
+            shown = self._control(number, control)
+        else:
+            shown = self._table_row(line) if self.table else self.text(line)
+        shown = shown.rstrip()
         if self.heading_level and control is None and shown.strip():
             self._heading(number, self.heading_level, shown.strip())
-        elif self.section == "NAME" and shown.strip() and self.headings[-1].line != number:
+        elif self.naming and shown.strip() and self.headings[-1].line != number:
             self.name_lines.append((number, shown))
+        self.naming = self.naming and len(self.name_lines) < MAX_MAN_NAME_LINES
+        self.naming = self.naming and not (paragraph and self.name_lines)
         self._follow_tags(number, line, name, shown, paragraph)
         return shown
 
@@ -228,6 +256,12 @@ class _Page:
             return ""
         if name in ("TH", "Dt"):
             return self._title(number, _arguments(arguments))
+        if name == "TS":
+            self.table, self.table_tab = "format", "\t"
+            return ""
+        if name == "el" and "\\{" in arguments:  # the typesetter's branch; ``man`` shows the terminal's
+            self.hidden_depth = arguments.count("\\{") - arguments.count("\\}")
+            return ""
         if name in _HEADING_LEVELS:
             title = " ".join(self.text(word) for word in _arguments(arguments)).strip()
             if not title:
@@ -256,8 +290,31 @@ class _Page:
     def _heading(self, number: int, level: int, title: str) -> None:
         """A section (or subsection) titled ``title`` starts at line ``number``."""
         self.headings.append(Heading(number, level, title))
-        self.section = title.upper()
+        self.naming = title.upper() == "NAME" and not self.name_lines
         self.heading_level = 0
+
+    def _table_layout(self, line: str, name: str) -> str:
+        """A table's options and format lines (``allbox tab(:);``, ``l l.``), ``.T&`` and ``.TE``:
+        they show nothing, and say where its data starts and what separates its cells."""
+        stripped = line.strip()
+        if name == "TE":
+            self.table = ""
+        elif name == "T&":
+            self.table = "format"
+        elif stripped.endswith(";"):
+            separator = _TABLE_TAB.search(stripped)
+            self.table_tab = separator[1] if separator else self.table_tab
+        elif stripped.endswith("."):
+            self.table = "data"
+        return ""
+
+    def _table_row(self, line: str) -> str:
+        """A table's data line as ``man`` shows it: its cells apart, without the marks of a cell's
+        text block (``T{``, ``T}``); a rule (``_``, ``=``) shows nothing."""
+        if line.strip() in ("_", "=", "T{", "T}"):
+            return ""
+        cells = line.removeprefix("T}").removesuffix("T{").split(self.table_tab)
+        return "  ".join(self.text(cell.strip()) for cell in cells if cell.strip() not in ("T{", "T}"))
 
     def _title(self, number: int, arguments: list[str]) -> str:
         """The page's title line (``.TH GZIP 1``; mdoc's ``.Dt LS 1``): ``GZIP(1)``, heading the page."""
@@ -300,8 +357,8 @@ class _Page:
                 if word == "Fl":
                     piece = "-" + argument
                 else:
-                    piece = argument or self.title.lower()
-                    self.title = self.title or argument
+                    self.page_name = self.page_name or argument
+                    piece = argument or self.page_name or self.title.lower()
             elif word == "Xr" and index + 1 < len(words):
                 piece = f"{self.text(words[index])}({self.text(words[index + 1])})"
                 index += 2
@@ -344,11 +401,12 @@ class _Page:
     def _names(self) -> dict[int, tuple[str, ...]]:
         """The names the NAME section declares, on its first line of text: before its dash (man),
         or its ``.Nm`` lines' (mdoc, whose ``.Nd`` line is the dash)."""
-        if not self.name_lines:
-            return {}
-        entry = " ".join(shown for _, shown in self.name_lines)
-        names = man_entry_names(entry) or man_entry_names(entry.replace("\u2014", "-", 1))
-        return {self.name_lines[0][0]: names} if names else {}
+        entry: list[str] = []
+        for _, shown in self.name_lines:  # the entry's first paragraph, up to its dash
+            entry.append(shown)
+            if names := man_entry_names(" ".join(entry)):
+                return {self.name_lines[0][0]: names}
+        return {}
 
 
 def _arguments(arguments: str) -> list[str]:
@@ -365,10 +423,16 @@ def _special(name: str) -> str:
     """What a named character escape prints (``(em``, ``[em]``, ``[u00E9]``); '' for one unknown."""
     name = name[1:] if name.startswith("(") else name[1:-1]
     if name.startswith("u") and len(name) in (5, 6) and all(c in "0123456789ABCDEFabcdef" for c in name[1:]):
-        return chr(int(name[1:], 16))
+        return _printable(int(name[1:], 16))
     return SPECIAL_CHARACTERS.get(name, "")
 
 
 def _character(code: str) -> str:
     """What ``\\N'34'`` prints: the character of that code, if it is one."""
-    return chr(int(code)) if code.isdigit() and 31 < int(code) < 0x110000 else ""
+    return _printable(int(code)) if code.isdigit() else ""
+
+
+def _printable(code: int) -> str:
+    """The character of ``code`` if it is one text can hold: not a control character, nor half of
+    a UTF-16 pair (a lone surrogate cannot be encoded, and would fail the whole build's hashing)."""
+    return chr(code) if 31 < code < 0x110000 and not 0xD800 <= code <= 0xDFFF else ""
