@@ -51,8 +51,10 @@ emulator:
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user >/dev/null; } || \
 		echo "note: qemu-user is not installed (apt-get install qemu-user): the emulated-CPU test will skip"
 
+# Two workers, each taking whole test files (module fixtures, a served index, a browser, stay one per
+# file): the suite waits on servers, workers and PostgreSQL as much as it computes.
 test: install-test browser emulator
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile
 
 # the edit-test loop: every test that loads no model and starts no server, browser, emulator, worker
 # or PostgreSQL (those are marked heavy; one that is not fails here, naming what it did), less the
