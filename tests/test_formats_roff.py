@@ -282,7 +282,7 @@ def test_reading_a_page_takes_time_linear_in_its_size_whatever_it_holds(hostile)
     assert seconds(40_000) / seconds(5_000) < 24  # quadratic would be 64
 
 
-def test_a_damaged_man_page_fails_alone_naming_its_reader():
+def test_a_binary_file_named_as_a_man_page_is_refused_as_binary():
     with pytest.raises(UnreadableFile, match="binary") as refused:
         read_document("ls.1", b".TH LS 1\n\x00\x01")
     assert refused.value.status == "binary"
