@@ -149,7 +149,7 @@ class _Page:
         self.literal_from = 0
         self.skipping_to = ""  # the name of the macro ending a definition or an ignored block (``.``)
         self.macros: set[str] = set()  # the page's own (``.de``), which show nothing here
-        self.title = ""  # the page's name, which mdoc's ``.Nm`` prints when given none
+        self.title = ""  # the page's title (``.TH``, ``.Dt``): a bare ``.Nm`` prints it when none named it
         self.heading_level = 0  # a section macro's without a title: the next line of text is it
         self.name_lines: list[tuple[int, str]] = []
         self.tags: dict[int, tuple[str, ...]] = {}  # the names each list item's tag declares
@@ -203,8 +203,8 @@ class _Page:
             self._heading(number, self.heading_level, shown.strip())
         elif self.naming and shown.strip() and self.headings[-1].line != number:
             self.name_lines.append((number, shown))
-        self.naming = self.naming and len(self.name_lines) < MAX_MAN_NAME_LINES
-        self.naming = self.naming and not (paragraph and self.name_lines)
+        ended = len(self.name_lines) >= MAX_MAN_NAME_LINES or (paragraph and self.name_lines)
+        self.naming = self.naming and not ended
         self._follow_tags(number, line, name, shown, paragraph)
         return shown
 
