@@ -263,12 +263,16 @@ def is_text_name(path: str) -> bool:
     (``ls.1.gz``), or a document format :mod:`indexer.formats` reads (PDF, DOCX)."""
     written = uncompressed_name(path.rsplit("/", 1)[-1])
     name = written.lower()
-    stem, _, suffix = name.partition(".")
-    if (stem in TEXT_FILENAMES and suffix.rsplit(".", 1)[-1] not in NOT_TEXT_EXTENSIONS) or _in_capitals(
-        written
-    ):
+    if _well_known(name) or _in_capitals(written):
         return True
     return ("." in name and name.rsplit(".", 1)[-1] in TEXT_EXTENSIONS) or is_man_page_name(name)
+
+
+def _well_known(name: str) -> bool:
+    """Whether a file ``name`` (lower case) is one of :data:`TEXT_FILENAMES`, maybe with a suffix of
+    its own (``readme.debian``) that is not another format's extension (``readme.png``)."""
+    stem, _, suffix = name.partition(".")
+    return stem in TEXT_FILENAMES and suffix.rsplit(".", 1)[-1] not in NOT_TEXT_EXTENSIONS
 
 
 def _in_capitals(name: str) -> bool:
