@@ -17,6 +17,7 @@ from pathlib import Path
 
 from indexer.errors import UnreadableFile
 from indexer.formats.compressed import uncompressed_name
+from indexer.formats.info import is_info_name
 from indexer.formats.roff import is_man_page_name
 from indexer.ignore import (
     IGNORE_FILE_NAMES,
@@ -260,12 +261,15 @@ class WalkResult:
 def is_text_name(path: str) -> bool:
     """Whether a file name looks like something we index (by extension or well-known name, of the
     file it holds for a compressed one: ``NEWS.gz``, ``README.md.gz``): text, a man page
-    (``ls.1.gz``), or a document format :mod:`indexer.formats` reads (PDF, DOCX)."""
+    (``ls.1.gz``), an Info manual (``find.info-1.gz``), or a document format :mod:`indexer.formats`
+    reads (PDF, DOCX)."""
     written = uncompressed_name(path.rsplit("/", 1)[-1])
     name = written.lower()
     if _well_known(name) or _in_capitals(written):
         return True
-    return ("." in name and name.rsplit(".", 1)[-1] in TEXT_EXTENSIONS) or is_man_page_name(name)
+    if "." in name and name.rsplit(".", 1)[-1] in TEXT_EXTENSIONS:
+        return True
+    return is_man_page_name(name) or is_info_name(name)
 
 
 def _well_known(name: str) -> bool:

@@ -20,6 +20,7 @@ from typing import Any, cast
 
 from indexer.formats.compressed import compression_of, expanded, uncompressed_name
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
+from indexer.formats.info import is_info_name, read_info, without_markers
 from indexer.formats.roff import is_man_page_name, read_roff
 from indexer.formats.text import decode, looks_binary, read_plain
 from indexer.records import lead_lines
@@ -132,6 +133,8 @@ def read_document(path: str, data: bytes) -> Document:
     extension = extension_of(path)
     try:
         data = expanded(path, data)
+        if is_info_name(_file_name(path)):
+            data = without_markers(data)  # the only NULs of an Info file, which no other text holds
         if extension in BINARY_READERS:
             document = BINARY_READERS[extension](data)
         else:
@@ -152,9 +155,11 @@ def read_document(path: str, data: bytes) -> Document:
 
 def _reader_name(path: str) -> str:
     """How a failure names the reader of the file at ``path`` when :data:`READER_NAMES` does not list
-    its extension: a man page's, source code's, or plain text's."""
+    its extension: a man page's, an Info manual's, source code's, or plain text's."""
     if is_man_page_name(_file_name(path)):
         return "man page"
+    if is_info_name(_file_name(path)):
+        return "Info"
     return "source code" if _code_language(extension_of(path)) else "text"
 
 
@@ -166,9 +171,14 @@ def describe_error(error: BaseException) -> str:
 
 def head_check(path: str) -> Callable[[bytes], bool] | None:
     """How to tell from a file's first bytes that it is binary, so the rest is not read: a NUL in a
-    text format (:func:`looks_binary`); None for the formats read from bytes (PDF, DOCX) and for a
-    compressed file, whose bytes are binary until expanded (its reader checks what they expand to)."""
-    return None if extension_of(path) in BINARY_READERS or compression_of(path) else looks_binary
+    text format (:func:`looks_binary`), in an Info file outside its markers (:func:`without_markers`);
+    None for the formats read from bytes (PDF, DOCX) and for a compressed file, whose bytes are
+    binary until expanded (its reader checks what they expand to)."""
+    if extension_of(path) in BINARY_READERS or compression_of(path):
+        return None
+    if is_info_name(_file_name(path)):
+        return lambda head: looks_binary(without_markers(head))
+    return looks_binary
 
 
 def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
@@ -179,6 +189,8 @@ def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
         return TEXT_READERS[extension](text, encoding)
     if is_man_page_name(_file_name(path)):
         return read_roff(text, encoding)
+    if is_info_name(_file_name(path)):
+        return read_info(text, encoding)
     language = _code_language(extension)
     if language is not None:
         from indexer.formats.code import read_code
