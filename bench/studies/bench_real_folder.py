@@ -1,6 +1,8 @@
 """A build of a real folder: what goes in (chunks, their size, those too small to read or without a
 heading path), how long the pipeline takes, and, given written questions, how often the expected file
-comes first (hit@1) or in the first three (hit@3) in each search mode and with plain BM25 (bm25s).
+comes first (hit@1) or in the first three (hit@3) in each search mode and with plain BM25 (bm25s). A
+question may name its answer by lines of a file (``find.info-1.gz:417-453``), as for a manual in one
+file: a hit answers it when it overlaps them, and each hit counts apart.
 
 Structure and time come from a build with the embedded model's own tokenizer and instant vectors
 (bench/support/instant.py), so chunks are cut where a real build cuts them and the time is the pipeline's own.
@@ -171,17 +173,20 @@ def question_figures(
     with Index.open(db, backend=backend) as index:
         for mode in ("hybrid", "vector", "keyword"):
             found = [index.search(q["query"], k=HITS, mode=mode, min_score=0) for q in questions]
-            ranked = [list(dict.fromkeys(hit.path for hit in hits)) for hits in found]
+            ranked = [answers_given(hit_places(hits), q) for q, hits in zip(questions, found, strict=True)]
             figures.update(hits_at(ranked, questions, mode))
-            figures.update(hits_at([shown_files(hits) for hits in found], questions, f"{mode} shown"))
+            shown = [
+                answers_given(hit_places(hits), q) if lines_expected(q) else shown_files(hits)
+                for q, hits in zip(questions, found, strict=True)
+            ]
+            figures.update(hits_at(shown, questions, f"{mode} shown"))
             figures[f"{mode} misses@3"] = [
                 q["query"]
                 for q, pages in zip(questions, ranked, strict=True)
                 if not set(q["expected"]) & set(pages[:3])
             ]
             kept = [
-                list(dict.fromkeys(hit.path for hit in index.search(q["query"], k=HITS, mode=mode)))
-                for q in questions
+                answers_given(hit_places(index.search(q["query"], k=HITS, mode=mode)), q) for q in questions
             ]
             figures.update(hits_at(kept, questions, f"{mode} default"))
             read += answer_lines(mode, questions, found, ranked)
@@ -189,6 +194,36 @@ def question_figures(
     if answers is not None:
         answers.write_text("\n".join(read) + "\n", encoding="utf-8")
     return figures
+
+
+def hit_places(hits: list) -> list[tuple[str, int, int]]:
+    """Each hit's file and lines."""
+    return [(hit.path, hit.start_line, hit.end_line) for hit in hits]
+
+
+def lines_expected(question: dict) -> bool:
+    """Whether a question names its answer by lines of a file (``find.info-1.gz:417-453``), as for a
+    manual in one file, rather than by a file."""
+    return any(_EXPECTED_LINES.fullmatch(expected) for expected in question["expected"])
+
+
+def answers_given(places: list[tuple[str, int, int]], question: dict) -> list[str]:
+    """What the hits at ``places`` (file, first line, last line) give, in order, each once: for a
+    question that names its answer by a file, the hits' files; for one that names it by lines, the
+    expected lines a hit overlaps, else the hit's own lines (each chunk apart, so hit@3 is the
+    first three chunks)."""
+    if not lines_expected(question):
+        return list(dict.fromkeys(path for path, _, _ in places))
+    spans = [_EXPECTED_LINES.fullmatch(expected) for expected in question["expected"]]
+    given = []
+    for path, first, last in places:
+        found = next(
+            (span.group() for span in spans
+             if span and span["path"] == path and int(span["first"]) <= last and first <= int(span["last"])),
+            f"{path}:{first}-{last}",
+        )  # fmt: skip
+        given.append(found)
+    return list(dict.fromkeys(given))
 
 
 def shown_files(hits: list) -> list[str]:
@@ -199,6 +234,9 @@ def shown_files(hits: list) -> list[str]:
         shown.append(hit.path)
         shown += [parse_citation(copy.citation)[0][0] for copy in getattr(hit, "copies", ())]
     return list(dict.fromkeys(shown))
+
+
+_EXPECTED_LINES = re.compile(r"(?P<path>.+):(?P<first>\d+)-(?P<last>\d+)")
 
 
 def answer_lines(mode: str, questions: list[dict], found: list[list], ranked: list[list[str]]) -> list[str]:
@@ -243,8 +281,8 @@ def bm25s_ranking(db: Path, questions: list[dict]) -> list[list[str]]:
             ranked.append([])
             continue
         found, scores = retriever.retrieve(tokens, k=min(HITS, len(chunks)), show_progress=False)
-        paths = [chunks[int(i)][0] for i, score in zip(found[0], scores[0], strict=True) if score > 0]
-        ranked.append(list(dict.fromkeys(paths)))
+        places = [chunks[int(i)][:3] for i, score in zip(found[0], scores[0], strict=True) if score > 0]
+        ranked.append(answers_given(places, q))
     return ranked
 
 
@@ -320,7 +358,9 @@ def side_by_side(before: dict[str, object], after: dict[str, object]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("folder", type=Path)
-    parser.add_argument("--questions", type=Path, default=None, help="JSONL: query, expected (paths)")
+    parser.add_argument(
+        "--questions", type=Path, default=None, help="JSONL: query, expected (paths, or path:first-last)"
+    )
     parser.add_argument("--reference", type=Path, default=None, help="another checkout to measure too")
     parser.add_argument("--repeats", type=int, default=1)
     parser.add_argument("--sample", type=int, default=0)
