@@ -216,8 +216,9 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)*")
 EXPRESSION = re.compile(r"[()\[\]]|::")
 #: Prose: two words or more, letters only (``'Password used to generate key'``).
 PHRASE = re.compile(r"[A-Za-z]+(?:[ \t]+[A-Za-z]+)+")
-#: Words joined, each of one case: a name, not a password (``DB_PASSWORD``, ``my-app-secret``).
-JOINED_WORDS = re.compile(r"(?:[a-z]+|[A-Z][a-z]*|[A-Z]+)(?:[-_.:](?:[a-z]+|[A-Z][a-z]*|[A-Z]+))*")
+#: Words joined, each of one case: a name, not a password (``DB_PASSWORD``, ``my-app-secret``), or
+#: choices (``on/off``); at the end of a sentence too (``--password=PASSWORD.``).
+JOINED_WORDS = re.compile(r"(?:[a-z]+|[A-Z][a-z]*|[A-Z]+)(?:[-_.:/](?:[a-z]+|[A-Z][a-z]*|[A-Z]+))*")
 #: A reference to a secret kept elsewhere: ``urn:k8s:secret:db:password``, ``vault:secret/db``,
 #: ``arn:aws:secretsmanager:...``.
 REFERENCE = re.compile(r"[a-z][a-z0-9-]{1,15}:[^\s:/]*[:/]")
@@ -250,6 +251,8 @@ _NAME_SHAPE = bytes(
     ord("a") if chr(byte).isascii() and (chr(byte).isalnum() or chr(byte) in "_.-") else ord(" ")
     for byte in range(256)
 )
+#: The typographic closing quotes, as UTF-8: ’ ” › ».
+_CLOSING_QUOTES = tuple(quote.encode() for quote in "\u2019\u201d\u203a\u00bb")
 _LONGEST_NAME = 64  # a longer run of name characters is data (base64), not a name
 _INSIDE_A_VALUE = frozenset(b":/=@")
 
@@ -291,7 +294,7 @@ def _a_literal(value: str, quoted: bool) -> bool:
     UUID, a path or URL; nor, bare, code."""
     if _STANDS_FOR_ONE.search(value) or PHRASE.fullmatch(value) or _masked(value):
         return False
-    if REFERENCE.match(value) or JOINED_WORDS.fullmatch(value) or CRYPT_HASH.search(value):
+    if REFERENCE.match(value) or JOINED_WORDS.fullmatch(value.removesuffix(".")) or CRYPT_HASH.search(value):
         return False
     if UUID.fullmatch(value) or ('"' in value and "'" in value):
         return False  # an identifier; code that joins strings (``'" + key + "'``)
@@ -539,12 +542,19 @@ def _assigned_secrets(data: bytes) -> list[Span]:
         if group == "bare" and _a_role(data, assigned.end(group)):
             continue  # ``pass :class:`Path```: the name is a word of prose, the "value" a role's name
         if group == "bare":  # closing brackets after a bare value are the code's: ``{"pw": form.pw}``
-            value = value.rstrip(b")]}")
+            value = _before_closing_quote(value).rstrip(b")]}")
         judge = looks_chosen if kind == "password" else looks_random
         if value and judge(value.decode("utf-8", "replace"), quoted=group != "bare"):
             start = assigned.start(group)
             spans.append((start, start + len(value), ASSIGNED))
     return spans
+
+
+def _before_closing_quote(value: bytes) -> bytes:
+    """A bare value up to a typographic closing quote, which ends the quoted text it is in (prose
+    quotes an option so: ``‘--password=PASSWORD’``), not the value."""
+    ends = [end for quote in _CLOSING_QUOTES if (end := value.find(quote)) >= 0]
+    return value[: min(ends)] if ends else value
 
 
 def _a_role(data: bytes, end: int) -> bool:

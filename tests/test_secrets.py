@@ -310,6 +310,11 @@ def test_each_kind_of_secret_users_meet_is_redacted(text):
     assert redacted.count("\n") == text.count("\n")
 
 
+def test_a_password_in_typographic_quotes_is_redacted_up_to_them():
+    assert redact_text("Log in with “password=Winter2024!”, then change it.") == (
+        f"Log in with “password={REDACTED}”, then change it.", 1)  # fmt: skip
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -341,6 +346,9 @@ def test_each_kind_of_secret_users_meet_is_redacted(text):
         "you can pass :class:`~pathlib.Path` objects",
         "then you can pass :option:`--log-file-mode=a` instead.",
         "pass {option}`--log-file-mode` as well",
+        "‘--http-password=PASSWORD’",  # a manual's option, its value a placeholder in quotes
+        "Set the password with --password=PASSWORD.",
+        "ask_password = on/off",
     ],
 )
 def test_code_and_prose_that_only_name_secrets_are_kept(text):
