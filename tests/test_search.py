@@ -505,7 +505,14 @@ def test_a_prefix_finds_every_word_it_begins(notes):
 def test_operators_alone_or_odd_quotes_are_not_an_error_of_the_store(notes):
     assert notes.search('keys "unclosed', k=5, mode="keyword", min_score=0) is not None
     with pytest.raises(ConfigError, match="nothing to search for"):
-        notes.search("-keys", k=5, min_score=0)
+        notes.search('-"the keys"', k=5, min_score=0)
+
+
+def test_a_question_of_options_alone_looks_them_up():
+    assert Query.parse("-newer") == Query("-newer", "-newer")
+    assert Query.parse("-name -print0").words == "-name -print0"  # nothing to leave out: an option
+    assert Query.parse("-name -print0").excluded == ()
+    assert Query.parse('-name -"a phrase"').excluded == ("name", "a phrase")  # operators after all
 
 
 def test_a_root_filter_searches_one_folder_of_the_index(notes):

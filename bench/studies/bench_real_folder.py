@@ -48,6 +48,7 @@ from support.vector_cache import VECTOR_CACHE, CachedModelBackend
 
 from indexer import EmbeddingBackend, Index
 from indexer.citations import parse_citation
+from indexer.eval.fixtures import Expected
 
 #: Hits asked for per question: enough chunks to rank ten files.
 HITS = 50
@@ -204,25 +205,25 @@ def hit_places(hits: list) -> list[tuple[str, int, int]]:
 def lines_expected(question: dict) -> bool:
     """Whether a question names its answer by lines of a file (``find.info-1.gz:417-453``), as for a
     manual in one file, rather than by a file."""
-    return any(_EXPECTED_LINES.fullmatch(expected) for expected in question["expected"])
+    return any(Expected.parse(item).span.first is not None for item in question["expected"])
 
 
 def answers_given(places: list[tuple[str, int, int]], question: dict) -> list[str]:
     """What the hits at ``places`` (file, first line, last line) give, in order, each once: for a
-    question that names its answer by a file, the hits' files; for one that names it by lines, the
-    expected lines a hit overlaps, else the hit's own lines (each chunk apart, so hit@3 is the
-    first three chunks)."""
+    question that names its answer by a file, the hits' files; for one that names it by lines (read
+    as ``index eval`` reads them), the expected lines a hit overlaps, else the hit's own lines (each
+    chunk apart, so hit@3 is the first three chunks)."""
     if not lines_expected(question):
         return list(dict.fromkeys(path for path, _, _ in places))
-    spans = [_EXPECTED_LINES.fullmatch(expected) for expected in question["expected"]]
+    expected = [(item, Expected.parse(item)) for item in question["expected"]]
     given = []
     for path, first, last in places:
-        found = next(
-            (span.group() for span in spans
-             if span and span["path"] == path and int(span["first"]) <= last and first <= int(span["last"])),
-            f"{path}:{first}-{last}",
-        )  # fmt: skip
-        given.append(found)
+        found = (
+            item
+            for item, wanted in expected
+            if wanted.path == path and (wanted.span.first is None or wanted.span.overlaps_lines(first, last))
+        )
+        given.append(next(found, f"{path}:{first}-{last}"))
     return list(dict.fromkeys(given))
 
 
@@ -234,9 +235,6 @@ def shown_files(hits: list) -> list[str]:
         shown.append(hit.path)
         shown += [parse_citation(copy.citation)[0][0] for copy in getattr(hit, "copies", ())]
     return list(dict.fromkeys(shown))
-
-
-_EXPECTED_LINES = re.compile(r"(?P<path>.+):(?P<first>\d+)-(?P<last>\d+)")
 
 
 def answer_lines(mode: str, questions: list[dict], found: list[list], ranked: list[list[str]]) -> list[str]:

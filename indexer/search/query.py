@@ -43,7 +43,9 @@ class Query:
     it begins, in the keyword search). Whatever else is in the text is words; a quote left open is
     read as a word's character, and nothing is ever passed to a store as an operator. A minus
     before a number or a single letter is text, not an operator: ``-2`` in ``E2F-1, -2, -3`` or
-    ``-l`` in ``ls -l`` are what the chunk should hold, never what it must not."""
+    ``-l`` in ``ls -l`` are what the chunk should hold, never what it must not. So is the minus of
+    a question of such words alone (``-newer``, ``-name -print0``): there is nothing for them to
+    leave out, and an option is written so."""
 
     text: str  # what the model embeds: the words and phrases, without the operators
     words: str  # the plain words, for the keyword search
@@ -76,6 +78,8 @@ class Query:
             else:
                 words.append(bare)
                 kept.append(bare)
+        if not kept and excluded and all(_OPTION.fullmatch(part) for part in question.split()):
+            return cls(question.strip(), question.strip())
         return cls(
             " ".join(kept), " ".join(words), *(tuple(dict.fromkeys(x)) for x in (phrases, excluded, prefixes))
         )
@@ -105,6 +109,8 @@ class Query:
 _QUERY_PART = re.compile(r'(-?)(?:"([^"]*)"|(\S+))')
 #: What a ``-`` must be followed by to leave a word out: a letter, then another word character.
 _EXCLUDABLE = re.compile(r"[^\W\d_]\w")
+#: A word with a minus before it, as an option is written (``-newer``, ``--null``).
+_OPTION = re.compile(r"-{1,2}\w[\w.=-]*")
 
 
 def keyword_words(text: str) -> list[str]:
