@@ -62,7 +62,9 @@ REDACTED = "[redacted]"
 #: macro had been read from the line before its secret was replaced).
 #: 4: a reStructuredText or MyST role after a secret's name is no value (``you can pass
 #: :class:`Path```, ``pass :option:`--log-file-mode=a```).
-REDACTION_VERSION = 4
+#: 5: a bare value ends at a typographic closing quote (``‘--password=PASSWORD’``); choices
+#: (``on/off``) and a word before a sentence's full stop are words.
+REDACTION_VERSION = 5
 
 #: The kind of a secret found by the name it is assigned to.
 ASSIGNED = "assigned-secret"
