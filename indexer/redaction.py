@@ -62,8 +62,8 @@ REDACTED = "[redacted]"
 #: macro had been read from the line before its secret was replaced).
 #: 4: a reStructuredText or MyST role after a secret's name is no value (``you can pass
 #: :class:`Path```, ``pass :option:`--log-file-mode=a```).
-#: 5: a bare value ends at a typographic closing quote (``‘--password=PASSWORD’``); choices
-#: (``on/off``) and a word before a sentence's full stop are words.
+#: 5: a typographic closing quote after a bare value is not part of it (``‘--password=PASSWORD’``);
+#: choices (``on/off``) and a word before a sentence's full stop are no secret.
 REDACTION_VERSION = 5
 
 #: The kind of a secret found by the name it is assigned to.
@@ -218,9 +218,11 @@ IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z_]*(?:\.[A-Za-z_][A-Za-z_]*)*")
 EXPRESSION = re.compile(r"[()\[\]]|::")
 #: Prose: two words or more, letters only (``'Password used to generate key'``).
 PHRASE = re.compile(r"[A-Za-z]+(?:[ \t]+[A-Za-z]+)+")
-#: Words joined, each of one case: a name, not a password (``DB_PASSWORD``, ``my-app-secret``), or
-#: choices (``on/off``); at the end of a sentence too (``--password=PASSWORD.``).
-JOINED_WORDS = re.compile(r"(?:[a-z]+|[A-Z][a-z]*|[A-Z]+)(?:[-_.:/](?:[a-z]+|[A-Z][a-z]*|[A-Z]+))*")
+#: Words joined, each of one case: a name, not a password (``DB_PASSWORD``, ``my-app-secret``); at
+#: the end of a sentence too (``--password=PASSWORD.``).
+JOINED_WORDS = re.compile(r"(?:[a-z]+|[A-Z][a-z]*|[A-Z]+)(?:[-_.:](?:[a-z]+|[A-Z][a-z]*|[A-Z]+))*")
+#: The choices a setting's documentation lists for its value (``ask_password = on/off``).
+CHOICES = re.compile(r"(?:on|off|yes|no|true|false)(?:/(?:on|off|yes|no|true|false))+", re.IGNORECASE)
 #: A reference to a secret kept elsewhere: ``urn:k8s:secret:db:password``, ``vault:secret/db``,
 #: ``arn:aws:secretsmanager:...``.
 REFERENCE = re.compile(r"[a-z][a-z0-9-]{1,15}:[^\s:/]*[:/]")
@@ -294,7 +296,7 @@ def looks_chosen(value: str, quoted: bool = False) -> bool:
 def _a_literal(value: str, quoted: bool) -> bool:
     """Not a placeholder, a reference, a masked value, prose, words joined, a password's hash, a
     UUID, a path or URL; nor, bare, code."""
-    if _STANDS_FOR_ONE.search(value) or PHRASE.fullmatch(value) or _masked(value):
+    if _STANDS_FOR_ONE.search(value) or PHRASE.fullmatch(value) or CHOICES.fullmatch(value) or _masked(value):
         return False
     if REFERENCE.match(value) or JOINED_WORDS.fullmatch(value.removesuffix(".")) or CRYPT_HASH.search(value):
         return False
@@ -544,7 +546,7 @@ def _assigned_secrets(data: bytes) -> list[Span]:
         if group == "bare" and _a_role(data, assigned.end(group)):
             continue  # ``pass :class:`Path```: the name is a word of prose, the "value" a role's name
         if group == "bare":  # closing brackets after a bare value are the code's: ``{"pw": form.pw}``
-            value = _before_closing_quote(value).rstrip(b")]}")
+            value = _before_closing_quote(value.rstrip(b")]}"))
         judge = looks_chosen if kind == "password" else looks_random
         if value and judge(value.decode("utf-8", "replace"), quoted=group != "bare"):
             start = assigned.start(group)
@@ -553,10 +555,13 @@ def _assigned_secrets(data: bytes) -> list[Span]:
 
 
 def _before_closing_quote(value: bytes) -> bytes:
-    """A bare value up to a typographic closing quote, which ends the quoted text it is in (prose
-    quotes an option so: ``‘--password=PASSWORD’``), not the value."""
-    ends = [end for quote in _CLOSING_QUOTES if (end := value.find(quote)) >= 0]
-    return value[: min(ends)] if ends else value
+    """A bare value without the typographic closing quote that ends it, which ends the quoted text it
+    is in (prose quotes an option so: ``‘--password=PASSWORD’``), not the value. A quote inside the
+    value, or one that also opens (Swedish ``”``, German ``»``), is the value's."""
+    for quote in _CLOSING_QUOTES:
+        if value.endswith(quote) and not value.startswith(quote):
+            return value[: -len(quote)]
+    return value
 
 
 def _a_role(data: bytes, end: int) -> bool:

@@ -57,6 +57,21 @@ MANUAL = (
     "\n"
     "     tool --all ~\n"
     "\n"
+    "‘-n MAX-ARGS’\n"
+    "     Use at most MAX-ARGS arguments.\n"
+    "\n"
+    "‘SIGINT’, ‘SIGTERM’\n"
+    "     Stop frobnicating.\n"
+    "\n"
+    "'-c --stdout'\n"
+    "     Write to the standard output.\n"
+    "\n"
+    "Command    outcome\n"
+    "-----------------------------------\n"
+    "tool a     a frobnicated\n"
+    "\n"
+    '     \x00\x08[image src="flow.png" alt="How files flow"\x00\x08]\n'
+    "\n"
     "\x1f\n"
     "File: tool.info,  Node: Exit status,  Prev: Invoking,  Up: Invoking\n"
     "\n"
@@ -79,6 +94,9 @@ MANUAL = (
     " -- Test: -newer file\n"
     "     How deep the frobnication goes.\n"
     "\n"
+    " -- Meta struct: ‘struct frob_hash’ name size\n"
+    "     A hash's attributes.\n"
+    "\n"
     "\x1f\n"
     "File: tool.info,  Node: Index,  Prev: Calling the library,  Up: Top\n"
     "\n"
@@ -91,6 +109,7 @@ MANUAL = (
     "* --all:                                 Invoking.              (line 13)\n"
     "* frob_buffer:                           Frobnicating a buffer.\n"
     "                                                                 (line 6)\n"
+    "* keyedit:addkey:                        Invoking.\n"
     + "".join(f"* frob_level <{n}>:                Frobnicating a buffer.  (line {n})\n" for n in range(1, 9))
     + "\n"
     "\x1f\n"
@@ -123,7 +142,7 @@ def _document():
 def test_a_manual_s_nodes_are_headed_by_their_titles_line_for_line():
     document = _document()
     assert len(document.lines) == len(SOURCE)  # a citation's lines are the file's
-    assert [(heading.level, heading.title) for heading in document.headings] == [
+    assert [(heading.level, heading.title) for heading in document.headings] == [  # not a table's header
         (0, "GNU Tool"),  # the Top node's title is the manual's, above its chapters
         (1, "1 Invoking ‘tool’"),
         (2, "Exit status"),  # no title of its own: its name, under the node its Up names
@@ -131,6 +150,9 @@ def test_a_manual_s_nodes_are_headed_by_their_titles_line_for_line():
         (2, "2.1 Frobnicating a buffer"),
         (1, "Index"),
     ]
+    invoking = next(heading for heading in document.headings if heading.title == "1 Invoking ‘tool’")
+    node_line = _line("File: tool.info,  Node: Invoking,  Next: Calling the library,  Prev: Top,  Up: Top")
+    assert (invoking.line, invoking.last_line) == (node_line - 1, node_line + 3)  # from its separator
     untitled = next(heading for heading in document.headings if heading.title == "Exit status")
     assert untitled.line == _line("File: tool.info,  Node: Exit status,  Prev: Invoking,  Up: Invoking")
     assert document.lines[untitled.line - 1] == "Exit status"
@@ -143,6 +165,7 @@ def test_what_info_never_shows_shows_nothing():
                    "START-INFO-DIR-ENTRY", "[index]", "* Menu:", "\x00"):  # fmt: skip
         assert hidden not in shown
     assert "* tool: (tool).        Frobnicate files." in shown  # the manual's directory entry is its words
+    assert "     How files flow" in shown.split("\n")  # an image shows its alt text
 
 
 def test_definitions_and_table_items_declare_what_they_define():
@@ -152,9 +175,13 @@ def test_definitions_and_table_items_declare_what_they_define():
         _line("‘--mirror’"): ("--mirror",),
         _line("‘--ignore=PATTERN’"): ("--ignore",),
         _line("‘-a’, ‘--all’"): ("-a", "--all"),
+        _line("‘-n MAX-ARGS’"): ("-n",),  # a placeholder of several words
+        _line("‘SIGINT’, ‘SIGTERM’"): ("SIGINT", "SIGTERM"),  # two names, not a name and its value
+        _line("'-c --stdout'"): ("-c", "--stdout"),
         _line(" -- Function: const char * frob_buffer"): ("frob_buffer",),  # wrapped before its parameters
         _line(" -- Variable: int frob_level"): ("frob_level",),  # after its type
         _line(" -- Test: -newer file"): ("-newer",),  # before its argument
+        _line(" -- Meta struct: ‘struct frob_hash’ name size"): ("frob_hash",),  # before its attributes
     }
 
 
@@ -169,6 +196,9 @@ def test_menus_and_indexes_are_links_to_other_nodes():
     index_entry = _line("* --all:                                 Invoking.              (line 13)")
     assert linked[index_entry] == len("*--all:Invoking.(line13)")  # an index's entries, whole
     assert linked[index_entry + 2] == len("(line6)")
+    assert linked[_line("* keyedit:addkey:                        Invoking.")] == len(
+        "*keyedit:addkey:Invoking."
+    )
     directory_entry = _line("* tool: (tool).        Frobnicate files.")
     assert directory_entry not in linked  # not in a menu
     chunks = chunk_document(document, _count_words, ChunkSettings(30, 0))
@@ -181,6 +211,7 @@ def test_an_info_file_s_markers_are_no_binary_but_a_nul_elsewhere_is():
     marked = b"File: a.info,  Node: Index\n\x00\x08[index\x00\x08]\n"
     check = head_check("a.info")
     assert check is not None and not check(marked)
+    assert not check(marked + b"\x00")  # a marker the head's end cuts in two
     assert check(marked + b"\x00\x01")
     with pytest.raises(UnreadableFile, match="binary"):
         read_document("a.info", b"\x1f\nFile: a.info,  Node: Top\n\x00\x01")
@@ -209,9 +240,10 @@ def test_the_walk_takes_info_files_and_their_parts():
         lambda n: " -- Function: f\n" + "          a\n" * n,
         lambda n: "‘-a’\n" * n + "     b\n",
         lambda n: "* Menu:\n" + "* a: " * n + "\n",
+        lambda n: "* Menu:\n* a:" + " " * (20 * n) + "\n",
         lambda n: "‘" * n + "’\n     b\n",
     ],
-    ids=["separators", "pointers", "underlines", "signature", "tags", "menu", "quotes"],
+    ids=["separators", "pointers", "underlines", "signature", "tags", "menu", "menu spaces", "quotes"],
 )
 @pytest.mark.slow
 def test_reading_a_manual_takes_time_linear_in_its_size_whatever_it_holds(hostile):

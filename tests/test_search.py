@@ -511,6 +511,7 @@ def test_operators_alone_or_odd_quotes_are_not_an_error_of_the_store(notes):
 def test_a_question_of_options_alone_looks_them_up():
     assert Query.parse("-newer") == Query("-newer", "-newer")
     assert Query.parse("-name -print0").words == "-name -print0"  # nothing to leave out: an option
+    assert Query.parse("--null -print0").excluded == ()  # one option a word already, the other too
     assert Query.parse("-name -print0").excluded == ()
     assert Query.parse('-name -"a phrase"').excluded == ("name", "a phrase")  # operators after all
 

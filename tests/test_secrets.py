@@ -317,6 +317,17 @@ def test_a_password_in_typographic_quotes_is_redacted_up_to_them():
 
 @pytest.mark.parametrize(
     "text",
+    ["password=Blue/Sky", "db_password: correct/Horse/battery", "password=P4ss»word99",
+     "password=”Winter2024!”", "PASSWORD=»Geheim2024«", "password=Winter2024’sX!",
+     "api_key=AbCdEf123456’GhIjKl7890mnOPqr"],
+)  # fmt: skip
+def test_a_quote_or_a_slash_inside_a_secret_is_the_secret_s(text):
+    redacted, count = redact_text(text)
+    assert count == 1 and redacted.endswith(REDACTED)
+
+
+@pytest.mark.parametrize(
+    "text",
     [
         "AWS documents its sample key AKIAIOSFODNN7EXAMPLE.",
         "let secret_number = rand::thread_rng().gen_range(1..=100);",

@@ -39,6 +39,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import bench_folder  # noqa: F401  (bench/ on sys.path: support/ and the suite's scripts)
@@ -47,7 +48,7 @@ from support.tokenizer_instant import TokenizerInstantBackend
 from support.vector_cache import VECTOR_CACHE, CachedModelBackend
 
 from indexer import EmbeddingBackend, Index
-from indexer.citations import parse_citation
+from indexer.citations import Span, parse_citation
 from indexer.eval.fixtures import Expected
 
 #: Hits asked for per question: enough chunks to rank ten files.
@@ -197,33 +198,39 @@ def question_figures(
     return figures
 
 
-def hit_places(hits: list) -> list[tuple[str, int, int]]:
-    """Each hit's file and lines."""
-    return [(hit.path, hit.start_line, hit.end_line) for hit in hits]
+@dataclass(frozen=True)
+class Place:
+    """Where a hit is, as :meth:`Expected.found_by` reads it: a stored hit's or a chunk bm25s ranks."""
+
+    path: str
+    start_line: int
+    end_line: int
+    locator: str = ""
+
+
+def hit_places(hits: list) -> list[Place]:
+    """Each hit's place."""
+    return [Place(hit.path, hit.start_line, hit.end_line, hit.locator) for hit in hits]
 
 
 def lines_expected(question: dict) -> bool:
-    """Whether a question names its answer by lines of a file (``find.info-1.gz:417-453``), as for a
+    """Whether a question names its answer by a part of a file (``find.info-1.gz:417-453``), as for a
     manual in one file, rather than by a file."""
-    return any(Expected.parse(item).span.first is not None for item in question["expected"])
+    return any(Expected.parse(item).span != Span() for item in question["expected"])
 
 
-def answers_given(places: list[tuple[str, int, int]], question: dict) -> list[str]:
-    """What the hits at ``places`` (file, first line, last line) give, in order, each once: for a
-    question that names its answer by a file, the hits' files; for one that names it by lines (read
-    as ``index eval`` reads them), the expected lines a hit overlaps, else the hit's own lines (each
+def answers_given(places: list[Place], question: dict) -> list[str]:
+    """What the hits at ``places`` give, in order, each once: for a question that names its answer
+    by a file, the hits' files; for one that names it by a part of a file, the expected part a hit
+    finds (:meth:`Expected.found_by`, as ``index eval`` finds it), else the hit's own lines (each
     chunk apart, so hit@3 is the first three chunks)."""
     if not lines_expected(question):
-        return list(dict.fromkeys(path for path, _, _ in places))
+        return list(dict.fromkeys(place.path for place in places))
     expected = [(item, Expected.parse(item)) for item in question["expected"]]
     given = []
-    for path, first, last in places:
-        found = (
-            item
-            for item, wanted in expected
-            if wanted.path == path and (wanted.span.first is None or wanted.span.overlaps_lines(first, last))
-        )
-        given.append(next(found, f"{path}:{first}-{last}"))
+    for place in places:
+        found = (item for item, wanted in expected if wanted.found_by(place))  # type: ignore[arg-type]
+        given.append(next(found, f"{place.path}:{place.start_line}-{place.end_line}"))
     return list(dict.fromkeys(given))
 
 
@@ -279,7 +286,9 @@ def bm25s_ranking(db: Path, questions: list[dict]) -> list[list[str]]:
             ranked.append([])
             continue
         found, scores = retriever.retrieve(tokens, k=min(HITS, len(chunks)), show_progress=False)
-        places = [chunks[int(i)][:3] for i, score in zip(found[0], scores[0], strict=True) if score > 0]
+        places = [
+            Place(*chunks[int(i)][:3]) for i, score in zip(found[0], scores[0], strict=True) if score > 0
+        ]
         ranked.append(answers_given(places, q))
     return ranked
 

@@ -177,7 +177,9 @@ def head_check(path: str) -> Callable[[bytes], bool] | None:
     if extension_of(path) in BINARY_READERS or compression_of(path):
         return None
     if is_info_name(_file_name(path)):
-        return lambda head: looks_binary(without_markers(head))
+        return lambda head: looks_binary(
+            without_markers(head).removesuffix(b"\x00")
+        )  # a marker cut at its end
     return looks_binary
 
 

@@ -8,8 +8,9 @@ declared shape. What the reader knows of it:
   text: it shows nothing, unless the node has no title of its own, when it shows the node's name,
   which heads the node one level under the node its ``Up`` names.
 - **Titles**: a node's title is a line underlined with ``*`` (a chapter), ``=`` (a section), ``-``
-  (a subsection) or ``.`` (a subsubsection), as long as the title. The ``Top`` node's title is the
-  manual's, and heads everything in the file.
+  (a subsection) or ``.`` (a subsubsection), as wide as the title. The ``Top`` node's title is the
+  manual's, and heads everything in the file. A node's section starts at its separator, so its
+  chunks hold what the node says and nothing of the next node's.
 - **Names**: a definition line (`` -- Function: int memeql_sec (const void *A, ...)``, `` -- Test:
   -name pattern``, `` -- Variable: int errno``) declares what it defines, as Texinfo's ``@deffn``
   does; so does a table's item (``‘--mirror’`` on a line of its own, its description indented five
@@ -20,16 +21,19 @@ declared shape. What the reader knows of it:
   chunk mostly of them is a contents list, not an answer. The menu's description is the node's own
   words, counted as text.
 - **What ``info`` never shows**: the tables of a manual's nodes and of its parts (``Tag Table:``,
-  ``Indirect:``), the file's trailer (``Local Variables:``) and the markers around an index or an
-  image, which hold NULs (:func:`without_markers`).
+  ``Indirect:``), the file's trailer (``Local Variables:``), the lines of its directory entry
+  (``INFO-DIR-SECTION``), a menu's ``* Menu:`` line, and the markers around an index (which hold
+  NULs: :func:`without_markers`); an image's marker shows its ``alt`` text.
 
-A file named as an Info file (:func:`is_info_name`) without a node is read as lines. Every line is
-read once, with patterns of bounded parts: linear in the file's length whatever it holds.
+A file named as an Info file (:func:`is_info_name`) without a node is read as lines. Each line is
+read a bounded number of times, with patterns of bounded parts that cannot retry far: linear in the
+file's length whatever it holds.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 
 from indexer.formats.definitions import argument_names, item_names
@@ -62,23 +66,30 @@ INDEX_MARKER = "[index]"
 #: A menu's entry: ``* Name::`` or ``* Label: Node.`` (a node of another manual in brackets), then
 #: its description.
 _MENU_ENTRY = re.compile(
-    r"\* (?:[^:\n]{1,512}::|[^:\n]{1,512}:[ \t]+(?:\([^)\n]{0,256}\))?[^.,\t\n]{0,512}[.,\t])"
+    r"\* (?:[^:\n]{1,512}::|[^:\n]{1,512}:[ \t]+(?![ \t])(?:\([^)\n]{0,256}\))?[^.,\t\n]{0,512}[.,\t])"
 )
+#: An image's marker, as ``without_markers`` leaves it: ``[image src="a.png" alt="Modules"]``.
+_IMAGE = re.compile(r'\[image src="[^"\n]{0,1024}"(?: alt="(?P<alt>[^"\n]{0,1024})")?[^\]\n]{0,4096}\]')
 #: A definition line (``@deffn``): its category and what it defines.
-_DEFINITION = re.compile(r" -- (?P<category>[A-Z][\w ]{0,40}):[ \t]+(?P<signature>\S.{0,2048})")
+_DEFINITION = re.compile(r" -- (?P<category>[^\W\d_][\w ]{0,40}):[ \t]+(?P<signature>\S.{0,2048})")
 #: The most lines a definition's signature is wrapped on.
 MAX_SIGNATURE_LINES = 8
+#: The most tags one table item is given on lines of their own (``@itemx``), before its description.
+MAX_TAG_LINES = 8
 #: How much deeper than its signature a wrapped definition's next line is.
 SIGNATURE_CONTINUATION = 10
 #: How much deeper than its tag a table item's description is.
 ITEM_INDENT = 5
 #: How Texinfo quotes code (``@code``, ``@samp``, ``@option``), in Unicode or in ASCII.
 _QUOTED = re.compile(r"‘(?P<curly>[^‘’\n]{1,256})’|'(?P<straight>[^'\n]{1,256})'")
-#: A placeholder as Info prints ``@var``: a word in capitals after the name it belongs to.
-_PLACEHOLDER = re.compile(r"(?<=[ =\[])(?P<word>[A-Z][A-Z0-9_]{0,63})(?=$|[ ,\]\.])")
+#: A placeholder as Info prints ``@var``: a word in capitals (``MAX-ARGS``) after the name it belongs
+#: to, not after a comma (``‘SIGINT’, ‘SIGTERM’`` are two names).
+_PLACEHOLDER = re.compile(
+    r"(?:(?<=[^,] )|(?<=[=\[]))(?P<word>[A-Z][A-Z0-9_]{0,63}(?:-[A-Z][A-Z0-9_]{0,63}){0,4})(?=$|[ ,\]\.])"
+)
 #: Words of a definition's category that say its signature is a type, maybe after the type of
 #: what it defines (``-- Variable: int errno``): the name is the signature's last word.
-_TYPED_CATEGORIES = ("type", "variable", "constant", "struct")
+_TYPED_CATEGORIES = frozenset({"type", "variable", "constant", "struct"})
 
 
 def is_info_name(name: str) -> bool:
@@ -114,6 +125,7 @@ class _Manual:
     linked: dict[int, int] = field(default_factory=dict)
     levels: dict[str, int] = field(default_factory=dict)  # each titled node's level, by its name
     node_line = 0  # the line naming the node being read, until its title is found
+    separator_line = 0  # the separator before it, where its section starts
     node = ""
     up = ""
     in_table = False  # in one of ``info``'s own tables, up to the next separator
@@ -121,7 +133,7 @@ class _Manual:
     in_index = False
 
     def read(self, encoding: str) -> Document:
-        self.shown = list(self.lines)
+        self.shown = [_IMAGE.sub(_alt_text, line) if "[image" in line else line for line in self.lines]
         number = 0
         while number < len(self.lines):
             number = self._line(number + 1)
@@ -142,6 +154,7 @@ class _Manual:
             self._untitled_node(number)
             self.in_table = self.in_menu = self.in_index = False
             self.node_line, self.shown[number - 1] = 0, ""
+            self.separator_line = number
             return self._node_line(number + 1)
         if self.in_table or line.startswith(_DIRECTORY_LINES) or line == INDEX_MARKER:
             self.in_index = self.in_index or line == INDEX_MARKER
@@ -189,13 +202,14 @@ class _Manual:
         title = line.rstrip()
         if mark not in UNDERLINE_LEVELS or underline != mark * len(underline):
             return False
-        if not len(title) <= len(underline) <= 2 * len(title):  # a wide character takes two columns
+        if len(underline) != display_width(title):  # a table's header over its rule is wider
             return False
         level = MANUAL_LEVEL if self.node == TOP_NODE and self.node_line else UNDERLINE_LEVELS[mark]
+        start = number
         if self.node_line:
             self.levels[self.node] = level
-            self.node_line = 0
-        self.headings.append(Heading(line=number, level=level, title=title, last_line=number + 1))
+            start, self.node_line = self.separator_line or self.node_line, 0
+        self.headings.append(Heading(line=start, level=level, title=title, last_line=number + 1))
         self.markup.add(number + 1)
         return True
 
@@ -205,7 +219,7 @@ class _Manual:
         if not self.node_line:
             return
         parent = self.levels.get(self.up, self.headings[-1].level if self.headings else MANUAL_LEVEL)
-        level = min(parent + 1, DEEPEST_LEVEL)
+        level = MANUAL_LEVEL if self.node == TOP_NODE else min(parent + 1, DEEPEST_LEVEL)
         self.levels[self.node] = level
         self.shown[self.node_line - 1] = self.node
         self.headings.append(Heading(line=self.node_line, level=level, title=self.node))
@@ -213,10 +227,10 @@ class _Manual:
 
     def _menu_entry(self, number: int, line: str) -> None:
         """Count a menu's entry as links: the whole line in an index, the name and node in a menu."""
-        entry = _MENU_ENTRY.match(line)
-        if entry is None:
-            return
-        self.linked[number] = shown_characters(line if self.in_index else entry.group())
+        if self.in_index:
+            self.linked[number] = shown_characters(line)
+        elif entry := _MENU_ENTRY.match(line):
+            self.linked[number] = shown_characters(entry.group())
 
     def _definition(self, number: int) -> int:
         """Declare what a definition line defines, its signature joined from its wrapped lines; the
@@ -244,11 +258,9 @@ class _Manual:
         if not following.strip():
             return
         deeper = len(following) - len(following.lstrip()) - indent
-        if deeper == 0:
-            tags = self._tags_before_description(number, indent)
-            if not tags:
-                return
-        elif deeper != ITEM_INDENT:
+        if deeper == 0 and not self._tags_before_description(number, indent):
+            return
+        if deeper not in (0, ITEM_INDENT):
             return
         if names := tag_names(line.strip()):
             self.definitions[number] = names
@@ -256,7 +268,7 @@ class _Manual:
     def _tags_before_description(self, number: int, indent: int) -> bool:
         """Whether the lines from ``number`` on at ``indent`` are tags (at most a few) whose
         description comes after them, indented five columns deeper."""
-        for following in self.lines[number : number + MAX_SIGNATURE_LINES]:
+        for following in self.lines[number : number + MAX_TAG_LINES]:
             depth = len(following) - len(following.lstrip())
             if not following.strip() or depth < indent:
                 return False
@@ -273,11 +285,14 @@ def definition_names(category: str, signature: str) -> tuple[str, ...]:
     variable's or a constant's, its last word, after its type (``struct sha256_ctx``, ``int
     errno``); anything else's, its first word, before its arguments (``-name`` of ``-name
     pattern``, ``ls`` of ``ls [OPTION]...``)."""
-    if "(" in signature:
+    quoted = _QUOTED.match(signature)  # a name of several words, before its attributes (``@deftp``)
+    if quoted:
+        names = [(quoted["curly"] or quoted["straight"]).split()[-1]]
+    elif "(" in signature:
         names = argument_names(signature)
     else:
         words = signature.split()
-        typed = any(word in category.lower() for word in _TYPED_CATEGORIES)
+        typed = not _TYPED_CATEGORIES.isdisjoint(category.lower().split())
         names = [words[-1].lstrip("*") if typed else words[0]]
     return tuple(name for found in names for name in item_names(found, code=True))
 
@@ -289,5 +304,18 @@ def tag_names(tag: str) -> tuple[str, ...]:
     quoted = [found["curly"] or found["straight"] for found in _QUOTED.finditer(tag)]
     in_quotes = bool(quoted) and not _QUOTED.sub("", tag).strip(" ,")  # ``‘-a’, ‘--all’`` too
     text = ", ".join(quoted) if in_quotes else tag
+    if all(word.startswith("-") for word in text.split()):
+        text = ", ".join(text.split())  # options a space apart (``'-c --stdout'``)
     text = _PLACEHOLDER.sub(lambda found: f"<{found['word']}>", text)
     return item_names(text, code=in_quotes)
+
+
+def display_width(text: str) -> int:
+    """How many columns ``text`` takes on a terminal, as makeinfo underlines a title: two for a wide
+    character (CJK), one for any other."""
+    return sum(2 if unicodedata.east_asian_width(character) in "WF" else 1 for character in text)
+
+
+def _alt_text(marker: re.Match[str]) -> str:
+    """What an image's marker shows: its ``alt`` text, or nothing."""
+    return marker["alt"] or ""

@@ -43,9 +43,9 @@ class Query:
     it begins, in the keyword search). Whatever else is in the text is words; a quote left open is
     read as a word's character, and nothing is ever passed to a store as an operator. A minus
     before a number or a single letter is text, not an operator: ``-2`` in ``E2F-1, -2, -3`` or
-    ``-l`` in ``ls -l`` are what the chunk should hold, never what it must not. So is the minus of
-    a question of such words alone (``-newer``, ``-name -print0``): there is nothing for them to
-    leave out, and an option is written so."""
+    ``-l`` in ``ls -l`` are what the chunk should hold, never what it must not. A question made only
+    of words with a minus before each (``-newer``, ``--null -print0``) names options, as a manual
+    writes them: it has nothing else for them to leave out, so each is a word to find."""
 
     text: str  # what the model embeds: the words and phrases, without the operators
     words: str  # the plain words, for the keyword search
@@ -78,7 +78,7 @@ class Query:
             else:
                 words.append(bare)
                 kept.append(bare)
-        if not kept and excluded and all(_OPTION.fullmatch(part) for part in question.split()):
+        if question.split() and all(_OPTION.fullmatch(part) for part in question.split()):
             return cls(question.strip(), question.strip())
         return cls(
             " ".join(kept), " ".join(words), *(tuple(dict.fromkeys(x)) for x in (phrases, excluded, prefixes))
