@@ -66,6 +66,8 @@ TEXT_READERS = cast(
         **dict.fromkeys(("html", "htm", "xhtml"), _reader("html.read_html")),
         "ipynb": _reader("notebook.read_notebook"),
         **dict.fromkeys(("adoc", "asciidoc", "asc"), _reader("asciidoc.read_asciidoc")),
+        "org": _reader("org.read_org"),
+        "tex": _reader("latex.read_latex"),
     },
 )
 #: How a failure names the reader of each extension ("the HTML reader failed: ..."); source code's
@@ -78,6 +80,8 @@ READER_NAMES = {
     **dict.fromkeys(("html", "htm", "xhtml"), "HTML"),
     "ipynb": "notebook",
     **dict.fromkeys(("adoc", "asciidoc", "asc"), "AsciiDoc"),
+    "org": "Org",
+    "tex": "LaTeX",
 }
 #: How each markup format's inline markup (emphasis, links, roles, code spans...) reads as the words a
 #: rendered page shows: for the lines a snippet shows, outside code.
@@ -87,6 +91,8 @@ INLINE_READERS = cast(
         **dict.fromkeys(("md", "markdown", "mdx"), _reader("markdown.inline_text")),
         **dict.fromkeys(("rst", "rest"), _reader("rst.inline_text")),
         **dict.fromkeys(("adoc", "asciidoc", "asc"), _reader("asciidoc.inline_text")),
+        "org": _reader("org.inline_text"),
+        "tex": _reader("latex.inline_text"),
     },
 )
 #: What each markup format's block markup shows of a line where a rendered page shows other than

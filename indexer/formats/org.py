@@ -1,0 +1,200 @@
+"""Org mode, as Emacs' Org reads it: ``notes.org``, ``README.org``, ``org-manual.org``.
+
+What decides structure follows the Org syntax (orgmode.org/worg/org-syntax.html):
+
+- **Headlines**: a line of stars at its start and a space (``** Install``), a star a level. A
+  headline's TODO keyword, priority (``[#A]``), ``COMMENT`` and tags (``:work:urgent:``) are no part
+  of its title. The document's ``#+TITLE:`` heads the whole file, above its headlines.
+- **Code**: source, example and export blocks (``#+BEGIN_SRC python`` ... ``#+END_SRC``, any case)
+  and fixed-width lines (``: output``) are literal; quote, centre and verse blocks are text.
+- **Markup, shown nothing** (:attr:`Document.markup`): keyword lines (``#+OPTIONS:``,
+  ``#+STARTUP:``, ``#+NAME:``; the title and a caption are text), comments (``# note``), blocks'
+  delimiter lines, drawers (``:PROPERTIES:`` ... ``:END:``), planning lines (``SCHEDULED: <...>``)
+  and a table's rules (``|---+---|``).
+- **What the model reads** (:attr:`Document.read_as`): a headline's title; links as their
+  description (``[[https://orgmode.org][the site]]``: ``the site``), or their target alone; text in
+  emphasis (``*bold*``, ``/italic/``, ``=verbatim=``, ``~code~``) without its marks.
+- **Names** (:attr:`Document.definitions`): a description list's term that is names, as a manual
+  lists options and settings (``- =org-startup-folded= :: ...``, ``- ~--batch~ :: ...``), read as
+  :func:`indexer.formats.definitions.item_names` reads a term.
+
+Why not a parser from PyPI: orgparse, the one kept up, gives a tree of headlines and their bodies
+as text, without line numbers for blocks, and does not read blocks at all. Every rule here reads a
+line at a time, with patterns of bounded parts: linear in the file's length whatever it holds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from indexer.formats.definitions import item_names
+from indexer.formats.document import Document, Heading, split_lines
+
+_HEADLINE = re.compile(r"(?P<stars>\*{1,64})[ \t]+(?P<title>.*)")
+#: What may open a headline before its title: a TODO keyword (the defaults, and any word in capitals
+#: the file declares with ``#+TODO:``), a priority, the word COMMENT.
+DEFAULT_TODO_KEYWORDS = frozenset({"TODO", "DONE"})
+_PRIORITY = re.compile(r"\[#[A-Z0-9]{1,3}\][ \t]*")
+_TAGS = re.compile(r"[ \t]+:(?:[\w@#%]{1,64}:){1,32}[ \t]*$")
+_KEYWORD = re.compile(r"#\+(?P<key>[A-Za-z_][\w-]{0,63})(?:\[[^\]\n]{0,256}\])?:[ \t]*(?P<value>.*)")
+_BLOCK_START = re.compile(r"#\+begin_(?P<kind>\w{1,32})", re.IGNORECASE)
+_BLOCK_END = re.compile(r"#\+end_(?P<kind>\w{1,32})[ \t]*$", re.IGNORECASE)
+#: Blocks whose lines are code or output, as written; any other block's lines are text.
+LITERAL_BLOCKS = frozenset({"src", "example", "export"})
+#: Keywords whose value is the document's text: read, not markup.
+TEXT_KEYWORDS = frozenset({"title", "subtitle", "caption", "description"})
+_DRAWER = re.compile(r"[ \t]*:(?P<name>[\w-]{1,64}):[ \t]*$")
+_PLANNING = re.compile(r"[ \t]*(?:SCHEDULED|DEADLINE|CLOSED):[ \t]")
+_TABLE_RULE = re.compile(r"[ \t]*\|-[-+|]*[ \t]*$")
+_FIXED_WIDTH = re.compile(r"[ \t]*:(?:[ \t]|$)")
+_DESCRIPTION_ITEM = re.compile(
+    r"[ \t]*(?:[-+]|\d{1,9}[.)])[ \t]+(?:\[.\][ \t]+)?(?P<term>.{1,512}?)[ \t]+::(?:[ \t]|$)"
+)
+#: A link: ``[[target][description]]`` or ``[[target]]``.
+_LINK = re.compile(r"\[\[(?P<target>[^\[\]\n]{1,2048})\](?:\[(?P<description>[^\[\]\n]{0,2048})\])?\]")
+#: The marks of emphasis: bold, italic, underline, strike-through, verbatim, code.
+EMPHASIS_MARKS = "*/_+=~"
+#: Emphasis marks that make code (``=verbatim=``, ``~code~``).
+CODE_MARKS = frozenset("=~")
+
+
+def _emphasis_pattern() -> re.Pattern[str]:
+    """Emphasis: a mark after no word, text neither starting nor ending with a space and without
+    that mark, the same mark before no word. Text without its own mark ends each try at the next
+    one, so a line is read in time linear in its length."""
+    branches = []
+    for mark in EMPHASIS_MARKS:
+        own = re.escape(mark)
+        branches.append(rf"{own}[^\s{own}](?:[^{own}\n]{{0,510}}[^\s{own}])?{own}")
+    return re.compile(rf"(?<![\w{re.escape(EMPHASIS_MARKS)}])(?:{'|'.join(branches)})(?!\w)")
+
+
+_EMPHASIS = _emphasis_pattern()
+
+
+def read_org(text: str, encoding: str = "utf-8") -> Document:
+    """An Org file's lines with its headlines, blocks and markup as Org's syntax says, each line read
+    as Org's export shows it."""
+    reader = _Reader(split_lines(text))
+    reader.read()
+    return Document(
+        lines=reader.lines,
+        headings=reader.headings,
+        literal=reader.literal,
+        encoding=encoding,
+        markup=frozenset(reader.markup),
+        definitions=reader.definitions,
+        read_as=reader.read_as,
+    )
+
+
+def inline_text(text: str) -> str:
+    """Org text as an export shows it: links as their description, emphasis without its marks."""
+    text = _LINK.sub(lambda link: link["description"] or link["target"], text) if "[[" in text else text
+    return _EMPHASIS.sub(lambda found: found.group()[1:-1], text)
+
+
+@dataclass
+class _Reader:
+    """One pass over the lines: the block or drawer open, the TODO keywords the file declares."""
+
+    lines: list[str]
+    headings: list[Heading] = field(default_factory=list)
+    literal: list[tuple[int, int]] = field(default_factory=list)
+    markup: set[int] = field(default_factory=set)
+    definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    read_as: dict[int, str] = field(default_factory=dict)
+    todo_keywords: set[str] = field(default_factory=lambda: set(DEFAULT_TODO_KEYWORDS))
+    block = ""  # the kind of the block open ('src', 'quote'...)
+    block_start = 0
+    in_drawer = False
+
+    def read(self) -> None:
+        for number, line in enumerate(self.lines, 1):
+            self._line(number, line)
+        if self.block in LITERAL_BLOCKS and self.block_start < len(self.lines):
+            self.literal.append((self.block_start + 1, len(self.lines)))  # a block left open runs on
+
+    def _line(self, number: int, line: str) -> None:
+        if self.block:
+            self._in_block(number, line)
+            return
+        if self.in_drawer:
+            self.markup.add(number)
+            self.in_drawer = line.strip().upper() != ":END:"
+            return
+        headline = _HEADLINE.fullmatch(line) if line.startswith("*") else None
+        if headline:
+            self._headline(number, headline)
+        elif line.lstrip().startswith("#"):
+            self._hash_line(number, line)
+        elif _DRAWER.fullmatch(line) and line.strip().upper() != ":END:":
+            self.markup.add(number)
+            self.in_drawer = True
+        elif _PLANNING.match(line) or _TABLE_RULE.fullmatch(line):
+            self.markup.add(number)
+        elif _FIXED_WIDTH.match(line):
+            self.literal.append((number, number))
+        else:
+            self._text(number, line)
+
+    def _in_block(self, number: int, line: str) -> None:
+        end = _BLOCK_END.match(line.strip())
+        if end and end["kind"].lower() == self.block:
+            if self.block in LITERAL_BLOCKS and number > self.block_start + 1:
+                self.literal.append((self.block_start + 1, number - 1))
+            self.markup.add(number)
+            self.block = ""
+        elif self.block not in LITERAL_BLOCKS:
+            self._text(number, line)
+
+    def _headline(self, number: int, headline: re.Match[str]) -> None:
+        title = _TAGS.sub("", headline["title"]).strip()
+        first, _, rest = title.partition(" ")
+        if first in self.todo_keywords or first == "COMMENT":
+            title = rest.lstrip()
+        title = inline_text(_PRIORITY.sub("", title, count=1).strip())
+        if not title:
+            self.markup.add(number)
+            return
+        self.headings.append(Heading(line=number, level=len(headline["stars"]), title=title))
+        self.read_as[number] = title
+
+    def _hash_line(self, number: int, line: str) -> None:
+        stripped = line.strip()
+        block = _BLOCK_START.match(stripped)
+        keyword = _KEYWORD.fullmatch(stripped)
+        self.markup.add(number)
+        if block:
+            self.block, self.block_start = block["kind"].lower(), number
+        elif keyword and keyword["key"].lower() in TEXT_KEYWORDS and keyword["value"].strip():
+            self.markup.discard(number)
+            value = inline_text(keyword["value"].strip())
+            self.read_as[number] = value
+            if keyword["key"].lower() == "title" and not self.headings:
+                self.headings.append(Heading(line=number, level=0, title=value))
+        elif keyword and keyword["key"].lower() in ("todo", "seq_todo", "typ_todo"):
+            self.todo_keywords.update(word for word in keyword["value"].split() if word.isupper())
+        elif not (stripped == "#" or stripped.startswith("# ") or keyword):
+            self.markup.discard(number)  # ``#hashtag`` or ``#+`` text: Org reads it as a paragraph's
+
+    def _text(self, number: int, line: str) -> None:
+        item = _DESCRIPTION_ITEM.match(line) if "::" in line else None
+        if item and (names := _term_names(item["term"])):
+            self.definitions[number] = names
+        if "[[" not in line and not any(mark in line for mark in EMPHASIS_MARKS):
+            return
+        read = inline_text(line)
+        if read != line and read.strip():
+            self.read_as[number] = read
+
+
+def _term_names(term: str) -> tuple[str, ...]:
+    """The names a description list's term gives: code in ``=`` or ``~`` (``=org-startup-folded=``,
+    ``~--batch~, ~-q~``), or what is spelt as code (:func:`item_names`)."""
+    pieces = [found.group() for found in _EMPHASIS.finditer(term)]
+    in_code = bool(pieces) and all(piece[0] in CODE_MARKS for piece in pieces)
+    if in_code and not _EMPHASIS.sub("", term).strip(" ,"):
+        return item_names(", ".join(piece[1:-1] for piece in pieces), code=True)
+    return item_names(inline_text(term), code=False)
