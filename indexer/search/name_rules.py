@@ -100,6 +100,34 @@ _NAMED_VERSION_HEADING = re.compile(
     r"[A-Za-z][\w.-]{0,99} (?:v|version )?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE + _AFTER_VERSION,
     re.IGNORECASE,
 )
+#: The openings of a changelog's entries that plain-text changelog formats declare
+#: (:mod:`indexer.formats.changes`), each with its version, read on any page: they say they are
+#: entries whatever page holds them. A Debian changelog's ``coreutils (9.1-1) unstable;
+#: urgency=low`` (an epoch, ``1:``, and a Debian revision after the upstream version aside; ``~``
+#: before a pre-release, as Debian spells one), GNU NEWS's ``Noteworthy changes in release 9.1
+#: (2022-04-15) [stable]`` (gnulib's template; older, ``Major changes in release 4.7.0``), and
+#: systemd's ``CHANGES WITH 252:``.
+_DECLARED_ENTRIES = (
+    re.compile(
+        r"[a-z0-9][a-z0-9+.-]{0,99} \((?:\d{1,9}:)?(\d{1,9}(?:\.\d{1,9})*)"
+        + _PRE_RELEASE.replace("[-.]?", "[-.~]?")
+        + r"[^()\s]{0,200}\)(?:[ \t]+[a-z0-9+./-]{1,100}){1,20};",
+        re.IGNORECASE,
+    ),
+    re.compile(
+        r"(?:[a-z-]{1,30} ){0,3}changes in release (\d{1,9}(?:\.\d{1,9})*)" + _PRE_RELEASE, re.IGNORECASE
+    ),
+    re.compile(
+        r"changes with (\d{1,9}(?:\.\d{1,9})*)" + _PRE_RELEASE.replace("[-.]?", "[-.~]?"), re.IGNORECASE
+    ),
+)
+#: The opening of a GNU ChangeLog's entry, which names no version: its date (ISO, or as older
+#: Emacs wrote it), its author and an address in angle brackets.
+_DATED_ENTRY = re.compile(
+    r"(?:\d{4}-\d{2}-\d{2}|[a-z]{3} [a-z]{3} {1,2}\d{1,2} \d{2}:\d{2}(?::\d{2})?(?: [a-z]{1,5})? \d{4})"
+    r"[ \t]+[^<>]{1,200}<[^<>\s]{1,200}>",
+    re.IGNORECASE,
+)
 #: A manual's number before a section's title: ``23.5.``, ``E.10.``, ``5.``, and Texinfo's ``2.3``.
 _SECTION_NUMBER = re.compile(r"(?:[A-Z]|\d{1,9})(?:(?:\.\d{1,9})+\.?|\.)\s+")
 #: A token of a title that is a word, as a query's words are (:class:`indexer.search.query.Query`):
@@ -119,13 +147,13 @@ def lists_names(chunk: StoredChunk, words: set[str]) -> bool:
     """Whether ``chunk`` belongs to a list of names that a question with ``words`` does not ask for:
     its page's title declares an index, a changelog, release notes, a history or a glossary
     (:data:`LIST_TITLES`), one of its headings opens a changelog's dated or numbered entry
-    (:func:`entry_opening`), or its lines are a contents list (:attr:`StoredChunk.is_contents`).
+    (:func:`opens_entry`), or its lines are a contents list (:attr:`StoredChunk.is_contents`).
     A declared list is asked for when the question holds a word of :data:`LIST_WORDS`, not of the
     list's title: that names its subject too (``Hatch history`` above hatch's entries), which
     ordinary questions name; a contents list, whose title is its document's, when it holds one
     of :data:`CONTENTS_WORDS`."""
     headings = chunk.heading.split(HEADING_SEPARATOR)
-    if declares_list(chunk.title) or any(entry_opening(part.strip(), False) for part in headings):
+    if declares_list(chunk.title) or any(opens_entry(part.strip()) for part in headings):
         return not asks_for_list(words)
     return chunk.is_contents and not any(asked <= words for asked in CONTENTS_WORDS)
 
@@ -187,12 +215,20 @@ def declared_versions(chunk: StoredChunk, inner_titles: Sequence[str] = ()) -> l
     return list(named) if len(named) == 1 else []
 
 
+def opens_entry(title: str) -> bool:
+    """Whether a heading's ``title`` opens a changelog's entry on any page: with a version
+    (:func:`entry_opening`), or as a GNU ChangeLog's dated entry does (:data:`_DATED_ENTRY`)."""
+    return entry_opening(title, False) is not None or _DATED_ENTRY.match(title) is not None
+
+
 def entry_opening(title: str, changelog: bool) -> re.Match[str] | None:
     """The version a heading's ``title`` opens a changelog's entry with (:data:`_VERSION_HEADING`;
     on a ``changelog`` page whatever follows it, :data:`_CHANGELOG_VERSION_HEADING`, and also after
     the project's name, :data:`_NAMED_VERSION_HEADING`), else None. A manual numbers the sections
     of its release notes as any other (DocBook's ``E.1. Release 15.20``): the title is read after
-    that number too, when it opens no entry as it stands (``9.5.3 January 4, 2024`` does)."""
+    that number too, when it opens no entry as it stands (``9.5.3 January 4, 2024`` does). The
+    openings plain-text changelog formats declare (:data:`_DECLARED_ENTRIES`: a Debian changelog's,
+    GNU NEWS's, systemd's) open an entry on any page."""
     for heading in dict.fromkeys((title, without_section_number(title))):
         if changelog:
             found = _CHANGELOG_VERSION_HEADING.match(heading) or _NAMED_VERSION_HEADING.match(heading)
@@ -200,7 +236,7 @@ def entry_opening(title: str, changelog: bool) -> re.Match[str] | None:
             found = _VERSION_HEADING.match(heading)
         if found:
             return found
-    return None
+    return next((found for entry in _DECLARED_ENTRIES if (found := entry.match(title))), None)
 
 
 def _version(found: re.Match[str]) -> Version:
