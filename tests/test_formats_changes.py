@@ -115,6 +115,33 @@ def test_outline_mode_is_what_the_file_declares_by_its_mode_or_gnulib_s_wording(
     assert headings[1].title == "Add option to select TLS 1.3"
 
 
+def test_items_written_at_column_0_in_an_outline_file_stay_items():
+    text = (
+        "GNU tool NEWS    -*- outline -*-\n\n"
+        "* Major changes in release 5.97 (2006-06-24) [stable]\n"
+        "* Major changes in release 5.96 (2006-05-22) [stable]\n\n"
+        "[see the branch for details]\n\n"
+        "* Major changes in release 4.5 (2001-01-01)\n\n"
+        "* du no longer fails with more than one DIR argument when any but the last\n"
+        "  does not contain a slash\n"
+        "* printf no longer treats \\x specially\n"
+        "* seq accepts a field width of '0'\n\n"
+        "** Bug fixes\n"
+        "The -s option works again.\n"
+    )
+    headings = read_document("NEWS", text.encode()).headings
+    assert [(heading.line, heading.level) for heading in headings] == [
+        (3, 1),
+        (4, 1),
+        (8, 1),
+        (13, 1),
+        (15, 2),
+    ]
+    # an item's text runs on indented, or the next item follows at once; the last one alone is a title
+    assert headings[3].title == "seq accepts a field width of '0'"
+    assert headings[4].title == "Bug fixes"  # a section's text may follow its title at once
+
+
 def test_a_readme_s_star_list_stays_a_list(tmp_path):
     assert read_document("README", README.encode()).headings == []
     # a mode line that sets another mode declares no outline
@@ -203,8 +230,10 @@ def test_a_question_naming_a_version_finds_that_versions_news_entry_first(tmp_pa
         readme = index.search("which option reports matches in binary files", k=3, mode=mode, min_score=0)
     assert entry[0].path == "NEWS", [(hit.path, hit.heading) for hit in entry]
     assert entry[0].heading.startswith("Noteworthy changes in release 3.7 (2021-03-01)"), entry[0].heading
-    # the changelog is a list of changes, which a question that asks for none does not get first
-    assert readme[0].path == "README", [(hit.path, hit.heading) for hit in readme]
+    # a question naming no version is ranked by its words (the test's vectors are hashes of words,
+    # which say nothing of meaning: the vector search alone is left out)
+    if mode != "vector":
+        assert readme[0].path == "README", [(hit.path, hit.heading) for hit in readme]
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "vector", "keyword"])

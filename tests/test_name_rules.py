@@ -1,5 +1,6 @@
 """The name rules' knowledge of the entries plain-text changelog formats declare: a Debian
-changelog's, GNU NEWS's, systemd's and a GNU ChangeLog's openings are a changelog's entries on any page."""
+changelog's, GNU NEWS's and systemd's openings are a version's entries on any page, a Debian
+revision one of its upstream version's; a GNU ChangeLog's dated entries are a list of names."""
 
 from __future__ import annotations
 
@@ -7,7 +8,17 @@ import pytest
 from helpers import fastest_seconds
 
 from indexer.records import StoredChunk
-from indexer.search.name_rules import declared_versions, entry_opening, lists_names, opens_entry
+from indexer.search.name_rules import (
+    asked_versions,
+    declared_versions,
+    entry_opening,
+    is_entry_of,
+    lists_names,
+    opens_listed_entry,
+    spelled_version,
+    version_entries_first,
+    version_owners,
+)
 
 
 def chunk(heading: str, path: str = "NEWS") -> StoredChunk:
@@ -17,28 +28,45 @@ def chunk(heading: str, path: str = "NEWS") -> StoredChunk:
 @pytest.mark.parametrize(
     ("heading", "versions"),
     [
-        ("coreutils (9.1-1) unstable; urgency=low", [(9, 1)]),
-        ("openssh (1:9.2p1-2+deb12u2) bookworm-security; urgency=medium", [(9, 2)]),
-        ("systemd (252.39-1~deb12u2) bookworm; urgency=medium", [(252, 39)]),
-        ("tool (2.0~rc1-1) experimental; urgency=low", [(2, 0, -1, 1)]),
+        ("coreutils (9.1-1) unstable; urgency=low", [(9, 1, -4, 1)]),
+        ("openssh (1:9.2p1-2+deb12u2) bookworm-security; urgency=medium", [(9, 2, -4, 2)]),
+        ("systemd (252.39-1~deb12u2) bookworm; urgency=medium", [(252, 39, -4, 1)]),
+        ("tool (2.0~rc1-1) experimental; urgency=low", [(2, 0, -1, 1, -4, 1)]),
+        ("dpkg (1.21.22) unstable; urgency=medium", [(1, 21, 22)]),  # a native package: no revision
         ("Noteworthy changes in release 3.8 (2022-09-02) [stable] > Bug fixes", [(3, 8)]),
         ("Major changes in release 4.7.0, 2019-08-29 > Improvements", [(4, 7, 0)]),
-        ("CHANGES WITH 252 \U0001f383:", [(252,)]),
+        ("systemd 252 > CHANGES WITH 252 \U0001f383:", [(252,)]),
     ],
 )
 def test_the_entries_plain_text_changelogs_declare_are_their_versions_entries(heading, versions):
     assert declared_versions(chunk(heading)) == versions
-    assert lists_names(chunk(heading), {"cp", "copies"})  # a list a question that asks for none skips
-    assert not lists_names(chunk(heading), {"what", "changed", "cp"})
+    # notes for a package's users, ranked by their words as a page is, not put after the others
+    # (a title that is a list's, ``CHANGES WITH 252:`` alone, is one: declares_list)
+    assert not lists_names(chunk(heading), {"cp", "copies"})
 
 
-def test_a_gnu_changelog_s_dated_entry_is_a_changelog_s_entry_without_a_version():
+def test_a_debian_revision_is_one_of_its_upstream_versions_entries_after_the_release():
+    assert asked_versions("what changed in 8.32-4?") == {(8, 32, -4, 4)}
+    assert asked_versions("from 3.0-3.2") == set()  # a range, no version
+    assert version_owners("what changed in coreutils 8.32-4") == {"coreutils"}
+    assert spelled_version((8, 32, -4, 4)) == "8.32-4"
+    news, debian, other = 1, 2, 3
+    declared = {news: [(8, 32)], debian: [(8, 32, -4, 4)], other: [(8, 32, -4, 3)]}
+    # asked for the upstream version: its NEWS entry, then the Debian revisions of it
+    assert version_entries_first([debian, other, news], declared, {(8, 32)})[0] == [news, debian, other]
+    # asked for the Debian revision: its entry alone
+    assert version_entries_first([other, news, debian], declared, {(8, 32, -4, 4)})[0][0] == debian
+    assert not is_entry_of(declared[news], {(8, 32, -4, 4)})
+
+
+def test_a_gnu_changelog_s_dated_entry_is_a_list_of_names_without_a_version():
     for title in (
         "2022-04-15 Jane Doe <jane@example.org>",
         "Tue Sep 6 12:00:00 1994 Richard Roe <roe@example.org>",
     ):
-        assert opens_entry(title) and entry_opening(title, False) is None
+        assert opens_listed_entry(title) and entry_opening(title, False) is None
         assert lists_names(chunk(title, "ChangeLog"), {"tail", "pipe"})
+        assert not lists_names(chunk(title, "ChangeLog"), {"what", "changed", "tail"})
         assert declared_versions(chunk(title, "ChangeLog")) == []
 
 
@@ -53,7 +81,7 @@ def test_a_gnu_changelog_s_dated_entry_is_a_changelog_s_entry_without_a_version(
     ],
 )
 def test_headings_that_only_look_like_entries_open_none(heading):
-    assert not opens_entry(heading.split(" > ")[-1])
+    assert entry_opening(heading.split(" > ")[-1], False) is None
     assert not lists_names(chunk(heading, "README.md"), {"install"})
 
 

@@ -20,7 +20,10 @@ file's name:
   first line's ``-*- outline -*-``, or ``mode: outline`` among the local variables at its end) or
   holds an entry in the words of gnulib's NEWS template (``* Noteworthy changes in release 3.8
   (2022-09-06) [stable]``; older, ``* Major changes in release 4.7.0``). A README's ``* item``
-  list declares neither, and stays a list.
+  list declares neither, and stays a list. A title stands on its line alone: a ``*`` line whose
+  text runs on into the next, indented line, or that a ``*`` line of its own level follows at
+  once, is an item of a list written at column 0 (coreutils' NEWS before 5.0), not a section;
+  an entry in gnulib's words is one, even with no text of its own (releases listed together).
 - **systemd's NEWS**: an entry opens with ``CHANGES WITH 252:`` at column 0.
 
 Each line is read once by a regular expression of bounded parts, from its start: linear in the
@@ -76,7 +79,8 @@ def changelog_headings(lines: list[str]) -> tuple[list[Heading], dict[int, str]]
     for number, line in enumerate(lines, start=1):
         if not line[:1].strip():
             continue  # every entry opens at column 0
-        if outline and (star := _OUTLINE_HEADING.match(line)):
+        star = _OUTLINE_HEADING.match(line) if outline else None
+        if star and (_GNU_NEWS_ENTRY.match(line) or _stands_alone(lines, number, star)):
             title = " ".join(star.group(2).split())
             headings[number] = Heading(number, len(star.group(1)), title)
             read_as[number] = title
@@ -124,6 +128,18 @@ def _local_mode_is_outline(lines: list[str]) -> bool:
         if variable == "mode:outline":
             return True
     return False
+
+
+def _stands_alone(lines: list[str], number: int, star: re.Match[str]) -> bool:
+    """Whether the outline heading ``star`` on line ``number`` (1-based) is a title alone on its
+    line: the next line is not indented text (the item's text running on), nor a ``*`` line of
+    its level or above (the next item)."""
+    if number == len(lines) or not lines[number].strip():
+        return True
+    following = _OUTLINE_HEADING.match(lines[number])
+    if following is not None:
+        return len(following.group(1)) > len(star.group(1))
+    return bool(lines[number][:1].strip())
 
 
 def _items_follow(lines: list[str], number: int) -> bool:
