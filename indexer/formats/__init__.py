@@ -217,12 +217,13 @@ def _code_language(extension: str) -> str | None:
 def heading_titles(path: str, text: str) -> list[str]:
     """The titles of the headings in ``text`` (a chunk of the file at ``path`` in one of
     :data:`TEXT_READERS`' formats, or plain text: a changelog's entries), as its reader finds them;
-    none for PDF, Word, source code and man pages, nor should the reader fail on the chunk (it read the whole
-    file at the build): a search never fails on it."""
+    none for PDF, Word, source code, man pages and Info manuals, nor should the reader fail on the
+    chunk (it read the whole file at the build): a search never fails on it."""
     extension = extension_of(path)
     if extension not in TEXT_READERS and (
         extension in BINARY_READERS
         or is_man_page_name(_file_name(path))
+        or is_info_name(_file_name(path))
         or _code_language(extension) is not None
     ):
         return []
