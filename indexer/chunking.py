@@ -85,10 +85,11 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: of other pages' names (javadoc's uses, hierarchy and all-classes pages) stored as a contents
 #: list, an HTML heading whose title is code alone declares the names it spells, and an HTML code
 #: block ends on its last line of code, not on the line of its ``</pre>``; 29: a description javadoc
-#: copied from an overridden or implemented method is not read; 30: Org and LaTeX files read by
-#: their headlines and sections, blocks and markup (:mod:`indexer.formats.org`,
+#: copied from an overridden or implemented method is not read; 30: a plain-text changelog's entries,
+#: as its format declares them (:mod:`indexer.formats.changes`), are its headings; 31: Org and LaTeX
+#: files read by their headlines and sections, blocks and markup (:mod:`indexer.formats.org`,
 #: :mod:`indexer.formats.latex`)
-CHUNKER_VERSION = 30
+CHUNKER_VERSION = 31
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

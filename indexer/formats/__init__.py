@@ -57,7 +57,7 @@ BINARY_READERS = cast(
     {"pdf": _reader("pdf.read_pdf"), "docx": _reader("docx.read_docx")},
 )
 #: Text formats with structure; source code is read by its language's grammar (:func:`parse_text`),
-#: and any other text file by :func:`read_plain`, without headings.
+#: and any other text file by :func:`read_plain`, without headings but a changelog's entries.
 TEXT_READERS = cast(
     dict[str, Callable[[str, str], Document]],
     {
@@ -224,9 +224,16 @@ def _code_language(extension: str) -> str | None:
 
 def heading_titles(path: str, text: str) -> list[str]:
     """The titles of the headings in ``text`` (a chunk of the file at ``path`` in one of
-    :data:`TEXT_READERS`' formats), as its reader finds them; none for other files, nor should the
-    reader fail on the chunk (it read the whole file at the build): a search never fails on it."""
-    if extension_of(path) not in TEXT_READERS:
+    :data:`TEXT_READERS`' formats, or plain text: a changelog's entries), as its reader finds them;
+    none for PDF, Word, source code, man pages and Info manuals, nor should the reader fail on the
+    chunk (it read the whole file at the build): a search never fails on it."""
+    extension = extension_of(path)
+    if extension not in TEXT_READERS and (
+        extension in BINARY_READERS
+        or is_man_page_name(_file_name(path))
+        or is_info_name(_file_name(path))
+        or _code_language(extension) is not None
+    ):
         return []
     try:
         return [heading.title for heading in parse_text(path, text).headings]

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import codecs
 
+from indexer.formats.changes import changelog_headings
 from indexer.formats.definitions import man_page_names
 from indexer.formats.document import Document, UnreadableFile, split_lines
 
@@ -62,7 +63,16 @@ def _decode_legacy(data: bytes) -> tuple[str, str]:
 
 
 def read_plain(text: str, encoding: str) -> Document:
-    """Source code, data and plain notes: lines, no headings (``#`` starts a comment there); the
-    names of a man page saved as text (``ls.1``), from its NAME line."""
+    """Plain notes and data: lines, with no headings but those a changelog's format declares for its
+    entries (:mod:`indexer.formats.changes`: a Debian changelog, a GNU ChangeLog or NEWS, systemd's
+    NEWS; a ``#`` line is no heading); the names of a man page saved as text (``ls.1``), from its
+    NAME line."""
     lines = split_lines(text)
-    return Document(lines=lines, encoding=encoding, definitions=man_page_names(lines))
+    headings, read_as = changelog_headings(lines)
+    return Document(
+        lines=lines,
+        headings=headings,
+        read_as=read_as,
+        encoding=encoding,
+        definitions=man_page_names(lines),
+    )

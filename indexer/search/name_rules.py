@@ -70,6 +70,12 @@ _PRE_RELEASE = r"(?:[-.]?(alpha|beta|preview|pre|rc|a|b|c)\.?(\d{1,9})?(?![a-z])
 #: question asks for the release (:func:`same_release`). PEP 440's kinds: a, b, rc.
 _PRE_RELEASE_RANKS = {"a": -3, "alpha": -3, "b": -2, "beta": -2, "c": -1, "rc": -1, "pre": -1, "preview": -1}
 _PRE_RELEASE_KINDS = {-3: "a", -2: "b", -1: "rc"}
+#: A Debian revision (the ``-4`` of ``8.32-4``) after an upstream version's numbers, as a mark and
+#: the revision's number (``8.32-4`` is ``8.32.-4.4``), spelled as Debian writes it: an entry of the
+#: package's revision is one of the upstream version's entries when the question asks for that
+#: (:func:`same_release`), never its release (:func:`same_version`), which is the upstream NEWS's.
+_DEBIAN_REVISION = -4
+_SUFFIX_SPELLINGS = {**_PRE_RELEASE_KINDS, _DEBIAN_REVISION: "-"}
 #: What may follow a version that heads a changelog's entry: a series' wildcard (``v1.20.x``), then
 #: nothing, or its date or codename after a bracket, a colon, a slash, a comma or a dash, or its
 #: date after a space (``1.2.3 2024-01-31``, ``9.5.3 January 4, 2024``). Not other words:
@@ -100,6 +106,38 @@ _NAMED_VERSION_HEADING = re.compile(
     r"[A-Za-z][\w.-]{0,99} (?:v|version )?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE + _AFTER_VERSION,
     re.IGNORECASE,
 )
+#: The openings of a changelog's entries that plain-text changelog formats declare
+#: (:mod:`indexer.formats.changes`), each with its version, read on any page: they say they are
+#: entries whatever page holds them. A Debian changelog's ``coreutils (9.1-1) unstable;
+#: urgency=low`` (an epoch, ``1:``, aside; ``~`` before a pre-release, as Debian spells one; its
+#: revision read apart, :data:`_DEBIAN_REVISION`), GNU NEWS's ``Noteworthy changes in release 9.1
+#: (2022-04-15) [stable]`` (gnulib's template; older, ``Major changes in release 4.7.0``), and
+#: systemd's ``CHANGES WITH 252:``.
+_DEBIAN_ENTRY = re.compile(
+    r"[a-z0-9][a-z0-9+.-]{0,99} \((?:\d{1,9}:)?(\d{1,9}(?:\.\d{1,9})*)"
+    + _PRE_RELEASE.replace("[-.]?", "[-.~]?")
+    + r"[^()\s]{0,200}\)(?:[ \t]+[a-z0-9+./-]{1,100}){1,20};",
+    re.IGNORECASE,
+)
+_DECLARED_ENTRIES = (
+    _DEBIAN_ENTRY,
+    re.compile(
+        r"(?:[a-z-]{1,30} ){0,3}changes in release (\d{1,9}(?:\.\d{1,9})*)" + _PRE_RELEASE, re.IGNORECASE
+    ),
+    re.compile(
+        r"changes with (\d{1,9}(?:\.\d{1,9})*)" + _PRE_RELEASE.replace("[-.]?", "[-.~]?"), re.IGNORECASE
+    ),
+)
+#: The opening of a GNU ChangeLog's entry, which names no version: its date (ISO, or as older
+#: Emacs wrote it), its author and an address in angle brackets.
+_DATED_ENTRY = re.compile(
+    r"(?:\d{4}-\d{2}-\d{2}|[a-z]{3} [a-z]{3} {1,2}\d{1,2} \d{2}:\d{2}(?::\d{2})?(?: [a-z]{1,5})? \d{4})"
+    r"[ \t]+[^<>]{1,200}<[^<>\s]{1,200}>",
+    re.IGNORECASE,
+)
+#: A Debian package's version as a question spells it: an upstream version's dotted numbers and
+#: its Debian revision (``8.32-4``, ``5.2.15-2``).
+_DEBIAN_VERSION = re.compile(r"(\d{1,9}(?:\.\d{1,9})+)-(\d{1,9})")
 #: A manual's number before a section's title: ``23.5.``, ``E.10.``, ``5.``, and Texinfo's ``2.3``.
 _SECTION_NUMBER = re.compile(r"(?:[A-Z]|\d{1,9})(?:(?:\.\d{1,9})+\.?|\.)\s+")
 #: A token of a title that is a word, as a query's words are (:class:`indexer.search.query.Query`):
@@ -119,13 +157,13 @@ def lists_names(chunk: StoredChunk, words: set[str]) -> bool:
     """Whether ``chunk`` belongs to a list of names that a question with ``words`` does not ask for:
     its page's title declares an index, a changelog, release notes, a history or a glossary
     (:data:`LIST_TITLES`), one of its headings opens a changelog's dated or numbered entry
-    (:func:`entry_opening`), or its lines are a contents list (:attr:`StoredChunk.is_contents`).
+    (:func:`opens_listed_entry`), or its lines are a contents list (:attr:`StoredChunk.is_contents`).
     A declared list is asked for when the question holds a word of :data:`LIST_WORDS`, not of the
     list's title: that names its subject too (``Hatch history`` above hatch's entries), which
     ordinary questions name; a contents list, whose title is its document's, when it holds one
     of :data:`CONTENTS_WORDS`."""
     headings = chunk.heading.split(HEADING_SEPARATOR)
-    if declares_list(chunk.title) or any(entry_opening(part.strip(), False) for part in headings):
+    if declares_list(chunk.title) or any(opens_listed_entry(part.strip()) for part in headings):
         return not asks_for_list(words)
     return chunk.is_contents and not any(asked <= words for asked in CONTENTS_WORDS)
 
@@ -141,14 +179,15 @@ Version = tuple[int, ...]
 
 def asked_versions(text: str) -> set[Version]:
     """The versions a question names: each word that is dotted numbers (``3.0``, ``v2.3.1``, a
-    trailing full stop aside), and a bare number after ``version`` or ``release`` (``version 11``)."""
+    trailing full stop aside) or a Debian package's version (``8.32-4``, :data:`_DEBIAN_REVISION`),
+    and a bare number after ``version`` or ``release`` (``version 11``)."""
     versions: set[Version] = set()
     before = ""
     for token in text.split():
         word = token.strip(_AROUND_VERSION).removesuffix(".")
-        dotted = _DOTTED_VERSION.fullmatch(word)
-        if dotted:
-            versions.add(_version(dotted))
+        version = _word_version(word)
+        if version:
+            versions.add(version)
         elif word.isdecimal() and len(word) <= 9 and before in _VERSION_WORDS:
             versions.add((int(word),))
         before = word.lower()
@@ -163,7 +202,7 @@ def version_owners(text: str) -> set[str]:
     before = ""
     for token in text.split():
         word = token.strip(_AROUND_VERSION).removesuffix(".")
-        if _DOTTED_VERSION.fullmatch(word) and before.isalpha():
+        if _word_version(word) and before.isalpha():
             if before not in _VERSION_WORDS and before not in STOPWORDS:
                 owners.add(before)
         before = word.lower()
@@ -187,12 +226,36 @@ def declared_versions(chunk: StoredChunk, inner_titles: Sequence[str] = ()) -> l
     return list(named) if len(named) == 1 else []
 
 
+def opens_listed_entry(title: str) -> bool:
+    """Whether a heading's ``title`` opens the entry of a changelog that lists names, as an index
+    does, on any page: a version's heading (:func:`heading_opening`), or a GNU ChangeLog's dated
+    entry (:data:`_DATED_ENTRY`), which names each file and function a change touched. Not the
+    entries a Debian changelog, GNU NEWS or systemd's NEWS declare (:data:`_DECLARED_ENTRIES`):
+    notes written for a package's users, the only place a Debian revision's fix or a release's
+    notice is told, which a question about that fix asks for in its own words, without naming a
+    version or a list. They rank by their words, as a page does, and come first for a question
+    that names their version (:func:`entry_opening`)."""
+    return heading_opening(title, False) is not None or _DATED_ENTRY.match(title) is not None
+
+
 def entry_opening(title: str, changelog: bool) -> re.Match[str] | None:
     """The version a heading's ``title`` opens a changelog's entry with (:data:`_VERSION_HEADING`;
     on a ``changelog`` page whatever follows it, :data:`_CHANGELOG_VERSION_HEADING`, and also after
     the project's name, :data:`_NAMED_VERSION_HEADING`), else None. A manual numbers the sections
     of its release notes as any other (DocBook's ``E.1. Release 15.20``): the title is read after
-    that number too, when it opens no entry as it stands (``9.5.3 January 4, 2024`` does)."""
+    that number too, when it opens no entry as it stands (``9.5.3 January 4, 2024`` does). The
+    openings plain-text changelog formats declare (:data:`_DECLARED_ENTRIES`: a Debian changelog's,
+    GNU NEWS's, systemd's) open an entry on any page."""
+    found = heading_opening(title, changelog)
+    if found:
+        return found
+    return next((found for entry in _DECLARED_ENTRIES if (found := entry.match(title))), None)
+
+
+def heading_opening(title: str, changelog: bool) -> re.Match[str] | None:
+    """The version a heading's ``title`` opens a changelog's entry with as a Markdown, reST or
+    HTML changelog's heading does: :func:`entry_opening` but for the openings of plain-text
+    changelog formats."""
     for heading in dict.fromkeys((title, without_section_number(title))):
         if changelog:
             found = _CHANGELOG_VERSION_HEADING.match(heading) or _NAMED_VERSION_HEADING.match(heading)
@@ -203,20 +266,42 @@ def entry_opening(title: str, changelog: bool) -> re.Match[str] | None:
     return None
 
 
+def _word_version(word: str) -> Version | None:
+    """The version a question's word spells (:data:`_DOTTED_VERSION`, :data:`_DEBIAN_VERSION`), if any."""
+    dotted = _DOTTED_VERSION.fullmatch(word)
+    if dotted:
+        return _version(dotted)
+    debian = _DEBIAN_VERSION.fullmatch(word)
+    if debian:
+        return (
+            *(int(number) for number in debian.group(1).split(".")),
+            _DEBIAN_REVISION,
+            int(debian.group(2)),
+        )
+    return None
+
+
 def _version(found: re.Match[str]) -> Version:
-    """The version a match of :data:`_VERSION_HEADING`, :data:`_NAMED_VERSION_HEADING` or
-    :data:`_DOTTED_VERSION` spells: its numbers, then a pre-release's rank and number."""
+    """The version a match of :data:`_VERSION_HEADING`, :data:`_NAMED_VERSION_HEADING`,
+    :data:`_DECLARED_ENTRIES` or :data:`_DOTTED_VERSION` spells: its numbers, then a pre-release's
+    rank and number, then a Debian entry's revision (:data:`_DEBIAN_REVISION`)."""
     numbers = tuple(int(number) for number in found.group(1).split("."))
     kind = found.group(2)
-    if kind is None:
-        return numbers
-    return (*numbers, _PRE_RELEASE_RANKS[kind.lower()], int(found.group(3) or 0))
+    if kind is not None:
+        numbers = (*numbers, _PRE_RELEASE_RANKS[kind.lower()], int(found.group(3) or 0))
+    if found.re is _DEBIAN_ENTRY:
+        inside = found.group(0).split("(", 1)[1].split(")", 1)[0]
+        revision = inside.rsplit("-", 1)[1] if "-" in inside else ""
+        digits = len(revision) - len(revision.lstrip("0123456789"))
+        if 0 < digits <= 9:
+            numbers = (*numbers, _DEBIAN_REVISION, int(revision[:digits]))
+    return numbers
 
 
 def spelled_version(version: Version) -> str:
-    """``version`` as a changelog writes it: ``3.0.1``, ``22.1b1``."""
+    """``version`` as a changelog writes it: ``3.0.1``, ``22.1b1``, ``8.32-4``."""
     if len(version) > 2 and version[-2] < 0:
-        return ".".join(map(str, version[:-2])) + f"{_PRE_RELEASE_KINDS[version[-2]]}{version[-1]}"
+        return ".".join(map(str, version[:-2])) + f"{_SUFFIX_SPELLINGS[version[-2]]}{version[-1]}"
     return ".".join(map(str, version))
 
 
