@@ -74,6 +74,28 @@ def test_a_snippet_shows_the_typeset_text():
     assert inline_text(r"\endgroup words") == " words"  # a command named as \end begins is no \end{...}
 
 
+def test_one_line_verbatim_a_document_shown_in_a_chapter_and_slides_are_read_as_written():
+    one_line = read_latex("\\begin{verbatim}x % y\\end{verbatim}\n\\section{After}\n")
+    assert [heading.title for heading in one_line.headings] == ["After"] and one_line.literal == [(1, 1)]
+    chapter = read_latex(
+        "\\chapter{Getting started}\ntext\n\\begin{verbatim}\n\\documentclass{article}\n"
+        "\\begin{document}\n\\end{verbatim}\nmore\n"
+    )  # an example of a whole document is no preamble
+    assert [heading.title for heading in chapter.headings] == ["Getting started"]
+    assert chapter.literal == [(4, 5)] and 2 not in chapter.markup
+    slides = read_latex("\\begin{frame}{Overview}\n\\frametitle{Why \\emph{this}}\n\\begin{tabular}{|l|l|}\n")
+    assert [heading.title for heading in slides.headings] == ["Why this"]
+    assert (
+        slides.read_as[1] == "Overview" and 3 in slides.markup
+    )  # a slide's title is text, a table's columns no
+
+
+def test_breaks_logos_and_verbatim_text_read_as_typeset():
+    assert inline_text(r"\LaTeXe\ for authors\\ current") == "LaTeX2e for authors  current"
+    assert inline_text(r"Use \verb|%| to comment. % a note") == "Use % to comment. "
+    assert inline_text(r"% all comment \verb|x|") == ""
+
+
 @pytest.mark.parametrize(
     "hostile",
     [lambda n: "{" * n, lambda n: "\\" * n, lambda n: "\\section{" + "a{" * n, lambda n: "\\item[" * n],

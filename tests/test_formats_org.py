@@ -23,7 +23,7 @@ Build it with [[https://waf.io][waf]] and =python3=.
 SCHEDULED: <2024-01-01 Mon>
 #+BEGIN_SRC sh
 ./waf configure
-* not a headline, inside code
+,* a headline escaped inside code
 #+END_SRC
 : $ ./waf build
 # a comment
@@ -58,7 +58,7 @@ def test_blocks_fixed_width_lines_and_markup_are_what_org_says():
     def number(text: str) -> int:
         return lines.index(text) + 1
 
-    assert document.literal == [(number("./waf configure"), number("* not a headline, inside code")),
+    assert document.literal == [(number("./waf configure"), number(",* a headline escaped inside code")),
                                 (number(": $ ./waf build"), number(": $ ./waf build"))]  # fmt: skip
     markup = ["#+STARTUP: overview", ":PROPERTIES:", ":CUSTOM_ID: install", ":END:", "# a comment",
               "SCHEDULED: <2024-01-01 Mon>", "#+BEGIN_SRC sh", "#+END_SRC", "|-----+-------|"]  # fmt: skip
@@ -67,6 +67,19 @@ def test_blocks_fixed_width_lines_and_markup_are_what_org_says():
     assert document.read_as[number("Build it with [[https://waf.io][waf]] and =python3=.")] == (
         "Build it with waf and python3."
     )
+
+
+def test_a_headline_ends_a_block_or_drawer_left_open_and_blocks_nest():
+    unclosed = read_org("#+begin_src sh\nls\n* Head\n:PROPERTIES:\n:ID: x\n** Next\ntext\n")
+    assert [heading.title for heading in unclosed.headings] == ["Head", "Next"]
+    assert unclosed.literal == [(2, 2)] and 7 not in unclosed.markup
+    nested = read_org("#+begin_note\nSee *this*:\n#+begin_src elisp\n(setq a *x*)\n#+end_src\n#+end_note\n")
+    assert nested.literal == [(4, 4)] and {1, 3, 5, 6} <= nested.markup
+    assert nested.read_as == {2: "See this:"}  # a note's text read as text, its code as written
+
+
+def test_a_chunk_that_starts_inside_a_block_shows_no_delimiter():
+    assert readable_text("notes.org", "x = 1\n#+end_src\nSome *bold* text") == "x = 1\nSome bold text"
 
 
 def test_a_description_list_s_term_in_code_declares_its_names():

@@ -85,6 +85,16 @@ def test_headings_that_only_look_like_entries_open_none(heading):
     assert not lists_names(chunk(heading, "README.md"), {"install"})
 
 
+def test_a_plain_text_format_s_entry_is_read_as_it_spells_it_and_no_looser():
+    for title in (
+        "Python (3.10) support; notes",  # no urgency field: no Debian entry
+        "Install (2.0) first; then",
+        "Changes with 3 new options",  # not in systemd's capitals
+        "What changes in release 4 means",  # not gnulib's words
+    ):
+        assert entry_opening(title, False) is None, title
+
+
 HOSTILE_HEADINGS = [
     "a (" + "1." * 100_000 + ") b;",
     "a (1) " + "b " * 100_000,

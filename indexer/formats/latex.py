@@ -32,7 +32,7 @@ from indexer.formats.document import Document, Heading, split_lines
 #: The sectioning commands, by level (the document's ``\title`` above them all).
 SECTION_LEVELS = {
     "title": 0, "part": 1, "chapter": 2, "section": 3, "subsection": 4, "subsubsection": 5,
-    "paragraph": 6, "subparagraph": 7,
+    "frametitle": 5, "paragraph": 6, "subparagraph": 7,
 }  # fmt: skip
 _SECTION = re.compile(
     r"[ \t]*\\(?P<command>" + "|".join(SECTION_LEVELS) + r")\*?[ \t]*(?:\[[^\]\n]{0,1024}\])?[ \t]*\{"
@@ -54,14 +54,26 @@ _VERB = re.compile(r"\\verb\*?(?P<delimiter>[^\w\s])(?P<text>.{0,512}?)(?P=delim
 _SILENT = re.compile(
     r"\\(?:label|ref|eqref|pageref|autoref|cref|Cref|cite[tp]?|nocite|index|glossary|vspace|hspace"
     r"|includegraphics|input|include|usepackage|documentclass|bibliography|bibliographystyle"
-    r"|setlength|addtolength|setcounter|newpage|clearpage|pagebreak|hypersetup|begin|end)(?![A-Za-z@])\*?"
+    r"|setlength|addtolength|setcounter|newpage|clearpage|pagebreak|hypersetup)(?![A-Za-z@])\*?"
     r"(?:[ \t]*\[[^\]\n]{0,512}\])*(?:[ \t]*\{[^{}\n]{0,512}\})*"
 )
+#: An environment's opening or closing, with the arguments that set it up where they are settings (a
+#: table's columns, a listing's language, a float's placement); a slide's or a list's arguments are
+#: its text (``\begin{frame}{Title}``).
+_ENVIRONMENT = re.compile(
+    r"\\(?:begin|end)\{(?:(?:tabular\*?|tabularx|longtable|array|minted|multicols|wrapfigure|figure\*?"
+    r"|table\*?|minipage|adjustbox)\}(?:[ \t]*\[[^\]\n]{0,128}\])*(?:[ \t]*\{[^{}\n]{0,128}\})*"
+    r"|[^{}\n]{0,64}\})"
+)
+#: A line break (``\\``, maybe with its space: ``\\[2pt]``) or a control space (``\ ``): a space.
+_BREAK = re.compile(r"\\\\\*?(?:\[[^\]\n]{0,64}\])?|\\ ")
 _HREF = re.compile(r"\\href\{[^{}\n]{0,2048}\}\{(?P<text>[^{}\n]{0,2048})\}")
 _ESCAPES = {"\\%": "%", "\\&": "&", "\\_": "_", "\\#": "#", "\\$": "$", "\\{": "{", "\\}": "}", "~": " "}
 _ESCAPE = re.compile(r"\\[%&_#${}]|~")
 #: Commands that print a word of their own.
-NAMED = {"LaTeX": "LaTeX", "TeX": "TeX", "ldots": "…", "dots": "…", "textbackslash": "\\"}
+NAMED = {
+    "LaTeX": "LaTeX", "LaTeXe": "LaTeX2e", "TeX": "TeX", "ldots": "…", "dots": "…", "textbackslash": "\\",
+}  # fmt: skip
 _COMMAND = re.compile(r"\\(?P<name>[A-Za-z@]{1,64})\*?(?:[ \t]*\[[^\]\n]{0,512}\])?")
 _ITEM = re.compile(r"[ \t]*\\item[ \t]*\[")
 _ITEM_LABEL = re.compile(r"\\item[ \t]*\[(?P<label>[^\]\n]{0,512})\]")
@@ -86,10 +98,24 @@ def read_latex(text: str, encoding: str = "utf-8") -> Document:
 
 def inline_text(text: str) -> str:
     """LaTeX as its typeset text: commands' names and options, silent commands with their arguments
-    (environments' names too), braces and comments dropped; a link as its text, an item's label and
-    escapes as what they print."""
+    (environments' names too), braces and comments dropped; a link as its text, an item's label,
+    line breaks and escapes as what they print; ``\\verb`` text as written, a ``%`` in it too."""
+    pieces: list[str] = []
+    start = 0
+    for verbatim in _VERB.finditer(text):
+        before = text[start : verbatim.start()]
+        if _COMMENT.search(before):  # the rest of the line is a comment, ``\\verb`` in it or not
+            return "".join(pieces) + _typeset(before)
+        pieces += [_typeset(before), verbatim["text"]]
+        start = verbatim.end()
+    return "".join(pieces) + _typeset(text[start:])
+
+
+def _typeset(text: str) -> str:
+    """:func:`inline_text` of text without ``\\verb``."""
     text = _COMMENT.sub("", text)
-    text = _VERB.sub(lambda found: found["text"], text)
+    text = _BREAK.sub(" ", text)
+    text = _ENVIRONMENT.sub("", text)
     text = _ITEM_LABEL.sub(lambda found: found["label"] + " ", text)
     text = _SILENT.sub("", text)
     text = _HREF.sub(lambda found: found["text"], text)
@@ -119,6 +145,26 @@ def braced(text: str, start: int) -> str:
     return text[start:]
 
 
+def _has_preamble(lines: list[str]) -> bool:
+    """Whether the file opens with a preamble: a ``\\documentclass`` before any section, outside a
+    verbatim environment (an example of a whole document in a chapter is no preamble)."""
+    environment = ""
+    for line in lines:
+        if environment:
+            end = _END.search(line)
+            environment = "" if end is not None and end["name"] == environment else environment
+            continue
+        begin = _BEGIN.match(line)
+        if begin and begin["name"] in LITERAL_ENVIRONMENTS | HIDDEN_ENVIRONMENTS:
+            end = _END.search(line, begin.end())
+            environment = "" if end is not None and end["name"] == begin["name"] else begin["name"]
+        elif line.lstrip().startswith("\\documentclass"):
+            return True
+        elif _SECTION.match(line):
+            return False
+    return False
+
+
 @dataclass
 class _Reader:
     """One pass over the lines: the environment open, whether the document's body has begun."""
@@ -134,7 +180,7 @@ class _Reader:
     in_preamble = False
 
     def read(self) -> None:
-        self.in_preamble = any(line.lstrip().startswith(BEGIN_DOCUMENT) for line in self.lines)
+        self.in_preamble = _has_preamble(self.lines)
         for number, line in enumerate(self.lines, 1):
             self._line(number, line)
 
@@ -153,8 +199,14 @@ class _Reader:
             return
         begin = _BEGIN.match(line)
         if begin and (begin["name"] in LITERAL_ENVIRONMENTS or begin["name"] in HIDDEN_ENVIRONMENTS):
-            self.environment, self.environment_start = begin["name"], number
-            self.markup.add(number)
+            end = _END.search(line, begin.end())
+            if end is None or end["name"] != begin["name"]:
+                self.environment, self.environment_start = begin["name"], number
+                self.markup.add(number)
+            elif begin["name"] in LITERAL_ENVIRONMENTS:
+                self.literal.append((number, number))  # ``\begin{verbatim}x\end{verbatim}``
+            else:
+                self.markup.add(number)
             return
         if self._section(number, line):
             return

@@ -6,7 +6,9 @@ What decides structure follows the Org syntax (orgmode.org/worg/org-syntax.html)
   headline's TODO keyword, priority (``[#A]``), ``COMMENT`` and tags (``:work:urgent:``) are no part
   of its title. The document's ``#+TITLE:`` heads the whole file, above its headlines.
 - **Code**: source, example and export blocks (``#+BEGIN_SRC python`` ... ``#+END_SRC``, any case)
-  and fixed-width lines (``: output``) are literal; quote, centre and verse blocks are text.
+  and fixed-width lines (``: output``) are literal; quote, centre, verse and other blocks are text,
+  read as such (a source block inside a note is code). A headline ends a block or a drawer left
+  open, as in Org (a headline inside a block is written ``,*``).
 - **Markup, shown nothing** (:attr:`Document.markup`): keyword lines (``#+OPTIONS:``,
   ``#+STARTUP:``, ``#+NAME:``; the title and a caption are text), comments (``# note``), blocks'
   delimiter lines, drawers (``:PROPERTIES:`` ... ``:END:``), planning lines (``SCHEDULED: <...>``)
@@ -81,7 +83,7 @@ def read_org(text: str, encoding: str = "utf-8") -> Document:
     return Document(
         lines=reader.lines,
         headings=reader.headings,
-        literal=reader.literal,
+        literal=sorted(reader.literal),
         encoding=encoding,
         markup=frozenset(reader.markup),
         definitions=reader.definitions,
@@ -106,28 +108,29 @@ class _Reader:
     definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
     read_as: dict[int, str] = field(default_factory=dict)
     todo_keywords: set[str] = field(default_factory=lambda: set(DEFAULT_TODO_KEYWORDS))
-    block = ""  # the kind of the block open ('src', 'quote'...)
-    block_start = 0
+    blocks: list[tuple[str, int]] = field(default_factory=list)  # the blocks open: kind, first line
     in_drawer = False
 
     def read(self) -> None:
         for number, line in enumerate(self.lines, 1):
             self._line(number, line)
-        if self.block in LITERAL_BLOCKS and self.block_start < len(self.lines):
-            self.literal.append((self.block_start + 1, len(self.lines)))  # a block left open runs on
+        self._close_blocks(len(self.lines))
 
     def _line(self, number: int, line: str) -> None:
-        if self.block:
-            self._in_block(number, line)
+        headline = _HEADLINE.fullmatch(line) if line.startswith("*") else None
+        if headline:  # a headline ends whatever block or drawer was left open, as in Org
+            self._close_blocks(number - 1)
+            self.in_drawer = False
+            self._headline(number, headline)
+            return
+        if self.blocks and self.blocks[-1][0] in LITERAL_BLOCKS:
+            self._in_literal_block(number, line)
             return
         if self.in_drawer:
             self.markup.add(number)
             self.in_drawer = line.strip().upper() != ":END:"
             return
-        headline = _HEADLINE.fullmatch(line) if line.startswith("*") else None
-        if headline:
-            self._headline(number, headline)
-        elif line.lstrip().startswith("#"):
+        if line.lstrip().startswith("#"):
             self._hash_line(number, line)
         elif _DRAWER.fullmatch(line) and line.strip().upper() != ":END:":
             self.markup.add(number)
@@ -139,15 +142,19 @@ class _Reader:
         else:
             self._text(number, line)
 
-    def _in_block(self, number: int, line: str) -> None:
+    def _in_literal_block(self, number: int, line: str) -> None:
         end = _BLOCK_END.match(line.strip())
-        if end and end["kind"].lower() == self.block:
-            if self.block in LITERAL_BLOCKS and number > self.block_start + 1:
-                self.literal.append((self.block_start + 1, number - 1))
+        if end and end["kind"].lower() == self.blocks[-1][0]:
+            self._close_blocks(number - 1, count=1)
             self.markup.add(number)
-            self.block = ""
-        elif self.block not in LITERAL_BLOCKS:
-            self._text(number, line)
+
+    def _close_blocks(self, last: int, count: int = 0) -> None:
+        """Close the innermost ``count`` blocks open (all of them: 0) before line ``last + 1``; a
+        literal one's lines are code."""
+        for _ in range(count or len(self.blocks)):
+            kind, first = self.blocks.pop()
+            if kind in LITERAL_BLOCKS and last > first:
+                self.literal.append((first + 1, last))
 
     def _headline(self, number: int, headline: re.Match[str]) -> None:
         title = _TAGS.sub("", headline["title"]).strip()
@@ -167,7 +174,10 @@ class _Reader:
         keyword = _KEYWORD.fullmatch(stripped)
         self.markup.add(number)
         if block:
-            self.block, self.block_start = block["kind"].lower(), number
+            self.blocks.append((block["kind"].lower(), number))
+        elif (end := _BLOCK_END.match(stripped)) is not None:  # or a stray one a chunk starts with
+            if self.blocks and end["kind"].lower() == self.blocks[-1][0]:
+                self.blocks.pop()
         elif keyword and keyword["key"].lower() in TEXT_KEYWORDS and keyword["value"].strip():
             self.markup.discard(number)
             value = inline_text(keyword["value"].strip())

@@ -108,25 +108,27 @@ _NAMED_VERSION_HEADING = re.compile(
 )
 #: The openings of a changelog's entries that plain-text changelog formats declare
 #: (:mod:`indexer.formats.changes`), each with its version, read on any page: they say they are
-#: entries whatever page holds them. A Debian changelog's ``coreutils (9.1-1) unstable;
-#: urgency=low`` (an epoch, ``1:``, aside; ``~`` before a pre-release, as Debian spells one; its
-#: revision read apart, :data:`_DEBIAN_REVISION`), GNU NEWS's ``Noteworthy changes in release 9.1
+#: entries whatever page holds them, so each is read as its format spells it and no looser (a
+#: guide's ``Python (3.10) support; notes`` or ``Changes with 3 new options`` is no entry). A Debian
+#: changelog's ``coreutils (9.1-1) unstable; urgency=low`` (an epoch, ``1:``, aside; ``~`` before a
+#: pre-release, as Debian spells one; its revision read apart, :data:`_DEBIAN_REVISION`; the
+#: ``urgency`` field Debian Policy requires), GNU NEWS's ``Noteworthy changes in release 9.1
 #: (2022-04-15) [stable]`` (gnulib's template; older, ``Major changes in release 4.7.0``), and
-#: systemd's ``CHANGES WITH 252:``.
+#: systemd's ``CHANGES WITH 252:``, in capitals.
 _DEBIAN_ENTRY = re.compile(
     r"[a-z0-9][a-z0-9+.-]{0,99} \((?:\d{1,9}:)?(\d{1,9}(?:\.\d{1,9})*)"
     + _PRE_RELEASE.replace("[-.]?", "[-.~]?")
-    + r"[^()\s]{0,200}\)(?:[ \t]+[a-z0-9+./-]{1,100}){1,20};",
+    + r"[^()\s]{0,200}\)(?:[ \t]+[a-z0-9+./-]{1,100}){1,20};[ \t]*urgency=",
     re.IGNORECASE,
 )
 _DECLARED_ENTRIES = (
     _DEBIAN_ENTRY,
     re.compile(
-        r"(?:[a-z-]{1,30} ){0,3}changes in release (\d{1,9}(?:\.\d{1,9})*)" + _PRE_RELEASE, re.IGNORECASE
+        r"(?:(?:noteworthy|major|user-visible|significant) )?changes in release (\d{1,9}(?:\.\d{1,9})*)"
+        + _PRE_RELEASE,
+        re.IGNORECASE,
     ),
-    re.compile(
-        r"changes with (\d{1,9}(?:\.\d{1,9})*)" + _PRE_RELEASE.replace("[-.]?", "[-.~]?"), re.IGNORECASE
-    ),
+    re.compile(r"CHANGES WITH (\d{1,9}(?:\.\d{1,9})*)" + _PRE_RELEASE.replace("[-.]?", "[-.~]?")),
 )
 #: The opening of a GNU ChangeLog's entry, which names no version: its date (ISO, or as older
 #: Emacs wrote it), its author and an address in angle brackets.
