@@ -44,7 +44,7 @@ import re
 from dataclasses import dataclass, field
 
 from indexer.formats.definitions import item_names, man_entry_names
-from indexer.formats.document import Document, Heading, split_lines
+from indexer.formats.document import Document, Heading, Layout, split_lines
 
 _ATX_TITLE = re.compile(r"(={1,6}|#{1,6})[ \t]+(?=\S)")
 _SETEXT_LEVELS = {"=": 1, "-": 2, "~": 3, "^": 4, "+": 5}
@@ -137,15 +137,9 @@ READ_ATTRIBUTES = frozenset({"description"})
 
 
 @dataclass
-class AsciidocLayout:
-    """What the grammar found in an AsciiDoc text, as 1-based line numbers."""
+class AsciidocLayout(Layout):
+    """What the grammar found in an AsciiDoc text, as 1-based line numbers, and its tables."""
 
-    headings: list[Heading] = field(default_factory=list)
-    literal: list[tuple[int, int]] = field(default_factory=list)
-    markup: set[int] = field(default_factory=set)
-    read_as: dict[int, str] = field(default_factory=dict)
-    definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    block_starts: list[int] = field(default_factory=list)
     #: The lines of tables (1-based line: the character that starts a cell, ``|``, or ``,`` and
     #: ``:`` of comma and delimiter separated tables, ``!`` of a table in a table's cell).
     table_lines: dict[int, str] = field(default_factory=dict)
@@ -155,17 +149,7 @@ def read_asciidoc(text: str, encoding: str = "utf-8") -> Document:
     """An AsciiDoc file's lines with its sections, literal blocks and markup as its grammar says,
     each line read as the rendered page shows it."""
     lines = split_lines(text)
-    layout = asciidoc_layout(lines)
-    return Document(
-        lines=lines,
-        headings=layout.headings,
-        literal=layout.literal,
-        block_starts=layout.block_starts,
-        encoding=encoding,
-        markup=frozenset(layout.markup),
-        definitions=layout.definitions,
-        read_as=layout.read_as,
-    )
+    return asciidoc_layout(lines).document(lines, encoding)
 
 
 def asciidoc_layout(lines: list[str]) -> AsciidocLayout:

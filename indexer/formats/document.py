@@ -20,6 +20,7 @@ __all__ = [
     "MAX_TEXT_CHARS",
     "Document",
     "Heading",
+    "Layout",
     "Part",
     "UnreadableFile",
     "shown_characters",
@@ -123,6 +124,33 @@ class Document:
     def _part_starts(self) -> list[int]:
         # made once: a notebook of 100,000 cells asks for a locator per chunk
         return [part.first_line for part in self.parts]
+
+
+@dataclass
+class Layout:
+    """What a reader that reads a file a line at a time finds as it goes, as 1-based line numbers:
+    the :class:`Document` fields other than its lines, gathered in one place for every such reader."""
+
+    headings: list[Heading] = field(default_factory=list)
+    literal: list[tuple[int, int]] = field(default_factory=list)
+    markup: set[int] = field(default_factory=set)
+    read_as: dict[int, str] = field(default_factory=dict)
+    definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    block_starts: list[int] = field(default_factory=list)
+
+    def document(self, lines: list[str], encoding: str) -> Document:
+        """The document of ``lines`` with what was found in them (literal ranges in order: a reader
+        closes a nested block before the block around it)."""
+        return Document(
+            lines=lines,
+            headings=self.headings,
+            literal=sorted(self.literal),
+            block_starts=self.block_starts,
+            encoding=encoding,
+            markup=frozenset(self.markup),
+            definitions=self.definitions,
+            read_as=self.read_as,
+        )
 
 
 def shown_characters(text: str) -> int:

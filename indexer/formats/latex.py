@@ -27,7 +27,7 @@ import re
 from dataclasses import dataclass, field
 
 from indexer.formats.definitions import item_names
-from indexer.formats.document import Document, Heading, split_lines
+from indexer.formats.document import Document, Heading, Layout, split_lines
 
 #: The sectioning commands, by level (the document's ``\title`` above them all).
 SECTION_LEVELS = {
@@ -85,15 +85,7 @@ def read_latex(text: str, encoding: str = "utf-8") -> Document:
     each line read as its typeset text."""
     reader = _Reader(split_lines(text))
     reader.read()
-    return Document(
-        lines=reader.lines,
-        headings=reader.headings,
-        literal=reader.literal,
-        encoding=encoding,
-        markup=frozenset(reader.markup),
-        definitions=reader.definitions,
-        read_as=reader.read_as,
-    )
+    return reader.layout.document(reader.lines, encoding)
 
 
 def inline_text(text: str) -> str:
@@ -170,11 +162,7 @@ class _Reader:
     """One pass over the lines: the environment open, whether the document's body has begun."""
 
     lines: list[str]
-    headings: list[Heading] = field(default_factory=list)
-    literal: list[tuple[int, int]] = field(default_factory=list)
-    markup: set[int] = field(default_factory=set)
-    definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    read_as: dict[int, str] = field(default_factory=dict)
+    layout: Layout = field(default_factory=Layout)
     environment = ""  # the literal or hidden environment open
     environment_start = 0
     in_preamble = False
@@ -190,23 +178,23 @@ class _Reader:
             return
         stripped = line.lstrip()
         if stripped.startswith("%"):
-            self.markup.add(number)
+            self.layout.markup.add(number)
             return
         if self.in_preamble:
             self.in_preamble = not stripped.startswith(BEGIN_DOCUMENT)
             if not self._section(number, line, only_title=True):
-                self.markup.add(number)
+                self.layout.markup.add(number)
             return
         begin = _BEGIN.match(line)
         if begin and (begin["name"] in LITERAL_ENVIRONMENTS or begin["name"] in HIDDEN_ENVIRONMENTS):
             end = _END.search(line, begin.end())
             if end is None or end["name"] != begin["name"]:
                 self.environment, self.environment_start = begin["name"], number
-                self.markup.add(number)
+                self.layout.markup.add(number)
             elif begin["name"] in LITERAL_ENVIRONMENTS:
-                self.literal.append((number, number))  # ``\begin{verbatim}x\end{verbatim}``
+                self.layout.literal.append((number, number))  # ``\begin{verbatim}x\end{verbatim}``
             else:
-                self.markup.add(number)
+                self.layout.markup.add(number)
             return
         if self._section(number, line):
             return
@@ -217,11 +205,11 @@ class _Reader:
         end = _END.search(line)
         if end is None or end["name"] != self.environment:
             if self.environment in HIDDEN_ENVIRONMENTS:
-                self.markup.add(number)
+                self.layout.markup.add(number)
             return
         if self.environment in LITERAL_ENVIRONMENTS and number > self.environment_start + 1:
-            self.literal.append((self.environment_start + 1, number - 1))
-        self.markup.add(number)
+            self.layout.literal.append((self.environment_start + 1, number - 1))
+        self.layout.markup.add(number)
         self.environment = ""
 
     def _section(self, number: int, line: str, only_title: bool = False) -> bool:
@@ -233,19 +221,19 @@ class _Reader:
         title = " ".join(inline_text(braced(line, found.end())).split())
         if not title:
             return False
-        self.headings.append(Heading(line=number, level=SECTION_LEVELS[found["command"]], title=title))
-        self.read_as[number] = title
+        self.layout.headings.append(Heading(line=number, level=SECTION_LEVELS[found["command"]], title=title))
+        self.layout.read_as[number] = title
         return True
 
     def _text(self, number: int, line: str) -> None:
         read = " ".join(inline_text(line).split())
         if not read:
-            self.markup.add(number)
+            self.layout.markup.add(number)
             return
         if read != " ".join(line.split()):
-            self.read_as[number] = read
+            self.layout.read_as[number] = read
         item = _ITEM.match(line)
         if item:
             label = line[item.end() :].split("]", 1)[0]
             if names := item_names(inline_text(label).strip(), code=_TYPEWRITER.search(label) is not None):
-                self.definitions[number] = names
+                self.layout.definitions[number] = names

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass, field
 
 from indexer.formats.definitions import item_names
-from indexer.formats.document import Document, Heading, split_lines
+from indexer.formats.document import Document, Heading, Layout, split_lines
 
 _HEADLINE = re.compile(r"(?P<stars>\*{1,64})[ \t]+(?P<title>.*)")
 #: What may open a headline before its title: a TODO keyword (the defaults, and any word in capitals
@@ -80,15 +80,7 @@ def read_org(text: str, encoding: str = "utf-8") -> Document:
     as Org's export shows it."""
     reader = _Reader(split_lines(text))
     reader.read()
-    return Document(
-        lines=reader.lines,
-        headings=reader.headings,
-        literal=sorted(reader.literal),
-        encoding=encoding,
-        markup=frozenset(reader.markup),
-        definitions=reader.definitions,
-        read_as=reader.read_as,
-    )
+    return reader.layout.document(reader.lines, encoding)
 
 
 def inline_text(text: str) -> str:
@@ -102,11 +94,7 @@ class _Reader:
     """One pass over the lines: the block or drawer open, the TODO keywords the file declares."""
 
     lines: list[str]
-    headings: list[Heading] = field(default_factory=list)
-    literal: list[tuple[int, int]] = field(default_factory=list)
-    markup: set[int] = field(default_factory=set)
-    definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
-    read_as: dict[int, str] = field(default_factory=dict)
+    layout: Layout = field(default_factory=Layout)
     todo_keywords: set[str] = field(default_factory=lambda: set(DEFAULT_TODO_KEYWORDS))
     blocks: list[tuple[str, int]] = field(default_factory=list)  # the blocks open: kind, first line
     in_drawer = False
@@ -127,18 +115,18 @@ class _Reader:
             self._in_literal_block(number, line)
             return
         if self.in_drawer:
-            self.markup.add(number)
+            self.layout.markup.add(number)
             self.in_drawer = line.strip().upper() != ":END:"
             return
         if line.lstrip().startswith("#"):
             self._hash_line(number, line)
         elif _DRAWER.fullmatch(line) and line.strip().upper() != ":END:":
-            self.markup.add(number)
+            self.layout.markup.add(number)
             self.in_drawer = True
         elif _PLANNING.match(line) or _TABLE_RULE.fullmatch(line):
-            self.markup.add(number)
+            self.layout.markup.add(number)
         elif _FIXED_WIDTH.match(line):
-            self.literal.append((number, number))
+            self.layout.literal.append((number, number))
         else:
             self._text(number, line)
 
@@ -146,7 +134,7 @@ class _Reader:
         end = _BLOCK_END.match(line.strip())
         if end and end["kind"].lower() == self.blocks[-1][0]:
             self._close_blocks(number - 1, count=1)
-            self.markup.add(number)
+            self.layout.markup.add(number)
 
     def _close_blocks(self, last: int, count: int = 0) -> None:
         """Close the innermost ``count`` blocks open (all of them: 0) before line ``last + 1``; a
@@ -154,7 +142,7 @@ class _Reader:
         for _ in range(count or len(self.blocks)):
             kind, first = self.blocks.pop()
             if kind in LITERAL_BLOCKS and last > first:
-                self.literal.append((first + 1, last))
+                self.layout.literal.append((first + 1, last))
 
     def _headline(self, number: int, headline: re.Match[str]) -> None:
         title = _TAGS.sub("", headline["title"]).strip()
@@ -163,41 +151,41 @@ class _Reader:
             title = rest.lstrip()
         title = inline_text(_PRIORITY.sub("", title, count=1).strip())
         if not title:
-            self.markup.add(number)
+            self.layout.markup.add(number)
             return
-        self.headings.append(Heading(line=number, level=len(headline["stars"]), title=title))
-        self.read_as[number] = title
+        self.layout.headings.append(Heading(line=number, level=len(headline["stars"]), title=title))
+        self.layout.read_as[number] = title
 
     def _hash_line(self, number: int, line: str) -> None:
         stripped = line.strip()
         block = _BLOCK_START.match(stripped)
         keyword = _KEYWORD.fullmatch(stripped)
-        self.markup.add(number)
+        self.layout.markup.add(number)
         if block:
             self.blocks.append((block["kind"].lower(), number))
         elif (end := _BLOCK_END.match(stripped)) is not None:  # or a stray one a chunk starts with
             if self.blocks and end["kind"].lower() == self.blocks[-1][0]:
                 self.blocks.pop()
         elif keyword and keyword["key"].lower() in TEXT_KEYWORDS and keyword["value"].strip():
-            self.markup.discard(number)
+            self.layout.markup.discard(number)
             value = inline_text(keyword["value"].strip())
-            self.read_as[number] = value
-            if keyword["key"].lower() == "title" and not self.headings:
-                self.headings.append(Heading(line=number, level=0, title=value))
+            self.layout.read_as[number] = value
+            if keyword["key"].lower() == "title" and not self.layout.headings:
+                self.layout.headings.append(Heading(line=number, level=0, title=value))
         elif keyword and keyword["key"].lower() in ("todo", "seq_todo", "typ_todo"):
             self.todo_keywords.update(word for word in keyword["value"].split() if word.isupper())
         elif not (stripped == "#" or stripped.startswith("# ") or keyword):
-            self.markup.discard(number)  # ``#hashtag`` or ``#+`` text: Org reads it as a paragraph's
+            self.layout.markup.discard(number)  # ``#hashtag`` or ``#+`` text: Org reads it as a paragraph's
 
     def _text(self, number: int, line: str) -> None:
         item = _DESCRIPTION_ITEM.match(line) if "::" in line else None
         if item and (names := _term_names(item["term"])):
-            self.definitions[number] = names
+            self.layout.definitions[number] = names
         if "[[" not in line and not any(mark in line for mark in EMPHASIS_MARKS):
             return
         read = inline_text(line)
         if read != line and read.strip():
-            self.read_as[number] = read
+            self.layout.read_as[number] = read
 
 
 def _term_names(term: str) -> tuple[str, ...]:
