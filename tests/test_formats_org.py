@@ -73,6 +73,8 @@ def test_a_headline_ends_a_block_or_drawer_left_open_and_blocks_nest():
     unclosed = read_org("#+begin_src sh\nls\n* Head\n:PROPERTIES:\n:ID: x\n** Next\ntext\n")
     assert [heading.title for heading in unclosed.headings] == ["Head", "Next"]
     assert unclosed.literal == [(2, 2)] and 7 not in unclosed.markup
+    stray = read_org("* Head\n:smile:\nA paragraph after a stray drawer's name.\n")
+    assert stray.markup == frozenset()  # no :END: closes it: a paragraph's line, as Org reads it
     nested = read_org("#+begin_note\nSee *this*:\n#+begin_src elisp\n(setq a *x*)\n#+end_src\n#+end_note\n")
     assert nested.literal == [(4, 4)] and {1, 3, 5, 6} <= nested.markup
     assert nested.read_as == {2: "See this:"}  # a note's text read as text, its code as written

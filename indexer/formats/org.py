@@ -98,8 +98,10 @@ class _Reader:
     todo_keywords: set[str] = field(default_factory=lambda: set(DEFAULT_TODO_KEYWORDS))
     blocks: list[tuple[str, int]] = field(default_factory=list)  # the blocks open: kind, first line
     in_drawer = False
+    drawers: set[int] = field(default_factory=set)  # the lines that open a drawer its ``:END:`` closes
 
     def read(self) -> None:
+        self.drawers = _closed_drawers(self.lines)
         for number, line in enumerate(self.lines, 1):
             self._line(number, line)
         self._close_blocks(len(self.lines))
@@ -120,7 +122,7 @@ class _Reader:
             return
         if line.lstrip().startswith("#"):
             self._hash_line(number, line)
-        elif _DRAWER.fullmatch(line) and line.strip().upper() != ":END:":
+        elif number in self.drawers:
             self.layout.markup.add(number)
             self.in_drawer = True
         elif _PLANNING.match(line) or _TABLE_RULE.fullmatch(line):
@@ -186,6 +188,22 @@ class _Reader:
         read = inline_text(line)
         if read != line and read.strip():
             self.layout.read_as[number] = read
+
+
+def _closed_drawers(lines: list[str]) -> set[int]:
+    """The lines that open a drawer (``:PROPERTIES:``), each closed by an ``:END:`` before the next
+    headline: Org reads a ``:word:`` line that nothing closes as a paragraph's (one pass, from the
+    end)."""
+    closed, end_ahead = set(), False
+    for number in range(len(lines), 0, -1):
+        line = lines[number - 1]
+        if line.startswith("*") and _HEADLINE.fullmatch(line):
+            end_ahead = False
+        elif line.strip().upper() == ":END:":
+            end_ahead = True
+        elif end_ahead and _DRAWER.fullmatch(line):
+            closed.add(number)
+    return closed
 
 
 def _term_names(term: str) -> tuple[str, ...]:
