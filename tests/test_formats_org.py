@@ -31,6 +31,8 @@ SCHEDULED: <2024-01-01 Mon>
 - =-fontsize= :: The font's size in pixels.
 - ~--login~, ~-l~ :: Start a login shell.
 - plain words :: Not names.
+- {{{kbd(S-TAB)}}} (~org-global-cycle~), {{{kbd(C-u TAB)}}} :: Cycle the whole buffer.
+- =TITLE=, =BEGIN= ... =END= :: Keywords.
 | key | value |
 |-----+-------|
 | a   | b     |
@@ -86,7 +88,17 @@ def test_a_chunk_that_starts_inside_a_block_shows_no_delimiter():
 
 def test_a_description_list_s_term_in_code_declares_its_names():
     document = read_org(NOTES)
-    assert sorted(document.definitions.values()) == [("--login", "-l"), ("-fontsize",)]
+    assert sorted(document.definitions.values()) == [
+        ("--login", "-l"),
+        ("-fontsize",),
+        ("TITLE", "BEGIN", "END"),
+        ("org-global-cycle",),  # the command the keys run
+    ]
+    lines = NOTES.split("\n")
+    keys = lines.index(
+        "- {{{kbd(S-TAB)}}} (~org-global-cycle~), {{{kbd(C-u TAB)}}} :: Cycle the whole buffer."
+    )
+    assert document.read_as[keys + 1] == "- S-TAB (org-global-cycle), C-u TAB :: Cycle the whole buffer."
 
 
 def test_inline_text_reads_links_and_emphasis_and_leaves_arithmetic_alone():
@@ -114,7 +126,9 @@ def test_reading_org_takes_time_linear_in_its_size(hostile):
 def test_an_org_folder_is_searched_by_its_headlines(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "guide.org").write_text(
-        NOTES + "\n* Fonts\nPick a monospace font with every glyph.\n"
+        NOTES
+        + "\n* Fonts\nPick a monospace font with every glyph.\n"
+        + "Sizes and faces are set apart.\n" * 8
     )
     with Index.open(tmp_path / "index.db", backend=HashBackend(max_tokens=48)) as index:
         index.build(tmp_path / "docs", warn=lambda message: None)

@@ -55,6 +55,8 @@ _DESCRIPTION_ITEM = re.compile(
 )
 #: A link: ``[[target][description]]`` or ``[[target]]``.
 _LINK = re.compile(r"\[\[(?P<target>[^\[\]\n]{1,2048})\](?:\[(?P<description>[^\[\]\n]{0,2048})\])?\]")
+#: A macro's call (``{{{kbd(C-c C-r)}}}``, ``{{{version}}}``): the Org manual writes keys so.
+_MACRO = re.compile(r"\{\{\{[\w-]{1,64}(?:\((?P<arguments>[^(){}\n]{0,256})\))?\}\}\}")
 #: The marks of emphasis: bold, italic, underline, strike-through, verbatim, code.
 EMPHASIS_MARKS = "*/_+=~"
 #: Emphasis marks that make code (``=verbatim=``, ``~code~``).
@@ -84,8 +86,10 @@ def read_org(text: str, encoding: str = "utf-8") -> Document:
 
 
 def inline_text(text: str) -> str:
-    """Org text as an export shows it: links as their description, emphasis without its marks."""
+    """Org text as an export shows it: links as their description, emphasis without its marks, a
+    macro's call as its arguments (a key, as ``{{{kbd(TAB)}}}`` shows it)."""
     text = _LINK.sub(lambda link: link["description"] or link["target"], text) if "[[" in text else text
+    text = _MACRO.sub(lambda macro: macro["arguments"] or "", text) if "{{{" in text else text
     return _EMPHASIS.sub(lambda found: found.group()[1:-1], text)
 
 
@@ -208,9 +212,12 @@ def _closed_drawers(lines: list[str]) -> set[int]:
 
 def _term_names(term: str) -> tuple[str, ...]:
     """The names a description list's term gives: code in ``=`` or ``~`` (``=org-startup-folded=``,
-    ``~--batch~, ~-q~``), or what is spelt as code (:func:`item_names`)."""
+    ``~--batch~, ~-q~``; beside the keys that run a command, ``{{{kbd(TAB)}}} (~org-cycle~)``), or
+    what is spelt as code (:func:`item_names`)."""
+    if "{{{" in term or "(" in term:
+        term = _MACRO.sub("", term).replace("(", " ").replace(")", " ")
     pieces = [found.group() for found in _EMPHASIS.finditer(term)]
     in_code = bool(pieces) and all(piece[0] in CODE_MARKS for piece in pieces)
-    if in_code and not _EMPHASIS.sub("", term).strip(" ,"):
+    if in_code and not _EMPHASIS.sub("", term).replace("...", "").strip(" ,"):
         return item_names(", ".join(piece[1:-1] for piece in pieces), code=True)
     return item_names(inline_text(term), code=False)
