@@ -7,7 +7,7 @@ import json
 
 import pytest
 from conftest import write
-from helpers import HashBackend, fastest_seconds
+from helpers import HashBackend, fastest_seconds, grows_linearly
 
 from indexer import Index
 from indexer.request import MODES, SearchRequest
@@ -141,7 +141,7 @@ def test_folding_copies_is_linear_in_the_hits_text(words):
         hits = [Hit(f"{n}.md", 1, 2, 0.9, "", words[:size], "root", "hybrid") for n in range(4)]
         return fastest_seconds(lambda: fold_copies(hits, k=4, window=4))
 
-    assert seconds(len(words)) / seconds(len(words) // 8) < 24  # quadratic would be 64
+    assert grows_linearly(seconds, len(words) // 8, len(words), 24)  # quadratic would be 64
 
 
 def test_runs_of_words_read_past_markup_and_case():

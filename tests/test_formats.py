@@ -24,7 +24,7 @@ from documents import (
     with_a_flipped_byte,
     with_document_entry_patched,
 )
-from helpers import HashBackend, fastest_seconds
+from helpers import HashBackend, fastest_seconds, grows_linearly
 
 from indexer import Index, formats
 from indexer.chunking import ChunkSettings, chunk_document
@@ -822,7 +822,7 @@ def test_a_page_of_hostile_markup_is_read_in_time_linear_in_its_size(around, rep
         assert "Herons wade." in document.lines
         return best
 
-    assert seconds(8 * repeats) / seconds(repeats) < 24  # quadratic would be 64
+    assert grows_linearly(seconds, repeats, 8 * repeats, 24)  # quadratic would be 64
 
 
 # -- the names a page declares ------------------------------------------------------------------
@@ -1248,7 +1248,7 @@ def test_reading_the_names_a_page_declares_takes_time_linear_in_its_size(markup)
                 gc.enable()
         return best
 
-    assert seconds(160_000) / seconds(20_000) < 24  # quadratic would be 64
+    assert grows_linearly(seconds, 20_000, 160_000, 24)  # quadratic would be 64
 
 
 @pytest.mark.slow
@@ -1275,7 +1275,7 @@ def test_reading_many_named_items_on_a_page_takes_time_linear_in_their_number(be
         page = f"<html><body><main><table>{items}</table></main></body></html>"
         return fastest_seconds(lambda: parse_text("page.html", page))
 
-    assert seconds(16_000) / seconds(2_000) < 24  # quadratic would be 64
+    assert grows_linearly(seconds, 2_000, 16_000, 24)  # quadratic would be 64
 
 
 @pytest.mark.slow
@@ -1298,4 +1298,4 @@ def test_reading_the_names_html_anchors_spell_takes_time_linear_in_their_number(
         assert document.definitions == {1: ("b_c",)}
         return best
 
-    assert seconds(8_000) / seconds(1_000) < 24  # quadratic would be 64
+    assert grows_linearly(seconds, 1_000, 8_000, 24)  # quadratic would be 64

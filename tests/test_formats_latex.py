@@ -5,7 +5,7 @@ as its typeset text."""
 from __future__ import annotations
 
 import pytest
-from helpers import HashBackend, fastest_seconds
+from helpers import HashBackend, fastest_seconds, grows_linearly
 
 from indexer import Index
 from indexer.formats.latex import inline_text, read_latex
@@ -106,7 +106,7 @@ def test_reading_latex_takes_time_linear_in_its_size(hostile):
         text = "\\section{A}\n" + hostile(size) + "\n"
         return fastest_seconds(lambda: read_latex(text), repeats=3)
 
-    assert seconds(40_000) / seconds(5_000) < 24  # quadratic would be 64
+    assert grows_linearly(seconds, 5_000, 40_000, 24)  # quadratic would be 64
 
 
 @pytest.mark.heavy

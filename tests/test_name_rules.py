@@ -5,7 +5,7 @@ revision one of its upstream version's; a GNU ChangeLog's dated entries are a li
 from __future__ import annotations
 
 import pytest
-from helpers import fastest_seconds
+from helpers import fastest_seconds, grows_linearly
 
 from indexer.records import StoredChunk
 from indexer.search.name_rules import (
@@ -112,4 +112,4 @@ def test_reading_a_declared_entry_s_heading_is_linear_in_its_size(heading):
         stored = chunk(heading[:size])
         return fastest_seconds(lambda: (lists_names(stored, {"x"}), declared_versions(stored)))
 
-    assert seconds(len(heading)) / seconds(len(heading) // 8) < 24  # quadratic would be 64
+    assert grows_linearly(seconds, len(heading) // 8, len(heading), 24)  # quadratic would be 64

@@ -143,6 +143,17 @@ def write_corpus(folder: Path, files: int = 30, paragraphs: int = 6, version: st
     return folder
 
 
+def grows_linearly(
+    seconds: Callable[[int], float], small: int, large: int, bound: float, tries: int = 3
+) -> bool:
+    """Whether the time ``seconds`` measures at size ``large`` is less than ``bound`` times the time
+    at size ``small``, in one of ``tries`` measurements, each timing both sizes anew. On a shared
+    machine a burst of load can slow the runs of one size and not the other's; a cost that grows
+    faster than the bound allows (a quadratic one: 64 times for eight times the size) is over it
+    every time, so trying again lets no such cost through."""
+    return any(seconds(large) / seconds(small) < bound for _ in range(tries))
+
+
 def fastest_seconds(call: Callable[[], object], repeats: int = 5) -> float:
     """The fastest of ``repeats`` runs of ``call``, the collector off during each: a collection
     walking the session's objects lands on either side of a comparison at random."""
