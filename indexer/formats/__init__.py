@@ -20,7 +20,7 @@ from typing import Any, cast
 
 from indexer.formats.compressed import compression_of, expanded, uncompressed_name
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
-from indexer.formats.info import is_info_name, read_info, without_markers
+from indexer.formats.info import head_looks_binary, is_info_name, read_info, without_markers
 from indexer.formats.roff import is_man_page_name, read_roff
 from indexer.formats.text import decode, looks_binary, read_plain
 from indexer.records import lead_lines
@@ -151,7 +151,7 @@ def read_document(path: str, data: bytes) -> Document:
     except UnreadableFile:
         raise
     except Exception as error:  # the reader's failure on this one file: see the module's docstring
-        reader = READER_NAMES.get(extension) or _reader_name(path)
+        reader = _reader_name(path)
         reason = f"the {reader} reader failed on it: {describe_error(error)}"
         raise UnreadableFile(reason, status="damaged") from error
     if (refused := too_much_text(sum(map(len, document.lines)), len(document.lines))) is not None:
@@ -159,14 +159,22 @@ def read_document(path: str, data: bytes) -> Document:
     return document
 
 
+#: The readers of files that :data:`READER_NAMES` does not list by extension, as a failure names them.
+MAN_PAGE, INFO, SOURCE_CODE, PLAIN = "man page", "Info", "source code", "text"
+
+
 def _reader_name(path: str) -> str:
-    """How a failure names the reader of the file at ``path`` when :data:`READER_NAMES` does not list
-    its extension: a man page's, an Info manual's, source code's, or plain text's."""
+    """Which reader reads the file at ``path``, as a failure names it: its extension's
+    (:data:`READER_NAMES`), else a man page's, an Info manual's, source code's or plain text's. The
+    one place that orders them: :func:`parse_text` and :func:`heading_titles` ask it."""
+    extension = extension_of(path)
+    if extension in READER_NAMES:
+        return READER_NAMES[extension]
     if is_man_page_name(_file_name(path)):
-        return "man page"
+        return MAN_PAGE
     if is_info_name(_file_name(path)):
-        return "Info"
-    return "source code" if _code_language(extension_of(path)) else "text"
+        return INFO
+    return SOURCE_CODE if _code_language(extension) else PLAIN
 
 
 def describe_error(error: BaseException) -> str:
@@ -182,11 +190,7 @@ def head_check(path: str) -> Callable[[bytes], bool] | None:
     binary until expanded (its reader checks what they expand to)."""
     if extension_of(path) in BINARY_READERS or compression_of(path):
         return None
-    if is_info_name(_file_name(path)):
-        return lambda head: looks_binary(
-            without_markers(head).removesuffix(b"\x00")
-        )  # a marker cut at its end
-    return looks_binary
+    return head_looks_binary if is_info_name(_file_name(path)) else looks_binary
 
 
 def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
@@ -195,15 +199,15 @@ def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
     extension = extension_of(path)
     if extension in TEXT_READERS:
         return TEXT_READERS[extension](text, encoding)
-    if is_man_page_name(_file_name(path)):
+    reader = _reader_name(path)
+    if reader == MAN_PAGE:
         return read_roff(text, encoding)
-    if is_info_name(_file_name(path)):
+    if reader == INFO:
         return read_info(text, encoding)
-    language = _code_language(extension)
-    if language is not None:
+    if reader == SOURCE_CODE:
         from indexer.formats.code import read_code
 
-        return read_code(path, text, encoding, language)
+        return read_code(path, text, encoding, cast(str, _code_language(extension)))
     return read_plain(text, encoding)
 
 
@@ -227,13 +231,7 @@ def heading_titles(path: str, text: str) -> list[str]:
     :data:`TEXT_READERS`' formats, or plain text: a changelog's entries), as its reader finds them;
     none for PDF, Word, source code, man pages and Info manuals, nor should the reader fail on the
     chunk (it read the whole file at the build): a search never fails on it."""
-    extension = extension_of(path)
-    if extension not in TEXT_READERS and (
-        extension in BINARY_READERS
-        or is_man_page_name(_file_name(path))
-        or is_info_name(_file_name(path))
-        or _code_language(extension) is not None
-    ):
+    if extension_of(path) not in TEXT_READERS and _reader_name(path) != PLAIN:
         return []
     try:
         return [heading.title for heading in parse_text(path, text).headings]

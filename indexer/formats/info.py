@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from indexer.formats.definitions import argument_names, item_names
 from indexer.formats.document import Document, Heading, shown_characters, split_lines
-from indexer.formats.text import read_plain
+from indexer.formats.text import looks_binary, read_plain
 
 #: An Info file's name: ``find.info``, and the parts a large manual is split into, ``find.info-1``.
 _INFO_NAME = re.compile(r".+\.info(?:-\d{1,4})?")
@@ -102,6 +102,12 @@ def without_markers(data: bytes) -> bytes:
     are how ``info`` hides a marker, and the only NULs an Info file holds, which would make it
     binary to a text reader."""
     return data.replace(MARKER, b"")
+
+
+def head_looks_binary(head: bytes) -> bool:
+    """Whether an Info file's first bytes hold a NUL outside its markers (:func:`without_markers`),
+    as no text does; a marker cut in two at the head's end is no NUL of the text's."""
+    return looks_binary(without_markers(head).removesuffix(b"\x00"))
 
 
 def read_info(text: str, encoding: str = "utf-8") -> Document:

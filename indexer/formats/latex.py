@@ -75,7 +75,6 @@ NAMED = {
     "LaTeX": "LaTeX", "LaTeXe": "LaTeX2e", "TeX": "TeX", "ldots": "…", "dots": "…", "textbackslash": "\\",
 }  # fmt: skip
 _COMMAND = re.compile(r"\\(?P<name>[A-Za-z@]{1,64})\*?(?:[ \t]*\[[^\]\n]{0,512}\])?")
-_ITEM = re.compile(r"[ \t]*\\item[ \t]*\[")
 _ITEM_LABEL = re.compile(r"\\item[ \t]*\[(?P<label>[^\]\n]{0,512})\]")
 _TYPEWRITER = re.compile(r"\\(?:texttt|verb|code|lstinline|tt\b)")
 
@@ -232,8 +231,8 @@ class _Reader:
             return
         if read != " ".join(line.split()):
             self.layout.read_as[number] = read
-        item = _ITEM.match(line)
+        item = _ITEM_LABEL.match(line.lstrip())
         if item:
-            label = line[item.end() :].split("]", 1)[0]
+            label = item["label"]
             if names := item_names(inline_text(label).strip(), code=_TYPEWRITER.search(label) is not None):
                 self.layout.definitions[number] = names

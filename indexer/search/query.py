@@ -55,6 +55,8 @@ class Query:
 
     @classmethod
     def parse(cls, question: str) -> Query:
+        if question.split() and all(_OPTION.fullmatch(part) for part in question.split()):
+            return cls(question.strip(), question.strip())
         kept: list[str] = []
         words: list[str] = []
         phrases: list[str] = []
@@ -78,8 +80,6 @@ class Query:
             else:
                 words.append(bare)
                 kept.append(bare)
-        if question.split() and all(_OPTION.fullmatch(part) for part in question.split()):
-            return cls(question.strip(), question.strip())
         return cls(
             " ".join(kept), " ".join(words), *(tuple(dict.fromkeys(x)) for x in (phrases, excluded, prefixes))
         )
