@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from indexer.backends import default_backend, make_backend, with_connection
@@ -28,6 +28,7 @@ from indexer.fingerprint import (
     fingerprint_id,
     walk_rules_key,
 )
+from indexer.formats import file_type, type_globs
 from indexer.progress import Progress
 from indexer.request import SearchRequest, as_tuple, refuse_nul
 from indexer.search.calibration import calibration_for, default_min_score
@@ -354,7 +355,8 @@ class Index:
                 return []
             if request.min_score is None:
                 request = replace(request, min_score=self._default_min_score(store, request))
-            chunk_filter = ChunkFilter(request.paths, request.types, self._held_roots(store, request.roots))
+            kinds = tuple(glob for kind in request.types for glob in type_globs(kind))
+            chunk_filter = ChunkFilter(request.paths, kinds, self._held_roots(store, request.roots))
             reread = self._rerank if request.rerank else None
             calibration = calibration_for(store.get_meta("model"))
             backend_for = partial(self._query_backend.for_index, store)
@@ -471,13 +473,14 @@ def score_status(model: str | None) -> dict[str, Any]:
 
 
 def file_types(store: IndexStore) -> list[dict[str, Any]]:
-    """The extensions of the indexed files (what ``types`` filters on), most files first."""
+    """The types of the indexed files (what ``types`` filters on: :func:`file_type`), most files
+    first."""
     counts: dict[str, int] = {}
     for root in store.roots():
         for path, state in store.file_states(root).items():
-            extension = PurePosixPath(path).suffix.lower().lstrip(".")
-            if state.status == "indexed" and extension:
-                counts[extension] = counts.get(extension, 0) + 1
+            kind = file_type(path)
+            if state.status == "indexed" and kind:
+                counts[kind] = counts.get(kind, 0) + 1
     return [
         {"type": kind, "files": files}
         for kind, files in sorted(counts.items(), key=lambda item: (-item[1], item[0]))

@@ -64,7 +64,7 @@ REDACTED = "[redacted]"
 #: :class:`Path```, ``pass :option:`--log-file-mode=a```).
 #: 5: a typographic closing quote after a bare value is not part of it (``‘--password=PASSWORD’``);
 #: choices (``on/off``) and a word before a sentence's full stop are no secret.
-REDACTION_VERSION = 5
+REDACTION_VERSION = 6
 
 #: The kind of a secret found by the name it is assigned to.
 ASSIGNED = "assigned-secret"
@@ -257,6 +257,8 @@ _NAME_SHAPE = bytes(
 )
 #: The typographic closing quotes, as UTF-8: ’ ” › ».
 _CLOSING_QUOTES = tuple(quote.encode() for quote in "\u2019\u201d\u203a\u00bb")
+#: What may end a sentence after a quoted value: ``‘--password=PASSWORD’.``
+_SENTENCE_STOPS = b".,;:!?"
 _LONGEST_NAME = 64  # a longer run of name characters is data (base64), not a name
 _INSIDE_A_VALUE = frozenset(b":/=@")
 
@@ -556,11 +558,13 @@ def _assigned_secrets(data: bytes) -> list[Span]:
 
 def _before_closing_quote(value: bytes) -> bytes:
     """A bare value without the typographic closing quote that ends it, which ends the quoted text it
-    is in (prose quotes an option so: ``‘--password=PASSWORD’``), not the value. A quote inside the
-    value, or one that also opens (Swedish ``”``, German ``»``), is the value's."""
+    is in (prose quotes an option so: ``‘--password=PASSWORD’``, maybe before the sentence's stop:
+    ``‘--password=PASSWORD’.``), not the value. A quote inside the value, or one that also opens
+    (Swedish ``”``, German ``»``), is the value's."""
     for quote in _CLOSING_QUOTES:
-        if value.endswith(quote) and not value.startswith(quote):
-            return value[: -len(quote)]
+        before, found, after = value.rpartition(quote)
+        if found and before and not value.startswith(quote) and not after.strip(_SENTENCE_STOPS):
+            return before
     return value
 
 

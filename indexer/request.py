@@ -42,7 +42,7 @@ HELP = {
         "Only files whose path relative to its folder matches one of these globs (`*` also crosses "
         "folders), or lies under it taken as a folder."
     ),
-    "types": "Only files with one of these extensions, e.g. md.",
+    "types": "Only files of one of these types (extensions, e.g. md; compressed ones too).",
     "roots": "Only these folders of the index, as they were built.",
     "min_score": (
         "Drop hits scoring lower; scores run 0..1 and fall in rank order. Default: the index's "

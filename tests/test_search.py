@@ -4,6 +4,7 @@ Every test runs on both stores: SQLite, and PostgreSQL with pgvector (HNSW) and 
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import shutil
@@ -543,6 +544,33 @@ def test_a_thousand_filters_of_each_kind_search_as_the_ones_that_match(notes, mo
     types = [f"x{number}" for number in range(999)] + ["md"]
     hits = notes.search("keys", k=10, mode=mode, paths=paths, types=types, roots=[first], min_score=0)
     assert paths_of(hits) == {"policy/keys.md", "policy/passwords.md"}
+
+
+def test_a_type_finds_its_files_compressed_and_split_and_status_counts_them_so(any_index, tmp_path):
+    """``--type md`` finds ``NEWS.md.gz`` as ``NEWS.md``, ``--type info`` every part of a split Info
+    manual, ``--type 1`` a compressed man page: each is typed as the document it holds, and
+    ``index status`` lists the same types; ``--type gz`` still finds the files so named."""
+    folder = tmp_path / "doc"
+    write(folder / "README.md", "# Keys\n\nRotate the keys.\n")
+    (folder / "NEWS.md.gz").write_bytes(gzip.compress(b"# News\n\nThe keys now rotate daily.\n"))
+    write(folder / "tool.info", "Keys are listed in the manual.\n")
+    (folder / "tool.info-1.gz").write_bytes(gzip.compress(b"Keys of the second part.\n"))
+    (folder / "keys.1.gz").write_bytes(gzip.compress(b".TH KEYS 1\n.SH NAME\nkeys \\- rotate keys\n"))
+    write(folder / "keys.py", "def rotate_keys():\n    return 'keys'\n")
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        typed = {
+            kind: paths_of(index.search("keys", k=20, mode="keyword", types=[kind], min_score=0))
+            for kind in ("md", ".INFO", "1", "gz")
+        }
+        listed = {row["type"]: row["files"] for row in index.status()["types"]}
+    assert typed == {
+        "md": {"README.md", "NEWS.md.gz"},
+        ".INFO": {"tool.info", "tool.info-1.gz"},
+        "1": {"keys.1.gz"},
+        "gz": {"NEWS.md.gz", "tool.info-1.gz", "keys.1.gz"},  # as written, still
+    }
+    assert listed == {"md": 2, "info": 2, "1": 1, "py": 1}
 
 
 def test_a_folder_the_index_does_not_hold_is_named_with_the_folders_it_holds(notes, tmp_path):

@@ -358,6 +358,8 @@ def test_a_quote_or_a_slash_inside_a_secret_is_the_secret_s(text):
         "then you can pass :option:`--log-file-mode=a` instead.",
         "pass {option}`--log-file-mode` as well",
         "‘--http-password=PASSWORD’",  # a manual's option, its value a placeholder in quotes
+        "equivalent to ‘--http-password=STRING’.",  # and before the sentence's stop
+        "like ‘--proxy-password=STRING’, or",
         "Set the password with --password=PASSWORD.",
         "ask_password = on/off",
     ],

@@ -18,9 +18,16 @@ import importlib
 from collections.abc import Callable
 from typing import Any, cast
 
-from indexer.formats.compressed import compression_of, expanded, uncompressed_name
+from indexer.formats.compressed import OPENERS, compression_of, expanded, uncompressed_name
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
-from indexer.formats.info import head_looks_binary, is_info_name, read_info, without_markers
+from indexer.formats.info import (
+    INFO_PART_GLOB,
+    INFO_TYPE,
+    head_looks_binary,
+    is_info_name,
+    read_info,
+    without_markers,
+)
 from indexer.formats.roff import is_man_page_name, read_roff
 from indexer.formats.text import decode, looks_binary, read_plain
 from indexer.records import lead_lines
@@ -31,6 +38,7 @@ __all__ = [
     "Part",
     "UnreadableFile",
     "decode",
+    "file_type",
     "head_check",
     "heading_titles",
     "is_source_code",
@@ -38,6 +46,7 @@ __all__ = [
     "read_document",
     "shown_text",
     "split_lines",
+    "type_globs",
 ]
 
 
@@ -118,6 +127,23 @@ def extension_of(path: str) -> str:
     for a compressed one (``md`` of ``README.md.gz``: :mod:`indexer.formats.compressed`)."""
     name = _file_name(path)
     return name.rsplit(".", 1)[-1] if "." in name else ""
+
+
+def file_type(path: str) -> str:
+    """The type of the document at ``path``, as ``index status`` lists it and ``types`` filters on
+    it: its extension (:func:`extension_of`), ``info`` for a part of a split Info manual
+    (``find.info-1.gz``)."""
+    return INFO_TYPE if is_info_name(_file_name(path)) else extension_of(path)
+
+
+def type_globs(kind: str) -> list[str]:
+    """The lower-case GLOBs that the path of a file of type ``kind`` (``md``, ``.info``) matches:
+    named with the extension, then maybe a compression suffix (``README.md.gz``), and for Info a
+    part's number too (``find.info-1``), so that a filter finds every file :func:`file_type` types
+    so."""
+    extension = kind.lower().lstrip(".")
+    endings = [f"*.{extension}", *([f"*.{extension}{INFO_PART_GLOB}"] if extension == INFO_TYPE else [])]
+    return [ending + suffix for ending in endings for suffix in ("", *OPENERS)]
 
 
 def _file_name(path: str) -> str:

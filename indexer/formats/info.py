@@ -42,6 +42,9 @@ from indexer.formats.text import looks_binary, read_plain
 
 #: An Info file's name: ``find.info``, and the parts a large manual is split into, ``find.info-1``.
 _INFO_NAME = re.compile(r".+\.info(?:-\d{1,4})?")
+#: The type of an Info file, a part's as the whole manual's (``find.info-1``), and the GLOB of a
+#: part's number after it.
+INFO_TYPE, INFO_PART_GLOB = "info", "-[0-9]*"
 #: What Info puts before and after a marker's text (``[index]``, ``[image src="a.png"]``): a NUL and
 #: a backspace, so that a reader shows the marker as nothing.
 MARKER = b"\x00\x08"

@@ -112,12 +112,9 @@ def filter_sql(chunk_filter: ChunkFilter | None) -> tuple[str, list[object]]:
     if globs:
         clauses.append("f.path ~ ANY(%s)")
         params.append([glob_to_regex(glob) for glob in globs])
-    if chunk_filter.extensions:
-        clauses.append(
-            "EXISTS (SELECT 1 FROM unnest(%s::text[]) AS suffix "
-            "WHERE right(lower(f.path), length(suffix)) = suffix)"
-        )
-        params.append(["." + extension.lower().lstrip(".") for extension in chunk_filter.extensions])
+    if chunk_filter.type_globs:
+        clauses.append("lower(f.path) ~ ANY(%s)")
+        params.append([glob_to_regex(glob) for glob in chunk_filter.type_globs])
     if chunk_filter.roots:
         clauses.append("f.root = ANY(%s)")
         params.append(list(chunk_filter.roots))

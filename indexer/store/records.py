@@ -79,7 +79,8 @@ class ChunkFilter:
 
     - ``path_globs``: the path relative to its root matches one (``*`` also crosses folders), or lies
       under one taken as a folder (``api`` matches ``api/keys.md``);
-    - ``extensions``: the file's extension is one of them;
+    - ``type_globs``: the file's lower-cased path matches one of these GLOBs (those of the types
+      asked for, :func:`indexer.formats.type_globs`: ``*.md``, ``*.md.gz``...);
     - ``roots``: the file lies in one of these folders of the index (as the index records them);
     - ``phrases``: the chunk holds each of them (its words in that order, as the keyword index reads
       words: ``"exact phrase"`` in a question);
@@ -87,13 +88,13 @@ class ChunkFilter:
     """
 
     path_globs: tuple[str, ...] = ()
-    extensions: tuple[str, ...] = ()
+    type_globs: tuple[str, ...] = ()
     roots: tuple[str, ...] = ()
     phrases: tuple[str, ...] = ()
     excluded: tuple[str, ...] = ()
 
     def __bool__(self) -> bool:
-        return any((self.path_globs, self.extensions, self.roots, self.phrases, self.excluded))
+        return any((self.path_globs, self.type_globs, self.roots, self.phrases, self.excluded))
 
     def folder_globs(self) -> list[str]:
         """Each path pattern as given, and as a folder whose files it means."""

@@ -384,8 +384,7 @@ class SQLiteStore(SQLStore):
                 params.append(json.dumps(list(values)))
 
         any_of("f.path GLOB value", chunk_filter.folder_globs())
-        suffixes = [f"*.{extension.lower().lstrip('.')}" for extension in chunk_filter.extensions]
-        any_of("lower(f.path) GLOB value", suffixes)
+        any_of("lower(f.path) GLOB value", chunk_filter.type_globs)
         if chunk_filter.roots:
             file_clauses.append("f.root IN (SELECT value FROM json_each(?))")
             params.append(json.dumps(list(chunk_filter.roots)))
