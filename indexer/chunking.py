@@ -88,8 +88,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: copied from an overridden or implemented method is not read; 30: a plain-text changelog's entries,
 #: as its format declares them (:mod:`indexer.formats.changes`), are its headings; 31: Org and LaTeX
 #: files read by their headlines and sections, blocks and markup (:mod:`indexer.formats.org`,
-#: :mod:`indexer.formats.latex`)
-CHUNKER_VERSION = 31
+#: :mod:`indexer.formats.latex`); 32: an Info manual's cross references read as "see" and the name
+#: (:func:`indexer.formats.info.references_read`)
+CHUNKER_VERSION = 32
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

@@ -168,6 +168,28 @@ def test_what_info_never_shows_shows_nothing():
     assert "     How files flow" in shown.split("\n")  # an image shows its alt text
 
 
+def test_a_cross_reference_reads_as_a_rendered_manual_prints_it():
+    text = (
+        "\x1f\nFile: a.info,  Node: Top,  Up: (dir)\n\nA\n*\n\n"
+        "Print them with -fprint (*note Print File Name::).  *Note\n"
+        "Invoking find::, for the rest.  Also see *note Common\n"
+        "options::.  *Note Regular Expressions: (grep)Regular\n"
+        "Expressions.  Keep a: b and c:: d as they are.\n"
+        "\n"
+        "* Menu:\n\n* Invoking find::  How to run it.\n"
+    )
+    assert read_info(text).lines[6:13] == [
+        "Print them with -fprint (see Print File Name).  See",
+        "Invoking find, for the rest.  Also see Common",  # no "see see"; the name wraps
+        "options.  See Regular Expressions: (grep)Regular",  # a label's node names where to look
+        "Expressions.  Keep a: b and c:: d as they are.",
+        "",
+        "",
+        "",
+    ]
+    assert read_info(text).lines[-1] == "* Invoking find::  How to run it."  # a menu's entry, no reference
+
+
 def test_definitions_and_table_items_declare_what_they_define():
     definitions = _document().definitions
     assert definitions == {
@@ -242,8 +264,19 @@ def test_the_walk_takes_info_files_and_their_parts():
         lambda n: "* Menu:\n" + "* a: " * n + "\n",
         lambda n: "* Menu:\n* a:" + " " * (20 * n) + "\n",
         lambda n: "‘" * n + "’\n     b\n",
+        lambda n: "*note a: " * n + "\n" + ":: *Note\n" * n,
     ],
-    ids=["separators", "pointers", "underlines", "signature", "tags", "menu", "menu spaces", "quotes"],
+    ids=[
+        "separators",
+        "pointers",
+        "underlines",
+        "signature",
+        "tags",
+        "menu",
+        "menu spaces",
+        "quotes",
+        "references",
+    ],  # fmt: skip
 )
 @pytest.mark.slow
 def test_reading_a_manual_takes_time_linear_in_its_size_whatever_it_holds(hostile):

@@ -20,6 +20,8 @@ declared shape. What the reader knows of it:
   and an index's (``* --all:  Which files are listed.  (line 6)``) are links to other nodes: a
   chunk mostly of them is a contents list, not an answer. The menu's description is the node's own
   words, counted as text.
+- **Cross references** (``*note Invoking find::``) read as a printed or HTML manual shows them,
+  "see Invoking find" (:func:`references_read`): the marks are Info's, not the manual's words.
 - **What ``info`` never shows**: the tables of a manual's nodes and of its parts (``Tag Table:``,
   ``Indirect:``), the file's trailer (``Local Variables:``), the lines of its directory entry
   (``INFO-DIR-SECTION``), a menu's ``* Menu:`` line, and the markers around an index (which hold
@@ -72,6 +74,9 @@ _MENU_ENTRY = re.compile(
     r"\* (?:[^:\n]{1,512}::|[^:\n]{1,512}:[ \t]+(?![ \t])(?:\([^)\n]{0,256}\))?[^.,\t\n]{0,512}[.,\t])"
 )
 #: An image's marker, as ``without_markers`` leaves it: ``[image src="a.png" alt="Modules"]``.
+#: What marks a cross reference: ``*note`` opens it (``*Note`` at a sentence's start); ``::`` ends
+#: its name where the node is named so too, ``:`` before a space where a label precedes the node.
+_REFERENCE_MARKS = re.compile(r"\*[Nn]ote\b|::|:(?=\s|$)")
 _IMAGE = re.compile(r'\[image src="[^"\n]{0,1024}"(?: alt="(?P<alt>[^"\n]{0,1024})")?[^\]\n]{0,4096}\]')
 #: A definition line (``@deffn``): its category and what it defines.
 _DEFINITION = re.compile(r" -- (?P<category>[^\W\d_][\w ]{0,40}):[ \t]+(?P<signature>\S.{0,2048})")
@@ -147,6 +152,7 @@ class _Manual:
         while number < len(self.lines):
             number = self._line(number + 1)
         self._untitled_node(len(self.lines) + 1)
+        self.shown = references_read(self.shown)
         return Document(
             lines=self.shown,
             headings=self.headings,
@@ -317,6 +323,32 @@ def tag_names(tag: str) -> tuple[str, ...]:
         text = ", ".join(text.split())  # options a space apart (``'-c --stdout'``)
     text = _PLACEHOLDER.sub(lambda found: f"<{found['word']}>", text)
     return item_names(text, code=in_quotes)
+
+
+def references_read(lines: list[str]) -> list[str]:
+    """``lines`` with each cross reference read as a rendered manual prints it (``see Invoking
+    find``): ``*note`` as "see" (nothing after a "see" of the sentence's own), ``*Note`` as "See",
+    and the ``::`` after its name dropped, on the next line where the name wraps. A label's node
+    (``*note Regex: (grep)Regular Expressions.``) is kept: it names where to look. Each line is read
+    once, left to right."""
+    read, open_reference = [], False
+    for line in lines:
+        pieces, start = [], 0
+        open_reference = open_reference and bool(line.strip())
+        for mark in _REFERENCE_MARKS.finditer(line):
+            before = line[start : mark.start()]
+            if mark.group().startswith("*"):
+                said = before[-1:].isspace() and before.rstrip().lower().endswith("see")
+                see = "See" if mark.group()[1] == "N" else "see"
+                pieces.append(before.rstrip() if said else before + see)
+                open_reference = True
+            else:
+                pieces.append(before if open_reference and mark.group() == "::" else before + mark.group())
+                open_reference = False
+            start = mark.end()
+        pieces.append(line[start:])
+        read.append("".join(pieces))
+    return read
 
 
 def display_width(text: str) -> int:
