@@ -188,6 +188,11 @@ def test_a_cross_reference_reads_as_a_rendered_manual_prints_it():
         "",
     ]
     assert read_info(text).lines[-1] == "* Invoking find::  How to run it."  # a menu's entry, no reference
+    assert read_info(text).read_as == {  # the model reads the node's own words, not those it points at
+        7: "Print them with -fprint ().",
+        8: ", for the rest. Also see",
+        9: ". (grep)Regular",
+    }
 
 
 def test_definitions_and_table_items_declare_what_they_define():

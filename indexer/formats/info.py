@@ -152,7 +152,7 @@ class _Manual:
         while number < len(self.lines):
             number = self._line(number + 1)
         self._untitled_node(len(self.lines) + 1)
-        self.shown = references_read(self.shown)
+        self.shown, read_as = references_read(self.shown)
         return Document(
             lines=self.shown,
             headings=self.headings,
@@ -160,6 +160,7 @@ class _Manual:
             markup=frozenset(self.markup),
             definitions=self.definitions,
             linked_entries=self.linked,
+            read_as=read_as,
         )
 
     def _line(self, number: int) -> int:
@@ -325,15 +326,18 @@ def tag_names(tag: str) -> tuple[str, ...]:
     return item_names(text, code=in_quotes)
 
 
-def references_read(lines: list[str]) -> list[str]:
-    """``lines`` with each cross reference read as a rendered manual prints it (``see Invoking
+def references_read(lines: list[str]) -> tuple[list[str], dict[int, str]]:
+    """``lines`` with each cross reference shown as a rendered manual prints it (``see Invoking
     find``): ``*note`` as "see" (nothing after a "see" of the sentence's own), ``*Note`` as "See",
-    and the ``::`` after its name dropped, on the next line where the name wraps. A label's node
-    (``*note Regex: (grep)Regular Expressions.``) is kept: it names where to look. Each line is read
-    once, left to right."""
-    read, open_reference = [], False
-    for line in lines:
-        pieces, start = [], 0
+    and the ``::`` after its name dropped, on the next line where the name wraps; a label's node
+    (``*note Regex: (grep)Regular Expressions.``) is kept: it names where to look. With them, what
+    the model reads of each line that holds a reference (1-based line: text): the line without it,
+    the marks and the name. A reference names another node, whose subject it is: read as this
+    node's words, it would make a node that points at the answer read as the answer. Each line is
+    read once, left to right."""
+    shown, read_as, open_reference = [], {}, False
+    for number, line in enumerate(lines, start=1):
+        pieces, read, start = [], [], 0
         open_reference = open_reference and bool(line.strip())
         for mark in _REFERENCE_MARKS.finditer(line):
             before = line[start : mark.start()]
@@ -341,14 +345,20 @@ def references_read(lines: list[str]) -> list[str]:
                 said = before[-1:].isspace() and before.rstrip().lower().endswith("see")
                 see = "See" if mark.group()[1] == "N" else "see"
                 pieces.append(before.rstrip() if said else before + see)
+                read.append(before.rstrip() if said else before)
                 open_reference = True
             else:
-                pieces.append(before if open_reference and mark.group() == "::" else before + mark.group())
+                named = open_reference
+                pieces.append(before if named and mark.group() == "::" else before + mark.group())
+                read.append("" if named else before + mark.group())
                 open_reference = False
             start = mark.end()
         pieces.append(line[start:])
-        read.append("".join(pieces))
-    return read
+        read.append("" if open_reference else line[start:])
+        shown.append("".join(pieces))
+        if shown[-1] != line and (text := " ".join("".join(read).split())):
+            read_as[number] = text
+    return shown, read_as
 
 
 def display_width(text: str) -> int:
