@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from conftest import write
-from helpers import HashBackend
+from helpers import HashBackend, fastest_seconds, grows_linearly
 
 from indexer import Index
 from indexer.chunking import ChunkSettings, chunk_document
 from indexer.formats import parse_text
-from indexer.formats.code import CODE_EXTENSIONS, GRAMMARS
+from indexer.formats.code import CODE_EXTENSIONS, GRAMMARS, one_configuration
 from indexer.records import HEADING_SEPARATOR
 
 
@@ -403,6 +403,74 @@ def test_a_few_syntax_errors_leave_the_rest_of_the_outline():
     assert {"good", "after"} <= titles
 
 
+#: A C file whose definitions open differently by platform, and a header's C++ linkage.
+PLATFORM_C = """\
+#ifndef TOOL_H
+#define TOOL_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifdef WIN32
+int umain(int argc, char *argv[]) {
+#else
+int main(int argc, char *argv[]) {
+#endif
+  return run_tool(argc, argv);
+}
+
+#if 0
+static int broken(
+#else
+static int run_tool(int argc, char *argv[]) {
+  return argc > 1;
+}
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+#endif
+"""
+
+
+@pytest.mark.parametrize("path", ["src/main.c", "src/main.cpp"])
+def test_c_whose_conditional_groups_differ_by_platform_is_read_in_one_configuration(path):
+    document = parse_text(path, PLATFORM_C)
+    assert document.lines == PLATFORM_C.split("\n")[:-1]  # every branch's lines, as written
+    titles = [heading.title for heading in document.headings]
+    assert titles == [path, "umain", "run_tool"]  # the first branch; #if 0's never
+    assert document.definitions[_source_line(PLATFORM_C, "static int run_tool(")] == ("run_tool",)
+
+
+def _source_line(source: str, start: str) -> int:
+    return next(number for number, line in enumerate(source.split("\n"), 1) if line.startswith(start))
+
+
+@pytest.mark.parametrize(
+    ("language", "kept"),
+    [("c", ["guarded", "c only", "neither"]), ("cpp", ["guarded", "linkage", "neither"])],
+)
+def test_one_configuration_takes_what_every_compiler_of_the_language_takes(language, kept):
+    lines = [
+        "#ifndef GUARD_H", "guarded", "#if defined(__cplusplus)", "linkage", "#elif !defined __cplusplus",
+        "c only", "#else", "never", "#endif", "#if 0 /* off */", "off", "#elifdef X", "neither",
+        "#else", "never", "#endif", "#endif", "#endif",
+    ]  # fmt: skip
+    configured = one_configuration(lines, language)
+    assert len(configured) == len(lines)
+    assert [line for line in configured if line] == kept
+
+
+@pytest.mark.slow
+def test_reading_one_configuration_is_linear_in_the_nesting(tmp_path):
+    def seconds(depth: int) -> float:
+        lines = ["#if 0"] * depth + ["int x;"] * depth + ["#endif"] * depth
+        return fastest_seconds(lambda: one_configuration(lines, "c"), repeats=3)
+
+    assert grows_linearly(seconds, 20_000, 160_000, 24)  # quadratic would be 64
+
+
 @pytest.mark.heavy
 def test_no_grammar_is_imported_until_a_file_of_its_language_is_read():
     probe = (
@@ -501,6 +569,9 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
             set(),
             {1, 2},
         ),  # a folder's name says nothing
+        ("test/retry.ts", "export const wait = (ms: number) => ms;\n", {1}, set()),  # Node's, mocha's, AVA's
+        ("source/utils/retry.ts", "export const wait = (ms: number) => ms;\n", set(), {1}),
+        ("contest/entry.js", "function enter() {\n  return 1;\n}\n", set(), {1, 2, 3}),
         (
             "pkg/checks.py",
             """

@@ -21,12 +21,15 @@ way a Sphinx object directive declares one. What the grammar says, and nothing e
 Tests are what the language or its standard test tool declares one, never a guess from a folder's
 name (:class:`TestRule`): Go's ``_test.go`` files, pytest's ``test_*.py`` and ``conftest.py``, a
 ``unittest.TestCase``, Rust's ``#[test]`` and ``#[cfg(test)]``, JUnit's ``@Test``, xUnit's ``[Fact]``,
-Jest's and Vitest's ``*.test.ts``, RSpec's ``*_spec.rb``, PHPUnit's ``*Test.php``. A class holding a
-test is a test class, as JUnit defines one. Their lines are the document's :attr:`Document.tests`.
+Jest's and Vitest's ``*.test.ts``, the ``test/`` folder of Node's test runner, mocha and AVA,
+RSpec's ``*_spec.rb``, PHPUnit's ``*Test.php``. A class holding a test is a test class, as JUnit
+defines one. Their lines are the document's :attr:`Document.tests`.
 
 A file of a language this module has no grammar for is not routed here; a file its grammar cannot
 read (more than :data:`MAX_ERROR_SHARE` of its lines inside syntax errors, or a grammar older than
-the bindings) keeps the plain line reading of :func:`indexer.formats.text.read_plain`. Each grammar
+the bindings) keeps the plain line reading of :func:`indexer.formats.text.read_plain`. C and C++
+with syntax errors are read again in one configuration of their conditional groups
+(:func:`one_configuration`), and the reading with fewer errors is kept. Each grammar
 is imported when the first file of its language is read, so ``index query`` never loads one.
 """
 
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import bisect
 import importlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -86,7 +90,9 @@ class TestRule:
 
 
 _JUNIT = TestRule(markers=frozenset("Test ParameterizedTest RepeatedTest TestFactory TestTemplate".split()))
-_JEST = TestRule(files=("*.test.*", "*.spec.*"), folders=("__tests__",))
+#: Jest's and Vitest's test files and folder, and the folders Node's own test runner, mocha and AVA
+#: read as tests when a project names none (``test/``; AVA's ``tests/`` too).
+_JAVASCRIPT_TESTS = TestRule(files=("*.test.*", "*.spec.*"), folders=("__tests__", "test", "tests"))
 #: NUnit's, xUnit's and MSTest's.
 _XUNIT = TestRule(
     markers=frozenset("Test TestCase TestCaseSource Fact Theory TestMethod DataTestMethod".split())
@@ -113,6 +119,7 @@ class Grammar:
     attached: frozenset[str] = frozenset()
     function: str = "language"
     tests: TestRule = TestRule()
+    preprocessor: bool = False  # C's: its conditional groups read as one configuration
 
 
 def _types(text: str) -> frozenset[str]:
@@ -145,7 +152,7 @@ _TYPESCRIPT = Grammar(
     _types(_TS_LISTS),
     wrappers=_types(_TS_WRAPPERS),
     function="language_typescript",
-    tests=_JEST,
+    tests=_JAVASCRIPT_TESTS,
 )
 GRAMMARS: dict[str, Grammar] = {
     "python": Grammar(
@@ -162,7 +169,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types("class_declaration class"),
         _types(_JS_LISTS),
         wrappers=_types("export_statement lexical_declaration variable_declaration"),
-        tests=_JEST,
+        tests=_JAVASCRIPT_TESTS,
     ),
     "typescript": _TYPESCRIPT,
     "tsx": replace(_TYPESCRIPT, function="language_tsx"),  # the same grammar package, with JSX
@@ -216,6 +223,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types(_C_DEFINITIONS),
         frozenset(),
         _types(_C_LISTS),
+        preprocessor=True,
     ),
     "cpp": Grammar(
         "tree_sitter_cpp",
@@ -223,6 +231,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types("class_specifier struct_specifier union_specifier namespace_definition"),
         _types(_C_LISTS + " declaration_list"),
         wrappers=_types("template_declaration"),
+        preprocessor=True,
     ),
     "csharp": Grammar(
         "tree_sitter_c_sharp",
@@ -314,6 +323,12 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
     from tree_sitter import QueryCursor
 
     outline = _Outline(grammar, lines, QueryCursor(query).captures(root))
+    if grammar.preprocessor and outline.error_lines():
+        configured = one_configuration(lines, language)
+        if configured != lines:
+            tree = parser.parse("\n".join(configured).encode("utf-8", "surrogatepass")).root_node
+            again = _Outline(grammar, lines, QueryCursor(query).captures(tree))
+            outline = min(outline, again, key=_Outline.error_lines)
     if outline.error_lines() > MAX_ERROR_SHARE * sum(1 for line in lines if line.strip()):
         return Document(lines=lines, encoding=encoding, tests=whole)
     outline.read(path)
@@ -326,6 +341,65 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
         definitions={} if path.endswith(DECLARATION_FILES) else outline.definitions,
         tests=whole or _merged(outline.tests),
     )
+
+
+#: A line of the C preprocessor that opens, goes on with or closes a conditional group.
+_CONDITIONAL = re.compile(
+    r"[ \t]*#[ \t]*(?P<directive>if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(?P<test>.*)"
+)
+#: The words and negations of a group's test.
+_TEST_WORDS = re.compile(r"[A-Za-z_]\w*|!")
+#: The name a C++ compiler defines and a C compiler does not.
+CPLUSPLUS = "__cplusplus"
+
+
+def one_configuration(lines: list[str], language: str) -> list[str]:
+    """``lines`` as a compiler of ``language`` reads them in one configuration: of each conditional
+    group, the branch it takes, the others' lines and the group's own lines blank, so that lines keep
+    their numbers. tree-sitter reads every branch as code, so a definition whose first line differs
+    by platform (``#ifdef WIN32 int umain(...) { #else int main(...) { #endif``) reads as two
+    openings and one end, and the whole file as an error. The branch taken is the first, as most
+    configurations take it (a header's ``#ifndef`` guard, a feature's ``#ifdef``), but for what
+    every compiler knows: ``#if 0`` is never taken, ``#if 1`` always, ``__cplusplus`` is defined in
+    C++ and not in C (``extern "C" {`` is no C)."""
+    configured: list[str] = []
+    groups: list[tuple[bool, bool]] = []  # of each open group: whether this branch is read, whether one was
+    unread = 0  # how many open groups are in a branch not read: the line is read when none is
+    for line in lines:
+        found = _CONDITIONAL.match(line)
+        if found is None:
+            configured.append("" if unread else line)
+            continue
+        configured.append("")
+        directive, test = found["directive"], found["test"]
+        if directive in ("if", "ifdef", "ifndef"):
+            taken = _taken(directive, test, language)
+            groups.append((taken, taken))
+            unread += not taken
+        elif groups and directive == "endif":
+            read, _ = groups.pop()
+            unread -= not read
+        elif groups:
+            read, one_taken = groups[-1]
+            opened = directive.replace("el", "", 1)  # ``elifdef``: ``ifdef`` where none was taken
+            taken = not one_taken and (directive == "else" or _taken(opened, test, language))
+            groups[-1] = (taken, one_taken or taken)
+            unread += read - taken
+    return configured
+
+
+def _taken(directive: str, test: str, language: str) -> bool:
+    """Whether a compiler of ``language`` takes a group's branch opened by ``directive`` (``if``,
+    ``ifdef``, ``ifndef``) on ``test``: see :func:`one_configuration`."""
+    written = test.split("//", 1)[0].split("/*", 1)[0].strip()
+    if directive == "if" and written in ("0", "1"):
+        return written == "1"
+    words = _TEST_WORDS.findall(written)
+    negated = words[:1] == ["!"]
+    if [word for word in words[negated:] if word != "defined"] != [CPLUSPLUS]:
+        return True
+    defined = language == "cpp"
+    return defined != (negated or directive == "ifndef")
 
 
 def _heading_order(heading: Heading) -> tuple[int, int]:
