@@ -443,19 +443,29 @@ def test_c_whose_conditional_groups_differ_by_platform_is_read_in_one_configurat
     assert document.definitions[_source_line(PLATFORM_C, "static int run_tool(")] == ("run_tool",)
 
 
+def test_c_that_reads_as_written_keeps_every_branch_s_definitions():
+    source = (
+        "#ifdef ASMINF\nvoid inflate_fast_asm(int bits);\n#else\n"
+        "void inflate_fast(int bits) {\n  return;\n}\n#endif\n"
+    )
+    titles = [heading.title for heading in parse_text("src/inffast.c", source).headings]
+    assert titles == ["src/inffast.c", "inflate_fast"]  # the second branch's, which no configuration drops
+
+
 def _source_line(source: str, start: str) -> int:
     return next(number for number, line in enumerate(source.split("\n"), 1) if line.startswith(start))
 
 
 @pytest.mark.parametrize(
     ("language", "kept"),
-    [("c", ["guarded", "c only", "neither"]), ("cpp", ["guarded", "linkage", "neither"])],
+    [("c", ["guarded", "c only", "neither", "both"]), ("cpp", ["guarded", "linkage", "neither", "both"])],
 )
 def test_one_configuration_takes_what_every_compiler_of_the_language_takes(language, kept):
     lines = [
         "#ifndef GUARD_H", "guarded", "#if defined(__cplusplus)", "linkage", "#elif !defined __cplusplus",
         "c only", "#else", "never", "#endif", "#if 0 /* off */", "off", "#elifdef X", "neither",
-        "#else", "never", "#endif", "#endif", "#endif",
+        "#else", "never", "#endif", "#if defined(A) && \\", "    defined(B)", "both", "#endif", "#endif",
+        "#endif",
     ]  # fmt: skip
     configured = one_configuration(lines, language)
     assert len(configured) == len(lines)

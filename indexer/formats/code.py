@@ -28,8 +28,8 @@ defines one. Their lines are the document's :attr:`Document.tests`.
 A file of a language this module has no grammar for is not routed here; a file its grammar cannot
 read (more than :data:`MAX_ERROR_SHARE` of its lines inside syntax errors, or a grammar older than
 the bindings) keeps the plain line reading of :func:`indexer.formats.text.read_plain`. C and C++
-with syntax errors are read again in one configuration of their conditional groups
-(:func:`one_configuration`), and the reading with fewer errors is kept. Each grammar
+that cannot be read as written are read again in one configuration of their conditional groups
+(:func:`one_configuration`): a file that can keeps every branch's definitions. Each grammar
 is imported when the first file of its language is read, so ``index query`` never loads one.
 """
 
@@ -323,13 +323,13 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
     from tree_sitter import QueryCursor
 
     outline = _Outline(grammar, lines, QueryCursor(query).captures(root))
-    if grammar.preprocessor and outline.error_lines():
+    most_errors = MAX_ERROR_SHARE * sum(1 for line in lines if line.strip())
+    if grammar.preprocessor and outline.error_lines() > most_errors:
         configured = one_configuration(lines, language)
         if configured != lines:
             tree = parser.parse("\n".join(configured).encode("utf-8", "surrogatepass")).root_node
-            again = _Outline(grammar, lines, QueryCursor(query).captures(tree))
-            outline = min(outline, again, key=_Outline.error_lines)
-    if outline.error_lines() > MAX_ERROR_SHARE * sum(1 for line in lines if line.strip()):
+            outline = _Outline(grammar, lines, QueryCursor(query).captures(tree))
+    if outline.error_lines() > most_errors:
         return Document(lines=lines, encoding=encoding, tests=whole)
     outline.read(path)
     return Document(
@@ -355,22 +355,25 @@ CPLUSPLUS = "__cplusplus"
 
 def one_configuration(lines: list[str], language: str) -> list[str]:
     """``lines`` as a compiler of ``language`` reads them in one configuration: of each conditional
-    group, the branch it takes, the others' lines and the group's own lines blank, so that lines keep
-    their numbers. tree-sitter reads every branch as code, so a definition whose first line differs
-    by platform (``#ifdef WIN32 int umain(...) { #else int main(...) { #endif``) reads as two
-    openings and one end, and the whole file as an error. The branch taken is the first, as most
-    configurations take it (a header's ``#ifndef`` guard, a feature's ``#ifdef``), but for what
-    every compiler knows: ``#if 0`` is never taken, ``#if 1`` always, ``__cplusplus`` is defined in
-    C++ and not in C (``extern "C" {`` is no C)."""
+    group, the branch it takes, the others' lines and the group's own lines (with the lines a ``\\``
+    continues them on) blank, so that lines keep their numbers. tree-sitter reads every branch as
+    code, so a definition whose first line differs by platform (``#ifdef WIN32 int umain(...) {
+    #else int main(...) { #endif``) reads as two openings and one end, and the whole file as an
+    error. The branch taken is the first, as most configurations take it (a header's ``#ifndef``
+    guard, a feature's ``#ifdef``), but for what every compiler knows: ``#if 0`` is never taken,
+    ``#if 1`` always, ``__cplusplus`` is defined in C++ and not in C (``extern "C" {`` is no C)."""
     configured: list[str] = []
     groups: list[tuple[bool, bool]] = []  # of each open group: whether this branch is read, whether one was
     unread = 0  # how many open groups are in a branch not read: the line is read when none is
+    continued = False  # the line before was a group's line ending in ``\\``: this one goes on with it
     for line in lines:
-        found = _CONDITIONAL.match(line)
+        found = None if continued else _CONDITIONAL.match(line)
         if found is None:
-            configured.append("" if unread else line)
+            configured.append("" if unread or continued else line)
+            continued = continued and line.endswith("\\")
             continue
         configured.append("")
+        continued = line.endswith("\\")
         directive, test = found["directive"], found["test"]
         if directive in ("if", "ifdef", "ifndef"):
             taken = _taken(directive, test, language)
