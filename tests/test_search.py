@@ -1197,6 +1197,47 @@ def test_a_contents_list_ranks_after_the_pages_it_lists_unless_asked_for(any_ind
         assert hits[0].path == "manual-contents.txt", [hit.path for hit in hits]
 
 
+#: A project's docs: a page on its settings that uses one word of an unrelated question, and release
+#: notes whose contributors' list holds two of them together, by chance.
+RELEASE_NOTES = {
+    "configuration.md": "# Configuration\n\nThe worker falls back to the default queue when a route "
+    "names none, and the fall back is logged once.\n",
+    "whatsnew-5.0.md": "# What's new in 5.0\n\n## Wall of Contributors\n\n"
+    + "".join(
+        f"- {name}\n" for name in ("Ash Berlin-Taylor", "Asif Saif Uddin", "Germain Chazot", "Matus Valo")
+    ),
+    "routing.md": "# Routing\n\nTasks are sent to queues by routes: a route maps a task's name to "
+    "the queue its worker reads.\n",
+}
+
+
+def test_a_list_of_names_the_question_does_not_ask_for_does_not_vouch_for_an_answer(any_index, tmp_path):
+    """``when did the Berlin Wall fall`` finds "Berlin" and "Wall" together in a list of contributors
+    in release notes: keyword evidence that, judged on that list, answered it at 0.81 on a real
+    project's docs. A list of names judges nothing unless every hit is one, and scores no more than
+    the whole answer: the question gets "no results"."""
+    for name, text in RELEASE_NOTES.items():
+        write(tmp_path / "docs" / name, text)
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert index.build(tmp_path / "docs", warn=lambda message: None).exit_code == 0
+        hits = index.search("when did the Berlin Wall fall", k=5, mode="keyword", min_score=0)
+        assert "whatsnew-5.0.md" in {hit.path for hit in hits}
+        assert hits[0].score < DEFAULT_MIN_SCORE, [(hit.path, hit.score) for hit in hits]
+        assert index.search("when did the Berlin Wall fall", mode="keyword") == []
+        asked = index.search("wall of contributors in the release notes", k=3, mode="keyword", min_score=0)
+        assert asked[0].path == "whatsnew-5.0.md"  # asked for, the list is an answer like any other
+
+
+def test_the_whole_answer_is_judged_on_the_strongest_hit_that_is_not_a_list_of_names():
+    maps = CALIBRATIONS[CALIBRATED_MODEL].hybrid
+    weak, strong = Evidence(0.2, 0.0, 0.05), Evidence(0.7, 0.0, 0.4)
+    listed = replace(strong, listed=True)
+    assert maps.judged([weak, listed]) == maps.judged([weak]) < maps.judged([weak, strong])
+    whole, kept = maps.scores([weak, listed]), maps.scores([weak])
+    assert whole[0] == kept[0] and whole[1] <= whole[0]  # the list scores no more than the answer
+    assert maps.judged([listed]) == maps.judged([strong])  # every hit a list: judged on one
+
+
 SQLITE_PAGES = {
     "keyword_index.html": "<html><head><title>Website Keyword Index</title></head><body>\n<ul>\n"
     + "".join(

@@ -57,7 +57,13 @@ class ModeCalibration:
     each hit: the other hits score the whole answer's odds times their own odds of being an answer
     over the strongest hit's, so that the "nothing relevant here" decision (the strongest hit under
     :data:`DEFAULT_MIN_SCORE`) does not flatten the scores of the hits it keeps: a hit nearly as
-    strong as the strongest scores nearly as high, one far below it little."""
+    strong as the strongest scores nearly as high, one far below it little.
+
+    A hit of a page listing names the question does not ask for (:attr:`Evidence.listed`) judges
+    nothing, and scores no more than the whole answer: a changelog's or a list of contributors'
+    words meet by chance (``when did the Berlin Wall fall`` and a "Wall of Contributors" naming Ash
+    Berlin-Taylor), as the words of the pages it lists do not. Only where every hit is such a list
+    is the answer judged on one."""
 
     answer: Calibration
     hit: Calibration
@@ -67,14 +73,23 @@ class ModeCalibration:
         another judgment than this mode's own gives them (:func:`in_doubt`)."""
         if not evidence:
             return []
-        odds = [self.hit.logit(one) for one in evidence]
+        strongest = self.hit.logit(self._strongest(evidence))
         whole = self.judged(evidence) if judged is None else judged
-        return [logistic(whole + own - max(odds)) for own in odds]
+        odds = [self.hit.logit(one) for one in evidence]
+        return [
+            logistic(whole + (min(own, strongest) if one.listed else own) - strongest)
+            for own, one in zip(odds, evidence, strict=True)
+        ]
 
     def judged(self, evidence: Sequence[Evidence]) -> float:
         """The log-odds that the question has an answer here, from the evidence of the strongest hit
-        by the ``hit`` map (that hit's score)."""
-        return self.answer.logit(max(evidence, key=self.hit.logit))
+        by the ``hit`` map (that hit's score), lists of names aside."""
+        return self.answer.logit(self._strongest(evidence))
+
+    def _strongest(self, evidence: Sequence[Evidence]) -> Evidence:
+        """The strongest hit by the ``hit`` map that is not of a list of names, if one is not."""
+        judging = [one for one in evidence if not one.listed] or evidence
+        return max(judging, key=self.hit.logit)
 
 
 #: Keyword mode's maps: the same for every model, since no model takes part. Every map is fitted by

@@ -64,13 +64,17 @@ class Evidence:
       more than that one term, it is measured over that hit's BM25 instead, as ``margin`` is: in a
       collection on one subject a long question's words meet in many chunks by chance, and holding
       them at once says only as much as it goes beyond what the collection gives the question's
-      non-answers (0 in the other modes)."""
+      non-answers (0 in the other modes);
+    - ``listed``: it is a chunk of a page that lists names, which the question does not ask for
+      (an index, a changelog, release notes: :func:`indexer.search.name_rules.lists_names`). No
+      map reads it; it says which hits may judge the whole answer (:class:`ModeCalibration`)."""
 
     strength: float
     gap: float
     margin: float
     known: float = 1.0
     together: float = 0.0
+    listed: bool = False
 
 
 @dataclass(frozen=True)

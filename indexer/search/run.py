@@ -228,6 +228,7 @@ class Found:
     chunks: dict[int, StoredChunk]
     named: frozenset[int] = frozenset()
     looked_up: frozenset[int] = frozenset()
+    listed: frozenset[int] = frozenset()
 
     @classmethod
     def search(
@@ -293,19 +294,24 @@ class Found:
             order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named))
         elif typed_words == 1 and order and question_information(store, query, allowed).held:
             looked_up = frozenset(order[:LOOKUP_HITS])  # vector mode: its first chunks answer it
-        return cls(mode, order, vector_scores, keyword, ranking, chunks, named, looked_up)
+        return cls(mode, order, vector_scores, keyword, ranking, chunks, named, looked_up, frozenset(lists))
 
     def evidence(self) -> list[Evidence]:
-        """Each hit's :class:`Evidence`, in the answer's order."""
+        """Each hit's :class:`Evidence`, in the answer's order, the lists of names marked."""
         if self.mode == "vector":
-            return hit_evidence(self.mode, self.order, self.vector, {}, self.ranking)
-        if self.mode == "hybrid":
+            found = hit_evidence(self.mode, self.order, self.vector, {}, self.ranking)
+        elif self.mode == "hybrid":
             keyword, known = self.keyword, self.keyword.known
-            return hit_evidence(self.mode, self.order, self.vector, keyword.evidence, self.ranking, known)
-        keyword = self.keyword
-        return hit_evidence(
-            self.mode, self.order, {}, keyword.coverage, self.ranking, keyword.known, keyword.together
-        )
+            found = hit_evidence(self.mode, self.order, self.vector, keyword.evidence, self.ranking, known)
+        else:
+            keyword = self.keyword
+            found = hit_evidence(
+                self.mode, self.order, {}, keyword.coverage, self.ranking, keyword.known, keyword.together
+            )
+        if not self.listed:
+            return found
+        marked = zip(self.order, found, strict=True)
+        return [replace(one, listed=chunk_id in self.listed) for chunk_id, one in marked]
 
     def scored(self, calibration: ModelCalibration, judged: float | None = None) -> list[tuple[int, float]]:
         """(chunk id, score) in the answer's order (step 5): each hit's evidence through the mode's
