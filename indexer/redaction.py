@@ -64,6 +64,7 @@ REDACTED = "[redacted]"
 #: :class:`Path```, ``pass :option:`--log-file-mode=a```).
 #: 5: a typographic closing quote after a bare value is not part of it (``‘--password=PASSWORD’``);
 #: choices (``on/off``) and a word before a sentence's full stop are no secret.
+#: 6: nor is it where a sentence's stop follows the quote (``‘--http-password=STRING’.``).
 REDACTION_VERSION = 6
 
 #: The kind of a secret found by the name it is assigned to.

@@ -472,6 +472,28 @@ def test_one_configuration_takes_what_every_compiler_of_the_language_takes(langu
     assert [line for line in configured if line] == kept
 
 
+@pytest.mark.parametrize(
+    ("test", "in_c", "in_cpp"),
+    [
+        ("#if __cplusplus >= 201103L", False, True),  # a number's suffix is no name
+        ("#if defined(__cplusplus) && !defined(NO_LINKAGE)", False, True),
+        ("#if !defined(__cplusplus) && defined(STRICT)", True, False),
+        ("#if defined(__cplusplus) || defined(LINKAGE)", True, True),  # either way: the first branch
+    ],
+)
+def test_a_test_of_cplusplus_is_taken_as_the_language_s_compiler_takes_it(test, in_c, in_cpp):
+    lines = [test, "taken", "#else", "not taken", "#endif"]
+    for language, taken in (("c", in_c), ("cpp", in_cpp)):
+        assert [line for line in one_configuration(lines, language) if line] == [
+            "taken" if taken else "not taken"
+        ]
+
+
+def test_a_group_left_open_leaves_every_line_as_written():
+    lines = ["/* an example:", "#if 0", "*/", "int kept(void) { return 1; }"]
+    assert one_configuration(lines, "c") == lines
+
+
 @pytest.mark.slow
 def test_reading_one_configuration_is_linear_in_the_nesting(tmp_path):
     def seconds(depth: int) -> float:

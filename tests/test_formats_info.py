@@ -11,7 +11,7 @@ from helpers import HashBackend, fastest_seconds, grows_linearly
 from indexer import Index, corpus
 from indexer.chunking import ChunkSettings, chunk_document
 from indexer.formats import UnreadableFile, head_check, read_document
-from indexer.formats.info import read_info
+from indexer.formats.info import read_info, references_read
 
 #: A manual as makeinfo writes it, shortened: a preamble, nodes, a node without a title, a
 #: definition wrapped on two lines, a table of options, a menu, an index with its marker, and the
@@ -191,8 +191,17 @@ def test_a_cross_reference_reads_as_a_rendered_manual_prints_it():
     assert read_info(text).read_as == {  # the model reads the node's own words, not those it points at
         7: "Print them with -fprint ().",
         8: ", for the rest. Also see",
-        9: ". (grep)Regular",
+        9: ".",  # a label's node is the reference's too
+        10: ". Keep a: b and c:: d as they are.",
     }
+
+
+def test_what_is_no_reference_stays_and_a_wrapped_name_alone_is_read_as_nothing():
+    lines = ["*Note:* do not run it as root.", "foresee *note Jobs::.", "See *note", "Job", "Control::."]
+    shown, read_as, unread = references_read(lines)
+    assert shown == ["*Note:* do not run it as root.", "foresee see Jobs.", "See", "Job", "Control."]
+    assert read_as == {2: "foresee .", 3: "See", 5: "."}
+    assert unread == {4}  # the line is only the name the reference points at
 
 
 def test_definitions_and_table_items_declare_what_they_define():

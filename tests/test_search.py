@@ -557,20 +557,23 @@ def test_a_type_finds_its_files_compressed_and_split_and_status_counts_them_so(a
     (folder / "tool.info-1.gz").write_bytes(gzip.compress(b"Keys of the second part.\n"))
     (folder / "keys.1.gz").write_bytes(gzip.compress(b".TH KEYS 1\n.SH NAME\nkeys \\- rotate keys\n"))
     write(folder / "keys.py", "def rotate_keys():\n    return 'keys'\n")
+    write(folder / "notes.info-1.md", "# Keys\n\nNotes on keys, no Info part.\n")
     with Index.open(any_index, backend=HashBackend()) as index:
         assert index.build(folder, warn=lambda message: None).exit_code == 0
         typed = {
             kind: paths_of(index.search("keys", k=20, mode="keyword", types=[kind], min_score=0))
-            for kind in ("md", ".INFO", "1", "gz")
+            for kind in ("md", ".INFO", "1", "gz", "*", "m?")
         }
         listed = {row["type"]: row["files"] for row in index.status()["types"]}
     assert typed == {
-        "md": {"README.md", "NEWS.md.gz"},
+        "md": {"README.md", "NEWS.md.gz", "notes.info-1.md"},
         ".INFO": {"tool.info", "tool.info-1.gz"},
         "1": {"keys.1.gz"},
         "gz": {"NEWS.md.gz", "tool.info-1.gz", "keys.1.gz"},  # as written, still
+        "*": set(),  # a type is written, not a pattern
+        "m?": set(),
     }
-    assert listed == {"md": 2, "info": 2, "1": 1, "py": 1}
+    assert listed == {"md": 3, "info": 2, "1": 1, "py": 1}
 
 
 def test_a_folder_the_index_does_not_hold_is_named_with_the_folders_it_holds(notes, tmp_path):
@@ -1236,6 +1239,8 @@ def test_the_whole_answer_is_judged_on_the_strongest_hit_that_is_not_a_list_of_n
     whole, kept = maps.scores([weak, listed]), maps.scores([weak])
     assert whole[0] == kept[0] and whole[1] <= whole[0]  # the list scores no more than the answer
     assert maps.judged([listed]) == maps.judged([strong])  # every hit a list: judged on one
+    first, second, third = maps.scores([strong, weak, listed])
+    assert third <= second < first  # the rank order lifts no hit above it to a list's strength
 
 
 SQLITE_PAGES = {

@@ -295,6 +295,7 @@ class Sample:
     answers: bool
     off_topic: bool
     lookup: bool  # a one-word query: the floors, not the maps, decide whether it is answered
+    listed: bool = False  # of a list of names the question does not ask for: it judges nothing
 
 
 def gather(collection: Collection, index: Index, mode: str) -> list[Sample]:
@@ -316,6 +317,7 @@ def gather(collection: Collection, index: Index, mode: str) -> list[Sample]:
                     chunks[chunk_id].path in question.expected,
                     question.kind == "off-topic",
                     len(query.text.split()) == 1,
+                    chunk_id in found.listed,
                 )
             )
     return samples
@@ -373,10 +375,10 @@ def fit(samples: list[Sample], mode: str) -> calibration.ModeCalibration:
     that do not (off-topic questions' among them), without the question's known share (the same
     for each of its hits, it cancels out of their scores). ``answer``: logistic regression of real
     questions against off-topic ones, on the evidence of each question's strongest hit by the
-    ``hit`` map among its first ten, without the gap (the whole answer has none), with the known
-    share and how much more than one word the hit holds in keyword mode (where no cosine says how
-    much of the question the collection holds), and without one-word queries, which the lookup
-    floors answer."""
+    ``hit`` map among its first ten (lists of names aside, as the search judges), without the gap
+    (the whole answer has none), with the known share and how much more than one word the hit holds
+    in keyword mode (where no cosine says how much of the question the collection holds), and
+    without one-word queries, which the lookup floors answer."""
     top = [sample for sample in samples if sample.place < 3]
     hit = positive_fit(
         np.array([sample.features for sample in top]),
@@ -384,10 +386,14 @@ def fit(samples: list[Sample], mode: str) -> calibration.ModeCalibration:
         balanced([(sample.collection, sample.off_topic) for sample in top]),
         [0, 1, 2],
     )
+
+    def judging(sample: Sample) -> tuple[bool, float]:  # as ModeCalibration picks it: lists last
+        return not sample.listed, hit(Evidence(*sample.features))
+
     strongest: dict[tuple[str, int], Sample] = {}
     for sample in (one for one in samples if not one.lookup):
         key = (sample.collection, sample.question)
-        if key not in strongest or hit(Evidence(*sample.features)) > hit(Evidence(*strongest[key].features)):
+        if key not in strongest or judging(sample) > judging(strongest[key]):
             strongest[key] = sample
     chosen = list(strongest.values())
     answer = positive_fit(

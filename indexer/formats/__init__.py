@@ -15,16 +15,17 @@ file (a parser's assertion, a damaged archive's ``zlib.error``, a ``RecursionErr
 from __future__ import annotations
 
 import importlib
+import re
 from collections.abc import Callable
 from typing import Any, cast
 
 from indexer.formats.compressed import OPENERS, compression_of, expanded, uncompressed_name
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
 from indexer.formats.info import (
-    INFO_PART_GLOB,
     INFO_TYPE,
     head_looks_binary,
     is_info_name,
+    part_globs,
     read_info,
     without_markers,
 )
@@ -136,13 +137,17 @@ def file_type(path: str) -> str:
     return INFO_TYPE if is_info_name(_file_name(path)) else extension_of(path)
 
 
+#: What GLOB reads as a pattern: ``*``, ``?`` and ``[``, each matched as itself inside brackets.
+_GLOB_MARKS = re.compile(r"[*?\[]")
+
+
 def type_globs(kind: str) -> list[str]:
     """The lower-case GLOBs that the path of a file of type ``kind`` (``md``, ``.info``) matches:
     named with the extension, then maybe a compression suffix (``README.md.gz``), and for Info a
     part's number too (``find.info-1``), so that a filter finds every file :func:`file_type` types
     so."""
-    extension = kind.lower().lstrip(".")
-    endings = [f"*.{extension}", *([f"*.{extension}{INFO_PART_GLOB}"] if extension == INFO_TYPE else [])]
+    extension = _GLOB_MARKS.sub(r"[\g<0>]", kind.lower().lstrip("."))  # a type is written, not a pattern
+    endings = [f"*.{extension}", *(part_globs(extension) if extension == INFO_TYPE else [])]
     return [ending + suffix for ending in endings for suffix in ("", *OPENERS)]
 
 

@@ -21,7 +21,7 @@ way a Sphinx object directive declares one. What the grammar says, and nothing e
 Tests are what the language or its standard test tool declares one, never a guess from a folder's
 name (:class:`TestRule`): Go's ``_test.go`` files, pytest's ``test_*.py`` and ``conftest.py``, a
 ``unittest.TestCase``, Rust's ``#[test]`` and ``#[cfg(test)]``, JUnit's ``@Test``, xUnit's ``[Fact]``,
-Jest's and Vitest's ``*.test.ts``, the ``test/`` folder of Node's test runner, mocha and AVA,
+Jest's and Vitest's ``*.test.ts``, a ``test/`` folder where Node's test runner and AVA look,
 RSpec's ``*_spec.rb``, PHPUnit's ``*Test.php``. A class holding a test is a test class, as JUnit
 defines one. Their lines are the document's :attr:`Document.tests`.
 
@@ -90,8 +90,9 @@ class TestRule:
 
 
 _JUNIT = TestRule(markers=frozenset("Test ParameterizedTest RepeatedTest TestFactory TestTemplate".split()))
-#: Jest's and Vitest's test files and folder, and the folders Node's own test runner, mocha and AVA
-#: read as tests when a project names none (``test/``; AVA's ``tests/`` too).
+#: Jest's and Vitest's test files and folder, and the folders where Node's own test runner and AVA
+#: look for tests when a project names none (``test/``, AVA's ``tests/`` too; mocha's ``./test``),
+#: their helpers and fixtures among them: code written for the tests, not what they test.
 _JAVASCRIPT_TESTS = TestRule(files=("*.test.*", "*.spec.*"), folders=("__tests__", "test", "tests"))
 #: NUnit's, xUnit's and MSTest's.
 _XUNIT = TestRule(
@@ -323,13 +324,12 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
     from tree_sitter import QueryCursor
 
     outline = _Outline(grammar, lines, QueryCursor(query).captures(root))
-    most_errors = MAX_ERROR_SHARE * sum(1 for line in lines if line.strip())
-    if grammar.preprocessor and outline.error_lines() > most_errors:
-        configured = one_configuration(lines, language)
-        if configured != lines:
-            tree = parser.parse("\n".join(configured).encode("utf-8", "surrogatepass")).root_node
-            outline = _Outline(grammar, lines, QueryCursor(query).captures(tree))
-    if outline.error_lines() > most_errors:
+    read = lines
+    if grammar.preprocessor and outline.error_lines() > _most_errors(read):
+        read = one_configuration(lines, language)
+        tree = parser.parse("\n".join(read).encode("utf-8", "surrogatepass")).root_node
+        outline = _Outline(grammar, lines, QueryCursor(query).captures(tree))
+    if outline.error_lines() > _most_errors(read):
         return Document(lines=lines, encoding=encoding, tests=whole)
     outline.read(path)
     return Document(
@@ -348,7 +348,7 @@ _CONDITIONAL = re.compile(
     r"[ \t]*#[ \t]*(?P<directive>if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(?P<test>.*)"
 )
 #: The words and negations of a group's test.
-_TEST_WORDS = re.compile(r"[A-Za-z_]\w*|!")
+_TEST_WORDS = re.compile(r"\b[A-Za-z_]\w*|!")
 #: The name a C++ compiler defines and a C compiler does not.
 CPLUSPLUS = "__cplusplus"
 
@@ -388,21 +388,33 @@ def one_configuration(lines: list[str], language: str) -> list[str]:
             taken = not one_taken and (directive == "else" or _taken(opened, test, language))
             groups[-1] = (taken, one_taken or taken)
             unread += read - taken
-    return configured
+    return list(lines) if groups else configured  # a group never closed: a ``#if`` in a comment
 
 
 def _taken(directive: str, test: str, language: str) -> bool:
     """Whether a compiler of ``language`` takes a group's branch opened by ``directive`` (``if``,
-    ``ifdef``, ``ifndef``) on ``test``: see :func:`one_configuration`."""
+    ``ifdef``, ``ifndef``) on ``test``: see :func:`one_configuration`. A test without ``||`` is
+    false where one of its names is ``__cplusplus``, tested as defined (or compared) in C or as not
+    defined in C++; any other is taken, as a first branch is."""
     written = test.split("//", 1)[0].split("/*", 1)[0].strip()
     if directive == "if" and written in ("0", "1"):
         return written == "1"
     words = _TEST_WORDS.findall(written)
-    negated = words[:1] == ["!"]
-    if [word for word in words[negated:] if word != "defined"] != [CPLUSPLUS]:
+    if CPLUSPLUS not in words or "||" in written:
         return True
-    defined = language == "cpp"
-    return defined != (negated or directive == "ifndef")
+    for place, word in enumerate(words):
+        if word != CPLUSPLUS:
+            continue
+        before = words[max(place - 2, 0) : place]
+        negated = before[-1:] == ["!"] or before == ["!", "defined"]
+        if (negated != (directive == "ifndef")) == (language == "cpp"):
+            return False
+    return True
+
+
+def _most_errors(lines: list[str]) -> float:
+    """How many of ``lines`` (those parsed) may lie inside syntax errors (:data:`MAX_ERROR_SHARE`)."""
+    return MAX_ERROR_SHARE * sum(1 for line in lines if line.strip())
 
 
 def _heading_order(heading: Heading) -> tuple[int, int]:

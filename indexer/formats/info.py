@@ -43,10 +43,11 @@ from indexer.formats.document import Document, Heading, shown_characters, split_
 from indexer.formats.text import looks_binary, read_plain
 
 #: An Info file's name: ``find.info``, and the parts a large manual is split into, ``find.info-1``.
-_INFO_NAME = re.compile(r".+\.info(?:-\d{1,4})?")
-#: The type of an Info file, a part's as the whole manual's (``find.info-1``), and the GLOB of a
-#: part's number after it.
-INFO_TYPE, INFO_PART_GLOB = "info", "-[0-9]*"
+#: The most digits of a part's number.
+PART_DIGITS = 4
+_INFO_NAME = re.compile(rf".+\.info(?:-\d{{1,{PART_DIGITS}}})?")
+#: The type of an Info file, a part's as the whole manual's (``find.info-1``).
+INFO_TYPE = "info"
 #: What Info puts before and after a marker's text (``[index]``, ``[image src="a.png"]``): a NUL and
 #: a backspace, so that a reader shows the marker as nothing.
 MARKER = b"\x00\x08"
@@ -73,10 +74,11 @@ INDEX_MARKER = "[index]"
 _MENU_ENTRY = re.compile(
     r"\* (?:[^:\n]{1,512}::|[^:\n]{1,512}:[ \t]+(?![ \t])(?:\([^)\n]{0,256}\))?[^.,\t\n]{0,512}[.,\t])"
 )
+#: What marks a cross reference: ``*note`` opens it (``*Note`` at a sentence's start; not makeinfo's
+#: ``*Note:*``); ``::`` ends its name where the node is named so too, ``:`` before a space ends a
+#: label before the node's name, which a ``.`` or ``,`` ends.
+_REFERENCE_MARKS = re.compile(r"\*[Nn]ote(?=[ \t]|$)|::|:(?=\s|$)|[.,]")
 #: An image's marker, as ``without_markers`` leaves it: ``[image src="a.png" alt="Modules"]``.
-#: What marks a cross reference: ``*note`` opens it (``*Note`` at a sentence's start); ``::`` ends
-#: its name where the node is named so too, ``:`` before a space where a label precedes the node.
-_REFERENCE_MARKS = re.compile(r"\*[Nn]ote\b|::|:(?=\s|$)")
 _IMAGE = re.compile(r'\[image src="[^"\n]{0,1024}"(?: alt="(?P<alt>[^"\n]{0,1024})")?[^\]\n]{0,4096}\]')
 #: A definition line (``@deffn``): its category and what it defines.
 _DEFINITION = re.compile(r" -- (?P<category>[^\W\d_][\w ]{0,40}):[ \t]+(?P<signature>\S.{0,2048})")
@@ -152,12 +154,12 @@ class _Manual:
         while number < len(self.lines):
             number = self._line(number + 1)
         self._untitled_node(len(self.lines) + 1)
-        self.shown, read_as = references_read(self.shown)
+        self.shown, read_as, unread = references_read(self.shown)
         return Document(
             lines=self.shown,
             headings=self.headings,
             encoding=encoding,
-            markup=frozenset(self.markup),
+            markup=frozenset(self.markup | unread),
             definitions=self.definitions,
             linked_entries=self.linked,
             read_as=read_as,
@@ -326,39 +328,66 @@ def tag_names(tag: str) -> tuple[str, ...]:
     return item_names(text, code=in_quotes)
 
 
-def references_read(lines: list[str]) -> tuple[list[str], dict[int, str]]:
+def part_globs(extension: str) -> list[str]:
+    """The GLOBs of the endings of an Info manual's parts, after ``extension`` (``.info-1`` to
+    ``.info-9999``)."""
+    return [f"*.{extension}-" + "[0-9]" * digits for digits in range(1, PART_DIGITS + 1)]
+
+
+#: Where a reader is in a cross reference: outside one, in its name, in its node after a label.
+_OUTSIDE, _NAME, _NODE = range(3)
+
+
+def references_read(lines: list[str]) -> tuple[list[str], dict[int, str], set[int]]:
     """``lines`` with each cross reference shown as a rendered manual prints it (``see Invoking
     find``): ``*note`` as "see" (nothing after a "see" of the sentence's own), ``*Note`` as "See",
     and the ``::`` after its name dropped, on the next line where the name wraps; a label's node
     (``*note Regex: (grep)Regular Expressions.``) is kept: it names where to look. With them, what
-    the model reads of each line that holds a reference (1-based line: text): the line without it,
-    the marks and the name. A reference names another node, whose subject it is: read as this
-    node's words, it would make a node that points at the answer read as the answer. Each line is
-    read once, left to right."""
-    shown, read_as, open_reference = [], {}, False
+    the model reads: of each line that holds a reference (1-based line: text), the line without it,
+    the marks, the name and a label's node; and the lines that are only a reference's wrapped name,
+    which it reads nothing of. A reference names another node, whose subject it is: read as this
+    node's words, it would make a node that points at the answer read as the answer. A reference
+    ends with its paragraph. Each line is read once, left to right."""
+    shown, read_as, unread, state = [], {}, set(), _OUTSIDE
     for number, line in enumerate(lines, start=1):
-        pieces, read, start = [], [], 0
-        open_reference = open_reference and bool(line.strip())
+        state = state if line.strip() else _OUTSIDE
+        opened_in, pieces, read, start = state, [], [], 0
         for mark in _REFERENCE_MARKS.finditer(line):
-            before = line[start : mark.start()]
-            if mark.group().startswith("*"):
-                said = before[-1:].isspace() and before.rstrip().lower().endswith("see")
-                see = "See" if mark.group()[1] == "N" else "see"
+            before, found = line[start : mark.start()], mark.group()
+            kept = before if state == _OUTSIDE else ""
+            if found.startswith("*"):
+                said = _ends_with_see(before)
+                see = "See" if found[1] == "N" else "see"
                 pieces.append(before.rstrip() if said else before + see)
-                read.append(before.rstrip() if said else before)
-                open_reference = True
+                read.append(kept.rstrip() if said else kept)
+                state = _NAME
+            elif state == _NAME and found in ("::", ":"):
+                pieces.append(before if found == "::" else before + found)
+                state = _OUTSIDE if found == "::" else _NODE
+            elif state == _NODE and found in (".", ","):
+                pieces.append(before + found)
+                read.append(found)
+                state = _OUTSIDE
             else:
-                named = open_reference
-                pieces.append(before if named and mark.group() == "::" else before + mark.group())
-                read.append("" if named else before + mark.group())
-                open_reference = False
+                pieces.append(before + found)
+                read.append(kept + found if state == _OUTSIDE else "")
             start = mark.end()
         pieces.append(line[start:])
-        read.append("" if open_reference else line[start:])
+        read.append(line[start:] if state == _OUTSIDE else "")
         shown.append("".join(pieces))
-        if shown[-1] != line and (text := " ".join("".join(read).split())):
-            read_as[number] = text
-    return shown, read_as
+        if shown[-1] != line or opened_in != _OUTSIDE:
+            text = " ".join("".join(read).split())
+            if text:
+                read_as[number] = text
+            else:
+                unread.add(number)
+    return shown, read_as, unread
+
+
+def _ends_with_see(text: str) -> bool:
+    """Whether ``text`` ends with the word "see" and a space: a reference after it says nothing more."""
+    words = text.rstrip()
+    return text[-1:].isspace() and words.lower().endswith("see") and not words[-4:-3].isalnum()
 
 
 def display_width(text: str) -> int:

@@ -60,10 +60,11 @@ class ModeCalibration:
     strong as the strongest scores nearly as high, one far below it little.
 
     A hit of a page listing names the question does not ask for (:attr:`Evidence.listed`) judges
-    nothing, and scores no more than the whole answer: a changelog's or a list of contributors'
-    words meet by chance (``when did the Berlin Wall fall`` and a "Wall of Contributors" naming Ash
-    Berlin-Taylor), as the words of the pages it lists do not. Only where every hit is such a list
-    is the answer judged on one."""
+    nothing, and scores no more than any hit before it that is no list: a changelog's or a list of
+    contributors' words meet by chance (``when did the Berlin Wall fall`` and a "Wall of
+    Contributors" naming Ash Berlin-Taylor), as the words of the pages it lists do not, and the rank
+    order would lift every hit above it to its score. Only where every hit is such a list is the
+    answer judged on one."""
 
     answer: Calibration
     hit: Calibration
@@ -75,11 +76,12 @@ class ModeCalibration:
             return []
         strongest = self.hit.logit(self._strongest(evidence))
         whole = self.judged(evidence) if judged is None else judged
-        odds = [self.hit.logit(one) for one in evidence]
-        return [
-            logistic(whole + (min(own, strongest) if one.listed else own) - strongest)
-            for own, one in zip(odds, evidence, strict=True)
-        ]
+        odds, above = [], strongest  # above: the least odds of the hits before that are no lists
+        for one in evidence:
+            own = self.hit.logit(one)
+            odds.append(min(own, above) if one.listed else own)
+            above = above if one.listed else min(above, own)
+        return [logistic(whole + own - strongest) for own in odds]
 
     def judged(self, evidence: Sequence[Evidence]) -> float:
         """The log-odds that the question has an answer here, from the evidence of the strongest hit

@@ -270,9 +270,9 @@ class Found:
         if names:
             keyword_found = _keyword_only(store, query, order, depth, allowed) if mode == "vector" else []
             fetched = store.chunks_by_ids([c for c in order + keyword_found if c not in chunks])
-            listing = lists | {chunk_id for chunk_id, chunk in fetched.items() if lists_names(chunk, words)}
+            lists |= {chunk_id for chunk_id, chunk in fetched.items() if lists_names(chunk, words)}
             chunks = {**chunks, **fetched}
-            order, named = named_first(order + keyword_found, chunks, names, listing)
+            order, named = named_first(order + keyword_found, chunks, names, lists)
             unnamed = set(keyword_found) - named
             order = [chunk_id for chunk_id in order if chunk_id not in unnamed]
         elif typed_words > 1:
