@@ -311,7 +311,7 @@ class Found:
         if not self.listed:
             return found
         marked = zip(self.order, found, strict=True)
-        return [replace(one, listed=chunk_id in self.listed) for chunk_id, one in marked]
+        return [replace(one, listed=True) if chunk_id in self.listed else one for chunk_id, one in marked]
 
     def scored(self, calibration: ModelCalibration, judged: float | None = None) -> list[tuple[int, float]]:
         """(chunk id, score) in the answer's order (step 5): each hit's evidence through the mode's
