@@ -452,6 +452,38 @@ def test_c_that_reads_as_written_keeps_every_branch_s_definitions():
     assert titles == ["src/inffast.c", "inflate_fast"]  # the second branch's, which no configuration drops
 
 
+#: A C++ library's header, named as C's are.
+CPP_HEADER = """\
+#pragma once
+#include <string>
+
+namespace fmt {
+template <typename Char> class basic_string_view {
+ public:
+  constexpr basic_string_view(const Char* s, size_t n) noexcept : data_(s), size_(n) {}
+  constexpr auto size() const noexcept -> size_t { return size_; }
+
+ private:
+  const Char* data_;
+  size_t size_;
+};
+
+template <typename... T> auto format(const char* fmt, T&&... args) -> std::string {
+  return vformat(fmt, make_format_args(args...));
+}
+}  // namespace fmt
+"""
+
+
+@pytest.mark.parametrize("path", ["include/fmt/base.h", "include/fmt/BASE.H"])
+def test_a_header_that_c_cannot_read_is_read_as_cpp(path):
+    document = parse_text(path, CPP_HEADER)
+    titles = [heading.title for heading in document.headings]
+    assert {"basic_string_view", "size", "format"} <= set(titles), titles
+    declared = {name for names in document.definitions.values() for name in names}
+    assert {"basic_string_view", "format"} <= declared
+
+
 def _source_line(source: str, start: str) -> int:
     return next(number for number, line in enumerate(source.split("\n"), 1) if line.startswith(start))
 

@@ -29,7 +29,8 @@ A file of a language this module has no grammar for is not routed here; a file i
 read (more than :data:`MAX_ERROR_SHARE` of its lines inside syntax errors, or a grammar older than
 the bindings) keeps the plain line reading of :func:`indexer.formats.text.read_plain`. C and C++
 that cannot be read as written are read again in one configuration of their conditional groups
-(:func:`one_configuration`): a file that can keeps every branch's definitions. Each grammar
+(:func:`one_configuration`): a file that can keeps every branch's definitions; a ``.h`` header that
+C cannot read is read as C++ (:func:`_readable_outline`). Each grammar
 is imported when the first file of its language is read, so ``index query`` never loads one.
 """
 
@@ -316,20 +317,8 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
     data = text.encode("utf-8", "surrogatepass")
     grammar = GRAMMARS[language]
     whole = [(1, len(lines))] if lines and grammar.tests.holds_only_tests(path) else []
-    reader = _reader(language) if len(data) <= MAX_PARSED_BYTES else None
-    if reader is None:
-        return Document(lines=lines, encoding=encoding, tests=whole)
-    parser, query = reader
-    root = parser.parse(data).root_node
-    from tree_sitter import QueryCursor
-
-    outline = _Outline(grammar, lines, QueryCursor(query).captures(root))
-    read = lines
-    if grammar.preprocessor and outline.error_lines() > _most_errors(read):
-        read = one_configuration(lines, language)
-        tree = parser.parse("\n".join(read).encode("utf-8", "surrogatepass")).root_node
-        outline = _Outline(grammar, lines, QueryCursor(query).captures(tree))
-    if outline.error_lines() > _most_errors(read):
+    outline = _readable_outline(path, lines, data, language) if len(data) <= MAX_PARSED_BYTES else None
+    if outline is None:
         return Document(lines=lines, encoding=encoding, tests=whole)
     outline.read(path)
     return Document(
@@ -410,6 +399,41 @@ def _taken(directive: str, test: str, language: str) -> bool:
         if (negated != (directive == "ifndef")) == (language == "cpp"):
             return False
     return True
+
+
+#: Header files that C and C++ name alike: a ``.h`` that C cannot read is read as C++ (fmt's,
+#: most C++ libraries' headers).
+SHARED_HEADERS = (".h",)
+
+
+def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -> _Outline | None:
+    """The outline of the first reading of the file whose syntax errors stay under the limit
+    (:func:`_most_errors`): as written; C and C++ then in one configuration
+    (:func:`one_configuration`); a shared header (:data:`SHARED_HEADERS`) then as C++ too. None
+    when no reading can be trusted, or the language's grammar cannot be loaded."""
+    from tree_sitter import QueryCursor
+
+    tongues = [language, "cpp"] if language == "c" and path.lower().endswith(SHARED_HEADERS) else [language]
+    for tongue in tongues:
+        reader, grammar = _reader(tongue), GRAMMARS[tongue]
+        if reader is None:
+            continue
+        parser, query = reader
+        for read, source in _readings(lines, data, tongue if grammar.preprocessor else None):
+            outline = _Outline(grammar, lines, QueryCursor(query).captures(parser.parse(source).root_node))
+            if outline.error_lines() <= _most_errors(read):
+                return outline
+    return None
+
+
+def _readings(lines: list[str], data: bytes, preprocessed: str | None) -> Iterator[tuple[list[str], bytes]]:
+    """The lines a parser reads and their bytes: as written, then, for a language with C's
+    preprocessor (``preprocessed``), in one configuration where that differs."""
+    yield lines, data
+    if preprocessed is not None:
+        configured = one_configuration(lines, preprocessed)
+        if configured != lines:
+            yield configured, "\n".join(configured).encode("utf-8", "surrogatepass")
 
 
 def _most_errors(lines: list[str]) -> float:
