@@ -15,7 +15,8 @@ from helpers import HashBackend, fastest_seconds, grows_linearly
 from indexer import Index
 from indexer.chunking import ChunkSettings, chunk_document
 from indexer.formats import parse_text
-from indexer.formats.code import CODE_EXTENSIONS, GRAMMARS, one_configuration
+from indexer.formats.code import CODE_EXTENSIONS, GRAMMARS
+from indexer.formats.preprocessor import one_configuration, without_macros
 from indexer.records import HEADING_SEPARATOR
 
 
@@ -533,6 +534,97 @@ def test_reading_one_configuration_is_linear_in_the_nesting(tmp_path):
         return fastest_seconds(lambda: one_configuration(lines, "c"), repeats=3)
 
     assert grows_linearly(seconds, 20_000, 160_000, 24)  # quadratic would be 64
+
+
+EXPORTED_HEADER = """\
+#ifndef FMT_FORMAT_H_
+#define FMT_FORMAT_H_
+#define FMT_API __attribute__((visibility("default")))
+
+FMT_BEGIN_NAMESPACE
+
+/// An error reported by a formatting function.
+class FMT_API format_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+template <typename T, typename Allocator = std::allocator<T>>
+class basic_memory_buffer : public buffer<T> {
+ private:
+  FMT_NO_UNIQUE_ADDRESS Allocator alloc_;
+
+  FMT_CONSTEXPR20 void deallocate() {
+    if (data_ != store_) alloc_.deallocate(data_, capacity_);
+  }
+};
+
+/// Returns the number of characters `fmt` formats to.
+FMT_NODISCARD FMT_INLINE auto formatted_size(string_view fmt) -> size_t {
+  return count(fmt);
+}
+
+FMT_END_NAMESPACE
+#endif
+"""
+
+
+def test_a_header_s_export_macros_are_read_as_the_preprocessor_expands_them():
+    document = parse_text("include/fmt/format.h", EXPORTED_HEADER)
+    titles = {heading.line: heading.title for heading in document.headings}
+    # a class exported by a macro is the class, not its base; a doc comment opens its heading
+    assert titles[_source_line(EXPORTED_HEADER, "/// An error")] == "format_error"
+    assert "std::runtime_error" not in titles.values()
+    assert titles[_source_line(EXPORTED_HEADER, "/// Returns")] == "formatted_size"
+    assert document.definitions[_source_line(EXPORTED_HEADER, "class FMT_API")] == ("format_error",)
+    assert "deallocate" in titles.values()
+    assert document.lines == EXPORTED_HEADER.split("\n")[:-1]  # shown as written
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ("FMT_API void vprint(FILE* f);", "void vprint(FILE* f);"),
+        ("  static FMT_CONSTEXPR20 void grow(size_t size) {", "  static void grow(size_t size) {"),
+        ("class SPDLOG_API logger {", "class logger {"),
+        ("uLong ZEXPORT adler32(uLong adler) {", "uLong adler32(uLong adler) {"),
+        ("ZEXTERN int ZEXPORT deflate OF((z_streamp strm));", "int deflate OF((z_streamp strm));"),
+        ("LUA_API int (lua_gettop) (lua_State *L);", "int (lua_gettop) (lua_State *L);"),
+        ("BOOL WINAPI DllMain(HINSTANCE instance) {", "BOOL DllMain(HINSTANCE instance) {"),
+        # a type in capitals is its declaration's only type
+        (
+            "YY_BUFFER_STATE yy_create_buffer (FILE *file) {",
+            "YY_BUFFER_STATE yy_create_buffer (FILE *file) {",
+        ),
+        ("    DWORD count = 0;", "    DWORD count = 0;"),
+        ("struct FOO_T *foo_new(void) {", "struct FOO_T *foo_new(void) {"),
+        ("  const BUF_TYPE buffer[SIZE];", "  const BUF_TYPE buffer[SIZE];"),
+        # statements and the preprocessor's lines are no declarations
+        ("    return NULL;", "    return NULL;"),
+        ("    case LUA_TNIL: break;", "    case LUA_TNIL: break;"),
+        ("    FOO (x);", "    FOO (x);"),
+        ("#define FMT_API FMT_VISIBILITY(default)", "#define FMT_API FMT_VISIBILITY(default)"),
+    ],
+)
+def test_a_macro_in_a_declaration_is_left_out_and_a_type_in_capitals_stays(written, read):
+    assert without_macros([written]) == [read]
+
+
+def test_a_word_alone_on_its_line_is_a_macro_unless_a_function_s_name_follows():
+    lines = [
+        "G_BEGIN_DECLS", "", "GLIB_AVAILABLE_IN_ALL", "GType g_object_get_type (void);", "static VALUE",
+        "VALUE", "rb_ary_push (VALUE ary)", "#define GLIB_AVAILABLE_IN_ALL \\", "  EXTERN", "G_END_DECLS",
+    ]  # fmt: skip
+    assert without_macros(lines) == ["", "", "", *lines[3:9], ""]
+
+
+@pytest.mark.slow
+def test_reading_without_macros_is_linear_in_the_lines():
+    def seconds(count: int) -> float:
+        lines = ["G_BEGIN_DECLS"] + [""] * count + ["FMT_API " * count + "x;"] + ["A_B"] * count
+        return fastest_seconds(lambda: without_macros(lines), repeats=3)
+
+    assert grows_linearly(seconds, 2_000, 16_000, 24)  # quadratic would be 64
 
 
 @pytest.mark.heavy

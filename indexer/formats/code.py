@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import bisect
 import importlib
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -46,6 +45,7 @@ from functools import cache
 from typing import TYPE_CHECKING
 
 from indexer.formats.document import Document, Heading, split_lines
+from indexer.formats.preprocessor import one_configuration, without_macros
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser, Query
@@ -320,7 +320,6 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
     outline = _readable_outline(path, lines, data, language) if len(data) <= MAX_PARSED_BYTES else None
     if outline is None:
         return Document(lines=lines, encoding=encoding, tests=whole)
-    outline.read(path)
     return Document(
         lines=lines,
         headings=[Heading(1, 1, path), *sorted(outline.headings, key=_heading_order)],
@@ -332,75 +331,6 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
     )
 
 
-#: A line of the C preprocessor that opens, goes on with or closes a conditional group.
-_CONDITIONAL = re.compile(
-    r"[ \t]*#[ \t]*(?P<directive>if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(?P<test>.*)"
-)
-#: The words and negations of a group's test.
-_TEST_WORDS = re.compile(r"\b[A-Za-z_]\w*|!")
-#: The name a C++ compiler defines and a C compiler does not.
-CPLUSPLUS = "__cplusplus"
-
-
-def one_configuration(lines: list[str], language: str) -> list[str]:
-    """``lines`` as a compiler of ``language`` reads them in one configuration: of each conditional
-    group, the branch it takes, the others' lines and the group's own lines (with the lines a ``\\``
-    continues them on) blank, so that lines keep their numbers. tree-sitter reads every branch as
-    code, so a definition whose first line differs by platform (``#ifdef WIN32 int umain(...) {
-    #else int main(...) { #endif``) reads as two openings and one end, and the whole file as an
-    error. The branch taken is the first, as most configurations take it (a header's ``#ifndef``
-    guard, a feature's ``#ifdef``), but for what every compiler knows: ``#if 0`` is never taken,
-    ``#if 1`` always, ``__cplusplus`` is defined in C++ and not in C (``extern "C" {`` is no C)."""
-    configured: list[str] = []
-    groups: list[tuple[bool, bool]] = []  # of each open group: whether this branch is read, whether one was
-    unread = 0  # how many open groups are in a branch not read: the line is read when none is
-    continued = False  # the line before was a group's line ending in ``\\``: this one goes on with it
-    for line in lines:
-        found = None if continued else _CONDITIONAL.match(line)
-        if found is None:
-            configured.append("" if unread or continued else line)
-            continued = continued and line.endswith("\\")
-            continue
-        configured.append("")
-        continued = line.endswith("\\")
-        directive, test = found["directive"], found["test"]
-        if directive in ("if", "ifdef", "ifndef"):
-            taken = _taken(directive, test, language)
-            groups.append((taken, taken))
-            unread += not taken
-        elif groups and directive == "endif":
-            read, _ = groups.pop()
-            unread -= not read
-        elif groups:
-            read, one_taken = groups[-1]
-            opened = directive.replace("el", "", 1)  # ``elifdef``: ``ifdef`` where none was taken
-            taken = not one_taken and (directive == "else" or _taken(opened, test, language))
-            groups[-1] = (taken, one_taken or taken)
-            unread += read - taken
-    return list(lines) if groups else configured  # a group never closed: a ``#if`` in a comment
-
-
-def _taken(directive: str, test: str, language: str) -> bool:
-    """Whether a compiler of ``language`` takes a group's branch opened by ``directive`` (``if``,
-    ``ifdef``, ``ifndef``) on ``test``: see :func:`one_configuration`. A test without ``||`` is
-    false where one of its names is ``__cplusplus``, tested as defined (or compared) in C or as not
-    defined in C++; any other is taken, as a first branch is."""
-    written = test.split("//", 1)[0].split("/*", 1)[0].strip()
-    if directive == "if" and written in ("0", "1"):
-        return written == "1"
-    words = _TEST_WORDS.findall(written)
-    if CPLUSPLUS not in words or "||" in written:
-        return True
-    for place, word in enumerate(words):
-        if word != CPLUSPLUS:
-            continue
-        before = words[max(place - 2, 0) : place]
-        negated = before[-1:] == ["!"] or before == ["!", "defined"]
-        if (negated != (directive == "ifndef")) == (language == "cpp"):
-            return False
-    return True
-
-
 #: Header files that C and C++ name alike: a ``.h`` that C cannot read is read as C++ (fmt's,
 #: most C++ libraries' headers).
 SHARED_HEADERS = (".h",)
@@ -409,21 +339,57 @@ SHARED_HEADERS = (".h",)
 def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -> _Outline | None:
     """The outline of the first reading of the file whose syntax errors stay under the limit
     (:func:`_most_errors`): as written; C and C++ then in one configuration
-    (:func:`one_configuration`); a shared header (:data:`SHARED_HEADERS`) then as C++ too. None
-    when no reading can be trusted, or the language's grammar cannot be loaded."""
-    from tree_sitter import QueryCursor
-
+    (:func:`one_configuration`); a shared header (:data:`SHARED_HEADERS`) then as C++ too. In C and
+    C++, that reading without its declarations' macros (:func:`without_macros`) where this has no
+    more errors and finds no fewer definitions; where no reading can be trusted, the first of
+    them without its macros that can. None when none can, or the language's grammar cannot be
+    loaded."""
     tongues = [language, "cpp"] if language == "c" and path.lower().endswith(SHARED_HEADERS) else [language]
-    for tongue in tongues:
-        reader, grammar = _reader(tongue), GRAMMARS[tongue]
-        if reader is None:
-            continue
-        parser, query = reader
-        for read, source in _readings(lines, data, tongue if grammar.preprocessor else None):
-            outline = _Outline(grammar, lines, QueryCursor(query).captures(parser.parse(source).root_node))
+    readings = [
+        (tongue, read, source)
+        for tongue in tongues
+        if _reader(tongue) is not None
+        for read, source in _readings(lines, data, tongue if GRAMMARS[tongue].preprocessor else None)
+    ]
+    for tongue, read, source in readings:
+        outline = _outline(path, tongue, read, source)
+        if outline.error_lines() <= _most_errors(read):
+            if not GRAMMARS[tongue].preprocessor or not outline.error_lines():
+                return outline
+            return _better(outline, _outline_without_macros(path, tongue, read))
+    for tongue, read, _ in readings:
+        if GRAMMARS[tongue].preprocessor:
+            outline = _outline_without_macros(path, tongue, read)
             if outline.error_lines() <= _most_errors(read):
                 return outline
     return None
+
+
+def _outline(path: str, language: str, lines: list[str], source: bytes) -> _Outline:
+    """The outline that ``language``'s grammar reads in ``source`` (the bytes of ``lines``), of the
+    file at ``path``."""
+    from tree_sitter import QueryCursor
+
+    reader = _reader(language)
+    assert reader is not None  # the readings are of grammars that load
+    parser, query = reader
+    outline = _Outline(GRAMMARS[language], lines, QueryCursor(query).captures(parser.parse(source).root_node))
+    outline.read(path)
+    return outline
+
+
+def _outline_without_macros(path: str, language: str, lines: list[str]) -> _Outline:
+    read = without_macros(lines)
+    return _outline(path, language, read, "\n".join(read).encode("utf-8", "surrogatepass"))
+
+
+def _better(outline: _Outline, without: _Outline) -> _Outline:
+    """``without`` (a reading without macros) where it reads the file as well as ``outline`` and
+    finds as many definitions, and better in one: tree-sitter recovers from errors in ways that can
+    swallow many definitions into an expression, so fewer errors alone is not enough."""
+    errors, found = outline.error_lines(), len(outline.definitions)
+    fewer, more = without.error_lines(), len(without.definitions)
+    return without if fewer <= errors and more >= found and (fewer, more) != (errors, found) else outline
 
 
 def _readings(lines: list[str], data: bytes, preprocessed: str | None) -> Iterator[tuple[list[str], bytes]]:
