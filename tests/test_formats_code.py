@@ -536,6 +536,19 @@ def test_reading_one_configuration_is_linear_in_the_nesting(tmp_path):
     assert grows_linearly(seconds, 20_000, 160_000, 24)  # quadratic would be 64
 
 
+@pytest.mark.parametrize(
+    ("path", "source", "line", "declared"),
+    [
+        ("render.py", "class Renderer:\n    def draw(self):\n        pass\n", 2, ("Renderer.draw", "draw")),
+        ("lib/base.rb", "module Sinatra\n  class Base\n  end\nend\n", 2, ("Base", "Sinatra::Base")),
+        ("src/lib.rs", "impl Path {\n    fn new() {}\n}\n", 2, ("Path::new", "new")),
+        ("src/fmt.rs", "impl Display for Path {\n    fn fmt() {}\n}\n", 2, ("fmt",)),  # no name's member
+    ],
+)
+def test_a_member_is_declared_by_its_name_qualified_by_what_holds_it(path, source, line, declared):
+    assert parse_text(path, source).definitions[line] == declared
+
+
 EXPORTED_HEADER = """\
 #ifndef FMT_FORMAT_H_
 #define FMT_FORMAT_H_

@@ -654,20 +654,20 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
             for name, declared_only, owner in asked_names(text)
         ]
 
-    # a qualified name is also asked by its last part, owned by the part before it
+    # a qualified name is also asked by its last part, both owned by the part before it
     assert [forms(text) for text in ("Path", "std::io::Stdout", "os.path.join", "open()", "x->next")] == [
         ["Path"],
-        ["std::io::Stdout", "io: Stdout"],
-        ["os.path.join", "path: join"],
+        ["io: std::io::Stdout", "io: Stdout"],
+        ["path: os.path.join", "path: join"],
         ["open"],
-        ["x->next", "x: next"],
+        ["x: x->next", "x: next"],
     ]
     # words joined by hyphens and a command's options are names as manuals declare them; a long
     # option is also known without its dashes, a negated one by the option it negates, and
     # lower-case words joined by hyphens as the long option they spell: by declarations only (*)
     assert [forms(text) for text in ("rebase-merges", "package.json", "-v", "E2F-1")] == [
         ["rebase-merges", "--rebase-merges*"],
-        ["package.json", "package: json"],
+        ["package: package.json", "package: json"],
         ["-v"],
         ["E2F-1"],
     ]
@@ -1700,6 +1700,27 @@ def test_a_qualified_name_finds_its_owners_member_first(tmp_path, mode):
         ):
             hits = index.search(asked, k=5, mode=mode, min_score=0)
             assert hits[0].path == owner, (asked, [hit.path for hit in hits])
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword", "vector"])
+def test_a_qualified_name_finds_the_member_its_owner_holds_in_code(tmp_path, mode):
+    """``Sinatra::Base`` asks for class ``Base`` that module ``Sinatra`` holds, not a test that
+    reopens ``class Sinatra::Base`` under that name nor rack's ``Protection::Base``; ``Base::call``
+    asks for the method the class holds, not a function named ``call`` elsewhere."""
+    code = tmp_path / "code"
+    write(code / "lib" / "sinatra" / "base.rb", "module Sinatra\n  class Base\n    def call(env)\n"
+          "      dup.call!(env)\n    end\n  end\nend\n")  # fmt: skip
+    write(code / "lib" / "rack" / "protection.rb", "module Protection\n  class Base\n"
+          "    def initialize(app)\n      @app = app\n    end\n  end\nend\n")  # fmt: skip
+    write(code / "test" / "helper.rb", "class Sinatra::Base\n  # Sinatra::Base, reopened for the tests\n"
+          "  def self.test_mode\n    set :environment, :test\n  end\nend\n")  # fmt: skip
+    write(code / "app.py", "def call(handler):\n    # call, as Base::call does: Base::call\n"
+          "    return handler.call()\n")  # fmt: skip
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        assert index.build(code, warn=lambda message: None).exit_code == 0
+        for asked in ("Sinatra::Base", "Base::call"):
+            hits = index.search(asked, k=5, mode=mode, min_score=0)
+            assert hits[0].path == "lib/sinatra/base.rb", (asked, [(hit.path, hit.heading) for hit in hits])
 
 
 def javadoc_page(kind: str, title: str, body: str) -> str:

@@ -122,6 +122,7 @@ class Grammar:
     function: str = "language"
     tests: TestRule = TestRule()
     preprocessor: bool = False  # C's: its conditional groups read as one configuration
+    separator: str = "."  # between a container's name and its member's, as the language writes it
 
 
 def _types(text: str) -> frozenset[str]:
@@ -196,6 +197,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types("source_file declaration_list block match_block field_declaration_list enum_variant_list"),
         attached=_types("attribute_item"),
         tests=TestRule(markers=frozenset(("test", "cfg(test)"))),
+        separator="::",
     ),
     "java": Grammar(
         "tree_sitter_java",
@@ -234,6 +236,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types(_C_LISTS + " declaration_list"),
         wrappers=_types("template_declaration"),
         preprocessor=True,
+        separator="::",
     ),
     "csharp": Grammar(
         "tree_sitter_c_sharp",
@@ -257,6 +260,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types("class module singleton_class"),
         _types("program body_statement then else do_block block_body begin when"),
         tests=TestRule(files=("*_spec.rb", "*_test.rb")),
+        separator="::",
     ),
     "php": Grammar(
         "tree_sitter_php",
@@ -270,6 +274,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types("program declaration_list compound_statement switch_block case_statement default_statement"),
         function="language_php",
         tests=TestRule(files=("*Test.php",), markers=frozenset(("Test",)), bases=("TestCase",)),
+        separator="\\",
     ),
     "bash": Grammar(
         "tree_sitter_bash",
@@ -487,7 +492,7 @@ class _Outline:
                 level, path = headed[owner.id]
             else:
                 continue  # inside a function (a closure), or inside a syntax error
-            titles = self._head(outer, node, level)
+            titles = self._head(outer, node, level, path[1:])
             headed[node.id] = (level + len(titles), path + titles)
             outers[outer.id] = outer
             placed.append((outer, owner, level, path))
@@ -580,8 +585,9 @@ class _Outline:
             name = _declarator_name(node)
         return (_text(name),) if name is not None and _text(name) else ()
 
-    def _head(self, outer: Node, definition: Node, level: int) -> tuple[str, ...]:
-        """Record the heading(s) and declared names of a definition; its heading path's titles."""
+    def _head(self, outer: Node, definition: Node, level: int, owners: tuple[str, ...]) -> tuple[str, ...]:
+        """Record the heading(s) and declared names of a definition under the containers titled
+        ``owners``; its heading path's titles."""
         names = self._names(definition)
         titles: tuple[str, ...] = names
         receiver = definition.child_by_field_name("receiver")  # a Go method's, under its type
@@ -595,8 +601,24 @@ class _Outline:
             name_node = definition.child_by_field_name("name") or definition
             line = name_node.start_point[0] + 1
             declared = set(names) | {_last_part(name) for name in names}
+            declared |= self._qualified(owners + titles[: len(titles) - len(names)], names)
             self.definitions[line] = tuple(sorted(declared | set(self.definitions.get(line, ()))))
         return titles
+
+    def _qualified(self, owners: tuple[str, ...], names: tuple[str, ...]) -> set[str]:
+        """``names`` qualified by each run of the containers they lie in that ends at the nearest, in
+        the language's notation (``Renderer.draw``, ``Sinatra::Base``, ``Polly.Retry.RetryPolicy``):
+        as a developer types a member's name, and as another file writes it (a test reopening
+        ``class Sinatra::Base``). A container whose title is no name (``impl Display for Path``, a
+        template's specialization) ends the run."""
+        qualified: set[str] = set()
+        prefix = ""
+        for owner in reversed(owners):
+            if " " in owner:
+                break
+            prefix = owner + self.grammar.separator + prefix
+            qualified |= {prefix + name for name in names}
+        return qualified
 
     def _resume_after(
         self, outer: Node, owner: Node | None, level: int, path: tuple[str, ...], outers: dict[int, Node]

@@ -377,20 +377,21 @@ class AskedName(NamedTuple):
 def asked_names(text: str) -> tuple[AskedName, ...]:
     """The names a query asks for when it is one name, the most exact first, else none: the name as
     typed (``os.path.join``, ``package.json``, ``open`` of ``open()``), its last part (``join``,
-    ``Stdout`` of ``std::io::Stdout``); then, known by declarations only, the forms a manual may
-    title a long option by: without its dashes (``legacy-peer-deps`` of ``--legacy-peer-deps``),
-    and for a negated one the option it negates (``--cache``, then ``cache``, of ``--no-cache``),
-    as command-line parsers derive ``--no-x`` from ``--x``; and lower-case words joined by hyphens
-    as the long option they spell (``--rebase-merges`` of ``rebase-merges``). :func:`named_first`
-    puts first the pages known by the first of them that names any: the page titled
-    ``package.json`` before one declaring a ``json`` setting."""
+    ``Stdout`` of ``std::io::Stdout``), both owned by the part before it (``io``); then, known by
+    declarations only, the forms a manual may title a long option by: without its dashes
+    (``legacy-peer-deps`` of ``--legacy-peer-deps``), and for a negated one the option it negates
+    (``--cache``, then ``cache``, of ``--no-cache``), as command-line parsers derive ``--no-x`` from
+    ``--x``; and lower-case words joined by hyphens as the long option they spell (``--rebase-merges``
+    of ``rebase-merges``). :func:`named_first` puts first the pages known by the first of them that
+    names any: the page titled ``package.json`` before one declaring a ``json`` setting."""
     text = text.strip()
     if not _NAME_QUERY.fullmatch(text):
         return ()
     whole = text.removesuffix("()")
     parts = _NAME_SEPARATOR.split(whole)
     last = parts[-1]
-    forms = [AskedName(whole), AskedName(last, owner=parts[-2] if len(parts) > 1 else "")]
+    owner = parts[-2] if len(parts) > 1 else ""
+    forms = [AskedName(whole, owner=owner), AskedName(last, owner=owner)]
     if last.startswith("--"):
         bare = last[2:]
         derived = [bare]
@@ -482,9 +483,13 @@ def without_section_number(title: str) -> str:
 
 def owned_by(owner: str, chunk: StoredChunk, known: set[str]) -> bool:
     """Whether ``chunk`` is of the page of ``owner`` (its page is known by it, :func:`page_names`:
-    ``trait.Buf.html`` for ``Buf``) or lies in a folder named so (``io/type.Result.html`` for
-    ``io``): where a qualified name's owner documents its members."""
-    return owner in known or owner in chunk.path.split("/")[:-1]
+    ``trait.Buf.html`` for ``Buf``), lies in a folder named so (``io/type.Result.html`` for
+    ``io``) or under a heading of that name, its last part for a qualified one (code's ``base.rb >
+    Sinatra > Base``, ``Polly.Retry``): where a qualified name's owner documents or holds its
+    members."""
+    titles = [title for title in chunk.heading.split(HEADING_SEPARATOR) if title != chunk.path]
+    holders = {_NAME_SEPARATOR.split(title)[-1] for title in titles}
+    return owner in known or owner in chunk.path.split("/")[:-1] or owner in holders
 
 
 def named_first(
