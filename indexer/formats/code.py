@@ -345,10 +345,10 @@ def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -
     """The outline of the first reading of the file whose syntax errors stay under the limit
     (:func:`_most_errors`): as written; C and C++ then in one configuration
     (:func:`one_configuration`); a shared header (:data:`SHARED_HEADERS`) then as C++ too. In C and
-    C++, that reading without its declarations' macros (:func:`without_macros`) where this has no
-    more errors and finds no fewer definitions; where no reading can be trusted, the first of
-    them without its macros that can. None when none can, or the language's grammar cannot be
-    loaded."""
+    C++, each of those readings is then read without its declarations' macros
+    (:func:`without_macros`), in the same order, and replaces the reading chosen so far where it
+    reads the file better (:func:`_better`), or where none could be trusted. None when no reading
+    can be trusted, or the language's grammar cannot be loaded."""
     tongues = [language, "cpp"] if language == "c" and path.lower().endswith(SHARED_HEADERS) else [language]
     readings = [
         (tongue, read, source)
@@ -356,18 +356,22 @@ def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -
         if _reader(tongue) is not None
         for read, source in _readings(lines, data, tongue if GRAMMARS[tongue].preprocessor else None)
     ]
+    chosen = None
     for tongue, read, source in readings:
         outline = _outline(path, tongue, read, source)
         if outline.error_lines() <= _most_errors(read):
-            if not GRAMMARS[tongue].preprocessor or not outline.error_lines():
-                return outline
-            return _better(outline, _outline_without_macros(path, tongue, read))
+            chosen = outline
+            break
+    if chosen is not None and not chosen.error_lines():
+        return chosen
     for tongue, read, _ in readings:
-        if GRAMMARS[tongue].preprocessor:
-            outline = _outline_without_macros(path, tongue, read)
-            if outline.error_lines() <= _most_errors(read):
-                return outline
-    return None
+        if not GRAMMARS[tongue].preprocessor:
+            continue
+        without = _outline_without_macros(path, tongue, read)
+        if without.error_lines() > _most_errors(read):
+            continue
+        chosen = without if chosen is None else _better(chosen, without)
+    return chosen
 
 
 def _outline(path: str, language: str, lines: list[str], source: bytes) -> _Outline:
@@ -389,9 +393,10 @@ def _outline_without_macros(path: str, language: str, lines: list[str]) -> _Outl
 
 
 def _better(outline: _Outline, without: _Outline) -> _Outline:
-    """``without`` (a reading without macros) where it reads the file as well as ``outline`` and
-    finds as many definitions, and better in one: tree-sitter recovers from errors in ways that can
-    swallow many definitions into an expression, so fewer errors alone is not enough."""
+    """``without`` (a reading without macros) where it has no more errors than ``outline`` and
+    finds no fewer definitions, and is better in one; else ``outline``. tree-sitter recovers from
+    errors in ways that can swallow many definitions into an expression, so fewer errors alone is
+    not enough."""
     errors, found = outline.error_lines(), len(outline.definitions)
     fewer, more = without.error_lines(), len(without.definitions)
     return without if fewer <= errors and more >= found and (fewer, more) != (errors, found) else outline

@@ -91,16 +91,26 @@ def _taken(directive: str, test: str, language: str) -> bool:
 _MACRO = re.compile(r"[A-Z][A-Z0-9_]*[A-Z0-9]")
 #: A line of the preprocessor's own (``#define``, ``#include``), whose words are its business.
 _DIRECTIVE = re.compile(r"[ \t]*#")
-#: A line holding one word in capitals and nothing else but a comment.
-_ALONE = re.compile(r"[ \t]*(?P<word>[A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?://.*|/\*.*\*/[ \t]*)?")
+#: A line holding a macro and nothing else but a comment: a word in capitals, with arguments or not
+#: (``FMT_BEGIN_NAMESPACE``, ``JSON_HEDLEY_NON_NULL(1)``).
+_ALONE = re.compile(
+    r"[ \t]*(?P<macro>[A-Z][A-Z0-9_]*[A-Z0-9](?P<arguments>[ \t]*\([^;{}]*\))?)[ \t]*"
+    r"(?://.*|/\*.*\*/[ \t]*)?"
+)
+#: A word in capitals that opens a block, as ``try`` does (``SPDLOG_TRY {``).
+_BEFORE_BLOCK = re.compile(r"[ \t]*(?P<macro>[A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*\{[ \t]*(?://.*)?")
 #: A line that opens with a function's name and its ``(``: the line after a return type written on
 #: a line of its own (GNU's ``static VALUE`` / ``rb_ary_push (...)``).
-_NAME_CALLED = re.compile(r"[ \t]*~?[A-Za-z_][\w:]*[ \t]*\(")
+_NAME_CALLED = re.compile(r"[ \t]*~?(?=[\w:]*[a-z])[A-Za-z_][\w:]*[ \t]*\(")  # a macro's name is capitals
+#: A word in capitals after a parameter list (``void swap(logger &other) SPDLOG_NOEXCEPT {``).
+_AFTER_PARAMETERS = re.compile(
+    r"\)[ \t]*(?:const[ \t]+)?(?P<macro>[A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=[{;:]|->|override\b|final\b|$)"
+)
 #: A declaration's head on one line: words (``template <...>`` and ``vector<int>`` each one), the
 #: name declared, and what follows a name (a parameter list, an initializer, a body, a base, an end).
 _HEAD = re.compile(
     r"[ \t]*(?P<head>(?:[A-Za-z_][\w:]*(?:[ \t]*<[^;{}()<>]*>)?[ \t*&]+)+)"
-    r"(?P<name>~?[A-Za-z_][\w:]*)?[ \t]*(?P<end>[(;={:\[])"
+    r"(?P<name>~?[A-Za-z_][\w:]*(?:~[A-Za-z_]\w*)?)?[ \t]*(?P<end>[(;={:\[])"
 )
 _WORD = re.compile(r"[A-Za-z_][\w:]*")
 #: Keywords that give a declaration its type (a tag keyword's next word is the type's name).
@@ -122,13 +132,17 @@ _STATEMENTS = frozenset(
 
 
 def without_macros(lines: list[str]) -> list[str]:
-    """``lines`` without the macros of declarations, as a preprocessor expands most of them (to
-    an export attribute, ``inline``, ``constexpr`` or nothing): a word in capitals in a declaration's
-    head where another word gives the type (:func:`_macros_of_head`), and one standing alone on its
-    line (``FMT_BEGIN_NAMESPACE``, ``Q_OBJECT``, an annotation above a declaration) unless the next
-    line opens with a function's name, which makes it a return type. A type written in capitals
-    (``DWORD count;``, ``YY_BUFFER_STATE yy_create_buffer (...)``) is the only type its declaration
-    has, and stays. The preprocessor's own lines stay as written, and every line keeps its number."""
+    """``lines`` without the macros of declarations, as a preprocessor expands most of them (to an
+    export attribute, ``inline``, ``constexpr``, ``noexcept`` or nothing): a word in capitals in a
+    declaration's head where another word gives the type (:func:`_macros_of_head`), one after a
+    parameter list, one that opens a block as ``try`` does, and one standing alone on its line
+    (``FMT_BEGIN_NAMESPACE``, ``Q_OBJECT``, an annotation above a declaration, with its arguments or
+    not) unless the next line opens with a function's name, which makes a word its return type, or with
+    ``{``, which makes a call a function's head (``TEST(suite, name)``). A type written in capitals
+    (``DWORD count;``, ``YY_BUFFER_STATE yy_create_buffer (...)``) is the only type its declaration has,
+    and stays. A line that held only a macro holds an empty comment instead, so that a declaration's
+    comment above it stays the declaration's. The preprocessor's own lines stay as written, and every
+    line keeps its number."""
     cut = list(lines)
     continued = False  # the line before was a directive ending in ``\\``: this one goes on with it
     for number, line in enumerate(lines):
@@ -137,32 +151,45 @@ def without_macros(lines: list[str]) -> list[str]:
             continue
         alone = _ALONE.fullmatch(line)
         if alone is not None:
-            if not _NAME_CALLED.match(_next_written(lines, number)):
-                cut[number] = _cut(line, [alone.span("word")])
+            follows = _next_written(lines, number)
+            opening = follows.lstrip().startswith("{") if alone["arguments"] else _NAME_CALLED.match(follows)
+            if not opening:
+                cut[number] = line[: alone.start("macro")] + "//" + line[alone.end("macro") :]
             continue
+        block = _BEFORE_BLOCK.fullmatch(line)
+        if block is not None:
+            cut[number] = _cut(line, [block.span("macro")])
+            continue
+        spans = [found.span("macro") for found in _AFTER_PARAMETERS.finditer(line)]
         head = _HEAD.match(line)
         if head is not None:
             words = list(_WORD.finditer(line, head.start("head"), head.end("head")))
-            if head["name"] is None and words[-1].group() not in _TYPE_KEYWORDS:
+            pointer = head["head"].rstrip().endswith(("*", "&"))
+            if head["name"] is None and not pointer and words[-1].group() not in _TYPE_KEYWORDS:
                 words.pop()  # ``f (x)``: the name, its ``(`` after a blank; ``int (f) (x)``: a type
-            macros = _macros_of_head([word.group() for word in words], head["end"])
-            cut[number] = _cut(line, [word.span() for word in words if word.group() in macros])
+            macros = _macros_of_head([word.group() for word in words], head["name"] or "", head["end"])
+            spans += [word.span() for word in words if word.group() in macros]
+        if spans:
+            cut[number] = _cut(line, spans)
     return cut
 
 
-def _macros_of_head(words: list[str], end: str) -> set[str]:
-    """The words of a declaration's head (those before the name it declares; ``end``: what follows
-    the name) that are macros: those in capitals where another word gives the type (a keyword, a
-    tag's name, a word not in capitals), else all but the first, which is the type (``BOOL WINAPI
-    DllMain(...)``). A tag keyword's next word is the tag, unless a class is being defined (``class
-    SPDLOG_API logger {``, ``: base``)."""
+def _macros_of_head(words: list[str], name: str, end: str) -> set[str]:
+    """The words of a declaration's head (those before the ``name`` it declares; ``end``: what
+    follows the name) that are macros: those in capitals where another word gives the type (a
+    keyword, a tag's name, a word not in capitals) or none is needed (a constructor or destructor
+    defined outside its class, ``logger::logger``, ``logger::~logger``), else all but the first,
+    which is the type (``BOOL WINAPI DllMain(...)``). A tag keyword's next word is the tag, unless a
+    class is being defined (``class SPDLOG_API logger {``, ``: base``)."""
     if not words or not _STATEMENTS.isdisjoint(words):
         return set()
     tags = set()
     if end not in "{:":
         tags = {words[place + 1] for place in range(len(words) - 1) if words[place] in _TAG_KEYWORDS}
     capitals = [word for word in words if _MACRO.fullmatch(word) and word not in tags]
-    typed = any(
+    parts = name.replace("~", "").split("::")
+    typed = len(parts) > 1 and parts[-1] == parts[-2]
+    typed = typed or any(
         word in _TYPE_KEYWORDS or word in tags or not (word in _SPECIFIERS or _MACRO.fullmatch(word))
         for word in words
     )
@@ -180,6 +207,10 @@ def _next_written(lines: list[str], number: int) -> str:
 def _cut(line: str, spans: list[tuple[int, int]]) -> str:
     """``line`` without the words at ``spans`` and the blanks after each: what is left starts where
     the declaration does, so the comment above it, at the same indentation, stays its own."""
-    for start, end in sorted(spans, reverse=True):
-        line = line[:start] + line[end:].lstrip(" \t")
-    return line
+    pieces, kept_from = [], 0
+    for start, end in sorted(spans):
+        pieces.append(line[kept_from:start])
+        kept_from = end
+        while kept_from < len(line) and line[kept_from] in " \t":
+            kept_from += 1
+    return "".join(pieces) + line[kept_from:]
