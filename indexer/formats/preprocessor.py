@@ -88,23 +88,24 @@ def _taken(directive: str, test: str, language: str) -> bool:
 
 #: A macro's name as C libraries write one: capitals, digits and underscores, two characters or more
 #: (``T`` and ``N`` are template parameters).
-_MACRO = re.compile(r"[A-Z][A-Z0-9_]*[A-Z0-9]")
+_MACRO_NAME = r"[A-Z][A-Z0-9_]*[A-Z0-9]"
+_MACRO = re.compile(_MACRO_NAME)
 #: A line of the preprocessor's own (``#define``, ``#include``), whose words are its business.
 _DIRECTIVE = re.compile(r"[ \t]*#")
 #: A line holding a macro and nothing else but a comment: a word in capitals, with arguments or not
 #: (``FMT_BEGIN_NAMESPACE``, ``JSON_HEDLEY_NON_NULL(1)``).
 _ALONE = re.compile(
-    r"[ \t]*(?P<macro>[A-Z][A-Z0-9_]*[A-Z0-9](?P<arguments>[ \t]*\([^;{}]*\))?)[ \t]*"
+    rf"[ \t]*(?P<macro>{_MACRO_NAME}(?P<arguments>[ \t]*\([^;{{}}]*\))?)[ \t]*"
     r"(?://.*|/\*.*\*/[ \t]*)?"
 )
 #: A word in capitals that opens a block, as ``try`` does (``SPDLOG_TRY {``).
-_BEFORE_BLOCK = re.compile(r"[ \t]*(?P<macro>[A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*\{[ \t]*(?://.*)?")
+_BEFORE_BLOCK = re.compile(rf"[ \t]*(?P<macro>{_MACRO_NAME})[ \t]*\{{[ \t]*(?://.*)?")
 #: A line that opens with a function's name and its ``(``: the line after a return type written on
 #: a line of its own (GNU's ``static VALUE`` / ``rb_ary_push (...)``).
 _NAME_CALLED = re.compile(r"[ \t]*~?(?=[\w:]*[a-z])[A-Za-z_][\w:]*[ \t]*\(")  # a macro's name is capitals
 #: A word in capitals after a parameter list (``void swap(logger &other) SPDLOG_NOEXCEPT {``).
 _AFTER_PARAMETERS = re.compile(
-    r"\)[ \t]*(?:const[ \t]+)?(?P<macro>[A-Z][A-Z0-9_]*[A-Z0-9])[ \t]*(?=[{;:]|->|override\b|final\b|$)"
+    rf"\)[ \t]*(?:const[ \t]+)?(?P<macro>{_MACRO_NAME})[ \t]*(?=[{{;:]|->|override\b|final\b|$)"
 )
 #: A declaration's head on one line: words (``template <...>`` and ``vector<int>`` each one), the
 #: name declared, and what follows a name (a parameter list, an initializer, a body, a base, an end).
