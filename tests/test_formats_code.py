@@ -485,6 +485,75 @@ def test_a_header_that_c_cannot_read_is_read_as_cpp(path):
     assert {"basic_string_view", "format"} <= declared
 
 
+CPP_CLASS_HEADER = """\
+// A wrapper that caches the key of the iterator it wraps.
+#ifndef ITERATOR_WRAPPER_H_
+#define ITERATOR_WRAPPER_H_
+
+#include "iterator.h"
+
+namespace store {
+
+// Caches valid() and key() of the iterator it wraps.
+class IteratorWrapper {
+ public:
+  IteratorWrapper() : iter_(nullptr), valid_(false) {}
+  explicit IteratorWrapper(Iterator* iter) : iter_(nullptr) { Set(iter); }
+  ~IteratorWrapper() { delete iter_; }
+  Iterator* iter() const { return iter_; }
+
+  // Takes ownership of "iter".
+  void Set(Iterator* iter) {
+    delete iter_;
+    iter_ = iter;
+    if (iter_ == nullptr) {
+      valid_ = false;
+    } else {
+      Update();
+    }
+  }
+
+  bool Valid() const { return valid_; }
+  Slice key() const {
+    assert(Valid());
+    return key_;
+  }
+
+  void Next() {
+    assert(iter_);
+    iter_->Next();
+    Update();
+  }
+
+ private:
+  void Update() {
+    valid_ = iter_->Valid();
+    if (valid_) {
+      key_ = iter_->key();
+    }
+  }
+
+  Iterator* iter_;
+  bool valid_;
+  Slice key_;
+};
+
+}  // namespace store
+
+#endif  // ITERATOR_WRAPPER_H_
+"""
+
+
+def test_a_cpp_header_that_c_reads_with_few_errors_is_read_as_cpp_where_that_finds_more():
+    """C reads a class's lines as a few errors, under the limit, and finds the namespace alone."""
+    document = parse_text("src/iterator_wrapper.h", CPP_CLASS_HEADER)
+    titles = [heading.title for heading in document.headings]
+    assert {"IteratorWrapper", "~IteratorWrapper", "Set", "Next", "Update"} <= set(titles), titles
+    assert (
+        "store::IteratorWrapper::Set" in document.definitions[_source_line(CPP_CLASS_HEADER, "  void Set(")]
+    )
+
+
 def _source_line(source: str, start: str) -> int:
     return next(number for number, line in enumerate(source.split("\n"), 1) if line.startswith(start))
 

@@ -344,11 +344,11 @@ SHARED_HEADERS = (".h",)
 def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -> _Outline | None:
     """The outline of the first reading of the file whose syntax errors stay under the limit
     (:func:`_most_errors`): as written; C and C++ then in one configuration
-    (:func:`one_configuration`); a shared header (:data:`SHARED_HEADERS`) then as C++ too. In C and
-    C++, each of those readings is then read without its declarations' macros
-    (:func:`without_macros`), in the same order, and replaces the reading chosen so far where it
-    reads the file better (:func:`_better`), or where none could be trusted. None when no reading
-    can be trusted, or the language's grammar cannot be loaded."""
+    (:func:`one_configuration`); a shared header (:data:`SHARED_HEADERS`) then as C++ too. Where
+    that reading has errors, each other reading, and in C and C++ each of them without its
+    declarations' macros (:func:`without_macros`), replaces it where it reads the file better
+    (:func:`_better`): a C++ header that C reads with few errors and few definitions is read as
+    C++. None when no reading can be trusted, or the language's grammar cannot be loaded."""
     tongues = [language, "cpp"] if language == "c" and path.lower().endswith(SHARED_HEADERS) else [language]
     readings = [
         (tongue, read, source)
@@ -357,20 +357,23 @@ def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -
         for read, source in _readings(lines, data, tongue if GRAMMARS[tongue].preprocessor else None)
     ]
     chosen = None
+    parsed = 0
     for tongue, read, source in readings:
-        outline = _outline(path, tongue, read, source)
+        outline, parsed = _outline(path, tongue, read, source), parsed + 1
         if outline.error_lines() <= _most_errors(read):
             chosen = outline
             break
     if chosen is not None and not chosen.error_lines():
         return chosen
+    others: list[tuple[list[str], _Outline | None]] = [
+        (read, _outline(path, tongue, read, source)) for tongue, read, source in readings[parsed:]
+    ]
     for tongue, read, _ in readings:
-        if not GRAMMARS[tongue].preprocessor:
-            continue
-        without = _outline_without_macros(path, tongue, read)
-        if without.error_lines() > _most_errors(read):
-            continue
-        chosen = without if chosen is None else _better(chosen, without)
+        if GRAMMARS[tongue].preprocessor:
+            others.append((read, _outline_without_macros(path, tongue, read)))
+    for read, other in others:
+        if other is not None and other.error_lines() <= _most_errors(read):
+            chosen = other if chosen is None else _better(chosen, other)
     return chosen
 
 
@@ -387,19 +390,22 @@ def _outline(path: str, language: str, lines: list[str], source: bytes) -> _Outl
     return outline
 
 
-def _outline_without_macros(path: str, language: str, lines: list[str]) -> _Outline:
+def _outline_without_macros(path: str, language: str, lines: list[str]) -> _Outline | None:
+    """The outline of ``lines`` without their declarations' macros, or None where they have none."""
     read = without_macros(lines)
+    if read == lines:
+        return None
     return _outline(path, language, read, "\n".join(read).encode("utf-8", "surrogatepass"))
 
 
-def _better(outline: _Outline, without: _Outline) -> _Outline:
-    """``without`` (a reading without macros) where it has no more errors than ``outline`` and
+def _better(outline: _Outline, other: _Outline) -> _Outline:
+    """``other`` (another reading of the file) where it has no more errors than ``outline`` and
     finds no fewer definitions, and is better in one; else ``outline``. tree-sitter recovers from
     errors in ways that can swallow many definitions into an expression, so fewer errors alone is
-    not enough."""
+    not enough, and a reading that finds fewer definitions may have lost a branch's."""
     errors, found = outline.error_lines(), len(outline.definitions)
-    fewer, more = without.error_lines(), len(without.definitions)
-    return without if fewer <= errors and more >= found and (fewer, more) != (errors, found) else outline
+    fewer, more = other.error_lines(), len(other.definitions)
+    return other if fewer <= errors and more >= found and (fewer, more) != (errors, found) else outline
 
 
 def _readings(lines: list[str], data: bytes, preprocessed: str | None) -> Iterator[tuple[list[str], bytes]]:
