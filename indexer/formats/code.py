@@ -345,10 +345,12 @@ def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -
     """The outline of the first reading of the file whose syntax errors stay under the limit
     (:func:`_most_errors`): as written; C and C++ then in one configuration
     (:func:`one_configuration`); a shared header (:data:`SHARED_HEADERS`) then as C++ too. Where
-    that reading has errors, each other reading, and in C and C++ each of them without its
-    declarations' macros (:func:`without_macros`), replaces it where it reads the file better
+    that reading has errors, each later reading replaces it where it reads the file better
     (:func:`_better`): a C++ header that C reads with few errors and few definitions is read as
-    C++. None when no reading can be trusted, or the language's grammar cannot be loaded."""
+    C++. In C and C++, each reading of a language that can read the file (of any, where none can)
+    is then read without its declarations' macros (:func:`without_macros`), and replaces the one
+    chosen so far in the same way. None when no reading can be trusted, or the language's grammar
+    cannot be loaded."""
     tongues = [language, "cpp"] if language == "c" and path.lower().endswith(SHARED_HEADERS) else [language]
     readings = [
         (tongue, read, source)
@@ -356,24 +358,21 @@ def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -
         if _reader(tongue) is not None
         for read, source in _readings(lines, data, tongue if GRAMMARS[tongue].preprocessor else None)
     ]
-    chosen = None
-    parsed = 0
+    chosen: _Outline | None = None
+    readable: set[str] = set()  # the languages that read the file as written or configured
     for tongue, read, source in readings:
-        outline, parsed = _outline(path, tongue, read, source), parsed + 1
-        if outline.error_lines() <= _most_errors(read):
-            chosen = outline
-            break
-    if chosen is not None and not chosen.error_lines():
-        return chosen
-    others: list[tuple[list[str], _Outline | None]] = [
-        (read, _outline(path, tongue, read, source)) for tongue, read, source in readings[parsed:]
-    ]
+        outline = _outline(path, tongue, read, source)
+        if outline.error_lines() > _most_errors(read):
+            continue
+        if chosen is None and not outline.error_lines():
+            return outline
+        chosen = outline if chosen is None else _better(chosen, outline)
+        readable.add(tongue)
     for tongue, read, _ in readings:
-        if GRAMMARS[tongue].preprocessor:
-            others.append((read, _outline_without_macros(path, tongue, read)))
-    for read, other in others:
-        if other is not None and other.error_lines() <= _most_errors(read):
-            chosen = other if chosen is None else _better(chosen, other)
+        if GRAMMARS[tongue].preprocessor and tongue in (readable or set(tongues)):
+            without = _outline_without_macros(path, tongue, read)
+            if without is not None and without.error_lines() <= _most_errors(read):
+                chosen = without if chosen is None else _better(chosen, without)
     return chosen
 
 
