@@ -686,6 +686,15 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
     assert page_names(spaced) == {"b(x)", "x"}
 
 
+def test_a_name_typed_alone_has_no_owner():
+    """A heading whose last part is empty (``Almost done...``) holds no owner ``""``: a name typed
+    alone keeps its pages in their order."""
+    page = StoredChunk(1, "/docs", "ref/Path.md", 1, 9, "Path", "text")
+    tip = StoredChunk(2, "/docs", "guide.md", 1, 9, "Tips > Almost done...", "text", names=("Path",))
+    order, named = named_first([1, 2], {1: page, 2: tip}, asked_names("Path"), set())
+    assert (order, named) == ([1, 2], {1, 2})
+
+
 def test_a_name_names_the_pages_known_by_its_most_exact_form():
     """The page titled as typed before a setting named by the question's last part; a form the
     question did not spell (``cache`` of ``--no-cache``) names a declaration, not a page titled so."""

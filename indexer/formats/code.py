@@ -28,9 +28,11 @@ defines one. Their lines are the document's :attr:`Document.tests`.
 A file of a language this module has no grammar for is not routed here; a file its grammar cannot
 read (more than :data:`MAX_ERROR_SHARE` of its lines inside syntax errors, or a grammar older than
 the bindings) keeps the plain line reading of :func:`indexer.formats.text.read_plain`. C and C++
-that cannot be read as written are read again in one configuration of their conditional groups
-(:func:`one_configuration`): a file that can keeps every branch's definitions; a ``.h`` header that
-C cannot read is read as C++ (:func:`_readable_outline`). Each grammar
+are read as a compiler would where tree-sitter cannot read them as written
+(:mod:`indexer.formats.preprocessor`): in one configuration of their conditional groups, without
+the macros of their declarations, a ``.h`` header as C++ too; a reading replaces the one before
+only where it has no more errors and finds no fewer definitions, so the reading as written, which
+keeps every branch's definitions, stays where it is as good (:func:`_readable_outline`). Each grammar
 is imported when the first file of its language is read, so ``index query`` never loads one.
 """
 
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import bisect
 import importlib
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -274,7 +277,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types("program declaration_list compound_statement switch_block case_statement default_statement"),
         function="language_php",
         tests=TestRule(files=("*Test.php",), markers=frozenset(("Test",)), bases=("TestCase",)),
-        separator="\\",
+        separator="::",
     ),
     "bash": Grammar(
         "tree_sitter_bash",
@@ -304,6 +307,8 @@ CODE_EXTENSIONS: dict[str, str] = {
     **dict.fromkeys(("sh", "bash", "zsh"), "bash"),
 }
 
+#: A name that a qualified name can hold: identifiers, joined as the language joins a member's.
+_QUALIFIABLE = re.compile(r"~?[A-Za-z_]\w*(?:(?:::|\.)~?[A-Za-z_]\w*)*")
 #: Name nodes a C or C++ declarator ends in.
 _DECLARATOR_NAMES = _types(
     "identifier field_identifier qualified_identifier destructor_name operator_name type_identifier"
@@ -361,8 +366,8 @@ def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -
     chosen: _Outline | None = None
     readable: set[str] = set()  # the languages that read the file as written or configured
     for tongue, read, source in readings:
-        outline = _outline(path, tongue, read, source)
-        if outline.error_lines() > _most_errors(read):
+        outline = _readable(path, _outline(tongue, read, source), read)
+        if outline is None:
             continue
         if chosen is None and not outline.error_lines():
             return outline
@@ -370,31 +375,40 @@ def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -
         readable.add(tongue)
     for tongue, read, _ in readings:
         if GRAMMARS[tongue].preprocessor and tongue in (readable or set(tongues)):
-            without = _outline_without_macros(path, tongue, read)
-            if without is not None and without.error_lines() <= _most_errors(read):
-                chosen = without if chosen is None else _better(chosen, without)
+            outline = _readable_without_macros(path, tongue, read)
+            if outline is not None:
+                chosen = outline if chosen is None else _better(chosen, outline)
     return chosen
 
 
-def _outline(path: str, language: str, lines: list[str], source: bytes) -> _Outline:
-    """The outline that ``language``'s grammar reads in ``source`` (the bytes of ``lines``), of the
-    file at ``path``."""
+def _readable_without_macros(path: str, language: str, lines: list[str]) -> _Outline | None:
+    """The outline of ``lines`` without their declarations' macros (:func:`without_macros`), read
+    where it can be trusted; None where it cannot, or the lines hold no such macro."""
+    without = without_macros(lines)
+    if without == lines:
+        return None
+    return _readable(
+        path, _outline(language, without, "\n".join(without).encode("utf-8", "surrogatepass")), without
+    )
+
+
+def _outline(language: str, lines: list[str], source: bytes) -> _Outline:
+    """What ``language``'s grammar finds in ``source`` (the bytes of ``lines``), not yet read."""
     from tree_sitter import QueryCursor
 
     reader = _reader(language)
     assert reader is not None  # the readings are of grammars that load
     parser, query = reader
-    outline = _Outline(GRAMMARS[language], lines, QueryCursor(query).captures(parser.parse(source).root_node))
+    return _Outline(GRAMMARS[language], lines, QueryCursor(query).captures(parser.parse(source).root_node))
+
+
+def _readable(path: str, outline: _Outline, lines: list[str]) -> _Outline | None:
+    """``outline`` read as the file at ``path``'s, where its syntax errors stay under the limit
+    for ``lines`` (:func:`_most_errors`); else None, unread."""
+    if outline.error_lines() > _most_errors(lines):
+        return None
     outline.read(path)
     return outline
-
-
-def _outline_without_macros(path: str, language: str, lines: list[str]) -> _Outline | None:
-    """The outline of ``lines`` without their declarations' macros, or None where they have none."""
-    read = without_macros(lines)
-    if read == lines:
-        return None
-    return _outline(path, language, read, "\n".join(read).encode("utf-8", "surrogatepass"))
 
 
 def _better(outline: _Outline, other: _Outline) -> _Outline:
@@ -617,17 +631,20 @@ class _Outline:
 
     def _qualified(self, owners: tuple[str, ...], names: tuple[str, ...]) -> set[str]:
         """``names`` qualified by each run of the containers they lie in that ends at the nearest, in
-        the language's notation (``Renderer.draw``, ``Sinatra::Base``, ``Polly.Retry.RetryPolicy``):
-        as a developer types a member's name, and as another file writes it (a test reopening
-        ``class Sinatra::Base``). A container whose title is no name (``impl Display for Path``, a
-        template's specialization) ends the run."""
+        the language's notation (``Renderer.draw``, ``Sinatra::Base``, ``Polly.Retry.RetryPolicy``,
+        ``Vec::push`` under ``impl<T> Vec<T>``): as a developer types a member's name, and as another
+        file writes it (a test reopening ``class Sinatra::Base``). Only names a question can spell
+        are qualified, by containers whose titles are names: ``impl Display for Path`` and a
+        specialization's arguments end the run."""
+        spelled = [name for name in names if _QUALIFIABLE.fullmatch(name)]
         qualified: set[str] = set()
         prefix = ""
         for owner in reversed(owners):
-            if " " in owner:
+            owner = owner.split("<", 1)[0].strip()
+            if not _QUALIFIABLE.fullmatch(owner):
                 break
             prefix = owner + self.grammar.separator + prefix
-            qualified |= {prefix + name for name in names}
+            qualified |= {prefix + name for name in spelled}
         return qualified
 
     def _resume_after(

@@ -92,18 +92,18 @@ _MACRO_NAME = r"[A-Z][A-Z0-9_]*[A-Z0-9]"
 _MACRO = re.compile(_MACRO_NAME)
 #: A line of the preprocessor's own (``#define``, ``#include``), whose words are its business.
 _DIRECTIVE = re.compile(r"[ \t]*#")
-#: A line holding a macro and nothing else but a comment: a word in capitals, with arguments or not
+#: A line's code holding a macro and nothing else: a word in capitals, with arguments or not
 #: (``FMT_BEGIN_NAMESPACE``, ``JSON_HEDLEY_NON_NULL(1)``).
-_ALONE = re.compile(
-    rf"[ \t]*(?P<macro>{_MACRO_NAME}(?P<arguments>[ \t]*\([^;{{}}]*\))?)[ \t]*"
-    r"(?://.*|/\*.*\*/[ \t]*)?"
-)
+_ALONE = re.compile(rf"[ \t]*(?P<macro>{_MACRO_NAME}(?P<arguments>[ \t]*\([^;{{}}]*\))?)[ \t]*")
+#: The start of a line that goes on with the line before: an operator, a closing bracket, a
+#: separator, a constructor's initializers (``: base(s)``), not a comment.
+_CONTINUING = re.compile(r"[ \t]*(?:<<|>>|[)\],:.?=+\-%&|^;]|/(?![/*])|\*(?!/))")
 #: A word in capitals that opens a block, as ``try`` does (``SPDLOG_TRY {``).
 _BEFORE_BLOCK = re.compile(rf"[ \t]*(?P<macro>{_MACRO_NAME})[ \t]*\{{[ \t]*(?://.*)?")
 #: A line that opens with a function's name and its ``(``: the line after a return type written on
 #: a line of its own (GNU's ``static VALUE`` / ``rb_ary_push (...)``).
 _NAME_CALLED = re.compile(r"[ \t]*~?(?=[\w:]*[a-z])[A-Za-z_][\w:]*[ \t]*\(")  # a macro's name is capitals
-#: A word in capitals after a parameter list (``void swap(logger &other) SPDLOG_NOEXCEPT {``).
+#: A word in capitals after a closing parenthesis (``void swap(logger &other) SPDLOG_NOEXCEPT {``).
 _AFTER_PARAMETERS = re.compile(
     rf"\)[ \t]*(?:const[ \t]+)?(?P<macro>{_MACRO_NAME})[ \t]*(?=[{{;:]|->|override\b|final\b|$)"
 )
@@ -113,7 +113,13 @@ _HEAD = re.compile(
     r"[ \t]*(?P<head>(?:[A-Za-z_][\w:]*(?:[ \t]*<[^;{}()<>]*>)?[ \t*&]+)+)"
     r"(?P<name>~?[A-Za-z_][\w:]*(?:~[A-Za-z_]\w*)?)?[ \t]*(?P<end>[(;={:\[])"
 )
-_WORD = re.compile(r"[A-Za-z_][\w:]*")
+#: A word of a head, the template arguments after it aside.
+_HEAD_WORD = re.compile(r"(?P<word>[A-Za-z_][\w:]*)(?:[ \t]*<[^;{}()<>]*>)?")
+#: A name in parentheses, as a declarator keeps a function-like macro from expanding it
+#: (``int (lua_gettop) (lua_State *L)``).
+_PARENTHESIZED = re.compile(r"[ \t]*[A-Za-z_]\w*[ \t]*\)")
+#: A class or struct being named (``class SPDLOG_API logger``): its constructors need no type.
+_CLASS = re.compile(rf"\b(?:class|struct)[ \t]+(?:{_MACRO_NAME}[ \t]+)?(?P<name>[A-Za-z_]\w*)")
 #: Keywords that give a declaration its type (a tag keyword's next word is the type's name).
 _TYPE_KEYWORDS = frozenset(
     "void char short int long float double signed unsigned bool auto wchar_t char8_t char16_t char32_t "
@@ -135,53 +141,117 @@ _STATEMENTS = frozenset(
 def without_macros(lines: list[str]) -> list[str]:
     """``lines`` without the macros of declarations, as a preprocessor expands most of them (to an
     export attribute, ``inline``, ``constexpr``, ``noexcept`` or nothing): a word in capitals in a
-    declaration's head where another word gives the type (:func:`_macros_of_head`), one after a
-    parameter list, one that opens a block as ``try`` does, and one standing alone on its line
-    (``FMT_BEGIN_NAMESPACE``, ``Q_OBJECT``, an annotation above a declaration, with its arguments or
-    not) unless the next line opens with a function's name, which makes a word its return type, or with
-    ``{``, which makes a call a function's head (``TEST(suite, name)``). A type written in capitals
-    (``DWORD count;``, ``YY_BUFFER_STATE yy_create_buffer (...)``) is the only type its declaration has,
-    and stays. A line that held only a macro holds an empty comment instead, so that a declaration's
-    comment above it stays the declaration's. The preprocessor's own lines stay as written, and every
-    line keeps its number."""
+    declaration's head where another word gives the type or none is needed (:func:`_macros_of_head`),
+    one after a parameter list, one that opens a block as ``try`` does, and one alone on its line
+    (``FMT_BEGIN_NAMESPACE``, ``Q_OBJECT``, ``JSON_HEDLEY_NON_NULL(1)`` above a declaration) unless
+    the next line goes on with it (:func:`_alone_begins`). A type written in capitals (``DWORD
+    count;``, ``YY_BUFFER_STATE yy_create_buffer (...)``), the words of template arguments and those
+    after a cast (``(int) MAX_VALUE``) stay. A line that held only a macro holds an empty comment
+    instead, so that a declaration's comment above it stays the declaration's. The preprocessor's
+    own lines stay as written, and every line keeps its number."""
     cut = list(lines)
+    classes = {found["name"] for line in lines for found in _CLASS.finditer(line)}
     continued = False  # the line before was a directive ending in ``\\``: this one goes on with it
     for number, line in enumerate(lines):
         if continued or _DIRECTIVE.match(line):
             continued = line.endswith("\\")
             continue
-        alone = _ALONE.fullmatch(line)
+        code = _code_of(line)
+        alone = _ALONE.fullmatch(code) if code is not None else None
         if alone is not None:
-            follows = _next_written(lines, number)
-            opening = follows.lstrip().startswith("{") if alone["arguments"] else _NAME_CALLED.match(follows)
-            if not opening:
+            if not _alone_begins(bool(alone["arguments"]), _next_written(lines, number)):
                 cut[number] = line[: alone.start("macro")] + "//" + line[alone.end("macro") :]
             continue
         block = _BEFORE_BLOCK.fullmatch(line)
-        if block is not None:
-            cut[number] = _cut(line, [block.span("macro")])
-            continue
-        spans = [found.span("macro") for found in _AFTER_PARAMETERS.finditer(line)]
-        head = _HEAD.match(line)
-        if head is not None:
-            words = list(_WORD.finditer(line, head.start("head"), head.end("head")))
-            pointer = head["head"].rstrip().endswith(("*", "&"))
-            if head["name"] is None and not pointer and words[-1].group() not in _TYPE_KEYWORDS:
-                words.pop()  # ``f (x)``: the name, its ``(`` after a blank; ``int (f) (x)``: a type
-            macros = _macros_of_head([word.group() for word in words], head["name"] or "", head["end"])
-            spans += [word.span() for word in words if word.group() in macros]
+        spans = [block.span("macro")] if block else _after_parameters(line) + _head_macros(line, classes)
         if spans:
             cut[number] = _cut(line, spans)
     return cut
 
 
-def _macros_of_head(words: list[str], name: str, end: str) -> set[str]:
+def _code_of(line: str) -> str | None:
+    """``line`` without a comment at its end, or None where a block comment opens on it and goes on."""
+    starts = [place for place in (line.find("//"), line.find("/*")) if place >= 0]
+    if not starts:
+        return line
+    if line.startswith("/*", min(starts)) and not line.rstrip().endswith("*/"):
+        return None
+    return line[: min(starts)]
+
+
+def _alone_begins(arguments: bool, follows: str) -> bool:
+    """Whether a word in capitals alone on its line begins what the line after it, ``follows``,
+    goes on with, and is no macro to leave out: a call continued (``ASSERT_TRUE(...)`` / ``<< x``),
+    a constructor's head (``URI(const std::string& s)`` / ``: base(s) {``), a function-like macro
+    defining a function (``TEST(suite, name)`` / ``{``), a return type (``VALUE`` / ``f(...)``)."""
+    if _CONTINUING.match(follows):
+        return True
+    if arguments:
+        return follows.lstrip().startswith("{")
+    return _NAME_CALLED.match(follows) is not None
+
+
+def _after_parameters(line: str) -> list[tuple[int, int]]:
+    """The spans of the words in capitals after a parameter list on ``line``; not after a cast or
+    a statement's condition (``x = (int) MAX;``, ``if (x) FAIL;``), whose ``(`` follows no name."""
+    found = list(_AFTER_PARAMETERS.finditer(line))
+    if not found:
+        return []
+    opened = _openings(line)
+    spans = []
+    for after in found:
+        opening = opened.get(after.start())
+        if opening is None or _is_declared_name(_last_word(line[:opening].rstrip())):
+            spans.append(after.span("macro"))
+    return spans
+
+
+def _openings(line: str) -> dict[int, int]:
+    """The place of the ``(`` each ``)`` of ``line`` closes, by the ``)``'s place."""
+    opened: list[int] = []
+    closes: dict[int, int] = {}
+    for place, char in enumerate(line):
+        if char == "(":
+            opened.append(place)
+        elif char == ")" and opened:
+            closes[place] = opened.pop()
+    return closes
+
+
+def _last_word(text: str) -> str:
+    """The identifier ``text`` ends with, or "": read from the end, so linear in a long line."""
+    start = len(text)
+    while start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    return text[start:]
+
+
+def _is_declared_name(word: str) -> bool:
+    return bool(word) and not word[0].isdigit() and word not in _STATEMENTS
+
+
+def _head_macros(line: str, classes: set[str]) -> list[tuple[int, int]]:
+    """The spans of the macros in the head of a declaration on ``line`` (:data:`_HEAD`), if any."""
+    head = _HEAD.match(line)
+    if head is None:
+        return []
+    words = [found for found in _HEAD_WORD.finditer(line, head.start("head"), head.end("head"))]
+    declarator = head["end"] == "(" and _PARENTHESIZED.match(line, head.end())
+    pointer = head["head"].rstrip().endswith(("*", "&"))
+    if head["name"] is None and not (pointer or declarator):
+        words.pop()  # ``f (x)``: the name, its ``(`` after a blank
+    macros = _macros_of_head([word["word"] for word in words], head["name"] or "", head["end"], classes)
+    return [word.span("word") for word in words if word["word"] in macros]
+
+
+def _macros_of_head(words: list[str], name: str, end: str, classes: set[str]) -> set[str]:
     """The words of a declaration's head (those before the ``name`` it declares; ``end``: what
     follows the name) that are macros: those in capitals where another word gives the type (a
-    keyword, a tag's name, a word not in capitals) or none is needed (a constructor or destructor
-    defined outside its class, ``logger::logger``, ``logger::~logger``), else all but the first,
-    which is the type (``BOOL WINAPI DllMain(...)``). A tag keyword's next word is the tag, unless a
-    class is being defined (``class SPDLOG_API logger {``, ``: base``)."""
+    keyword, a tag's name, a word not in capitals) or none is needed (a constructor or destructor:
+    ``explicit``, or a name of one of ``classes``, ``logger::logger``, ``~logger``), else all but the
+    first, which is the type (``BOOL WINAPI DllMain(...)``). A tag keyword's next word is the tag,
+    unless a class is being defined (``class SPDLOG_API logger {``, ``: base``). Words reserved to
+    the compiler (``__stdcall``, ``_Atomic``) give no type."""
     if not words or not _STATEMENTS.isdisjoint(words):
         return set()
     tags = set()
@@ -189,12 +259,16 @@ def _macros_of_head(words: list[str], name: str, end: str) -> set[str]:
         tags = {words[place + 1] for place in range(len(words) - 1) if words[place] in _TAG_KEYWORDS}
     capitals = [word for word in words if _MACRO.fullmatch(word) and word not in tags]
     parts = name.replace("~", "").split("::")
-    typed = len(parts) > 1 and parts[-1] == parts[-2]
+    typed = "explicit" in words or parts[-1] in classes or (len(parts) > 1 and parts[-1] == parts[-2])
     typed = typed or any(
-        word in _TYPE_KEYWORDS or word in tags or not (word in _SPECIFIERS or _MACRO.fullmatch(word))
+        word in _TYPE_KEYWORDS or word in tags or not (_gives_no_type(word) or _MACRO.fullmatch(word))
         for word in words
     )
     return set(capitals if typed else capitals[1:])
+
+
+def _gives_no_type(word: str) -> bool:
+    return word in _SPECIFIERS or word.startswith("__") or (word[:1] == "_" and word[1:2].isupper())
 
 
 def _next_written(lines: list[str], number: int) -> str:

@@ -486,7 +486,9 @@ def owned_by(owner: str, chunk: StoredChunk, known: set[str]) -> bool:
     ``trait.Buf.html`` for ``Buf``), lies in a folder named so (``io/type.Result.html`` for
     ``io``) or under a heading of that name, its last part for a qualified one (code's ``base.rb >
     Sinatra > Base``, ``Polly.Retry``): where a qualified name's owner documents or holds its
-    members."""
+    members. A name typed alone has no owner."""
+    if not owner:
+        return False
     titles = [title for title in chunk.heading.split(HEADING_SEPARATOR) if title != chunk.path]
     holders = {_NAME_SEPARATOR.split(title)[-1] for title in titles}
     return owner in known or owner in chunk.path.split("/")[:-1] or owner in holders
