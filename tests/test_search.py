@@ -662,6 +662,9 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
         ["open"],
         ["x: x->next", "x: next"],
     ]
+    # an instance method as Ruby's and Java's docs write it; a language's name and a directive are none
+    assert forms("Base#call") == ["Base: Base#call", "Base: call"]
+    assert [asked_names(text) for text in ("C#", "#include")] == [(), ()]
     # words joined by hyphens and a command's options are names as manuals declare them; a long
     # option is also known without its dashes, a negated one by the option it negates, and
     # lower-case words joined by hyphens as the long option they spell: by declarations only (*)
@@ -1727,7 +1730,7 @@ def test_a_qualified_name_finds_the_member_its_owner_holds_in_code(tmp_path, mod
           "    return handler.call()\n")  # fmt: skip
     with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
         assert index.build(code, warn=lambda message: None).exit_code == 0
-        for asked in ("Sinatra::Base", "Base::call"):
+        for asked in ("Sinatra::Base", "Base::call", "Base#call"):
             hits = index.search(asked, k=5, mode=mode, min_score=0)
             assert hits[0].path == "lib/sinatra/base.rb", (asked, [(hit.path, hit.heading) for hit in hits])
 

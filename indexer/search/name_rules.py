@@ -24,12 +24,13 @@ from indexer.records import HEADING_SEPARATOR, StoredChunk
 from indexer.search.query import STOPWORDS
 
 #: A query that is one name as developers type it: an identifier, maybe with its namespace or a call's
-#: parentheses (``Path``, ``std::io::Stdout``, ``os.path.join``, ``add_library``, ``open()``), maybe
-#: of words joined by hyphens (``prettier-ignore``, ``max-width``), maybe a command's option
-#: (``--write``, ``-v``), as a manual's markup declares them (``.. option:: --write``).
+#: parentheses (``Path``, ``std::io::Stdout``, ``os.path.join``, ``add_library``, ``open()``), or an
+#: instance method as Ruby's, Java's and JavaScript's docs write it (``Base#call``), maybe of words
+#: joined by hyphens (``prettier-ignore``, ``max-width``), maybe a command's option (``--write``,
+#: ``-v``), as a manual's markup declares them (``.. option:: --write``).
 _NAME_PART = r"[^\W\d]\w*(?:-\w+)*"
-_NAME_QUERY = re.compile(rf"(?:--?)?{_NAME_PART}(?:(?:::|\.|->|/){_NAME_PART})*(?:\(\))?")
-_NAME_SEPARATOR = re.compile(r"::|\.|->|/")
+_NAME_QUERY = re.compile(rf"(?:--?)?{_NAME_PART}(?:(?:::|\.|->|/|#){_NAME_PART})*(?:\(\))?")
+_NAME_SEPARATOR = re.compile(r"::|\.|->|/|#")
 #: Lower-case words joined by hyphens, as a long option spells them without its dashes.
 _HYPHENATED_WORDS = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 #: The fewest distinct words of a question that :func:`defining_first` reads as asking for the things
