@@ -371,13 +371,13 @@ def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -
             continue
         if chosen is None and not outline.error_lines():
             return outline
-        chosen = outline if chosen is None else _better(chosen, outline)
+        chosen = _better(chosen, outline)
         readable.add(tongue)
     for tongue, read, _ in readings:
         if GRAMMARS[tongue].preprocessor and tongue in (readable or set(tongues)):
             outline = _readable_without_macros(path, tongue, read)
             if outline is not None:
-                chosen = outline if chosen is None else _better(chosen, outline)
+                chosen = _better(chosen, outline)
     return chosen
 
 
@@ -387,9 +387,7 @@ def _readable_without_macros(path: str, language: str, lines: list[str]) -> _Out
     without = without_macros(lines)
     if without == lines:
         return None
-    return _readable(
-        path, _outline(language, without, "\n".join(without).encode("utf-8", "surrogatepass")), without
-    )
+    return _readable(path, _outline(language, without, _source_of(without)), without)
 
 
 def _outline(language: str, lines: list[str], source: bytes) -> _Outline:
@@ -411,11 +409,19 @@ def _readable(path: str, outline: _Outline, lines: list[str]) -> _Outline | None
     return outline
 
 
-def _better(outline: _Outline, other: _Outline) -> _Outline:
-    """``other`` (another reading of the file) where it has no more errors than ``outline`` and
-    finds no fewer definitions, and is better in one; else ``outline``. tree-sitter recovers from
-    errors in ways that can swallow many definitions into an expression, so fewer errors alone is
-    not enough, and a reading that finds fewer definitions may have lost a branch's."""
+def _source_of(lines: list[str]) -> bytes:
+    """The bytes a parser reads for ``lines`` of a reading made here (one line to a row)."""
+    return "\n".join(lines).encode("utf-8", "surrogatepass")
+
+
+def _better(outline: _Outline | None, other: _Outline) -> _Outline:
+    """``other`` (another reading of the file) where there is no ``outline`` yet, or where it has no
+    more errors than ``outline`` and finds no fewer definitions, and is better in one; else
+    ``outline``. tree-sitter recovers from errors in ways that can swallow many definitions into an
+    expression, so fewer errors alone is not enough, and a reading that finds fewer definitions may
+    have lost a branch's."""
+    if outline is None:
+        return other
     errors, found = outline.error_lines(), len(outline.definitions)
     fewer, more = other.error_lines(), len(other.definitions)
     return other if fewer <= errors and more >= found and (fewer, more) != (errors, found) else outline
@@ -428,7 +434,7 @@ def _readings(lines: list[str], data: bytes, preprocessed: str | None) -> Iterat
     if preprocessed is not None:
         configured = one_configuration(lines, preprocessed)
         if configured != lines:
-            yield configured, "\n".join(configured).encode("utf-8", "surrogatepass")
+            yield configured, _source_of(configured)
 
 
 def _most_errors(lines: list[str]) -> float:
