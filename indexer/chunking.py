@@ -92,8 +92,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: (:func:`indexer.formats.info.references_read`); 33: C in one configuration of its conditional
 #: groups, a JavaScript project's ``test/`` files as tests (:mod:`indexer.formats.code`); 34: a
 #: ``.h`` header that C cannot read, read as C++; 35: C and C++ read without the macros of their
-#: declarations (:func:`indexer.formats.preprocessor.without_macros`)
-CHUNKER_VERSION = 35
+#: declarations (:func:`indexer.formats.preprocessor.without_macros`); 36: Rust's doc comments
+#: start the heading of the item they document, and a value a call builds around a function
+#: (``memo(...)``, a factory) defines its name (:mod:`indexer.formats.code`)
+CHUNKER_VERSION = 36
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

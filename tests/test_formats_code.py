@@ -314,6 +314,59 @@ def test_an_attribute_of_several_lines_above_a_definition_starts_its_chunk_under
     assert all(chunk.heading == "src/cli.rs > Opts" for chunk in chunks)
 
 
+def test_a_rust_doc_comment_starts_the_heading_of_the_item_it_documents():
+    # tree-sitter ends a `///` comment at the first column of the line after it, the item's own
+    source = textwrap.dedent(
+        """\
+        /// A thing that holds.
+        ///
+        /// More about it.
+        #[derive(Debug)]
+        pub struct Arg {
+            name: String,
+        }
+
+        impl Arg {
+            /// Reads the value from an environment variable.
+            ///
+            /// # Examples
+            pub fn env(self) -> Self {
+                self
+            }
+        }
+        """
+    )
+    lines = source.split("\n")
+    starts = [(heading.title, heading.line) for heading in parse_text("src/arg.rs", source).headings]
+    assert ("Arg", lines.index("/// A thing that holds.") + 1) in starts
+    assert ("env", lines.index("    /// Reads the value from an environment variable.") + 1) in starts
+    first = chunks_of("src/arg.rs", source, limit=40)[0]
+    assert first.text.startswith("/// A thing that holds.") and "pub struct Arg" in first.text
+    assert first.heading == "src/arg.rs > Arg"
+
+
+@pytest.mark.parametrize("path", ["src/schemas.ts", "src/schemas.js"])
+def test_a_value_a_call_builds_around_a_function_defines_its_name(path):
+    source = textwrap.dedent(
+        """\
+        export const $ZodDefault = /*@__PURE__*/ core.$constructor("$ZodDefault", (inst, def) => {
+          inst.parse = (payload) => payload;
+        });
+
+        export const Button = memo(forwardRef((props, ref) => {
+          return null;
+        }));
+
+        const router = express.Router();
+        export const config = defineConfig({ plugins: [] });
+        """
+    )
+    document = parse_text(path, source)
+    declared = {name for names in document.definitions.values() for name in names}
+    assert declared == {"$ZodDefault", "Button"}
+    assert [heading.title for heading in document.headings if heading.level == 2] == ["$ZodDefault", "Button"]
+
+
 def test_a_function_inside_a_function_is_part_of_it_not_a_heading():
     document = parse_text("pkg/utils.py", PYTHON)
     titles = [heading.title for heading in document.headings]

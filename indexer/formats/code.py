@@ -569,13 +569,15 @@ class _Outline:
             self.tests.append((self._first_row(carrier) + 1, carrier.end_point[0] + 1))
 
     def _is_definition(self, node: Node) -> bool:
-        """Whether ``node`` defines a name: a function or class bound to a variable counts, a
-        value does not; a struct counts where it has a body."""
+        """Whether ``node`` defines a name: a function or class bound to a variable counts, and so
+        does one a call builds around a function or class it is given (a component wrapped in
+        ``memo(...)``, a store made by ``create((set) => ...)``, a type made by a factory), whose
+        body that function is; a value does not. A struct counts where it has a body."""
         if not self._names(node) or not _has_body(node):
             return False
         if node.type == "variable_declarator":
             value = node.child_by_field_name("value")
-            return value is not None and ("function" in value.type or value.type == "class")
+            return value is not None and (_is_function(value) or _builds_from_function(value))
         return True
 
     def _outer(self, node: Node, known: set[int]) -> Node:
@@ -687,11 +689,15 @@ class _Outline:
             self.statements.append((child.start_point[0] + 1, child.end_point[0] + 1))
 
     def _attach(self, node: Node) -> None:
-        """Mark the rows of a comment or attribute that stands alone on its lines."""
-        end = node.end_point[0]
+        """Mark the rows of a comment or attribute that stands alone on its lines. A node that ends
+        at the start of a row ends on the row before: Rust's doc comment (``///``) holds its line's
+        end, so tree-sitter ends it at the first column of the item it documents."""
+        end, column = node.end_point
+        if column == 0 and end > node.start_point[0]:
+            end, column = end - 1, len(self.lines[end - 1].encode("utf-8", "surrogatepass"))
         if not self._starts_line(node) or end >= len(self.lines):
             return
-        if self.lines[end].encode("utf-8", "surrogatepass")[node.end_point[1] :].strip():
+        if self.lines[end].encode("utf-8", "surrogatepass")[column:].strip():
             return  # code follows on its last line
         self.attached[end] = node.start_point
 
@@ -765,10 +771,34 @@ def _base_names(definition: Node) -> list[str]:
     return [_last_part(_text(base)) for base in bases.named_children] if bases is not None else []
 
 
+#: What holds a value and says something of it, the value first: a type assertion, brackets.
+_VALUE_WRAPPERS = _types(
+    "as_expression satisfies_expression non_null_expression parenthesized_expression await_expression"
+)
 #: Definitions that are one only with a body: ``struct point { ... }``, not ``struct point p;``.
 _BODY_NEEDED = _types(
     "struct_specifier union_specifier enum_specifier class_specifier mod_item namespace_definition"
 )
+
+
+def _is_function(node: Node) -> bool:
+    return "function" in node.type or node.type == "class"
+
+
+def _builds_from_function(value: Node) -> bool:
+    """Whether ``value`` is a call given a function or class, directly or through the calls it is
+    given (``memo(forwardRef((props, ref) => ...))``), the value's own type assertions aside."""
+    calls = [value]
+    while calls:
+        node = calls.pop()
+        while node.type in _VALUE_WRAPPERS and node.named_children:
+            node = node.named_children[0]
+        arguments = node.child_by_field_name("arguments") if node.type == "call_expression" else None
+        for argument in arguments.named_children if arguments is not None else ():
+            if _is_function(argument):
+                return True
+            calls.append(argument)
+    return False
 
 
 def _has_body(node: Node) -> bool:
