@@ -358,7 +358,7 @@ class _Packer:
 
     def room(self, group: list[_Block]) -> int:
         """Tokens left for text in a chunk of ``group``, under the heading its blocks share."""
-        return self.settings.max_tokens - self.headings.cost(_shared_path(group))
+        return self.settings.max_tokens - self.headings.cost(_chunk_path(group))
 
     def fits(self, group: list[_Block]) -> bool:
         return sum(block.tokens for block in group) <= self.room(group)
@@ -536,6 +536,15 @@ class _Packer:
         ]
 
 
+def _chunk_path(group: list[_Block]) -> tuple[str, ...]:
+    """The heading path of a chunk of ``group``: the one its blocks share from the first that opens
+    a section (starts at its heading) on, where one does. The blocks before it end a section that a
+    chunk before began, as an overlap does, and the chunk is headed by what it opens: the tail of a
+    long function packed with the next function is headed by the next, not by their file."""
+    opening = next((index for index, block in enumerate(group) if block.boundary < PART), 0)
+    return _shared_path(group[opening:])
+
+
 def _shared_path(group: list[_Block]) -> tuple[str, ...]:
     """The heading path every block of ``group`` lies under (the text before a page's first heading
     aside: the page's title names that too); for blocks under different top-level titles, the first
@@ -674,7 +683,7 @@ def _make_chunk(
     (:func:`_mostly_linked`), or its file declares itself one (:attr:`Document.is_contents`)."""
     lines = document.lines
     start, end = pieces[0].line, pieces[-1].line
-    heading = headings.text(_shared_path(group))
+    heading = headings.text(_chunk_path(group))
     if all(piece.text == lines[piece.line - 1] for piece in pieces):
         text_lines = lines[start - 1 : end]
         numbers: Sequence[int] = range(start, end + 1)
