@@ -94,8 +94,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: ``.h`` header that C cannot read, read as C++; 35: C and C++ read without the macros of their
 #: declarations (:func:`indexer.formats.preprocessor.without_macros`); 36: Rust's doc comments
 #: start the heading of the item they document, and a value a call builds around a function
-#: (``memo(...)``, a factory) defines its name (:mod:`indexer.formats.code`)
-CHUNKER_VERSION = 36
+#: (``memo(...)``, a factory) defines its name (:mod:`indexer.formats.code`); 37: a chunk is headed
+#: by the section it opens (:func:`_chunk_path`), and a Markdown admonition's and content tab's
+#: indented content is read as text, not as an indented code block
+CHUNKER_VERSION = 37
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

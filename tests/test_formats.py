@@ -90,6 +90,29 @@ def test_markdown_headings_in_comments_fences_and_front_matter_are_not_headings(
     assert heading_paths("doc.md", text) == ["Guide", "Guide > Setup", "Guide > Use it"]
 
 
+def test_an_admonition_s_and_a_content_tab_s_indented_content_is_text_not_code():
+    """Python-Markdown's admonitions and PyMdown's content tabs indent their content under their
+    line; CommonMark alone reads it, past its first paragraph, as an indented code block."""
+    text = (
+        '# Guide\n\n!!! note "Take care"\n    The worker runs in a thread.\n\n'
+        "    Call `run_worker` to start it:\n\n    ```python\n    self.run_worker(fetch())\n    ```\n\n"
+        '=== "Output"\n\n    The app shows a window.\n\n'
+        "    ??? tip\n        Nested, it is read too.\n\n"
+        "```markdown\n!!! note\n    ```python\n    shown as the syntax\n    ```\n```\n\n"
+        "    indented code after the tab\n"
+    )
+    lines = text.split("\n")
+    document = parse_text("docs/guide.md", text)
+    fence = lines.index("    ```python") + 1
+    example = lines.index("```markdown") + 1
+    indented = lines.index("    indented code after the tab") + 1
+    assert document.literal == [(fence, fence + 2), (example, example + 5), (indented, indented)]
+    assert {fence, fence + 2, example, example + 5} <= document.markup
+    assert document.lines == text.splitlines(), "the lines are kept as written"
+    shown = formats.shown_text("docs/guide.md", text)
+    assert "Output" in shown.split("\n") and '=== "Output"' not in shown
+
+
 def test_a_markdown_heading_s_attribute_list_is_not_part_of_its_title():
     """MkDocs' ``attr_list`` (FastAPI's docs give every heading an id this way), Pandoc and
     pulldown-cmark: ``{ #id .class }`` at a heading's end names it, and shows nothing."""

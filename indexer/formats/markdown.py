@@ -91,6 +91,13 @@ _ADMONITION = re.compile(
     r"[^\"\n]{0,256}?(?:\"(?P<title>[^\"\n]{0,512})\")?[ \t]*"
 )
 _BLOCK = re.compile(r"[ \t]{0,3}/{3,64}[ \t]*(?P<name>[\w-]{0,64})[ \t]*(?:\|[ \t]*(?P<title>.{0,512}))?")
+#: A content tab of PyMdown Extensions (``=== "Python"``, ``===+ "Output"``): its content is
+#: indented under it, as an admonition's is.
+_TAB = re.compile(r"[ \t]{0,3}===[!+]?[ \t]+\"(?P<title>[^\"\n]{0,512})\"[ \t]*")
+#: How far an admonition's or a tab's content is indented under its line (Python-Markdown's tab
+#: length), and the fence that opens a fenced code block, in which no such line opens anything.
+BODY_INDENT = 4
+_OPENING_FENCE = re.compile(r"[ \t]{0,3}(?P<marks>`{3,64}|~{3,64})")
 #: Admonition types whose title, when none is given, is their name (reStructuredText's, and those
 #: of MkDocs' Material theme).
 ADMONITION_TYPES = frozenset(ADMONITIONS) | frozenset(
@@ -179,6 +186,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
     # imported here, so that `index query` does not load a parser it never uses
     import pyromark
 
+    text = _bodies_dedented(text)
     source = text.encode("utf-8")
     line_starts = [0]
     position = source.find(b"\n")
@@ -328,7 +336,7 @@ def _directive_lines(document: Document) -> dict[int, tuple[str, ...]]:
         else:
             directive_options(lines, first, -1, pieces)
     for number, line in enumerate(lines, 1):
-        if number in literal or number in pieces or not line.lstrip().startswith((":", "/", "!", "?")):
+        if number in literal or number in pieces or not line.lstrip().startswith((":", "/", "!", "?", "=")):
             continue
         if fence := _DIRECTIVE_FENCE.fullmatch(line):
             pieces[number] = directive_pieces(fence["name"].lower(), fence["argument"].strip())
@@ -341,6 +349,8 @@ def _directive_lines(document: Document) -> dict[int, tuple[str, ...]]:
                 pieces[options] = (f"`{member['name']}`",) if member else ()
         elif _COLON_FENCE.fullmatch(line):
             pieces[number] = ()
+        elif tab := _TAB.fullmatch(line):
+            pieces[number] = (tab["title"].strip(),) if tab["title"].strip() else ()
         elif found := _ADMONITION.fullmatch(line) or _BLOCK.fullmatch(line):
             name, title = found["name"].lower(), found["title"]
             shown = title if title is not None else name.capitalize() if name in ADMONITION_TYPES else ""
@@ -412,6 +422,34 @@ def _close_collected(
 def _is_comment(html: str) -> bool:
     stripped = html.strip()
     return stripped.startswith("<!--") and stripped.endswith("-->") and "-->" not in stripped[4:-3]
+
+
+def _bodies_dedented(text: str) -> str:
+    """``text`` with the content of each admonition and content tab (the lines indented under its
+    line, and the blank lines among them) moved left to where that line starts, as Python-Markdown
+    and PyMdown Extensions read it: CommonMark alone reads such content past its first paragraph as
+    an indented code block, and its fences and headings as code. Every line keeps its number. No
+    such line opens content inside a fenced code block: a page showing the syntax keeps it as code."""
+    lines = text.split("\n")
+    depth = 0  # the admonitions and tabs the line is in
+    fence = ""  # the marks of the fence that opened the code block the line is in
+    for number, line in enumerate(lines):
+        if not line.strip():
+            continue
+        written = line[: len(line) - len(line.lstrip(" \t"))]
+        indent = len(written.expandtabs(BODY_INDENT))
+        depth = min(depth, indent // BODY_INDENT)
+        if depth:
+            line = " " * (indent - BODY_INDENT * depth) + line.lstrip(" \t")
+            lines[number] = line
+        if fence:
+            closing = line.strip()
+            fence = "" if closing.startswith(fence) and set(closing) == {fence[0]} else fence
+        elif opening := _OPENING_FENCE.match(line):
+            fence = opening["marks"]
+        elif _ADMONITION.fullmatch(line) or _TAB.fullmatch(line):
+            depth += 1
+    return "\n".join(lines)
 
 
 def _is_fence(line: str) -> bool:
