@@ -96,7 +96,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: start the heading of the item they document, and a value a call builds around a function
 #: (``memo(...)``, a factory) defines its name (:mod:`indexer.formats.code`); 37: a chunk is headed
 #: by the section it opens (:func:`_chunk_path`), and a Markdown admonition's and content tab's
-#: indented content is read as text, not as an indented code block
+#: indented content is read as text, not as an indented code block, and an AsciiDoc attribute set
+#: in a one-line ``ifndef`` is read where it is referred to, the line itself showing nothing
 CHUNKER_VERSION = 37
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

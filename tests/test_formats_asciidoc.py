@@ -173,6 +173,18 @@ def test_the_page_description_is_read_as_text_and_attribute_references_as_their_
     assert document.headings[0].title == "Back up a Keeper database online"
 
 
+def test_an_attribute_default_set_in_a_one_line_condition_shows_nothing_and_is_read_in_references():
+    text = (
+        "= Guide\nifndef::product[:product: Acme Server]\n:edition: free\n"
+        "ifndef::edition[:edition: never]\nifdef::note[Shown only with notes.]\n\n"
+        "Welcome to {product}, {edition} edition.\n"
+    )
+    document = read_asciidoc(text)
+    assert document.read_as[line_of(text, "Welcome")] == "Welcome to Acme Server, free edition."
+    assert {line_of(text, "ifndef::product"), line_of(text, "ifndef::edition")} <= document.markup
+    assert document.read_as[line_of(text, "ifdef::note")] == "Shown only with notes."
+
+
 def test_inline_macros_read_as_the_text_they_show_while_the_chunk_keeps_the_files_lines():
     document = read_asciidoc(MANUAL_PAGE)
     see = line_of(MANUAL_PAGE, "See linktool")

@@ -253,11 +253,24 @@ class _Reader:
         """A preprocessor line shows nothing, wherever it is; a one-line ``ifdef`` shows its text."""
         directive = _PREPROCESSOR.fullmatch(line)
         assert directive is not None
-        shown = directive.group(3) if directive.group(1) in ("ifdef", "ifndef") else ""
+        shown = self._conditional_text(directive) if directive.group(1) in ("ifdef", "ifndef") else ""
         if shown.strip():
             self._read(index + 1, shown)
         else:
             self.layout.markup.add(index + 1)
+
+    def _conditional_text(self, directive: re.Match[str]) -> str:
+        """What a one-line ``ifdef`` or ``ifndef`` shows: its text. An attribute entry there sets its
+        attribute when the condition holds (``ifndef::imagesdir[:imagesdir: images]``, a default the
+        build's command line may override), and shows nothing."""
+        text = directive.group(3)
+        entry = _ATTRIBUTE_ENTRY.fullmatch(text)
+        if entry is None:
+            return text
+        holds = (directive.group(2).lower() in self.attributes) == (directive.group(1) == "ifdef")
+        if holds and not entry.group(1).startswith("!"):
+            self.attributes[entry.group(1).lower()] = visible_text(entry.group(2) or "", self.attributes)
+        return ""
 
     def _delimiter(self, line: str) -> str | None:
         """The kind of block ``line`` delimits ('literal', 'comment', 'compound'), or None."""
