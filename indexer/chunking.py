@@ -26,6 +26,9 @@ How boundaries are chosen, and why:
   after an edit: a one-line change re-embeds the chunk it is in and at most the next one or two.
 - A chunk that starts inside a section begins with the last lines of the previous one (a small
   overlap), so a sentence at the boundary is found from either side.
+- A chunk is headed by the heading path its blocks share from the first that opens a section on
+  (:func:`_chunk_path`): the end of a section that a chunk before began is carried as the overlap
+  is, so a chunk holding a long function's tail and the next function is headed by the next.
 - Markup lines (a title's adornment, a code fence, a table's delimiter row) stay in a chunk's text
   but not in what the model reads: they count nothing toward the limit. A line the reader reads
   otherwise than it is written (``Document.read_as``: a link macro's visible text) stays in the text
