@@ -26,9 +26,9 @@ How boundaries are chosen, and why:
   after an edit: a one-line change re-embeds the chunk it is in and at most the next one or two.
 - A chunk that starts inside a section begins with the last lines of the previous one (a small
   overlap), so a sentence at the boundary is found from either side.
-- A chunk is headed by the heading path its blocks share from the first that opens a section on
-  (:func:`_chunk_path`): the end of a section that a chunk before began is carried as the overlap
-  is, so a chunk holding a long function's tail and the next function is headed by the next.
+- A chunk is headed by where most of its text lies (:func:`_chunk_path`): the end of a section a
+  chunk before began, or what it opens, each by the heading path its blocks share. A chunk holding
+  a long function's short tail and the next function is headed by the next, not by their file.
 - Markup lines (a title's adornment, a code fence, a table's delimiter row) stay in a chunk's text
   but not in what the model reads: they count nothing toward the limit. A line the reader reads
   otherwise than it is written (``Document.read_as``: a link macro's visible text) stays in the text
@@ -363,7 +363,7 @@ class _Packer:
         self.count_tokens = count_tokens
 
     def room(self, group: list[_Block]) -> int:
-        """Tokens left for text in a chunk of ``group``, under the heading its blocks share."""
+        """Tokens left for text in a chunk of ``group``, under its heading (:func:`_chunk_path`)."""
         return self.settings.max_tokens - self.headings.cost(_chunk_path(group))
 
     def fits(self, group: list[_Block]) -> bool:
@@ -543,12 +543,15 @@ class _Packer:
 
 
 def _chunk_path(group: list[_Block]) -> tuple[str, ...]:
-    """The heading path of a chunk of ``group``: the one its blocks share from the first that opens
-    a section (starts at its heading) on, where one does. The blocks before it end a section that a
-    chunk before began, as an overlap does, and the chunk is headed by what it opens: the tail of a
-    long function packed with the next function is headed by the next, not by their file."""
+    """The heading path of a chunk of ``group``: where most of its text lies, of the end of a
+    section a chunk before began (its blocks before the first that opens a section, at its heading)
+    and what it opens (that block and those after it), each by the path its blocks share. The tail
+    of a long function packed with the next function is headed by the next, not by their file; a
+    section's long end packed with the next section's title and first lines, by its own."""
     opening = next((index for index, block in enumerate(group) if block.boundary < PART), 0)
-    return _shared_path(group[opening:])
+    carried, opened = group[:opening], group[opening:]
+    ended = _shared_path(carried)  # () for a page's text before its first heading: no section's end
+    return ended if ended and _tokens(carried) > _tokens(opened) else _shared_path(opened)
 
 
 def _shared_path(group: list[_Block]) -> tuple[str, ...]:

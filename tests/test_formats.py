@@ -113,6 +113,35 @@ def test_an_admonition_s_and_a_content_tab_s_indented_content_is_text_not_code()
     assert "Output" in shown.split("\n") and '=== "Output"' not in shown
 
 
+@pytest.mark.parametrize(
+    ("text", "headings", "literal"),
+    [
+        # a fence the content leaves open is none, as the content's own parse reads it
+        (
+            "# G\n\n!!! note\n    ```py\n    x = 1\n\nText after.\n\n## Later\n\nMore.\n",
+            ["G", "Later"],
+            [],
+        ),
+        # the admonition's line is no part of the title its content starts with
+        ("# G\n\n!!! note\n    Title\n    -----\n    body\n", ["G", "Title"], []),
+        # Windows line ends
+        ('# G\r\n\r\n=== "Py"\r\n\r\n    First.\r\n\r\n    Second.\r\n', ["G"], []),
+    ],
+)
+def test_an_admonition_s_content_ends_where_its_indentation_does(text, headings, literal):
+    document = parse_text("docs/page.md", text)
+    assert [heading.title for heading in document.headings] == headings
+    assert document.literal == literal
+
+
+def test_a_line_like_an_admonition_s_is_read_in_time_linear_in_its_length():
+    def seconds(size: int) -> float:
+        text = "# Notes\n\n" + ("!!! note " + "a" * 60 + " " * size + "x\n\n") * 4
+        return fastest_seconds(lambda: parse_text("docs/page.md", text), repeats=3)
+
+    assert grows_linearly(seconds, 5_000, 40_000, 20)
+
+
 def test_a_markdown_heading_s_attribute_list_is_not_part_of_its_title():
     """MkDocs' ``attr_list`` (FastAPI's docs give every heading an id this way), Pandoc and
     pulldown-cmark: ``{ #id .class }`` at a heading's end names it, and shows nothing."""

@@ -176,11 +176,13 @@ def test_the_page_description_is_read_as_text_and_attribute_references_as_their_
 def test_an_attribute_default_set_in_a_one_line_condition_shows_nothing_and_is_read_in_references():
     text = (
         "= Guide\nifndef::product[:product: Acme Server]\n:edition: free\n"
-        "ifndef::edition[:edition: never]\nifdef::note[Shown only with notes.]\n\n"
-        "Welcome to {product}, {edition} edition.\n"
+        "ifndef::edition[:edition: never]\nifndef::region,edition[:region: never]\n"
+        "ifdef::edition+product[:region: Europe]\n:product!:\nifdef::product[:product: never]\n"
+        "ifdef::note[Shown only with notes.]\n\n"
+        "Welcome to {region}, {edition} edition of {product}.\n"
     )
     document = read_asciidoc(text)
-    assert document.read_as[line_of(text, "Welcome")] == "Welcome to Acme Server, free edition."
+    assert document.read_as[line_of(text, "Welcome")] == "Welcome to Europe, free edition of {product}."
     assert {line_of(text, "ifndef::product"), line_of(text, "ifndef::edition")} <= document.markup
     assert document.read_as[line_of(text, "ifdef::note")] == "Shown only with notes."
 

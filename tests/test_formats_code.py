@@ -340,6 +340,8 @@ def test_a_rust_doc_comment_starts_the_heading_of_the_item_it_documents():
     starts = [(heading.title, heading.line) for heading in parse_text("src/arg.rs", source).headings]
     assert ("Arg", lines.index("/// A thing that holds.") + 1) in starts
     assert ("env", lines.index("    /// Reads the value from an environment variable.") + 1) in starts
+    inner = parse_text("src/lib.rs", "//! The crate's docs, not its first item's.\npub fn first() {}\n")
+    assert [(heading.title, heading.line) for heading in inner.headings] == [("src/lib.rs", 1), ("first", 2)]
     first = chunks_of("src/arg.rs", source, limit=40)[0]
     assert first.text.startswith("/// A thing that holds.") and "pub struct Arg" in first.text
     assert first.heading == "src/arg.rs > Arg"
@@ -359,12 +361,22 @@ def test_a_value_a_call_builds_around_a_function_defines_its_name(path):
 
         const router = express.Router();
         export const config = defineConfig({ plugins: [] });
+
+        function total(items) {
+          const doubled = items.map((item) => item * 2);
+          return doubled.length;
+        }
+
+        describe("refine", () => {
+          const checked = schema.refine((value) => value > 0);
+        });
         """
     )
     document = parse_text(path, source)
     declared = {name for names in document.definitions.values() for name in names}
-    assert declared == {"$ZodDefault", "Button"}
-    assert [heading.title for heading in document.headings if heading.level == 2] == ["$ZodDefault", "Button"]
+    assert declared == {"$ZodDefault", "Button", "total"}, "a value built in a body is no definition"
+    titles = [heading.title for heading in document.headings if heading.level == 2]
+    assert titles == ["$ZodDefault", "Button", "total"]
 
 
 def test_a_function_inside_a_function_is_part_of_it_not_a_heading():

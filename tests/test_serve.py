@@ -127,7 +127,8 @@ def test_search_takes_plural_filter_names_and_the_documented_singular_ones(readi
         ).json()
         assert hits and all(hit["path"].startswith(("cooking/", "gardening/")) for hit in hits), name
     both = reading_server.get(
-        "/search", params={"q": "python", "types": "txt", "type": "rst", "k": 10}
+        "/search",
+        params={"q": "sky", "mode": "keyword", "min_score": 0, "types": "txt", "type": "rst", "k": 10},
     ).json()
     assert {hit["path"].rsplit(".", 1)[-1] for hit in both} == {"txt", "rst"}
 

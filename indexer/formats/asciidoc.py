@@ -267,10 +267,25 @@ class _Reader:
         entry = _ATTRIBUTE_ENTRY.fullmatch(text)
         if entry is None:
             return text
-        holds = (directive.group(2).lower() in self.attributes) == (directive.group(1) == "ifdef")
-        if holds and not entry.group(1).startswith("!"):
-            self.attributes[entry.group(1).lower()] = visible_text(entry.group(2) or "", self.attributes)
+        if self._holds(directive.group(1), directive.group(2)):
+            self._set_attribute(entry.group(1), entry.group(2) or "")
         return ""
+
+    def _holds(self, kind: str, names: str) -> bool:
+        """Whether an ``ifdef`` (``kind``) or ``ifndef`` of ``names`` holds, as Asciidoctor reads
+        them: ``a,b`` any of them set (``ifndef``: none), ``a+b`` all of them (``ifndef``: not all)."""
+        every = "+" in names
+        found = [name.strip().lower() in self.attributes for name in re.split(r"[,+]", names)]
+        defined = all(found) if every else any(found)
+        return defined if kind == "ifdef" else not defined
+
+    def _set_attribute(self, name: str, value: str) -> None:
+        """Set attribute ``name`` to ``value`` as the page shows it; ``name!`` or ``!name`` unsets it."""
+        bare = name.strip("!").lower()
+        if name.startswith("!") or name.endswith("!"):
+            self.attributes.pop(bare, None)
+        else:
+            self.attributes[bare] = visible_text(value, self.attributes)
 
     def _delimiter(self, line: str) -> str | None:
         """The kind of block ``line`` delimits ('literal', 'comment', 'compound'), or None."""
@@ -356,8 +371,7 @@ class _Reader:
             last += 1
             value = value[:-1].rstrip() + " " + self.lines[last].strip()
         numbers = range(index + 1, last + 2)
-        if not name.startswith("!") and not name.endswith("!"):
-            self.attributes[name.lower()] = visible_text(value, self.attributes)
+        self._set_attribute(name, value)
         if name.lower() in READ_ATTRIBUTES and value.strip():
             self._read(index + 1, value)
             self.layout.markup.update(numbers[1:])

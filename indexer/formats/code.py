@@ -577,7 +577,9 @@ class _Outline:
             return False
         if node.type == "variable_declarator":
             value = node.child_by_field_name("value")
-            return value is not None and (_is_function(value) or _builds_from_function(value))
+            if value is None:
+                return False
+            return _is_function(value) or (_at_module_level(node) and _builds_from_function(value))
         return True
 
     def _outer(self, node: Node, known: set[int]) -> Node:
@@ -692,6 +694,8 @@ class _Outline:
         """Mark the rows of a comment or attribute that stands alone on its lines. A node that ends
         at the start of a row ends on the row before: Rust's doc comment (``///``) holds its line's
         end, so tree-sitter ends it at the first column of the item it documents."""
+        if any(child.type == "inner_doc_comment_marker" for child in node.children):
+            return  # Rust's `//!` documents the module or item it is in, not the item after it
         end, column = node.end_point
         if column == 0 and end > node.start_point[0]:
             end, column = end - 1, len(self.lines[end - 1].encode("utf-8", "surrogatepass"))
@@ -788,17 +792,28 @@ def _is_function(node: Node) -> bool:
 def _builds_from_function(value: Node) -> bool:
     """Whether ``value`` is a call given a function or class, directly or through the calls it is
     given (``memo(forwardRef((props, ref) => ...))``), the value's own type assertions aside."""
-    calls = [value]
-    while calls:
-        node = calls.pop()
+    waiting = [value]  # the value, and the arguments of the calls found so far
+    while waiting:
+        node = waiting.pop()
         while node.type in _VALUE_WRAPPERS and node.named_children:
             node = node.named_children[0]
         arguments = node.child_by_field_name("arguments") if node.type == "call_expression" else None
         for argument in arguments.named_children if arguments is not None else ():
             if _is_function(argument):
                 return True
-            calls.append(argument)
+            waiting.append(argument)
     return False
+
+
+def _at_module_level(declarator: Node) -> bool:
+    """Whether a variable is declared at a module's top (exported or not): a module's own names,
+    where a value built around a function is one of its definitions. Inside a function or a test's
+    callback, ``const doubled = items.map((x) => x * 2)`` is a step of its body."""
+    declaration = declarator.parent
+    holder = declaration.parent if declaration is not None else None
+    if holder is not None and holder.type == "export_statement":
+        holder = holder.parent
+    return holder is not None and holder.type == "program"
 
 
 def _has_body(node: Node) -> bool:

@@ -88,15 +88,15 @@ _LISTED_MEMBER = re.compile(r"[ \t]{0,64}-[ \t]{1,8}(?P<name>[\w.]{1,256})[ \t]*
 #: MkDocs pages write for what reStructuredText writes as directives.
 _ADMONITION = re.compile(
     r"[ \t]{0,3}(?:!!!|\?\?\?\+?)[ \t]+(?P<name>[\w-]{1,64})"
-    r"[^\"\n]{0,256}?(?:\"(?P<title>[^\"\n]{0,512})\")?[ \t]*"
+    r"[^\"\n]{0,256}?(?:\"(?P<title>[^\"\n]{0,512})\")?"
 )
 _BLOCK = re.compile(r"[ \t]{0,3}/{3,64}[ \t]*(?P<name>[\w-]{0,64})[ \t]*(?:\|[ \t]*(?P<title>.{0,512}))?")
 #: A content tab of PyMdown Extensions (``=== "Python"``, ``===+ "Output"``): its content is
 #: indented under it, as an admonition's is.
-_TAB = re.compile(r"[ \t]{0,3}===[!+]?[ \t]+\"(?P<title>[^\"\n]{0,512})\"[ \t]*")
+_TAB = re.compile(r"[ \t]{0,3}===[!+]?[ \t]+\"(?P<title>[^\"\n]{0,512})\"")
 #: How far an admonition's or a tab's content is indented under its line (Python-Markdown's tab
 #: length), and the fence that opens a fenced code block, in which no such line opens anything.
-BODY_INDENT = 4
+_BODY_INDENT = 4
 _OPENING_FENCE = re.compile(r"[ \t]{0,3}(?P<marks>`{3,64}|~{3,64})")
 #: Admonition types whose title, when none is given, is their name (reStructuredText's, and those
 #: of MkDocs' Material theme).
@@ -349,9 +349,9 @@ def _directive_lines(document: Document) -> dict[int, tuple[str, ...]]:
                 pieces[options] = (f"`{member['name']}`",) if member else ()
         elif _COLON_FENCE.fullmatch(line):
             pieces[number] = ()
-        elif tab := _TAB.fullmatch(line):
+        elif tab := _TAB.fullmatch(line.rstrip()):
             pieces[number] = (tab["title"].strip(),) if tab["title"].strip() else ()
-        elif found := _ADMONITION.fullmatch(line) or _BLOCK.fullmatch(line):
+        elif found := _ADMONITION.fullmatch(line.rstrip()) or _BLOCK.fullmatch(line):
             name, title = found["name"].lower(), found["title"]
             shown = title if title is not None else name.capitalize() if name in ADMONITION_TYPES else ""
             pieces[number] = (shown.strip(),) if shown.strip() and name != "html" else ()
@@ -428,28 +428,41 @@ def _bodies_dedented(text: str) -> str:
     """``text`` with the content of each admonition and content tab (the lines indented under its
     line, and the blank lines among them) moved left to where that line starts, as Python-Markdown
     and PyMdown Extensions read it: CommonMark alone reads such content past its first paragraph as
-    an indented code block, and its fences and headings as code. Every line keeps its number. No
-    such line opens content inside a fenced code block: a page showing the syntax keeps it as code."""
+    an indented code block, and its fences and headings as code. The line that opens the content
+    is read as a blank line, so it is no part of the content's first paragraph (or title). Every
+    line keeps its number. No such line opens content inside a fenced code block, so a page showing
+    the syntax keeps it as code; a fence the content opened ends with it."""
     lines = text.split("\n")
     depth = 0  # the admonitions and tabs the line is in
-    fence = ""  # the marks of the fence that opened the code block the line is in
+    fence, fence_depth, fence_line = "", 0, 0  # the marks, depth and line of the fence the line is in
     for number, line in enumerate(lines):
         if not line.strip():
             continue
         written = line[: len(line) - len(line.lstrip(" \t"))]
-        indent = len(written.expandtabs(BODY_INDENT))
-        depth = min(depth, indent // BODY_INDENT)
+        indent = len(written.expandtabs(_BODY_INDENT))
+        depth = min(depth, indent // _BODY_INDENT)
+        if fence and depth < fence_depth:  # content that ends with its fence open: no fence, as
+            fence, lines[fence_line] = "", ""  # its own parse reads it (the lines after it as text)
         if depth:
-            line = " " * (indent - BODY_INDENT * depth) + line.lstrip(" \t")
+            line = " " * (indent - _BODY_INDENT * depth) + line.lstrip(" \t")
             lines[number] = line
         if fence:
             closing = line.strip()
             fence = "" if closing.startswith(fence) and set(closing) == {fence[0]} else fence
         elif opening := _OPENING_FENCE.match(line):
-            fence = opening["marks"]
-        elif _ADMONITION.fullmatch(line) or _TAB.fullmatch(line):
+            fence, fence_depth, fence_line = opening["marks"], depth, number
+        elif _opens_content(line):
             depth += 1
+            lines[number] = ""
     return "\n".join(lines)
+
+
+def _opens_content(line: str) -> bool:
+    """Whether ``line`` is an admonition's or a content tab's, whose content is indented under it."""
+    start = line.lstrip(" \t")[:3]
+    return start in ("!!!", "???", "===") and bool(
+        _ADMONITION.fullmatch(line.rstrip()) or _TAB.fullmatch(line.rstrip())
+    )
 
 
 def _is_fence(line: str) -> bool:
