@@ -98,7 +98,7 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: declarations (:func:`indexer.formats.preprocessor.without_macros`); 36: Rust's doc comments
 #: start the heading of the item they document, and a value a call builds around a function
 #: (``memo(...)``, a factory) defines its name (:mod:`indexer.formats.code`); 37: a chunk is headed
-#: by the section it opens (:func:`_chunk_path`), and a Markdown admonition's and content tab's
+#: by where most of its text lies (:func:`_chunk_path`), and a Markdown admonition's and content tab's
 #: indented content is read as text, not as an indented code block, and an AsciiDoc attribute set
 #: in a one-line ``ifndef`` is read where it is referred to, the line itself showing nothing
 CHUNKER_VERSION = 37

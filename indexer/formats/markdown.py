@@ -431,7 +431,8 @@ def _bodies_dedented(text: str) -> str:
     an indented code block, and its fences and headings as code. The line that opens the content
     is read as a blank line, so it is no part of the content's first paragraph (or title). Every
     line keeps its number. No such line opens content inside a fenced code block, so a page showing
-    the syntax keeps it as code; a fence the content opened ends with it."""
+    the syntax keeps it as code; a fence the content opens and leaves open is none, as the
+    extension's own parse of the content reads it."""
     lines = text.split("\n")
     depth = 0  # the admonitions and tabs the line is in
     fence, fence_depth, fence_line = "", 0, 0  # the marks, depth and line of the fence the line is in
