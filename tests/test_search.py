@@ -60,7 +60,13 @@ from indexer.search.name_rules import (
     version_entries_first,
     version_owners,
 )
-from indexer.search.order_rules import FUSED_RANK_WEIGHT, RULE_WINDOW, code_before_tests, reranked_order
+from indexer.search.order_rules import (
+    FUSED_RANK_WEIGHT,
+    RULE_WINDOW,
+    code_before_tests,
+    older_versions,
+    reranked_order,
+)
 from indexer.search.query import MAX_REPEATS, Query, keyword_terms, keyword_words
 from indexer.search.run import CANDIDATE_DEPTH, NO_FILTER, Found, judged_on_both
 
@@ -1382,6 +1388,68 @@ def test_a_question_naming_a_version_finds_that_versions_entry_first(any_index, 
     assert owned[0].heading.endswith("2.9.0 (2024)") and owned[0].score >= NAMED_PAGE_SCORE, owned[0]
     others = [hit for hit in everything if not hit.heading.split(" > ")[-1].startswith("2.9.0")]
     assert others and all(hit.score < everything[0].score for hit in others), [h.score for h in everything]
+
+
+def write_versioned_docs(folder: Path) -> None:
+    """Three versions of a flags page kept side by side, the oldest saying most about environment
+    variables, and code in an ``api/v1`` folder beside an ``api/v2`` one, both in use."""
+    for version, times in (("v1", 6), ("v2", 4), ("v3", 2)):
+        environment = " ".join(["A flag reads its value from an environment variable."] * times)
+        write(folder / "docs" / version / "flags.md", f"# Flags ({version})\n\n{environment}\n")
+    for version in ("v1", "v2"):
+        write(
+            folder / "api" / version / "env.py",
+            f'def read_environment(name):\n    """Read a flag\'s environment variable ({version})."""\n',
+        )
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_an_older_version_s_page_goes_after_the_newest_unless_the_question_names_it(tmp_path, mode):
+    folder = tmp_path / "project"
+    write_versioned_docs(folder)
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        question = "read a flag value from an environment variable"
+        found = [hit.path for hit in index.search(question, k=10, mode=mode, min_score=0)]
+        asked = f"{question} in version 1"
+        named = [hit.path for hit in index.search(asked, k=10, mode="keyword", min_score=0)]
+    # asked about version 1, the order is the keyword evidence's: v1's page holds the words most
+    assert named.index("docs/v1/flags.md") < named.index("docs/v3/flags.md")
+    assert [path for path in found if path.startswith("docs/")][0] == "docs/v3/flags.md"
+
+
+def test_only_an_older_copy_of_a_page_found_with_its_newer_one_counts_and_never_source_code():
+    def older(paths: list[str], question: str, roots: tuple[str, ...] = ("/root",)) -> list[str]:
+        chunks = {
+            number: StoredChunk(number, roots[number % len(roots)], path, 1, 2, "", "text")
+            for number, path in enumerate(paths)
+        }
+        return sorted(chunks[number].path for number in older_versions(list(chunks), chunks, question))
+
+    docs = ["docs/v1/flags.md", "api/v1/env.py", "docs/v3/flags.md", "guide.md", "api/v2/env.py"]
+    assert older(docs, "read a flag from the environment") == ["docs/v1/flags.md"]
+    assert older(docs, "flags in version 1") == [] == older(docs, "flags in v1.x")
+    # a page only the older version holds (a feature since removed) is no copy
+    assert older(["docs/v1/xml-loader.md", "docs/v2/intro.md"], "the xml loader") == []
+    # Docusaurus's ``version-v3.x``; two projects in two roots are not versions of each other
+    assert older(["site/version-v2.x/a.md", "site/version-v3.x/a.md"], "a") == ["site/version-v2.x/a.md"]
+    assert older(["docs/v1/retry.md", "docs/v3/retry.md"], "retry", roots=("/a", "/b")) == []
+    # a number that starts every version found names none of them
+    scaling = ["docs/2.18/scaling.md", "docs/2.21/scaling.md"]
+    assert older(scaling, "keep at least 2 replicas") == ["docs/2.18/scaling.md"]
+    assert older(scaling, "replicas in 2.18") == []
+
+
+def test_an_older_version_s_page_alone_keeps_its_place_and_lifts_no_score(tmp_path):
+    folder = tmp_path / "project"
+    write(folder / "docs" / "v1" / "xml-loader.md", "# XML loader\n\nThe XML config loader reads settings.\n")
+    write(folder / "docs" / "v2" / "intro.md", "# Introduction\n\nWelcome to the project.\n")
+    write(folder / "docs" / "v2" / "flags.md", "# Flags\n\nFlags are read from the command line.\n")
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        hits = index.search("how does the XML config loader read settings", k=5, mode="keyword")
+    assert [hit.path for hit in hits][:1] == ["docs/v1/xml-loader.md"]
+    assert all(hit.score < hits[0].score for hit in hits[1:])
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -1,8 +1,9 @@
 """The rules that reorder the fused list by what chunks are, not by their evidence: the best keyword
 match kept among the first hits (:func:`with_keyword_best`), lists of names after the pages a
 question is about (:func:`lists_last`), the code a test calls before the test
-(:func:`code_before_tests`), a one-word lookup answered by the chunks that hold its word
-(:func:`looked_up_first`), and the re-ranker's order (:func:`reranked_order`).
+(:func:`code_before_tests`), an older version's copy of a page found with the newest
+(:func:`older_versions`, put after as lists are), a one-word lookup answered by the chunks that
+hold its word (:func:`looked_up_first`), and the re-ranker's order (:func:`reranked_order`).
 
 Apart from the search that applies them (:mod:`indexer.search.run`): each is a function of an order
 and what the chunks declare, read over a fixed window (:data:`RULE_WINDOW`) so that none depends on
@@ -14,10 +15,12 @@ from __future__ import annotations
 import math
 import re
 
+from indexer.formats import is_source_code
 from indexer.records import HEADING_SEPARATOR, StoredChunk
 from indexer.search import calibration
 from indexer.search.calibration import DEFAULT_MIN_SCORE
 from indexer.search.evidence import REFERENCE_RANK, Evidence, KeywordScores
+from indexer.search.name_rules import Version, asked_versions
 
 #: How much a candidate's fused rank counts against the cross-encoder's logit when re-ranking: the
 #: candidates are ordered by ``logit - FUSED_RANK_WEIGHT * ln(fused rank)``, so the cross-encoder
@@ -39,6 +42,13 @@ LOOKUP_HITS = 3
 TEST_WORDS = frozenset("test tests tested testing".split())
 #: A name as code spells it, in a test's text.
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
+#: A folder named as a version of the documents it holds, where a project keeps its docs' versions
+#: side by side: ``v2``, ``v1.5``, ``version-2.0`` and ``version-v3.x`` (Docusaurus), ``2.x``,
+#: ``1.4``; not a bare number (``2024/``, ``3/``), which names years and parts as often.
+_VERSION_FOLDER = re.compile(
+    r"(?:version[-_]?v?|v)(\d{1,9}(?:\.\d{1,9}){0,3})(?:\.x)?|(\d{1,9}(?:\.\d{1,9}){1,3})|(\d{1,9})\.x",
+    re.IGNORECASE,
+)
 
 
 def reranked_order(candidates: list[int], probability: dict[int, float]) -> list[int]:
@@ -113,6 +123,67 @@ def code_before_tests(order: list[int], chunks: dict[int, StoredChunk], words: s
         if subject is not None:
             rank[subject] = place
     return sorted(rank, key=rank.__getitem__) + tests + order[RULE_WINDOW:]
+
+
+def older_versions(window: list[int], chunks: dict[int, StoredChunk], question: str) -> set[int]:
+    """The chunks of ``window`` that are an older version's copy of a page whose newer version is in
+    ``window`` too: the same file under a folder named as a newer version beside its own
+    (:func:`version_folder`; ``docs/v1/flags.md`` and ``docs/v3/flags.md``). A project that keeps
+    its docs' versions side by side says the same thing in each, and a question that names no
+    version is about the newest; the search puts them after the others and lets them judge nothing,
+    as it does lists of names. None when the question names some of the versions found (``in v2``,
+    ``2.0``, ``Jest 27``). Source code is never such a copy (``api/v1`` and ``api/v2`` both run),
+    and a page only an older version holds stays where its evidence puts it."""
+    placed = {
+        chunk_id: found
+        for chunk_id in window
+        if chunk_id in chunks
+        and not is_source_code(chunks[chunk_id].path)
+        and (found := version_folder(chunks[chunk_id].path))
+    }
+    newest: dict[tuple[str, str, str], Version] = {}
+    for chunk_id, (parent, version, page) in placed.items():
+        key = (chunks[chunk_id].root, parent, page)
+        newest[key] = max(newest.get(key, version), version)
+    older = {
+        chunk_id
+        for chunk_id, (parent, version, page) in placed.items()
+        if version < newest[(chunks[chunk_id].root, parent, page)]
+    }
+    if older and _names_version(question, {version for _, version, _ in placed.values()}):
+        return set()
+    return older
+
+
+def version_folder(path: str) -> tuple[str, Version, str] | None:
+    """The first folder of ``path`` named as a version (:data:`_VERSION_FOLDER`): the folder it lies
+    in, its version, and the path under it (``docs``, ``(2,)``, ``flags.md`` of
+    ``docs/v2/flags.md``), or None."""
+    parts = path.split("/")
+    for place, folder in enumerate(parts[:-1]):
+        if found := _VERSION_FOLDER.fullmatch(folder):
+            number = next(group for group in found.groups() if group)
+            version = tuple(int(part) for part in number.split("."))
+            return "/".join(parts[:place]), version, "/".join(parts[place + 1 :])
+    return None
+
+
+def _names_version(question: str, versions: set[Version]) -> bool:
+    """Whether ``question`` names some of ``versions``, not all: by their number, its start, or a
+    longer number that starts with it (``v2``, ``v2.x``, ``2.0`` for ``v2``, ``27`` of ``Jest 27``
+    for ``version-27.x``). A number that starts every one of them names none (the ``2`` of ``keep
+    at least 2 replicas`` beside ``2.18`` to ``2.21``)."""
+    asked = set(asked_versions(question))
+    for token in question.split():
+        word = token.strip("()[]{}\"'`,;:!?.").lower().removesuffix("'s").rsplit("@", 1)[-1]
+        word = word.removeprefix("version-").removeprefix("v").removesuffix(".x")
+        if all(part.isdecimal() and len(part) <= 9 for part in word.split(".")):
+            asked.add(tuple(int(part) for part in word.split(".")))
+    for named in asked:
+        picked = [v for v in versions if v[: len(named)] == named or named[: len(v)] == v]
+        if picked and len(picked) < len(versions):
+            return True
+    return False
 
 
 def exercised_by(chunk: StoredChunk, called: set[str]) -> bool:

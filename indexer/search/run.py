@@ -17,7 +17,10 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
    notes, a glossary, as the page declares them) go after the others, unless the question asks
    for such a list. **Tests after the code** (:func:`code_before_tests`): there too, the code a test
    calls takes the test's place and the tests go after the rest, unless the question asks for
-   tests.
+   tests. **The newest version first** (:func:`older_versions`): an older version's copy of a page
+   whose newer copy is among those hits too (``docs/v1/flags.md`` beside ``docs/v3/flags.md``,
+   ``versioned_docs/version-2.0/...``) counts as a list of names does, here and in the scores,
+   unless the question names a version.
 4. **What documents declare**: a question that is one name (``Path``, ``std::io::Stdout``) puts first
    the chunks of the pages named after it or declaring it (:func:`named_first`), in every mode:
    where a name is defined is what a page declares, not a word's statistics, so vector mode reads
@@ -116,6 +119,7 @@ from indexer.search.order_rules import (
     code_before_tests,
     lists_last,
     looked_up_first,
+    older_versions,
     reranked_order,
     with_keyword_best,
 )
@@ -263,6 +267,7 @@ class Found:
         chunks = store.chunks_by_ids(order[:RULE_WINDOW])
         words = set(keyword_words(query.text))
         lists = {chunk_id for chunk_id, chunk in chunks.items() if lists_names(chunk, words)}
+        lists |= older_versions(order[:RULE_WINDOW], chunks, query.text)
         order = code_before_tests(lists_last(order, lists), chunks, words)
         named: frozenset[int] = frozenset()
         names = asked_names(query.text)
@@ -297,7 +302,8 @@ class Found:
         return cls(mode, order, vector_scores, keyword, ranking, chunks, named, looked_up, frozenset(lists))
 
     def evidence(self) -> list[Evidence]:
-        """Each hit's :class:`Evidence`, in the answer's order, the lists of names marked."""
+        """Each hit's :class:`Evidence`, in the answer's order, the lists of names (and older
+        versions' copies) marked."""
         if self.mode == "vector":
             found = hit_evidence(self.mode, self.order, self.vector, {}, self.ranking)
         elif self.mode == "hybrid":
