@@ -448,8 +448,7 @@ def _bodies_dedented(text: str) -> str:
             line = " " * (indent - _BODY_INDENT * depth) + line.lstrip(" \t")
             lines[number] = line
         if fence:
-            closing = line.strip()
-            fence = "" if closing.startswith(fence) and set(closing) == {fence[0]} else fence
+            fence = "" if _is_fence(line) and line.strip().startswith(fence) else fence
         elif opening := _OPENING_FENCE.match(line):
             fence, fence_depth, fence_line = opening["marks"], depth, number
         elif _opens_content(line):
