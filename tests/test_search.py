@@ -64,7 +64,7 @@ from indexer.search.order_rules import (
     FUSED_RANK_WEIGHT,
     RULE_WINDOW,
     code_before_tests,
-    older_versions,
+    other_versions,
     reranked_order,
 )
 from indexer.search.query import MAX_REPEATS, Query, keyword_terms, keyword_words
@@ -1418,26 +1418,28 @@ def test_an_older_version_s_page_goes_after_the_newest_unless_the_question_names
     assert [path for path in found if path.startswith("docs/")][0] == "docs/v3/flags.md"
 
 
-def test_only_an_older_copy_of_a_page_found_with_its_newer_one_counts_and_never_source_code():
-    def older(paths: list[str], question: str, roots: tuple[str, ...] = ("/root",)) -> list[str]:
+def test_only_a_copy_found_with_the_version_asked_for_counts_and_never_source_code():
+    def others(paths: list[str], question: str, roots: tuple[str, ...] = ("/root",)) -> list[str]:
         chunks = {
             number: StoredChunk(number, roots[number % len(roots)], path, 1, 2, "", "text")
             for number, path in enumerate(paths)
         }
-        return sorted(chunks[number].path for number in older_versions(list(chunks), chunks, question))
+        return sorted(chunks[number].path for number in other_versions(list(chunks), chunks, question))
 
     docs = ["docs/v1/flags.md", "api/v1/env.py", "docs/v3/flags.md", "guide.md", "api/v2/env.py"]
-    assert older(docs, "read a flag from the environment") == ["docs/v1/flags.md"]
-    assert older(docs, "flags in version 1") == [] == older(docs, "flags in v1.x")
+    assert others(docs, "read a flag from the environment") == ["docs/v1/flags.md"]
+    # a question that names a version asks for its copy: the others go after it
+    assert others(docs, "flags in version 1") == ["docs/v3/flags.md"] == others(docs, "flags in v1.x")
     # a page only the older version holds (a feature since removed) is no copy
-    assert older(["docs/v1/xml-loader.md", "docs/v2/intro.md"], "the xml loader") == []
+    assert others(["docs/v1/xml-loader.md", "docs/v2/intro.md"], "the xml loader") == []
     # Docusaurus's ``version-v3.x``; two projects in two roots are not versions of each other
-    assert older(["site/version-v2.x/a.md", "site/version-v3.x/a.md"], "a") == ["site/version-v2.x/a.md"]
-    assert older(["docs/v1/retry.md", "docs/v3/retry.md"], "retry", roots=("/a", "/b")) == []
+    assert others(["site/version-v2.x/a.md", "site/version-v3.x/a.md"], "a") == ["site/version-v2.x/a.md"]
+    assert others(["docs/v1/retry.md", "docs/v3/retry.md"], "retry", roots=("/a", "/b")) == []
     # a number that starts every version found names none of them
     scaling = ["docs/2.18/scaling.md", "docs/2.21/scaling.md"]
-    assert older(scaling, "keep at least 2 replicas") == ["docs/2.18/scaling.md"]
-    assert older(scaling, "replicas in 2.18") == []
+    assert others(scaling, "keep at least 2 replicas") == ["docs/2.18/scaling.md"]
+    assert others(scaling, "replicas in 2.18") == ["docs/2.21/scaling.md"]
+    assert others(scaling, "replicas in 2.19") == [], "no copy of 2.19 among them"
 
 
 def test_an_older_version_s_page_alone_keeps_its_place_and_lifts_no_score(tmp_path):

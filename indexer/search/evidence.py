@@ -66,9 +66,9 @@ class Evidence:
       them at once says only as much as it goes beyond what the collection gives the question's
       non-answers (0 in the other modes);
     - ``listed``: it is a chunk of a page that lists names, which the question does not ask for
-      (an index, a changelog, release notes: :func:`indexer.search.name_rules.lists_names`), or an
-      older version's copy of a page found with its newer one
-      (:func:`indexer.search.order_rules.older_versions`). No map reads it; it says which hits
+      (an index, a changelog, release notes: :func:`indexer.search.name_rules.lists_names`), or a
+      page's copy in another version than the one asked for, found with that one
+      (:func:`indexer.search.order_rules.other_versions`). No map reads it; it says which hits
       may judge the whole answer (:class:`ModeCalibration`)."""
 
     strength: float

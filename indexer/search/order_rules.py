@@ -1,8 +1,8 @@
 """The rules that reorder the fused list by what chunks are, not by their evidence: the best keyword
 match kept among the first hits (:func:`with_keyword_best`), lists of names after the pages a
 question is about (:func:`lists_last`), the code a test calls before the test
-(:func:`code_before_tests`), an older version's copy of a page found with the newest
-(:func:`older_versions`, put after as lists are), a one-word lookup answered by the chunks that
+(:func:`code_before_tests`), a page's copies in other versions than the one asked for
+(:func:`other_versions`, put after as lists are), a one-word lookup answered by the chunks that
 hold its word (:func:`looked_up_first`), and the re-ranker's order (:func:`reranked_order`).
 
 Apart from the search that applies them (:mod:`indexer.search.run`): each is a function of an order
@@ -125,15 +125,16 @@ def code_before_tests(order: list[int], chunks: dict[int, StoredChunk], words: s
     return sorted(rank, key=rank.__getitem__) + tests + order[RULE_WINDOW:]
 
 
-def older_versions(window: list[int], chunks: dict[int, StoredChunk], question: str) -> set[int]:
-    """The chunks of ``window`` that are an older version's copy of a page whose newer version is in
-    ``window`` too: the same file under a folder named as a newer version beside its own
-    (:func:`version_folder`; ``docs/v1/flags.md`` and ``docs/v3/flags.md``). A project that keeps
-    its docs' versions side by side says the same thing in each, and a question that names no
-    version is about the newest; the search puts them after the others and lets them judge nothing,
-    as it does lists of names. None when the question names some of the versions found (``in v2``,
-    ``2.0``, ``Jest 27``). Source code is never such a copy (``api/v1`` and ``api/v2`` both run),
-    and a page only an older version holds stays where its evidence puts it."""
+def other_versions(window: list[int], chunks: dict[int, StoredChunk], question: str) -> set[int]:
+    """The chunks of ``window`` that are a copy of a page in another version than the one asked for,
+    where that version's copy is in ``window`` too: the same file under a folder named as another
+    version beside its own (:func:`version_folder`; ``docs/v1/flags.md`` and ``docs/v3/flags.md``),
+    in the same root. The version asked for is the one the question names (``in v2``, ``2.0``,
+    ``Jest 27``), else the newest. A project that keeps its docs' versions side by side says the
+    same thing in each; the search puts the other copies after the others and lets them judge
+    nothing, as it does lists of names. Source code is never such a copy (``api/v1`` and ``api/v2``
+    both run), and a page no copy of the version asked for stands beside stays where its evidence
+    puts it."""
     placed = {
         chunk_id: found
         for chunk_id in window
@@ -141,18 +142,19 @@ def older_versions(window: list[int], chunks: dict[int, StoredChunk], question: 
         and not is_source_code(chunks[chunk_id].path)
         and (found := version_folder(chunks[chunk_id].path))
     }
-    newest: dict[tuple[str, str, str], Version] = {}
+    named = _named_versions(question, {version for _, version, _ in placed.values()})
+    if named is None:
+        return set()
+    chosen: dict[tuple[str, str, str], Version] = {}  # the version asked for of each page found
     for chunk_id, (parent, version, page) in placed.items():
         key = (chunks[chunk_id].root, parent, page)
-        newest[key] = max(newest.get(key, version), version)
-    older = {
+        if not named or any(_starts(version, name) for name in named):
+            chosen[key] = max(chosen.get(key, version), version)
+    return {
         chunk_id
         for chunk_id, (parent, version, page) in placed.items()
-        if version < newest[(chunks[chunk_id].root, parent, page)]
+        if (key := (chunks[chunk_id].root, parent, page)) in chosen and version != chosen[key]
     }
-    if older and _names_version(question, {version for _, version, _ in placed.values()}):
-        return set()
-    return older
 
 
 def version_folder(path: str) -> tuple[str, Version, str] | None:
@@ -168,22 +170,33 @@ def version_folder(path: str) -> tuple[str, Version, str] | None:
     return None
 
 
-def _names_version(question: str, versions: set[Version]) -> bool:
-    """Whether ``question`` names some of ``versions``, not all: by their number, its start, or a
-    longer number that starts with it (``v2``, ``v2.x``, ``2.0`` for ``v2``, ``27`` of ``Jest 27``
+def _named_versions(question: str, versions: set[Version]) -> set[Version] | None:
+    """The numbers in ``question`` that name some of ``versions``, not all: a version, its start, or
+    a longer number that starts with it (``v2``, ``v2.x``, ``2.0`` for ``v2``, ``27`` of ``Jest 27``
     for ``version-27.x``). A number that starts every one of them names none (the ``2`` of ``keep
-    at least 2 replicas`` beside ``2.18`` to ``2.21``)."""
-    asked = set(asked_versions(question))
+    at least 2 replicas`` beside ``2.18`` to ``2.21``). None when the question spells out a version
+    (``2.19``, ``v4``, ``version 3``) that is none of them: it asks for one these hits do not hold."""
+    spelled = set(asked_versions(question))
+    numbers: set[Version] = set()
     for token in question.split():
         word = token.strip("()[]{}\"'`,;:!?.").lower().removesuffix("'s").rsplit("@", 1)[-1]
-        word = word.removeprefix("version-").removeprefix("v").removesuffix(".x")
-        if all(part.isdecimal() and len(part) <= 9 for part in word.split(".")):
-            asked.add(tuple(int(part) for part in word.split(".")))
-    for named in asked:
-        picked = [v for v in versions if v[: len(named)] == named or named[: len(v)] == v]
+        bare = word.removeprefix("version-").removeprefix("v").removesuffix(".x")
+        if all(part.isdecimal() and len(part) <= 9 for part in bare.split(".")):
+            number = tuple(int(part) for part in bare.split("."))
+            (spelled if bare != word or "." in bare else numbers).add(number)
+    named: set[Version] = set()
+    for number in spelled | numbers:
+        picked = [version for version in versions if _starts(version, number)]
         if picked and len(picked) < len(versions):
-            return True
-    return False
+            named.add(number)
+    if not named and any(not any(_starts(version, number) for version in versions) for number in spelled):
+        return None
+    return named
+
+
+def _starts(version: Version, number: Version) -> bool:
+    """Whether ``number``, as a question spells it, names ``version``: one starts the other."""
+    return version[: len(number)] == number or number[: len(version)] == version
 
 
 def exercised_by(chunk: StoredChunk, called: set[str]) -> bool:

@@ -17,10 +17,10 @@ The pipeline of one search (:func:`search`, :meth:`Found.search`, :meth:`Found.s
    notes, a glossary, as the page declares them) go after the others, unless the question asks
    for such a list. **Tests after the code** (:func:`code_before_tests`): there too, the code a test
    calls takes the test's place and the tests go after the rest, unless the question asks for
-   tests. **The newest version first** (:func:`older_versions`): an older version's copy of a page
-   whose newer copy is among those hits too (``docs/v1/flags.md`` beside ``docs/v3/flags.md``,
-   ``versioned_docs/version-2.0/...``) counts as a list of names does, here and in the scores,
-   unless the question names a version.
+   tests. **The version asked for first** (:func:`other_versions`): a page's copy in another
+   version than the one the question names, else the newest, counts as a list of names does, here
+   and in the scores, where that version's copy is among those hits too (``docs/v1/flags.md``
+   beside ``docs/v3/flags.md``, ``versioned_docs/version-2.0/...``).
 4. **What documents declare**: a question that is one name (``Path``, ``std::io::Stdout``) puts first
    the chunks of the pages named after it or declaring it (:func:`named_first`), in every mode:
    where a name is defined is what a page declares, not a word's statistics, so vector mode reads
@@ -119,7 +119,7 @@ from indexer.search.order_rules import (
     code_before_tests,
     lists_last,
     looked_up_first,
-    older_versions,
+    other_versions,
     reranked_order,
     with_keyword_best,
 )
@@ -267,7 +267,7 @@ class Found:
         chunks = store.chunks_by_ids(order[:RULE_WINDOW])
         words = set(keyword_words(query.text))
         lists = {chunk_id for chunk_id, chunk in chunks.items() if lists_names(chunk, words)}
-        lists |= older_versions(order[:RULE_WINDOW], chunks, query.text)
+        lists |= other_versions(order[:RULE_WINDOW], chunks, query.text)
         order = code_before_tests(lists_last(order, lists), chunks, words)
         named: frozenset[int] = frozenset()
         names = asked_names(query.text)
