@@ -152,7 +152,7 @@ _DOTTED_VERSION = re.compile(r"v?(\d{1,9}(?:\.\d{1,9})+)" + _PRE_RELEASE, re.IGN
 #: Words after which a bare number is a version (``version 11``, ``release 3``).
 _VERSION_WORDS = frozenset({"version", "release", "v"})
 #: What may surround a version in a question (``(3.0)``, ``3.0?``, ``"2.3",``).
-_AROUND_VERSION = "()[]{}\"'`,;:!?"
+AROUND_VERSION = "()[]{}\"'`,;:!?"
 _TITLE_PUNCTUATION = re.compile(r"[^\w]+")
 
 
@@ -187,7 +187,7 @@ def asked_versions(text: str) -> set[Version]:
     versions: set[Version] = set()
     before = ""
     for token in text.split():
-        word = token.strip(_AROUND_VERSION).removesuffix(".")
+        word = token.strip(AROUND_VERSION).removesuffix(".")
         version = _word_version(word)
         if version:
             versions.add(version)
@@ -204,7 +204,7 @@ def version_owners(text: str) -> set[str]:
     owners: set[str] = set()
     before = ""
     for token in text.split():
-        word = token.strip(_AROUND_VERSION).removesuffix(".")
+        word = token.strip(AROUND_VERSION).removesuffix(".")
         if _word_version(word) and before.isalpha():
             if before not in _VERSION_WORDS and before not in STOPWORDS:
                 owners.add(before)

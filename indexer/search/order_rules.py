@@ -20,7 +20,7 @@ from indexer.records import HEADING_SEPARATOR, StoredChunk
 from indexer.search import calibration
 from indexer.search.calibration import DEFAULT_MIN_SCORE
 from indexer.search.evidence import REFERENCE_RANK, Evidence, KeywordScores
-from indexer.search.name_rules import Version, asked_versions
+from indexer.search.name_rules import AROUND_VERSION, Version, asked_versions
 
 #: How much a candidate's fused rank counts against the cross-encoder's logit when re-ranking: the
 #: candidates are ordered by ``logit - FUSED_RANK_WEIGHT * ln(fused rank)``, so the cross-encoder
@@ -179,7 +179,7 @@ def _named_versions(question: str, versions: set[Version]) -> set[Version] | Non
     spelled = set(asked_versions(question))
     numbers: set[Version] = set()
     for token in question.split():
-        word = token.strip("()[]{}\"'`,;:!?.").lower().removesuffix("'s").rsplit("@", 1)[-1]
+        word = token.strip(AROUND_VERSION + ".").lower().removesuffix("'s").rsplit("@", 1)[-1]
         bare = word.removeprefix("version-").removeprefix("v").removesuffix(".x")
         if all(part.isdecimal() and len(part) <= 9 for part in bare.split(".")):
             number = tuple(int(part) for part in bare.split("."))
