@@ -29,8 +29,8 @@ from indexer.search.query import STOPWORDS
 #: joined by hyphens (``prettier-ignore``, ``max-width``), maybe a command's option (``--write``,
 #: ``-v``), as a manual's markup declares them (``.. option:: --write``).
 _NAME_PART = r"[^\W\d]\w*(?:-\w+)*"
-_NAME_QUERY = re.compile(rf"(?:--?)?{_NAME_PART}(?:(?:::|\.|->|/|#){_NAME_PART})*(?:\(\))?")
 _NAME_SEPARATOR = re.compile(r"::|\.|->|/|#")
+_NAME_QUERY = re.compile(rf"(?:--?)?{_NAME_PART}(?:(?:{_NAME_SEPARATOR.pattern}){_NAME_PART})*(?:\(\))?")
 #: Lower-case words joined by hyphens, as a long option spells them without its dashes.
 _HYPHENATED_WORDS = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 #: The fewest distinct words of a question that :func:`defining_first` reads as asking for the things
