@@ -101,7 +101,7 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: by where most of its text lies (:func:`_chunk_path`), and a Markdown admonition's and content tab's
 #: indented content is read as text, not as an indented code block, and an AsciiDoc attribute set
 #: in a one-line ``ifndef`` is read where it is referred to, the line itself showing nothing
-CHUNKER_VERSION = 37
+CHUNKER_VERSION = 38
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
@@ -551,7 +551,20 @@ def _chunk_path(group: list[_Block]) -> tuple[str, ...]:
     opening = next((index for index, block in enumerate(group) if block.boundary < PART), 0)
     carried, opened = group[:opening], group[opening:]
     ended = _shared_path(carried)  # () for a page's text before its first heading: no section's end
-    return ended if ended and _tokens(carried) > _tokens(opened) else _shared_path(opened)
+    return ended if ended and _tokens(carried) > _tokens(opened) else _opened_path(opened)
+
+
+def _opened_path(opened: list[_Block]) -> tuple[str, ...]:
+    """The heading path of what a chunk opens: the path its blocks share, unless its first lines lie
+    in the section that holds the rest (a file's imports before its class, a section's first
+    paragraph before its subsection) and the rest holds more of its text: then the rest's."""
+    following = next((index for index, block in enumerate(opened) if index and block.boundary < PART), 0)
+    lead, rest = opened[:following], opened[following:]
+    if following and _tokens(rest) > _tokens(lead):
+        lead_path, rest_path = _shared_path(lead), _shared_path(rest)
+        if len(lead_path) < len(rest_path) and rest_path[: len(lead_path)] == lead_path:
+            return rest_path
+    return _shared_path(opened)
 
 
 def _shared_path(group: list[_Block]) -> tuple[str, ...]:

@@ -406,6 +406,19 @@ def test_the_tail_of_a_long_function_packed_with_the_next_is_headed_by_the_next(
     assert holding.heading == "pkg/steps.py > short_one"
 
 
+def test_a_file_s_first_lines_before_its_class_do_not_head_the_chunk_the_class_fills():
+    """Imports at a file's top lie in the file, the class after them in the class: the chunk holding
+    both is headed by the class, where most of its text lies; sibling sections packed together are
+    still headed by the section they share."""
+    methods = "\n\n".join(f"    def step{n}(self, x):\n        return x + {n}" for n in range(6))
+    source = f"import os\nimport sys\n\n\nclass Runner:\n{methods}\n"
+    chunks = chunk_document(parse_text("pkg/runner.py", source), count_words, SETTINGS)
+    assert "import os" in chunks[0].text and "def step0" in chunks[0].text
+    assert chunks[0].heading == "pkg/runner.py > Runner"
+    page = "# Settings\n\n## Limits\n\nMaximum connections.\n\n## Timeouts\n\nKeep-alive timeout.\n"
+    assert [chunk.heading for chunk in chunk_text(page, count_words, SETTINGS)] == ["Settings"]
+
+
 @settings(max_examples=100, deadline=None)
 @given(
     st.integers(1, 30),

@@ -1136,6 +1136,55 @@ def test_a_markdown_table_row_keyed_by_options_declares_them():
     }
 
 
+def test_a_markdown_list_item_keyed_by_options_declares_them():
+    """A command's options listed one per item, options in code before a colon or a dash (or alone
+    on the item's first line), declare them as a table keyed by them does: short forms in
+    parentheses and slashes between the forms read as a manual writes them. An item whose code runs
+    on into prose, or whose first code is no option, declares nothing."""
+    page = (
+        "# Settings\n\n"
+        "* `--port <int>` - Bind to a socket with this port.\n"
+        "* `--help (-h)` : Display help information.\n"
+        "* `-o/--output <file>`, `--out`: Where to write.\n"
+        "* `--use-colors / --no-use-colors` \u2014 Colorize the log.\n"
+        "* [`--linked`](#linked): An option with an anchor.\n"
+        "* `--verbose`\n  Say more.\n"
+        "* `--dry-run` is supported by every command.\n"
+        "* `timeout`: a parameter, not an option.\n"
+        "* Use `--force`: prose first.\n\n"
+        "- `--loose` - An item of a loose list.\n\n  Its second paragraph.\n"
+    )
+    assert parse_text("settings.md", page).definitions == {
+        3: ("--port",),
+        4: ("--help",),
+        5: ("-o", "--output", "--out"),
+        6: ("--use-colors", "--no-use-colors"),
+        7: ("--linked",),
+        8: ("--verbose",),
+        14: ("--loose",),
+    }
+
+
+def test_an_html_heading_block_in_markdown_is_a_heading():
+    """A page may title a section with an HTML heading element (to give it an anchor or an
+    alignment): the page renders it as that heading, of its level, with its text; a block holding
+    more than one heading, or more than a heading, is none."""
+    page = (
+        "## FAQ\n\n"
+        '<h3 name="config">\nHow do I configure ripgrep?\n</h3>\n\nSet RIPGREP_CONFIG_PATH.\n\n'
+        '<H2 align="center">Size &amp; <b>limits</b></H2>\n\nText.\n\n'
+        "<h1>a</h1><h2>b</h2>\n\n"
+        "<div><h3>inside</h3></div>\n\n"
+        "<h4>Title</h4>\nand text after it\n"
+    )
+    headings = parse_text("FAQ.md", page).headings
+    assert [(heading.line, heading.level, heading.title) for heading in headings] == [
+        (1, 2, "FAQ"),
+        (3, 3, "How do I configure ripgrep?"),
+        (9, 2, "Size & limits"),
+    ]
+
+
 def test_an_html_anchor_that_spells_the_name_after_it_declares_that_name():
     """gtk-doc's and DocBook's anchors, javadoc's and Sphinx's ids: the id spells the name that
     follows it (case, ``-``, ``_`` and ``.`` aside; an id's ``:CAPS`` or ``(...)`` qualifier too); a

@@ -69,6 +69,8 @@ _CALL = re.compile(r"(?P<name>\.?[^\W\d][\w.:>-]*)\(.*\)")
 _BRACKETED_TYPE = re.compile(r"\[[^\[\]]{0,200}\]")
 #: What may follow a term's name: its value (``=<msg>``, ``[=<n>]``, `` <msg>``).
 _VALUE_STARTS = "=[<"
+#: An option's short forms in parentheses after its name (``--help (-h)``, ``--verbose (-v|vv)``).
+_SHORT_FORMS = re.compile(r"\(-[\w|-]{0,64}\)")
 #: What a long option's name starts with when it turns off the option named without it.
 NEGATION = "no-"
 #: How a manual writes an option that its ``--no-`` form turns off (``--[no-]verify``).
@@ -182,8 +184,9 @@ def starts_option_cell(piece: tuple[bool, str]) -> bool:
 
 def item_names(text: str, code: bool) -> tuple[str, ...]:
     """The names ``text`` lists as a manual titles what it defines: each of its comma-separated
-    items (commas inside a value's brackets aside) a name or an option, maybe followed by its value
-    (``-m <msg>``, ``--message=<msg>``, ``--stat[=<width>[,<count>]]``, ``-L<start>,<end>``); an
+    items (commas inside a value's brackets aside; options apart by a slash too, ``-o/--output``) a
+    name or an option, maybe followed by its value (``-m <msg>``, ``--message=<msg>``,
+    ``--stat[=<width>[,<count>]]``, ``-L<start>,<end>``) or its short forms (``--help (-h)``); an
     option written ``--[no-]verify`` is both ``--verify`` and ``--no-verify``. Text with words after
     a name (``Step one``, ``Read the manual``) is a phrase, and lists nothing; nor does a key with a
     placeholder in it (``branch.<name>.merge``), which no one types as it is written. Unless the
@@ -203,7 +206,8 @@ def item_names(text: str, code: bool) -> tuple[str, ...]:
         found = _TERM_NAME.match(item)
         name = found.group() if found else ""
         rest = item[len(name) :].lstrip(" _*")
-        if not name or name[-1] in ".-" or (rest and rest[0] not in _VALUE_STARTS):
+        follows_name = not rest or rest[0] in _VALUE_STARTS or _SHORT_FORMS.fullmatch(rest)
+        if not name or name[-1] in ".-" or not follows_name:
             return ()  # not a name; or one with a placeholder inside (``branch.<name>.merge``)
         if not code and not _SPELT_AS_CODE.search(name):
             return ()  # a word as prose has it
@@ -212,17 +216,23 @@ def item_names(text: str, code: bool) -> tuple[str, ...]:
 
 
 def _outside_brackets(text: str) -> list[str]:
-    """``text`` split at each comma outside ``[]``, ``<>`` and ``{}``, in one pass."""
+    """``text`` split at each comma outside ``[]``, ``<>`` and ``{}``, and at each slash there before
+    an option (``-o/--output``, ``--color / --no-color``), in one pass."""
     items, depth, start = [], 0, 0
     for place, char in enumerate(text):
         if char in "[<{":
             depth += 1
         elif char in "]>}":
             depth = max(depth - 1, 0)
-        elif char == "," and depth == 0:
+        elif depth == 0 and (char == "," or (char == "/" and _before_option(text, place))):
             items.append(text[start:place])
             start = place + 1
     return [*items, text[start:]]
+
+
+def _before_option(text: str, place: int) -> bool:
+    """Whether an option starts just after ``place`` in ``text``, a blank apart at most."""
+    return text[place + 1 : place + 3].lstrip()[:1] == "-"
 
 
 def known_names(names: Iterable[str]) -> tuple[str, ...]:

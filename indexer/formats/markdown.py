@@ -20,7 +20,9 @@ What a rendered page does not show is not read as its text:
 A heading whose title is code alone (``## `--write` ``) declares the names it spells
 (:attr:`Document.definitions`, :func:`indexer.formats.definitions.code_title_names`), and so does
 a table row whose first cell is a command's options in code (``| `--all`, `-a` | ... |``,
-:func:`indexer.formats.definitions.option_cell_names`).
+:func:`indexer.formats.definitions.option_cell_names`), or a list item that starts with them (``*
+`--port <int>` - Bind to this port.``). An HTML block that is one heading element (``<h3>How do I
+configure it?</h3>``) is the heading the page renders.
 
 Why pyromark rather than markdown-it-py: on the pipeline benchmark's Markdown, markdown-it-py parsed
 3 MB/s (block rules only, inline off), which alone would add about 3 s to a 3.2 s build of 2,000 files;
@@ -103,6 +105,13 @@ _OPENING_FENCE = re.compile(r"[ \t]{0,3}(?P<marks>`{3,64}|~{3,64})")
 ADMONITION_TYPES = frozenset(ADMONITIONS) | frozenset(
     "abstract summary info success question failure bug example quote details".split()
 )
+#: An HTML heading element's start tag (``<h3>``, ``<h1 align="center">``), bounded; any tag.
+_HTML_HEADING_START = re.compile(r"<h(?P<level>[1-6])(?:\s[^<>]{0,1000})?>", re.IGNORECASE)
+_HTML_TAG = re.compile(r"<[^<>]{0,1000}>")
+#: Where a list item's term ends: a colon, or a dash between blanks (``- `--port` - Bind...``).
+_TERM_END = re.compile(r"[:\uff1a]|\s[-\u2013\u2014](?:\s|$)")
+#: The tags a list item's term may hold without ending: its paragraph, emphasis and links.
+_INLINE_TAGS = frozenset(("Paragraph", "Emphasis", "Strong", "Strikethrough", "Link"))
 #: A pipe that sets a table's cells apart: one not escaped (GFM's tables split at every other, in a
 #: code span too).
 _CELL_PIPE = re.compile(r"(?<!\\)\|")
@@ -206,7 +215,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
     depth = 0
     title: list[tuple[bool, str]] | None = None  # a heading's texts, each marked whether it is code
     row_line = 0  # the line of a table row whose first cell is not read yet
-    first_cell: tuple[int, list[tuple[bool, str]]] | None = None  # (its row's line, its texts)
+    term: _OptionTerm | None = None  # a table row's first cell or a list item's start, being read
     collected: tuple[str, list[str]] | None = None  # (what, texts) of open front matter or HTML
     options = (
         pyromark.Options.ENABLE_YAML_STYLE_METADATA_BLOCKS
@@ -218,6 +227,9 @@ def markdown_layout(text: str) -> MarkdownLayout:
     # with fields is a dict ({"Heading": {...}}), a bare tag a string ("Paragraph")
     for event, span in pyromark.events_with_range(text, options=options):
         if isinstance(event, str):
+            if term is not None and term.in_item and event in ("SoftBreak", "HardBreak"):
+                _declare_options(layout, term)  # an item's term ends with its first line
+                term = None
             if event == "Rule":
                 layout.markup.add(line_of(span["start"]))
                 if depth == 0:
@@ -227,10 +239,12 @@ def markdown_layout(text: str) -> MarkdownLayout:
         if start is None and end is None:  # text, code, HTML...: only a title or metadata keeps it
             if title is not None:
                 title.extend(_title_pieces(event))
-            elif first_cell is not None:
-                first_cell[1].extend(_title_pieces(event))
-                if first_cell[1] and not starts_option_cell(first_cell[1][0]):
-                    first_cell = None  # keyed by no option: the rest of the cell is not read
+            elif term is not None:
+                if not term.read(_title_pieces(event)):
+                    term = None  # keyed by no option: the rest of it is not read
+                elif term.ended:
+                    _declare_options(layout, term)
+                    term = None
             elif collected is not None:
                 collected[1].extend(_texts(event, ("Text", "Html")))
             continue
@@ -251,10 +265,9 @@ def markdown_layout(text: str) -> MarkdownLayout:
                     layout.markup.add(last)
                 title = None
             continue
-        if first_cell is not None and end == "TableCell":
-            if declared := option_cell_names(first_cell[1]):
-                layout.definitions[first_cell[0]] = declared
-            first_cell = None
+        if term is not None and term.ends_at(start, end):
+            _declare_options(layout, term)
+            term = None
         if collected is not None:  # inside front matter or an HTML block
             if end is not None and depth == 0:
                 _close_collected(layout, collected, lines_of(span))
@@ -283,7 +296,9 @@ def markdown_layout(text: str) -> MarkdownLayout:
             layout.table_rows.update(range(first, last + 1))
             row_line = first if start == "TableRow" else 0
         elif start == "TableCell" and row_line:
-            first_cell, row_line = (row_line, []), 0
+            term, row_line = _OptionTerm(row_line, in_item=False), 0
+        elif start == "Item":
+            term = _OptionTerm(line_of(span["start"]), in_item=True)
     layout.markup -= layout.table_rows
     layout.hidden |= _uncovered_lines(lines, covered)
     return layout
@@ -413,10 +428,73 @@ def _close_collected(
     if kind == "html":
         if _is_comment("".join(texts)):
             layout.hidden.update(range(first, last + 1))
+        elif heading := _html_heading("".join(texts)):
+            layout.headings.append(Heading(first, heading[0], heading[1], last))
     elif first == 1:
         layout.front_matter = (first, last, kind, "".join(texts))
     else:  # a metadata block further down is not the page's: shown as it is, as code
         layout.literal.append((first, last))
+
+
+def _html_heading(block: str) -> tuple[int, str] | None:
+    """The level and title of an HTML block that is one heading element (``<h3 name="config">How do
+    I configure it?</h3>``), as a page titles its sections where Markdown's own marks cannot carry
+    an anchor or an alignment; the page renders it as that heading. Any other block is none."""
+    stripped = block.strip()
+    opening = _HTML_HEADING_START.match(stripped)
+    if opening is None or not stripped.lower().endswith(f"</h{opening['level']}>"):
+        return None
+    inner = stripped[opening.end() : -len("</h1>")]
+    if _HTML_HEADING_START.search(inner):
+        return None  # several headings in one block
+    title = " ".join(html.unescape(_HTML_TAG.sub(" ", inner)).split())
+    return (int(opening["level"]), title) if title else None
+
+
+@dataclass
+class _OptionTerm:
+    """The first text of a table row's first cell, or of a list item, read while it may still be a
+    command's options in code (``| `--all`, `-a` | ...``, ``* `--port <int>` - Bind to this
+    port.``): a table or a list keyed by options says what each does, as a manual's list of them
+    does. A cell's term is all of it; an item's ends at its separator (``:`` or a dash between
+    blanks) or with its first line."""
+
+    line: int
+    in_item: bool
+    pieces: list[tuple[bool, str]] = field(default_factory=list)
+    ended: bool = False
+
+    def read(self, pieces: list[tuple[bool, str]]) -> bool:
+        """Take the term's next texts in; whether it may still be options."""
+        for is_code, text in pieces:
+            if self.ended:
+                break
+            separator = None if is_code or not self.in_item else _TERM_END.search(text)
+            self.pieces.append((is_code, text[: separator.start()] if separator else text))
+            self.ended = separator is not None
+            if not starts_option_cell(self.pieces[0]):
+                return False
+        return True
+
+    def ends_at(self, start: object, end: object) -> bool:
+        """Whether a tag's start or end ends the term: a cell's end; an item's paragraph, or any
+        block it opens."""
+        if not self.in_item:
+            return end == "TableCell"
+        if start is not None:
+            return _tag_name(start) not in _INLINE_TAGS
+        return end in ("Paragraph", "Item")
+
+
+def _declare_options(layout: MarkdownLayout, term: _OptionTerm) -> None:
+    """Record the options ``term`` declares (:func:`option_cell_names`)."""
+    if declared := option_cell_names(term.pieces):
+        layout.definitions[term.line] = declared
+
+
+def _tag_name(tag: object) -> str:
+    """A tag's name: a bare tag is its name (``"Paragraph"``), one with fields a dict keyed by it."""
+    return tag if isinstance(tag, str) else next(iter(tag), "") if isinstance(tag, dict) else ""
 
 
 def _is_comment(html: str) -> bool:
