@@ -1152,7 +1152,10 @@ def test_a_markdown_list_item_keyed_by_options_declares_them():
         "* `--dry-run` is supported by every command.\n"
         "* `timeout`: a parameter, not an option.\n"
         "* Use `--force`: prose first.\n\n"
-        "- `--loose` - An item of a loose list.\n\n  Its second paragraph.\n"
+        "- `--loose` - An item of a loose list.\n\n  Its second paragraph.\n\n"
+        "- `-c CONFIG`, `--config CONFIG`: argparse's placeholders.\n"
+        "- `--color {auto,always,never}`: a choice.\n"
+        "- `-j` / `--jobs`: forms a slash apart.\n"
     )
     assert parse_text("settings.md", page).definitions == {
         3: ("--port",),
@@ -1162,6 +1165,9 @@ def test_a_markdown_list_item_keyed_by_options_declares_them():
         7: ("--linked",),
         8: ("--verbose",),
         14: ("--loose",),
+        18: ("-c", "--config"),
+        19: ("--color",),
+        20: ("-j", "--jobs"),
     }
 
 

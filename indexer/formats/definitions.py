@@ -67,8 +67,10 @@ _SPELT_AS_CODE = re.compile(r"^-|\w[._]\w|^[a-z][a-z0-9]*[A-Z]")
 _CALL = re.compile(r"(?P<name>\.?[^\W\d][\w.:>-]*)\(.*\)")
 #: A type in brackets after a heading's code (``collectCoverage [boolean]``), bounded, not nested.
 _BRACKETED_TYPE = re.compile(r"\[[^\[\]]{0,200}\]")
-#: What may follow a term's name: its value (``=<msg>``, ``[=<n>]``, `` <msg>``).
-_VALUE_STARTS = "=[<"
+#: What may follow a term's name: its value (``=<msg>``, ``[=<n>]``, `` <msg>``, ``{auto,never}``).
+_VALUE_STARTS = "=[<{"
+#: An option's value as argparse and many manuals name it, in capitals (``--config CONFIG``).
+_PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9_-]{0,64}")
 #: An option's short forms in parentheses after its name (``--help (-h)``, ``--verbose (-v|vv)``).
 _SHORT_FORMS = re.compile(r"\(-[\w|-]{0,64}\)")
 #: What a long option's name starts with when it turns off the option named without it.
@@ -183,22 +185,22 @@ def starts_option_cell(piece: tuple[bool, str]) -> bool:
 
 
 def item_names(text: str, code: bool) -> tuple[str, ...]:
-    """The names ``text`` lists as a manual titles what it defines: each of its comma-separated
-    items (commas inside a value's brackets aside; options apart by a slash too, ``-o/--output``) a
-    name or an option, maybe followed by its value (``-m <msg>``, ``--message=<msg>``,
-    ``--stat[=<width>[,<count>]]``, ``-L<start>,<end>``) or its short forms (``--help (-h)``); an
-    option written ``--[no-]verify`` is both ``--verify`` and ``--no-verify``. Text with words after
-    a name (``Step one``, ``Read the manual``) is a phrase, and lists nothing; nor does a key with a
-    placeholder in it (``branch.<name>.merge``), which no one types as it is written. Unless the
-    markup says the ``text`` is ``code`` (a code span), a plain word lists nothing either
-    (``commit`` among a tool's subcommands, ``CPU`` or ``read-only`` in a glossary): a word typed
-    alone asks for the page about it (``git-commit``), not every list that defines it in passing.
-    A dotted name is a setting's key, known by the whole of it (``core.editor``): its last part
-    (``editor``, ``branch`` of ``color.branch``) is a word many keys end with."""
+    """The names ``text`` lists as a manual titles what it defines: each of its comma-separated items
+    (commas inside a value's brackets aside; options apart by a slash too, ``-o/--output``) a name or an
+    option, maybe followed by its value (``-m <msg>``, ``--message=<msg>``,
+    ``--stat[=<width>[,<count>]]``, ``-L<start>,<end>``, an option's ``--config CONFIG``) or its short
+    forms (``--help (-h)``); an option written ``--[no-]verify`` is both ``--verify`` and ``--no-verify``.
+    Text with words after a name (``Step one``, ``Read the manual``) is a phrase, and lists nothing; nor
+    does a key with a placeholder in it (``branch.<name>.merge``), which no one types as it is written.
+    Unless the markup says the ``text`` is ``code`` (a code span), a plain word lists nothing either
+    (``commit`` among a tool's subcommands, ``CPU`` or ``read-only`` in a glossary): a word typed alone
+    asks for the page about it (``git-commit``), not every list that defines it in passing. A dotted name
+    is a setting's key, known by the whole of it (``core.editor``): its last part (``editor``, ``branch``
+    of ``color.branch``) is a word many keys end with."""
     names: list[str] = []
     for item in _outside_brackets(text):
         item = item.strip()
-        if item[:1] in _VALUE_STARTS + "{":
+        if item[:1] in _VALUE_STARTS:
             continue  # the rest of the value before it (``-L<start>,<end>``)
         negatable = item.startswith(NEGATABLE)
         if negatable:
@@ -206,7 +208,12 @@ def item_names(text: str, code: bool) -> tuple[str, ...]:
         found = _TERM_NAME.match(item)
         name = found.group() if found else ""
         rest = item[len(name) :].lstrip(" _*")
-        follows_name = not rest or rest[0] in _VALUE_STARTS or _SHORT_FORMS.fullmatch(rest)
+        follows_name = (
+            not rest
+            or rest[0] in _VALUE_STARTS
+            or _SHORT_FORMS.fullmatch(rest)
+            or (name[:1] == "-" and _PLACEHOLDER.fullmatch(rest))
+        )
         if not name or name[-1] in ".-" or not follows_name:
             return ()  # not a name; or one with a placeholder inside (``branch.<name>.merge``)
         if not code and not _SPELT_AS_CODE.search(name):
