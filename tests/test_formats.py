@@ -651,6 +651,21 @@ def test_rst_targets_substitutions_and_docinfo_never_form_a_chunk():
         assert hidden not in chunks[0].embed_text, hidden
 
 
+def test_rst_only_directives_for_other_builders_are_not_read():
+    """A page built for the web shows ``.. only::`` content whose tags hold for the HTML builder,
+    and content for a tag no builder sets (a project's own) may show: the rest is another
+    output's copy (a PDF's list of the same plugins), never read."""
+    text = (
+        "Plugins\n=======\n\n.. only:: not latex\n\n   web table of plugins\n\n"
+        ".. only:: latex\n\n   printed list of plugins\n\n"
+        ".. only:: man and not html\n\n   manual copy\n\n"
+        ".. only:: not is_release\n\n   draft notes\n\nAfter all of them.\n"
+    )
+    shown = "\n".join(parse_text("plugins.rst", text).lines)
+    assert "web table" in shown and "draft notes" in shown and "After all" in shown
+    assert "printed list" not in shown and "manual copy" not in shown
+
+
 DOCBOOK_PAGE = """<html><head><title>DROP TABLE</title></head><body>
 <div class="navheader"><table summary="Navigation header"><tr><th colspan="5">DROP TABLE</th></tr>
 <tr><td><a accesskey="p" href="sql-dropsubscription.html">Prev</a></td><td><a accesskey="u"

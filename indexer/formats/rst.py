@@ -18,7 +18,8 @@ What a rendered page does not show is not read as its text: hyperlink targets (`
 ``__ https://...``), substitution definitions (``.. |name| replace:: ...``), comments, directives
 that only set up how the rest is shown (``highlight``, ``role``, ``index``, ``meta``...), and the
 field list at the top of a page or right after its title, which docutils takes as the page's
-metadata (docinfo; Sphinx's ``:orphan:`` and ``:tocdepth:``). Title adornments and transitions are
+metadata (docinfo; Sphinx's ``:orphan:`` and ``:tocdepth:``), and an ``.. only::`` block for
+another builder than the web's (a PDF's copy of a page's list). Title adornments and transitions are
 markup (:attr:`Document.markup`): kept in a chunk's text, counting nothing toward its size.
 
 Plain-text notes (``.txt``) are read the same way: underlined titles are common there too. The names
@@ -57,6 +58,17 @@ LITERAL_DIRECTIVES = frozenset(
     uml plantuml""".split()
 )
 SHORTEST_SHORT_UNDERLINE = 4
+#: The tags Sphinx sets when it builds a site for the web (the builder's name and its format), and
+#: those other builders set: ``.. only::`` chooses content by them.
+_WEB_TAGS = frozenset("html dirhtml singlehtml format_html builder_html".split())
+_OTHER_BUILDER_TAGS = frozenset(
+    """latex man texinfo text epub xml pseudoxml gettext linkcheck changes format_latex format_man
+    format_texinfo format_text format_epub builder_latex builder_man builder_texinfo builder_text
+    builder_epub""".split()
+)
+_ONLY_WORDS = re.compile(r"[()]|[\w-]+")
+#: The most words of an ``.. only::`` expression read: a longer one is no expression a page writes.
+_MOST_ONLY_WORDS = 64
 #: Inline markup (:func:`inline_text`), each part bounded and free of the mark that ends it, so a
 #: mark never closed costs a look ahead to the next.
 _ROLE = re.compile(r":([A-Za-z][\w.+:-]{0,63}):`([^`]{1,1024})`")
@@ -138,7 +150,9 @@ def unseen_lines(lines: list[str], headings: list[Heading], in_literal: set[int]
         stripped = lines[index].strip()
         directive = _DIRECTIVE.match(stripped)
         if index + 1 not in in_literal and (
-            _UNSEEN.match(stripped) or (directive and directive.group(1).lower() in UNSEEN_DIRECTIVES)
+            _UNSEEN.match(stripped)
+            or (directive and directive.group(1).lower() in UNSEEN_DIRECTIVES)
+            or (directive and directive.group(1).lower() == "only" and not _on_a_web_page(stripped))
         ):
             end = _explicit_end(lines, index)
             unseen.update(range(index + 1, end + 1))
@@ -146,6 +160,46 @@ def unseen_lines(lines: list[str], headings: list[Heading], in_literal: set[int]
             continue
         index += 1
     return unseen | _docinfo(lines, headings, unseen)
+
+
+def _on_a_web_page(line: str) -> bool:
+    """Whether the content of an ``.. only::`` directive may show on the page Sphinx builds for the
+    web: its expression of tags (``not latex``, ``html or epub``, ``(man and not html)``) read with
+    the HTML builder's tags true and other builders' false. A tag it does not know (a project's own,
+    ``is_release``) may be either, so the content is read; the expression is read in one pass."""
+    words = _ONLY_WORDS.findall(line.split("::", 1)[1])[:_MOST_ONLY_WORDS]
+    value, end = _only_disjunction(words, 0)
+    return value is not False or end != len(words)  # an expression it cannot read: shown
+
+
+def _only_disjunction(words: list[str], at: int) -> tuple[bool | None, int]:
+    """``a or b or ...`` from ``words[at]``: its value (None: unknown) and where it ends."""
+    value, at = _only_conjunction(words, at)
+    while at < len(words) and words[at] == "or":
+        right, at = _only_conjunction(words, at + 1)
+        value = True if True in (value, right) else None if None in (value, right) else False
+    return value, at
+
+
+def _only_conjunction(words: list[str], at: int) -> tuple[bool | None, int]:
+    value, at = _only_term(words, at)
+    while at < len(words) and words[at] == "and":
+        right, at = _only_term(words, at + 1)
+        value = False if False in (value, right) else None if None in (value, right) else True
+    return value, at
+
+
+def _only_term(words: list[str], at: int) -> tuple[bool | None, int]:
+    if at >= len(words):
+        return None, at
+    word = words[at]
+    if word == "not":
+        value, at = _only_term(words, at + 1)
+        return (None if value is None else not value), at
+    if word == "(":
+        value, at = _only_disjunction(words, at + 1)
+        return value, at + 1 if at < len(words) and words[at] == ")" else len(words) + 1
+    return (True if word in _WEB_TAGS else False if word in _OTHER_BUILDER_TAGS else None), at + 1
 
 
 def _explicit_end(lines: list[str], index: int) -> int:
