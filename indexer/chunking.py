@@ -556,13 +556,17 @@ def _chunk_path(group: list[_Block]) -> tuple[str, ...]:
 
 def _opened_path(opened: list[_Block]) -> tuple[str, ...]:
     """The heading path of what a chunk opens: the path its blocks share, unless its first lines lie
-    in the section that holds the rest (a file's imports before its class, a section's first
-    paragraph before its subsection) and the rest holds more of its text: then the rest's."""
+    untitled at the top of the file, outside all that follows (a file's imports and licence before
+    its class), and the rest holds more of its text: then the rest's. A lead that opens with a
+    written title (a page's title and first paragraph before its first subsection) is what that
+    section says first, and a class's own first lines (its fields before its constructor) are the
+    class's: each keeps the chunk under the path it shares with the rest."""
     following = next((index for index, block in enumerate(opened) if index and block.boundary < PART), 0)
     lead, rest = opened[:following], opened[following:]
-    if following and _tokens(rest) > _tokens(lead):
+    titled = bool(lead) and (lead[0].titles > 0 or lead[0].heading_only)
+    if following and not titled and _tokens(rest) > _tokens(lead):
         lead_path, rest_path = _shared_path(lead), _shared_path(rest)
-        if len(lead_path) < len(rest_path) and rest_path[: len(lead_path)] == lead_path:
+        if len(lead_path) <= 1 < len(rest_path) and rest_path[: len(lead_path)] == lead_path:
             return rest_path
     return _shared_path(opened)
 
