@@ -806,11 +806,16 @@ def test_a_kotlin_extension_function_is_headed_and_declared_under_its_receiver()
     public fun KClass<*>.asClassName(): ClassName = ClassName(qualifiedName)
 
     fun Map.Entry<String, Int>?.key(): String = this!!.key
+
+    class CodeWriter {
+      fun Map<String, String>.generateImports() = keys
+    }
     """
     document = parse_text("src/ClassNames.kt", textwrap.dedent(source))
     assert document.definitions[2] == ("Class.asClassName", "asClassName")
     assert document.definitions[4] == ("KClass.asClassName", "asClassName")
     assert document.definitions[6] == ("Map.Entry.key", "key")
+    assert document.definitions[9] == ("CodeWriter.generateImports", "generateImports")  # a member
     assert heading_paths("src/ClassNames.kt", source)["KClass.asClassName"] == (
         "src/ClassNames.kt > KClass > asClassName"  # as a Go method under its receiver's type
     )

@@ -696,12 +696,13 @@ class _Outline:
 
     def _head(self, outer: Node, definition: Node, level: int, owners: tuple[str, ...]) -> tuple[str, ...]:
         """Record the heading(s) and declared names of a definition under the containers titled
-        ``owners``; its heading path's titles. A function defined on a type outside it (a Go method,
-        a Kotlin extension function) is headed under that type, as a method under its class, so the
-        overloads of one name on several types are told apart."""
+        ``owners``; its heading path's titles. A function defined at a module's top on a type
+        outside it (a Go method, a Kotlin extension function) is headed under that type, as a method
+        under its class, so the overloads of one name on several types are told apart; inside a
+        class, an extension is a member of the class, called only there, and known by it."""
         names = self._names(definition)
         titles: tuple[str, ...] = names
-        kind = _receiver_type(definition)
+        kind = "" if owners else _receiver_type(definition)
         if kind:
             titles = (kind, *names)
         first = self._first_row(outer)
