@@ -100,7 +100,14 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: (``memo(...)``, a factory) defines its name (:mod:`indexer.formats.code`); 37: a chunk is headed
 #: by where most of its text lies (:func:`_chunk_path`), and a Markdown admonition's and content tab's
 #: indented content is read as text, not as an indented code block, and an AsciiDoc attribute set
-#: in a one-line ``ifndef`` is read where it is referred to, the line itself showing nothing
+#: in a one-line ``ifndef`` is read where it is referred to, the line itself showing nothing; 38: a
+#: container's members (properties, fields, constants, enum cases) declare their qualified names, a
+#: namespace declares none, a Kotlin type alias and an extension function under its receiver's type
+#: are definitions, a file of tests alone is tests whole, and a Kotlin class whose constructor starts
+#: on the next line is read by its grammar (:mod:`indexer.formats.code`); a Markdown list item keyed
+#: by options declares them, an HTML heading block is a heading, an ``.. only::`` block for another
+#: builder is not read, and a file's untitled top lines do not head the definition after them
+#: (:func:`_opened_path`)
 CHUNKER_VERSION = 38
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

@@ -174,7 +174,6 @@ SAMPLES = {
         }
         """,
         {
-            "geo": "geo",
             "Renderer": "geo > Renderer",
             "draw": "geo > Renderer > draw",
             "paint": "geo > Renderer::paint",
@@ -188,7 +187,7 @@ SAMPLES = {
             }
         }
         """,
-        {"Geo": "Geo", "Renderer": "Geo > Renderer", "Draw": "Geo > Renderer > Draw"},
+        {"Renderer": "Geo > Renderer", "Draw": "Geo > Renderer > Draw"},
     ),
     "lib/geo.rb": (
         """
@@ -684,6 +683,202 @@ def test_a_member_is_declared_by_its_name_qualified_by_what_holds_it(path, sourc
     assert parse_text(path, source).definitions[line] == declared
 
 
+MEMBERS = {
+    "src/ValidatorOptions.cs": (
+        """
+        namespace FluentValidation;
+
+        public class ValidatorConfiguration {
+            /// <summary>Separates the names of a property chain.</summary>
+            public string PropertyChainSeparator { get; set; } = ".";
+            private int _count, _limit;
+            public event EventHandler Changed;
+            public const string Default = "en";
+        }
+
+        public enum Severity { Error, Warning }
+        """,
+        {
+            6: ("ValidatorConfiguration.PropertyChainSeparator",),
+            7: ("ValidatorConfiguration._count", "ValidatorConfiguration._limit"),
+            8: ("ValidatorConfiguration.Changed",),
+            9: ("ValidatorConfiguration.Default",),
+            12: ("Severity", "Severity.Error", "Severity.Warning"),
+        },
+        ["ValidatorConfiguration", "Severity"],
+    ),
+    "src/ClassName.kt": (
+        """
+        class ClassName(val simpleName: String) {
+          public val packageName: String = ""
+
+          companion object {
+            const val DEFAULT = "kotlin"
+          }
+
+          fun reflect(): String {
+            val local = packageName
+            return local
+          }
+        }
+
+        enum class KModifier {
+          PUBLIC,
+          PRIVATE,
+        }
+        """,
+        {
+            3: ("ClassName.packageName",),
+            6: ("ClassName.DEFAULT",),
+            16: ("KModifier.PUBLIC",),
+            17: ("KModifier.PRIVATE",),
+        },
+        ["ClassName", "reflect", "KModifier"],
+    ),
+    "src/Logger.php": (
+        """
+        <?php
+        namespace Monolog;
+
+        class Logger {
+            public const API = 3, DEBUG = 100;
+            protected string $name;
+        }
+
+        enum Level: int {
+            case Debug = 100;
+        }
+        """,
+        {
+            6: ("Logger::API", "Logger::DEBUG"),
+            7: ("Logger::$name",),  # as PHP and a doc comment's @see write a property
+            11: ("Level::Debug",),
+        },
+        ["Logger", "Level"],
+    ),
+    "src/Color.java": (
+        """
+        public class Palette {
+            public static final int MAX = 8, MIN = 0;
+
+            enum Color { RED, GREEN }
+        }
+        """,
+        {
+            3: ("Palette.MAX", "Palette.MIN"),
+            5: (
+                "Color",
+                "Color.GREEN",
+                "Color.RED",
+                "Palette.Color",
+                "Palette.Color.GREEN",
+                "Palette.Color.RED",
+            ),
+        },
+        ["Palette", "Color"],
+    ),
+}
+
+
+@pytest.mark.parametrize("path", sorted(MEMBERS))
+def test_members_declare_their_names_qualified_by_their_container_and_head_nothing(path):
+    source, declared, titles = MEMBERS[path]
+    document = parse_text(path, textwrap.dedent(source))
+    assert {line: document.definitions.get(line) for line in declared} == declared
+    assert [heading.title for heading in document.headings] == [path, *titles]
+
+
+def test_a_local_variable_is_no_member():
+    source, _, _ = MEMBERS["src/ClassName.kt"]
+    document = parse_text("src/ClassName.kt", textwrap.dedent(source))
+    assert 10 not in document.definitions  # val local, in a function's body
+
+
+def test_a_kotlin_type_alias_is_a_definition():
+    source = "package p\n\npublic typealias Names = Map<String, String>\n\nfun f() = 1\n"
+    assert heading_paths("src/Names.kt", source)["Names"] == "src/Names.kt > Names"
+
+
+def test_a_kotlin_extension_function_is_headed_and_declared_under_its_receiver():
+    source = """
+    public fun Class<*>.asClassName(): ClassName = ClassName(name)
+
+    public fun KClass<*>.asClassName(): ClassName = ClassName(qualifiedName)
+
+    fun Map.Entry<String, Int>?.key(): String = this!!.key
+
+    class CodeWriter {
+      fun Map<String, String>.generateImports() = keys
+    }
+    """
+    document = parse_text("src/ClassNames.kt", textwrap.dedent(source))
+    assert document.definitions[2] == ("Class.asClassName", "asClassName")
+    assert document.definitions[4] == ("KClass.asClassName", "asClassName")
+    assert document.definitions[6] == ("Map.Entry.key", "key")
+    assert document.definitions[9] == ("CodeWriter.generateImports", "generateImports")  # a member
+    assert heading_paths("src/ClassNames.kt", source)["KClass.asClassName"] == (
+        "src/ClassNames.kt > KClass > asClassName"  # as a Go method under its receiver's type
+    )
+
+
+def test_a_namespace_heads_its_code_but_declares_no_name():
+    file_scoped = (
+        "namespace FluentValidation.Validators;\n\nusing System;\n\npublic class NotNullValidator {\n}\n"
+    )
+    document = parse_text("src/NotNullValidator.cs", file_scoped)
+    assert [heading.title for heading in document.headings] == ["src/NotNullValidator.cs", "NotNullValidator"]
+    assert document.definitions == {5: ("NotNullValidator",)}
+    block = "namespace Polly.Retry {\n    public class RetryPolicy {\n    }\n}\n"
+    assert heading_paths("src/RetryPolicy.cs", block) == {
+        "RetryPolicy": "src/RetryPolicy.cs > Polly.Retry > RetryPolicy",
+        "Polly.Retry.RetryPolicy": "src/RetryPolicy.cs > Polly.Retry > RetryPolicy",
+    }
+    cpp = parse_text("src/store.cpp", "namespace store {\nint size() { return 0; }\n}\n")
+    assert cpp.definitions == {2: ("size", "store::size")}
+    php = parse_text("src/Handler.php", "<?php\nnamespace Monolog\\Handler {\n    class Handler {}\n}\n")
+    assert [names for names in php.definitions.values()] == [("Handler",)]
+
+
+NESTED_BUILDER = """\
+package com.squareup.kotlinpoet
+
+public class TypeAliasSpec private constructor(builder: Builder) {
+  public val name: String = builder.name
+
+  public class Builder
+  internal constructor(internal val name: String) {
+    public fun build(): TypeAliasSpec = TypeAliasSpec(this)
+  }
+}
+"""
+
+
+def test_a_kotlin_class_whose_constructor_starts_on_the_next_line_is_read_by_its_grammar():
+    document = parse_text("src/TypeAliasSpec.kt", NESTED_BUILDER)
+    assert heading_paths("src/TypeAliasSpec.kt", NESTED_BUILDER)["TypeAliasSpec.Builder.build"] == (
+        "src/TypeAliasSpec.kt > TypeAliasSpec > Builder > build"
+    )
+    assert document.lines == NESTED_BUILDER.splitlines()  # the file's own lines, every number kept
+    reread = GRAMMARS["kotlin"].reread
+    assert reread is not None
+    assert reread(NESTED_BUILDER.splitlines())[5:7] == [
+        "  public class Builder /*",
+        "*/  internal constructor(internal val name: String) {",
+    ]
+
+
+@pytest.mark.slow
+def test_reading_kotlin_constructors_again_is_linear_in_the_file_s_size():
+    reread = GRAMMARS["kotlin"].reread
+    assert reread is not None
+
+    def seconds(count: int) -> float:
+        lines = NESTED_BUILDER.splitlines() * count
+        return fastest_seconds(lambda: reread(lines), repeats=3)
+
+    assert grows_linearly(seconds, 2_000, 16_000, 24)
+
+
 EXPORTED_HEADER = """\
 #ifndef FMT_FORMAT_H_
 #define FMT_FORMAT_H_
@@ -968,6 +1163,61 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
             """,
             set(range(8, 14)),
             {2, 3, 4, 5, 6},
+        ),
+        (  # a file of tests alone: its usings serve only them
+            "Tests/NotNullValidatorTests.cs",
+            """
+            using System;
+            using Xunit;
+
+            namespace FluentValidation.Tests;
+
+            public class NotNullValidatorTests {
+                [Fact]
+                public void NullIsNotValid() {
+                    Assert.False(new NotNullValidator().IsValid(null));
+                }
+            }
+            """,
+            set(range(1, 13)),
+            set(),
+        ),
+        (
+            "src/jvmTest/kotlin/FileSpecTest.kt",
+            """
+            package com.squareup.kotlinpoet
+
+            import kotlin.test.Test
+
+            class FileSpecTest {
+              @Test fun emptyFile() {
+                assertEquals("", FileSpec.builder("", "Empty").build().toString())
+              }
+            }
+            """,
+            set(range(1, 10)),
+            set(),
+        ),
+        (  # a helper beside the test class is code: the file is not tests alone
+            "Tests/ServiceCollectionTests.cs",
+            """
+            using Xunit;
+
+            namespace FluentValidation.Tests {
+                public class ServiceCollectionTests {
+                    [Fact]
+                    public void RegistersValidators() {
+                        Assert.True(true);
+                    }
+                }
+
+                public class PersonValidator {
+                    public PersonValidator() { }
+                }
+            }
+            """,
+            set(range(5, 10)),
+            {2, 12, 13, 14},
         ),
     ],
 )

@@ -41,7 +41,7 @@ from __future__ import annotations
 import bisect
 import importlib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
 from functools import cache
@@ -114,6 +114,18 @@ class Grammar:
     ``template_declaration``), whose start is the definition's; ``lists``: node types whose named
     children are statements or members; ``attached``: node types that stay with the definition
     under them, as comments do (Rust's ``#[derive]``); ``tests``: what declares a test there.
+
+    ``members``: node types of a container's members that are no heading (properties, fields,
+    constants, enum cases: a class of thirty properties is not thirty sections), but declare their
+    names qualified by their container (``ValidatorOptions.Global``, ``Logger::API``), never alone:
+    a member is known by its owner, as a setting's dotted key is, and a bare ``Name`` or ``Count``
+    would make every class define it. ``namespaces``: containers that declare no name, since every
+    file putting something in a namespace opens it again, and a question naming the namespace would
+    find each file's opening lines; they still head their code and qualify the names in them.
+    Ruby's ``module`` is none: it is as often a mixin or a holder of module functions, looked up by
+    its name, and its grammar tells no namespace from a mixin. ``reread``: another reading of a
+    file's lines, line for line, that the grammar reads with fewer errors where it fails on a way
+    of writing the language allows (:func:`_readable_outline`).
     """
 
     package: str
@@ -126,10 +138,34 @@ class Grammar:
     tests: TestRule = TestRule()
     preprocessor: bool = False  # C's: its conditional groups read as one configuration
     separator: str = "."  # between a container's name and its member's, as the language writes it
+    members: frozenset[str] = frozenset()
+    namespaces: frozenset[str] = frozenset()
+    reread: Callable[[list[str]], list[str]] | None = None
 
 
 def _types(text: str) -> frozenset[str]:
     return frozenset(text.split())
+
+
+#: A Kotlin class's header line, and a line that starts its primary constructor with modifiers or
+#: annotations (``internal constructor(``): tree-sitter-kotlin cannot read the two apart in a class
+#: nested in another, and reads the rest of the file as an error.
+_KOTLIN_CLASS_HEADER = re.compile(r"\s*(?:[\w@]+\s+)*(?:class|object)\s+\w.*")
+_KOTLIN_CONSTRUCTOR = re.compile(r"\s*(?:(?:@[\w.]+(?:\([^()]*\))?|[a-z]+)\s+)+constructor\s*\(")
+
+
+def _kotlin_constructors_joined(lines: list[str]) -> list[str]:
+    """``lines`` with each class header whose primary constructor starts on the next line joined to
+    it by a comment that spans the line break (``class Builder /*`` then ``*/ internal constructor(``),
+    so every line keeps its number and the grammar reads one header."""
+    joined = list(lines)
+    for number in range(1, len(lines)):
+        header, constructor = lines[number - 1], lines[number]
+        if _KOTLIN_CONSTRUCTOR.match(constructor) and _KOTLIN_CLASS_HEADER.fullmatch(header):
+            if "//" not in header and not header.rstrip().endswith(("{", "}")):
+                joined[number - 1] = header + " /*"
+                joined[number] = "*/" + constructor
+    return joined
 
 
 _C_LISTS = "translation_unit compound_statement field_declaration_list enumerator_list case_statement"
@@ -217,13 +253,16 @@ GRAMMARS: dict[str, Grammar] = {
             "switch_block switch_block_statement_group annotation_type_body"
         ),
         tests=_JUNIT,
+        members=_types("field_declaration constant_declaration enum_constant"),
     ),
     "kotlin": Grammar(
         "tree_sitter_kotlin",
-        _types("class_declaration object_declaration function_declaration"),
+        _types("class_declaration object_declaration function_declaration type_alias"),
         _types("class_declaration object_declaration companion_object"),
         _types("source_file class_body enum_class_body block statements when_entry"),
         tests=_JUNIT,
+        members=_types("property_declaration enum_entry"),
+        reread=_kotlin_constructors_joined,
     ),
     "c": Grammar(
         "tree_sitter_c",
@@ -240,22 +279,27 @@ GRAMMARS: dict[str, Grammar] = {
         wrappers=_types("template_declaration"),
         preprocessor=True,
         separator="::",
+        namespaces=_types("namespace_definition"),
     ),
     "csharp": Grammar(
         "tree_sitter_c_sharp",
         _types(
-            "namespace_declaration file_scoped_namespace_declaration class_declaration struct_declaration "
-            "interface_declaration enum_declaration record_declaration method_declaration "
-            "constructor_declaration"
+            "namespace_declaration class_declaration struct_declaration interface_declaration "
+            "enum_declaration record_declaration method_declaration constructor_declaration"
         ),
         _types(
             "namespace_declaration class_declaration struct_declaration interface_declaration "
-            "record_declaration"
+            "enum_declaration record_declaration"
         ),
         _types(
             "compilation_unit declaration_list block switch_body switch_section enum_member_declaration_list"
         ),
         tests=_XUNIT,
+        members=_types(
+            "property_declaration field_declaration event_declaration event_field_declaration "
+            "enum_member_declaration"
+        ),
+        namespaces=_types("namespace_declaration"),
     ),
     "ruby": Grammar(
         "tree_sitter_ruby",
@@ -274,10 +318,15 @@ GRAMMARS: dict[str, Grammar] = {
         _types(
             "namespace_definition class_declaration interface_declaration trait_declaration enum_declaration"
         ),
-        _types("program declaration_list compound_statement switch_block case_statement default_statement"),
+        _types(
+            "program declaration_list enum_declaration_list compound_statement switch_block case_statement "
+            "default_statement"
+        ),
         function="language_php",
         tests=TestRule(files=("*Test.php",), markers=frozenset(("Test",)), bases=("TestCase",)),
         separator="::",
+        members=_types("const_declaration property_declaration enum_case"),
+        namespaces=_types("namespace_definition"),
     ),
     "bash": Grammar(
         "tree_sitter_bash",
@@ -307,8 +356,9 @@ CODE_EXTENSIONS: dict[str, str] = {
     **dict.fromkeys(("sh", "bash", "zsh"), "bash"),
 }
 
-#: A name that a qualified name can hold: identifiers, joined as the language joins a member's.
-_QUALIFIABLE = re.compile(r"~?[A-Za-z_]\w*(?:(?:::|\.)~?[A-Za-z_]\w*)*")
+#: A name that a qualified name can hold: identifiers, joined as the language joins a member's; a
+#: PHP property with its ``$`` (``Logger::$name``, as PHP and its doc comments' ``@see`` write it).
+_QUALIFIABLE = re.compile(r"[~$]?[A-Za-z_]\w*(?:(?:::|\.)[~$]?[A-Za-z_]\w*)*")
 #: Name nodes a C or C++ declarator ends in.
 _DECLARATOR_NAMES = _types(
     "identifier field_identifier qualified_identifier destructor_name operator_name type_identifier"
@@ -361,7 +411,7 @@ def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -
         (tongue, read, source)
         for tongue in tongues
         if _reader(tongue) is not None
-        for read, source in _readings(lines, data, tongue if GRAMMARS[tongue].preprocessor else None)
+        for read, source in _readings(lines, data, tongue)
     ]
     chosen: _Outline | None = None
     readable: set[str] = set()  # the languages that read the file as written or configured
@@ -427,14 +477,20 @@ def _better(outline: _Outline | None, other: _Outline) -> _Outline:
     return other if fewer <= errors and more >= found and (fewer, more) != (errors, found) else outline
 
 
-def _readings(lines: list[str], data: bytes, preprocessed: str | None) -> Iterator[tuple[list[str], bytes]]:
-    """The lines a parser reads and their bytes: as written, then, for a language with C's
-    preprocessor (``preprocessed``), in one configuration where that differs."""
+def _readings(lines: list[str], data: bytes, language: str) -> Iterator[tuple[list[str], bytes]]:
+    """The lines a parser of ``language`` reads and their bytes: as written, then, for a language
+    with C's preprocessor, in one configuration, and for one its grammar reads again
+    (:attr:`Grammar.reread`), so read, where that differs."""
     yield lines, data
-    if preprocessed is not None:
-        configured = one_configuration(lines, preprocessed)
+    grammar = GRAMMARS[language]
+    if grammar.preprocessor:
+        configured = one_configuration(lines, language)
         if configured != lines:
             yield configured, _source_of(configured)
+    if grammar.reread is not None:
+        reread = grammar.reread(lines)
+        if reread != lines:
+            yield reread, _source_of(reread)
 
 
 def _most_errors(lines: list[str]) -> float:
@@ -465,6 +521,7 @@ def _reader(language: str) -> tuple[Parser, Query] | None:
     captures = {
         "list": grammar.lists,
         "definition": grammar.definitions,
+        "member": grammar.members,
         "attached": grammar.attached | comments,
         "error": {"ERROR"},
     }
@@ -490,6 +547,7 @@ class _Outline:
     #: comments and attributes alone on their lines: (first row, column) by last row
     attached: dict[int, tuple[int, int]] = field(default_factory=dict)
     tests: list[tuple[int, int]] = field(default_factory=list)  # (first, last) 1-based
+    tested: set[int] = field(default_factory=set)  # node ids of the tests and test classes
 
     def error_lines(self) -> int:
         """How many lines lie inside syntax errors."""
@@ -530,6 +588,19 @@ class _Outline:
                 self._mark_test(outer, owner)
         for outer, owner, level, path in placed:
             self._resume_after(outer, owner, level, path, outers)
+        for member in self.found.get("member", []):
+            holder = self._holder(member, known)
+            if holder is not None and holder.id in headed:
+                self._declare(member, headed[holder.id][1][1:])
+        namespaces = self.grammar.namespaces
+        tops = [
+            outer
+            for outer, owner, _, _ in placed
+            if (owner is None or owner.type in namespaces) and outer.type not in namespaces
+        ]
+        if tops and all(outer.id in self.tested for outer in tops):
+            # a file of tests alone: its imports, usings and package line serve only them
+            self.tests = [(1, len(self.lines))]
 
     def _is_test(self, outer: Node, definition: Node) -> bool:
         """Whether a definition is a test as its language declares one: by an attribute or annotation
@@ -562,11 +633,13 @@ class _Outline:
         """A test's lines, from its comments and attributes on; a class holding a test is a test
         class (JUnit's definition), all of it."""
         self.tests.append((self._first_row(outer) + 1, outer.end_point[0] + 1))
-        if owner is not None and owner.type in self.grammar.containers:
+        self.tested.add(outer.id)
+        if owner is not None and owner.type in self.grammar.containers - self.grammar.namespaces:
             carrier = owner
             while carrier.parent is not None and carrier.parent.type in self.grammar.wrappers:
                 carrier = carrier.parent
             self.tests.append((self._first_row(carrier) + 1, carrier.end_point[0] + 1))
+            self.tested.add(carrier.id)
 
     def _is_definition(self, node: Node) -> bool:
         """Whether ``node`` defines a name: a function or class bound to a variable counts, and so
@@ -615,29 +688,54 @@ class _Outline:
                 return ()
             return (f"{_text(trait)} for {_text(kind)}" if trait is not None else _text(kind),)
         name = node.child_by_field_name("name")
+        if name is None and node.type == "type_alias":  # Kotlin's field for the alias's name
+            name = node.child_by_field_name("type")
         if name is None:
             name = _declarator_name(node)
         return (_text(name),) if name is not None and _text(name) else ()
 
     def _head(self, outer: Node, definition: Node, level: int, owners: tuple[str, ...]) -> tuple[str, ...]:
         """Record the heading(s) and declared names of a definition under the containers titled
-        ``owners``; its heading path's titles."""
+        ``owners``; its heading path's titles. A function defined at a module's top on a type
+        outside it (a Go method, a Kotlin extension function) is headed under that type, as a method
+        under its class, so the overloads of one name on several types are told apart; inside a
+        class, an extension is a member of the class, called only there, and known by it."""
         names = self._names(definition)
         titles: tuple[str, ...] = names
-        receiver = definition.child_by_field_name("receiver")  # a Go method's, under its type
-        if receiver is not None and definition.type == "method_declaration":
-            kind = _go_receiver_type(receiver)
-            titles = (kind, *names) if kind else names
+        kind = "" if owners else _receiver_type(definition)
+        if kind:
+            titles = (kind, *names)
         first = self._first_row(outer)
         for offset, title in enumerate(titles):
             self.headings.append(Heading(first + 1, level + offset, title))
-        if definition.type != "impl_item":  # an impl block defines no name of its own
+        # an impl block defines no name of its own, and a namespace is opened again by every file
+        if definition.type != "impl_item" and definition.type not in self.grammar.namespaces:
             name_node = definition.child_by_field_name("name") or definition
             line = name_node.start_point[0] + 1
             declared = set(names) | {_last_part(name) for name in names}
             declared |= self._qualified(owners + titles[: len(titles) - len(names)], names)
             self.definitions[line] = tuple(sorted(declared | set(self.definitions.get(line, ()))))
         return titles
+
+    def _holder(self, member: Node, known: set[int]) -> Node | None:
+        """The container whose member ``member`` is (:attr:`Grammar.members`), through the lists
+        and containers of no heading around it (Kotlin's companion object); None for a variable of
+        a function's body or an initializer's."""
+        grammar = self.grammar
+        node = member.parent
+        while node is not None and node.id not in known:
+            if node.type not in grammar.lists | grammar.containers:
+                return None
+            node = node.parent
+        return node if node is not None and node.type in grammar.containers else None
+
+    def _declare(self, member: Node, owners: tuple[str, ...]) -> None:
+        """Declare a member's names qualified by the containers titled ``owners`` on its line."""
+        for declared in _member_names(member):
+            line = declared.start_point[0] + 1
+            qualified = self._qualified(owners, (_text(declared),))
+            if qualified:
+                self.definitions[line] = tuple(sorted(qualified | set(self.definitions.get(line, ()))))
 
     def _qualified(self, owners: tuple[str, ...], names: tuple[str, ...]) -> set[str]:
         """``names`` qualified by each run of the containers they lie in that ends at the nearest, in
@@ -844,6 +942,44 @@ def _declarator_name(node: Node) -> Node | None:
     while current is not None and current.type not in _DECLARATOR_NAMES:
         current = current.child_by_field_name("declarator") or current.child_by_field_name("name")
     return current
+
+
+#: Nodes that list a member's declarators (``int a, b;``, PHP's ``const A = 1, B = 2;``, Kotlin's
+#: ``val name: String``), each giving one name.
+_MEMBER_DECLARATORS = _types("variable_declaration variable_declarator const_element property_element")
+_MEMBER_NAMES = _types("identifier name")
+
+
+def _member_names(member: Node) -> list[Node]:
+    """The name nodes a member declares: its ``name``, else each of its declarators' names (the name
+    field, else the first identifier among the declarator's own children)."""
+    name = member.child_by_field_name("name")
+    if name is not None:
+        return [name]
+    declarators = [child for child in member.named_children if child.type in _MEMBER_DECLARATORS]
+    if declarators:
+        return [name for declarator in declarators for name in _member_names(declarator)]
+    return [child for child in member.named_children if child.type in _MEMBER_NAMES][:1]
+
+
+def _receiver_type(definition: Node) -> str:
+    """The type a function is defined on outside it, without its type arguments: a Go method's
+    receiver (``Terminal`` of ``(t *Terminal)``), a Kotlin extension function's (``KClass`` of
+    ``fun KClass<*>.asClassName()``, ``Map.Entry`` of ``fun Map.Entry<K, V>.key()``); else empty."""
+    receiver = definition.child_by_field_name("receiver")
+    if receiver is not None and definition.type == "method_declaration":
+        return _go_receiver_type(receiver)
+    name = definition.child_by_field_name("name")
+    if definition.type != "function_declaration" or name is None:
+        return ""
+    for child in definition.named_children:
+        if child.start_byte >= name.start_byte:
+            break
+        while child.type == "nullable_type" and child.named_children:
+            child = child.named_children[0]
+        if child.type == "user_type":  # Kotlin's: its parts, then each one's type arguments
+            return ".".join(_text(part) for part in child.named_children if part.type == "identifier")
+    return ""
 
 
 def _go_receiver_type(receiver: Node) -> str:
