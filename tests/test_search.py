@@ -670,6 +670,7 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
     ]
     # an instance method as Ruby's and Java's docs write it; a language's name and a directive are none
     assert forms("Base#call") == ["Base: Base#call", "Base: call"]
+    assert forms("Logger::$name") == ["Logger: Logger::$name", "Logger: $name"]
     assert [asked_names(text) for text in ("C#", "#include")] == [(), ()]
     # words joined by hyphens and a command's options are names as manuals declare them; a long
     # option is also known without its dashes, a negated one by the option it negates, and

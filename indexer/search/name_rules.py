@@ -27,8 +27,9 @@ from indexer.search.query import STOPWORDS
 #: parentheses (``Path``, ``std::io::Stdout``, ``os.path.join``, ``add_library``, ``open()``), or an
 #: instance method as Ruby's, Java's and JavaScript's docs write it (``Base#call``), maybe of words
 #: joined by hyphens (``prettier-ignore``, ``max-width``), maybe a command's option (``--write``,
-#: ``-v``), as a manual's markup declares them (``.. option:: --write``).
-_NAME_PART = r"[^\W\d]\w*(?:-\w+)*"
+#: ``-v``), as a manual's markup declares them (``.. option:: --write``), or a PHP property as PHP
+#: writes a static one (``Logger::$name``).
+_NAME_PART = r"\$?[^\W\d]\w*(?:-\w+)*"
 _NAME_SEPARATOR = re.compile(r"::|\.|->|/|#")
 _NAME_QUERY = re.compile(rf"(?:--?)?{_NAME_PART}(?:(?:{_NAME_SEPARATOR.pattern}){_NAME_PART})*(?:\(\))?")
 #: Lower-case words joined by hyphens, as a long option spells them without its dashes.
