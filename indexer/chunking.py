@@ -100,8 +100,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: (``memo(...)``, a factory) defines its name (:mod:`indexer.formats.code`); 37: a chunk is headed
 #: by where most of its text lies (:func:`_chunk_path`), and a Markdown admonition's and content tab's
 #: indented content is read as text, not as an indented code block, and an AsciiDoc attribute set
-#: in a one-line ``ifndef`` is read where it is referred to, the line itself showing nothing
-CHUNKER_VERSION = 37
+#: in a one-line ``ifndef`` is read where it is referred to, the line itself showing nothing; 38: an
+#: AsciiDoc description list's term declares the names it shows, bold, italic and monospace marks
+#: read as the page shows them
+CHUNKER_VERSION = 38
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

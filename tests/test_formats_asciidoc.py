@@ -265,6 +265,26 @@ def test_a_description_list_term_that_is_names_declares_them():
     }
 
 
+def test_a_term_in_bold_or_monospace_declares_the_names_the_page_shows():
+    page = (
+        "= asciidoctor(1)\n\n== OPTIONS\n\n"
+        "*-o, --out-file*=_OUT_FILE_::\n  Write output to file _OUT_FILE_.\n\n"
+        "*--failure-level*=_LEVEL_::\n  Set the minimum logging level that yields a non-zero exit code.\n\n"
+        "*-h, --help* [_TOPIC_]::\n  Print a help message.\n\n"
+        "*0*::\n  Success.\n\n"
+        "`convert`::\n  A subcommand in monospace: code.\n\n"
+        "convert::\n  The same word in prose.\n\n"
+        "`--safe`, `asciidoctor-safe`::\n  Both in monospace.\n"
+    )
+    assert read_asciidoc(page).definitions == {
+        line_of(page, "*-o"): ("-o", "--out-file"),
+        line_of(page, "*--failure-level"): ("--failure-level",),
+        line_of(page, "*-h"): ("-h", "--help"),
+        line_of(page, "`convert`"): ("convert",),
+        line_of(page, "`--safe`"): ("--safe", "asciidoctor-safe"),
+    }
+
+
 def test_a_chunk_of_an_asciidoc_section_carries_its_heading_path():
     chunks = chunk_document(read_asciidoc(MANUAL_PAGE), words, ChunkSettings(max_tokens=30, overlap_tokens=0))
     assert {"tool-stash(1) > DESCRIPTION", "tool-stash(1) > OPTIONS", "tool-stash(1) > EXAMPLES"} <= {

@@ -29,7 +29,8 @@ What decides structure follows Asciidoctor's rules:
 The names a page defines (:attr:`Document.definitions`): a manual page's NAME section
 (``git-commit - Record changes to the repository``, what ``whatis`` reads), the ids that anchor
 a section title (``[[restore-dump]]``), which cross references name it by, and a description list's
-term that is names (``--amend::``, ``core.editor::``: :func:`indexer.formats.definitions.item_names`).
+term that is names (``--amend::``, ``core.editor::``, a man page's ``*-o, --out-file*=_FILE_::``,
+read without its bold and italic marks, and as code when it starts in monospace: :func:`term_names`).
 
 Why not a parser from PyPI: the Python ones either convert to HTML or DocBook without positions or an
 AST (asciidoc-py, asciidoc3, both GPL), or are early alphas too slow for a build (a Lark-grammar
@@ -441,7 +442,7 @@ class _Reader:
         self.in_header = False
         term = _DESCRIPTION_TERM.fullmatch(line.strip())
         if term and not _LIST_ITEM.match(line):
-            if names := item_names(title_text(term.group(1), self.attributes), code=False):
+            if names := term_names(term.group(1), self.attributes):
                 self.layout.definitions[index + 1] = names
             line = term.group(1) + (": " + term.group(2) if term.group(2) else "")
         self._read(index + 1, visible_text(line, self.attributes).removesuffix(" +"))
@@ -469,6 +470,15 @@ def _setext_level(line: str, underline: str) -> int:
 def title_text(title: str, attributes: dict[str, str]) -> str:
     """A section title as it shows: its visible text, without anchors or monospace marks."""
     return " ".join(_MONOSPACE.sub(r"\1", visible_text(title, attributes)).split())
+
+
+def term_names(term: str, attributes: dict[str, str]) -> tuple[str, ...]:
+    """The names a description list's term declares (:func:`item_names`), read as the page shows
+    it: without its bold and italic marks (a man page's ``*-o, --out-file*=_OUT_FILE_``), and as
+    code when it starts in monospace (`` `name` ``), as a code span's words are."""
+    shown = inline_text(visible_text(term, attributes)).strip()
+    code = shown.startswith("`")
+    return item_names(" ".join(_MONOSPACE.sub(r"\1", shown).split()), code=code)
 
 
 def visible_text(line: str, attributes: dict[str, str]) -> str:
