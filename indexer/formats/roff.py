@@ -10,7 +10,9 @@ the line numbers of the source. What the reader knows:
 - **Sections**: the page's title (``.TH GZIP 1``; mdoc's ``.Dt``) heads the page as ``GZIP(1)``,
   ``.SH``/``.Sh`` its sections and ``.SS``/``.Ss`` their subsections.
 - **Names**: the NAME section declares the names the page defines (``gzip, gunzip, zcat \\- compress
-  or expand files``; mdoc's ``.Nm``), so a one-name question finds the page.
+  or expand files``; mdoc's ``.Nm``), so a one-name question finds the page; a list item's tag
+  declares the options or keywords it writes as code (``\\fB\\-v\\fR``; mdoc's ``.It Fl J Ar
+  destination`` the flag ``-J``, its macros saying which word is the name and which its value).
 - **Code**: ``.nf``/``.fi``, ``.EX``/``.EE``, mdoc's ``.Bd -literal``/``.Ed`` and Pod::Man's
   ``.Vb``/``.Ve`` are literal blocks.
 - **Text**: the man macros' fonts (``.BR a b`` is ``ab``), mdoc's callable macros (``.Op Fl v Ar
@@ -107,6 +109,12 @@ _REFERENCES = re.compile(r"[ \t]*(?:[\w:+-][\w.:+-]{0,199}\([1-9][a-z]{0,8}\)[,.
 _TABLE_TAB = re.compile(r"tab\s{0,8}\((.)\)")
 #: The macros that start a paragraph or a list's item, after which a lone line may be an item's tag.
 _PARAGRAPHS = frozenset({"PP", "LP", "P", "TP", "TQ", "IP", "HP", "It", "Pp", "Lp"})
+#: mdoc's macros that name what a list item's tag defines, with what each prints before its
+#: argument: a flag (``Fl J`` prints ``-J``), a command or keyword (``Cm``, ``Ic``), an environment
+#: variable (``Ev``).
+_MDOC_NAMING = {"Fl": "-", "Cm": "", "Ic": "", "Ev": ""}
+#: The words that set a tag's alternatives apart (``.It Cm s | Cm S``, ``.It Fl b , Fl Fl brief``).
+_MDOC_ALTERNATIVES = frozenset({"|", ","})
 #: A line written in bold or italic from its start: a font escape or one of the man macros' fonts.
 _IN_FONT = re.compile(
     r"""\\f[BI(\[]|[.'][ \t]*(?:B|I|BR|BI|IB|IR|RB|RI|SB)[ \t]|(?:Fl|Cm|Ic|Ar|Nm|Pa|Ev|Va|Dv|Li|Sy)\b"""
@@ -210,10 +218,11 @@ class _Page:
 
     def _follow_tags(self, number: int, line: str, name: str, shown: str, paragraph: bool) -> None:
         """Declare the names a list item's tag gives (:func:`item_names`): the line after ``.TP``
-        or ``.TQ``, an ``.IP``'s tag, mdoc's ``.It``, and a paragraph's one line before its
-        indented description (``.PP``, a line, ``.RS``: DocBook's stylesheets write a variable list
-        so). A tag written in bold or italic is names as code writes them (``PrivateTmp=``,
-        ``\\fB\\-v\\fR, \\fB\\-\\-verbose\\fR``); in roman, only what is spelt as code (``-v``)."""
+        or ``.TQ``, an ``.IP``'s tag, mdoc's ``.It`` (by its macros: :meth:`_mdoc_tag`), and a
+        paragraph's one line before its indented description (``.PP``, a line, ``.RS``: DocBook's
+        stylesheets write a variable list so). A tag written in bold or italic is names as code
+        writes them (``PrivateTmp=``, ``\\fB\\-v\\fR, \\fB\\-\\-verbose\\fR``); in roman, only what
+        is spelt as code (``-v``)."""
         if name == "RS":
             if self.since_paragraph is not None and len(self.since_paragraph) == 1:
                 self._tag(*self.since_paragraph[0])
@@ -224,7 +233,11 @@ class _Page:
             self.since_paragraph = [] if name in ("PP", "LP", "P", "Pp", "Lp") else None
             if name in ("IP", "It") and shown:
                 tag = line.lstrip(".' \t")[len(name) :].lstrip(' \t"')
-                self._tag(number, shown, _IN_FONT.match(tag) is not None)
+                named = self._mdoc_tag(_arguments(_COMMENT.sub("", tag))) if name == "It" else None
+                if named is not None:
+                    self._tag(number, named, True)
+                else:
+                    self._tag(number, shown, _IN_FONT.match(tag) is not None)
             return
         if not shown.strip():
             return
@@ -234,6 +247,37 @@ class _Page:
             self.tag_next = False
         if self.since_paragraph is not None and len(self.since_paragraph) < 2:
             self.since_paragraph.append((number, shown, in_font))
+
+    def _mdoc_tag(self, words: list[str]) -> str | None:
+        """The names an mdoc ``.It`` tag's macros declare (after an ``Xo``), as a list for
+        :func:`item_names`: the arguments of a flag, command, keyword or variable macro
+        (:data:`_MDOC_NAMING`) that starts the tag or one of its alternatives, as the macro prints
+        them (``Fl J Ar destination``: ``-J``; ``Cm s | Cm S`` and ``Cm s | S``: ``s, S``; ``Fl b ,
+        Fl Fl brief``: ``-b, --brief``). What follows a name up to the next alternative is its value,
+        whatever macro writes it (``Ar destination``, ``Ns = Ns Ar value``, ``Op Ar path``, a flag's
+        ``Cm generate``): read with the name, it would make the tag a phrase. None when the tag
+        starts with no such macro."""
+        words = words[1:] if words[:1] == ["Xo"] else words
+        if not words or words[0] not in _MDOC_NAMING:
+            return None
+        names: list[str] = []
+        prefix: str | None = None  # what the naming macro being read prints before its arguments
+        at_name = True  # at the start of the tag or of an alternative
+        index = 0
+        while index < len(words):
+            word = words[index]
+            index += 1
+            if word in _MDOC_ALTERNATIVES:
+                at_name = True
+            elif word in _MDOC_CALLABLE:
+                prefix = _MDOC_NAMING.get(word) if at_name else None
+                while word == "Fl" and prefix is not None and index < len(words) and words[index] == "Fl":
+                    prefix, index = prefix + "-", index + 1
+            else:
+                if prefix is not None and at_name:
+                    names.append(prefix + self.text(word))
+                at_name = False
+        return ", ".join(names)
 
     def _tag(self, number: int, shown: str, in_font: bool) -> None:
         if names := item_names(shown, code=in_font):
