@@ -218,6 +218,64 @@ def test_an_mdoc_item_declares_the_names_its_macros_mark_not_their_values():
     assert document.lines[source.index(".It Fl J Ar destination")] == "-J destination"
 
 
+def test_mdoc_macros_print_what_mdoc_sets_them_to():
+    page = "\n".join(
+        [
+            ".Dd $Mdocdate: July 1 2024 $",
+            ".Dt SSH-AGENT 1",
+            ".Sh NAME",
+            ".Nm ssh-agent",
+            ".Nd OpenSSH authentication agent",
+            ".Sh SYNOPSIS",
+            ".Op Fl c | s",
+            ".Op Fl w Ar local_tun Ns Op : Ns Ar remote_tun",
+            ".Sh DESCRIPTION",
+            "If this is set to",
+            ".Dq yes ,",
+            "the escape is",
+            ".Ql ~ ) .",
+            "It listens on a",
+            ".Ux Ns -domain",
+            "socket; with",
+            ".Fl b , Fl Fl brief",
+            "or",
+            ".Sq Bq 3 ) ,",
+            "in the background,",
+            ".Nm .",
+            ".Sh HISTORY",
+            "It first appeared in",
+            ".Ox 2.8 ,",
+            ".Pf non- Ox",
+            "and",
+            ".Bx 4.4 .",
+        ]
+    )
+    shown = [line for line in read_roff(page).lines if line]
+    assert shown[shown.index("SYNOPSIS") + 1 :] == [
+        "[-c | -s]",  # Fl dashes each of its arguments
+        "[-w local_tun[:remote_tun]]",
+        "DESCRIPTION",
+        "If this is set to",
+        "\u201cyes\u201d,",  # punctuation that ends the line goes after the quotes
+        "the escape is",
+        "\u2018~\u2019).",
+        "It listens on a",
+        "UNIX-domain",
+        "socket; with",
+        "-b, --brief",
+        "or",
+        "\u2018[3]\u2019),",
+        "in the background,",
+        "ssh-agent.",  # the page's name, then the full stop
+        "HISTORY",
+        "It first appeared in",
+        "OpenBSD 2.8,",
+        "non-OpenBSD",
+        "and",
+        "4.4BSD.",
+    ]
+
+
 def test_references_to_other_pages_alone_are_a_list_of_them():
     index = read_roff(
         ".TH SYSTEMD.DIRECTIVES 7\n.SH UNIT DIRECTIVES\n.PP\n\\fIPrivateTmp=\\fR\n.RS 4\n"

@@ -72,7 +72,15 @@ SPECIAL_CHARACTERS = {
     "br": "|", "lB": "[", "rB": "]", "lC": "{", "rC": "}", "fm": "\u2032", "Fo": "\u00ab", "Fc": "\u00bb",
 }  # fmt: skip
 #: Strings every page may use without defining them (man's, mdoc's and DocBook's stylesheets').
-COMMON_STRINGS = {"lq": "\u201c", "rq": "\u201d", "R": "\u00ae", "Tm": "\u2122", "Aq": "'", "dq": '"'}
+COMMON_STRINGS = {
+    "lq": "\u201c",
+    "rq": "\u201d",
+    "R": "\u00ae",
+    "Tm": "\u2122",
+    "Aq": "'",
+    "dq": '"',
+    "Ba": "|",
+}
 #: What the one-character escapes print: the rest print the character itself (``\\.`` a dot).
 _ONE_CHARACTER = {"e": "\\", "E": "\\", "-": "-", " ": " ", "~": " ", "0": " ", "t": "\t"}
 _PRINTS_NOTHING = frozenset("&|^%c:/,){}!?p\n")
@@ -100,8 +108,15 @@ _MDOC_ENCLOSING = {
     "Dc": ("", "\u201d"), "Qq": ('"', '"'), "Sq": ("\u2018", "\u2019"), "Aq": ("<", ">"),
     "Brq": ("{", "}"), "Ql": ("\u2018", "\u2019"),
 }  # fmt: skip
+#: What mdoc's macros for operating systems print (``.Ux``: UNIX; ``.Ox 2.8``: OpenBSD 2.8).
+_MDOC_SYSTEMS = {
+    "Ux": "UNIX", "Bx": "BSD", "Bsx": "BSD/OS", "Dx": "DragonFly", "Fx": "FreeBSD", "Nx": "NetBSD",
+    "Ox": "OpenBSD",
+}  # fmt: skip
 #: The closing delimiters mdoc writes as words of their own, set against the word before them.
 _MDOC_DELIMITERS = frozenset(".,:;)]?!")
+#: Every delimiter mdoc sets apart from the macros' arguments: closing, middle (``|``) and opening.
+_MDOC_PUNCTUATION = _MDOC_DELIMITERS | {"|", "(", "["}
 #: A line of references to other pages alone (``systemd.exec(5)``, ``ls(1), dir(1).``), as a SEE ALSO
 #: section and an index of directives write them: man's links to other pages.
 _REFERENCES = re.compile(r"[ \t]*(?:[\w:+-][\w.:+-]{0,199}\([1-9][a-z]{0,8}\)[,.;]?[ \t]*)+")
@@ -383,19 +398,32 @@ class _Page:
     def _mdoc(self, name: str, arguments: list[str]) -> str:
         """What an mdoc line (or any other macro's) shows: its words, with the macros it calls among
         them read (``.It Fl v`` is ``-v``, ``.Xr ls 1`` is ``ls(1)``); the macro's name itself only
-        where it prints (``.Nm``, the enclosing macros)."""
+        where it prints (``.Nm``, the enclosing macros, the systems' names). As mdoc(7) sets them:
+        ``Fl`` dashes each of its arguments but delimiters (``Fl c | s``: ``-c | -s``), and alone
+        before another flag is its dash (``Fl Fl brief``: ``--brief``); ``Nm`` before punctuation
+        alone prints the page's name; ``Pf``'s argument is set against what follows it (``.Pf non- Ox``:
+        ``non-OpenBSD``); closing delimiters that end the line go after what an
+        enclosing macro closes (``.Dq yes ,``: ``“yes”,``)."""
         words = [name, *arguments] if name in _MDOC_CALLABLE else arguments
+        ending = len(words)
+        while ending > 1 and words[ending - 1] in _MDOC_DELIMITERS:
+            ending -= 1
+        words, trailing = words[:ending], words[ending:]
         shown: list[list[str]] = []  # words, each of the pieces set against each other
         closing: list[str] = []
         glue = False
+        flags = False  # reading the arguments of ``Fl``, which dashes each
+        prefixing = False  # after ``Pf``: its argument is set against what follows it
         index = 0
         while index < len(words):
             word = words[index]
             index += 1
+            following = index < len(words) and words[index] not in _MDOC_CALLABLE
             if word not in _MDOC_CALLABLE:
                 piece = self.text(word)
+                piece = "-" + piece if flags and piece and piece not in _MDOC_PUNCTUATION else piece
             elif word in ("Nm", "Fl"):
-                following = index < len(words) and words[index] not in _MDOC_CALLABLE
+                following = following and (word == "Fl" or words[index] not in _MDOC_DELIMITERS)
                 argument = self.text(words[index]) if following else ""
                 index += following
                 if word == "Fl":
@@ -406,24 +434,39 @@ class _Page:
             elif word == "Xr" and index + 1 < len(words):
                 piece = f"{self.text(words[index])}({self.text(words[index + 1])})"
                 index += 2
+            elif word in _MDOC_SYSTEMS:
+                versioned = word != "Ux" and following and words[index] not in _MDOC_DELIMITERS
+                piece = _system_name(word, self.text(words[index]) if versioned else "")
+                index += versioned
             elif word in _MDOC_ENCLOSING:
                 opening, close = _MDOC_ENCLOSING[word]
+                flags = False
                 if not opening:  # a closing macro (``.Oc``): it closes what an earlier line opened
                     (shown[-1] if shown else closing).append(close)
                     continue
-                shown.append([opening])
+                if shown and glue:  # an enclosure in an enclosure (``.Sq Bq 3``: ``‘[3]’``)
+                    shown[-1].append(opening)
+                else:
+                    shown.append([opening])
                 glue = True
                 closing += [close] if close else []
                 continue
             else:
-                glue = glue or word in ("Ns", "Pf")
+                glue = glue or word == "Ns"
+                prefixing = word == "Pf"
+                flags = False
                 continue
             if shown and (glue or piece in _MDOC_DELIMITERS):
                 shown[-1].append(piece)
             else:
                 shown.append([piece])
-            glue = False
-        return " ".join(filter(None, map("".join, shown))) + "".join(reversed(closing))
+            glue = prefixing or (
+                word == "Fl" and piece == "-" and index < len(words) and words[index] == "Fl"
+            )
+            prefixing = False
+            flags = word == "Fl" or (flags and word not in _MDOC_CALLABLE)
+        shows = " ".join(filter(None, map("".join, shown))) + "".join(reversed(closing))
+        return shows + "".join(self.text(word) for word in trailing)
 
     def text(self, line: str) -> str:
         """``line`` with its escapes read as what they print."""
@@ -451,6 +494,15 @@ class _Page:
             if names := man_entry_names(" ".join(entry)):
                 return {self.name_lines[0][0]: names}
         return {}
+
+
+def _system_name(macro: str, version: str) -> str:
+    """What an mdoc system macro prints with its version, if any: after the name (``OpenBSD 2.8``),
+    but BSD's before it (``.Bx 4.4``: ``4.4BSD``)."""
+    name = _MDOC_SYSTEMS[macro]
+    if not version:
+        return name
+    return version + name if macro == "Bx" else f"{name} {version}"
 
 
 def _arguments(arguments: str) -> list[str]:
