@@ -107,7 +107,12 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: on the next line is read by its grammar (:mod:`indexer.formats.code`); a Markdown list item keyed
 #: by options declares them, an HTML heading block is a heading, an ``.. only::`` block for another
 #: builder is not read, and a file's untitled top lines do not head the definition after them
-#: (:func:`_opened_path`)
+#: (:func:`_opened_path`); an AsciiDoc description list's term declares the names it shows, bold,
+#: italic and monospace marks read as the page shows them, and an mdoc list item's tag the flag or
+#: keyword its macros name, not its argument (``.It Fl J Ar destination``: ``-J``), and an AsciiDoc
+#: list whose entries link to other pages (Antora's navigation files) stored as a contents list;
+#: mdoc's ``Fl`` dashes each argument, ``Ux`` and the BSDs' macros print their names, ``Nm .`` the
+#: page's name, an enclosure's trailing punctuation goes after it
 CHUNKER_VERSION = 38
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

@@ -265,6 +265,51 @@ def test_a_description_list_term_that_is_names_declares_them():
     }
 
 
+def test_a_term_in_bold_or_monospace_declares_the_names_the_page_shows():
+    page = (
+        "= asciidoctor(1)\n\n== OPTIONS\n\n"
+        "*-o, --out-file*=_OUT_FILE_::\n  Write output to file _OUT_FILE_.\n\n"
+        "*--failure-level*=_LEVEL_::\n  Set the minimum logging level that yields a non-zero exit code.\n\n"
+        "*-h, --help* [_TOPIC_]::\n  Print a help message.\n\n"
+        "*0*::\n  Success.\n\n"
+        "`convert`::\n  A subcommand in monospace: code.\n\n"
+        "convert::\n  The same word in prose.\n\n"
+        "`--safe`, `asciidoctor-safe`::\n  Both in monospace.\n"
+    )
+    assert read_asciidoc(page).definitions == {
+        line_of(page, "*-o"): ("-o", "--out-file"),
+        line_of(page, "*--failure-level"): ("--failure-level",),
+        line_of(page, "*-h"): ("-h", "--help"),
+        line_of(page, "`convert`"): ("convert",),
+        line_of(page, "`--safe`"): ("--safe", "asciidoctor-safe"),
+    }
+
+
+def test_a_list_of_links_to_other_pages_is_a_contents_list_not_a_page():
+    navigation = (
+        "* xref:index.adoc[]\n** xref:convert-files.adoc[]\n** xref:set-safe-mode.adoc[]\n"
+        "** xref:man1/asciidoctor.adoc#options[CLI Options]\n"
+    )
+    document = read_asciidoc(navigation)
+    assert sorted(document.linked_entries) == [1, 2, 3, 4]
+    assert document.read_as[2] == "** convert-files"  # an empty text shows the page's name
+    chunks = chunk_document(document, words, ChunkSettings(max_tokens=100, overlap_tokens=0))
+    assert [chunk.is_contents for chunk in chunks] == [True]
+    page = (
+        "= Convert files\n\nUse `Asciidoctor.convert_file` to convert a file.\n\n"
+        "* <<safe>>\n* xref:id[]\n* <<#top>>\n"  # this page's own ids
+        "* xref:a.adoc[A] explains the API in more words\n* link:#top[Top]\n\n"
+        "== Next steps\n\n* xref:convert-strings.adoc[Convert a string]\n"
+        "* <<options.adoc#safe,Safe modes>>, link:https://docs.asciidoctor.org[the site].\n"
+        "* https://rubydoc.info/gems/asciidoctor[API docs]\n"
+    )
+    assert sorted(read_asciidoc(page).linked_entries) == [
+        line_of(page, "* xref:convert"),
+        line_of(page, "* <<options"),
+        line_of(page, "* https"),
+    ]
+
+
 def test_a_chunk_of_an_asciidoc_section_carries_its_heading_path():
     chunks = chunk_document(read_asciidoc(MANUAL_PAGE), words, ChunkSettings(max_tokens=30, overlap_tokens=0))
     assert {"tool-stash(1) > DESCRIPTION", "tool-stash(1) > OPTIONS", "tool-stash(1) > EXAMPLES"} <= {

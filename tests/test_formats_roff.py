@@ -167,6 +167,115 @@ def test_a_list_item_s_tag_declares_the_names_it_writes_as_code():
     }
 
 
+SSH_PAGE = r""".Dd $Mdocdate: July 1 2024 $
+.Dt SSH 1
+.Os
+.Sh NAME
+.Nm ssh
+.Nd OpenSSH remote login client
+.Sh DESCRIPTION
+.Bl -tag -width Ds
+.It Fl J Ar destination
+Connect to the target host by first making a
+.Nm
+connection to the jump host described by
+.Ar destination .
+.It Fl W Ar host : Ns Ar port
+Requests that standard input and output on the client be forwarded to
+.Ar host .
+.It Fl t Cm ecdsa | ed25519 | rsa
+Specifies the type of key to create.
+.It Fl b , Fl Fl brief
+Do not prepend filenames.
+.It Cm s | Cm S
+seconds
+.It Xo Ic get
+.Op Fl afpR
+.Ar remote-path
+.Xc
+Retrieve the remote-path and store it on the local machine.
+.It Cm MaxStartups Ns = Ns Ar start : Ns Ar rate
+A keyword with its value.
+.It Pa ~/.ssh/config
+A file.
+.El
+"""
+
+
+def test_an_mdoc_item_declares_the_names_its_macros_mark_not_their_values():
+    document = read_roff(SSH_PAGE)
+    source = SSH_PAGE.split("\n")
+    tags = {source[number - 1]: names for number, names in document.definitions.items() if number > 6}
+    assert tags == {
+        ".It Fl J Ar destination": ("-J",),
+        ".It Fl W Ar host : Ns Ar port": ("-W",),
+        ".It Fl t Cm ecdsa | ed25519 | rsa": ("-t",),  # the key types are the flag's values
+        ".It Fl b , Fl Fl brief": ("-b", "--brief"),
+        ".It Cm s | Cm S": ("s", "S"),
+        ".It Xo Ic get": ("get",),
+        ".It Cm MaxStartups Ns = Ns Ar start : Ns Ar rate": ("MaxStartups",),
+    }
+    assert document.lines[source.index(".It Fl J Ar destination")] == "-J destination"
+
+
+def test_mdoc_macros_print_what_mdoc_sets_them_to():
+    page = "\n".join(
+        [
+            ".Dd $Mdocdate: July 1 2024 $",
+            ".Dt SSH-AGENT 1",
+            ".Sh NAME",
+            ".Nm ssh-agent",
+            ".Nd OpenSSH authentication agent",
+            ".Sh SYNOPSIS",
+            ".Op Fl c | s",
+            ".Op Fl w Ar local_tun Ns Op : Ns Ar remote_tun",
+            ".Sh DESCRIPTION",
+            "If this is set to",
+            ".Dq yes ,",
+            "the escape is",
+            ".Ql ~ ) .",
+            "It listens on a",
+            ".Ux Ns -domain",
+            "socket; with",
+            ".Fl b , Fl Fl brief",
+            "or",
+            ".Sq Bq 3 ) ,",
+            "in the background,",
+            ".Nm .",
+            ".Sh HISTORY",
+            "It first appeared in",
+            ".Ox 2.8 ,",
+            ".Pf non- Ox",
+            "and",
+            ".Bx 4.4 .",
+        ]
+    )
+    shown = [line for line in read_roff(page).lines if line]
+    assert shown[shown.index("SYNOPSIS") + 1 :] == [
+        "[-c | -s]",  # Fl dashes each of its arguments
+        "[-w local_tun[:remote_tun]]",
+        "DESCRIPTION",
+        "If this is set to",
+        "\u201cyes\u201d,",  # punctuation that ends the line goes after the quotes
+        "the escape is",
+        "\u2018~\u2019).",
+        "It listens on a",
+        "UNIX-domain",
+        "socket; with",
+        "-b, --brief",
+        "or",
+        "\u2018[3]\u2019),",
+        "in the background,",
+        "ssh-agent.",  # the page's name, then the full stop
+        "HISTORY",
+        "It first appeared in",
+        "OpenBSD 2.8,",
+        "non-OpenBSD",
+        "and",
+        "4.4BSD.",
+    ]
+
+
 def test_references_to_other_pages_alone_are_a_list_of_them():
     index = read_roff(
         ".TH SYSTEMD.DIRECTIVES 7\n.SH UNIT DIRECTIVES\n.PP\n\\fIPrivateTmp=\\fR\n.RS 4\n"

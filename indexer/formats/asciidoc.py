@@ -26,10 +26,15 @@ What decides structure follows Asciidoctor's rules:
   ``description`` attribute is read as the text it is, as a Markdown page's front matter
   description is.
 
+A list's entries that are links to other pages alone (``* xref:install.adoc[]``, as Antora's
+navigation files list a component's pages, :func:`links_away`) are its linked entries
+(:attr:`Document.linked_entries`): a chunk made mostly of them is stored as a contents list.
+
 The names a page defines (:attr:`Document.definitions`): a manual page's NAME section
 (``git-commit - Record changes to the repository``, what ``whatis`` reads), the ids that anchor
 a section title (``[[restore-dump]]``), which cross references name it by, and a description list's
-term that is names (``--amend::``, ``core.editor::``: :func:`indexer.formats.definitions.item_names`).
+term that is names (``--amend::``, ``core.editor::``, a man page's ``*-o, --out-file*=_FILE_::``,
+read without its bold and italic marks, and as code when it starts in monospace: :func:`term_names`).
 
 Why not a parser from PyPI: the Python ones either convert to HTML or DocBook without positions or an
 AST (asciidoc-py, asciidoc3, both GPL), or are early alphas too slow for a build (a Lark-grammar
@@ -44,7 +49,7 @@ import re
 from dataclasses import dataclass, field
 
 from indexer.formats.definitions import item_names, man_entry_names
-from indexer.formats.document import Document, Heading, Layout, split_lines
+from indexer.formats.document import Document, Heading, Layout, shown_characters, split_lines
 
 _ATX_TITLE = re.compile(r"(={1,6}|#{1,6})[ \t]+(?=\S)")
 _SETEXT_LEVELS = {"=": 1, "-": 2, "~": 3, "^": 4, "+": 5}
@@ -80,6 +85,8 @@ _PREPROCESSOR = re.compile(r"(ifdef|ifndef|ifeval|endif|include)::([^\[]*)\[(.*)
 _THEMATIC_BREAK = re.compile(r"'{3,}|<{3,}|([-*_])( *)\1\2\1")
 #: A list item's marker or a table cell's, before which no description list term starts.
 _LIST_ITEM = re.compile(r"[ \t]*(?:[*.-]+[ \t]|\d+\.[ \t]|<\d+>|\|)")
+#: A list item's marker, before its text: ``*`` to ``*****``, ``-``, ``.`` to ``.....``, ``1.``.
+_LIST_MARKER = re.compile(r"[ \t]*(?:\*{1,5}|-|\.{1,5}|\d{1,9}\.)[ \t]+")
 _DESCRIPTION_TERM = re.compile(r"(\S.*?)(?::{2,4}|;;)(?:[ \t]+(.*))?")
 #: The ids an anchor or a block attribute line gives the block after it.
 _ANCHOR_ID = re.compile(r"\[\[([\w:][\w\-:.]*)")
@@ -441,9 +448,12 @@ class _Reader:
         self.in_header = False
         term = _DESCRIPTION_TERM.fullmatch(line.strip())
         if term and not _LIST_ITEM.match(line):
-            if names := item_names(title_text(term.group(1), self.attributes), code=False):
+            if names := term_names(term.group(1), self.attributes):
                 self.layout.definitions[index + 1] = names
             line = term.group(1) + (": " + term.group(2) if term.group(2) else "")
+        item = _LIST_MARKER.match(line)
+        if item and links_away(line[item.end() :]):
+            self.layout.linked_entries[index + 1] = shown_characters(line)
         self._read(index + 1, visible_text(line, self.attributes).removesuffix(" +"))
 
     def _read(self, number: int, shown: str) -> None:
@@ -469,6 +479,15 @@ def _setext_level(line: str, underline: str) -> int:
 def title_text(title: str, attributes: dict[str, str]) -> str:
     """A section title as it shows: its visible text, without anchors or monospace marks."""
     return " ".join(_MONOSPACE.sub(r"\1", visible_text(title, attributes)).split())
+
+
+def term_names(term: str, attributes: dict[str, str]) -> tuple[str, ...]:
+    """The names a description list's term declares (:func:`item_names`), read as the page shows
+    it: without its bold and italic marks (a man page's ``*-o, --out-file*=_OUT_FILE_``), and as
+    code when it starts in monospace (`` `name` ``), as a code span's words are."""
+    shown = inline_text(visible_text(term, attributes)).strip()
+    code = shown.startswith("`")
+    return item_names(" ".join(_MONOSPACE.sub(r"\1", shown).split()), code=code)
 
 
 def visible_text(line: str, attributes: dict[str, str]) -> str:
@@ -607,6 +626,42 @@ def first_attribute(text: str) -> str:
         first = text.split(",", 1)[0]
         text = "" if "=" in first else first
     return text.strip().strip('"').removesuffix("^")
+
+
+def links_away(text: str) -> bool:
+    """Whether a list item's ``text`` is links to other pages alone, punctuation aside: an entry of
+    a contents list, as Antora's navigation files (``** xref:install.adoc[]``) and a page's list of
+    where to read next write them. A link to another page is a cross reference to another document
+    (``xref:cli:index.adoc[]``, ``<<options.adoc#safe,Safe>>``; not ``<<safe>>``, an id of this
+    one), or a ``link:`` macro's or a URL's address that is no fragment of this page."""
+    targets: list[tuple[str, bool]] = []  # each link's target, and whether it names a document
+
+    def link(target: str, names_document: bool) -> str:
+        targets.append((target, names_document))
+        return " "
+
+    rest = _INLINE_MACRO.sub(
+        lambda found: (
+            link(found[2], found[1].lower() == "xref") if found[1].lower() in ("xref", "link") else found[0]
+        ),
+        text,
+    )
+    rest = _URL_MACRO.sub(lambda found: link(found[1], False), rest)
+    rest = _CROSS_REFERENCE.sub(lambda found: link(found[1], True), rest)
+    return (
+        bool(targets)
+        and all(_other_page(target, names_document) for target, names_document in targets)
+        and not any(character.isalnum() for character in rest)
+    )
+
+
+def _other_page(target: str, names_document: bool) -> bool:
+    """Whether a link's ``target`` is another page: a cross reference's when it names a document
+    (``page.adoc``, ``page.adoc#id``, ``page#id``), an address when it is no fragment (``#id``)."""
+    page, fragment, _ = target.partition("#")
+    if names_document:
+        return page.endswith(".adoc") or bool(page and fragment)
+    return bool(page)
 
 
 def _reference_name(target: str) -> str:

@@ -137,6 +137,7 @@ class Layout:
     read_as: dict[int, str] = field(default_factory=dict)
     definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
     block_starts: list[int] = field(default_factory=list)
+    linked_entries: dict[int, int] = field(default_factory=dict)
 
     def document(self, lines: list[str], encoding: str) -> Document:
         """The document of ``lines`` with what was found in them (literal ranges in order: a reader
@@ -150,6 +151,7 @@ class Layout:
             markup=frozenset(self.markup),
             definitions=self.definitions,
             read_as=self.read_as,
+            linked_entries=self.linked_entries,
         )
 
 

@@ -10,7 +10,9 @@ the line numbers of the source. What the reader knows:
 - **Sections**: the page's title (``.TH GZIP 1``; mdoc's ``.Dt``) heads the page as ``GZIP(1)``,
   ``.SH``/``.Sh`` its sections and ``.SS``/``.Ss`` their subsections.
 - **Names**: the NAME section declares the names the page defines (``gzip, gunzip, zcat \\- compress
-  or expand files``; mdoc's ``.Nm``), so a one-name question finds the page.
+  or expand files``; mdoc's ``.Nm``), so a one-name question finds the page; a list item's tag
+  declares the options or keywords it writes as code (``\\fB\\-v\\fR``; mdoc's ``.It Fl J Ar
+  destination`` the flag ``-J``, its macros saying which word is the name and which its value).
 - **Code**: ``.nf``/``.fi``, ``.EX``/``.EE``, mdoc's ``.Bd -literal``/``.Ed`` and Pod::Man's
   ``.Vb``/``.Ve`` are literal blocks.
 - **Text**: the man macros' fonts (``.BR a b`` is ``ab``), mdoc's callable macros (``.Op Fl v Ar
@@ -70,7 +72,15 @@ SPECIAL_CHARACTERS = {
     "br": "|", "lB": "[", "rB": "]", "lC": "{", "rC": "}", "fm": "\u2032", "Fo": "\u00ab", "Fc": "\u00bb",
 }  # fmt: skip
 #: Strings every page may use without defining them (man's, mdoc's and DocBook's stylesheets').
-COMMON_STRINGS = {"lq": "\u201c", "rq": "\u201d", "R": "\u00ae", "Tm": "\u2122", "Aq": "'", "dq": '"'}
+COMMON_STRINGS = {
+    "lq": "\u201c",
+    "rq": "\u201d",
+    "R": "\u00ae",
+    "Tm": "\u2122",
+    "Aq": "'",
+    "dq": '"',
+    "Ba": "|",
+}
 #: What the one-character escapes print: the rest print the character itself (``\\.`` a dot).
 _ONE_CHARACTER = {"e": "\\", "E": "\\", "-": "-", " ": " ", "~": " ", "0": " ", "t": "\t"}
 _PRINTS_NOTHING = frozenset("&|^%c:/,){}!?p\n")
@@ -98,8 +108,15 @@ _MDOC_ENCLOSING = {
     "Dc": ("", "\u201d"), "Qq": ('"', '"'), "Sq": ("\u2018", "\u2019"), "Aq": ("<", ">"),
     "Brq": ("{", "}"), "Ql": ("\u2018", "\u2019"),
 }  # fmt: skip
+#: What mdoc's macros for operating systems print (``.Ux``: UNIX; ``.Ox 2.8``: OpenBSD 2.8).
+_MDOC_SYSTEMS = {
+    "Ux": "UNIX", "Bx": "BSD", "Bsx": "BSD/OS", "Dx": "DragonFly", "Fx": "FreeBSD", "Nx": "NetBSD",
+    "Ox": "OpenBSD",
+}  # fmt: skip
 #: The closing delimiters mdoc writes as words of their own, set against the word before them.
 _MDOC_DELIMITERS = frozenset(".,:;)]?!")
+#: Every delimiter mdoc sets apart from the macros' arguments: closing, middle (``|``) and opening.
+_MDOC_PUNCTUATION = _MDOC_DELIMITERS | {"|", "(", "["}
 #: A line of references to other pages alone (``systemd.exec(5)``, ``ls(1), dir(1).``), as a SEE ALSO
 #: section and an index of directives write them: man's links to other pages.
 _REFERENCES = re.compile(r"[ \t]*(?:[\w:+-][\w.:+-]{0,199}\([1-9][a-z]{0,8}\)[,.;]?[ \t]*)+")
@@ -107,6 +124,12 @@ _REFERENCES = re.compile(r"[ \t]*(?:[\w:+-][\w.:+-]{0,199}\([1-9][a-z]{0,8}\)[,.
 _TABLE_TAB = re.compile(r"tab\s{0,8}\((.)\)")
 #: The macros that start a paragraph or a list's item, after which a lone line may be an item's tag.
 _PARAGRAPHS = frozenset({"PP", "LP", "P", "TP", "TQ", "IP", "HP", "It", "Pp", "Lp"})
+#: mdoc's macros that name what a list item's tag defines, with what each prints before its
+#: argument: a flag (``Fl J`` prints ``-J``), a command or keyword (``Cm``, ``Ic``), an environment
+#: variable (``Ev``).
+_MDOC_NAMING = {"Fl": "-", "Cm": "", "Ic": "", "Ev": ""}
+#: The words that set a tag's alternatives apart (``.It Cm s | Cm S``, ``.It Fl b , Fl Fl brief``).
+_MDOC_ALTERNATIVES = frozenset({"|", ","})
 #: A line written in bold or italic from its start: a font escape or one of the man macros' fonts.
 _IN_FONT = re.compile(
     r"""\\f[BI(\[]|[.'][ \t]*(?:B|I|BR|BI|IB|IR|RB|RI|SB)[ \t]|(?:Fl|Cm|Ic|Ar|Nm|Pa|Ev|Va|Dv|Li|Sy)\b"""
@@ -210,10 +233,11 @@ class _Page:
 
     def _follow_tags(self, number: int, line: str, name: str, shown: str, paragraph: bool) -> None:
         """Declare the names a list item's tag gives (:func:`item_names`): the line after ``.TP``
-        or ``.TQ``, an ``.IP``'s tag, mdoc's ``.It``, and a paragraph's one line before its
-        indented description (``.PP``, a line, ``.RS``: DocBook's stylesheets write a variable list
-        so). A tag written in bold or italic is names as code writes them (``PrivateTmp=``,
-        ``\\fB\\-v\\fR, \\fB\\-\\-verbose\\fR``); in roman, only what is spelt as code (``-v``)."""
+        or ``.TQ``, an ``.IP``'s tag, mdoc's ``.It`` (by its macros: :meth:`_mdoc_tag`), and a
+        paragraph's one line before its indented description (``.PP``, a line, ``.RS``: DocBook's
+        stylesheets write a variable list so). A tag written in bold or italic is names as code
+        writes them (``PrivateTmp=``, ``\\fB\\-v\\fR, \\fB\\-\\-verbose\\fR``); in roman, only what
+        is spelt as code (``-v``)."""
         if name == "RS":
             if self.since_paragraph is not None and len(self.since_paragraph) == 1:
                 self._tag(*self.since_paragraph[0])
@@ -224,7 +248,11 @@ class _Page:
             self.since_paragraph = [] if name in ("PP", "LP", "P", "Pp", "Lp") else None
             if name in ("IP", "It") and shown:
                 tag = line.lstrip(".' \t")[len(name) :].lstrip(' \t"')
-                self._tag(number, shown, _IN_FONT.match(tag) is not None)
+                named = self._mdoc_tag(_arguments(_COMMENT.sub("", tag))) if name == "It" else None
+                if named is not None:
+                    self._tag(number, named, True)
+                else:
+                    self._tag(number, shown, _IN_FONT.match(tag) is not None)
             return
         if not shown.strip():
             return
@@ -234,6 +262,37 @@ class _Page:
             self.tag_next = False
         if self.since_paragraph is not None and len(self.since_paragraph) < 2:
             self.since_paragraph.append((number, shown, in_font))
+
+    def _mdoc_tag(self, words: list[str]) -> str | None:
+        """The names an mdoc ``.It`` tag's macros declare (after an ``Xo``), as a list for
+        :func:`item_names`: the arguments of a flag, command, keyword or variable macro
+        (:data:`_MDOC_NAMING`) that starts the tag or one of its alternatives, as the macro prints
+        them (``Fl J Ar destination``: ``-J``; ``Cm s | Cm S`` and ``Cm s | S``: ``s, S``; ``Fl b ,
+        Fl Fl brief``: ``-b, --brief``). What follows a name up to the next alternative is its value,
+        whatever macro writes it (``Ar destination``, ``Ns = Ns Ar value``, ``Op Ar path``, a flag's
+        ``Cm generate``): read with the name, it would make the tag a phrase. None when the tag
+        starts with no such macro."""
+        words = words[1:] if words[:1] == ["Xo"] else words
+        if not words or words[0] not in _MDOC_NAMING:
+            return None
+        names: list[str] = []
+        prefix: str | None = None  # what the naming macro being read prints before its arguments
+        at_name = True  # at the start of the tag or of an alternative
+        index = 0
+        while index < len(words):
+            word = words[index]
+            index += 1
+            if word in _MDOC_ALTERNATIVES:
+                at_name = True
+            elif word in _MDOC_CALLABLE:
+                prefix = _MDOC_NAMING.get(word) if at_name else None
+                while word == "Fl" and prefix is not None and index < len(words) and words[index] == "Fl":
+                    prefix, index = prefix + "-", index + 1
+            else:
+                if prefix is not None and at_name:
+                    names.append(prefix + self.text(word))
+                at_name = False
+        return ", ".join(names)
 
     def _tag(self, number: int, shown: str, in_font: bool) -> None:
         if names := item_names(shown, code=in_font):
@@ -339,19 +398,32 @@ class _Page:
     def _mdoc(self, name: str, arguments: list[str]) -> str:
         """What an mdoc line (or any other macro's) shows: its words, with the macros it calls among
         them read (``.It Fl v`` is ``-v``, ``.Xr ls 1`` is ``ls(1)``); the macro's name itself only
-        where it prints (``.Nm``, the enclosing macros)."""
+        where it prints (``.Nm``, the enclosing macros, the systems' names). As mdoc(7) sets them:
+        ``Fl`` dashes each of its arguments but delimiters (``Fl c | s``: ``-c | -s``), and alone
+        before another flag is its dash (``Fl Fl brief``: ``--brief``); ``Nm`` before punctuation
+        alone prints the page's name; ``Pf``'s argument is set against what follows it (``.Pf non- Ox``:
+        ``non-OpenBSD``); closing delimiters that end the line go after what an
+        enclosing macro closes (``.Dq yes ,``: ``“yes”,``)."""
         words = [name, *arguments] if name in _MDOC_CALLABLE else arguments
+        ending = len(words)
+        while ending > 1 and words[ending - 1] in _MDOC_DELIMITERS:
+            ending -= 1
+        words, trailing = words[:ending], words[ending:]
         shown: list[list[str]] = []  # words, each of the pieces set against each other
         closing: list[str] = []
         glue = False
+        flags = False  # reading the arguments of ``Fl``, which dashes each
+        prefixing = False  # after ``Pf``: its argument is set against what follows it
         index = 0
         while index < len(words):
             word = words[index]
             index += 1
+            following = index < len(words) and words[index] not in _MDOC_CALLABLE
             if word not in _MDOC_CALLABLE:
                 piece = self.text(word)
+                piece = "-" + piece if flags and piece and piece not in _MDOC_PUNCTUATION else piece
             elif word in ("Nm", "Fl"):
-                following = index < len(words) and words[index] not in _MDOC_CALLABLE
+                following = following and (word == "Fl" or words[index] not in _MDOC_DELIMITERS)
                 argument = self.text(words[index]) if following else ""
                 index += following
                 if word == "Fl":
@@ -362,24 +434,39 @@ class _Page:
             elif word == "Xr" and index + 1 < len(words):
                 piece = f"{self.text(words[index])}({self.text(words[index + 1])})"
                 index += 2
+            elif word in _MDOC_SYSTEMS:
+                versioned = word != "Ux" and following and words[index] not in _MDOC_DELIMITERS
+                piece = _system_name(word, self.text(words[index]) if versioned else "")
+                index += versioned
             elif word in _MDOC_ENCLOSING:
                 opening, close = _MDOC_ENCLOSING[word]
+                flags = False
                 if not opening:  # a closing macro (``.Oc``): it closes what an earlier line opened
                     (shown[-1] if shown else closing).append(close)
                     continue
-                shown.append([opening])
+                if shown and glue:  # an enclosure in an enclosure (``.Sq Bq 3``: ``‘[3]’``)
+                    shown[-1].append(opening)
+                else:
+                    shown.append([opening])
                 glue = True
                 closing += [close] if close else []
                 continue
             else:
-                glue = glue or word in ("Ns", "Pf")
+                glue = glue or word == "Ns"
+                prefixing = word == "Pf"
+                flags = False
                 continue
             if shown and (glue or piece in _MDOC_DELIMITERS):
                 shown[-1].append(piece)
             else:
                 shown.append([piece])
-            glue = False
-        return " ".join(filter(None, map("".join, shown))) + "".join(reversed(closing))
+            glue = prefixing or (
+                word == "Fl" and piece == "-" and index < len(words) and words[index] == "Fl"
+            )
+            prefixing = False
+            flags = word == "Fl" or (flags and word not in _MDOC_CALLABLE)
+        shows = " ".join(filter(None, map("".join, shown))) + "".join(reversed(closing))
+        return shows + "".join(self.text(word) for word in trailing)
 
     def text(self, line: str) -> str:
         """``line`` with its escapes read as what they print."""
@@ -407,6 +494,15 @@ class _Page:
             if names := man_entry_names(" ".join(entry)):
                 return {self.name_lines[0][0]: names}
         return {}
+
+
+def _system_name(macro: str, version: str) -> str:
+    """What an mdoc system macro prints with its version, if any: after the name (``OpenBSD 2.8``),
+    but BSD's before it (``.Bx 4.4``: ``4.4BSD``)."""
+    name = _MDOC_SYSTEMS[macro]
+    if not version:
+        return name
+    return version + name if macro == "Bx" else f"{name} {version}"
 
 
 def _arguments(arguments: str) -> list[str]:
