@@ -122,6 +122,8 @@ LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
 #: of their letters), or a reference between bars (Vim's help, ``|netrw-netrc|``).
 ROMAN = r"(?=[ivxlcdm])m{0,4}(?:cm|cd|d?c{0,3})(?:xc|xl|l?x{0,3})(?:ix|iv|v?i{0,3})"
 ENTRY_PLACE = re.compile(rf"(?<!\w)(?:(\d{{1,5}})|{ROMAN}|{ROMAN.upper()}|\|[^|\s]{{1,80}}\|)$")
+#: A word of a title or a line, for telling whether a line writes a title (:func:`_preamble_end`).
+_WORD = re.compile(r"\w+")
 #: The characters such a place ends with: a line that ends otherwise, most lines of any file, is no
 #: entry, known without the search the pattern makes from each of its characters.
 PLACE_ENDS = frozenset(string.digits + "ivxlcdm" + "ivxlcdm".upper() + "|")
@@ -188,6 +190,7 @@ class _Block:
     boundary: int
     heading_only: bool = False  # nothing but a heading's own lines (and markup)
     opens_definition: bool = False  # its first line declares names, described in the block under it
+    preamble: bool = False  # before a file's first definition, under a top heading no line writes
     titles: int = 0  # leading pieces that are headings carried to this block's text
     tokens: int = field(init=False)
 
@@ -310,7 +313,25 @@ def _blocks(pieces: list[_Piece], document: Document) -> list[_Block]:
     for block, after in zip(blocks, blocks[1:], strict=False):
         declares = block.pieces[0].line in document.definitions
         block.opens_definition = declares and _indent(after.pieces[0].text) > _indent(block.pieces[0].text)
+    preamble_end = _preamble_end(document)
+    for block in blocks:
+        block.preamble = block.pieces[-1].line < preamble_end
     return blocks
+
+
+def _preamble_end(document: Document) -> int:
+    """The line of a file's first definition when its top heading is one no line writes (source
+    code's outline names the file itself): the lines before it (a licence, imports, ``using``
+    lines) are the file's preamble, no text of a section. 0 for a page whose titles its text writes
+    (``# Testing { #testing }``, an AsciiDoc ``= Title``, front matter's title)."""
+    if not document.headings:
+        return 0
+    top = document.headings[0]
+    words = set(_WORD.findall(top.title))
+    shown = (document.lines[number - 1] for number in top.lines if number <= len(document.lines))
+    written = any(words <= set(_WORD.findall(line)) for line in shown)
+    later = [heading.line for heading in document.headings[1:]]
+    return 0 if written else min(later, default=0)
 
 
 def _indent(text: str) -> int:
@@ -351,6 +372,7 @@ def _with_headings_carried(blocks: list[_Block]) -> list[_Block]:
                 heading_only=block.heading_only,  # titles in a row carry on, all of them, to the text
                 titles=len(waiting.pieces),
                 opens_definition=block.opens_definition,  # a section's title, then its directive
+                preamble=waiting.preamble and block.preamble,
             )
             waiting = None
         if block.heading_only:
@@ -360,7 +382,9 @@ def _with_headings_carried(blocks: list[_Block]) -> list[_Block]:
     if waiting is not None:
         if carried:
             last = carried[-1]
-            carried[-1] = _Block(last.pieces + waiting.pieces, last.path, last.boundary)
+            carried[-1] = _Block(
+                last.pieces + waiting.pieces, last.path, last.boundary, preamble=last.preamble
+            )
         else:
             carried.append(waiting)
     return carried
@@ -549,7 +573,7 @@ class _Packer:
                     lines.append([part])
                 leading = leading and part.markup  # a markup line (a fence) joins and the text follows
         return [
-            _Block(pieces, block.path, block.boundary if index == 0 else LINE)
+            _Block(pieces, block.path, block.boundary if index == 0 else LINE, preamble=block.preamble)
             for index, pieces in enumerate(lines)
         ]
 
@@ -567,19 +591,16 @@ def _chunk_path(group: list[_Block]) -> tuple[str, ...]:
 
 
 def _opened_path(opened: list[_Block]) -> tuple[str, ...]:
-    """The heading path of what a chunk opens: the path its blocks share, unless its first lines lie
-    untitled at the top of the file, outside all that follows (a file's imports and licence before
-    its class), and the rest holds more of its text: then the rest's. A lead that opens with a
-    written title (a page's title and first paragraph before its first subsection) is what that
-    section says first, and a class's own first lines (its fields before its constructor) are the
-    class's: each keeps the chunk under the path it shares with the rest."""
+    """The heading path of what a chunk opens: the path its blocks share, unless its first lines
+    are a file's preamble (its licence and imports before its first definition, :func:`_preamble_end`)
+    and the definitions after them hold more of its text: then theirs. A page's title and lead
+    before its first subsection are what that page says first, and a class's own first lines (its
+    fields before its constructor) are the class's: each keeps the chunk under the path it shares
+    with the rest."""
     following = next((index for index, block in enumerate(opened) if index and block.boundary < PART), 0)
     lead, rest = opened[:following], opened[following:]
-    titled = bool(lead) and (lead[0].titles > 0 or lead[0].heading_only)
-    if following and not titled and _tokens(rest) > _tokens(lead):
-        lead_path, rest_path = _shared_path(lead), _shared_path(rest)
-        if len(lead_path) <= 1 < len(rest_path) and rest_path[: len(lead_path)] == lead_path:
-            return rest_path
+    if following and all(block.preamble for block in lead) and _tokens(rest) > _tokens(lead):
+        return _shared_path(rest)
     return _shared_path(opened)
 
 

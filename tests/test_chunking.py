@@ -407,14 +407,30 @@ def test_the_tail_of_a_long_function_packed_with_the_next_is_headed_by_the_next(
 
 
 def test_a_file_s_first_lines_before_its_class_do_not_head_the_chunk_the_class_fills():
-    """Imports at a file's top lie in the file, the class after them in the class: the chunk holding
-    both is headed by the class, where most of its text lies; sibling sections packed together are
-    still headed by the section they share."""
+    """Imports at a file's top are its preamble, the class after them holds the rest: the chunk
+    holding both is headed by the class, where most of its text lies. Module constants between two
+    functions are the file's own text, and a page's title and lead before its first subsection
+    what the page says first, however the title is written: each keeps its heading."""
     methods = "\n\n".join(f"    def step{n}(self, x):\n        return x + {n}" for n in range(6))
     source = f"import os\nimport sys\n\n\nclass Runner:\n{methods}\n"
     chunks = chunk_document(parse_text("pkg/runner.py", source), count_words, SETTINGS)
     assert "import os" in chunks[0].text and "def step0" in chunks[0].text
     assert chunks[0].heading == "pkg/runner.py > Runner"
+    body = "\n".join(f"    total = total + {n}" for n in range(12))
+    middle = f"def first(total):\n{body}\n    return total\n\n\nLIMIT = 3\nNAMES = ('a', 'b')\n\n\n"
+    middle += f"def second(total):\n{body}\n    return total\n"
+    holding = [chunk for chunk in chunk_document(parse_text("m.py", middle), count_words, SETTINGS)]
+    assert next(chunk for chunk in holding if "LIMIT = 3" in chunk.text).heading in ("m.py", "m.py > first")
+    lead = " ".join(f"w{n}" for n in range(12))
+    sub = " ".join(f"s{n}" for n in range(30))
+    pages = {
+        "a.md": f"# Testing {{ #testing }}\n\n{lead}\n\n## Using it\n\n{sub}\n",
+        "b.adoc": f"= Features\n:description: {lead}\n\n{lead}\n\n== Readily available\n\n{sub}\n",
+        "c.md": f"---\ntitle: Basic usage\ndescription: {lead}\n---\n\n{lead}\n\n## Defining\n\n{sub}\n",
+    }
+    for name, page in pages.items():
+        first = chunk_document(parse_text(name, page), count_words, SETTINGS)[0]
+        assert first.heading in ("Testing", "Features", "Basic usage"), (name, first.heading)
     page = "# Settings\n\n## Limits\n\nMaximum connections.\n\n## Timeouts\n\nKeep-alive timeout.\n"
     assert [chunk.heading for chunk in chunk_text(page, count_words, SETTINGS)] == ["Settings"]
 

@@ -659,10 +659,13 @@ def test_rst_only_directives_for_other_builders_are_not_read():
         "Plugins\n=======\n\n.. only:: not latex\n\n   web table of plugins\n\n"
         ".. only:: latex\n\n   printed list of plugins\n\n"
         ".. only:: man and not html\n\n   manual copy\n\n"
-        ".. only:: not is_release\n\n   draft notes\n\nAfter all of them.\n"
+        ".. only:: not is_release\n\n   draft notes\n\n"
+        ".. only:: not singlehtml\n\n   one page of many\n\n"
+        ".. only:: latex and\n\n   unreadable expression\n\nAfter all of them.\n"
     )
     shown = "\n".join(parse_text("plugins.rst", text).lines)
-    assert "web table" in shown and "draft notes" in shown and "After all" in shown
+    for seen in ("web table", "draft notes", "one page of many", "unreadable expression", "After all"):
+        assert seen in shown, seen
     assert "printed list" not in shown and "manual copy" not in shown
 
 
@@ -1171,10 +1174,13 @@ def test_a_markdown_list_item_keyed_by_options_declares_them():
         "- `-c CONFIG`, `--config CONFIG`: argparse's placeholders.\n"
         "- `--color {auto,always,never}`: a choice.\n"
         "- `-j` / `--jobs`: forms a slash apart.\n"
+        "- `--quiet` (`-q`): a short form in its own code.\n"
+        "- `import { render }`: braces after a word that is no option.\n"
+        "- `a/-b`: a slash after a word that is no option.\n"
     )
     assert parse_text("settings.md", page).definitions == {
         3: ("--port",),
-        4: ("--help",),
+        4: ("--help", "-h"),
         5: ("-o", "--output", "--out"),
         6: ("--use-colors", "--no-use-colors"),
         7: ("--linked",),
@@ -1183,6 +1189,7 @@ def test_a_markdown_list_item_keyed_by_options_declares_them():
         18: ("-c", "--config"),
         19: ("--color",),
         20: ("-j", "--jobs"),
+        21: ("--quiet", "-q"),
     }
 
 
@@ -1196,13 +1203,15 @@ def test_an_html_heading_block_in_markdown_is_a_heading():
         '<H2 align="center">Size &amp; <b>limits</b></H2>\n\nText.\n\n'
         "<h1>a</h1><h2>b</h2>\n\n"
         "<div><h3>inside</h3></div>\n\n"
-        "<h4>Title</h4>\nand text after it\n"
+        "<h4>Title</h4>\nand text after it\n\n"
+        "<h3>When I run <code>rg</code>, why<br>not?</h3>\n"
     )
     headings = parse_text("FAQ.md", page).headings
     assert [(heading.line, heading.level, heading.title) for heading in headings] == [
         (1, 2, "FAQ"),
         (3, 3, "How do I configure ripgrep?"),
         (9, 2, "Size & limits"),
+        (20, 3, "When I run rg, why not?"),
     ]
 
 

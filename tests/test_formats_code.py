@@ -810,8 +810,11 @@ def test_a_kotlin_extension_function_is_headed_and_declared_under_its_receiver()
     class CodeWriter {
       fun Map<String, String>.generateImports() = keys
     }
+
+    fun <T> T.alsoLog(): T = this
     """
     document = parse_text("src/ClassNames.kt", textwrap.dedent(source))
+    assert document.definitions[12] == ("alsoLog",)  # on its own type parameter: on any type
     assert document.definitions[2] == ("Class.asClassName", "asClassName")
     assert document.definitions[4] == ("KClass.asClassName", "asClassName")
     assert document.definitions[6] == ("Map.Entry.key", "key")

@@ -398,14 +398,13 @@ SHARED_HEADERS = (".h",)
 
 def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -> _Outline | None:
     """The outline of the first reading of the file whose syntax errors stay under the limit
-    (:func:`_most_errors`): as written; C and C++ then in one configuration
-    (:func:`one_configuration`); a shared header (:data:`SHARED_HEADERS`) then as C++ too. Where
-    that reading has errors, each later reading replaces it where it reads the file better
-    (:func:`_better`): a C++ header that C reads with few errors and few definitions is read as
-    C++. In C and C++, each reading of a language that can read the file (of any, where none can)
-    is then read without its declarations' macros (:func:`without_macros`), and replaces the one
-    chosen so far in the same way. None when no reading can be trusted, or the language's grammar
-    cannot be loaded."""
+    (:func:`_most_errors`): as written; C and C++ then in one configuration (:func:`one_configuration`), a
+    language its grammar reads again so (:attr:`Grammar.reread`); a shared header (:data:`SHARED_HEADERS`)
+    then as C++ too. Where that reading has errors, each later reading replaces it where it reads the file
+    better (:func:`_better`): a C++ header that C reads with few errors and few definitions is read as
+    C++. In C and C++, each reading of a language that can read the file (of any, where none can) is then
+    read without its declarations' macros (:func:`without_macros`), and replaces the one chosen so far in
+    the same way. None when no reading can be trusted, or the language's grammar cannot be loaded."""
     tongues = [language, "cpp"] if language == "c" and path.lower().endswith(SHARED_HEADERS) else [language]
     readings = [
         (tongue, read, source)
@@ -965,7 +964,8 @@ def _member_names(member: Node) -> list[Node]:
 def _receiver_type(definition: Node) -> str:
     """The type a function is defined on outside it, without its type arguments: a Go method's
     receiver (``Terminal`` of ``(t *Terminal)``), a Kotlin extension function's (``KClass`` of
-    ``fun KClass<*>.asClassName()``, ``Map.Entry`` of ``fun Map.Entry<K, V>.key()``); else empty."""
+    ``fun KClass<*>.asClassName()``, ``Map.Entry`` of ``fun Map.Entry<K, V>.key()``; Kotlin's
+    grammar alone writes a ``user_type`` before a function's name); else empty."""
     receiver = definition.child_by_field_name("receiver")
     if receiver is not None and definition.type == "method_declaration":
         return _go_receiver_type(receiver)
@@ -978,8 +978,21 @@ def _receiver_type(definition: Node) -> str:
         while child.type == "nullable_type" and child.named_children:
             child = child.named_children[0]
         if child.type == "user_type":  # Kotlin's: its parts, then each one's type arguments
-            return ".".join(_text(part) for part in child.named_children if part.type == "identifier")
+            kind = ".".join(_text(part) for part in child.named_children if part.type == "identifier")
+            return "" if kind in _type_parameters(definition) else kind
     return ""
+
+
+def _type_parameters(definition: Node) -> set[str]:
+    """The names of a function's own type parameters (``T`` of ``fun <T> T.also()``): an extension
+    on one of them is on any type, and is known by its name alone."""
+    return {
+        _text(name)
+        for parameters in definition.named_children
+        if parameters.type == "type_parameters"
+        for parameter in parameters.named_children
+        for name in parameter.named_children[:1]
+    }
 
 
 def _go_receiver_type(receiver: Node) -> str:

@@ -72,7 +72,7 @@ _VALUE_STARTS = "=[<{"
 #: An option's value as argparse and many manuals name it, in capitals (``--config CONFIG``).
 _PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9_-]{0,64}")
 #: An option's short forms in parentheses after its name (``--help (-h)``, ``--verbose (-v|vv)``).
-_SHORT_FORMS = re.compile(r"\(-[\w|-]{0,64}\)")
+_SHORT_FORMS = re.compile(r"\((-[\w-]{1,64})(?:\|[\w-]{1,64}){0,8}\)")
 #: What a long option's name starts with when it turns off the option named without it.
 NEGATION = "no-"
 #: How a manual writes an option that its ``--no-`` form turns off (``--[no-]verify``).
@@ -152,7 +152,7 @@ def code_title_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
     several words (``## `npm install prettier` ``, a command shown), declares nothing."""
     spans = [text.strip() for is_code, text in pieces if is_code]
     between = _BRACKETED_TYPE.sub(" ", " ".join(text for is_code, text in pieces if not is_code))
-    joining = between.replace(",", " ").replace("/", " ").split()
+    joining = between.replace(",", " ").replace("/", " ").replace("(", " ").replace(")", " ").split()
     if not spans or any(word not in TITLE_JOINING_WORDS for word in joining):
         return ()
     names: list[str] = []
@@ -208,17 +208,19 @@ def item_names(text: str, code: bool) -> tuple[str, ...]:
         found = _TERM_NAME.match(item)
         name = found.group() if found else ""
         rest = item[len(name) :].lstrip(" _*")
+        option = name[:1] == "-"
         follows_name = (
             not rest
-            or rest[0] in _VALUE_STARTS
-            or _SHORT_FORMS.fullmatch(rest)
-            or (name[:1] == "-" and _PLACEHOLDER.fullmatch(rest))
+            or (rest[0] in _VALUE_STARTS and (option or rest[0] != "{"))
+            or (option and (_SHORT_FORMS.fullmatch(rest) or _PLACEHOLDER.fullmatch(rest)))
         )
         if not name or name[-1] in ".-" or not follows_name:
             return ()  # not a name; or one with a placeholder inside (``branch.<name>.merge``)
         if not code and not _SPELT_AS_CODE.search(name):
             return ()  # a word as prose has it
         names.extend([name, "--" + NEGATION + name[2:]] if negatable else [name])
+        if option and (short := _SHORT_FORMS.fullmatch(rest)):
+            names.append(short.group(1))
     return tuple(dict.fromkeys(names))
 
 
@@ -231,15 +233,16 @@ def _outside_brackets(text: str) -> list[str]:
             depth += 1
         elif char in "]>}":
             depth = max(depth - 1, 0)
-        elif depth == 0 and (char == "," or (char == "/" and _before_option(text, place))):
+        elif depth == 0 and (char == "," or (char == "/" and _between_options(text, start, place))):
             items.append(text[start:place])
             start = place + 1
     return [*items, text[start:]]
 
 
-def _before_option(text: str, place: int) -> bool:
-    """Whether an option starts just after ``place`` in ``text``, a blank apart at most."""
-    return text[place + 1 : place + 3].lstrip()[:1] == "-"
+def _between_options(text: str, start: int, place: int) -> bool:
+    """Whether the slash at ``place`` in ``text`` sets two options apart: the item from ``start``
+    is one, and another starts just after the slash, a blank apart at most (``-o/--output``)."""
+    return text[start:place].lstrip()[:1] == "-" and text[place + 1 : place + 3].lstrip()[:1] == "-"
 
 
 def known_names(names: Iterable[str]) -> tuple[str, ...]:

@@ -110,6 +110,8 @@ _HTML_HEADING_START = re.compile(r"<h(?P<level>[1-6])(?:\s[^<>]{0,1000})?>", re.
 _HTML_TAG = re.compile(r"<[^<>]{0,1000}>")
 #: Where a list item's term ends: a colon, or a dash between blanks (``- `--port` - Bind...``).
 _TERM_END = re.compile(r"[:\uff1a]|\s[-\u2013\u2014](?:\s|$)")
+#: The most characters a table cell's or list item's term of options is read for: more is prose.
+_LONGEST_TERM = 500
 #: The tags a list item's term may hold without ending: its paragraph, emphasis and links.
 _INLINE_TAGS = frozenset(("Paragraph", "Emphasis", "Strong", "Strikethrough", "Link"))
 #: A pipe that sets a table's cells apart: one not escaped (GFM's tables split at every other, in a
@@ -436,6 +438,12 @@ def _close_collected(
         layout.literal.append((first, last))
 
 
+def _tag_shown(found: re.Match[str]) -> str:
+    """What a tag inside a heading shows: a line break a space, an inline tag nothing (``<code>rg</code>,``
+    reads ``rg,``)."""
+    return " " if found.group().lower().startswith("<br") else ""
+
+
 def _html_heading(block: str) -> tuple[int, str] | None:
     """The level and title of an HTML block that is one heading element (``<h3 name="config">How do
     I configure it?</h3>``), as a page titles its sections where Markdown's own marks cannot carry
@@ -447,7 +455,7 @@ def _html_heading(block: str) -> tuple[int, str] | None:
     inner = stripped[opening.end() : -len("</h1>")]
     if _HTML_HEADING_START.search(inner):
         return None  # several headings in one block
-    title = " ".join(html.unescape(_HTML_TAG.sub(" ", inner)).split())
+    title = " ".join(html.unescape(_HTML_TAG.sub(_tag_shown, inner)).split())
     return (int(opening["level"]), title) if title else None
 
 
@@ -463,16 +471,19 @@ class _OptionTerm:
     in_item: bool
     pieces: list[tuple[bool, str]] = field(default_factory=list)
     ended: bool = False
+    size: int = 0  # characters read
 
     def read(self, pieces: list[tuple[bool, str]]) -> bool:
-        """Take the term's next texts in; whether it may still be options."""
+        """Take the term's next texts in; whether it may still be options: its first text an
+        option in code, and no longer than a term of options is (a long item is prose)."""
         for is_code, text in pieces:
             if self.ended:
                 break
             separator = None if is_code or not self.in_item else _TERM_END.search(text)
             self.pieces.append((is_code, text[: separator.start()] if separator else text))
+            self.size += len(self.pieces[-1][1])
             self.ended = separator is not None
-            if not starts_option_cell(self.pieces[0]):
+            if not starts_option_cell(self.pieces[0]) or self.size > _LONGEST_TERM:
                 return False
         return True
 
@@ -494,7 +505,9 @@ def _declare_options(layout: MarkdownLayout, term: _OptionTerm) -> None:
 
 def _tag_name(tag: object) -> str:
     """A tag's name: a bare tag is its name (``"Paragraph"``), one with fields a dict keyed by it."""
-    return tag if isinstance(tag, str) else next(iter(tag), "") if isinstance(tag, dict) else ""
+    if isinstance(tag, str):
+        return tag
+    return next(iter(tag), "") if isinstance(tag, dict) else ""
 
 
 def _is_comment(html: str) -> bool:

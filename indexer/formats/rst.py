@@ -59,8 +59,9 @@ LITERAL_DIRECTIVES = frozenset(
 )
 SHORTEST_SHORT_UNDERLINE = 4
 #: The tags Sphinx sets when it builds a site for the web (the builder's name and its format), and
-#: those other builders set: ``.. only::`` chooses content by them.
-_WEB_TAGS = frozenset("html dirhtml singlehtml format_html builder_html".split())
+#: those other builders set: ``.. only::`` chooses content by them. The web's other builders
+#: (``dirhtml``, ``singlehtml``) may or may not be the one a site is built with: unknown.
+_WEB_TAGS = frozenset("html format_html builder_html".split())
 _OTHER_BUILDER_TAGS = frozenset(
     """latex man texinfo text epub xml pseudoxml gettext linkcheck changes format_latex format_man
     format_texinfo format_text format_epub builder_latex builder_man builder_texinfo builder_text
@@ -182,6 +183,7 @@ def _only_disjunction(words: list[str], at: int) -> tuple[bool | None, int]:
 
 
 def _only_conjunction(words: list[str], at: int) -> tuple[bool | None, int]:
+    """``a and b and ...`` from ``words[at]``, as :func:`_only_disjunction` reads ``or``."""
     value, at = _only_term(words, at)
     while at < len(words) and words[at] == "and":
         right, at = _only_term(words, at + 1)
@@ -190,8 +192,11 @@ def _only_conjunction(words: list[str], at: int) -> tuple[bool | None, int]:
 
 
 def _only_term(words: list[str], at: int) -> tuple[bool | None, int]:
+    """A tag, ``not`` a term, or an expression in parentheses from ``words[at]``. An expression that
+    ends too soon (``latex and``) or leaves a parenthesis open ends past the words, which
+    :func:`_on_a_web_page` reads as one it cannot read."""
     if at >= len(words):
-        return None, at
+        return None, len(words) + 1
     word = words[at]
     if word == "not":
         value, at = _only_term(words, at + 1)
