@@ -169,25 +169,19 @@ def _on_a_web_page(line: str) -> bool:
     the HTML builder's tags true and other builders' false. A tag it does not know (a project's own,
     ``is_release``) may be either, so the content is read; the expression is read in one pass."""
     words = _ONLY_WORDS.findall(line.split("::", 1)[1])[:_MOST_ONLY_WORDS]
-    value, end = _only_disjunction(words, 0)
+    value, end = _only_joined(words, 0)
     return value is not False or end != len(words)  # an expression it cannot read: shown
 
 
-def _only_disjunction(words: list[str], at: int) -> tuple[bool | None, int]:
-    """``a or b or ...`` from ``words[at]``: its value (None: unknown) and where it ends."""
-    value, at = _only_conjunction(words, at)
-    while at < len(words) and words[at] == "or":
-        right, at = _only_conjunction(words, at + 1)
-        value = True if True in (value, right) else None if None in (value, right) else False
-    return value, at
-
-
-def _only_conjunction(words: list[str], at: int) -> tuple[bool | None, int]:
-    """``a and b and ...`` from ``words[at]``, as :func:`_only_disjunction` reads ``or``."""
-    value, at = _only_term(words, at)
-    while at < len(words) and words[at] == "and":
-        right, at = _only_term(words, at + 1)
-        value = False if False in (value, right) else None if None in (value, right) else True
+def _only_joined(words: list[str], at: int, joiner: str = "or") -> tuple[bool | None, int]:
+    """``a or b or ...`` (each of ``a and b and ...``) from ``words[at]``: its value (None:
+    unknown) and where it ends. The value one operand has alone decides (True an ``or``, False an
+    ``and``); else an unknown operand leaves it unknown."""
+    deciding = joiner == "or"
+    value, at = _only_joined(words, at, "and") if deciding else _only_term(words, at)
+    while at < len(words) and words[at] == joiner:
+        right, at = _only_joined(words, at + 1, "and") if deciding else _only_term(words, at + 1)
+        value = deciding if deciding in (value, right) else None if None in (value, right) else not deciding
     return value, at
 
 
@@ -202,7 +196,7 @@ def _only_term(words: list[str], at: int) -> tuple[bool | None, int]:
         value, at = _only_term(words, at + 1)
         return (None if value is None else not value), at
     if word == "(":
-        value, at = _only_disjunction(words, at + 1)
+        value, at = _only_joined(words, at + 1)
         return value, at + 1 if at < len(words) and words[at] == ")" else len(words) + 1
     return (True if word in _WEB_TAGS else False if word in _OTHER_BUILDER_TAGS else None), at + 1
 
