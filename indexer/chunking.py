@@ -112,8 +112,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: keyword its macros name, not its argument (``.It Fl J Ar destination``: ``-J``), and an AsciiDoc
 #: list whose entries link to other pages (Antora's navigation files) stored as a contents list;
 #: mdoc's ``Fl`` dashes each argument, ``Ux`` and the BSDs' macros print their names, ``Nm .`` the
-#: page's name, an enclosure's trailing punctuation goes after it
-CHUNKER_VERSION = 38
+#: page's name, an enclosure's trailing punctuation goes after it; 39: a constructor's parameter
+#: that declares a property (PHP's promoted, Kotlin's ``val``) is its class's member, and a Markdown
+#: list item of an option alone declares nothing
+CHUNKER_VERSION = 39
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

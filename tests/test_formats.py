@@ -1158,7 +1158,8 @@ def test_a_markdown_list_item_keyed_by_options_declares_them():
     """A command's options listed one per item, options in code before a colon or a dash (or alone
     on the item's first line), declare them as a table keyed by them does: short forms in
     parentheses and slashes between the forms read as a manual writes them. An item whose code runs
-    on into prose, or whose first code is no option, declares nothing."""
+    on into prose, whose first code is no option, or that is an option alone (a list of CSS
+    classes), declares nothing."""
     page = (
         "# Settings\n\n"
         "* `--port <int>` - Bind to a socket with this port.\n"
@@ -1176,7 +1177,8 @@ def test_a_markdown_list_item_keyed_by_options_declares_them():
         "- `-j` / `--jobs`: forms a slash apart.\n"
         "- `--quiet` (`-q`): a short form in its own code.\n"
         "- `import { render }`: braces after a word that is no option.\n"
-        "- `a/-b`: a slash after a word that is no option.\n"
+        "- `a/-b`: a slash after a word that is no option.\n\n"
+        "- `-warning`\n- `-error`\n"
     )
     assert parse_text("settings.md", page).definitions == {
         3: ("--port",),

@@ -824,6 +824,16 @@ def test_a_kotlin_extension_function_is_headed_and_declared_under_its_receiver()
     )
 
 
+def test_a_constructor_s_parameter_that_declares_a_property_is_its_class_s_member():
+    """PHP's promoted parameters and Kotlin's ``val``/``var`` in a primary constructor declare
+    properties of the class, known by it; a plain parameter declares nothing."""
+    php = "<?php\nclass Mailer {\n  public function __construct(private string $host, $plain = 1) {}\n}\n"
+    declared = parse_text("src/Mailer.php", php).definitions[3]
+    assert declared == ("Mailer::$host", "Mailer::__construct", "__construct")
+    kotlin = "data class User(val name: String, var age: Int, plain: Int)\n"
+    assert parse_text("src/User.kt", kotlin).definitions[1] == ("User", "User.age", "User.name")
+
+
 def test_a_namespace_heads_its_code_but_declares_no_name():
     file_scoped = (
         "namespace FluentValidation.Validators;\n\nusing System;\n\npublic class NotNullValidator {\n}\n"

@@ -261,7 +261,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types("class_declaration object_declaration companion_object"),
         _types("source_file class_body enum_class_body block statements when_entry"),
         tests=_JUNIT,
-        members=_types("property_declaration enum_entry"),
+        members=_types("property_declaration enum_entry class_parameter"),
         reread=_kotlin_constructors_joined,
     ),
     "c": Grammar(
@@ -325,7 +325,7 @@ GRAMMARS: dict[str, Grammar] = {
         function="language_php",
         tests=TestRule(files=("*Test.php",), markers=frozenset(("Test",)), bases=("TestCase",)),
         separator="::",
-        members=_types("const_declaration property_declaration enum_case"),
+        members=_types("const_declaration property_declaration enum_case property_promotion_parameter"),
         namespaces=_types("namespace_definition"),
     ),
     "bash": Grammar(
@@ -719,8 +719,18 @@ class _Outline:
     def _holder(self, member: Node, known: set[int]) -> Node | None:
         """The container whose member ``member`` is (:attr:`Grammar.members`), through the lists
         and containers of no heading around it (Kotlin's companion object); None for a variable of
-        a function's body or an initializer's."""
+        a function's body or an initializer's. A constructor's parameter that declares a property
+        (PHP's ``private string $name``, Kotlin's ``val name``) is its class's member."""
         grammar = self.grammar
+        if member.type in _PARAMETER_MEMBERS:
+            if member.type == "class_parameter" and not any(
+                child.type in ("val", "var") for child in member.children
+            ):
+                return None  # a plain parameter of a Kotlin class's primary constructor
+            node = member.parent
+            while node is not None and not (node.id in known and node.type in grammar.containers):
+                node = node.parent
+            return node
         node = member.parent
         while node is not None and node.id not in known:
             if node.type not in grammar.lists | grammar.containers:
@@ -943,6 +953,9 @@ def _declarator_name(node: Node) -> Node | None:
     return current
 
 
+#: A constructor's parameters that declare properties of its class (PHP's promoted parameters,
+#: Kotlin's ``val``/``var`` in a primary constructor).
+_PARAMETER_MEMBERS = _types("property_promotion_parameter class_parameter")
 #: Nodes that list a member's declarators (``int a, b;``, PHP's ``const A = 1, B = 2;``, Kotlin's
 #: ``val name: String``), each giving one name.
 _MEMBER_DECLARATORS = _types("variable_declaration variable_declarator const_element property_element")

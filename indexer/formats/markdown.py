@@ -268,7 +268,8 @@ def markdown_layout(text: str) -> MarkdownLayout:
                 title = None
             continue
         if term is not None and term.ends_at(start, end):
-            _declare_options(layout, term)
+            if term.described:  # an item of the term alone describes nothing
+                _declare_options(layout, term)
             term = None
         if collected is not None:  # inside front matter or an HTML block
             if end is not None and depth == 0:
@@ -465,13 +466,16 @@ class _OptionTerm:
     command's options in code (``| `--all`, `-a` | ...``, ``* `--port <int>` - Bind to this
     port.``): a table or a list keyed by options says what each does, as a manual's list of them
     does. A cell's term is all of it; an item's ends at its separator (``:`` or a dash between
-    blanks) or with its first line."""
+    blanks) or with its first line, the lines after it describing it. An item that is the term
+    alone describes nothing: a list of names (a widget's CSS classes ``-warning``, ``-error``)."""
 
     line: int
     in_item: bool
     pieces: list[tuple[bool, str]] = field(default_factory=list)
     ended: bool = False
     size: int = 0  # characters read
+    paragraph_ended: bool = False  # a loose item's first paragraph, the term's, has ended
+    described: bool = False  # something in the item follows the term
 
     def read(self, pieces: list[tuple[bool, str]]) -> bool:
         """Take the term's next texts in; whether it may still be options: its first text an
@@ -488,13 +492,17 @@ class _OptionTerm:
         return True
 
     def ends_at(self, start: object, end: object) -> bool:
-        """Whether a tag's start or end ends the term: a cell's end; an item's paragraph, or any
-        block it opens."""
+        """Whether a tag's start or end ends the term (:attr:`described` says whether it declares):
+        a cell's end; in an item, any block that follows the term (a paragraph after the term's
+        own, a nested list), or the item's end, which leaves the term describing nothing."""
         if not self.in_item:
-            return end == "TableCell"
-        if start is not None:
-            return _tag_name(start) not in _INLINE_TAGS
-        return end in ("Paragraph", "Item")
+            self.described = end == "TableCell"
+            return self.described
+        if start is not None and (self.paragraph_ended or _tag_name(start) not in _INLINE_TAGS):
+            self.described = True
+            return True
+        self.paragraph_ended = self.paragraph_ended or end == "Paragraph"
+        return end == "Item"
 
 
 def _declare_options(layout: MarkdownLayout, term: _OptionTerm) -> None:
