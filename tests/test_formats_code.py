@@ -825,13 +825,25 @@ def test_a_kotlin_extension_function_is_headed_and_declared_under_its_receiver()
 
 
 def test_a_constructor_s_parameter_that_declares_a_property_is_its_class_s_member():
-    """PHP's promoted parameters and Kotlin's ``val``/``var`` in a primary constructor declare
-    properties of the class, known by it; a plain parameter declares nothing."""
+    """PHP's promoted parameters, Kotlin's ``val``/``var`` in a primary constructor, a C# record's
+    positional parameters and TypeScript's parameter properties declare properties of the class,
+    known by it; a plain parameter declares nothing."""
     php = "<?php\nclass Mailer {\n  public function __construct(private string $host, $plain = 1) {}\n}\n"
     declared = parse_text("src/Mailer.php", php).definitions[3]
     assert declared == ("Mailer::$host", "Mailer::__construct", "__construct")
     kotlin = "data class User(val name: String, var age: Int, plain: Int)\n"
     assert parse_text("src/User.kt", kotlin).definitions[1] == ("User", "User.age", "User.name")
+    csharp = "public record Point(int X, int Y);\npublic class Box(int side) { void Grow(int by) {} }\n"
+    assert parse_text("src/Point.cs", csharp).definitions == {
+        1: ("Point", "Point.X", "Point.Y"),  # a record's positional parameters are its properties
+        2: ("Box", "Box.Grow", "Grow"),  # a class's primary constructor only captures its own
+    }
+    typescript = "class Client {\n  constructor(private readonly host: string, port: number) {}\n}\n"
+    assert parse_text("src/client.ts", typescript).definitions[2] == (
+        "Client.constructor",
+        "Client.host",
+        "constructor",
+    )
 
 
 def test_a_namespace_heads_its_code_but_declares_no_name():

@@ -195,6 +195,7 @@ _TYPESCRIPT = Grammar(
     wrappers=_types(_TS_WRAPPERS),
     function="language_typescript",
     tests=_JAVASCRIPT_TESTS,
+    members=_types("required_parameter optional_parameter"),
 )
 GRAMMARS: dict[str, Grammar] = {
     "python": Grammar(
@@ -297,7 +298,7 @@ GRAMMARS: dict[str, Grammar] = {
         tests=_XUNIT,
         members=_types(
             "property_declaration field_declaration event_declaration event_field_declaration "
-            "enum_member_declaration"
+            "enum_member_declaration parameter"
         ),
         namespaces=_types("namespace_declaration"),
     ),
@@ -720,13 +721,12 @@ class _Outline:
         """The container whose member ``member`` is (:attr:`Grammar.members`), through the lists
         and containers of no heading around it (Kotlin's companion object); None for a variable of
         a function's body or an initializer's. A constructor's parameter that declares a property
-        (PHP's ``private string $name``, Kotlin's ``val name``) is its class's member."""
+        (PHP's ``private string $name``, Kotlin's ``val name``, a C# record's positional
+        parameter, TypeScript's ``private readonly host``) is its class's member."""
         grammar = self.grammar
         if member.type in _PARAMETER_MEMBERS:
-            if member.type == "class_parameter" and not any(
-                child.type in ("val", "var") for child in member.children
-            ):
-                return None  # a plain parameter of a Kotlin class's primary constructor
+            if not _declares_property(member):
+                return None  # a plain parameter: a value the constructor takes, no member
             node = member.parent
             while node is not None and not (node.id in known and node.type in grammar.containers):
                 node = node.parent
@@ -953,9 +953,29 @@ def _declarator_name(node: Node) -> Node | None:
     return current
 
 
-#: A constructor's parameters that declare properties of its class (PHP's promoted parameters,
-#: Kotlin's ``val``/``var`` in a primary constructor).
-_PARAMETER_MEMBERS = _types("property_promotion_parameter class_parameter")
+#: A constructor's parameters that may declare properties of its class (:func:`_declares_property`).
+_PARAMETER_MEMBERS = _types(
+    "property_promotion_parameter class_parameter parameter required_parameter optional_parameter"
+)
+#: What makes a TypeScript constructor's parameter a property of its class.
+_PARAMETER_PROPERTY_MARKS = _types("accessibility_modifier readonly override_modifier")
+
+
+def _declares_property(parameter: Node) -> bool:
+    """Whether a constructor's parameter declares a property of its class, as its language says: a
+    PHP promoted parameter always, Kotlin's with ``val`` or ``var``, TypeScript's with an
+    accessibility or ``readonly``, a C# record's positional parameter (not a class's primary
+    constructor's, which only captures it)."""
+    if parameter.type == "property_promotion_parameter":
+        return True
+    if parameter.type == "class_parameter":
+        return any(child.type in ("val", "var") for child in parameter.children)
+    if parameter.type == "parameter":
+        holder = parameter.parent.parent if parameter.parent is not None else None
+        return holder is not None and holder.type == "record_declaration"
+    return any(child.type in _PARAMETER_PROPERTY_MARKS for child in parameter.children)
+
+
 #: Nodes that list a member's declarators (``int a, b;``, PHP's ``const A = 1, B = 2;``, Kotlin's
 #: ``val name: String``), each giving one name.
 _MEMBER_DECLARATORS = _types("variable_declaration variable_declarator const_element property_element")
