@@ -105,9 +105,8 @@ _OPENING_FENCE = re.compile(r"[ \t]{0,3}(?P<marks>`{3,64}|~{3,64})")
 ADMONITION_TYPES = frozenset(ADMONITIONS) | frozenset(
     "abstract summary info success question failure bug example quote details".split()
 )
-#: An HTML heading element's start tag (``<h3>``, ``<h1 align="center">``), bounded; any tag.
+#: An HTML heading element's start tag (``<h3>``, ``<h1 align="center">``), bounded.
 _HTML_HEADING_START = re.compile(r"<h(?P<level>[1-6])(?:\s[^<>]{0,1000})?>", re.IGNORECASE)
-_HTML_TAG = re.compile(r"<[^<>]{0,1000}>")
 #: Where a list item's term ends: a colon, or a dash between blanks (``- `--port` - Bind...``).
 _TERM_END = re.compile(r"[:\uff1a]|\s[-\u2013\u2014](?:\s|$)")
 #: The most characters a table cell's or list item's term of options is read for: more is prose.
@@ -456,7 +455,7 @@ def _html_heading(block: str) -> tuple[int, str] | None:
     inner = stripped[opening.end() : -len("</h1>")]
     if _HTML_HEADING_START.search(inner):
         return None  # several headings in one block
-    title = " ".join(html.unescape(_HTML_TAG.sub(_tag_shown, inner)).split())
+    title = " ".join(html.unescape(_TAG.sub(_tag_shown, inner)).split())
     return (int(opening["level"]), title) if title else None
 
 
