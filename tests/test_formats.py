@@ -220,6 +220,35 @@ def test_rst_short_underlines_and_transitions():
     assert headings_of("doc.rst", text) == [(1, 1, "A long title here")]
 
 
+
+def test_rst_titles_read_as_a_page_shows_them():
+    text = (
+        "Diamond inheritance between :class:`pytest.Collector` and :class:`~_pytest.nodes.Item`\n"
+        + "=" * 80
+        + "\n\ntext\n\nResult log (``--result-log``) and *emphasis*\n"
+        + "-" * 50
+        + "\n\nmore\n"
+    )
+    # a role shows its text (``~`` its last part), code its characters: the heading path a user
+    # reads and the model is given holds no markup
+    assert [title for _, _, title in headings_of("deprecations.rst", text)] == [
+        "Diamond inheritance between pytest.Collector and Item",
+        "Result log (--result-log) and emphasis",
+    ]
+
+
+def test_rst_a_title_of_code_alone_declares_its_names():
+    text = (
+        "``config.inicfg``\n~~~~~~~~~~~~~~~~~~\n\ntext\n\n"
+        ":func:`pytest.skip` and :func:`~pytest.fail`\n" + "~" * 44 + "\n\nmore\n\n"
+        "Passing ``msg=`` to ``pytest.skip``\n" + "~" * 36 + "\n\nprose\n"
+    )
+    # as a Markdown title of code alone does; a title with prose in it declares nothing
+    assert parse_text("deprecations.rst", text).definitions == {
+        1: ("config.inicfg",),
+        6: ("pytest.skip", "fail"),
+    }
+
 # -- HTML ---------------------------------------------------------------------------------------
 
 PAGE = """\

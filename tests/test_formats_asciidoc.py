@@ -217,6 +217,22 @@ def test_nested_macros_read_innermost_first():
     assert read_asciidoc(line).read_as[1] == "Use it.See Admin -> Configuration for details."
 
 
+def test_a_macros_named_attributes_never_show_and_its_content_shows_whole():
+    lines = [
+        "Mark it with javadoc:org.example.test.DataJpaTest[format=annotation].",  # an extension's macro
+        "Set configprop:server.port[format=envvar] or link:https://example.org[the site, window=_blank].",
+        "Press kbd:[Ctrl+=] to zoom.footnote:[Set x=1 in the file, then reload.]",
+        "Read link:https://example.org[Hello, world] first.",
+    ]
+    read = read_asciidoc("\n".join(lines)).read_as
+    assert [read[number] for number in range(1, 5)] == [
+        "Mark it with org.example.test.DataJpaTest.",
+        "Set server.port or the site.",
+        "Press Ctrl+= to zoom.Set x=1 in the file, then reload.",
+        "Read Hello, world first.",
+    ]
+
+
 def test_description_lists_and_block_titles_stay_readable():
     document = read_asciidoc(MANUAL_PAGE)
     assert document.read_as[line_of(MANUAL_PAGE, "--patch::")] == "--patch"

@@ -131,6 +131,10 @@ _ATTRIBUTE_URL = re.compile(r"\{[\w-]{1,128}\}[^\s\[\]{}`]{0,2048}\[([^\[\]\n]{0
 MACRO_DEPTH = 3
 #: Macros that show nothing of their own: an anchor, an index term, an icon.
 HIDDEN_MACROS = frozenset({"anchor", "indexterm", "icon"})
+#: Inline macros whose brackets hold text or a formula rather than an attribute list: shown whole.
+CONTENT_MACROS = frozenset({"kbd", "btn", "pass", "stem", "latexmath", "asciimath", "footnote"})
+#: A named attribute in a macro's attribute list (``window=_blank``, ``format = annotation``).
+_NAMED_ATTRIBUTE = re.compile(r"(?:^|,)\s*[A-Za-z_][\w-]*\s*=")
 #: The attributes every AsciiDoc document has: character replacements, as Asciidoctor defines them.
 BUILT_IN_ATTRIBUTES = {
     "nbsp": " ", "sp": " ", "empty": "", "zwsp": "", "wj": "", "apos": "'", "quot": '"',
@@ -612,7 +616,7 @@ def _macro_text(found: re.Match[str]) -> str:
         return " > ".join([target, *(item.strip() for item in text.split(">") if item.strip())])
     if text.isdigit() and target:
         return f"{target}({text})"
-    if name in ("link", "mailto", "xref", "footnote", "footnoteref"):
+    if name not in CONTENT_MACROS:
         text = first_attribute(text)
     if text:
         return text
@@ -621,10 +625,12 @@ def _macro_text(found: re.Match[str]) -> str:
 
 def first_attribute(text: str) -> str:
     """A macro's text when its brackets hold an attribute list (``Text,window=_blank``): the first
-    positional attribute, unquoted, without a new window's ``^``."""
-    if "=" in text:
+    positional attribute, unquoted, without a new window's ``^``. A named attribute never shows
+    (``javadoc:org.example.Type[format=annotation]`` shows no ``format=annotation``), and brackets
+    with none hold one text, commas and all (``link:url[Hello, world]``)."""
+    if _NAMED_ATTRIBUTE.search(text):
         first = text.split(",", 1)[0]
-        text = "" if "=" in first else first
+        text = "" if _NAMED_ATTRIBUTE.match(first) else first
     return text.strip().strip('"').removesuffix("^")
 
 

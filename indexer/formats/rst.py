@@ -36,6 +36,7 @@ import string
 
 from indexer.formats.definitions import (
     AUTODOC_PREFIX,
+    code_title_names,
     describes_object,
     directive_definitions,
     man_page_names,
@@ -78,6 +79,8 @@ _ROLE = re.compile(r":([A-Za-z][\w.+:-]{0,63}):`([^`]{1,1024})`")
 _CODE = re.compile(
     r"(``[^`]{1,512}``|(?<![\w`]):[A-Za-z][\w.+:-]{0,63}:`[^`]{1,1024}`|(?<![\w`:])`[^`]{1,1024}`(?![\w`]))"
 )
+#: Code as :func:`inline_text` shows it: its characters in one pair of backticks.
+_SHOWN_CODE = re.compile(r"`([^`]+)`")
 _HYPERLINK = re.compile(r"(?<![\w`])`([^`]{1,1024})`__?(?![\w`])")
 _SIMPLE_REFERENCE = re.compile(r"(?<![\w\\-])([A-Za-z0-9][A-Za-z0-9.-]{0,127})__?(?!\w)")
 _STRONG = re.compile(r"(?<![\w*\\])\*\*(?=\S)([^*]{1,512})(?<=\S)\*\*(?!\w)")
@@ -131,7 +134,7 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
     markup = {number for heading in headings for number in heading.lines if _is_adornment(lines[number - 1])}
     markup |= _transitions(lines, in_literal)
     directives = _moved_to_titles(directive_definitions(lines, in_literal), lines, headings)
-    definitions = {**man_page_names(lines), **directives}
+    definitions = {**_code_title_definitions(lines, headings), **man_page_names(lines), **directives}
     return Document(
         lines=lines,
         headings=headings,
@@ -140,6 +143,20 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
         markup=frozenset(markup),
         definitions=definitions,
     )
+
+
+def _code_title_definitions(lines: list[str], headings: list[Heading]) -> dict[int, tuple[str, ...]]:
+    """The names each section title declares whose title is code alone (``Passing ``msg=`` ...``
+    declares nothing, ````config.inicfg```` and ``:func:`pytest.skip``` do), read as a Markdown
+    title of code is (:func:`code_title_names`), on the title's first line."""
+    found: dict[int, tuple[str, ...]] = {}
+    for heading in headings:
+        text = lines[heading.line - 1].strip()
+        if _is_adornment(text):  # an overline: the title is on the next line
+            text = lines[heading.line].strip()
+        if "`" in text and (names := code_title_names(title_pieces(text))):
+            found[heading.line] = names
+    return found
 
 
 def unseen_lines(lines: list[str], headings: list[Heading], in_literal: set[int]) -> set[int]:
@@ -284,7 +301,7 @@ def rst_structure(lines: list[str]) -> tuple[list[Heading], list[tuple[int, int]
             style, text, used = title
             if style not in styles:
                 styles.append(style)
-            headings.append(Heading(index + 1, styles.index(style) + 1, text, index + used))
+            headings.append(Heading(index + 1, styles.index(style) + 1, title_text(text), index + used))
             index += used
             after_blank = False
             continue
@@ -580,6 +597,23 @@ def inline_text(text: str) -> str:
         code, role = pieces[place], _ROLE.fullmatch(pieces[place])
         pieces[place] = role_text(role[1], role[2]) if role else code[1:-1] if code.startswith("``") else code
     return "".join(pieces)
+
+
+def title_text(title: str) -> str:
+    """A section title as it shows: its inline markup read (:func:`inline_text`), code without its
+    backticks, as a page sets a title's code apart by its font alone."""
+    return " ".join("".join(text for _, text in title_pieces(title)).split())
+
+
+def title_pieces(title: str) -> list[tuple[bool, str]]:
+    """A title's texts as a page shows them (:func:`inline_text`), each marked whether it is code:
+    an inline literal, or a role naming code (``:class:`~pytest.Item``` shows ``Item``)."""
+    pieces: list[tuple[bool, str]] = []
+    for place, piece in enumerate(_CODE.split(title)):
+        shown = inline_text(piece)
+        code = place % 2 == 1 and _SHOWN_CODE.fullmatch(shown)
+        pieces.append((True, code[1]) if code else (False, shown))
+    return pieces
 
 
 def role_text(role: str, text: str) -> str:
