@@ -220,7 +220,6 @@ def test_rst_short_underlines_and_transitions():
     assert headings_of("doc.rst", text) == [(1, 1, "A long title here")]
 
 
-
 def test_rst_titles_read_as_a_page_shows_them():
     text = (
         "Diamond inheritance between :class:`pytest.Collector` and :class:`~_pytest.nodes.Item`\n"
@@ -248,6 +247,7 @@ def test_rst_a_title_of_code_alone_declares_its_names():
         1: ("config.inicfg",),
         6: ("pytest.skip", "fail"),
     }
+
 
 # -- HTML ---------------------------------------------------------------------------------------
 
@@ -1064,6 +1064,34 @@ def test_a_markdown_title_of_code_alone_declares_the_names_it_spells():
         "## `-o, --output <dir>`\n\n## `collectCoverage` \\[boolean]\n\n## `core.editor`\n\n## `json`\n",
     ) == {"-o", "--output", "collectCoverage", "core.editor", "json"}
     assert declared("d.md", "## `)`\n\n## `-`\n\n## `a.`\n") == set()
+
+
+def test_a_title_that_is_one_name_spelt_as_code_declares_it_in_every_markup():
+    """A config reference titles each key as it is typed, in code or not (``## server.strictPort``):
+    a dot, an underscore or a capital inside a word is no prose. A plain word, a phrase and a
+    changelog's version declare nothing."""
+    page = (
+        "# Server Options\n\n## server.strictPort\n\n## mergeOptions\n\n## base\n\n"
+        "## Server Options\n\n## v2.0.1\n\n## server.host, server.port\n"
+    )
+    assert declared("options.md", page) == {"server.strictPort", "mergeOptions", "server.host", "server.port"}
+    rst = "build.outDir\n============\n\ntext\n\nbase\n====\n\nmore\n"
+    assert declared("options.rst", rst) == {"build.outDir"}
+    html = "<html><body><h1>Options</h1>\n<h2>build.outDir</h2>\n<h2>base</h2>\n</body></html>\n"
+    assert declared("options.html", html) == {"build.outDir"}
+
+
+def test_a_markdown_list_of_links_alone_is_a_contents_list():
+    """A README's table of contents (``- [Routing](#routing)``), nested or in one line, is a list of
+    what other sections are about; an item that says something beside its link is the page's text."""
+    words = ("routing", "binding", "rendering", "logging", "testing", "grouping", "middleware")
+    entries = "".join(f"- [{word.title()}](#{word})\n  - [More on {word}](#{word}-more)\n" for word in words)
+    page = f"# Gin\n\n## Contents\n\n{entries}\n## Routing\n\n" + "Routes map a path to a handler.\n" * 30
+    chunks = chunks_of("README.md", page, limit=120)
+    assert chunks[0].is_contents and not chunks[-1].is_contents, chunks
+    said = "".join(f"- See [{word}](#{word}) for how {word} is matched against a request\n" for word in words)
+    chunks = chunks_of("README.md", f"# Gin\n\n## Contents\n\n{said}", limit=400)
+    assert not any(chunk.is_contents for chunk in chunks), chunks
 
 
 def test_a_description_javadoc_copied_from_another_method_is_not_read():

@@ -157,6 +157,10 @@ def test_a_list_item_s_tag_declares_the_names_it_writes_as_code():
             ".Bl -tag",
             ".It Fl q",
             ".El",
+            '.IP "\\fBauth\\ users\\fP"',  # a setting's name of words, joined by unbreakable spaces
+            ".TP",
+            "\\fBhosts\\ allow\\fP",
+            '.IP "\\fBread only\\fP"',  # a plain space: a phrase
         ]
     )
     assert read_roff(page).definitions == {
@@ -164,6 +168,8 @@ def test_a_list_item_s_tag_declares_the_names_it_writes_as_code():
         13: ("-v", "--verbose"),
         18: ("--color",),
         20: ("-q",),
+        22: ("auth users",),
+        24: ("hosts allow",),
     }
 
 

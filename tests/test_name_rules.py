@@ -113,3 +113,18 @@ def test_reading_a_declared_entry_s_heading_is_linear_in_its_size(heading):
         return fastest_seconds(lambda: (lists_names(stored, {"x"}), declared_versions(stored)))
 
     assert grows_linearly(seconds, len(heading) // 8, len(heading), 24)  # quadratic would be 64
+
+
+@pytest.mark.parametrize(
+    ("title", "is_list"),
+    [
+        ("Gin ChangeLog > Gin v1.3.0", True),  # a project's name before a changelog's title
+        ("Django 4.2 release notes > Bugfixes", True),
+        ("Changes > 2.0", True),
+        ("CREATE INDEX > Parameters", False),  # a manual's command: no list of names
+        ("A brief history of the project", False),
+    ],
+)
+def test_a_title_that_ends_with_a_changelog_s_title_declares_a_list(title, is_list):
+    assert lists_names(chunk(title, "docs/page.md"), {"binding", "form"}) is is_list
+    assert not lists_names(chunk(title, "docs/page.md"), {"what", "changed", "binding"})

@@ -77,7 +77,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from indexer.formats.definitions import code_title_names, known_names
+from indexer.formats.definitions import known_names, title_names
 from indexer.formats.document import Document, Heading, UnreadableFile, shown_characters, split_lines
 
 DROPPED_TAGS = frozenset(
@@ -186,7 +186,7 @@ def read_html(text: str, encoding: str = "utf-8") -> Document:
 
 
 def _as_spans(texts: list[tuple[int, str]]) -> list[tuple[bool, str]]:
-    """A heading's texts as a Markdown title's pieces (:func:`code_title_names`): the texts of one
+    """A heading's texts as a Markdown title's pieces (:func:`title_names`): the texts of one
     code element joined as one code span, whatever elements lie inside it (a link, a highlighter's
     spans: ``<code><a>Widget</a>.make()</code>`` is ``Widget.make()``), each other text alone."""
     runs: list[tuple[int, list[str]]] = []
@@ -409,7 +409,7 @@ class _PageReader:
             title = " ".join("".join(text for _, text in texts).split())
             if title:
                 self.headings.append((Heading(start, level, title, line), self.in_main))
-            if declared := code_title_names(_as_spans(texts)):
+            if declared := title_names(_as_spans(texts)):
                 self.definitions.append((start, declared, self.in_main))
             self.heading = None
             self.heading_worded = False

@@ -17,8 +17,9 @@ What a rendered page does not show is not read as its text:
 - a heading's attribute list (``## Docs URLs { #docs-urls }``: an id or a class, as MkDocs'
   ``attr_list``, Pandoc and pulldown-cmark write it) is not part of its title.
 
-A heading whose title is code alone (``## `--write` ``) declares the names it spells
-(:attr:`Document.definitions`, :func:`indexer.formats.definitions.code_title_names`), and so does
+A heading whose title is code alone (``## `--write` ``) or one name spelt as code (``##
+server.strictPort``) declares the names it spells (:attr:`Document.definitions`,
+:func:`indexer.formats.definitions.title_names`), and so does
 a table row whose first cell is a command's options in code (``| `--all`, `-a` | ... |``,
 :func:`indexer.formats.definitions.option_cell_names`), or a list item that starts with them (``*
 `--port <int>` - Bind to this port.``). An HTML block that is one heading element (``<h3>How do I
@@ -38,8 +39,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from indexer.formats.definitions import code_title_names, option_cell_names, starts_option_cell
-from indexer.formats.document import Document, Heading, split_lines
+from indexer.formats.definitions import option_cell_names, starts_option_cell, title_names
+from indexer.formats.document import Document, Heading, shown_characters, split_lines
 from indexer.formats.metadata import FrontMatter, read_front_matter
 from indexer.formats.rst import ADMONITIONS, directive_options, directive_pieces, read_rst, role_text
 from indexer.formats.rst import inline_text as restructured_text
@@ -59,6 +60,11 @@ _TAG = re.compile(r"<(?:[A-Za-z/!?][^<>\n]{0,400})?>")
 _LINK_END = (
     r"(?:\([^()\s]{0,2048}(?:[ \t]{1,8}(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}'))?\)"
     r"|\[[^\[\]\n]{0,512}\])"
+)
+#: A list item that is links alone, punctuation between them aside (``- [Routing](#routing)``,
+#: ``* [Install](install.md) | [Usage](usage.md)``): an entry of a contents list.
+_LINKED_ENTRY = re.compile(
+    r"(?:[-*+]|\d{1,9}[.)])[ \t]{1,8}(?:\[[^\[\]\n]{1,1024}\]" + _LINK_END + r"[ \t,;.|/\u00b7-]{0,8}){1,16}"
 )
 #: Images, links and MyST's roles (``{func}`name```), each a pattern that matches a code span first,
 #: so that what looks like one inside code is never read, while a link's text may hold code
@@ -141,6 +147,7 @@ class MarkdownLayout:
     table_rows: set[int] = field(default_factory=set)  # a table's head and rows, not its delimiter row
     #: titles of code alone, and table rows keyed by options (see the module's docstring)
     definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    items: list[int] = field(default_factory=list)  # the first line of each list item
     front_matter: tuple[int, int, str, str] | None = None  # first line, last line, style, its text
 
 
@@ -163,7 +170,19 @@ def read_markdown(text: str, encoding: str = "utf-8") -> Document:
         encoding=encoding,
         markup=frozenset(layout.markup),
         definitions=layout.definitions,
+        linked_entries=_linked_entries(lines, layout.items),
     )
+
+
+def _linked_entries(lines: list[str], items: list[int]) -> dict[int, int]:
+    """The list items (their first lines, :attr:`MarkdownLayout.items`) that are links alone, each
+    with its characters (:attr:`Document.linked_entries`): a README's table of contents, a page's
+    list of where to read next, which name what other sections are about."""
+    return {
+        number: shown_characters(lines[number - 1])
+        for number in items
+        if number <= len(lines) and _LINKED_ENTRY.fullmatch(lines[number - 1].strip())
+    }
 
 
 def _with_front_matter(
@@ -260,7 +279,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
                 first, last = lines_of(span)
                 name = " ".join("".join(text for _, text in title).split())
                 layout.headings.append(Heading(first, LEVELS[end["Heading"]], name, last))
-                if declared := code_title_names(title):
+                if declared := title_names(title):
                     layout.definitions[first] = declared
                 if last > first:  # a setext title's underline
                     layout.markup.add(last)
@@ -301,6 +320,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
             term, row_line = _OptionTerm(row_line, in_item=False), 0
         elif start == "Item":
             term = _OptionTerm(line_of(span["start"]), in_item=True)
+            layout.items.append(term.line)
     layout.markup -= layout.table_rows
     layout.hidden |= _uncovered_lines(lines, covered)
     return layout

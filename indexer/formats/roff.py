@@ -134,6 +134,8 @@ _MDOC_ALTERNATIVES = frozenset({"|", ","})
 _IN_FONT = re.compile(
     r"""\\f[BI(\[]|[.'][ \t]*(?:B|I|BR|BI|IB|IR|RB|RI|SB)[ \t]|(?:Fl|Cm|Ic|Ar|Nm|Pa|Ev|Va|Dv|Li|Sy)\b"""
 )
+#: A tag that is one bold or italic run of words joined by unbreakable spaces (``\fBauth\ users\fP``).
+_JOINED_NAME = re.compile(r"\\f[BI](?:[\w.-]{1,64}\\ ){1,8}[\w.-]{1,64}\\f[PR]")
 _HEADING_LEVELS = {"SH": 2, "Sh": 2, "SS": 3, "Ss": 3}
 #: The lines that open and close a literal block: roff's no-fill, man's example, and Pod::Man's
 #: verbatim macros (every Perl module's page, and OpenSSL's, defines ``.Vb`` and ``.Ve`` so).
@@ -177,7 +179,7 @@ class _Page:
         self.name_lines: list[tuple[int, str]] = []
         self.tags: dict[int, tuple[str, ...]] = {}  # the names each list item's tag declares
         self.tag_next = False  # after ``.TP``: the next line shown is an item's tag
-        self.since_paragraph: list[tuple[int, str, bool]] | None = None  # lines shown since ``.PP``
+        self.since_paragraph: list[tuple[int, str, str]] | None = None  # lines since ``.PP``, shown
         self.naming = False  # in the NAME section's entry, before its first paragraph ends
         self.page_name = ""  # mdoc's first ``.Nm`` argument, which a bare ``.Nm`` prints
         self.hidden_depth = 0  # inside an ``.el`` block (the typesetter's branch): ``\{`` less ``\}``
@@ -250,18 +252,17 @@ class _Page:
                 tag = line.lstrip(".' \t")[len(name) :].lstrip(' \t"')
                 named = self._mdoc_tag(_arguments(_COMMENT.sub("", tag))) if name == "It" else None
                 if named is not None:
-                    self._tag(number, named, True)
+                    self._tag(number, named, "\\fB")
                 else:
-                    self._tag(number, shown, _IN_FONT.match(tag) is not None)
+                    self._tag(number, shown, tag)
             return
         if not shown.strip():
             return
-        in_font = _IN_FONT.match(line) is not None
         if self.tag_next:
-            self._tag(number, shown, in_font)
+            self._tag(number, shown, line)
             self.tag_next = False
         if self.since_paragraph is not None and len(self.since_paragraph) < 2:
-            self.since_paragraph.append((number, shown, in_font))
+            self.since_paragraph.append((number, shown, line))
 
     def _mdoc_tag(self, words: list[str]) -> str | None:
         """The names an mdoc ``.It`` tag's macros declare (after an ``Xo``), as a list for
@@ -294,8 +295,14 @@ class _Page:
                 at_name = False
         return ", ".join(names)
 
-    def _tag(self, number: int, shown: str, in_font: bool) -> None:
-        if names := item_names(shown, code=in_font):
+    def _tag(self, number: int, shown: str, written: str) -> None:
+        """Declare the names of a tag ``shown`` as it is ``written``: in bold or italic, names as
+        code writes them; one bold or italic run whose words are joined by unbreakable spaces, one
+        name (``\\fBauth\\ users\\fP``: a setting's name of words, as smb.conf and rsyncd.conf
+        write theirs)."""
+        if _JOINED_NAME.fullmatch(written.strip().strip('"')):
+            self.tags[number] = (" ".join(shown.split()),)
+        elif names := item_names(shown, code=_IN_FONT.match(written) is not None):
             self.tags[number] = names
 
     def _control(self, number: int, control: re.Match[str]) -> str:

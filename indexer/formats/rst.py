@@ -36,10 +36,10 @@ import string
 
 from indexer.formats.definitions import (
     AUTODOC_PREFIX,
-    code_title_names,
     describes_object,
     directive_definitions,
     man_page_names,
+    title_names,
 )
 from indexer.formats.document import Document, Heading, split_lines
 
@@ -134,7 +134,7 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
     markup = {number for heading in headings for number in heading.lines if _is_adornment(lines[number - 1])}
     markup |= _transitions(lines, in_literal)
     directives = _moved_to_titles(directive_definitions(lines, in_literal), lines, headings)
-    definitions = {**_code_title_definitions(lines, headings), **man_page_names(lines), **directives}
+    definitions = {**_title_definitions(lines, headings), **man_page_names(lines), **directives}
     return Document(
         lines=lines,
         headings=headings,
@@ -145,16 +145,16 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
     )
 
 
-def _code_title_definitions(lines: list[str], headings: list[Heading]) -> dict[int, tuple[str, ...]]:
-    """The names each section title declares whose title is code alone (``Passing ``msg=`` ...``
-    declares nothing, ````config.inicfg```` and ``:func:`pytest.skip``` do), read as a Markdown
-    title of code is (:func:`code_title_names`), on the title's first line."""
+def _title_definitions(lines: list[str], headings: list[Heading]) -> dict[int, tuple[str, ...]]:
+    """The names each section title declares, as a Markdown title does (:func:`title_names`: code
+    alone, ````config.inicfg```` or ``:func:`pytest.skip```, or one name spelt as code), on the
+    title's first line. ``Passing ``msg=`` to ...`` declares nothing."""
     found: dict[int, tuple[str, ...]] = {}
     for heading in headings:
         text = lines[heading.line - 1].strip()
         if _is_adornment(text):  # an overline: the title is on the next line
             text = lines[heading.line].strip()
-        if "`" in text and (names := code_title_names(title_pieces(text))):
+        if names := title_names(title_pieces(text)):
             found[heading.line] = names
     return found
 

@@ -64,6 +64,10 @@ LIST_TITLES = (
     "what s new",
     "glossary",
 )
+#: The list titles a page's title may also end with, after its project's name (``Gin ChangeLog``,
+#: ``Django 4.2 release notes``): those no other kind of page ends with, as a manual's ``CREATE
+#: INDEX`` or an essay's ``A brief history`` does.
+LIST_TITLE_ENDINGS = ("changelog", "change log", "release notes")
 #: A pre-release after a version's numbers (``22.1b1``, ``8.0.0rc1``, ``2.0.0-beta.1``): its kind
 #: (group 2) and its number (group 3), as PEP 440 and semantic versioning spell them.
 _PRE_RELEASE = r"(?:[-.]?(alpha|beta|preview|pre|rc|a|b|c)\.?(\d{1,9})?(?![a-z]))?"
@@ -173,9 +177,12 @@ def lists_names(chunk: StoredChunk, words: set[str]) -> bool:
 
 
 def declares_list(title: str) -> bool:
-    """Whether a page's ``title`` declares a list of names (:data:`LIST_TITLES`)."""
+    """Whether a page's ``title`` declares a list of names (:data:`LIST_TITLES`, or ends with one of
+    :data:`LIST_TITLE_ENDINGS`)."""
     title = _TITLE_PUNCTUATION.sub(" ", title.lower()).strip()
-    return any(title == name or title.startswith(name + " ") for name in LIST_TITLES)
+    return any(title == name or title.startswith(name + " ") for name in LIST_TITLES) or any(
+        title.endswith(" " + name) for name in LIST_TITLE_ENDINGS
+    )
 
 
 Version = tuple[int, ...]
