@@ -115,8 +115,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: page's name, an enclosure's trailing punctuation goes after it; 39: a constructor's parameter
 #: that declares a property (PHP's promoted, Kotlin's ``val``) is its class's member, and a Markdown
 #: list item of an option alone declares nothing; 40: so are a C# record's positional parameters and
-#: TypeScript's parameter properties (``private readonly host``)
-CHUNKER_VERSION = 40
+#: TypeScript's parameter properties (``private readonly host``); 41: Ruby's tests declared by
+#: minitest's and RSpec's blocks (``describe``, ``it "..." do``) and minitest's test classes
+CHUNKER_VERSION = 41
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

@@ -1244,6 +1244,55 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
             set(range(5, 10)),
             {2, 12, 13, 14},
         ),
+        (  # minitest/spec's blocks declare the tests whatever the file is called (rack's spec_*.rb)
+            "test/spec_lock.rb",
+            """
+            require_relative 'helper'
+
+            describe Rack::Lock do
+              def lock_app(app)
+                Rack::Lint.new(Rack::Lock.new(app))
+              end
+
+              it "unlocks if the app raises" do
+                lock_app(nil).call({}).must_be_nil
+              end
+            end
+            """,
+            set(range(1, 13)),
+            set(),
+        ),
+        (  # minitest's test class, a helper class beside it
+            "test/task_checks.rb",
+            """
+            class FakeShell
+              def run(command)
+                command
+              end
+            end
+
+            class TestTask < Minitest::Test
+              def test_runs_the_command
+                assert_equal "ls", FakeShell.new.run("ls")
+              end
+            end
+            """,
+            set(range(8, 13)),
+            {2, 3, 4, 5, 6},
+        ),
+        (  # Ruby's `it` block parameter, and a method called test given no block
+            "lib/runner.rb",
+            """
+            class Runner
+              def run(tasks)
+                tasks.each { it.call }
+                test "Gemfile"
+              end
+            end
+            """,
+            set(),
+            set(range(2, 8)),
+        ),
     ],
 )
 def test_tests_are_what_the_language_or_its_test_tool_declares(path, source, tests, code):

@@ -22,8 +22,9 @@ Tests are what the language or its standard test tool declares one, never a gues
 name (:class:`TestRule`): Go's ``_test.go`` files, pytest's ``test_*.py`` and ``conftest.py``, a
 ``unittest.TestCase``, Rust's ``#[test]`` and ``#[cfg(test)]``, JUnit's ``@Test``, xUnit's ``[Fact]``,
 Jest's and Vitest's ``*.test.ts``, a ``test/`` folder where Node's test runner and AVA look,
-RSpec's ``*_spec.rb``, PHPUnit's ``*Test.php``. A class holding a test is a test class, as JUnit
-defines one. Their lines are the document's :attr:`Document.tests`.
+RSpec's ``*_spec.rb``, minitest's ``it "..." do`` and ``Minitest::Test``, PHPUnit's ``*Test.php``.
+A class holding a test is a test class, as JUnit defines one. Their lines are the document's
+:attr:`Document.tests`.
 
 A file of a language this module has no grammar for is not routed here; a file its grammar cannot
 read (more than :data:`MAX_ERROR_SHARE` of its lines inside syntax errors, or a grammar older than
@@ -78,12 +79,17 @@ class TestRule:
     (Jest's ``__tests__``); ``markers``: attributes or annotations that make a definition a test, by
     their last name (``#[test]``, ``#[tokio::test]``, ``@Test``, ``[Fact]``) or as written
     without spaces (``cfg(test)``); ``bases``: suffixes of the base class names that make a class a
-    test (``unittest.TestCase``)."""
+    test (``unittest.TestCase``); ``calls``: methods whose call with a string and a block declares
+    a test, whatever its file is called (minitest/spec's and RSpec's ``it "parses" do``), and
+    ``groups``: those whose call with an argument and a block declares a group of tests, with their
+    setup and helpers (``describe Parser do``: a spec class)."""
 
     files: tuple[str, ...] = ()
     folders: tuple[str, ...] = ()
     markers: frozenset[str] = frozenset()
     bases: tuple[str, ...] = ()
+    calls: frozenset[str] = frozenset()
+    groups: frozenset[str] = frozenset()
 
     def holds_only_tests(self, path: str) -> bool:
         """Whether the file at ``path`` is a test file, by its name or a folder it is in."""
@@ -307,7 +313,12 @@ GRAMMARS: dict[str, Grammar] = {
         _types("class module method singleton_method singleton_class"),
         _types("class module singleton_class"),
         _types("program body_statement then else do_block block_body begin when"),
-        tests=TestRule(files=("*_spec.rb", "*_test.rb")),
+        tests=TestRule(
+            files=("*_spec.rb", "*_test.rb"),
+            bases=("Test", "TestCase", "Spec"),  # Minitest::Test, ActiveSupport::TestCase, Minitest::Spec
+            calls=_types("it specify test"),
+            groups=_types("describe context"),
+        ),
         separator="::",
     ),
     "php": Grammar(
@@ -588,6 +599,9 @@ class _Outline:
                 self._mark_test(outer, owner)
         for outer, owner, level, path in placed:
             self._resume_after(outer, owner, level, path, outers)
+        if self.grammar.tests.calls:
+            for node in self.found.get("list", []):
+                self._test_calls(node.named_children, known)
         for member in self.found.get("member", []):
             holder = self._holder(member, known)
             if holder is not None and holder.id in headed:
@@ -598,7 +612,7 @@ class _Outline:
             for outer, owner, _, _ in placed
             if (owner is None or owner.type in namespaces) and outer.type not in namespaces
         ]
-        if tops and all(outer.id in self.tested for outer in tops):
+        if self.tested and all(self._within_test(outer) for outer in tops):
             # a file of tests alone: its imports, usings and package line serve only them
             self.tests = [(1, len(self.lines))]
 
@@ -640,6 +654,21 @@ class _Outline:
                 carrier = carrier.parent
             self.tests.append((self._first_row(carrier) + 1, carrier.end_point[0] + 1))
             self.tested.add(carrier.id)
+
+    def _test_calls(self, statements: list[Node], known: set[int]) -> None:
+        """Mark the statements that declare a test or a group of tests by a call
+        (:attr:`TestRule.calls`, :attr:`TestRule.groups`) as tests, as :meth:`_mark_test` does."""
+        rule = self.grammar.tests
+        for call in statements:
+            if _declares_test(call, rule):
+                self._mark_test(call, self._owner(call, known))
+
+    def _within_test(self, node: Node) -> bool:
+        """Whether ``node`` is a test or lies in one (a helper method in a ``describe`` block)."""
+        around: Node | None = node
+        while around is not None and around.id not in self.tested:
+            around = around.parent
+        return around is not None
 
     def _is_definition(self, node: Node) -> bool:
         """Whether ``node`` defines a name: a function or class bound to a variable counts, and so
@@ -875,8 +904,8 @@ def _descendants(node: Node, types: frozenset[str]) -> Iterator[Node]:
 
 def _base_names(definition: Node) -> list[str]:
     """The last names of a class's base classes (Python's ``(unittest.TestCase)``, PHP's
-    ``extends TestCase``)."""
-    bases = definition.child_by_field_name("superclasses")
+    ``extends TestCase``, Ruby's ``< Minitest::Test``)."""
+    bases = definition.child_by_field_name("superclasses") or definition.child_by_field_name("superclass")
     if bases is None:
         bases = next((child for child in definition.named_children if child.type == "base_clause"), None)
     return [_last_part(_text(base)) for base in bases.named_children] if bases is not None else []
@@ -890,6 +919,19 @@ _VALUE_WRAPPERS = _types(
 _BODY_NEEDED = _types(
     "struct_specifier union_specifier enum_specifier class_specifier mod_item namespace_definition"
 )
+
+
+def _declares_test(call: Node, rule: TestRule) -> bool:
+    """Whether a Ruby ``call`` node declares a test: ``it "parses" do`` (a string and a block), not
+    ``it`` as a block's parameter; or a group of tests: ``RSpec.describe Parser do``."""
+    method = call.child_by_field_name("method") if call.type == "call" else None
+    arguments = call.child_by_field_name("arguments")
+    if method is None or arguments is None or not arguments.named_children:
+        return False
+    if call.child_by_field_name("block") is None:
+        return False
+    name = _text(method)
+    return name in rule.groups or (name in rule.calls and arguments.named_children[0].type == "string")
 
 
 def _is_function(node: Node) -> bool:
