@@ -2089,3 +2089,24 @@ def test_tests_go_after_the_code_they_call_which_takes_their_place():
     assert code_before_tests(order, chunks, {"walk", "tests"}) == order  # asked for tests
     unrelated = {**chunks, 3: stored(3, "src/walk.go", "src/walk.go > run", "func run() int")}
     assert code_before_tests(order, unrelated, {"walk"}) == [2, 3, 4, 5, 1]
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        '#[should_panic(expected = "Path segments must not start with `:`")]\nfn colon_in_route() {\n'
+        "    // segments are checked when the route is added\n"
+        '    Router::new().route("/:foo", get(ok));\n}\n',
+        'it "rejects segments that start with a colon" do\n  # segments: see the router\n'
+        '  Router.new.route("/:foo")\nend\n',
+        'def test_colon(self):\n    """Path segments\n    must not start with a colon."""\n'
+        "    Router().route('/:foo')\n",
+    ],
+)
+def test_the_code_a_test_calls_is_read_from_its_code_not_its_strings_or_comments(test):
+    chunks = {
+        1: stored(1, "tests/routing.rs", "tests/routing.rs > colon_in_route", test, is_test=True),
+        2: stored(2, "src/strip.rs", "src/strip.rs > segments", "fn segments(path: &str)"),
+        3: stored(3, "src/routing.rs", "src/routing.rs > Router > route", "pub fn route(self, path: &str)"),
+    }
+    assert code_before_tests([1, 2, 3], chunks, {"path", "segments", "colon"}) == [3, 2, 1]
