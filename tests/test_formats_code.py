@@ -675,7 +675,14 @@ def test_reading_one_configuration_is_linear_in_the_nesting(tmp_path):
         ("render.py", "class Renderer:\n    def draw(self):\n        pass\n", 2, ("Renderer.draw", "draw")),
         ("lib/base.rb", "module Sinatra\n  class Base\n  end\nend\n", 2, ("Base", "Sinatra::Base")),
         ("src/lib.rs", "impl Path {\n    fn new() {}\n}\n", 2, ("Path::new", "new")),
-        ("src/fmt.rs", "impl Display for Path {\n    fn fmt() {}\n}\n", 2, ("fmt",)),  # no name's member
+        ("src/fmt.rs", "impl Display for Path {\n    fn fmt() {}\n}\n", 2, ("Path::fmt", "fmt")),
+        (  # the type's member, as rustdoc lists it, not the trait's
+            "src/json.rs",
+            "impl<T, S> FromRequest<S> for Json<T> {\n    async fn from_request() {}\n}\n",
+            2,
+            ("Json::from_request", "from_request"),
+        ),
+        ("src/path.rs", "impl<'a> Display for &'a Path {\n    fn fmt() {}\n}\n", 2, ("fmt",)),  # no name
         ("src/vec.rs", "impl<T> Vec<T> {\n    fn push() {}\n}\n", 2, ("Vec::push", "push")),
     ],
 )

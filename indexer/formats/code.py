@@ -371,6 +371,8 @@ CODE_EXTENSIONS: dict[str, str] = {
 #: A name that a qualified name can hold: identifiers, joined as the language joins a member's; a
 #: PHP property with its ``$`` (``Logger::$name``, as PHP and its doc comments' ``@see`` write it).
 _QUALIFIABLE = re.compile(r"[~$]?[A-Za-z_]\w*(?:(?:::|\.)[~$]?[A-Za-z_]\w*)*")
+#: Between the trait and the type in the title of a Rust trait impl (``Display for Path``).
+_TRAIT_FOR = " for "
 #: Name nodes a C or C++ declarator ends in.
 _DECLARATOR_NAMES = _types(
     "identifier field_identifier qualified_identifier destructor_name operator_name type_identifier"
@@ -715,7 +717,7 @@ class _Outline:
             kind, trait = node.child_by_field_name("type"), node.child_by_field_name("trait")
             if kind is None:
                 return ()
-            return (f"{_text(trait)} for {_text(kind)}" if trait is not None else _text(kind),)
+            return (f"{_text(trait)}{_TRAIT_FOR}{_text(kind)}" if trait is not None else _text(kind),)
         name = node.child_by_field_name("name")
         if name is None and node.type == "type_alias":  # Kotlin's field for the alias's name
             name = node.child_by_field_name("type")
@@ -780,13 +782,13 @@ class _Outline:
         the language's notation (``Renderer.draw``, ``Sinatra::Base``, ``Polly.Retry.RetryPolicy``,
         ``Vec::push`` under ``impl<T> Vec<T>``): as a developer types a member's name, and as another
         file writes it (a test reopening ``class Sinatra::Base``). Only names a question can spell
-        are qualified, by containers whose titles are names: ``impl Display for Path`` and a
-        specialization's arguments end the run."""
+        are qualified, by containers whose titles name one (:func:`_qualifier`): a specialization's
+        arguments and ``impl Display for &Path`` end the run."""
         spelled = [name for name in names if _QUALIFIABLE.fullmatch(name)]
         qualified: set[str] = set()
         prefix = ""
-        for owner in reversed(owners):
-            owner = owner.split("<", 1)[0].strip()
+        for title in reversed(owners):
+            owner = _qualifier(title)
             if not _QUALIFIABLE.fullmatch(owner):
                 break
             prefix = owner + self.grammar.separator + prefix
@@ -891,6 +893,14 @@ def _merged(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
 #: and annotations in them (Java, Kotlin, C#, PHP; Rust's stand above the definition).
 _MODIFIER_LISTS = _types("modifiers attribute_list attribute_group")
 _MARKERS = _types("attribute marker_annotation annotation")
+
+
+def _qualifier(title: str) -> str:
+    """The name a container's heading title qualifies its members by, without type arguments:
+    ``Vec`` of ``Vec<T>``; of a Rust trait impl, its type's (``Json`` of ``FromRequest<S> for
+    Json<T>``), since rustdoc lists a trait's methods under each type that implements it, and the
+    trait's own name is for the trait's declaration."""
+    return title.rpartition(_TRAIT_FOR)[2].split("<", 1)[0].strip()
 
 
 def _descendants(node: Node, types: frozenset[str]) -> Iterator[Node]:
