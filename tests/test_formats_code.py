@@ -313,6 +313,50 @@ def test_an_attribute_of_several_lines_above_a_definition_starts_its_chunk_under
     assert all(chunk.heading == "src/cli.rs > Opts" for chunk in chunks)
 
 
+@pytest.mark.parametrize(
+    ("path", "source", "title", "first"),
+    [
+        (  # rack's class docs: one blank line under them
+            "lib/rack/mock_request.rb",
+            "# frozen_string_literal: true\n\nrequire 'uri'\n\nmodule Rack\n"
+            "  # Rack::MockRequest helps testing your Rack application without\n  # actually using HTTP.\n\n"
+            "  class MockRequest\n    def get(uri)\n    end\n  end\nend\n",
+            "MockRequest",
+            "  # Rack::MockRequest helps testing your Rack application without",
+        ),
+        (  # two blank lines: a note of its own
+            "lib/rack/lock.rb",
+            "require 'thread'\n\n# Mutexes for the apps below.\n\n\nclass Lock\nend\n",
+            "Lock",
+            "class Lock",
+        ),
+        (  # the file's banner is no class's doc
+            "lib/rack/version.rb",
+            "# frozen_string_literal: true\n\n# Copyright (C) 2007 Leah Neukirchen\n\nmodule Rack\nend\n",
+            "Rack",
+            "module Rack",
+        ),
+        (
+            "lib/rack/lint.rb",
+            "# frozen_string_literal: true\n\nclass Lint\nend\n",
+            "Lint",
+            "class Lint",
+        ),
+        (
+            "src/walk.go",
+            "// Copyright The Walkers.\n\npackage walk\n\n// Walk visits every node under root.\n\n"
+            "func Walk(root string) {\n}\n",
+            "Walk",
+            "// Walk visits every node under root.",
+        ),
+    ],
+)
+def test_a_doc_comment_one_blank_line_above_a_definition_starts_its_heading(path, source, title, first):
+    lines = source.split("\n")
+    headings = parse_text(path, source).headings
+    assert (title, lines.index(first) + 1) in [(heading.title, heading.line) for heading in headings]
+
+
 def test_a_rust_doc_comment_starts_the_heading_of_the_item_it_documents():
     # tree-sitter ends a `///` comment at the first column of the line after it, the item's own
     source = textwrap.dedent(

@@ -7,7 +7,8 @@ name of what it belongs to, and the names a file defines are its :attr:`Document
 way a Sphinx object directive declares one. What the grammar says, and nothing else:
 
 - a definition's heading starts at the comments and attributes written just above it (same
-  indentation, no blank line between), so its doc comment, decorators and docstring stay with it;
+  indentation; one blank line between where nothing else is, but not the file's banner), so its
+  doc comment, decorators and docstring stay with it;
 - functions defined inside a function (closures, local classes) are statements of that function,
   not headings: an outline lists what a module or class offers;
 - every statement starts a block, at any depth (the named children of a block, a class body, a
@@ -845,8 +846,31 @@ class _Outline:
 
     def _first_row(self, node: Node) -> int:
         """The row a definition's heading starts on: its own, or that of the comments and attributes
-        just above it at the same indentation."""
+        just above it at the same indentation; where none is, those one blank line above, as YARD
+        and a reader take a doc comment, unless they are the file's banner (:meth:`_in_banner`)."""
         row, column = node.start_point
+        above = self._commented_from(row, column)
+        if above == row >= 2 and not self.lines[row - 1].strip():
+            first = self._commented_from(row - 1, column)
+            if first < row - 1 and not self._in_banner(first):
+                return first
+        return above
+
+    def _in_banner(self, row: int) -> bool:
+        """Whether only comments and blank lines lie above ``row``: the file's banner (its licence,
+        Ruby's ``# frozen_string_literal: true``), no definition's doc."""
+        while row > 0:
+            if not self.lines[row - 1].strip():
+                row -= 1
+            elif row - 1 in self.attached:
+                row = self.attached[row - 1][0]
+            else:
+                return False
+        return True
+
+    def _commented_from(self, row: int, column: int) -> int:
+        """The first row of the comments and attributes at ``column`` written just above ``row``
+        (``row`` itself when there are none)."""
         while row - 1 in self.attached and self.attached[row - 1][1] == column:
             row = self.attached[row - 1][0]
         return row
