@@ -118,7 +118,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: TypeScript's parameter properties (``private readonly host``); 41: Ruby's tests declared by
 #: minitest's and RSpec's blocks (``describe``, ``it "..." do``) and minitest's test classes, and a
 #: Rust trait impl's members qualified by its type (``Json::from_request``), and a doc comment one
-#: blank line above a definition starts its heading
+#: blank line above a definition starts its heading, and a JavaScript module's object of methods
+#: holds them (``jsonHandler.parse``)
 CHUNKER_VERSION = 41
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

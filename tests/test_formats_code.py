@@ -422,6 +422,35 @@ def test_a_value_a_call_builds_around_a_function_defines_its_name(path):
     assert titles == ["$ZodDefault", "Button", "total"]
 
 
+@pytest.mark.parametrize("path", ["src/contentType.ts", "src/contentType.js"])
+def test_the_methods_of_a_module_s_object_are_known_by_its_name(path):
+    source = """
+        const jsonContentTypeHandler = {
+          name: "json",
+          isMatch(req) {
+            return true;
+          },
+          async parse(opts) {
+            return opts;
+          },
+        };
+
+        const limits = { max: 10 };
+
+        function handle(req) {
+          const local = { parse(text) { return text; } };
+          return local;
+        }
+        """
+    paths = heading_paths(path, source)
+    assert paths["jsonContentTypeHandler.parse"] == f"{path} > jsonContentTypeHandler > parse"
+    assert paths["jsonContentTypeHandler.isMatch"] == f"{path} > jsonContentTypeHandler > isMatch"
+    assert paths["jsonContentTypeHandler"] == f"{path} > jsonContentTypeHandler"
+    assert "limits" not in paths and "local" not in paths and "local.parse" not in paths
+    titles = [heading.title for heading in parse_text(path, textwrap.dedent(source)).headings]
+    assert titles.count("parse") == 1  # a function's own object is a step of its body
+
+
 def test_a_function_inside_a_function_is_part_of_it_not_a_heading():
     document = parse_text("pkg/utils.py", PYTHON)
     titles = [heading.title for heading in document.headings]

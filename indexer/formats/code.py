@@ -590,7 +590,7 @@ class _Outline:
             owner = self._owner(outer, known)
             if owner is None:
                 level, path = 2, (module,)
-            elif owner.id in headed and owner.type in self.grammar.containers:
+            elif owner.id in headed and self._is_container(owner):
                 level, path = headed[owner.id]
             else:
                 continue  # inside a function (a closure), or inside a syntax error
@@ -677,15 +677,26 @@ class _Outline:
         """Whether ``node`` defines a name: a function or class bound to a variable counts, and so
         does one a call builds around a function or class it is given (a component wrapped in
         ``memo(...)``, a store made by ``create((set) => ...)``, a type made by a factory), whose
-        body that function is; a value does not. A struct counts where it has a body."""
+        body that function is, and a module's object of methods (:meth:`_is_container`); a value
+        does not. A struct counts where it has a body."""
         if not self._names(node) or not _has_body(node):
             return False
         if node.type == "variable_declarator":
             value = node.child_by_field_name("value")
             if value is None:
                 return False
-            return _is_function(value) or (_at_module_level(node) and _builds_from_function(value))
+            built = _builds_from_function(value) or _holds_methods(value)
+            return _is_function(value) or (_at_module_level(node) and built)
         return True
+
+    def _is_container(self, definition: Node) -> bool:
+        """Whether a definition's members are definitions too: a class, a namespace, an ``impl``, and
+        a module's variable bound to an object of methods (``const jsonHandler = { parse(opts) {...}
+        }``), which is what its methods are known by (``jsonHandler.parse``), as a class's are."""
+        if definition.type in self.grammar.containers:
+            return True
+        value = definition.child_by_field_name("value") if definition.type == "variable_declarator" else None
+        return value is not None and _holds_methods(value)
 
     def _outer(self, node: Node, known: set[int]) -> Node:
         """What carries a definition and starts where it does: a decorated definition, an export,
@@ -986,6 +997,14 @@ def _builds_from_function(value: Node) -> bool:
                 return True
             waiting.append(argument)
     return False
+
+
+def _holds_methods(value: Node) -> bool:
+    """Whether ``value`` is an object literal with methods (``{ isMatch(req) {...} }``), its own
+    type assertions aside (``{ ... } satisfies Handler``)."""
+    while value.type in _VALUE_WRAPPERS and value.named_children:
+        value = value.named_children[0]
+    return value.type == "object" and any(child.type == "method_definition" for child in value.named_children)
 
 
 def _at_module_level(declarator: Node) -> bool:
