@@ -43,14 +43,15 @@ TEST_WORDS = frozenset("test tests tested testing".split())
 #: A name as code spells it, in a test's text.
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 #: A test's text piece by piece, as most languages write it without reading its grammar: a string
-#: or a comment (to its close, else its line's end: an apostrophe or a Rust lifetime takes one line
-#: at most), else a name (group 1). Every piece matches whatever follows it, so the scan is linear.
+#: or a line comment, to its close or its line's end, a block comment to its close, else a name
+#: (group 1). A string ends with its line: a test's chunk may start inside a string of several
+#: lines (an inline snapshot), whose close would otherwise open a string that hides the code after
+#: it; an apostrophe or a Rust lifetime hides one line at most. Every piece matches whatever follows
+#: it, so the scan is linear.
 _CODE_PIECE = re.compile(
-    r'"""(?:[^"]|"(?!""))*+(?:""")?'
-    r"|'''(?:[^']|'(?!''))*+(?:''')?"
-    r'|"(?:[^"\\\n]|\\.)*+"?'
+    r'"(?:[^"\\\n]|\\.)*+"?'
     r"|'(?:[^'\\\n]|\\.)*+'?"
-    r"|`[^`]*+`?"
+    r"|`[^`\n]*+`?"
     r"|/\*(?:[^*]|\*(?!/))*+(?:\*/)?"
     r"|(?://|#)[^\n]*+"
     r"|([^\W\d]\w*+)"
