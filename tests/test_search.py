@@ -63,6 +63,7 @@ from indexer.search.name_rules import (
 from indexer.search.order_rules import (
     FUSED_RANK_WEIGHT,
     RULE_WINDOW,
+    called_names,
     code_before_tests,
     other_versions,
     reranked_order,
@@ -2113,3 +2114,15 @@ def test_the_code_a_test_calls_is_read_from_its_code_not_its_strings_or_comments
         3: stored(3, "src/routing.rs", "src/routing.rs > Router > route", "pub fn route(self, path: &str)"),
     }
     assert code_before_tests([1, 2, 3], chunks, {"path", "segments", "colon"}) == [3, 2, 1]
+
+
+@pytest.mark.parametrize(
+    "code", ['"\\' * 40_000, "/*" + "*" * 80_000, "'a" * 40_000, "/* " + "* " * 40_000, "`" + "x" * 80_000]
+)
+def test_reading_the_names_a_test_calls_is_linear_in_its_size(code):
+    # a test's text is stored text, read at query time: eight times its size about eight times as long
+    def seconds(size: int) -> float:
+        part = code[:size]
+        return fastest_seconds(lambda: called_names(part))
+
+    assert grows_linearly(seconds, len(code) // 8, len(code), 24)  # quadratic would be 64

@@ -47,14 +47,15 @@ _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 #: (group 1). A string ends with its line: a test's chunk may start inside a string of several
 #: lines (an inline snapshot), whose close would otherwise open a string that hides the code after
 #: it; an apostrophe or a Rust lifetime hides one line at most. Every piece matches whatever follows
-#: it, so the scan is linear.
+#: it, and its alternatives never match the same character, so the scan is linear (without
+#: possessive quantifiers, which Python 3.10 lacks).
 _CODE_PIECE = re.compile(
-    r'"(?:[^"\\\n]|\\.)*+"?'
-    r"|'(?:[^'\\\n]|\\.)*+'?"
-    r"|`[^`\n]*+`?"
-    r"|/\*(?:[^*]|\*(?!/))*+(?:\*/)?"
-    r"|(?://|#)[^\n]*+"
-    r"|([^\W\d]\w*+)"
+    r'"(?:[^"\\\n]|\\.)*"?'
+    r"|'(?:[^'\\\n]|\\.)*'?"
+    r"|`[^`\n]*`?"
+    r"|/\*(?:[^*]|\*(?!/))*(?:\*/)?"
+    r"|(?://|#)[^\n]*"
+    r"|([^\W\d]\w*)"
 )
 #: A folder named as a version of the documents it holds, where a project keeps its docs' versions
 #: side by side: ``v2``, ``v1.5``, ``version-2.0`` and ``version-v3.x`` (Docusaurus), ``2.x``,
