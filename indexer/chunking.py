@@ -115,7 +115,13 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: page's name, an enclosure's trailing punctuation goes after it; 39: a constructor's parameter
 #: that declares a property (PHP's promoted, Kotlin's ``val``) is its class's member, and a Markdown
 #: list item of an option alone declares nothing; 40: so are a C# record's positional parameters and
-#: TypeScript's parameter properties (``private readonly host``)
+#: TypeScript's parameter properties (``private readonly host``); 41: Ruby's tests declared by
+#: minitest's and RSpec's blocks (``describe``, ``it "..." do``) and minitest's test classes, and a
+#: Rust trait impl's members qualified by its type (``Json::from_request``), and a doc comment one
+#: blank line above a definition starts its heading, and a JavaScript module's object of methods
+#: holds them (``jsonHandler.parse``); reST titles read as a page shows them, a title that is one
+#: name spelt as code declares it, a Markdown list of links alone is a contents list, a roff tag of
+#: words joined by unbreakable spaces is one name, and an AsciiDoc macro's named attributes show nothing
 CHUNKER_VERSION = 41
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

@@ -313,6 +313,50 @@ def test_an_attribute_of_several_lines_above_a_definition_starts_its_chunk_under
     assert all(chunk.heading == "src/cli.rs > Opts" for chunk in chunks)
 
 
+@pytest.mark.parametrize(
+    ("path", "source", "title", "first"),
+    [
+        (  # rack's class docs: one blank line under them
+            "lib/rack/mock_request.rb",
+            "# frozen_string_literal: true\n\nrequire 'uri'\n\nmodule Rack\n"
+            "  # Rack::MockRequest helps testing your Rack application without\n  # actually using HTTP.\n\n"
+            "  class MockRequest\n    def get(uri)\n    end\n  end\nend\n",
+            "MockRequest",
+            "  # Rack::MockRequest helps testing your Rack application without",
+        ),
+        (  # two blank lines: a note of its own
+            "lib/rack/lock.rb",
+            "require 'thread'\n\n# Mutexes for the apps below.\n\n\nclass Lock\nend\n",
+            "Lock",
+            "class Lock",
+        ),
+        (  # the file's banner is no class's doc
+            "lib/rack/version.rb",
+            "# frozen_string_literal: true\n\n# Copyright (C) 2007 Leah Neukirchen\n\nmodule Rack\nend\n",
+            "Rack",
+            "module Rack",
+        ),
+        (
+            "lib/rack/lint.rb",
+            "# frozen_string_literal: true\n\nclass Lint\nend\n",
+            "Lint",
+            "class Lint",
+        ),
+        (
+            "src/walk.go",
+            "// Copyright The Walkers.\n\npackage walk\n\n// Walk visits every node under root.\n\n"
+            "func Walk(root string) {\n}\n",
+            "Walk",
+            "// Walk visits every node under root.",
+        ),
+    ],
+)
+def test_a_doc_comment_one_blank_line_above_a_definition_starts_its_heading(path, source, title, first):
+    lines = source.split("\n")
+    headings = parse_text(path, source).headings
+    assert (title, lines.index(first) + 1) in [(heading.title, heading.line) for heading in headings]
+
+
 def test_a_rust_doc_comment_starts_the_heading_of_the_item_it_documents():
     # tree-sitter ends a `///` comment at the first column of the line after it, the item's own
     source = textwrap.dedent(
@@ -376,6 +420,35 @@ def test_a_value_a_call_builds_around_a_function_defines_its_name(path):
     assert declared == {"$ZodDefault", "Button", "total"}, "a value built in a body is no definition"
     titles = [heading.title for heading in document.headings if heading.level == 2]
     assert titles == ["$ZodDefault", "Button", "total"]
+
+
+@pytest.mark.parametrize("path", ["src/contentType.ts", "src/contentType.js"])
+def test_the_methods_of_a_module_s_object_are_known_by_its_name(path):
+    source = """
+        const jsonContentTypeHandler = {
+          name: "json",
+          isMatch(req) {
+            return true;
+          },
+          async parse(opts) {
+            return opts;
+          },
+        };
+
+        const limits = { max: 10 };
+
+        function handle(req) {
+          const local = { parse(text) { return text; } };
+          return local;
+        }
+        """
+    paths = heading_paths(path, source)
+    assert paths["jsonContentTypeHandler.parse"] == f"{path} > jsonContentTypeHandler > parse"
+    assert paths["jsonContentTypeHandler.isMatch"] == f"{path} > jsonContentTypeHandler > isMatch"
+    assert paths["jsonContentTypeHandler"] == f"{path} > jsonContentTypeHandler"
+    assert "limits" not in paths and "local" not in paths and "local.parse" not in paths
+    titles = [heading.title for heading in parse_text(path, textwrap.dedent(source)).headings]
+    assert titles.count("parse") == 1  # a function's own object is a step of its body
 
 
 def test_a_function_inside_a_function_is_part_of_it_not_a_heading():
@@ -675,7 +748,14 @@ def test_reading_one_configuration_is_linear_in_the_nesting(tmp_path):
         ("render.py", "class Renderer:\n    def draw(self):\n        pass\n", 2, ("Renderer.draw", "draw")),
         ("lib/base.rb", "module Sinatra\n  class Base\n  end\nend\n", 2, ("Base", "Sinatra::Base")),
         ("src/lib.rs", "impl Path {\n    fn new() {}\n}\n", 2, ("Path::new", "new")),
-        ("src/fmt.rs", "impl Display for Path {\n    fn fmt() {}\n}\n", 2, ("fmt",)),  # no name's member
+        ("src/fmt.rs", "impl Display for Path {\n    fn fmt() {}\n}\n", 2, ("Path::fmt", "fmt")),
+        (  # the type's member, as rustdoc lists it, not the trait's
+            "src/json.rs",
+            "impl<T, S> FromRequest<S> for Json<T> {\n    async fn from_request() {}\n}\n",
+            2,
+            ("Json::from_request", "from_request"),
+        ),
+        ("src/path.rs", "impl<'a> Display for &'a Path {\n    fn fmt() {}\n}\n", 2, ("fmt",)),  # no name
         ("src/vec.rs", "impl<T> Vec<T> {\n    fn push() {}\n}\n", 2, ("Vec::push", "push")),
     ],
 )
@@ -1243,6 +1323,55 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
             """,
             set(range(5, 10)),
             {2, 12, 13, 14},
+        ),
+        (  # minitest/spec's blocks declare the tests whatever the file is called (rack's spec_*.rb)
+            "test/spec_lock.rb",
+            """
+            require_relative 'helper'
+
+            describe Rack::Lock do
+              def lock_app(app)
+                Rack::Lint.new(Rack::Lock.new(app))
+              end
+
+              it "unlocks if the app raises" do
+                lock_app(nil).call({}).must_be_nil
+              end
+            end
+            """,
+            set(range(1, 13)),
+            set(),
+        ),
+        (  # minitest's test class, a helper class beside it
+            "test/task_checks.rb",
+            """
+            class FakeShell
+              def run(command)
+                command
+              end
+            end
+
+            class TestTask < Minitest::Test
+              def test_runs_the_command
+                assert_equal "ls", FakeShell.new.run("ls")
+              end
+            end
+            """,
+            set(range(8, 13)),
+            {2, 3, 4, 5, 6},
+        ),
+        (  # Ruby's `it` block parameter, and a method called test given no block
+            "lib/runner.rb",
+            """
+            class Runner
+              def run(tasks)
+                tasks.each { it.call }
+                test "Gemfile"
+              end
+            end
+            """,
+            set(),
+            set(range(2, 8)),
         ),
     ],
 )

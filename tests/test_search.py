@@ -63,6 +63,7 @@ from indexer.search.name_rules import (
 from indexer.search.order_rules import (
     FUSED_RANK_WEIGHT,
     RULE_WINDOW,
+    called_names,
     code_before_tests,
     other_versions,
     reranked_order,
@@ -2089,3 +2090,39 @@ def test_tests_go_after_the_code_they_call_which_takes_their_place():
     assert code_before_tests(order, chunks, {"walk", "tests"}) == order  # asked for tests
     unrelated = {**chunks, 3: stored(3, "src/walk.go", "src/walk.go > run", "func run() int")}
     assert code_before_tests(order, unrelated, {"walk"}) == [2, 3, 4, 5, 1]
+
+
+@pytest.mark.parametrize(
+    "test",
+    [
+        '#[should_panic(expected = "Path segments must not start with `:`")]\nfn colon_in_route() {\n'
+        "    // segments are checked when the route is added\n"
+        '    Router::new().route("/:foo", get(ok));\n}\n',
+        'it "rejects segments that start with a colon" do\n  # segments: see the router\n'
+        '  Router.new.route("/:foo")\nend\n',
+        'def test_colon(self):\n    """Path segments must not start with a colon."""\n'
+        "    Router().route('/:foo')  # segments\n",
+        # a chunk that starts inside an inline snapshot: its close opens no string over the code
+        '      "segments",\n    ]\n  `);\n});\n\ntest("colon", () => {\n'
+        '  expect(() => Router.route("/:foo")).toThrow(`Path segments must not`);\n});\n',
+    ],
+)
+def test_the_code_a_test_calls_is_read_from_its_code_not_its_strings_or_comments(test):
+    chunks = {
+        1: stored(1, "tests/routing.rs", "tests/routing.rs > colon_in_route", test, is_test=True),
+        2: stored(2, "src/strip.rs", "src/strip.rs > segments", "fn segments(path: &str)"),
+        3: stored(3, "src/routing.rs", "src/routing.rs > Router > route", "pub fn route(self, path: &str)"),
+    }
+    assert code_before_tests([1, 2, 3], chunks, {"path", "segments", "colon"}) == [3, 2, 1]
+
+
+@pytest.mark.parametrize(
+    "code", ['"\\' * 40_000, "/*" + "*" * 80_000, "'a" * 40_000, "/* " + "* " * 40_000, "`" + "x" * 80_000]
+)
+def test_reading_the_names_a_test_calls_is_linear_in_its_size(code):
+    # a test's text is stored text, read at query time: eight times its size about eight times as long
+    def seconds(size: int) -> float:
+        part = code[:size]
+        return fastest_seconds(lambda: called_names(part))
+
+    assert grows_linearly(seconds, len(code) // 8, len(code), 24)  # quadratic would be 64

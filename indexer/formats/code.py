@@ -7,7 +7,8 @@ name of what it belongs to, and the names a file defines are its :attr:`Document
 way a Sphinx object directive declares one. What the grammar says, and nothing else:
 
 - a definition's heading starts at the comments and attributes written just above it (same
-  indentation, no blank line between), so its doc comment, decorators and docstring stay with it;
+  indentation; one blank line between where nothing else is, but not the file's banner), so its
+  doc comment, decorators and docstring stay with it;
 - functions defined inside a function (closures, local classes) are statements of that function,
   not headings: an outline lists what a module or class offers;
 - every statement starts a block, at any depth (the named children of a block, a class body, a
@@ -22,8 +23,9 @@ Tests are what the language or its standard test tool declares one, never a gues
 name (:class:`TestRule`): Go's ``_test.go`` files, pytest's ``test_*.py`` and ``conftest.py``, a
 ``unittest.TestCase``, Rust's ``#[test]`` and ``#[cfg(test)]``, JUnit's ``@Test``, xUnit's ``[Fact]``,
 Jest's and Vitest's ``*.test.ts``, a ``test/`` folder where Node's test runner and AVA look,
-RSpec's ``*_spec.rb``, PHPUnit's ``*Test.php``. A class holding a test is a test class, as JUnit
-defines one. Their lines are the document's :attr:`Document.tests`.
+RSpec's ``*_spec.rb``, minitest's ``it "..." do`` and ``Minitest::Test``, PHPUnit's ``*Test.php``.
+A class holding a test is a test class, as JUnit defines one. Their lines are the document's
+:attr:`Document.tests`.
 
 A file of a language this module has no grammar for is not routed here; a file its grammar cannot
 read (more than :data:`MAX_ERROR_SHARE` of its lines inside syntax errors, or a grammar older than
@@ -78,12 +80,17 @@ class TestRule:
     (Jest's ``__tests__``); ``markers``: attributes or annotations that make a definition a test, by
     their last name (``#[test]``, ``#[tokio::test]``, ``@Test``, ``[Fact]``) or as written
     without spaces (``cfg(test)``); ``bases``: suffixes of the base class names that make a class a
-    test (``unittest.TestCase``)."""
+    test (``unittest.TestCase``); ``calls``: methods whose call with a string and a block declares
+    a test, whatever its file is called (minitest/spec's and RSpec's ``it "parses" do``), and
+    ``groups``: those whose call with an argument and a block declares a group of tests, with their
+    setup and helpers (``describe Parser do``: a spec class)."""
 
     files: tuple[str, ...] = ()
     folders: tuple[str, ...] = ()
     markers: frozenset[str] = frozenset()
     bases: tuple[str, ...] = ()
+    calls: frozenset[str] = frozenset()
+    groups: frozenset[str] = frozenset()
 
     def holds_only_tests(self, path: str) -> bool:
         """Whether the file at ``path`` is a test file, by its name or a folder it is in."""
@@ -307,7 +314,12 @@ GRAMMARS: dict[str, Grammar] = {
         _types("class module method singleton_method singleton_class"),
         _types("class module singleton_class"),
         _types("program body_statement then else do_block block_body begin when"),
-        tests=TestRule(files=("*_spec.rb", "*_test.rb")),
+        tests=TestRule(
+            files=("*_spec.rb", "*_test.rb"),
+            bases=("Test", "TestCase", "Spec"),  # Minitest::Test, ActiveSupport::TestCase, Minitest::Spec
+            calls=_types("it specify test"),
+            groups=_types("describe context"),
+        ),
         separator="::",
     ),
     "php": Grammar(
@@ -360,6 +372,8 @@ CODE_EXTENSIONS: dict[str, str] = {
 #: A name that a qualified name can hold: identifiers, joined as the language joins a member's; a
 #: PHP property with its ``$`` (``Logger::$name``, as PHP and its doc comments' ``@see`` write it).
 _QUALIFIABLE = re.compile(r"[~$]?[A-Za-z_]\w*(?:(?:::|\.)[~$]?[A-Za-z_]\w*)*")
+#: Between the trait and the type in the title of a Rust trait impl (``Display for Path``).
+_TRAIT_FOR = " for "
 #: Name nodes a C or C++ declarator ends in.
 _DECLARATOR_NAMES = _types(
     "identifier field_identifier qualified_identifier destructor_name operator_name type_identifier"
@@ -576,7 +590,7 @@ class _Outline:
             owner = self._owner(outer, known)
             if owner is None:
                 level, path = 2, (module,)
-            elif owner.id in headed and owner.type in self.grammar.containers:
+            elif owner.id in headed and self._is_container(owner):
                 level, path = headed[owner.id]
             else:
                 continue  # inside a function (a closure), or inside a syntax error
@@ -588,6 +602,9 @@ class _Outline:
                 self._mark_test(outer, owner)
         for outer, owner, level, path in placed:
             self._resume_after(outer, owner, level, path, outers)
+        if self.grammar.tests.calls:
+            for node in self.found.get("list", []):
+                self._test_calls(node.named_children, known)
         for member in self.found.get("member", []):
             holder = self._holder(member, known)
             if holder is not None and holder.id in headed:
@@ -598,7 +615,7 @@ class _Outline:
             for outer, owner, _, _ in placed
             if (owner is None or owner.type in namespaces) and outer.type not in namespaces
         ]
-        if tops and all(outer.id in self.tested for outer in tops):
+        if self.tested and all(self._within_test(outer) for outer in tops):
             # a file of tests alone: its imports, usings and package line serve only them
             self.tests = [(1, len(self.lines))]
 
@@ -641,19 +658,45 @@ class _Outline:
             self.tests.append((self._first_row(carrier) + 1, carrier.end_point[0] + 1))
             self.tested.add(carrier.id)
 
+    def _test_calls(self, statements: list[Node], known: set[int]) -> None:
+        """Mark the statements that declare a test or a group of tests by a call
+        (:attr:`TestRule.calls`, :attr:`TestRule.groups`) as tests, as :meth:`_mark_test` does."""
+        rule = self.grammar.tests
+        for call in statements:
+            if _declares_test(call, rule):
+                self._mark_test(call, self._owner(call, known))
+
+    def _within_test(self, node: Node) -> bool:
+        """Whether ``node`` is a test or lies in one (a helper method in a ``describe`` block)."""
+        around: Node | None = node
+        while around is not None and around.id not in self.tested:
+            around = around.parent
+        return around is not None
+
     def _is_definition(self, node: Node) -> bool:
         """Whether ``node`` defines a name: a function or class bound to a variable counts, and so
         does one a call builds around a function or class it is given (a component wrapped in
         ``memo(...)``, a store made by ``create((set) => ...)``, a type made by a factory), whose
-        body that function is; a value does not. A struct counts where it has a body."""
+        body that function is, and a module's object of methods (:meth:`_is_container`); a value
+        does not. A struct counts where it has a body."""
         if not self._names(node) or not _has_body(node):
             return False
         if node.type == "variable_declarator":
             value = node.child_by_field_name("value")
             if value is None:
                 return False
-            return _is_function(value) or (_at_module_level(node) and _builds_from_function(value))
+            built = _builds_from_function(value) or _holds_methods(value)
+            return _is_function(value) or (_at_module_level(node) and built)
         return True
+
+    def _is_container(self, definition: Node) -> bool:
+        """Whether a definition's members are definitions too: a class, a namespace, an ``impl``, and
+        a module's variable bound to an object of methods (``const jsonHandler = { parse(opts) {...}
+        }``), which is what its methods are known by (``jsonHandler.parse``), as a class's are."""
+        if definition.type in self.grammar.containers:
+            return True
+        value = definition.child_by_field_name("value") if definition.type == "variable_declarator" else None
+        return value is not None and _holds_methods(value)
 
     def _outer(self, node: Node, known: set[int]) -> Node:
         """What carries a definition and starts where it does: a decorated definition, an export,
@@ -686,7 +729,7 @@ class _Outline:
             kind, trait = node.child_by_field_name("type"), node.child_by_field_name("trait")
             if kind is None:
                 return ()
-            return (f"{_text(trait)} for {_text(kind)}" if trait is not None else _text(kind),)
+            return (f"{_text(trait)}{_TRAIT_FOR}{_text(kind)}" if trait is not None else _text(kind),)
         name = node.child_by_field_name("name")
         if name is None and node.type == "type_alias":  # Kotlin's field for the alias's name
             name = node.child_by_field_name("type")
@@ -751,13 +794,13 @@ class _Outline:
         the language's notation (``Renderer.draw``, ``Sinatra::Base``, ``Polly.Retry.RetryPolicy``,
         ``Vec::push`` under ``impl<T> Vec<T>``): as a developer types a member's name, and as another
         file writes it (a test reopening ``class Sinatra::Base``). Only names a question can spell
-        are qualified, by containers whose titles are names: ``impl Display for Path`` and a
-        specialization's arguments end the run."""
+        are qualified, by containers whose titles name one (:func:`_qualifier`): a specialization's
+        arguments and ``impl Display for &Path`` end the run."""
         spelled = [name for name in names if _QUALIFIABLE.fullmatch(name)]
         qualified: set[str] = set()
         prefix = ""
-        for owner in reversed(owners):
-            owner = owner.split("<", 1)[0].strip()
+        for title in reversed(owners):
+            owner = _qualifier(title)
             if not _QUALIFIABLE.fullmatch(owner):
                 break
             prefix = owner + self.grammar.separator + prefix
@@ -814,8 +857,31 @@ class _Outline:
 
     def _first_row(self, node: Node) -> int:
         """The row a definition's heading starts on: its own, or that of the comments and attributes
-        just above it at the same indentation."""
+        just above it at the same indentation; where none is, those one blank line above, as YARD
+        and a reader take a doc comment, unless they are the file's banner (:meth:`_in_banner`)."""
         row, column = node.start_point
+        above = self._commented_from(row, column)
+        if above == row >= 2 and not self.lines[row - 1].strip():
+            first = self._commented_from(row - 1, column)
+            if first < row - 1 and not self._in_banner(first):
+                return first
+        return above
+
+    def _in_banner(self, row: int) -> bool:
+        """Whether only comments and blank lines lie above ``row``: the file's banner (its licence,
+        Ruby's ``# frozen_string_literal: true``), no definition's doc."""
+        while row > 0:
+            if not self.lines[row - 1].strip():
+                row -= 1
+            elif row - 1 in self.attached:
+                row = self.attached[row - 1][0]
+            else:
+                return False
+        return True
+
+    def _commented_from(self, row: int, column: int) -> int:
+        """The first row of the comments and attributes at ``column`` written just above ``row``
+        (``row`` itself when there are none)."""
         while row - 1 in self.attached and self.attached[row - 1][1] == column:
             row = self.attached[row - 1][0]
         return row
@@ -864,6 +930,14 @@ _MODIFIER_LISTS = _types("modifiers attribute_list attribute_group")
 _MARKERS = _types("attribute marker_annotation annotation")
 
 
+def _qualifier(title: str) -> str:
+    """The name a container's heading title qualifies its members by, without type arguments:
+    ``Vec`` of ``Vec<T>``; of a Rust trait impl, its type's (``Json`` of ``FromRequest<S> for
+    Json<T>``), since rustdoc lists a trait's methods under each type that implements it, and the
+    trait's own name is for the trait's declaration."""
+    return title.rpartition(_TRAIT_FOR)[2].split("<", 1)[0].strip()
+
+
 def _descendants(node: Node, types: frozenset[str]) -> Iterator[Node]:
     """The nodes of ``types`` under ``node``, not looking inside one found."""
     for child in node.named_children:
@@ -875,8 +949,8 @@ def _descendants(node: Node, types: frozenset[str]) -> Iterator[Node]:
 
 def _base_names(definition: Node) -> list[str]:
     """The last names of a class's base classes (Python's ``(unittest.TestCase)``, PHP's
-    ``extends TestCase``)."""
-    bases = definition.child_by_field_name("superclasses")
+    ``extends TestCase``, Ruby's ``< Minitest::Test``)."""
+    bases = definition.child_by_field_name("superclasses") or definition.child_by_field_name("superclass")
     if bases is None:
         bases = next((child for child in definition.named_children if child.type == "base_clause"), None)
     return [_last_part(_text(base)) for base in bases.named_children] if bases is not None else []
@@ -890,6 +964,19 @@ _VALUE_WRAPPERS = _types(
 _BODY_NEEDED = _types(
     "struct_specifier union_specifier enum_specifier class_specifier mod_item namespace_definition"
 )
+
+
+def _declares_test(call: Node, rule: TestRule) -> bool:
+    """Whether a Ruby ``call`` node declares a test: ``it "parses" do`` (a string and a block), not
+    ``it`` as a block's parameter; or a group of tests: ``RSpec.describe Parser do``."""
+    method = call.child_by_field_name("method") if call.type == "call" else None
+    arguments = call.child_by_field_name("arguments")
+    if method is None or arguments is None or not arguments.named_children:
+        return False
+    if call.child_by_field_name("block") is None:
+        return False
+    name = _text(method)
+    return name in rule.groups or (name in rule.calls and arguments.named_children[0].type == "string")
 
 
 def _is_function(node: Node) -> bool:
@@ -910,6 +997,14 @@ def _builds_from_function(value: Node) -> bool:
                 return True
             waiting.append(argument)
     return False
+
+
+def _holds_methods(value: Node) -> bool:
+    """Whether ``value`` is an object literal with methods (``{ isMatch(req) {...} }``), its own
+    type assertions aside (``{ ... } satisfies Handler``)."""
+    while value.type in _VALUE_WRAPPERS and value.named_children:
+        value = value.named_children[0]
+    return value.type == "object" and any(child.type == "method_definition" for child in value.named_children)
 
 
 def _at_module_level(declarator: Node) -> bool:

@@ -42,6 +42,21 @@ LOOKUP_HITS = 3
 TEST_WORDS = frozenset("test tests tested testing".split())
 #: A name as code spells it, in a test's text.
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
+#: A test's text piece by piece, as most languages write it without reading its grammar: a string
+#: or a line comment, to its close or its line's end, a block comment to its close, else a name
+#: (group 1). A string ends with its line: a test's chunk may start inside a string of several
+#: lines (an inline snapshot), whose close would otherwise open a string that hides the code after
+#: it; an apostrophe or a Rust lifetime hides one line at most. Every piece matches whatever follows
+#: it, and its alternatives never match the same character, so the scan is linear (without
+#: possessive quantifiers, which Python 3.10 lacks).
+_CODE_PIECE = re.compile(
+    r'"(?:[^"\\\n]|\\.)*"?'
+    r"|'(?:[^'\\\n]|\\.)*'?"
+    r"|`[^`\n]*`?"
+    r"|/\*(?:[^*]|\*(?!/))*(?:\*/)?"
+    r"|(?://|#)[^\n]*"
+    r"|([^\W\d]\w*)"
+)
 #: A folder named as a version of the documents it holds, where a project keeps its docs' versions
 #: side by side: ``v2``, ``v1.5``, ``version-2.0`` and ``version-v3.x`` (Docusaurus), ``2.x``,
 #: ``1.4``; not a bare number (``2024/``, ``3/``), which names years and parts as often.
@@ -107,9 +122,9 @@ def code_before_tests(order: list[int], chunks: dict[int, StoredChunk], words: s
     """``order`` with the tests among its first :data:`RULE_WINDOW` (:attr:`StoredChunk.is_test`,
     as their language declares them) after the other chunks of the window, and the code each test
     calls at the test's place when it ranks below it: the best ranked chunk that defines what the
-    test's text names (:func:`exercised_by`). A test is written about the code it calls, so it is
-    found for the same words, and often first; the question is about that code. Unless the
-    question asks for tests (:data:`TEST_WORDS`): then the order stays as found."""
+    test's code names (:func:`called_names`, :func:`exercised_by`). A test is written about the
+    code it calls, so it is found for the same words, and often first; the question is about that
+    code. Unless the question asks for tests (:data:`TEST_WORDS`): then the order stays as found."""
     window = order[:RULE_WINDOW]
     tests = [chunk_id for chunk_id in window if chunk_id in chunks and chunks[chunk_id].is_test]
     if not tests or words & TEST_WORDS:
@@ -117,7 +132,7 @@ def code_before_tests(order: list[int], chunks: dict[int, StoredChunk], words: s
     rank = {chunk_id: place for place, chunk_id in enumerate(window) if chunk_id not in tests}
     for test in tests:
         place = window.index(test)
-        called = set(_IDENTIFIER.findall(chunks[test].text))
+        called = called_names(chunks[test].text)
         below = sorted((chunk_id for chunk_id in rank if rank[chunk_id] > place), key=rank.__getitem__)
         subject = next((c for c in below if c in chunks and exercised_by(chunks[c], called)), None)
         if subject is not None:
@@ -197,6 +212,14 @@ def _named_versions(question: str, versions: set[Version]) -> set[Version] | Non
 def _starts(version: Version, number: Version) -> bool:
     """Whether ``number``, as a question spells it, names ``version``: one starts the other."""
     return version[: len(number)] == number or number[: len(version)] == version
+
+
+def called_names(code: str) -> set[str]:
+    """The names a test's ``code`` spells outside its strings and comments: an expected error
+    message (``should_panic(expected = "path segments ...")``) or a note names no code it calls,
+    and a word of it that names a function (``segments``) would take that function for the test's
+    subject."""
+    return {name for name in _CODE_PIECE.findall(code) if name}
 
 
 def exercised_by(chunk: StoredChunk, called: set[str]) -> bool:
