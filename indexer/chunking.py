@@ -120,7 +120,7 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: Rust trait impl's members qualified by its type (``Json::from_request``), and a doc comment one
 #: blank line above a definition starts its heading, and a JavaScript module's object of methods
 #: holds them (``jsonHandler.parse``); reST titles read as a page shows them, a title that is one
-#: name spelt as code declares it, a Markdown list of links alone is a contents list, a roff tag of
+#: config key's name declares it, a Markdown list of links alone is a contents list, a roff tag of
 #: words joined by unbreakable spaces is one name, and an AsciiDoc macro's named attributes show nothing
 CHUNKER_VERSION = 41
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents

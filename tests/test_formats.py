@@ -1068,13 +1068,19 @@ def test_a_markdown_title_of_code_alone_declares_the_names_it_spells():
 
 def test_a_title_that_is_one_name_spelt_as_code_declares_it_in_every_markup():
     """A config reference titles each key as it is typed, in code or not (``## server.strictPort``):
-    a dot, an underscore or a capital inside a word is no prose. A plain word, a phrase and a
-    changelog's version declare nothing."""
+    an identifier's parts joined by a dot or an underscore are no prose. A plain word, a phrase, a
+    product's or a file's name and a changelog's version declare nothing."""
     page = (
-        "# Server Options\n\n## server.strictPort\n\n## mergeOptions\n\n## base\n\n"
-        "## Server Options\n\n## v2.0.1\n\n## server.host, server.port\n"
+        "# Server Options\n\n## server.strictPort\n\n## max_connections\n\n## base\n\n"
+        "## Server Options\n\n## v2.0.1\n\n## v2.0.0-beta.1\n\n## server.host, server.port\n\n"
+        "## Node.js\n\n## macOS\n\n## README.md\n"
     )
-    assert declared("options.md", page) == {"server.strictPort", "mergeOptions", "server.host", "server.port"}
+    assert declared("options.md", page) == {
+        "server.strictPort",
+        "max_connections",
+        "server.host",
+        "server.port",
+    }
     rst = "build.outDir\n============\n\ntext\n\nbase\n====\n\nmore\n"
     assert declared("options.rst", rst) == {"build.outDir"}
     html = "<html><body><h1>Options</h1>\n<h2>build.outDir</h2>\n<h2>base</h2>\n</body></html>\n"

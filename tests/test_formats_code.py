@@ -447,6 +447,9 @@ def test_the_methods_of_a_module_s_object_are_known_by_its_name(path):
     assert paths["jsonContentTypeHandler.isMatch"] == f"{path} > jsonContentTypeHandler > isMatch"
     assert paths["jsonContentTypeHandler"] == f"{path} > jsonContentTypeHandler"
     assert "limits" not in paths and "local" not in paths and "local.parse" not in paths
+    nested = "const outer = {\n  inner: {\n    deep() {\n      return 1;\n    },\n  },\n  run() {},\n};\n"
+    nested_paths = heading_paths(path, nested)
+    assert "outer.deep" not in nested_paths and "outer.run" in nested_paths  # deep is outer.inner.deep
     titles = [heading.title for heading in parse_text(path, textwrap.dedent(source)).headings]
     assert titles.count("parse") == 1  # a function's own object is a step of its body
 
@@ -1372,6 +1375,24 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
             """,
             set(),
             set(range(2, 8)),
+        ),
+        (  # a library's own `describe`: in a class, or called on a receiver, it declares no test
+            "lib/api.rb",
+            """
+            class Api
+              describe "list users" do
+                get "/users"
+              end
+
+              def helper
+                Schema.describe :user do
+                  field :name
+                end
+              end
+            end
+            """,
+            set(),
+            set(range(2, 13)),
         ),
     ],
 )

@@ -161,6 +161,8 @@ def test_a_list_item_s_tag_declares_the_names_it_writes_as_code():
             ".TP",
             "\\fBhosts\\ allow\\fP",
             '.IP "\\fBread only\\fP"',  # a plain space: a phrase
+            '.IP "\\fBhosts\\ deny\\fP" 4',  # an indent after it, as Pod::Man writes one
+            ".IP \\fBmax\\ connections\\fP",
         ]
     )
     assert read_roff(page).definitions == {
@@ -170,6 +172,8 @@ def test_a_list_item_s_tag_declares_the_names_it_writes_as_code():
         20: ("-q",),
         22: ("auth users",),
         24: ("hosts allow",),
+        26: ("hosts deny",),
+        27: ("max connections",),
     }
 
 

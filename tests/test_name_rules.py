@@ -123,6 +123,9 @@ def test_reading_a_declared_entry_s_heading_is_linear_in_its_size(heading):
         ("Changes > 2.0", True),
         ("CREATE INDEX > Parameters", False),  # a manual's command: no list of names
         ("A brief history of the project", False),
+        ("Keep a Changelog > Why", False),  # a guide: more than a project's name before it
+        ("Generating the changelog", False),
+        ("Rollup 4.0 changelog > Features", True),
     ],
 )
 def test_a_title_that_ends_with_a_changelog_s_title_declares_a_list(title, is_list):

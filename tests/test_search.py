@@ -2102,6 +2102,8 @@ def test_tests_go_after_the_code_they_call_which_takes_their_place():
         '  Router.new.route("/:foo")\nend\n',
         'def test_colon(self):\n    """Path segments must not start with a colon."""\n'
         "    Router().route('/:foo')  # segments\n",
+        'def test_colon(self):\n    """Check that\n    segments are rejected.\n    """\n'
+        '    Router().route("/:foo")\n',
         # a chunk that starts inside an inline snapshot: its close opens no string over the code
         '      "segments",\n    ]\n  `);\n});\n\ntest("colon", () => {\n'
         '  expect(() => Router.route("/:foo")).toThrow(`Path segments must not`);\n});\n',
@@ -2117,7 +2119,16 @@ def test_the_code_a_test_calls_is_read_from_its_code_not_its_strings_or_comments
 
 
 @pytest.mark.parametrize(
-    "code", ['"\\' * 40_000, "/*" + "*" * 80_000, "'a" * 40_000, "/* " + "* " * 40_000, "`" + "x" * 80_000]
+    "code",
+    [
+        '"\\' * 40_000,
+        "/*" + "*" * 80_000,
+        "'a" * 40_000,
+        "/* " + "* " * 40_000,
+        "`" + "x" * 80_000,
+        '"""' + 'a"' * 40_000,
+        " #" * 40_000,
+    ],
 )
 def test_reading_the_names_a_test_calls_is_linear_in_its_size(code):
     # a test's text is stored text, read at query time: eight times its size about eight times as long

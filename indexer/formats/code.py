@@ -317,8 +317,8 @@ GRAMMARS: dict[str, Grammar] = {
         tests=TestRule(
             files=("*_spec.rb", "*_test.rb"),
             bases=("Test", "TestCase", "Spec"),  # Minitest::Test, ActiveSupport::TestCase, Minitest::Spec
-            calls=_types("it specify test"),
-            groups=_types("describe context"),
+            calls=frozenset(("it", "specify", "test")),
+            groups=frozenset(("describe", "context")),
         ),
         separator="::",
     ),
@@ -590,7 +590,7 @@ class _Outline:
             owner = self._owner(outer, known)
             if owner is None:
                 level, path = 2, (module,)
-            elif owner.id in headed and self._is_container(owner):
+            elif owner.id in headed and self._is_container(owner) and _directly_in(outer, owner):
                 level, path = headed[owner.id]
             else:
                 continue  # inside a function (a closure), or inside a syntax error
@@ -663,8 +663,9 @@ class _Outline:
         (:attr:`TestRule.calls`, :attr:`TestRule.groups`) as tests, as :meth:`_mark_test` does."""
         rule = self.grammar.tests
         for call in statements:
-            if _declares_test(call, rule):
-                self._mark_test(call, self._owner(call, known))
+            owner = self._owner(call, known)
+            if _declares_test(call, rule) and (owner is None or owner.id in self.tested):
+                self._mark_test(call, owner)
 
     def _within_test(self, node: Node) -> bool:
         """Whether ``node`` is a test or lies in one (a helper method in a ``describe`` block)."""
@@ -975,6 +976,9 @@ def _declares_test(call: Node, rule: TestRule) -> bool:
         return False
     if call.child_by_field_name("block") is None:
         return False
+    receiver = call.child_by_field_name("receiver")
+    if receiver is not None and _text(receiver) != "RSpec":
+        return False
     name = _text(method)
     return name in rule.groups or (name in rule.calls and arguments.named_children[0].type == "string")
 
@@ -997,6 +1001,17 @@ def _builds_from_function(value: Node) -> bool:
                 return True
             waiting.append(argument)
     return False
+
+
+def _directly_in(outer: Node, owner: Node) -> bool:
+    """Whether ``outer`` is a member of ``owner`` itself: of a module's object of methods, a method of
+    that object, not of an object nested in one of its values."""
+    if owner.type != "variable_declarator":
+        return True
+    value = owner.child_by_field_name("value")
+    while value is not None and value.type in _VALUE_WRAPPERS and value.named_children:
+        value = value.named_children[0]
+    return outer.parent is not None and value is not None and outer.parent.id == value.id
 
 
 def _holds_methods(value: Node) -> bool:

@@ -67,8 +67,11 @@ _SPELT_AS_CODE = re.compile(r"^-|\w[._]\w|^[a-z][a-z0-9]*[A-Z]")
 _CALL = re.compile(r"(?P<name>\.?[^\W\d][\w.:>-]*)\(.*\)")
 #: A type in brackets after a heading's code (``collectCoverage [boolean]``), bounded, not nested.
 _BRACKETED_TYPE = re.compile(r"\[[^\[\]]{0,200}\]")
-#: A name that is a version's number (``v2.0``, ``V1.2.3``): a changelog's entry, titled by it.
-_VERSION_NAME = re.compile(r"[vV]\d[\d.]*")
+#: A name a title with no code in it declares: an identifier's parts joined by dots or underscores,
+#: starting in lower case, as a config reference titles its keys (``server.strictPort``,
+#: ``output.clean``, ``max_connections``); not a product's or a file's name (``Node.js``, ``macOS``,
+#: ``README.md``), nor a version (``v2.0.1rc1``, ``v1.x``), which begins with a ``v`` and a digit.
+_PLAIN_TITLE_NAME = re.compile(r"(?![vV]\d)[a-z_][\w$]*(?:[._][\w$]+)+")
 #: What may follow a term's name: its value (``=<msg>``, ``[=<n>]``, `` <msg>``, ``{auto,never}``).
 _VALUE_STARTS = "=[<{"
 #: An option's value as argparse and many manuals name it, in capitals (``--config CONFIG``).
@@ -169,14 +172,15 @@ def code_title_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
 
 def title_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
     """The names a heading declares (``pieces`` its texts, each marked whether it is code): those of
-    a title of code alone (:func:`code_title_names`), or of a title with no code in it that is one
-    name spelt as code is (:func:`item_names`: ``## server.strictPort``, ``## mergeOptions``, as
-    config references title each key), not a version (``## v2.0``). A word (``## base``) or a
-    phrase declares nothing."""
+    a title of code alone (:func:`code_title_names`), or of a title with no code in it that is
+    names as a config reference titles its keys (:data:`_PLAIN_TITLE_NAME`: ``## server.strictPort``,
+    ``## server.host, server.port``). A word (``## base``), a phrase, a product's name (``## Node.js``)
+    and a version (``## v2.0.1``) declare nothing: without code's font, only a key's dots say it is
+    typed as written."""
     if any(is_code for is_code, _ in pieces):
         return code_title_names(pieces)
     names = item_names(" ".join("".join(text for _, text in pieces).split()), code=False)
-    return () if any(_VERSION_NAME.fullmatch(name) for name in names) else names
+    return names if all(_PLAIN_TITLE_NAME.fullmatch(name) for name in names) else ()
 
 
 def option_cell_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:

@@ -17,8 +17,8 @@ What a rendered page does not show is not read as its text:
 - a heading's attribute list (``## Docs URLs { #docs-urls }``: an id or a class, as MkDocs'
   ``attr_list``, Pandoc and pulldown-cmark write it) is not part of its title.
 
-A heading whose title is code alone (``## `--write` ``) or one name spelt as code (``##
-server.strictPort``) declares the names it spells (:attr:`Document.definitions`,
+A heading whose title is code alone (``## `--write` ``) or a key's name as a config reference titles
+it (``## server.strictPort``) declares the names it spells (:attr:`Document.definitions`,
 :func:`indexer.formats.definitions.title_names`), and so does
 a table row whose first cell is a command's options in code (``| `--all`, `-a` | ... |``,
 :func:`indexer.formats.definitions.option_cell_names`), or a list item that starts with them (``*
@@ -176,8 +176,12 @@ def read_markdown(text: str, encoding: str = "utf-8") -> Document:
 
 def _linked_entries(lines: list[str], items: list[int]) -> dict[int, int]:
     """The list items (their first lines, :attr:`MarkdownLayout.items`) that are links alone, each
-    with its characters (:attr:`Document.linked_entries`): a README's table of contents, a page's
-    list of where to read next, which name what other sections are about."""
+    with its characters (:attr:`Document.linked_entries`): a page's list of where to read next, and
+    a README's table of contents, which names what its own sections are about. Links to this page's
+    sections count here, not in HTML or AsciiDoc: those pages get their contents from the tool that
+    renders them (a theme's sidebar, ``:toc:``), which the readers leave out, and a list of their own
+    sections written in the page is a summary it says; a Markdown page has none rendered, and its
+    author writes one in its place."""
     return {
         number: shown_characters(lines[number - 1])
         for number in items

@@ -136,6 +136,10 @@ _IN_FONT = re.compile(
 )
 #: A tag that is one bold or italic run of words joined by unbreakable spaces (``\fBauth\ users\fP``).
 _JOINED_NAME = re.compile(r"\\f[BI](?:[\w.-]{1,64}\\ ){1,8}[\w.-]{1,64}\\f[PR]")
+#: The spaces between a control line's arguments: those no backslash escapes.
+_ARGUMENT_SPACES = re.compile(r"(?<!\\)[ \t]+")
+#: A control line's first argument (:func:`_first_argument`).
+_FIRST_ARGUMENT = re.compile(r'"([^"]*)"?|((?:\\.|[^\s\\])+)')
 _HEADING_LEVELS = {"SH": 2, "Sh": 2, "SS": 3, "Ss": 3}
 #: The lines that open and close a literal block: roff's no-fill, man's example, and Pod::Man's
 #: verbatim macros (every Perl module's page, and OpenSSL's, defines ``.Vb`` and ``.Ve`` so).
@@ -252,9 +256,9 @@ class _Page:
                 tag = line.lstrip(".' \t")[len(name) :].lstrip(' \t"')
                 named = self._mdoc_tag(_arguments(_COMMENT.sub("", tag))) if name == "It" else None
                 if named is not None:
-                    self._tag(number, named, "\\fB")
-                else:
-                    self._tag(number, shown, tag)
+                    self._tag(number, named, None)
+                else:  # its first argument: Pod::Man writes an indent after it (``.IP "..." 4``)
+                    self._tag(number, shown, _first_argument(line.lstrip(".' \t")[len(name) :]))
             return
         if not shown.strip():
             return
@@ -295,14 +299,14 @@ class _Page:
                 at_name = False
         return ", ".join(names)
 
-    def _tag(self, number: int, shown: str, written: str) -> None:
-        """Declare the names of a tag ``shown`` as it is ``written``: in bold or italic, names as
-        code writes them; one bold or italic run whose words are joined by unbreakable spaces, one
-        name (``\\fBauth\\ users\\fP``: a setting's name of words, as smb.conf and rsyncd.conf
-        write theirs)."""
-        if _JOINED_NAME.fullmatch(written.strip().strip('"')):
+    def _tag(self, number: int, shown: str, written: str | None) -> None:
+        """Declare the names of a tag ``shown`` as its source line ``written`` sets it: in bold or
+        italic, names as code writes them; one bold or italic run whose words are joined by
+        unbreakable spaces, one name (``\\fBauth\\ users\\fP``: a setting's name of words, as
+        rsyncd.conf writes theirs). None: names mdoc's macros marked, which are code."""
+        if written is not None and _JOINED_NAME.fullmatch(written.strip()):
             self.tags[number] = (" ".join(shown.split()),)
-        elif names := item_names(shown, code=_IN_FONT.match(written) is not None):
+        elif names := item_names(shown, code=written is None or _IN_FONT.match(written) is not None):
             self.tags[number] = names
 
     def _control(self, number: int, control: re.Match[str]) -> str:
@@ -512,10 +516,17 @@ def _system_name(macro: str, version: str) -> str:
     return version + name if macro == "Bx" else f"{name} {version}"
 
 
+def _first_argument(arguments: str) -> str:
+    """A control line's first argument: in double quotes, or up to a space no backslash escapes."""
+    first = _FIRST_ARGUMENT.match(arguments.lstrip(" \t"))
+    return "" if first is None else first[1] if first[1] is not None else first[2]
+
+
 def _arguments(arguments: str) -> list[str]:
-    """A control line's arguments, split at spaces outside double quotes (``"SEE ALSO"`` is one)."""
+    """A control line's arguments, split at spaces outside double quotes (``"SEE ALSO"`` is one)
+    that no backslash escapes (``max\\ connections`` is one)."""
     if '"' not in arguments:
-        return arguments.split()
+        return [argument for argument in _ARGUMENT_SPACES.split(arguments.strip()) if argument]
     try:
         return shlex.split(arguments.replace("\\", "\\\\"), posix=True)
     except ValueError:  # an unclosed quote: the words as they are

@@ -147,7 +147,7 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
 
 def _title_definitions(lines: list[str], headings: list[Heading]) -> dict[int, tuple[str, ...]]:
     """The names each section title declares, as a Markdown title does (:func:`title_names`: code
-    alone, ````config.inicfg```` or ``:func:`pytest.skip```, or one name spelt as code), on the
+    alone, ````config.inicfg```` or ``:func:`pytest.skip```, or a config key's name), on the
     title's first line. ``Passing ``msg=`` to ...`` declares nothing."""
     found: dict[int, tuple[str, ...]] = {}
     for heading in headings:
@@ -438,7 +438,7 @@ def _moved_to_titles(
     targets it), and the name belongs to the chunk that holds what the section says, not to the one
     before it that ends on the directive. A section titled otherwise is not the directive's: an
     ``autoclass`` has no content written, and the section after it is the page's next subject."""
-    titles = {heading.line: heading.title.strip("`") for heading in headings}  # ``NAME`` too
+    titles = {heading.line: heading.title for heading in headings}
     moved: dict[int, tuple[str, ...]] = {}
     for number, names in definitions.items():
         directive = lines[number - 1]
@@ -602,7 +602,8 @@ def inline_text(text: str) -> str:
 def title_text(title: str) -> str:
     """A section title as it shows: its inline markup read (:func:`inline_text`), code without its
     backticks, as a page sets a title's code apart by its font alone."""
-    return " ".join("".join(text for _, text in title_pieces(title)).split())
+    shown = " ".join("".join(text for _, text in title_pieces(title)).split())
+    return shown or title  # markup that shows nothing (an empty literal) is what the title has
 
 
 def title_pieces(title: str) -> list[tuple[bool, str]]:

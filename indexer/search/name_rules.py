@@ -64,9 +64,10 @@ LIST_TITLES = (
     "what s new",
     "glossary",
 )
-#: The list titles a page's title may also end with, after its project's name (``Gin ChangeLog``,
-#: ``Django 4.2 release notes``): those no other kind of page ends with, as a manual's ``CREATE
-#: INDEX`` or an essay's ``A brief history`` does.
+#: The list titles a page's title may also end with after its project's name, one word, and maybe
+#: its version (``Gin ChangeLog``, ``Django 4.2 release notes``): those a manual's or an essay's
+#: title does not end with after one word, as ``CREATE INDEX`` and ``A brief history`` do. A guide's
+#: ``Keep a Changelog`` or ``Generating the changelog`` puts more words before it.
 LIST_TITLE_ENDINGS = ("changelog", "change log", "release notes")
 #: A pre-release after a version's numbers (``22.1b1``, ``8.0.0rc1``, ``2.0.0-beta.1``): its kind
 #: (group 2) and its number (group 3), as PEP 440 and semantic versioning spell them.
@@ -179,10 +180,20 @@ def lists_names(chunk: StoredChunk, words: set[str]) -> bool:
 def declares_list(title: str) -> bool:
     """Whether a page's ``title`` declares a list of names (:data:`LIST_TITLES`, or ends with one of
     :data:`LIST_TITLE_ENDINGS`)."""
+    words = [word.strip(AROUND_VERSION) for word in title.lower().split()]
     title = _TITLE_PUNCTUATION.sub(" ", title.lower()).strip()
     return any(title == name or title.startswith(name + " ") for name in LIST_TITLES) or any(
-        title.endswith(" " + name) for name in LIST_TITLE_ENDINGS
+        _after_project_name(words, ending.split()) for ending in LIST_TITLE_ENDINGS
     )
+
+
+def _after_project_name(words: list[str], ending: list[str]) -> bool:
+    """Whether a title's ``words`` are ``ending`` after one word, maybe then a version (``gin
+    changelog``, ``django 4.2 release notes``)."""
+    before = words[: -len(ending)]
+    if words[-len(ending) :] != ending or not 1 <= len(before) <= 2:
+        return False
+    return len(before) == 1 or bool(_word_version(before[1]))
 
 
 Version = tuple[int, ...]

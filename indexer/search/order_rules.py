@@ -43,19 +43,22 @@ TEST_WORDS = frozenset("test tests tested testing".split())
 #: A name as code spells it, in a test's text.
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 #: A test's text piece by piece, as most languages write it without reading its grammar: a string
-#: or a line comment, to its close or its line's end, a block comment to its close, else a name
-#: (group 1). A string ends with its line: a test's chunk may start inside a string of several
-#: lines (an inline snapshot), whose close would otherwise open a string that hides the code after
-#: it; an apostrophe or a Rust lifetime hides one line at most. Every piece matches whatever follows
-#: it, and its alternatives never match the same character, so the scan is linear (without
-#: possessive quantifiers, which Python 3.10 lacks).
+#: to its close or its line's end, a block comment or a triple-quoted string (Python's docstring)
+#: to its close, a line comment (``//``; ``#`` at a line's start or after a space, not JavaScript's
+#: ``this.#cache``), else a name (group 1). A string ends with its line: a test's chunk may start
+#: inside a string of several lines (an inline snapshot), whose close would otherwise open a string
+#: that hides the code after it; an apostrophe or a Rust lifetime hides one line at most. Every
+#: piece matches whatever follows it, and its alternatives never match the same character, so the
+#: scan is linear (without possessive quantifiers, which Python 3.10 lacks).
 _CODE_PIECE = re.compile(
-    r'"(?:[^"\\\n]|\\.)*"?'
+    r'"""(?:[^"]|"(?!""))*(?:""")?'
+    r"|'''(?:[^']|'(?!''))*(?:''')?"
+    r'|"(?:[^"\\\n]|\\.)*"?'
     r"|'(?:[^'\\\n]|\\.)*'?"
     r"|`[^`\n]*`?"
     r"|/\*(?:[^*]|\*(?!/))*(?:\*/)?"
-    r"|(?://|#)[^\n]*"
-    r"|([^\W\d]\w*)"
+    r"|(?://|(?<![^\s])#)[^\n]*"
+    rf"|({_IDENTIFIER.pattern})"
 )
 #: A folder named as a version of the documents it holds, where a project keeps its docs' versions
 #: side by side: ``v2``, ``v1.5``, ``version-2.0`` and ``version-v3.x`` (Docusaurus), ``2.x``,
