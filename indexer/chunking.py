@@ -121,8 +121,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: blank line above a definition starts its heading, and a JavaScript module's object of methods
 #: holds them (``jsonHandler.parse``); reST titles read as a page shows them, a title that is one
 #: config key's name declares it, a Markdown list of links alone is a contents list, a roff tag of
-#: words joined by unbreakable spaces is one name, and an AsciiDoc macro's named attributes show nothing
-CHUNKER_VERSION = 41
+#: words joined by unbreakable spaces is one name, and an AsciiDoc macro's named attributes show nothing;
+#: 42: DocBook XML read by its elements (sections and reference pages as headings, literal elements as
+#: code, a page's names, a variable list's terms and a funcdef's function as names)
+CHUNKER_VERSION = 42
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

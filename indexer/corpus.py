@@ -35,7 +35,7 @@ TEXT_EXTENSIONS = frozenset(
     py pyi js jsx mjs cjs ts tsx go rs c h cc cpp cxx hpp hh java kt kts scala swift m mm cs fs vb
     rb php pl pm lua r jl hs ml mli ex exs erl clj cljs dart zig nim sh bash zsh fish ps1 bat sql
     css scss sass less vue svelte json jsonl yaml yml toml ini cfg conf properties env xml csv tsv
-    graphql proto tf hcl gradle cmake mk dockerfile ipynb pdf docx pod sgml config""".split()
+    graphql proto tf hcl gradle cmake mk dockerfile ipynb pdf docx pod sgml docbook dbk config""".split()
 )
 #: Extensions of images, archives, media, fonts and binaries: a well-known name with one of them
 #: (``README.png``, ``install.tar``) is no document.

@@ -78,6 +78,8 @@ TEXT_READERS = cast(
         **dict.fromkeys(("adoc", "asciidoc", "asc"), _reader("asciidoc.read_asciidoc")),
         "org": _reader("org.read_org"),
         "tex": _reader("latex.read_latex"),
+        **dict.fromkeys(("docbook", "dbk"), _reader("docbook.read_docbook")),
+        **dict.fromkeys(("xml", "sgml"), _reader("docbook.read_xml")),
     },
 )
 #: How a failure names the reader of each extension ("the HTML reader failed: ..."); source code's
@@ -92,6 +94,7 @@ READER_NAMES = {
     **dict.fromkeys(("adoc", "asciidoc", "asc"), "AsciiDoc"),
     "org": "Org",
     "tex": "LaTeX",
+    **dict.fromkeys(("docbook", "dbk", "xml", "sgml"), "DocBook"),
 }
 #: How each markup format's inline markup (emphasis, links, roles, code spans...) reads as the words a
 #: rendered page shows: for the lines a snippet shows, outside code.

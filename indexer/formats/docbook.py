@@ -1,0 +1,414 @@
+"""DocBook XML (4 and 5, with or without DocBook 5's namespace): the words a rendered manual shows,
+read at the source lines that hold them.
+
+Parsed by libxml2's XML parser (through lxml), in recovery mode, without the DTD, the network,
+XInclude or the expansion of entities: a manual's pages name entities that its build defines
+elsewhere (PostgreSQL's ``&pgsql;``, systemd's ``custom-entities.ent``), and such a reference shows
+its name. A file whose parse stops before its end (a stray end tag, nesting past libxml2's depth)
+is damaged, rather than read in part without a word.
+
+A document's lines are the file's own lines, so a citation points at the source; what each line
+shows, without its tags, is what the model reads (:attr:`Document.read_as`), and a line of tags
+alone, a comment or a processing instruction shows nothing (:attr:`Document.markup`). Index terms
+and remarks show nothing either; a man page's section number shows in parentheses, as man prints
+it (``systemd(1)``).
+
+- **Headings**: the titles of the sectioning elements (:data:`SECTIONS`), a ``<title>`` of their own
+  or in their ``<info>``, nested as the elements nest. A reference page (``refentry``) is headed as
+  a man page's NAME says it, its names and purpose (``systemctl — Control the systemd system and
+  service manager``), else by its ``refmeta`` (``systemctl(1)``).
+- **Code**: the literal elements (:data:`LITERAL`), from their start tag to their last line.
+- **Definitions**: a reference page's names (as a man page's NAME declares them), the term of a
+  ``varlistentry`` that is names as a manual lists its options and settings
+  (``<term><option>--user</option></term>``, ``<term><varname>ExecStart=</varname></term>``: read
+  as code where the term is code elements alone, :func:`item_names`), and a ``funcdef``'s function.
+
+``.docbook`` and ``.dbk`` files are DocBook; an ``.xml`` or ``.sgml`` file is when its doctype
+names DocBook or its root is a DocBook element (:func:`is_docbook`), and any other is read as
+plain lines, as it was before DocBook was read.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from lxml import etree
+
+from indexer.formats.definitions import item_names, known_names
+from indexer.formats.document import Document, Heading, Layout, UnreadableFile, split_lines
+from indexer.formats.text import read_plain
+
+NAMESPACE = "http://docbook.org/ns/docbook"
+#: The elements whose title is a heading, nested as they nest.
+SECTIONS = frozenset(
+    """set book part chapter appendix preface article reference partintro section sect1 sect2 sect3
+    sect4 sect5 simplesect refsect1 refsect2 refsect3 refsection refsynopsisdiv glossary
+    bibliography index colophon dedication acknowledgements""".split()
+)
+#: A reference page: headed by its names and purpose.
+REFENTRY = "refentry"
+#: The title a section that has none of its own shows, as man prints it.
+UNTITLED = {"refsynopsisdiv": "Synopsis"}
+#: The elements a DocBook document (or a fragment a manual includes, systemd's
+#: ``standard-options.xml``) may start with: no other XML vocabulary roots its files in them.
+ROOTS = SECTIONS | frozenset(
+    """refentry variablelist itemizedlist orderedlist para simpara glossentry glossdiv refnamediv
+    bookinfo articleinfo""".split()
+)
+LITERAL = frozenset("programlisting screen synopsis literallayout funcsynopsis cmdsynopsis".split())
+HIDDEN = frozenset({"indexterm", "remark"})
+#: The elements that mark code: a term made of them alone (and punctuation) lists names.
+CODE = frozenset(
+    """option varname command literal function parameter constant filename envar code systemitem
+    type property userinput replaceable classname methodname structname structfield symbol token
+    errorcode returnvalue sgmltag tag markup uri computeroutput keycap""".split()
+)
+#: The elements inside a line of text: no space is put between them and the words around them.
+INLINE = CODE | frozenset(
+    """emphasis ulink link xref olink citerefentry refentrytitle manvolnum quote acronym
+    application productname firstterm glossterm foreignphrase phrase subscript superscript
+    trademark citetitle abbrev wordasword prompt optional group arg sbr email keycombo guimenu
+    guibutton guilabel guimenuitem guisubmenu menuchoice package database interface anchor
+    footnoteref citation""".split()
+)
+#: A man page's section number, shown in parentheses.
+VOLUME = "manvolnum"
+#: How a term's placeholders and optional parts are read for the names it lists, as a manual
+#: writes them in plain text (``set-hostname <NAME>``, ``list-units [<PATTERN>...]``): a value after
+#: a name, not words of a phrase.
+VALUE_MARKS = {"replaceable": ("<", ">"), "optional": ("[", "]")}
+#: How many characters of a title, a term or a name are read: far more than any takes, so that
+#: each is read in bounded work whatever the file holds.
+COLLECTED_CHARS = 300
+#: The texts read apart as well as shown: each kind, one at a time (the outermost).
+COLLECTED = frozenset({"title", "term", "refname", "refpurpose", "refentrytitle", VOLUME, "function"})
+#: A type in parentheses after a term's name, as PostgreSQL lists its settings
+#: (``<varname>work_mem</varname> (<type>integer</type>)``); not an option's short form (``(-h)``).
+_TYPE_AFTER = re.compile(r"\s+\((?!-)[^()]*\)\Z")
+#: The element each of them is read in, where not anywhere: a reference page's names in its
+#: ``refnamediv``, its title and section in its ``refmeta`` (a ``citerefentry`` names another
+#: page), a function's name in its ``funcdef`` (not its uses in the text).
+COLLECTED_IN = {
+    "refname": "refnamediv", "refpurpose": "refnamediv", "refentrytitle": "refmeta", VOLUME: "refmeta",
+    "function": "funcdef",
+}  # fmt: skip
+
+
+def read_docbook(text: str, encoding: str = "utf-8") -> Document:
+    """A DocBook document: its lines, as the source has them, with what each shows."""
+    root, errors = _parse(text)
+    return _read(root, errors, text, encoding)
+
+
+def read_xml(text: str, encoding: str = "utf-8") -> Document:
+    """An ``.xml`` or ``.sgml`` file: read as DocBook when it is (:func:`is_docbook`), else as plain
+    lines."""
+    root, errors = _parse(text)
+    if root is None or not is_docbook(root):
+        return read_plain(text, encoding)
+    return _read(root, errors, text, encoding)
+
+
+class _Node(Protocol):
+    """What the reader uses of an lxml node (lxml ships no types): a comment's, a processing
+    instruction's or an entity's ``tag`` is not a string."""
+
+    tag: object
+    text: str | None
+    tail: str | None
+    sourceline: int | None
+
+    def getparent(self) -> _Node | None: ...
+    def getroottree(self) -> _Tree: ...
+    def itersiblings(self, preceding: bool = False) -> Iterator[_Node]: ...
+    def __iter__(self) -> Iterator[_Node]: ...
+    def __reversed__(self) -> Iterator[_Node]: ...
+
+
+class _Tree(Protocol):
+    docinfo: _DocInfo
+
+
+class _DocInfo(Protocol):
+    doctype: str
+
+
+def _parse(text: str) -> tuple[_Node | None, list[str]]:
+    """The root of the tree libxml2 reads in ``text`` (None when it reads nothing), and the errors
+    it met, each as one line."""
+    parser = etree.XMLParser(
+        recover=True, resolve_entities=False, no_network=True, load_dtd=False, encoding="utf-8"
+    )
+    try:  # bytes, as the text is decoded already: a declared encoding is no error
+        root: _Node | None = etree.fromstring(text.encode("utf-8", errors="replace"), parser)
+    except etree.XMLSyntaxError:  # nothing to parse: an empty or whitespace-only file
+        return None, []
+    return root, [f"{error.message.strip()} (line {error.line})" for error in parser.error_log]
+
+
+def is_docbook(root: _Node) -> bool:
+    """Whether a parsed XML file is DocBook: its doctype names DocBook, or it has none and its root
+    is a DocBook element (in DocBook 5's namespace, or in none and one of :data:`ROOTS`): LinuxDoc's
+    ``<!doctype linuxdoc system>`` roots its files in an ``article`` too."""
+    doctype = root.getroottree().docinfo.doctype
+    if doctype:
+        return "docbook" in doctype.lower()
+    if not isinstance(root.tag, str):
+        return False
+    namespace, _, name = root.tag[1:].rpartition("}") if root.tag.startswith("{") else ("", "", root.tag)
+    return namespace == NAMESPACE or (not namespace and name in ROOTS)
+
+
+def _read(root: _Node | None, errors: list[str], text: str, encoding: str) -> Document:
+    """The document of a parsed file; damaged when the parse stopped before its last text."""
+    lines = split_lines(text)
+    walk = _Walk()
+    if root is not None:
+        walk.read([*reversed(list(root.itersiblings(preceding=True))), root, *root.itersiblings()])
+        last_text = max((number for number, line in enumerate(lines, 1) if line.strip()), default=0)
+        if walk.line < last_text:  # the parse stopped before the file's end: the rest is lost
+            reason = errors[0] if errors else f"nothing read after line {walk.line}"
+            raise UnreadableFile(f"cannot be read as XML: {reason}", status="damaged")
+    return walk.document(lines, encoding)
+
+
+def _name(tag: str) -> str:
+    """An element's name without its namespace (``{http://docbook.org/ns/docbook}para``)."""
+    return tag.rsplit("}", 1)[-1]
+
+
+@dataclass
+class _Collected:
+    """The text of an element read apart (a title, a term...), from ``line``: each piece with
+    whether it lies in code, up to :data:`COLLECTED_CHARS` characters."""
+
+    element: _Node
+    line: int = 0
+    pieces: list[tuple[bool, str]] = field(default_factory=list)
+    size: int = 0
+
+    def add(self, line: int, text: str, code: bool) -> None:
+        if text.strip() and not self.line:
+            self.line = line + text[: len(text) - len(text.lstrip())].count("\n")
+        if self.size < COLLECTED_CHARS:
+            self.pieces.append((code, text[: COLLECTED_CHARS - self.size]))
+            self.size += len(self.pieces[-1][1])
+
+    @property
+    def text(self) -> str:
+        return " ".join("".join(text for _, text in self.pieces).split())
+
+
+@dataclass
+class _Section:
+    """An open sectioning element: its heading's level, whether its title was found, and for a
+    reference page its names and purpose, and its ``refmeta``'s title and section."""
+
+    element: _Node
+    level: int
+    is_page: bool = False  # a reference page, headed by its names rather than a title
+    titled: bool = False
+    names: list[tuple[int, str]] = field(default_factory=list)
+    purpose: str = ""
+    meta: tuple[int, str] | None = None
+    volume: str = ""
+
+
+class _Walk:
+    """One document's reading: the text of each line, its headings, literal blocks and names."""
+
+    def __init__(self) -> None:
+        self.pieces: list[tuple[int, str]] = []  # (line, text) shown
+        self.line = 1  # where the text being read starts
+        self.layout = Layout()
+        self.sections: list[_Section] = []
+        self.literal: list[int] = []  # first lines of the open literal elements
+        self.hidden = 0  # open hidden elements
+        self.code = 0  # open code elements
+        self.collecting: dict[str, _Collected] = {}
+        self.starts: set[int] = set()
+
+    def read(self, nodes: list[_Node]) -> None:
+        """Walk the nodes in document order, without recursion: a document nested as deep as
+        libxml2 reads is read like any other."""
+        stack: list[tuple[_Node, str | None]] = [(node, None) for node in reversed(nodes)]
+        while stack:
+            node, closing = stack.pop()
+            if closing is not None:
+                self._end(node, closing)
+                self._text(node.tail)
+                continue
+            if node.sourceline:  # an element's start tag ends there, a comment or instruction too
+                self.line = max(self.line, node.sourceline)
+            if not isinstance(node.tag, str):
+                if node.tag is etree.Entity:
+                    self._text((node.text or "").strip("&;"))  # the name of an entity left unexpanded
+                self._text(node.tail)
+                continue
+            name = _name(node.tag)
+            self._start(node, name)
+            self._text(node.text)
+            stack.append((node, name))
+            stack.extend((child, None) for child in reversed(node))
+
+    def _start(self, node: _Node, name: str) -> None:
+        if name not in INLINE and not self.literal:
+            self.starts.add(self.line)
+            self._add(" ")
+        if name in HIDDEN:
+            self.hidden += 1
+        if name in CODE:
+            self.code += 1
+        if name in LITERAL:
+            self.literal.append(self.line)
+        if name in SECTIONS or name == REFENTRY:
+            self.sections.append(_Section(node, len(self.sections) + 1, is_page=name == REFENTRY))
+        if name == VOLUME:
+            self._add("(")
+        if name in VALUE_MARKS and "term" in self.collecting:
+            self.collecting["term"].add(self.line, VALUE_MARKS[name][0], False)
+        if name in COLLECTED and name not in self.collecting and self._collects(node, name):
+            self.collecting[name] = _Collected(node)
+
+    def _collects(self, node: _Node, name: str) -> bool:
+        """Whether the text of ``node`` is read apart: the first title of the innermost open
+        section (its own, or in its ``info``), a term, a reference page's names and purpose, a
+        function's name in its ``funcdef``."""
+        parent = node.getparent()
+        if name == "title":
+            section = self.sections[-1] if self.sections else None
+            if section is None or section.is_page or section.titled or parent is None:
+                return False
+            owner = parent.getparent() if _name(str(parent.tag)).endswith("info") else parent
+            return owner is section.element
+        wanted = COLLECTED_IN.get(name)
+        return wanted is None or (parent is not None and _name(str(parent.tag)) == wanted)
+
+    def _end(self, node: _Node, name: str) -> None:
+        collected = self.collecting.get(name)
+        if collected is not None and collected.element is node:
+            del self.collecting[name]
+            self._collected(name, collected)
+        if name == VOLUME:
+            self._add(")")
+        if name in VALUE_MARKS and "term" in self.collecting:
+            self.collecting["term"].add(self.line, VALUE_MARKS[name][1], False)
+        if name in SECTIONS or name == REFENTRY:
+            self._close_section(self.sections.pop())
+        if name in LITERAL:
+            first = self.literal.pop()
+            if not self.literal:
+                self.layout.literal.append((first, self.line))
+        if name in CODE:
+            self.code -= 1
+        if name in HIDDEN:
+            self.hidden -= 1
+        if name not in INLINE and not self.literal:
+            self._add(" ")
+
+    def _collected(self, name: str, collected: _Collected) -> None:
+        """What a text read apart says: a title heads its section, a term or a function declares
+        names, a reference page's names and purpose head it."""
+        text = collected.text
+        if not text or not collected.line:
+            return
+        section = self.sections[-1] if self.sections else None
+        if name == "title" and section is not None:
+            section.titled = True
+            self.layout.headings.append(Heading(collected.line, section.level, text))
+        elif name == "term":
+            named = _TYPE_AFTER.sub("", text)
+            self._declare(collected.line, item_names(named, code=_is_code(collected.pieces)))
+        elif name == "function":
+            self._declare(collected.line, known_names([text]))
+        elif (page := self._page()) is not None:
+            if name == "refname":
+                page.names.append((collected.line, text))
+            elif name == "refpurpose":
+                page.purpose = text
+            elif name == "refentrytitle" and page.meta is None:
+                page.meta = (collected.line, text)
+            elif name == VOLUME and not page.volume:
+                page.volume = text
+
+    def _page(self) -> _Section | None:
+        """The innermost open reference page."""
+        return next((section for section in reversed(self.sections) if section.is_page), None)
+
+    def _close_section(self, section: _Section) -> None:
+        """Head a reference page by its names and purpose (its ``refmeta`` else), and a section
+        without a title that man titles (``refsynopsisdiv``) by that title."""
+        name = _name(str(section.element.tag))
+        if section.is_page and (heading := _page_heading(section)) is not None:
+            self.layout.headings.append(heading)
+            self._declare(heading.line, known_names(text for _, text in section.names))
+        elif not section.is_page and not section.titled and name in UNTITLED:
+            line = section.element.sourceline or self.line
+            self.layout.headings.append(Heading(line, section.level, UNTITLED[name]))
+
+    def _declare(self, line: int, names: tuple[str, ...]) -> None:
+        if names:
+            known = self.layout.definitions.get(line, ())
+            self.layout.definitions[line] = tuple(dict.fromkeys((*known, *names)))
+
+    def _text(self, data: str | None) -> None:
+        if not data:
+            return
+        if not self.hidden:
+            for collected in self.collecting.values():
+                collected.add(self.line, data, self.code > 0)
+            for offset, part in enumerate(data.split("\n")):
+                if part:
+                    self.pieces.append((self.line + offset, part))
+        self.line += data.count("\n")
+
+    def _add(self, text: str) -> None:
+        """A mark of the reader's own (a space at a block's edge, a section number's parentheses)."""
+        if not self.hidden:
+            self.pieces.append((self.line, text))
+            for collected in self.collecting.values():
+                collected.add(self.line, text, False)
+
+    def document(self, lines: list[str], encoding: str) -> Document:
+        """The document of the file's ``lines``: what each shows where that is not the line as
+        written, and the lines that show nothing as markup."""
+        shown: list[list[str]] = [[] for _ in lines]
+        for line, text in self.pieces:
+            if 1 <= line <= len(lines):
+                shown[line - 1].append(text)
+        literal = {number for first, last in self.layout.literal for number in range(first, last + 1)}
+        for number, (written, parts) in enumerate(zip(lines, shown, strict=True), 1):
+            joined = "".join(parts)
+            read = joined.rstrip() if number in literal else " ".join(joined.split())
+            if not read.strip():
+                if written.strip():
+                    self.layout.markup.add(number)
+            elif read != (written.rstrip() if number in literal else " ".join(written.split())):
+                self.layout.read_as[number] = read
+        self.layout.headings.sort(key=lambda heading: heading.line)
+        self.layout.block_starts = sorted(self.starts)
+        return self.layout.document(lines, encoding)
+
+
+def _page_heading(page: _Section) -> Heading | None:
+    """A reference page's heading, as man heads it: its names and purpose at its first name
+    (``systemctl — Control the systemd system and service manager``), else its ``refmeta``'s title
+    and section (``systemctl(1)``); None when it has neither."""
+    if page.names:
+        title = ", ".join(text for _, text in page.names)
+        return Heading(page.names[0][0], page.level, f"{title} — {page.purpose}" if page.purpose else title)
+    if page.meta is not None:
+        line, title = page.meta
+        return Heading(line, page.level, f"{title}({page.volume})" if page.volume else title)
+    return None
+
+
+def _is_code(pieces: list[tuple[bool, str]]) -> bool:
+    """Whether a term's text is code: some of it in code elements, and the rest punctuation
+    (``<option>-t</option>, <option>--type=</option>``)."""
+    return any(code and text.strip() for code, text in pieces) and not any(
+        char.isalnum() for code, text in pieces if not code for char in text
+    )

@@ -1,0 +1,297 @@
+"""DocBook XML manuals read at their source lines: what each line shows without its tags, sections
+and reference pages as headings, literal elements as code, a page's names and its list's terms as
+the names it defines; any other XML read as plain lines."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import HashBackend, fastest_seconds, grows_linearly
+
+from indexer import Index, corpus
+from indexer.formats import UnreadableFile, read_document
+from indexer.formats.docbook import read_docbook, read_xml
+
+REFERENCE_PAGE = """<?xml version='1.0'?>
+<!DOCTYPE refentry PUBLIC "-//OASIS//DTD DocBook XML V4.5//EN"
+  "http://www.oasis-open.org/docbook/xml/4.5/docbookx.dtd" [
+<!ENTITY % entities SYSTEM "custom-entities.ent" >
+%entities;
+]>
+<!-- SPDX-License-Identifier: LGPL-2.1-or-later -->
+
+<refentry id="systemd.service">
+  <refentryinfo>
+    <title>systemd.service</title>
+    <productname>systemd</productname>
+  </refentryinfo>
+
+  <refmeta>
+    <refentrytitle>systemd.service</refentrytitle>
+    <manvolnum>5</manvolnum>
+  </refmeta>
+
+  <refnamediv>
+    <refname>systemd.service</refname>
+    <refpurpose>Service unit configuration</refpurpose>
+  </refnamediv>
+
+  <refsect1>
+    <title>Options</title>
+
+    <para>Units are read from <filename>&SYSTEM_DIR;</filename>, see
+    <citerefentry><refentrytitle>systemd.unit</refentrytitle><manvolnum>5</manvolnum></citerefentry>.<indexterm><primary>unit</primary></indexterm></para>
+
+    <variablelist>
+      <varlistentry>
+        <term><option>-t</option></term>
+        <term><option>--type=</option><replaceable>TYPE</replaceable></term>
+        <listitem><para>Limits the types &amp; states.<remark>say more</remark></para>
+        <programlisting>ExecStart=/usr/bin/daemon --flag &lt;value&gt;
+
+  continued</programlisting>
+        </listitem>
+      </varlistentry>
+      <varlistentry>
+        <term><varname>ExecStart=</varname></term>
+        <listitem><para>Commands that run when this service is started.</para></listitem>
+      </varlistentry>
+      <varlistentry>
+        <term><command>set-property <replaceable>UNIT</replaceable>
+          <replaceable>PROPERTY</replaceable>=<replaceable>VALUE</replaceable>…</command></term>
+        <term><command>list-units</command> <optional><replaceable>PATTERN</replaceable>…</optional></term>
+        <listitem><para>Commands of <command>systemctl</command>.</para></listitem>
+      </varlistentry>
+      <varlistentry>
+        <term>Default value</term>
+        <listitem><para>Words, not a name.</para></listitem>
+      </varlistentry>
+    </variablelist>
+  </refsect1>
+</refentry>
+"""
+
+BOOK = """<?xml version="1.0" encoding="UTF-8"?>
+<!DOCTYPE book PUBLIC "-//OASIS//DTD DocBook XML V4.5//EN" "docbookx.dtd">
+<book>
+  <bookinfo><title>The Widget Manual</title></bookinfo>
+  <chapter id="install">
+    <title>Installing</title>
+    <para>Run the installer.</para>
+    <sect1>
+      <title>From source</title>
+      <para>Build it with <command>make</command>.</para>
+      <sect2><title>The <function>widget_init</function> call</title>
+        <funcsynopsis><funcprototype>
+          <funcdef>int <function>widget_init</function></funcdef>
+          <paramdef>int <parameter>flags</parameter></paramdef>
+        </funcprototype></funcsynopsis>
+      </sect2>
+    </sect1>
+  </chapter>
+  <appendix><title>Troubleshooting</title><para>Ask.</para></appendix>
+</book>
+"""
+
+ARTICLE = """<?xml version="1.0" encoding="utf-8"?>
+<article xmlns="http://docbook.org/ns/docbook" xmlns:xlink="http://www.w3.org/1999/xlink" version="5.0">
+  <info>
+    <title>Getting Started</title>
+  </info>
+  <section xml:id="first">
+    <info><title>First steps</title></info>
+    <para>See <link xlink:href="https://example.org">the site</link> and <xref linkend="next"/>.</para>
+    <screen>$ widget --start</screen>
+  </section>
+</article>
+"""
+
+CHAPTER_FRAGMENT = """<!-- doc/src/sgml/config.sgml -->
+
+<chapter id="runtime-config">
+ <title>Server Configuration</title>
+ <para>&productname; reads its settings at start.</para>
+ <variablelist>
+  <varlistentry id="guc-work-mem" xreflabel="work_mem">
+   <term><varname>work_mem</varname> (<type>integer</type>)
+   <indexterm>
+    <primary><varname>work_mem</varname> configuration parameter</primary>
+   </indexterm>
+   </term>
+   <listitem><para>Sets the memory &version; uses.</para></listitem>
+  </varlistentry>
+ </variablelist>
+</chapter>
+"""
+
+
+def shown(document, number: int) -> str:
+    """What line ``number`` shows: '' for markup."""
+    if number in document.markup:
+        return ""
+    return document.read_as.get(number, document.lines[number - 1])
+
+
+def line_of(document, start: str) -> int:
+    return next(number for number, line in enumerate(document.lines, 1) if line.strip().startswith(start))
+
+
+def test_a_reference_page_is_read_line_for_line_as_its_man_page_shows_it():
+    page = read_document("man/systemd.service.xml", REFERENCE_PAGE.encode())
+    assert page.lines == REFERENCE_PAGE.splitlines()  # cited by the file's own lines
+    assert {1, 2, 7, line_of(page, "<refentry ")} <= page.markup  # prolog, comment, tags alone
+    assert shown(page, line_of(page, "<manvolnum>")) == "(5)"
+    assert shown(page, line_of(page, "<citerefentry>")) == "systemd.unit(5)."  # no index term
+    assert shown(page, line_of(page, "<para>Units")) == "Units are read from SYSTEM_DIR, see"
+    assert shown(page, line_of(page, "<listitem><para>Limits")) == "Limits the types & states."
+    assert line_of(page, "<term><varname>") not in page.markup
+
+
+def test_a_reference_page_is_headed_by_its_names_and_purpose_and_declares_them():
+    page = read_docbook(REFERENCE_PAGE)
+    names_line = line_of(page, "<refname>")
+    titles = [(heading.line, heading.level, heading.title) for heading in page.headings]
+    assert titles == [
+        (names_line, 1, "systemd.service — Service unit configuration"),
+        (line_of(page, "<title>Options"), 2, "Options"),
+    ]
+    assert page.definitions[names_line] == ("systemd.service", "service")
+
+
+def test_a_variable_list_s_terms_in_code_declare_their_names_and_prose_declares_nothing():
+    page = read_docbook(REFERENCE_PAGE)
+    assert page.definitions[line_of(page, "<term><option>-t")] == ("-t",)
+    assert page.definitions[line_of(page, "<term><option>--type=")] == ("--type",)
+    assert page.definitions[line_of(page, "<term><varname>ExecStart=")] == ("ExecStart",)
+    assert page.definitions[line_of(page, "<term><command>set-property")] == ("set-property",)
+    assert page.definitions[line_of(page, "<term><command>list-units")] == ("list-units",)
+    assert shown(page, line_of(page, "<term><command>set-property") + 1) == "PROPERTY=VALUE…"
+    assert line_of(page, "<term>Default value") not in page.definitions
+    assert len(page.definitions) == 6  # and the page's name: nothing from its paragraphs or code
+
+
+def test_a_program_listing_is_code_shown_as_written_without_its_escapes():
+    page = read_docbook(REFERENCE_PAGE)
+    first = line_of(page, "<programlisting>")
+    assert page.literal == [(first, first + 2)]
+    assert shown(page, first).strip() == "ExecStart=/usr/bin/daemon --flag <value>"
+    assert shown(page, first + 1) == "" and first + 1 not in page.markup  # a blank line in the code
+    assert shown(page, first + 2) == "  continued"
+
+
+def test_a_book_s_chapters_and_sections_nest_as_their_elements_do():
+    book = read_document("manual.docbook", BOOK.encode())
+    titles = [(heading.level, heading.title) for heading in book.headings]
+    assert titles == [
+        (1, "The Widget Manual"),
+        (2, "Installing"),
+        (3, "From source"),
+        (4, "The widget_init call"),
+        (2, "Troubleshooting"),
+    ]
+    assert [heading.line for heading in book.headings] == [
+        line_of(book, start)
+        for start in ("<bookinfo>", "<title>Installing", "<title>From", "<sect2>", "<appendix>")
+    ]
+    synopsis = line_of(book, "<funcsynopsis>")
+    assert book.literal == [(synopsis, synopsis + 3)]
+    assert book.definitions == {line_of(book, "<funcdef>"): ("widget_init",)}
+
+
+def test_a_namespaced_docbook_5_article_is_read_as_docbook_4_is():
+    article = read_document("guide.xml", ARTICLE.encode())
+    assert [heading.title for heading in article.headings] == ["Getting Started", "First steps"]
+    assert shown(article, line_of(article, "<para>See")) == "See the site and ."
+    screen = line_of(article, "<screen>")
+    assert article.literal == [(screen, screen)] and shown(article, screen).strip() == "$ widget --start"
+
+
+def test_a_chapter_fragment_with_entities_it_does_not_define_is_read_with_their_names():
+    chapter = read_document("doc/src/sgml/config.sgml", CHAPTER_FRAGMENT.encode())
+    assert [heading.title for heading in chapter.headings] == ["Server Configuration"]
+    assert (
+        shown(chapter, line_of(chapter, "<para>&productname;")) == "productname reads its settings at start."
+    )
+    term = line_of(chapter, "<term>")
+    assert chapter.definitions == {term: ("work_mem",)}  # its type in parentheses aside
+    assert shown(chapter, term) == "work_mem (integer)"
+    assert chapter.markup >= {line_of(chapter, "<primary>"), line_of(chapter, "<indexterm>")}
+
+
+@pytest.mark.parametrize(
+    "name, text",
+    [
+        ("pom.xml", '<?xml version="1.0"?>\n<project>\n  <artifactId>widget</artifactId>\n</project>\n'),
+        (
+            "res/layout/main.xml",
+            '<LinearLayout xmlns:android="http://schemas.android.com/apk/res/android"/>\n',
+        ),
+        ("logo.xml", '<svg xmlns="http://www.w3.org/2000/svg"><title>Logo</title></svg>\n'),
+        ("notes.sgml", "<!doctype linuxdoc system>\n<article><title>Not XML at all\n"),
+    ],
+)
+def test_other_xml_is_read_as_the_plain_lines_it_was_read_as_before(name, text):
+    document = read_document(name, text.encode())
+    assert document.lines == text.splitlines()
+    assert (document.headings, document.markup, document.read_as) == ([], frozenset(), {})
+
+
+def test_the_walk_takes_docbook_files_by_their_extensions():
+    assert all(corpus.is_text_name(name) for name in ("index.docbook", "book.dbk", "a.xml", "b.sgml"))
+
+
+def test_a_file_whose_parse_stops_before_its_end_is_damaged_alone():
+    text = "<chapter><title>T</title>\n<para>a</b> b</para>\n<para>the rest</para>\n</chapter>\n"
+    with pytest.raises(UnreadableFile, match="tag mismatch") as refused:
+        read_document("broken.xml", text.encode())
+    assert refused.value.status == "damaged"
+
+
+def test_an_empty_docbook_file_reads_as_nothing():
+    assert read_docbook("").lines == [] and read_xml("\n\n").lines == ["", ""]
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        lambda n: "<section><title>a</title>" * n,  # nested past libxml2's depth: damaged or read
+        lambda n: "<para>" * n,
+        lambda n: '<para id="' + "a" * n + '">x</para>',
+        lambda n: "<varlistentry><term><option>--a</option>\n" * n,
+        lambda n: "&e;<!-- c\n -->" * n,
+        lambda n: "<refentry><refnamediv><refname>a</refname>\n" * n,
+        lambda n: "<title>" + "a <function>b</function>\n" * n,
+    ],
+    ids=["sections", "unclosed", "attribute", "terms", "entities", "names", "title"],
+)
+@pytest.mark.slow
+def test_reading_docbook_takes_time_linear_in_its_size_whatever_it_holds(hostile):
+    def seconds(size: int) -> float:
+        text = "<chapter>" + hostile(size) + "\n"
+
+        def read() -> None:
+            try:
+                read_docbook(text)
+            except UnreadableFile:
+                pass
+
+        return fastest_seconds(read, repeats=3)
+
+    assert grows_linearly(seconds, 5_000, 40_000, 24)  # quadratic would be 64
+
+
+@pytest.mark.heavy
+def test_a_folder_of_docbook_pages_is_searched_by_its_words_and_names(tmp_path):
+    folder = tmp_path / "man"
+    folder.mkdir()
+    (folder / "systemd.service.xml").write_text(REFERENCE_PAGE)
+    (folder / "manual.docbook").write_text(BOOK)
+    (folder / "pom.xml").write_text("<project><artifactId>widget</artifactId></project>\n")
+    warnings: list[str] = []
+    with Index.open(tmp_path / "index.db", backend=HashBackend(max_tokens=64)) as index:
+        report = index.build(folder, warn=warnings.append)
+        named = index.search("--type", k=3, mode="keyword", min_score=0)
+        worded = index.search("installer", k=1, mode="keyword", min_score=0)
+    assert report.files_added == 3 and warnings == []
+    assert named[0].path == "systemd.service.xml"
+    assert "--type" in named[0].text and named[0].heading.startswith("systemd.service — Service unit")
+    assert worded[0].path == "manual.docbook" and worded[0].heading.startswith("The Widget Manual")
