@@ -120,6 +120,22 @@ CHAPTER_FRAGMENT = """<!-- doc/src/sgml/config.sgml -->
    <listitem><para>Sets the memory &version; uses.</para></listitem>
   </varlistentry>
  </variablelist>
+ <table id="functions-string-other">
+  <tgroup cols="1">
+   <thead><row><entry role="func_table_entry"><para>Function</para></entry></row></thead>
+   <tbody>
+    <row>
+     <entry role="func_table_entry"><para role="func_signature">
+      <indexterm><primary>btrim</primary></indexterm>
+      <function>btrim</function> ( <parameter>string</parameter> <type>text</type> )
+      <returnvalue>text</returnvalue>
+     </para>
+     <para>Removes the longest string containing only characters.</para></entry>
+     <entry><literal>ltrim(x)</literal> is another cell, naming nothing</entry>
+    </row>
+   </tbody>
+  </tgroup>
+ </table>
 </chapter>
 """
 
@@ -173,7 +189,7 @@ def test_a_program_listing_is_code_shown_as_written_without_its_escapes():
     page = read_docbook(REFERENCE_PAGE)
     first = line_of(page, "<programlisting>")
     assert page.literal == [(first, first + 2)]
-    assert shown(page, first).strip() == "ExecStart=/usr/bin/daemon --flag <value>"
+    assert shown(page, first) == "ExecStart=/usr/bin/daemon --flag <value>"
     assert shown(page, first + 1) == "" and first + 1 not in page.markup  # a blank line in the code
     assert shown(page, first + 2) == "  continued"
 
@@ -202,17 +218,19 @@ def test_a_namespaced_docbook_5_article_is_read_as_docbook_4_is():
     assert [heading.title for heading in article.headings] == ["Getting Started", "First steps"]
     assert shown(article, line_of(article, "<para>See")) == "See the site and ."
     screen = line_of(article, "<screen>")
-    assert article.literal == [(screen, screen)] and shown(article, screen).strip() == "$ widget --start"
+    assert article.literal == [(screen, screen)] and shown(article, screen) == "$ widget --start"
 
 
-def test_a_chapter_fragment_with_entities_it_does_not_define_is_read_with_their_names():
+def test_a_chapter_fragment_with_entities_it_does_not_define_is_read_with_their_names_and_settings():
     chapter = read_document("doc/src/sgml/config.sgml", CHAPTER_FRAGMENT.encode())
     assert [heading.title for heading in chapter.headings] == ["Server Configuration"]
     assert (
         shown(chapter, line_of(chapter, "<para>&productname;")) == "productname reads its settings at start."
     )
     term = line_of(chapter, "<term>")
-    assert chapter.definitions == {term: ("work_mem",)}  # its type in parentheses aside
+    called = line_of(chapter, "<function>btrim")
+    assert chapter.definitions == {term: ("work_mem",), called: ("btrim",)}  # the type after it aside
+    assert shown(chapter, called) == "btrim ( string text )"
     assert shown(chapter, term) == "work_mem (integer)"
     assert chapter.markup >= {line_of(chapter, "<primary>"), line_of(chapter, "<indexterm>")}
 
@@ -260,8 +278,9 @@ def test_an_empty_docbook_file_reads_as_nothing():
         lambda n: "&e;<!-- c\n -->" * n,
         lambda n: "<refentry><refnamediv><refname>a</refname>\n" * n,
         lambda n: "<title>" + "a <function>b</function>\n" * n,
+        lambda n: "<table><row><entry>" + "<function>f</function> (\n" * n,
     ],
-    ids=["sections", "unclosed", "attribute", "terms", "entities", "names", "title"],
+    ids=["sections", "unclosed", "attribute", "terms", "entities", "names", "title", "cells"],
 )
 @pytest.mark.slow
 def test_reading_docbook_takes_time_linear_in_its_size_whatever_it_holds(hostile):

@@ -72,6 +72,8 @@ _BRACKETED_TYPE = re.compile(r"\[[^\[\]]{0,200}\]")
 #: ``output.clean``, ``max_connections``); not a product's or a file's name (``Node.js``, ``macOS``,
 #: ``README.md``), nor a version (``v2.0.1rc1``, ``v1.x``), which begins with a ``v`` and a digit.
 _PLAIN_TITLE_NAME = re.compile(r"(?![vV]\d)[a-z_][\w$]*(?:[._][\w$]+)+")
+#: A call at the start of a table cell: a name, then its parameters' parenthesis.
+_CELL_CALL = re.compile(r"\s*(?P<name>[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*) ?\(")
 #: What may follow a term's name: its value (``=<msg>``, ``[=<n>]``, `` <msg>``, ``{auto,never}``).
 _VALUE_STARTS = "=[<{"
 #: An option's value as argparse and many manuals name it, in capitals (``--config CONFIG``).
@@ -200,6 +202,14 @@ def starts_option_cell(piece: tuple[bool, str]) -> bool:
     in code: most tables' rows are told apart at their first text, without reading the rest."""
     is_code, text = piece
     return is_code and text.lstrip().startswith("-")
+
+
+def cell_call_names(text: str) -> tuple[str, ...]:
+    """The function a table row's first cell declares when its text, which starts in code, starts
+    with a call (PostgreSQL's ``btrim ( string text ... )``, ``len(s)``), with the last part of a
+    dotted name: a table keyed by signatures lists the functions it defines."""
+    called = _CELL_CALL.match(text)
+    return known_names([called["name"]]) if called else ()
 
 
 def item_names(text: str, code: bool) -> tuple[str, ...]:

@@ -21,7 +21,9 @@ it (``systemd(1)``).
 - **Definitions**: a reference page's names (as a man page's NAME declares them), the term of a
   ``varlistentry`` that is names as a manual lists its options and settings
   (``<term><option>--user</option></term>``, ``<term><varname>ExecStart=</varname></term>``: read
-  as code where the term is code elements alone, :func:`item_names`), and a ``funcdef``'s function.
+  as code where the term is code elements alone, :func:`item_names`), a ``funcdef``'s function,
+  and the function a table row's first entry starts with a call to, in code (PostgreSQL's tables of
+  functions: ``<function>btrim</function> ( <parameter>string</parameter> ...``).
 
 ``.docbook`` and ``.dbk`` files are DocBook; an ``.xml`` or ``.sgml`` file is when its doctype
 names DocBook or its root is a DocBook element (:func:`is_docbook`), and any other is read as
@@ -37,7 +39,7 @@ from typing import Protocol
 
 from lxml import etree
 
-from indexer.formats.definitions import item_names, known_names
+from indexer.formats.definitions import cell_call_names, item_names, known_names
 from indexer.formats.document import Document, Heading, Layout, UnreadableFile, split_lines
 from indexer.formats.text import read_plain
 
@@ -84,7 +86,9 @@ VALUE_MARKS = {"replaceable": ("<", ">"), "optional": ("[", "]")}
 #: each is read in bounded work whatever the file holds.
 COLLECTED_CHARS = 300
 #: The texts read apart as well as shown: each kind, one at a time (the outermost).
-COLLECTED = frozenset({"title", "term", "refname", "refpurpose", "refentrytitle", VOLUME, "function"})
+COLLECTED = frozenset(
+    {"title", "term", "refname", "refpurpose", "refentrytitle", VOLUME, "function", "entry"}
+)
 #: A type in parentheses after a term's name, as PostgreSQL lists its settings
 #: (``<varname>work_mem</varname> (<type>integer</type>)``); not an option's short form (``(-h)``).
 _TYPE_AFTER = re.compile(r"\s+\((?!-)[^()]*\)\Z")
@@ -229,6 +233,7 @@ class _Walk:
         self.hidden = 0  # open hidden elements
         self.code = 0  # open code elements
         self.collecting: dict[str, _Collected] = {}
+        self.row_opened = False  # a table row started whose first entry has not
         self.starts: set[int] = set()
 
     def read(self, nodes: list[_Node]) -> None:
@@ -268,6 +273,8 @@ class _Walk:
             self.sections.append(_Section(node, len(self.sections) + 1, is_page=name == REFENTRY))
         if name == VOLUME:
             self._add("(")
+        if name == "row":
+            self.row_opened = True
         if name in VALUE_MARKS and "term" in self.collecting:
             self.collecting["term"].add(self.line, VALUE_MARKS[name][0], False)
         if name in COLLECTED and name not in self.collecting and self._collects(node, name):
@@ -278,6 +285,9 @@ class _Walk:
         section (its own, or in its ``info``), a term, a reference page's names and purpose, a
         function's name in its ``funcdef``."""
         parent = node.getparent()
+        if name == "entry":
+            first, self.row_opened = self.row_opened, False
+            return first
         if name == "title":
             section = self.sections[-1] if self.sections else None
             if section is None or section.is_page or section.titled or parent is None:
@@ -324,6 +334,8 @@ class _Walk:
             self._declare(collected.line, item_names(named, code=_is_code(collected.pieces)))
         elif name == "function":
             self._declare(collected.line, known_names([text]))
+        elif name == "entry" and _starts_in_code(collected.pieces):
+            self._declare(collected.line, cell_call_names(text))
         elif (page := self._page()) is not None:
             if name == "refname":
                 page.names.append((collected.line, text))
@@ -380,9 +392,12 @@ class _Walk:
             if 1 <= line <= len(lines):
                 shown[line - 1].append(text)
         literal = {number for first, last in self.layout.literal for number in range(first, last + 1)}
+        starts = {first for first, _ in self.layout.literal}
         for number, (written, parts) in enumerate(zip(lines, shown, strict=True), 1):
             joined = "".join(parts)
             read = joined.rstrip() if number in literal else " ".join(joined.split())
+            if number in starts:  # the code starts after its tag, whatever indents the tag
+                read = read.lstrip()
             if not read.strip():
                 if written.strip():
                     self.layout.markup.add(number)
@@ -404,6 +419,11 @@ def _page_heading(page: _Section) -> Heading | None:
         line, title = page.meta
         return Heading(line, page.level, f"{title}({page.volume})" if page.volume else title)
     return None
+
+
+def _starts_in_code(pieces: list[tuple[bool, str]]) -> bool:
+    """Whether the first words of a text are code."""
+    return next((code for code, text in pieces if text.strip()), False)
 
 
 def _is_code(pieces: list[tuple[bool, str]]) -> bool:

@@ -77,7 +77,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from indexer.formats.definitions import known_names, title_names
+from indexer.formats.definitions import cell_call_names, known_names, title_names
 from indexer.formats.document import Document, Heading, UnreadableFile, shown_characters, split_lines
 
 DROPPED_TAGS = frozenset(
@@ -158,8 +158,6 @@ ENTRY_TERM_WORDS = 2
 #: How many characters (spaces aside) of an entry's text beside its links are read to count those
 #: words: far more than a term takes, so that an entry of any length is read in bounded work.
 ENTRY_TERM_CHARS = 200
-#: A call at the start of a table cell: a name, then its parameters' parenthesis.
-_CALLED = re.compile(r"\s*(?P<name>[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*) ?\(")
 
 
 def read_html(text: str, encoding: str = "utf-8") -> Document:
@@ -700,8 +698,7 @@ def called_names(cell: _Anchor) -> tuple[str, ...]:
     (``<code class="function">btrim</code> ( string text ... )``, ``<code>len(s)</code>``), with
     the last part of a dotted one: a table keyed by signatures lists the functions it defines.
     A cell of prose (``Note (see below)``) declares nothing."""
-    called = _CALLED.match(cell.text) if cell.in_code else None
-    return known_names([called["name"]]) if called else ()
+    return cell_call_names(cell.text) if cell.in_code else ()
 
 
 def spelled_names(anchor: _Anchor) -> tuple[str, ...]:
