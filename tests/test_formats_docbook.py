@@ -245,6 +245,7 @@ def test_a_chapter_fragment_with_entities_it_does_not_define_is_read_with_their_
         ),
         ("logo.xml", '<svg xmlns="http://www.w3.org/2000/svg"><title>Logo</title></svg>\n'),
         ("notes.sgml", "<!doctype linuxdoc system>\n<article><title>Not XML at all\n"),
+        ("build.xml", "<project>\n</target>\n<unclosed>\n"),  # no DocBook: not damaged either
     ],
 )
 def test_other_xml_is_read_as_the_plain_lines_it_was_read_as_before(name, text):

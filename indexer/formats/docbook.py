@@ -44,6 +44,9 @@ from indexer.formats.document import Document, Heading, Layout, UnreadableFile, 
 from indexer.formats.text import read_plain
 
 NAMESPACE = "http://docbook.org/ns/docbook"
+#: How much of an ``.xml`` file is parsed to tell whether it is DocBook: far more than a prolog and
+#: a root's start tag take.
+HEAD_CHARS = 64 * 1024
 #: The elements whose title is a heading, nested as they nest.
 SECTIONS = frozenset(
     """set book part chapter appendix preface article reference partintro section sect1 sect2 sect3
@@ -108,12 +111,13 @@ def read_docbook(text: str, encoding: str = "utf-8") -> Document:
 
 
 def read_xml(text: str, encoding: str = "utf-8") -> Document:
-    """An ``.xml`` or ``.sgml`` file: read as DocBook when it is (:func:`is_docbook`), else as plain
-    lines."""
-    root, errors = _parse(text)
-    if root is None or not is_docbook(root):
+    """An ``.xml`` or ``.sgml`` file: read as DocBook when it is (:func:`is_docbook`, asked of its
+    first :data:`HEAD_CHARS` characters, so that a large file of data is not parsed whole to be
+    read as lines), else as plain lines."""
+    head, _ = _parse(text[:HEAD_CHARS])
+    if head is None or not is_docbook(head):
         return read_plain(text, encoding)
-    return _read(root, errors, text, encoding)
+    return read_docbook(text, encoding)
 
 
 class _Node(Protocol):
