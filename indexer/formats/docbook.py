@@ -26,8 +26,8 @@ it (``systemd(1)``).
   functions: ``<function>btrim</function> ( <parameter>string</parameter> ...``).
 
 ``.docbook`` and ``.dbk`` files are DocBook; an ``.xml`` or ``.sgml`` file is when its doctype
-names DocBook or its root is a DocBook element (:func:`is_docbook`), and any other is read as
-plain lines, as it was before DocBook was read.
+names DocBook or its root is a DocBook element (:func:`is_docbook`), and any other (a build's
+``pom.xml``, an Android layout, an SVG) is read as plain lines, as other configuration is.
 """
 
 from __future__ import annotations
@@ -92,9 +92,6 @@ COLLECTED_CHARS = 300
 COLLECTED = frozenset(
     {"title", "term", "refname", "refpurpose", "refentrytitle", VOLUME, "function", "entry"}
 )
-#: A type in parentheses after a term's name, as PostgreSQL lists its settings
-#: (``<varname>work_mem</varname> (<type>integer</type>)``); not an option's short form (``(-h)``).
-_TYPE_AFTER = re.compile(r"\s+\((?!-)[^()]*\)\Z")
 #: The element each of them is read in, where not anywhere: a reference page's names in its
 #: ``refnamediv``, its title and section in its ``refmeta`` (a ``citerefentry`` names another
 #: page), a function's name in its ``funcdef`` (not its uses in the text).
@@ -102,6 +99,9 @@ COLLECTED_IN = {
     "refname": "refnamediv", "refpurpose": "refnamediv", "refentrytitle": "refmeta", VOLUME: "refmeta",
     "function": "funcdef",
 }  # fmt: skip
+#: A type in parentheses after a term's name, as PostgreSQL lists its settings
+#: (``<varname>work_mem</varname> (<type>integer</type>)``); not an option's short form (``(-h)``).
+_TYPE_AFTER = re.compile(r"\s+\((?!-)[^()]*\)\Z")
 
 
 def read_docbook(text: str, encoding: str = "utf-8") -> Document:
