@@ -141,56 +141,58 @@ CHAPTER_FRAGMENT = """<!-- doc/src/sgml/config.sgml -->
 
 
 def shown(document, number: int) -> str:
-    """What line ``number`` shows: '' for markup."""
-    if number in document.markup:
-        return ""
-    return document.read_as.get(number, document.lines[number - 1])
+    """What line ``number`` shows: '' for a line of tags alone."""
+    return document.lines[number - 1]
 
 
-def line_of(document, start: str) -> int:
-    return next(number for number, line in enumerate(document.lines, 1) if line.strip().startswith(start))
+def line_of(source: str, start: str) -> int:
+    """The number of the first line of ``source`` that starts with ``start``, blanks aside."""
+    lines = source.splitlines()
+    return next(number for number, line in enumerate(lines, 1) if line.strip().startswith(start))
 
 
 def test_a_reference_page_is_read_line_for_line_as_its_man_page_shows_it():
     page = read_document("man/systemd.service.xml", REFERENCE_PAGE.encode())
-    assert page.lines == REFERENCE_PAGE.splitlines()  # cited by the file's own lines
-    assert {1, 2, 7, line_of(page, "<refentry ")} <= page.markup  # prolog, comment, tags alone
-    assert shown(page, line_of(page, "<manvolnum>")) == "(5)"
-    assert shown(page, line_of(page, "<citerefentry>")) == "systemd.unit(5)."  # no index term
-    assert shown(page, line_of(page, "<para>Units")) == "Units are read from SYSTEM_DIR, see"
-    assert shown(page, line_of(page, "<listitem><para>Limits")) == "Limits the types & states."
-    assert line_of(page, "<term><varname>") not in page.markup
+    assert len(page.lines) == len(REFERENCE_PAGE.splitlines())  # cited by the file's own lines
+    # what is stored, searched and shown is the text: the prolog, a comment, tags alone show nothing
+    assert all(not shown(page, number) for number in (1, 2, 7, line_of(REFERENCE_PAGE, "<refentry ")))
+    assert not any("<" in line for line in page.lines[7:] if "value>" not in line)
+    assert shown(page, line_of(REFERENCE_PAGE, "<manvolnum>")) == "(5)"
+    assert shown(page, line_of(REFERENCE_PAGE, "<citerefentry>")) == "systemd.unit(5)."  # no index term
+    assert shown(page, line_of(REFERENCE_PAGE, "<para>Units")) == "Units are read from SYSTEM_DIR, see"
+    assert shown(page, line_of(REFERENCE_PAGE, "<listitem><para>Limits")) == "Limits the types & states."
+    assert shown(page, line_of(REFERENCE_PAGE, "<term><varname>")) == "ExecStart="
 
 
 def test_a_reference_page_is_headed_by_its_names_and_purpose_and_declares_them():
     page = read_docbook(REFERENCE_PAGE)
-    names_line = line_of(page, "<refname>")
+    names_line = line_of(REFERENCE_PAGE, "<refname>")
     titles = [(heading.line, heading.level, heading.title) for heading in page.headings]
     assert titles == [
         (names_line, 1, "systemd.service — Service unit configuration"),
-        (line_of(page, "<title>Options"), 2, "Options"),
+        (line_of(REFERENCE_PAGE, "<title>Options"), 2, "Options"),
     ]
     assert page.definitions[names_line] == ("systemd.service", "service")
 
 
 def test_a_variable_list_s_terms_in_code_declare_their_names_and_prose_declares_nothing():
     page = read_docbook(REFERENCE_PAGE)
-    assert page.definitions[line_of(page, "<term><option>-t")] == ("-t",)
-    assert page.definitions[line_of(page, "<term><option>--type=")] == ("--type",)
-    assert page.definitions[line_of(page, "<term><varname>ExecStart=")] == ("ExecStart",)
-    assert page.definitions[line_of(page, "<term><command>set-property")] == ("set-property",)
-    assert page.definitions[line_of(page, "<term><command>list-units")] == ("list-units",)
-    assert shown(page, line_of(page, "<term><command>set-property") + 1) == "PROPERTY=VALUE…"
-    assert line_of(page, "<term>Default value") not in page.definitions
+    assert page.definitions[line_of(REFERENCE_PAGE, "<term><option>-t")] == ("-t",)
+    assert page.definitions[line_of(REFERENCE_PAGE, "<term><option>--type=")] == ("--type",)
+    assert page.definitions[line_of(REFERENCE_PAGE, "<term><varname>ExecStart=")] == ("ExecStart",)
+    assert page.definitions[line_of(REFERENCE_PAGE, "<term><command>set-property")] == ("set-property",)
+    assert page.definitions[line_of(REFERENCE_PAGE, "<term><command>list-units")] == ("list-units",)
+    assert shown(page, line_of(REFERENCE_PAGE, "<term><command>set-property") + 1) == "PROPERTY=VALUE…"
+    assert line_of(REFERENCE_PAGE, "<term>Default value") not in page.definitions
     assert len(page.definitions) == 6  # and the page's name: nothing from its paragraphs or code
 
 
 def test_a_program_listing_is_code_shown_as_written_without_its_escapes():
     page = read_docbook(REFERENCE_PAGE)
-    first = line_of(page, "<programlisting>")
+    first = line_of(REFERENCE_PAGE, "<programlisting>")
     assert page.literal == [(first, first + 2)]
     assert shown(page, first) == "ExecStart=/usr/bin/daemon --flag <value>"
-    assert shown(page, first + 1) == "" and first + 1 not in page.markup  # a blank line in the code
+    assert shown(page, first + 1) == ""  # a blank line in the code
     assert shown(page, first + 2) == "  continued"
 
 
@@ -205,34 +207,33 @@ def test_a_book_s_chapters_and_sections_nest_as_their_elements_do():
         (2, "Troubleshooting"),
     ]
     assert [heading.line for heading in book.headings] == [
-        line_of(book, start)
+        line_of(BOOK, start)
         for start in ("<bookinfo>", "<title>Installing", "<title>From", "<sect2>", "<appendix>")
     ]
-    synopsis = line_of(book, "<funcsynopsis>")
+    synopsis = line_of(BOOK, "<funcsynopsis>")
     assert book.literal == [(synopsis, synopsis + 3)]
-    assert book.definitions == {line_of(book, "<funcdef>"): ("widget_init",)}
+    assert book.definitions == {line_of(BOOK, "<funcdef>"): ("widget_init",)}
 
 
 def test_a_namespaced_docbook_5_article_is_read_as_docbook_4_is():
     article = read_document("guide.xml", ARTICLE.encode())
     assert [heading.title for heading in article.headings] == ["Getting Started", "First steps"]
-    assert shown(article, line_of(article, "<para>See")) == "See the site and ."
-    screen = line_of(article, "<screen>")
+    assert shown(article, line_of(ARTICLE, "<para>See")) == "See the site and ."
+    screen = line_of(ARTICLE, "<screen>")
     assert article.literal == [(screen, screen)] and shown(article, screen) == "$ widget --start"
 
 
 def test_a_chapter_fragment_with_entities_it_does_not_define_is_read_with_their_names_and_settings():
     chapter = read_document("doc/src/sgml/config.sgml", CHAPTER_FRAGMENT.encode())
     assert [heading.title for heading in chapter.headings] == ["Server Configuration"]
-    assert (
-        shown(chapter, line_of(chapter, "<para>&productname;")) == "productname reads its settings at start."
-    )
-    term = line_of(chapter, "<term>")
-    called = line_of(chapter, "<function>btrim")
+    opening = line_of(CHAPTER_FRAGMENT, "<para>&productname;")
+    assert shown(chapter, opening) == "productname reads its settings at start."
+    term = line_of(CHAPTER_FRAGMENT, "<term>")
+    called = line_of(CHAPTER_FRAGMENT, "<function>btrim")
     assert chapter.definitions == {term: ("work_mem",), called: ("btrim",)}  # the type after it aside
     assert shown(chapter, called) == "btrim ( string text )"
     assert shown(chapter, term) == "work_mem (integer)"
-    assert chapter.markup >= {line_of(chapter, "<primary>"), line_of(chapter, "<indexterm>")}
+    assert not shown(chapter, line_of(CHAPTER_FRAGMENT, "<primary>"))  # an index term shows nothing
 
 
 @pytest.mark.parametrize(

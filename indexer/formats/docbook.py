@@ -7,11 +7,11 @@ elsewhere (PostgreSQL's ``&pgsql;``, systemd's ``custom-entities.ent``), and suc
 its name. A file whose parse stops before its end (a stray end tag, nesting past libxml2's depth)
 is damaged, rather than read in part without a word.
 
-A document's lines are the file's own lines, so a citation points at the source; what each line
-shows, without its tags, is what the model reads (:attr:`Document.read_as`), and a line of tags
-alone, a comment or a processing instruction shows nothing (:attr:`Document.markup`). Index terms
-and remarks show nothing either; a man page's section number shows in parentheses, as man prints
-it (``systemd(1)``).
+A document's lines are what the file's lines show, without their tags, each at its own number,
+so a citation points at the source, and what is stored, searched and shown is the manual's text, as
+HTML's reader places a page's words: a line of tags alone, a comment or a processing instruction
+shows nothing. Index terms and remarks show nothing either; a man page's section number shows in
+parentheses, as man prints it (``systemd(1)``).
 
 - **Headings**: the titles of the sectioning elements (:data:`SECTIONS`), a ``<title>`` of their own
   or in their ``<info>``, nested as the elements nest. A reference page (``refentry``) is headed as
@@ -180,7 +180,7 @@ def _read(root: _Node | None, errors: list[str], text: str, encoding: str) -> Do
         if walk.line < last_text:  # the parse stopped before the file's end: the rest is lost
             reason = errors[0] if errors else f"nothing read after line {walk.line}"
             raise UnreadableFile(f"cannot be read as XML: {reason}", status="damaged")
-    return walk.document(lines, encoding)
+    return walk.document(len(lines), encoding)
 
 
 def _name(tag: str) -> str:
@@ -388,25 +388,21 @@ class _Walk:
             for collected in self.collecting.values():
                 collected.add(self.line, text, False)
 
-    def document(self, lines: list[str], encoding: str) -> Document:
-        """The document of the file's ``lines``: what each shows where that is not the line as
-        written, and the lines that show nothing as markup."""
-        shown: list[list[str]] = [[] for _ in lines]
+    def document(self, count: int, encoding: str) -> Document:
+        """The document of a file of ``count`` lines: each line what it shows, as HTML's reader
+        places a page's words (a line of tags alone, a comment, shows nothing), so that what is
+        stored, searched by keyword, embedded and shown is the manual's text, not its tags."""
+        shown: list[list[str]] = [[] for _ in range(count)]
         for line, text in self.pieces:
-            if 1 <= line <= len(lines):
+            if 1 <= line <= count:
                 shown[line - 1].append(text)
         literal = {number for first, last in self.layout.literal for number in range(first, last + 1)}
         starts = {first for first, _ in self.layout.literal}
-        for number, (written, parts) in enumerate(zip(lines, shown, strict=True), 1):
+        lines = []
+        for number, parts in enumerate(shown, 1):
             joined = "".join(parts)
             read = joined.rstrip() if number in literal else " ".join(joined.split())
-            if number in starts:  # the code starts after its tag, whatever indents the tag
-                read = read.lstrip()
-            if not read.strip():
-                if written.strip():
-                    self.layout.markup.add(number)
-            elif read != (written.rstrip() if number in literal else " ".join(written.split())):
-                self.layout.read_as[number] = read
+            lines.append(read.lstrip() if number in starts else read)  # code starts after its tag
         self.layout.headings.sort(key=lambda heading: heading.line)
         self.layout.block_starts = sorted(self.starts)
         return self.layout.document(lines, encoding)
