@@ -316,3 +316,48 @@ def test_a_folder_of_docbook_pages_is_searched_by_its_words_and_names(tmp_path):
     assert named[0].path == "systemd.service.xml"
     assert "--type" in named[0].text and named[0].heading.startswith("systemd.service — Service unit")
     assert worded[0].path == "manual.docbook" and worded[0].heading.startswith("The Widget Manual")
+
+
+SYNOPSIS_TERMS = """<refentry id="nmcli">
+  <refnamediv><refname>nmcli</refname><refpurpose>control NetworkManager</refpurpose></refnamediv>
+  <refsect1><title>Options</title>
+    <variablelist>
+      <varlistentry>
+        <term><group choice='plain'>
+          <arg choice='plain'><option>-s</option></arg>
+          <arg choice='plain'><option>--show-secrets</option></arg>
+        </group></term>
+        <listitem><para>Show passwords.</para></listitem>
+      </varlistentry>
+      <varlistentry>
+        <term><group choice='plain'><arg choice='plain'><option>-w</option></arg>
+          <arg choice='plain'><option>--wait</option></arg></group>
+          <arg choice='plain'><replaceable>seconds</replaceable></arg></term>
+        <listitem><para>Wait.</para></listitem>
+      </varlistentry>
+      <varlistentry>
+        <term><cmdsynopsis><command>set-indent-width</command>
+          <arg choice="req">INTEGER width</arg></cmdsynopsis></term>
+        <listitem><para>Sets the indentation width.</para></listitem>
+      </varlistentry>
+      <varlistentry>
+        <term><userinput><command>kate</command> <option>-s</option>
+          <parameter>name</parameter></userinput></term>
+        <listitem><para>A command line, not a name.</para></listitem>
+      </varlistentry>
+    </variablelist>
+  </refsect1>
+</refentry>
+"""
+
+
+def test_a_synopsis_term_lists_its_options_apart_and_its_arguments_as_values():
+    # a group's options are alternatives, each a name; an argument of no option is the value
+    # after a command, as a manual writes ``set-indent-width <width>``; a command line declares none
+    page = read_docbook(SYNOPSIS_TERMS)
+    assert sorted(page.definitions.values()) == [
+        ("-s", "--show-secrets"),
+        ("-w", "--wait"),
+        ("nmcli",),
+        ("set-indent-width",),
+    ]

@@ -85,6 +85,11 @@ VOLUME = "manvolnum"
 #: writes them in plain text (``set-hostname <NAME>``, ``list-units [<PATTERN>...]``): a value after
 #: a name, not words of a phrase.
 VALUE_MARKS = {"replaceable": ("<", ">"), "optional": ("[", "]")}
+#: A synopsis's argument (``arg``): one that holds an option is a name, set apart from the names
+#: before it as a list's items are (``<group><arg><option>-s</option></arg><arg><option>--show-secrets
+#: </option></arg></group>`` lists ``-s, --show-secrets``); any other is a value (``<arg>INTEGER
+#: width</arg>`` after a command).
+ARGUMENT = "arg"
 #: How many characters of a title, a term or a name are read: far more than any takes, so that
 #: each is read in bounded work whatever the file holds.
 COLLECTED_CHARS = 300
@@ -279,10 +284,21 @@ class _Walk:
             self._add("(")
         if name == "row":
             self.row_opened = True
-        if name in VALUE_MARKS and "term" in self.collecting:
-            self.collecting["term"].add(self.line, VALUE_MARKS[name][0], False)
+        if "term" in self.collecting and (marks := self._value_marks(node, name)):
+            self.collecting["term"].add(self.line, marks[0], False)
+            self.code += name == ARGUMENT and marks == VALUE_MARKS["replaceable"]  # a value, in code
         if name in COLLECTED and name not in self.collecting and self._collects(node, name):
             self.collecting[name] = _Collected(node)
+
+    def _value_marks(self, node: _Node, name: str) -> tuple[str, str] | None:
+        """What a term's element is marked with for the names it lists: a value's brackets
+        (:data:`VALUE_MARKS`, an argument that holds no option), an option's argument after another
+        name a comma before it (:data:`ARGUMENT`); None for any other."""
+        if name != ARGUMENT:
+            return VALUE_MARKS.get(name)
+        if not any(isinstance(child.tag, str) and _name(child.tag) == "option" for child in node):
+            return VALUE_MARKS["replaceable"]
+        return (", ", "") if self.collecting["term"].text else None
 
     def _collects(self, node: _Node, name: str) -> bool:
         """Whether the text of ``node`` is read apart: the first title of the innermost open
@@ -308,8 +324,9 @@ class _Walk:
             self._collected(name, collected)
         if name == VOLUME:
             self._add(")")
-        if name in VALUE_MARKS and "term" in self.collecting:
-            self.collecting["term"].add(self.line, VALUE_MARKS[name][1], False)
+        if "term" in self.collecting and (marks := self._value_marks(node, name)):
+            self.collecting["term"].add(self.line, marks[1], False)
+            self.code -= name == ARGUMENT and marks == VALUE_MARKS["replaceable"]
         if name in SECTIONS or name == REFENTRY:
             self._close_section(self.sections.pop())
         if name in LITERAL:
