@@ -247,6 +247,14 @@ def test_a_chapter_fragment_with_entities_it_does_not_define_is_read_with_their_
         ("logo.xml", '<svg xmlns="http://www.w3.org/2000/svg"><title>Logo</title></svg>\n'),
         ("notes.sgml", "<!doctype linuxdoc system>\n<article><title>Not XML at all\n"),
         ("build.xml", "<project>\n</target>\n<unclosed>\n"),  # no DocBook: not damaged either
+        # roots DocBook names too, in files holding no element only DocBook has
+        (
+            "res/animator/fade.xml",
+            '<set xmlns:android="http://schemas.android.com/apk/res/android">\n'
+            '  <objectAnimator android:duration="300"/>\n</set>\n',
+        ),
+        ("db.xml", '<section name="db">\n  <param key="host" value="localhost"/>\n</section>\n'),
+        ("books.xml", "<book>\n  <author>Gambardella</author>\n  <title>XML Guide</title>\n</book>\n"),
     ],
 )
 def test_other_xml_is_read_as_the_plain_lines_it_was_read_as_before(name, text):
@@ -259,11 +267,59 @@ def test_the_walk_takes_docbook_files_by_their_extensions():
     assert all(corpus.is_text_name(name) for name in ("index.docbook", "book.dbk", "a.xml", "b.sgml"))
 
 
-def test_a_file_whose_parse_stops_before_its_end_is_damaged_alone():
-    text = "<chapter><title>T</title>\n<para>a</b> b</para>\n<para>the rest</para>\n</chapter>\n"
-    with pytest.raises(UnreadableFile, match="tag mismatch") as refused:
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<chapter><title>T</title>\n<para>a</b> b</para>\n<para>the rest</para>\n</chapter>\n",
+        "<article><para>a</para></section><para>the rest</para></article>\n",  # on one line
+        "<article><para>a</para></article> <para>after the root</para>\n",
+    ],
+)
+def test_a_file_libxml2_reads_only_in_part_is_damaged_alone(text):
+    with pytest.raises(UnreadableFile, match="cannot be read as XML") as refused:
         read_document("broken.xml", text.encode())
     assert refused.value.status == "damaged"
+
+
+def test_a_well_formed_file_is_read_whole_and_a_docbook_file_of_no_xml_is_damaged():
+    assert read_docbook("<article>\n<para>a</para>\n</article\n>\n").lines == ["", "a", "", ""]
+    with pytest.raises(UnreadableFile, match="cannot be read as XML"):
+        read_document("notes.docbook", b"hello world\nsecond line\n")
+
+
+def test_a_section_without_a_title_is_no_level_of_the_headings_in_it():
+    text = (
+        "<chapter><title>One</title>\n<section><title>A</title><para>a</para></section>\n"
+        "<section>\n<section><title>Deep</title><para>d</para></section>\n</section>\n</chapter>\n"
+    )
+    levels = [(heading.level, heading.title) for heading in read_docbook(text).headings]
+    assert levels == [(1, "One"), (2, "A"), (2, "Deep")]  # Deep is not under A
+
+
+def test_a_synopsis_written_together_is_spaced_as_printed_and_old_mac_lines_are_lines():
+    text = (
+        "<refentry><refsynopsisdiv>\n<cmdsynopsis><command>ls</command><arg>-l</arg><arg>-a</arg>"
+        "</cmdsynopsis>\n<funcsynopsis><funcprototype><funcdef>int <function>foo</function></funcdef>"
+        "<paramdef>int <parameter>x</parameter></paramdef></funcprototype></funcsynopsis>\n"
+        "</refsynopsisdiv></refentry>\n"
+    )
+    lines = read_docbook(text).lines
+    assert lines[1].split() == ["ls", "-l", "-a"] and lines[2].split() == ["int", "foo", "int", "x"]
+    assert read_docbook("<article>\r<para>first</para>\r<para>second</para>\r</article>\r").lines == [
+        "",
+        "first",
+        "second",
+        "",
+    ]
+
+
+def test_only_a_row_s_own_first_entry_declares_the_call_it_starts_with():
+    text = (
+        "<table><tgroup><tbody><row><entry><entrytbl><tbody><row><entry>inner</entry></row></tbody>"
+        "</entrytbl></entry>\n<entry><function>second</function> ( x )</entry></row></tbody></tgroup>"
+        "</table>\n"
+    )
+    assert read_docbook(f"<chapter><title>T</title><para>p</para>{text}</chapter>").definitions == {}
 
 
 def test_an_empty_docbook_file_reads_as_nothing():
@@ -273,8 +329,9 @@ def test_an_empty_docbook_file_reads_as_nothing():
 @pytest.mark.parametrize(
     "hostile",
     [
-        lambda n: "<section><title>a</title>" * n,  # nested past libxml2's depth: damaged or read
-        lambda n: "<para>" * n,
+        # sections nested as deep as libxml2 reads (past its depth a file is damaged at once)
+        lambda n: ("<section><title>a</title>" * 100 + "</section>" * 100) * (n // 100),
+        lambda n: "<para>" + "<emphasis>b</emphasis> c " * n + "</para>",
         lambda n: '<para id="' + "a" * n + '">x</para>',
         lambda n: "<varlistentry><term><option>--a</option>\n" * n,
         lambda n: "&e;<!-- c\n -->" * n,
@@ -282,7 +339,7 @@ def test_an_empty_docbook_file_reads_as_nothing():
         lambda n: "<title>" + "a <function>b</function>\n" * n,
         lambda n: "<table><row><entry>" + "<function>f</function> (\n" * n,
     ],
-    ids=["sections", "unclosed", "attribute", "terms", "entities", "names", "title", "cells"],
+    ids=["sections", "inline", "attribute", "terms", "entities", "names", "title", "cells"],
 )
 @pytest.mark.slow
 def test_reading_docbook_takes_time_linear_in_its_size_whatever_it_holds(hostile):

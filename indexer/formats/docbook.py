@@ -4,8 +4,8 @@ read at the source lines that hold them.
 Parsed by libxml2's XML parser (through lxml), in recovery mode, without the DTD, the network,
 XInclude or the expansion of entities: a manual's pages name entities that its build defines
 elsewhere (PostgreSQL's ``&pgsql;``, systemd's ``custom-entities.ent``), and such a reference shows
-its name. A file whose parse stops before its end (a stray end tag, nesting past libxml2's depth)
-is damaged, rather than read in part without a word.
+its name. A file libxml2 reads only in part (:data:`TEXT_LOSING_ERRORS`: a stray end tag, text
+after the root, nesting past its depth) is damaged, rather than read in part without a word.
 
 A document's lines are what the file's lines show, without their tags, each at its own number,
 so a citation points at the source, and what is stored, searched and shown is the manual's text, as
@@ -26,8 +26,9 @@ parentheses, as man prints it (``systemd(1)``).
   functions: ``<function>btrim</function> ( <parameter>string</parameter> ...``).
 
 ``.docbook`` and ``.dbk`` files are DocBook; an ``.xml`` or ``.sgml`` file is when its doctype
-names DocBook or its root is a DocBook element (:func:`is_docbook`), and any other (a build's
-``pom.xml``, an Android layout, an SVG) is read as plain lines, as other configuration is.
+names DocBook, its root is in DocBook 5's namespace, or its root is a DocBook element and it holds
+an element only DocBook has (:func:`is_docbook`), and any other (a build's ``pom.xml``, an Android
+layout or animator, an SVG) is read as plain lines, as other configuration is.
 """
 
 from __future__ import annotations
@@ -40,10 +41,11 @@ from typing import Protocol
 from lxml import etree
 
 from indexer.formats.definitions import cell_call_names, item_names, known_names
-from indexer.formats.document import Document, Heading, Layout, UnreadableFile, split_lines
+from indexer.formats.document import Document, Heading, Layout, UnreadableFile, placed_lines, split_lines
 from indexer.formats.text import read_plain
 
 NAMESPACE = "http://docbook.org/ns/docbook"
+_LONE_RETURN = re.compile(r"\r(?!\n)")
 #: How much of an ``.xml`` file is parsed to tell whether it is DocBook: far more than a prolog and
 #: a root's start tag take.
 HEAD_CHARS = 64 * 1024
@@ -63,8 +65,21 @@ ROOTS = SECTIONS | frozenset(
     """refentry variablelist itemizedlist orderedlist para simpara glossentry glossdiv refnamediv
     bookinfo articleinfo""".split()
 )
+#: The errors after which libxml2 goes on without the text they concern: an end tag that closes no
+#: open element, content after the root's end, nesting past its limit.
+TEXT_LOSING_ERRORS = frozenset({"ERR_TAG_NAME_MISMATCH", "ERR_DOCUMENT_END", "ERR_RESOURCE_LIMIT"})
+#: Elements no other vocabulary names so: an un-namespaced file rooted in a DocBook element is
+#: DocBook only when it holds one (an Android animator's ``<set>`` or a config's ``<section>`` holds
+#: none).
+MARKERS = frozenset(
+    """para simpara refnamediv refentrytitle varlistentry programlisting screen itemizedlist
+    orderedlist listitem sect1 sect2 refsect1 ulink xref emphasis""".split()
+)
 LITERAL = frozenset("programlisting screen synopsis literallayout funcsynopsis cmdsynopsis".split())
 HIDDEN = frozenset({"indexterm", "remark"})
+#: The parts of a synopsis a space sets apart where they are written together (``ls -l -a``, ``int
+#: foo int x``), as docbook-xsl prints them.
+SPACED_IN_CODE = frozenset({"arg", "group", "paramdef"})
 #: The elements that mark code: a term made of them alone (and punctuation) lists names.
 CODE = frozenset(
     """option varname command literal function parameter constant filename envar code systemitem
@@ -110,7 +125,9 @@ _TYPE_AFTER = re.compile(r"\s+\((?!-)[^()]*\)\Z")
 
 
 def read_docbook(text: str, encoding: str = "utf-8") -> Document:
-    """A DocBook document: its lines, as the source has them, with what each shows."""
+    """A DocBook document: its lines, as the source has them, with what each shows. A line ended
+    by a carriage return alone (an old Mac's) is a line, as libxml2 counts it."""
+    text = _LONE_RETURN.sub("\n", text)
     root, errors = _parse(text)
     return _read(root, errors, text, encoding)
 
@@ -134,7 +151,10 @@ class _Node(Protocol):
     tail: str | None
     sourceline: int | None
 
+    attrib: dict[str, str]
+
     def getparent(self) -> _Node | None: ...
+    def iter(self) -> Iterator[_Node]: ...
     def getroottree(self) -> _Tree: ...
     def itersiblings(self, preceding: bool = False) -> Iterator[_Node]: ...
     def __iter__(self) -> Iterator[_Node]: ...
@@ -149,9 +169,9 @@ class _DocInfo(Protocol):
     doctype: str
 
 
-def _parse(text: str) -> tuple[_Node | None, list[str]]:
+def _parse(text: str) -> tuple[_Node | None, list[tuple[str, str]]]:
     """The root of the tree libxml2 reads in ``text`` (None when it reads nothing), and the errors
-    it met, each as one line."""
+    it met, each its kind and one line."""
     parser = etree.XMLParser(
         recover=True, resolve_entities=False, no_network=True, load_dtd=False, encoding="utf-8"
     )
@@ -159,7 +179,9 @@ def _parse(text: str) -> tuple[_Node | None, list[str]]:
         root: _Node | None = etree.fromstring(text.encode("utf-8", errors="replace"), parser)
     except etree.XMLSyntaxError:  # nothing to parse: an empty or whitespace-only file
         return None, []
-    return root, [f"{error.message.strip()} (line {error.line})" for error in parser.error_log]
+    return root, [
+        (error.type_name, f"{error.message.strip()} (line {error.line})") for error in parser.error_log
+    ]
 
 
 def is_docbook(root: _Node) -> bool:
@@ -172,19 +194,30 @@ def is_docbook(root: _Node) -> bool:
     if not isinstance(root.tag, str):
         return False
     namespace, _, name = root.tag[1:].rpartition("}") if root.tag.startswith("{") else ("", "", root.tag)
-    return namespace == NAMESPACE or (not namespace and name in ROOTS)
+    if namespace:
+        return namespace == NAMESPACE
+    foreign = any(str(attribute).startswith("{") for attribute in root.attrib)  # xmlns:android=...
+    return name in ROOTS and not foreign and any(_is_marker(node) for node in root.iter())
 
 
-def _read(root: _Node | None, errors: list[str], text: str, encoding: str) -> Document:
-    """The document of a parsed file; damaged when the parse stopped before its last text."""
+def _is_marker(node: _Node) -> bool:
+    """Whether ``node`` is an element only DocBook has (:data:`MARKERS`)."""
+    return isinstance(node.tag, str) and node.tag in MARKERS
+
+
+def _read(root: _Node | None, errors: list[tuple[str, str]], text: str, encoding: str) -> Document:
+    """The document of a parsed file; damaged where libxml2 met an error that loses text (an end
+    tag that closes no element, content after the root, nesting past its limit) or read nothing
+    of a file with text. An undefined entity loses nothing: it shows its name."""
     lines = split_lines(text)
     walk = _Walk()
+    losing = [message for kind, message in errors if kind in TEXT_LOSING_ERRORS]
+    if root is None and any(line.strip() for line in lines):
+        losing.append(errors[0][1] if errors else "no XML element in it")
+    if losing:
+        raise UnreadableFile(f"cannot be read as XML: {losing[0]}", status="damaged")
     if root is not None:
         walk.read([*reversed(list(root.itersiblings(preceding=True))), root, *root.itersiblings()])
-        last_text = max((number for number, line in enumerate(lines, 1) if line.strip()), default=0)
-        if walk.line < last_text:  # the parse stopped before the file's end: the rest is lost
-            reason = errors[0] if errors else f"nothing read after line {walk.line}"
-            raise UnreadableFile(f"cannot be read as XML: {reason}", status="damaged")
     return walk.document(len(lines), encoding)
 
 
@@ -217,13 +250,14 @@ class _Collected:
 
 @dataclass
 class _Section:
-    """An open sectioning element: its heading's level, whether its title was found, and for a
-    reference page its names and purpose, and its ``refmeta``'s title and section."""
+    """An open sectioning element: whether its title was found, whether it heads what it holds (a
+    section without a heading is no level of the headings inside it), and for a reference page its
+    names and purpose, and its ``refmeta``'s title and section."""
 
     element: _Node
-    level: int
     is_page: bool = False  # a reference page, headed by its names rather than a title
     titled: bool = False
+    headed: bool = False  # a page and a section man titles are, before their heading is made
     names: list[tuple[int, str]] = field(default_factory=list)
     purpose: str = ""
     meta: tuple[int, str] | None = None
@@ -243,6 +277,7 @@ class _Walk:
         self.code = 0  # open code elements
         self.collecting: dict[str, _Collected] = {}
         self.row_opened = False  # a table row started whose first entry has not
+        self.first_entry = False  # the entry being opened is its row's first
         self.starts: set[int] = set()
 
     def read(self, nodes: list[_Node]) -> None:
@@ -272,6 +307,8 @@ class _Walk:
         if name not in INLINE and not self.literal:
             self.starts.add(self.line)
             self._add(" ")
+        if self.literal and name in SPACED_IN_CODE:
+            self._add(" ")
         if name in HIDDEN:
             self.hidden += 1
         if name in CODE:
@@ -279,11 +316,14 @@ class _Walk:
         if name in LITERAL:
             self.literal.append(self.line)
         if name in SECTIONS or name == REFENTRY:
-            self.sections.append(_Section(node, len(self.sections) + 1, is_page=name == REFENTRY))
+            page = name == REFENTRY
+            self.sections.append(_Section(node, is_page=page, headed=page or name in UNTITLED))
         if name == VOLUME:
             self._add("(")
         if name == "row":
             self.row_opened = True
+        if name == "entry":  # a nested table's entries end the outer row's first as well
+            self.first_entry, self.row_opened = self.row_opened, False
         if "term" in self.collecting and (marks := self._value_marks(node, name)):
             self.collecting["term"].add(self.line, marks[0], False)
             self.code += name == ARGUMENT and marks == VALUE_MARKS["replaceable"]  # a value, in code
@@ -306,8 +346,7 @@ class _Walk:
         function's name in its ``funcdef``."""
         parent = node.getparent()
         if name == "entry":
-            first, self.row_opened = self.row_opened, False
-            return first
+            return self.first_entry
         if name == "title":
             section = self.sections[-1] if self.sections else None
             if section is None or section.is_page or section.titled or parent is None:
@@ -348,8 +387,8 @@ class _Walk:
             return
         section = self.sections[-1] if self.sections else None
         if name == "title" and section is not None:
-            section.titled = True
-            self.layout.headings.append(Heading(collected.line, section.level, text))
+            section.titled = section.headed = True
+            self.layout.headings.append(Heading(collected.line, self._level(self.sections[:-1]), text))
         elif name == "term":
             named = _TYPE_AFTER.sub("", text)
             self._declare(collected.line, item_names(named, code=_is_code(collected.pieces)))
@@ -375,12 +414,18 @@ class _Walk:
         """Head a reference page by its names and purpose (its ``refmeta`` else), and a section
         without a title that man titles (``refsynopsisdiv``) by that title."""
         name = _name(str(section.element.tag))
-        if section.is_page and (heading := _page_heading(section)) is not None:
+        level = self._level(self.sections)
+        if section.is_page and (heading := _page_heading(section, level)) is not None:
             self.layout.headings.append(heading)
             self._declare(heading.line, known_names(text for _, text in section.names))
         elif not section.is_page and not section.titled and name in UNTITLED:
             line = section.element.sourceline or self.line
-            self.layout.headings.append(Heading(line, section.level, UNTITLED[name]))
+            self.layout.headings.append(Heading(line, level, UNTITLED[name]))
+
+    @staticmethod
+    def _level(around: list[_Section]) -> int:
+        """The level of a heading inside the sections ``around`` it: one below those that head."""
+        return 1 + sum(section.headed for section in around)
 
     def _declare(self, line: int, names: tuple[str, ...]) -> None:
         if names:
@@ -409,32 +454,25 @@ class _Walk:
         """The document of a file of ``count`` lines: each line what it shows, as HTML's reader
         places a page's words (a line of tags alone, a comment, shows nothing), so that what is
         stored, searched by keyword, embedded and shown is the manual's text, not its tags."""
-        shown: list[list[str]] = [[] for _ in range(count)]
-        for line, text in self.pieces:
-            if 1 <= line <= count:
-                shown[line - 1].append(text)
         literal = {number for first, last in self.layout.literal for number in range(first, last + 1)}
-        starts = {first for first, _ in self.layout.literal}
-        lines = []
-        for number, parts in enumerate(shown, 1):
-            joined = "".join(parts)
-            read = joined.rstrip() if number in literal else " ".join(joined.split())
-            lines.append(read.lstrip() if number in starts else read)  # code starts after its tag
+        lines = placed_lines(self.pieces, count, literal)
+        for first, _ in self.layout.literal:  # code starts after its tag, whatever indents the tag
+            lines[first - 1] = lines[first - 1].lstrip()
         self.layout.headings.sort(key=lambda heading: heading.line)
         self.layout.block_starts = sorted(self.starts)
         return self.layout.document(lines, encoding)
 
 
-def _page_heading(page: _Section) -> Heading | None:
+def _page_heading(page: _Section, level: int) -> Heading | None:
     """A reference page's heading, as man heads it: its names and purpose at its first name
     (``systemctl — Control the systemd system and service manager``), else its ``refmeta``'s title
     and section (``systemctl(1)``); None when it has neither."""
     if page.names:
         title = ", ".join(text for _, text in page.names)
-        return Heading(page.names[0][0], page.level, f"{title} — {page.purpose}" if page.purpose else title)
+        return Heading(page.names[0][0], level, f"{title} — {page.purpose}" if page.purpose else title)
     if page.meta is not None:
         line, title = page.meta
-        return Heading(line, page.level, f"{title}({page.volume})" if page.volume else title)
+        return Heading(line, level, f"{title}({page.volume})" if page.volume else title)
     return None
 
 

@@ -9,6 +9,7 @@ PDF pages, notebook cells and Word paragraphs, :class:`Part` names what a citati
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 
@@ -153,6 +154,21 @@ class Layout:
             read_as=self.read_as,
             linked_entries=self.linked_entries,
         )
+
+
+def placed_lines(pieces: Iterable[tuple[int, str]], count: int, literal: set[int]) -> list[str]:
+    """The ``count`` lines of a page whose texts a markup reader placed at their source lines
+    (``pieces``: 1-based line, text), in order: a line of code (``literal``) as its texts are written,
+    any other's words one space apart, as the page lays them out. Markup readers (HTML, DocBook)
+    give a page's words at the lines that hold them, so that a hit cites the source."""
+    words: list[list[str]] = [[] for _ in range(count)]
+    for line, text in pieces:
+        if 1 <= line <= count:
+            words[line - 1].append(text)
+    return [
+        "".join(parts).rstrip() if number in literal else " ".join("".join(parts).split())
+        for number, parts in enumerate(words, 1)
+    ]
 
 
 def shown_characters(text: str) -> int:

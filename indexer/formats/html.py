@@ -78,7 +78,14 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from indexer.formats.definitions import cell_call_names, known_names, title_names
-from indexer.formats.document import Document, Heading, UnreadableFile, shown_characters, split_lines
+from indexer.formats.document import (
+    Document,
+    Heading,
+    UnreadableFile,
+    placed_lines,
+    shown_characters,
+    split_lines,
+)
 
 DROPPED_TAGS = frozenset(
     "head nav aside script style template noscript button select svg dialog iframe object canvas".split()
@@ -550,16 +557,10 @@ class _PageReader:
         def kept(in_main: bool) -> bool:
             return in_main or not self.found_main
 
-        words: list[list[str]] = [[] for _ in range(line_count)]
-        for line, text, in_main in self.pieces:
-            if kept(in_main) and 1 <= line <= line_count:
-                words[line - 1].append(text)
         literal = [(first, last) for first, last, in_main in self.literal if kept(in_main)]
         in_literal = {number for first, last in literal for number in range(first, last + 1)}
-        lines = [
-            "".join(parts).rstrip() if number in in_literal else " ".join("".join(parts).split())
-            for number, parts in enumerate(words, 1)
-        ]
+        placed = ((line, text) for line, text, in_main in self.pieces if kept(in_main))
+        lines = placed_lines(placed, line_count, in_literal)
         headings = self._named([heading for heading, in_main in self.headings if kept(in_main)], lines)
         starts = sorted({line for line, in_main in self.block_starts if kept(in_main)})
         by_line: dict[int, dict[str, None]] = {}  # each line's names once, in order, however many
