@@ -369,7 +369,10 @@ def test_a_folder_of_docbook_pages_is_searched_by_its_words_and_names(tmp_path):
         report = index.build(folder, warn=warnings.append)
         named = index.search("--type", k=3, mode="keyword", min_score=0)
         worded = index.search("installer", k=1, mode="keyword", min_score=0)
+        setting = index.search("ExecStart=", k=3, mode="keyword")  # as systemd's pages write it
     assert report.files_added == 3 and warnings == []
+    term = line_of(REFERENCE_PAGE, "<term><varname>ExecStart=")
+    assert setting and setting[0].start_line <= term <= setting[0].end_line  # its entry, not its example
     assert named[0].path == "systemd.service.xml"
     assert "--type" in named[0].text and named[0].heading.startswith("systemd.service — Service unit")
     assert worded[0].path == "manual.docbook" and worded[0].heading.startswith("The Widget Manual")

@@ -28,10 +28,11 @@ from indexer.search.query import STOPWORDS
 #: instance method as Ruby's, Java's and JavaScript's docs write it (``Base#call``), maybe of words
 #: joined by hyphens (``prettier-ignore``, ``max-width``), maybe a command's option (``--write``,
 #: ``-v``), as a manual's markup declares them (``.. option:: --write``), or a PHP property as PHP
-#: writes a static one (``Logger::$name``).
+#: writes a static one (``Logger::$name``); maybe with the ``=`` a manual writes after an option or a
+#: setting that takes a value (``--type=``, systemd's ``ExecStart=``), which its name goes without.
 _NAME_PART = r"\$?[^\W\d]\w*(?:-\w+)*"
 _NAME_SEPARATOR = re.compile(r"::|\.|->|/|#")
-_NAME_QUERY = re.compile(rf"(?:--?)?{_NAME_PART}(?:(?:{_NAME_SEPARATOR.pattern}){_NAME_PART})*(?:\(\))?")
+_NAME_QUERY = re.compile(rf"(?:--?)?{_NAME_PART}(?:(?:{_NAME_SEPARATOR.pattern}){_NAME_PART})*(?:\(\)|=)?")
 #: Lower-case words joined by hyphens, as a long option spells them without its dashes.
 _HYPHENATED_WORDS = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 #: The fewest distinct words of a question that :func:`defining_first` reads as asking for the things
@@ -396,8 +397,9 @@ class AskedName(NamedTuple):
 
 def asked_names(text: str) -> tuple[AskedName, ...]:
     """The names a query asks for when it is one name, the most exact first, else none: the name as
-    typed (``os.path.join``, ``package.json``, ``open`` of ``open()``), its last part (``join``,
-    ``Stdout`` of ``std::io::Stdout``), both owned by the part before it (``io``); then, known by
+    typed (``os.path.join``, ``package.json``, ``open`` of ``open()``, ``ExecStart`` of
+    ``ExecStart=``), its last part (``join``, ``Stdout`` of ``std::io::Stdout``), both owned by the
+    part before it (``io``); then, known by
     declarations only, the forms a manual may title a long option by: without its dashes
     (``legacy-peer-deps`` of ``--legacy-peer-deps``), and for a negated one the option it negates
     (``--cache``, then ``cache``, of ``--no-cache``), as command-line parsers derive ``--no-x`` from
@@ -407,7 +409,7 @@ def asked_names(text: str) -> tuple[AskedName, ...]:
     text = text.strip()
     if not _NAME_QUERY.fullmatch(text):
         return ()
-    whole = text.removesuffix("()")
+    whole = text.removesuffix("()").removesuffix("=")
     parts = _NAME_SEPARATOR.split(whole)
     last = parts[-1]
     owner = parts[-2] if len(parts) > 1 else ""
