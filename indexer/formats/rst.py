@@ -127,14 +127,14 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
     """A reStructuredText (or plain-text) file's lines with its sections and literal blocks, and
     without the explicit markup and metadata a reader never sees."""
     lines = split_lines(text)
-    headings, literal = rst_structure(lines)
+    headings, literal, titles = rst_structure(lines)
     in_literal = {number for first, last in literal for number in range(first, last + 1)}
     for number in unseen_lines(lines, headings, in_literal):
         lines[number - 1] = ""
     markup = {number for heading in headings for number in heading.lines if _is_adornment(lines[number - 1])}
     markup |= _transitions(lines, in_literal)
     directives = _moved_to_titles(directive_definitions(lines, in_literal), lines, headings)
-    definitions = {**_title_definitions(lines, headings), **man_page_names(lines), **directives}
+    definitions = {**titles, **man_page_names(lines), **directives}
     return Document(
         lines=lines,
         headings=headings,
@@ -143,20 +143,6 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
         markup=frozenset(markup),
         definitions=definitions,
     )
-
-
-def _title_definitions(lines: list[str], headings: list[Heading]) -> dict[int, tuple[str, ...]]:
-    """The names each section title declares, as a Markdown title does (:func:`title_names`: code
-    alone, ````config.inicfg```` or ``:func:`pytest.skip```, or a config key's name), on the
-    title's first line. ``Passing ``msg=`` to ...`` declares nothing."""
-    found: dict[int, tuple[str, ...]] = {}
-    for heading in headings:
-        text = lines[heading.line - 1].strip()
-        if _is_adornment(text):  # an overline: the title is on the next line
-            text = lines[heading.line].strip()
-        if names := title_names(title_pieces(text)):
-            found[heading.line] = names
-    return found
 
 
 def unseen_lines(lines: list[str], headings: list[Heading], in_literal: set[int]) -> set[int]:
@@ -268,9 +254,15 @@ def _transitions(lines: list[str], in_literal: set[int]) -> set[int]:
     }
 
 
-def rst_structure(lines: list[str]) -> tuple[list[Heading], list[tuple[int, int]]]:
-    """Titles (level by first appearance of their adornment style) and literal line ranges."""
+def rst_structure(
+    lines: list[str],
+) -> tuple[list[Heading], list[tuple[int, int]], dict[int, tuple[str, ...]]]:
+    """Titles (level by first appearance of their adornment style), literal line ranges, and the
+    names each title declares on its first line, as a Markdown title does (:func:`title_names`:
+    code alone, ````config.inicfg```` or ``:func:`pytest.skip```, or a config key's name; ``Passing
+    ``msg=`` to ...`` declares nothing)."""
     headings: list[Heading] = []
+    declared: dict[int, tuple[str, ...]] = {}
     literal: list[tuple[int, int]] = []
     styles: list[tuple[str, bool]] = []
     body_indent: int | None = None  # inside a literal block: lines indented deeper than this
@@ -301,7 +293,12 @@ def rst_structure(lines: list[str]) -> tuple[list[Heading], list[tuple[int, int]
             style, text, used = title
             if style not in styles:
                 styles.append(style)
-            headings.append(Heading(index + 1, styles.index(style) + 1, title_text(text), index + used))
+            pieces = title_pieces(text)
+            headings.append(
+                Heading(index + 1, styles.index(style) + 1, _shown_title(pieces, text), index + used)
+            )
+            if names := title_names(pieces):
+                declared[index + 1] = names
             index += used
             after_blank = False
             continue
@@ -320,7 +317,7 @@ def rst_structure(lines: list[str]) -> tuple[list[Heading], list[tuple[int, int]
         index += 1
     if body_indent is not None and literal_start:
         literal.append((literal_start, literal_end))
-    return headings, literal
+    return headings, literal, declared
 
 
 def _title_at(lines: list[str], index: int) -> tuple[tuple[str, bool], str, int] | None:
@@ -599,11 +596,11 @@ def inline_text(text: str) -> str:
     return "".join(pieces)
 
 
-def title_text(title: str) -> str:
-    """A section title as it shows: its inline markup read (:func:`inline_text`), code without its
-    backticks, as a page sets a title's code apart by its font alone."""
-    shown = " ".join("".join(text for _, text in title_pieces(title)).split())
-    return shown or title  # markup that shows nothing (an empty literal) is what the title has
+def _shown_title(pieces: list[tuple[bool, str]], title: str) -> str:
+    """A section title as it shows (its texts, :func:`title_pieces`): its inline markup read, code
+    without its backticks, as a page sets a title's code apart by its font alone; as written when
+    that shows nothing (an empty literal)."""
+    return " ".join("".join(text for _, text in pieces).split()) or title
 
 
 def title_pieces(title: str) -> list[tuple[bool, str]]:
