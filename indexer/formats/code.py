@@ -987,14 +987,19 @@ def _is_function(node: Node) -> bool:
     return "function" in node.type or node.type == "class"
 
 
+def _unwrapped(value: Node) -> Node:
+    """``value`` without what wraps it and says something of it (:data:`_VALUE_WRAPPERS`)."""
+    while value.type in _VALUE_WRAPPERS and value.named_children:
+        value = value.named_children[0]
+    return value
+
+
 def _builds_from_function(value: Node) -> bool:
     """Whether ``value`` is a call given a function or class, directly or through the calls it is
     given (``memo(forwardRef((props, ref) => ...))``), the value's own type assertions aside."""
     waiting = [value]  # the value, and the arguments of the calls found so far
     while waiting:
-        node = waiting.pop()
-        while node.type in _VALUE_WRAPPERS and node.named_children:
-            node = node.named_children[0]
+        node = _unwrapped(waiting.pop())
         arguments = node.child_by_field_name("arguments") if node.type == "call_expression" else None
         for argument in arguments.named_children if arguments is not None else ():
             if _is_function(argument):
@@ -1009,16 +1014,14 @@ def _directly_in(outer: Node, owner: Node) -> bool:
     if owner.type != "variable_declarator":
         return True
     value = owner.child_by_field_name("value")
-    while value is not None and value.type in _VALUE_WRAPPERS and value.named_children:
-        value = value.named_children[0]
+    value = _unwrapped(value) if value is not None else None
     return outer.parent is not None and value is not None and outer.parent.id == value.id
 
 
 def _holds_methods(value: Node) -> bool:
     """Whether ``value`` is an object literal with methods (``{ isMatch(req) {...} }``), its own
     type assertions aside (``{ ... } satisfies Handler``)."""
-    while value.type in _VALUE_WRAPPERS and value.named_children:
-        value = value.named_children[0]
+    value = _unwrapped(value)
     return value.type == "object" and any(child.type == "method_definition" for child in value.named_children)
 
 
