@@ -401,6 +401,26 @@ def test_notebook_cells_without_outputs_code_is_literal():
     assert document.locator(4, 5) == "cell 2"
 
 
+def test_a_notebook_declares_the_names_its_cells_define_in_its_kernel_s_language():
+    cells = [
+        ("markdown", "# Training\n\n## `fit_one_cycle`"),
+        ("code", "%matplotlib inline\n!pip install torch\nclass WarmUp:\n    def step(self):\n        ..."),
+        ("code", "%%bash\ndef not_python(): pass"),  # a cell magic: another language's cell
+        ("code", "def plot_curves(history):\n    return history"),
+    ]
+    python = {"kernelspec": {"language": "python"}, "language_info": {"file_extension": ".py"}}
+    document = parse_text("train.ipynb", make_notebook(cells, metadata=python))
+    assert document.definitions == {
+        3: ("fit_one_cycle",),
+        6: ("WarmUp",),
+        7: ("WarmUp.step", "step"),
+        11: ("plot_curves",),
+    }
+    assert document.literal == [(4, 8), (9, 10), (11, 12)]
+    unknown = parse_text("train.ipynb", make_notebook(cells, metadata={"kernelspec": {"language": "sas"}}))
+    assert unknown.definitions == {3: ("fit_one_cycle",)}  # no reader of its code: its titles only
+
+
 # -- damaged and hostile files: each one file's failure, never the build's ------------------------
 
 ROSES = make_docx([("Heading1", "Roses"), ("", "Prune roses in late winter.")])

@@ -92,6 +92,7 @@ MANUAL = (
     "\n"
     " -- Variable: int frob_level\n"
     " -- Test: -newer file\n"
+    " -- Command: split [ (width|max) (height|max) ]\n"
     "     How deep the frobnication goes.\n"
     "\n"
     " -- Meta struct: ‘struct frob_hash’ name size\n"
@@ -217,6 +218,7 @@ def test_definitions_and_table_items_declare_what_they_define():
         _line(" -- Function: const char * frob_buffer"): ("frob_buffer",),  # wrapped before its parameters
         _line(" -- Variable: int frob_level"): ("frob_level",),  # after its type
         _line(" -- Test: -newer file"): ("-newer",),  # before its argument
+        _line(" -- Command: split [ (width|max) (height|max) ]"): ("split",),  # choices, no parameters
         _line(" -- Meta struct: ‘struct frob_hash’ name size"): ("frob_hash",),  # before its attributes
     }
 

@@ -177,6 +177,42 @@ def test_a_list_item_s_tag_declares_the_names_it_writes_as_code():
     }
 
 
+def test_a_tag_s_bold_words_before_a_value_in_italic_are_the_names_it_declares():
+    page = "\n".join(
+        [
+            ".TH IP-ROUTE 8",
+            ".SH OPTIONS",
+            ".TP",
+            '.BI table " TABLEID"',  # a keyword in bold, its value in italic
+            ".TP",
+            '.BI "mtu lock" " MTU"',  # keywords typed together: one name
+            ".TP",
+            "\\fBrealm\\fR \\fIREALMID\\fR",  # the same in font escapes
+            ".TP",
+            '.BI \\-c " file"',
+            ".TP",
+            '.BI netns " { PID | NAME } "',
+            ".TP",
+            '.BR up " and " down',  # a roman word after the bold: a phrase
+            ".TP",
+            ".BR ls (1)",  # a reference to a page
+            ".TP",
+            '.B "read only"',  # bold with no value after it: a phrase
+            ".TP",
+            '.IR file " name"',  # italic first: a value, no name
+            ".TP",
+            '.BI "Note: " text',  # bold words no command line types
+        ]
+    )
+    assert read_roff(page).definitions == {
+        4: ("table",),
+        6: ("mtu lock",),
+        8: ("realm",),
+        10: ("-c",),
+        12: ("netns",),
+    }
+
+
 SSH_PAGE = r""".Dd $Mdocdate: July 1 2024 $
 .Dt SSH 1
 .Os

@@ -302,11 +302,12 @@ def definition_names(category: str, signature: str) -> tuple[str, ...]:
     before its parameters (``memeql_sec`` of ``int memeql_sec (const void *A, ...)``); a type's, a
     variable's or a constant's, its last word, after its type (``struct sha256_ctx``, ``int
     errno``); anything else's, its first word, before its arguments (``-name`` of ``-name
-    pattern``, ``ls`` of ``ls [OPTION]...``)."""
+    pattern``, ``ls`` of ``ls [OPTION]...``, ``focus`` of ``focus [ (width|max) ]``: brackets in an
+    optional argument group its choices, and open no parameters)."""
     quoted = _QUOTED.match(signature)  # a name of several words, before its attributes (``@deftp``)
     if quoted:
         names = [(quoted["curly"] or quoted["straight"]).split()[-1]]
-    elif "(" in signature:
+    elif "(" in signature.partition("[")[0]:
         names = argument_names(signature)
     else:
         words = signature.split()

@@ -2,9 +2,11 @@
 
 Outputs are what the code printed or drew: base64 images, tables of numbers, tracebacks. Read as raw
 JSON, one image output made 163 chunks of base64 in a trial; they are left out. Markdown cells are
-read by the Markdown reader (their headings structure the notebook), code cells are literal, and
-each cell is a :class:`Part`, cited as ``analysis.ipynb:cell 4`` (cells counted from 1 in the order
-Jupyter shows them, empty ones included).
+read by the Markdown reader (their headings structure the notebook, their code titles declare names),
+code cells are literal, read by the source reader of the notebook's language where there is one (so
+the functions and classes a cell defines are names a one-word question finds), and each cell is a
+:class:`Part`, cited as ``analysis.ipynb:cell 4`` (cells counted from 1 in the order Jupyter shows
+them, empty ones included).
 
 ``json.loads`` builds every value of the file before a cell is looked at, and a value costs up to 25
 times the bytes it takes in the file (``{},`` is 3 bytes, a dict 64): a notebook of more than
@@ -16,13 +18,19 @@ image output is one long string, so real notebooks stay far below the cap.
 from __future__ import annotations
 
 import json
+import re
 
+from indexer.formats.code import GRAMMARS, language_of, read_code
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines
-from indexer.formats.markdown import markdown_structure
+from indexer.formats.markdown import markdown_layout
 
 #: The most values (counted by commas and brackets) a notebook's JSON may hold: at 64 bytes apiece,
 #: the worst a value costs once parsed, 128 MB.
 MAX_JSON_VALUES = 2_000_000
+#: An IPython line of its own syntax, not Python's: a magic (``%matplotlib inline``) or a shell
+#: command (``!pip install``). A cell magic (``%%bash``) makes its whole cell another language's.
+_IPYTHON_LINE = re.compile(r"\s*[%!]")
+_CELL_MAGIC = "%%"
 
 
 def read_notebook(text: str, encoding: str = "utf-8") -> Document:
@@ -36,12 +44,14 @@ def read_notebook(text: str, encoding: str = "utf-8") -> Document:
     try:
         notebook = json.loads(text)
         cells = _cells(notebook)
+        language = _language(notebook)
     except (ValueError, TypeError, AttributeError) as error:
         raise UnreadableFile(f"cannot be read as a Jupyter notebook: {error}", status="damaged") from error
     lines: list[str] = []
     headings: list[Heading] = []
     literal: list[tuple[int, int]] = []
     parts: list[Part] = []
+    definitions: dict[int, tuple[str, ...]] = {}
     for number, (kind, source) in enumerate(cells, 1):
         cell_lines = split_lines(source)
         if kind not in ("markdown", "code") or not any(line.strip() for line in cell_lines):
@@ -51,11 +61,44 @@ def read_notebook(text: str, encoding: str = "utf-8") -> Document:
         parts.append(Part("cell", number, offset + 1, len(lines)))
         if kind == "code":
             literal.append((offset + 1, len(lines)))
-            continue
-        cell_headings, cell_literal = markdown_structure(source)
-        headings.extend(Heading(h.line + offset, h.level, h.title) for h in cell_headings)
-        literal.extend((first + offset, last + offset) for first, last in cell_literal)
-    return Document(lines=lines, headings=headings, literal=literal, parts=parts, encoding=encoding)
+            cell_definitions = _code_definitions(number, cell_lines, language)
+        else:
+            layout = markdown_layout(source)
+            headings.extend(Heading(h.line + offset, h.level, h.title) for h in layout.headings)
+            literal.extend((first + offset, last + offset) for first, last in layout.literal)
+            cell_definitions = layout.definitions
+        definitions.update((line + offset, names) for line, names in cell_definitions.items())
+    return Document(lines, headings, literal, parts, encoding=encoding, definitions=definitions)
+
+
+def _language(notebook: dict) -> str | None:
+    """The language of a notebook's code cells, as its metadata names it (its kernel's file extension
+    or language), where the source reader reads it (a key of :data:`GRAMMARS`); None otherwise."""
+    metadata = _mapping(notebook.get("metadata"))
+    info, kernel = _mapping(metadata.get("language_info")), _mapping(metadata.get("kernelspec"))
+    extension = info.get("file_extension")
+    if isinstance(extension, str) and (language := language_of(extension.lower().lstrip("."))):
+        return language
+    for name in (info.get("name"), kernel.get("language"), metadata.get("language")):
+        if isinstance(name, str) and name.lower() in GRAMMARS:
+            return name.lower()
+    return None
+
+
+def _mapping(value: object) -> dict:
+    """``value`` if it is a JSON object, else an empty one: metadata a tool wrote otherwise says nothing."""
+    return value if isinstance(value, dict) else {}
+
+
+def _code_definitions(number: int, cell_lines: list[str], language: str | None) -> dict[int, tuple[str, ...]]:
+    """The names a code cell defines (1-based line in the cell: names), read as a source file of the
+    notebook's ``language`` with IPython's own lines blanked (:data:`_IPYTHON_LINE`); none where the
+    language is not known or a cell magic makes the cell another's."""
+    if language is None or not cell_lines or cell_lines[0].lstrip().startswith(_CELL_MAGIC):
+        return {}
+    if language == "python":
+        cell_lines = ["" if _IPYTHON_LINE.match(line) else line for line in cell_lines]
+    return read_code(f"cell {number}", "\n".join(cell_lines), "utf-8", language).definitions
 
 
 def _cells(notebook: dict) -> list[tuple[str, str]]:

@@ -136,6 +136,13 @@ _IN_FONT = re.compile(
 )
 #: A tag that is one bold or italic run of words joined by unbreakable spaces (``\fBauth\ users\fP``).
 _JOINED_NAME = re.compile(r"\\f[BI](?:[\w.-]{1,64}\\ ){1,8}[\w.-]{1,64}\\f[PR]")
+#: A font escape and its font's name, in any of roff's three forms (``\fB``, ``\f(CB``, ``\f[BI]``).
+_FONT_ESCAPE = re.compile(r"\\f(?:\((..)|\[([^\]\n]{0,16})\]|(.))")
+#: What a font says of the words it sets, by man-pages(7)'s convention: bold (and constant width)
+#: is typed as shown, italic is a value to replace; the rest (``R``, ``P``, ``1``) is roman.
+_FONT_ROLES = {"B": "B", "3": "B", "CB": "B", "CW": "B", "I": "I", "2": "I", "BI": "I", "4": "I", "CI": "I"}
+#: A word of a keyword a command line takes (``mtu``, ``gso_max_size``, ``-c``).
+_KEYWORD = re.compile(r"[\w-][\w.+-]*")
 #: The spaces between a control line's arguments: those no backslash escapes.
 _ARGUMENT_SPACES = re.compile(r"(?<!\\)[ \t]+")
 #: A control line's first argument (:func:`_first_argument`).
@@ -308,6 +315,27 @@ class _Page:
             self.tags[number] = (" ".join(shown.split()),)
         elif names := item_names(shown, code=written is None or _IN_FONT.match(written) is not None):
             self.tags[number] = names
+        elif written is not None and (names := _literal_names(self._font_runs(written))):
+            self.tags[number] = names
+
+    def _font_runs(self, written: str) -> list[tuple[str, str]]:
+        """The runs of a tag's source line, each its font's role (:data:`_FONT_ROLES`: ``B``,
+        ``I`` or ``R``) and the text it shows: a font macro's arguments (``.BI table " TABLEID"``)
+        or the stretches between font escapes (``\\fBmtu lock\\fR \\fIMTU\\fR``)."""
+        control = _CONTROL.fullmatch(written) if written[:1] in ".'" else None
+        if control is not None:
+            name = control["name"] or ""
+            if name not in _ALTERNATING and name not in ("B", "I"):
+                return []
+            words = [self.text(word) for word in _arguments(_COMMENT.sub("", control["arguments"]))]
+            return [(_FONT_ROLES.get(name[index % len(name)], "R"), word) for index, word in enumerate(words)]
+        runs, role, start = [], "R", 0
+        for escape in _FONT_ESCAPE.finditer(written):
+            runs.append((role, self.text(written[start : escape.start()])))
+            role = _FONT_ROLES.get(next(font for font in escape.groups() if font is not None), "R")
+            start = escape.end()
+        runs.append((role, self.text(written[start:])))
+        return runs
 
     def _control(self, number: int, control: re.Match[str]) -> str:
         name, arguments = control["name"] or "", _COMMENT.sub("", control["arguments"])
@@ -505,6 +533,28 @@ class _Page:
             if names := man_entry_names(" ".join(entry)):
                 return {self.name_lines[0][0]: names}
         return {}
+
+
+def _literal_names(runs: list[tuple[str, str]]) -> tuple[str, ...]:
+    """The names a tag declares by its fonts (:meth:`_Page._font_runs`): the literal words it
+    starts with in bold, when what follows them is a value to replace, in italic (``table
+    TABLEID``, ``mtu lock MTU``, ``-c file``, ``netns { PID | NAME }``), as man-pages(7) sets a
+    command's syntax. A tag with a roman word after its bold ones (``up and down``, ``ls(1)``) or
+    with nothing after them (``read only``) is a phrase. Words typed together (``mtu lock``) are one
+    name, as a setting's words joined by unbreakable spaces are."""
+    shown = [(role, text) for role, text in runs if text.strip()]
+    bold = 0
+    while bold < len(shown) and shown[bold][0] == "B":
+        bold += 1
+    value = shown[bold:]
+    if not bold or not any(role == "I" for role, _ in value):
+        return ()
+    if any(role == "R" and re.search(r"\w", text) for role, text in value):
+        return ()
+    term = " ".join("".join(text for _, text in shown[:bold]).split())
+    if names := item_names(term, code=True):
+        return names
+    return (term,) if all(_KEYWORD.fullmatch(word) for word in term.split()) else ()
 
 
 def _system_name(macro: str, version: str) -> str:

@@ -247,8 +247,11 @@ def _with_xref(pdf: bytes) -> bytes:
     return body + table + trailer + b"startxref\n%d\n%%%%EOF\n" % len(body)
 
 
-def make_notebook(cells: list[tuple[str, str]], image_output: bool = True) -> str:
-    """An nbformat 4 notebook of (cell type, source) cells; code cells get a PNG image output."""
+def make_notebook(
+    cells: list[tuple[str, str]], image_output: bool = True, metadata: dict | None = None
+) -> str:
+    """An nbformat 4 notebook of (cell type, source) cells, with the notebook's ``metadata`` (its
+    kernel's language); code cells get a PNG image output."""
     png = "iVBORw0KGgo" + "A" * 2000  # what an image output looks like: a long base64 string
     notebook_cells = []
     for kind, source in cells:
@@ -261,4 +264,5 @@ def make_notebook(cells: list[tuple[str, str]], image_output: bool = True) -> st
                 else []
             )
         notebook_cells.append(cell)
-    return json.dumps({"cells": notebook_cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1)
+    notebook = {"cells": notebook_cells, "metadata": metadata or {}, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(notebook, indent=1)
