@@ -90,6 +90,21 @@ def test_markdown_headings_in_comments_fences_and_front_matter_are_not_headings(
     assert heading_paths("doc.md", text) == ["Guide", "Guide > Setup", "Guide > Use it"]
 
 
+def test_a_rule_then_text_further_down_is_no_front_matter_but_a_rule_and_what_follows():
+    """A README that sets its sections apart with ``---`` lines: each section's heading is one,
+    whether or not the file opens with front matter of its own."""
+    sections = "# Guide\n\nintro\n\n---\n#### Rotating files\nbody one\n\n---\n#### Backtrace\nbody two\n"
+    assert headings_of("README.md", sections) == [
+        (1, 1, "Guide"),
+        (6, 4, "Rotating files"),
+        (10, 4, "Backtrace"),
+    ]
+    assert parse_text("README.md", sections).literal == []
+    fronted = "---\ntitle: Notes\n---\n" + sections
+    assert headings_of("README.md", fronted)[1:] == [(9, 4, "Rotating files"), (13, 4, "Backtrace")]
+    assert parse_text("README.md", fronted).literal == []
+
+
 def test_an_admonition_s_and_a_content_tab_s_indented_content_is_text_not_code():
     """Python-Markdown's admonitions and PyMdown's content tabs indent their content under their
     line; CommonMark alone reads it, past its first paragraph, as an indented code block."""

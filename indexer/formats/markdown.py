@@ -136,6 +136,11 @@ _EMPHASIS = re.compile(_SKIP_CODE + rf"(?<![\w*\\])(?:{_enclosed('*')}|{_enclose
 TITLE_EVENTS = ("Text", "Code", "InlineMath", "DisplayMath")
 
 
+#: The fences of front matter (:func:`_front_matter`) by the one that opens it: its style, and the
+#: lines that close it.
+_FRONT_MATTER_FENCES = {"---": ("yaml", ("---", "...")), "+++": ("toml", ("+++",))}
+
+
 @dataclass
 class MarkdownLayout:
     """What the parser found in a Markdown text, as 1-based line numbers."""
@@ -220,6 +225,9 @@ def markdown_layout(text: str) -> MarkdownLayout:
     import pyromark
 
     text = _bodies_dedented(text)
+    front_matter = _front_matter(text)
+    if front_matter is not None:  # read as blank lines: the parser knows no metadata (see below)
+        text = "\n" * front_matter[1] + text.split("\n", front_matter[1])[-1]
     source = text.encode("utf-8")
     line_starts = [0]
     position = source.find(b"\n")
@@ -234,19 +242,14 @@ def markdown_layout(text: str) -> MarkdownLayout:
         return line_of(span["start"]), line_of(max(span["start"], span["end"] - 1))
 
     lines = split_lines(text)
-    layout = MarkdownLayout()
+    layout = MarkdownLayout(front_matter=front_matter)
     covered: list[tuple[int, int]] = []  # the line ranges of top-level blocks
     depth = 0
     title: list[tuple[bool, str]] | None = None  # a heading's texts, each marked whether it is code
     row_line = 0  # the line of a table row whose first cell is not read yet
     term: _OptionTerm | None = None  # a table row's first cell or a list item's start, being read
-    collected: tuple[str, list[str]] | None = None  # (what, texts) of open front matter or HTML
-    options = (
-        pyromark.Options.ENABLE_YAML_STYLE_METADATA_BLOCKS
-        | pyromark.Options.ENABLE_PLUSES_DELIMITED_METADATA_BLOCKS
-        | pyromark.Options.ENABLE_TABLES
-        | pyromark.Options.ENABLE_HEADING_ATTRIBUTES
-    )
+    collected: list[str] | None = None  # the texts of an open HTML block
+    options = pyromark.Options.ENABLE_TABLES | pyromark.Options.ENABLE_HEADING_ATTRIBUTES
     # events are dicts ({"Start": tag}, {"Text": "..."}) or bare strings ("SoftBreak", "Rule"); a tag
     # with fields is a dict ({"Heading": {...}}), a bare tag a string ("Paragraph")
     for event, span in pyromark.events_with_range(text, options=options):
@@ -270,7 +273,7 @@ def markdown_layout(text: str) -> MarkdownLayout:
                     _declare_options(layout, term)
                     term = None
             elif collected is not None:
-                collected[1].extend(_texts(event, ("Text", "Html")))
+                collected.extend(_texts(event, ("Text", "Html")))
             continue
         if start is not None:
             if depth == 0:
@@ -293,9 +296,9 @@ def markdown_layout(text: str) -> MarkdownLayout:
             if term.described:  # an item of the term alone describes nothing
                 _declare_options(layout, term)
             term = None
-        if collected is not None:  # inside front matter or an HTML block
+        if collected is not None:  # inside an HTML block
             if end is not None and depth == 0:
-                _close_collected(layout, collected, lines_of(span))
+                _close_html(layout, "".join(collected), lines_of(span))
                 collected = None
             continue
         if start is None:
@@ -309,10 +312,8 @@ def markdown_layout(text: str) -> MarkdownLayout:
                 layout.markup.add(first)
                 if last > first and _is_fence(lines[last - 1] if last <= len(lines) else ""):
                     layout.markup.add(last)
-        elif type(start) is dict and "MetadataBlock" in start:
-            collected = ("toml" if start["MetadataBlock"] == "PlusesStyle" else "yaml", [])
         elif start == "HtmlBlock" and depth == 1:
-            collected = ("html", [])
+            collected = []
         elif type(start) is dict and "Table" in start:
             table = lines_of(span)
             layout.markup.update(range(table[0], table[1] + 1))  # rows are taken back below
@@ -444,22 +445,33 @@ def _texts(event: Mapping[str, object], kinds: tuple[str, ...]) -> list[str]:
     return [text for kind in kinds if isinstance(text := event.get(kind), str)]
 
 
-def _close_collected(
-    layout: MarkdownLayout, collected: tuple[str, list[str]], lines: tuple[int, int]
-) -> None:
-    """Front matter (at the top of the file only) is kept for its metadata; an HTML block that is one
-    comment is hidden."""
-    kind, texts = collected
+def _close_html(layout: MarkdownLayout, html: str, lines: tuple[int, int]) -> None:
+    """An HTML block that is one comment is hidden; one that is a heading heads its lines."""
     first, last = lines
-    if kind == "html":
-        if _is_comment("".join(texts)):
-            layout.hidden.update(range(first, last + 1))
-        elif heading := _html_heading("".join(texts)):
-            layout.headings.append(Heading(first, heading[0], heading[1], last))
-    elif first == 1:
-        layout.front_matter = (first, last, kind, "".join(texts))
-    else:  # a metadata block further down is not the page's: shown as it is, as code
-        layout.literal.append((first, last))
+    if _is_comment(html):
+        layout.hidden.update(range(first, last + 1))
+    elif heading := _html_heading(html):
+        layout.headings.append(Heading(first, heading[0], heading[1], last))
+
+
+def _front_matter(text: str) -> tuple[int, int, str, str] | None:
+    """The front matter ``text`` opens with, as :attr:`MarkdownLayout.front_matter`: between a first
+    line of ``---`` (YAML, closed by ``---`` or ``...``) or ``+++`` (TOML) and its closing fence,
+    the line after the opening one not blank (a ``---`` before a blank line is a thematic break).
+    Read here, not by the parser's metadata option: that one takes any ``---`` line followed by text
+    for a metadata block, anywhere in the file, where CommonMark and every renderer read a thematic
+    break and the heading and text after it (a README that sets its sections apart so)."""
+    opening, _, rest = text.partition("\n")
+    style = _FRONT_MATTER_FENCES.get(opening.rstrip())
+    if style is None or not rest.partition("\n")[0].strip():
+        return None
+    kind, closings = style
+    inside: list[str] = []
+    for number, line in enumerate(rest.split("\n"), 2):
+        if line.rstrip() in closings:
+            return 1, number, kind, "".join(text + "\n" for text in inside)
+        inside.append(line)
+    return None
 
 
 def _tag_shown(found: re.Match[str]) -> str:
