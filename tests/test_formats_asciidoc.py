@@ -110,6 +110,20 @@ def test_an_unclosed_block_runs_to_the_end_as_asciidoctor_reads_it():
 
 
 @pytest.mark.parametrize(
+    "block",
+    [
+        "|===\n| a\n\n  an indented cell line\n|===\n",  # a literal paragraph in a table's cell
+        "[TIP]\n====\n[source,java]\nschema.create(true);\n====\n",  # a source paragraph in an example
+    ],
+)
+def test_a_paragraph_ends_at_the_line_that_closes_the_block_it_is_in(block):
+    document = read_asciidoc("= Page\n\n" + block + "\n== After the block\n")
+    assert [heading.title for heading in document.headings] == ["Page", "After the block"]
+    closing = 2 + block.count("\n")  # the block's last line, after the title and a blank line
+    assert document.literal and all(last < closing for _, last in document.literal)
+
+
+@pytest.mark.parametrize(
     ("line", "separator", "cells"),
     [
         ("|Name |Default", "|", ["Name", "Default"]),

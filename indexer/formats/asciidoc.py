@@ -431,9 +431,13 @@ class _Reader:
         return last
 
     def _paragraph_end(self, index: int) -> int:
-        """The 1-based last line of the paragraph starting at ``index``: before a blank line."""
+        """The 1-based last line of the paragraph starting at ``index``: before a blank line, or
+        before the line that closes the compound block it is in (an example's ``====``, a table's
+        ``|===``): Asciidoctor cuts a block's content at its closing line before it reads the
+        content, so no paragraph inside runs past it."""
+        closing = self.open_blocks[-1] if self.open_blocks else None
         last = index + 1
-        while last < len(self.lines) and self.lines[last].strip():
+        while last < len(self.lines) and self.lines[last].strip() and self.lines[last].rstrip() != closing:
             last += 1
         return last
 
