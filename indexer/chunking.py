@@ -124,7 +124,7 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: words joined by unbreakable spaces is one name, and an AsciiDoc macro's named attributes show nothing;
 #: 42: DocBook XML read by its elements (sections and reference pages as headings, literal elements as
 #: code, a page's names, a variable list's terms and a funcdef's function as names)
-CHUNKER_VERSION = 42
+CHUNKER_VERSION = 43
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
@@ -210,28 +210,44 @@ class _Block:
 
 
 class _Headings:
-    """The token cost of each heading path as a chunk's prefix: 0 for an absurd heading, which is
-    left out rather than starve the text."""
+    """The text and token cost of each heading path as a chunk's prefix. A path may take a quarter
+    of a chunk at most; a longer one is shortened (:meth:`_fit`), not left to starve the text."""
 
     def __init__(
         self, paths: list[tuple[str, ...]], tokens: list[int], max_tokens: int, count_tokens: TokenCounter
     ) -> None:
-        self.max_tokens = max_tokens
+        self.budget = max_tokens // 4
         self.count_tokens = count_tokens
-        self.costs: dict[tuple[str, ...], int] = {(): 0}
+        self.fitted: dict[tuple[str, ...], tuple[str, int]] = {(): ("", 0)}
         for path, count in zip(paths, tokens, strict=True):
-            self.costs[path] = self._cost(count)
+            self.fitted[path] = self._fit(path, count)
 
     def text(self, path: tuple[str, ...]) -> str:
-        return HEADING_SEPARATOR.join(path) if self.cost(path) else ""
+        return self._fitted(path)[0]
 
     def cost(self, path: tuple[str, ...]) -> int:
-        if path not in self.costs:  # a path not foreseen (a heading on a code block's last line)
-            self.costs[path] = self._cost(self.count_tokens([HEADING_SEPARATOR.join(path)])[0])
-        return self.costs[path]
+        return self._fitted(path)[1]
 
-    def _cost(self, tokens: int) -> int:
-        return tokens + 1 if tokens + 1 <= self.max_tokens // 4 else 0
+    def _fitted(self, path: tuple[str, ...]) -> tuple[str, int]:
+        if path not in self.fitted:  # a path not foreseen (a heading on a code block's last line)
+            self.fitted[path] = self._fit(path, self.count_tokens([HEADING_SEPARATOR.join(path)])[0])
+        return self.fitted[path]
+
+    def _fit(self, path: tuple[str, ...], tokens: int) -> tuple[str, int]:
+        """The heading ``path`` shows a chunk and its cost (its ``tokens`` and a separator): the whole
+        path where it fits the budget; else, as a reader keeps what places the chunk nearest, the
+        outermost title's file path by the file's name (a source file's deep path, ``src/main/java/
+        .../Parser.java``), then the titles from the innermost outward, as many as fit; none where
+        even the innermost alone does not (an absurd heading)."""
+        if tokens + 1 <= self.budget:
+            return HEADING_SEPARATOR.join(path), tokens + 1
+        outermost = path[0].rsplit("/", 1)[-1] if " " not in path[0] else path[0]
+        named = (outermost, *path[1:])
+        shortened = [HEADING_SEPARATOR.join(named[first:]) for first in range(len(named))]
+        for text, count in zip(shortened, self.count_tokens(shortened), strict=True):
+            if count + 1 <= self.budget:
+                return text, count + 1
+        return "", 0
 
 
 def _heading_paths(headings: list[Heading]) -> list[tuple[str, ...]]:

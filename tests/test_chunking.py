@@ -97,6 +97,21 @@ def test_headings_give_each_chunk_its_heading_path():
     assert chunks[1].embed_text.startswith("Top > Install > Linux\n### Linux\n\nlinux0 linux1")
 
 
+def count_characters(texts: list[str]) -> list[int]:
+    return [len(text) // 4 for text in texts]
+
+
+def test_a_heading_path_too_long_is_shortened_to_the_titles_nearest_the_chunk():
+    deep = "src/main/python/org/example/deeply/nested/package/parser.py"
+    code = parse_text(deep, "class Parser:\n    def parse(self):\n        return 1\n")
+    chunks = chunk_document(code, count_characters, SETTINGS)  # a heading takes 40 characters at most
+    assert [chunk.heading for chunk in chunks] == ["parser.py > Parser > parse"]  # the file by its name
+    titles = "# The whole of the reference manual\n\n## Its options\n\n### Verbose\n\nPrints more.\n"
+    chunks = chunk_document(parse_text("doc.md", titles), count_characters, SETTINGS)
+    assert chunks[-1].heading == "Its options > Verbose"  # the innermost titles that fit
+    assert all(count_characters([chunk.embed_text])[0] <= SETTINGS.max_tokens for chunk in chunks)
+
+
 def test_small_sections_are_packed_into_one_chunk_under_the_heading_they_share():
     text = "# Top\n\nintro words\n\n" + section("Install", 3) + "\n" + section("Use", 3)
     chunks = chunk_text(text, count_words, SETTINGS)
