@@ -65,7 +65,8 @@ REDACTED = "[redacted]"
 #: 5: a typographic closing quote after a bare value is not part of it (``‘--password=PASSWORD’``);
 #: choices (``on/off``) and a word before a sentence's full stop are no secret.
 #: 6: nor is it where a sentence's stop follows the quote (``‘--http-password=STRING’.``).
-REDACTION_VERSION = 6
+#: 7: a type a doc comment gives a secret's name is no value (``password: string|null``).
+REDACTION_VERSION = 7
 
 #: The kind of a secret found by the name it is assigned to.
 ASSIGNED = "assigned-secret"
@@ -224,6 +225,9 @@ PHRASE = re.compile(r"[A-Za-z]+(?:[ \t]+[A-Za-z]+)+")
 JOINED_WORDS = re.compile(r"(?:[a-z]+|[A-Z][a-z]*|[A-Z]+)(?:[-_.:](?:[a-z]+|[A-Z][a-z]*|[A-Z]+))*")
 #: The choices a setting's documentation lists for its value (``ask_password = on/off``).
 CHOICES = re.compile(r"(?:on|off|yes|no|true|false)(?:/(?:on|off|yes|no|true|false))+", re.IGNORECASE)
+#: A type, as a doc comment or a type hint gives one to a secret's name: a nullable type or a union
+#: of types (``?string``, ``string|null``, PHPDoc's and TypeScript's); no password a person chose.
+TYPE = re.compile(r"\?[A-Za-z_][\w\\]*|[A-Za-z_][\w\\]*(?:\|[A-Za-z_][\w\\]*)+")
 #: A reference to a secret kept elsewhere: ``urn:k8s:secret:db:password``, ``vault:secret/db``,
 #: ``arn:aws:secretsmanager:...``.
 REFERENCE = re.compile(r"[a-z][a-z0-9-]{1,15}:[^\s:/]*[:/]")
@@ -297,11 +301,13 @@ def looks_chosen(value: str, quoted: bool = False) -> bool:
 
 
 def _a_literal(value: str, quoted: bool) -> bool:
-    """Not a placeholder, a reference, a masked value, prose, words joined, a password's hash, a
-    UUID, a path or URL; nor, bare, code."""
+    """Not a placeholder, a reference, a masked value, prose, words joined, a type, a password's
+    hash, a UUID, a path or URL; nor, bare, code."""
     if _STANDS_FOR_ONE.search(value) or PHRASE.fullmatch(value) or CHOICES.fullmatch(value) or _masked(value):
         return False
     if REFERENCE.match(value) or JOINED_WORDS.fullmatch(value.removesuffix(".")) or CRYPT_HASH.search(value):
+        return False
+    if TYPE.fullmatch(value):
         return False
     if UUID.fullmatch(value) or ('"' in value and "'" in value):
         return False  # an identifier; code that joins strings (``'" + key + "'``)

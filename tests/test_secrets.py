@@ -362,6 +362,8 @@ def test_a_quote_or_a_slash_inside_a_secret_is_the_secret_s(text):
         "like ‘--proxy-password=STRING’, or",
         "Set the password with --password=PASSWORD.",
         "ask_password = on/off",
+        " *     password: string|null",  # PHPDoc's array shape: types, no values
+        "password: ?string",
     ],
 )
 def test_code_and_prose_that_only_name_secrets_are_kept(text):
