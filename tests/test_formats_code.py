@@ -1195,6 +1195,46 @@ def test_a_one_name_question_finds_the_definition_before_the_pages_and_tests_tha
     assert [hit.path for hit in hits][:1] == ["pkg/names.py"]  # the test module uses the name 12 times
 
 
+@pytest.mark.parametrize(
+    ("path", "source", "titles"),
+    [
+        (
+            "tests/test_file_logging.cpp",
+            """
+            TEST_CASE("simple_file_logger", "[simple_logger]") {
+                REQUIRE(1 == 1);
+            }
+
+            TEST_CASE_METHOD(Fixture, "flush on error", "[flush]") {
+                REQUIRE(1 == 1);
+            }
+            """,
+            ["simple_file_logger", "flush on error"],
+        ),
+        (
+            "test/parser_unittest.cc",
+            """
+            namespace parsing {
+            TEST(Parser, SkipsBlanks) {
+              EXPECT_EQ(1, 1);
+            }
+
+            TEST_F(ParserTest, ReadsNumbers) {
+              EXPECT_EQ(1, 1);
+            }
+            }  // namespace parsing
+            """,
+            ["parsing", "Parser.SkipsBlanks", "ParserTest.ReadsNumbers"],
+        ),
+        ("tests/test_sum.c", "BOOST_AUTO_TEST_CASE(sums_two)\n{\n    BOOST_CHECK(1);\n}\n", ["sums_two"]),
+    ],
+)
+def test_a_c_or_cplusplus_test_a_framework_s_macro_declares_is_headed_by_its_name(path, source, titles):
+    document = parse_text(path, textwrap.dedent(source))
+    assert [heading.title for heading in document.headings] == [path, *titles]
+    assert not document.definitions  # a test's name describes it: no name a question asks for
+
+
 def lines_stored_as_tests(path: str, source: str) -> set[int]:
     """The lines of the file at ``path`` that lie in chunks stored as tests."""
     chunks = chunk_document(
@@ -1363,6 +1403,24 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
             set(range(8, 13)),
             {2, 3, 4, 5, 6},
         ),
+        (  # Catch2's test cases in a file not named as tests, a helper beside them
+            "src/queue_checks.cpp",
+            """
+            #include "queue.h"
+
+            static int helper() { return 1; }
+
+            TEST_CASE("enqueue_nowait", "[mpmc]")
+            {
+                REQUIRE(helper() == 1);
+            }
+            """,
+            set(range(6, 10)),
+            {2, 4},
+        ),
+        ("tests/test_queue.cpp", "static int helper() { return 1; }\n", {1}, set()),  # by its name
+        ("tests/utils.h", "int count_lines(const char *name);\n", {1}, set()),  # its folder, as JavaScript's
+        ("src/queue.cpp", "int count_lines(const char *name) { return 0; }\n", set(), {1}),
         (  # Ruby's `it` block parameter, and a method called test given no block
             "lib/runner.rb",
             """

@@ -23,7 +23,9 @@ Tests are what the language or its standard test tool declares one, never a gues
 name (:class:`TestRule`): Go's ``_test.go`` files, pytest's ``test_*.py`` and ``conftest.py``, a
 ``unittest.TestCase``, Rust's ``#[test]`` and ``#[cfg(test)]``, JUnit's ``@Test``, xUnit's ``[Fact]``,
 Jest's and Vitest's ``*.test.ts``, a ``test/`` folder where Node's test runner and AVA look,
-RSpec's ``*_spec.rb``, minitest's ``it "..." do`` and ``Minitest::Test``, PHPUnit's ``*Test.php``.
+RSpec's ``*_spec.rb``, minitest's ``it "..." do`` and ``Minitest::Test``, PHPUnit's ``*Test.php``,
+GoogleTest's ``TEST(Suite, Name) {`` and Catch2's ``TEST_CASE("name") {`` in C and C++'s
+``test_*.cpp`` and ``tests/``.
 A class holding a test is a test class, as JUnit defines one. Their lines are the document's
 :attr:`Document.tests`.
 
@@ -83,7 +85,10 @@ class TestRule:
     test (``unittest.TestCase``); ``calls``: methods whose call with a string and a block declares
     a test, whatever its file is called (minitest/spec's and RSpec's ``it "parses" do``), and
     ``groups``: those whose call with an argument and a block declares a group of tests, with their
-    setup and helpers (``describe Parser do``: a spec class)."""
+    setup and helpers (``describe Parser do``: a spec class); ``macros``: function-like macros whose
+    invocation at a file's or namespace's top, followed by a block, declares a test (GoogleTest's
+    ``TEST(Suite, Name) {``, Catch2's ``TEST_CASE("name") {``): C and C++ frameworks declare their
+    tests so, and the grammar sees a call or a function named after the macro."""
 
     files: tuple[str, ...] = ()
     folders: tuple[str, ...] = ()
@@ -91,6 +96,7 @@ class TestRule:
     bases: tuple[str, ...] = ()
     calls: frozenset[str] = frozenset()
     groups: frozenset[str] = frozenset()
+    macros: frozenset[str] = frozenset()
 
     def holds_only_tests(self, path: str) -> bool:
         """Whether the file at ``path`` is a test file, by its name or a folder it is in."""
@@ -108,6 +114,24 @@ _JAVASCRIPT_TESTS = TestRule(files=("*.test.*", "*.spec.*"), folders=("__tests__
 #: NUnit's, xUnit's and MSTest's.
 _XUNIT = TestRule(
     markers=frozenset("Test TestCase TestCaseSource Fact Theory TestMethod DataTestMethod".split())
+)
+#: GoogleTest's macros, which name a test by its suite and its own name (``TEST(Parser, Skips)``),
+#: as gtest reports it: ``Parser.Skips``.
+_SUITE_MACROS = frozenset("TEST TEST_F TEST_P TYPED_TEST TYPED_TEST_P".split())
+#: The test files the C and C++ frameworks' own examples and CMake projects name so (GoogleTest's and
+#: Chromium's ``*_unittest.cc``, Catch2's and Boost's ``test_*.cpp``), the ``test/`` and ``tests/``
+#: folders as in JavaScript, and the macros that declare a test in GoogleTest, Catch2, doctest and
+#: Boost.Test.
+_C_TESTS = TestRule(
+    files=tuple(
+        f"{stem}.{extension}"
+        for stem in ("test_*", "*_test", "*_tests", "*_unittest")
+        for extension in ("c", "cc", "cpp", "cxx")
+    ),
+    folders=("test", "tests"),
+    macros=_SUITE_MACROS
+    | frozenset("TEST_CASE TEST_CASE_METHOD SCENARIO TEMPLATE_TEST_CASE".split())  # Catch2's, doctest's
+    | frozenset("BOOST_AUTO_TEST_CASE BOOST_FIXTURE_TEST_CASE".split()),
 )
 
 
@@ -277,6 +301,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types(_C_DEFINITIONS),
         frozenset(),
         _types(_C_LISTS),
+        tests=_C_TESTS,
         preprocessor=True,
     ),
     "cpp": Grammar(
@@ -285,6 +310,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types("class_specifier struct_specifier union_specifier namespace_definition"),
         _types(_C_LISTS + " declaration_list"),
         wrappers=_types("template_declaration"),
+        tests=_C_TESTS,
         preprocessor=True,
         separator="::",
         namespaces=_types("namespace_definition"),
@@ -600,8 +626,11 @@ class _Outline:
             placed.append((outer, owner, level, path))
             if self._is_test(outer, node):
                 self._mark_test(outer, owner)
-        for outer, owner, level, path in placed:
-            self._resume_after(outer, owner, level, path, outers)
+        ends = list(placed)
+        if self.grammar.tests.macros:
+            ends += self._macro_tests(module, known, headed, outers)
+        for end, owner, level, path in ends:
+            self._resume_after(end, owner, level, path, outers)
         if self.grammar.tests.calls:
             for node in self.found.get("list", []):
                 self._test_calls(node.named_children, known)
@@ -618,6 +647,44 @@ class _Outline:
         if self.tested and all(self._within_test(outer) for outer in tops):
             # a file of tests alone: its imports, usings and package line serve only them
             self.tests = [(1, len(self.lines))]
+
+    def _macro_tests(
+        self,
+        module: str,
+        known: set[int],
+        headed: dict[int, tuple[int, tuple[str, ...]]],
+        outers: dict[int, Node],
+    ) -> list[tuple[Node, Node | None, int, tuple[str, ...]]]:
+        """Head and mark the tests that macros declare at the file's top or a namespace's
+        (:attr:`TestRule.macros`), each as a test function: titled by its name, its lines from its
+        comments to its block's end. Its name declares nothing: it describes the test (Catch2's are
+        sentences) or repeats the name of what it tests, which a one-name question asks for. Adds
+        each to ``outers``; returns, for each, what the code after it follows (its block), its
+        owner, and its heading's level and container path."""
+        found = []
+        for holder in self.found.get("list", []):
+            owner = self._owner(holder, known)
+            if holder.parent is not None and (
+                owner is None or owner.type not in self.grammar.namespaces or holder.parent.id != owner.id
+            ):
+                continue  # a function's or a class's body, not a file's or a namespace's top
+            if owner is not None and owner.id not in headed:
+                continue
+            level, path = headed[owner.id] if owner is not None else (2, (module,))
+            for statement in holder.named_children:
+                test = _macro_test(statement, self.grammar.tests.macros)
+                if test is None:
+                    continue
+                title, body = test
+                first = self._first_row(statement)
+                self.headings.append(Heading(first + 1, level, title))
+                self.tests.append((first + 1, body.end_point[0] + 1))
+                if body.start_point[0] > statement.start_point[0]:  # its brace on a line of its own
+                    self.block_starts.discard(body.start_point[0] + 1)
+                self.tested.add(statement.id)
+                outers[statement.id] = statement
+                found.append((body, owner, level, path))
+        return found
 
     def _is_test(self, outer: Node, definition: Node) -> bool:
         """Whether a definition is a test as its language declares one: by an attribute or annotation
@@ -682,6 +749,8 @@ class _Outline:
         does not. A struct counts where it has a body."""
         if not self._names(node) or not _has_body(node):
             return False
+        if _macro_test(node, self.grammar.tests.macros) is not None:
+            return False  # GoogleTest's TEST(Suite, Name) { as C++ reads it: a test, not a function TEST
         if node.type == "variable_declarator":
             value = node.child_by_field_name("value")
             if value is None:
@@ -981,6 +1050,55 @@ def _declares_test(call: Node, rule: TestRule) -> bool:
         return False
     name = _text(method)
     return name in rule.groups or (name in rule.calls and arguments.named_children[0].type == "string")
+
+
+#: A function-like macro's invocation, as a test's head is written: its name, then its arguments.
+_MACRO_INVOCATION = re.compile(r"(?P<macro>[A-Z][A-Z0-9_]*)\s*\((?P<arguments>.*)\)\s*;?", re.DOTALL)
+#: A string literal among a macro's arguments, its content apart.
+_STRING_ARGUMENT = re.compile(r'"(?P<content>(?:[^"\\\n]|\\.)*)"')
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+
+
+def _macro_test(statement: Node, macros: frozenset[str]) -> tuple[str, Node] | None:
+    """The title and block of the test that ``statement`` declares by one of ``macros``, or None.
+    Grammars read ``TEST_CASE("name") { ... }`` as a call then a block beside it, or as a function
+    whose name or type is the macro (``TEST(Suite, Name)`` in C++, ``BOOST_AUTO_TEST_CASE(name)``
+    in C): the text before the block tells, whichever it is."""
+    if not macros:
+        return None
+    if statement.type == "function_definition":
+        body = statement.child_by_field_name("body")
+        if body is None:
+            return None
+        head = (statement.text or b"")[: body.start_byte - statement.start_byte]
+    elif statement.type == "expression_statement":
+        body = statement.next_named_sibling
+        if body is None or body.type != "compound_statement":
+            return None
+        head = statement.text or b""
+    else:
+        return None
+    invocation = _MACRO_INVOCATION.fullmatch(head.decode("utf-8", "replace").strip())
+    if invocation is None or invocation["macro"] not in macros:
+        return None
+    title = _test_title(invocation["macro"], invocation["arguments"])
+    return (title, body) if title else None
+
+
+def _test_title(macro: str, arguments: str) -> str:
+    """A test's name as its macro's arguments give it: its first string (Catch2's and doctest's
+    ``TEST_CASE("name", "[tag]")``, after the fixture of ``TEST_CASE_METHOD``), else its first
+    identifier (Boost's ``BOOST_AUTO_TEST_CASE(name)``), a GoogleTest suite's joined to the test's
+    name (:data:`_SUITE_MACROS`)."""
+    string = _STRING_ARGUMENT.search(arguments)
+    if string is not None:
+        return " ".join(string["content"].split())
+    names = []
+    for argument in arguments.split(","):
+        if not _IDENTIFIER.fullmatch(argument.strip()):
+            break
+        names.append(argument.strip())
+    return ".".join(names[:2] if macro in _SUITE_MACROS else names[:1])
 
 
 def _is_function(node: Node) -> bool:
