@@ -871,6 +871,32 @@ def test_members_declare_their_names_qualified_by_their_container_and_head_nothi
     assert [heading.title for heading in document.headings] == [path, *titles]
 
 
+@pytest.mark.parametrize("path", ["include/spdlog/common.h", "src/levels.c"])
+def test_a_c_macro_declares_its_name_in_each_branch_and_heads_nothing(path):
+    source = """\
+        #ifndef SPDLOG_COMMON_H
+        #define SPDLOG_COMMON_H
+        #ifndef SPDLOG_ACTIVE_LEVEL
+        #define SPDLOG_ACTIVE_LEVEL SPDLOG_LEVEL_INFO
+        #endif
+        #if defined(SPDLOG_TRACE_ON)
+        #define SPDLOG_TRACE(logger, ...) log(logger, __VA_ARGS__)
+        #else
+        #define SPDLOG_TRACE(logger, ...) (void)0
+        #endif
+        int level(void) { return SPDLOG_ACTIVE_LEVEL; }
+        #endif
+        """
+    document = parse_text(path, textwrap.dedent(source))
+    assert document.definitions == {  # the include guard is no name a reader looks for
+        4: ("SPDLOG_ACTIVE_LEVEL",),
+        7: ("SPDLOG_TRACE",),
+        9: ("SPDLOG_TRACE",),
+        11: ("level",),
+    }
+    assert [heading.title for heading in document.headings] == [path, "level"]
+
+
 def test_a_local_variable_is_no_member():
     source, _, _ = MEMBERS["src/ClassName.kt"]
     document = parse_text("src/ClassName.kt", textwrap.dedent(source))

@@ -154,7 +154,10 @@ class Grammar:
     file putting something in a namespace opens it again, and a question naming the namespace would
     find each file's opening lines; they still head their code and qualify the names in them.
     Ruby's ``module`` is none: it is as often a mixin or a holder of module functions, looked up by
-    its name, and its grammar tells no namespace from a mixin. ``reread``: another reading of a
+    its name, and its grammar tells no namespace from a mixin. ``names``: node types that declare
+    their ``name`` alone wherever they are, and head nothing: C's macros (``#define NAME``, in any
+    branch of a conditional group), which have no scope to qualify them but the file that
+    includes them. ``reread``: another reading of a
     file's lines, line for line, that the grammar reads with fewer errors where it fails on a way
     of writing the language allows (:func:`_readable_outline`).
     """
@@ -171,6 +174,7 @@ class Grammar:
     separator: str = "."  # between a container's name and its member's, as the language writes it
     members: frozenset[str] = frozenset()
     namespaces: frozenset[str] = frozenset()
+    names: frozenset[str] = frozenset()
     reread: Callable[[list[str]], list[str]] | None = None
 
 
@@ -199,6 +203,8 @@ def _kotlin_constructors_joined(lines: list[str]) -> list[str]:
     return joined
 
 
+#: C's macro definitions, object-like and function-like.
+_C_MACROS = frozenset(("preproc_def", "preproc_function_def"))
 _C_LISTS = "translation_unit compound_statement field_declaration_list enumerator_list case_statement"
 _C_DEFINITIONS = "function_definition struct_specifier union_specifier enum_specifier type_definition"
 _JS_DEFINITIONS = (
@@ -303,6 +309,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types(_C_LISTS),
         tests=_C_TESTS,
         preprocessor=True,
+        names=_C_MACROS,
     ),
     "cpp": Grammar(
         "tree_sitter_cpp",
@@ -314,6 +321,7 @@ GRAMMARS: dict[str, Grammar] = {
         preprocessor=True,
         separator="::",
         namespaces=_types("namespace_definition"),
+        names=_C_MACROS,
     ),
     "csharp": Grammar(
         "tree_sitter_c_sharp",
@@ -427,7 +435,7 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
         literal=_without_headings(outline.literal(), outline.headings),
         block_starts=sorted(outline.block_starts),
         encoding=encoding,
-        definitions={} if path.endswith(DECLARATION_FILES) else outline.definitions,
+        definitions={} if path.endswith(DECLARATION_FILES) else outline.declared(),
         tests=whole or _merged(outline.tests),
     )
 
@@ -562,6 +570,7 @@ def _reader(language: str) -> tuple[Parser, Query] | None:
         "list": grammar.lists,
         "definition": grammar.definitions,
         "member": grammar.members,
+        "named": grammar.names,
         "attached": grammar.attached | comments,
         "error": {"ERROR"},
     }
@@ -582,12 +591,22 @@ class _Outline:
     found: dict[str, list[Node]]  # the query's captures, by name
     headings: list[Heading] = field(default_factory=list)
     definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
+    #: names declared apart from the definitions (:attr:`Grammar.names`), which do not tell one
+    #: reading of the file from another (:func:`_better`): a configuration leaves out a branch's
+    named: dict[int, tuple[str, ...]] = field(default_factory=dict)
     block_starts: set[int] = field(default_factory=set)
     statements: list[tuple[int, int]] = field(default_factory=list)  # (first, last) 1-based
     #: comments and attributes alone on their lines: (first row, column) by last row
     attached: dict[int, tuple[int, int]] = field(default_factory=dict)
     tests: list[tuple[int, int]] = field(default_factory=list)  # (first, last) 1-based
     tested: set[int] = field(default_factory=set)  # node ids of the tests and test classes
+
+    def declared(self) -> dict[int, tuple[str, ...]]:
+        """The names each line declares: its definitions' and members', and those named alone."""
+        declared = dict(self.definitions)
+        for line, names in self.named.items():
+            declared[line] = tuple(sorted(set(names) | set(declared.get(line, ()))))
+        return declared
 
     def error_lines(self) -> int:
         """How many lines lie inside syntax errors."""
@@ -638,6 +657,10 @@ class _Outline:
             holder = self._holder(member, known)
             if holder is not None and holder.id in headed:
                 self._declare(member, headed[holder.id][1][1:])
+        for node in self.found.get("named", []):
+            name = node.child_by_field_name("name")
+            if name is not None and not _guards_include(node):
+                self.named[name.start_point[0] + 1] = (_text(name),)
         namespaces = self.grammar.namespaces
         tops = [
             outer
@@ -1099,6 +1122,20 @@ def _test_title(macro: str, arguments: str) -> str:
             break
         names.append(argument.strip())
     return ".".join(names[:2] if macro in _SUITE_MACROS else names[:1])
+
+
+def _guards_include(definition: Node) -> bool:
+    """Whether a macro's definition is a header's include guard: ``#define NAME`` with no value, in
+    the ``#ifndef NAME`` it closes, a name no reader looks for."""
+    holder, name = definition.parent, definition.child_by_field_name("name")
+    if holder is None or holder.type != "preproc_ifdef" or name is None:
+        return False
+    tested = holder.child_by_field_name("name")
+    return (
+        definition.child_by_field_name("value") is None
+        and tested is not None
+        and _text(tested) == _text(name)
+    )
 
 
 def _is_function(node: Node) -> bool:
