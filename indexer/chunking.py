@@ -125,7 +125,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 42: DocBook XML read by its elements (sections and reference pages as headings, literal elements as
 #: code, a page's names, a variable list's terms and a funcdef's function as names); 43: C's and C++'s
 #: tests, by their files' names, their folders and their frameworks' macros (``TEST_CASE("name") {``),
-#: and their macros' names (``#define NAME``) declared
+#: and their macros' names (``#define NAME``) declared; a member whose name is compound
+#: (``MaxHedgedAttempts``) declared alone too
 CHUNKER_VERSION = 43
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

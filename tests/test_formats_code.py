@@ -782,7 +782,7 @@ MEMBERS = {
         public enum Severity { Error, Warning }
         """,
         {
-            6: ("ValidatorConfiguration.PropertyChainSeparator",),
+            6: ("PropertyChainSeparator", "ValidatorConfiguration.PropertyChainSeparator"),
             7: ("ValidatorConfiguration._count", "ValidatorConfiguration._limit"),
             8: ("ValidatorConfiguration.Changed",),
             9: ("ValidatorConfiguration.Default",),
@@ -811,10 +811,10 @@ MEMBERS = {
         }
         """,
         {
-            3: ("ClassName.packageName",),
-            6: ("ClassName.DEFAULT",),
-            16: ("KModifier.PUBLIC",),
-            17: ("KModifier.PRIVATE",),
+            3: ("ClassName.packageName", "packageName"),
+            6: ("ClassName.DEFAULT", "DEFAULT"),
+            16: ("KModifier.PUBLIC", "PUBLIC"),
+            17: ("KModifier.PRIVATE", "PRIVATE"),
         },
         ["ClassName", "reflect", "KModifier"],
     ),
@@ -833,7 +833,7 @@ MEMBERS = {
         }
         """,
         {
-            6: ("Logger::API", "Logger::DEBUG"),
+            6: ("DEBUG", "Logger::API", "Logger::DEBUG"),
             7: ("Logger::$name",),  # as PHP and a doc comment's @see write a property
             11: ("Level::Debug",),
         },
@@ -853,6 +853,7 @@ MEMBERS = {
                 "Color",
                 "Color.GREEN",
                 "Color.RED",
+                "GREEN",
                 "Palette.Color",
                 "Palette.Color.GREEN",
                 "Palette.Color.RED",
@@ -895,6 +896,39 @@ def test_a_c_macro_declares_its_name_in_each_branch_and_heads_nothing(path):
         11: ("level",),
     }
     assert [heading.title for heading in document.headings] == [path, "level"]
+
+
+@pytest.mark.parametrize(
+    ("path", "source", "line", "declared"),
+    [
+        (
+            "src/Polly.Core/Hedging/HedgingStrategyOptions.cs",
+            "public class HedgingStrategyOptions {\n    public int MaxHedgedAttempts { get; set; } = 1;\n}\n",
+            2,
+            ("HedgingStrategyOptions.MaxHedgedAttempts", "MaxHedgedAttempts"),
+        ),
+        (
+            "src/Polly.Core/Hedging/HedgingStrategyOptions.cs",
+            "public class HedgingStrategyOptions {\n    public TimeSpan Delay { get; set; }\n}\n",
+            2,
+            ("HedgingStrategyOptions.Delay",),  # a plain word: every class could define it
+        ),
+        (
+            "moshi-kotlin-codegen/src/main/java/Options.kt",
+            'object Options {\n  const val OPTION_GENERATE_PROGUARD_RULES = "moshi.proguard"\n}\n',
+            2,
+            ("OPTION_GENERATE_PROGUARD_RULES", "Options.OPTION_GENERATE_PROGUARD_RULES"),
+        ),
+        (
+            "src/Monolog/Handler/SamplingHandler.php",
+            "<?php\nclass SamplingHandler {\n    protected int $samplingFactor;\n    protected $name;\n}\n",
+            3,
+            ("SamplingHandler::$samplingFactor", "samplingFactor"),
+        ),
+    ],
+)
+def test_a_member_with_a_compound_name_is_declared_alone_too(path, source, line, declared):
+    assert parse_text(path, source).definitions[line] == declared
 
 
 def test_a_local_variable_is_no_member():

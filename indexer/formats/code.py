@@ -148,9 +148,10 @@ class Grammar:
 
     ``members``: node types of a container's members that are no heading (properties, fields,
     constants, enum cases: a class of thirty properties is not thirty sections), but declare their
-    names qualified by their container (``ValidatorOptions.Global``, ``Logger::API``), never alone:
-    a member is known by its owner, as a setting's dotted key is, and a bare ``Name`` or ``Count``
-    would make every class define it. ``namespaces``: containers that declare no name, since every
+    names qualified by their container (``ValidatorOptions.Global``, ``Logger::API``), alone only
+    where the name is compound (``MaxHedgedAttempts``, :func:`_known_alone`): a member is known by
+    its owner, as a setting's dotted key is, and a bare ``Name`` or ``Count`` would make every
+    class define it. ``namespaces``: containers that declare no name, since every
     file putting something in a namespace opens it again, and a question naming the namespace would
     find each file's opening lines; they still head their code and qualify the names in them.
     Ruby's ``module`` is none: it is as often a mixin or a holder of module functions, looked up by
@@ -848,8 +849,9 @@ class _Outline:
         if definition.type != "impl_item" and definition.type not in self.grammar.namespaces:
             name_node = definition.child_by_field_name("name") or definition
             line = name_node.start_point[0] + 1
-            declared = set(names) | {_last_part(name) for name in names}
-            declared |= self._qualified(owners + titles[: len(titles) - len(names)], names)
+            declared = _known_alone(names, member=False) | self._qualified(
+                owners + titles[: len(titles) - len(names)], names
+            )
             self.definitions[line] = tuple(sorted(declared | set(self.definitions.get(line, ()))))
         return titles
 
@@ -875,12 +877,15 @@ class _Outline:
         return node if node is not None and node.type in grammar.containers else None
 
     def _declare(self, member: Node, owners: tuple[str, ...]) -> None:
-        """Declare a member's names qualified by the containers titled ``owners`` on its line."""
+        """Declare a member's names qualified by the containers titled ``owners`` on its line, and
+        alone where no common word spells them (:func:`_known_alone`)."""
         for declared in _member_names(member):
             line = declared.start_point[0] + 1
-            qualified = self._qualified(owners, (_text(declared),))
+            names = (_text(declared),)
+            qualified = self._qualified(owners, names)
             if qualified:
-                self.definitions[line] = tuple(sorted(qualified | set(self.definitions.get(line, ()))))
+                names_of_line = qualified | _known_alone(names, member=True)
+                self.definitions[line] = tuple(sorted(names_of_line | set(self.definitions.get(line, ()))))
 
     def _qualified(self, owners: tuple[str, ...], names: tuple[str, ...]) -> set[str]:
         """``names`` qualified by each run of the containers they lie in that ends at the nearest, in
@@ -1205,6 +1210,26 @@ def _text(node: Node) -> str:
 def _indent(line: str) -> int:
     """The width of a line's leading blanks, in bytes as tree-sitter counts columns."""
     return len(line) - len(line.lstrip(" \t\f"))
+
+
+#: What makes a member's name compound, so that no common word spells it and alone it still names
+#: one thing: a second case hump (``MaxHedgedAttempts``, ``failOnUnknown``), or words joined by an
+#: underscore (``OPTION_GENERATE_PROGUARD_RULES``); or (:data:`_CAPITALS`) capitals alone longer than
+#: an abbreviation (``DEBUG``, not ``API``).
+_COMPOUND = re.compile(r"[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]")
+_CAPITALS = re.compile(r"[A-Z][A-Z0-9]{3,}")
+
+
+def _known_alone(names: tuple[str, ...], member: bool) -> set[str]:
+    """The forms of ``names`` declared without their containers: a definition's always, as written
+    and by its last part (``draw``, ``rotate_`` of ``rotating_file_sink<Mutex>::rotate_``); a
+    member's (a property, a field, a constant, an enum case) only where its name is compound
+    (:data:`_COMPOUND`), without PHP's ``$``: ``Name`` or ``Count`` alone would make every class
+    define it, but a question naming ``MaxHedgedAttempts`` asks for the one property so named."""
+    if member:
+        bare = (name.lstrip("$") for name in names)
+        return {name for name in bare if _COMPOUND.search(name) or _CAPITALS.fullmatch(name)}
+    return set(names) | {_last_part(name) for name in names}
 
 
 def _last_part(name: str) -> str:
