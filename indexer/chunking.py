@@ -126,7 +126,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: code, a page's names, a variable list's terms and a funcdef's function as names); 43: C's and C++'s
 #: tests, by their files' names, their folders and their frameworks' macros (``TEST_CASE("name") {``),
 #: and their macros' names (``#define NAME``) declared; a member whose name is compound
-#: (``MaxHedgedAttempts``) declared alone too
+#: (``MaxHedgedAttempts``) declared alone too, and a definition's or member's doc comment one block
+#: with it
 CHUNKER_VERSION = 43
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

@@ -505,6 +505,61 @@ def test_code_after_a_block_a_definition_ends_goes_back_under_the_container(path
     assert above.title in (path, "Policy"), document.headings
 
 
+DOCUMENTED_MEMBERS = {
+    "src/HedgingStrategyOptions.cs": (
+        """
+        public class HedgingStrategyOptions {
+            /// <summary>
+            /// Gets or sets the delay to wait before a hedged action is started.
+            /// </summary>
+            /// <remarks>A zero delay starts every hedged action at once.</remarks>
+            public TimeSpan Delay { get; set; } = TimeSpan.FromSeconds(2);
+
+            /// <summary>
+            /// Gets or sets the most hedged actions the strategy starts.
+            /// </summary>
+            /// <value>The default value is one.</value>
+            public int MaxHedgedAttempts { get; set; } = 1;
+        }
+        """,
+        {3: 7, 9: 13},  # the first line of each doc comment: its member's line
+        50,  # words a chunk holds: a member and its comment, not two
+    ),
+    "src/SamplingHandler.php": (
+        """
+        <?php
+        class SamplingHandler {
+            /**
+             * The handler the sampled records go to, or a factory
+             * that makes it when the first record comes.
+             */
+            protected $handler;
+
+            /**
+             * One record in this many is handled.
+             */
+            protected int $factor;
+        }
+        """,
+        {4: 8, 10: 13},
+        40,
+    ),
+}
+
+
+@pytest.mark.parametrize("path", sorted(DOCUMENTED_MEMBERS))
+def test_a_member_s_doc_comment_is_never_cut_from_the_member(path):
+    source, members, limit = DOCUMENTED_MEMBERS[path]
+    document = parse_text(path, textwrap.dedent(source))
+    chunks = chunk_document(document, count_words, ChunkSettings.for_limit(limit))
+    assert len(chunks) > 1
+    for comment, member in members.items():
+        assert any(chunk.start_line <= comment and chunk.end_line >= member for chunk in chunks), (
+            comment,
+            [(chunk.start_line, chunk.end_line) for chunk in chunks],
+        )
+
+
 def test_a_definition_larger_than_a_chunk_is_cut_between_statements_each_part_headed_by_it():
     statements = "\n".join(f"        total = total + compute(item, {number}, scale)" for number in range(60))
     source = "class Ledger:\n    def balance(self, item):\n"

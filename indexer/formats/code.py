@@ -933,10 +933,17 @@ class _Outline:
         return sibling
 
     def _statements(self, children: list[Node]) -> None:
+        """Each statement's lines, and where its block starts: at its first line, or at the first
+        of the comments and attributes just above it where it is a definition or a member (its doc
+        comment: ``///``, ``/** */``, KDoc, PHPDoc), so no cut falls between them."""
+        documented = self.grammar.definitions | self.grammar.members | self.grammar.wrappers
         for child in children:
+            row, column = child.start_point
             if self._starts_line(child):
-                self.block_starts.add(child.start_point[0] + 1)
-            self.statements.append((child.start_point[0] + 1, child.end_point[0] + 1))
+                first = self._commented_from(row, column) if child.type in documented else row
+                self.block_starts.difference_update(range(first + 2, row + 2))
+                self.block_starts.add(first + 1)
+            self.statements.append((row + 1, child.end_point[0] + 1))
 
     def _attach(self, node: Node) -> None:
         """Mark the rows of a comment or attribute that stands alone on its lines. A node that ends
