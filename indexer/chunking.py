@@ -127,7 +127,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: tests, by their files' names, their folders and their frameworks' macros (``TEST_CASE("name") {``),
 #: and their macros' names (``#define NAME``) declared; a member whose name is compound
 #: (``MaxHedgedAttempts``) declared alone too, and a definition's or member's doc comment one block
-#: with it
+#: with it; a man page's tag in bold before a value in italic declares its bold words, a notebook's
+#: code cells what they define, Markdown's front matter is at a file's top only, an AsciiDoc
+#: paragraph ends at its block's closing line, and a heading path too long is shortened, not left out
 CHUNKER_VERSION = 43
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
