@@ -1353,7 +1353,7 @@ def test_a_c_or_cplusplus_test_a_framework_s_macro_declares_is_headed_by_its_nam
 def lines_stored_as_tests(path: str, source: str) -> set[int]:
     """The lines of the file at ``path`` that lie in chunks stored as tests."""
     chunks = chunk_document(
-        parse_text(path, textwrap.dedent(source)), count_words, ChunkSettings.for_limit(12)
+        parse_text(path, textwrap.dedent(source)), count_words, ChunkSettings.for_limit(14)
     )
     return {line for chunk in chunks if chunk.is_test for line in range(chunk.start_line, chunk.end_line + 1)}
 
