@@ -169,6 +169,34 @@ def test_a_markdown_heading_s_attribute_list_is_not_part_of_its_title():
     assert "A set {not an attribute}." in parse_text("doc.md", text).lines
 
 
+def test_markdown_inline_html_is_read_as_the_page_shows_it():
+    """MkDocs' options tables key each row by an anchor (``<a id href title>``): the model reads a
+    line's HTML as the page shows it, tags and their attributes dropped, an image as its
+    alternative text, a template's directive as nothing, code as written; and a table's size is
+    what its rows say, so a table of anchored rows is no longer cut a row or two at a time."""
+    rows = "".join(
+        f'| <a id="opt-acme-{name}" href="#opt-acme-{name}" title="#opt-acme-{name}">`acme.{name}`</a>'
+        f" | The {name} to use. | No |\n"
+        for name in ("email", "caServer", "keyType", "profile")
+    )
+    page = (
+        "# ACME\n\n| Field | Description | Required |\n|---|---|---|\n" + rows + "\n"
+        '{% include-markdown "includes/business.md" %}\n\n<div class="grid">\n\n'
+        'A <b>bold</b> <img src="logo.png" alt="Traefik logo"> `<b>kept</b>`<br>here.\n\n'
+        "```html\n<a id=\"in-code\">x</a>\n```\n"
+    )
+    document = parse_text("acme.md", page)
+    assert document.read_as[5] == "| `acme.email` | The email to use. | No |"
+    assert document.read_as[14] == "A bold Traefik logo `<b>kept</b>` here."
+    assert {10, 12} <= document.markup  # a directive alone, a tag alone: nothing shown
+    assert 17 not in document.read_as  # code as written
+    table = page[: page.index("\n{%")]
+    chunks = chunks_of("acme.md", table, limit=60)
+    assert [(chunk.start_line, chunk.end_line) for chunk in chunks] == [(1, 8)]
+    assert chunks[0].text.count("<a id=") == 4  # the chunk keeps the file's lines
+    assert "href" not in chunks[0].embed_text
+
+
 # -- reStructuredText ---------------------------------------------------------------------------
 
 RST = """\

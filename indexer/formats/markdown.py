@@ -15,7 +15,11 @@ What a rendered page does not show is not read as its text:
 - code fences, a setext title's underline, a table's delimiter row and thematic breaks are markup
   (:attr:`Document.markup`): they stay in a chunk's text, and count nothing toward its size;
 - a heading's attribute list (``## Docs URLs { #docs-urls }``: an id or a class, as MkDocs'
-  ``attr_list``, Pandoc and pulldown-cmark write it) is not part of its title.
+  ``attr_list``, Pandoc and pulldown-cmark write it) is not part of its title;
+- what the model reads of a line outside code that holds HTML (:attr:`Document.read_as`) is the
+  line as the page shows it: tags and their attributes dropped, an element's text kept, an image
+  as its alternative text (:func:`html_shown`); a template's directive (``{% include "x.md" %}``,
+  which the site's generator runs) shows nothing, and a line of them alone is markup.
 
 A heading whose title is code alone (``## `--write` ``) or a key's name as a config reference titles
 it (``## server.strictPort``) declares the names it spells (:attr:`Document.definitions`,
@@ -56,6 +60,20 @@ _CODE_SPAN = re.compile(r"(?<!`)(``?)([^`]{1,1024})\1(?!`)")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]{1,2048}|[\w.+-]{1,128}@[\w.-]{1,253})>")
 #: An HTML tag, closing tag, comment, doctype or processing instruction, of bounded length.
 _TAG = re.compile(r"<(?:[A-Za-z/!?][^<>\n]{0,400})?>")
+#: Elements that sit inside a line of text (a link, code, emphasis): their tags show nothing, where
+#: a block's tags (a paragraph's, a table cell's, a line break) set the words either side apart.
+_INLINE_ELEMENTS = frozenset(
+    "a abbr b bdi bdo cite code data del dfn em font i ins kbd mark q s samp small span strong sub sup"
+    " time u var wbr".split()
+)
+#: A tag's element, and an image's alternative text among its attributes (``<img alt="Logo" ...>``).
+_TAG_NAME = re.compile(r"</?([A-Za-z][\w-]{0,63})")
+_ALT = re.compile(
+    r"\salt[ \t]*=[ \t]*(?:\"([^\"]{0,400})\"|'([^']{0,400})'|([^\s\"'=<>`]{1,400}))", re.IGNORECASE
+)
+#: A template's directive (``{% include-markdown "intro.md" %}``, Jinja's and Liquid's), run by the
+#: site's generator before the page is rendered: it shows nothing of its own.
+_TEMPLATE_DIRECTIVE = re.compile(r"\{%(?:[^%{}\n]|%(?!\})){0,1024}%\}")
 #: Where a link's text ends: its destination (with a title, maybe) or a reference's label.
 _LINK_END = (
     r"(?:\([^()\s]{0,2048}(?:[ \t]{1,8}(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}'))?\)"
@@ -168,15 +186,37 @@ def read_markdown(text: str, encoding: str = "utf-8") -> Document:
     if layout.front_matter is not None:
         first, last, style, source = layout.front_matter
         headings = _with_front_matter(lines, headings, first, last, read_front_matter(source, style))
+    read_as, shown_nothing = _html_read(lines, layout.literal)
     return Document(
         lines=lines,
         headings=headings,
         literal=layout.literal,
         encoding=encoding,
-        markup=frozenset(layout.markup),
+        markup=frozenset(layout.markup | shown_nothing),
         definitions=layout.definitions,
+        read_as=read_as,
         linked_entries=_linked_entries(lines, layout.items),
     )
+
+
+def _html_read(lines: list[str], literal: list[tuple[int, int]]) -> tuple[dict[int, str], set[int]]:
+    """What the model reads of the lines outside code that hold HTML or a template's directive
+    (:attr:`Document.read_as`): the line as the page shows it (:func:`html_shown`), its code spans as
+    written; and, apart, the lines that show nothing (tags alone, a directive alone), which are
+    markup. An options table whose rows are keyed by anchors (``<a id="opt-x" href="#opt-x">``) is
+    then read, and sized, by what its rows say, not by their tags."""
+    code = {number for first, last in literal for number in range(first, last + 1)}
+    read_as: dict[int, str] = {}
+    shown_nothing: set[int] = set()
+    for number, line in enumerate(lines, 1):
+        if number in code or ("<" not in line and "{%" not in line):
+            continue
+        read = _outside_code_spans(line, html_shown)
+        if not read.strip():
+            shown_nothing.add(number)
+        elif read != line:
+            read_as[number] = read
+    return read_as, shown_nothing
 
 
 def _linked_entries(lines: list[str], items: list[int]) -> dict[int, int]:
@@ -474,10 +514,39 @@ def _front_matter(text: str) -> tuple[int, int, str, str] | None:
     return None
 
 
+def _outside_code_spans(line: str, read: Callable[[str], str]) -> str:
+    """``line`` with ``read`` applied to its text outside code spans, the spans as written."""
+    pieces = _CODE_SPAN.split(line)  # (marks, code) pairs after each text
+    shown = []
+    for place in range(0, len(pieces), 3):
+        shown.append(read(pieces[place]))
+        if place + 2 < len(pieces):
+            marks = pieces[place + 1]
+            shown.append(marks + pieces[place + 2] + marks)
+    return "".join(shown)
+
+
+def html_shown(prose: str) -> str:
+    """Text outside code as a rendered page shows its HTML: a template's directive nothing, an
+    autolink its address, each tag as :func:`_tag_shown` reads it."""
+    if "{%" in prose:
+        prose = _TEMPLATE_DIRECTIVE.sub("", prose)
+    if "<" in prose:
+        prose = _TAG.sub(_tag_shown, _AUTOLINK.sub(r"\1", prose))
+    return prose
+
+
 def _tag_shown(found: re.Match[str]) -> str:
-    """What a tag inside a heading shows: a line break a space, an inline tag nothing (``<code>rg</code>,``
-    reads ``rg,``)."""
-    return " " if found.group().lower().startswith("<br") else ""
+    """What a tag shows: an image its alternative text, an inline element's tag nothing
+    (``<code>rg</code>,`` reads ``rg,``), any other's (a line break, a cell's) a space; a comment
+    nothing."""
+    tag = found.group()
+    name = _TAG_NAME.match(tag)
+    element = name.group(1).lower() if name else ""
+    if element == "img":
+        alt = _ALT.search(tag)
+        return next((text for text in alt.groups() if text is not None), "") if alt else ""
+    return " " if element and element not in _INLINE_ELEMENTS else ""
 
 
 def _html_heading(block: str) -> tuple[int, str] | None:
@@ -634,9 +703,7 @@ def inline_text(text: str) -> str:
     shown = []
     for place in range(0, len(pieces), 3):
         prose = pieces[place]
-        if "<" in prose:
-            prose = _TAG.sub(" ", _AUTOLINK.sub(r"\1", prose))
-        shown.append(prose)
+        shown.append(html_shown(prose))
         if place + 2 < len(pieces):
             shown.append(f"`{pieces[place + 2].strip(' ')}`")
     return "\n".join(_unescaped(line) for line in "".join(shown).split("\n"))
