@@ -183,7 +183,7 @@ def test_markdown_inline_html_is_read_as_the_page_shows_it():
         "# ACME\n\n| Field | Description | Required |\n|---|---|---|\n" + rows + "\n"
         '{% include-markdown "includes/business.md" %}\n\n<div class="grid">\n\n'
         'A <b>bold</b> <img src="logo.png" alt="Traefik logo"> `<b>kept</b>`<br>here.\n\n'
-        "```html\n<a id=\"in-code\">x</a>\n```\n"
+        '```html\n<a id="in-code">x</a>\n```\n'
     )
     document = parse_text("acme.md", page)
     assert document.read_as[5] == "| `acme.email` | The email to use. | No |"
@@ -1278,6 +1278,23 @@ def test_a_markdown_table_row_keyed_by_options_declares_them():
         7: ("-f", "--filter"),
         8: ("--quiet", "-q"),
     }
+
+
+def test_a_markdown_table_row_anchored_on_a_name_in_code_declares_it():
+    """A generated options table (MkDocs') anchors each row on its key, ``<a id>`` around the key in
+    code: the row is that key's definition, a dotted key declared whole. A cell anchored on prose or
+    on two spans, a link with no id, and a name in code with no anchor declare nothing."""
+    page = (
+        "# ACME\n\n| Field | Description |\n|---|---|\n"
+        '| <a id="opt-acme-certificatesDuration" href="#opt-acme-certificatesDuration">'
+        "`acme.certificatesDuration`</a> | The certificates' duration. |\n"
+        '| <a name="storage"></a>`storage` | Where to keep them. |\n'
+        '| <span id="pair">`a`, `b`</span> | Two names. |\n'
+        '| <a id="prose">The `email`</a> | Prose. |\n'
+        '| <a href="#caServer">`acme.caServer`</a> | A link, no id. |\n'
+        "| `acme.keyType` | No anchor. |\n"
+    )
+    assert parse_text("acme.md", page).definitions == {5: ("acme.certificatesDuration",), 6: ("storage",)}
 
 
 def test_a_markdown_list_item_keyed_by_options_declares_them():

@@ -19,7 +19,8 @@ page, in markup made for that purpose, which their own tools index:
   options)` ``, ``## `--config` and `--no-config` ``): docs sites title the section that documents
   an option, a function or a setting so, and their generators put it in the page's outline; and a
   table row whose first cell is options in code (``| `--all`, `-a` | bool | Show all |``), as a
-  command's reference tabulates them.
+  command's reference tabulates them, or a name in code that the page anchors there (an element
+  with an id, ``<a id="opt-acme-email">`acme.email`</a>``), as a generated options table keys its rows.
 
 A dotted or ``::`` name that a directive, a man page or a call declares is also known by its last
 part, as a question's name is (:func:`indexer.search.name_rules.asked_names`); a setting's dotted key
@@ -195,6 +196,18 @@ def option_cell_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
         return ()
     names = code_title_names(pieces)
     return names if all(name.startswith("-") for name in names) else ()
+
+
+def anchored_cell_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
+    """The names a table row's first cell declares when the page anchors the row there (an element
+    with an id around the cell's text or before it, which links to the row point at) and the cell
+    is one code span alone: ``<a id="opt-acme-email">`acme.email`</a>``, as a generated reference's
+    options table keys each row. Read as a code span's names are (:func:`item_names`: a dotted key
+    known by the whole of it); a cell of prose, or of more than one span, declares nothing."""
+    spans = [text.strip() for is_code, text in pieces if is_code]
+    if len(spans) != 1 or any(text.strip() for is_code, text in pieces if not is_code):
+        return ()
+    return item_names(spans[0], code=True)
 
 
 def starts_option_cell(piece: tuple[bool, str]) -> bool:

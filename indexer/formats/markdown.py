@@ -25,8 +25,10 @@ A heading whose title is code alone (``## `--write` ``) or a key's name as a con
 it (``## server.strictPort``) declares the names it spells (:attr:`Document.definitions`,
 :func:`indexer.formats.definitions.title_names`), and so does
 a table row whose first cell is a command's options in code (``| `--all`, `-a` | ... |``,
-:func:`indexer.formats.definitions.option_cell_names`), or a list item that starts with them (``*
-`--port <int>` - Bind to this port.``). An HTML block that is one heading element (``<h3>How do I
+:func:`indexer.formats.definitions.option_cell_names`) or a name in code the page anchors there
+(``| <a id="opt-acme-email">`acme.email`</a> | ... |``,
+:func:`indexer.formats.definitions.anchored_cell_names`), or a list item that starts with options
+(``* `--port <int>` - Bind to this port.``). An HTML block that is one heading element (``<h3>How do I
 configure it?</h3>``) is the heading the page renders.
 
 Why pyromark rather than markdown-it-py: on the pipeline benchmark's Markdown, markdown-it-py parsed
@@ -43,7 +45,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from indexer.formats.definitions import option_cell_names, starts_option_cell, title_names
+from indexer.formats.definitions import (
+    anchored_cell_names,
+    option_cell_names,
+    starts_option_cell,
+    title_names,
+)
 from indexer.formats.document import Document, Heading, shown_characters, split_lines
 from indexer.formats.metadata import FrontMatter, read_front_matter
 from indexer.formats.rst import ADMONITIONS, directive_options, directive_pieces, read_rst, role_text
@@ -71,6 +78,9 @@ _TAG_NAME = re.compile(r"</?([A-Za-z][\w-]{0,63})")
 _ALT = re.compile(
     r"\salt[ \t]*=[ \t]*(?:\"([^\"]{0,400})\"|'([^']{0,400})'|([^\s\"'=<>`]{1,400}))", re.IGNORECASE
 )
+#: An id among a tag's attributes (``<a id="opt-acme-email" href=...>``, an old anchor's ``name``):
+#: where the page's links to the text after it point.
+_ID_ATTRIBUTE = re.compile(r"\s(?:id|name)[ \t]*=", re.IGNORECASE)
 #: A template's directive (``{% include-markdown "intro.md" %}``, Jinja's and Liquid's), run by the
 #: site's generator before the page is rendered: it shows nothing of its own.
 _TEMPLATE_DIRECTIVE = re.compile(r"\{%(?:[^%{}\n]|%(?!\})){0,1024}%\}")
@@ -307,7 +317,9 @@ def markdown_layout(text: str) -> MarkdownLayout:
             if title is not None:
                 title.extend(_title_pieces(event))
             elif term is not None:
-                if not term.read(_title_pieces(event)):
+                if isinstance(tag := event.get("InlineHtml"), str):
+                    term.anchor(tag)
+                elif not term.read(_title_pieces(event)):
                     term = None  # keyed by no option: the rest of it is not read
                 elif term.ended:
                     _declare_options(layout, term)
@@ -571,11 +583,16 @@ class _OptionTerm:
     port.``): a table or a list keyed by options says what each does, as a manual's list of them
     does. A cell's term is all of it; an item's ends at its separator (``:`` or a dash between
     blanks) or with its first line, the lines after it describing it. An item that is the term
-    alone describes nothing: a list of names (a widget's CSS classes ``-warning``, ``-error``)."""
+    alone describes nothing: a list of names (a widget's CSS classes ``-warning``, ``-error``).
+
+    A cell the page anchors (an element with an id before its text, ``<a id="opt-acme-email">``
+    around ``acme.email`` in code) may be any name in code: a generated reference's options table
+    keys its rows so (:func:`anchored_cell_names`)."""
 
     line: int
     in_item: bool
     pieces: list[tuple[bool, str]] = field(default_factory=list)
+    anchored: bool = False
     ended: bool = False
     size: int = 0  # characters read
     paragraph_ended: bool = False  # a loose item's first paragraph, the term's, has ended
@@ -591,9 +608,16 @@ class _OptionTerm:
             self.pieces.append((is_code, text[: separator.start()] if separator else text))
             self.size += len(self.pieces[-1][1])
             self.ended = separator is not None
-            if not starts_option_cell(self.pieces[0]) or self.size > _LONGEST_TERM:
+            first = self.pieces[0]
+            if not (starts_option_cell(first) or (self.anchored and first[0])) or self.size > _LONGEST_TERM:
                 return False
         return True
+
+    def anchor(self, tag: str) -> None:
+        """Take in an HTML tag of the term: one with an id before a cell's first text anchors it."""
+        self.anchored = self.anchored or (
+            not self.in_item and not self.pieces and bool(_ID_ATTRIBUTE.search(tag))
+        )
 
     def ends_at(self, start: object, end: object) -> bool:
         """Whether a tag's start or end ends the term (:attr:`described` says whether it declares):
@@ -610,8 +634,10 @@ class _OptionTerm:
 
 
 def _declare_options(layout: MarkdownLayout, term: _OptionTerm) -> None:
-    """Record the options ``term`` declares (:func:`option_cell_names`)."""
-    if declared := option_cell_names(term.pieces):
+    """Record the names ``term`` declares: options (:func:`option_cell_names`), or the name in code
+    of a cell the page anchors (:func:`anchored_cell_names`)."""
+    declared = option_cell_names(term.pieces) or (anchored_cell_names(term.pieces) if term.anchored else ())
+    if declared:
         layout.definitions[term.line] = declared
 
 
