@@ -247,6 +247,27 @@ def test_a_macros_named_attributes_never_show_and_its_content_shows_whole():
     ]
 
 
+def test_a_link_whose_address_starts_with_an_unset_attribute_reads_as_its_text():
+    """Antora components and included files set the base URLs a page links with: Asciidoctor
+    replaces references before it reads macros, so the page shows the link's text, as it does a
+    ``https://`` link's. A reference the page sets is read as its value first; one not followed by
+    a target and brackets, or written inside a word or code, is no link."""
+    lines = [
+        "See the {gh-samples-url}[samples] and {spring-url}core/aot.html#aot[the annotation].",
+        "Use {javadoc}UniqueConstraint.html[`@UniqueConstraint`] or ({enhancer}[bytecode enhancer^]).",
+        "Keep a{x}[0], {unset} [a word] and `{code}[x]`.",
+        ":docs-url: https://docs.example.org",
+        "Read {docs-url}/guide[the guide].",
+    ]
+    read = read_asciidoc("\n".join(lines)).read_as
+    assert [read.get(number) for number in (1, 2, 3, 5)] == [
+        "See the samples and the annotation.",
+        "Use `@UniqueConstraint` or (bytecode enhancer).",
+        None,
+        "Read the guide.",
+    ]
+
+
 def test_description_lists_and_block_titles_stay_readable():
     document = read_asciidoc(MANUAL_PAGE)
     assert document.read_as[line_of(MANUAL_PAGE, "--patch::")] == "--patch"

@@ -20,8 +20,9 @@ What decides structure follows Asciidoctor's rules:
 - what the model reads of the other lines (:attr:`Document.read_as`) is their visible text: a title
   without its ``==``, a block title without its dot, ``term:: text`` as ``term: text``, inline macros
   as the text they show (``link:url[text]``, ``xref:page.adoc[text]``, ``<<id,text>>``,
-  ``https://...[text]``, ``kbd:[Ctrl+C]``; a custom macro's text, or its target and a man page
-  section: ``linkgit:git-commit[1]`` reads ``git-commit(1)``), attribute references replaced by the
+  ``https://...[text]``, a URL after a reference the page does not set ``{url-org}/x[text]``,
+  ``kbd:[Ctrl+C]``; a custom macro's text, or its target and a man page section:
+  ``linkgit:git-commit[1]`` reads ``git-commit(1)``), attribute references replaced by the
   values the file sets (and the built-in ones, ``{nbsp}``...), anchors and index terms dropped. The
   ``description`` attribute is read as the text it is, as a Markdown page's front matter
   description is.
@@ -99,6 +100,14 @@ _ATTRIBUTE_REFERENCE = re.compile(r"\{(\w[\w-]{0,127})\}")
 _INLINE_ANCHOR = re.compile(r"\[\[\[?[\w:][^\[\]]{0,512}\]\]\]?")
 _CROSS_REFERENCE = re.compile(r"<<([^<>,\s][^<>,]{0,511})(?:,[ \t]*([^<>]{0,2048}))?>>")
 _URL_MACRO = re.compile(r"(?<![\w\\])((?:https?|ftp|irc)://[^\s\[\]]{1,2048})\[((?:[^\[\]\\]|\\.){0,2048})\]")
+#: A URL macro whose address starts with an attribute reference the page does not set
+#: (``{url-org}/x[text]``, ``{docs-url}[the docs]``, set by an Antora component or an included
+#: file): Asciidoctor replaces references before it reads macros, so the page shows its text. Where
+#: a URL may start (as Asciidoctor's link rule has it): at the line's start, after a blank, a
+#: bracket or a quote.
+_ATTRIBUTE_URL = re.compile(
+    r"(?<![^\s<>()\[\];\"'])\{[\w-]{1,128}\}[^\s\[\]{}`]{0,2048}\[((?:[^\[\]\\\n]|\\.){0,2048})\]"
+)
 _INLINE_MACRO = re.compile(
     r"(?<![\w\\-])([A-Za-z][\w-]{0,63}):(?!/)([^\s\[\]]{0,1024})\[((?:[^\[\]\\]|\\.){0,2048})\]"
 )
@@ -126,7 +135,6 @@ _CONSTRAINED = re.compile(
     )
     + r")(?![\w*_#])"
 )
-_ATTRIBUTE_URL = re.compile(r"\{[\w-]{1,128}\}[^\s\[\]{}`]{0,2048}\[([^\[\]\n]{0,2048})\]")
 #: How deep macros nested in one another's text are read (a cross reference in a footnote is two).
 MACRO_DEPTH = 3
 #: Macros that show nothing of their own: an anchor, an index term, an icon.
@@ -501,7 +509,8 @@ def term_names(term: str, attributes: dict[str, str]) -> tuple[str, ...]:
 def visible_text(line: str, attributes: dict[str, str]) -> str:
     """``line`` as a rendered page shows it: attribute references replaced (those unknown kept as
     written, as Asciidoctor does), anchors and index terms dropped, macros and cross references
-    read as the text they show."""
+    read as the text they show, a link whose address starts with a reference the page does not set
+    too (``{url-org}/x[text]``)."""
     if "{" in line:
         line = _ATTRIBUTE_REFERENCE.sub(
             lambda found: attributes.get(found.group(1).lower(), found.group(0)), line
@@ -511,6 +520,10 @@ def visible_text(line: str, attributes: dict[str, str]) -> str:
         for _ in range(MACRO_DEPTH):  # the innermost macros first: a cross reference in a footnote
             read = _INLINE_MACRO.sub(_macro_text, line)  # before URLs: ``link:https://...[text]``
             read = _URL_MACRO.sub(lambda found: first_attribute(found.group(2)) or found.group(1), read)
+            if "{" in read:
+                read = _ATTRIBUTE_URL.sub(
+                    lambda found: first_attribute(found.group(1)) or found.group(0), read
+                )
             if read == line:
                 break
             line = read
@@ -525,14 +538,11 @@ def inline_text(text: str) -> str:
     """Lines' inline formatting (a paragraph's, read together: bold text may end on a later line)
     read as the words it shows, line for line, for a reader of a snippet (what the model reads of a
     line is :func:`visible_text`'s): bold, italic and highlighted text (``*bold*``,
-    ``**man**ual``, ``_it_``, ``[.role]#mark#``) without its marks, curved quotes (``"`word`"``) as
-    the quotes they make, and a link whose address is an attribute the page does not set (one an
-    Antora component sets, ``{url-org}/x[text]``) as its text. Monospace is code, and stays one
+    ``**man**ual``, ``_it_``, ``[.role]#mark#``) without its marks, and curved quotes
+    (``"`word`"``) as the quotes they make. Monospace is code, and stays one
     pair of backticks around its characters as written (``+`{lit}+`` shows ```{lit}```)."""
     if "`" in text:
         text = _APOSTROPHE.sub("\u2019", _CURVED_QUOTES.sub(_curved, text))
-    if "{" in text:
-        text = _ATTRIBUTE_URL.sub(lambda found: first_attribute(found.group(1)) or found.group(0), text)
     if any(mark in text for mark in "*_#"):
         text = _CONSTRAINED.sub(_formatted_text, _UNCONSTRAINED.sub(_formatted_text, text))
     pieces = _CODE.split(text)  # code at the odd places
