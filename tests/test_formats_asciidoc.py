@@ -336,6 +336,24 @@ def test_a_term_in_bold_or_monospace_declares_the_names_the_page_shows():
     }
 
 
+def test_an_anchored_list_item_of_one_term_declares_it_as_a_description_list_would():
+    """Spring Security's namespace appendix lists each element's attributes as list items, a term in
+    bold under a block anchor, its description after: the anchor makes the item the attribute's
+    definition. An item with prose after its term, or with no anchor, declares nothing."""
+    page = (
+        "== <session-management> Attributes\n\n"
+        "[[nsa-session-fixation-protection]]\n* **session-fixation-protection**\n"
+        "Indicates how session fixation protection will be applied.\n\n"
+        "[#nsa-max-sessions]\n* `maxSessions`: The most sessions a user may have.\n\n"
+        "[[nsa-note]]\n* **Note** that this is prose.\n\n"
+        "* **invalid-session-url**\nWhere to go.\n"
+    )
+    assert read_asciidoc(page).definitions == {
+        line_of(page, "* **session"): ("session-fixation-protection",),
+        line_of(page, "* `maxSessions`"): ("maxSessions",),
+    }
+
+
 def test_a_list_of_links_to_other_pages_is_a_contents_list_not_a_page():
     navigation = (
         "* xref:index.adoc[]\n** xref:convert-files.adoc[]\n** xref:set-safe-mode.adoc[]\n"

@@ -35,7 +35,9 @@ The names a page defines (:attr:`Document.definitions`): a manual page's NAME se
 (``git-commit - Record changes to the repository``, what ``whatis`` reads), the ids that anchor
 a section title (``[[restore-dump]]``), which cross references name it by, and a description list's
 term that is names (``--amend::``, ``core.editor::``, a man page's ``*-o, --out-file*=_FILE_::``,
-read without its bold and italic marks, and as code when it starts in monospace: :func:`term_names`).
+read without its bold and italic marks, and as code when it starts in monospace: :func:`term_names`),
+and a list item's term in bold or monospace that a block anchor gives an id (``[[nsa-auto-config]]``
+over ``* **auto-config**``), a reference written as a list.
 
 Why not a parser from PyPI: the Python ones either convert to HTML or DocBook without positions or an
 AST (asciidoc-py, asciidoc3, both GPL), or are early alphas too slow for a build (a Lark-grammar
@@ -88,6 +90,11 @@ _THEMATIC_BREAK = re.compile(r"'{3,}|<{3,}|([-*_])( *)\1\2\1")
 _LIST_ITEM = re.compile(r"[ \t]*(?:[*.-]+[ \t]|\d+\.[ \t]|<\d+>|\|)")
 #: A list item's marker, before its text: ``*`` to ``*****``, ``-``, ``.`` to ``.....``, ``1.``.
 _LIST_MARKER = re.compile(r"[ \t]*(?:\*{1,5}|-|\.{1,5}|\d{1,9}\.)[ \t]+")
+#: A list item's text that is one term in bold or monospace, alone or before a colon or a dash
+#: (``**session-fixation-protection**``, ```max-sessions`: ...``), the marks not doubled inside it.
+_ITEM_TERM = re.compile(
+    r"(?P<mark>\*\*|\*|``|`)(?P<term>[^*`\s][^*`\n]{0,511}?)(?P=mark)(?:[ \t]*:.*|[ \t]+-{1,2}[ \t].*)?"
+)
 _DESCRIPTION_TERM = re.compile(r"(\S.*?)(?::{2,4}|;;)(?:[ \t]+(.*))?")
 #: The ids an anchor or a block attribute line gives the block after it.
 _ANCHOR_ID = re.compile(r"\[\[([\w:][\w\-:.]*)")
@@ -264,9 +271,23 @@ class _Reader:
         if macro:
             self._block_macro(number, macro)
             return number
-        self.at_block_start, self.style, self.ids = False, "", []
+        ids, self.at_block_start, self.style, self.ids = self.ids, False, "", []
         self._text_line(index, line)
+        if ids and (names := self._anchored_item_names(line)):
+            self.layout.definitions[number] = names
         return number
+
+    def _anchored_item_names(self, line: str) -> tuple[str, ...]:
+        """The names a list item declares that a block anchor gives an id (``[[nsa-http-auto-config]]``
+        over ``* **auto-config**``): a reference written as a list, each entry a term in bold or
+        monospace alone (or before a colon or a dash), then its description, as a description list
+        would write it. The anchor is what makes the item a definition, so its term is read as code
+        is (:func:`item_names`): a word with hyphens in bold is as much a name as in monospace."""
+        item = _LIST_MARKER.match(line)
+        term = _ITEM_TERM.fullmatch(line[item.end() :].rstrip()) if item else None
+        if term is None:
+            return ()
+        return item_names(title_text(term["term"].strip("+"), self.attributes), code=True)
 
     def _preprocessor(self, index: int, line: str) -> None:
         """A preprocessor line shows nothing, wherever it is; a one-line ``ifdef`` shows its text."""
