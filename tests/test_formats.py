@@ -182,12 +182,13 @@ def test_markdown_inline_html_is_read_as_the_page_shows_it():
     page = (
         "# ACME\n\n| Field | Description | Required |\n|---|---|---|\n" + rows + "\n"
         '{% include-markdown "includes/business.md" %}\n\n<div class="grid">\n\n'
-        'A <b>bold</b> <img src="logo.png" alt="Traefik logo"> `<b>kept</b>`<br>here.\n\n'
+        'A <b>bold</b> <img src="logo.png" alt="Traefik logo"> `<b>kept</b>`<br>here,'
+        ' <abbr title="Object-Relational Mapper">ORM</abbr>s.\n\n'
         '```html\n<a id="in-code">x</a>\n```\n'
     )
     document = parse_text("acme.md", page)
     assert document.read_as[5] == "| `acme.email` | The email to use. | No |"
-    assert document.read_as[14] == "A bold Traefik logo `<b>kept</b>` here."
+    assert document.read_as[14] == "A bold Traefik logo `<b>kept</b>` here, ORM (Object-Relational Mapper)s."
     assert {10, 12} <= document.markup  # a directive alone, a tag alone: nothing shown
     assert 17 not in document.read_as  # code as written
     table = page[: page.index("\n{%")]

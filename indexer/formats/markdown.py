@@ -18,8 +18,9 @@ What a rendered page does not show is not read as its text:
   ``attr_list``, Pandoc and pulldown-cmark write it) is not part of its title;
 - what the model reads of a line outside code that holds HTML (:attr:`Document.read_as`) is the
   line as the page shows it: tags and their attributes dropped, an element's text kept, an image
-  as its alternative text (:func:`html_shown`); a template's directive (``{% include "x.md" %}``,
-  which the site's generator runs) shows nothing, and a line of them alone is markup.
+  as its alternative text, an abbreviation with its title after it (:func:`html_shown`); a
+  template's directive (``{% include "x.md" %}``, which the site's generator runs) shows nothing,
+  and a line of them alone is markup.
 
 A heading whose title is code alone (``## `--write` ``) or a key's name as a config reference titles
 it (``## server.strictPort``) declares the names it spells (:attr:`Document.definitions`,
@@ -73,11 +74,14 @@ _INLINE_ELEMENTS = frozenset(
     "a abbr b bdi bdo cite code data del dfn em font i ins kbd mark q s samp small span strong sub sup"
     " time u var wbr".split()
 )
-#: A tag's element, and an image's alternative text among its attributes (``<img alt="Logo" ...>``).
+#: A tag's element, and an attribute's name and value in it (``alt="Logo"``, ``title='x'``, ``alt=Logo``).
 _TAG_NAME = re.compile(r"</?([A-Za-z][\w-]{0,63})")
-_ALT = re.compile(
-    r"\salt[ \t]*=[ \t]*(?:\"([^\"]{0,400})\"|'([^']{0,400})'|([^\s\"'=<>`]{1,400}))", re.IGNORECASE
+_ATTRIBUTE = re.compile(
+    r"\s([\w-]{1,64})[ \t]*=[ \t]*(?:\"([^\"]{0,400})\"|'([^']{0,400})'|([^\s\"'=<>`]{1,400}))"
 )
+#: An abbreviation whose title spells it out (``<abbr title="Object-Relational Mapper">ORM</abbr>``),
+#: as the page shows it on hover: the words a reader looks for the abbreviation by.
+_ABBREVIATION = re.compile(r"<abbr(\s[^<>\n]{0,400})>((?:[^<\n]|<(?!/abbr>)){0,400})</abbr>", re.IGNORECASE)
 #: An id among a tag's attributes (``<a id="opt-acme-email" href=...>``, an old anchor's ``name``):
 #: where the page's links to the text after it point.
 _ID_ATTRIBUTE = re.compile(r"\s(?:id|name)[ \t]*=", re.IGNORECASE)
@@ -540,12 +544,28 @@ def _outside_code_spans(line: str, read: Callable[[str], str]) -> str:
 
 def html_shown(prose: str) -> str:
     """Text outside code as a rendered page shows its HTML: a template's directive nothing, an
-    autolink its address, each tag as :func:`_tag_shown` reads it."""
+    autolink its address, an abbreviation followed by its title in parentheses, each tag as
+    :func:`_tag_shown` reads it."""
     if "{%" in prose:
         prose = _TEMPLATE_DIRECTIVE.sub("", prose)
     if "<" in prose:
-        prose = _TAG.sub(_tag_shown, _AUTOLINK.sub(r"\1", prose))
+        prose = _ABBREVIATION.sub(_abbreviation_shown, _AUTOLINK.sub(r"\1", prose))
+        prose = _TAG.sub(_tag_shown, prose)
     return prose
+
+
+def _abbreviation_shown(found: re.Match[str]) -> str:
+    """An abbreviation and, when its title spells it out, the title in parentheses after it."""
+    title = _attribute(found.group(1), "title").strip()
+    return f"{found.group(2)} ({title})" if title else found.group(2)
+
+
+def _attribute(tag: str, name: str) -> str:
+    """The value of attribute ``name`` in ``tag`` (or in a tag's attributes); '' when it has none."""
+    for found in _ATTRIBUTE.finditer(tag):
+        if found.group(1).lower() == name:
+            return next(value for value in found.groups()[1:] if value is not None)
+    return ""
 
 
 def _tag_shown(found: re.Match[str]) -> str:
@@ -556,8 +576,7 @@ def _tag_shown(found: re.Match[str]) -> str:
     name = _TAG_NAME.match(tag)
     element = name.group(1).lower() if name else ""
     if element == "img":
-        alt = _ALT.search(tag)
-        return next((text for text in alt.groups() if text is not None), "") if alt else ""
+        return _attribute(tag, "alt")
     return " " if element and element not in _INLINE_ELEMENTS else ""
 
 
