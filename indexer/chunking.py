@@ -130,7 +130,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: with it; a man page's tag in bold before a value in italic declares its bold words, a notebook's
 #: code cells what they define, Markdown's front matter is at a file's top only, an AsciiDoc
 #: paragraph ends at its block's closing line, and a heading path too long is shortened, not left out;
-#: a Markdown line's HTML and template directives read as the page shows them
+#: a Markdown line's HTML and template directives read as the page shows them, its anchored option
+#: rows' names declared, and AsciiDoc's links from unset attributes read as their text and its
+#: anchored list terms declared
 CHUNKER_VERSION = 43
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
