@@ -103,6 +103,8 @@ def test_a_rule_then_text_further_down_is_no_front_matter_but_a_rule_and_what_fo
     fronted = "---\ntitle: Notes\n---\n" + sections
     assert headings_of("README.md", fronted)[1:] == [(9, 4, "Rotating files"), (13, 4, "Backtrace")]
     assert parse_text("README.md", fronted).literal == []
+    alone = parse_text("notes.md", "---\ntitle: Notes\n---")  # front matter alone, no final newline
+    assert (alone.lines, alone.markup) == (["Notes", "", ""], frozenset())
 
 
 def test_an_admonition_s_and_a_content_tab_s_indented_content_is_text_not_code():

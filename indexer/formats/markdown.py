@@ -281,7 +281,8 @@ def markdown_layout(text: str) -> MarkdownLayout:
     text = _bodies_dedented(text)
     front_matter = _front_matter(text)
     if front_matter is not None:  # read as blank lines: the parser knows no metadata (see below)
-        text = "\n" * front_matter[1] + text.split("\n", front_matter[1])[-1]
+        after = text.split("\n", front_matter[1])[front_matter[1] :]
+        text = "\n" * front_matter[1] + "".join(after)
     source = text.encode("utf-8")
     line_starts = [0]
     position = source.find(b"\n")
