@@ -245,13 +245,14 @@ class _Headings:
     def _fit(self, path: tuple[str, ...], tokens: int) -> tuple[str, int]:
         """The heading ``path`` shows a chunk and its cost (its ``tokens`` and a separator): the whole
         path where it fits the budget; else, as a reader keeps what places the chunk nearest, the
-        outermost title's file path by the file's name (a source file's deep path, ``src/main/java/
-        .../Parser.java``), then the titles from the innermost outward, as many as fit; none where
-        even the innermost alone does not (an absurd heading)."""
+        outermost title, where it is a file's path, by the file's name (a source file's deep path,
+        ``src/main/java/.../Parser.java``), then the titles from the innermost outward, as many as
+        fit; none where even the innermost alone does not (an absurd heading)."""
         if tokens + 1 <= self.budget:
             return HEADING_SEPARATOR.join(path), tokens + 1
-        outermost = path[0].rsplit("/", 1)[-1] if " " not in path[0] else path[0]
-        named = (outermost, *path[1:])
+        _, slash, name = path[0].rpartition("/")
+        is_file = bool(slash) and "." in name and " " not in path[0]  # not a title (``CI/CD``)
+        named = (name if is_file else path[0], *path[1:])
         shortened = [HEADING_SEPARATOR.join(named[first:]) for first in range(len(named))]
         for text, count in zip(shortened, self.count_tokens(shortened), strict=True):
             if count + 1 <= self.budget:

@@ -225,9 +225,10 @@ PHRASE = re.compile(r"[A-Za-z]+(?:[ \t]+[A-Za-z]+)+")
 JOINED_WORDS = re.compile(r"(?:[a-z]+|[A-Z][a-z]*|[A-Z]+)(?:[-_.:](?:[a-z]+|[A-Z][a-z]*|[A-Z]+))*")
 #: The choices a setting's documentation lists for its value (``ask_password = on/off``).
 CHOICES = re.compile(r"(?:on|off|yes|no|true|false)(?:/(?:on|off|yes|no|true|false))+", re.IGNORECASE)
-#: A type, as a doc comment or a type hint gives one to a secret's name: a nullable type or a union
-#: of types (``?string``, ``string|null``, PHPDoc's and TypeScript's); no password a person chose.
-TYPE = re.compile(r"\?[A-Za-z_][\w\\]*|[A-Za-z_][\w\\]*(?:\|[A-Za-z_][\w\\]*)+")
+#: A type, as a doc comment gives one to a secret's name, bare: a nullable type or a union of types,
+#: each a name of letters (``?string``, ``string|null``, ``\\App\\Secret|false``, PHPDoc's); a
+#: password a person chose has a digit or a symbol in its parts.
+TYPE = re.compile(r"\?[A-Za-z_\\]{1,64}|[A-Za-z_\\]{1,64}(?:\|[A-Za-z_\\]{1,64}){1,16}")
 #: A reference to a secret kept elsewhere: ``urn:k8s:secret:db:password``, ``vault:secret/db``,
 #: ``arn:aws:secretsmanager:...``.
 REFERENCE = re.compile(r"[a-z][a-z0-9-]{1,15}:[^\s:/]*[:/]")
@@ -307,7 +308,7 @@ def _a_literal(value: str, quoted: bool) -> bool:
         return False
     if REFERENCE.match(value) or JOINED_WORDS.fullmatch(value.removesuffix(".")) or CRYPT_HASH.search(value):
         return False
-    if TYPE.fullmatch(value):
+    if not quoted and TYPE.fullmatch(value):
         return False
     if UUID.fullmatch(value) or ('"' in value and "'" in value):
         return False  # an identifier; code that joins strings (``'" + key + "'``)

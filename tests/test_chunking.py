@@ -109,6 +109,9 @@ def test_a_heading_path_too_long_is_shortened_to_the_titles_nearest_the_chunk():
     titles = "# The whole of the reference manual\n\n## Its options\n\n### Verbose\n\nPrints more.\n"
     chunks = chunk_document(parse_text("doc.md", titles), count_characters, SETTINGS)
     assert chunks[-1].heading == "Its options > Verbose"  # the innermost titles that fit
+    slashed = "# CI/CD\n\n## Caching dependencies between jobs\n\nKeep the cache.\n"
+    chunks = chunk_document(parse_text("doc.md", slashed), count_characters, SETTINGS)
+    assert chunks[-1].heading == "Caching dependencies between jobs"  # no file's path: not ``CD > ...``
     assert all(count_characters([chunk.embed_text])[0] <= SETTINGS.max_tokens for chunk in chunks)
 
 

@@ -301,6 +301,9 @@ def test_an_index_made_by_older_rules_reads_every_file_again_and_loses_what_they
         "VAULT_TOKEN=hvs.CAESIJ" + "aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY3zA5b" * 3,
         "AZURE_CLIENT_SECRET=Abc8Q~aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY",
         "age: AGE-SECRET-KEY-1QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF2TVDW0S3JN54KHCE6MUA7LQPZRY9X8GF",
+        'password = "kJ8s|Lm2x9QwZ"',  # a bar, as a type union writes one, in a quoted password
+        'token = "aB3dE|fG6hI|jK9lM"',
+        "DB_PASSWORD=?Xk9fj2lQ8zR",  # a question mark first, as a nullable type starts
     ],
 )
 def test_each_kind_of_secret_users_meet_is_redacted(text):
