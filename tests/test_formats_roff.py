@@ -202,6 +202,10 @@ def test_a_tag_s_bold_words_before_a_value_in_italic_are_the_names_it_declares()
             '.IR file " name"',  # italic first: a value, no name
             ".TP",
             '.BI "Note: " text',  # bold words no command line types
+            ".TP",
+            '.BI "This option sets the " FILE',  # a sentence
+            ".TP",
+            "\\f[CR]hash keys\\f[R] \\f[I]KEYS\\f[R]",  # pandoc's constant width is typed as shown
         ]
     )
     assert read_roff(page).definitions == {
@@ -210,6 +214,7 @@ def test_a_tag_s_bold_words_before_a_value_in_italic_are_the_names_it_declares()
         8: ("realm",),
         10: ("-c",),
         12: ("netns",),
+        26: ("hash keys",),
     }
 
 

@@ -138,9 +138,13 @@ _IN_FONT = re.compile(
 _JOINED_NAME = re.compile(r"\\f[BI](?:[\w.-]{1,64}\\ ){1,8}[\w.-]{1,64}\\f[PR]")
 #: A font escape and its font's name, in any of roff's three forms (``\fB``, ``\f(CB``, ``\f[BI]``).
 _FONT_ESCAPE = re.compile(r"\\f(?:\((..)|\[([^\]\n]{0,16})\]|(.))")
-#: What a font says of the words it sets, by man-pages(7)'s convention: bold (and constant width)
-#: is typed as shown, italic is a value to replace; the rest (``R``, ``P``, ``1``) is roman.
-_FONT_ROLES = {"B": "B", "3": "B", "CB": "B", "CW": "B", "I": "I", "2": "I", "BI": "I", "4": "I", "CI": "I"}
+#: What a font says of the words it sets, by man-pages(7)'s convention: bold (and constant width,
+#: ``CW``, and pandoc's ``C`` and ``CR``) is typed as shown, italic is a value to replace; the rest
+#: (``R``, ``P``, ``1``) is roman.
+_FONT_ROLES = {
+    **dict.fromkeys(("B", "3", "CB", "CW", "C", "CR"), "B"),
+    **dict.fromkeys(("I", "2", "BI", "4", "CI"), "I"),
+}
 #: A word of a keyword a command line takes (``mtu``, ``gso_max_size``, ``-c``).
 _KEYWORD = re.compile(r"[\w-][\w.+-]*")
 #: The spaces between a control line's arguments: those no backslash escapes.
@@ -541,7 +545,8 @@ def _literal_names(runs: list[tuple[str, str]]) -> tuple[str, ...]:
     TABLEID``, ``mtu lock MTU``, ``-c file``, ``netns { PID | NAME }``), as man-pages(7) sets a
     command's syntax. A tag with a roman word after its bold ones (``up and down``, ``ls(1)``) or
     with nothing after them (``read only``) is a phrase. Words typed together (``mtu lock``) are one
-    name, as a setting's words joined by unbreakable spaces are."""
+    name, as a setting's words joined by unbreakable spaces are; words that start a sentence
+    (``This option sets the``) are none."""
     shown = [(role, text) for role, text in runs if text.strip()]
     bold = 0
     while bold < len(shown) and shown[bold][0] == "B":
@@ -554,7 +559,10 @@ def _literal_names(runs: list[tuple[str, str]]) -> tuple[str, ...]:
     term = " ".join("".join(text for _, text in shown[:bold]).split())
     if names := item_names(term, code=True):
         return names
-    return (term,) if all(_KEYWORD.fullmatch(word) for word in term.split()) else ()
+    words = term.split()
+    if words[0][:1].isupper() or not all(_KEYWORD.fullmatch(word) for word in words):
+        return ()
+    return (term,)
 
 
 def _system_name(macro: str, version: str) -> str:
