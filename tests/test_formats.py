@@ -452,7 +452,8 @@ def test_a_notebook_declares_the_names_its_cells_define_in_its_kernel_s_language
         ("markdown", "# Training\n\n## `fit_one_cycle`"),
         ("code", "%matplotlib inline\n!pip install torch\nclass WarmUp:\n    def step(self):\n        ..."),
         ("code", "%%bash\ndef not_python(): pass"),  # a cell magic: another language's cell
-        ("code", "def plot_curves(history):\n    return history"),
+        ("code", "def plot_curves(history):\n    return (history\n    % 2)\ndef smooth(x):\n    ..."),
+        ("code", "%%time\ndef timed(): ..."),  # IPython times the Python after it
     ]
     python = {"kernelspec": {"language": "python"}, "language_info": {"file_extension": ".py"}}
     document = parse_text("train.ipynb", make_notebook(cells, metadata=python))
@@ -461,8 +462,10 @@ def test_a_notebook_declares_the_names_its_cells_define_in_its_kernel_s_language
         6: ("WarmUp",),
         7: ("WarmUp.step", "step"),
         11: ("plot_curves",),
+        14: ("smooth",),  # after a line that continues Python's expression with ``%``
+        17: ("timed",),
     }
-    assert document.literal == [(4, 8), (9, 10), (11, 12)]
+    assert document.literal == [(4, 8), (9, 10), (11, 15), (16, 17)]
     unknown = parse_text("train.ipynb", make_notebook(cells, metadata={"kernelspec": {"language": "sas"}}))
     assert unknown.definitions == {3: ("fit_one_cycle",)}  # no reader of its code: its titles only
 

@@ -28,9 +28,12 @@ from indexer.formats.markdown import markdown_layout
 #: the worst a value costs once parsed, 128 MB.
 MAX_JSON_VALUES = 2_000_000
 #: An IPython line of its own syntax, not Python's: a magic (``%matplotlib inline``) or a shell
-#: command (``!pip install``). A cell magic (``%%bash``) makes its whole cell another language's.
-_IPYTHON_LINE = re.compile(r"\s*[%!]")
-_CELL_MAGIC = "%%"
+#: command (``!pip install``); not Python's ``% b`` or ``!= b`` that continue an expression.
+_IPYTHON_LINE = re.compile(r"\s*(?:%%?[A-Za-z]|!(?!=))")
+#: A cell magic (``%%bash``) makes its cell another language's, but for IPython's that time or
+#: capture the Python after it.
+_CELL_MAGIC = re.compile(r"\s*%%(\w+)")
+_PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
 
 
 def read_notebook(text: str, encoding: str = "utf-8") -> Document:
@@ -93,8 +96,11 @@ def _mapping(value: object) -> dict:
 def _code_definitions(number: int, cell_lines: list[str], language: str | None) -> dict[int, tuple[str, ...]]:
     """The names a code cell defines (1-based line in the cell: names), read as a source file of the
     notebook's ``language`` with IPython's own lines blanked (:data:`_IPYTHON_LINE`); none where the
-    language is not known or a cell magic makes the cell another's."""
-    if language is None or not cell_lines or cell_lines[0].lstrip().startswith(_CELL_MAGIC):
+    language is not known or a cell magic makes the cell another's (:data:`_CELL_MAGIC`)."""
+    if language is None or not cell_lines:
+        return {}
+    magic = _CELL_MAGIC.match(cell_lines[0])
+    if magic is not None and (language != "python" or magic.group(1) not in _PYTHON_CELL_MAGICS):
         return {}
     if language == "python":
         cell_lines = ["" if _IPYTHON_LINE.match(line) else line for line in cell_lines]
