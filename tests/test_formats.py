@@ -103,6 +103,8 @@ def test_a_rule_then_text_further_down_is_no_front_matter_but_a_rule_and_what_fo
     fronted = "---\ntitle: Notes\n---\n" + sections
     assert headings_of("README.md", fronted)[1:] == [(9, 4, "Rotating files"), (13, 4, "Backtrace")]
     assert parse_text("README.md", fronted).literal == []
+    opening = "---\nThe library in short.\n\n## Install\n\n```yaml\n---\nkey: value\n```\n"  # a rule first
+    assert [title for _, _, title in headings_of("README.md", opening)] == ["Install"]
     alone = parse_text("notes.md", "---\ntitle: Notes\n---")  # front matter alone, no final newline
     assert (alone.lines, alone.markup) == (["Notes", "", ""], frozenset())
 
@@ -1299,8 +1301,13 @@ def test_a_markdown_table_row_anchored_on_a_name_in_code_declares_it():
         '| <a id="prose">The `email`</a> | Prose. |\n'
         '| <a href="#caServer">`acme.caServer`</a> | A link, no id. |\n'
         "| `acme.keyType` | No anchor. |\n"
+        '| <a id="opt-acme-dnsChallenge"></a> `acme.dnsChallenge` | A space after the anchor. |\n'
     )
-    assert parse_text("acme.md", page).definitions == {5: ("acme.certificatesDuration",), 6: ("storage",)}
+    assert parse_text("acme.md", page).definitions == {
+        5: ("acme.certificatesDuration",),
+        6: ("storage",),
+        11: ("acme.dnsChallenge",),
+    }
 
 
 def test_a_markdown_list_item_keyed_by_options_declares_them():

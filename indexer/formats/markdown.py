@@ -66,8 +66,15 @@ LEVELS = {"H1": 1, "H2": 2, "H3": 3, "H4": 4, "H5": 5, "H6": 6}
 #: mark never closed costs a look ahead to the next.
 _CODE_SPAN = re.compile(r"(?<!`)(``?)([^`]{1,1024})\1(?!`)")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]{1,2048}|[\w.+-]{1,128}@[\w.-]{1,253})>")
-#: An HTML tag, closing tag, comment, doctype or processing instruction, of bounded length.
-_TAG = re.compile(r"<(?:[A-Za-z/!?][^<>\n]{0,400})?>")
+#: An HTML tag as CommonMark knows one, of bounded length, not after a backslash: an element's
+#: opening tag with its attributes, a closing tag, a comment, a processing instruction or a
+#: declaration. Anything else between angle brackets is text the page shows (``Map<K, V>``).
+_TAG = re.compile(
+    r"(?<!\\)<(?:[A-Za-z][A-Za-z0-9-]{0,63}"
+    r"(?:\s{1,16}[A-Za-z_:][\w.:-]{0,63}(?:\s{0,16}=\s{0,16}(?:[^\s\"'=<>`]{1,400}|'[^'\n]{0,400}'|\"[^\"\n]{0,400}\"))?){0,32}"
+    r"\s{0,16}/?"
+    r"|/[A-Za-z][A-Za-z0-9-]{0,63}\s{0,16}|!--[^\n]{0,400}?--|\?[^\n]{0,400}?\?|![A-Za-z][^>\n]{0,400})>"
+)
 #: Elements that sit inside a line of text (a link, code, emphasis): their tags show nothing, where
 #: a block's tags (a paragraph's, a table cell's, a line break) set the words either side apart.
 _INLINE_ELEMENTS = frozenset(
@@ -171,6 +178,9 @@ TITLE_EVENTS = ("Text", "Code", "InlineMath", "DisplayMath")
 #: The fences of front matter (:func:`_front_matter`) by the one that opens it: its style, and the
 #: lines that close it.
 _FRONT_MATTER_FENCES = {"---": ("yaml", ("---", "...")), "+++": ("toml", ("+++",))}
+#: How front matter's first line starts: a key (YAML's ``title:``, TOML's ``title =``, quoted or
+#: not), a comment, or the closing fence of an empty one (Jekyll's ``---`` twice).
+_METADATA_START = re.compile(r"""[ \t]{0,16}(?:["']?[\w.-]{1,256}["']?[ \t]{0,16}[:=]|#|---|\+\+\+|\.\.\.)""")
 
 
 @dataclass
@@ -514,19 +524,20 @@ def _close_html(layout: MarkdownLayout, html: str, lines: tuple[int, int]) -> No
 def _front_matter(text: str) -> tuple[int, int, str, str] | None:
     """The front matter ``text`` opens with, as :attr:`MarkdownLayout.front_matter`: between a first
     line of ``---`` (YAML, closed by ``---`` or ``...``) or ``+++`` (TOML) and its closing fence,
-    the line after the opening one not blank (a ``---`` before a blank line is a thematic break).
-    Read here, not by the parser's metadata option: that one takes any ``---`` line followed by text
-    for a metadata block, anywhere in the file, where CommonMark and every renderer read a thematic
-    break and the heading and text after it (a README that sets its sections apart so)."""
+    its first line a key's (``title: Setup``, ``title = "Setup"``) or a comment: a ``---`` before a
+    blank line or a paragraph is a thematic break. Read here, not by the parser's metadata option:
+    that one takes any ``---`` line followed by text for a metadata block, anywhere in the file,
+    where CommonMark and every renderer read a thematic break and the heading and text after it (a
+    README that sets its sections apart so)."""
     opening, _, rest = text.partition("\n")
     style = _FRONT_MATTER_FENCES.get(opening.rstrip())
-    if style is None or not rest.partition("\n")[0].strip():
+    if style is None or not _METADATA_START.match(rest):
         return None
     kind, closings = style
     inside: list[str] = []
     for number, line in enumerate(rest.split("\n"), 2):
         if line.rstrip() in closings:
-            return 1, number, kind, "".join(text + "\n" for text in inside)
+            return 1, number, kind, "".join(kept + "\n" for kept in inside)
         inside.append(line)
     return None
 
@@ -624,6 +635,8 @@ class _OptionTerm:
         for is_code, text in pieces:
             if self.ended:
                 break
+            if not (is_code or self.pieces or text.strip()):
+                continue  # the space between a cell's anchor and its text
             separator = None if is_code or not self.in_item else _TERM_END.search(text)
             self.pieces.append((is_code, text[: separator.start()] if separator else text))
             self.size += len(self.pieces[-1][1])
