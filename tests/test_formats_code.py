@@ -1341,6 +1341,25 @@ def test_a_one_name_question_finds_the_definition_before_the_pages_and_tests_tha
             """,
             ["parsing", "Parser.SkipsBlanks", "ParserTest.ReadsNumbers"],
         ),
+        (  # an anonymous namespace heads nothing: its tests go under the file, or the namespace around
+            "test/parser_unittest.cc",
+            """
+            namespace {
+            TEST_F(ParserTest, ReadsNumbers) {
+              EXPECT_EQ(1, 1);
+            }
+            }  // namespace
+
+            namespace parsing {
+            namespace {
+            TEST_P(ParserParamTest, Works) {
+              EXPECT_TRUE(true);
+            }
+            }  // namespace
+            }  // namespace parsing
+            """,
+            ["ParserTest.ReadsNumbers", "parsing", "ParserParamTest.Works"],
+        ),
         ("tests/test_sum.c", "BOOST_AUTO_TEST_CASE(sums_two)\n{\n    BOOST_CHECK(1);\n}\n", ["sums_two"]),
     ],
 )
@@ -1348,6 +1367,19 @@ def test_a_c_or_cplusplus_test_a_framework_s_macro_declares_is_headed_by_its_nam
     document = parse_text(path, textwrap.dedent(source))
     assert [heading.title for heading in document.headings] == [path, *titles]
     assert not document.definitions  # a test's name describes it: no name a question asks for
+
+
+def test_a_googletest_test_in_an_anonymous_namespace_is_a_test_in_a_file_not_named_as_tests():
+    source = """
+        static int helper() { return 1; }
+
+        namespace {
+        TEST(Parser, SkipsBlanks) {
+          EXPECT_EQ(helper(), 1);
+        }
+        }  // namespace
+        """
+    assert parse_text("src/parser_checks.cc", textwrap.dedent(source)).tests == [(5, 7)]
 
 
 def lines_stored_as_tests(path: str, source: str) -> set[int]:

@@ -682,18 +682,21 @@ class _Outline:
         """Head and mark the tests that macros declare at the file's top or a namespace's
         (:attr:`TestRule.macros`), each as a test function: titled by its name, its lines from its
         comments to its block's end. Its name declares nothing: it describes the test (Catch2's are
-        sentences) or repeats the name of what it tests, which a one-name question asks for. Adds
-        each to ``outers``; returns, for each, what the code after it follows (its block), its
-        owner, and its heading's level and container path."""
+        sentences) or repeats the name of what it tests, which a one-name question asks for. A
+        namespace of no heading (the anonymous ``namespace { ... }`` GoogleTest's tests usually sit
+        in) leaves its tests under the nearest headed one around it, or the file. Adds each to
+        ``outers``; returns, for each, what the code after it follows (its block), its owner, and
+        its heading's level and container path."""
+        namespaces = self.grammar.namespaces
         found = []
         for holder in self.found.get("list", []):
-            owner = self._owner(holder, known)
-            if holder.parent is not None and (
-                owner is None or owner.type not in self.grammar.namespaces or holder.parent.id != owner.id
-            ):
+            owner = holder.parent
+            if owner is not None and owner.type not in namespaces:
                 continue  # a function's or a class's body, not a file's or a namespace's top
-            if owner is not None and owner.id not in headed:
-                continue
+            while owner is not None and owner.type in namespaces and owner.id not in headed:
+                owner = self._owner(owner, known)
+            if owner is not None and (owner.type not in namespaces or owner.id not in headed):
+                continue  # inside a function, or inside a syntax error
             level, path = headed[owner.id] if owner is not None else (2, (module,))
             for statement in holder.named_children:
                 test = _macro_test(statement, self.grammar.tests.macros)
