@@ -954,6 +954,34 @@ def test_a_c_macro_declares_its_name_in_each_branch_and_heads_nothing(path):
 
 
 @pytest.mark.parametrize(
+    ("source", "declared"),
+    [
+        ("#ifndef _STDIO_H\n#define _STDIO_H 1\nint puts(const char *s);\n#endif\n", {}),
+        ("#if !defined(FOO_H)\n#define FOO_H\nint puts(const char *s);\n#endif\n", {}),
+        ("#if !defined FOO_H\n/* guard */\n#define FOO_H 1\nint puts(const char *s);\n#endif\n", {}),
+        (  # alone in its group with a value: a setting's default, which a question names
+            "#ifndef CJSON_NESTING_LIMIT\n#define CJSON_NESTING_LIMIT 1000\n#endif\n",
+            {2: ("CJSON_NESTING_LIMIT",)},
+        ),
+        (  # a default whose value is code, and more defaults after it
+            "#ifndef FMT_BEGIN_NAMESPACE\n"
+            "#define FMT_BEGIN_NAMESPACE namespace fmt {\n"
+            "#define FMT_END_NAMESPACE }\n"
+            "#endif\n",
+            {2: ("FMT_BEGIN_NAMESPACE",), 3: ("FMT_END_NAMESPACE",)},
+        ),
+        (  # a choice between two values, no guard
+            "#if !defined(LEVEL)\n#define LEVEL 1\n#else\n#define LEVEL 2\n#endif\n",
+            {2: ("LEVEL",), 4: ("LEVEL",)},
+        ),
+        ("#ifndef FOO_H\nint puts(const char *s);\n#define FOO_H 1\n#endif\n", {3: ("FOO_H",)}),  # not first
+    ],
+)
+def test_an_include_guard_declares_no_name_whatever_its_value_or_test(source, declared):
+    assert parse_text("include/foo.h", source).definitions == declared
+
+
+@pytest.mark.parametrize(
     ("path", "source", "line", "declared"),
     [
         (

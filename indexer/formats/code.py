@@ -1140,17 +1140,40 @@ def _test_title(macro: str, arguments: str) -> str:
 
 
 def _guards_include(definition: Node) -> bool:
-    """Whether a macro's definition is a header's include guard: ``#define NAME`` with no value, in
-    the ``#ifndef NAME`` it closes, a name no reader looks for."""
+    """Whether a macro's definition is a header's include guard, a name no reader looks for: the
+    first thing (comments aside) in the ``#ifndef NAME`` or ``#if !defined(NAME)`` that tests the
+    name it defines, with no value, or with glibc's ``1`` (``#define _STDIO_H 1``) and the header
+    after it. Alone in its group, ``#ifndef CJSON_NESTING_LIMIT`` / ``#define CJSON_NESTING_LIMIT
+    1000`` is a setting's default, and so is one whose value is code (fmt's ``FMT_BEGIN_NAMESPACE``,
+    its group defining ``FMT_END_NAMESPACE`` after it): names a question asks for."""
     holder, name = definition.parent, definition.child_by_field_name("name")
-    if holder is None or holder.type != "preproc_ifdef" or name is None:
+    if holder is None or name is None or _guard_tested(holder) != _text(name):
         return False
-    tested = holder.child_by_field_name("name")
-    return (
-        definition.child_by_field_name("value") is None
-        and tested is not None
-        and _text(tested) == _text(name)
-    )
+    alternative = holder.child_by_field_name("alternative")
+    group = [  # after the tested name or condition, up to any #else
+        child
+        for child in holder.named_children[1:]
+        if child.type != "comment" and (alternative is None or child.id != alternative.id)
+    ]
+    if group[0].id != definition.id:
+        return False
+    value = definition.child_by_field_name("value")
+    return value is None or (_text(value) == "1" and len(group) > 1)
+
+
+#: The condition of an ``#if`` that holds only when one name is not defined.
+_NOT_DEFINED = re.compile(r"!\s*defined\s*(?:\(\s*(?P<parenthesized>\w+)\s*\)|(?P<bare>\w+))")
+
+
+def _guard_tested(group: Node) -> str | None:
+    """The name a conditional group holds only without, as an include guard tests it: ``NAME`` of
+    ``#ifndef NAME``, ``#if !defined(NAME)`` or ``#if !defined NAME``; else None."""
+    if group.type == "preproc_ifdef" and group.children and group.children[0].type == "#ifndef":
+        tested = group.child_by_field_name("name")
+        return _text(tested) if tested is not None else None
+    condition = group.child_by_field_name("condition") if group.type == "preproc_if" else None
+    written = _NOT_DEFINED.fullmatch(_text(condition)) if condition is not None else None
+    return (written["parenthesized"] or written["bare"]) if written is not None else None
 
 
 def _is_function(node: Node) -> bool:
