@@ -867,9 +867,9 @@ MEMBERS = {
         """,
         {
             3: ("ClassName.packageName", "packageName"),
-            6: ("ClassName.DEFAULT", "DEFAULT"),
-            16: ("KModifier.PUBLIC", "PUBLIC"),
-            17: ("KModifier.PRIVATE", "PRIVATE"),
+            6: ("ClassName.DEFAULT",),  # a word in capitals: many enums and objects define it
+            16: ("KModifier.PUBLIC",),
+            17: ("KModifier.PRIVATE",),
         },
         ["ClassName", "reflect", "KModifier"],
     ),
@@ -888,7 +888,7 @@ MEMBERS = {
         }
         """,
         {
-            6: ("DEBUG", "Logger::API", "Logger::DEBUG"),
+            6: ("Logger::API", "Logger::DEBUG"),
             7: ("Logger::$name",),  # as PHP and a doc comment's @see write a property
             11: ("Level::Debug",),
         },
@@ -899,17 +899,19 @@ MEMBERS = {
         public class Palette {
             public static final int MAX = 8, MIN = 0;
 
-            enum Color { RED, GREEN }
+            enum Color { RED, DARK_BLUE, GREEN }
         }
         """,
         {
             3: ("Palette.MAX", "Palette.MIN"),
             5: (
                 "Color",
+                "Color.DARK_BLUE",
                 "Color.GREEN",
                 "Color.RED",
-                "GREEN",
+                "DARK_BLUE",
                 "Palette.Color",
+                "Palette.Color.DARK_BLUE",
                 "Palette.Color.GREEN",
                 "Palette.Color.RED",
             ),
@@ -995,6 +997,12 @@ def test_an_include_guard_declares_no_name_whatever_its_value_or_test(source, de
             "public class HedgingStrategyOptions {\n    public TimeSpan Delay { get; set; }\n}\n",
             2,
             ("HedgingStrategyOptions.Delay",),  # a plain word: every class could define it
+        ),
+        (
+            "src/Polly.Core/Hedging/HedgingStrategyOptions.cs",
+            "public class HedgingStrategyOptions {\n    public string HTTP, UTF8;\n}\n",
+            2,
+            ("HedgingStrategyOptions.HTTP", "HedgingStrategyOptions.UTF8"),  # an abbreviation alone
         ),
         (
             "moshi-kotlin-codegen/src/main/java/Options.kt",

@@ -1247,10 +1247,9 @@ def _indent(line: str) -> int:
 
 #: What makes a member's name compound, so that no common word spells it and alone it still names
 #: one thing: a second case hump (``MaxHedgedAttempts``, ``failOnUnknown``), or words joined by an
-#: underscore (``OPTION_GENERATE_PROGUARD_RULES``); or (:data:`_CAPITALS`) capitals alone longer than
-#: an abbreviation (``DEBUG``, not ``API``).
+#: underscore (``OPTION_GENERATE_PROGUARD_RULES``). A word in capitals is no compound: an enum's
+#: ``DEFAULT`` or ``ERROR`` sits in many enums, and ``HTTP`` or ``UUID`` in many classes.
 _COMPOUND = re.compile(r"[a-z0-9][A-Z]|[A-Za-z0-9]_[A-Za-z0-9]")
-_CAPITALS = re.compile(r"[A-Z][A-Z0-9]{3,}")
 
 
 def _known_alone(names: tuple[str, ...], member: bool) -> set[str]:
@@ -1261,7 +1260,7 @@ def _known_alone(names: tuple[str, ...], member: bool) -> set[str]:
     define it, but a question naming ``MaxHedgedAttempts`` asks for the one property so named."""
     if member:
         bare = (name.lstrip("$") for name in names)
-        return {name for name in bare if _COMPOUND.search(name) or _CAPITALS.fullmatch(name)}
+        return {name for name in bare if _COMPOUND.search(name)}
     return set(names) | {_last_part(name) for name in names}
 
 
