@@ -189,12 +189,14 @@ def test_markdown_inline_html_is_read_as_the_page_shows_it():
         'A <b>bold</b> <img src="logo.png" alt="Traefik logo"> `<b>kept</b>`<br>here,'
         ' <abbr title="Object-Relational Mapper">ORM</abbr>s.\n\n'
         '```html\n<a id="in-code">x</a>\n```\n'
+        "\n<code>--trailing-comma \\<all&#124;none></code>, Map<K, V>\n"
     )
     document = parse_text("acme.md", page)
     assert document.read_as[5] == "| `acme.email` | The email to use. | No |"
     assert document.read_as[14] == "A bold Traefik logo `<b>kept</b>` here, ORM (Object-Relational Mapper)s."
     assert {10, 12} <= document.markup  # a directive alone, a tag alone: nothing shown
     assert 17 not in document.read_as  # code as written
+    assert document.read_as[20] == "--trailing-comma <all|none>, Map<K, V>"  # escapes, entities, no tag
     table = page[: page.index("\n{%")]
     chunks = chunks_of("acme.md", table, limit=60)
     assert [(chunk.start_line, chunk.end_line) for chunk in chunks] == [(1, 8)]

@@ -75,6 +75,8 @@ _TAG = re.compile(
     r"\s{0,16}/?"
     r"|/[A-Za-z][A-Za-z0-9-]{0,63}\s{0,16}|!--[^\n]{0,400}?--|\?[^\n]{0,400}?\?|![A-Za-z][^>\n]{0,400})>"
 )
+#: A backslash escape: CommonMark's, of an ASCII punctuation character, which the page shows alone.
+_BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 #: Elements that sit inside a line of text (a link, code, emphasis): their tags show nothing, where
 #: a block's tags (a paragraph's, a table cell's, a line break) set the words either side apart.
 _INLINE_ELEMENTS = frozenset(
@@ -225,22 +227,29 @@ def read_markdown(text: str, encoding: str = "utf-8") -> Document:
 
 def _html_read(lines: list[str], literal: list[tuple[int, int]]) -> tuple[dict[int, str], set[int]]:
     """What the model reads of the lines outside code that hold HTML or a template's directive
-    (:attr:`Document.read_as`): the line as the page shows it (:func:`html_shown`), its code spans as
-    written; and, apart, the lines that show nothing (tags alone, a directive alone), which are
-    markup. An options table whose rows are keyed by anchors (``<a id="opt-x" href="#opt-x">``) is
-    then read, and sized, by what its rows say, not by their tags."""
+    (:attr:`Document.read_as`): the line as the page shows it (:func:`html_shown`, then its entities
+    and backslash escapes as the characters they stand for: ``\\<all&#124;es5>`` shows
+    ``<all|es5>``), its code spans as written; and, apart, the lines that show nothing (tags alone,
+    a directive alone), which are markup. An options table whose rows are keyed by anchors (``<a
+    id="opt-x" href="#opt-x">``) is then read, and sized, by what its rows say, not by their tags."""
     code = {number for first, last in literal for number in range(first, last + 1)}
     read_as: dict[int, str] = {}
     shown_nothing: set[int] = set()
     for number, line in enumerate(lines, 1):
         if number in code or ("<" not in line and "{%" not in line):
             continue
-        read = _outside_code_spans(line, html_shown)
+        read = _outside_code_spans(line, _shown_text)
         if not read.strip():
             shown_nothing.add(number)
         elif read != line:
             read_as[number] = read
     return read_as, shown_nothing
+
+
+def _shown_text(prose: str) -> str:
+    """Text outside code as the page shows it: its HTML (:func:`html_shown`), then its entities and
+    CommonMark's backslash escapes."""
+    return _unescaped(_BACKSLASH_ESCAPE.sub(r"\1", html_shown(prose)))
 
 
 def _linked_entries(lines: list[str], items: list[int]) -> dict[int, int]:
