@@ -439,6 +439,19 @@ def test_docx_paragraph_styles_become_headings_and_table_rows_lines():
     assert document.locator(3, 6) == "paragraphs 3-6"
 
 
+def test_a_terminal_s_control_sequences_in_a_text_file_are_read_as_nothing():
+    """A log written in colour or a captured terminal session: the model reads the words a terminal
+    prints, not its colours, cursor moves or window titles; a line of them alone is markup. The
+    chunk keeps the line as written."""
+    log = "plain line\n\x1b[1;31mError:\x1b[0m disk full\n\x1b]0;build\x07\x1b[2J\x1b[H\n\x1b(Bok\n"
+    document = parse_text("build.log", log)
+    assert document.read_as == {2: "Error: disk full", 4: "ok"}
+    assert document.markup == frozenset({3})
+    assert document.lines[1] == "\x1b[1;31mError:\x1b[0m disk full"
+    session = parse_text("session.txt", log)  # any format: a .txt is read as reStructuredText
+    assert (session.read_as[2], session.markup) == ("Error: disk full", frozenset({3}))
+
+
 def test_notebook_cells_without_outputs_code_is_literal():
     text = make_notebook(
         [("markdown", "# Sourdough\n\nFeed daily."), ("code", "# weigh the flour\nflour = 100"), ("raw", "x")]

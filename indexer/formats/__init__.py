@@ -30,7 +30,7 @@ from indexer.formats.info import (
     without_markers,
 )
 from indexer.formats.roff import is_man_page_name, read_roff
-from indexer.formats.text import decode, looks_binary, read_plain
+from indexer.formats.text import decode, looks_binary, read_plain, without_terminal_controls
 from indexer.records import lead_lines
 
 __all__ = [
@@ -229,7 +229,12 @@ def head_check(path: str) -> Callable[[bytes], bool] | None:
 
 def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
     """The document in ``text``, already decoded, read as its extension says; source code by its
-    language's grammar, headed by its path (:mod:`indexer.formats.code`)."""
+    language's grammar, headed by its path (:mod:`indexer.formats.code`). Whatever the format, the
+    model reads no terminal's control sequences (:func:`without_terminal_controls`)."""
+    return without_terminal_controls(_read_text(path, text, encoding))
+
+
+def _read_text(path: str, text: str, encoding: str) -> Document:
     extension = extension_of(path)
     if extension in TEXT_READERS:
         return TEXT_READERS[extension](text, encoding)

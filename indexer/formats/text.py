@@ -11,6 +11,8 @@ such a tie.
 from __future__ import annotations
 
 import codecs
+import re
+from dataclasses import replace
 
 from indexer.formats.changes import changelog_headings
 from indexer.formats.definitions import man_page_names
@@ -22,6 +24,19 @@ PREFERRED_LEGACY = "cp1252"
 #: still win: on a 150-byte French note cp1252 scored 0.0 like cp1250, on a repeated German/French
 #: line 0.036 against mac_latin2's 0.028, where mac_latin2 turned every 'é' into 'Ú'
 TIE_MARGIN = 0.01
+#: What a terminal acts on and never prints, as ECMA-48 defines it: a control sequence (``ESC [``,
+#: its parameters, intermediates and final byte: colours, cursor moves), an operating system command
+#: (``ESC ]`` up to its terminator: a window title, a hyperlink's address), a two-byte escape
+#: (``ESC (`` and a character set, ``ESC 7``), and the other C0 controls but the tab. A captured
+#: terminal session or a log written in colour holds them between its words.
+_TERMINAL_CONTROL = re.compile(
+    r"\x1b\[[0-?]{0,64}[ -/]{0,16}[@-~]?"
+    r"|\x1b\][^\x07\x1b]{0,512}(?:\x07|\x1b\\)?"
+    r"|\x1b[ -/]{0,4}[0-~]?"
+    r"|[\x00-\x08\x0b-\x1f\x7f]"
+)
+#: A character every one of those holds: an escape or another C0 control, but the tab.
+_CONTROL_CHARACTER = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 
 
 def decode(data: bytes) -> tuple[str, str]:
@@ -76,3 +91,22 @@ def read_plain(text: str, encoding: str) -> Document:
         encoding=encoding,
         definitions=man_page_names(lines),
     )
+
+
+def without_terminal_controls(document: Document) -> Document:
+    """``document`` with what the model reads of each line leaving out what a terminal would act on
+    and never print (:data:`_TERMINAL_CONTROL`), whatever the format; a line of that alone is markup.
+    The chunk keeps the line as written."""
+    if not _CONTROL_CHARACTER.search("\n".join(document.lines)):  # one quick pass: most files hold none
+        return document
+    read_as = dict(document.read_as)
+    shown_nothing = set()
+    for number, line in enumerate(document.lines, 1):
+        if _TERMINAL_CONTROL.search(line):
+            shown = _TERMINAL_CONTROL.sub("", read_as.get(number, line))
+            if shown.strip():
+                read_as[number] = shown
+            else:
+                read_as.pop(number, None)
+                shown_nothing.add(number)
+    return replace(document, read_as=read_as, markup=document.markup | shown_nothing)
