@@ -160,6 +160,29 @@ def test_a_manual_s_nodes_are_headed_by_their_titles_line_for_line():
     assert _line("********") in document.markup  # an underline is no text
 
 
+def test_a_part_s_first_nodes_are_headed_under_the_chapter_an_earlier_part_began():
+    """A large manual is split into parts; ``tool.info-2`` continues chapter 2, whose title is in
+    ``tool.info-1``: its nodes are headed under the node their ``Up`` names."""
+    part = (
+        "\x1f\nFile: tool.info,  Node: Hashing,  Next: Index,  Prev: Frobnicating,  Up: Calling\n\n"
+        "2.2 Hashing\n===========\n\nHash a buffer.\n\n"
+        "\x1f\nFile: tool.info,  Node: Salting,  Prev: Hashing,  Up: Calling\n\n"
+        "2.3 Salting\n===========\n\nSalt it first.\n\n"
+        "\x1f\nFile: tool.info,  Node: Index,  Prev: Salting,  Up: Top\n\n"
+        "3 Index\n*******\n\n"
+    )
+    headings = read_info(part).headings
+    assert [(heading.level, heading.title) for heading in headings] == [
+        (1, "Calling"),
+        (2, "2.2 Hashing"),
+        (2, "2.3 Salting"),
+        (1, "3 Index"),
+    ]
+    assert headings[0].line == headings[1].line == 1
+    whole = [(heading.level, heading.title) for heading in _document().headings]
+    assert ("Calling" not in {title for _, title in whole}) and whole[0] == (0, "GNU Tool")  # one file
+
+
 def test_what_info_never_shows_shows_nothing():
     shown = "\n".join(_document().lines)
     for hidden in ("\x1f", "File:", "Next:", "Tag Table", "Node: Top", "Local Variables", "coding: utf-8",

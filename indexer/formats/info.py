@@ -227,9 +227,22 @@ class _Manual:
         if self.node_line:
             self.levels[self.node] = level
             start, self.node_line = self.separator_line or self.node_line, 0
+            self._parent_elsewhere(start, level)
         self.headings.append(Heading(line=start, level=level, title=title, last_line=number + 1))
         self.markup.add(number + 1)
         return True
+
+    def _parent_elsewhere(self, line: int, level: int) -> None:
+        """Head the node a titled node's ``Up`` names, by its name, one level above it, where that
+        node is in another file and nothing above this node's level has been titled yet: a large
+        manual is split into parts (``screen.info-3``), and a part's first nodes continue a chapter
+        an earlier part began, which ``info`` names on their ``Up`` line."""
+        if not self.up or self.up.startswith("(") or self.up in self.levels or level <= MANUAL_LEVEL + 1:
+            return
+        if any(heading.level < level for heading in self.headings):
+            return
+        self.levels[self.up] = level - 1
+        self.headings.append(Heading(line=line, level=level - 1, title=self.up))
 
     def _untitled_node(self, end: int) -> None:
         """Head the node named on :attr:`node_line` by its name, if no title was found before line
