@@ -133,7 +133,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: a Markdown line's HTML and template directives read as the page shows them, its anchored option
 #: rows' names declared, and AsciiDoc's links from unset attributes read as their text and its
 #: anchored list terms declared; 44: a terminal's control sequences read as nothing, in any format,
-#: and a split Info manual's part heads its first nodes under the chapter an earlier part began
+#: and a split Info manual's part heads its first nodes under the chapter an earlier part began;
+#: Swift and Scala read by their grammars
 CHUNKER_VERSION = 44
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

@@ -211,6 +211,24 @@ SAMPLES = {
         """,
         {"Renderer": "Renderer", "draw": "Renderer > draw", "helper": "helper"},
     ),
+    "Sources/Geo/Renderer.swift": (
+        """
+        struct Renderer {
+            func draw(x: Int) -> Int {
+                return x
+            }
+        }
+
+        extension Canvas {
+            func fill() {}
+        }
+
+        func helper() -> Int {
+            return 1
+        }
+        """,
+        {"Renderer": "Renderer", "draw": "Renderer > draw", "fill": "Canvas > fill", "helper": "helper"},
+    ),
     "bin/greet.sh": (
         """
         greet() {
@@ -236,7 +254,7 @@ def test_every_language_named_has_a_grammar_and_an_extension():
     languages = set(CODE_EXTENSIONS.values())
     assert languages == set(GRAMMARS)
     assert {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "kotlin"} <= languages
-    assert {"c", "cpp", "csharp", "ruby", "php", "bash"} <= languages
+    assert {"c", "cpp", "csharp", "ruby", "php", "swift", "bash"} <= languages
 
 
 PYTHON = '''\
@@ -1058,6 +1076,83 @@ def test_a_kotlin_extension_function_is_headed_and_declared_under_its_receiver()
     )
 
 
+SWIFT = """\
+import Foundation
+
+/// Splits a command line into its arguments.
+public struct SplitArguments {
+    /// The arguments, in order.
+    public var elements: [String]
+    let first = 0, last = 1
+
+    /// An empty list.
+    public init() {
+        elements = []
+    }
+
+    enum Kind {
+        case option, value
+    }
+}
+
+extension SplitArguments: CustomStringConvertible {
+    /// The arguments as typed.
+    public var description: String {
+        elements.joined(separator: " ")
+    }
+
+    func contains(_ name: String) -> Bool {
+        elements.contains(name)
+    }
+}
+"""
+
+
+def test_a_swift_extension_s_members_are_headed_and_declared_under_the_type_it_extends():
+    """An extension adds to a type declared elsewhere, as a Rust ``impl`` block does: its methods and
+    properties are the type's, headed and qualified by it, and it declares no name of its own."""
+    document = parse_text("Sources/ArgumentParser/SplitArguments.swift", SWIFT)
+    line_of = {line.strip(): number for number, line in enumerate(SWIFT.split("\n"), 1)}
+    assert document.definitions[line_of["public struct SplitArguments {"]] == ("SplitArguments",)
+    assert document.definitions[line_of["public var elements: [String]"]] == ("SplitArguments.elements",)
+    assert document.definitions[line_of["let first = 0, last = 1"]] == (
+        "SplitArguments.first",
+        "SplitArguments.last",
+    )
+    assert document.definitions[line_of["public init() {"]] == ("SplitArguments.init", "init")
+    assert document.definitions[line_of["case option, value"]] == (
+        "Kind.option",
+        "Kind.value",
+        "SplitArguments.Kind.option",
+        "SplitArguments.Kind.value",
+    )
+    extension = line_of["extension SplitArguments: CustomStringConvertible {"]
+    assert extension not in document.definitions
+    assert document.definitions[line_of["public var description: String {"]] == (
+        "SplitArguments.description",
+    )
+    assert document.definitions[line_of["func contains(_ name: String) -> Bool {"]] == (
+        "SplitArguments.contains",
+        "contains",
+    )
+    paths = heading_paths("Sources/ArgumentParser/SplitArguments.swift", SWIFT)
+    assert (
+        paths["SplitArguments.contains"]
+        == "Sources/ArgumentParser/SplitArguments.swift > SplitArguments > contains"
+    )
+
+
+def test_a_swift_doc_comment_starts_the_heading_of_what_it_documents_and_stays_with_a_member():
+    document = parse_text("Sources/ArgumentParser/SplitArguments.swift", SWIFT)
+    line_of = {line.strip(): number for number, line in enumerate(SWIFT.split("\n"), 1)}
+    headings = {(heading.title, heading.line) for heading in document.headings}
+    assert ("SplitArguments", line_of["/// Splits a command line into its arguments."]) in headings
+    assert ("init", line_of["/// An empty list."]) in headings
+    chunks = chunk_document(document, count_words, ChunkSettings.for_limit(12))
+    member, comment = line_of["public var description: String {"], line_of["/// The arguments as typed."]
+    assert any(chunk.start_line <= comment and chunk.end_line >= member for chunk in chunks)
+
+
 def test_a_constructor_s_parameter_that_declares_a_property_is_its_class_s_member():
     """PHP's promoted parameters, Kotlin's ``val``/``var`` in a primary constructor, a C# record's
     positional parameters and TypeScript's parameter properties declare properties of the class,
@@ -1604,6 +1699,42 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
         ("tests/test_queue.cpp", "static int helper() { return 1; }\n", {1}, set()),  # by its name
         ("tests/utils.h", "int count_lines(const char *name);\n", {1}, set()),  # its folder, as JavaScript's
         ("src/queue.cpp", "int count_lines(const char *name) { return 0; }\n", set(), {1}),
+        (  # XCTest's test class, in a file not named as tests, a helper beside it
+            "Sources/Checks/ParserChecks.swift",
+            """
+            import XCTest
+
+            struct Fixture {
+                let name = "a"
+            }
+
+            final class ParserTests: XCTestCase {
+                func testParsesAName() {
+                    XCTAssertEqual(Fixture().name, "a")
+                }
+            }
+            """,
+            set(range(8, 13)),
+            {4, 5, 6},
+        ),
+        (  # swift-testing's @Test, and the suite holding it
+            "Sources/Checks/Parsing.swift",
+            """
+            func tokenize(_ line: String) -> [Substring] {
+                line.split(separator: " ")
+            }
+
+            struct ParsingChecks {
+                @Test("splits at spaces")
+                func splits() {
+                    #expect(tokenize("a b").count == 2)
+                }
+            }
+            """,
+            set(range(6, 12)),
+            {2, 3, 4},
+        ),
+        ("Tests/ParserTests/Fixtures.swift", 'let names = ["a", "b"]\n', {1}, set()),  # SwiftPM's
         (  # Ruby's `it` block parameter, and a method called test given no block
             "lib/runner.rb",
             """

@@ -25,7 +25,8 @@ name (:class:`TestRule`): Go's ``_test.go`` files, pytest's ``test_*.py`` and ``
 Jest's and Vitest's ``*.test.ts``, a ``test/`` folder where Node's test runner and AVA look,
 RSpec's ``*_spec.rb``, minitest's ``it "..." do`` and ``Minitest::Test``, PHPUnit's ``*Test.php``,
 GoogleTest's ``TEST(Suite, Name) {`` and Catch2's ``TEST_CASE("name") {`` in C and C++'s
-``test_*.cpp`` and ``tests/``.
+``test_*.cpp`` and ``tests/``, XCTest's ``XCTestCase``, swift-testing's ``@Test`` and ``@Suite``,
+and SwiftPM's ``Tests/``.
 A class holding a test is a test class, as JUnit defines one. Their lines are the document's
 :attr:`Document.tests`.
 
@@ -376,6 +377,26 @@ GRAMMARS: dict[str, Grammar] = {
         members=_types("const_declaration property_declaration enum_case property_promotion_parameter"),
         namespaces=_types("namespace_definition"),
     ),
+    "swift": Grammar(
+        "tree_sitter_swift",
+        _types(
+            "class_declaration protocol_declaration function_declaration protocol_function_declaration "
+            "init_declaration typealias_declaration"
+        ),
+        _types("class_declaration protocol_declaration"),
+        _types(
+            "source_file class_body enum_class_body protocol_body statements computed_property "
+            "switch_statement"
+        ),
+        tests=TestRule(
+            folders=("Tests",),  # SwiftPM's: every test target's sources lie under Tests/
+            markers=frozenset(("Test", "Suite")),  # swift-testing's
+            bases=("TestCase",),  # XCTest's XCTestCase, and a project's own base of it
+        ),
+        members=_types(
+            "property_declaration protocol_property_declaration enum_entry associatedtype_declaration"
+        ),
+    ),
     "bash": Grammar(
         "tree_sitter_bash",
         _types("function_definition"),
@@ -401,6 +422,7 @@ CODE_EXTENSIONS: dict[str, str] = {
     "cs": "csharp",
     "rb": "ruby",
     "php": "php",
+    "swift": "swift",
     **dict.fromkeys(("sh", "bash", "zsh"), "bash"),
 }
 
@@ -827,6 +849,8 @@ class _Outline:
             if kind is None:
                 return ()
             return (f"{_text(trait)}{_TRAIT_FOR}{_text(kind)}" if trait is not None else _text(kind),)
+        if node.type in _KEYWORD_NAMED:  # Swift's init(...), named by its keyword
+            return (_KEYWORD_NAMED[node.type],)
         name = node.child_by_field_name("name")
         if name is None and node.type == "type_alias":  # Kotlin's field for the alias's name
             name = node.child_by_field_name("type")
@@ -839,7 +863,9 @@ class _Outline:
         ``owners``; its heading path's titles. A function defined at a module's top on a type
         outside it (a Go method, a Kotlin extension function) is headed under that type, as a method
         under its class, so the overloads of one name on several types are told apart; inside a
-        class, an extension is a member of the class, called only there, and known by it."""
+        class, an extension is a member of the class, called only there, and known by it. A Rust
+        ``impl`` block and a Swift ``extension`` head and qualify their members by their type's name
+        (``Parser.description``), but declare no name: the type's own declaration does."""
         names = self._names(definition)
         titles: tuple[str, ...] = names
         kind = "" if owners else _receiver_type(definition)
@@ -848,9 +874,10 @@ class _Outline:
         first = self._first_row(outer)
         for offset, title in enumerate(titles):
             self.headings.append(Heading(first + 1, level + offset, title))
-        # an impl block defines no name of its own, and a namespace is opened again by every file
-        if definition.type != "impl_item" and definition.type not in self.grammar.namespaces:
-            name_node = definition.child_by_field_name("name") or definition
+        # an impl block or an extension defines no name of its own, and a namespace is opened again
+        # by every file
+        if not _adds_to_a_type(definition) and definition.type not in self.grammar.namespaces:
+            name_node = _name_node(definition)
             line = name_node.start_point[0] + 1
             declared = _known_alone(names, member=False) | self._qualified(
                 owners + titles[: len(titles) - len(names)], names
@@ -1058,6 +1085,9 @@ def _descendants(node: Node, types: frozenset[str]) -> Iterator[Node]:
 def _base_names(definition: Node) -> list[str]:
     """The last names of a class's base classes (Python's ``(unittest.TestCase)``, PHP's
     ``extends TestCase``, Ruby's ``< Minitest::Test``)."""
+    specifiers = [child for child in definition.named_children if child.type == "inheritance_specifier"]
+    if specifiers:  # Swift's: each base class or protocol apart (``: XCTestCase, Sendable``)
+        return [_last_part(_text(specifier)) for specifier in specifiers]
     bases = definition.child_by_field_name("superclasses") or definition.child_by_field_name("superclass")
     if bases is None:
         bases = next((child for child in definition.named_children if child.type == "base_clause"), None)
@@ -1236,6 +1266,29 @@ def _has_body(node: Node) -> bool:
     return node.type not in _BODY_NEEDED or node.child_by_field_name("body") is not None
 
 
+#: Definitions named by their keyword, not by a name written after it: Swift's initializers.
+_KEYWORD_NAMED = {"init_declaration": "init"}
+
+
+def _name_node(definition: Node) -> Node:
+    """The node whose line a definition's name is declared on: its name, its naming keyword
+    (:data:`_KEYWORD_NAMED`), else the definition itself."""
+    name = definition.child_by_field_name("name")
+    if name is not None:
+        return name
+    keyword = _KEYWORD_NAMED.get(definition.type)
+    return next((child for child in definition.children if child.type == keyword), definition)
+
+
+def _adds_to_a_type(definition: Node) -> bool:
+    """Whether a container adds members to a type declared elsewhere: a Rust ``impl`` block, a
+    Swift ``extension`` (which its grammar reads as a class declaration of that kind)."""
+    if definition.type == "impl_item":
+        return True
+    kind = definition.child_by_field_name("declaration_kind")
+    return kind is not None and kind.type == "extension"
+
+
 def _text(node: Node) -> str:
     return " ".join((node.text or b"").decode("utf-8", "replace").split())
 
@@ -1308,11 +1361,15 @@ _MEMBER_NAMES = _types("identifier name")
 
 
 def _member_names(member: Node) -> list[Node]:
-    """The name nodes a member declares: its ``name``, else each of its declarators' names (the name
-    field, else the first identifier among the declarator's own children)."""
-    name = member.child_by_field_name("name")
-    if name is not None:
-        return [name]
+    """The name nodes a member declares: its ``name`` fields (Swift's ``case a, b`` and ``let a = 1,
+    b = 2`` give several; a pattern its bound name, a tuple's none), else each of its declarators'
+    names (the name field, else the first identifier among the declarator's own children)."""
+    names = member.children_by_field_name("name")
+    if names:
+        bound = (
+            name.child_by_field_name("bound_identifier") if name.type == "pattern" else name for name in names
+        )
+        return [name for name in bound if name is not None]
     declarators = [child for child in member.named_children if child.type in _MEMBER_DECLARATORS]
     if declarators:
         return [name for declarator in declarators for name in _member_names(declarator)]
