@@ -229,6 +229,22 @@ SAMPLES = {
         """,
         {"Renderer": "Renderer", "draw": "Renderer > draw", "fill": "Canvas > fill", "helper": "helper"},
     ),
+    "src/main/scala/geo/Renderer.scala": (
+        """
+        package geo
+
+        class Renderer(width: Int) {
+          def draw(x: Int): Int = {
+            x
+          }
+        }
+
+        object Renderer {
+          def apply(): Renderer = new Renderer(1)
+        }
+        """,
+        {"Renderer": "Renderer", "draw": "Renderer > draw", "apply": "Renderer > apply"},
+    ),
     "bin/greet.sh": (
         """
         greet() {
@@ -254,7 +270,7 @@ def test_every_language_named_has_a_grammar_and_an_extension():
     languages = set(CODE_EXTENSIONS.values())
     assert languages == set(GRAMMARS)
     assert {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "kotlin"} <= languages
-    assert {"c", "cpp", "csharp", "ruby", "php", "swift", "bash"} <= languages
+    assert {"c", "cpp", "csharp", "ruby", "php", "swift", "scala", "bash"} <= languages
 
 
 PYTHON = '''\
@@ -602,7 +618,7 @@ def test_a_statement_of_several_lines_is_one_literal_block():
     "path, text",
     [
         ("broken.py", "def (((:\n  ]]] ))) class\n" * 20 + "def fine():\n    return 1\n"),
-        ("notes.scala", "object Main { def main(args: Array[String]) = println(1) }\n"),
+        ("notes.lua", "local function main()\n  print(1)\nend\n"),
     ],
 )
 def test_a_file_its_grammar_cannot_read_or_a_language_without_one_keeps_plain_lines(path, text):
@@ -1151,6 +1167,32 @@ def test_a_swift_doc_comment_starts_the_heading_of_what_it_documents_and_stays_w
     chunks = chunk_document(document, count_words, ChunkSettings.for_limit(12))
     member, comment = line_of["public var description: String {"], line_of["/// The arguments as typed."]
     assert any(chunk.start_line <= comment and chunk.end_line >= member for chunk in chunks)
+
+
+def test_scala_vals_in_a_template_and_a_case_class_s_parameters_are_members():
+    source = """\
+    package munit
+
+    /** Where a test's code lies. */
+    final class Location(val path: String, line: Int) {
+      val filename: String = path.split("/").last
+      var first, last = 0
+      def render: String = s"$path:$line"
+    }
+
+    case class Tag(value: String)
+
+    enum Color:
+      case Red, Green
+    """
+    document = parse_text("munit/shared/src/main/scala/munit/Location.scala", textwrap.dedent(source))
+    assert document.definitions[4] == ("Location", "Location.path")  # `line` is no member: no val
+    assert document.definitions[5] == ("Location.filename",)
+    assert document.definitions[6] == ("Location.first", "Location.last")
+    assert document.definitions[7] == ("Location.render", "render")
+    assert document.definitions[10] == ("Tag", "Tag.value")  # a case class's parameters are vals
+    assert document.definitions[13] == ("Color.Green", "Color.Red")
+    assert (3, "Location") in [(heading.line, heading.title) for heading in document.headings]  # its doc
 
 
 def test_a_constructor_s_parameter_that_declares_a_property_is_its_class_s_member():
@@ -1735,6 +1777,46 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
             {2, 3, 4},
         ),
         ("Tests/ParserTests/Fixtures.swift", 'let names = ["a", "b"]\n', {1}, set()),  # SwiftPM's
+        (  # MUnit's suite, in a file no folder marks, a helper beside it
+            "tests/shared/src/main/scala/munit/Checks.scala",
+            """
+            package munit
+
+            object Fixtures {
+              val names = List("a", "b")
+            }
+
+            class NamesSuite extends munit.FunSuite {
+              test("two names") {
+                assertEquals(Fixtures.names.size, 2)
+              }
+            }
+            """,
+            set(range(8, 13)),
+            {4, 5, 6},
+        ),
+        (  # JUnit's @Test on a Scala method, and the class holding it
+            "core/src/main/scala/Walker.scala",
+            """
+            class Walker {
+              def walk(depth: Int): Int = depth + 1
+            }
+
+            class WalkerChecks {
+              @Test def walksOneLevel(): Unit = {
+                assert(new Walker().walk(0) == 1)
+              }
+            }
+            """,
+            set(range(6, 11)),
+            {2, 3, 4},
+        ),
+        (
+            "core/src/test/scala/Fixtures.scala",
+            "object Fixtures {\n  val names = List(1)\n}\n",
+            {1, 2, 3},
+            set(),
+        ),
         (  # Ruby's `it` block parameter, and a method called test given no block
             "lib/runner.rb",
             """

@@ -26,7 +26,8 @@ Jest's and Vitest's ``*.test.ts``, a ``test/`` folder where Node's test runner a
 RSpec's ``*_spec.rb``, minitest's ``it "..." do`` and ``Minitest::Test``, PHPUnit's ``*Test.php``,
 GoogleTest's ``TEST(Suite, Name) {`` and Catch2's ``TEST_CASE("name") {`` in C and C++'s
 ``test_*.cpp`` and ``tests/``, XCTest's ``XCTestCase``, swift-testing's ``@Test`` and ``@Suite``,
-and SwiftPM's ``Tests/``.
+SwiftPM's ``Tests/``, MUnit's and ScalaTest's suites (``extends munit.FunSuite``, ``AnyFlatSpec``)
+and sbt's ``src/test/``.
 A class holding a test is a test class, as JUnit defines one. Their lines are the document's
 :attr:`Document.tests`.
 
@@ -397,6 +398,26 @@ GRAMMARS: dict[str, Grammar] = {
             "property_declaration protocol_property_declaration enum_entry associatedtype_declaration"
         ),
     ),
+    "scala": Grammar(
+        "tree_sitter_scala",
+        _types(
+            "class_definition object_definition trait_definition enum_definition function_definition "
+            "function_declaration type_definition given_definition"
+        ),
+        _types("class_definition object_definition trait_definition enum_definition"),
+        _types(
+            "compilation_unit template_body enum_body enum_case_definitions block indented_block case_block"
+        ),
+        tests=TestRule(
+            folders=("test",),  # sbt's and Maven's src/test/, Mill's test/src/
+            markers=frozenset(("Test",)),  # JUnit's, which MUnit runs on
+            bases=("Suite", "Spec", "SpecDefault", "Specification"),  # MUnit, ScalaTest, ZIO, specs2
+        ),
+        members=_types(
+            "val_definition var_definition val_declaration var_declaration class_parameter simple_enum_case "
+            "full_enum_case"
+        ),
+    ),
     "bash": Grammar(
         "tree_sitter_bash",
         _types("function_definition"),
@@ -422,6 +443,7 @@ CODE_EXTENSIONS: dict[str, str] = {
     "cs": "csharp",
     "rb": "ruby",
     "php": "php",
+    "scala": "scala",
     "swift": "swift",
     **dict.fromkeys(("sh", "bash", "zsh"), "bash"),
 }
@@ -755,6 +777,8 @@ class _Outline:
         for child in definition.named_children:
             if child.type in _MODIFIER_LISTS:
                 found.extend(_descendants(child, _MARKERS))
+            elif child.type in _MARKERS:  # Scala's, written before the definition's keyword
+                found.append(child)
         markers = set()
         for marker in found:
             if marker.type in _MARKERS and marker.named_children:
@@ -1088,6 +1112,9 @@ def _base_names(definition: Node) -> list[str]:
     specifiers = [child for child in definition.named_children if child.type == "inheritance_specifier"]
     if specifiers:  # Swift's: each base class or protocol apart (``: XCTestCase, Sendable``)
         return [_last_part(_text(specifier)) for specifier in specifiers]
+    extended = definition.child_by_field_name("extend")
+    if extended is not None:  # Scala's ``extends munit.FunSuite with Helpers``
+        return [_last_part(_text(base)) for base in extended.children_by_field_name("type")]
     bases = definition.child_by_field_name("superclasses") or definition.child_by_field_name("superclass")
     if bases is None:
         bases = next((child for child in definition.named_children if child.type == "base_clause"), None)
@@ -1341,13 +1368,17 @@ _PARAMETER_PROPERTY_MARKS = _types("accessibility_modifier readonly override_mod
 
 def _declares_property(parameter: Node) -> bool:
     """Whether a constructor's parameter declares a property of its class, as its language says: a
-    PHP promoted parameter always, Kotlin's with ``val`` or ``var``, TypeScript's with an
+    PHP promoted parameter always, Kotlin's and Scala's with ``val`` or ``var``, every one of a Scala
+    ``case class``, TypeScript's with an
     accessibility or ``readonly``, a C# record's positional parameter (not a class's primary
     constructor's, which only captures it)."""
     if parameter.type == "property_promotion_parameter":
         return True
     if parameter.type == "class_parameter":
-        return any(child.type in ("val", "var") for child in parameter.children)
+        if any(child.type in ("val", "var") for child in parameter.children):
+            return True
+        holder = parameter.parent.parent if parameter.parent is not None else None
+        return holder is not None and any(child.type == "case" for child in holder.children)
     if parameter.type == "parameter":
         holder = parameter.parent.parent if parameter.parent is not None else None
         return holder is not None and holder.type == "record_declaration"
@@ -1358,18 +1389,26 @@ def _declares_property(parameter: Node) -> bool:
 #: ``val name: String``), each giving one name.
 _MEMBER_DECLARATORS = _types("variable_declaration variable_declarator const_element property_element")
 _MEMBER_NAMES = _types("identifier name")
+#: Scala's definitions of values, which bind the names of their pattern.
+_BINDINGS = _types("val_definition var_definition")
 
 
 def _member_names(member: Node) -> list[Node]:
     """The name nodes a member declares: its ``name`` fields (Swift's ``case a, b`` and ``let a = 1,
-    b = 2`` give several; a pattern its bound name, a tuple's none), else each of its declarators'
-    names (the name field, else the first identifier among the declarator's own children)."""
+    b = 2`` give several; a pattern its bound name, a tuple's none), else the names its Scala
+    ``val`` binds (``val size``, ``var a, b``), else each of its declarators' names (the name field,
+    else the first identifier among the declarator's own children)."""
     names = member.children_by_field_name("name")
     if names:
         bound = (
             name.child_by_field_name("bound_identifier") if name.type == "pattern" else name for name in names
         )
         return [name for name in bound if name is not None]
+    if member.type in _BINDINGS:
+        pattern = member.child_by_field_name("pattern")
+        if pattern is None or pattern.type not in ("identifier", "identifiers"):
+            return []  # a tuple or a case class taken apart: its names are no members' to look up
+        return [pattern] if pattern.type == "identifier" else pattern.named_children
     declarators = [child for child in member.named_children if child.type in _MEMBER_DECLARATORS]
     if declarators:
         return [name for declarator in declarators for name in _member_names(declarator)]
