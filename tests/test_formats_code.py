@@ -270,7 +270,7 @@ def test_every_language_named_has_a_grammar_and_an_extension():
     languages = set(CODE_EXTENSIONS.values())
     assert languages == set(GRAMMARS)
     assert {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "kotlin"} <= languages
-    assert {"c", "cpp", "csharp", "ruby", "php", "swift", "scala", "bash"} <= languages
+    assert {"c", "cpp", "csharp", "ruby", "php", "swift", "scala", "lua", "elixir", "bash"} <= languages
 
 
 PYTHON = '''\
@@ -618,7 +618,7 @@ def test_a_statement_of_several_lines_is_one_literal_block():
     "path, text",
     [
         ("broken.py", "def (((:\n  ]]] ))) class\n" * 20 + "def fine():\n    return 1\n"),
-        ("notes.lua", "local function main()\n  print(1)\nend\n"),
+        ("notes.zig", "fn main() void {\n    print(1);\n}\n"),
     ],
 )
 def test_a_file_its_grammar_cannot_read_or_a_language_without_one_keeps_plain_lines(path, text):
@@ -1193,6 +1193,115 @@ def test_scala_vals_in_a_template_and_a_case_class_s_parameters_are_members():
     assert document.definitions[10] == ("Tag", "Tag.value")  # a case class's parameters are vals
     assert document.definitions[13] == ("Color.Green", "Color.Red")
     assert (3, "Location") in [(heading.line, heading.title) for heading in document.headings]  # its doc
+
+
+LUA = """\
+--- Paths, joined and split.
+local Path = {}
+
+--- A path from its parts.
+---@param parts string[]
+---@return Path
+function Path.new(parts)
+  return setmetatable({ parts = parts }, Path)
+end
+
+function Path:absolute()
+  return "/" .. table.concat(self.parts, "/")
+end
+
+local function trim(text)
+  return text
+end
+
+Path.join = function(a, b)
+  return a .. "/" .. b
+end
+
+local util = {
+  split = function(text)
+    return vim.split(text, "/")
+  end,
+  sep = "/",
+}
+
+return Path
+"""
+
+
+def test_a_lua_module_s_functions_are_headed_and_declared_as_written():
+    """``function Path.new``, ``function Path:absolute``, ``local function trim``, ``Path.join =
+    function`` and a module table's function fields are a Lua module's definitions, headed as
+    written and declared so and by their last name; a LuaDoc comment stays with its function."""
+    document = parse_text("lua/paths/path.lua", LUA)
+    line_of = {line.strip(): number for number, line in enumerate(LUA.split("\n"), 1)}
+    assert document.definitions[line_of["function Path.new(parts)"]] == ("Path.new", "new")
+    assert document.definitions[line_of["function Path:absolute()"]] == ("Path:absolute", "absolute")
+    assert document.definitions[line_of["local function trim(text)"]] == ("trim",)
+    assert document.definitions[line_of["Path.join = function(a, b)"]] == ("Path.join", "join")
+    assert document.definitions[line_of["split = function(text)"]] == ("split", "util.split")
+    assert line_of['sep = "/",'] not in document.definitions
+    headings = {(heading.title, heading.line) for heading in document.headings}
+    assert ("Path.new", line_of["--- A path from its parts."]) in headings
+    paths = heading_paths("lua/paths/path.lua", LUA)
+    assert paths["Path:absolute"] == "lua/paths/path.lua > Path:absolute"
+    assert paths["util.split"] == "lua/paths/path.lua > util > split"
+
+
+ELIXIR = '''\
+defmodule MyApp.Repo do
+  @moduledoc """
+  Where the rows are.
+  """
+
+  defstruct [:name, pool_size: 10]
+
+  @doc """
+  Gets a row by its id.
+  """
+  @spec get(term) :: term
+  def get(id) when is_integer(id) do
+    fetch!(id)
+  end
+
+  def all, do: []
+
+  defp fetch!(id), do: id
+
+  defmodule Query do
+    defmacro from(source), do: source
+  end
+end
+'''
+
+
+def test_an_elixir_module_s_functions_are_headed_and_declared_under_the_module():
+    """Elixir's grammar reads every construct as a call: ``defmodule`` holds definitions as a class
+    does, ``def``, ``defp`` and ``defmacro`` define functions declared qualified by the module
+    (``MyApp.Repo.get``) and alone, ``defstruct`` declares the struct's fields, and a function's
+    ``@doc`` and ``@spec`` start its heading, but not the module's ``@moduledoc``."""
+    document = parse_text("lib/my_app/repo.ex", ELIXIR)
+    line_of = {line.strip(): number for number, line in enumerate(ELIXIR.split("\n"), 1)}
+    assert document.definitions[line_of["defmodule MyApp.Repo do"]] == ("MyApp.Repo", "Repo")
+    assert document.definitions[line_of["defstruct [:name, pool_size: 10]"]] == (
+        "MyApp.Repo.name",
+        "MyApp.Repo.pool_size",
+        "pool_size",
+    )
+    assert document.definitions[line_of["def get(id) when is_integer(id) do"]] == ("MyApp.Repo.get", "get")
+    assert document.definitions[line_of["def all, do: []"]] == ("MyApp.Repo.all", "all")
+    assert document.definitions[line_of["defp fetch!(id), do: id"]] == ("MyApp.Repo.fetch!", "fetch!")
+    assert document.definitions[line_of["defmacro from(source), do: source"]] == (
+        "MyApp.Repo.Query.from",
+        "Query.from",
+        "from",
+    )
+    headings = {(heading.title, heading.line) for heading in document.headings}
+    assert ("get", line_of['@doc """']) in headings
+    assert ("all", line_of["def all, do: []"]) in headings
+    paths = heading_paths("lib/my_app/repo.ex", ELIXIR)
+    assert paths["MyApp.Repo.get"] == "lib/my_app/repo.ex > MyApp.Repo > get"
+    assert paths["Query.from"] == "lib/my_app/repo.ex > MyApp.Repo > Query > from"
 
 
 def test_a_constructor_s_parameter_that_declares_a_property_is_its_class_s_member():
@@ -1777,6 +1886,44 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
             {2, 3, 4},
         ),
         ("Tests/ParserTests/Fixtures.swift", 'let names = ["a", "b"]\n', {1}, set()),  # SwiftPM's
+        (  # busted's describe and it, in a file not named as specs, a helper beside them
+            "lua/paths/checks.lua",
+            """
+            local function join(a, b)
+              return a .. "/" .. b
+            end
+
+            describe("join", function()
+              it("puts a slash between", function()
+                assert.are.same("a/b", join("a", "b"))
+              end)
+            end)
+            """,
+            set(range(6, 11)),
+            {2, 3, 4},
+        ),
+        ("lua/paths/path_spec.lua", "local eq = assert.are.same\n", {1}, set()),  # busted's
+        (  # ExUnit's case, in a file not named as tests, a module beside it
+            "lib/my_app/checks.ex",
+            """
+            defmodule MyApp.Join do
+              def join(a, b), do: a <> "/" <> b
+            end
+
+            defmodule MyApp.JoinTest do
+              use ExUnit.Case, async: true
+
+              describe "join/2" do
+                test "puts a slash between" do
+                  assert MyApp.Join.join("a", "b") == "a/b"
+                end
+              end
+            end
+            """,
+            set(range(6, 15)),
+            {2, 3, 4},
+        ),
+        ("test/support/fixtures.ex", "defmodule Fixtures do\nend\n", {1, 2}, set()),  # Mix's test/
         (  # MUnit's suite, in a file no folder marks, a helper beside it
             "tests/shared/src/main/scala/munit/Checks.scala",
             """

@@ -27,7 +27,8 @@ RSpec's ``*_spec.rb``, minitest's ``it "..." do`` and ``Minitest::Test``, PHPUni
 GoogleTest's ``TEST(Suite, Name) {`` and Catch2's ``TEST_CASE("name") {`` in C and C++'s
 ``test_*.cpp`` and ``tests/``, XCTest's ``XCTestCase``, swift-testing's ``@Test`` and ``@Suite``,
 SwiftPM's ``Tests/``, MUnit's and ScalaTest's suites (``extends munit.FunSuite``, ``AnyFlatSpec``)
-and sbt's ``src/test/``.
+and sbt's ``src/test/``, busted's ``*_spec.lua``, ``spec/``, ``describe`` and ``it``, ExUnit's
+``*_test.exs``, Mix's ``test/`` and a module that uses ``ExUnit.Case``.
 A class holding a test is a test class, as JUnit defines one. Their lines are the document's
 :attr:`Document.tests`.
 
@@ -160,7 +161,10 @@ class Grammar:
     its name, and its grammar tells no namespace from a mixin. ``names``: node types that declare
     their ``name`` alone wherever they are, and head nothing: C's macros (``#define NAME``, in any
     branch of a conditional group), which have no scope to qualify them but the file that
-    includes them. ``reread``: another reading of a
+    includes them. ``defining``: for a grammar that reads every construct as a call (Elixir's),
+    the names of the calls that define what they name (``def``, ``defmodule``), and ``opening``
+    those of them whose block holds definitions, as a class's body does (``defmodule``).
+    ``reread``: another reading of a
     file's lines, line for line, that the grammar reads with fewer errors where it fails on a way
     of writing the language allows (:func:`_readable_outline`).
     """
@@ -178,6 +182,8 @@ class Grammar:
     members: frozenset[str] = frozenset()
     namespaces: frozenset[str] = frozenset()
     names: frozenset[str] = frozenset()
+    defining: frozenset[str] = frozenset()
+    opening: frozenset[str] = frozenset()
     reread: Callable[[list[str]], list[str]] | None = None
 
 
@@ -418,6 +424,39 @@ GRAMMARS: dict[str, Grammar] = {
             "full_enum_case"
         ),
     ),
+    "lua": Grammar(
+        "tree_sitter_lua",
+        # a function's declaration (``function M.parse(text)``, ``local function helper()``), a
+        # function assigned to a name (``M.parse = function(text)``), and a module table's fields
+        # that hold functions (``local M = { parse = function(text) ... end }``)
+        _types("function_declaration assignment_statement field"),
+        frozenset(),
+        _types("chunk block"),
+        wrappers=_types("variable_declaration"),  # ``local``
+        tests=TestRule(
+            files=("*_spec.lua",),  # busted's
+            folders=("spec",),  # where busted looks for specs
+            calls=frozenset(("it", "spec", "test")),
+            groups=frozenset(("describe", "context", "insulate", "expose")),
+        ),
+    ),
+    "elixir": Grammar(
+        "tree_sitter_elixir",
+        _types("call"),  # of the calls in ``defining``
+        frozenset(),
+        _types("source do_block body else_block after_block rescue_block catch_block"),
+        attached=_types("unary_operator"),  # a module attribute above a function: ``@doc``, ``@spec``
+        tests=TestRule(
+            files=("*_test.exs",),  # ExUnit's
+            folders=("test",),  # Mix's test paths
+            bases=("Case",),  # a module that ``use``s ``ExUnit.Case``, or a project's ``ConnCase``
+        ),
+        members=_types("call"),  # of ``defstruct`` and ``defexception``: the struct's fields
+        defining=_types(
+            "defmodule defprotocol defimpl def defp defmacro defmacrop defguard defguardp defdelegate"
+        ),
+        opening=_types("defmodule defprotocol defimpl"),
+    ),
     "bash": Grammar(
         "tree_sitter_bash",
         _types("function_definition"),
@@ -445,12 +484,15 @@ CODE_EXTENSIONS: dict[str, str] = {
     "php": "php",
     "scala": "scala",
     "swift": "swift",
+    "lua": "lua",
+    **dict.fromkeys(("ex", "exs"), "elixir"),
     **dict.fromkeys(("sh", "bash", "zsh"), "bash"),
 }
 
 #: A name that a qualified name can hold: identifiers, joined as the language joins a member's; a
-#: PHP property with its ``$`` (``Logger::$name``, as PHP and its doc comments' ``@see`` write it).
-_QUALIFIABLE = re.compile(r"[~$]?[A-Za-z_]\w*(?:(?:::|\.)[~$]?[A-Za-z_]\w*)*")
+#: PHP property with its ``$`` (``Logger::$name``, as PHP and its doc comments' ``@see`` write it);
+#: a name that ends in ``?`` or ``!``, as Ruby's and Elixir's may (``Ecto.Changeset.change!``).
+_QUALIFIABLE = re.compile(r"[~$]?[A-Za-z_]\w*[?!]?(?:(?:::|\.)[~$]?[A-Za-z_]\w*[?!]?)*")
 #: Between the trait and the type in the title of a Rust trait impl (``Display for Path``).
 _TRAIT_FOR = " for "
 #: Name nodes a C or C++ declarator ends in.
@@ -791,7 +833,7 @@ class _Outline:
         class (JUnit's definition), all of it."""
         self.tests.append((self._first_row(outer) + 1, outer.end_point[0] + 1))
         self.tested.add(outer.id)
-        if owner is not None and owner.type in self.grammar.containers - self.grammar.namespaces:
+        if owner is not None and self._is_container(owner) and owner.type not in self.grammar.namespaces:
             carrier = owner
             while carrier.parent is not None and carrier.parent.type in self.grammar.wrappers:
                 carrier = carrier.parent
@@ -824,6 +866,11 @@ class _Outline:
             return False
         if _macro_test(node, self.grammar.tests.macros) is not None:
             return False  # GoogleTest's TEST(Suite, Name) { as C++ reads it: a test, not a function TEST
+        if node.type in _LUA_ASSIGNMENTS:
+            value = _assigned(node)
+            return value is not None and (
+                value.type == "function_definition" or (_at_lua_top(node) and _holds_functions(value))
+            )
         if node.type == "variable_declarator":
             value = node.child_by_field_name("value")
             if value is None:
@@ -836,8 +883,11 @@ class _Outline:
         """Whether a definition's members are definitions too: a class, a namespace, an ``impl``, and
         a module's variable bound to an object of methods (``const jsonHandler = { parse(opts) {...}
         }``), which is what its methods are known by (``jsonHandler.parse``), as a class's are."""
-        if definition.type in self.grammar.containers:
+        if definition.type in self.grammar.containers or _call_keyword(definition) in self.grammar.opening:
             return True
+        if definition.type in _LUA_ASSIGNMENTS:  # a Lua module's table of functions
+            table = _assigned(definition)
+            return table is not None and _holds_functions(table)
         value = definition.child_by_field_name("value") if definition.type == "variable_declarator" else None
         return value is not None and _holds_methods(value)
 
@@ -875,6 +925,13 @@ class _Outline:
             return (f"{_text(trait)}{_TRAIT_FOR}{_text(kind)}" if trait is not None else _text(kind),)
         if node.type in _KEYWORD_NAMED:  # Swift's init(...), named by its keyword
             return (_KEYWORD_NAMED[node.type],)
+        if node.type == "call" and self.grammar.defining:
+            defined = _defined_by_call(node) if _call_keyword(node) in self.grammar.defining else ""
+            return (defined,) if defined else ()
+        if node.type in _LUA_ASSIGNMENTS:
+            return _lua_assigned_names(node)
+        if node.type == "field":  # a Lua table's field, a definition where it holds a function
+            return _lua_field_names(node)
         name = node.child_by_field_name("name")
         if name is None and node.type == "type_alias":  # Kotlin's field for the alias's name
             name = node.child_by_field_name("type")
@@ -928,14 +985,14 @@ class _Outline:
             if node.type not in grammar.lists | grammar.containers:
                 return None
             node = node.parent
-        return node if node is not None and node.type in grammar.containers else None
+        return node if node is not None and self._is_container(node) else None
 
     def _declare(self, member: Node, owners: tuple[str, ...]) -> None:
         """Declare a member's names qualified by the containers titled ``owners`` on its line, and
         alone where no common word spells them (:func:`_known_alone`)."""
         for declared in _member_names(member):
             line = declared.start_point[0] + 1
-            names = (_text(declared),)
+            names = (_member_text(declared),)
             qualified = self._qualified(owners, names)
             if qualified:
                 names_of_line = qualified | _known_alone(names, member=True)
@@ -1005,6 +1062,8 @@ class _Outline:
         end, so tree-sitter ends it at the first column of the item it documents."""
         if any(child.type == "inner_doc_comment_marker" for child in node.children):
             return  # Rust's `//!` documents the module or item it is in, not the item after it
+        if node.type == "unary_operator" and not _documents_next(node):
+            return
         end, column = node.end_point
         if column == 0 and end > node.start_point[0]:
             end, column = end - 1, len(self.lines[end - 1].encode("utf-8", "surrogatepass"))
@@ -1109,6 +1168,8 @@ def _descendants(node: Node, types: frozenset[str]) -> Iterator[Node]:
 def _base_names(definition: Node) -> list[str]:
     """The last names of a class's base classes (Python's ``(unittest.TestCase)``, PHP's
     ``extends TestCase``, Ruby's ``< Minitest::Test``)."""
+    if _call_keyword(definition) == "defmodule":  # Elixir's: the modules it uses (``use ExUnit.Case``)
+        return [_last_part(_text(used)) for used in _elixir_uses(definition)]
     specifiers = [child for child in definition.named_children if child.type == "inheritance_specifier"]
     if specifiers:  # Swift's: each base class or protocol apart (``: XCTestCase, Sendable``)
         return [_last_part(_text(specifier)) for specifier in specifiers]
@@ -1133,7 +1194,10 @@ _BODY_NEEDED = _types(
 
 def _declares_test(call: Node, rule: TestRule) -> bool:
     """Whether a Ruby ``call`` node declares a test: ``it "parses" do`` (a string and a block), not
-    ``it`` as a block's parameter; or a group of tests: ``RSpec.describe Parser do``."""
+    ``it`` as a block's parameter; or a group of tests: ``RSpec.describe Parser do``. In Lua, busted's
+    ``it("parses", function() ... end)`` and ``describe("Parser", function() ... end)``."""
+    if call.type == "function_call":
+        return _declares_lua_test(call, rule)
     method = call.child_by_field_name("method") if call.type == "call" else None
     arguments = call.child_by_field_name("arguments")
     if method is None or arguments is None or not arguments.named_children:
@@ -1310,7 +1374,7 @@ def _name_node(definition: Node) -> Node:
 def _adds_to_a_type(definition: Node) -> bool:
     """Whether a container adds members to a type declared elsewhere: a Rust ``impl`` block, a
     Swift ``extension`` (which its grammar reads as a class declaration of that kind)."""
-    if definition.type == "impl_item":
+    if definition.type == "impl_item" or _call_keyword(definition) == "defimpl":
         return True
     kind = definition.child_by_field_name("declaration_kind")
     return kind is not None and kind.type == "extension"
@@ -1345,7 +1409,7 @@ def _known_alone(names: tuple[str, ...], member: bool) -> set[str]:
 
 
 def _last_part(name: str) -> str:
-    for separator in ("::", ".", "->"):
+    for separator in ("::", ".", "->", ":"):  # Lua's method last: ``Path:new``
         name = name.rsplit(separator, 1)[-1]
     return name
 
@@ -1398,6 +1462,8 @@ def _member_names(member: Node) -> list[Node]:
     b = 2`` give several; a pattern its bound name, a tuple's none), else the names its Scala
     ``val`` binds (``val size``, ``var a, b``), else each of its declarators' names (the name field,
     else the first identifier among the declarator's own children)."""
+    if member.type == "call":  # Elixir's, of which only a struct's declares members
+        return _struct_fields(member)
     names = member.children_by_field_name("name")
     if names:
         bound = (
@@ -1458,3 +1524,166 @@ def _go_receiver_type(receiver: Node) -> str:
         if kind is not None:
             return _text(kind)
     return ""
+
+
+#: Lua's assignments, which define a function where they bind one name to one (``M.parse =
+#: function(text) ... end``).
+_LUA_ASSIGNMENTS = _types("assignment_statement")
+
+
+def _assigned(assignment: Node) -> Node | None:
+    """The value of a Lua assignment of one value, or None."""
+    values = [child for child in assignment.named_children if child.type == "expression_list"]
+    found = values[0].children_by_field_name("value") if values else []
+    return found[0] if len(found) == 1 else None
+
+
+def _lua_assigned_names(assignment: Node) -> tuple[str, ...]:
+    """The name a Lua assignment binds (``M.parse``, ``helper``) where it binds one."""
+    variables = [child for child in assignment.named_children if child.type == "variable_list"]
+    found = variables[0].children_by_field_name("name") if variables else []
+    return (_text(found[0]),) if len(found) == 1 and _QUALIFIABLE.fullmatch(_text(found[0])) else ()
+
+
+def _lua_field_names(field: Node) -> tuple[str, ...]:
+    """The name of a Lua table's field that holds a function, where the table is a module's: the
+    value of an assignment at the file's top (``local M = { parse = function() ... end }``) or what
+    the file returns (``return { setup = function() ... end }``); else ()."""
+    name, value = field.child_by_field_name("name"), field.child_by_field_name("value")
+    if name is None or name.type != "identifier" or value is None or value.type != "function_definition":
+        return ()
+    table = field.parent
+    holder = table.parent if table is not None else None
+    if holder is None or holder.type != "expression_list" or holder.parent is None:
+        return ()
+    statement, top = holder.parent, holder.parent.parent
+    if statement.type in _LUA_ASSIGNMENTS:
+        of_module = _at_lua_top(statement)
+    else:
+        of_module = statement.type == "return_statement" and top is not None and top.type == "chunk"
+    return (_text(name),) if of_module else ()
+
+
+def _at_lua_top(assignment: Node) -> bool:
+    """Whether a Lua assignment is a statement of the file's top, ``local`` or not."""
+    holder = assignment.parent
+    if holder is not None and holder.type == "variable_declaration":
+        holder = holder.parent
+    return holder is not None and holder.type == "chunk"
+
+
+def _holds_functions(table: Node) -> bool:
+    """Whether a Lua table constructor has a field that holds a function."""
+    return table.type == "table_constructor" and any(
+        _lua_field_names(child) for child in table.named_children if child.type == "field"
+    )
+
+
+def _declares_lua_test(call: Node, rule: TestRule) -> bool:
+    """Whether a Lua function call declares a busted test (``it("parses", function() ... end)``) or
+    group (``describe("Parser", function() ... end)``): a name of ``rule``'s, a function last."""
+    name, arguments = call.child_by_field_name("name"), call.child_by_field_name("arguments")
+    if name is None or name.type != "identifier" or arguments is None or len(arguments.named_children) < 2:
+        return False
+    if arguments.named_children[-1].type != "function_definition":
+        return False
+    first = arguments.named_children[0]
+    return _text(name) in rule.groups or (_text(name) in rule.calls and first.type == "string")
+
+
+def _call_keyword(node: Node) -> str:
+    """The name an Elixir call is made by (``def``, ``defmodule``, ``use``), if it is one."""
+    target = node.child_by_field_name("target") if node.type == "call" else None
+    return _text(target) if target is not None and target.type == "identifier" else ""
+
+
+def _call_arguments(call: Node) -> list[Node]:
+    found = next((child for child in call.named_children if child.type == "arguments"), None)
+    return found.named_children if found is not None else []
+
+
+#: Elixir's definitions of modules, named by the module's alias.
+_ELIXIR_MODULES = _types("defmodule defprotocol defimpl")
+
+
+def _defined_by_call(call: Node) -> str:
+    """The name an Elixir definition's call gives: a module's (``MyApp.Repo`` of ``defmodule
+    MyApp.Repo do``), a protocol implementation's as Elixir names its module (``Inspect.Version``
+    of ``defimpl Inspect, for: Version``), a function's, macro's or guard's (``get`` of ``def
+    get(id) when ... do``, ``def get, do: ...``); empty where the call computes it (``def
+    unquote(name)(...)``) or defines an operator."""
+    arguments = _call_arguments(call)
+    if not arguments:
+        return ""
+    head = arguments[0]
+    if _call_keyword(call) in _ELIXIR_MODULES:
+        if head.type != "alias":
+            return ""
+        implemented = [
+            pair.child_by_field_name("value")
+            for keywords in arguments[1:]
+            if keywords.type == "keywords"
+            for pair in keywords.named_children
+            if _text(pair.child_by_field_name("key") or pair).rstrip(": ") == "for"
+        ]
+        for_type = implemented[0] if implemented else None
+        if for_type is not None and for_type.type == "alias":
+            return f"{_text(head)}.{_text(for_type)}"
+        return _text(head)
+    operator = head.child_by_field_name("operator") if head.type == "binary_operator" else None
+    if operator is not None and _text(operator) == "when":  # a guard: ``def get(id) when ... do``
+        head = head.child_by_field_name("left") or head
+    if head.type == "call":
+        target = head.child_by_field_name("target")
+        return _text(target) if target is not None and target.type == "identifier" else ""
+    return _text(head) if head.type == "identifier" else ""
+
+
+def _elixir_uses(module: Node) -> list[Node]:
+    """The modules an Elixir module's block ``use``s, as written (``ExUnit.Case``)."""
+    block = next((child for child in module.named_children if child.type == "do_block"), None)
+    statements = block.named_children if block is not None else []
+    return [
+        arguments[0]
+        for statement in statements
+        if _call_keyword(statement) == "use"
+        for arguments in [_call_arguments(statement)]
+        if arguments and arguments[0].type == "alias"
+    ]
+
+
+def _documents_next(attribute: Node) -> bool:
+    """Whether an Elixir unary operator is a module attribute that goes with the function under it
+    (``@doc``, ``@spec``, ``@impl``), not ``@moduledoc``, which documents the module it lies in, nor
+    an operator of an expression (``-1``, ``&handle/1``)."""
+    operand = attribute.child_by_field_name("operand")
+    is_attribute = bool(attribute.children) and attribute.children[0].type == "@"
+    return is_attribute and operand is not None and _call_keyword(operand) != "moduledoc"
+
+
+#: Elixir's calls that declare a struct's fields: ``defstruct [:name, age: 0]``.
+_STRUCTS = _types("defstruct defexception")
+
+
+def _struct_fields(call: Node) -> list[Node]:
+    """The nodes naming the fields an Elixir ``defstruct`` declares: its list's atoms and its
+    keywords' keys (``:name``, ``age:``); none for another call."""
+    if _call_keyword(call) not in _STRUCTS:
+        return []
+    fields: list[Node] = []
+    for argument in _call_arguments(call):
+        entries = argument.named_children if argument.type == "list" else [argument]
+        for entry in entries:
+            if entry.type == "atom":
+                fields.append(entry)
+            elif entry.type == "keywords":
+                keys = (pair.child_by_field_name("key") for pair in entry.named_children)
+                fields.extend(key for key in keys if key is not None)
+    return fields
+
+
+def _member_text(name: Node) -> str:
+    """A member's name as its node gives it, an Elixir struct's field without its colon (``name`` of
+    ``:name`` and ``name:``)."""
+    text = _text(name)
+    return text.strip(":").strip() if name.type in ("atom", "keyword") else text
