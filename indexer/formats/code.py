@@ -1433,9 +1433,8 @@ _PARAMETER_PROPERTY_MARKS = _types("accessibility_modifier readonly override_mod
 def _declares_property(parameter: Node) -> bool:
     """Whether a constructor's parameter declares a property of its class, as its language says: a
     PHP promoted parameter always, Kotlin's and Scala's with ``val`` or ``var``, every one of a Scala
-    ``case class``, TypeScript's with an
-    accessibility or ``readonly``, a C# record's positional parameter (not a class's primary
-    constructor's, which only captures it)."""
+    ``case class``, TypeScript's with an accessibility or ``readonly``, a C# record's positional
+    parameter (not a class's primary constructor's, which only captures it)."""
     if parameter.type == "property_promotion_parameter":
         return True
     if parameter.type == "class_parameter":
