@@ -42,7 +42,7 @@ from support.instant import DIMENSION, MAX_TOKENS, count_words, instant_vectors
 from support.rows import print_rows, row
 
 from indexer import BuildReport, EmbeddingBackend, Index
-from indexer.formats.markdown import markdown_structure
+from indexer.formats.markdown import markdown_layout
 
 BENCH = Path(__file__).resolve().parent
 CACHE = BENCH / ".cache"
@@ -286,7 +286,7 @@ def build_floor(folder: Path, db: Path, chunks: int, words_per_piece: int) -> tu
             if name.endswith(".md"):
                 with open(os.path.join(directory, name), encoding="utf-8") as file:
                     text = file.read()
-                markdown_structure(text)
+                markdown_layout(text)
                 texts.extend(simple_pieces(text, words_per_piece))
     texts = texts[:chunks]
     connection = apsw.Connection(str(db))

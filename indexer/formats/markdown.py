@@ -286,12 +286,6 @@ def _with_front_matter(
     return headings
 
 
-def markdown_structure(text: str) -> tuple[list[Heading], list[tuple[int, int]]]:
-    """Headings and code blocks (as 1-based inclusive line ranges) of Markdown ``text``."""
-    layout = markdown_layout(text)
-    return layout.headings, layout.literal
-
-
 def markdown_layout(text: str) -> MarkdownLayout:
     """Headings, code blocks, markup lines, hidden lines and front matter of Markdown ``text``."""
     # imported here, so that `index query` does not load a parser it never uses
