@@ -270,7 +270,19 @@ def test_every_language_named_has_a_grammar_and_an_extension():
     languages = set(CODE_EXTENSIONS.values())
     assert languages == set(GRAMMARS)
     assert {"python", "javascript", "typescript", "tsx", "go", "rust", "java", "kotlin"} <= languages
-    assert {"c", "cpp", "csharp", "ruby", "php", "swift", "scala", "lua", "elixir", "bash"} <= languages
+    assert {
+        "c",
+        "cpp",
+        "csharp",
+        "ruby",
+        "php",
+        "swift",
+        "scala",
+        "lua",
+        "elixir",
+        "dart",
+        "zig",
+    } <= languages
 
 
 PYTHON = '''\
@@ -618,7 +630,7 @@ def test_a_statement_of_several_lines_is_one_literal_block():
     "path, text",
     [
         ("broken.py", "def (((:\n  ]]] ))) class\n" * 20 + "def fine():\n    return 1\n"),
-        ("notes.zig", "fn main() void {\n    print(1);\n}\n"),
+        ("notes.m", "int main(void) {\n  return 1;\n}\n"),
     ],
 )
 def test_a_file_its_grammar_cannot_read_or_a_language_without_one_keeps_plain_lines(path, text):
@@ -2027,3 +2039,170 @@ def test_a_worded_question_finds_the_function_before_the_test_that_calls_it(tmp_
         )
     assert [hit.path for hit in asked] == ["src/tokenizer.go", "src/tokenizer_test.go"]
     assert tests[0].path == "src/tokenizer_test.go"  # asked for tests, the evidence decides
+
+
+DART = """\
+import 'package:flutter/widgets.dart';
+
+/// The most taps counted.
+const int maxTaps = 10;
+
+/// A counter shown on screen.
+class Counter extends StatelessWidget {
+  /// Creates a counter.
+  const Counter({super.key, this.start = 0});
+
+  /// A counter read from JSON.
+  Counter.fromJson(Map<String, Object?> json) : start = json['start'] as int;
+
+  final int start;
+
+  int get doubled => start * 2;
+
+  @override
+  Widget build(BuildContext context) {
+    int twice(int x) => x * 2;
+    return Text('${twice(start)}');
+  }
+}
+
+mixin Logging {
+  void log(String message) => print(message);
+}
+
+extension on int {
+  bool get isSmall => this < 10;
+}
+
+enum Mode { light, dark }
+"""
+
+
+def test_dart_members_are_headed_and_declared_under_their_class():
+    """A Dart class's constructors (``Counter.fromJson``, the unnamed one as Dart tears it off:
+    ``Counter.new``), getters, fields and methods are declared qualified by it; a method's body,
+    which the grammar sets beside its signature, holds its local functions; a doc comment and an
+    annotation start a member's heading; an extension without a name adds to the type it is on."""
+    document = parse_text("lib/counter.dart", DART)
+    line_of = {line.strip(): number for number, line in enumerate(DART.split("\n"), 1)}
+    definitions = document.definitions
+    assert definitions[line_of["const int maxTaps = 10;"]] == ("maxTaps",)
+    assert definitions[line_of["const Counter({super.key, this.start = 0});"]] == ("Counter.new", "new")
+    assert (
+        "Counter.fromJson"
+        in definitions[line_of["Counter.fromJson(Map<String, Object?> json) : start = json['start'] as int;"]]
+    )
+    assert definitions[line_of["final int start;"]] == ("Counter.start",)
+    assert "Counter.doubled" in definitions[line_of["int get doubled => start * 2;"]]
+    assert "Counter.build" in definitions[line_of["Widget build(BuildContext context) {"]]
+    assert "Logging.log" in definitions[line_of["void log(String message) => print(message);"]]
+    assert "int.isSmall" in definitions[line_of["bool get isSmall => this < 10;"]]
+    assert "Mode.dark" in definitions[line_of["enum Mode { light, dark }"]]
+    assert not any("twice" in names for names in definitions.values())
+    headings = {(heading.title, heading.line) for heading in document.headings}
+    assert ("build", line_of["@override"]) in headings
+    assert ("fromJson", line_of["/// A counter read from JSON."]) in headings
+    paths = heading_paths("lib/counter.dart", DART)
+    assert paths["Counter.build"] == "lib/counter.dart > Counter > build"
+    assert paths["Logging.log"] == "lib/counter.dart > Logging > log"
+
+
+DART_TESTS = """\
+import 'package:flutter_test/flutter_test.dart';
+
+void main() {
+  group('Counter', () {
+    test('starts at zero', () {
+      expect(Counter().value, 0);
+    });
+  });
+
+  testWidgets('shows its value', (tester) async {
+    await tester.pumpWidget(const Counter());
+  });
+
+  final helper = Helper();
+}
+"""
+
+
+def test_dart_tests_are_the_calls_of_package_test_in_main_and_the_test_folder():
+    """package:test's ``group`` and ``test`` and flutter_test's ``testWidgets`` in a file's ``main``
+    are tests wherever the file is; under ``test/`` or named ``*_test.dart``, all of it is."""
+    document = parse_text("tool/smoke.dart", DART_TESTS)
+    assert document.tests == [(4, 8), (10, 12)]
+    assert parse_text("test/counter.dart", DART_TESTS).tests == [(1, 15)]
+    assert parse_text("lib/counter_test.dart", DART_TESTS).tests == [(1, 15)]
+
+
+ZIG = """\
+//! Lists that grow.
+
+const std = @import("std");
+const Allocator = std.mem.Allocator;
+
+/// The most items a list holds.
+pub const max_items = 1024;
+
+/// A list of items of one type.
+pub fn ArrayList(comptime T: type) type {
+    return struct {
+        items: []T,
+
+        /// Adds an item at the end.
+        pub fn append(self: *@This(), item: T) !void {
+            _ = self;
+            _ = item;
+        }
+    };
+}
+
+pub const Point = struct {
+    x: i32 = 0,
+    y: i32 = 0,
+
+    pub fn len(self: Point) i32 {
+        return self.x + self.y;
+    }
+
+    test "len adds" {
+        try std.testing.expectEqual(3, (Point{ .x = 1, .y = 2 }).len());
+    }
+};
+
+const Color = enum { red, green };
+
+test "an empty list has no items" {
+    try std.testing.expect(true);
+}
+"""
+
+
+def test_zig_containers_qualify_their_members_and_tests_are_headed_by_their_names():
+    """A constant bound to a struct or enum, and a function that returns a struct, hold members
+    qualified by them (``ArrayList.append``, ``Point.x``); ``///`` stays with what it documents,
+    ``//!`` with the file; a test is headed by its name, marked, and declares nothing; a top-level
+    constant declares its name, an import or alias does not."""
+    document = parse_text("src/list.zig", ZIG)
+    line_of = {line.strip(): number for number, line in enumerate(ZIG.split("\n"), 1)}
+    definitions = document.definitions
+    assert definitions[line_of["pub const max_items = 1024;"]] == ("max_items",)
+    assert line_of['const std = @import("std");'] not in definitions
+    assert line_of["const Allocator = std.mem.Allocator;"] not in definitions
+    assert "ArrayList.append" in definitions[line_of["pub fn append(self: *@This(), item: T) !void {"]]
+    assert definitions[line_of["x: i32 = 0,"]] == ("Point.x",)
+    assert "Point.len" in definitions[line_of["pub fn len(self: Point) i32 {"]]
+    assert "Color.green" in definitions[line_of["const Color = enum { red, green };"]]
+    assert not any("len adds" in names for names in definitions.values())
+    headings = {(heading.title, heading.line) for heading in document.headings}
+    assert ("append", line_of["/// Adds an item at the end."]) in headings
+    assert ("an empty list has no items", line_of['test "an empty list has no items" {']) in headings
+    assert all(heading.line > 1 for heading in document.headings[1:])
+    paths = heading_paths("src/list.zig", ZIG)
+    assert paths["ArrayList.append"] == "src/list.zig > ArrayList > append"
+    test_line = line_of['test "len adds" {']
+    assert (test_line, test_line + 2) in document.tests
+    assert (
+        line_of["pub const Point = struct {"],
+        line_of["const Color = enum { red, green };"] - 2,
+    ) not in document.tests

@@ -28,7 +28,9 @@ GoogleTest's ``TEST(Suite, Name) {`` and Catch2's ``TEST_CASE("name") {`` in C a
 ``test_*.cpp`` and ``tests/``, XCTest's ``XCTestCase``, swift-testing's ``@Test`` and ``@Suite``,
 SwiftPM's ``Tests/``, MUnit's and ScalaTest's suites (``extends munit.FunSuite``, ``AnyFlatSpec``)
 and sbt's ``src/test/``, busted's ``*_spec.lua``, ``spec/``, ``describe`` and ``it``, ExUnit's
-``*_test.exs``, Mix's ``test/`` and a module that uses ``ExUnit.Case``.
+``*_test.exs``, Mix's ``test/`` and a module that uses ``ExUnit.Case``, package:test's ``test``,
+``group`` and flutter_test's ``testWidgets`` in a file's ``main``, ``*_test.dart`` and Dart's ``test/``,
+and Zig's ``test "name" { }``.
 A class holding a test is a test class, as JUnit defines one. Their lines are the document's
 :attr:`Document.tests`.
 
@@ -91,7 +93,10 @@ class TestRule:
     setup and helpers (``describe Parser do``: a spec class); ``macros``: function-like macros whose
     invocation at a file's or namespace's top, followed by a block, declares a test (GoogleTest's
     ``TEST(Suite, Name) {``, Catch2's ``TEST_CASE("name") {``): C and C++ frameworks declare their
-    tests so, and the grammar sees a call or a function named after the macro."""
+    tests so, and the grammar sees a call or a function named after the macro. ``runner``: the
+    function in whose body such calls declare tests too (package:test runs a test file's ``main``);
+    ``kinds``: definitions that are tests by their kind (Zig's ``test "name" { }``), which make
+    nothing around them a test class and declare no name."""
 
     files: tuple[str, ...] = ()
     folders: tuple[str, ...] = ()
@@ -100,6 +105,8 @@ class TestRule:
     calls: frozenset[str] = frozenset()
     groups: frozenset[str] = frozenset()
     macros: frozenset[str] = frozenset()
+    runner: str = ""
+    kinds: frozenset[str] = frozenset()
 
     def holds_only_tests(self, path: str) -> bool:
         """Whether the file at ``path`` is a test file, by its name or a folder it is in."""
@@ -166,7 +173,10 @@ class Grammar:
     those of them whose block holds definitions, as a class's body does (``defmodule``).
     ``reread``: another reading of a
     file's lines, line for line, that the grammar reads with fewer errors where it fails on a way
-    of writing the language allows (:func:`_readable_outline`).
+    of writing the language allows (:func:`_readable_outline`). ``bodies``: node types that hold a
+    function's body beside its signature, as the signature's next sibling (Dart's grammar), so the
+    definition ends, and its closures lie, where the body does. ``inner_doc``: how a comment starts
+    that documents what it lies in, not what follows it (Zig's ``//!``).
     """
 
     package: str
@@ -185,6 +195,8 @@ class Grammar:
     defining: frozenset[str] = frozenset()
     opening: frozenset[str] = frozenset()
     reread: Callable[[list[str]], list[str]] | None = None
+    bodies: frozenset[str] = frozenset()
+    inner_doc: str = ""
 
 
 def _types(text: str) -> frozenset[str]:
@@ -243,6 +255,12 @@ _TYPESCRIPT = Grammar(
     tests=_JAVASCRIPT_TESTS,
     members=_types("required_parameter optional_parameter"),
 )
+#: Dart's constructors' signatures: ``Point(this.x)``, ``Point.origin()``, ``const Point.zero()``,
+#: ``factory Point.parse(...)``, ``factory Point.from(...) = Other``.
+_DART_CONSTRUCTORS = (
+    "constructor_signature constant_constructor_signature factory_constructor_signature "
+    "redirecting_factory_constructor_signature"
+).split()
 GRAMMARS: dict[str, Grammar] = {
     "python": Grammar(
         "tree_sitter_python",
@@ -457,6 +475,52 @@ GRAMMARS: dict[str, Grammar] = {
         ),
         opening=_types("defmodule defprotocol defimpl"),
     ),
+    "dart": Grammar(
+        "tree_sitter_dart",
+        _types(
+            "class_definition mixin_declaration extension_declaration extension_type_declaration "
+            "enum_declaration type_alias function_signature getter_signature setter_signature "
+            + " ".join(_DART_CONSTRUCTORS)
+            + " operator_signature"
+        ),
+        _types(
+            "class_definition mixin_declaration extension_declaration extension_type_declaration "
+            "enum_declaration"
+        ),
+        _types("program class_body extension_body enum_body block switch_block"),
+        # a method's signature, and a member declared without a body (abstract, external, a
+        # constructor that redirects or initializes only), carry the signature; a field's list of
+        # names carries them to their class
+        wrappers=_types(
+            "method_signature declaration initialized_identifier_list static_final_declaration_list"
+        ),
+        attached=_types("annotation"),
+        tests=TestRule(
+            files=("*_test.dart",),  # package:test's and flutter_test's
+            folders=("test", "integration_test", "test_driver"),  # pub's, and Flutter's driven tests
+            calls=frozenset(("test", "testWidgets")),
+            groups=frozenset(("group",)),
+            runner="main",
+        ),
+        members=_types(
+            "initialized_identifier static_final_declaration enum_constant representation_declaration"
+        ),
+        names=_types("initialized_identifier static_final_declaration"),  # at the file's top
+        bodies=_types("function_body"),
+    ),
+    "zig": Grammar(
+        "tree_sitter_zig",
+        # a function; a constant bound to a struct, enum, union or opaque type; a test
+        _types("function_declaration variable_declaration test_declaration"),
+        frozenset(),  # which of them hold members: :func:`_zig_container`
+        _types("source_file block struct_declaration enum_declaration union_declaration opaque_declaration"),
+        # what lies between a function that returns a type and that type's members
+        wrappers=_types("expression_statement return_expression"),
+        tests=TestRule(kinds=_types("test_declaration")),
+        members=_types("container_field variable_declaration"),
+        names=_types("variable_declaration"),  # at the file's top, an import or alias aside
+        inner_doc="//!",
+    ),
     "bash": Grammar(
         "tree_sitter_bash",
         _types("function_definition"),
@@ -486,6 +550,8 @@ CODE_EXTENSIONS: dict[str, str] = {
     "swift": "swift",
     "lua": "lua",
     **dict.fromkeys(("ex", "exs"), "elixir"),
+    "dart": "dart",
+    "zig": "zig",
     **dict.fromkeys(("sh", "bash", "zsh"), "bash"),
 }
 
@@ -745,8 +811,8 @@ class _Outline:
             if holder is not None and holder.id in headed:
                 self._declare(member, headed[holder.id][1][1:])
         for node in self.found.get("named", []):
-            name = node.child_by_field_name("name")
-            if name is not None and not _guards_include(node):
+            name = _declared_name(node)
+            if name is not None:
                 self.named[name.start_point[0] + 1] = (_text(name),)
         namespaces = self.grammar.namespaces
         tops = [
@@ -803,6 +869,8 @@ class _Outline:
         """Whether a definition is a test as its language declares one: by an attribute or annotation
         on it (:attr:`TestRule.markers`), or a base class (:attr:`TestRule.bases`)."""
         rule = self.grammar.tests
+        if definition.type in rule.kinds:
+            return True
         if rule.markers and not rule.markers.isdisjoint(self._markers(outer, definition)):
             return True
         return bool(rule.bases) and any(base.endswith(rule.bases) for base in _base_names(definition))
@@ -833,6 +901,8 @@ class _Outline:
         class (JUnit's definition), all of it."""
         self.tests.append((self._first_row(outer) + 1, outer.end_point[0] + 1))
         self.tested.add(outer.id)
+        if outer.type in self.grammar.tests.kinds:
+            return  # Zig's test beside the code it tests, in its container
         if owner is not None and self._is_container(owner) and owner.type not in self.grammar.namespaces:
             carrier = owner
             while carrier.parent is not None and carrier.parent.type in self.grammar.wrappers:
@@ -846,7 +916,8 @@ class _Outline:
         rule = self.grammar.tests
         for call in statements:
             owner = self._owner(call, known)
-            if _declares_test(call, rule) and (owner is None or owner.id in self.tested):
+            in_runner = owner is not None and bool(rule.runner) and self._names(owner) == (rule.runner,)
+            if _declares_test(call, rule) and (owner is None or owner.id in self.tested or in_runner):
                 self._mark_test(call, owner)
 
     def _within_test(self, node: Node) -> bool:
@@ -871,6 +942,8 @@ class _Outline:
             return value is not None and (
                 value.type == "function_definition" or (_at_lua_top(node) and _holds_functions(value))
             )
+        if node.type in _ZIG_CONSTANTS:
+            return _zig_container(node) is not None
         if node.type == "variable_declarator":
             value = node.child_by_field_name("value")
             if value is None:
@@ -888,6 +961,8 @@ class _Outline:
         if definition.type in _LUA_ASSIGNMENTS:  # a Lua module's table of functions
             table = _assigned(definition)
             return table is not None and _holds_functions(table)
+        if definition.type in _ZIG_CONSTANTS or definition.type == "function_declaration":
+            return _zig_container(definition) is not None
         value = definition.child_by_field_name("value") if definition.type == "variable_declarator" else None
         return value is not None and _holds_methods(value)
 
@@ -911,10 +986,21 @@ class _Outline:
         is its owner too (and heads nothing)."""
         node = outer.parent
         while node is not None:
+            if node.type in self.grammar.bodies:  # a Dart function's body: the function owns it
+                node = self._signature_of(node, known)
             if node.id in known or node.type == "ERROR":
                 return node
             node = node.parent
         return None
+
+    def _signature_of(self, body: Node, known: set[int]) -> Node:
+        """The definition whose body ``body`` is, as its grammar sets them side by side
+        (:attr:`Grammar.bodies`): the signature before it, or the one that signature carries."""
+        signature = body.prev_named_sibling
+        if signature is None:
+            return body
+        carried = [child for child in signature.named_children if child.id in known]
+        return carried[0] if carried else signature
 
     def _names(self, node: Node) -> tuple[str, ...]:
         """The name a definition gives, as written (``Renderer``, ``Foo::bar``), or ()."""
@@ -932,7 +1018,17 @@ class _Outline:
             return _lua_assigned_names(node)
         if node.type == "field":  # a Lua table's field, a definition where it holds a function
             return _lua_field_names(node)
+        if node.type in _DART_CONSTRUCTORS or node.type == "operator_signature":
+            return (_dart_function_name(node),)
+        if node.type == "test_declaration":
+            return (_zig_test_name(node),)
         name = node.child_by_field_name("name")
+        if name is None and node.type == "extension_declaration":  # Dart's ``extension on int``
+            name = node.child_by_field_name("class")
+        if name is None and node.type in _NAMED_FIRST:
+            name = next(
+                (child for child in node.named_children if child.type in _NAMED_FIRST[node.type]), None
+            )
         if name is None and node.type == "type_alias":  # Kotlin's field for the alias's name
             name = node.child_by_field_name("type")
         if name is None:
@@ -955,9 +1051,10 @@ class _Outline:
         first = self._first_row(outer)
         for offset, title in enumerate(titles):
             self.headings.append(Heading(first + 1, level + offset, title))
-        # an impl block or an extension defines no name of its own, and a namespace is opened again
-        # by every file
-        if not _adds_to_a_type(definition) and definition.type not in self.grammar.namespaces:
+        # an impl block or an extension defines no name of its own, a namespace is opened again by
+        # every file, and a Zig test's name describes it
+        defines = definition.type not in self.grammar.namespaces | self.grammar.tests.kinds
+        if defines and not _adds_to_a_type(definition):
             name_node = _name_node(definition)
             line = name_node.start_point[0] + 1
             declared = _known_alone(names, member=False) | self._qualified(
@@ -982,7 +1079,7 @@ class _Outline:
             return node
         node = member.parent
         while node is not None and node.id not in known:
-            if node.type not in grammar.lists | grammar.containers:
+            if node.type not in grammar.lists | grammar.containers | grammar.wrappers:
                 return None
             node = node.parent
         return node if node is not None and self._is_container(node) else None
@@ -1039,7 +1136,7 @@ class _Outline:
     def _next_line_start(self, node: Node) -> Node | None:
         """The first named sibling after ``node`` that starts a line, if any."""
         sibling = node.next_named_sibling
-        while sibling is not None and not self._starts_line(sibling):
+        while sibling is not None and (not self._starts_line(sibling) or sibling.type in self.grammar.bodies):
             sibling = sibling.next_named_sibling
         return sibling
 
@@ -1062,6 +1159,8 @@ class _Outline:
         end, so tree-sitter ends it at the first column of the item it documents."""
         if any(child.type == "inner_doc_comment_marker" for child in node.children):
             return  # Rust's `//!` documents the module or item it is in, not the item after it
+        if self.grammar.inner_doc and _text(node).startswith(self.grammar.inner_doc):
+            return
         if node.type == "unary_operator" and not _documents_next(node):
             return
         end, column = node.end_point
@@ -1198,6 +1297,8 @@ def _declares_test(call: Node, rule: TestRule) -> bool:
     ``it("parses", function() ... end)`` and ``describe("Parser", function() ... end)``."""
     if call.type == "function_call":
         return _declares_lua_test(call, rule)
+    if call.type == "expression_statement":
+        return _declares_dart_test(call, rule)
     method = call.child_by_field_name("method") if call.type == "call" else None
     arguments = call.child_by_field_name("arguments")
     if method is None or arguments is None or not arguments.named_children:
@@ -1376,6 +1477,8 @@ def _adds_to_a_type(definition: Node) -> bool:
     Swift ``extension`` (which its grammar reads as a class declaration of that kind)."""
     if definition.type == "impl_item" or _call_keyword(definition) == "defimpl":
         return True
+    if definition.type == "extension_declaration":  # Dart's: one without a name adds to its type
+        return definition.child_by_field_name("name") is None
     kind = definition.child_by_field_name("declaration_kind")
     return kind is not None and kind.type == "extension"
 
@@ -1686,3 +1789,104 @@ def _member_text(name: Node) -> str:
     ``:name`` and ``name:``)."""
     text = _text(name)
     return text.strip(":").strip() if name.type in ("atom", "keyword") else text
+
+
+#: Definitions named by the first of their children of these types, having no field for it: a Dart
+#: mixin's and ``typedef``'s name, a Zig constant's.
+_NAMED_FIRST = {
+    "mixin_declaration": ("identifier",),
+    "type_alias": ("type_identifier",),
+    "variable_declaration": ("identifier",),
+}
+
+
+def _dart_function_name(signature: Node) -> str:
+    """A Dart constructor's name within its class, as Dart calls it (``origin`` of
+    ``Point.origin(...)``; ``new`` of the unnamed ``Point(...)``, which Dart tears off as
+    ``Point.new``), or an operator's (``operator ==``)."""
+    head = []
+    for child in signature.children:
+        if child.type == "formal_parameter_list":
+            break
+        head.append(child)
+    if signature.type == "operator_signature":
+        written = " ".join(_text(child) for child in head)
+        return "operator " + written.rpartition("operator")[2].strip()
+    names = [child for child in head if child.type == "identifier"]
+    return _text(names[-1]) if len(names) > 1 else "new"
+
+
+def _declares_dart_test(statement: Node, rule: TestRule) -> bool:
+    """Whether a Dart statement declares a test (``test('parses', () { ... })``, flutter_test's
+    ``testWidgets``) or a group of them (``group('Parser', () { ... })``): a call of one of
+    ``rule``'s names given a string, then a function."""
+    callee, *rest = statement.named_children or [statement]
+    if callee.type != "identifier" or _text(callee) not in rule.calls | rule.groups or len(rest) != 1:
+        return False
+    part = rest[0].named_children[0] if rest[0].type == "selector" and rest[0].named_children else None
+    lists = [child for child in part.named_children if child.type == "arguments"] if part is not None else []
+    values = [
+        argument.named_children[0]
+        for argument in (lists[0].named_children if lists else [])
+        if argument.type == "argument" and argument.named_children
+    ]
+    return len(values) >= 2 and values[0].type == "string_literal" and values[1].type == "function_expression"
+
+
+#: Zig's constants and variables, a definition where they are bound to a type's declaration.
+_ZIG_CONSTANTS = _types("variable_declaration")
+#: Zig's declarations of types with members.
+_ZIG_TYPES = _types("struct_declaration enum_declaration union_declaration opaque_declaration")
+
+
+def _zig_container(definition: Node) -> Node | None:
+    """The type declaration a Zig definition holds members by: a constant's value (``const Point =
+    struct { ... }``), or what a function that makes a type returns last (``fn ArrayList(comptime
+    T: type) type { return struct { ... }; }``, whose members Zig's documentation lists as
+    ``ArrayList.append``); else None."""
+    if definition.type in _ZIG_CONSTANTS:
+        value = definition.named_children[-1] if definition.named_children else None
+        return value if value is not None and value.type in _ZIG_TYPES else None
+    body = definition.child_by_field_name("body")
+    last = body.named_children[-1] if body is not None and body.named_children else None
+    statement = last.named_children if last is not None and last.type == "expression_statement" else []
+    returned = statement[0] if statement else None
+    if returned is None or returned.type != "return_expression" or not returned.named_children:
+        return None
+    value = returned.named_children[0]
+    return value if value.type in _ZIG_TYPES else None
+
+
+def _zig_test_name(test: Node) -> str:
+    """A Zig test's title: its name (``"parses an empty list"``), the declaration it tests (``test
+    parse``), or ``test``."""
+    named = next((child for child in test.named_children if child.type in ("string", "identifier")), None)
+    if named is None:
+        return "test"
+    return _text(named).strip('"') if named.type == "string" else _text(named)
+
+
+#: The file's top, where a variable of Dart or Zig declares its name, and what lists it there.
+_FILE_TOPS = _types("program source_file")
+_TOP_VARIABLE_LISTS = _types("initialized_identifier_list static_final_declaration_list")
+#: What a Zig constant binds when it only names what another file defines: ``@import("std")``,
+#: ``std.mem.Allocator``.
+_ALIASED = _types("builtin_function field_expression identifier")
+
+
+def _declared_name(node: Node) -> Node | None:
+    """The name a node of :attr:`Grammar.names` declares alone: a C macro's, not an include
+    guard's; a variable's at a Dart or Zig file's top (a library's or a file struct's own
+    constants), not a Zig import or alias, which only repeats another file's name."""
+    if node.type in _C_MACROS:
+        name = node.child_by_field_name("name")
+        return name if name is not None and not _guards_include(node) else None
+    holder = node.parent
+    while holder is not None and holder.type in _TOP_VARIABLE_LISTS:
+        holder = holder.parent
+    if holder is None or holder.type not in _FILE_TOPS:
+        return None
+    name, *values = node.named_children or [node]
+    if name.type != "identifier" or (node.type in _ZIG_CONSTANTS and values and values[-1].type in _ALIASED):
+        return None
+    return name
