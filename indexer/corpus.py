@@ -13,9 +13,11 @@ import stat
 import sys
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
 
 from indexer.errors import UnreadableFile
+from indexer.formats import read_extensions
 from indexer.formats.compressed import uncompressed_name
 from indexer.formats.info import is_info_name
 from indexer.formats.roff import is_man_page_name
@@ -30,12 +32,12 @@ from indexer.ignore import (
 from indexer.names import stored_name
 from indexer.sizes import format_size
 
-TEXT_EXTENSIONS = frozenset(
-    """md markdown mdx txt text rst rest adoc asciidoc org tex html htm xhtml
-    py pyi js jsx mjs cjs ts tsx go rs c h cc cpp cxx hpp hh java kt kts scala swift m mm cs fs vb
-    rb php pl pm lua r jl hs ml mli ex exs erl clj cljs dart zig nim sh bash zsh fish ps1 bat sql
-    css scss sass less vue svelte json jsonl yaml yml toml ini cfg conf properties env xml csv tsv
-    graphql proto tf hcl gradle cmake mk dockerfile ipynb pdf docx pod sgml docbook dbk config""".split()
+#: Extensions of text files read as plain lines, beside those a reader of :mod:`indexer.formats`
+#: reads by their format (:func:`~indexer.formats.read_extensions`; both: :func:`text_extensions`).
+PLAIN_TEXT_EXTENSIONS = frozenset(
+    """txt text m mm fs vb pl pm r jl hs ml mli erl clj cljs dart zig nim fish ps1 bat sql
+    css scss sass less vue svelte json jsonl yaml yml toml ini cfg conf properties env csv tsv
+    graphql proto tf hcl gradle cmake mk dockerfile pod config""".split()
 )
 #: Extensions of images, archives, media, fonts and binaries: a well-known name with one of them
 #: (``README.png``, ``install.tar``) is no document.
@@ -267,9 +269,17 @@ def is_text_name(path: str) -> bool:
     name = written.lower()
     if _well_known(name) or _in_capitals(written):
         return True
-    if "." in name and name.rsplit(".", 1)[-1] in TEXT_EXTENSIONS:
+    if "." in name and name.rsplit(".", 1)[-1] in text_extensions():
         return True
     return is_man_page_name(name) or is_info_name(name)
+
+
+@cache
+def text_extensions() -> frozenset[str]:
+    """The extensions of the files a walk reads: those a reader reads by their format, and text read
+    as plain lines (:data:`PLAIN_TEXT_EXTENSIONS`). Asked of the readers, so that a format they read
+    is never one the walk leaves out."""
+    return read_extensions() | PLAIN_TEXT_EXTENSIONS
 
 
 def _well_known(name: str) -> bool:

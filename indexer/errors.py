@@ -123,9 +123,9 @@ class UnreadableFile(Exception):
     an :class:`IndexerError`: the build records it on the file's row and goes on with the others.
 
     ``status`` is what the file's record says instead of 'indexed', so that an unchanged file is not
-    read again on the next build: 'binary', 'encoding', 'no-text' (a PDF without a text layer),
-    'damaged' (a PDF, DOCX or notebook that its reader could not open) or 'too-large' (one that
-    expands past the size a document may expand to while it is read).
+    read again on the next build: 'binary', 'encoding', 'no-text' (a PDF without a text layer, an
+    OpenPGP key's ``.asc``), 'damaged' (a PDF, DOCX or notebook that its reader could not open) or
+    'too-large' (one that expands past the size a document may expand to while it is read).
     """
 
     def __init__(self, message: str, status: str = "unreadable") -> None:

@@ -32,7 +32,10 @@ SECRET_NAMES = """.env .env.* *.env .envrc *.pem *.key *.p12 *.pfx *.jks *.keyst
     id_ecdsa* id_ed25519* .netrc _netrc .npmrc .pypirc .pgpass .htpasswd .git-credentials .dockercfg
     credentials credentials.* secrets.* *.tfstate *.tfstate.* *.tfvars nuget.config""".split()
 #: ...except prose about them: ``credentials.md`` explains credentials, it does not hold them.
-PROSE_EXTENSIONS = frozenset("md markdown mdx rst txt html htm adoc asciidoc org tex pdf docx ipynb".split())
+PROSE_EXTENSIONS = frozenset(
+    """md markdown mdx rst rest txt text html htm xhtml adoc asciidoc asc org tex docbook dbk pdf docx
+    ipynb""".split()
+)
 _SECRET_NAME = re.compile("|".join(fnmatch.translate(pattern) for pattern in SECRET_NAMES))
 _PROSE_EXEMPT = ("credentials.", "secrets.")
 

@@ -19,6 +19,7 @@ from runs import build, cli, integrity
 
 from indexer import Index, corpus
 from indexer.errors import UnreadableFile
+from indexer.formats import read_extensions
 from indexer.ignore import WalkRules
 
 
@@ -135,6 +136,32 @@ def test_a_huge_binary_file_is_found_binary_from_its_first_block_within_a_memory
     assert done.returncode == 0, done.stderr
     assert "disk-image.txt: skipped, binary file (contains NUL bytes)" in done.stdout
     assert done.stdout.splitlines()[-1] == "1 {'binary': 1}"
+
+
+def test_every_extension_a_reader_reads_is_walked():
+    unwalked = {extension for extension in read_extensions() if not corpus.is_text_name(f"file.{extension}")}
+    assert unwalked == set()
+
+
+def test_an_asciidoc_book_in_asc_files_is_built_and_an_openpgp_key_beside_it_is_skipped(tmp_path):
+    book = tmp_path / "book"
+    write(
+        book / "ch01-getting-started.asc", "== Getting Started\n\n=== Installing Git\n\nRun the installer.\n"
+    )
+    write(book / "credentials.asc", "=== Credential Storage\n\nGit caches your password for you.\n")
+    write(
+        book / "KEYS.asc",
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQINBGZ0x2kBEAC7\n-----END PGP PUBLIC KEY BLOCK-----\n",
+    )
+    warnings: list[str] = []
+    with Index.open(tmp_path / "index.db") as index:
+        report = index.build(book, backend=HashBackend(), warn=warnings.append)
+        found = {hit.path: hit.heading for hit in index.search("installer", mode="keyword", min_score=0)}
+        cached = [hit.path for hit in index.search("password", mode="keyword", min_score=0)]
+    assert found == {"ch01-getting-started.asc": "Getting Started > Installing Git"}
+    assert cached == ["credentials.asc"]
+    assert report.skipped_by_kind() == {"no-text": 1}
+    assert warnings == ["KEYS.asc: skipped, an OpenPGP key or signature (ASCII armor), not AsciiDoc"]
 
 
 def test_a_link_to_a_credentials_file_is_left_out_as_the_file_itself_is(tmp_path):

@@ -295,6 +295,21 @@ def test_a_manual_pages_name_section_its_options_and_the_anchors_of_titles_are_i
     assert atx_manual.definitions == {5: ("tool-log", "tool-whatchanged")}
 
 
+def test_a_title_of_code_or_of_config_keys_declares_them_as_a_markdown_title_does():
+    page = (
+        "= Git Configuration\n\n==== Core settings\n\n===== `core.autocrlf`\n\nLine endings.\n\n"
+        "===== `core.editor` and `+core.pager+`\n\nEditors.\n\n== server.port\n\nThe port.\n\n"
+        "[[commit-cmd]]\n== The `git commit` command\n\nRecords changes.\n"
+    )
+    document = read_asciidoc(page)
+    assert document.definitions == {
+        line_of(page, "===== `core.autocrlf`"): ("core.autocrlf",),
+        line_of(page, "===== `core.editor`"): ("core.editor", "core.pager"),
+        line_of(page, "== server.port"): ("server.port",),
+        line_of(page, "== The `git commit`"): ("commit-cmd",),  # a phrase with code in it: its anchor alone
+    }
+
+
 def test_a_description_list_term_that_is_names_declares_them():
     page = (
         "`-m` _<msg>_::\n--message=<msg>::\n\tThe message.\n\n--[no-]verify::\n\tRun the hooks.\n\n"

@@ -203,6 +203,7 @@ def test_a_worktree_reads_its_repository_exclude_file(tmp_path):
         ("terraform.tfstate", True),
         ("credentials.md", False),  # prose about credentials, not credentials
         ("secrets.rst", False),
+        ("credentials.asc", False),  # a chapter of an AsciiDoc book (Pro Git's)
         ("environment.md", False),
         ("keys.md", False),
         ("envoy.yaml", False),

@@ -45,6 +45,7 @@ __all__ = [
     "is_source_code",
     "parse_text",
     "read_document",
+    "read_extensions",
     "shown_text",
     "split_lines",
     "type_globs",
@@ -255,6 +256,14 @@ def is_source_code(path: str) -> bool:
     (by its extension: a file the grammar cannot read, read as plain lines, is source code still)."""
     extension = extension_of(path)
     return extension not in TEXT_READERS and _code_language(extension) is not None
+
+
+def read_extensions() -> frozenset[str]:
+    """The lower-case extensions of the files this package's readers read by their format: the
+    markup formats', the formats read from bytes and source code's languages."""
+    from indexer.formats.code import CODE_EXTENSIONS
+
+    return frozenset((*TEXT_READERS, *BINARY_READERS, *CODE_EXTENSIONS))
 
 
 def _code_language(extension: str) -> str | None:

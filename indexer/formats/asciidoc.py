@@ -51,8 +51,8 @@ import csv
 import re
 from dataclasses import dataclass, field
 
-from indexer.formats.definitions import item_names, man_entry_names
-from indexer.formats.document import Document, Heading, Layout, shown_characters, split_lines
+from indexer.formats.definitions import item_names, man_entry_names, title_names
+from indexer.formats.document import Document, Heading, Layout, UnreadableFile, shown_characters, split_lines
 
 _ATX_TITLE = re.compile(r"(={1,6}|#{1,6})[ \t]+(?=\S)")
 _SETEXT_LEVELS = {"=": 1, "-": 2, "~": 3, "^": 4, "+": 5}
@@ -171,9 +171,17 @@ class AsciidocLayout(Layout):
     table_lines: dict[int, str] = field(default_factory=dict)
 
 
+#: How OpenPGP's ASCII armor begins (RFC 4880, section 6.2): a key, a signature or a signed message,
+#: which share AsciiDoc's ``.asc``.
+_ARMOR = re.compile(r"\s*-----BEGIN PGP [A-Z0-9 ,/]+-----")
+
+
 def read_asciidoc(text: str, encoding: str = "utf-8") -> Document:
     """An AsciiDoc file's lines with its sections, literal blocks and markup as its grammar says,
-    each line read as the rendered page shows it."""
+    each line read as the rendered page shows it. A file in OpenPGP's armor is refused: ``.asc`` is
+    the extension of both, and a key's or a signature's base64 is nothing a question finds."""
+    if _ARMOR.match(text):
+        raise UnreadableFile("an OpenPGP key or signature (ASCII armor), not AsciiDoc", status="no-text")
     lines = split_lines(text)
     return asciidoc_layout(lines).document(lines, encoding)
 
@@ -438,8 +446,8 @@ class _Reader:
         self.layout.headings.append(Heading(number, level, shown, number + used - 1))
         self._read(number, shown)
         ids = self.ids + [anchor.group(1) for anchor in _ANCHOR_ID.finditer(title)]
-        if ids:
-            self.layout.definitions[number] = tuple(dict.fromkeys(ids))
+        if names := (*ids, *title_names(title_pieces(title, self.attributes))):
+            self.layout.definitions[number] = tuple(dict.fromkeys(names))
         self.header_lines = 2 if self.in_header and level == 1 else 0
         self.in_header, self.style, self.ids = False, "", []
         self.at_block_start = True
@@ -516,6 +524,19 @@ def _setext_level(line: str, underline: str) -> int:
 def title_text(title: str, attributes: dict[str, str]) -> str:
     """A section title as it shows: its visible text, without anchors or monospace marks."""
     return " ".join(_MONOSPACE.sub(r"\1", visible_text(title, attributes)).split())
+
+
+def title_pieces(title: str, attributes: dict[str, str]) -> list[tuple[bool, str]]:
+    """A section title's texts as the page shows them, each marked whether it is set in monospace:
+    what :func:`~indexer.formats.definitions.title_names` reads, as it does a Markdown title's
+    (``===== `core.autocrlf` `` declares ``core.autocrlf``)."""
+    shown = visible_text(title, attributes)
+    pieces: list[tuple[bool, str]] = []
+    start = 0
+    for span in _MONOSPACE.finditer(shown):
+        pieces += [(False, shown[start : span.start()]), (True, span.group(1))]
+        start = span.end()
+    return [piece for piece in (*pieces, (False, shown[start:])) if piece[1].strip()]
 
 
 def term_names(term: str, attributes: dict[str, str]) -> tuple[str, ...]:
