@@ -132,6 +132,24 @@ def test_an_admonition_s_and_a_content_tab_s_indented_content_is_text_not_code()
     assert "Output" in shown.split("\n") and '=== "Output"' not in shown
 
 
+def test_a_code_fence_s_caption_is_read_and_shown_as_the_line_above_its_code():
+    text = (
+        "# Slices\n\n"
+        '```ts title="features/users/usersSlice.ts" {3}\nexport const usersSlice = createSlice({})\n```\n\n'
+        "```js filename='app.js'\nrun()\n```\n\n"
+        '```python\nx = "title=\\"no\\""\n```\n'
+    )
+    document = parse_text("docs/slices.mdx", text)
+    assert document.read_as == {3: "features/users/usersSlice.ts", 7: "app.js"}
+    assert {3, 7} & document.markup == set() and {5, 9, 11} <= document.markup
+    chunk = chunk_document(
+        document, lambda texts: [len(t.split()) for t in texts], ChunkSettings.for_limit(256)
+    )
+    assert "features/users/usersSlice.ts\nexport const usersSlice" in chunk[0].model_text
+    shown = formats.shown_text("docs/slices.mdx", text).split("\n")
+    assert shown[2] == "features/users/usersSlice.ts" and "app.js" in shown and "```python" not in shown
+
+
 @pytest.mark.parametrize(
     ("text", "headings", "literal"),
     [

@@ -147,6 +147,11 @@ _TAB = re.compile(r"[ \t]{0,3}===[!+]?[ \t]+\"(?P<title>[^\"\n]{0,512})\"")
 #: length), and the fence that opens a fenced code block, in which no such line opens anything.
 _BODY_INDENT = 4
 _OPENING_FENCE = re.compile(r"[ \t]{0,3}(?P<marks>`{3,64}|~{3,64})")
+#: A code block's caption in its fence's info string, which the page shows above the code
+#: (Docusaurus', MkDocs Material's, Starlight's ``title="src/app.ts"``, Nextra's ``filename=``).
+_FENCE_CAPTION = re.compile(
+    r"""[ \t](?:title|filename)=(?:"(?P<double>[^"\n]{1,256})"|'(?P<single>[^'\n]{1,256})')"""
+)
 #: Admonition types whose title, when none is given, is their name (reStructuredText's, and those
 #: of MkDocs' Material theme).
 ADMONITION_TYPES = frozenset(ADMONITIONS) | frozenset(
@@ -197,6 +202,7 @@ class MarkdownLayout:
     #: titles of code alone, and table rows keyed by options (see the module's docstring)
     definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
     items: list[int] = field(default_factory=list)  # the first line of each list item
+    captions: dict[int, str] = field(default_factory=dict)  # code fences' captions (fence_caption)
     front_matter: tuple[int, int, str, str] | None = None  # first line, last line, style, its text
 
 
@@ -213,6 +219,7 @@ def read_markdown(text: str, encoding: str = "utf-8") -> Document:
         first, last, style, source = layout.front_matter
         headings = _with_front_matter(lines, headings, first, last, read_front_matter(source, style))
     read_as, shown_nothing = _html_read(lines, layout.literal)
+    read_as.update(layout.captions)
     return Document(
         lines=lines,
         headings=headings,
@@ -379,7 +386,10 @@ def markdown_layout(text: str) -> MarkdownLayout:
             first, last = lines_of(span)
             layout.literal.append((first, last))
             if type(start["CodeBlock"]) is dict or start["CodeBlock"] != "Indented":
-                layout.markup.add(first)
+                if caption := fence_caption(lines[first - 1] if first <= len(lines) else ""):
+                    layout.captions[first] = caption
+                else:
+                    layout.markup.add(first)
                 if last > first and _is_fence(lines[last - 1] if last <= len(lines) else ""):
                     layout.markup.add(last)
         elif start == "HtmlBlock" and depth == 1:
@@ -436,9 +446,11 @@ def _directive_lines(document: Document) -> dict[int, tuple[str, ...]]:
     literal = {number for first, last in document.literal for number in range(first, last + 1)}
     pieces: dict[int, tuple[str, ...]] = {}
     options = 0  # the last line of the options of the object documented last
-    for first, last in document.literal:  # a fenced block: a MyST directive when its fence says so
+    for first, last in document.literal:  # a fenced block: a MyST directive, or captioned code
         fence = _DIRECTIVE_FENCE.fullmatch(lines[first - 1]) if first <= len(lines) else None
         if fence is None:
+            if caption := fence_caption(lines[first - 1] if first <= len(lines) else ""):
+                pieces[first] = (caption,)
             continue
         name, argument = fence["name"].lower(), fence["argument"].strip()
         pieces[first] = directive_pieces(name, argument)
@@ -728,6 +740,14 @@ def _opens_content(line: str) -> bool:
     return start in ("!!!", "???", "===") and bool(
         _ADMONITION.fullmatch(line.rstrip()) or _TAB.fullmatch(line.rstrip())
     )
+
+
+def fence_caption(line: str) -> str:
+    """The caption a code fence's info string gives its block (:data:`_FENCE_CAPTION`), read as the
+    line the page shows above the code: a file's name says what the code is; '' when it gives none."""
+    opening = _OPENING_FENCE.match(line)
+    found = _FENCE_CAPTION.search(line, opening.end()) if opening else None
+    return (found["double"] or found["single"]).strip() if found else ""
 
 
 def _is_fence(line: str) -> bool:
