@@ -135,9 +135,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: anchored list terms declared; 44: a terminal's control sequences read as nothing, in any format,
 #: and a split Info manual's part heads its first nodes under the chapter an earlier part began;
 #: Swift and Scala read by their grammars; 45: Lua and Elixir read by their grammars, and a Ruby
-#: method whose name ends in ``?`` or ``!`` declared qualified by its class; 46: Dart and Zig read by
-#: their grammars, an AsciiDoc title of code or of config keys declares them, as a Markdown title
-#: does, and a Markdown code fence's caption (``title="src/app.ts"``) is read as the line above it
+#: method whose name ends in ``?`` or ``!`` declared qualified by its class; 46: Dart, Zig, Haskell
+#: and OCaml read by their grammars, an AsciiDoc title of code or of config keys declares them, as
+#: a Markdown title does, and a Markdown code fence's caption (``title="src/app.ts"``) is read as
+#: the line above it
 CHUNKER_VERSION = 46
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

@@ -282,7 +282,9 @@ def test_every_language_named_has_a_grammar_and_an_extension():
         "elixir",
         "dart",
         "zig",
+        "bash",
     } <= languages
+    assert {"haskell", "ocaml", "ocaml_interface"} <= languages
 
 
 PYTHON = '''\
@@ -1316,6 +1318,140 @@ def test_an_elixir_module_s_functions_are_headed_and_declared_under_the_module()
     assert paths["Query.from"] == "lib/my_app/repo.ex > MyApp.Repo > Query > from"
 
 
+HASKELL = """\
+-- | Paths, joined and split.
+module Data.Path
+  ( Path (..)
+  , join
+  ) where
+
+-- | A path, its parts in order.
+data Path = Path
+  { pathParts :: [String]
+  , absolute :: Bool
+  }
+
+data Shape = Circle Double | Square
+
+-- | Joins two paths.
+join :: Path -> Path -> Path
+join (Path [] _) b = b
+{-# INLINE join #-}
+join a b = a { pathParts = pathParts a ++ pathParts b }
+  where
+    helper = id
+
+class Pathlike a where
+  -- | To a path.
+  toPath :: a -> Path
+
+instance Show Path where
+  show = unwords . pathParts
+"""
+
+
+def test_a_haskell_function_s_signature_and_equations_are_one_definition_under_the_module():
+    """A Haskell function's type signature and its equations are one definition, headed from its
+    Haddock comment and declared on its signature, qualified by the module's name; a data type
+    declares its constructors and record fields as the module's; a class heads its methods, an
+    instance is headed as written and declares no name; a ``where`` binding is part of its function."""
+    document = parse_text("src/Data/Path.hs", HASKELL)
+    line_of = {line.strip(): number for number, line in enumerate(HASKELL.split("\n"), 1)}
+    assert document.definitions[line_of["join :: Path -> Path -> Path"]] == ("Data.Path.join", "join")
+    assert document.definitions[line_of["data Path = Path"]] == ("Data.Path.Path", "Path")
+    assert document.definitions[line_of["{ pathParts :: [String]"]] == ("Data.Path.pathParts", "pathParts")
+    assert document.definitions[line_of[", absolute :: Bool"]] == ("Data.Path.absolute",)
+    assert "Data.Path.Circle" in document.definitions[line_of["data Shape = Circle Double | Square"]]
+    assert document.definitions[line_of["show = unwords . pathParts"]] == ("show",)
+    assert line_of["instance Show Path where"] not in document.definitions
+    assert line_of["join a b = a { pathParts = pathParts a ++ pathParts b }"] not in document.definitions
+    assert line_of["helper = id"] not in document.definitions
+    headings = [(heading.line, heading.title) for heading in document.headings]
+    assert headings.count((line_of["-- | Joins two paths."], "join")) == 1
+    assert [title for _, title in headings].count("join") == 1  # not once more for its second equation
+    paths = heading_paths("src/Data/Path.hs", HASKELL)
+    assert paths["toPath"] == "src/Data/Path.hs > Pathlike > toPath"
+    assert paths["show"] == "src/Data/Path.hs > instance Show Path > show"
+
+
+OCAML = """\
+(** Paths, joined and split. *)
+
+(** A path: its parts in order. *)
+type t = { parts : string list; absolute : bool }
+
+type shape = Circle of float | Square
+
+(** Joins two paths. *)
+let join a b =
+  let parts = a.parts @ b.parts in
+  { parts; absolute = a.absolute }
+
+external unsafe_get : string -> int -> char = "%string_unsafe_get"
+
+module Parser = struct
+  let parse text = { parts = String.split_on_char '/' text; absolute = false }
+end
+
+module Make (X : sig val sep : string end) = struct
+  let render path = String.concat X.sep path.parts
+end
+"""
+
+OCAML_INTERFACE = """\
+type t
+(** A path. *)
+
+val join : t -> t -> t
+(** [join a b] is [b] under [a]. *)
+
+val split : t -> string list
+"""
+
+
+def test_an_ocaml_module_s_values_are_headed_and_declared_qualified_by_the_file_s_module():
+    """OCaml's let-bindings, externals, types, modules and functors are headed as the code nests
+    them and declared qualified by the modules around them, the file's own first (``path.ml`` is
+    ``Path``); a type declares its constructors and fields as its module's; a ``let ... in`` is a
+    step of its function."""
+    document = parse_text("src/path.ml", OCAML)
+    line_of = {line.strip(): number for number, line in enumerate(OCAML.split("\n"), 1)}
+    assert document.definitions[line_of["let join a b ="]] == ("Path.join", "join")
+    assert document.definitions[
+        line_of["let parse text = { parts = String.split_on_char '/' text; absolute = false }"]
+    ] == (
+        "Parser.parse",
+        "Path.Parser.parse",
+        "parse",
+    )
+    assert "Make.render" in document.definitions[line_of["let render path = String.concat X.sep path.parts"]]
+    assert (
+        "Path.unsafe_get"
+        in document.definitions[line_of['external unsafe_get : string -> int -> char = "%string_unsafe_get"']]
+    )
+    assert {"Path.t", "Path.parts", "Path.absolute"} <= set(
+        document.definitions[line_of["type t = { parts : string list; absolute : bool }"]]
+    )
+    assert "Path.Circle" in document.definitions[line_of["type shape = Circle of float | Square"]]
+    assert line_of["let parts = a.parts @ b.parts in"] not in document.definitions
+    headings = {(heading.title, heading.line) for heading in document.headings}
+    assert ("join", line_of["(** Joins two paths. *)"]) in headings
+    paths = heading_paths("src/path.ml", OCAML)
+    assert paths["Make.render"] == "src/path.ml > Make > render"
+
+
+def test_an_ocaml_interface_s_doc_comment_under_a_val_stays_with_it():
+    """A ``.mli`` is read by the interface grammar: its ``val``s are headed and declared, and a doc
+    comment written under one (odoc's way) stays with it, not with the ``val`` after."""
+    document = parse_text("src/path.mli", OCAML_INTERFACE)
+    line_of = {line.strip(): number for number, line in enumerate(OCAML_INTERFACE.split("\n"), 1)}
+    assert document.definitions[line_of["val join : t -> t -> t"]] == ("Path.join", "join")
+    headings = {(heading.title, heading.line) for heading in document.headings}
+    assert ("join", line_of["val join : t -> t -> t"]) in headings
+    assert ("split", line_of["val split : t -> string list"]) in headings
+    assert ("t", line_of["type t"]) in headings
+
+
 def test_a_constructor_s_parameter_that_declares_a_property_is_its_class_s_member():
     """PHP's promoted parameters, Kotlin's ``val``/``var`` in a primary constructor, a C# record's
     positional parameters and TypeScript's parameter properties declare properties of the class,
@@ -1936,6 +2072,40 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
             {2, 3, 4},
         ),
         ("test/support/fixtures.ex", "defmodule Fixtures do\nend\n", {1, 2}, set()),  # Mix's test/
+        (  # hspec's spec and tasty's tree, in a file not named as tests, a function beside them
+            "src/Data/Checks.hs",
+            """
+            double :: Int -> Int
+            double x = x * 2
+
+            spec :: Spec
+            spec = describe "double" $ do
+              it "doubles" $ double 2 `shouldBe` 4
+
+            tests :: TestTree
+            tests = testGroup "double" [testCase "doubles" $ double 2 @?= 4]
+            """,
+            set(range(5, 11)),
+            {2, 3},
+        ),
+        ("test/Data/PathSpec.hs", "module Data.PathSpec where\n", {1}, set()),  # hspec-discover's
+        (  # ppx_inline_test's and ppx_expect's tests, Alcotest's cases, in a library's file
+            "src/path.ml",
+            """
+            let double x = x * 2
+
+            let%test "doubles" = double 2 = 4
+
+            let%expect_test _ =
+              print_int (double 2);
+              [%expect {| 4 |}]
+
+            let cases = [ Alcotest.test_case "doubles" `Quick check ]
+            """,
+            {4, 6, 7, 8, 10},
+            {2},
+        ),
+        ("tests/test_path.ml", "let check () = ()\n", {1}, set()),  # dune's test folder
         (  # MUnit's suite, in a file no folder marks, a helper beside it
             "tests/shared/src/main/scala/munit/Checks.scala",
             """

@@ -30,7 +30,9 @@ SwiftPM's ``Tests/``, MUnit's and ScalaTest's suites (``extends munit.FunSuite``
 and sbt's ``src/test/``, busted's ``*_spec.lua``, ``spec/``, ``describe`` and ``it``, ExUnit's
 ``*_test.exs``, Mix's ``test/`` and a module that uses ``ExUnit.Case``, package:test's ``test``,
 ``group`` and flutter_test's ``testWidgets`` in a file's ``main``, ``*_test.dart`` and Dart's ``test/``,
-and Zig's ``test "name" { }``.
+Zig's ``test "name" { }``, hspec's ``*Spec.hs``, ``describe`` and ``it``, tasty's ``testGroup`` and
+``testCase``, Cabal's ``test/``, OCaml's ``let%test`` and ``let%expect_test``, Alcotest's
+``test_case`` and dune's ``test/``.
 A class holding a test is a test class, as JUnit defines one. Their lines are the document's
 :attr:`Document.tests`.
 
@@ -176,7 +178,16 @@ class Grammar:
     of writing the language allows (:func:`_readable_outline`). ``bodies``: node types that hold a
     function's body beside its signature, as the signature's next sibling (Dart's grammar), so the
     definition ends, and its closures lie, where the body does. ``inner_doc``: how a comment starts
-    that documents what it lies in, not what follows it (Zig's ``//!``).
+    that documents what it lies in, not what follows it (Zig's ``//!``). ``continues``: whether a statement
+    goes on with the definition above it rather than being code after it (a Haskell function's
+    later equations, an OCaml doc comment written under what it documents): it is no definition
+    of its own, is not attached to the next, and is headed, and marked a test, with the one above.
+    ``module``: the name of the module a file is (Haskell's ``module Data.Map where``, OCaml's
+    from its file's name), given its path and syntax tree, which qualifies the file's names
+    (``Data.Map.insert``) but heads nothing: the path already says it. ``types`` and
+    ``constructors``: definitions of data types, and the nodes naming the constructors and record
+    fields they declare, which Haskell and OCaml name by the module, not by the type: declared as
+    members are, qualified by the containers around the type.
     """
 
     package: str
@@ -197,6 +208,10 @@ class Grammar:
     reread: Callable[[list[str]], list[str]] | None = None
     bodies: frozenset[str] = frozenset()
     inner_doc: str = ""
+    continues: Callable[[Node], bool] | None = None
+    module: Callable[[str, Node], str] | None = None
+    types: frozenset[str] = frozenset()
+    constructors: frozenset[str] = frozenset()
 
 
 def _types(text: str) -> frozenset[str]:
@@ -261,6 +276,98 @@ _DART_CONSTRUCTORS = (
     "constructor_signature constant_constructor_signature factory_constructor_signature "
     "redirecting_factory_constructor_signature"
 ).split()
+#: Haskell's declarations of a value: its type signature, then the equations that define it.
+_HASKELL_BINDINGS = _types("signature function bind")
+#: Where Haskell declares what a module, class or instance offers; a binding elsewhere (``where``,
+#: ``let``, a ``do`` block's ``x <- action``) is a step of a function's body.
+_HASKELL_DECLARATIONS = _types("declarations class_declarations instance_declarations")
+
+
+def _equation_name(binding: Node) -> str:
+    """The name a Haskell signature or equation is of, as a signature writes it: ``fact``, and an
+    operator in brackets (``(<//>)`` of ``a <//> b = ...``); empty for a signature of several names
+    (``x, y :: Int``) or a pattern binding (``(a, b) = ...``)."""
+    name = binding.child_by_field_name("name")
+    if name is not None:
+        return _text(name)
+    infix = next((child for child in binding.named_children if child.type == "infix"), None)
+    operator = infix.child_by_field_name("operator") if infix is not None else None
+    if operator is None:
+        return ""
+    return _text(operator).strip("`") if operator.type == "infix_id" else f"({_text(operator)})"
+
+
+def _continues_equations(statement: Node) -> bool:
+    """Whether a Haskell equation or pragma goes on with the definition above it, comments and
+    pragmas between: its type signature's (``fact :: Int -> Int`` then ``fact 0 = 1``), or an
+    earlier equation's (``fact n = ...`` after ``fact 0 = 1``), or a pragma naming it (``{-#
+    INLINE fact #-}``). Together they define one function."""
+    if statement.type not in ("function", "bind", "pragma"):
+        return False
+    above = statement.prev_named_sibling
+    while above is not None and above.type in ("comment", "haddock", "pragma"):
+        above = above.prev_named_sibling
+    if above is None or above.type not in _HASKELL_BINDINGS:
+        return False
+    name = _equation_name(above)
+    if statement.type == "pragma":
+        return bool(name) and name in _text(statement).split()
+    return bool(name) and _equation_name(statement) == name
+
+
+def _haskell_module(path: str, root: Node) -> str:
+    """The name a Haskell file's header gives its module (``Data.Map.Strict``); empty without one
+    (a ``Main``)."""
+    header = next((child for child in root.named_children if child.type == "header"), None)
+    name = header.child_by_field_name("module") if header is not None else None
+    return _text(name) if name is not None else ""
+
+
+def _documents_above(comment: Node) -> bool:
+    """Whether an OCaml doc comment documents the item above it, as odoc reads one written on the
+    line under that item with a blank line or nothing after it (``val bind : ...`` then ``(**
+    [bind p f] ... *)``); one with the next item right under it documents that item."""
+    text = _text(comment)
+    if comment.type != "comment" or not text.startswith("(**") or text.startswith("(***"):
+        return False
+    above, below = comment.prev_named_sibling, comment.next_named_sibling
+    if above is None or above.type == "comment" or above.end_point[0] + 1 != comment.start_point[0]:
+        return False
+    return below is None or below.start_point[0] > comment.end_point[0] + 1
+
+
+def _ocaml_module(path: str, root: Node) -> str:
+    """The module an OCaml file is, named by its file as the compiler names it: ``Lwt_unix`` of
+    ``src/unix/lwt_unix.ml``."""
+    stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    return stem[:1].upper() + stem[1:]
+
+
+_OCAML = Grammar(
+    "tree_sitter_ocaml",
+    _types(
+        "let_binding external value_specification type_binding module_binding module_type_definition "
+        "class_binding class_type_binding method_definition method_specification"
+    ),
+    _types("module_binding module_type_definition class_binding class_type_binding"),
+    # a ``[%%template ...]`` extension's payload holds a module's items as its top does
+    _types("compilation_unit structure signature object_expression class_body_type attribute_payload"),
+    wrappers=_types(
+        "value_definition type_definition module_definition class_definition class_type_definition"
+    ),
+    function="language_ocaml",
+    tests=TestRule(
+        folders=("test", "tests"),  # dune projects' test stanzas
+        markers=frozenset(
+            "test test_unit expect_test test_module".split()
+        ),  # ppx_inline_test's, ppx_expect's
+        calls=frozenset(("test_case",)),  # Alcotest's
+    ),
+    continues=_documents_above,
+    module=_ocaml_module,
+    types=_types("type_binding"),
+    constructors=_types("constructor_name field_name"),
+)
 GRAMMARS: dict[str, Grammar] = {
     "python": Grammar(
         "tree_sitter_python",
@@ -521,6 +628,29 @@ GRAMMARS: dict[str, Grammar] = {
         names=_types("variable_declaration"),  # at the file's top, an import or alias aside
         inner_doc="//!",
     ),
+    "haskell": Grammar(
+        "tree_sitter_haskell",
+        # a function's type signature heads it, its equations continuing it (:func:`_continues_equations`)
+        _types(
+            "signature function bind data_type newtype type_synonym type_family data_family class instance "
+            "foreign_import"
+        ),
+        _types("class instance"),
+        _types("declarations class_declarations instance_declarations local_binds do alternatives"),
+        attached=_types("haddock pragma"),
+        tests=TestRule(
+            files=("*Spec.hs", "*Test.hs"),  # hspec-discover's, and tasty-discover's
+            folders=("test", "tests"),  # Cabal's and Stack's test suites' hs-source-dirs
+            calls=frozenset("it specify prop testCase testProperty".split()),  # hspec's, tasty's
+            groups=frozenset("describe context testGroup".split()),
+        ),
+        continues=_continues_equations,
+        module=_haskell_module,
+        types=_types("data_type newtype"),
+        constructors=_types("constructor field_name"),
+    ),
+    "ocaml": _OCAML,
+    "ocaml_interface": replace(_OCAML, function="language_ocaml_interface"),  # .mli: signatures
     "bash": Grammar(
         "tree_sitter_bash",
         _types("function_definition"),
@@ -552,6 +682,9 @@ CODE_EXTENSIONS: dict[str, str] = {
     **dict.fromkeys(("ex", "exs"), "elixir"),
     "dart": "dart",
     "zig": "zig",
+    "hs": "haskell",
+    "ml": "ocaml",
+    "mli": "ocaml_interface",
     **dict.fromkeys(("sh", "bash", "zsh"), "bash"),
 }
 
@@ -648,7 +781,8 @@ def _outline(language: str, lines: list[str], source: bytes) -> _Outline:
     reader = _reader(language)
     assert reader is not None  # the readings are of grammars that load
     parser, query = reader
-    return _Outline(GRAMMARS[language], lines, QueryCursor(query).captures(parser.parse(source).root_node))
+    root = parser.parse(source).root_node
+    return _Outline(GRAMMARS[language], lines, QueryCursor(query).captures(root), root)
 
 
 def _readable(path: str, outline: _Outline, lines: list[str]) -> _Outline | None:
@@ -742,6 +876,7 @@ class _Outline:
     grammar: Grammar
     lines: list[str]
     found: dict[str, list[Node]]  # the query's captures, by name
+    root: Node
     headings: list[Heading] = field(default_factory=list)
     definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
     #: names declared apart from the definitions (:attr:`Grammar.names`), which do not tell one
@@ -775,6 +910,8 @@ class _Outline:
             self._attach(node)
         for node in self.found.get("list", []):
             self._statements(node.named_children)
+        named = self.grammar.module(module, self.root) if self.grammar.module is not None else ""
+        top = (named,) if named else ()  # qualifies the file's names, heads nothing
         candidates = [node for node in self.found.get("definition", []) if self._is_definition(node)]
         candidates.sort(key=lambda node: node.start_byte)  # containers before what they hold
         known = {node.id for node in candidates}
@@ -792,7 +929,7 @@ class _Outline:
                 level, path = headed[owner.id]
             else:
                 continue  # inside a function (a closure), or inside a syntax error
-            titles = self._head(outer, node, level, path[1:])
+            titles = self._head(outer, node, level, top + path[1:])
             headed[node.id] = (level + len(titles), path + titles)
             outers[outer.id] = outer
             placed.append((outer, owner, level, path))
@@ -809,7 +946,7 @@ class _Outline:
         for member in self.found.get("member", []):
             holder = self._holder(member, known)
             if holder is not None and holder.id in headed:
-                self._declare(member, headed[holder.id][1][1:])
+                self._declare(_member_names(member), top + headed[holder.id][1][1:])
         for node in self.found.get("named", []):
             name = _declared_name(node)
             if name is not None:
@@ -873,6 +1010,8 @@ class _Outline:
             return True
         if rule.markers and not rule.markers.isdisjoint(self._markers(outer, definition)):
             return True
+        if definition.type in _HASKELL_BINDINGS or definition.type == "let_binding":
+            return any(_calls_a_test(node, rule.calls | rule.groups) for node in self._group(outer))
         return bool(rule.bases) and any(base.endswith(rule.bases) for base in _base_names(definition))
 
     def _markers(self, outer: Node, definition: Node) -> set[str]:
@@ -889,7 +1028,7 @@ class _Outline:
                 found.extend(_descendants(child, _MARKERS))
             elif child.type in _MARKERS:  # Scala's, written before the definition's keyword
                 found.append(child)
-        markers = set()
+        markers = {_text(child) for child in outer.named_children if child.type == "attribute_id"}  # let%test
         for marker in found:
             if marker.type in _MARKERS and marker.named_children:
                 markers.add(_last_part(_text(marker.named_children[0])))
@@ -899,7 +1038,7 @@ class _Outline:
     def _mark_test(self, outer: Node, owner: Node | None) -> None:
         """A test's lines, from its comments and attributes on; a class holding a test is a test
         class (JUnit's definition), all of it."""
-        self.tests.append((self._first_row(outer) + 1, outer.end_point[0] + 1))
+        self.tests.append((self._first_row(outer) + 1, self._group(outer)[-1].end_point[0] + 1))
         self.tested.add(outer.id)
         if outer.type in self.grammar.tests.kinds:
             return  # Zig's test beside the code it tests, in its container
@@ -934,6 +1073,15 @@ class _Outline:
         body that function is, and a module's object of methods (:meth:`_is_container`); a value
         does not. A struct counts where it has a body."""
         if not self._names(node) or not _has_body(node):
+            return False
+        if self.grammar.continues is not None and self.grammar.continues(node):
+            return False  # a Haskell function's second equation: the first's definition goes on
+        if node.type == "let_binding":  # OCaml's: a module's value or a class's, not a step of a body
+            holder = node.parent.parent if node.parent is not None else None
+            return holder is not None and holder.type in self.grammar.lists
+        if node.type in _HASKELL_BINDINGS and (
+            node.parent is None or node.parent.type not in _HASKELL_DECLARATIONS
+        ):
             return False
         if _macro_test(node, self.grammar.tests.macros) is not None:
             return False  # GoogleTest's TEST(Suite, Name) { as C++ reads it: a test, not a function TEST
@@ -1022,6 +1170,16 @@ class _Outline:
             return (_dart_function_name(node),)
         if node.type == "test_declaration":
             return (_zig_test_name(node),)
+        if node.type in _HASKELL_BINDINGS:
+            equation = _equation_name(node)
+            return (equation,) if equation else ()
+        if node.type == "instance":  # Haskell's, headed as written: ``instance Show (Tree a)``
+            kinds = node.child_by_field_name("patterns")
+            written = f"{_text(node.child_by_field_name('name') or node)} {_text(kinds) if kinds else ''}"
+            return (f"instance {written.strip()}",)
+        test = _inline_test(node)
+        if test:
+            return (test,)
         name = node.child_by_field_name("name")
         if name is None and node.type == "extension_declaration":  # Dart's ``extension on int``
             name = node.child_by_field_name("class")
@@ -1032,7 +1190,7 @@ class _Outline:
         if name is None and node.type == "type_alias":  # Kotlin's field for the alias's name
             name = node.child_by_field_name("type")
         if name is None:
-            name = _declarator_name(node)
+            name = _declarator_name(node) or _ocaml_name(node)
         return (_text(name),) if name is not None and _text(name) else ()
 
     def _head(self, outer: Node, definition: Node, level: int, owners: tuple[str, ...]) -> tuple[str, ...]:
@@ -1052,15 +1210,17 @@ class _Outline:
         for offset, title in enumerate(titles):
             self.headings.append(Heading(first + 1, level + offset, title))
         # an impl block or an extension defines no name of its own, a namespace is opened again by
-        # every file, and a Zig test's name describes it
-        defines = definition.type not in self.grammar.namespaces | self.grammar.tests.kinds
-        if defines and not _adds_to_a_type(definition):
+        # every file, and a test's name describes it (a Zig test, an OCaml inline test)
+        named = not _adds_to_a_type(definition) and not _inline_test(definition)
+        if named and definition.type not in self.grammar.namespaces | self.grammar.tests.kinds:
             name_node = _name_node(definition)
             line = name_node.start_point[0] + 1
             declared = _known_alone(names, member=False) | self._qualified(
                 owners + titles[: len(titles) - len(names)], names
             )
             self.definitions[line] = tuple(sorted(declared | set(self.definitions.get(line, ()))))
+        if definition.type in self.grammar.types:
+            self._declare(list(_descendants(definition, self.grammar.constructors)), owners)
         return titles
 
     def _holder(self, member: Node, known: set[int]) -> Node | None:
@@ -1084,10 +1244,10 @@ class _Outline:
             node = node.parent
         return node if node is not None and self._is_container(node) else None
 
-    def _declare(self, member: Node, owners: tuple[str, ...]) -> None:
-        """Declare a member's names qualified by the containers titled ``owners`` on its line, and
-        alone where no common word spells them (:func:`_known_alone`)."""
-        for declared in _member_names(member):
+    def _declare(self, members: list[Node], owners: tuple[str, ...]) -> None:
+        """Declare the names of members (their name nodes) qualified by the containers titled
+        ``owners`` on their lines, and alone where no common word spells them (:func:`_known_alone`)."""
+        for declared in members:
             line = declared.start_point[0] + 1
             names = (_member_text(declared),)
             qualified = self._qualified(owners, names)
@@ -1120,7 +1280,8 @@ class _Outline:
         module, a class), unless it is the comment of the next definition. A definition that ends a
         block of no definition of its own (a ``try``, a Ruby ``describe ... do`` block, a test's
         callback) is followed by the code after that block, within its ``owner``."""
-        node, sibling = outer, self._next_line_start(outer)
+        node = self._group(outer)[-1]
+        sibling = self._next_line_start(node)
         while sibling is None and node.parent is not None and (owner is None or node.parent.id != owner.id):
             node = node.parent
             sibling = self._next_line_start(node)
@@ -1132,6 +1293,19 @@ class _Outline:
         if following is not None and self._first_row(following) <= sibling.start_point[0]:
             return
         self.headings.append(Heading(sibling.start_point[0] + 1, level - 1, path[-1]))
+
+    def _group(self, outer: Node) -> list[Node]:
+        """The statements of the definition ``outer`` starts: itself and those after it that
+        continue it (:attr:`Grammar.continues`), past the comments and attributes between them."""
+        group, following = [outer], outer.next_named_sibling
+        continues = self.grammar.continues
+        while continues is not None and following is not None:
+            if continues(following):
+                group.append(following)
+            elif following.type not in self.grammar.attached and "comment" not in following.type:
+                break
+            following = following.next_named_sibling
+        return group
 
     def _next_line_start(self, node: Node) -> Node | None:
         """The first named sibling after ``node`` that starts a line, if any."""
@@ -1163,6 +1337,8 @@ class _Outline:
             return
         if node.type == "unary_operator" and not _documents_next(node):
             return
+        if self.grammar.continues is not None and self.grammar.continues(node):
+            return  # an OCaml doc comment under the item it documents
         end, column = node.end_point
         if column == 0 and end > node.start_point[0]:
             end, column = end - 1, len(self.lines[end - 1].encode("utf-8", "surrogatepass"))
@@ -1474,8 +1650,9 @@ def _name_node(definition: Node) -> Node:
 
 def _adds_to_a_type(definition: Node) -> bool:
     """Whether a container adds members to a type declared elsewhere: a Rust ``impl`` block, a
-    Swift ``extension`` (which its grammar reads as a class declaration of that kind)."""
-    if definition.type == "impl_item" or _call_keyword(definition) == "defimpl":
+    Swift ``extension`` (which its grammar reads as a class declaration of that kind), a Haskell
+    ``instance``."""
+    if definition.type in ("impl_item", "instance") or _call_keyword(definition) == "defimpl":
         return True
     if definition.type == "extension_declaration":  # Dart's: one without a name adds to its type
         return definition.child_by_field_name("name") is None
@@ -1890,3 +2067,74 @@ def _declared_name(node: Node) -> Node | None:
     if name.type != "identifier" or (node.type in _ZIG_CONSTANTS and values and values[-1].type in _ALIASED):
         return None
     return name
+
+
+#: The children that name an OCaml definition, which gives them no ``name`` field.
+_OCAML_NAMES = _types("value_name module_name module_type_name class_name class_type_name method_name")
+
+
+def _ocaml_name(definition: Node) -> Node | None:
+    """The node naming an OCaml definition: a let-binding's name (``parse`` of ``let parse text =``,
+    ``( // )`` of ``let ( // ) a b =``; none for ``let () =`` or a tuple), a module's, a class's,
+    a method's, a ``val``'s or an ``external``'s."""
+    if definition.type == "let_binding":
+        pattern = definition.child_by_field_name("pattern")
+        named = pattern is not None and pattern.type in ("value_name", "parenthesized_operator")
+        return pattern if named else None
+    return next((child for child in definition.named_children if child.type in _OCAML_NAMES), None)
+
+
+#: ppx_inline_test's and ppx_expect's extension points on a let-binding: ``let%test``, ``let%expect_test``.
+_INLINE_TESTS = frozenset("test test_unit expect_test test_module".split())
+
+
+def _inline_test(binding: Node) -> str:
+    """The title of the OCaml inline test a let-binding is: its string (``joins paths`` of
+    ``let%test "joins paths" = ...``), else its extension's name (``expect_test`` of
+    ``let%expect_test _ =``); empty for another binding. A test's title describes it, and
+    declares no name."""
+    holder = binding.parent if binding.type == "let_binding" else None
+    extension = (
+        next((child for child in holder.named_children if child.type == "attribute_id"), None)
+        if holder
+        else None
+    )
+    if extension is None or _text(extension) not in _INLINE_TESTS:
+        return ""
+    pattern = binding.child_by_field_name("pattern")
+    content = (
+        pattern.named_children[0]
+        if pattern is not None and pattern.type == "string" and pattern.named_children
+        else None
+    )
+    return _text(content) if content is not None else _text(extension)
+
+
+#: Haskell's and OCaml's applications of a function to its arguments.
+_APPLICATIONS = _types("apply application_expression")
+
+
+def _calls_a_test(node: Node, names: frozenset[str]) -> bool:
+    """Whether a Haskell or OCaml definition calls one of ``names`` with a string first, as a
+    test or a group of tests is declared: hspec's ``describe "parse" $ do`` and ``it "reads"``,
+    tasty's ``testGroup "Rules" [...]``, Alcotest's ``Alcotest.test_case "joins" `Quick f``."""
+    if not _test_call_written(names).search(node.text or b""):
+        return False  # spares the walk of the many definitions that do not
+    waiting = [node]
+    while waiting:
+        found = waiting.pop()
+        function = found.child_by_field_name("function") if found.type in _APPLICATIONS else None
+        if function is not None and function.type in ("variable", "value_path"):
+            argument = found.child_by_field_name("argument")
+            string = argument is not None and (argument.type == "string" or _text(argument).startswith('"'))
+            if string and _last_part(_text(function)) in names:
+                return True
+        waiting.extend(found.named_children)
+    return False
+
+
+@cache
+def _test_call_written(names: frozenset[str]) -> re.Pattern[bytes]:
+    """A call of one of ``names`` to a string literal, as the source writes it."""
+    alternatives = "|".join(re.escape(name) for name in sorted(names))
+    return re.compile(rf"(?<![\w'])(?:{alternatives})\s+\"".encode())
