@@ -35,7 +35,7 @@ from indexer.sizes import format_size
 #: Extensions of text files read as plain lines, beside those a reader of :mod:`indexer.formats`
 #: reads by their format (:func:`~indexer.formats.read_extensions`; both: :func:`text_extensions`).
 PLAIN_TEXT_EXTENSIONS = frozenset(
-    """txt text m mm fs vb pl pm r jl hs ml mli erl clj cljs dart zig nim fish ps1 bat sql
+    """txt text m mm fs vb pl pm r jl erl clj cljs nim fish ps1 bat sql
     css scss sass less vue svelte json jsonl yaml yml toml ini cfg conf properties env csv tsv
     graphql proto tf hcl gradle cmake mk dockerfile pod config""".split()
 )

@@ -2105,6 +2105,18 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
             {4, 6, 7, 8, 10},
             {2},
         ),
+        (  # an inline test in a module: beside the code it tests, which is no test for it
+            "src/counter.ml",
+            """
+            module Counter = struct
+              let incr x = x + 1
+
+              let%test "incr" = incr 1 = 2
+            end
+            """,
+            set(),  # the test shares the module's one chunk
+            {2, 3, 6},
+        ),
         ("tests/test_path.ml", "let check () = ()\n", {1}, set()),  # dune's test folder
         (  # MUnit's suite, in a file no folder marks, a helper beside it
             "tests/shared/src/main/scala/munit/Checks.scala",

@@ -1040,8 +1040,8 @@ class _Outline:
         class (JUnit's definition), all of it."""
         self.tests.append((self._first_row(outer) + 1, self._group(outer)[-1].end_point[0] + 1))
         self.tested.add(outer.id)
-        if outer.type in self.grammar.tests.kinds:
-            return  # Zig's test beside the code it tests, in its container
+        if outer.type in self.grammar.tests.kinds or _holds_inline_test(outer):
+            return  # Zig's and OCaml's tests beside the code they test, in its container
         if owner is not None and self._is_container(owner) and owner.type not in self.grammar.namespaces:
             carrier = owner
             while carrier.parent is not None and carrier.parent.type in self.grammar.wrappers:
@@ -2108,6 +2108,12 @@ def _inline_test(binding: Node) -> str:
         else None
     )
     return _text(content) if content is not None else _text(extension)
+
+
+def _holds_inline_test(definition: Node) -> bool:
+    """Whether an OCaml definition is an inline test (``let%test``, ``let%expect_test``): written
+    beside the code it tests, in that code's module, which it makes no test module."""
+    return any(_inline_test(child) for child in definition.named_children if child.type == "let_binding")
 
 
 #: Haskell's and OCaml's applications of a function to its arguments.
