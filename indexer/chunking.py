@@ -137,8 +137,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: Swift and Scala read by their grammars; 45: Lua and Elixir read by their grammars, and a Ruby
 #: method whose name ends in ``?`` or ``!`` declared qualified by its class; 46: Dart, Zig, Haskell
 #: and OCaml read by their grammars, an AsciiDoc title of code or of config keys declares them, as
-#: a Markdown title does, and a Markdown code fence's caption (``title="src/app.ts"``) is read as
-#: the line above it
+#: a Markdown title does, a Markdown code fence's caption (``title="src/app.ts"``) is read as the
+#: line above it, and an MDX page's imports and exports as nothing, a JSX component as its title
 CHUNKER_VERSION = 46
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

@@ -132,6 +132,29 @@ def test_an_admonition_s_and_a_content_tab_s_indented_content_is_text_not_code()
     assert "Output" in shown.split("\n") and '=== "Output"' not in shown
 
 
+def test_an_mdx_page_s_imports_show_nothing_and_a_component_shows_its_title():
+    text = (
+        "# Thunks\n\nimport { DetailedExplanation } from '../components/DetailedExplanation'\n"
+        "import Tabs from '@theme/Tabs'\n\nexport const meta = {\n  draft: true,\n}\n\n"
+        'import this sentence, as prose may.\n\n<DetailedExplanation title={`Thunks and "containers"`}>\n\n'
+        'Thunks hold logic.\n\n</DetailedExplanation>\n\n<TabItem value="npm" label="With npm">\n\n'
+        "<Card title={props.title} />\n"
+    )
+    lines = text.split("\n")
+    document = parse_text("docs/thunks.mdx", text)
+    assert {3, 4, 6, 7, 8} <= document.markup and 10 not in document.markup
+    tag = lines.index('<DetailedExplanation title={`Thunks and "containers"`}>') + 1
+    assert document.read_as[tag] == 'Thunks and "containers"'
+    assert document.read_as[lines.index('<TabItem value="npm" label="With npm">') + 1] == "With npm"
+    assert {lines.index("</DetailedExplanation>") + 1, lines.index("<Card title={props.title} />") + 1} <= (
+        document.markup
+    )
+    shown = formats.shown_text("docs/thunks.mdx", text).split("\n")
+    assert 'Thunks and "containers"' in shown and not any(
+        "import" in line and "from" in line for line in shown
+    )
+
+
 def test_a_code_fence_s_caption_is_read_and_shown_as_the_line_above_its_code():
     text = (
         "# Slices\n\n"

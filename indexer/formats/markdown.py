@@ -71,9 +71,17 @@ _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^<>\s]{1,2048}|[\w.+-]{1,128}@
 #: declaration. Anything else between angle brackets is text the page shows (``Map<K, V>``).
 _TAG = re.compile(
     r"(?<!\\)<(?:[A-Za-z][A-Za-z0-9-]{0,63}"
-    r"(?:\s{1,16}[A-Za-z_:][\w.:-]{0,63}(?:\s{0,16}=\s{0,16}(?:[^\s\"'=<>`]{1,400}|'[^'\n]{0,400}'|\"[^\"\n]{0,400}\"))?){0,32}"
+    r"(?:\s{1,16}[A-Za-z_:][\w.:-]{0,63}(?:\s{0,16}=\s{0,16}(?:[^\s\"'=<>`]{1,400}|'[^'\n]{0,400}'|\"[^\"\n]{0,400}\""
+    r"|\{[^{}\n]{0,400}\}))?){0,32}"
     r"\s{0,16}/?"
     r"|/[A-Za-z][A-Za-z0-9-]{0,63}\s{0,16}|!--[^\n]{0,400}?--|\?[^\n]{0,400}?\?|![A-Za-z][^>\n]{0,400})>"
+)
+#: How an MDX page's ESM starts (``import { Tabs } from '@theme/Tabs'``, ``export const meta =
+#: {...}``): a paragraph of the page's top level that starts so is the module's code, which the page
+#: does not show (MDX's grammar; Docusaurus reads its ``.md`` pages as MDX too).
+_ESM = re.compile(
+    r"import\s{1,16}(?:type\s{1,16})?(?:['\"]|[^'\"]{0,2048}?\sfrom\s{0,16}['\"])"
+    r"|export\s{1,16}(?:(?:const|let|var|function|async|class|default|type|interface)\s|[{*])"
 )
 #: A backslash escape: CommonMark's, of an ASCII punctuation character, which the page shows alone.
 _BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
@@ -86,8 +94,15 @@ _INLINE_ELEMENTS = frozenset(
 #: A tag's element, and an attribute's name and value in it (``alt="Logo"``, ``title='x'``, ``alt=Logo``).
 _TAG_NAME = re.compile(r"</?([A-Za-z][\w-]{0,63})")
 _ATTRIBUTE = re.compile(
-    r"\s([\w-]{1,64})[ \t]*=[ \t]*(?:\"([^\"]{0,400})\"|'([^']{0,400})'|([^\s\"'=<>`]{1,400}))"
+    r"\s([\w-]{1,64})[ \t]*=[ \t]*(?:\"([^\"]{0,400})\"|'([^']{0,400})'|(\{[^{}\n]{0,400}\})"
+    r"|([^\s\"'=<>`]{1,400}))"
 )
+#: The attributes whose text a JSX component (an MDX page's ``<DetailedExplanation title={`...`}>``,
+#: ``<TabItem label="npm">``) shows as its title, by the convention components follow.
+_COMPONENT_TITLES = ("title", "label")
+#: A JavaScript string literal alone, as a JSX attribute's expression gives a text: ``{"npm"}``,
+#: ``{`Detailed: thunks`}`` (a template literal without a substitution).
+_STRING_LITERAL = re.compile(r"\{\s*(?:\"([^\"]*)\"|'([^']*)'|`([^`$]*)`)\s*\}")
 #: An abbreviation whose title spells it out (``<abbr title="Object-Relational Mapper">ORM</abbr>``),
 #: as the page shows it on hover: the words a reader looks for the abbreviation by.
 _ABBREVIATION = re.compile(r"<abbr(\s[^<>\n]{0,400})>((?:[^<\n]|<(?!/abbr>)){0,400})</abbr>", re.IGNORECASE)
@@ -236,8 +251,9 @@ def _html_read(lines: list[str], literal: list[tuple[int, int]]) -> tuple[dict[i
     """What the model reads of the lines outside code that hold HTML or a template's directive
     (:attr:`Document.read_as`): the line as the page shows it (:func:`html_shown`, then its entities
     and backslash escapes as the characters they stand for: ``\\<all&#124;es5>`` shows
-    ``<all|es5>``), its code spans as written; and, apart, the lines that show nothing (tags alone,
-    a directive alone), which are markup. An options table whose rows are keyed by anchors (``<a
+    ``<all|es5>``), its code spans as written, but for a line that is one tag (a JSX component's,
+    whose attributes' expressions may hold backticks); and, apart, the lines that show nothing
+    (tags alone, a directive alone), which are markup. An options table whose rows are keyed by anchors (``<a
     id="opt-x" href="#opt-x">``) is then read, and sized, by what its rows say, not by their tags."""
     code = {number for first, last in literal for number in range(first, last + 1)}
     read_as: dict[int, str] = {}
@@ -245,7 +261,7 @@ def _html_read(lines: list[str], literal: list[tuple[int, int]]) -> tuple[dict[i
     for number, line in enumerate(lines, 1):
         if number in code or ("<" not in line and "{%" not in line):
             continue
-        read = _outside_code_spans(line, _shown_text)
+        read = _shown_text(line) if _TAG.fullmatch(line.strip()) else _outside_code_spans(line, _shown_text)
         if not read.strip():
             shown_nothing.add(number)
         elif read != line:
@@ -355,6 +371,9 @@ def markdown_layout(text: str) -> MarkdownLayout:
         if start is not None:
             if depth == 0:
                 covered.append(lines_of(span))
+                first, last = covered[-1]
+                if start == "Paragraph" and _ESM.match("\n".join(lines[first - 1 : last])):
+                    layout.markup.update(range(first, last + 1))
             depth += 1
         else:
             depth -= 1
@@ -601,10 +620,21 @@ def _tag_shown(found: re.Match[str]) -> str:
     nothing."""
     tag = found.group()
     name = _TAG_NAME.match(tag)
+    if name and name.group(1)[0].isupper() and not name.group(1).isupper():  # a JSX component's
+        return next(filter(None, (_text_value(_attribute(tag, key)) for key in _COMPONENT_TITLES)), " ")
     element = name.group(1).lower() if name else ""
     if element == "img":
-        return _attribute(tag, "alt")
+        return _text_value(_attribute(tag, "alt"))
     return " " if element and element not in _INLINE_ELEMENTS else ""
+
+
+def _text_value(value: str) -> str:
+    """An attribute's value as text: as written, or the string a JSX expression gives alone; ''
+    for another expression (``{props.title}``), which shows what the page computes."""
+    if not value.startswith("{"):
+        return value
+    literal = _STRING_LITERAL.fullmatch(value)
+    return next((text for text in literal.groups() if text is not None), "") if literal else ""
 
 
 def _html_heading(block: str) -> tuple[int, str] | None:
