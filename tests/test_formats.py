@@ -1088,6 +1088,38 @@ def test_what_markup_declares_a_name_and_what_does_not():
     assert declared("notes.txt", "NAME\n" + "    not a name entry\n" * 20) == set()
 
 
+def test_a_python_object_directive_declares_the_name_sphinx_gives_it():
+    page = (
+        "Client Reference\n================\n\n.. currentmodule:: aiohttp\n\n"
+        ".. class:: ClientSession(base_url=None)\n\n   The session.\n\n"
+        "   .. method:: get(url)\n\n      Perform a GET request.\n\n"
+        "   .. attribute:: ClientSession.closed\n\n      Whether it is closed.\n\n"
+        "Functions\n---------\n\n.. function:: request(method, url)\n\n"
+        ".. method:: orphan()\n\n.. c:function:: int close(int fd)\n"
+    )
+    lines = page.split("\n")
+    definitions = parse_text("client_reference.rst", page).definitions
+    assert definitions[lines.index("   .. method:: get(url)") + 1] == (
+        "aiohttp.ClientSession.get",
+        "get",
+        "ClientSession.get",
+    )
+    assert set(definitions[lines.index("   .. attribute:: ClientSession.closed") + 1]) == {
+        "aiohttp.ClientSession.closed",
+        "ClientSession.closed",
+        "closed",
+    }
+    assert definitions[lines.index(".. function:: request(method, url)") + 1] == (
+        "aiohttp.request",
+        "request",
+    )
+    assert definitions[lines.index(".. method:: orphan()") + 1] == (
+        "aiohttp.orphan",
+        "orphan",
+    )  # the class ended
+    assert definitions[lines.index(".. c:function:: int close(int fd)") + 1] == ("close",)  # C's: as written
+
+
 def test_a_definition_opened_at_a_chunks_end_starts_the_next_chunk_with_its_description():
     """A directive's line and options are one block and its description another: where the two do
     not fit beside the text before them, the chunk that declares the setting is the one that holds

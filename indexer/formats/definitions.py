@@ -33,7 +33,7 @@ definitions is linear in its size whatever its text: this runs over every indexe
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 #: The object directives, with or without their domain (``py:``, ``c:``, ``cpp:``, ``js:``, ``rst:``,
 #: ``std:``...), that take the name of what they define as their argument. Not a directive's options
@@ -89,24 +89,82 @@ NEGATABLE = f"--[{NEGATION}]"
 TITLE_JOINING_WORDS = frozenset({"and", "or"})
 
 
-def directive_definitions(lines: list[str], literal: set[int]) -> dict[int, tuple[str, ...]]:
+def directive_definitions(
+    lines: list[str], literal: set[int], unseen: Collection[int] = ()
+) -> dict[int, tuple[str, ...]]:
     """The names each line's Sphinx object directive defines (1-based line numbers), leaving out the
-    lines of ``literal`` (examples shown as written) and directives marked ``:no-index:``."""
+    lines of ``literal`` (examples shown as written) and directives marked ``:no-index:``. A Python
+    object's name is qualified as Sphinx qualifies it (:class:`_PythonScope`): by the module a
+    ``currentmodule`` among the ``unseen`` lines (markup the page does not show) sets too."""
     found: dict[int, tuple[str, ...]] = {}
+    scope = _PythonScope()
     for number, line in enumerate(lines, 1):
-        if number in literal or ".." not in line:
+        if number in literal or not line.strip():
             continue
         stripped = line.lstrip()
-        definition = _DIRECTIVE_LINE.fullmatch(stripped)
-        if (
-            definition
-            and is_object_directive(definition["directive"])
-            and not _unindexed(lines, number, len(line) - len(stripped))
-        ):
-            names = known_names(argument_names(definition["argument"]))
-            if names:
+        indent = len(line) - len(stripped)
+        scope.leave(indent)
+        definition = _DIRECTIVE_LINE.fullmatch(stripped) if ".." in line else None
+        if definition is None:
+            continue
+        directive, argument = definition["directive"], definition["argument"]
+        scope.set_module(directive, argument)
+        if number in unseen:
+            continue
+        if is_object_directive(directive) and not _unindexed(lines, number, indent):
+            if names := known_names(scope.qualified(directive, argument_names(argument), indent)):
                 found[number] = names
     return found
+
+
+#: The Python domain's object directives, with or without their domain, whose body holds members
+#: (a method in a class's body is the class's), and those that set the module the objects after
+#: them lie in (``currentmodule`` defining nothing, ``module`` the module).
+_PYTHON_CONTAINERS = frozenset(("class", "exception"))
+_PYTHON_MODULES = frozenset(("currentmodule", "module"))
+_PYTHON_DOMAINS = ("", "py")
+
+
+class _PythonScope:
+    """Where a Python object directive lies, as Sphinx's Python domain reads it: in the module
+    the last ``currentmodule`` or ``module`` names, and in the body of the classes it is indented
+    under. An object is declared by its full name, by its name in its module and, as any dotted
+    name is (:func:`known_names`), by its last part (``aiohttp.ClientSession.get``,
+    ``ClientSession.get``, ``get``), as a source reader declares a member: a question names it
+    either way."""
+
+    def __init__(self) -> None:
+        self.module = ""
+        self.classes: list[tuple[int, str]] = []  # each open class's indent and name in its module
+
+    def leave(self, indent: int) -> None:
+        """Close the classes whose bodies end at a line indented ``indent``."""
+        while self.classes and indent <= self.classes[-1][0]:
+            self.classes.pop()
+
+    def set_module(self, directive: str, argument: str) -> None:
+        domain, _, name = directive.rpartition(":")
+        if domain in _PYTHON_DOMAINS and name in _PYTHON_MODULES:
+            module = argument.split()[0] if argument.split() else ""
+            self.module = "" if module == "None" else module
+
+    def qualified(self, directive: str, names: list[str], indent: int) -> list[str]:
+        """``names`` as a Python object directive at ``indent`` defines them, each with its shorter
+        forms, and the class it opens entered; another domain's as written."""
+        domain, _, kind = directive.rpartition(":")
+        if domain not in _PYTHON_DOMAINS or kind in _PYTHON_MODULES or kind.startswith(AUTODOC_PREFIX):
+            return names
+        owner = self.classes[-1][1] if self.classes else ""
+        qualified = [
+            f"{owner}.{name}" if owner and not name.startswith(owner + ".") else name for name in names
+        ]
+        if kind in _PYTHON_CONTAINERS and len(qualified) == 1:
+            self.classes.append((indent, qualified[0]))
+        return [
+            form
+            for name in qualified
+            for form in ((f"{self.module}.{name}",) if self.module else ()) + (name,)
+        ]
 
 
 def is_object_directive(directive: str) -> bool:

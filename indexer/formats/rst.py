@@ -126,14 +126,14 @@ _CAPTION = re.compile(r":caption:[ \t]+(\S.*)")
 def read_rst(text: str, encoding: str = "utf-8") -> Document:
     """A reStructuredText (or plain-text) file's lines with its sections and literal blocks, and
     without the explicit markup and metadata a reader never sees."""
-    lines = split_lines(text)
-    headings, literal, titles = rst_structure(lines)
+    written = split_lines(text)
+    headings, literal, titles = rst_structure(written)
     in_literal = {number for first, last in literal for number in range(first, last + 1)}
-    for number in unseen_lines(lines, headings, in_literal):
-        lines[number - 1] = ""
+    unseen = unseen_lines(written, headings, in_literal)
+    lines = ["" if number in unseen else line for number, line in enumerate(written, 1)]
     markup = {number for heading in headings for number in heading.lines if _is_adornment(lines[number - 1])}
     markup |= _transitions(lines, in_literal)
-    directives = _moved_to_titles(directive_definitions(lines, in_literal), lines, headings)
+    directives = _moved_to_titles(directive_definitions(written, in_literal, unseen), lines, headings)
     definitions = {**titles, **man_page_names(lines), **directives}
     return Document(
         lines=lines,
