@@ -1341,6 +1341,14 @@ join a b = a { pathParts = pathParts a ++ pathParts b }
   where
     helper = id
 
+-- | Splits a path at its slashes.
+--
+-- > split "a/b" == ["a", "b"]
+
+-- See Note: why not a regex.
+split :: String -> [String]
+split = words
+
 class Pathlike a where
   -- | To a path.
   toPath :: a -> Path
@@ -1369,6 +1377,8 @@ def test_a_haskell_function_s_signature_and_equations_are_one_definition_under_t
     headings = [(heading.line, heading.title) for heading in document.headings]
     assert headings.count((line_of["-- | Joins two paths."], "join")) == 1
     assert [title for _, title in headings].count("join") == 1  # not once more for its second equation
+    # Haddock's comment documents the declaration after it, past a blank line and a plain comment
+    assert (line_of["-- | Splits a path at its slashes."], "split") in headings
     paths = heading_paths("src/Data/Path.hs", HASKELL)
     assert paths["toPath"] == "src/Data/Path.hs > Pathlike > toPath"
     assert paths["show"] == "src/Data/Path.hs > instance Show Path > show"
@@ -2116,6 +2126,19 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
             """,
             set(),  # the test shares the module's one chunk
             {2, 3, 6},
+        ),
+        (  # a Zig file's test block beside the code it tests: the file's re-exports are no tests
+            "src/main.zig",
+            """
+            const std = @import("std");
+            pub const Loop = @import("loop.zig").Loop;
+
+            test {
+                _ = Loop;
+            }
+            """,
+            set(),
+            {2, 3},
         ),
         ("tests/test_path.ml", "let check () = ()\n", {1}, set()),  # dune's test folder
         (  # MUnit's suite, in a file no folder marks, a helper beside it

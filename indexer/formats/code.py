@@ -886,6 +886,9 @@ class _Outline:
     statements: list[tuple[int, int]] = field(default_factory=list)  # (first, last) 1-based
     #: comments and attributes alone on their lines: (first row, column) by last row
     attached: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: the rows a comment that documents the next declaration whatever lies between ends on, and
+    #: the row it starts on (:data:`_DOCUMENTING`)
+    documenting: dict[int, int] = field(default_factory=dict)
     tests: list[tuple[int, int]] = field(default_factory=list)  # (first, last) 1-based
     tested: set[int] = field(default_factory=set)  # node ids of the tests and test classes
 
@@ -957,8 +960,13 @@ class _Outline:
             for outer, owner, _, _ in placed
             if (owner is None or owner.type in namespaces) and outer.type not in namespaces
         ]
-        if self.tested and all(self._within_test(outer) for outer in tops):
-            # a file of tests alone: its imports, usings and package line serve only them
+        if (
+            self.tested
+            and all(self._within_test(outer) for outer in tops)
+            and not all(map(self._beside, tops))
+        ):
+            # a file of tests alone: its imports, usings and package line serve only them; not
+            # where tests lie beside the code they test, which the file's other lines may be
             self.tests = [(1, len(self.lines))]
 
     def _macro_tests(
@@ -1040,7 +1048,7 @@ class _Outline:
         class (JUnit's definition), all of it."""
         self.tests.append((self._first_row(outer) + 1, self._group(outer)[-1].end_point[0] + 1))
         self.tested.add(outer.id)
-        if outer.type in self.grammar.tests.kinds or _holds_inline_test(outer):
+        if self._beside(outer):
             return  # Zig's and OCaml's tests beside the code they test, in its container
         if owner is not None and self._is_container(owner) and owner.type not in self.grammar.namespaces:
             carrier = owner
@@ -1048,6 +1056,11 @@ class _Outline:
                 carrier = carrier.parent
             self.tests.append((self._first_row(carrier) + 1, carrier.end_point[0] + 1))
             self.tested.add(carrier.id)
+
+    def _beside(self, test: Node) -> bool:
+        """Whether a test is written beside the code it tests, in that code's container or file
+        (Zig's ``test "name" { }``, OCaml's ``let%test``), which it makes no test container."""
+        return test.type in self.grammar.tests.kinds or _holds_inline_test(test)
 
     def _test_calls(self, statements: list[Node], known: set[int]) -> None:
         """Mark the statements that declare a test or a group of tests by a call
@@ -1347,6 +1360,8 @@ class _Outline:
         if self.lines[end].encode("utf-8", "surrogatepass")[column:].strip():
             return  # code follows on its last line
         self.attached[end] = node.start_point
+        if node.type in _DOCUMENTING:
+            self.documenting[end] = node.start_point[0]
 
     def _first_row(self, node: Node) -> int:
         """The row a definition's heading starts on: its own, or that of the comments and attributes
@@ -1358,7 +1373,18 @@ class _Outline:
             first = self._commented_from(row - 1, column)
             if first < row - 1 and not self._in_banner(first):
                 return first
-        return above
+        return self._documented_from(above)
+
+    def _documented_from(self, row: int) -> int:
+        """The first row of the Haddock comment (``-- |``) that documents what starts at ``row``,
+        past the blank lines and plain comments between them, as Haddock reads it (a ``-- See
+        Note`` under a function's documentation); ``row`` where none does."""
+        above = row - 1
+        while above >= 0 and (not self.lines[above].strip() or above in self.attached):
+            if above in self.documenting:
+                return self.documenting[above]
+            above = self.attached[above][0] - 1 if above in self.attached else above - 1
+        return row
 
     def _in_banner(self, row: int) -> bool:
         """Whether only comments and blank lines lie above ``row``: the file's banner (its licence,
@@ -2108,6 +2134,11 @@ def _inline_test(binding: Node) -> str:
         else None
     )
     return _text(content) if content is not None else _text(extension)
+
+
+#: Comments that document the declaration after them, past blank lines and other comments: Haskell's
+#: Haddock comments (``-- |``, ``{- | -}``).
+_DOCUMENTING = _types("haddock")
 
 
 def _holds_inline_test(definition: Node) -> bool:
