@@ -139,7 +139,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: and OCaml read by their grammars, an AsciiDoc title of code or of config keys declares them, as
 #: a Markdown title does, a Markdown code fence's caption (``title="src/app.ts"``) is read as the
 #: line above it, an MDX page's imports and exports as nothing, a JSX component as its title, and a
-#: Sphinx Python object directive declares its name qualified by its module and class
+#: Sphinx Python object directive declares its name qualified by its module and class; a script
+#: without an extension read in its interpreter's language
 CHUNKER_VERSION = 46
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

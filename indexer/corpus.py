@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 
 from indexer.errors import UnreadableFile
-from indexer.formats import read_extensions
+from indexer.formats import SHEBANG, read_extensions
 from indexer.formats.compressed import uncompressed_name
 from indexer.formats.info import is_info_name
 from indexer.formats.roff import is_man_page_name
@@ -35,7 +35,7 @@ from indexer.sizes import format_size
 #: Extensions of text files read as plain lines, beside those a reader of :mod:`indexer.formats`
 #: reads by their format (:func:`~indexer.formats.read_extensions`; both: :func:`text_extensions`).
 PLAIN_TEXT_EXTENSIONS = frozenset(
-    """txt text m mm fs vb pl pm r jl erl clj cljs nim fish ps1 bat sql
+    """m mm fs vb pl pm r jl erl clj cljs nim fish ps1 bat sql rc
     css scss sass less vue svelte json jsonl yaml yml toml ini cfg conf properties env csv tsv
     graphql proto tf hcl gradle cmake mk dockerfile pod config""".split()
 )
@@ -269,7 +269,8 @@ def is_text_name(path: str) -> bool:
     name = written.lower()
     if _well_known(name) or _in_capitals(written):
         return True
-    if "." in name and name.rsplit(".", 1)[-1] in text_extensions():
+    extension = name.rsplit(".", 1)[-1] if "." in name else ""
+    if extension in text_extensions() or extension in TEXT_FILENAMES:  # ``oauth2.py.README`` too
         return True
     return is_man_page_name(name) or is_info_name(name)
 
@@ -383,7 +384,7 @@ class _Walk:
             self.ignored += 1
         elif name.endswith(IGNORE_FILE_NAMES) and name.rsplit("/", 1)[-1] in IGNORE_FILE_NAMES:
             pass  # read by the walk as rules, not a document left out
-        elif (kind := left_out_as(self.rules, relative, name)) is not None:
+        elif (kind := left_out_as(self.rules, relative, name, self.root / relative)) is not None:
             if kind == "secret":
                 self._skip_recorded(relative, "secret", SECRET_REASON)
             else:
@@ -501,7 +502,7 @@ class WalkFilter:
         if not absolute.exists():  # gone: a file or a folder, so only what would pass over either
             return not self.rules.ignores_folder(chain, relative)
         ignored = self.rules.ignores_file(chain, relative) or builds.owns(parts[-1], folder=False)
-        return not ignored and left_out_as(self.rules, relative, stored_name(relative)) is None
+        return not ignored and left_out_as(self.rules, relative, stored_name(relative), absolute) is None
 
     def _root_chain(self) -> IgnoreChain:
         """The ignore files in force at the root, which is walked even when it is a virtual environment."""
@@ -524,13 +525,25 @@ class WalkFilter:
         return [name for name in self.MARKERS if os.path.lexists(base / name)]
 
 
-def left_out_as(rules: PathRules, relative: str, name: str) -> str | None:
+def left_out_as(rules: PathRules, relative: str, name: str, path: Path) -> str | None:
     """Why a file that no rule ignores is left out: ``secret`` (named like a credentials file and not
-    allowed by name), or its type (:func:`type_label`); None for a file to read. A secret allowed by
-    name is read whatever its extension (``.env.example``): its reader still refuses a binary file."""
+    allowed by name), or its type (:func:`type_label`); None for a file to read, by its name or as a
+    script (:func:`is_script`, at ``path``). A secret allowed by name is read whatever its extension
+    (``.env.example``): its reader still refuses a binary file."""
     if is_secret_name(name.rsplit("/", 1)[-1]):
         return None if rules.allows_secret(relative) else "secret"
-    return None if is_text_name(name) else type_label(name)
+    return None if is_text_name(name) or is_script(path) else type_label(name)
+
+
+def is_script(path: Path) -> bool:
+    """Whether the file at ``path`` starts with ``#!``: a script, which says what runs it whatever
+    its name (a project's ``bin/deploy``, a package's examples), read as its interpreter's language
+    where one of its grammars is known. One that cannot be opened is left out as its name says."""
+    try:
+        with open(path, "rb") as file:
+            return file.read(len(SHEBANG)) == SHEBANG.encode()
+    except OSError:  # not ours to read: its type is still none we read
+        return False
 
 
 def type_label(path: str) -> str:

@@ -164,6 +164,24 @@ def test_an_asciidoc_book_in_asc_files_is_built_and_an_openpgp_key_beside_it_is_
     assert warnings == ["KEYS.asc: skipped, an OpenPGP key or signature (ASCII armor), not AsciiDoc"]
 
 
+def test_a_script_is_walked_by_its_first_line_and_read_in_its_interpreter_s_language(tmp_path):
+    write(tmp_path / "bin" / "deploy", '#!/usr/bin/env python3\n\ndef rollout():\n    """Roll out."""\n')
+    write(tmp_path / "bin" / "data", "rollout 1 2 3\n")  # no extension, no #!: not a type we read
+    write(tmp_path / "examples" / "oauth2.py.README", "How to set up OAuth2 with rollout.\n")
+    write(tmp_path / "examples" / "Pine.rc", "set rollout=yes\n")
+    found = corpus.walk(tmp_path)
+    assert [source.path for source in found.files] == [
+        "bin/deploy",
+        "examples/Pine.rc",
+        "examples/oauth2.py.README",
+    ]
+    assert [skipped.path for skipped in found.skipped] == ["bin/data"]
+    with Index.open(tmp_path / "index.db") as index:
+        index.build(tmp_path, backend=HashBackend())
+        hits = index.search("rollout", mode="keyword", min_score=0)
+    assert {hit.path: hit.heading for hit in hits}["bin/deploy"] == "bin/deploy > rollout"
+
+
 def test_a_link_to_a_credentials_file_is_left_out_as_the_file_itself_is(tmp_path):
     write(tmp_path / ".env", "API_KEY=not-for-the-index\n")
     write(tmp_path / "config" / "server.pem", "-----BEGIN PRIVATE KEY-----\n")

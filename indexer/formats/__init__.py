@@ -37,6 +37,7 @@ __all__ = [
     "Document",
     "Heading",
     "Part",
+    "SHEBANG",
     "UnreadableFile",
     "decode",
     "file_type",
@@ -62,6 +63,8 @@ def _reader(qualified: str) -> Callable[..., Any]:
     return call
 
 
+#: How a script's first line starts: ``#!`` and the interpreter that runs it, whatever its name.
+SHEBANG = "#!"
 #: Formats read from bytes: they are not text, and carry no encoding.
 BINARY_READERS = cast(
     dict[str, Callable[[bytes], Document]],
@@ -248,6 +251,11 @@ def _read_text(path: str, text: str, encoding: str) -> Document:
         from indexer.formats.code import read_code
 
         return read_code(path, text, encoding, cast(str, _code_language(extension)))
+    if text.startswith(SHEBANG):  # a script named without its language's extension
+        from indexer.formats.code import read_code, script_language
+
+        if (language := script_language(text)) is not None:
+            return read_code(path, text, encoding, language)
     return read_plain(text, encoding)
 
 

@@ -58,6 +58,7 @@ from fnmatch import fnmatchcase
 from functools import cache
 from typing import TYPE_CHECKING
 
+from indexer.formats import SHEBANG
 from indexer.formats.document import Document, Heading, split_lines
 from indexer.formats.preprocessor import one_configuration, without_macros
 
@@ -687,6 +688,17 @@ CODE_EXTENSIONS: dict[str, str] = {
     "mli": "ocaml_interface",
     **dict.fromkeys(("sh", "bash", "zsh"), "bash"),
 }
+#: The language of each interpreter a script's ``#!`` line names (a version's digits aside:
+#: ``python3.12``), for a script named without an extension (``bin/deploy``).
+INTERPRETERS: dict[str, str] = {
+    "python": "python",
+    **dict.fromkeys(("sh", "bash", "dash", "ksh", "zsh"), "bash"),
+    **dict.fromkeys(("node", "nodejs"), "javascript"),
+    **dict.fromkeys(("ruby", "php", "lua", "elixir", "swift", "scala"), ""),
+}
+INTERPRETERS.update({name: name for name, language in INTERPRETERS.items() if not language})
+#: How much of a script's first line is read for its interpreter (Linux reads at most 256 bytes).
+MAX_SHEBANG_CHARS = 256
 
 #: A name that a qualified name can hold: identifiers, joined as the language joins a member's; a
 #: PHP property with its ``$`` (``Logger::$name``, as PHP and its doc comments' ``@see`` write it);
@@ -703,6 +715,19 @@ _DECLARATOR_NAMES = _types(
 def language_of(extension: str) -> str | None:
     """The language of a lower-case file extension read by :func:`read_code`, or None."""
     return CODE_EXTENSIONS.get(extension)
+
+
+def script_language(text: str) -> str | None:
+    """The language of a script that names its interpreter on its ``#!`` line (:data:`INTERPRETERS`;
+    through ``env`` too, past its options: ``#!/usr/bin/env -S deno run``), or None."""
+    if not text.startswith(SHEBANG):
+        return None
+    end = text.find("\n", 0, MAX_SHEBANG_CHARS)
+    words = text[len(SHEBANG) : end if end >= 0 else MAX_SHEBANG_CHARS].split()
+    programs = [word.rsplit("/", 1)[-1] for word in words[:1]]
+    if programs == ["env"]:
+        programs = [word.rsplit("/", 1)[-1] for word in words[1:] if not word.startswith("-")][:1]
+    return INTERPRETERS.get(programs[0].rstrip("0123456789.").lower()) if programs else None
 
 
 def read_code(path: str, text: str, encoding: str, language: str) -> Document:
