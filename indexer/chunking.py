@@ -140,7 +140,11 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: a Markdown title does, a Markdown code fence's caption (``title="src/app.ts"``) is read as the
 #: line above it, an MDX page's imports and exports as nothing, a JSX component as its title, and a
 #: Sphinx Python object directive declares its name qualified by its module and class; a script
-#: without an extension read in its interpreter's language
+#: without an extension read in its interpreter's language; Go's package constants and variables
+#: (each spec of ``const ( ... )``), a JavaScript module's exported variables whatever their value,
+#: and a function declared in a function's body headed and declared; a file mostly in syntax errors
+#: keeps the outline of the statements that parse and its path's heading; Cargo's ``tests/`` and a
+#: test module's ``tests.rs`` are tests
 CHUNKER_VERSION = 46
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

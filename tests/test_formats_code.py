@@ -16,6 +16,7 @@ from indexer import Index
 from indexer.chunking import ChunkSettings, chunk_document
 from indexer.formats import parse_text
 from indexer.formats.code import CODE_EXTENSIONS, GRAMMARS
+from indexer.formats.document import Heading
 from indexer.formats.preprocessor import one_configuration, without_macros
 from indexer.records import HEADING_SEPARATOR
 
@@ -451,7 +452,7 @@ def test_a_value_a_call_builds_around_a_function_defines_its_name(path):
         }));
 
         const router = express.Router();
-        export const config = defineConfig({ plugins: [] });
+        const config = defineConfig({ plugins: [] });
 
         function total(items) {
           const doubled = items.map((item) => item * 2);
@@ -502,11 +503,87 @@ def test_the_methods_of_a_module_s_object_are_known_by_its_name(path):
     assert titles.count("parse") == 1  # a function's own object is a step of its body
 
 
-def test_a_function_inside_a_function_is_part_of_it_not_a_heading():
-    document = parse_text("pkg/utils.py", PYTHON)
-    titles = [heading.title for heading in document.headings]
-    assert "outer" in titles and "inner" not in titles
-    assert not any("inner" in names for names in document.definitions.values())
+@pytest.mark.parametrize(
+    "path, source",
+    [
+        (
+            "src/plugins/patches.ts",
+            """
+            export function enablePatches() {
+              function getPath(state: ImmerState, path: PatchPath = []): PatchPath | null {
+                return path;
+              }
+
+              /** The patches of one change. */
+              function generatePatches_(state: ImmerState, basePath: PatchPath): void {
+                return;
+              }
+
+              loadPlugin("Patches", { generatePatches_ });
+              items.forEach(function visit(item) {
+                return item;
+              });
+              if (debug) {
+                function trace() {}
+              }
+            }
+            """,
+        ),
+        (
+            "pkg/utils.py",
+            """
+            def enable_patches():
+                def get_path(state):
+                    return state
+
+                # The patches of one change.
+                @cache
+                def generate_patches_(state):
+                    return None
+
+                load_plugin("Patches", generate_patches_)
+                if debug:
+                    def trace():
+                        pass
+            """,
+        ),
+        (
+            "src/plugin.rs",
+            """
+            pub fn enable_patches() {
+                fn get_path(state: &State) -> Vec<u32> {
+                    vec![]
+                }
+
+                /// The patches of one change.
+                fn generate_patches_(state: &State) {}
+
+                load_plugin("Patches");
+                items.iter().for_each(|item| { fn visit() {} visit() });
+                if debug {
+                    fn trace() {}
+                }
+            }
+            """,
+        ),
+    ],
+)
+def test_a_function_declared_in_a_function_s_body_is_headed_under_it_a_closure_is_not(path, source):
+    found = heading_paths(path, source)
+    outer, *inner = sorted(
+        name for name in found if name.lower().replace("_", "") == "enablepatches"
+    ) + sorted(name for name in found if name != "enablePatches" and name != "enable_patches")
+    assert found[outer] == f"{path} > {outer}"
+    assert {name: found[name] for name in inner} == {name: f"{path} > {outer} > {name}" for name in inner}
+    assert {name.lower().replace("_", "") for name in inner} == {"getpath", "generatepatches"}
+    lines = textwrap.dedent(source).split("\n")
+    document = parse_text(path, textwrap.dedent(source))
+    doc_line = next(number for number, line in enumerate(lines, 1) if "The patches of one change." in line)
+    assert Heading(doc_line, 3, inner[0] if "generate" in inner[0] else inner[1]) in document.headings
+    after = next(
+        number for number, line in enumerate(lines, 1) if "load_plugin" in line or "loadPlugin" in line
+    )
+    assert Heading(after, 2, outer) in document.headings  # the outer function's code goes on under it
 
 
 def test_module_code_after_a_definition_goes_back_under_the_module():
@@ -629,16 +706,71 @@ def test_a_statement_of_several_lines_is_one_literal_block():
 
 
 @pytest.mark.parametrize(
-    "path, text",
+    "path, text, headings",
     [
-        ("broken.py", "def (((:\n  ]]] ))) class\n" * 20 + "def fine():\n    return 1\n"),
-        ("notes.m", "int main(void) {\n  return 1;\n}\n"),
+        ("broken.py", "def (((:\n  ]]] ))) class\n" * 20, ["broken.py"]),  # still headed by its path
+        ("notes.m", "int main(void) {\n  return 1;\n}\n", []),
     ],
 )
-def test_a_file_its_grammar_cannot_read_or_a_language_without_one_keeps_plain_lines(path, text):
+def test_a_file_its_grammar_cannot_read_or_a_language_without_one_keeps_plain_lines(path, text, headings):
     document = parse_text(path, text)
-    assert document.headings == [] and document.definitions == {}
+    assert [heading.title for heading in document.headings] == headings and document.definitions == {}
     assert document.lines == text.split("\n")[:-1]
+    assert {chunk.heading for chunk in chunks_of(path, text)} == {headings[0] if headings else ""}
+
+
+#: Type aliases that parse, then an interface whose generic call signatures follow one another with
+#: no ``;``, which tree-sitter-typescript reads as type arguments, wrapping the file in one error.
+UNPARSED_INTERFACE = """\
+import { Nothing } from "../internal"
+
+/** A draft of a value, writable where the value is read-only. */
+export type WritableDraft<T> = {
+	-readonly [K in keyof T]: Draft<T[K]>
+}
+
+export type Draft<T> = T extends object ? WritableDraft<T> : T
+
+/** One change to a value, as JSON Patch writes it. */
+export interface Patch {
+	op: "replace" | "remove" | "add"
+	path: (string | number)[]
+}
+
+export interface IProduce {
+	/** Curried producer that infers the recipe from the curried output type. */
+	<Curried>(
+		recipe: InferRecipeFromCurried<Curried>,
+		initialState?: InferInitialStateFromCurried<Curried>
+	): Curried
+
+	/** Curried producer that infers curried from the recipe. */
+	<Recipe extends AnyFunc>(
+		recipe: Recipe
+	): InferCurriedFromRecipe<Recipe, false>
+
+	/** Normal producer. */
+	<Base, D = Draft<Base>>(
+		base: Base,
+		recipe: (draft: D) => ValidRecipeReturnType<D>
+	): Base
+}
+"""
+
+
+def test_the_statements_that_parse_keep_their_outline_where_one_the_grammar_cannot_read_fails_the_file():
+    lines = UNPARSED_INTERFACE.split("\n")
+    document = parse_text("src/types/types-external.ts", UNPARSED_INTERFACE)
+    assert document.definitions == {
+        lines.index("export type WritableDraft<T> = {") + 1: ("WritableDraft",),
+        lines.index("export type Draft<T> = T extends object ? WritableDraft<T> : T") + 1: ("Draft",),
+        lines.index("export interface Patch {") + 1: ("Patch",),
+    }
+    chunks = chunks_of("src/types/types-external.ts", UNPARSED_INTERFACE, limit=30)
+    headings = {chunk.heading for chunk in chunks}
+    assert "src/types/types-external.ts > WritableDraft" in headings
+    broken = [chunk for chunk in chunks if chunk.end_line >= lines.index("\t/** Normal producer. */")]
+    assert {chunk.heading for chunk in broken} == {"src/types/types-external.ts"}  # plain lines, headed
 
 
 def test_a_few_syntax_errors_leave_the_rest_of_the_outline():
@@ -1068,6 +1200,103 @@ def test_an_include_guard_declares_no_name_whatever_its_value_or_test(source, de
 )
 def test_a_member_with_a_compound_name_is_declared_alone_too(path, source, line, declared):
     assert parse_text(path, source).definitions[line] == declared
+
+
+GO_SETTINGS = """\
+package zerolog
+
+import "time"
+
+const (
+	// TimestampFieldName is the field name used for the timestamp field.
+	TimestampFieldName = "time"
+
+	// LevelFieldName is the field name used for the level field.
+	LevelFieldName = "level"
+	minLevel, maxLevel = -1, 5
+)
+
+// DefaultLevel is the level a new logger logs at.
+const DefaultLevel Level = InfoLevel
+
+var (
+	// ErrorStackMarshaler extracts the stack from err if any.
+	ErrorStackMarshaler func(err error) interface{}
+
+	_ = time.Now
+)
+
+func New() Logger {
+	const depth = 2
+	var level = DefaultLevel
+	return Logger{level: level}
+}
+"""
+
+
+def test_a_go_package_s_constants_and_variables_declare_their_names_alone_or_in_a_group():
+    lines = GO_SETTINGS.split("\n")
+    document = parse_text("globals.go", GO_SETTINGS)
+    declared = {name: line for line, names in document.definitions.items() for name in names}
+    assert declared == {
+        "TimestampFieldName": lines.index('\tTimestampFieldName = "time"') + 1,
+        "LevelFieldName": lines.index('\tLevelFieldName = "level"') + 1,
+        "minLevel": lines.index("\tminLevel, maxLevel = -1, 5") + 1,
+        "maxLevel": lines.index("\tminLevel, maxLevel = -1, 5") + 1,
+        "DefaultLevel": lines.index("const DefaultLevel Level = InfoLevel") + 1,
+        "ErrorStackMarshaler": lines.index("\tErrorStackMarshaler func(err error) interface{}") + 1,
+        "New": lines.index("func New() Logger {") + 1,
+    }, "a function's own constants and variables, and the blank identifier, declare nothing"
+    starts = {(heading.title, heading.line) for heading in document.headings}
+    for name, doc in [
+        ("TimestampFieldName", "\t// TimestampFieldName is the field name used for the timestamp field."),
+        ("DefaultLevel", "// DefaultLevel is the level a new logger logs at."),
+        ("ErrorStackMarshaler", "\t// ErrorStackMarshaler extracts the stack from err if any."),
+    ]:
+        assert (name, lines.index(doc) + 1) in starts, "the comment above a spec is its doc"
+    assert ("minLevel, maxLevel", lines.index("\tminLevel, maxLevel = -1, 5") + 1) in starts
+    headed = {chunk.heading: chunk.names for chunk in chunks_of("globals.go", GO_SETTINGS, limit=20)}
+    assert headed["globals.go > TimestampFieldName"] == ("TimestampFieldName",)
+
+
+@pytest.mark.parametrize("path", ["src/immer.ts", "src/immer.js"])
+def test_what_a_module_exports_declares_its_name_whatever_its_value(path):
+    source = textwrap.dedent(
+        """\
+        import { Immer } from "./core/immerClass"
+
+        const immer = new Immer()
+
+        /** Creates the next state by applying a recipe to a draft of the base state. */
+        export const produce = immer.produce
+
+        export const NOTHING = Symbol.for("immer-nothing"), DRAFTABLE = Symbol.for("immer-draftable")
+
+        export let autoFreeze
+
+        export const { createDraft, finishDraft: finish, options = {}, ...rest } = immer
+
+        export const [first, , third = 3] = immer.stages
+        """
+    )
+    document = parse_text(path, source)
+    lines = source.split("\n")
+    declared = {name for names in document.definitions.values() for name in names}
+    assert declared == {
+        "produce",
+        "NOTHING",
+        "DRAFTABLE",
+        "autoFreeze",
+        "createDraft",
+        "finish",
+        "options",
+        "rest",
+        "first",
+        "third",
+    }, "a module's own constant, the keys it reads and the defaults it gives declare nothing"
+    doc = lines.index("/** Creates the next state by applying a recipe to a draft of the base state. */") + 1
+    assert Heading(doc, 2, "produce") in document.headings
+    assert heading_paths(path, source)["finish"] == f"{path} > createDraft, finish, options, rest"
 
 
 def test_a_local_variable_is_no_member():
@@ -1845,6 +2074,11 @@ def lines_stored_as_tests(path: str, source: str) -> set[int]:
         ("test/retry.ts", "export const wait = (ms: number) => ms;\n", {1}, set()),  # Node's, mocha's, AVA's
         ("source/utils/retry.ts", "export const wait = (ms: number) => ms;\n", set(), {1}),
         ("contest/entry.js", "function enter() {\n  return 1;\n}\n", set(), {1, 2, 3}),
+        # Cargo's integration tests, helpers and all; a #[cfg(test)] module's own file; a bench is none
+        ("rayon-core/tests/scope_join.rs", "fn pseudo_join(a: u32) -> u32 {\n    a\n}\n", {1, 2, 3}, set()),
+        ("src/join/test.rs", "use super::*;\n\nfn quick_sort(v: &mut [u32]) {\n}\n", {1, 3, 4}, set()),
+        ("src/iter/tests.rs", "fn seeded() -> u64 {\n    1\n}\n", {1, 2, 3}, set()),
+        ("benches/sort.rs", "fn sort_big(v: &mut [u32]) {\n    v.sort();\n}\n", set(), {1, 2, 3}),
         (
             "pkg/checks.py",
             """

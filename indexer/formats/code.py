@@ -10,7 +10,10 @@ way a Sphinx object directive declares one. What the grammar says, and nothing e
   indentation; one blank line between where nothing else is, but not the file's banner), so its
   doc comment, decorators and docstring stay with it;
 - functions defined inside a function (closures, local classes) are statements of that function,
-  not headings: an outline lists what a module or class offers;
+  not headings: an outline lists what a module or class offers; but a function declared by name as
+  a statement of a function's body (``function getPath()`` in ``function enablePatches()``, a
+  ``def`` in a ``def``) is headed under it, since that function's code calls it by that name, as a
+  module's code calls its own functions;
 - every statement starts a block, at any depth (the named children of a block, a class body, a
   ``case``), so a definition too large for one chunk is cut between statements; a statement of
   several lines with none nested in it is ``literal``, so a blank line inside it (a docstring, a
@@ -21,7 +24,8 @@ way a Sphinx object directive declares one. What the grammar says, and nothing e
 
 Tests are what the language or its standard test tool declares one, never a guess from a folder's
 name (:class:`TestRule`): Go's ``_test.go`` files, pytest's ``test_*.py`` and ``conftest.py``, a
-``unittest.TestCase``, Rust's ``#[test]`` and ``#[cfg(test)]``, JUnit's ``@Test``, xUnit's ``[Fact]``,
+``unittest.TestCase``, Rust's ``#[test]`` and ``#[cfg(test)]``, a test module's ``tests.rs`` and Cargo's
+``tests/``, JUnit's ``@Test``, xUnit's ``[Fact]``,
 Jest's and Vitest's ``*.test.ts``, a ``test/`` folder where Node's test runner and AVA look,
 RSpec's ``*_spec.rb``, minitest's ``it "..." do`` and ``Minitest::Test``, PHPUnit's ``*Test.php``,
 GoogleTest's ``TEST(Suite, Name) {`` and Catch2's ``TEST_CASE("name") {`` in C and C++'s
@@ -38,7 +42,8 @@ A class holding a test is a test class, as JUnit defines one. Their lines are th
 
 A file of a language this module has no grammar for is not routed here; a file its grammar cannot
 read (more than :data:`MAX_ERROR_SHARE` of its lines inside syntax errors, or a grammar older than
-the bindings) keeps the plain line reading of :func:`indexer.formats.text.read_plain`. C and C++
+the bindings) keeps the plain line reading of :func:`indexer.formats.text.read_plain`, under its
+path's heading, but for the statements at its top that parse whole (:func:`_salvaged`). C and C++
 are read as a compiler would where tree-sitter cannot read them as written
 (:mod:`indexer.formats.preprocessor`): in one configuration of their conditional groups, without
 the macros of their declarations, a ``.h`` header as C++ too; a reading replaces the one before
@@ -390,13 +395,15 @@ GRAMMARS: dict[str, Grammar] = {
     "tsx": replace(_TYPESCRIPT, function="language_tsx"),  # the same grammar package, with JSX
     "go": Grammar(
         "tree_sitter_go",
-        _types("function_declaration method_declaration type_spec type_alias"),
+        # a function, a method, a type; a package's constant or variable, alone or in a group
+        # (``const ( ... )``), each spec with the comment above it, as godoc lists them
+        _types("function_declaration method_declaration type_spec type_alias const_spec var_spec"),
         frozenset(),
         _types(
             "source_file block statement_list expression_case type_case default_case communication_case "
-            "field_declaration_list interface_type"
+            "field_declaration_list interface_type const_declaration var_declaration var_spec_list"
         ),
-        wrappers=_types("type_declaration"),
+        wrappers=_types("type_declaration const_declaration var_declaration"),
         tests=TestRule(files=("*_test.go",)),
     ),
     "rust": Grammar(
@@ -408,7 +415,12 @@ GRAMMARS: dict[str, Grammar] = {
         _types("trait_item impl_item mod_item"),
         _types("source_file declaration_list block match_block field_declaration_list enum_variant_list"),
         attached=_types("attribute_item"),
-        tests=TestRule(markers=frozenset(("test", "cfg(test)"))),
+        tests=TestRule(
+            # the file of a ``#[cfg(test)] mod tests;`` (or ``mod test;``), as Rust names it
+            files=("tests.rs", "test.rs"),
+            folders=("tests",),  # Cargo's integration tests, each file a crate of tests; benches/ are none
+            markers=frozenset(("test", "cfg(test)")),
+        ),
         separator="::",
     ),
     "java": Grammar(
@@ -738,8 +750,10 @@ def read_code(path: str, text: str, encoding: str, language: str) -> Document:
     grammar = GRAMMARS[language]
     whole = [(1, len(lines))] if lines and grammar.tests.holds_only_tests(path) else []
     outline = _readable_outline(path, lines, data, language) if len(data) <= MAX_PARSED_BYTES else None
-    if outline is None:
-        return Document(lines=lines, encoding=encoding, tests=whole)
+    if outline is None:  # plain lines, still headed by the module
+        return Document(
+            lines=lines, headings=[Heading(1, 1, path)] if lines else [], encoding=encoding, tests=whole
+        )
     return Document(
         lines=lines,
         headings=[Heading(1, 1, path), *sorted(outline.headings, key=_heading_order)],
@@ -787,7 +801,22 @@ def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -
             outline = _readable_without_macros(path, tongue, read)
             if outline is not None:
                 chosen = _better(chosen, outline)
+    if chosen is None and readings:
+        tongue, read, source = readings[0]
+        return _salvaged(path, _outline(tongue, read, source))
     return chosen
+
+
+def _salvaged(path: str, outline: _Outline) -> _Outline | None:
+    """The outline of the statements at the top of the file at ``path`` that its grammar parses
+    whole, where too much of it lies in syntax errors to read the rest (:func:`_readable`): one
+    construct a grammar cannot parse (a TypeScript interface whose call signatures it cannot tell
+    apart) can wrap a whole file in one error, around the statements it did parse. What lies in
+    the errors around them is read as plain lines, under the module's heading; None where no
+    statement defines a name."""
+    outline.salvaging = True
+    outline.read(path)
+    return outline if outline.definitions else None
 
 
 def _readable_without_macros(path: str, language: str, lines: list[str]) -> _Outline | None:
@@ -916,6 +945,9 @@ class _Outline:
     documenting: dict[int, int] = field(default_factory=dict)
     tests: list[tuple[int, int]] = field(default_factory=list)  # (first, last) 1-based
     tested: set[int] = field(default_factory=set)  # node ids of the tests and test classes
+    #: read from a tree mostly in error (:func:`_salvaged`): only the statements at the file's top
+    #: that parse whole are read, and what lies in its errors around them is plain lines
+    salvaging: bool = False
 
     def declared(self) -> dict[int, tuple[str, ...]]:
         """The names each line declares: its definitions' and members', and those named alone."""
@@ -938,6 +970,10 @@ class _Outline:
             self._attach(node)
         for node in self.found.get("list", []):
             self._statements(node.named_children)
+        if self.salvaging:
+            for error in self.found.get("error", []):
+                if _at_file_level_error(error):
+                    self._statements([child for child in error.named_children if self._whole(child)])
         named = self.grammar.module(module, self.root) if self.grammar.module is not None else ""
         top = (named,) if named else ()  # qualifies the file's names, heads nothing
         candidates = [node for node in self.found.get("definition", []) if self._is_definition(node)]
@@ -952,9 +988,18 @@ class _Outline:
             outer = self._outer(node, known)
             owner = self._owner(outer, known)
             if owner is None:
+                if self.salvaging and outer.has_error:
+                    continue  # a statement of the file's that does not parse: plain lines
                 level, path = 2, (module,)
             elif owner.id in headed and self._is_container(owner) and _directly_in(outer, owner):
                 level, path = headed[owner.id]
+            elif owner.id in headed and _declared_in_body(outer, node, owner, self.grammar):
+                level, path = headed[owner.id]
+                titles = self._head(outer, node, level, path[1:], qualify=False)
+                headed[node.id] = (level + len(titles), path + titles)
+                outers[outer.id] = outer
+                placed.append((outer, owner, level, path))
+                continue
             else:
                 continue  # inside a function (a closure), or inside a syntax error
             titles = self._head(outer, node, level, top + path[1:])
@@ -1131,6 +1176,8 @@ class _Outline:
         if node.type in _ZIG_CONSTANTS:
             return _zig_container(node) is not None
         if node.type == "variable_declarator":
+            if _exported_from_module(node):
+                return True  # the module's declared surface, whatever its value, as ``export function``
             value = node.child_by_field_name("value")
             if value is None:
                 return False
@@ -1174,10 +1221,22 @@ class _Outline:
         while node is not None:
             if node.type in self.grammar.bodies:  # a Dart function's body: the function owns it
                 node = self._signature_of(node, known)
-            if node.id in known or node.type == "ERROR":
+            if node.id in known or (node.type == "ERROR" and not (self.salvaging and self._whole(outer))):
                 return node
             node = node.parent
         return None
+
+    def _whole(self, statement: Node) -> bool:
+        """Whether ``statement`` is one of the file's top that parses whole, inside the syntax error
+        that holds the file's top (:func:`_at_file_level_error`): no error in it, its own lines."""
+        holder = statement.parent
+        return (
+            holder is not None
+            and _at_file_level_error(holder)
+            and statement.type != "ERROR"
+            and not statement.has_error
+            and self._starts_line(statement)
+        )
 
     def _signature_of(self, body: Node, known: set[int]) -> Node:
         """The definition whose body ``body`` is, as its grammar sets them side by side
@@ -1218,6 +1277,12 @@ class _Outline:
         test = _inline_test(node)
         if test:
             return (test,)
+        if node.type in _GO_SPECS:  # ``a, b = 1, 2`` binds both names, ``_`` none
+            names = node.children_by_field_name("name")
+            return tuple(_text(name) for name in names if name.type == "identifier" and _text(name) != "_")
+        pattern = node.child_by_field_name("name") if node.type == "variable_declarator" else None
+        if pattern is not None and pattern.type in _PATTERNS:  # ``export const { a, b } = x``
+            return tuple(_text(name) for name in _bound_names(pattern))
         name = node.child_by_field_name("name")
         if name is None and node.type == "extension_declaration":  # Dart's ``extension on int``
             name = node.child_by_field_name("class")
@@ -1231,19 +1296,22 @@ class _Outline:
             name = _declarator_name(node) or _ocaml_name(node)
         return (_text(name),) if name is not None and _text(name) else ()
 
-    def _head(self, outer: Node, definition: Node, level: int, owners: tuple[str, ...]) -> tuple[str, ...]:
+    def _head(
+        self, outer: Node, definition: Node, level: int, owners: tuple[str, ...], qualify: bool = True
+    ) -> tuple[str, ...]:
         """Record the heading(s) and declared names of a definition under the containers titled
-        ``owners``; its heading path's titles. A function defined at a module's top on a type
+        ``owners`` (by which its names are qualified where ``qualify``); its heading path's titles.
+        A definition that binds several names (Go's ``a, b = 1, 2``, ``export const { a, b } = x``)
+        is headed by them together. A function defined at a module's top on a type
         outside it (a Go method, a Kotlin extension function) is headed under that type, as a method
         under its class, so the overloads of one name on several types are told apart; inside a
         class, an extension is a member of the class, called only there, and known by it. A Rust
         ``impl`` block and a Swift ``extension`` head and qualify their members by their type's name
         (``Parser.description``), but declare no name: the type's own declaration does."""
         names = self._names(definition)
-        titles: tuple[str, ...] = names
         kind = "" if owners else _receiver_type(definition)
-        if kind:
-            titles = (kind, *names)
+        types = (kind,) if kind else ()
+        titles = (*types, ", ".join(names))
         first = self._first_row(outer)
         for offset, title in enumerate(titles):
             self.headings.append(Heading(first + 1, level + offset, title))
@@ -1253,9 +1321,9 @@ class _Outline:
         if named and definition.type not in self.grammar.namespaces | self.grammar.tests.kinds:
             name_node = _name_node(definition)
             line = name_node.start_point[0] + 1
-            declared = _known_alone(names, member=False) | self._qualified(
-                owners + titles[: len(titles) - len(names)], names
-            )
+            declared = _known_alone(names, member=False)
+            if qualify:
+                declared |= self._qualified(owners + types, names)
             self.definitions[line] = tuple(sorted(declared | set(self.definitions.get(line, ()))))
         if definition.type in self.grammar.types:
             self._declare(list(_descendants(definition, self.grammar.constructors)), owners)
@@ -1675,7 +1743,63 @@ def _at_module_level(declarator: Node) -> bool:
     holder = declaration.parent if declaration is not None else None
     if holder is not None and holder.type == "export_statement":
         holder = holder.parent
-    return holder is not None and holder.type == "program"
+    return holder is not None and (holder.type == "program" or _at_file_level_error(holder))
+
+
+def _exported_from_module(declarator: Node) -> bool:
+    """Whether a variable is declared by an ``export`` at a module's top (``export const produce =
+    immer.produce``, ``export let count: number``): the module's public surface, as a function it
+    exports is. A module's own constants that it does not export are its helpers and aliases."""
+    declaration = declarator.parent
+    export = declaration.parent if declaration is not None else None
+    return export is not None and export.type == "export_statement" and _at_module_level(declarator)
+
+
+#: Patterns a JavaScript or TypeScript declaration takes apart, binding the names in them.
+_PATTERNS = _types("object_pattern array_pattern")
+
+
+def _bound_names(pattern: Node) -> list[Node]:
+    """The names a destructuring pattern binds, in order: ``a`` and ``c`` of ``{ a, b: c }``, ``d``
+    and ``rest`` of ``[d = 1, ...rest]``; not the keys it reads nor the defaults it gives."""
+    if pattern.type in ("identifier", "shorthand_property_identifier_pattern"):
+        return [pattern]
+    if pattern.type == "pair_pattern":
+        value = pattern.child_by_field_name("value")
+        return _bound_names(value) if value is not None else []
+    if pattern.type in ("object_assignment_pattern", "assignment_pattern"):
+        left = pattern.child_by_field_name("left")
+        return _bound_names(left) if left is not None else []
+    return [name for child in pattern.named_children for name in _bound_names(child)]
+
+
+#: Go's specs of a package's constants and variables (``const Name = "x"``, each of ``var ( ... )``).
+_GO_SPECS = _types("const_spec var_spec")
+#: Declarations of a named function, which bind its name in the scope they are a statement of.
+_FUNCTION_DECLARATIONS = _types(
+    "function_declaration generator_function_declaration function_definition function_item"
+)
+
+
+def _declared_in_body(outer: Node, definition: Node, owner: Node, grammar: Grammar) -> bool:
+    """Whether ``definition`` declares a named function as a statement of the body of the function
+    ``owner`` (a ``function getPath(...)`` in ``function enablePatches()``, a ``def`` in a ``def``, an
+    ``fn`` in an ``fn``): a name that function's code calls it by, as a module's code calls its own
+    functions. Not one in a closure passed to a call, nor one declared under an ``if``."""
+    if definition.type not in _FUNCTION_DECLARATIONS or owner.type in grammar.containers:
+        return False
+    node = outer.parent
+    while node is not None and node.id != owner.id:
+        if node.type not in grammar.lists and not _is_function(node):
+            return False
+        node = node.parent
+    return node is not None
+
+
+def _at_file_level_error(node: Node) -> bool:
+    """Whether ``node`` is a syntax error at a file's top: the whole file's, or one of its
+    statements' (where tree-sitter could not tell where a statement ends)."""
+    return node.type == "ERROR" and (node.parent is None or node.parent.parent is None)
 
 
 def _has_body(node: Node) -> bool:
