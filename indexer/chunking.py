@@ -144,7 +144,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: (each spec of ``const ( ... )``), a JavaScript module's exported variables whatever their value,
 #: and a function declared in a function's body headed and declared; a file mostly in syntax errors
 #: keeps the outline of the statements that parse and its path's heading; Cargo's ``tests/`` and a
-#: test module's ``tests.rs`` are tests
+#: test module's ``tests.rs`` are tests; a Markdown list item keyed by a name spelt as code, and a
+#: title of one code span and a remark, declare it
 CHUNKER_VERSION = 46
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

@@ -1088,6 +1088,16 @@ def test_what_markup_declares_a_name_and_what_does_not():
     assert declared("notes.txt", "NAME\n" + "    not a name entry\n" * 20) == set()
 
 
+def test_a_title_of_one_code_span_and_a_remark_or_its_kind_declares_the_span():
+    assert declared("sinks.md", "## `Sinks.list(...)` (capture all items)\n") == {"Sinks.list", "list"}
+    assert declared("operators.adoc", "== `EXISTS` Operator\n") == {"EXISTS"}
+    assert declared("cli.rst", "``hz-cluster-admin`` script\n==========================\n") == {
+        "hz-cluster-admin"
+    }
+    assert declared("ops.md", "## `EXISTS` operator and more\n") == set()  # prose after it
+    assert declared("cmds.md", "## `git commit` command\n") == set()  # a command shown, no name
+
+
 def test_a_python_object_directive_declares_the_name_sphinx_gives_it():
     page = (
         "Client Reference\n================\n\n.. currentmodule:: aiohttp\n\n"
@@ -1403,7 +1413,8 @@ def test_a_markdown_list_item_keyed_by_options_declares_them():
     on the item's first line), declare them as a table keyed by them does: short forms in
     parentheses and slashes between the forms read as a manual writes them. An item whose code runs
     on into prose, whose first code is no option, or that is an option alone (a list of CSS
-    classes), declares nothing."""
+    classes), declares nothing. So does an item keyed by another name in code, where it is spelt as
+    code (an environment variable, a key), not a plain word (a value)."""
     page = (
         "# Settings\n\n"
         "* `--port <int>` - Bind to a socket with this port.\n"
@@ -1422,7 +1433,11 @@ def test_a_markdown_list_item_keyed_by_options_declares_them():
         "- `--quiet` (`-q`): a short form in its own code.\n"
         "- `import { render }`: braces after a word that is no option.\n"
         "- `a/-b`: a slash after a word that is no option.\n\n"
-        "- `-warning`\n- `-error`\n"
+        "- `-warning`\n- `-error`\n\n"
+        "- `TAURI_ENV_PLATFORM` \u2014 a name spelt as code, described.\n"
+        "- `build.target`: a key.\n"
+        "- `auto`: a value, a plain word.\n"
+        "- `MAX_SIZE`\n"
     )
     assert parse_text("settings.md", page).definitions == {
         3: ("--port",),
@@ -1436,6 +1451,8 @@ def test_a_markdown_list_item_keyed_by_options_declares_them():
         19: ("--color",),
         20: ("-j", "--jobs"),
         21: ("--quiet", "-q"),
+        28: ("TAURI_ENV_PLATFORM",),
+        29: ("build.target",),
     }
 
 

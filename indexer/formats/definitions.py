@@ -85,6 +85,15 @@ _SHORT_FORMS = re.compile(r"\((-[\w-]{1,64})(?:\|[\w-]{1,64}){0,8}\)")
 NEGATION = "no-"
 #: How a manual writes an option that its ``--no-`` form turns off (``--[no-]verify``).
 NEGATABLE = f"--[{NEGATION}]"
+#: What may follow a title's one code span and leave it declaring its names (:func:`code_title_names`):
+#: a remark in parentheses (`` `Sinks.list(...)` (capture all items)``), or the kind of thing it is
+#: (`` `EXISTS` Operator``, `` `hz-cluster-admin` script``), as references title an entry.
+_REMARK = re.compile(
+    r"\s{0,8}(?:\([^()\n]{0,200}\)"
+    r"|(?i:attribute|class|command|component|directive|element|endpoint|event|field|flag|function|hook"
+    r"|keyword|macro|method|module|operator|option|parameter|property|script|setting|statement|type"
+    r"|variable)s?)\s{0,8}"
+)
 #: The words that may join the code spans of a title that declares names (:func:`code_title_names`).
 TITLE_JOINING_WORDS = frozenset({"and", "or"})
 
@@ -214,9 +223,14 @@ def code_title_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
     brackets may stand (``## `--config` and `--no-config` ``, ``### `collectCoverage` [boolean]``);
     each span is a call (the word before its parameters: ``format`` of
     ``prettier.format(source, options)``, also known by its last part) or names as
-    :func:`item_names` reads them (``--output <dir>``). A title with prose in it, or a span of
-    several words (``## `npm install prettier` ``, a command shown), declares nothing."""
+    :func:`item_names` reads them (``--output <dir>``). One span may be followed by a remark
+    (:data:`_REMARK`). A title with prose in it, or a span of several words (``## `npm install
+    prettier` ``, a command shown), declares nothing."""
     spans = [text.strip() for is_code, text in pieces if is_code]
+    after = pieces[-1][1] if pieces and not pieces[-1][0] and len(spans) == 1 else ""
+    remark = _REMARK.fullmatch(after)
+    if remark:  # ``Sinks.list(...)` (capture all items)``, ```EXISTS` operator``
+        pieces = pieces[:-1]
     between = _BRACKETED_TYPE.sub(" ", " ".join(text for is_code, text in pieces if not is_code))
     joining = between.replace(",", " ").replace("/", " ").replace("(", " ").replace(")", " ").split()
     if not spans or any(word not in TITLE_JOINING_WORDS for word in joining):
@@ -266,6 +280,18 @@ def anchored_cell_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
     if len(spans) != 1 or any(text.strip() for is_code, text in pieces if not is_code):
         return ()
     return item_names(spans[0], code=True)
+
+
+def listed_term_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
+    """The names a described list item's term declares when it is code alone (:func:`code_title_names`)
+    and each span is spelt as code (:data:`_SPELT_AS_CODE`: an environment variable
+    ``TAURI_ENV_PLATFORM``, a key ``build.target``, ``maxRetries``, an option), as a reference lists
+    what it documents: ``- `NAME` — what it does``. A plain word's term (``auto``, a value an option
+    takes, listed under the option a question names) declares nothing."""
+    spans = [text.strip() for is_code, text in pieces if is_code]
+    if not all(_SPELT_AS_CODE.search(span) for span in spans):
+        return ()
+    return code_title_names(pieces)
 
 
 def starts_option_cell(piece: tuple[bool, str]) -> bool:

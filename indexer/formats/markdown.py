@@ -48,6 +48,7 @@ from typing import TYPE_CHECKING
 
 from indexer.formats.definitions import (
     anchored_cell_names,
+    listed_term_names,
     option_cell_names,
     starts_option_cell,
     title_names,
@@ -675,8 +676,9 @@ class _OptionTerm:
     described: bool = False  # something in the item follows the term
 
     def read(self, pieces: list[tuple[bool, str]]) -> bool:
-        """Take the term's next texts in; whether it may still be options: its first text an
-        option in code, and no longer than a term of options is (a long item is prose)."""
+        """Take the term's next texts in; whether it may still declare names: its first text an
+        option in code (any code in an item, or in a cell the page anchors), and no longer than a
+        term of options is (a long item is prose)."""
         for is_code, text in pieces:
             if self.ended:
                 break
@@ -687,7 +689,9 @@ class _OptionTerm:
             self.size += len(self.pieces[-1][1])
             self.ended = separator is not None
             first = self.pieces[0]
-            if not (starts_option_cell(first) or (self.anchored and first[0])) or self.size > _LONGEST_TERM:
+            if not (starts_option_cell(first) or ((self.anchored or self.in_item) and first[0])):
+                return False
+            if self.size > _LONGEST_TERM:
                 return False
         return True
 
@@ -712,9 +716,14 @@ class _OptionTerm:
 
 
 def _declare_options(layout: MarkdownLayout, term: _OptionTerm) -> None:
-    """Record the names ``term`` declares: options (:func:`option_cell_names`), or the name in code
-    of a cell the page anchors (:func:`anchored_cell_names`)."""
-    declared = option_cell_names(term.pieces) or (anchored_cell_names(term.pieces) if term.anchored else ())
+    """Record the names ``term`` declares: options (:func:`option_cell_names`), the name in code of a
+    cell the page anchors (:func:`anchored_cell_names`), or an item's names in code
+    (:func:`listed_term_names`)."""
+    declared = (
+        option_cell_names(term.pieces)
+        or (anchored_cell_names(term.pieces) if term.anchored else ())
+        or (listed_term_names(term.pieces) if term.in_item else ())
+    )
     if declared:
         layout.definitions[term.line] = declared
 
