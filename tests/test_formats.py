@@ -1128,6 +1128,13 @@ def test_a_python_object_directive_declares_the_name_sphinx_gives_it():
         "orphan",
     )  # the class ended
     assert definitions[lines.index(".. c:function:: int close(int fd)") + 1] == ("close",)  # C's: as written
+    machine = ".. module:: machine\n\n.. data:: machine.IDLE\n          machine.SLEEP\n\n   Power states.\n"
+    assert parse_text("machine.rst", machine).definitions[3] == (
+        "machine.IDLE",
+        "IDLE",
+        "machine.SLEEP",
+        "SLEEP",
+    )
 
 
 def test_a_definition_opened_at_a_chunks_end_starts_the_next_chunk_with_its_description():

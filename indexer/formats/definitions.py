@@ -121,9 +121,25 @@ def directive_definitions(
         if number in unseen:
             continue
         if is_object_directive(directive) and not _unindexed(lines, number, indent):
-            if names := known_names(scope.qualified(directive, argument_names(argument), indent)):
+            written = [name for signature in _signatures(lines, number) for name in argument_names(signature)]
+            if names := known_names(scope.qualified(directive, list(dict.fromkeys(written)), indent)):
                 found[number] = names
     return found
+
+
+def _signatures(lines: list[str], number: int) -> list[str]:
+    """The signatures of the object directive on line ``number``: its argument, then each line
+    indented under it before a blank line or its options, as Sphinx reads several signatures
+    (``.. data:: WLAN.PM_PERFORMANCE`` with ``WLAN.PM_POWERSAVE`` on the line under it)."""
+    first = lines[number - 1]
+    signatures = [first.split("::", 1)[1].strip()]
+    indent = len(first) - len(first.lstrip())
+    for line in lines[number:]:
+        stripped = line.strip()
+        if not stripped or stripped.startswith(":") or len(line) - len(line.lstrip()) <= indent:
+            break
+        signatures.append(stripped)
+    return signatures
 
 
 #: The Python domain's object directives, with or without their domain, whose body holds members
@@ -169,11 +185,12 @@ class _PythonScope:
         ]
         if kind in _PYTHON_CONTAINERS and len(qualified) == 1:
             self.classes.append((indent, qualified[0]))
-        return [
-            form
+        # a name written with its module already (``.. data:: machine.IDLE``) is not given it again
+        moduled = [
+            f"{self.module}.{name}" if self.module and not name.startswith(f"{self.module}.") else ""
             for name in qualified
-            for form in ((f"{self.module}.{name}",) if self.module else ()) + (name,)
         ]
+        return [form for name, full in zip(qualified, moduled, strict=True) for form in (full, name) if form]
 
 
 def is_object_directive(directive: str) -> bool:
