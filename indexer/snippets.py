@@ -25,7 +25,7 @@ import re
 import unicodedata
 from dataclasses import asdict, dataclass
 
-from indexer.formats import INLINE_READERS, extension_of
+from indexer.formats import INLINE_READERS, READ_AS_SHOWN, extension_of
 from indexer.search.hit import Hit
 from indexer.search.query import Query, keyword_words
 
@@ -43,9 +43,9 @@ _SUFFIXES = (
 #: The files whose text is markup a reader sees rendered (Markdown, AsciiDoc, reStructuredText): a
 #: title's marks, emphasis, links, roles, attribute entries, a block's delimiters. Their snippets
 #: show the lines as the page shows them (:func:`indexer.formats.shown_text`): the formats with an
-#: inline reader. An HTML file's chunks hold the text its reader took out of the tags already, and
-#: code is shown as written.
-SHOWN_EXTENSIONS = frozenset(INLINE_READERS)
+#: inline reader, and LaTeX, whose reader reads each line as shown. An HTML file's chunks hold the
+#: text its reader took out of the tags already, and code is shown as written.
+SHOWN_EXTENSIONS = frozenset(INLINE_READERS) | READ_AS_SHOWN
 
 
 def readable_text(path: str, text: str, code_lead: int = 0) -> str:

@@ -84,7 +84,7 @@ def test_one_line_verbatim_a_document_shown_in_a_chapter_and_slides_are_read_as_
     assert [heading.title for heading in chapter.headings] == ["Getting started"]
     assert chapter.literal == [(4, 5)] and 2 not in chapter.markup
     slides = read_latex("\\begin{frame}{Overview}\n\\frametitle{Why \\emph{this}}\n\\begin{tabular}{|l|l|}\n")
-    assert [heading.title for heading in slides.headings] == ["Why this"]
+    assert [heading.title for heading in slides.headings] == ["Overview", "Why this"]
     assert (
         slides.read_as[1] == "Overview" and 3 in slides.markup
     )  # a slide's title is text, a table's columns no
@@ -96,9 +96,99 @@ def test_breaks_logos_and_verbatim_text_read_as_typeset():
     assert inline_text(r"% all comment \verb|x|") == ""
 
 
+MANUAL_CHAPTER = r"""% !TeX root = userguide.tex
+\section{Repeating a Frame}
+In this case, the |\againframe| command is useful.
+
+\begin{command}{\againframe\sarg{overlay specification}\oarg{options}\marg{name}}
+  Resumes a frame created using |\frame| with the option |label=|\meta{name}.
+\end{command}
+
+\begin{environment}{{columns}\sarg{action specification}\oarg{options}}
+  \item[|onlytextwidth|] Sets the total width.
+\end{environment}
+
+\begin{classoption}{aspectratio=169}
+\begin{element}{palette primary}\no\yes\no
+\begin{minipage}{\linewidth}
+A norm $|x|$ and |y|.
+\end{minipage}
+"""
+
+
+def test_a_manual_entry_reads_as_its_signature_line_and_declares_what_it_documents():
+    document = read_latex(MANUAL_CHAPTER)
+    lines = MANUAL_CHAPTER.split("\n")
+    entry = (
+        lines.index(r"\begin{command}{\againframe\sarg{overlay specification}\oarg{options}\marg{name}}") + 1
+    )
+    assert document.read_as[entry] == r"\againframe <⟨overlay specification⟩> [⟨options⟩] {⟨name⟩}"
+    assert document.definitions[entry] == ("againframe",)
+    columns = lines.index(r"\begin{environment}{{columns}\sarg{action specification}\oarg{options}}") + 1
+    assert document.read_as[columns] == "columns <⟨action specification⟩> [⟨options⟩]"
+    assert document.definitions[columns] == ("columns",)
+    assert document.definitions[columns + 1] == ("onlytextwidth",)  # a label in short verbatim is code
+    assert document.definitions[lines.index(r"\begin{classoption}{aspectratio=169}") + 1] == ("aspectratio",)
+    palette = lines.index(r"\begin{element}{palette primary}\no\yes\no") + 1
+    assert document.read_as[palette] == "palette primary" and palette not in document.definitions  # a phrase
+    assert lines.index(r"\begin{minipage}{\linewidth}") + 1 in document.markup  # a width, no entry
+
+
+def test_ltxdoc_entries_and_descriptions_declare_their_argument():
+    document = read_latex(
+        "\\documentclass{ltxdoc}\n\\begin{document}\n\\begin{macro}{\\@startsection}\n"
+        "\\begin{environment}{thebibliography}\n\\DescribeMacro{\\maketitle} makes |\\title| a title.\n"
+        "\\DescribeEnv{abstract} sets an abstract.\n\\end{document}\n"
+    )
+    assert document.definitions == {
+        3: ("@startsection",),
+        4: ("thebibliography",),
+        5: ("maketitle",),
+        6: ("abstract",),
+    }
+    assert document.read_as[5] == r"\maketitle makes \title a title."
+
+
+def test_short_verbatim_is_code_where_the_document_makes_it_so():
+    chapter = read_latex(MANUAL_CHAPTER)  # no declaration of its own: its ``|\againframe|`` shows it
+    lines = MANUAL_CHAPTER.split("\n")
+    assert chapter.read_as[3] == r"In this case, the \againframe command is useful."
+    assert chapter.read_as[6] == r"Resumes a frame created using \frame with the option label=⟨name⟩."
+    assert chapter.read_as[lines.index("A norm $|x|$ and |y|.") + 1] == "A norm $|x|$ and y."  # math aside
+    declared = read_latex('\\usepackage{shortvrb}\\MakeShortVerb{\\"}\nType "\\x" or "y|z".\n')
+    assert declared.read_as[2] == r"Type \x or y|z."
+    paper = read_latex(
+        "\\section{Norms}\nThe norm |x| of $v$.\n\\begin{align}\n|\\alpha| = 1\n\\end{align}\n"
+    )
+    assert 2 not in paper.read_as  # no short verbatim: ``|`` is a bar, math's ``|\alpha|`` no evidence
+    assert readable_text("chapter.tex", "the |\\againframe| command") == r"the \againframe command"
+
+
+def test_a_slide_title_and_a_title_on_its_next_line_head_what_follows():
+    slides = read_latex(
+        "\\title[Short Paper Title] % (optional)\n{Title As It Is}\n\\begin{document}\n"
+        "\\begin{frame}<beamer>[fragile]{Make Titles Informative.}{Subtitles are optional.}\nText.\n"
+        "\\end{frame}\n"
+    )
+    assert [(heading.level, heading.title) for heading in slides.headings] == [
+        (0, "Title As It Is"),
+        (5, "Make Titles Informative."),
+    ]
+    assert slides.read_as[4] == "Make Titles Informative. Subtitles are optional."
+
+
 @pytest.mark.parametrize(
     "hostile",
-    [lambda n: "{" * n, lambda n: "\\" * n, lambda n: "\\section{" + "a{" * n, lambda n: "\\item[" * n],
+    [
+        lambda n: "{" * n,
+        lambda n: "\\" * n,
+        lambda n: "\\section{" + "a{" * n,
+        lambda n: "\\item[" * n,
+        lambda n: "|\\a " + "|" * n,
+        lambda n: "|\\a| $|" * n,
+        lambda n: "\\begin{command}{" * n,
+        lambda n: "\\begin{tabular}{" + "{" * n,
+    ],
 )
 @pytest.mark.slow
 def test_reading_latex_takes_time_linear_in_its_size(hostile):

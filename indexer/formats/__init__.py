@@ -109,9 +109,12 @@ INLINE_READERS = cast(
         **dict.fromkeys(("rst", "rest"), _reader("rst.inline_text")),
         **dict.fromkeys(("adoc", "asciidoc", "asc"), _reader("asciidoc.inline_text")),
         "org": _reader("org.inline_text"),
-        "tex": _reader("latex.inline_text"),
     },
 )
+#: Formats whose readers read each line's inline markup themselves (:attr:`Document.read_as` is the
+#: line as the page shows it): a snippet shows that reading as it is, since reading it again would
+#: take the code it keeps (LaTeX's ``|\\frame|``, read as ``\\frame``) for markup.
+READ_AS_SHOWN = frozenset({"tex"})
 #: What each markup format's block markup shows of a line where a rendered page shows other than
 #: the line's text, for a snippet (1-based line: the pieces it shows; none: nothing): a table row as
 #: its cells, without the marks that set them apart; a directive's line as its title, or nothing.
