@@ -147,6 +147,11 @@ def test_ltxdoc_entries_and_descriptions_declare_their_argument():
         6: ("abstract",),
     }
     assert document.read_as[5] == r"\maketitle makes \title a title."
+    library = read_latex(
+        "\\begin{docCommand}{tcbset}{\\marg{options}}\n\\begin{docKey}{colback}{=\\meta{color}}{}\n"
+    )
+    assert library.definitions == {1: ("tcbset",), 2: ("colback",)}  # tcolorbox's documentation library
+    assert library.read_as[1] == r"\tcbset {⟨options⟩}"
 
 
 def test_short_verbatim_is_code_where_the_document_makes_it_so():

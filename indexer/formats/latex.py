@@ -281,14 +281,15 @@ def _short_verb(lines: list[str]) -> str:
 #: An environment opening with its first argument: a manual's entry for a thing when it names one
 #: (:data:`ENTRY_KINDS`) or its argument is a command's signature (``\begin{command}{\frame\marg{x}}``).
 _ENTRY = re.compile(r"[ \t]*\\begin\{(?P<kind>[A-Za-z]{1,64})\}[ \t]*(?:\[[^\]\n]{0,256}\][ \t]*)?\{")
-#: The environments the documentation classes give a thing's entry in: doc's ``macro`` and
-#: ``environment``, l3doc's ``function`` and ``variable``, the pgf and beamer manuals' ``command``,
-#: ``key``, ``element``, ``package``..., and any whose name ends in ``option`` or ``key``
-#: (``classoption``, ``packageoption``, ``stylekey``).
-ENTRY_KINDS = frozenset(
-    "macro environment function variable command key element package class theme shape".split()
+#: What the documentation classes call the environments they give a thing's entry in, as the ends of
+#: their names in any case: doc's ``macro`` and ``environment``, l3doc's ``function`` and ``variable``,
+#: the pgf and beamer manuals' ``command``, ``key``, ``element``, ``classoption``..., tcolorbox's
+#: documentation library's ``docCommand``, ``docKey``, ``docEnvironment``.
+ENTRY_KINDS = tuple(
+    "macro environment function variable command key option element package class theme shape".split()
 )
-ENTRY_SUFFIXES = ("option", "key")
+#: The entry kinds of a command, whose page shows its name with its backslash.
+COMMAND_KINDS = ("macro", "command")
 #: A command's name at an argument's start (l3doc's names hold ``_`` and ``:``).
 _COMMAND_START = re.compile(r"[ \t]*\\(?P<name>[A-Za-z@_:]{1,64}|[^A-Za-z@\s])")
 _MORE_COMMANDS = re.compile(r"[ \t]*,[ \t]*\\(?P<name>[A-Za-z@_:]{1,64})")
@@ -424,7 +425,7 @@ class _Reader:
         a phrase (``\\begin{element}{palette primary}``). None for an environment that is no entry."""
         argument = braced(line, start)
         rest = _NEXT_ARGUMENT.sub("} ", line[start + len(argument) + 1 :])
-        named_kind = kind in ENTRY_KINDS or kind.endswith(ENTRY_SUFFIXES)
+        named_kind = kind.lower().endswith(ENTRY_KINDS)
         command = _COMMAND_START.match(argument)
         if command and (named_kind or _PLACEHOLDER.search(argument)):
             names = [command["name"]]
@@ -441,6 +442,8 @@ class _Reader:
                 word["word"] is not None and _NEXT_WORD.match(argument, position) is not None
             )
             declared = () if phrase else item_names(shown, code=True)
+            if declared and kind.lower().endswith(COMMAND_KINDS):
+                shown = "\\" + shown  # ``\begin{docCommand}{tcbset}``: the page shows ``\tcbset``
         else:
             return None
         signature = shown + inline_text(argument[position:], self.short_verb)
