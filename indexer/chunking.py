@@ -146,8 +146,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: keeps the outline of the statements that parse and its path's heading; Cargo's ``tests/`` and a
 #: test module's ``tests.rs`` are tests; a Markdown list item keyed by a name spelt as code, and a
 #: title of one code span and a remark, declare it; LaTeX's short
-#: verbatim (``|\\frame|``) read as written where the document makes it so, a manual's entry head
-#: read as its signature and declaring what it documents, a slide's ``\\begin{frame}{Title}`` a
+#: verbatim (``|\frame|``) read as written where the document makes it so, a manual's entry head
+#: read as its signature and declaring what it documents, a slide's ``\begin{frame}{Title}`` a
 #: heading
 CHUNKER_VERSION = 46
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
