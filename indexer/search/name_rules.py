@@ -395,18 +395,22 @@ class AskedName(NamedTuple):
     owner: str = ""
 
 
+#: What starts a TeX command's name as a manual writes it (``\\againframe``), which declares it bare.
+TEX_ESCAPE = "\\"
+
+
 def asked_names(text: str) -> tuple[AskedName, ...]:
     """The names a query asks for when it is one name, the most exact first, else none: the name as
     typed (``os.path.join``, ``package.json``, ``open`` of ``open()``, ``ExecStart`` of
-    ``ExecStart=``), its last part (``join``, ``Stdout`` of ``std::io::Stdout``), both owned by the
-    part before it (``io``); then, known by
+    ``ExecStart=``, ``againframe`` of TeX's ``\\againframe``), its last part (``join``, ``Stdout`` of
+    ``std::io::Stdout``), both owned by the part before it (``io``); then, known by
     declarations only, the forms a manual may title a long option by: without its dashes
     (``legacy-peer-deps`` of ``--legacy-peer-deps``), and for a negated one the option it negates
     (``--cache``, then ``cache``, of ``--no-cache``), as command-line parsers derive ``--no-x`` from
     ``--x``; and lower-case words joined by hyphens as the long option they spell (``--rebase-merges``
     of ``rebase-merges``). :func:`named_first` puts first the pages known by the first of them that
     names any: the page titled ``package.json`` before one declaring a ``json`` setting."""
-    text = text.strip()
+    text = text.strip().removeprefix(TEX_ESCAPE)
     if not _NAME_QUERY.fullmatch(text):
         return ()
     whole = text.removesuffix("()").removesuffix("=")
