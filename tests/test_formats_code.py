@@ -586,6 +586,22 @@ def test_a_function_declared_in_a_function_s_body_is_headed_under_it_a_closure_i
     assert Heading(after, 2, outer) in document.headings  # the outer function's code goes on under it
 
 
+def test_a_test_s_own_helper_is_headed_under_it_and_declares_nothing():
+    source = "def test_rollout():\n    def run(step):\n        return step\n\n    assert run(1) == 1\n"
+    document = parse_text("tests/test_rollout.py", source)  # a test file, by pytest's name for one
+    assert Heading(2, 3, "run") in document.headings
+    assert "run" not in {name for names in document.definitions.values() for name in names}
+    case = (
+        "class RolloutTest(unittest.TestCase):\n    def test_run(self):\n"
+        "        def run(step):\n            return step\n"
+    )
+    assert "run" not in {
+        name for names in parse_text("src/checks.py", case).definitions.values() for name in names
+    }
+    library = parse_text("src/rollout.py", source.replace("test_rollout", "rollout"))
+    assert "run" in {name for names in library.definitions.values() for name in names}
+
+
 def test_module_code_after_a_definition_goes_back_under_the_module():
     document = parse_text("pkg/utils.py", PYTHON)
     main_line = PYTHON.split("\n").index('if __name__ == "__main__":') + 1
@@ -1297,6 +1313,25 @@ def test_what_a_module_exports_declares_its_name_whatever_its_value(path):
     doc = lines.index("/** Creates the next state by applying a recipe to a draft of the base state. */") + 1
     assert Heading(doc, 2, "produce") in document.headings
     assert heading_paths(path, source)["finish"] == f"{path} > createDraft, finish, options, rest"
+
+
+def test_an_exported_value_that_holds_definitions_keeps_them_as_its_outline():
+    source = textwrap.dedent(
+        """\
+        export const useCounterStore = defineStore("counter", {
+          state: () => ({ count: 0 }),
+          actions: {
+            /** Adds one to the count. */
+            increment() {
+              this.count++
+            },
+          },
+        })
+        """
+    )
+    document = parse_text("src/stores/counter.ts", source)
+    assert "useCounterStore" in document.definitions[1]
+    assert heading_paths("src/stores/counter.ts", source)["increment"] == "src/stores/counter.ts > increment"
 
 
 def test_a_local_variable_is_no_member():

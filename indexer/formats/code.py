@@ -275,6 +275,7 @@ _TYPESCRIPT = Grammar(
     function="language_typescript",
     tests=_JAVASCRIPT_TESTS,
     members=_types("required_parameter optional_parameter"),
+    names=_types("variable_declarator"),  # those a module exports (:func:`_exported_names`)
 )
 #: Dart's constructors' signatures: ``Point(this.x)``, ``Point.origin()``, ``const Point.zero()``,
 #: ``factory Point.parse(...)``, ``factory Point.from(...) = Other``.
@@ -390,6 +391,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types(_JS_LISTS),
         wrappers=_types("export_statement lexical_declaration variable_declaration"),
         tests=_JAVASCRIPT_TESTS,
+        names=_types("variable_declarator"),  # those a module exports (:func:`_exported_names`)
     ),
     "typescript": _TYPESCRIPT,
     "tsx": replace(_TYPESCRIPT, function="language_tsx"),  # the same grammar package, with JSX
@@ -995,7 +997,9 @@ class _Outline:
                 level, path = headed[owner.id]
             elif owner.id in headed and _declared_in_body(outer, node, owner, self.grammar):
                 level, path = headed[owner.id]
-                titles = self._head(outer, node, level, path[1:], qualify=False)
+                # a test's own helper is its statement's name: no lookup of the name is for it
+                helper = self._within_test(owner) or self.grammar.tests.holds_only_tests(module)
+                titles = self._head(outer, node, level, path[1:], qualify=False, declares=not helper)
                 headed[node.id] = (level + len(titles), path + titles)
                 outers[outer.id] = outer
                 placed.append((outer, owner, level, path))
@@ -1021,9 +1025,9 @@ class _Outline:
             if holder is not None and holder.id in headed:
                 self._declare(_member_names(member), top + headed[holder.id][1][1:])
         for node in self.found.get("named", []):
-            name = _declared_name(node)
-            if name is not None:
-                self.named[name.start_point[0] + 1] = (_text(name),)
+            for name in _declared_names(node):
+                line = name.start_point[0] + 1
+                self.named[line] = (*self.named.get(line, ()), _text(name))
         namespaces = self.grammar.namespaces
         tops = [
             outer
@@ -1176,9 +1180,9 @@ class _Outline:
         if node.type in _ZIG_CONSTANTS:
             return _zig_container(node) is not None
         if node.type == "variable_declarator":
-            if _exported_from_module(node):
-                return True  # the module's declared surface, whatever its value, as ``export function``
             value = node.child_by_field_name("value")
+            if _exported_from_module(node) and (value is None or _defines_nothing(value, self.grammar)):
+                return True  # the module's declared surface, whatever its value, as ``export function``
             if value is None:
                 return False
             built = _builds_from_function(value) or _holds_methods(value)
@@ -1297,10 +1301,17 @@ class _Outline:
         return (_text(name),) if name is not None and _text(name) else ()
 
     def _head(
-        self, outer: Node, definition: Node, level: int, owners: tuple[str, ...], qualify: bool = True
+        self,
+        outer: Node,
+        definition: Node,
+        level: int,
+        owners: tuple[str, ...],
+        qualify: bool = True,
+        declares: bool = True,
     ) -> tuple[str, ...]:
-        """Record the heading(s) and declared names of a definition under the containers titled
-        ``owners`` (by which its names are qualified where ``qualify``); its heading path's titles.
+        """Record the heading(s) and, where it ``declares``, the names of a definition under the
+        containers titled ``owners`` (by which its names are qualified where ``qualify``); its
+        heading path's titles.
         A definition that binds several names (Go's ``a, b = 1, 2``, ``export const { a, b } = x``)
         is headed by them together. A function defined at a module's top on a type
         outside it (a Go method, a Kotlin extension function) is headed under that type, as a method
@@ -1317,7 +1328,7 @@ class _Outline:
             self.headings.append(Heading(first + 1, level + offset, title))
         # an impl block or an extension defines no name of its own, a namespace is opened again by
         # every file, and a test's name describes it (a Zig test, an OCaml inline test)
-        named = not _adds_to_a_type(definition) and not _inline_test(definition)
+        named = declares and not _adds_to_a_type(definition) and not _inline_test(definition)
         if named and definition.type not in self.grammar.namespaces | self.grammar.tests.kinds:
             name_node = _name_node(definition)
             line = name_node.start_point[0] + 1
@@ -1726,6 +1737,13 @@ def _directly_in(outer: Node, owner: Node) -> bool:
     value = owner.child_by_field_name("value")
     value = _unwrapped(value) if value is not None else None
     return outer.parent is not None and value is not None and outer.parent.id == value.id
+
+
+def _defines_nothing(value: Node, grammar: Grammar) -> bool:
+    """Whether a variable's value holds no definition of its own: one that does (a store's actions
+    in ``defineStore('cart', { actions: { add() {} } })``) keeps them as its outline, which a
+    heading of the variable's would take in as a closure's statements."""
+    return next(_descendants(value, grammar.definitions), None) is None
 
 
 def _holds_methods(value: Node) -> bool:
@@ -2226,22 +2244,39 @@ _TOP_VARIABLE_LISTS = _types("initialized_identifier_list static_final_declarati
 _ALIASED = _types("builtin_function field_expression identifier")
 
 
-def _declared_name(node: Node) -> Node | None:
-    """The name a node of :attr:`Grammar.names` declares alone: a C macro's, not an include
+def _declared_names(node: Node) -> list[Node]:
+    """The names a node of :attr:`Grammar.names` declares alone: a C macro's, not an include
     guard's; a variable's at a Dart or Zig file's top (a library's or a file struct's own
-    constants), not a Zig import or alias, which only repeats another file's name."""
+    constants), not a Zig import or alias, which only repeats another file's name; those a
+    JavaScript module exports (:func:`_exported_names`)."""
     if node.type in _C_MACROS:
         name = node.child_by_field_name("name")
-        return name if name is not None and not _guards_include(node) else None
+        return [name] if name is not None and not _guards_include(node) else []
+    if node.type == "variable_declarator":
+        return _exported_names(node)
     holder = node.parent
     while holder is not None and holder.type in _TOP_VARIABLE_LISTS:
         holder = holder.parent
     if holder is None or holder.type not in _FILE_TOPS:
-        return None
+        return []
     name, *values = node.named_children or [node]
     if name.type != "identifier" or (node.type in _ZIG_CONSTANTS and values and values[-1].type in _ALIASED):
-        return None
-    return name
+        return []
+    return [name]
+
+
+def _exported_names(declarator: Node) -> list[Node]:
+    """The names a JavaScript or TypeScript variable an ``export`` declares at a module's top binds
+    (``export const produce = immer.produce``; ``a`` and ``b`` of ``export const { a, b } = x``),
+    whatever its value: the module's public surface, as a function it exports is. Declared alone,
+    so a value that holds definitions keeps them as its outline (a store's actions in
+    ``defineStore(...)``). A module's own constants that it does not export are its helpers."""
+    if not _exported_from_module(declarator):
+        return []
+    name = declarator.child_by_field_name("name")
+    if name is None:
+        return []
+    return _bound_names(name) if name.type in _PATTERNS else [name] if name.type == "identifier" else []
 
 
 #: The children that name an OCaml definition, which gives them no ``name`` field.
