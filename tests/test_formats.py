@@ -505,6 +505,22 @@ def test_notebook_cells_without_outputs_code_is_literal():
     assert document.locator(4, 5) == "cell 2"
 
 
+def test_a_notebook_s_markdown_cell_is_read_as_a_markdown_page_is():
+    banner = (
+        '<a href="https://example.org"><img src="logo.png" alt="Course logo"/></a>\n\n<em>Copyright 2024</em>'
+    )
+    text = make_notebook(
+        [("markdown", banner), ("markdown", "## Lists\n\n```python\nx = [1]\n```"), ("code", "x")]
+    )
+    document = parse_text("course.ipynb", text)
+    assert document.read_as[1] == "Course logo" and document.read_as[3] == "Copyright 2024"
+    assert {6, 8} <= document.markup  # the fences
+    chunk = chunk_document(
+        document, lambda texts: [len(t.split()) for t in texts], ChunkSettings.for_limit(256)
+    )[0]
+    assert "<img" not in chunk.model_text and "Course logo" in chunk.model_text
+
+
 def test_a_notebook_declares_the_names_its_cells_define_in_its_kernel_s_language():
     cells = [
         ("markdown", "# Training\n\n## `fit_one_cycle`"),

@@ -22,7 +22,7 @@ import re
 
 from indexer.formats.code import GRAMMARS, language_of, read_code
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines
-from indexer.formats.markdown import markdown_layout
+from indexer.formats.markdown import read_markdown
 
 #: The most values (counted by commas and brackets) a notebook's JSON may hold: at 64 bytes apiece,
 #: the worst a value costs once parsed, 128 MB.
@@ -55,23 +55,37 @@ def read_notebook(text: str, encoding: str = "utf-8") -> Document:
     literal: list[tuple[int, int]] = []
     parts: list[Part] = []
     definitions: dict[int, tuple[str, ...]] = {}
+    read_as: dict[int, str] = {}
+    markup: set[int] = set()
     for number, (kind, source) in enumerate(cells, 1):
         cell_lines = split_lines(source)
         if kind not in ("markdown", "code") or not any(line.strip() for line in cell_lines):
             continue
         offset = len(lines)
-        lines.extend(cell_lines)
-        parts.append(Part("cell", number, offset + 1, len(lines)))
+        parts.append(Part("cell", number, offset + 1, offset + len(cell_lines)))
         if kind == "code":
+            lines.extend(cell_lines)
             literal.append((offset + 1, len(lines)))
             cell_definitions = _code_definitions(number, cell_lines, language)
-        else:
-            layout = markdown_layout(source)
-            headings.extend(Heading(h.line + offset, h.level, h.title) for h in layout.headings)
-            literal.extend((first + offset, last + offset) for first, last in layout.literal)
-            cell_definitions = layout.definitions
+        else:  # read as a Markdown file is: its HTML as the page shows it, its markup as nothing
+            cell = read_markdown(source)
+            lines.extend(cell.lines)
+            headings.extend(Heading(h.line + offset, h.level, h.title) for h in cell.headings)
+            literal.extend((first + offset, last + offset) for first, last in cell.literal)
+            read_as.update((line + offset, text) for line, text in cell.read_as.items())
+            markup.update(line + offset for line in cell.markup)
+            cell_definitions = cell.definitions
         definitions.update((line + offset, names) for line, names in cell_definitions.items())
-    return Document(lines, headings, literal, parts, encoding=encoding, definitions=definitions)
+    return Document(
+        lines,
+        headings,
+        literal,
+        parts,
+        encoding=encoding,
+        markup=frozenset(markup),
+        definitions=definitions,
+        read_as=read_as,
+    )
 
 
 def _language(notebook: dict) -> str | None:
