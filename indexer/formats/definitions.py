@@ -134,7 +134,8 @@ def _signatures(lines: list[str], number: int) -> list[str]:
     first = lines[number - 1]
     signatures = [first.split("::", 1)[1].strip()]
     indent = len(first) - len(first.lstrip())
-    for line in lines[number:]:
+    for index in range(number, len(lines)):  # not a copy of the rest of the page per directive
+        line = lines[index]
         stripped = line.strip()
         if not stripped or stripped.startswith(":") or len(line) - len(line.lstrip()) <= indent:
             break
