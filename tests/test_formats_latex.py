@@ -167,6 +167,10 @@ def test_short_verbatim_is_code_where_the_document_makes_it_so():
     )
     assert 2 not in paper.read_as  # no short verbatim: ``|`` is a bar, math's ``|\alpha|`` no evidence
     assert readable_text("chapter.tex", "the |\\againframe| command") == r"the \againframe command"
+    # inferred, not declared: bars around words stay bars; display math is math
+    mixed = read_latex("Use |\\frame|.\n\nA pipe x | y and a|b, P(A|B).\n\nThe norm \\[ |v| \\] and |w|.\n")
+    assert 3 not in mixed.read_as
+    assert mixed.read_as[5] == r"The norm \[ |v| \] and w."
 
 
 def test_a_slide_title_and_a_title_on_its_next_line_head_what_follows():

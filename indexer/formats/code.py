@@ -56,6 +56,7 @@ from __future__ import annotations
 
 import bisect
 import importlib
+import itertools
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
@@ -193,7 +194,9 @@ class Grammar:
     (``Data.Map.insert``) but heads nothing: the path already says it. ``types`` and
     ``constructors``: definitions of data types, and the nodes naming the constructors and record
     fields they declare, which Haskell and OCaml name by the module, not by the type: declared as
-    members are, qualified by the containers around the type.
+    members are, qualified by the containers around the type. ``container_of``: the node a
+    definition holds its members by, where a definition is a container by its value (Zig's ``const
+    Point = struct { ... }``, a function that returns a type), or None.
     """
 
     package: str
@@ -218,6 +221,7 @@ class Grammar:
     module: Callable[[str, Node], str] | None = None
     types: frozenset[str] = frozenset()
     constructors: frozenset[str] = frozenset()
+    container_of: Callable[[Node], Node | None] | None = None
 
 
 def _types(text: str) -> frozenset[str]:
@@ -311,15 +315,30 @@ def _continues_equations(statement: Node) -> bool:
     INLINE fact #-}``). Together they define one function."""
     if statement.type not in ("function", "bind", "pragma"):
         return False
-    above = statement.prev_named_sibling
-    while above is not None and above.type in ("comment", "haddock", "pragma"):
-        above = above.prev_named_sibling
+    above = _binding_above(statement)
     if above is None or above.type not in _HASKELL_BINDINGS:
         return False
     name = _equation_name(above)
     if statement.type == "pragma":
         return bool(name) and name in _text(statement).split()
     return bool(name) and _equation_name(statement) == name
+
+
+def _binding_above(statement: Node) -> Node | None:
+    """The statement above a Haskell one, past the comments and pragmas between, at most
+    :data:`MOST_BETWEEN_EQUATIONS` of them: no function's equations stand further apart, and a
+    generated run of thousands of pragmas is not walked again for each."""
+    above = statement.prev_named_sibling
+    for _ in range(MOST_BETWEEN_EQUATIONS):
+        if above is None or above.type not in _BETWEEN_EQUATIONS:
+            return above
+        above = above.prev_named_sibling
+    return None
+
+
+#: What may stand between a Haskell function's equations and its signature, and how many of them.
+_BETWEEN_EQUATIONS = _types("comment haddock pragma")
+MOST_BETWEEN_EQUATIONS = 64
 
 
 def _haskell_module(path: str, root: Node) -> str:
@@ -348,6 +367,47 @@ def _ocaml_module(path: str, root: Node) -> str:
     ``src/unix/lwt_unix.ml``."""
     stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
     return stem[:1].upper() + stem[1:]
+
+
+#: Zig's constants and variables, a definition where they are bound to a type's declaration.
+_ZIG_CONSTANTS = _types("variable_declaration")
+#: Zig's declarations of types with members.
+_ZIG_TYPES = _types("struct_declaration enum_declaration union_declaration opaque_declaration")
+
+
+def _named_children(node: Node) -> Iterator[Node]:
+    """A node's named children one at a time, none listed before it is asked for."""
+    cursor = node.walk()
+    if not cursor.goto_first_child():
+        return
+    while True:
+        if cursor.node is not None and cursor.node.is_named:
+            yield cursor.node
+        if not cursor.goto_next_sibling():
+            return
+
+
+def _last_named_child(node: Node) -> Node | None:
+    """A node's last named child, found without listing the others (a block of thousands)."""
+    return node.named_child(node.named_child_count - 1) if node.named_child_count else None
+
+
+def _zig_container(definition: Node) -> Node | None:
+    """The type declaration a Zig definition holds members by: a constant's value (``const Point =
+    struct { ... }``), or what a function that makes a type returns last (``fn ArrayList(comptime
+    T: type) type { return struct { ... }; }``, whose members Zig's documentation lists as
+    ``ArrayList.append``); else None."""
+    if definition.type in _ZIG_CONSTANTS:
+        value = _last_named_child(definition)
+        return value if value is not None and value.type in _ZIG_TYPES else None
+    body = definition.child_by_field_name("body")
+    last = _last_named_child(body) if body is not None else None
+    statement = last.named_children if last is not None and last.type == "expression_statement" else []
+    returned = statement[0] if statement else None
+    if returned is None or returned.type != "return_expression" or not returned.named_children:
+        return None
+    value = returned.named_children[0]
+    return value if value.type in _ZIG_TYPES else None
 
 
 _OCAML = Grammar(
@@ -634,7 +694,7 @@ GRAMMARS: dict[str, Grammar] = {
         "tree_sitter_zig",
         # a function; a constant bound to a struct, enum, union or opaque type; a test
         _types("function_declaration variable_declaration test_declaration"),
-        frozenset(),  # which of them hold members: :func:`_zig_container`
+        frozenset(),  # which of them hold members: container_of
         _types("source_file block struct_declaration enum_declaration union_declaration opaque_declaration"),
         # what lies between a function that returns a type and that type's members
         wrappers=_types("expression_statement return_expression"),
@@ -642,6 +702,7 @@ GRAMMARS: dict[str, Grammar] = {
         members=_types("container_field variable_declaration"),
         names=_types("variable_declaration"),  # at the file's top, an import or alias aside
         inner_doc="//!",
+        container_of=_zig_container,
     ),
     "haskell": Grammar(
         "tree_sitter_haskell",
@@ -1177,8 +1238,8 @@ class _Outline:
             return value is not None and (
                 value.type == "function_definition" or (_at_lua_top(node) and _holds_functions(value))
             )
-        if node.type in _ZIG_CONSTANTS:
-            return _zig_container(node) is not None
+        if node.type in _ZIG_CONSTANTS and self.grammar.container_of is not None:
+            return self.grammar.container_of(node) is not None
         if node.type == "variable_declarator":
             value = node.child_by_field_name("value")
             if _exported_from_module(node) and (value is None or _defines_nothing(value, self.grammar)):
@@ -1198,8 +1259,8 @@ class _Outline:
         if definition.type in _LUA_ASSIGNMENTS:  # a Lua module's table of functions
             table = _assigned(definition)
             return table is not None and _holds_functions(table)
-        if definition.type in _ZIG_CONSTANTS or definition.type == "function_declaration":
-            return _zig_container(definition) is not None
+        if self.grammar.container_of is not None:
+            return self.grammar.container_of(definition) is not None
         value = definition.child_by_field_name("value") if definition.type == "variable_declarator" else None
         return value is not None and _holds_methods(value)
 
@@ -1208,12 +1269,12 @@ class _Outline:
         ``const f = () => ...``, a template; not a wrapper holding several definitions."""
         outer = node
         while outer.parent is not None and outer.parent.type in self.grammar.wrappers:
-            carried = [
+            carried = (
                 child
-                for child in outer.parent.named_children
+                for child in _named_children(outer.parent)
                 if child.id in known or child.type in self.grammar.wrappers
-            ]
-            if len(carried) != 1:
+            )
+            if len(list(itertools.islice(carried, 2))) != 1:  # not past the second: a group of thousands
                 break
             outer = outer.parent
         return outer
@@ -2201,30 +2262,6 @@ def _declares_dart_test(statement: Node, rule: TestRule) -> bool:
         if argument.type == "argument" and argument.named_children
     ]
     return len(values) >= 2 and values[0].type == "string_literal" and values[1].type == "function_expression"
-
-
-#: Zig's constants and variables, a definition where they are bound to a type's declaration.
-_ZIG_CONSTANTS = _types("variable_declaration")
-#: Zig's declarations of types with members.
-_ZIG_TYPES = _types("struct_declaration enum_declaration union_declaration opaque_declaration")
-
-
-def _zig_container(definition: Node) -> Node | None:
-    """The type declaration a Zig definition holds members by: a constant's value (``const Point =
-    struct { ... }``), or what a function that makes a type returns last (``fn ArrayList(comptime
-    T: type) type { return struct { ... }; }``, whose members Zig's documentation lists as
-    ``ArrayList.append``); else None."""
-    if definition.type in _ZIG_CONSTANTS:
-        value = definition.named_children[-1] if definition.named_children else None
-        return value if value is not None and value.type in _ZIG_TYPES else None
-    body = definition.child_by_field_name("body")
-    last = body.named_children[-1] if body is not None and body.named_children else None
-    statement = last.named_children if last is not None and last.type == "expression_statement" else []
-    returned = statement[0] if statement else None
-    if returned is None or returned.type != "return_expression" or not returned.named_children:
-        return None
-    value = returned.named_children[0]
-    return value if value.type in _ZIG_TYPES else None
 
 
 def _zig_test_name(test: Node) -> str:

@@ -112,7 +112,7 @@ _DESCRIBED = re.compile(
 #: itself (between ``$`` signs, ``\(`` and ``\)``), a table's column specification (``{|l|c|}``).
 _CODE_PARTS = (
     r"\\verb\*?(?P<delimiter>[^\w\s])(?P<text>.{0,512}?)(?P=delimiter)"
-    r"|(?P<math>\$\$?|\\[()])"
+    r"|(?P<math>\$\$?|\\[()\[\]])"
     r"|\\(?:left|right|middle|[Bb]igg?[lrm]?)(?![A-Za-z])[ \t]*\S"
     r"|\\[^A-Za-z@\s]"
     r"|\\begin\{(?:tabular\*?|tabularx|tabulary|longtable|array)\}(?:[ \t]*\[[^\]\n]{0,128}\])*"
@@ -132,17 +132,19 @@ def read_latex(text: str, encoding: str = "utf-8") -> Document:
     return reader.layout.document(reader.lines, encoding)
 
 
-def inline_text(text: str, short_verb: str = "") -> str:
+def inline_text(text: str, short_verb: str = "", inferred: bool = False) -> str:
     """LaTeX as its typeset text: commands' names and options, silent commands with their arguments
     (environments' names too), braces and comments dropped; a link as its text, an item's label,
     line breaks and escapes as what they print, an argument's placeholder as a signature shows it
     (``\\marg{name}``: ``{⟨name⟩}``); ``\\verb`` text, and text between two ``short_verb``
-    characters (``|\\frame|``, where the document makes ``|`` short verbatim, outside math), as
-    written, a ``%`` in it too."""
-    return "".join(piece if code else _typeset(piece) for piece, code in _pieces(text, short_verb))
+    characters (``|\\frame|``, where the document makes ``|`` short verbatim, outside math; where
+    that is ``inferred``, only those that start with a command's name or hold no space: ``|label=|``,
+    not ``x | y and a|``), as written, a ``%`` in it too."""
+    pieces = _pieces(text, short_verb, inferred)
+    return "".join(piece if code else _typeset(piece) for piece, code in pieces)
 
 
-def _pieces(text: str, short_verb: str) -> Iterator[tuple[str, bool]]:
+def _pieces(text: str, short_verb: str, inferred: bool = False) -> Iterator[tuple[str, bool]]:
     """``text`` in pieces, in order, each with whether it is code, written as it shows: ``\\verb``
     text, a short-verbatim run (closed on its line); nothing after a comment's ``%``. Each search
     starts where the last match ended, so the pass is linear in the text."""
@@ -152,7 +154,7 @@ def _pieces(text: str, short_verb: str) -> Iterator[tuple[str, bool]]:
     while (found := pattern.search(text, position)) is not None:
         position = found.end()
         if found["math"]:
-            in_math = found["math"] == "\\(" or (found["math"] != "\\)" and not in_math)
+            in_math = found["math"] in ("\\(", "\\[") or (found["math"] not in ("\\)", "\\]") and not in_math)
             continue
         if found["text"] is not None:
             code, end = found["text"], found.end()
@@ -160,6 +162,10 @@ def _pieces(text: str, short_verb: str) -> Iterator[tuple[str, bool]]:
             close = text.find(short_verb, position)
             if close < 0 or "\n" in text[position:close]:
                 continue
+            if inferred and not (
+                _COMMAND_START.match(text, position) or _ONE_TOKEN.fullmatch(text, position, close)
+            ):
+                continue  # bars around words (``x | y``): text, where the document never declared it
             code, end = text[position:close], close + 1
         else:
             continue
@@ -252,12 +258,12 @@ MATH_ENVIRONMENTS = frozenset(
 ) | {"displaymath", "math"}
 
 
-def _short_verb(lines: list[str]) -> str:
-    """The character the document makes short verbatim: the one it declares (or ``|`` for a doc
-    class that does), else ``|`` where a line's text, outside math and code, holds a ``|`` run that
-    starts with a command's name (``the |\\frame| command``): a chapter of a manual whose root file
-    declares it. Outside math, a bare ``|`` is no text a document means (the default font encoding
-    prints it as a dash), so such a run is code. '' when neither: ``|`` is then read as itself."""
+def _short_verb(lines: list[str]) -> tuple[str, bool]:
+    """The character the document makes short verbatim, and whether that is inferred (then not every
+    run of it is code, :func:`inline_text`): the one it declares (or ``|`` for a doc class that
+    does); else ``|`` where a line's text, outside math and code, holds a ``|`` run that starts with
+    a command's name (``the |\\frame| command``): a chapter of a manual whose root file declares it,
+    whose other bars may still be text (``x | y``). '' when neither: ``|`` is then read as itself."""
     environment, evidence = "", False
     for line in lines:
         if environment:
@@ -266,16 +272,16 @@ def _short_verb(lines: list[str]) -> str:
             continue
         code = _COMMENT.sub("", line)
         if declared := _SHORT_VERB_DECLARATION.search(code):
-            return declared["character"]
+            return declared["character"], False
         if _SHORT_VERB_CLASS.search(code):
-            return "|"
+            return "|", False
         begin = _BEGIN.match(code)
         if begin and begin["name"] in LITERAL_ENVIRONMENTS | HIDDEN_ENVIRONMENTS | MATH_ENVIRONMENTS:
             end = _END.search(code, begin.end())
             environment = "" if end is not None and end["name"] == begin["name"] else begin["name"]
         elif not evidence and "|" in code:
             evidence = any(code and _COMMAND_START.match(piece) for piece, code in _pieces(code, "|"))
-    return "|" if evidence else ""
+    return ("|", True) if evidence else ("", False)
 
 
 #: An environment opening with its first argument: a manual's entry for a thing when it names one
@@ -292,6 +298,8 @@ ENTRY_KINDS = tuple(
 COMMAND_KINDS = ("macro", "command")
 #: A command's name at an argument's start (l3doc's names hold ``_`` and ``:``).
 _COMMAND_START = re.compile(r"[ \t]*\\(?P<name>[A-Za-z@_:]{1,64}|[^A-Za-z@\s])")
+#: A short-verbatim run of one token (``label=``, ``columns``), code where the document uses ``|`` so.
+_ONE_TOKEN = re.compile(r"[^\s|]{1,128}")
 _MORE_COMMANDS = re.compile(r"[ \t]*,[ \t]*\\(?P<name>[A-Za-z@_:]{1,64})")
 #: A thing's name at an entry's argument's start: a word, or braced (``{columns}\sarg{...}``).
 _ENTRY_NAME = re.compile(r"[ \t]*(?:\{(?P<braced>[^{}\\\n]{1,64})\}|(?P<word>[^\s{}\\\[\]<>=,()%|]{1,64}))")
@@ -310,11 +318,12 @@ class _Reader:
     environment_start = 0
     in_preamble = False
     short_verb = ""  # the character the document makes short verbatim
+    inferred = False  # the document uses it without declaring it (:func:`_short_verb`)
     title_line = 0  # a line that holds the title of the sectioning command on the line before
 
     def read(self) -> None:
         self.in_preamble = _has_preamble(self.lines)
-        self.short_verb = _short_verb(self.lines)
+        self.short_verb, self.inferred = _short_verb(self.lines)
         for number, line in enumerate(self.lines, 1):
             self._line(number, line)
 
@@ -397,7 +406,7 @@ class _Reader:
 
     def _read(self, text: str) -> str:
         """``text`` as the page shows it, one space apart."""
-        return " ".join(inline_text(text, self.short_verb).split())
+        return " ".join(inline_text(text, self.short_verb, self.inferred).split())
 
     def _text(self, number: int, line: str) -> None:
         entry = _ENTRY.match(line)
@@ -413,7 +422,7 @@ class _Reader:
         if item:
             label = item["label"]
             code = _TYPEWRITER.search(label) is not None or bool(self.short_verb and self.short_verb in label)
-            names += item_names(inline_text(label, self.short_verb).strip(), code=code)
+            names += item_names(inline_text(label, self.short_verb, self.inferred).strip(), code=code)
         if names:
             self.layout.definitions[number] = tuple(dict.fromkeys(names))
 
@@ -446,6 +455,6 @@ class _Reader:
                 shown = "\\" + shown  # ``\begin{docCommand}{tcbset}``: the page shows ``\tcbset``
         else:
             return None
-        signature = shown + inline_text(argument[position:], self.short_verb)
-        read = " ".join(f"{signature} {inline_text(rest, self.short_verb)}".split())
+        signature = shown + inline_text(argument[position:], self.short_verb, self.inferred)
+        read = " ".join(f"{signature} {inline_text(rest, self.short_verb, self.inferred)}".split())
         return read, declared
