@@ -532,12 +532,13 @@ def left_out_as(rules: PathRules, relative: str, name: str, path: Path) -> str |
     (``.env.example``): its reader still refuses a binary file."""
     if is_secret_name(name.rsplit("/", 1)[-1]):
         return None if rules.allows_secret(relative) else "secret"
-    return None if is_text_name(name) or is_script(path) else type_label(name)
+    label = type_label(name)
+    return None if is_text_name(name) or (label == NO_EXTENSION and is_script(path)) else label
 
 
 def is_script(path: Path) -> bool:
-    """Whether the file at ``path`` starts with ``#!``: a script, which says what runs it whatever
-    its name (a project's ``bin/deploy``, a package's examples), read as its interpreter's language
+    """Whether the file at ``path`` starts with ``#!``: a script named without an extension, which
+    says what runs it (a project's ``bin/deploy``, a package's examples), read as its interpreter's language
     where one of its grammars is known. One that cannot be opened is left out as its name says."""
     try:
         with open(path, "rb") as file:
@@ -546,12 +547,16 @@ def is_script(path: Path) -> bool:
         return False
 
 
+#: How :func:`type_label` counts a file named without an extension.
+NO_EXTENSION = "no extension"
+
+
 def type_label(path: str) -> str:
     """How a file type no reader takes is counted in a build's summary: ``.xlsx``, or ``no extension``
     (also for a version number's digits: ``3.10.0`` has none)."""
     name = path.rsplit("/", 1)[-1].lower()
     extension = name.rsplit(".", 1)[-1] if "." in name.strip(".") else ""
-    return "." + extension if any(character.isalpha() for character in extension) else "no extension"
+    return "." + extension if any(character.isalpha() for character in extension) else NO_EXTENSION
 
 
 def is_skipped_folder(name: str) -> bool:

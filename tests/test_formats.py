@@ -1144,6 +1144,10 @@ def test_a_python_object_directive_declares_the_name_sphinx_gives_it():
         "orphan",
     )  # the class ended
     assert definitions[lines.index(".. c:function:: int close(int fd)") + 1] == ("close",)  # C's: as written
+    unindexed = (
+        ".. class:: A\n   :no-index:\n\n   .. method:: run()\n\n.. function:: go()\n   Does something.\n"
+    )
+    assert parse_text("a.rst", unindexed).definitions == {4: ("A.run", "run"), 6: ("go",)}
     machine = ".. module:: machine\n\n.. data:: machine.IDLE\n          machine.SLEEP\n\n   Power states.\n"
     assert parse_text("machine.rst", machine).definitions[3] == (
         "machine.IDLE",

@@ -687,6 +687,7 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
     assert [forms(text) for text in ("ExecStart=", "--type=")] == [["ExecStart"], ["--type", "type*"]]
     # a TeX command as its manual writes it, the name it declares bare
     assert forms("\\againframe") == ["againframe"]
+    assert [asked_names(text) for text in ("\\n", "\\d+")] == [(), ()]  # escapes, not commands
     assert [asked_names(text) for text in ("=", "a==", "--type=x")] == [()] * 3
     assert forms("--no-cache") == ["--no-cache", "no-cache*", "--cache*", "cache*"]
     assert [asked_names(text) for text in ("how do I read", "2024", "-2", "---x", "a--b", "")] == [()] * 6

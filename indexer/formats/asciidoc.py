@@ -171,9 +171,10 @@ class AsciidocLayout(Layout):
     table_lines: dict[int, str] = field(default_factory=dict)
 
 
-#: How OpenPGP's ASCII armor begins (RFC 4880, section 6.2): a key, a signature or a signed message,
-#: which share AsciiDoc's ``.asc``.
-_ARMOR = re.compile(r"\s*-----BEGIN PGP [A-Z0-9 ,/]+-----")
+#: How OpenPGP's ASCII armor begins (RFC 4880, section 6.2) when it holds no text to read: a key, a
+#: signature or an encrypted message, which share AsciiDoc's ``.asc``; a clearsigned message (``BEGIN
+#: PGP SIGNED MESSAGE``, a security advisory) is text, read as written.
+_ARMOR = re.compile(r"\ufeff?\s*-----BEGIN PGP (?:PUBLIC KEY BLOCK|PRIVATE KEY BLOCK|SIGNATURE|MESSAGE)")
 
 
 def read_asciidoc(text: str, encoding: str = "utf-8") -> Document:

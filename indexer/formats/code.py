@@ -478,8 +478,9 @@ GRAMMARS: dict[str, Grammar] = {
         _types("source_file declaration_list block match_block field_declaration_list enum_variant_list"),
         attached=_types("attribute_item"),
         tests=TestRule(
-            # the file of a ``#[cfg(test)] mod tests;`` (or ``mod test;``), as Rust names it
-            files=("tests.rs", "test.rs"),
+            # the file of a ``#[cfg(test)] mod tests;``, as Rust names it (a ``test.rs`` is as often
+            # a ``test`` command's)
+            files=("tests.rs",),
             folders=("tests",),  # Cargo's integration tests, each file a crate of tests; benches/ are none
             markers=frozenset(("test", "cfg(test)")),
         ),
@@ -766,13 +767,11 @@ CODE_EXTENSIONS: dict[str, str] = {
 #: The language of each interpreter a script's ``#!`` line names (a version's digits aside:
 #: ``python3.12``), for a script named without an extension (``bin/deploy``).
 INTERPRETERS: dict[str, str] = {
-    "python": "python",
     **dict.fromkeys(("sh", "bash", "dash", "ksh", "zsh"), "bash"),
     **dict.fromkeys(("node", "nodejs"), "javascript"),
-    **dict.fromkeys(("ruby", "php", "lua", "elixir", "swift", "scala"), ""),
+    **{language: language for language in "python ruby php lua elixir swift scala".split()},
 }
-INTERPRETERS.update({name: name for name, language in INTERPRETERS.items() if not language})
-#: How much of a script's first line is read for its interpreter (Linux reads at most 256 bytes).
+#: How much of a script's first line is read for its interpreter: as much as a kernel reads of it.
 MAX_SHEBANG_CHARS = 256
 
 #: A name that a qualified name can hold: identifiers, joined as the language joins a member's; a
@@ -794,7 +793,7 @@ def language_of(extension: str) -> str | None:
 
 def script_language(text: str) -> str | None:
     """The language of a script that names its interpreter on its ``#!`` line (:data:`INTERPRETERS`;
-    through ``env`` too, past its options: ``#!/usr/bin/env -S deno run``), or None."""
+    through ``env`` too, past its options: ``#!/usr/bin/env -S node --no-warnings``), or None."""
     if not text.startswith(SHEBANG):
         return None
     end = text.find("\n", 0, MAX_SHEBANG_CHARS)

@@ -120,9 +120,10 @@ def directive_definitions(
         scope.set_module(directive, argument)
         if number in unseen:
             continue
-        if is_object_directive(directive) and not _unindexed(lines, number, indent):
+        if is_object_directive(directive):  # an unindexed class still holds its members
             written = [name for signature in _signatures(lines, number) for name in argument_names(signature)]
-            if names := known_names(scope.qualified(directive, list(dict.fromkeys(written)), indent)):
+            names = known_names(scope.qualified(directive, list(dict.fromkeys(written)), indent))
+            if names and not _unindexed(lines, number, indent):
                 found[number] = names
     return found
 
@@ -139,6 +140,8 @@ def _signatures(lines: list[str], number: int) -> list[str]:
         stripped = line.strip()
         if not stripped or stripped.startswith(":") or len(line) - len(line.lstrip()) <= indent:
             break
+        if "(" not in stripped and len(stripped.split()) > 1:
+            break  # a description written under it with no blank line, not a signature
         signatures.append(stripped)
     return signatures
 

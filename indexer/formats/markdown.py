@@ -81,7 +81,8 @@ _TAG = re.compile(
 #: {...}``): a paragraph of the page's top level that starts so is the module's code, which the page
 #: does not show (MDX's grammar; Docusaurus reads its ``.md`` pages as MDX too).
 _ESM = re.compile(
-    r"import\s{1,16}(?:type\s{1,16})?(?:['\"]|[^'\"]{0,2048}?\sfrom\s{0,16}['\"])"
+    r"import\s{1,16}(?:type\s{1,16})?(?:['\"]|(?:[\w$]{1,128}\s{0,16},\s{0,16})?"
+    r"(?:[\w$]{1,128}|\{[^{}]{0,2048}\}|\*\s{1,16}as\s{1,16}[\w$]{1,128})\s{1,16}from\s{0,16}['\"])"
     r"|export\s{1,16}(?:(?:const|let|var|function|async|class|default|type|interface)\s|[{*])"
 )
 #: A backslash escape: CommonMark's, of an ASCII punctuation character, which the page shows alone.
@@ -621,11 +622,11 @@ def _tag_shown(found: re.Match[str]) -> str:
     nothing."""
     tag = found.group()
     name = _TAG_NAME.match(tag)
+    element = name.group(1).lower() if name else ""
+    if element == "img":  # in any case, as HTML's names are (``<IMG>``, ``<Img>``)
+        return _text_value(_attribute(tag, "alt"))
     if name and name.group(1)[0].isupper() and not name.group(1).isupper():  # a JSX component's
         return next(filter(None, (_text_value(_attribute(tag, key)) for key in _COMPONENT_TITLES)), " ")
-    element = name.group(1).lower() if name else ""
-    if element == "img":
-        return _text_value(_attribute(tag, "alt"))
     return " " if element and element not in _INLINE_ELEMENTS else ""
 
 

@@ -395,8 +395,10 @@ class AskedName(NamedTuple):
     owner: str = ""
 
 
-#: What starts a TeX command's name as a manual writes it (``\\againframe``), which declares it bare.
+#: What starts a TeX command's name as a manual writes it (``\\againframe``), which declares it bare;
+#: a command's name is letters, two at least (``\\n`` and ``\\d`` are a string's or a pattern's escapes).
 TEX_ESCAPE = "\\"
+_TEX_COMMAND = re.compile(r"[A-Za-z@]{2,64}")
 
 
 def asked_names(text: str) -> tuple[AskedName, ...]:
@@ -410,7 +412,9 @@ def asked_names(text: str) -> tuple[AskedName, ...]:
     ``--x``; and lower-case words joined by hyphens as the long option they spell (``--rebase-merges``
     of ``rebase-merges``). :func:`named_first` puts first the pages known by the first of them that
     names any: the page titled ``package.json`` before one declaring a ``json`` setting."""
-    text = text.strip().removeprefix(TEX_ESCAPE)
+    text = text.strip()
+    if text.startswith(TEX_ESCAPE) and _TEX_COMMAND.fullmatch(text, len(TEX_ESCAPE)):
+        text = text[len(TEX_ESCAPE) :]
     if not _NAME_QUERY.fullmatch(text):
         return ()
     whole = text.removesuffix("()").removesuffix("=")
