@@ -155,6 +155,38 @@ def test_an_mdx_page_s_imports_show_nothing_and_a_component_shows_its_title():
     )
 
 
+def test_an_mdx_component_s_indented_children_are_markdown_not_code():
+    text = (
+        '# Setup\n\n<Tabs>\n  <TabItem label="Manual">\n    <Steps>\n\n'
+        "      1. Add the plugin:\n\n"
+        '          ```sh title="install.sh"\n          cargo add tauri-plugin-deep-link\n          ```\n\n'
+        "    </Steps>\n  </TabItem>\n</Tabs>\n\n"
+        "<ShowSolution>\n```html\n<title>App</title>\n```\n</ShowSolution>\n\n"
+        "    indented code in plain Markdown\n"
+    )
+    lines = text.split("\n")
+    fence = lines.index('          ```sh title="install.sh"') + 1
+    solution = lines.index("```html") + 1
+    mdx = parse_text("docs/plugin.mdx", text)
+    assert mdx.literal[:2] == [(fence, fence + 2), (solution, solution + 2)]  # the fences, no indented block
+    assert (
+        mdx.read_as[fence] == "install.sh"
+        and mdx.read_as[lines.index('  <TabItem label="Manual">') + 1].strip() == "Manual"
+    )
+    assert lines.index("<title>App</title>") + 1 not in mdx.read_as  # code, not an HTML block's tags
+    step = lines.index("      1. Add the plugin:") + 1
+    assert not any(first <= step <= last for first, last in mdx.literal)
+    plain = parse_text("docs/plugin.md", text)  # CommonMark's: an indented code block
+    assert any(first <= step <= last for first, last in plain.literal)
+    # a fence in a list item, however deep: what it holds (tags, a heading's HTML) stays code
+    listed = (
+        "# Fonts\n\n<Steps>\n1. Add the font:\n\n    ```astro\n    <Layout>\n      <h1>Hello</h1>\n"
+        "    </Layout>\n    ```\n\n2. Use it.\n</Steps>\n"
+    )
+    fonts = parse_text("docs/fonts.mdx", listed)
+    assert [heading.title for heading in fonts.headings] == ["Fonts"] and fonts.literal == [(6, 10)]
+
+
 def test_a_code_fence_s_caption_is_read_and_shown_as_the_line_above_its_code():
     text = (
         "# Slices\n\n"

@@ -75,7 +75,8 @@ BINARY_READERS = cast(
 TEXT_READERS = cast(
     dict[str, Callable[[str, str], Document]],
     {
-        **dict.fromkeys(("md", "markdown", "mdx"), _reader("markdown.read_markdown")),
+        **dict.fromkeys(("md", "markdown"), _reader("markdown.read_markdown")),
+        "mdx": _reader("markdown.read_mdx"),
         **dict.fromkeys(("rst", "rest", "txt", "text"), _reader("rst.read_rst")),
         **dict.fromkeys(("html", "htm", "xhtml"), _reader("html.read_html")),
         "ipynb": _reader("notebook.read_notebook"),

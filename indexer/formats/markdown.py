@@ -169,6 +169,10 @@ _OPENING_FENCE = re.compile(r"[ \t]{0,3}(?P<marks>`{3,64}|~{3,64})")
 _FENCE_CAPTION = re.compile(
     r"""[ \t](?:title|filename)=(?:"(?P<double>[^"\n]{1,256})"|'(?P<single>[^'\n]{1,256})')"""
 )
+#: A JSX component's opening and closing tags on lines of their own, in an MDX page (``<Tabs>``,
+#: ``<TabItem label="npm">``, ``</Tabs>``): a capital letter starts a component's name.
+_COMPONENT_OPENING = re.compile(r"[ \t]*<[A-Z][\w.]{0,63}(?:\s[^<>]{0,1024})?>[ \t]*")
+_COMPONENT_CLOSING = re.compile(r"[ \t]*</[A-Z][\w.]{0,63}[ \t]*>[ \t]*")
 #: Admonition types whose title, when none is given, is their name (reStructuredText's, and those
 #: of MkDocs' Material theme).
 ADMONITION_TYPES = frozenset(ADMONITIONS) | frozenset(
@@ -223,10 +227,17 @@ class MarkdownLayout:
     front_matter: tuple[int, int, str, str] | None = None  # first line, last line, style, its text
 
 
-def read_markdown(text: str, encoding: str = "utf-8") -> Document:
+def read_mdx(text: str, encoding: str = "utf-8") -> Document:
+    """An MDX page, read as Markdown is but for what MDX's grammar reads otherwise: a JSX
+    component's children are Markdown however they are indented under it (MDX has no indented code
+    blocks), and a component's own lines open no HTML block (:func:`_components_read`)."""
+    return read_markdown(text, encoding, mdx=True)
+
+
+def read_markdown(text: str, encoding: str = "utf-8", mdx: bool = False) -> Document:
     """A Markdown file's lines with the headings and code blocks its parser found, front matter read
     as metadata and link definitions left out."""
-    layout = markdown_layout(text)
+    layout = markdown_layout(text, mdx)
     lines = split_lines(text)
     for number in layout.hidden:
         if number <= len(lines):
@@ -311,12 +322,13 @@ def _with_front_matter(
     return headings
 
 
-def markdown_layout(text: str) -> MarkdownLayout:
-    """Headings, code blocks, markup lines, hidden lines and front matter of Markdown ``text``."""
+def markdown_layout(text: str, mdx: bool = False) -> MarkdownLayout:
+    """Headings, code blocks, markup lines, hidden lines and front matter of Markdown ``text`` (of
+    an MDX page's, where ``mdx``: :func:`_components_read`)."""
     # imported here, so that `index query` does not load a parser it never uses
     import pyromark
 
-    text = _bodies_dedented(text)
+    text = _components_read(_bodies_dedented(text)) if mdx else _bodies_dedented(text)
     front_matter = _front_matter(text)
     if front_matter is not None:  # read as blank lines: the parser knows no metadata (see below)
         after = text.split("\n", front_matter[1])[front_matter[1] :]
@@ -774,6 +786,47 @@ def _bodies_dedented(text: str) -> str:
     return "\n".join(lines)
 
 
+def _components_read(text: str) -> str:
+    """An MDX page's ``text`` as MDX reads it, for CommonMark's parser: the children of each JSX
+    component (``<Tabs>``, ``<TabItem label="npm">``, ``<Steps>``, on lines of their own) moved
+    left to the column its tag starts at, since MDX has no indented code blocks (a list or a fence
+    indented in a ``<TabItem>`` is a list and a fence; in a list item, the item's still); and each
+    component's opening and closing lines read as blank lines, so that neither opens an HTML block
+    that takes the fence after it in (what the page shows of them is read apart, :func:`_html_read`).
+    A fence opens at any depth, and what it holds is left as written. Every line keeps its number."""
+    lines = text.split("\n")
+    shifts: list[int] = []  # how far the children of each component open around the line move left
+    fence = ""  # the marks of the fence the line is in
+    for number, line in enumerate(lines):
+        if not line.strip():
+            continue
+        indent = _text_column(line)
+        shift = shifts[-1] if shifts else 0
+        moved = " " * (indent - min(indent, shift)) + line.lstrip(" \t")
+        if fence:
+            fence = "" if _is_fence(moved) and moved.strip().startswith(fence) else fence
+        elif opening := _OPENING_FENCE.match(moved.lstrip()):
+            fence = opening["marks"]
+        elif _COMPONENT_CLOSING.fullmatch(line):
+            moved = ""
+            if shifts:
+                shifts.pop()
+        elif _COMPONENT_OPENING.fullmatch(line) and not line.rstrip().endswith("/>"):
+            moved = ""
+            child = number + 1
+            while child < len(lines) and not lines[child].strip():
+                child += 1
+            below = _text_column(lines[child]) if child < len(lines) else 0
+            shifts.append(shift + max(below - indent, 0))
+        lines[number] = moved
+    return "\n".join(lines)
+
+
+def _text_column(line: str) -> int:
+    """The column a line's text starts at, a tab reaching the next multiple of four."""
+    return len(line[: len(line) - len(line.lstrip(" \t"))].expandtabs(_BODY_INDENT))
+
+
 def _opens_content(line: str) -> bool:
     """Whether ``line`` is an admonition's or a content tab's, whose content is indented under it."""
     start = line.lstrip(" \t")[:3]
@@ -785,6 +838,7 @@ def _opens_content(line: str) -> bool:
 def fence_caption(line: str) -> str:
     """The caption a code fence's info string gives its block (:data:`_FENCE_CAPTION`), read as the
     line the page shows above the code: a file's name says what the code is; '' when it gives none."""
+    line = line.lstrip(" \t")  # a fence opening a block (a list item's, nested) at any depth
     opening = _OPENING_FENCE.match(line)
     found = _FENCE_CAPTION.search(line, opening.end()) if opening else None
     return (found["double"] or found["single"]).strip() if found else ""
