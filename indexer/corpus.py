@@ -532,8 +532,10 @@ def left_out_as(rules: PathRules, relative: str, name: str, path: Path) -> str |
     (``.env.example``): its reader still refuses a binary file."""
     if is_secret_name(name.rsplit("/", 1)[-1]):
         return None if rules.allows_secret(relative) else "secret"
+    if is_text_name(name):
+        return None
     label = type_label(name)
-    return None if is_text_name(name) or (label == NO_EXTENSION and is_script(path)) else label
+    return None if label == NO_EXTENSION and is_script(path) else label
 
 
 def is_script(path: Path) -> bool:
