@@ -149,8 +149,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: verbatim (``|\frame|``) read as written where the document makes it so, a manual's entry head
 #: read as its signature and declaring what it documents, a slide's ``\begin{frame}{Title}`` a
 #: heading; a notebook's markdown cell read as a Markdown page is (its HTML as the page shows it);
-#: 47: an MDX component's indented children read as Markdown, not as an indented code block
-CHUNKER_VERSION = 47
+#: 47: an MDX component's indented children read as Markdown, not as an indented code block;
+#: 48: YAML, TOML, INI and JSON files headed by their path and the keys that open their parts
+CHUNKER_VERSION = 48
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

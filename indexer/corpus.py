@@ -36,7 +36,7 @@ from indexer.sizes import format_size
 #: reads by their format (:func:`~indexer.formats.read_extensions`; both: :func:`text_extensions`).
 PLAIN_TEXT_EXTENSIONS = frozenset(
     """m mm fs vb pl pm r jl erl clj cljs nim fish ps1 bat sql rc
-    css scss sass less vue svelte json jsonl yaml yml toml ini cfg conf properties env csv tsv
+    css scss sass less vue svelte jsonl properties env csv tsv
     graphql proto tf hcl gradle cmake mk dockerfile pod config""".split()
 )
 #: Extensions of images, archives, media, fonts and binaries: a well-known name with one of them

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from indexer.formats.compressed import OPENERS, compression_of, expanded, uncompressed_name
+from indexer.formats.data import DATA_READERS, read_data
 from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
 from indexer.formats.info import (
     INFO_TYPE,
@@ -100,6 +101,10 @@ READER_NAMES = {
     "org": "Org",
     "tex": "LaTeX",
     **dict.fromkeys(("docbook", "dbk", "xml", "sgml"), "DocBook"),
+    **dict.fromkeys(("yaml", "yml"), "YAML"),
+    "toml": "TOML",
+    **dict.fromkeys(("ini", "cfg", "conf"), "INI"),
+    "json": "JSON",
 }
 #: How each markup format's inline markup (emphasis, links, roles, code spans...) reads as the words a
 #: rendered page shows: for the lines a snippet shows, outside code.
@@ -251,6 +256,8 @@ def _read_text(path: str, text: str, encoding: str) -> Document:
         return read_roff(text, encoding)
     if reader == INFO:
         return read_info(text, encoding)
+    if extension in DATA_READERS:
+        return read_data(path, text, encoding, extension)
     if reader == SOURCE_CODE:
         from indexer.formats.code import read_code
 
@@ -272,10 +279,10 @@ def is_source_code(path: str) -> bool:
 
 def read_extensions() -> frozenset[str]:
     """The lower-case extensions of the files this package's readers read by their format: the
-    markup formats', the formats read from bytes and source code's languages."""
+    markup formats', the formats read from bytes, the data formats' and source code's languages."""
     from indexer.formats.code import CODE_EXTENSIONS
 
-    return frozenset((*TEXT_READERS, *BINARY_READERS, *CODE_EXTENSIONS))
+    return frozenset((*TEXT_READERS, *BINARY_READERS, *DATA_READERS, *CODE_EXTENSIONS))
 
 
 def _code_language(extension: str) -> str | None:

@@ -1,0 +1,138 @@
+"""Configuration and data files (YAML, TOML, INI, JSON): their lines, headed by the file's path and
+by the keys and tables that open their parts.
+
+These formats declare where each part of a file begins and what it is called, as a heading does
+in prose: a workflow's ``jobs:`` and ``build:``, a compose file's ``services:`` and ``web:``, a
+``pyproject.toml``'s ``[tool.ruff.lint]``, an INI file's ``[server]``, a ``package.json``'s
+``"scripts": {``. A chunk of such a file is headed by its path (as source code is: a setting is
+read where it lies in a project) and the keys above its first line, so that the model reads what a
+value belongs to, and a hit says where in the file it lies. A key heads a part only where it opens
+one (a value on its own line, ``image: nginx``, is a line of content), and only down to
+:data:`MAX_DEPTH` keys: deeper parts are too many and too small to head a chunk of their own.
+
+Keys are not declared names: a name typed alone asks for where it is defined or described, and a
+project's data holds the same keys many times over (every ``version`` of a lock file).
+
+Each reader is one pass over the lines, a bounded pattern per line: linear in the file's size.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+from indexer.formats.document import Document, Heading, split_lines
+
+#: How many levels of keys head parts of a file, below its path.
+MAX_DEPTH = 3
+#: The longest key read as a heading's title: longer ones are values, not names of parts.
+MAX_KEY_CHARS = 120
+
+#: A YAML mapping key at the start of its line with nothing after its colon but maybe an anchor
+#: or a comment: it opens a nested part. A list's item (``- name:``) is content, not a part.
+_YAML_OPENING_KEY = re.compile(
+    r"( *)(\"[^\"\\]{1,120}\"|'[^']{1,120}'|[^\s#'\"\-?:,\[\]{}&*!|>%@`][^:#]{0,119}?)"
+    r" *:(?: +&[^\s#]{1,120})? *(?:#.*)?"
+)
+#: A YAML key whose value is a block scalar (``script: |``, ``description: >-``): the more indented
+#: lines after it are its text, never keys.
+_YAML_BLOCK_SCALAR = re.compile(r"( *)(?:- +)?[^#]{0,240}?: +[|>][-+0-9]{0,3} *(?:#.*)?")
+_YAML_DOCUMENT_MARK = re.compile(r"(?:---|\.\.\.)(?: .*)?")
+
+#: A TOML table's header at the start of its line: ``[tool.ruff]``, ``[[bin]]``, ``[a."b.c"]``.
+_TOML_KEY = r"(?:[A-Za-z0-9_-]{1,120}|\"[^\"\\]{1,120}\"|'[^']{1,120}')"
+_TOML_TABLE = re.compile(rf"\[\[? *({_TOML_KEY}(?: *\. *{_TOML_KEY}){{0,15}}) *\]\]? *(?:#.*)?")
+_TOML_MULTILINE_STRING = re.compile(r'"""|' r"'''")
+
+#: An INI section's header at the start of its line: ``[server]``, ``[remote "origin"]``.
+_INI_SECTION = re.compile(r"\[([^\[\]]{1,120})\] *(?:[;#].*)?")
+
+#: A JSON object's member at the start of its line whose value opens an object or an array.
+_JSON_OPENING_MEMBER = re.compile(r"\s*\"((?:[^\"\\]|\\.){1,120})\"\s*:\s*[\[{]")
+_JSON_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"")
+
+
+def read_data(path: str, text: str, encoding: str, extension: str) -> Document:
+    """The document of a data file with ``extension`` (a key of :data:`DATA_READERS`), headed by
+    ``path`` and the keys that open its parts."""
+    lines = split_lines(text)
+    if not lines:
+        return Document(lines=lines, encoding=encoding)
+    keys = DATA_READERS[extension](lines)
+    headings = [Heading(number, depth + 1, title) for number, depth, title in keys]
+    return Document(lines=lines, headings=[Heading(1, 1, path), *headings], encoding=encoding)
+
+
+def yaml_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
+    """(1-based line, depth from 1, key) of each YAML key that opens a part, down to
+    :data:`MAX_DEPTH`; a deeper one's depth is counted by the indentation of the keys above it."""
+    open_indents: list[int] = []
+    scalar_indent = -1  # inside a block scalar: the indentation its key had
+    for number, line in enumerate(lines, 1):
+        stripped = line.lstrip(" ")
+        indent = len(line) - len(stripped)
+        if scalar_indent >= 0:
+            if not stripped or indent > scalar_indent:
+                continue
+            scalar_indent = -1
+        if _YAML_DOCUMENT_MARK.fullmatch(line):
+            open_indents = []
+            continue
+        if not stripped or stripped.startswith("#"):
+            continue
+        while open_indents and open_indents[-1] >= indent:
+            open_indents.pop()
+        if (block := _YAML_BLOCK_SCALAR.fullmatch(line)) is not None:
+            scalar_indent = len(block.group(1))
+            continue
+        if (key := _YAML_OPENING_KEY.fullmatch(line)) is None:
+            continue
+        open_indents.append(indent)
+        if len(open_indents) <= MAX_DEPTH:
+            yield number, len(open_indents), _unquoted(key.group(2).strip())
+
+
+def toml_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
+    """(1-based line, 1, table) of each TOML table's header: every table is named in full by its
+    header (``[tool.ruff.lint]``), so each is a part of its own at the first depth."""
+    in_string = False
+    for number, line in enumerate(lines, 1):
+        if len(_TOML_MULTILINE_STRING.findall(line)) % 2:
+            in_string = not in_string
+            continue
+        if not in_string and (table := _TOML_TABLE.fullmatch(line.rstrip())) is not None:
+            yield number, 1, table.group(1)
+
+
+def ini_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
+    """(1-based line, 1, section) of each INI section's header."""
+    for number, line in enumerate(lines, 1):
+        if (section := _INI_SECTION.fullmatch(line.rstrip())) is not None:
+            yield number, 1, section.group(1).strip()
+
+
+def json_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
+    """(1-based line, depth from 1, key) of each member that starts its line and opens an object or
+    an array, down to :data:`MAX_DEPTH`; its depth is how many objects and arrays are open before
+    it (a string holds no line break in JSON, so each line's brackets are counted without its
+    strings)."""
+    depth = 0
+    for number, line in enumerate(lines, 1):
+        member = _JSON_OPENING_MEMBER.match(line)
+        if member is not None and 1 <= depth <= MAX_DEPTH:
+            yield number, depth, member.group(1)
+        bare = _JSON_STRING.sub("", line)
+        depth += bare.count("{") + bare.count("[") - bare.count("}") - bare.count("]")
+
+
+def _unquoted(key: str) -> str:
+    return key[1:-1] if len(key) >= 2 and key[0] == key[-1] and key[0] in "\"'" else key
+
+
+#: The reader of each data format's keys, by extension.
+DATA_READERS: dict[str, Callable[[list[str]], Iterator[tuple[int, int, str]]]] = {
+    **dict.fromkeys(("yaml", "yml"), yaml_keys),
+    "toml": toml_keys,
+    **dict.fromkeys(("ini", "cfg", "conf"), ini_keys),
+    "json": json_keys,
+}

@@ -1,0 +1,158 @@
+"""Configuration and data files read by the keys and tables that open their parts
+(indexer/formats/data.py): a chunk is headed by the file's path and the keys above it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import HashBackend, fastest_seconds, grows_linearly
+
+from indexer import Index
+from indexer.chunking import ChunkSettings, chunk_document
+from indexer.formats import parse_text, read_extensions
+
+
+def words(texts: list[str]) -> list[int]:
+    return [len(text.split()) for text in texts]
+
+
+def headings(path: str, text: str) -> list[tuple[int, int, str]]:
+    return [(heading.line, heading.level, heading.title) for heading in parse_text(path, text).headings]
+
+
+WORKFLOW = """\
+name: CI
+on:
+  push:
+    branches: [main]
+jobs:
+  test:
+    runs-on: ubuntu-latest
+    steps:
+      - name: Checkout
+        uses: actions/checkout@v4
+      - run: |
+          pytest -q
+          cache: pip
+    env:
+      PYTHON: "3.12"
+  "lint job":   # a quoted key
+    runs-on: ubuntu-latest
+---
+services:
+  web:
+    ports:
+      - "8080:80"
+    healthcheck:
+      test: curl -f http://localhost
+"""
+
+
+def test_a_yaml_file_is_headed_by_its_path_and_the_keys_that_open_its_parts():
+    """A key with nothing after its colon opens a part; a key and its value on one line
+    (``runs-on: ubuntu-latest``) is content; a block scalar's lines (``cache: pip`` under
+    ``run: |``) are its text, never keys; a list's item is content; ``---`` starts a new
+    document; keys deeper than three levels head nothing."""
+    assert headings(".github/workflows/ci.yml", WORKFLOW) == [
+        (1, 1, ".github/workflows/ci.yml"),
+        (2, 2, "on"),
+        (3, 3, "push"),
+        (5, 2, "jobs"),
+        (6, 3, "test"),
+        (8, 4, "steps"),
+        (14, 4, "env"),
+        (16, 3, "lint job"),
+        (19, 2, "services"),
+        (20, 3, "web"),
+        (21, 4, "ports"),
+        (23, 4, "healthcheck"),
+    ]
+
+
+def test_a_toml_file_is_headed_by_its_tables_and_not_by_what_its_strings_hold():
+    text = (
+        '[project]\nname = "demo"\ndescription = """\n[not.a.table]\n"""\n'
+        "[tool.ruff.lint]\nselect = [\n  'E',\n]\n[[bin]] # a binary\nname = 'x'\n"
+        '[servers."alpha.example"]\nip = "10.0.0.1"\n'
+    )
+    assert headings("pyproject.toml", text) == [
+        (1, 1, "pyproject.toml"),
+        (1, 2, "project"),
+        (6, 2, "tool.ruff.lint"),
+        (10, 2, "bin"),
+        (12, 2, 'servers."alpha.example"'),
+    ]
+
+
+def test_an_ini_file_is_headed_by_its_sections():
+    text = '; settings\n[metadata]\nname = demo\n\n[remote "origin"]  # git\nurl = x\n[not a section\n'
+    assert headings("setup.cfg", text) == [(1, 1, "setup.cfg"), (2, 2, "metadata"), (5, 2, 'remote "origin"')]
+
+
+def test_a_json_file_is_headed_by_the_members_that_open_objects_and_arrays():
+    """Depth is counted by the brackets open before a line, whatever its indentation, with the
+    brackets inside strings left out; members deeper than three levels, and a minified file's
+    one line, head nothing."""
+    data = {
+        "name": "demo",
+        "scripts": {"test": "jest {a}"},
+        "packages": {"node_modules/lodash": {"version": "4", "engines": {"node": ">=4", "deep": {"x": 1}}}},
+        "files": ["a]", "b"],
+    }
+    text = json.dumps(data, indent=2)
+    assert headings("package.json", text) == [
+        (1, 1, "package.json"),
+        (3, 2, "scripts"),
+        (6, 2, "packages"),
+        (7, 3, "node_modules/lodash"),
+        (9, 4, "engines"),
+        (17, 2, "files"),
+    ]
+    assert headings("package.json", json.dumps(data)) == [(1, 1, "package.json")]
+
+
+def test_a_chunk_of_a_data_file_is_headed_by_the_keys_above_its_first_line():
+    services = "".join(
+        f"  {name}:\n    image: {name}:latest\n    environment:\n"
+        + "".join(f"      VARIABLE_{n}: value {n} for {name}\n" for n in range(12))
+        for name in ("postgres", "redis", "worker")
+    )
+    document = parse_text("compose.yaml", "version: '3'\nservices:\n" + services)
+    chunks = chunk_document(document, words, ChunkSettings(max_tokens=60, overlap_tokens=0))
+    heads = {chunk.heading for chunk in chunks}
+    assert "compose.yaml > services > redis > environment" in heads
+    redis = next(chunk for chunk in chunks if "value 11 for redis" in chunk.text)
+    assert redis.heading == "compose.yaml > services > redis > environment"
+
+
+def test_data_formats_are_read_by_their_reader_and_walked():
+    assert {"yaml", "yml", "toml", "ini", "cfg", "conf", "json"} <= read_extensions()
+
+
+def test_a_built_index_finds_a_setting_under_its_part(tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "deploy.yaml").write_text(WORKFLOW)
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        assert index.build(tmp_path / "docs").exit_code == 0
+        hits = index.search("healthcheck curl localhost", k=3, mode="keyword")
+    assert hits[0].path == "deploy.yaml"
+    assert hits[0].heading.startswith("deploy.yaml")
+
+
+@pytest.mark.parametrize(
+    ("path", "line"),
+    [
+        ("big.yaml", "a:" + " " * 50 + "b\n"),
+        ("big.yaml", "  - key" + " " * 50 + ": \n"),
+        ("big.json", '"' + "\\" * 40 + '": {' + "[" * 20 + "\n"),
+        ("big.toml", "[" + "a." * 15 + "b" + " " * 40 + "\n"),
+        ("big.ini", "[" + "x" * 100 + "\n"),
+    ],
+)
+def test_a_data_file_is_read_in_time_linear_in_its_size(path, line):
+    def seconds(repeats: int) -> float:
+        text = "top:\n" + line * repeats
+        return fastest_seconds(lambda: parse_text(path, text), repeats=3)
+
+    assert grows_linearly(seconds, 2_000, 16_000, 24)  # quadratic would be 64
