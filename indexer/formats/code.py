@@ -38,7 +38,9 @@ Zig's ``test "name" { }``, hspec's ``*Spec.hs``, ``describe`` and ``it``, tasty'
 ``testCase``, Cabal's ``test/``, OCaml's ``let%test`` and ``let%expect_test``, Alcotest's
 ``test_case`` and dune's ``test/``.
 A class holding a test is a test class, as JUnit defines one. Their lines are the document's
-:attr:`Document.tests`.
+:attr:`Document.tests`. A test or a group of tests that a call declares with a title (RSpec's ``describe
+Parser do`` and ``it 'parses' do``, busted's ``describe("join", function()``) heads its block by that
+title, as a class and its methods do, and declares no name.
 
 A file of a language this module has no grammar for is not routed here; a file its grammar cannot
 read (more than :data:`MAX_ERROR_SHARE` of its lines inside syntax errors, or a grammar older than
@@ -177,7 +179,9 @@ class Grammar:
     its name, and its grammar tells no namespace from a mixin. ``names``: node types that declare
     their ``name`` alone wherever they are, and head nothing: C's macros (``#define NAME``, in any
     branch of a conditional group), which have no scope to qualify them but the file that
-    includes them. ``defining``: for a grammar that reads every construct as a call (Elixir's),
+    includes them; a module's values at the file's top (Kotlin's properties, Ruby's constants), and
+    a Lua module's fields, by its table (``lapp.show_usage_error``), whatever their value.
+    ``defining``: for a grammar that reads every construct as a call (Elixir's),
     the names of the calls that define what they name (``def``, ``defmodule``), and ``opening``
     those of them whose block holds definitions, as a class's body does (``defmodule``).
     ``reread``: another reading of a
@@ -196,7 +200,10 @@ class Grammar:
     fields they declare, which Haskell and OCaml name by the module, not by the type: declared as
     members are, qualified by the containers around the type. ``container_of``: the node a
     definition holds its members by, where a definition is a container by its value (Zig's ``const
-    Point = struct { ... }``, a function that returns a type), or None.
+    Point = struct { ... }``, a function that returns a type), or None. ``directives``: what a
+    comment writes to declare a method of the container it lies in, its name in group ``name``, as
+    the language's documentation tool reads it (YARD's ``# @!method get(url)`` and ``# @!attribute
+    [r] status``, for methods that metaprogramming defines): declared as the container's methods are.
     """
 
     package: str
@@ -222,6 +229,7 @@ class Grammar:
     types: frozenset[str] = frozenset()
     constructors: frozenset[str] = frozenset()
     container_of: Callable[[Node], Node | None] | None = None
+    directives: re.Pattern[str] | None = None
 
 
 def _types(text: str) -> frozenset[str]:
@@ -249,6 +257,11 @@ def _kotlin_constructors_joined(lines: list[str]) -> list[str]:
     return joined
 
 
+#: YARD's directives that declare a method metaprogramming defines, in a comment's line (``# @!method
+#: get(url = nil)``, ``# @!attribute [rw] status``), also in code a ``# @!parse`` directive shows.
+_YARD_DIRECTIVES = re.compile(
+    r"^[ \t]*#[# \t]*@!(?:method|attribute)(?:[ \t]*\[\w*\])?[ \t]+(?P<name>[A-Za-z_]\w*[?!=]?)"
+)
 #: C's macro definitions, object-like and function-like.
 _C_MACROS = frozenset(("preproc_def", "preproc_function_def"))
 _C_LISTS = "translation_unit compound_statement field_declaration_list enumerator_list case_statement"
@@ -510,6 +523,7 @@ GRAMMARS: dict[str, Grammar] = {
         _types("source_file class_body enum_class_body block statements when_entry"),
         tests=_JUNIT,
         members=_types("property_declaration enum_entry class_parameter"),
+        names=_types("property_declaration"),  # at the file's top: a package's values
         reread=_kotlin_constructors_joined,
     ),
     "c": Grammar(
@@ -561,10 +575,13 @@ GRAMMARS: dict[str, Grammar] = {
         tests=TestRule(
             files=("*_spec.rb", "*_test.rb"),
             bases=("Test", "TestCase", "Spec"),  # Minitest::Test, ActiveSupport::TestCase, Minitest::Spec
-            calls=frozenset(("it", "specify", "test")),
-            groups=frozenset(("describe", "context")),
+            calls=frozenset(("it", "specify", "example", "test")),
+            groups=frozenset("describe context shared_examples shared_examples_for shared_context".split()),
         ),
         separator="::",
+        members=_types("assignment"),  # of a constant: ``TIMEOUT = 5`` in a class or module
+        names=_types("assignment"),  # of a constant at the file's top
+        directives=_YARD_DIRECTIVES,
     ),
     "php": Grammar(
         "tree_sitter_php",
@@ -640,6 +657,7 @@ GRAMMARS: dict[str, Grammar] = {
             calls=frozenset(("it", "spec", "test")),
             groups=frozenset(("describe", "context", "insulate", "expose")),
         ),
+        names=_types("assignment_statement"),  # of a field of the module's table: ``M.debug = false``
     ),
     "elixir": Grammar(
         "tree_sitter_elixir",
@@ -778,6 +796,10 @@ MAX_SHEBANG_CHARS = 256
 #: PHP property with its ``$`` (``Logger::$name``, as PHP and its doc comments' ``@see`` write it);
 #: a name that ends in ``?`` or ``!``, as Ruby's and Elixir's may (``Ecto.Changeset.change!``).
 _QUALIFIABLE = re.compile(r"[~$]?[A-Za-z_]\w*[?!]?(?:(?:::|\.)[~$]?[A-Za-z_]\w*[?!]?)*")
+#: A method's name that ends in ``=`` (a Ruby setter: ``proxy=``) or is an operator (Ruby's ``==``,
+#: ``[]``, ``<=>``, ``-@``; Scala's and Swift's ``+``), qualified as any other method's:
+#: ``Connection::proxy=``.
+_OPERATOR_OR_SETTER = re.compile(r"[A-Za-z_]\w*=|\[\]=?|[-+*/%<>=!~^&|]{1,3}@?")
 #: Between the trait and the type in the title of a Rust trait impl (``Display for Path``).
 _TRAIT_FOR = " for "
 #: Name nodes a C or C++ declarator ends in.
@@ -1010,6 +1032,10 @@ class _Outline:
     #: read from a tree mostly in error (:func:`_salvaged`): only the statements at the file's top
     #: that parse whole are read, and what lies in its errors around them is plain lines
     salvaging: bool = False
+    #: the titles of the tests and groups of tests that calls declare, by node id, which head them
+    #: (:meth:`_titled_test_calls`), and those of them that are groups
+    titles: dict[int, str] = field(default_factory=dict)
+    groups: set[int] = field(default_factory=set)
 
     def declared(self) -> dict[int, tuple[str, ...]]:
         """The names each line declares: its definitions' and members', and those named alone."""
@@ -1039,38 +1065,43 @@ class _Outline:
         named = self.grammar.module(module, self.root) if self.grammar.module is not None else ""
         top = (named,) if named else ()  # qualifies the file's names, heads nothing
         candidates = [node for node in self.found.get("definition", []) if self._is_definition(node)]
-        candidates.sort(key=lambda node: node.start_byte)  # containers before what they hold
         known = {node.id for node in candidates}
+        candidates += self._titled_test_calls()
+        candidates.sort(key=lambda node: node.start_byte)  # containers before what they hold
+        every = known | self.titles.keys()  # what may own a definition: a test group too
         # a headed definition's node id: (the level its members' headings take, its heading path)
         headed: dict[int, tuple[int, tuple[str, ...]]] = {}
         outers: dict[int, Node] = {}  # node ids of what carries each headed definition
         placed: list[tuple[Node, Node | None, int, tuple[str, ...]]] = []
-        path: tuple[str, ...]
         for node in candidates:
-            outer = self._outer(node, known)
-            owner = self._owner(outer, known)
-            if owner is None:
+            outer = self._outer(node, every)
+            owner = self._owner(outer, every)
+            qualify = declares = True
+            if node.id in self.titles:  # a test's or a group's title: it declares no name
+                if owner is not None and not (owner.id in headed and self._holds_tests(owner)):
+                    del self.titles[node.id]  # a library's own ``describe``: no test, no heading
+                    every.discard(node.id)
+                    continue
+                qualify = declares = False
+            elif owner is None:
                 if self.salvaging and outer.has_error:
                     continue  # a statement of the file's that does not parse: plain lines
-                level, path = 2, (module,)
             elif owner.id in headed and self._is_container(owner) and _directly_in(outer, owner):
-                level, path = headed[owner.id]
+                # a test group's own helper (``def`` in ``describe``): known by no name of the group's
+                qualify = declares = owner.id not in self.titles
             elif owner.id in headed and _declared_in_body(outer, node, owner, self.grammar):
-                level, path = headed[owner.id]
                 # a test's own helper is its statement's name: no lookup of the name is for it
                 helper = self._within_test(owner) or self.grammar.tests.holds_only_tests(module)
-                titles = self._head(outer, node, level, path[1:], qualify=False, declares=not helper)
-                headed[node.id] = (level + len(titles), path + titles)
-                outers[outer.id] = outer
-                placed.append((outer, owner, level, path))
-                continue
+                qualify, declares = False, not helper
             else:
                 continue  # inside a function (a closure), or inside a syntax error
-            titles = self._head(outer, node, level, top + path[1:])
+            level, path = headed[owner.id] if owner is not None else (2, (module,))
+            owners = (top if qualify else ()) + path[1:]
+            titles = self._head(outer, node, level, owners, qualify=qualify, declares=declares)
             headed[node.id] = (level + len(titles), path + titles)
             outers[outer.id] = outer
             placed.append((outer, owner, level, path))
-            if self._is_test(outer, node):
+            if qualify and self._is_test(outer, node):
                 self._mark_test(outer, owner)
         ends = list(placed)
         if self.grammar.tests.macros:
@@ -1087,7 +1118,9 @@ class _Outline:
         for node in self.found.get("named", []):
             for name in _declared_names(node):
                 line = name.start_point[0] + 1
-                self.named[line] = (*self.named.get(line, ()), _text(name))
+                self.named[line] = (*self.named.get(line, ()), *_named_forms(name))
+        if self.grammar.directives is not None:
+            self._declare_directives(self.grammar.directives, known, headed, top)
         namespaces = self.grammar.namespaces
         tops = [
             outer
@@ -1196,6 +1229,58 @@ class _Outline:
         (Zig's ``test "name" { }``, OCaml's ``let%test``), which it makes no test container."""
         return test.type in self.grammar.tests.kinds or _holds_inline_test(test)
 
+    def _titled_test_calls(self) -> list[Node]:
+        """The calls that declare a test or a group of tests and title it by their first argument, a
+        string or a constant (RSpec's ``describe Parser do``, ``context 'when empty' do``, ``it
+        'parses' do``, busted's ``describe("join", function() ... end)``, package:test's
+        ``group('Parser', () { ... })``), recorded in :attr:`titles` and :attr:`groups`: each heads
+        its block, as a class and its methods do, its tests and helpers under it."""
+        rule = self.grammar.tests
+        found = []
+        for holder in self.found.get("list", []) if rule.calls or rule.groups else []:
+            for call in holder.named_children:
+                if not _declares_test(call, rule):
+                    continue
+                called, first = _test_call_parts(call)
+                title = _test_call_title(first) if first is not None else ""
+                if title:
+                    self.titles[call.id] = title
+                    if called in rule.groups:
+                        self.groups.add(call.id)
+                    found.append(call)
+        return found
+
+    def _holds_tests(self, owner: Node) -> bool:
+        """Whether a call in ``owner`` that declares a test declares one: in a test group, a test
+        class, or the function that runs a file's tests (:attr:`TestRule.runner`)."""
+        runner = self.grammar.tests.runner
+        in_runner = bool(runner) and owner.id not in self.titles and self._names(owner) == (runner,)
+        return owner.id in self.titles or self._within_test(owner) or in_runner
+
+    def _declare_directives(
+        self,
+        directives: re.Pattern[str],
+        known: set[int],
+        headed: dict[int, tuple[int, tuple[str, ...]]],
+        top: tuple[str, ...],
+    ) -> None:
+        """Declare the methods the comments' directives name (:attr:`Grammar.directives`) as
+        methods of the container the comment lies in, on the comment's line; alone at a file's top."""
+        for comment in self.found.get("attached", []):
+            written = directives.match(_text(comment)) if b"@!" in (comment.text or b"") else None
+            if written is None:
+                continue
+            holder = comment.parent
+            while holder is not None and holder.id not in known:
+                holder = holder.parent
+            if holder is not None and not (holder.id in headed and self._is_container(holder)):
+                continue  # in a method's body, or in a container of no heading
+            names = (written["name"],)
+            owners = top + (headed[holder.id][1][1:] if holder is not None else ())
+            declared = _known_alone(names, member=False) | self._qualified(owners, names)
+            line = comment.start_point[0] + 1
+            self.definitions[line] = tuple(sorted(declared | set(self.definitions.get(line, ()))))
+
     def _test_calls(self, statements: list[Node], known: set[int]) -> None:
         """Mark the statements that declare a test or a group of tests by a call
         (:attr:`TestRule.calls`, :attr:`TestRule.groups`) as tests, as :meth:`_mark_test` does."""
@@ -1255,6 +1340,8 @@ class _Outline:
         }``), which is what its methods are known by (``jsonHandler.parse``), as a class's are."""
         if definition.type in self.grammar.containers or _call_keyword(definition) in self.grammar.opening:
             return True
+        if definition.id in self.groups:  # a test group, whose tests and helpers it heads
+            return True
         if definition.type in _LUA_ASSIGNMENTS:  # a Lua module's table of functions
             table = _assigned(definition)
             return table is not None and _holds_functions(table)
@@ -1313,6 +1400,8 @@ class _Outline:
 
     def _names(self, node: Node) -> tuple[str, ...]:
         """The name a definition gives, as written (``Renderer``, ``Foo::bar``), or ()."""
+        if node.id in self.titles:  # a test's or a group's title (:meth:`_titled_test_calls`)
+            return (self.titles[node.id],)
         if node.type == "impl_item":  # Rust: impl Type, or impl Trait for Type
             kind, trait = node.child_by_field_name("type"), node.child_by_field_name("trait")
             if kind is None:
@@ -1439,7 +1528,9 @@ class _Outline:
         file writes it (a test reopening ``class Sinatra::Base``). Only names a question can spell
         are qualified, by containers whose titles name one (:func:`_qualifier`): a specialization's
         arguments and ``impl Display for &Path`` end the run."""
-        spelled = [name for name in names if _QUALIFIABLE.fullmatch(name)]
+        spelled = [
+            name for name in names if _QUALIFIABLE.fullmatch(name) or _OPERATOR_OR_SETTER.fullmatch(name)
+        ]
         qualified: set[str] = set()
         prefix = ""
         for title in reversed(owners):
@@ -1676,6 +1767,37 @@ def _declares_test(call: Node, rule: TestRule) -> bool:
         return False
     name = _text(method)
     return name in rule.groups or (name in rule.calls and arguments.named_children[0].type == "string")
+
+
+def _test_call_parts(call: Node) -> tuple[str, Node | None]:
+    """The name a call that declares a test is made by (``describe``, ``it``), and its first
+    argument: Ruby's ``describe Parser do``, Lua's ``it("parses", function() ... end)``, Dart's
+    ``test('parses', () { ... })``."""
+    if call.type == "expression_statement":  # Dart's: the callee, then a selector of its arguments
+        callee, *rest = call.named_children or [call]
+        part = rest[0].named_children[0] if rest and rest[0].named_children else None
+        lists = [child for child in part.named_children if child.type == "arguments"] if part else []
+        first = lists[0].named_children[0] if lists and lists[0].named_children else None
+        return _text(callee), first.named_children[0] if first is not None and first.named_children else None
+    called = call.child_by_field_name("method" if call.type == "call" else "name")
+    arguments = call.child_by_field_name("arguments")
+    first = arguments.named_children[0] if arguments is not None and arguments.named_children else None
+    return (_text(called) if called is not None else ""), first
+
+
+#: Arguments that title a test: a string's words, a constant or a class as written (``Faraday::Connection``).
+_TEST_TITLE_STRINGS = _types("string string_literal")
+_TEST_TITLE_NAMES = _types("constant scope_resolution")
+#: The quotes around a string literal: Ruby's, Lua's long brackets (``[[...]]``), Dart's triple quotes.
+_QUOTES = re.compile(r"^(?:\[=*\[|['\"`]+)|(?:\]=*\]|['\"`]+)$")
+
+
+def _test_call_title(argument: Node) -> str:
+    """The title a test's first argument gives it: a string's text without its quotes, or a
+    constant as written; empty for another argument (a variable, a symbol, a call)."""
+    if argument.type in _TEST_TITLE_STRINGS:
+        return _QUOTES.sub("", _text(argument)).strip()
+    return _text(argument) if argument.type in _TEST_TITLE_NAMES else ""
 
 
 #: A function-like macro's invocation, as a test's head is written: its name, then its arguments.
@@ -1996,6 +2118,8 @@ def _member_names(member: Node) -> list[Node]:
     else the first identifier among the declarator's own children)."""
     if member.type == "call":  # Elixir's, of which only a struct's declares members
         return _struct_fields(member)
+    if member.type == "assignment":  # Ruby's, of a constant: ``TIMEOUT = 5``, not ``Other::NAME = 5``
+        return [name for name in _assigned_constant(member) if name.type == "constant"]
     names = member.children_by_field_name("name")
     if names:
         bound = (
@@ -2290,6 +2414,12 @@ def _declared_names(node: Node) -> list[Node]:
         return [name] if name is not None and not _guards_include(node) else []
     if node.type == "variable_declarator":
         return _exported_names(node)
+    if node.type == "assignment":  # Ruby's, of a constant at the file's top
+        return _assigned_constant(node) if node.parent is not None and node.parent.type == "program" else []
+    if node.type == "assignment_statement":
+        return _module_field(node)
+    if node.type == "property_declaration":  # Kotlin's, at the file's top
+        return _member_names(node) if node.parent is not None and node.parent.type == "source_file" else []
     holder = node.parent
     while holder is not None and holder.type in _TOP_VARIABLE_LISTS:
         holder = holder.parent
@@ -2299,6 +2429,44 @@ def _declared_names(node: Node) -> list[Node]:
     if name.type != "identifier" or (node.type in _ZIG_CONSTANTS and values and values[-1].type in _ALIASED):
         return []
     return [name]
+
+
+def _assigned_constant(assignment: Node) -> list[Node]:
+    """The constant a Ruby assignment binds (``TIMEOUT`` of ``TIMEOUT = 5``, ``Errors::Timeout``),
+    as a list; none for a variable, an attribute or several targets."""
+    left = assignment.child_by_field_name("left")
+    if left is None or left.type not in ("constant", "scope_resolution"):
+        return []
+    return [left] if _QUALIFIABLE.fullmatch(_text(left)) and _text(left)[:1].isupper() else []
+
+
+def _module_field(assignment: Node) -> list[Node]:
+    """The field of a Lua module's table that an assignment at the file's top binds (``M.debug`` of
+    ``M.debug = false``, whatever its value), as a list: the module's table is what the file
+    returns at its end (``return M``), the value ``require`` gives. Not a global's field
+    (``package.path = ...``), nor one of a table nested in the module's."""
+    holder = assignment.parent
+    variables = next((child for child in assignment.named_children if child.type == "variable_list"), None)
+    targets = variables.children_by_field_name("name") if variables is not None else []
+    if holder is None or holder.type != "chunk" or len(targets) != 1:
+        return []
+    target = targets[0]
+    table = target.child_by_field_name("table") if target.type == "dot_index_expression" else None
+    if table is None or table.type != "identifier":
+        return []
+    last = _last_named_child(holder)
+    returned = last.named_children[0] if last is not None and last.type == "return_statement" else None
+    values = returned.named_children if returned is not None and returned.type == "expression_list" else []
+    return [target] if len(values) == 1 and _text(values[0]) == _text(table) else []
+
+
+def _named_forms(name: Node) -> tuple[str, ...]:
+    """The forms a name of :func:`_declared_names` is declared in: as written, and a Lua module's
+    field alone too where it is compound, as a class's member is (:func:`_known_alone`)."""
+    written = _text(name)
+    if name.type != "dot_index_expression":
+        return (written,)
+    return (written, *_known_alone((_last_part(written),), member=True))
 
 
 def _exported_names(declarator: Node) -> list[Node]:
