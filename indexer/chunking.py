@@ -150,7 +150,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: read as its signature and declaring what it documents, a slide's ``\begin{frame}{Title}`` a
 #: heading; a notebook's markdown cell read as a Markdown page is (its HTML as the page shows it);
 #: 47: an MDX component's indented children read as Markdown, not as an indented code block;
-#: 48: YAML, TOML, INI and JSON files headed by their path and the keys that open their parts
+#: 48: YAML, TOML, INI and JSON files headed by their path and the keys that open their parts;
+#: a module's and a class's named values declared (Ruby's constants, Kotlin's top-level
+#: properties, a Lua module table's fields), RSpec's and busted's test groups and tests headed by
+#: their titles, YARD's ``@!method`` declaring, Ruby's setters and operators qualified
 CHUNKER_VERSION = 48
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
