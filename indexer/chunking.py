@@ -153,7 +153,8 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: 48: YAML, TOML, INI and JSON files headed by their path and the keys that open their parts;
 #: a module's and a class's named values declared (Ruby's constants, Kotlin's top-level
 #: properties, a Lua module table's fields), RSpec's and busted's test groups and tests headed by
-#: their titles, YARD's ``@!method`` declaring, Ruby's setters and operators qualified
+#: their titles, YARD's ``@!method`` declaring, Ruby's setters and operators qualified; Python's
+#: module constants and type aliases, and a class's attributes, declared
 CHUNKER_VERSION = 48
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

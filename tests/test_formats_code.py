@@ -2760,6 +2760,36 @@ NAMED_VALUES = {
         },
         {8, 9, 12},  # a nested table's field, a global's, a field set in a function
     ),
+    "httpx/_config.py": (
+        """
+        DEFAULT_TIMEOUT = 5.0
+        JSONValue = dict[str, "JSONValue"] | list["JSONValue"] | str
+        logger = logging.getLogger(__name__)
+        __all__ = ["Timeout"]
+        obj.attribute, items[0] = 1, 2
+        if TYPE_CHECKING:
+            HIDDEN = 1
+
+        @dataclass
+        class Timeout:
+            connect: float
+            max_redirects: int = 20
+            __slots__ = ("connect",)
+
+            def merged(self):
+                LOCAL = 5
+                self.read = LOCAL
+        """,
+        {
+            2: ("DEFAULT_TIMEOUT",),
+            3: ("JSONValue",),
+            11: ("Timeout",),
+            12: ("Timeout.connect",),  # a word alone: only qualified
+            13: ("Timeout.max_redirects", "max_redirects"),
+            16: ("Timeout.merged", "merged"),
+        },
+        {4, 5, 6, 8, 14, 17, 18},  # a script's variable, Python's own names, targets of no name, a method's
+    ),
 }
 
 

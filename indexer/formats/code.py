@@ -456,6 +456,8 @@ GRAMMARS: dict[str, Grammar] = {
         _types("module block"),
         wrappers=_types("decorated_definition"),
         tests=TestRule(files=("test_*.py", "*_test.py", "conftest.py"), bases=("TestCase",)),
+        members=_types("expression_statement"),  # a class's attributes (:func:`_assigned_name`)
+        names=_types("expression_statement"),  # a module's constants and type aliases
     ),
     "javascript": Grammar(
         "tree_sitter_javascript",
@@ -2118,6 +2120,8 @@ def _member_names(member: Node) -> list[Node]:
     else the first identifier among the declarator's own children)."""
     if member.type == "call":  # Elixir's, of which only a struct's declares members
         return _struct_fields(member)
+    if member.type == "expression_statement":  # Python's, of an attribute: ``timeout: float = 5``
+        return _assigned_name(member)
     if member.type == "assignment":  # Ruby's, of a constant: ``TIMEOUT = 5``, not ``Other::NAME = 5``
         return [name for name in _assigned_constant(member) if name.type == "constant"]
     names = member.children_by_field_name("name")
@@ -2418,6 +2422,8 @@ def _declared_names(node: Node) -> list[Node]:
         return _assigned_constant(node) if node.parent is not None and node.parent.type == "program" else []
     if node.type == "assignment_statement":
         return _module_field(node)
+    if node.type == "expression_statement":  # Python's, at the module's top
+        return _module_constant(node) if node.parent is not None and node.parent.type == "module" else []
     if node.type == "property_declaration":  # Kotlin's, at the file's top
         return _member_names(node) if node.parent is not None and node.parent.type == "source_file" else []
     holder = node.parent
@@ -2429,6 +2435,30 @@ def _declared_names(node: Node) -> list[Node]:
     if name.type != "identifier" or (node.type in _ZIG_CONSTANTS and values and values[-1].type in _ALIASED):
         return []
     return [name]
+
+
+def _assigned_name(statement: Node) -> list[Node]:
+    """The name a Python statement assigns (``TIMEOUT`` of ``TIMEOUT = 5``, ``timeout`` of
+    ``timeout: float = 5.0`` or of a dataclass's ``timeout: float``), as a list; none for a
+    statement that assigns nothing, an attribute, an item, several targets, or a name Python gives
+    a meaning of its own (``__all__``, ``__slots__``)."""
+    assignment = statement.named_children[0] if statement.named_child_count == 1 else None
+    if assignment is None or assignment.type != "assignment":
+        return []
+    left = assignment.child_by_field_name("left")
+    if left is None or left.type != "identifier":
+        return []
+    name = _text(left)
+    return [] if name.startswith("__") and name.endswith("__") else [left]
+
+
+def _module_constant(statement: Node) -> list[Node]:
+    """The name a Python module's statement assigns where PEP 8 spells it as a module's own value
+    (a constant, ``DEFAULT_TIMEOUT``, or a type alias, ``JSONValue``: a capital in it), as a list;
+    none for a name in lower case alone, which is as often a script's or a notebook's working
+    variable (``df``, ``model``, ``args``) as a module's value, and would make every script that
+    holds a ``model`` define it."""
+    return [name for name in _assigned_name(statement) if not _text(name).islower()]
 
 
 def _assigned_constant(assignment: Node) -> list[Node]:
