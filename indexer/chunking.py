@@ -154,7 +154,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: a module's and a class's named values declared (Ruby's constants, Kotlin's top-level
 #: properties, a Lua module table's fields), RSpec's and busted's test groups and tests headed by
 #: their titles, YARD's ``@!method`` declaring, Ruby's setters and operators qualified; Python's
-#: module constants and type aliases, and a class's attributes, declared
+#: module constants and type aliases, and a class's attributes, declared;
+#: a man page's setting tags (``xfer:clobber (boolean)``) and command synopses declare their
+#: names; plain text's dated releases and underlined titles are headings, and its FAQ's
+#: questions open blocks; Jinja templates read as the format they render
 CHUNKER_VERSION = 48
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

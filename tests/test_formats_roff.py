@@ -464,3 +464,93 @@ def test_a_folder_of_man_pages_is_searched_by_its_words_and_names(tmp_path):
     assert "\\f" not in bold[0].text and "zless(1)" in bold[0].text
     assert named[0].path == "man1/gzip.1.gz"
     assert named[0].heading.startswith("GZIP(1)")
+
+
+#: lftp(1), as its Debian package ships it, shortened: its commands written as synopses (``.B``
+#: and the arguments' macros), its settings as ``.TP`` items of a scope and key and their value's
+#: type.
+LFTP_PAGE = r""".TH lftp 1 "12 Jan 2020"
+.SH DESCRIPTION
+.SS Commands
+.P
+.B open
+.RI [ OPTS ]
+.I site
+.PP
+Select a server by host name, URL or bookmark.
+Options:
+.Sp
+.RS
+.TS
+l	lx	.
+\-e \fIcmd\fP	execute the command just after selecting the server
+.TE
+.RE
+.P
+.B pget
+.RI [ OPTS ]
+.I rfile
+.RI [ "\fB-o\fP lfile" ]
+
+Gets the specified file using several connections.
+
+.B lcd
+\fIldir\fP
+.PP
+Change current local directory.
+
+.B version
+.PP
+Print \fBlftp\fR version.
+.PP
+.B lftp
+has the following settable variables:
+.SS Settings
+.TP
+.BR xfer:clobber \ (boolean)
+when off, get commands will not overwrite existing files.
+.TP
+.BR cache:expire " (time interval)"
+Positive cache entries expire in this time interval.
+.TP
+.BR dns:order " (list of protocol names)"
+Sets the order of DNS queries.
+.TP
+.B net:max-retries
+the maximum number of sequential tries of an operation.
+"""
+
+
+def test_a_setting_s_tag_of_a_scope_and_key_declares_it_whatever_its_value_s_type():
+    definitions = read_roff(LFTP_PAGE).definitions
+    assert [definitions[line] for line in (39, 42, 45, 48)] == [
+        ("xfer:clobber",),
+        ("cache:expire",),
+        ("dns:order",),
+        ("net:max-retries",),
+    ]
+
+
+def test_a_command_s_synopsis_declares_it_opens_its_entry_and_reads_as_one_line():
+    document = read_roff(LFTP_PAGE)
+    commands = {line: names for line, names in document.definitions.items() if line < 37}
+    assert commands == {5: ("open",), 19: ("pget",), 26: ("lcd",), 31: ("version",)}
+    assert document.block_starts == [5, 19, 26, 31]
+    assert document.read_as[19] == "pget [OPTS] rfile [-o lfile]"  # as man fills the paragraph
+    assert document.lines[18:22] == ["pget", "[OPTS]", "rfile", "[-o lfile]"]  # cited line for line
+    assert {20, 21, 22} <= document.markup
+    assert 35 not in document.definitions  # ``.B lftp`` starting a sentence declares nothing
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "keyword"])
+def test_a_one_name_question_of_a_scope_and_key_finds_the_setting_s_entry_first(tmp_path, mode):
+    changes = "".join(
+        f"Version 1.{n} - 2020-01-{n + 10}\n\n* xfer:clobber: fixed case {n}.\n\n" for n in range(9)
+    )
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "lftp.1.gz").write_bytes(gzip.compress(LFTP_PAGE.encode()))
+    (tmp_path / "docs" / "changelog").write_text(changes)
+    with Index.open(tmp_path / "index.db", backend=HashBackend()) as index:
+        assert index.build(tmp_path / "docs", warn=lambda message: None).exit_code == 0
+        hits = index.search("xfer:clobber", k=5, mode=mode, min_score=0)
+    assert hits[0].path.endswith("lftp.1.gz") and "xfer:clobber" in hits[0].text

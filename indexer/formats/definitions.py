@@ -58,9 +58,9 @@ _NAME_END = re.compile(r"[(<=\[\s]")
 #: A directive named as it is written (``.. rst:directive:: .. code-block:: [language]``).
 _WRITTEN_DIRECTIVE = re.compile(r"\.\.[ \t]+(?P<name>[\w:-]+)::")
 _LAST_PART = re.compile(r"::|\.|->")
-#: A description list term's name: an option's dashes, then a letter, then a word that may hold dots
-#: and hyphens.
-_TERM_NAME = re.compile(r"-{0,2}[^\W\d_][\w.-]*")
+#: A description list term's name: an option's dashes, then a letter, then a word that may hold dots,
+#: hyphens and colons (a setting's scope before its key: ``xfer:clobber``, ``cache:size``).
+_TERM_NAME = re.compile(r"-{0,2}[^\W\d_][\w.:-]*")
 #: How code spells a name and prose does not: an option's leading dash, words joined by ``.`` or
 #: ``_``, or a capital inside a word that starts in lower case (``mergeOptions``; not ``JavaScript``).
 _SPELT_AS_CODE = re.compile(r"^-|\w[._]\w|^[a-z][a-z0-9]*[A-Z]")
@@ -79,6 +79,9 @@ _CELL_CALL = re.compile(r"\s*(?P<name>[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*) ?\(")
 _VALUE_STARTS = "=[<{"
 #: An option's value as argparse and many manuals name it, in capitals (``--config CONFIG``).
 _PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9_-]{0,64}")
+#: The type of a setting's value in parentheses after its name, in a few words (``(boolean)``,
+#: ``(time interval)``), as a manual lists settings: what it takes, not a phrase the name starts.
+_VALUE_TYPE = re.compile(r"\([^\W\d_][\w-]{0,30}(?: [\w-]{1,30}){0,3}\)")
 #: An option's short forms in parentheses after its name (``--help (-h)``, ``--verbose (-v|vv)``).
 _SHORT_FORMS = re.compile(r"\((-[\w-]{1,64})(?:\|[\w-]{1,64}){0,8}\)")
 #: What a long option's name starts with when it turns off the option named without it.
@@ -335,7 +338,8 @@ def item_names(text: str, code: bool) -> tuple[str, ...]:
     (commas inside a value's brackets aside; options apart by a slash too, ``-o/--output``) a name or an
     option, maybe followed by its value (``-m <msg>``, ``--message=<msg>``,
     ``--stat[=<width>[,<count>]]``, ``-L<start>,<end>``, an option's ``--config CONFIG``) or its short
-    forms (``--help (-h)``); an option written ``--[no-]verify`` is both ``--verify`` and ``--no-verify``.
+    forms (``--help (-h)``), or a setting's scope and key and its value's type (``xfer:clobber
+    (boolean)``, in code); an option written ``--[no-]verify`` is both ``--verify`` and ``--no-verify``.
     Text with words after a name (``Step one``, ``Read the manual``) is a phrase, and lists nothing; nor
     does a key with a placeholder in it (``branch.<name>.merge``), which no one types as it is written.
     Unless the markup says the ``text`` is ``code`` (a code span), a plain word lists nothing either
@@ -359,8 +363,9 @@ def item_names(text: str, code: bool) -> tuple[str, ...]:
             not rest
             or (rest[0] in _VALUE_STARTS and (option or rest[0] != "{"))
             or (option and (_SHORT_FORMS.fullmatch(rest) or _PLACEHOLDER.fullmatch(rest)))
+            or (code and _VALUE_TYPE.fullmatch(rest))
         )
-        if not name or name[-1] in ".-" or not follows_name:
+        if not name or name[-1] in ".:-" or not follows_name:
             return ()  # not a name; or one with a placeholder inside (``branch.<name>.merge``)
         if not code and not _SPELT_AS_CODE.search(name):
             return ()  # a word as prose has it

@@ -12,7 +12,11 @@ the line numbers of the source. What the reader knows:
 - **Names**: the NAME section declares the names the page defines (``gzip, gunzip, zcat \\- compress
   or expand files``; mdoc's ``.Nm``), so a one-name question finds the page; a list item's tag
   declares the options or keywords it writes as code (``\\fB\\-v\\fR``; mdoc's ``.It Fl J Ar
-  destination`` the flag ``-J``, its macros saying which word is the name and which its value).
+  destination`` the flag ``-J``, its macros saying which word is the name and which its value;
+  ``.BR xfer:clobber " (boolean)"`` the setting ``xfer:clobber``, the words in parentheses its
+  value's type); a paragraph that is a command's synopsis (``.B pget``, then only its arguments'
+  macros: ``.RI [ OPTS ]``, ``.I rfile``) declares the command and opens its entry, read as one
+  line (``pget [OPTS] rfile``), as ``man`` fills it.
 - **Code**: ``.nf``/``.fi``, ``.EX``/``.EE``, mdoc's ``.Bd -literal``/``.Ed`` and Pod::Man's
   ``.Vb``/``.Ve`` are literal blocks.
 - **Text**: the man macros' fonts (``.BR a b`` is ``ab``), mdoc's callable macros (``.Op Fl v Ar
@@ -156,6 +160,16 @@ _HEADING_LEVELS = {"SH": 2, "Sh": 2, "SS": 3, "Ss": 3}
 #: verbatim macros (every Perl module's page, and OpenSSL's, defines ``.Vb`` and ``.Ve`` so).
 _LITERAL_OPENINGS = frozenset({"nf", "EX", "Vb"})
 _LITERAL_CLOSINGS = frozenset({"fi", "EE", "Ve"})
+#: The macros that end a paragraph, and a synopsis written in one (:meth:`_Page._synopsis`).
+_BREAKS = frozenset({"PP", "LP", "P", "TP", "TQ", "IP", "HP", "Pp", "Lp", "It"})
+#: The paragraph macros after which a command's synopsis may open an entry (:meth:`_Page._synopsis`).
+_SYNOPSIS_OPENERS = frozenset({"PP", "LP", "P"})
+#: The requests that break a line or leave a blank one (roff's ``.br``, ``.sp``; Pod::Man's ``.Sp``):
+#: they end a synopsis, and another may follow (a command's second form).
+_LINE_BREAKS = frozenset({"br", "sp", "Sp"})
+_HAS_WORD = re.compile(r"\w")
+#: The macros that write a synopsis's arguments after its command (``.RI [ OPTS ]``, ``.I file``).
+_ARGUMENT_MACROS = _ALTERNATING | {"B", "I"}
 
 
 def is_man_page_name(name: str) -> bool:
@@ -200,10 +214,16 @@ class _Page:
         self.hidden_depth = 0  # inside an ``.el`` block (the typesetter's branch): ``\{`` less ``\}``
         self.table = ""  # inside a table (``.TS``): "format" before its data, then "data"
         self.table_tab = "\t"  # the character a table's data lines separate cells with
+        self.markup: set[int] = set()  # a synopsis's lines after its first, read with it
+        self.read_as: dict[int, str] = {}
+        self.block_starts: list[int] = []
+        self.opens_paragraph = True  # the line before ended a paragraph: a synopsis may start
+        self.synopsis: list[int] = []  # the lines of the command's synopsis being read, if any
 
     def read(self, encoding: str) -> Document:
         for number, line in enumerate(self.lines, 1):
             self.shown.append(self._line(number, line))
+        self._synopsis_end()
         if self.literal_from:
             self.literal.append((self.literal_from, len(self.lines)))
         titles = {heading.line for heading in self.headings}
@@ -211,7 +231,10 @@ class _Page:
             lines=self.shown,
             headings=self.headings,
             literal=self.literal,
+            block_starts=self.block_starts,
             encoding=encoding,
+            markup=frozenset(self.markup),
+            read_as=self.read_as,
             definitions={**self.tags, **self._names()},
             linked_entries={
                 number: shown_characters(line)
@@ -246,7 +269,51 @@ class _Page:
         ended = len(self.name_lines) >= MAX_MAN_NAME_LINES or (paragraph and self.name_lines)
         self.naming = self.naming and not ended
         self._follow_tags(number, line, name, shown, paragraph)
+        self._synopsis(number, line, name, control)
         return shown
+
+    def _synopsis(self, number: int, line: str, name: str, control: re.Match[str] | None) -> None:
+        """Follow a command's synopsis as a paragraph writes it (after ``.P``, ``.PP``, ``.LP`` or
+        a blank line): ``.B`` and the command's one word, then only its arguments' font macros
+        (:data:`_ARGUMENT_MACROS`: ``.RI [ OPTS ]``, ``.I rfile``, ``.RB [ \\-E ]``) or lines of text
+        in fonts alone (:meth:`_only_arguments`), if any, up to the paragraph's end. Such a
+        paragraph declares the command and opens its entry; the model reads it as one line, as
+        ``man`` fills it. A line of roman text, or any other macro, in it makes it a paragraph that
+        starts in bold (``.B Note`` then a sentence)."""
+        arguments = control is not None and name in _ARGUMENT_MACROS
+        if self.synopsis and (arguments or (control is None and self._only_arguments(line))):
+            self.synopsis.append(number)
+            return
+        ends = not line.strip() or name in _BREAKS or name in _HEADING_LEVELS or name in _LINE_BREAKS
+        if self.synopsis and ends:
+            self._synopsis_end()
+        self.synopsis = []
+        if control is not None and name == "B" and self.opens_paragraph:
+            command = _arguments(_COMMENT.sub("", control["arguments"]))
+            if len(command) == 1 and _KEYWORD.fullmatch(word := self.text(command[0])) and word[:1].islower():
+                self.synopsis = [number]
+        self.opens_paragraph = not line.strip() or name in _SYNOPSIS_OPENERS or name in _LINE_BREAKS
+
+    def _only_arguments(self, line: str) -> bool:
+        """Whether a line of text in a synopsis holds only arguments: every word set in a font
+        (``\\fIldir\\fP``, ``[\\fB\\-d\\fP] \\fIdelay\\fP``), the roman between them brackets,
+        bars and dots alone."""
+        runs = self._font_runs(line)
+        return any(role != "R" for role, _ in runs) and not any(
+            role == "R" and _HAS_WORD.search(text) for role, text in runs
+        )
+
+    def _synopsis_end(self) -> None:
+        """Declare the command of the synopsis just read, if any."""
+        if not self.synopsis:
+            return
+        first, *rest = self.synopsis
+        self.tags[first] = (self.shown[first - 1].strip(),)
+        self.block_starts.append(first)
+        if rest:
+            self.read_as[first] = " ".join(self.shown[number - 1].strip() for number in self.synopsis)
+            self.markup.update(rest)
+        self.synopsis = []
 
     def _follow_tags(self, number: int, line: str, name: str, shown: str, paragraph: bool) -> None:
         """Declare the names a list item's tag gives (:func:`item_names`): the line after ``.TP``

@@ -28,10 +28,11 @@ from indexer.search.query import STOPWORDS
 #: instance method as Ruby's, Java's and JavaScript's docs write it (``Base#call``), maybe of words
 #: joined by hyphens (``prettier-ignore``, ``max-width``), maybe a command's option (``--write``,
 #: ``-v``), as a manual's markup declares them (``.. option:: --write``), or a PHP property as PHP
-#: writes a static one (``Logger::$name``); maybe with the ``=`` a manual writes after an option or a
+#: writes a static one (``Logger::$name``), or a setting's key after its scope (``xfer:clobber``,
+#: ``cache:size``); maybe with the ``=`` a manual writes after an option or a
 #: setting that takes a value (``--type=``, systemd's ``ExecStart=``), which its name goes without.
 _NAME_PART = r"\$?[^\W\d]\w*(?:-\w+)*"
-_NAME_SEPARATOR = re.compile(r"::|\.|->|/|#")
+_NAME_SEPARATOR = re.compile(r"::|:|\.|->|/|#")
 _NAME_QUERY = re.compile(rf"(?:--?)?{_NAME_PART}(?:(?:{_NAME_SEPARATOR.pattern}){_NAME_PART})*(?:\(\)|=)?")
 #: Lower-case words joined by hyphens, as a long option spells them without its dashes.
 _HYPHENATED_WORDS = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
