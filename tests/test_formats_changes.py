@@ -263,3 +263,51 @@ def test_a_short_debian_entry_packed_with_the_one_before_it_is_found_for_its_ver
         first = index.search("what changed in 2.4", k=3, mode=mode, min_score=0)[0]
     assert holding and not holding[0].heading.startswith("tool (2.4-1)"), "packed under the entry before it"
     assert "tool (2.4-1)" in first.text, (first.heading, first.text)
+
+
+#: lftp's upstream changelog, as its Debian package ships it (``changelog.gz``), its head and its
+#: oldest entries: dated releases, then releases that were given no date.
+DATED_RELEASES = """\
+Version 4.9.2 - 2020-08-13
+
+* mkdir: fixed exit code with -f option.
+* ftp: made ftp:use-pret setting tri-boolean.
+
+Version 4.9.0 - 2019-12-21
+
+* ftp: enabled TLS by default.
+
+Version 0.14.2 - 1998-03-03
+
+bugs fixed:
+	Thanks to Jeffrey Nickelson for this fix.
+
+Version 0.4.5
+
+* This was a release with no date.
+"""
+
+
+def test_releases_written_with_their_version_and_date_are_entries():
+    document = read_document("changelog.gz", gzip.compress(DATED_RELEASES.encode()))
+    assert [(heading.line, heading.title) for heading in document.headings] == [
+        (1, "Version 4.9.2 - 2020-08-13"),
+        (6, "Version 4.9.0 - 2019-12-21"),
+        (10, "Version 0.14.2 - 1998-03-03"),
+        (15, "Version 0.4.5"),  # written as the dated ones are, in a file of them
+    ]
+    other_styles = "4.9.2 (2020-08-13)\n- a\n\n4.9.1 (2020-01-15)\n- b\n\nv1.2.0 - May 2, 2020\n- c\n"
+    assert [heading.line for heading in read_document("NEWS", other_styles.encode()).headings] == [1, 4, 7]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Version 4.9.2 - 2020-08-13\n\n* one release alone: maybe a sentence that looks like one\n",
+        "1.5,2020-01-01,alpha\n1.6,2020-01-02,beta\n1.7,2020-01-03,gamma\n",  # data
+        "3.0 2020-01-01 started\n3.1 2020-01-02 stopped\n",  # a log's lines, no items after them
+        "1.2.3.4 - - [10/Oct/2000:13:55:36] GET /\n1.2.3.5 - - [10/Oct/2000:13:55:37] GET /\n",
+    ],
+)
+def test_a_version_and_a_date_that_do_not_recur_with_items_open_no_entry(text):
+    assert read_document("NEWS", text.encode()).headings == []

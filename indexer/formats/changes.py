@@ -25,6 +25,12 @@ file's name:
   once, is an item of a list written at column 0 (coreutils' NEWS before 5.0), not a section;
   an entry in gnulib's words is one, even with no text of its own (releases listed together).
 - **systemd's NEWS**: an entry opens with ``CHANGES WITH 252:`` at column 0.
+- **Dated releases**: an entry opens with a line at column 0 that holds a version and its date,
+  maybe after ``Version``, ``v`` or the project's name (``Version 4.9.2 - 2020-08-13``, ``4.9.2
+  (2020-08-13)``, ``v1.2.0 - 2021-01-01``, ``1.0 - May 2, 2020``), its items on the lines after it
+  (``*``, ``-``, ``+`` or indented). The style is the file's where two such entries or more are in
+  it: then a line written as they are but without its date (``Version 0.4.5``, the oldest
+  releases') opens an entry too.
 
 Each line is read once by a regular expression of bounded parts, from its start: linear in the
 file's size whatever it holds.
@@ -65,6 +71,30 @@ _MODE_MARK = "-*-"
 _LOCAL_VARIABLES_CHARS = 3000
 #: systemd's NEWS entry: ``CHANGES WITH 252:`` (``CHANGES WITH 252 🎃:`` too).
 _SYSTEMD_ENTRY = re.compile(r"CHANGES WITH \d[^\n:]{0,100}:[ \t]*$")
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]{0,6}\.?"
+#: A release's date as changelogs write it: ISO (``2020-08-13``, ``2020/08/13``), or in words
+#: (``May 2, 2020``, ``2 May 2020``).
+_DATE = (
+    r"(?:\d{4}[-/]\d{1,2}[-/]\d{1,2}"
+    rf"|{_MONTH}[ \t]+\d{{1,2}}(?:st|nd|rd|th)?,?[ \t]+\d{{4}}"
+    rf"|\d{{1,2}}[ \t]+{_MONTH}[ \t]+\d{{4}})"
+)
+#: A release's opening line: what comes before its version (``Version``, ``Release``, the project's
+#: name, or nothing), its version (dotted numbers, maybe after ``v``, maybe a pre-release after
+#: them), then maybe its date after a separator or in brackets, and a short remark (``[stable]``).
+_RELEASE = re.compile(
+    r"(?P<lead>(?:[a-z][\w.+-]{0,60}[ \t]+)?)"
+    r"v?(?P<version>\d{1,9}(?:\.\d{1,9}){0,5})(?:[-.+~]?[a-z][\w.]{0,20})?"
+    rf"(?:(?:[ \t]*[-\u2013\u2014:,/][ \t]*|[ \t]*[(\[][ \t]*|[ \t]+)(?P<date>{_DATE})[)\]]?"
+    r"(?:[ \t]+\S[^\n]{0,100})?)?[ \t]*$",
+    re.IGNORECASE,
+)
+#: A version after ``Version`` or ``Release`` may be one number; alone, a number is a list's item.
+_VERSION_WORDS = ("version", "release")
+#: The fewest dated entries that make a file's style: one may be a sentence that looks like it.
+_MIN_DATED = 2
+#: How an item of a release's list starts: a bullet, or the indent of its text.
+_ITEM = re.compile(r"[*+\u2022-][ \t]|[ \t]+\S")
 
 
 def changelog_headings(lines: list[str]) -> tuple[list[Heading], dict[int, str]]:
@@ -76,6 +106,7 @@ def changelog_headings(lines: list[str]) -> tuple[list[Heading], dict[int, str]]
     read_as: dict[int, str] = {}
     debian = any(_DEBIAN_TRAILER.match(line) for line in lines)
     outline = _declares_outline(lines)
+    releases = _dated_releases(lines)
     for number, line in enumerate(lines, start=1):
         if not line[:1].strip():
             continue  # every entry opens at column 0
@@ -88,7 +119,33 @@ def changelog_headings(lines: list[str]) -> tuple[list[Heading], dict[int, str]]
             headings[number] = Heading(number, 1, " ".join(line.split()))
         elif _CHANGELOG_DATE.match(line) and _items_follow(lines, number):
             headings[number] = Heading(number, 1, " ".join(line.split()))
+        elif number in releases:
+            headings[number] = Heading(number, 1, " ".join(line.split()))
     return list(headings.values()), read_as
+
+
+def _dated_releases(lines: list[str]) -> set[int]:
+    """The lines (1-based) that open a release's entry (this module's docstring) where the file
+    holds :data:`_MIN_DATED` or more with a version, its date and items after it: those, and the
+    lines written as they are (a version after the same word, ``Version``), dated or not, that
+    text follows (``bugs fixed:``; an old release's one remark)."""
+    found_lines: dict[int, str] = {}  # a release's line: what its version is written after, lower-cased
+    leads: set[str] = set()
+    dated = 0
+    for number, line in enumerate(lines, start=1):
+        found = _RELEASE.match(line) if line[:1].isalnum() else None
+        if found is None:
+            continue
+        lead = " ".join(found["lead"].split()).lower()
+        if "." not in found["version"] and lead not in _VERSION_WORDS:
+            continue  # a number alone is a list's item or a section's
+        found_lines[number] = lead
+        if found["date"] is not None and _items_follow_bullet(lines, number):
+            dated += 1
+            leads.add(lead)
+    if dated < _MIN_DATED:
+        return set()
+    return {number for number, lead in found_lines.items() if lead in leads and _text_follows(lines, number)}
 
 
 def _declares_outline(lines: list[str]) -> bool:
@@ -140,6 +197,20 @@ def _stands_alone(lines: list[str], number: int, star: re.Match[str]) -> bool:
     if following is not None:
         return len(following.group(1)) > len(star.group(1))
     return bool(lines[number][:1].strip())
+
+
+def _items_follow_bullet(lines: list[str], number: int) -> bool:
+    """Whether the first line with text after line ``number`` (1-based) is a list's item
+    (:data:`_ITEM`), as a release's changes are."""
+    for index in range(number, len(lines)):  # by index, as :func:`_items_follow`
+        if lines[index].strip():
+            return _ITEM.match(lines[index]) is not None
+    return False
+
+
+def _text_follows(lines: list[str], number: int) -> bool:
+    """Whether a line with text comes after line ``number`` (1-based)."""
+    return any(lines[index].strip() for index in range(number, len(lines)))
 
 
 def _items_follow(lines: list[str], number: int) -> bool:
