@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 
 from indexer.errors import UnreadableFile
-from indexer.formats import SHEBANG, read_extensions
+from indexer.formats import SHEBANG, read_extensions, untemplated_name
 from indexer.formats.compressed import uncompressed_name
 from indexer.formats.info import is_info_name
 from indexer.formats.roff import is_man_page_name
@@ -264,12 +264,16 @@ def is_text_name(path: str) -> bool:
     """Whether a file name looks like something we index (by extension or well-known name, of the
     file it holds for a compressed one: ``NEWS.gz``, ``README.md.gz``): text, a man page
     (``ls.1.gz``), an Info manual (``find.info-1.gz``), or a document format :mod:`indexer.formats`
-    reads (PDF, DOCX)."""
-    written = uncompressed_name(path.rsplit("/", 1)[-1])
+    reads (PDF, DOCX); a template (``README.md.jinja``, ``requirements.jinja``: text whatever it
+    renders, but an image's or an archive's)."""
+    compressed = uncompressed_name(path.rsplit("/", 1)[-1])
+    written = untemplated_name(compressed)
     name = written.lower()
     if _well_known(name) or _in_capitals(written):
         return True
     extension = name.rsplit(".", 1)[-1] if "." in name else ""
+    if written != compressed:
+        return extension not in NOT_TEXT_EXTENSIONS
     if extension in text_extensions() or extension in TEXT_FILENAMES:  # ``oauth2.py.README`` too
         return True
     return is_man_page_name(name) or is_info_name(name)

@@ -19,7 +19,7 @@ from runs import build, cli, integrity
 
 from indexer import Index, corpus
 from indexer.errors import UnreadableFile
-from indexer.formats import read_extensions
+from indexer.formats import read_document, read_extensions
 from indexer.ignore import WalkRules
 
 
@@ -346,3 +346,25 @@ def test_a_name_that_is_not_utf8_and_a_file_named_with_its_escaped_spelling_stay
         assert "cleared" in index.get("new\\x0aline.md:1-3").text
         assert "cleared" in index.get("new\nline.md:1-3").text
     assert integrity(index_path) == []
+
+
+def test_a_jinja_template_is_walked_and_read_as_the_format_it_renders(tmp_path):
+    # cookiecutter's test templates, and the README a project template renders
+    write(tmp_path / "templates" / "base-requirements.jinja", "pip\n{% block dependencies %}{% endblock %}\n")
+    write(
+        tmp_path / "templates" / "README.md.jinja",
+        "# {{ cookiecutter.project_name }}\n\n## Usage\n\nRun it.\n",
+    )
+    write(tmp_path / "templates" / "index.html.j2", "<h1>{{ title }}</h1>{% if a %}<p>Hi</p>{% endif %}\n")
+    write(tmp_path / "templates" / "logo.png.j2", "not text")
+    walked = sorted(source.path for source in corpus.walk(tmp_path).files)
+    assert walked == [
+        "templates/README.md.jinja",
+        "templates/base-requirements.jinja",
+        "templates/index.html.j2",
+    ]
+    readme = read_document("README.md.jinja", (tmp_path / "templates" / "README.md.jinja").read_bytes())
+    assert [heading.title for heading in readme.headings] == ["{{ cookiecutter.project_name }}", "Usage"]
+    page = read_document("index.html.j2", (tmp_path / "templates" / "index.html.j2").read_bytes())
+    assert [heading.title for heading in page.headings] == ["{{ title }}"]
+    assert read_document("base-requirements.jinja", b"pip\n").lines == ["pip"]

@@ -51,6 +51,7 @@ __all__ = [
     "shown_text",
     "split_lines",
     "type_globs",
+    "untemplated_name",
 ]
 
 
@@ -137,11 +138,27 @@ SHOWN_PIECES = cast(
 CELL_SEPARATOR = " | "
 #: A reader's failure is told in one line of at most this many characters.
 MAX_REASON_CHARS = 300
+#: The suffixes of a template that Jinja renders into a file of the format named before them
+#: (``README.md.jinja``, ``index.html.j2``; cookiecutter, Copier and Ansible write theirs so): its
+#: text is that format's, its tags (``{{ name }}``, ``{% if %}``) text among it. A template with no
+#: format before them (``requirements.jinja``) is plain text.
+TEMPLATE_SUFFIXES = (".jinja2", ".jinja", ".j2")
+
+
+def untemplated_name(name: str) -> str:
+    """``name`` as the file its template renders is named: without a template suffix
+    (:data:`TEMPLATE_SUFFIXES`), if it has one after a name."""
+    lowered = name.lower()
+    for suffix in TEMPLATE_SUFFIXES:
+        if lowered.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
 
 
 def extension_of(path: str) -> str:
     """The lower-case extension of a path's file name ('' when it has none), of the file it holds
-    for a compressed one (``md`` of ``README.md.gz``: :mod:`indexer.formats.compressed`)."""
+    for a compressed one (``md`` of ``README.md.gz``: :mod:`indexer.formats.compressed`), of the
+    file it renders for a template (``md`` of ``README.md.jinja``: :data:`TEMPLATE_SUFFIXES`)."""
     name = _file_name(path)
     return name.rsplit(".", 1)[-1] if "." in name else ""
 
@@ -168,8 +185,9 @@ def type_globs(kind: str) -> list[str]:
 
 
 def _file_name(path: str) -> str:
-    """The lower-case name of the file at ``path``, of the file it holds for a compressed one."""
-    return uncompressed_name(path).rsplit("/", 1)[-1].lower()
+    """The lower-case name of the file at ``path``, of the file it holds for a compressed one, of
+    the file it renders for a template."""
+    return untemplated_name(uncompressed_name(path).rsplit("/", 1)[-1]).lower()
 
 
 def read_document(path: str, data: bytes) -> Document:
