@@ -159,7 +159,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: a man page's setting tags (``xfer:clobber (boolean)``) and command synopses declare their
 #: names; plain text's dated releases and underlined titles are headings, and its FAQ's
 #: questions open blocks; Jinja templates read as the format they render;
-#: a chunk's heading is true of its first line
+#: a chunk's heading is true of its first line, a Sphinx object directive heads its
+#: description as code's definitions do (a section cut before a definition's line, the
+#: description kept with the chunk that declares it), and a reST grid table is read as its cells
 CHUNKER_VERSION = 48
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
@@ -237,6 +239,7 @@ class _Block:
     boundary: int
     heading_only: bool = False  # nothing but a heading's own lines (and markup)
     opens_definition: bool = False  # its first line declares names, described in the block under it
+    defines: bool = False  # a line of it declares names
     preamble: bool = False  # before a file's first definition, under a top heading no line writes
     titles: int = 0  # leading pieces that are headings carried to this block's text
     tokens: int = field(init=False)
@@ -374,6 +377,8 @@ def _blocks(pieces: list[_Piece], document: Document) -> list[_Block]:
             piece.markup or len(_words_of_title(piece.read)) <= title_words.get(piece.line, -1)
             for piece in block.pieces
         )
+    for block in blocks:
+        block.defines = any(piece.line in document.definitions for piece in block.pieces)
     for block, after in zip(blocks, blocks[1:], strict=False):
         declares = block.pieces[0].line in document.definitions
         block.opens_definition = declares and _indent(after.pieces[0].text) > _indent(block.pieces[0].text)
@@ -436,6 +441,7 @@ def _with_headings_carried(blocks: list[_Block]) -> list[_Block]:
                 heading_only=block.heading_only,  # titles in a row carry on, all of them, to the text
                 titles=len(waiting.pieces),
                 opens_definition=block.opens_definition,  # a section's title, then its directive
+                defines=waiting.defines or block.defines,
                 preamble=waiting.preamble and block.preamble,
             )
             waiting = None
@@ -479,7 +485,7 @@ class _Packer:
             return self.pack([[line] for line in self._by_lines(blocks[0])])
         strongest = min(block.boundary for block in blocks[1:])
         if strongest >= PARAGRAPH:  # paragraphs of one section and part: the lines of one too big
-            return self.pack([unit for block in blocks for unit in self._units(block)])
+            return self.pack(self._units(blocks))
         at_heading = strongest < PART
         groups: list[list[_Block]] = []
         fitting: list[list[_Block]] = []
@@ -498,13 +504,23 @@ class _Packer:
         self._join(groups, self.pack(fitting), at_heading)
         return groups
 
-    def _units(self, block: _Block) -> list[list[_Block]]:
-        """A paragraph as packing reads it: whole when it fits, else line by line, so a code block,
-        table or list that must be cut is cut where the chunk holding its lead-in sentence is full,
-        not at its first line."""
-        if self.fits([block]):
-            return [[block]]
-        return [[line] for line in self._by_lines(block)]
+    def _units(self, blocks: list[_Block]) -> list[list[_Block]]:
+        """Paragraphs as packing reads them: each whole when it fits, else line by line, so a code
+        block, table or list that must be cut is cut where the chunk holding its lead-in sentence is
+        full, not at its first line. A description too long to fit beside the blocks that open its
+        definition is read line by line too (a line too long to fit beside them cut by words): its
+        first lines start the chunk with them, which declares the definition's names, rather than
+        leave them to end the chunk before."""
+        units: list[list[_Block]] = []
+        openers = 0  # how many blocks before this one open a definition, in a row
+        for index, block in enumerate(blocks):
+            opened = blocks[index - openers : index + 1]
+            if self.fits([block]) and (not openers or self.fits(opened)):
+                units.append([block])
+            else:
+                units.extend([line] for line in self._by_lines(block, _tokens(opened[:-1])))
+            openers = openers + 1 if block.opens_definition else 0
+        return units
 
     def _join(self, groups: list[list[_Block]], more: list[list[_Block]], at_heading: bool) -> None:
         """Append ``more`` to ``groups`` (in place); where they meet at a heading, the two groups
@@ -582,14 +598,15 @@ class _Packer:
     def _take(self, giver: list[_Block], taker: list[_Block], small: int, from_end: bool) -> None:
         """Move blocks from the near end of ``giver`` to ``taker`` (in place), as fill_small says; never
         so that a block opening a definition ends either group, away from its description (see
-        pack): ``taker`` taking it last, or taking its description from ``giver``."""
+        pack): ``taker`` taking it last, or taking its description from ``giver``; nor the end of a
+        definition's description that opens in ``giver`` (:func:`_ends_in_definition`)."""
         while _tokens(taker) < small and len(giver) > 1:
             block = giver[-1] if from_end else giver[0]
             grown = [block, *taker] if from_end else [*taker, block]
             if not self.fits(grown) or _tokens(giver) - block.tokens < small:
                 return
             ending = giver[-2] if from_end else block  # the block that would end a group
-            if ending.opens_definition:
+            if ending.opens_definition or (from_end and _ends_in_definition(giver)):
                 return
             taker[:] = grown
             giver.pop(-1 if from_end else 0)
@@ -615,11 +632,13 @@ class _Packer:
             result.append(carried + pieces)
         return result
 
-    def _by_lines(self, block: _Block) -> list[_Block]:
-        """A block too big for a chunk as blocks of one line each (a line too long cut by words). A
-        markup line stays with the line it marks: an opening fence with the line after it, a
+    def _by_lines(self, block: _Block, beside: int = 0) -> list[_Block]:
+        """A block too big for a chunk as blocks of one line each (a line too long cut by words, to
+        fit beside ``beside`` tokens of blocks before it, unless they take half the room or more).
+        A markup line stays with the line it marks: an opening fence with the line after it, a
         table's delimiter row or a closing fence with the line before, so no chunk starts with one."""
         budget = self.room([block])
+        budget -= beside if 2 * beside < budget else 0
         titles = block.pieces[: block.titles]
         title_tokens = sum(piece.tokens for piece in titles)
         if not titles or title_tokens >= budget:  # titles too long to lead any text stand alone
@@ -637,7 +656,13 @@ class _Packer:
                     lines.append([part])
                 leading = leading and part.markup  # a markup line (a fence) joins and the text follows
         return [
-            _Block(pieces, block.path, block.boundary if index == 0 else LINE, preamble=block.preamble)
+            _Block(
+                pieces,
+                block.path,
+                block.boundary if index == 0 else LINE,
+                defines=block.defines and index == 0,  # its heading's line, where a definition starts
+                preamble=block.preamble,
+            )
             for index, pieces in enumerate(lines)
         ]
 
@@ -693,6 +718,14 @@ def _shared_path(group: list[_Block]) -> tuple[str, ...]:
             length += 1
         shared = shared[:length]
     return shared or titled[0][:1]
+
+
+def _ends_in_definition(group: list[_Block]) -> bool:
+    """Whether the last block of ``group`` describes a definition whose heading is an earlier block
+    of it (a Sphinx directive's, a function's): the chunk that declares its names holds its
+    description, which a small chunk after it does not take from its end."""
+    start = next((index for index in range(len(group) - 1, -1, -1) if group[index].boundary < PART), -1)
+    return 0 <= start < len(group) - 1 and group[start].defines
 
 
 def _tokens(group: list[_Block]) -> int:

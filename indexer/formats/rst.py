@@ -24,7 +24,10 @@ markup (:attr:`Document.markup`): kept in a chunk's text, counting nothing towar
 
 Plain-text notes (``.txt``) are read the same way: underlined titles are common there too. The names
 a page defines (Sphinx's object directives, a rendered man page's NAME line) are read as
-:mod:`indexer.formats.definitions` says.
+:mod:`indexer.formats.definitions` says, and each object directive heads its indented description
+under its section, as a function heads its body in source code (:func:`definition_headings`).
+Tables are read as their cells (:func:`table_reading`): a grid table's frame and padding, and a
+simple table's rules, are markup.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ import string
 
 from indexer.formats.definitions import (
     AUTODOC_PREFIX,
+    argument_names,
     describes_object,
     directive_definitions,
     man_page_names,
@@ -44,6 +48,10 @@ from indexer.formats.definitions import (
 from indexer.formats.document import Document, Heading, split_lines
 
 _DIRECTIVE = re.compile(r"^\.\.\s+([\w:.+-]+)::")
+#: The end of the name of an object directive that the rest of the page describes, at its own
+#: indentation, not an indented body (``module``, ``py:module``, ``automodule``): it heads nothing
+#: (:func:`definition_headings`).
+_PAGE_DIRECTIVE = "module"
 #: Explicit markup a reader never sees: a target, an anonymous target, a substitution definition, or
 #: a comment (``..`` followed by anything that is not a directive, footnote or citation).
 _UNSEEN = re.compile(r"^(?:\.\.\s+_|__\s|\.\.\s+\|[^|]+\||\.\.(?:\s*$|\s+(?!\[|[\w:.+-]+::)))")
@@ -133,16 +141,67 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
     lines = ["" if number in unseen else line for number, line in enumerate(written, 1)]
     markup = {number for heading in headings for number in heading.lines if _is_adornment(lines[number - 1])}
     markup |= _transitions(lines, in_literal)
+    table_markup, read_as = table_reading(lines, in_literal)
     directives = _moved_to_titles(directive_definitions(written, in_literal, unseen), lines, headings)
     definitions = {**titles, **man_page_names(lines), **directives}
+    outline = definition_headings(lines, headings, directives, in_literal)
     return Document(
         lines=lines,
-        headings=headings,
+        headings=sorted([*headings, *outline], key=lambda heading: heading.line),
         literal=literal,
         encoding=encoding,
-        markup=frozenset(markup),
+        markup=frozenset(markup | table_markup),
         definitions=definitions,
+        read_as=read_as,
     )
+
+
+def definition_headings(
+    lines: list[str], headings: list[Heading], directives: dict[int, tuple[str, ...]], literal: set[int]
+) -> list[Heading]:
+    """The object directives that declare names on their own line (``directives``) as headings under
+    the section they lie in, one under another where a directive lies in the body of the one before
+    (a method in a class's), as source code's definitions are (:mod:`indexer.formats.code`): a section
+    too long for a chunk is cut before a definition's ``..`` line rather than in its description, the
+    chunk that declares its names holds what the page says of it, and a chunk of a long description
+    is headed by what it describes. A definition's body is its indented block: the first line back
+    at its indentation or less resumes its container's heading (the class's, or the section's), as
+    code after a function resumes its module's. One pass down the lines."""
+    level = max((heading.level for heading in headings), default=0) + 1
+    titles = {heading.line: heading for heading in headings}
+    found: list[Heading] = []
+    section: Heading | None = None
+    bodies: list[tuple[int, Heading]] = []  # the definitions whose bodies hold the line: indent, heading
+    for number, line in enumerate(lines, 1):
+        if number in titles:
+            section, bodies = titles[number], []
+            continue
+        if not line.strip() or number in literal:
+            continue
+        indent = len(line) - len(line.lstrip())
+        ended = bool(bodies) and indent <= bodies[-1][0]
+        while bodies and indent <= bodies[-1][0]:
+            bodies.pop()
+        title = _definition_title(line.strip()) if number in directives else ""
+        if title:
+            heading = Heading(number, level + len(bodies), title)
+            found.append(heading)
+            bodies.append((indent, heading))
+        elif ended and (container := bodies[-1][1] if bodies else section):
+            found.append(Heading(number, container.level, container.title))
+    return found
+
+
+def _definition_title(directive: str) -> str:
+    """The title of the heading of the object directive ``directive`` (a line, stripped): the names
+    its argument gives as written (``tick``, ``Pin.irq``, ``-v, --verbose``), as code's outline
+    titles a definition by its name; none for a module's, whose description is the rest of the page,
+    not an indented body."""
+    found = _DIRECTIVE.match(directive)
+    if found is None or found.group(1).lower().endswith(_PAGE_DIRECTIVE):
+        return ""
+    argument = directive[found.end() :].strip()
+    return ", ".join(argument_names(argument)) or argument
 
 
 def unseen_lines(lines: list[str], headings: list[Heading], in_literal: set[int]) -> set[int]:
@@ -367,7 +426,7 @@ def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
     chunk before, and the chunk is read as its content or its options."""
     lines = document.lines
     literal = {number for first, last in document.literal for number in range(first, last + 1)}
-    pieces = _table_pieces(lines, literal)
+    pieces, _ = _table_pieces(lines, literal)
     tables: list[tuple[int, bool]] = []  # the list- and csv-tables open: their indent, and if CSV
     first = next((number for number, line in enumerate(lines, 1) if line.strip()), 0)
     if first and first not in literal and lines[first - 1][:1].isspace():
@@ -464,16 +523,21 @@ def directive_pieces(name: str, argument: str) -> tuple[str, ...]:
     return ()
 
 
-def _table_pieces(lines: list[str], literal: set[int]) -> dict[int, tuple[str, ...]]:
+def _table_pieces(
+    lines: list[str], literal: set[int]
+) -> tuple[dict[int, tuple[str, ...]], dict[int, tuple[range, str]]]:
     """The borders of simple and grid tables (nothing) and their rows (their cells, cut where the
-    border above them sets the columns apart). A simple table's rows run from a border to a blank
-    line, a grid table's while its lines start with ``|`` or ``+``.
+    border above them sets the columns apart); and each grid table row as the model reads it
+    (:func:`_row_read`), by its first line: its lines, and their cells read together. A simple
+    table's rows run from a border to a blank line, a grid table's while its lines start with ``|``
+    or ``+``.
 
     A chunk starts where the chunk before it ended, which may be inside a table, its top border in
     that chunk: a first line that starts and ends with ``|`` is a grid table's row, cut where its
     pipes are; the lines of the chunk's first block just above a simple table's closing border (a
     border with a blank line after it) are its rows, cut where that border's columns start."""
     pieces: dict[int, tuple[str, ...]] = {}
+    rows: dict[int, tuple[range, str]] = {}
     columns: list[int] = []  # where the open simple table's columns start
     edges: list[int] = []  # where the open grid table's border has a ``+``
     grid_row: list[tuple[int, list[int], list[str]]] = []  # the grid row's lines: number, cuts, cells
@@ -492,7 +556,7 @@ def _table_pieces(lines: list[str], literal: set[int]) -> dict[int, tuple[str, .
     for number, line in enumerate(lines, 1):
         stripped = line.strip()
         if grid_row and not (edges and stripped[:1] in ("|", "+") and number not in literal):
-            pieces.update(_grid_row(grid_row))  # a row ends at a border, or where its table does
+            _end_row(grid_row, pieces, rows)  # a row ends at a border, or where its table does
             grid_row = []
         if number in literal or not stripped:
             columns, edges = [], []
@@ -509,7 +573,7 @@ def _table_pieces(lines: list[str], literal: set[int]) -> dict[int, tuple[str, .
             continue
         if _is_grid_border(stripped):
             if grid_row:
-                pieces.update(_grid_row(grid_row))
+                _end_row(grid_row, pieces, rows)
                 grid_row = []
             pieces[number] = ()
             edges = [place for place, character in enumerate(line) if character == "+"]
@@ -529,8 +593,57 @@ def _table_pieces(lines: list[str], literal: set[int]) -> dict[int, tuple[str, .
         else:
             columns, edges = [], []
     if grid_row:
-        pieces.update(_grid_row(grid_row))
-    return pieces
+        _end_row(grid_row, pieces, rows)
+    return pieces, rows
+
+
+def _end_row(
+    row: list[tuple[int, list[int], list[str]]],
+    pieces: dict[int, tuple[str, ...]],
+    rows: dict[int, tuple[range, str]],
+) -> None:
+    """Take a grid table's row (its lines' numbers, cuts and cells) into ``rows`` as the model reads
+    it, then into ``pieces`` as a page shows its lines (:func:`_grid_row`, which reads the cells'
+    inline markup in place)."""
+    rows[row[0][0]] = (range(row[0][0], row[-1][0] + 1), _row_read(row))
+    pieces.update(_grid_row(row))
+
+
+def _row_read(row: list[tuple[int, list[int], list[str]]]) -> str:
+    """A grid table's row as one line of its cells, ``|`` between them: each cell's lines joined,
+    column by column where the row's lines are cut alike (line by line where a cell spans columns),
+    without the frame and padding that make a wide table's row a line of spaces and dashes."""
+    if len({tuple(cuts) for _, cuts, _ in row}) == 1:
+        columns = [list(column) for column in zip(*(cells for _, _, cells in row), strict=True)]
+    else:
+        columns = [[cell] for _, _, line_cells in row for cell in line_cells]
+    cells = (" ".join(_cell_text(part) for part in column).split() for column in columns)
+    return " | ".join(" ".join(cell) for cell in cells if cell)
+
+
+def _cell_text(part: str) -> str:
+    """A grid table cell's text on one line as read: none where the line is a border between the
+    rows of spanned columns (``-----``), without the ``|`` of a line block written in the cell."""
+    if set(part) <= {"-", "=", "+", " "}:
+        return ""
+    return part[2:] if part.startswith("| ") or part == "|" else part
+
+
+def table_reading(lines: list[str], literal: set[int]) -> tuple[set[int], dict[int, str]]:
+    """What the model reads of a page's tables (:attr:`Document.read_as`), and the lines it reads
+    nothing of (:attr:`Document.markup`): a grid table as its cells, each row on its first line
+    (:func:`_row_read`), its other lines and borders markup; a simple table's rows as written, its
+    rules markup. Read raw, a wide grid table is mostly spaces, dashes and pipes, so its chunks hold
+    a row or two each and read as nothing in particular, near to any question."""
+    pieces, rows = _table_pieces(lines, literal)
+    in_rows = {number for numbers, _ in rows.values() for number in numbers}
+    markup = {number for number, shown in pieces.items() if not shown and number not in in_rows}
+    read_as: dict[int, str] = {}
+    for first, (numbers, read) in rows.items():
+        markup.update(numbers[1:] if read else numbers)
+        if read:
+            read_as[first] = read
+    return markup, read_as
 
 
 def _grid_row(row: list[tuple[int, list[int], list[str]]]) -> dict[int, tuple[str, ...]]:

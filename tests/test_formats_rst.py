@@ -1,0 +1,182 @@
+"""reStructuredText as the chunker reads it: Sphinx's object directives cut a section where it must
+be cut and head the chunks of what they describe, and tables are read as their cells."""
+
+from __future__ import annotations
+
+from indexer.chunking import ChunkSettings, chunk_document
+from indexer.formats import parse_text
+from indexer.formats.document import Heading
+
+
+def words(texts: list[str]) -> list[int]:
+    return [len(text.split()) for text in texts]
+
+
+def chunks_of(path: str, text: str, limit: int = 60) -> list:
+    return chunk_document(parse_text(path, text), words, ChunkSettings(max_tokens=limit, overlap_tokens=6))
+
+
+def member(directive: str, name: str, sentences: int, indent: str = "") -> str:
+    """An object directive and its indented description, ``sentences`` lines of eight words."""
+    body = "\n".join(f"{indent}   {name} line {n} says what it does here." for n in range(sentences))
+    return f"{indent}.. {directive}:: {name}\n\n{indent}   | :sl:`short summary of {name}`\n\n{body}\n\n"
+
+
+#: A module's reference as pygame writes one: a section, then its functions and a class whose
+#: methods are indented in its body, no subsection among them.
+CLOCK_PAGE = (
+    ":mod:`pygame.time`\n==================\n\n.. module:: pygame.time\n   :synopsis: monitoring time\n\n"
+    "Times are represented in milliseconds.\n\n"
+    + member("function", "get_ticks", 3)
+    + member("function", "set_timer", 9)
+    + member("class", "Clock", 2)
+    + member("method", "tick", 7, indent="   ")
+    + member("method", "get_fps", 4, indent="   ")
+    + "See the examples folder for a game loop.\n"
+)
+
+
+def test_a_long_section_is_cut_before_a_definitions_line_and_its_names_go_with_its_body():
+    lines = CLOCK_PAGE.split("\n")
+    chunks = chunks_of("time.rst", CLOCK_PAGE)
+    assert len(chunks) > 2
+    for chunk in chunks[1:]:
+        first = chunk.text.split("\n")[0].strip()
+        assert first.startswith((".. ", "set_timer line", "tick line", "See the examples")), chunk.text
+    declaring = {name: chunk for chunk in chunks for name in chunk.names}
+    for name in ("get_ticks", "set_timer", "Clock.tick", "Clock.get_fps"):
+        last = name.rsplit(".", 1)[-1]
+        start = next(number for number, line in enumerate(lines, 1) if line.strip().endswith(f":: {last}"))
+        holding = declaring[name]
+        assert holding.start_line <= start and f"{last} line 0 says" in holding.text, (name, holding.text)
+    assert declaring["pygame.time.Clock.tick"].heading == "pygame.time > Clock > tick"
+
+
+def test_a_description_too_long_for_one_chunk_heads_each_of_its_chunks():
+    chunks = chunks_of("time.rst", CLOCK_PAGE, limit=40)
+    holding = [chunk for chunk in chunks if "set_timer line" in chunk.text]
+    assert len(holding) >= 2
+    assert [chunk.heading for chunk in holding] == ["pygame.time > set_timer"] * len(holding)
+    assert holding[0].names == ("pygame.time.set_timer", "set_timer")
+    assert all(not chunk.names for chunk in holding[1:])
+
+
+def test_text_after_a_definitions_body_is_under_its_section_again():
+    """The module's own words, back at the section's indentation after the class, are no part of
+    the last method's description: they resume the section's heading, as code after a function
+    resumes its module's."""
+    headings = parse_text("time.rst", CLOCK_PAGE).headings
+    lines = CLOCK_PAGE.split("\n")
+    after = lines.index("See the examples folder for a game loop.") + 1
+    assert [(heading.level, heading.title) for heading in headings] == [
+        (1, "pygame.time"),
+        (2, "get_ticks"),
+        (2, "set_timer"),
+        (2, "Clock"),
+        (3, "tick"),
+        (3, "get_fps"),
+        (1, "pygame.time"),
+    ]
+    assert headings[-1].line == after
+    assert chunks_of("time.rst", CLOCK_PAGE)[-1].heading == "pygame.time"
+
+
+def test_flat_qualified_members_and_other_domains_head_their_descriptions():
+    """MicroPython writes each method at the class's own indentation, qualified by its name; C's
+    and the standard domain's directives are definitions too; a module's directive opens no body."""
+    page = (
+        "class Pin\n=========\n\n.. currentmodule:: machine\n\n.. class:: Pin(id, mode=-1)\n\n   A pin.\n\n"
+        "Methods\n-------\n\n.. method:: Pin.irq(handler=None, trigger=IRQ_FALLING)\n\n   Set a callback.\n\n"
+        ".. data:: Pin.IN\n          Pin.OUT\n\n   Modes.\n\n"
+        ".. c:function:: int pin_read(pin_t *pin)\n\n   Reads it.\n\n"
+        ".. option:: -v, --verbose\n\n   Says more.\n"
+    )
+    headings = parse_text("machine.Pin.rst", page).headings
+    assert [(heading.line, heading.level, heading.title) for heading in headings] == [
+        (1, 1, "class Pin"),
+        (6, 3, "Pin"),
+        (10, 2, "Methods"),
+        (13, 3, "Pin.irq"),
+        (17, 3, "Pin.IN"),
+        (22, 3, "pin_read"),
+        (26, 3, "-v, --verbose"),
+    ]
+    module = ".. module:: pygame.mixer\n\nMixer\n=====\n\n.. module:: pygame.mixer.music\n\nText.\n"
+    assert parse_text("mixer.rst", module).headings == [Heading(3, 1, "Mixer", 4)]
+
+
+def test_a_section_tail_packed_with_the_next_section_is_headed_by_what_both_lie_in():
+    """A section's last function shares a chunk with the next section, which holds more of its text:
+    the chunk is headed by the page, not by the next section, whose title comes after the function."""
+    page = (
+        "asyncio\n=======\n\nAdditional functions\n--------------------\n\n"
+        + member("function", "wait_for", 10)
+        + member("function", "gather", 2)
+        + "class Task\n----------\n\n"
+        + member("class", "Task", 3)
+    )
+    chunks = chunks_of("asyncio.rst", page)
+    holding = next(chunk for chunk in chunks if "class Task" in chunk.text)
+    assert holding.text.startswith(".. function:: gather"), [chunk.text for chunk in chunks]
+    assert holding.heading == "asyncio"
+    assert holding.names == ("gather", "Task")
+
+
+GRID_TABLE = """Differences
+===========
+
++-----------------------+---------------------------+
+| Feature               | Status                    |
++=======================+===========================+
+| asyncio.gather runs   | Supported, but the        |
+| coroutines together   | exceptions are grouped    |
++-----------------------+---------------------------+
+|                       |                           |
++-----------------------+---------------------------+
+
+=====  ========
+Name   Meaning
+=====  ========
+IN     input
+=====  ========
+"""
+
+
+def test_a_grid_table_is_read_as_its_cells_and_a_simple_tables_rules_as_nothing():
+    document = parse_text("differences.rst", GRID_TABLE)
+    lines = GRID_TABLE.split("\n")
+    assert document.read_as == {
+        5: "Feature | Status",
+        7: "asyncio.gather runs coroutines together | Supported, but the exceptions are grouped",
+    }
+    borders = {number for number, line in enumerate(lines, 1) if line.startswith(("+", "====="))}
+    assert borders | {8, 10} <= document.markup  # a row's second line, an empty row
+    assert not {5, 7, 14, 16} & document.markup  # rows: read
+    (chunk,) = chunks_of("differences.rst", GRID_TABLE)
+    assert chunk.text == GRID_TABLE.rstrip("\n")  # the text as written, for keywords and citations
+    assert chunk.model_text.split("\n")[3:6] == ["", "Feature | Status", ""]
+    assert "-----" not in chunk.model_text and "=====" not in chunk.model_text
+
+
+def test_a_description_that_fits_alone_but_not_beside_its_directive_starts_the_chunk_with_it():
+    """A C function's one long paragraph fits a chunk, but not with the directive's line: the line
+    does not end the chunk before, stranding the name away from what is said of it; the paragraph
+    is cut where the chunk the directive starts is full."""
+    lead = " ".join(f"lead{n}" for n in range(20))
+    body = "\n".join(f"   Reads line {n} of the file it is given." for n in range(7))
+    page = f"API\n===\n\n{lead}\n\n.. c:function:: int pg_read(int fd)\n\n{body}\n"
+    chunks = chunks_of("rwobject.rst", page)
+    declaring = next(chunk for chunk in chunks if chunk.names)
+    assert declaring.names == ("pg_read",)
+    assert declaring.text.startswith(".. c:function:: int pg_read(int fd)\n\n   Reads line 0"), declaring.text
+    assert declaring.heading == "API > pg_read"
+
+
+def test_a_small_chunk_after_a_definition_does_not_take_the_end_of_its_description():
+    """Text after a class, back at the page's indentation, is too short for a chunk of its own and
+    the chunk before cannot take it whole: it stays small rather than take the last method's
+    description away from the chunk that declares the method."""
+    chunks = chunks_of("time.rst", CLOCK_PAGE)
+    declaring = next(chunk for chunk in chunks if "get_fps" in chunk.names)
+    assert all(f"get_fps line {n} says" in declaring.text for n in range(4)), declaring.text
+    assert chunks[-1].text == "See the examples folder for a game loop."
