@@ -1753,3 +1753,51 @@ def test_reading_the_names_html_anchors_spell_takes_time_linear_in_their_number(
         return best
 
     assert grows_linearly(seconds, 1_000, 8_000, 24)  # quadratic would be 64
+
+
+HOOKS_PAGE = """---
+title: "Backup Hooks"
+layout: docs
+---
+
+## Backup Hooks
+
+Velero runs hooks in a pod.
+
+## Hook Example with fsfreeze
+
+Freeze the file system.
+
+### Annotations
+
+Annotate the pod.
+"""
+
+
+def test_a_first_heading_repeating_the_title_heads_its_siblings_too():
+    headings = read_document("backup-hooks.md", HOOKS_PAGE.encode()).headings
+    assert [(heading.level, heading.title) for heading in headings] == [
+        (1, "Backup Hooks"),
+        (2, "Hook Example with fsfreeze"),
+        (3, "Annotations"),
+    ]
+    alone = HOOKS_PAGE.split("## Hook Example")[0]  # the title's heading alone heads the page as it is
+    assert [heading.level for heading in read_document("a.md", alone.encode()).headings] == [2]
+
+
+def test_a_hugo_shortcode_shows_its_caption_title_or_alt_and_nothing_else():
+    text = (
+        "# Providers\n\n"
+        '{{< table caption="Velero supported providers" >}}\n'
+        "| Provider | Plugin |\n|---|---|\n| AWS | velero-plugin-for-aws |\n"
+        "{{< /table >}}\n\n"
+        'See {{< figure src="/img/setup.png" alt="The setup" width="100%">}} and '
+        "{{% notice %}}this{{% /notice %}}.\n\n"
+        'Written as {{</* table caption="x" */>}} on a page about shortcodes.\n'
+    )
+    document = read_document("providers.md", text.encode())
+    assert document.read_as[3] == "Velero supported providers"
+    assert 7 in document.markup  # the closing call shows nothing
+    assert document.read_as[9] == "See The setup and this."
+    assert 11 not in document.read_as  # an escaped call is shown as written
+    assert formats.shown_text("providers.md", text).split("\n")[-1].startswith("Written as {{</*")

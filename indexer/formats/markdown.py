@@ -43,7 +43,7 @@ import bisect
 import html
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from indexer.formats.definitions import (
@@ -114,6 +114,14 @@ _ID_ATTRIBUTE = re.compile(r"\s(?:id|name)[ \t]*=", re.IGNORECASE)
 #: A template's directive (``{% include-markdown "intro.md" %}``, Jinja's and Liquid's), run by the
 #: site's generator before the page is rendered: it shows nothing of its own.
 _TEMPLATE_DIRECTIVE = re.compile(r"\{%(?:[^%{}\n]|%(?!\})){0,1024}%\}")
+#: A Hugo shortcode's call (``{{< figure src="x.png" alt="Setup" >}}``, ``{{% notice %}}``) or its end
+#: (``{{< /table >}}``): template markup the site runs, which shows what its caption, title or alt
+#: attribute says (:data:`_SHORTCODE_TITLES`), else nothing. An escaped call (``{{</* x */>}}``),
+#: shown as written on the page, is none.
+_SHORTCODE = re.compile(
+    r"\{\{[<%][ \t]*/?[ \t]*[\w.-]{1,128}(?P<arguments>(?:\s[^\n]{0,1024}?)?)[ \t]*[>%]\}\}"
+)
+_SHORTCODE_TITLES = ("caption", "title", "alt")
 #: Where a link's text ends: its destination (with a title, maybe) or a reference's label.
 _LINK_END = (
     r"(?:\([^()\s]{0,2048}(?:[ \t]{1,8}(?:\"[^\"\n]{0,512}\"|'[^'\n]{0,512}'))?\)"
@@ -308,12 +316,16 @@ def _with_front_matter(
 ) -> list[Heading]:
     """Blank the front matter's lines; its title on its first line (the page's top heading when the
     page neither has a level-1 heading nor starts with a heading of that title) and its description
-    on the second."""
+    on the second. A first heading that repeats the title heads the page: the headings after it at
+    its level or above (a Hugo page's ``## Backup Hooks`` then ``## Hook Example``) are under it,
+    as they are under the title the site shows above them."""
     for number in range(first, min(last, len(lines)) + 1):
         lines[number - 1] = ""
-    named = any(heading.level == 1 for heading in headings) or (
-        bool(headings) and headings[0].title.casefold() == metadata.title.casefold()
-    )
+    named = any(heading.level == 1 for heading in headings)
+    if not named and headings and headings[0].title.casefold() == metadata.title.casefold():
+        named = True
+        if any(heading.level <= headings[0].level for heading in headings[1:]):
+            headings = [replace(headings[0], level=1), *headings[1:]]
     if metadata.title and not named:
         lines[first - 1] = metadata.title
         headings = [Heading(first, 1, metadata.title), *headings]
@@ -606,12 +618,20 @@ def html_shown(prose: str) -> str:
     """Text outside code as a rendered page shows its HTML: a template's directive nothing, an
     autolink its address, an abbreviation followed by its title in parentheses, each tag as
     :func:`_tag_shown` reads it."""
+    if "{{" in prose:
+        prose = _SHORTCODE.sub(_shortcode_shown, prose)
     if "{%" in prose:
         prose = _TEMPLATE_DIRECTIVE.sub("", prose)
     if "<" in prose:
         prose = _ABBREVIATION.sub(_abbreviation_shown, _AUTOLINK.sub(r"\1", prose))
         prose = _TAG.sub(_tag_shown, prose)
     return prose
+
+
+def _shortcode_shown(found: re.Match[str]) -> str:
+    """What a Hugo shortcode's call shows: the values of its caption, title and alt attributes."""
+    arguments = found.group("arguments")
+    return " ".join(filter(None, (_attribute(arguments, key).strip() for key in _SHORTCODE_TITLES)))
 
 
 def _abbreviation_shown(found: re.Match[str]) -> str:
