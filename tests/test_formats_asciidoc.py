@@ -537,3 +537,18 @@ def test_adding_a_section_reembeds_at_most_the_neighbours_it_joins(tmp_path):
     assert 1 <= report.chunks_embedded <= 3
     assert any("Added section" in text for text in counting.embedded)
     assert "rotation" in hits[0].text
+
+
+def test_the_delimiter_closing_a_block_around_a_nested_one_starts_no_block():
+    text = "= Page\n\n[TIP]\n====\nA tip:\n[source,bash]\n----\njbang -Dx run.jsh\n----\n====\n"
+    assert 10 not in read_asciidoc(text).block_starts  # the closing ``====``, right after the ``----``
+
+
+def test_a_title_of_one_directive_or_variable_declares_it_and_a_word_does_not():
+    text = "= Directives\n\n== //DEPS\n\nDependencies.\n\n== JBANG_CACHE_DIR\n\nCache.\n\n== Usage\n\nUse.\n"
+    assert read_asciidoc(text).definitions == {3: ("//DEPS",), 7: ("JBANG_CACHE_DIR",)}
+
+
+def test_a_man_page_s_name_with_a_double_dash_declares_its_name():
+    text = "= jbang-config-unset(1)\n:doctype: manpage\n\n== Name\n\njbang config unset -- Remove a value\n"
+    assert ("jbang config unset",) in read_asciidoc(text).definitions.values()

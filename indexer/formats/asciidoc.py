@@ -393,9 +393,13 @@ class _Reader:
         return len(self.lines)
 
     def _block_ends(self, number: int) -> None:
-        """After a block's last line (``number``) the next line starts a block, blank or not."""
+        """After a block's last line (``number``) the next line starts a block, blank or not, but the
+        delimiter that closes the compound block around it (an admonition's ``====`` after the
+        source block inside it), which ends a block rather than starting one."""
         self.at_block_start = True
-        if number < len(self.lines) and self.lines[number].strip():
+        if number >= len(self.lines) or not (following := self.lines[number].rstrip()):
+            return
+        if not (self.open_blocks and following == self.open_blocks[-1]):
             self.layout.block_starts.append(number + 1)
 
     def _block_attributes(self, line: str) -> None:

@@ -51,7 +51,7 @@ AUTODOC_PREFIX = "auto"
 _DIRECTIVE_LINE = re.compile(r"\.\.[ \t]+(?P<directive>[\w:-]+)::[ \t]+(?P<argument>\S.*)")
 _UNINDEXED = re.compile(r":(?:no-index|noindex):")
 #: The dash between a man page's names and its summary (``\-`` as troff writes it, or a Unicode dash).
-_MAN_DASH = re.compile(r"[ \t](?:\\-|-|\u2010|\u2013|\u2014)(?:[ \t]|$)")
+_MAN_DASH = re.compile(r"[ \t](?:\\-|--|-|\u2010|\u2013|\u2014)(?:[ \t]|$)")
 #: The most lines a man page's NAME entry runs to: ``whatis`` entries are a line or two.
 MAX_MAN_NAME_LINES = 8
 _NAME_END = re.compile(r"[(<=\[\s]")
@@ -73,6 +73,10 @@ _BRACKETED_TYPE = re.compile(r"\[[^\[\]]{0,200}\]")
 #: ``output.clean``, ``max_connections``); not a product's or a file's name (``Node.js``, ``macOS``,
 #: ``README.md``), nor a version (``v2.0.1rc1``, ``v1.x``), which begins with a ``v`` and a digit.
 _PLAIN_TITLE_NAME = re.compile(r"(?![vV]\d)[a-z_][\w$]*(?:[._][\w$]+)+")
+#: A title with no code in it that is one token no prose word is, typed as written as code is: one
+#: that starts with a sigil (a script's directive ``//DEPS``, an annotation ``@Grab``, an option
+#: ``--verbose``, a variable ``$HOME``) or is capitals joined by underscores (``JBANG_CACHE_DIR``).
+_TOKEN_TITLE = re.compile(r"(?://|--?|[@$#])[A-Za-z][\w.:-]*|[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
 #: A call at the start of a table cell: a name, then its parameters' parenthesis.
 _CELL_CALL = re.compile(r"\s*(?P<name>[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*) ?\(")
 #: What may follow a term's name: its value (``=<msg>``, ``[=<n>]``, `` <msg>``, ``{auto,never}``).
@@ -278,7 +282,10 @@ def title_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
     typed as written."""
     if any(is_code for is_code, _ in pieces):
         return code_title_names(pieces)
-    names = item_names(" ".join("".join(text for _, text in pieces).split()), code=False)
+    title = " ".join("".join(text for _, text in pieces).split())
+    if _TOKEN_TITLE.fullmatch(title):
+        return (title,)
+    names = item_names(title, code=False)
     return names if all(_PLAIN_TITLE_NAME.fullmatch(name) for name in names) else ()
 
 

@@ -30,10 +30,14 @@ from indexer.search.query import STOPWORDS
 #: ``-v``), as a manual's markup declares them (``.. option:: --write``), or a PHP property as PHP
 #: writes a static one (``Logger::$name``), or a setting's key after its scope (``xfer:clobber``,
 #: ``cache:size``); maybe with the ``=`` a manual writes after an option or a
-#: setting that takes a value (``--type=``, systemd's ``ExecStart=``), which its name goes without.
+#: setting that takes a value (``--type=``, systemd's ``ExecStart=``), which its name goes without; or
+#: after the sigil a directive or an annotation is typed with (JBang's ``//DEPS``, ``@Grab``), as a
+#: title declares them (:func:`indexer.formats.definitions.title_names`).
 _NAME_PART = r"\$?[^\W\d]\w*(?:-\w+)*"
 _NAME_SEPARATOR = re.compile(r"::|:|\.|->|/|#")
-_NAME_QUERY = re.compile(rf"(?:--?)?{_NAME_PART}(?:(?:{_NAME_SEPARATOR.pattern}){_NAME_PART})*(?:\(\)|=)?")
+_NAME_QUERY = re.compile(
+    rf"(?:--?|//|@)?{_NAME_PART}(?:(?:{_NAME_SEPARATOR.pattern}){_NAME_PART})*(?:\(\)|=)?"
+)
 #: Lower-case words joined by hyphens, as a long option spells them without its dashes.
 _HYPHENATED_WORDS = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)+")
 #: The fewest distinct words of a question that :func:`defining_first` reads as asking for the things
