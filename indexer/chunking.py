@@ -161,7 +161,10 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: questions open blocks; Jinja templates read as the format they render;
 #: a chunk's heading is true of its first line, a Sphinx object directive heads its
 #: description as code's definitions do (a section cut before a definition's line, the
-#: description kept with the chunk that declares it), and a reST grid table is read as its cells
+#: description kept with the chunk that declares it), and a reST grid table is read as its cells;
+#: a DocBook file's entities read as its DTDs inside the indexed folder declare them, a Hugo
+#: shortcode as its caption, a Markdown page's first heading that repeats its title as its title,
+#: an AsciiDoc title of one sigil'd or capitalised token declaring it
 CHUNKER_VERSION = 48
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.

@@ -368,3 +368,22 @@ def test_a_jinja_template_is_walked_and_read_as_the_format_it_renders(tmp_path):
     page = read_document("index.html.j2", (tmp_path / "templates" / "index.html.j2").read_bytes())
     assert [heading.title for heading in page.headings] == ["{{ title }}"]
     assert read_document("base-requirements.jinja", b"pip\n").lines == ["pip"]
+
+
+def test_a_reader_reads_a_file_beside_its_own_inside_the_root_and_nothing_outside_it(tmp_path):
+    root, outside = tmp_path / "docs", tmp_path / "outside"
+    (root / "book" / "dtd").mkdir(parents=True)
+    outside.mkdir()
+    (root / "book" / "entities.ent").write_text('<!ENTITY app "Widget">\n')
+    (root / "book" / "dtd" / "inner.ent").write_text("")
+    (root / ".env").write_text("TOKEN=x\n")
+    (outside / "secret.ent").write_text('<!ENTITY app "Leaked">\n')
+    os.symlink(outside / "secret.ent", root / "book" / "link.ent")
+    os.symlink(root / "book" / "entities.ent", root / "book" / "alias.ent")
+    files = corpus.RootFiles(root, max_size=1024)
+    assert files.read("book/./dtd/../entities.ent") == b'<!ENTITY app "Widget">\n'
+    assert files.read("book/alias.ent") == b'<!ENTITY app "Widget">\n'  # a link that stays inside
+    for name in ("book/link.ent", "../outside/secret.ent", str(outside / "secret.ent"), ".env", "book"):
+        assert files.read(name) is None, name
+    assert corpus.RootFiles(root, max_size=8).read("book/entities.ent") is None  # past the cap
+    assert files.folders("") == ["book"] and files.folders("book") == ["dtd"] and files.folders("..") == []

@@ -421,3 +421,41 @@ def test_a_synopsis_term_lists_its_options_apart_and_its_arguments_as_values():
         ("nmcli",),
         ("set-indent-width",),
     ]
+
+
+GUI_CHAPTER = """<chapter id="menus">
+  <title>Menus</title>
+  <sect1 id="file-menu">
+    <title>Account Tree - <guimenu><accel>F</accel>ile</guimenu> Menu</title>
+    <para>See <xref linkend="file-menu"/> and <xref linkend="callouts"/>, not <xref linkend="other"/>.</para>
+    <figure id="callouts" xreflabel="the callouts"><title>Main Window</title></figure>
+  </sect1>
+</chapter>
+"""
+
+
+def test_a_mnemonic_letter_splits_no_word_and_an_empty_cross_reference_reads_as_its_target():
+    document = read_docbook(GUI_CHAPTER)
+    assert [heading.title for heading in document.headings] == ["Menus", "Account Tree - File Menu"]
+    # its target's title (or label) in the same file, as docbook-xsl words it; nothing for another file's
+    assert document.lines[4] == "See Account Tree - File Menu and the callouts, not ."
+
+
+TABLE_FRAGMENT = """<para>
+  <table id="txf">
+    <title>Detailed TXF Category Descriptions</title>
+    <tgroup cols="2"><tbody>
+      <row><entry>N256</entry><entry>Interest income</entry></row>
+    </tbody></tgroup>
+  </table>
+</para>
+"""
+
+
+def test_a_fragment_s_table_is_headed_by_its_title_where_no_section_heads_it():
+    document = read_docbook(TABLE_FRAGMENT)
+    assert [(heading.line, heading.title) for heading in document.headings] == [
+        (3, "Detailed TXF Category Descriptions")
+    ]
+    inside = read_docbook(f"<article><section><title>Taxes</title>{TABLE_FRAGMENT}</section></article>")
+    assert [heading.title for heading in inside.headings] == ["Taxes"]  # a section's title heads it

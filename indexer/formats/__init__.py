@@ -21,7 +21,15 @@ from typing import Any, cast
 
 from indexer.formats.compressed import OPENERS, compression_of, expanded, uncompressed_name
 from indexer.formats.data import DATA_READERS, read_data
-from indexer.formats.document import Document, Heading, Part, UnreadableFile, split_lines, too_much_text
+from indexer.formats.document import (
+    Document,
+    Heading,
+    Neighbours,
+    Part,
+    UnreadableFile,
+    split_lines,
+    too_much_text,
+)
 from indexer.formats.info import (
     INFO_TYPE,
     head_looks_binary,
@@ -37,6 +45,7 @@ from indexer.records import lead_lines
 __all__ = [
     "Document",
     "Heading",
+    "Neighbours",
     "Part",
     "SHEBANG",
     "UnreadableFile",
@@ -85,6 +94,15 @@ TEXT_READERS = cast(
         **dict.fromkeys(("adoc", "asciidoc", "asc"), _reader("asciidoc.read_asciidoc")),
         "org": _reader("org.read_org"),
         "tex": _reader("latex.read_latex"),
+        **dict.fromkeys(("docbook", "dbk"), _reader("docbook.read_docbook")),
+        **dict.fromkeys(("xml", "sgml"), _reader("docbook.read_xml")),
+    },
+)
+#: Formats whose files may declare text they use in other files of the folder (a DocBook file's
+#: entities, in its DTD): their readers are given the file's path and its neighbours, to read them.
+NEIGHBOUR_READERS = cast(
+    dict[str, Callable[[str, str, str, Neighbours], Document]],
+    {
         **dict.fromkeys(("docbook", "dbk"), _reader("docbook.read_docbook")),
         **dict.fromkeys(("xml", "sgml"), _reader("docbook.read_xml")),
     },
@@ -190,8 +208,10 @@ def _file_name(path: str) -> str:
     return untemplated_name(uncompressed_name(path).rsplit("/", 1)[-1]).lower()
 
 
-def read_document(path: str, data: bytes) -> Document:
-    """The document in a file's bytes, read by the reader of its extension.
+def read_document(path: str, data: bytes, neighbours: Neighbours | None = None) -> Document:
+    """The document in a file's bytes, read by the reader of its extension; ``neighbours``, the
+    other files of the folder the build indexes, for a format whose files use text that another
+    file declares (:data:`NEIGHBOUR_READERS`), ``path`` naming the file among them.
 
     A compressed file's bytes are expanded first (:func:`indexer.formats.compressed.expanded`).
 
@@ -212,7 +232,7 @@ def read_document(path: str, data: bytes) -> Document:
             text, encoding = decode(data)
             if (refused := too_much_text(len(text), text.count("\n"))) is not None:
                 raise refused  # before its parser builds anything of it
-            document = parse_text(path, text, encoding)
+            document = parse_text(path, text, encoding, neighbours)
     except UnreadableFile:
         raise
     except Exception as error:  # the reader's failure on this one file: see the module's docstring
@@ -258,15 +278,19 @@ def head_check(path: str) -> Callable[[bytes], bool] | None:
     return head_looks_binary if is_info_name(_file_name(path)) else looks_binary
 
 
-def parse_text(path: str, text: str, encoding: str = "utf-8") -> Document:
+def parse_text(
+    path: str, text: str, encoding: str = "utf-8", neighbours: Neighbours | None = None
+) -> Document:
     """The document in ``text``, already decoded, read as its extension says; source code by its
     language's grammar, headed by its path (:mod:`indexer.formats.code`). Whatever the format, the
     model reads no terminal's control sequences (:func:`without_terminal_controls`)."""
-    return without_terminal_controls(_read_text(path, text, encoding))
+    return without_terminal_controls(_read_text(path, text, encoding, neighbours))
 
 
-def _read_text(path: str, text: str, encoding: str) -> Document:
+def _read_text(path: str, text: str, encoding: str, neighbours: Neighbours | None = None) -> Document:
     extension = extension_of(path)
+    if neighbours is not None and extension in NEIGHBOUR_READERS:
+        return NEIGHBOUR_READERS[extension](text, encoding, path, neighbours)
     if extension in TEXT_READERS:
         return TEXT_READERS[extension](text, encoding)
     reader = _reader_name(path)

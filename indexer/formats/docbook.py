@@ -1,20 +1,24 @@
 """DocBook XML (4 and 5, with or without DocBook 5's namespace): the words a rendered manual shows,
 read at the source lines that hold them.
 
-Parsed by libxml2's XML parser (through lxml), in recovery mode, without the DTD, the network,
-XInclude or the expansion of entities: a manual's pages name entities that its build defines
-elsewhere (PostgreSQL's ``&pgsql;``, systemd's ``custom-entities.ent``), and such a reference shows
-its name. A file libxml2 reads only in part (:data:`TEXT_LOSING_ERRORS`: a stray end tag, text
-after the root, nesting past its depth) is damaged, rather than read in part without a word.
+Parsed by libxml2's XML parser (through lxml), in recovery mode, without the DTD, the network or
+XInclude. A manual's pages name entities that its build defines elsewhere: those its internal
+subset declares, or a DTD inside the indexed folder that its doctype names or includes (GnuCash's
+``&app;``), read as their texts (:mod:`indexer.formats.entities`); any other (PostgreSQL's
+``&pgsql;``, defined by its build) shows its name. A file libxml2 reads only in part
+(:data:`TEXT_LOSING_ERRORS`: a stray end tag, text after the root, nesting past its depth) is
+damaged, rather than read in part without a word.
 
 A document's lines are what the file's lines show, without their tags, each at its own number,
 so a citation points at the source, and what is stored, searched and shown is the manual's text, as
 HTML's reader places a page's words: a line of tags alone, a comment or a processing instruction
 shows nothing. Index terms and remarks show nothing either; a man page's section number shows in
-parentheses, as man prints it (``systemd(1)``).
+parentheses, as man prints it (``systemd(1)``); an empty cross-reference its target's title, where
+the file holds it (:func:`_referenced_titles`).
 
 - **Headings**: the titles of the sectioning elements (:data:`SECTIONS`), a ``<title>`` of their own
-  or in their ``<info>``, nested as the elements nest. A reference page (``refentry``) is headed as
+  or in their ``<info>``, nested as the elements nest; where none heads it, a formal object's
+  (:data:`FORMAL`: a fragment's table). A reference page (``refentry``) is headed as
   a man page's NAME says it, its names and purpose (``systemctl — Control the systemd system and
   service manager``), else by its ``refmeta`` (``systemctl(1)``).
 - **Code**: the literal elements (:data:`LITERAL`), from their start tag to their last line.
@@ -41,10 +45,20 @@ from typing import Protocol
 from lxml import etree
 
 from indexer.formats.definitions import cell_call_names, item_names, known_names
-from indexer.formats.document import Document, Heading, Layout, UnreadableFile, placed_lines, split_lines
+from indexer.formats.document import (
+    Document,
+    Heading,
+    Layout,
+    Neighbours,
+    UnreadableFile,
+    placed_lines,
+    split_lines,
+)
+from indexer.formats.entities import expand_entities
 from indexer.formats.text import read_plain
 
 NAMESPACE = "http://docbook.org/ns/docbook"
+XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
 _LONE_RETURN = re.compile(r"\r(?!\n)")
 #: How much of an ``.xml`` file is parsed to tell whether it is DocBook: far more than a prolog and
 #: a root's start tag take.
@@ -92,8 +106,13 @@ INLINE = CODE | frozenset(
     application productname firstterm glossterm foreignphrase phrase subscript superscript
     trademark citetitle abbrev wordasword prompt optional group arg sbr email keycombo guimenu
     guibutton guilabel guimenuitem guisubmenu menuchoice package database interface anchor
-    footnoteref citation""".split()
+    footnoteref citation accel""".split()
 )
+#: The elements a title heads where no section's does (a fragment a manual includes, a ``<para>``
+#: holding a table): a formal object, titled as docbook-xsl titles it.
+FORMAL = frozenset("table figure example procedure sidebar equation".split())
+#: A cross-reference that holds no text, read as the title of the element it names in the same file.
+XREF = "xref"
 #: A man page's section number, shown in parentheses.
 VOLUME = "manvolnum"
 #: How a term's placeholders and optional parts are read for the names it lists, as a manual
@@ -124,22 +143,28 @@ COLLECTED_IN = {
 _TYPE_AFTER = re.compile(r"\s+\((?!-)[^()]*\)\Z")
 
 
-def read_docbook(text: str, encoding: str = "utf-8") -> Document:
-    """A DocBook document: its lines, as the source has them, with what each shows. A line ended
-    by a carriage return alone (an old Mac's) is a line, as libxml2 counts it."""
-    text = _LONE_RETURN.sub("\n", text)
+def read_docbook(
+    text: str, encoding: str = "utf-8", path: str = "", neighbours: Neighbours | None = None
+) -> Document:
+    """A DocBook document: its lines, as the source has them, with what each shows, its entities
+    read as the texts its DTDs declare (:func:`~indexer.formats.entities.expand_entities`: those
+    of its internal subset, and of the DTDs that ``path``'s ``neighbours`` hold). A line ended by a
+    carriage return alone (an old Mac's) is a line, as libxml2 counts it."""
+    text = expand_entities(_LONE_RETURN.sub("\n", text), path, neighbours)
     root, errors = _parse(text)
     return _read(root, errors, text, encoding)
 
 
-def read_xml(text: str, encoding: str = "utf-8") -> Document:
+def read_xml(
+    text: str, encoding: str = "utf-8", path: str = "", neighbours: Neighbours | None = None
+) -> Document:
     """An ``.xml`` or ``.sgml`` file: read as DocBook when it is (:func:`is_docbook`, asked of its
     first :data:`HEAD_CHARS` characters, so that a large file of data is not parsed whole to be
     read as lines), else as plain lines."""
     head, _ = _parse(text[:HEAD_CHARS])
     if head is None or not is_docbook(head):
         return read_plain(text, encoding)
-    return read_docbook(text, encoding)
+    return read_docbook(text, encoding, path, neighbours)
 
 
 class _Node(Protocol):
@@ -217,6 +242,7 @@ def _read(root: _Node | None, errors: list[tuple[str, str]], text: str, encoding
     if losing:
         raise UnreadableFile(f"cannot be read as XML: {losing[0]}", status="damaged")
     if root is not None:
+        walk.titles = _referenced_titles(root)
         walk.read([*reversed(list(root.itersiblings(preceding=True))), root, *root.itersiblings()])
     return walk.document(len(lines), encoding)
 
@@ -279,6 +305,7 @@ class _Walk:
         self.row_opened = False  # a table row started whose first entry has not
         self.first_entry = False  # the entry being opened is its row's first
         self.starts: set[int] = set()
+        self.titles: dict[str, str] = {}  # the titles empty cross-references read as, by id
 
     def read(self, nodes: list[_Node]) -> None:
         """Walk the nodes in document order, without recursion: a document nested as deep as
@@ -300,6 +327,8 @@ class _Walk:
             name = _name(node.tag)
             self._start(node, name)
             self._text(node.text)
+            if name == XREF and node.text is None and next(iter(node), None) is None:
+                self._text(self.titles.get(node.attrib.get("linkend", "")))
             stack.append((node, name))
             stack.extend((child, None) for child in reversed(node))
 
@@ -318,6 +347,8 @@ class _Walk:
         if name in SECTIONS or name == REFENTRY:
             page = name == REFENTRY
             self.sections.append(_Section(node, is_page=page, headed=page or name in UNTITLED))
+        elif name in FORMAL and not any(section.headed for section in self.sections):
+            self.sections.append(_Section(node))  # headed by its title, where no section's heads it
         if name == VOLUME:
             self._add("(")
         if name == "row":
@@ -366,7 +397,7 @@ class _Walk:
         if "term" in self.collecting and (marks := self._value_marks(node, name)):
             self.collecting["term"].add(self.line, marks[1], False)
             self.code -= name == ARGUMENT and marks == VALUE_MARKS["replaceable"]
-        if name in SECTIONS or name == REFENTRY:
+        if name in SECTIONS or name == REFENTRY or (self.sections and self.sections[-1].element is node):
             self._close_section(self.sections.pop())
         if name in LITERAL:
             first = self.literal.pop()
@@ -461,6 +492,53 @@ class _Walk:
         self.layout.headings.sort(key=lambda heading: heading.line)
         self.layout.block_starts = sorted(self.starts)
         return self.layout.document(lines, encoding)
+
+
+def _referenced_titles(root: _Node) -> dict[str, str]:
+    """The titles that the file's empty cross-references (``<xref linkend="id"/>``) read as, by the
+    id they name: the ``xreflabel`` of the element of that id in the file, else its title (its own,
+    or in its ``info``), as docbook-xsl words a reference's text. An id the file holds no element
+    of, or one without a title, reads as nothing."""
+    wanted: set[str] = set()
+    elements: dict[str, _Node] = {}
+    for node in root.iter():
+        if not isinstance(node.tag, str):
+            continue
+        if _name(node.tag) == XREF and node.text is None and next(iter(node), None) is None:
+            wanted.add(node.attrib.get("linkend", ""))
+        element_id = node.attrib.get("id") or node.attrib.get(XML_ID)
+        if element_id:
+            elements.setdefault(element_id, node)
+    titles = {}
+    for element_id in wanted & elements.keys():
+        if title := _title_of(elements[element_id]):
+            titles[element_id] = title
+    return titles
+
+
+def _title_of(element: _Node) -> str:
+    label = element.attrib.get("xreflabel", "")
+    if label.strip():
+        return " ".join(label.split())
+    for child in element:
+        if not isinstance(child.tag, str):
+            continue
+        name = _name(child.tag)
+        if name == "title":
+            return " ".join(_words(child).split())[:COLLECTED_CHARS]
+        if name.endswith("info"):
+            return _title_of(child)
+    return ""
+
+
+def _words(element: _Node) -> str:
+    """The text an element shows: hidden elements (an index term) and comments show nothing."""
+    parts = [element.text or ""]
+    for child in element:
+        if isinstance(child.tag, str) and _name(child.tag) not in HIDDEN:
+            parts.append(_words(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
 
 
 def _page_heading(page: _Section, level: int) -> Heading | None:

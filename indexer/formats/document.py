@@ -12,6 +12,7 @@ import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
+from typing import Protocol
 
 from indexer.citations import name_parts
 from indexer.errors import UnreadableFile
@@ -22,6 +23,7 @@ __all__ = [
     "Document",
     "Heading",
     "Layout",
+    "Neighbours",
     "Part",
     "UnreadableFile",
     "shown_characters",
@@ -125,6 +127,20 @@ class Document:
     def _part_starts(self) -> list[int]:
         # made once: a notebook of 100,000 cells asks for a locator per chunk
         return [part.first_line for part in self.parts]
+
+
+class Neighbours(Protocol):
+    """The other files of the folder a build indexes, as a reader may read them beside the file it
+    reads (a DocBook file's declarations of entities): named relative to that folder with forward
+    slashes, and never one outside it."""
+
+    def read(self, name: str) -> bytes | None:
+        """The bytes of the file ``name``; None when there is none, or it may not be read."""
+        ...
+
+    def folders(self, name: str) -> list[str]:
+        """The names of the folders in the folder ``name`` ('' for the top), in order."""
+        ...
 
 
 @dataclass
