@@ -63,10 +63,38 @@ def test_a_yaml_file_is_headed_by_its_path_and_the_keys_that_open_its_parts():
         (8, 4, "steps"),
         (14, 4, "env"),
         (16, 3, "lint job"),
+        (18, 1, ".github/workflows/ci.yml"),  # a new document: back at the file
         (19, 2, "services"),
         (20, 3, "web"),
         (21, 4, "ports"),
         (23, 4, "healthcheck"),
+    ]
+
+
+def test_a_line_after_a_nested_part_is_under_its_parent_again():
+    """``replicas: 2`` after ``logging:``'s lines is the controller's, and ``"license"`` after the
+    ``"scripts"`` object the package's: where a part ends, its parent heads the lines again (the
+    file at the top). A list written at its key's indentation is in the key's part."""
+    values = (
+        "controller:\n  logging:\n    level: info\n  replicas: 2\n"
+        "repos:\n- repo: https://example.org/hooks\n  hooks:\n  - id: ruff\n- repo: local\ntop: 1\n"
+    )
+    assert headings("values.yaml", values) == [
+        (1, 1, "values.yaml"),
+        (1, 2, "controller"),
+        (2, 3, "logging"),
+        (4, 2, "controller"),
+        (5, 2, "repos"),
+        (7, 3, "hooks"),
+        (9, 2, "repos"),
+        (10, 1, "values.yaml"),
+    ]
+    package = json.dumps({"scripts": {"test": "jest"}, "license": "MIT", "files": ["a"]}, indent=2)
+    assert headings("package.json", package) == [
+        (1, 1, "package.json"),
+        (2, 2, "scripts"),
+        (5, 1, "package.json"),  # "license", not the closing brace's line
+        (6, 2, "files"),
     ]
 
 

@@ -3,8 +3,10 @@ be cut and head the chunks of what they describe, and tables are read as their c
 
 from __future__ import annotations
 
+import pytest
+
 from indexer.chunking import ChunkSettings, chunk_document
-from indexer.formats import parse_text
+from indexer.formats import parse_text, read_document
 from indexer.formats.document import Heading
 
 
@@ -180,3 +182,10 @@ def test_a_small_chunk_after_a_definition_does_not_take_the_end_of_its_descripti
     declaring = next(chunk for chunk in chunks if "get_fps" in chunk.names)
     assert all(f"get_fps line {n} says" in declaring.text for n in range(4)), declaring.text
     assert chunks[-1].text == "See the examples folder for a game loop."
+
+
+@pytest.mark.parametrize("text", ["", "\n", "   \n\n", "|", "+--+\n"])
+def test_an_empty_or_blank_page_or_a_lone_table_mark_is_read_not_failed(text):
+    """A collection's empty abstract (Cranfield has two), a page of blank lines, a stray mark."""
+    for path in ("empty.rst", "empty.txt"):
+        assert read_document(path, text.encode()).lines == text.split("\n")[: len(text.splitlines())]

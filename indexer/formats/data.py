@@ -50,23 +50,29 @@ _INI_SECTION = re.compile(r"\[([^\[\]]{1,120})\] *(?:[;#].*)?")
 #: A JSON object's member at the start of its line whose value opens an object or an array.
 _JSON_OPENING_MEMBER = re.compile(r"\s*\"((?:[^\"\\]|\\.){1,120})\"\s*:\s*[\[{]")
 _JSON_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"")
+#: What a line that only closes objects and arrays holds: it still ends the part it closes.
+_CLOSING = " \t,]}"
 
 
 def read_data(path: str, text: str, encoding: str, extension: str) -> Document:
     """The document of a data file with ``extension`` (a key of :data:`DATA_READERS`), headed by
-    ``path`` and the keys that open its parts."""
+    ``path`` and the keys that open its parts; where a part ends and its parent's lines go on (a
+    key and its value after a nested part, ``replicas: 2`` after ``logging:``'s lines), by the
+    parent's path again, ``path`` alone at the top (a key's depth 0)."""
     lines = split_lines(text)
     if not lines:
         return Document(lines=lines, encoding=encoding)
     keys = DATA_READERS[extension](lines)
-    headings = [Heading(number, depth + 1, title) for number, depth, title in keys]
+    headings = [Heading(number, depth + 1, title or path) for number, depth, title in keys]
     return Document(lines=lines, headings=[Heading(1, 1, path), *headings], encoding=encoding)
 
 
 def yaml_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
-    """(1-based line, depth from 1, key) of each YAML key that opens a part, down to
-    :data:`MAX_DEPTH`; a deeper one's depth is counted by the indentation of the keys above it."""
-    open_indents: list[int] = []
+    """(1-based line, depth, key) of each YAML key that opens a part, down to :data:`MAX_DEPTH`,
+    its depth counted by the indentation of the keys above it; and where a line comes back out of
+    a part, (line, the parent's depth, its key; '' for the file). A list's items written at their
+    key's indentation (``repos:`` then ``- repo: ...``) are in its part, as YAML reads them."""
+    parts: list[tuple[int, str]] = []  # the open parts down to MAX_DEPTH: each key's indentation
     scalar_indent = -1  # inside a block scalar: the indentation its key had
     for number, line in enumerate(lines, 1):
         stripped = line.lstrip(" ")
@@ -76,20 +82,25 @@ def yaml_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
                 continue
             scalar_indent = -1
         if _YAML_DOCUMENT_MARK.fullmatch(line):
-            open_indents = []
+            if parts:
+                yield number, 0, ""
+            parts = []
             continue
         if not stripped or stripped.startswith("#"):
             continue
-        while open_indents and open_indents[-1] >= indent:
-            open_indents.pop()
+        item = stripped[:2] == "- " or stripped == "-"
+        closed = False
+        while parts and (parts[-1][0] > indent or (parts[-1][0] == indent and not item)):
+            parts.pop()
+            closed = True
         if (block := _YAML_BLOCK_SCALAR.fullmatch(line)) is not None:
             scalar_indent = len(block.group(1))
+        elif len(parts) < MAX_DEPTH and (key := _YAML_OPENING_KEY.fullmatch(line)) is not None:
+            parts.append((indent, _unquoted(key.group(2).strip())))
+            yield number, len(parts), parts[-1][1]
             continue
-        if (key := _YAML_OPENING_KEY.fullmatch(line)) is None:
-            continue
-        open_indents.append(indent)
-        if len(open_indents) <= MAX_DEPTH:
-            yield number, len(open_indents), _unquoted(key.group(2).strip())
+        if closed:
+            yield number, len(parts), parts[-1][1] if parts else ""
 
 
 def toml_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
@@ -112,16 +123,27 @@ def ini_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
 
 
 def json_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
-    """(1-based line, depth from 1, key) of each member that starts its line and opens an object or
-    an array, down to :data:`MAX_DEPTH`; its depth is how many objects and arrays are open before
-    it (a string holds no line break in JSON, so each line's brackets are counted without its
-    strings)."""
+    """(1-based line, depth, key) of each member that starts its line and opens an object or an
+    array, down to :data:`MAX_DEPTH`, its depth how many objects and arrays are open before it (a
+    string holds no line break in JSON, so each line's brackets are counted without its strings);
+    and where a line comes back out of a part, (line, the parent's depth, its key; '' for the
+    file)."""
+    parts: list[tuple[int, str]] = []  # the open parts down to MAX_DEPTH: each member's depth
     depth = 0
+    closed = False  # a part closed, and no line since said more than its brackets
     for number, line in enumerate(lines, 1):
+        while parts and parts[-1][0] >= depth:
+            parts.pop()
+            closed = True
+        bare = _JSON_STRING.sub("", line)
         member = _JSON_OPENING_MEMBER.match(line)
         if member is not None and 1 <= depth <= MAX_DEPTH:
+            parts.append((depth, member.group(1)))
             yield number, depth, member.group(1)
-        bare = _JSON_STRING.sub("", line)
+            closed = False
+        elif closed and bare.strip(_CLOSING):
+            yield number, len(parts), parts[-1][1] if parts else ""
+            closed = False
         depth += bare.count("{") + bare.count("[") - bare.count("}") - bare.count("]")
 
 

@@ -550,7 +550,7 @@ def _table_pieces(
     ):
         edges = [place for place, character in enumerate(lines[first - 1]) if character == "|"]
     first_blank = next(
-        (number for number in range(first, len(lines) + 1) if not lines[number - 1].strip()), 0
+        (number for number in range(max(first, 1), len(lines) + 1) if not lines[number - 1].strip()), 0
     )
     first_blank = first_blank or len(lines) + 1  # the first block's end: a blank line, or the end
     for number, line in enumerate(lines, 1):
