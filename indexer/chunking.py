@@ -27,9 +27,8 @@ How boundaries are chosen, and why:
 - A chunk that starts inside a section begins with the last lines of the previous one (a small
   overlap), so a sentence at the boundary is found from either side.
 - A chunk is headed by where most of its text lies (:func:`_chunk_path`): the end of a section a
-  chunk before began, or what it opens, each by the heading path its blocks share; but a heading is
-  always true of the chunk's first line: a chunk holding a section's short tail and the next section
-  is headed by what both lie in, not by the next section, whose title comes after the tail.
+  chunk before began, or what it opens, each by the heading path its blocks share. A chunk holding
+  a long function's short tail and the next function is headed by the next, not by their file.
 - Markup lines (a title's adornment, a code fence, a table's delimiter row) stay in a chunk's text
   but not in what the model reads: they count nothing toward the limit. A line the reader reads
   otherwise than it is written (``Document.read_as``: a link macro's visible text) stays in the text
@@ -159,7 +158,7 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: a man page's setting tags (``xfer:clobber (boolean)``) and command synopses declare their
 #: names; plain text's dated releases and underlined titles are headings, and its FAQ's
 #: questions open blocks; Jinja templates read as the format they render;
-#: a chunk's heading is true of its first line, a Sphinx object directive heads its
+#: a Sphinx object directive heads its
 #: description as code's definitions do (a section cut before a definition's line, the
 #: description kept with the chunk that declares it), and a reST grid table is read as its cells;
 #: a DocBook file's entities read as its DTDs inside the indexed folder declare them, a Hugo
@@ -673,24 +672,13 @@ class _Packer:
 def _chunk_path(group: list[_Block]) -> tuple[str, ...]:
     """The heading path of a chunk of ``group``: where most of its text lies, of the end of a
     section a chunk before began (its blocks before the first that opens a section, at its heading)
-    and what it opens (that block and those after it), each by the path its blocks share, as long
-    as it is true of the chunk's first lines (:func:`_heads_start`); else the path all its blocks
-    share. A section's long end packed with the next section's title and first lines is headed by
-    its own; a section's short tail packed with the next section, by what both lie in: the next
-    section's title comes after the tail, and a reader of the chunk reads the tail first."""
+    and what it opens (that block and those after it), each by the path its blocks share. The tail
+    of a long function packed with the next function is headed by the next, not by their file; a
+    section's long end packed with the next section's title and first lines, by its own."""
     opening = next((index for index, block in enumerate(group) if block.boundary < PART), 0)
     carried, opened = group[:opening], group[opening:]
     ended = _shared_path(carried)  # () for a page's text before its first heading: no section's end
-    path = ended if ended and _tokens(carried) > _tokens(opened) else _opened_path(opened)
-    return path if _heads_start(path, group) else _shared_path(group)
-
-
-def _heads_start(path: tuple[str, ...], group: list[_Block]) -> bool:
-    """Whether ``path`` is the path of the first titled block of ``group``, or a part of it: true of
-    the chunk's first lines. Text before a page's first heading and a file's preamble (its imports
-    before its first definition, :func:`_opened_path`) are under no section of their own."""
-    first = next((block.path for block in group if block.path and not block.preamble), path)
-    return first[: len(path)] == path
+    return ended if ended and _tokens(carried) > _tokens(opened) else _opened_path(opened)
 
 
 def _opened_path(opened: list[_Block]) -> tuple[str, ...]:

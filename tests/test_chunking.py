@@ -414,31 +414,14 @@ def test_a_short_section_after_a_long_one_shares_the_chunk_that_ends_it():
     assert chunks[-1].heading == "Doc > Long", "headed by where most of its text lies, not by their parent"
 
 
-def test_the_tail_of_a_long_function_packed_with_the_next_is_headed_by_their_file():
-    """The chunk's first lines are long_one's: short_one's name, which comes after them, does not
-    head it."""
+def test_the_tail_of_a_long_function_packed_with_the_next_is_headed_by_the_next():
     body = "\n".join(f"    total = total + step({n})" for n in range(41))
     short = "\n".join(f"    x = x + {n}" for n in range(3))
     source = f"def long_one(total):\n{body}\n    return total\n\n\ndef short_one(x):\n{short}\n    return x\n"
     chunks = chunk_document(parse_text("pkg/steps.py", source), count_words, SETTINGS)
     holding = next(chunk for chunk in chunks if "def short_one" in chunk.text)
     assert "step(40)" in holding.text, "the tail of long_one is packed before short_one"
-    assert holding.heading == "pkg/steps.py"
-
-
-def test_a_sections_short_tail_packed_with_the_next_section_is_not_headed_by_it():
-    """A long section's last paragraph shares a chunk with the next section, which holds more of
-    its text: the chunk is headed by the page both lie in, true of its first line, not by the
-    section whose title comes after that line."""
-    long = "\n\n".join(" ".join(f"p{p}w{n}" for n in range(33)) for p in range(2))
-    tail = " ".join(f"t{n}" for n in range(4))
-    after = " ".join(f"n{n}" for n in range(20))
-    page = f"# Guide\n\n## Long\n\n{long}\n\n{tail}\n\n## Next\n\n{after}\n"
-    chunks = chunk_text(page, count_words, SETTINGS)
-    holding = next(chunk for chunk in chunks if "## Next" in chunk.text)
-    assert holding.text.startswith("t0 t1"), [chunk.text for chunk in chunks]
-    assert holding.heading == "Guide"
-    assert {chunk.heading for chunk in chunks if chunk is not holding} == {"Guide > Long"}
+    assert holding.heading == "pkg/steps.py > short_one"
 
 
 def test_a_file_s_first_lines_before_its_class_do_not_head_the_chunk_the_class_fills():
