@@ -92,6 +92,19 @@ def test_the_internal_subset_is_read_first_and_wins_and_no_reference_in_markup_i
     assert document.headings[0].title == "Widget & Co …"
 
 
+def test_an_undeclared_entity_reads_as_a_letter_or_a_docbook_character_else_as_its_name():
+    """``&ccaron;`` (ISO Latin 2) and ``&rsquo;`` read as their characters; KDE's own ``&eg;`` and
+    ``&Tab;``, which HTML 5 also names (a symbol, a control), show their names when the manual's
+    entities are not found."""
+    text = (
+        '<?xml version="1.0"?>\n<article><title>The &Tab; Key</title>\n'
+        "<para>Dvo&ccaron;&aacute;k&rsquo;s tools, &eg; the &krusader; panel.</para>\n</article>\n"
+    )
+    document = read_document("keyboard.docbook", text.encode())
+    assert document.headings[0].title == "The Tab Key"
+    assert document.lines[2] == "Dvočák’s tools, eg the krusader panel."
+
+
 HOSTILE_DTD = """<!ENTITY secret "TOPSECRET">
 """
 

@@ -53,8 +53,18 @@ MAX_DTD_CHARS = 8 * 1024 * 1024
 #: entity of a few characters included many times costs as much as a long one.
 INCLUDE_CHARS = 1024
 #: The characters named by the ISO and HTML entity sets DocBook's DTD declares (``&rsquo;``,
-#: ``&nbsp;``): read as their characters where no declaration the reader reads defines them.
-CHARACTERS = {name: text for name, text in html.entities.html5.items() if name.endswith(";")}
+#: ``&nbsp;``, ``&ccaron;``): read as their characters where no declaration the reader reads
+#: defines them. HTML 4's are DocBook's ISO Latin 1, symbol and special sets; of the names HTML 5
+#: added, the letters alone (``&ccaron;``, ISO Latin 2's): its others are mathematical symbols and
+#: controls (``&eg;``, ``&Tab;``) whose names a manual's own entities spell more often (KDE's
+#: ``&eg;`` for "e.g.", its ``&Tab;`` for the key), and an entity the reader cannot find shows its
+#: name, which says more than a symbol.
+CHARACTERS = {
+    name: text
+    for name, text in html.entities.html5.items()
+    if name.endswith(";")
+    and (name[:-1] in html.entities.name2codepoint or (len(text) == 1 and text.isalpha()))
+}
 #: The entities XML predefines: never declared, and left for the parser.
 PREDEFINED = frozenset({"amp", "lt", "gt", "quot", "apos"})
 
