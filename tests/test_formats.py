@@ -1785,7 +1785,7 @@ def test_a_first_heading_repeating_the_title_heads_its_siblings_too():
     assert [heading.level for heading in read_document("a.md", alone.encode()).headings] == [2]
 
 
-def test_a_hugo_shortcode_shows_its_caption_title_or_alt_and_nothing_else():
+def test_a_hugo_shortcode_shows_its_caption_title_or_alt_its_other_arguments_as_written_or_nothing():
     text = (
         "# Providers\n\n"
         '{{< table caption="Velero supported providers" >}}\n'
@@ -1793,11 +1793,13 @@ def test_a_hugo_shortcode_shows_its_caption_title_or_alt_and_nothing_else():
         "{{< /table >}}\n\n"
         'See {{< figure src="/img/setup.png" alt="The setup" width="100%">}} and '
         "{{% notice %}}this{{% /notice %}}.\n\n"
-        'Written as {{</* table caption="x" */>}} on a page about shortcodes.\n'
+        'Written as {{</* table caption="x" */>}} on a page about shortcodes.\n\n'
+        '{{< provider name="Amazon S3" home="https://aws.amazon.com/s3/" config="/s3/" >}}\n'
     )
     document = read_document("providers.md", text.encode())
     assert document.read_as[3] == "Velero supported providers"
     assert 7 in document.markup  # the closing call shows nothing
     assert document.read_as[9] == "See The setup and this."
     assert 11 not in document.read_as  # an escaped call is shown as written
-    assert formats.shown_text("providers.md", text).split("\n")[-1].startswith("Written as {{</*")
+    assert 13 not in document.read_as and 13 not in document.markup  # its arguments are what it shows
+    assert formats.shown_text("providers.md", text).split("\n")[-3].startswith("Written as {{</*")

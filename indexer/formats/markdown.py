@@ -116,8 +116,10 @@ _ID_ATTRIBUTE = re.compile(r"\s(?:id|name)[ \t]*=", re.IGNORECASE)
 _TEMPLATE_DIRECTIVE = re.compile(r"\{%(?:[^%{}\n]|%(?!\})){0,1024}%\}")
 #: A Hugo shortcode's call (``{{< figure src="x.png" alt="Setup" >}}``, ``{{% notice %}}``) or its end
 #: (``{{< /table >}}``): template markup the site runs, which shows what its caption, title or alt
-#: attribute says (:data:`_SHORTCODE_TITLES`), else nothing. An escaped call (``{{</* x */>}}``),
-#: shown as written on the page, is none.
+#: attribute says (:data:`_SHORTCODE_TITLES`); a call of other arguments alone as written (what it
+#: shows is made of them: a provider's name and link, a page a reference points to), one of none
+#: (an end, a box's opening) nothing. An escaped call (``{{</* x */>}}``), shown as written on the
+#: page, is none.
 _SHORTCODE = re.compile(
     r"\{\{[<%][ \t]*/?[ \t]*[\w.-]{1,128}(?P<arguments>(?:\s[^\n]{0,1024}?)?)[ \t]*[>%]\}\}"
 )
@@ -629,9 +631,11 @@ def html_shown(prose: str) -> str:
 
 
 def _shortcode_shown(found: re.Match[str]) -> str:
-    """What a Hugo shortcode's call shows: the values of its caption, title and alt attributes."""
+    """What a Hugo shortcode's call shows: the values of its caption, title and alt attributes;
+    the call as written where it has other arguments alone, nothing where it has none."""
     arguments = found.group("arguments")
-    return " ".join(filter(None, (_attribute(arguments, key).strip() for key in _SHORTCODE_TITLES)))
+    titles = (_attribute(arguments, key).strip() for key in _SHORTCODE_TITLES)
+    return " ".join(filter(None, titles)) or (found.group() if arguments.strip() else "")
 
 
 def _abbreviation_shown(found: re.Match[str]) -> str:
