@@ -98,6 +98,22 @@ def test_a_line_after_a_nested_part_is_under_its_parent_again():
     ]
 
 
+def test_json_with_comments_and_a_yaml_block_scalar_after_an_anchor_or_a_tag_head_no_false_part():
+    tsconfig = (
+        '{\n  // the compiler\'s options { [\n  "compilerOptions": {\n    /* a { comment\n'
+        '    "fake": { */\n    "strict": true\n  },\n  "include": ["src"]\n}\n'
+    )
+    assert headings("tsconfig.json", tsconfig) == [
+        (1, 1, "tsconfig.json"),
+        (3, 2, "compilerOptions"),
+        (8, 2, "include"),
+    ]
+    steps = (
+        "build:\n  run: &steps |\n    lint:\n      fix\n  tagged: !!str >-\n    test:\n  deploy:\n    x: 1\n"
+    )
+    assert headings("ci.yaml", steps) == [(1, 1, "ci.yaml"), (1, 2, "build"), (7, 3, "deploy")]
+
+
 def test_a_toml_file_is_headed_by_its_tables_and_not_by_what_its_strings_hold():
     text = (
         '[project]\nname = "demo"\ndescription = """\n[not.a.table]\n"""\n'
@@ -176,6 +192,8 @@ def test_a_built_index_finds_a_setting_under_its_part(tmp_path):
         ("big.json", '"' + "\\" * 40 + '": {' + "[" * 20 + "\n"),
         ("big.toml", "[" + "a." * 15 + "b" + " " * 40 + "\n"),
         ("big.ini", "[" + "x" * 100 + "\n"),
+        ("big.json", '"\\"' * 20 + "\n"),  # quotes no quote closes
+        ("big.yaml", " " * 200 + "a: |\n"),  # a block scalar's key deep in spaces
     ],
 )
 def test_a_data_file_is_read_in_time_linear_in_its_size(path, line):

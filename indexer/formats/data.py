@@ -28,28 +28,36 @@ MAX_DEPTH = 3
 #: The longest key read as a heading's title: longer ones are values, not names of parts.
 MAX_KEY_CHARS = 120
 
-#: A YAML mapping key at the start of its line with nothing after its colon but maybe an anchor
-#: or a comment: it opens a nested part. A list's item (``- name:``) is content, not a part.
+#: A YAML mapping key at the start of its line (its indentation aside) with nothing after its
+#: colon but maybe an anchor or a comment: it opens a nested part. A list's item (``- name:``) is
+#: content, not a part.
 _YAML_OPENING_KEY = re.compile(
-    r"( *)(\"[^\"\\]{1,120}\"|'[^']{1,120}'|[^\s#'\"\-?:,\[\]{}&*!|>%@`][^:#]{0,119}?)"
+    rf"(\"[^\"\\]{{1,{MAX_KEY_CHARS}}}\"|'[^']{{1,{MAX_KEY_CHARS}}}'"
+    rf"|[^\s#'\"\-?:,\[\]{{}}&*!|>%@`][^:#]{{0,{MAX_KEY_CHARS - 1}}}?)"
     r" *:(?: +&[^\s#]{1,120})? *(?:#.*)?"
 )
-#: A YAML key whose value is a block scalar (``script: |``, ``description: >-``): the more indented
-#: lines after it are its text, never keys.
-_YAML_BLOCK_SCALAR = re.compile(r"( *)(?:- +)?[^#]{0,240}?: +[|>][-+0-9]{0,3} *(?:#.*)?")
+#: A YAML key whose value is a block scalar (``script: |``, ``description: >-``, ``run: &steps |``),
+#: its indentation aside: the more indented lines after it are its text, never keys.
+_YAML_BLOCK_SCALAR = re.compile(
+    r"(?:- +)?[^\s#][^#]{0,240}?: +(?:[&!][^\s#]{0,120} +){0,2}[|>][-+0-9]{0,3} *(?:#.*)?"
+)
 _YAML_DOCUMENT_MARK = re.compile(r"(?:---|\.\.\.)(?: .*)?")
 
 #: A TOML table's header at the start of its line: ``[tool.ruff]``, ``[[bin]]``, ``[a."b.c"]``.
-_TOML_KEY = r"(?:[A-Za-z0-9_-]{1,120}|\"[^\"\\]{1,120}\"|'[^']{1,120}')"
+_TOML_KEY = (
+    rf"(?:[A-Za-z0-9_-]{{1,{MAX_KEY_CHARS}}}|\"[^\"\\]{{1,{MAX_KEY_CHARS}}}\"|'[^']{{1,{MAX_KEY_CHARS}}}')"
+)
 _TOML_TABLE = re.compile(rf"\[\[? *({_TOML_KEY}(?: *\. *{_TOML_KEY}){{0,15}}) *\]\]? *(?:#.*)?")
 _TOML_MULTILINE_STRING = re.compile(r'"""|' r"'''")
 
 #: An INI section's header at the start of its line: ``[server]``, ``[remote "origin"]``.
-_INI_SECTION = re.compile(r"\[([^\[\]]{1,120})\] *(?:[;#].*)?")
+_INI_SECTION = re.compile(rf"\[([^\[\]]{{1,{MAX_KEY_CHARS}}})\] *(?:[;#].*)?")
 
 #: A JSON object's member at the start of its line whose value opens an object or an array.
-_JSON_OPENING_MEMBER = re.compile(r"\s*\"((?:[^\"\\]|\\.){1,120})\"\s*:\s*[\[{]")
-_JSON_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*\"")
+_JSON_OPENING_MEMBER = re.compile(rf"\s*\"((?:[^\"\\]|\\.){{1,{MAX_KEY_CHARS}}})\"\s*:\s*[\[{{]")
+#: A JSON string, or what is left of the line after a quote that no quote closes: each quote is
+#: matched once, so a line of a thousand unclosed quotes is read in one pass.
+_JSON_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*(?:\"|\\?$)")
 #: What a line that only closes objects and arrays holds: it still ends the part it closes.
 _CLOSING = " \t,]}"
 
@@ -93,10 +101,10 @@ def yaml_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
         while parts and (parts[-1][0] > indent or (parts[-1][0] == indent and not item)):
             parts.pop()
             closed = True
-        if (block := _YAML_BLOCK_SCALAR.fullmatch(line)) is not None:
-            scalar_indent = len(block.group(1))
-        elif len(parts) < MAX_DEPTH and (key := _YAML_OPENING_KEY.fullmatch(line)) is not None:
-            parts.append((indent, _unquoted(key.group(2).strip())))
+        if _YAML_BLOCK_SCALAR.fullmatch(stripped):
+            scalar_indent = indent
+        elif len(parts) < MAX_DEPTH and (key := _YAML_OPENING_KEY.fullmatch(stripped)) is not None:
+            parts.append((indent, _unquoted(key.group(1).strip())))
             yield number, len(parts), parts[-1][1]
             continue
         if closed:
@@ -131,12 +139,14 @@ def json_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
     parts: list[tuple[int, str]] = []  # the open parts down to MAX_DEPTH: each member's depth
     depth = 0
     closed = False  # a part closed, and no line since said more than its brackets
+    in_comment = False  # inside a ``/* ... */`` comment (JSON with comments: tsconfig, settings)
     for number, line in enumerate(lines, 1):
         while parts and parts[-1][0] >= depth:
             parts.pop()
             closed = True
-        bare = _JSON_STRING.sub("", line)
-        member = _JSON_OPENING_MEMBER.match(line)
+        commented = in_comment
+        bare, in_comment = _without_comments(_JSON_STRING.sub('""', line), in_comment)
+        member = None if commented else _JSON_OPENING_MEMBER.match(line)
         if member is not None and 1 <= depth <= MAX_DEPTH:
             parts.append((depth, member.group(1)))
             yield number, depth, member.group(1)
@@ -145,6 +155,31 @@ def json_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
             yield number, len(parts), parts[-1][1] if parts else ""
             closed = False
         depth += bare.count("{") + bare.count("[") - bare.count("}") - bare.count("]")
+
+
+def _without_comments(bare: str, in_comment: bool) -> tuple[str, bool]:
+    """A JSON line with its strings emptied (``bare``) without its comments, as JSON with comments
+    writes them (``// ...``, ``/* ... */``, over several lines too), and whether a comment is still
+    open at its end; ``in_comment``: whether one was at its start."""
+    kept: list[str] = []
+    place = 0
+    while place < len(bare):
+        if in_comment:
+            end = bare.find("*/", place)
+            if end < 0:
+                return "".join(kept), True
+            in_comment, place = False, end + 2
+            continue
+        starts = [found for found in (bare.find("//", place), bare.find("/*", place)) if found >= 0]
+        if not starts:
+            kept.append(bare[place:])
+            break
+        start = min(starts)
+        kept.append(bare[place:start])
+        if bare.startswith("//", start):
+            break
+        in_comment, place = True, start + 2
+    return "".join(kept), in_comment
 
 
 def _unquoted(key: str) -> str:
