@@ -655,48 +655,39 @@ def read_bytes(source: SourceFile, max_size: int, is_binary: Callable[[bytes], b
 class RootFiles:
     """The files of a build's root as a reader reads them beside the file it reads
     (:class:`indexer.formats.document.Neighbours`), under the guards the walk's own files are read
-    with (:func:`read_bytes`): a name that leaves the root (``../../etc/passwd``, an absolute path)
-    or a link that leads outside it is not read, nor a file named like credentials unless the build
-    allows its secrets, nor one past ``max_size``."""
+    with (:func:`read_bytes`), and only where the walk itself would go: a name that leaves the root
+    (``../../etc/passwd``, an absolute path) or a link that leads outside it is not read, nor a file
+    in a folder the walk never enters (a hidden one, ``node_modules``: :func:`is_skipped_folder`),
+    nor one named like credentials (whatever the reading file's own permission), nor one past
+    ``max_size``."""
 
     root: Path
     max_size: int
-    secrets_allowed: bool = False
 
     def read(self, name: str) -> bytes | None:
         """The bytes of the file ``name`` (relative to the root); None when it is not there, is not a
         regular file inside the root, or may not be read."""
         relative = _inside_name(name)
-        if relative is None or (is_secret_name(relative.rsplit("/", 1)[-1]) and not self.secrets_allowed):
+        if relative is None:
+            return None
+        *folders, file_name = relative.split("/")
+        if is_secret_name(file_name) or any(map(is_skipped_folder, folders)):
             return None
         real_root = os.path.realpath(self.root)
         if not _inside(os.path.realpath(self.root / relative), real_root):
             return None  # checked again on the open file, where the system can say what it is
-        source = SourceFile(
-            self.root, relative, 0, 0, through_link=True, secrets_allowed=self.secrets_allowed
-        )
         try:
-            return read_bytes(source, self.max_size)
+            return read_bytes(SourceFile(self.root, relative, 0, 0, through_link=True), self.max_size)
         except (OSError, UnreadableFile):
             return None
-
-    def folders(self, name: str) -> list[str]:
-        """The names of the folders in the folder ``name`` ('' for the root), links aside."""
-        relative = _inside_name(name) if name else ""
-        if relative is None:
-            return []
-        try:
-            with os.scandir(self.root / relative) as entries:
-                return sorted(entry.name for entry in entries if entry.is_dir(follow_symlinks=False))
-        except OSError:
-            return []
 
 
 def _inside_name(name: str) -> str | None:
     """``name`` made plain (``a/./b/../c`` is ``a/c``), or None when it names a place outside the
-    folder it is relative to (``..``, an absolute path, a drive)."""
+    folder it is relative to (``..``, an absolute path, a drive) or no place a file system names (a
+    NUL in it)."""
     plain = posixpath.normpath(name.replace("\\", "/"))
-    if plain in (".", "..") or plain.startswith(("../", "/")) or ":" in plain:
+    if plain in (".", "..") or plain.startswith(("../", "/")) or ":" in plain or "\0" in plain:
         return None
     return plain
 

@@ -386,4 +386,9 @@ def test_a_reader_reads_a_file_beside_its_own_inside_the_root_and_nothing_outsid
     for name in ("book/link.ent", "../outside/secret.ent", str(outside / "secret.ent"), ".env", "book"):
         assert files.read(name) is None, name
     assert corpus.RootFiles(root, max_size=8).read("book/entities.ent") is None  # past the cap
-    assert files.folders("") == ["book"] and files.folders("book") == ["dtd"] and files.folders("..") == []
+    (root / ".git").mkdir()
+    (root / ".git" / "config.ent").write_text('<!ENTITY app "Hidden">\n')
+    (root / "node_modules").mkdir()
+    (root / "node_modules" / "x.ent").write_text('<!ENTITY app "Dependency">\n')
+    for name in (".git/config.ent", "node_modules/x.ent", "book/entities.ent\0.txt"):
+        assert files.read(name) is None, name  # where the walk never goes; no name at all

@@ -44,12 +44,12 @@ CHAPTER = """<?xml version="1.0" encoding="UTF-8"?>
 """
 
 
-def manual(root):
-    (root / "docbook").mkdir(parents=True)
-    (root / "docbook" / "gnc-gui-C.dtd").write_text(GUI_DTD)
-    (root / "docbook" / "gnc-gui-struct.dtd").write_text(STRUCT_DTD)
-    (root / "docbook" / "gnc-docbookx.dtd").write_text(DOCBOOKX_DTD)
-    (root / "C" / "manual").mkdir(parents=True)
+def manual(root, dtds: str = "docbook"):
+    (root / dtds).mkdir(parents=True, exist_ok=True)
+    (root / dtds / "gnc-gui-C.dtd").write_text(GUI_DTD)
+    (root / dtds / "gnc-gui-struct.dtd").write_text(STRUCT_DTD)
+    (root / dtds / "gnc-docbookx.dtd").write_text(DOCBOOKX_DTD)
+    (root / "C" / "manual").mkdir(parents=True, exist_ok=True)
     (root / "C" / "manual" / "ch_quotes.docbook").write_text(CHAPTER)
 
 
@@ -57,8 +57,14 @@ def read(root, name):
     return read_document(name, (root / name).read_bytes(), corpus.RootFiles(root, 1 << 20))
 
 
-def test_a_chapter_reads_the_entities_of_the_dtd_a_catalog_finds_beside_its_folder(tmp_path):
+def test_a_chapter_reads_the_entities_of_the_dtd_in_a_folder_above_it_not_of_one_beside_it(tmp_path):
+    """A DTD named by the doctype is found where its name says, relative to the chapter, or by its
+    name in the chapter's folder or one above it; one only a catalog finds in another folder
+    (GnuCash's ``docbook/`` beside ``C/``) is not looked for."""
     manual(tmp_path)
+    beside = read(tmp_path, "C/manual/ch_quotes.docbook")
+    assert beside.headings[0].title == "Using app-cli for Testing"
+    manual(tmp_path, dtds="C")
     document = read(tmp_path, "C/manual/ch_quotes.docbook")
     assert [heading.title for heading in document.headings] == ["Using gnucash-cli for Testing"]
     assert document.lines[4] == "GnuCash reads quotes. Open the File menu."
@@ -164,7 +170,7 @@ def test_a_billion_laughs_is_read_in_bounded_text_and_time():
 
 @pytest.mark.heavy
 def test_a_build_reads_the_entities_of_a_dtd_inside_the_folder(tmp_path):
-    manual(tmp_path / "docs")
+    manual(tmp_path / "docs", dtds="C")
     with Index.open(tmp_path / "index.db", backend=HashBackend(max_tokens=64)) as index:
         index.build(tmp_path / "docs")
         hits = index.search("GnuCash", k=1, mode="keyword", min_score=0)

@@ -138,10 +138,6 @@ class Neighbours(Protocol):
         """The bytes of the file ``name``; None when there is none, or it may not be read."""
         ...
 
-    def folders(self, name: str) -> list[str]:
-        """The names of the folders in the folder ``name`` ('' for the top), in order."""
-        ...
-
 
 @dataclass
 class Layout:

@@ -9,12 +9,13 @@ rendered manual shows it, before the file is parsed.
 
 What is read, and what never is:
 
-- Only files inside the folder the build indexes (:class:`~indexer.formats.document.Neighbours`),
-  never the network nor a file outside it: a DTD named by a URL, an absolute path or a path that
-  leaves the folder is not read. A doctype's DTD is found where its name says, relative to the
-  file; a manual's build usually finds it through a catalog or a search path instead, so else it
-  is the file of that name in the file's folder or a folder above it inside the indexed folder, or
-  in one of their subfolders (GnuCash's ``docbook/`` beside ``C/``).
+- Only files inside the folder the build indexes, where its walk goes
+  (:class:`~indexer.formats.document.Neighbours`), never the network nor a file outside it: a DTD
+  named by a URL, an absolute path or a path that leaves the folder is not read. A doctype's DTD is
+  found where its name says, relative to the file, else as the file of that name in the file's
+  folder or a folder above it inside the indexed folder; one that only a catalog or a search path
+  finds elsewhere (GnuCash's ``docbook/`` beside ``C/``) is not looked for, which would take a
+  listing of folders for each file.
 - An entity's text is its value's words, without the markup it holds (``<application>GnuCash
   </application>`` reads ``GnuCash``): inserted as text, it cannot change how the file parses, and
   a value whose markup is not well formed cannot damage the file. An external general entity (a
@@ -148,7 +149,7 @@ class _Declarations:
         if self.neighbours is None:
             return
         tried: set[str] = set()
-        for name in _candidates(system, posixpath.dirname(path), self.neighbours):
+        for name in _candidates(system, posixpath.dirname(path)):
             if name not in tried and self._include_file(name, depth=1):
                 return
             tried.add(name)
@@ -204,7 +205,7 @@ class _Declarations:
             if value is not None:
                 if (expanded := self._with_parameters(value[1:-1])) is not None:
                     self.parameters[name] = expanded
-            elif (file := _inside(folder, (system or public_system)[1:-1])) is not None:
+            elif (file := _named(folder, (system or public_system)[1:-1])) is not None:
                 self.parameter_files[name] = file
         elif value is not None and name not in self.general and name not in PREDEFINED:
             if (expanded := self._with_parameters(value[1:-1])) is not None:
@@ -237,28 +238,24 @@ class _Declarations:
         return True
 
 
-def _inside(folder: str, system: str) -> str | None:
-    """The file a system identifier names, relative to the root, from a file in ``folder``: None for
-    a URL, an absolute path or one that leaves the root."""
-    if not system or ":" in system or system.startswith(("/", "\\")):
+def _named(folder: str, system: str) -> str | None:
+    """The file a system identifier names from a file in ``folder``, relative to the root (which
+    reads no name outside it: :class:`indexer.formats.document.Neighbours`); None for a URL."""
+    if not system or ":" in system:
         return None
-    name = posixpath.normpath(posixpath.join(folder, system))
-    return None if name == ".." or name.startswith("../") else name
+    return posixpath.join(folder, system)
 
 
-def _candidates(system: str, folder: str, neighbours: Neighbours) -> Iterator[str]:
+def _candidates(system: str, folder: str) -> Iterator[str]:
     """Where a doctype's DTD may be, in order: where its name says, relative to the file; then a file
-    of its name in the file's folder or a folder above it, or in one of their subfolders (each
-    folder listed only once the places before it held no DTD)."""
-    named = _inside(folder, system)
+    of its name in the file's folder or a folder above it."""
+    named = _named(folder, system)
     if named is None:
         return
     yield named
     base = posixpath.basename(system)
     while True:
         yield posixpath.join(folder, base)
-        for sub in neighbours.folders(folder):
-            yield posixpath.join(folder, sub, base)
         if not folder:
             return
         folder = posixpath.dirname(folder)

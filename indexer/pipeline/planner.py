@@ -151,7 +151,7 @@ def _read(
         return pending
     try:
         with clock.timing("parse"):
-            neighbours = corpus.RootFiles(source.root, recipe.max_file_size, source.secrets_allowed)
+            neighbours = corpus.RootFiles(source.root, recipe.max_file_size)
             document = formats.read_document(source.path, data, neighbours)
     except formats.UnreadableFile as error:
         if error.status == "damaged":  # its reader failed on it: the file fails, and is recorded
