@@ -1794,6 +1794,25 @@ def test_a_kotlin_class_whose_constructor_starts_on_the_next_line_is_read_by_its
     ]
 
 
+@pytest.mark.parametrize(
+    ("path", "make"),
+    [
+        ("lib/a.rb", lambda n: "class A\n" + "".join(f"  # @!method m{i}(x)\n" for i in range(n)) + "end\n"),
+        (
+            "lua/m.lua",
+            lambda n: "local M = {}\n" + "".join(f"M.f{i} = {i}\n" for i in range(n)) + "return M\n",
+        ),
+        ("m.py", lambda n: "class A:\n" + "".join(f"    a{i}: int = {i}\n" for i in range(n))),
+    ],
+)
+def test_reading_a_class_s_directives_and_a_module_s_values_is_linear_in_their_number(path, make):
+    def seconds(count: int) -> float:
+        text = make(count)
+        return fastest_seconds(lambda: parse_text(path, text), repeats=3)
+
+    assert grows_linearly(seconds, 2_000, 16_000, 24)  # quadratic would be 64
+
+
 @pytest.mark.slow
 def test_reading_kotlin_constructors_again_is_linear_in_the_file_s_size():
     reread = GRAMMARS["kotlin"].reread

@@ -1122,7 +1122,8 @@ class _Outline:
                 line = name.start_point[0] + 1
                 self.named[line] = (*self.named.get(line, ()), *_named_forms(name))
         if self.grammar.directives is not None:
-            self._declare_directives(self.grammar.directives, known, headed, top)
+            definitions = [node for node in candidates if node.id in known]  # in order, as placed
+            self._declare_directives(self.grammar.directives, definitions, headed, top)
         namespaces = self.grammar.namespaces
         tops = [
             outer
@@ -1262,22 +1263,36 @@ class _Outline:
     def _declare_directives(
         self,
         directives: re.Pattern[str],
-        known: set[int],
+        definitions: list[Node],
         headed: dict[int, tuple[int, tuple[str, ...]]],
         top: tuple[str, ...],
     ) -> None:
         """Declare the methods the comments' directives name (:attr:`Grammar.directives`) as
-        methods of the container the comment lies in, on the comment's line; alone at a file's top."""
-        for comment in self.found.get("attached", []):
-            written = directives.match(_text(comment)) if b"@!" in (comment.text or b"") else None
-            if written is None:
-                continue
-            holder = comment.parent
-            while holder is not None and holder.id not in known:
-                holder = holder.parent
+        methods of the container the comment lies in, on the comment's line; alone at a file's top.
+        The definition each comment lies in is found by one sweep over ``definitions`` (in the
+        order they start) beside the comments in theirs: asking each comment for its parent costs
+        the time to find it among its siblings."""
+        written = [
+            (comment, found)
+            for comment in self.found.get("attached", [])
+            if b"@!" in (comment.text or b"") and (found := directives.match(_text(comment))) is not None
+        ]
+        written.sort(key=lambda pair: pair[0].start_byte)
+        around: list[Node] = []  # the definitions the sweep is in, the innermost last
+        following = iter(definitions)
+        upcoming = next(following, None)
+        for comment, found in written:
+            while upcoming is not None and upcoming.start_byte <= comment.start_byte:
+                while around and around[-1].end_byte <= upcoming.start_byte:
+                    around.pop()
+                around.append(upcoming)
+                upcoming = next(following, None)
+            while around and around[-1].end_byte <= comment.start_byte:
+                around.pop()
+            holder = around[-1] if around else None
             if holder is not None and not (holder.id in headed and self._is_container(holder)):
                 continue  # in a method's body, or in a container of no heading
-            names = (written["name"],)
+            names = (found["name"],)
             owners = top + (headed[holder.id][1][1:] if holder is not None else ())
             declared = _known_alone(names, member=False) | self._qualified(owners, names)
             line = comment.start_point[0] + 1
