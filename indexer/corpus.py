@@ -55,8 +55,14 @@ TEXT_FILENAMES = frozenset(
     news todo install thanks bugs hacking faq copyright
     gemfile rakefile procfile vagrantfile justfile""".split()
 )
+#: Hidden folders that hold a project's own documents, as the code host or CI service that reads
+#: them names them: its workflows, contributing guide, security policy and issue templates
+#: (``.github/workflows/ci.yml``, ``.github/CONTRIBUTING.md``). Every other hidden folder is a
+#: tool's (``.git``, ``.venv``, ``.idea``) and is never walked.
+HOSTED_FOLDERS = frozenset({".github", ".gitlab", ".gitea", ".forgejo", ".circleci"})
 #: Folders never walked, whatever the ignore files say: dependencies, caches, build metadata (hidden
-#: folders too). Virtual environments are known by what they are (:func:`indexer.ignore.is_virtual_env`).
+#: folders too, but :data:`HOSTED_FOLDERS`). Virtual environments are known by what they are
+#: (:func:`indexer.ignore.is_virtual_env`).
 SKIPPED_FOLDERS = frozenset(
     """node_modules __pycache__ site-packages dist-packages .tox .nox .mypy_cache .pytest_cache
     .ruff_cache""".split()
@@ -567,8 +573,10 @@ def type_label(path: str) -> str:
 
 
 def is_skipped_folder(name: str) -> bool:
-    """Folders never walked by name: hidden ones, dependencies, caches, build metadata."""
-    return name.startswith(".") or name in SKIPPED_FOLDERS or name.endswith(".egg-info")
+    """Folders never walked by name: hidden ones (but a code host's, :data:`HOSTED_FOLDERS`),
+    dependencies, caches, build metadata."""
+    hidden = name.startswith(".") and name not in HOSTED_FOLDERS
+    return hidden or name in SKIPPED_FOLDERS or name.endswith(".egg-info")
 
 
 def _ends_of(path: Path) -> bytes:

@@ -35,13 +35,23 @@ def test_text_files_are_taken_and_hidden_vendor_and_venv_folders_skipped(tmp_pat
     write(tmp_path / "page.html", "x")
     write(tmp_path / ".git" / "config.md", "x")
     write(tmp_path / ".hidden" / "n.md", "x")
+    write(tmp_path / ".github" / "workflows" / "ci.yml", "x")  # a code host's: the project's own
+    write(tmp_path / ".github" / "CONTRIBUTING.md", "x")
     write(tmp_path / "node_modules" / "pkg" / "readme.md", "x")
     write(tmp_path / ".venv" / "lib" / "x.py", "x")
     write(tmp_path / "venv" / "pyvenv.cfg", "home = /usr/bin")
     write(tmp_path / "venv" / "lib" / "x.py", "x")
     (tmp_path / "image.png").write_bytes(b"\x89PNG\x00")
     result = corpus.walk(tmp_path)
-    assert [s.path for s in result.files] == ["Makefile", "a.md", "conf/app.yaml", "page.html", "src/main.py"]
+    assert [s.path for s in result.files] == [
+        ".github/CONTRIBUTING.md",
+        ".github/workflows/ci.yml",
+        "Makefile",
+        "a.md",
+        "conf/app.yaml",
+        "page.html",
+        "src/main.py",
+    ]
     assert result.skipped == [corpus.SkippedFile("image.png", ".png", "not a file type indexer reads")]
 
 
