@@ -198,9 +198,10 @@ def test_a_chunk_of_a_changelog_read_alone_has_its_entries_titles():
         lambda n: "CHANGES WITH 1" + " " * n + "x\n",
         lambda n: "Local Variables:\n" + "mode: text\n" * n,
         lambda n: "-*-" * n + "\n",
+        lambda n: "2023-01-08 (" + "1." * n + "\n",
     ],
     ids=["debian-version", "debian-distributions", "changelog-author", "changelog-dates",
-         "gnu-wording", "systemd", "local-variables", "mode-marks"],
+         "gnu-wording", "systemd", "local-variables", "mode-marks", "date-first"],
 )  # fmt: skip
 @pytest.mark.slow
 def test_reading_a_changelog_takes_time_linear_in_its_size_whatever_it_holds(hostile):
@@ -298,6 +299,13 @@ def test_releases_written_with_their_version_and_date_are_entries():
     ]
     other_styles = "4.9.2 (2020-08-13)\n- a\n\n4.9.1 (2020-01-15)\n- b\n\nv1.2.0 - May 2, 2020\n- c\n"
     assert [heading.line for heading in read_document("NEWS", other_styles.encode()).headings] == [1, 4, 7]
+    date_first = (
+        "2023-01-08 (2.9.0dev.12)\n* add a rewind() call\n\n2022-12-28 (2.9.0dev.11)\n* update URLs\n"
+    )
+    assert [heading.title for heading in read_document("CHANGES", date_first.encode()).headings] == [
+        "2023-01-08 (2.9.0dev.12)",
+        "2022-12-28 (2.9.0dev.11)",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -2821,6 +2821,14 @@ def test_a_module_s_and_a_class_s_named_values_are_declared_qualified_like_its_m
     assert not undeclared & set(definitions), definitions
 
 
+def test_a_lua_file_s_local_constant_is_declared_and_a_working_variable_or_a_required_module_is_not():
+    source = (
+        'local CHUNK_SIZE = 2^12\nlocal a, B = 1, 2\nlocal Date = require "pl.Date"\n'
+        "local count = 0\nlocal function f()\n  local INNER = 1\nend\n"
+    )
+    assert parse_text("http/h2_connection.lua", source).definitions == {1: ("CHUNK_SIZE",), 5: ("f",)}
+
+
 def test_a_lua_file_that_returns_no_table_declares_no_field():
     source = "local M = {}\nM.debug = false\nlocal other = {}\nreturn other\n"
     assert not parse_text("lua/script.lua", source).definitions

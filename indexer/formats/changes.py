@@ -27,7 +27,8 @@ file's name:
 - **systemd's NEWS**: an entry opens with ``CHANGES WITH 252:`` at column 0.
 - **Dated releases**: an entry opens with a line at column 0 that holds a version and its date,
   maybe after ``Version``, ``v`` or the project's name (``Version 4.9.2 - 2020-08-13``, ``4.9.2
-  (2020-08-13)``, ``v1.2.0 - 2021-01-01``, ``1.0 - May 2, 2020``), its items on the lines after it
+  (2020-08-13)``, ``v1.2.0 - 2021-01-01``, ``1.0 - May 2, 2020``), or its date and then its
+  version (``2023-01-08 (2.9.0dev.12)``), its items on the lines after it
   (``*``, ``-``, ``+`` or indented). The style is the file's where two such entries or more are in
   it: then a line written as they are but without its date (``Version 0.4.5``, the oldest
   releases') opens an entry too.
@@ -89,6 +90,15 @@ _RELEASE = re.compile(
     r"(?:[ \t]+\S[^\n]{0,100})?)?[ \t]*$",
     re.IGNORECASE,
 )
+#: A release's opening line that gives its date first and its version after it, in brackets or
+#: after a separator (lynx's ``2023-01-08 (2.9.0dev.12)``, ``2021-01-01 - v1.2.0``).
+_DATED_RELEASE = re.compile(
+    rf"(?P<date>{_DATE})(?:[ \t]*[(\[][ \t]*|[ \t]*[-\u2013\u2014:,][ \t]*|[ \t]+)"
+    r"(?P<lead>(?:version[ \t]+|release[ \t]+)?)"
+    r"v?(?P<version>\d{1,9}(?:\.\d{1,9}){0,5})(?:[-.+~]?[a-z][\w.]{0,20})?[ \t]*[)\]]?"
+    r"(?:[ \t]+\S[^\n]{0,100})?[ \t]*$",
+    re.IGNORECASE,
+)
 #: A version after ``Version`` or ``Release`` may be one number; alone, a number is a list's item.
 _VERSION_WORDS = ("version", "release")
 #: The fewest dated entries that make a file's style: one may be a sentence that looks like it.
@@ -133,7 +143,7 @@ def _dated_releases(lines: list[str]) -> set[int]:
     leads: set[str] = set()
     dated = 0
     for number, line in enumerate(lines, start=1):
-        found = _RELEASE.match(line) if line[:1].isalnum() else None
+        found = (_RELEASE.match(line) or _DATED_RELEASE.match(line)) if line[:1].isalnum() else None
         if found is None:
             continue
         lead = " ".join(found["lead"].split()).lower()

@@ -2436,7 +2436,7 @@ def _declared_names(node: Node) -> list[Node]:
     if node.type == "assignment":  # Ruby's, of a constant at the file's top
         return _assigned_constant(node) if node.parent is not None and node.parent.type == "program" else []
     if node.type == "assignment_statement":
-        return _module_field(node)
+        return _module_field(node) or _file_constant(node)
     if node.type == "expression_statement":  # Python's, at the module's top
         return _module_constant(node) if node.parent is not None and node.parent.type == "module" else []
     if node.type == "property_declaration":  # Kotlin's, at the file's top
@@ -2503,6 +2503,24 @@ def _module_field(assignment: Node) -> list[Node]:
     returned = last.named_children[0] if last is not None and last.type == "return_statement" else None
     values = returned.named_children if returned is not None and returned.type == "expression_list" else []
     return [target] if len(values) == 1 and _text(values[0]) == _text(table) else []
+
+
+def _file_constant(assignment: Node) -> list[Node]:
+    """The constant a Lua file's ``local`` at its top binds, as a list: one name in capitals
+    (``local CHUNK_SIZE = 2^12``), as Lua's style writes a constant; not a working variable, a
+    module another file defines (``local Date = require "pl.Date"``), nor a one-letter table
+    (``local M = {}``, a module's own, whose fields are its names)."""
+    declaration = assignment.parent
+    if declaration is None or declaration.type != "variable_declaration":
+        return []
+    if declaration.parent is None or declaration.parent.type != "chunk":
+        return []
+    variables = next((child for child in assignment.named_children if child.type == "variable_list"), None)
+    targets = variables.children_by_field_name("name") if variables is not None else []
+    if len(targets) != 1 or targets[0].type != "identifier":
+        return []
+    name = _text(targets[0])
+    return [targets[0]] if len(name) > 1 and name.isupper() and name[:1].isalpha() else []
 
 
 def _named_forms(name: Node) -> tuple[str, ...]:
