@@ -163,7 +163,7 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: description kept with the chunk that declares it), and a reST grid table is read as its cells;
 #: a DocBook file's entities read as its DTDs inside the indexed folder declare them, a Hugo
 #: shortcode as its caption, a Markdown page's first heading that repeats its title as its title,
-#: an AsciiDoc title of one sigil'd or capitalised token declaring it; 49: a Lua file's `local`
+#: an AsciiDoc title of one sigil'd or capitalised token declaring it; 49: a Lua file's ``local``
 #: constants declared, a changelog's release lines that give the date first open entries
 CHUNKER_VERSION = 49
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
