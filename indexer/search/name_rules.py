@@ -470,11 +470,19 @@ def defining_first(order: list[int], k: int, chunks: dict[int, StoredChunk], wor
     question's words first, each side in its own order: ``note warning and tip boxes`` asks for three of the
     directives the section that declares ``.. note::``, ``.. tip::`` and ``.. warning::`` defines,
     whatever the words' counts say. What a document declares does not fade with the question's
-    length, nor depend on how often other pages use a word."""
+    length, nor depend on how often other pages use a word. A definition that heads its own
+    description (a directive's, a method's) is a part of the section it is declared in
+    (:func:`_declaring_section`)."""
+    window = [chunk_id for chunk_id in order[:k] if chunk_id in chunks]
+    page_names: dict[str, set[str]] = {}
+    for chunk_id in window:
+        page_names.setdefault(chunks[chunk_id].path, set()).update(n.lower() for n in chunks[chunk_id].names)
     section = {
-        chunk_id: (chunks[chunk_id].path, chunks[chunk_id].heading)
-        for chunk_id in order[:k]
-        if chunk_id in chunks
+        chunk_id: (
+            chunks[chunk_id].path,
+            _declaring_section(chunks[chunk_id], page_names[chunks[chunk_id].path]),
+        )
+        for chunk_id in window
     }
     declared: dict[tuple[str, str], set[str]] = {}
     for chunk_id, place in section.items():
@@ -483,6 +491,20 @@ def defining_first(order: list[int], k: int, chunks: dict[int, StoredChunk], wor
     defining = [chunk_id for chunk_id, place in section.items() if 2 * len(declared[place]) > len(words)]
     chosen = set(defining)
     return defining + [chunk_id for chunk_id in order if chunk_id not in chosen]
+
+
+def _declaring_section(chunk: StoredChunk, names: set[str]) -> str:
+    """The heading of ``chunk`` without the titles at its end that are names its page declares
+    (``names``, in lower case): the section that declares ``.. note::`` and ``.. tip::``, each
+    heading its own description, is the section their directives lie in. Code's headings are its
+    definitions' own (``render.py > Renderer > draw``): each is a place of its own, as before a
+    document's definitions headed their descriptions."""
+    parts = chunk.heading.split(HEADING_SEPARATOR)
+    if parts[0] == chunk.path:
+        return chunk.heading
+    while len(parts) > 1 and parts[-1].strip().lower() in names:
+        parts.pop()
+    return HEADING_SEPARATOR.join(parts)
 
 
 def titled_first(
