@@ -164,8 +164,9 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: a DocBook file's entities read as its DTDs inside the indexed folder declare them, a Hugo
 #: shortcode as its caption, a Markdown page's first heading that repeats its title as its title,
 #: an AsciiDoc title of one sigil'd or capitalised token declaring it; 49: a Lua file's ``local``
-#: constants declared, a changelog's release lines that give the date first open entries
-CHUNKER_VERSION = 49
+#: constants declared, a changelog's release lines that give the date first open entries; 50: a
+#: Python command's options declared by the parser calls that spell them
+CHUNKER_VERSION = 50
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")

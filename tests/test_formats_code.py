@@ -2829,6 +2829,27 @@ def test_a_lua_file_s_local_constant_is_declared_and_a_working_variable_or_a_req
     assert parse_text("http/h2_connection.lua", source).definitions == {1: ("CHUNK_SIZE",), 5: ("f",)}
 
 
+def test_a_python_command_s_options_are_declared_by_the_parser_calls_that_spell_them():
+    source = textwrap.dedent(
+        """\
+        @click.command()
+        @click.option("-f", "--overwrite-if-exists", is_flag=True, help="Overwrite the output.")
+        @click.argument("template")
+        def main(template, overwrite_if_exists):
+            parser = argparse.ArgumentParser()
+            parser.add_argument("--name", "-n", help="Who to greet.")
+            parser.add_argument("path")
+            config.option("--later", "not first")
+            print("--not-an-option")
+        """
+    )
+    definitions = parse_text("cookiecutter/cli.py", source).definitions
+    assert definitions[2] == ("--overwrite-if-exists", "-f")
+    assert definitions[6] == ("--name", "-n")
+    assert not {3, 7, 9} & set(definitions)  # an argument, a positional, a string in a message
+    assert definitions[8] == ("--later",)  # the spellings before its other arguments
+
+
 def test_a_lua_file_that_returns_no_table_declares_no_field():
     source = "local M = {}\nM.debug = false\nlocal other = {}\nreturn other\n"
     assert not parse_text("lua/script.lua", source).definitions

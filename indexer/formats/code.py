@@ -457,7 +457,8 @@ GRAMMARS: dict[str, Grammar] = {
         wrappers=_types("decorated_definition"),
         tests=TestRule(files=("test_*.py", "*_test.py", "conftest.py"), bases=("TestCase",)),
         members=_types("expression_statement"),  # a class's attributes (:func:`_assigned_name`)
-        names=_types("expression_statement"),  # a module's constants and type aliases
+        # a module's constants and type aliases; a command-line option a parser's call declares
+        names=_types("expression_statement call"),
     ),
     "javascript": Grammar(
         "tree_sitter_javascript",
@@ -2437,6 +2438,8 @@ def _declared_names(node: Node) -> list[Node]:
         return _assigned_constant(node) if node.parent is not None and node.parent.type == "program" else []
     if node.type == "assignment_statement":
         return _module_field(node) or _file_constant(node)
+    if node.type == "call":  # Python's: ``parser.add_argument("--name", "-n")``, ``@click.option(...)``
+        return _option_spellings(node)
     if node.type == "expression_statement":  # Python's, at the module's top
         return _module_constant(node) if node.parent is not None and node.parent.type == "module" else []
     if node.type == "property_declaration":  # Kotlin's, at the file's top
@@ -2465,6 +2468,45 @@ def _assigned_name(statement: Node) -> list[Node]:
         return []
     name = _text(left)
     return [] if name.startswith("__") and name.endswith("__") else [left]
+
+
+#: The calls that declare a command-line option by its spellings, as their first arguments: the
+#: standard library's ``add_argument`` (argparse) and ``add_option`` (optparse), click's ``option``
+#: and typer's ``Option``.
+OPTION_CALLS = frozenset({"add_argument", "add_option", "option", "Option"})
+#: An option as a command line spells it: a dash or two, then a letter or a digit.
+_OPTION_SPELLING = re.compile(r"--?[A-Za-z0-9][\w-]{0,80}")
+
+
+def _option_spellings(call: Node) -> list[Node]:
+    """The spellings of the option a Python call declares (:data:`OPTION_CALLS`), each the text of
+    one of its leading string arguments (``"-f"``, ``"--overwrite-if-exists"``): a command's options
+    are what its users type, and what a question about its flags names."""
+    function = call.child_by_field_name("function")
+    called = (
+        function.child_by_field_name("attribute")
+        if function is not None and function.type == "attribute"
+        else function
+    )
+    arguments = call.child_by_field_name("arguments")
+    if (
+        called is None
+        or called.type != "identifier"
+        or _text(called) not in OPTION_CALLS
+        or arguments is None
+    ):
+        return []
+    spellings: list[Node] = []
+    for argument in arguments.named_children:
+        contents = [part for part in argument.named_children if part.type == "string_content"]
+        if (
+            argument.type != "string"
+            or len(contents) != 1
+            or not _OPTION_SPELLING.fullmatch(_text(contents[0]))
+        ):
+            break  # the spellings come first, before any other argument
+        spellings.append(contents[0])
+    return spellings
 
 
 def _module_constant(statement: Node) -> list[Node]:
