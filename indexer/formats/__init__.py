@@ -20,7 +20,7 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from indexer.formats.compressed import OPENERS, compression_of, expanded, uncompressed_name
-from indexer.formats.data import DATA_READERS, read_data
+from indexer.formats.data import DATA_FORMATS, DATA_READERS, read_data
 from indexer.formats.document import (
     Document,
     Heading,
@@ -120,10 +120,7 @@ READER_NAMES = {
     "org": "Org",
     "tex": "LaTeX",
     **dict.fromkeys(("docbook", "dbk", "xml", "sgml"), "DocBook"),
-    **dict.fromkeys(("yaml", "yml"), "YAML"),
-    "toml": "TOML",
-    **dict.fromkeys(("ini", "cfg", "conf"), "INI"),
-    "json": "JSON",
+    **{extension: name for extension, (name, _) in DATA_FORMATS.items()},
 }
 #: How each markup format's inline markup (emphasis, links, roles, code spans...) reads as the words a
 #: rendered page shows: for the lines a snippet shows, outside code.

@@ -7,7 +7,7 @@ in prose: a workflow's ``jobs:`` and ``build:``, a compose file's ``services:`` 
 ``"scripts": {``. A chunk of such a file is headed by its path (as source code is: a setting is
 read where it lies in a project) and the keys above its first line, so that the model reads what a
 value belongs to, and a hit says where in the file it lies. A key heads a part only where it opens
-one (a value on its own line, ``image: nginx``, is a line of content), and only down to
+one (a key with its value on its line, ``image: nginx``, is a line of content), and only down to
 :data:`MAX_DEPTH` keys: deeper parts are too many and too small to head a chunk of their own.
 
 Keys are not declared names: a name typed alone asks for where it is defined or described, and a
@@ -186,10 +186,13 @@ def _unquoted(key: str) -> str:
     return key[1:-1] if len(key) >= 2 and key[0] == key[-1] and key[0] in "\"'" else key
 
 
-#: The reader of each data format's keys, by extension.
-DATA_READERS: dict[str, Callable[[list[str]], Iterator[tuple[int, int, str]]]] = {
-    **dict.fromkeys(("yaml", "yml"), yaml_keys),
-    "toml": toml_keys,
-    **dict.fromkeys(("ini", "cfg", "conf"), ini_keys),
-    "json": json_keys,
+#: Each data format, by extension: its name, as a reader's failure names it, and the reader of its
+#: keys.
+DATA_FORMATS: dict[str, tuple[str, Callable[[list[str]], Iterator[tuple[int, int, str]]]]] = {
+    **dict.fromkeys(("yaml", "yml"), ("YAML", yaml_keys)),
+    "toml": ("TOML", toml_keys),
+    **dict.fromkeys(("ini", "cfg", "conf"), ("INI", ini_keys)),
+    "json": ("JSON", json_keys),
 }
+#: The reader of each data format's keys, by extension.
+DATA_READERS = {extension: reader for extension, (_, reader) in DATA_FORMATS.items()}
