@@ -2821,6 +2821,43 @@ def test_a_module_s_and_a_class_s_named_values_are_declared_qualified_like_its_m
     assert not undeclared & set(definitions), definitions
 
 
+def test_a_swift_library_s_global_is_declared_alone_and_a_script_s_working_variable_is_not():
+    library = textwrap.dedent(
+        """\
+        import Foundation
+
+        public let swiftVersion: String = {
+            return "5.9"
+        }()
+
+        #if os(macOS)
+        var cacheRoot = "~/Library/Caches"
+        #endif
+
+        public class Script {
+            let name = "main"
+        }
+        """
+    )
+    definitions = parse_text("Sources/Script/Script.swift", library).definitions
+    assert definitions[3] == ("swiftVersion",)
+    assert definitions[8] == ("cacheRoot",), "a global inside a compiler directive is the module's too"
+    assert definitions[12] == ("Script.name",), "a member stays qualified"
+    script = "import Foundation\n\nlet name = CommandLine.arguments[1]\nprint(name)\n"
+    for path, source in [
+        ("Sources/tool/main.swift", script),
+        ("Examples/count.swift", "#!/usr/bin/swift sh\n" + script),
+        ("Package.swift", "import PackageDescription\nlet package = Package()\npackage.products = []\n"),
+    ]:
+        assert parse_text(path, source).definitions == {}, path
+
+
+def test_a_kotlin_script_s_top_level_value_declares_nothing_but_a_kotlin_file_s_does():
+    gradle = 'plugins { id("x") }\nval kotlinVersion = "2.0"\n'
+    assert parse_text("build.gradle.kts", gradle).definitions == {}
+    assert parse_text("Versions.kt", 'val kotlinVersion = "2.0"\n').definitions == {1: ("kotlinVersion",)}
+
+
 def test_a_lua_file_s_local_constant_is_declared_and_a_working_variable_or_a_required_module_is_not():
     source = (
         'local CHUNK_SIZE = 2^12\nlocal a, B = 1, 2\nlocal Date = require "pl.Date"\n'

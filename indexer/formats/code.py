@@ -624,6 +624,7 @@ GRAMMARS: dict[str, Grammar] = {
         members=_types(
             "property_declaration protocol_property_declaration enum_entry associatedtype_declaration"
         ),
+        names=_types("property_declaration"),  # at the top of a file of declarations: a module's globals
     ),
     "scala": Grammar(
         "tree_sitter_scala",
@@ -1118,8 +1119,9 @@ class _Outline:
             holder = self._holder(member, known)
             if holder is not None and holder.id in headed:
                 self._declare(_member_names(member), top + headed[holder.id][1][1:])
+        script = _runs_statements(self.root)
         for node in self.found.get("named", []):
-            for name in _declared_names(node):
+            for name in _declared_names(node, script):
                 line = name.start_point[0] + 1
                 self.named[line] = (*self.named.get(line, ()), *_named_forms(name))
         if self.grammar.directives is not None:
@@ -2424,11 +2426,12 @@ _TOP_VARIABLE_LISTS = _types("initialized_identifier_list static_final_declarati
 _ALIASED = _types("builtin_function field_expression identifier")
 
 
-def _declared_names(node: Node) -> list[Node]:
+def _declared_names(node: Node, script: bool) -> list[Node]:
     """The names a node of :attr:`Grammar.names` declares alone: a C macro's, not an include
     guard's; a variable's at a Dart or Zig file's top (a library's or a file struct's own
     constants), not a Zig import or alias, which only repeats another file's name; those a
-    JavaScript module exports (:func:`_exported_names`)."""
+    JavaScript module exports (:func:`_exported_names`); a Kotlin or Swift property at the top of
+    a file of declarations, not of a ``script`` (:func:`_runs_statements`)."""
     if node.type in _C_MACROS:
         name = node.child_by_field_name("name")
         return [name] if name is not None and not _guards_include(node) else []
@@ -2442,8 +2445,9 @@ def _declared_names(node: Node) -> list[Node]:
         return _option_spellings(node)
     if node.type == "expression_statement":  # Python's, at the module's top
         return _module_constant(node) if node.parent is not None and node.parent.type == "module" else []
-    if node.type == "property_declaration":  # Kotlin's, at the file's top
-        return _member_names(node) if node.parent is not None and node.parent.type == "source_file" else []
+    if node.type == "property_declaration":  # Kotlin's and Swift's, at the top of a file of declarations
+        at_top = node.parent is not None and node.parent.type == "source_file"
+        return _member_names(node) if at_top and not script else []
     holder = node.parent
     while holder is not None and holder.type in _TOP_VARIABLE_LISTS:
         holder = holder.parent
@@ -2453,6 +2457,25 @@ def _declared_names(node: Node) -> list[Node]:
     if name.type != "identifier" or (node.type in _ZIG_CONSTANTS and values and values[-1].type in _ALIASED):
         return []
     return [name]
+
+
+#: What a Kotlin or Swift file's top holds besides its declarations (every ``*_declaration``) and
+#: comments, without running anything: its package, imports, annotations, ``#!`` line, type
+#: aliases, and Swift's compiler directives (``#if``, ``#warning``).
+_TOP_DECLARING = _types(
+    "package_header import file_annotation shebang shebang_line type_alias directive diagnostic ERROR"
+)
+
+
+def _runs_statements(root: Node) -> bool:
+    """Whether a file's top runs statements (a call, an assignment, a ``guard``, a ``do``), as only a
+    script may: Swift's ``main.swift``, a ``#!`` script, a ``Package.swift`` manifest, Kotlin's
+    ``.kts``. A variable there is the script's working value (``let name``, ``val debug``), not a
+    module's global, which a library file, holding declarations alone, declares."""
+    return any(
+        not child.type.endswith(("_declaration", "comment")) and child.type not in _TOP_DECLARING
+        for child in root.named_children
+    )
 
 
 def _assigned_name(statement: Node) -> list[Node]:
