@@ -154,6 +154,43 @@ def test_a_snippet_shows_a_table_s_cells_and_the_model_reads_its_lines_as_before
     assert document.read_as.get(4) == "|System |Linux" and 5 not in document.read_as
 
 
+def test_a_table_with_its_own_separator_or_format_shows_its_cells_in_a_snippet():
+    """A table's attribute line may say what starts a cell (``separator=¦``, as a table whose cells
+    hold pipes is written) or its format (``csv``, ``tsv``), its title line before or after it: each
+    line of the table then shows its cells, as a table of ``|`` cells does."""
+    from indexer.formats.asciidoc import shown_pieces
+
+    text = (
+        '.Feature gate maturity\n[cols="2*",options="header",separator=\u00a6]\n|===\n'
+        "\u00a6Feature gate \u00a6GA\n\u00a6`UseKRaft`\n\u00a60.42\n|===\n\n"
+        '[format=csv]\n.Artists\n|===\nName,"Baauer, X"\n|===\n\n[format=tsv]\n|===\nkey\tvalue\n|===\n\n'
+        "|===\n|a \u00a6 b |c\n|===\n"
+    )
+    pieces = shown_pieces(text, read_asciidoc(text))
+    lines = text.split("\n")
+    assert pieces[lines.index("\u00a6Feature gate \u00a6GA") + 1] == ("Feature gate", "GA")
+    assert pieces[lines.index("\u00a6`UseKRaft`") + 1] == ("`UseKRaft`",)
+    assert pieces[lines.index('Name,"Baauer, X"') + 1] == ("Name", "Baauer, X")
+    assert pieces[lines.index("key\tvalue") + 1] == ("key", "value")
+    assert pieces[lines.index("|a \u00a6 b |c") + 1] == ("a \u00a6 b", "c")  # the next table's own marks
+
+
+def test_a_modules_id_in_single_quotes_is_declared_without_them():
+    """Modular documentation's templates write each module's id in single quotes, with the context
+    its assembly sets (``[id='proc-pausing-{context}']``): the title declares the id, as it does
+    one in double quotes or bare."""
+    page = (
+        ":_mod-docs-content-type: PROCEDURE\n\n[id='proc-pausing-{context}']\n= Pausing reconciliation\n\n"
+        'Text.\n\n[id="ref-gates"]\n== Feature gates\n\nText.\n\n[id=bare-id,role=_abstract]\n== Bare\n'
+    )
+    document = read_asciidoc(page)
+    assert document.definitions == {
+        line_of(page, "= Pausing"): ("proc-pausing-{context}",),
+        line_of(page, "== Feature gates"): ("ref-gates",),
+        line_of(page, "== Bare"): ("bare-id",),
+    }
+
+
 def test_markup_the_page_never_shows_is_left_out_of_what_the_model_reads():
     document = read_asciidoc(MANUAL_PAGE)
     for start in (

@@ -10,8 +10,10 @@ What decides structure follows Asciidoctor's rules:
 - delimited blocks open and close on the same line: listing ``----``, literal ``....``, passthrough
   ``++++`` and fenced code are literal, and nothing inside them is read as markup; example ``====``,
   sidebar ``****``, quote ``____``, open ``--`` and tables ``|===`` hold text, read as such, but never
-  a section title. ``[source]``, ``[listing]``, ``[literal]`` (and the like) make an open block or a
-  paragraph literal, as does indenting a paragraph;
+  a section title; a table's cells start at the mark its attribute lines set (``separator=¦``,
+  ``format=csv``), or at its delimiter's first character. ``[source]``, ``[listing]``,
+  ``[literal]`` (and the like) make an open block or a paragraph literal, as does indenting a
+  paragraph;
 - comment lines (``//``), comment blocks (``////``, or a ``[comment]`` block), attribute entries
   (``:name: value``), block attribute lines and anchors (``[source,java]``, ``[[id]]``, ``[#id]``),
   the preprocessor's lines (``ifdef::``, ``endif::``, ``include::``), list continuations, breaks and
@@ -96,10 +98,16 @@ _ITEM_TERM = re.compile(
     r"(?P<mark>\*\*|\*|``|`)(?P<term>[^*`\s][^*`\n]{0,511}?)(?P=mark)(?:[ \t]*:.*|[ \t]+-{1,2}[ \t].*)?"
 )
 _DESCRIPTION_TERM = re.compile(r"(\S.*?)(?::{2,4}|;;)(?:[ \t]+(.*))?")
+#: A table's ``format`` and ``separator`` attributes, and the mark each format starts a cell with.
+_TABLE_FORMAT = re.compile(r"\bformat=[\"']?(csv|dsv|psv|tsv)\b", re.IGNORECASE)
+_TABLE_SEPARATOR = re.compile(r"\bseparator=[\"']?(\\t|[^\s\"',\]])")
+_FORMAT_MARKS = {"csv": ",", "dsv": ":", "psv": "|", "tsv": "\t"}
 #: The ids an anchor or a block attribute line gives the block after it.
 _ANCHOR_ID = re.compile(r"\[\[([\w:][\w\-:.]*)")
 _SHORTHAND_ID = re.compile(r"#([^.%,#\]\s]+)")
-_NAMED_ID = re.compile(r"\bid=\"?([^\",\]\s]+)")
+#: A named ``id`` attribute, its value bare or in double or single quotes (``[id='install-{context}']``,
+#: as modular documentation's templates write each module's id).
+_NAMED_ID = re.compile(r"\bid=[\"']?([^\"',\]\s]+)")
 #: The dash between a manual page's names and its purpose.
 
 #: Inline markup, each with its longest part bounded, so no pattern backtracks far.
@@ -204,6 +212,7 @@ class _Reader:
         self.lines = lines
         self.layout = AsciidocLayout()
         self.open_blocks: list[str] = []  # closing delimiters of the compound blocks open
+        self.cell_marks: dict[int, str] = {}  # the mark that starts a cell, by depth of the table open
         self.at_block_start = True
         self.style = ""  # the style of the block attribute line just read ('source', 'discrete'...)
         self.ids: list[str] = []  # the ids of the anchors just read, for a section title after them
@@ -230,8 +239,8 @@ class _Reader:
             return index + 1
         if self._delimiter(line) is not None:
             return self._delimited_block(index, line)
-        if self.open_blocks and _TABLE_DELIMITER.fullmatch(self.open_blocks[-1]):
-            self.layout.table_lines[index + 1] = self.open_blocks[-1][0]
+        if len(self.open_blocks) in self.cell_marks:
+            self.layout.table_lines[index + 1] = self.cell_marks[len(self.open_blocks)]
         if line == "+":  # a list continuation: the next line starts a block attached to the item
             self.layout.markup.add(index + 1)
             self.at_block_start = True
@@ -352,6 +361,7 @@ class _Reader:
         """Open a delimited block at ``index`` (or close the compound block open); the next index."""
         number = index + 1
         if self.open_blocks and line == self.open_blocks[-1]:
+            self.cell_marks.pop(len(self.open_blocks), None)
             self.open_blocks.pop()
             self.layout.markup.add(number)
             self._block_ends(number)
@@ -366,6 +376,8 @@ class _Reader:
         self.in_header, self.style, self.ids = False, "", []
         if kind == "compound":
             self.open_blocks.append(line)
+            if _TABLE_DELIMITER.fullmatch(line):
+                self.cell_marks[len(self.open_blocks)] = self._cell_mark(index, line)
             self.layout.markup.add(number)
             self.at_block_start = True
             return number
@@ -383,6 +395,25 @@ class _Reader:
                     self.layout.markup.add(inner)
         self._block_ends(last)
         return last
+
+    def _cell_mark(self, index: int, delimiter: str) -> str:
+        """The mark that starts a cell of the table opened at ``index``: the delimiter's first
+        character, unless the table's attribute lines (its title among them, in any order) set a
+        ``format`` (``csv``, ``tsv``, ``dsv``) or, for a prefix separated table, a ``separator``
+        (``separator=¦``), as Asciidoctor reads them."""
+        mark = delimiter[0]
+        separator = ""
+        before = index - 1
+        while before >= 0 and (above := self.lines[before].rstrip()):
+            if _BLOCK_ATTRIBUTES.fullmatch(above):
+                format_set = _TABLE_FORMAT.search(above)
+                separator_set = _TABLE_SEPARATOR.search(above)
+                mark = _FORMAT_MARKS[format_set.group(1).lower()] if format_set else mark
+                separator = separator_set.group(1).replace("\\t", "\t") if separator_set else separator
+            elif not (above.startswith(".") and above[1:2] not in ". \t"):  # no block title either
+                break
+            before -= 1
+        return separator if separator and mark in "|!" else mark
 
     def _closing_line(self, index: int, closing: str) -> int:
         """The 1-based line that closes the block opened at ``index`` (the last line when none does:
@@ -636,8 +667,8 @@ def table_cells(line: str, separator: str) -> list[str]:
     one's split at each ``:`` not escaped; a prefix separated table's (``|``, ``!``) split at each
     mark not escaped, without the specifier before each mark, and the text before the first mark
     (the end of the cell on the line before) kept unless it is a specifier."""
-    if separator == ",":
-        return [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True))]
+    if separator in ",\t":
+        return [cell.strip() for cell in next(csv.reader([line], delimiter=separator, skipinitialspace=True))]
     parts = re.split(rf"(?<!\\){re.escape(separator)}", line)
     cells = parts
     if separator != ":":
