@@ -189,3 +189,42 @@ def test_an_empty_or_blank_page_or_a_lone_table_mark_is_read_not_failed(text):
     """A collection's empty abstract (Cranfield has two), a page of blank lines, a stray mark."""
     for path in ("empty.rst", "empty.txt"):
         assert read_document(path, text.encode()).lines == text.split("\n")[: len(text.splitlines())]
+
+
+def test_a_labelled_title_declares_its_label_and_its_name_when_the_title_is_one():
+    """A reference page labels each entry (``.. _metadata-soa-edit-api:`` over ``SOA-EDIT-API``):
+    the label is how a ``:ref:`` cites the section, and a title of names alone is what the entry
+    defines, so a one-name question finds it. A title of a plain word or a phrase, or a version,
+    declares its label only; a target with a link after it is a link, and labels nothing."""
+    page = (
+        "Domain Metadata\n===============\n\n.. _metadata-soa-edit-api:\n\nSOA-EDIT-API\n------------\n\n"
+        "Edits the serial.\n\n.. _metadata-dnsupdate:\n\n"
+        "ALLOW-DNSUPDATE-FROM, SOA-EDIT-DNSUPDATE\n---------------------------------------\n\nUpdates.\n\n"
+        ".. _setting-8bit-dns:\n.. _setting-8-bit:\n\n``8bit-dns``\n------------\n\nEight bits.\n\n"
+        ".. _installing:\n\nInstallation\n------------\n\nSteps.\n\n.. _changelog-4.9.0:\n\n4.9.0\n-----\n\n"
+        "Fixes.\n\n.. _pip: https://pip.pypa.io/\n\nUsing pip-tools\n---------------\n\nText.\n"
+    )
+    lines = page.split("\n")
+    definitions = parse_text("domainmetadata.rst", page).definitions
+    assert definitions == {
+        lines.index("SOA-EDIT-API") + 1: ("SOA-EDIT-API", "metadata-soa-edit-api"),
+        lines.index("ALLOW-DNSUPDATE-FROM, SOA-EDIT-DNSUPDATE") + 1: (
+            "ALLOW-DNSUPDATE-FROM",
+            "SOA-EDIT-DNSUPDATE",
+            "metadata-dnsupdate",
+        ),
+        lines.index("``8bit-dns``") + 1: ("8bit-dns", "setting-8bit-dns", "setting-8-bit"),
+        lines.index("Installation") + 1: ("installing",),
+        lines.index("4.9.0") + 1: ("changelog-4.9.0",),
+    }
+
+
+def test_a_long_labelled_title_is_read_in_time_linear_in_its_size():
+    from helpers import fastest_seconds, grows_linearly
+
+    def seconds(size: int) -> float:
+        title = "a-" * size + "!"
+        page = f".. _label:\n\n{title}\n{'-' * len(title)}\n\nText.\n"
+        return fastest_seconds(lambda: parse_text("page.rst", page))
+
+    assert grows_linearly(seconds, 12_500, 100_000, 20)

@@ -23,7 +23,8 @@ another builder than the web's (a PDF's copy of a page's list). Title adornments
 markup (:attr:`Document.markup`): kept in a chunk's text, counting nothing toward its size.
 
 Plain-text notes (``.txt``) are read the same way: underlined titles are common there too. The names
-a page defines (Sphinx's object directives, a rendered man page's NAME line) are read as
+a page defines (Sphinx's object directives, a rendered man page's NAME line, the labels of its
+section titles and a labelled title that is names: :func:`labelled_title_names`) are read as
 :mod:`indexer.formats.definitions` says, and each object directive heads its indented description
 under its section, as a function heads its body in source code (:func:`definition_headings`).
 Tables are read as their cells (:func:`table_reading`): a grid table's frame and padding, and a
@@ -55,6 +56,12 @@ _PAGE_DIRECTIVE = "module"
 #: Explicit markup a reader never sees: a target, an anonymous target, a substitution definition, or
 #: a comment (``..`` followed by anything that is not a directive, footnote or citation).
 _UNSEEN = re.compile(r"^(?:\.\.\s+_|__\s|\.\.\s+\|[^|]+\||\.\.(?:\s*$|\s+(?!\[|[\w:.+-]+::)))")
+#: An internal hyperlink target: a label the section or block after it is cited by (one without
+#: blanks; one with a link after its colon is an external link, no label).
+_TARGET = re.compile(r"\.\.[ \t]+_([^\s:`][^\s:`]{0,127}):[ \t]*")
+#: A labelled title's text that is a name (:func:`labelled_title_names`): words joined by ``-``,
+#: ``_`` or ``.``, with a letter in it, not a version (``v2.0``).
+_LABELLED_NAME = re.compile(r"(?![vV]?\d+(?:\.\d+)*$)(?=[^\s]*[A-Za-z])[\w$]+(?:[-_.][\w$]+)+")
 _FIELD = re.compile(r"^:[^:\s][^:]*:(?:\s|$)")
 #: Directives that set up how the rest of a page is shown, and show nothing themselves.
 UNSEEN_DIRECTIVES = frozenset(
@@ -143,7 +150,12 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
     markup |= _transitions(lines, in_literal)
     table_markup, read_as = table_reading(lines, in_literal)
     directives = _moved_to_titles(directive_definitions(written, in_literal, unseen), lines, headings)
-    definitions = {**titles, **man_page_names(lines), **directives}
+    definitions = {
+        **titles,
+        **labelled_title_names(written, headings, titles),
+        **man_page_names(lines),
+        **directives,
+    }
     outline = definition_headings(lines, headings, directives, in_literal)
     return Document(
         lines=lines,
@@ -154,6 +166,32 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
         definitions=definitions,
         read_as=read_as,
     )
+
+
+def labelled_title_names(
+    lines: list[str], headings: list[Heading], titles: dict[int, tuple[str, ...]]
+) -> dict[int, tuple[str, ...]]:
+    """The names of the section titles that explicit targets label (``.. _metadata-soa-edit-api:``
+    on the lines before ``SOA-EDIT-API``, blank lines between): each label, which a ``:ref:`` cites
+    the section by, as an AsciiDoc title's anchor is, and the title's own text when it is names
+    alone that the target made a reference entry of: one or more tokens, comma-separated, each of
+    words joined by ``-``, ``_`` or ``.`` and with a letter in it (a setting ``8bit-dns``, a kind of
+    metadata ``ALLOW-AXFR-FROM``), as :data:`_LABELLED_NAME` says. A title of one plain word
+    (``Installation``) or of a phrase declares only its label: a word alone is prose."""
+    declared: dict[int, tuple[str, ...]] = {}
+    for heading in headings:
+        labels: list[str] = []
+        before = heading.line - 2
+        while before >= 0 and (not lines[before].strip() or _TARGET.fullmatch(lines[before].rstrip())):
+            if target := _TARGET.fullmatch(lines[before].rstrip()):
+                labels.insert(0, target.group(1))
+            before -= 1
+        if not labels:
+            continue
+        tokens = [token.strip() for token in _SHOWN_CODE.sub(r"\1", heading.title).split(",")]
+        own = tokens if all(_LABELLED_NAME.fullmatch(token) for token in tokens) else []
+        declared[heading.line] = tuple(dict.fromkeys([*titles.get(heading.line, ()), *own, *labels]))
+    return declared
 
 
 def definition_headings(
