@@ -2852,6 +2852,30 @@ def test_a_swift_library_s_global_is_declared_alone_and_a_script_s_working_varia
         assert parse_text(path, source).definitions == {}, path
 
 
+def test_a_rust_constant_or_static_is_declared_alone_at_the_top_and_qualified_in_an_impl():
+    source = textwrap.dedent(
+        """\
+        pub const MAX_RETRIES: u32 = 3;
+        pub(crate) static mut COUNTER: u32 = 0;
+
+        impl Json {
+            pub const MAX_DEPTH: usize = 128;
+            const EMPTY: &str = "";
+
+            fn parse() {
+                const LOCAL: u8 = 1;
+            }
+        }
+        """
+    )
+    definitions = parse_text("src/json.rs", source).definitions
+    assert definitions[1] == ("MAX_RETRIES",)
+    assert definitions[2] == ("COUNTER",)
+    assert definitions[5] == ("Json::MAX_DEPTH", "MAX_DEPTH")
+    assert definitions[6] == ("Json::EMPTY",), "a word alone is known by its type"
+    assert 9 not in definitions, "a function's own constant declares nothing"
+
+
 def test_a_kotlin_script_s_top_level_value_declares_nothing_but_a_kotlin_file_s_does():
     gradle = 'plugins { id("x") }\nval kotlinVersion = "2.0"\n'
     assert parse_text("build.gradle.kts", gradle).definitions == {}

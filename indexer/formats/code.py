@@ -179,7 +179,8 @@ class Grammar:
     its name, and its grammar tells no namespace from a mixin. ``names``: node types that declare
     their ``name`` alone wherever they are, and head nothing: C's macros (``#define NAME``, in any
     branch of a conditional group), which have no scope to qualify them but the file that
-    includes them; a module's values at the file's top (Kotlin's properties, Ruby's constants), and
+    includes them; a module's values at the file's top (Kotlin's and Swift's properties in a file
+    that runs no statements, Rust's constants and statics, Ruby's constants), and
     a Lua module's fields, by its table (``lapp.show_usage_error``), whatever their value.
     ``defining``: for a grammar that reads every construct as a call (Elixir's),
     the names of the calls that define what they name (``def``, ``defmodule``), and ``opening``
@@ -493,6 +494,10 @@ GRAMMARS: dict[str, Grammar] = {
         _types("trait_item impl_item mod_item"),
         _types("source_file declaration_list block match_block field_declaration_list enum_variant_list"),
         attached=_types("attribute_item"),
+        # a constant or static, at a crate's or module's top (alone) or in an ``impl``, a trait or a
+        # ``mod`` (qualified: ``Json::MAX_DEPTH``), as rustdoc lists them
+        members=_types("const_item static_item"),
+        names=_types("const_item static_item"),
         tests=TestRule(
             # the file of a ``#[cfg(test)] mod tests;``, as Rust names it (a ``test.rs`` is as often
             # a ``test`` command's)
@@ -2418,6 +2423,8 @@ def _zig_test_name(test: Node) -> str:
     return _text(named).strip('"') if named.type == "string" else _text(named)
 
 
+#: Rust's constants and statics (``pub const MAX_RETRIES: u32 = 3;``, ``static mut COUNTER``).
+_RUST_VALUES = _types("const_item static_item")
 #: The file's top, where a variable of Dart or Zig declares its name, and what lists it there.
 _FILE_TOPS = _types("program source_file")
 _TOP_VARIABLE_LISTS = _types("initialized_identifier_list static_final_declaration_list")
@@ -2430,8 +2437,9 @@ def _declared_names(node: Node, script: bool) -> list[Node]:
     """The names a node of :attr:`Grammar.names` declares alone: a C macro's, not an include
     guard's; a variable's at a Dart or Zig file's top (a library's or a file struct's own
     constants), not a Zig import or alias, which only repeats another file's name; those a
-    JavaScript module exports (:func:`_exported_names`); a Kotlin or Swift property at the top of
-    a file of declarations, not of a ``script`` (:func:`_runs_statements`)."""
+    JavaScript module exports (:func:`_exported_names`); a Rust constant or static at a file's top;
+    a Kotlin or Swift property at the top of a file of declarations, not of a ``script``
+    (:func:`_runs_statements`)."""
     if node.type in _C_MACROS:
         name = node.child_by_field_name("name")
         return [name] if name is not None and not _guards_include(node) else []
@@ -2445,6 +2453,9 @@ def _declared_names(node: Node, script: bool) -> list[Node]:
         return _option_spellings(node)
     if node.type == "expression_statement":  # Python's, at the module's top
         return _module_constant(node) if node.parent is not None and node.parent.type == "module" else []
+    if node.type in _RUST_VALUES:  # at the file's top; in a module, an impl or a trait they are members
+        at_top = node.parent is not None and node.parent.type == "source_file"
+        return node.children_by_field_name("name") if at_top else []
     if node.type == "property_declaration":  # Kotlin's and Swift's, at the top of a file of declarations
         at_top = node.parent is not None and node.parent.type == "source_file"
         return _member_names(node) if at_top and not script else []
