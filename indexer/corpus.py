@@ -12,6 +12,7 @@ import posixpath
 import re
 import stat
 import sys
+from collections import deque
 from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from functools import cache
@@ -316,7 +317,8 @@ def walk(root: Path, rules: WalkRules | None = None) -> WalkResult:
     Hidden folders, ``node_modules``, caches, virtual environments and what a documentation
     generator writes for its own use beside its HTML pages (:data:`DOCS_BUILDS`) are skipped.
     Symbolic links are followed only when they resolve inside ``root``; each real folder is entered
-    once (under its own name when it has one), so a link loop ends nothing but itself. The walk
+    once, under its own name when the walk reaches it by one (links to folders are followed after
+    every real folder), so a link loop ends nothing but itself. The walk
     keeps its own stack of open folders, so folders nested thousands deep cost memory, not
     Python's recursion limit.
     """
@@ -343,6 +345,7 @@ class _Walk:
         self.max_file_size = rules.max_file_size
         root_stat = os.stat(root)
         self.seen_folders = {(root_stat.st_dev, root_stat.st_ino)}
+        self.folder_links: deque[tuple[str, str, os.stat_result, IgnoreChain, BuildsAt]] = deque()
 
     def run(self) -> WalkResult:
         listing = self._entries("")
@@ -354,19 +357,34 @@ class _Walk:
             item = next(entries, None)
             if item is None:
                 stack.pop()
+                if not stack and (folder := self._next_linked_folder()) is not None:
+                    stack.append(folder)
                 continue
             relative, entry = item
             found = self._stat_inside(entry, relative)
             if found is None:
                 continue
             info, target = found
-            if stat.S_ISDIR(info.st_mode):
+            if stat.S_ISDIR(info.st_mode) and target is not None:
+                self.folder_links.append((relative, entry.name, info, chain, builds))
+            elif stat.S_ISDIR(info.st_mode):
                 folder = self._enter(relative, entry.name, info, chain, builds)
                 if folder is not None:
                     stack.append(folder)
             elif stat.S_ISREG(info.st_mode) and not builds.owns(entry.name, folder=False):
                 self._take(relative, info, chain, target)
         return WalkResult(self.files, self.skipped, self.ignored, self.unlistable, self.problems)
+
+    def _next_linked_folder(self) -> _OpenFolder | None:
+        """The next folder reached only through a link, walked under the link's name once every
+        real folder has been walked: a book's ``modules`` link to the shared ``../modules`` would
+        otherwise be met first and name every module by the book, so that the folder's own paths, the
+        ones its pages and their readers cite, were never stored."""
+        while self.folder_links:
+            folder = self._enter(*self.folder_links.popleft())
+            if folder is not None:
+                return folder
+        return None
 
     def _enter(
         self, relative: str, name: str, info: os.stat_result, chain: IgnoreChain, builds: BuildsAt

@@ -93,6 +93,20 @@ def test_links_inside_the_folder_are_followed_and_a_loop_ends_only_itself(tmp_pa
     assert not any(path.startswith("real/loop/") for path in found)
 
 
+def test_a_folder_met_through_a_link_before_its_own_name_is_stored_under_its_own_name(tmp_path):
+    # a book's link to the shared modules sorts before them: the modules keep the paths they cite
+    write(tmp_path / "docs" / "modules" / "proc-install.adoc", "= Installing\n")
+    write(tmp_path / "docs" / "book" / "master.adoc", "include::modules/proc-install.adoc[]\n")
+    os.symlink("../modules", tmp_path / "docs" / "book" / "modules")
+    # a folder the walk reaches only through a link is still read, under the link's name
+    write(tmp_path / "node_modules" / "widget" / "guide.md", "# Guide\n")
+    os.symlink("node_modules/widget", tmp_path / "widget-docs")
+    found = paths(tmp_path)
+    assert found.count("docs/modules/proc-install.adoc") == 1
+    assert not any(path.startswith("docs/book/modules/") for path in found)
+    assert "widget-docs/guide.md" in found
+
+
 def test_a_type_no_reader_takes_is_counted_by_its_extension():
     names = ["a/b.XLSX", "logo.png", "LICENSE-x", "3.10.0", "x.7z", ".bashrc"]
     labels = [corpus.type_label(name) for name in names]
