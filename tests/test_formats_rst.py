@@ -228,3 +228,62 @@ def test_a_long_labelled_title_is_read_in_time_linear_in_its_size():
         return fastest_seconds(lambda: parse_text("page.rst", page))
 
     assert grows_linearly(seconds, 12_500, 100_000, 20)
+
+
+#: A tool's manual page as rst2man reads one: an option list, then a definition list of options.
+TOOL_MANUAL = """zone2sql
+========
+
+Options
+-------
+
+-h, --help              Show summary of options
+--config-dir <DIR>      Location of pdns.conf.
+--named-conf=<PATH>     Read *PATH* to get the BIND configuration
+--zone-name=<NAME>
+                        Set the zone name.
+
+Backends
+--------
+
+--gmysql
+    Output for the Generic MySQL backend.
+``qname``
+    The name asked for.
+dnssec
+    Set the DO bit, a word as prose has it.
+``sync`` (the default)
+    A phrase.
+
+A phrase as a term
+    declares nothing.
+
+- a list item
+    indented under it declares nothing either.
+"""
+
+
+def test_an_option_lists_options_and_a_definition_lists_names_are_declared():
+    """An option list's options (each item after the one before, or after a blank line) and a
+    definition list's terms that are names, in an inline literal or spelt as an option: what a
+    manual written in reStructuredText defines, as a man page's and an AsciiDoc page's lists are."""
+    starts = [line.split("  ")[0] for line in TOOL_MANUAL.split("\n")]
+    definitions = parse_text("zone2sql.1.rst", TOOL_MANUAL).definitions
+    assert definitions == {
+        starts.index("-h, --help") + 1: ("-h", "--help"),
+        starts.index("--config-dir <DIR>") + 1: ("--config-dir",),
+        starts.index("--named-conf=<PATH>") + 1: ("--named-conf",),
+        starts.index("--zone-name=<NAME>") + 1: ("--zone-name",),
+        starts.index("--gmysql") + 1: ("--gmysql",),
+        starts.index("``qname``") + 1: ("qname",),
+    }
+
+
+def test_a_long_option_list_line_is_read_in_time_linear_in_its_size():
+    from helpers import fastest_seconds, grows_linearly
+
+    def seconds(size: int) -> float:
+        page = "Options\n=======\n\n" + "-a, --b=<c>, " * size + "x\n    Text.\n"
+        return fastest_seconds(lambda: parse_text("page.rst", page))
+
+    assert grows_linearly(seconds, 1_000, 8_000, 20)

@@ -24,7 +24,8 @@ markup (:attr:`Document.markup`): kept in a chunk's text, counting nothing towar
 
 Plain-text notes (``.txt``) are read the same way: underlined titles are common there too. The names
 a page defines (Sphinx's object directives, a rendered man page's NAME line, the labels of its
-section titles and a labelled title that is names: :func:`labelled_title_names`) are read as
+section titles and a labelled title that is names: :func:`labelled_title_names`, an option
+list's options and a definition list's terms that are names: :func:`listed_names`) are read as
 :mod:`indexer.formats.definitions` says, and each object directive heads its indented description
 under its section, as a function heads its body in source code (:func:`definition_headings`).
 Tables are read as their cells (:func:`table_reading`): a grid table's frame and padding, and a
@@ -43,6 +44,7 @@ from indexer.formats.definitions import (
     argument_names,
     describes_object,
     directive_definitions,
+    item_names,
     man_page_names,
     title_names,
 )
@@ -62,6 +64,16 @@ _TARGET = re.compile(r"\.\.[ \t]+_([^\s:`][^\s:`]{0,127}):[ \t]*")
 #: A labelled title's text that is a name (:func:`labelled_title_names`): words joined by ``-``,
 #: ``_`` or ``.``, with a letter in it, not a version (``v2.0``).
 _LABELLED_NAME = re.compile(r"(?![vV]?\d+(?:\.\d+)*$)(?=[^\s]*[A-Za-z])[\w$]+(?:[-_.][\w$]+)+")
+#: What no definition list's term starts with: explicit markup, a field, a line block, a doctest.
+_NOT_A_TERM_START = frozenset(".:|>")
+#: A bullet or an enumerator before a list item's text (``- ``, ``* ``, ``1. ``, ``(a) ``, ``#. ``).
+_LIST_START = re.compile(r"(?:[-*+\u2022]|\(?(?:\d{1,9}|[A-Za-z#]|[ivxlcdmIVXLCDM]{1,9})[.)])(?:[ \t]|$)")
+#: An option list's options (docutils): each ``-a``, ``--long`` or ``/V``, maybe with its argument
+#: after a blank or ``=`` (a word or ``<placeholder>``), comma-separated; then two blanks before its
+#: description, or the line's end.
+_LISTED_OPTION = r"(?:--?|/)[A-Za-z0-9][\w-]{0,63}(?:[ =](?:<[^<>\n]{1,64}>|[A-Za-z][\w-]{0,63}))?"
+_OPTION_ITEM = re.compile(rf"(?P<options>{_LISTED_OPTION}(?:, {_LISTED_OPTION})*)(?:  +(?=\S)|$)")
+_WHOLE_LITERAL = re.compile(r"``([^`]{1,512})``")
 _FIELD = re.compile(r"^:[^:\s][^:]*:(?:\s|$)")
 #: Directives that set up how the rest of a page is shown, and show nothing themselves.
 UNSEEN_DIRECTIVES = frozenset(
@@ -151,6 +163,7 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
     table_markup, read_as = table_reading(lines, in_literal)
     directives = _moved_to_titles(directive_definitions(written, in_literal, unseen), lines, headings)
     definitions = {
+        **listed_names(lines, headings, in_literal),
         **titles,
         **labelled_title_names(written, headings, titles),
         **man_page_names(lines),
@@ -192,6 +205,53 @@ def labelled_title_names(
         own = tokens if all(_LABELLED_NAME.fullmatch(token) for token in tokens) else []
         declared[heading.line] = tuple(dict.fromkeys([*titles.get(heading.line, ()), *own, *labels]))
     return declared
+
+
+def listed_names(lines: list[str], headings: list[Heading], literal: set[int]) -> dict[int, tuple[str, ...]]:
+    """The names an option list's item or a definition list's term declares, as docutils reads the
+    two: an item that starts with options (``-h, --help``, ``--named-conf=<PATH>``, ``-c FILE``)
+    and has its description two blanks after them or on the lines below, indented; a term, a line
+    whose next line is indented deeper, its definition. Each is read as a manual titles what it
+    defines (:func:`item_names`): a term in an inline literal alone as code, any other only when
+    it is spelt as a name (``--gmysql``); a word (``dnssec``) or a phrase declares nothing. Each
+    starts after a blank line or after the indented body of the item before it, and an option
+    list's item right after the one before it too."""
+    taken = {number for heading in headings for number in heading.lines}
+    declared: dict[int, tuple[str, ...]] = {}
+    option_items: set[int] = set()  # the lines that start an option list's item
+    for index, line in enumerate(lines):
+        number, stripped = index + 1, line.strip()
+        if not stripped or number in literal or number in taken or stripped[0] in _NOT_A_TERM_START:
+            continue
+        indent = len(line) - len(line.lstrip())
+        before = lines[index - 1] if index else ""
+        starts_item = not before.strip() or len(before) - len(before.lstrip()) > indent
+        after = lines[index + 1] if index + 1 < len(lines) else ""
+        body_below = bool(after.strip()) and len(after) - len(after.lstrip()) > indent
+        option = _OPTION_ITEM.match(stripped)
+        if (
+            option
+            and (starts_item or number - 1 in option_items)
+            and (body_below or option.end() < len(stripped))
+        ):
+            option_items.add(number)
+            names = item_names(option["options"], code=True)
+        elif starts_item and body_below and not stripped.endswith("::") and not _LIST_START.match(stripped):
+            names = _term_names(stripped.split(" : ", 1)[0])
+        else:
+            continue
+        if names:
+            declared[number] = names
+    return declared
+
+
+def _term_names(term: str) -> tuple[str, ...]:
+    """The names a definition list's term declares: an inline literal alone read as code, any
+    other term without its emphasis marks, as prose is."""
+    literal = _WHOLE_LITERAL.fullmatch(term)
+    if literal:
+        return item_names(literal.group(1), code=True)
+    return item_names(term.replace("*", ""), code=False)
 
 
 def definition_headings(
