@@ -2971,6 +2971,39 @@ SPEC_HEADINGS = {
             10: "pl.path > relpath > walks up to the common parent",
         },
     ),
+    "src/test/scala/scopt/ParserSuite.scala": (
+        """
+        class ParserSuite extends munit.FunSuite {
+          test("int parser reads a hexadecimal value") {
+            assertEquals(parse("--foo", "0x01"), Some(1))
+          }
+
+          test("an unknown option is an error") {
+            assert(parse("--nope").isEmpty)
+          }
+        }
+        """,
+        {
+            2: "ParserSuite",
+            3: "ParserSuite > int parser reads a hexadecimal value",
+            7: "ParserSuite > an unknown option is an error",
+        },
+    ),
+    "src/test/scala/scopt/ParserSpec.scala": (
+        """
+        class ParserSpec extends AnyFunSpec {
+          describe("a command") {
+            it("makes its children's options available") {
+              assert(parse("update", "--xyz").isDefined)
+            }
+          }
+        }
+        """,
+        {
+            3: "ParserSpec > a command",
+            4: "ParserSpec > a command > makes its children's options available",
+        },
+    ),
 }
 
 

@@ -30,17 +30,18 @@ Jest's and Vitest's ``*.test.ts``, a ``test/`` folder where Node's test runner a
 RSpec's ``*_spec.rb``, minitest's ``it "..." do`` and ``Minitest::Test``, PHPUnit's ``*Test.php``,
 GoogleTest's ``TEST(Suite, Name) {`` and Catch2's ``TEST_CASE("name") {`` in C and C++'s
 ``test_*.cpp`` and ``tests/``, XCTest's ``XCTestCase``, swift-testing's ``@Test`` and ``@Suite``,
-SwiftPM's ``Tests/``, MUnit's and ScalaTest's suites (``extends munit.FunSuite``, ``AnyFlatSpec``)
-and sbt's ``src/test/``, busted's ``*_spec.lua``, ``spec/``, ``describe`` and ``it``, ExUnit's
-``*_test.exs``, Mix's ``test/`` and a module that uses ``ExUnit.Case``, package:test's ``test``,
+SwiftPM's ``Tests/``, MUnit's and ScalaTest's suites (``extends munit.FunSuite``, ``AnyFlatSpec``),
+their ``test("name") { }``, ``describe`` and ``it``, and sbt's ``src/test/``, busted's
+``*_spec.lua``, ``spec/``, ``describe`` and ``it``, ExUnit's ``*_test.exs``, Mix's ``test/`` and a
+module that uses ``ExUnit.Case``, package:test's ``test``,
 ``group`` and flutter_test's ``testWidgets`` in a file's ``main``, ``*_test.dart`` and Dart's ``test/``,
 Zig's ``test "name" { }``, hspec's ``*Spec.hs``, ``describe`` and ``it``, tasty's ``testGroup`` and
 ``testCase``, Cabal's ``test/``, OCaml's ``let%test`` and ``let%expect_test``, Alcotest's
 ``test_case`` and dune's ``test/``.
 A class holding a test is a test class, as JUnit defines one. Their lines are the document's
 :attr:`Document.tests`. A test or a group of tests that a call declares with a title (RSpec's ``describe
-Parser do`` and ``it 'parses' do``, busted's ``describe("join", function()``) heads its block by that
-title, as a class and its methods do, and declares no name.
+Parser do`` and ``it 'parses' do``, busted's ``describe("join", function()``, MUnit's ``test("parses")
+{``) heads its block by that title, as a class and its methods do, and declares no name.
 
 A file of a language this module has no grammar for is not routed here; a file its grammar cannot
 read (more than :data:`MAX_ERROR_SHARE` of its lines inside syntax errors, or a grammar older than
@@ -645,6 +646,9 @@ GRAMMARS: dict[str, Grammar] = {
             folders=("test",),  # sbt's and Maven's src/test/, Mill's test/src/
             markers=frozenset(("Test",)),  # JUnit's, which MUnit runs on
             bases=("Suite", "Spec", "SpecDefault", "Specification"),  # MUnit, ScalaTest, ZIO, specs2
+            # MUnit's, ScalaTest's FunSuite and FunSpec, verify's and utest's ``test("name") { ... }``
+            calls=frozenset(("test", "it")),
+            groups=frozenset(("describe",)),  # ScalaTest's FunSpec
         ),
         members=_types(
             "val_definition var_definition val_declaration var_declaration class_parameter simple_enum_case "
@@ -1781,6 +1785,8 @@ def _declares_test(call: Node, rule: TestRule) -> bool:
         return _declares_lua_test(call, rule)
     if call.type == "expression_statement":
         return _declares_dart_test(call, rule)
+    if call.type == "call_expression":
+        return _declares_scala_test(call, rule)
     method = call.child_by_field_name("method") if call.type == "call" else None
     arguments = call.child_by_field_name("arguments")
     if method is None or arguments is None or not arguments.named_children:
@@ -1804,7 +1810,11 @@ def _test_call_parts(call: Node) -> tuple[str, Node | None]:
         lists = [child for child in part.named_children if child.type == "arguments"] if part else []
         first = lists[0].named_children[0] if lists and lists[0].named_children else None
         return _text(callee), first.named_children[0] if first is not None and first.named_children else None
-    called = call.child_by_field_name("method" if call.type == "call" else "name")
+    if call.type == "call_expression":  # Scala's: the call of the name and its title, then a block
+        call = call.child_by_field_name("function") or call
+    called = call.child_by_field_name(
+        {"call": "method", "call_expression": "function"}.get(call.type, "name")
+    )
     arguments = call.child_by_field_name("arguments")
     first = arguments.named_children[0] if arguments is not None and arguments.named_children else None
     return (_text(called) if called is not None else ""), first
@@ -2269,6 +2279,20 @@ def _declares_lua_test(call: Node, rule: TestRule) -> bool:
     if name is None or name.type != "identifier" or arguments is None or len(arguments.named_children) < 2:
         return False
     if arguments.named_children[-1].type != "function_definition":
+        return False
+    first = arguments.named_children[0]
+    return _text(name) in rule.groups or (_text(name) in rule.calls and first.type == "string")
+
+
+def _declares_scala_test(call: Node, rule: TestRule) -> bool:
+    """Whether a Scala call declares a test (MUnit's ``test("parses") { ... }``) or a group of
+    tests (ScalaTest's ``describe("Parser") { ... }``): a name of ``rule``'s called with its title,
+    then with a block."""
+    head, block = call.child_by_field_name("function"), call.child_by_field_name("arguments")
+    if head is None or head.type != "call_expression" or block is None or block.type != "block":
+        return False
+    name, arguments = head.child_by_field_name("function"), head.child_by_field_name("arguments")
+    if name is None or name.type != "identifier" or arguments is None or not arguments.named_children:
         return False
     first = arguments.named_children[0]
     return _text(name) in rule.groups or (_text(name) in rule.calls and first.type == "string")
