@@ -62,8 +62,12 @@ _UNSEEN = re.compile(r"^(?:\.\.\s+_|__\s|\.\.\s+\|[^|]+\||\.\.(?:\s*$|\s+(?!\[|[
 #: blanks; one with a link after its colon is an external link, no label).
 _TARGET = re.compile(r"\.\.[ \t]+_([^\s:`][^\s:`]{0,127}):[ \t]*")
 #: A labelled title's text that is a name (:func:`labelled_title_names`): words joined by ``-``,
-#: ``_`` or ``.``, with a letter in it, not a version (``v2.0``).
-_LABELLED_NAME = re.compile(r"(?![vV]?\d+(?:\.\d+)*$)(?=[^\s]*[A-Za-z])[\w$]+(?:[-_.][\w$]+)+")
+#: ``_`` or ``.``, with a letter in it, not a version (``v2.0``). ``_`` is a word character, so the
+#: words are split at ``-`` and ``.`` alone and a joint looked ahead for: one name never splits two
+#: ways, and a long title that is none fails in linear time.
+_LABELLED_NAME = re.compile(
+    r"(?![vV]?\d+(?:\.\d+)*$)(?=[^\s]*[A-Za-z])(?=[\w$.-]*?[\w$][-_.][\w$])[\w$]+(?:[-.][\w$]+)*"
+)
 #: What no definition list's term starts with: explicit markup, a field, a line block, a doctest.
 _NOT_A_TERM_START = frozenset(".:|>")
 #: A bullet or an enumerator before a list item's text (``- ``, ``* ``, ``1. ``, ``(a) ``, ``#. ``).
