@@ -218,6 +218,26 @@ def test_a_tag_s_bold_words_before_a_value_in_italic_are_the_names_it_declares()
     }
 
 
+def test_an_option_whose_value_is_a_list_declares_its_long_name_too():
+    # help2man copies a GNU tool's --help: a value that takes a list ends with ",..." after its comma
+    page = "\n".join(
+        [
+            '.TH RECSEL "1" "April 2022" "recsel 1.9" "User Commands"',
+            ".SH DESCRIPTION",
+            ".TP",
+            "\\fB\\-G\\fR, \\fB\\-\\-group\\-by\\fR=\\fI\\,FIELD\\/\\fR,...",
+            "group records by the specified fields.",
+            ".TP",
+            "\\fB\\-n\\fR, \\fB\\-\\-number\\fR=\\fI\\,NUM\\/\\fR,\u2026",
+            "select specific records by position.",
+            ".TP",
+            "\\fB\\-a\\fR, ...",  # no value before it: nothing to repeat, and not a name
+            "more.",
+        ]
+    )
+    assert read_roff(page).definitions == {4: ("-G", "--group-by"), 7: ("-n", "--number")}
+
+
 SSH_PAGE = r""".Dd $Mdocdate: July 1 2024 $
 .Dt SSH 1
 .Os

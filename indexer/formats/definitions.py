@@ -81,6 +81,9 @@ _TOKEN_TITLE = re.compile(r"(?://|--?|[@$#])[A-Za-z][\w.:-]*|[A-Z][A-Z0-9]*(?:_[
 _CELL_CALL = re.compile(r"\s*(?P<name>[^\W\d]\w*(?:(?:\.|::)[^\W\d]\w*)*) ?\(")
 #: What may follow a term's name: its value (``=<msg>``, ``[=<n>]``, `` <msg>``, ``{auto,never}``).
 _VALUE_STARTS = "=[<{"
+#: What a value that takes a list writes after its comma (``--sort=FIELD,...``, as help2man copies
+#: a GNU tool's ``--help``): more of the same value, no name of its own.
+_MORE_OF_THE_VALUE = frozenset({"...", "\u2026"})
 #: An option's value as argparse and many manuals name it, in capitals (``--config CONFIG``).
 _PLACEHOLDER = re.compile(r"[A-Z][A-Z0-9_-]{0,64}")
 #: The type of a setting's value in parentheses after its name, in a few words (``(boolean)``,
@@ -344,21 +347,23 @@ def item_names(text: str, code: bool) -> tuple[str, ...]:
     """The names ``text`` lists as a manual titles what it defines: each of its comma-separated items
     (commas inside a value's brackets aside; options apart by a slash too, ``-o/--output``) a name or an
     option, maybe followed by its value (``-m <msg>``, ``--message=<msg>``,
-    ``--stat[=<width>[,<count>]]``, ``-L<start>,<end>``, an option's ``--config CONFIG``) or its short
-    forms (``--help (-h)``), or a setting's scope and key and its value's type (``xfer:clobber
-    (boolean)``, in code); an option written ``--[no-]verify`` is both ``--verify`` and ``--no-verify``.
-    Text with words after a name (``Step one``, ``Read the manual``) is a phrase, and lists nothing; nor
-    does a key with a placeholder in it (``branch.<name>.merge``), which no one types as it is written.
+    ``--stat[=<width>[,<count>]]``, ``-L<start>,<end>``, ``--sort=FIELD,...``, an option's ``--config
+    CONFIG``) or its short forms (``--help (-h)``), or a setting's scope and key and its value's type
+    (``xfer:clobber (boolean)``, in code); an option written ``--[no-]verify`` is both ``--verify``
+    and ``--no-verify``. Text with words after a name (``Step one``, ``Read the manual``) is a phrase,
+    and lists nothing; nor does a key with a placeholder in it (``branch.<name>.merge``), which no one
+    types as it is written.
     Unless the markup says the ``text`` is ``code`` (a code span), a plain word lists nothing either
     (``commit`` among a tool's subcommands, ``CPU`` or ``read-only`` in a glossary): a word typed alone
     asks for the page about it (``git-commit``), not every list that defines it in passing. A dotted name
     is a setting's key, known by the whole of it (``core.editor``): its last part (``editor``, ``branch``
     of ``color.branch``) is a word many keys end with."""
     names: list[str] = []
+    valued = False  # whether the item before has a value (``--sort=FIELD``), which ``...`` repeats
     for item in _outside_brackets(text):
         item = item.strip()
-        if item[:1] in _VALUE_STARTS:
-            continue  # the rest of the value before it (``-L<start>,<end>``)
+        if item[:1] in _VALUE_STARTS or (valued and item in _MORE_OF_THE_VALUE):
+            continue  # the rest of the value before it (``-L<start>,<end>``, ``--sort=FIELD,...``)
         negatable = item.startswith(NEGATABLE)
         if negatable:
             item = "--" + item.removeprefix(NEGATABLE)
@@ -377,6 +382,7 @@ def item_names(text: str, code: bool) -> tuple[str, ...]:
         if not code and not _SPELT_AS_CODE.search(name):
             return ()  # a word as prose has it
         names.extend([name, "--" + NEGATION + name[2:]] if negatable else [name])
+        valued = bool(rest)
         if option and (short := _SHORT_FORMS.fullmatch(rest)):
             names.append(short.group(1))
     return tuple(dict.fromkeys(names))
