@@ -319,3 +319,36 @@ def test_releases_written_with_their_version_and_date_are_entries():
 )
 def test_a_version_and_a_date_that_do_not_recur_with_items_open_no_entry(text):
     assert read_document("NEWS", text.encode()).headings == []
+
+
+RECUTILS_NEWS = """\
+This NEWS file records noteworthy changes, very tersely.
+
+\f Version 1.9 (16 April 2022)
+* Utilities:
+  . Fix a segfault that occured when csv2rec was presented with
+    invalid data.
+
+\f Version 1.8 (3 January 2019)
+* Utilities:
+  . Fix the build of readrec with recent bash headers.
+
+\f Version 0.9
+* The first release.
+"""
+
+
+def test_releases_written_a_space_in_after_a_page_break_are_entries():
+    document = read_document("NEWS.gz", gzip.compress(RECUTILS_NEWS.encode()))
+    assert [(heading.line, heading.title) for heading in document.headings] == [
+        (3, "Version 1.9 (16 April 2022)"),
+        (8, "Version 1.8 (3 January 2019)"),
+        (12, "Version 0.9"),  # written as the dated ones are
+    ]
+
+
+def test_a_version_and_a_date_deeper_than_releases_are_written_are_a_list_s_text():
+    items = "* Fixes:\n    Version 1.2 (4 May 2020)\n    - a\n    Version 1.3 (5 May 2020)\n    - b\n"
+    assert read_document("NEWS", items.encode()).headings == []
+    mixed = " Version 1.2 (4 May 2020)\n* a\n\nVersion 1.3 (5 May 2020)\n* b\n"  # no style of the file's
+    assert read_document("NEWS", mixed.encode()).headings == []

@@ -25,7 +25,9 @@ file's name:
   once, is an item of a list written at column 0 (coreutils' NEWS before 5.0), not a section;
   an entry in gnulib's words is one, even with no text of its own (releases listed together).
 - **systemd's NEWS**: an entry opens with ``CHANGES WITH 252:`` at column 0.
-- **Dated releases**: an entry opens with a line at column 0 that holds a version and its date,
+- **Dated releases**: an entry opens with a line at column 0 (or a few spaces in, where the file's
+  other entries are too, maybe after a page break: GNU recutils' ``^L Version 1.9 (16 April
+  2022)``) that holds a version and its date,
   maybe after ``Version``, ``v`` or the project's name (``Version 4.9.2 - 2020-08-13``, ``4.9.2
   (2020-08-13)``, ``v1.2.0 - 2021-01-01``, ``1.0 - May 2, 2020``), or its date and then its
   version (``2023-01-08 (2.9.0dev.12)``), its items on the lines after it
@@ -40,6 +42,7 @@ file's size whatever it holds.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 from indexer.formats.document import Heading
 
@@ -103,6 +106,12 @@ _DATED_RELEASE = re.compile(
 _VERSION_WORDS = ("version", "release")
 #: The fewest dated entries that make a file's style: one may be a sentence that looks like it.
 _MIN_DATED = 2
+#: The most spaces a release's line is written in (GNU recutils' NEWS: one), where the file's other
+#: releases are too: deeper, it is a list's item's text.
+MAX_RELEASE_INDENT = 3
+#: A form feed: a page break, as the GNU Coding Standards have a file's pages start (recutils' NEWS
+#: opens each release's page with one); it is no text, and takes no column.
+PAGE_BREAK = "\f"
 #: How an item of a release's list starts: a bullet, or the indent of its text.
 _ITEM = re.compile(r"[*+\u2022-][ \t]|[ \t]+\S")
 
@@ -118,8 +127,8 @@ def changelog_headings(lines: list[str]) -> tuple[list[Heading], dict[int, str]]
     outline = _declares_outline(lines)
     releases = _dated_releases(lines)
     for number, line in enumerate(lines, start=1):
-        if not line[:1].strip():
-            continue  # every entry opens at column 0
+        if not line[:1].strip() and number not in releases:
+            continue  # every entry opens at column 0, but a file's releases written a few spaces in
         star = _OUTLINE_HEADING.match(line) if outline else None
         if star and (_GNU_NEWS_ENTRY.match(line) or _stands_alone(lines, number, star)):
             title = " ".join(star.group(2).split())
@@ -136,26 +145,33 @@ def changelog_headings(lines: list[str]) -> tuple[list[Heading], dict[int, str]]
 
 def _dated_releases(lines: list[str]) -> set[int]:
     """The lines (1-based) that open a release's entry (this module's docstring) where the file
-    holds :data:`_MIN_DATED` or more with a version, its date and items after it: those, and the
-    lines written as they are (a version after the same word, ``Version``), dated or not, that
-    text follows (``bugs fixed:``; an old release's one remark)."""
-    found_lines: dict[int, str] = {}  # a release's line: what its version is written after, lower-cased
-    leads: set[str] = set()
-    dated = 0
+    holds :data:`_MIN_DATED` or more as far in with a version, its date and items after it: those,
+    and the lines written as they are (as far in, a version after the same word, ``Version``),
+    dated or not, that text follows (``bugs fixed:``; an old release's one remark)."""
+    # a release's line: how far in it is written and what its version is written after, lower-cased
+    found_lines: dict[int, tuple[int, str]] = {}
+    styles: set[tuple[int, str]] = set()
+    dated = Counter[int]()  # how many are dated with items after them, by how far in they are
     for number, line in enumerate(lines, start=1):
-        found = (_RELEASE.match(line) or _DATED_RELEASE.match(line)) if line[:1].isalnum() else None
+        paged = line.lstrip(PAGE_BREAK)  # a page break shows nothing: the line starts after it
+        text = paged.lstrip(" ")
+        indent = len(paged) - len(text)
+        opens = indent <= MAX_RELEASE_INDENT and text[:1].isalnum()
+        found = (_RELEASE.match(text) or _DATED_RELEASE.match(text)) if opens else None
         if found is None:
             continue
         lead = " ".join(found["lead"].split()).lower()
         if "." not in found["version"] and lead not in _VERSION_WORDS:
             continue  # a number alone is a list's item or a section's
-        found_lines[number] = lead
+        found_lines[number] = (indent, lead)
         if found["date"] is not None and _items_follow_bullet(lines, number):
-            dated += 1
-            leads.add(lead)
-    if dated < _MIN_DATED:
-        return set()
-    return {number for number, lead in found_lines.items() if lead in leads and _text_follows(lines, number)}
+            dated[indent] += 1
+            styles.add((indent, lead))
+    return {
+        number
+        for number, (indent, lead) in found_lines.items()
+        if dated[indent] >= _MIN_DATED and (indent, lead) in styles and _text_follows(lines, number)
+    }
 
 
 def _declares_outline(lines: list[str]) -> bool:
