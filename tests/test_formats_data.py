@@ -134,6 +134,42 @@ def test_an_ini_file_is_headed_by_its_sections():
     assert headings("setup.cfg", text) == [(1, 1, "setup.cfg"), (2, 2, "metadata"), (5, 2, 'remote "origin"')]
 
 
+NGINX_CONF = """\
+proxy_cache_path /tmp/cache keys_zone=cache:10m;
+
+server {
+  listen 80;
+
+  location / {
+    proxy_pass http://backend;
+  }
+
+  location /cache-me {  # cached for 30s
+    proxy_cache_valid 200 30s;
+    return 200 "{ not a block";
+  }
+  add_header X-Frame-Options '}';
+}
+"""
+
+
+def test_a_conf_file_is_headed_by_the_blocks_its_braces_open():
+    assert headings("default.conf", NGINX_CONF) == [
+        (1, 1, "default.conf"),
+        (3, 2, "server"),
+        (6, 3, "location /"),
+        (10, 3, "location /cache-me"),
+        (14, 2, "server"),  # back in the server block, after its locations
+    ]
+    named = 'options {\n  directory "/var/cache/bind";\n};\nzone "example.org" IN {\n  type master;\n};\n'
+    assert headings("named.conf", named) == [
+        (1, 1, "named.conf"),
+        (1, 2, "options"),
+        (4, 2, 'zone "example.org" IN'),
+    ]
+    assert headings("settings.conf", "[server]\nport = 80\n") == [(1, 1, "settings.conf"), (1, 2, "server")]
+
+
 def test_a_json_file_is_headed_by_the_members_that_open_objects_and_arrays():
     """Depth is counted by the brackets open before a line, whatever its indentation, with the
     brackets inside strings left out; members deeper than three levels, and a minified file's
@@ -194,6 +230,9 @@ def test_a_built_index_finds_a_setting_under_its_part(tmp_path):
         ("big.ini", "[" + "x" * 100 + "\n"),
         ("big.json", '"\\"' * 20 + "\n"),  # quotes no quote closes
         ("big.yaml", " " * 200 + "a: |\n"),  # a block scalar's key deep in spaces
+        ("big.conf", "a" * 60 + " " * 60 + "{ } " * 20 + "\n"),
+        ("big.conf", "a" + " " * 40 + "}{"),  # one line of them, its blanks before braces
+        ("big.conf", '"\\"' * 20 + "'" + "{" * 20 + "\n"),  # quotes no quote closes
     ],
 )
 def test_a_data_file_is_read_in_time_linear_in_its_size(path, line):

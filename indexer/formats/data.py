@@ -1,9 +1,10 @@
-"""Configuration and data files (YAML, TOML, INI, JSON): their lines, headed by the file's path and
-by the keys and tables that open their parts.
+"""Configuration and data files (YAML, TOML, INI, ``.conf``, JSON): their lines, headed by the file's
+path and by the keys, tables and blocks that open their parts.
 
 These formats declare where each part of a file begins and what it is called, as a heading does
 in prose: a workflow's ``jobs:`` and ``build:``, a compose file's ``services:`` and ``web:``, a
-``pyproject.toml``'s ``[tool.ruff.lint]``, an INI file's ``[server]``, a ``package.json``'s
+``pyproject.toml``'s ``[tool.ruff.lint]``, an INI file's ``[server]``, a ``.conf`` file's block
+that a brace opens after its name (nginx's ``location /api {``), a ``package.json``'s
 ``"scripts": {``. A chunk of such a file is headed by its path (as source code is: a setting is
 read where it lies in a project) and the keys above its first line, so that the model reads what a
 value belongs to, and a hit says where in the file it lies. A key heads a part only where it opens
@@ -52,6 +53,12 @@ _TOML_MULTILINE_STRING = re.compile(r'"""|' r"'''")
 
 #: An INI section's header at the start of its line: ``[server]``, ``[remote "origin"]``.
 _INI_SECTION = re.compile(rf"\[([^\[\]]{{1,{MAX_KEY_CHARS}}})\] *(?:[;#].*)?")
+#: What of a ``.conf`` line may hold a brace that opens no block: a quoted string (what no quote
+#: closes, to the line's end), or a comment to the line's end. Each is matched once: one pass.
+_CONF_NOT_WORDS = re.compile(r"\"(?:[^\"\\]|\\.)*(?:\"|\\?$)|'[^']*(?:'|$)|#.*")
+#: A block's opening line in a ``.conf`` file, its strings and comment gone: its name and
+#: arguments, then the brace that opens it (nginx's ``location /api {``, BIND's ``zone "a.org" {``).
+_CONF_BLOCK = re.compile(rf"\s*+([^\s{{}};](?:[^{{}};]{{0,{MAX_KEY_CHARS - 2}}}[^\s{{}};])?)\s*+\{{\s*+")
 
 #: A JSON object's member at the start of its line whose value opens an object or an array.
 _JSON_OPENING_MEMBER = re.compile(rf"\s*\"((?:[^\"\\]|\\.){{1,{MAX_KEY_CHARS}}})\"\s*:\s*[\[{{]")
@@ -130,6 +137,41 @@ def ini_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
             yield number, 1, section.group(1).strip()
 
 
+def conf_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
+    """(1-based line, depth, title) of each INI section's header and of each block a line opens with
+    a brace after its name and arguments (nginx's ``server {``, ``location /api {``; BIND's, a
+    logstash pipeline's), down to :data:`MAX_DEPTH`, its depth how many braces are open before it
+    (those in strings and comments aside); and where a line comes back out of a block, (line, the
+    parent's depth, its title; '' for the file)."""
+    parts: list[tuple[int, str]] = []  # the open blocks down to MAX_DEPTH: the depth inside each
+    depth = 0
+    closed = False  # a block closed, and no line since said more than its braces
+    for number, line in enumerate(lines, 1):
+        while parts and parts[-1][0] > depth:
+            parts.pop()
+            closed = True
+        if (section := _INI_SECTION.fullmatch(line.rstrip())) is not None:
+            parts, depth, closed = [], 0, False
+            yield number, 1, section.group(1).strip()
+            continue
+        bare = _CONF_NOT_WORDS.sub(_as_no_braces, line)  # as long as the line: a block's name is read in it
+        block = _CONF_BLOCK.fullmatch(bare)
+        if block is not None and depth < MAX_DEPTH:
+            parts.append((depth + 1, " ".join(line[block.start(1) : block.end(1)].split())))
+            yield number, len(parts), parts[-1][1]
+            closed = False
+        elif closed and bare.strip(" \t};"):
+            yield number, len(parts), parts[-1][1] if parts else ""
+            closed = False
+        depth = max(depth + bare.count("{") - bare.count("}"), 0)
+
+
+def _as_no_braces(found: re.Match[str]) -> str:
+    """A ``.conf`` line's string as as many quotes, its comment as nothing: neither opens a block."""
+    text = found.group()
+    return "" if text.startswith("#") else '"' * len(text)
+
+
 def json_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
     """(1-based line, depth, key) of each member that starts its line and opens an object or an
     array, down to :data:`MAX_DEPTH`, its depth how many objects and arrays are open before it (a
@@ -191,7 +233,8 @@ def _unquoted(key: str) -> str:
 DATA_FORMATS: dict[str, tuple[str, Callable[[list[str]], Iterator[tuple[int, int, str]]]]] = {
     **dict.fromkeys(("yaml", "yml"), ("YAML", yaml_keys)),
     "toml": ("TOML", toml_keys),
-    **dict.fromkeys(("ini", "cfg", "conf"), ("INI", ini_keys)),
+    **dict.fromkeys(("ini", "cfg"), ("INI", ini_keys)),
+    "conf": ("configuration", conf_keys),
     "json": ("JSON", json_keys),
 }
 #: The reader of each data format's keys, by extension.
