@@ -165,8 +165,12 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: shortcode as its caption, a Markdown page's first heading that repeats its title as its title,
 #: an AsciiDoc title of one sigil'd or capitalised token declaring it; 49: a Lua file's ``local``
 #: constants declared, a changelog's release lines that give the date first open entries; 50: a
-#: Python command's options declared by the parser calls that spell them
-CHUNKER_VERSION = 50
+#: Python command's options declared by the parser calls that spell them; 51: Swift's globals and
+#: Rust's constants and statics declared, Scala's ``test("name")`` heading its test, a reST
+#: section's label and a labelled title of names, option lists and definition terms that are names
+#: declared, an AsciiDoc id in single quotes and a table's own separator read, a ``.conf`` file
+#: headed by its brace blocks, NEWS releases after a page break, an option taking a list declared
+CHUNKER_VERSION = 51
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
