@@ -17,6 +17,7 @@ from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from typing import NamedTuple
 
 from indexer.errors import UnreadableFile
 from indexer.formats import SHEBANG, read_extensions, untemplated_name
@@ -330,6 +331,16 @@ def walk(root: Path, rules: WalkRules | None = None) -> WalkResult:
 _OpenFolder = tuple[Iterator[tuple[str, os.DirEntry[str]]], IgnoreChain, BuildsAt]
 
 
+class _LinkedFolder(NamedTuple):
+    """A link to a folder met by the walk, with what :meth:`_Walk._enter` needs to walk it later."""
+
+    relative: str
+    name: str
+    info: os.stat_result
+    chain: IgnoreChain
+    builds: BuildsAt
+
+
 class _Walk:
     """One walk: the stack of open folders, each with the ignore files in force in it."""
 
@@ -345,7 +356,7 @@ class _Walk:
         self.max_file_size = rules.max_file_size
         root_stat = os.stat(root)
         self.seen_folders = {(root_stat.st_dev, root_stat.st_ino)}
-        self.folder_links: deque[tuple[str, str, os.stat_result, IgnoreChain, BuildsAt]] = deque()
+        self.folder_links: deque[_LinkedFolder] = deque()
 
     def run(self) -> WalkResult:
         listing = self._entries("")
@@ -366,7 +377,7 @@ class _Walk:
                 continue
             info, target = found
             if stat.S_ISDIR(info.st_mode) and target is not None:
-                self.folder_links.append((relative, entry.name, info, chain, builds))
+                self.folder_links.append(_LinkedFolder(relative, entry.name, info, chain, builds))
             elif stat.S_ISDIR(info.st_mode):
                 folder = self._enter(relative, entry.name, info, chain, builds)
                 if folder is not None:

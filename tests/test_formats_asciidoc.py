@@ -164,7 +164,9 @@ def test_a_table_with_its_own_separator_or_format_shows_its_cells_in_a_snippet()
         '.Feature gate maturity\n[cols="2*",options="header",separator=\u00a6]\n|===\n'
         "\u00a6Feature gate \u00a6GA\n\u00a6`UseKRaft`\n\u00a60.42\n|===\n\n"
         '[format=csv]\n.Artists\n|===\nName,"Baauer, X"\n|===\n\n[format=tsv]\n|===\nkey\tvalue\n|===\n\n'
-        "|===\n|a \u00a6 b |c\n|===\n"
+        "|===\n|a \u00a6 b |c\n|===\n\n"
+        "[separator=;]\n// a comment between changes nothing\n|===\n;x;y\n|===\n\n"
+        "|===\n|outer\na|\n[format=psv]\n!===\n!inner !cell\n!===\n|===\n"
     )
     pieces = shown_pieces(text, read_asciidoc(text))
     lines = text.split("\n")
@@ -173,6 +175,8 @@ def test_a_table_with_its_own_separator_or_format_shows_its_cells_in_a_snippet()
     assert pieces[lines.index('Name,"Baauer, X"') + 1] == ("Name", "Baauer, X")
     assert pieces[lines.index("key\tvalue") + 1] == ("key", "value")
     assert pieces[lines.index("|a \u00a6 b |c") + 1] == ("a \u00a6 b", "c")  # the next table's own marks
+    assert pieces[lines.index(";x;y") + 1] == ("x", "y")
+    assert pieces[lines.index("!inner !cell") + 1] == ("inner", "cell")  # a nested psv table's own mark
 
 
 def test_a_modules_id_in_single_quotes_is_declared_without_them():

@@ -2847,9 +2847,13 @@ def test_a_swift_library_s_global_is_declared_alone_and_a_script_s_working_varia
     for path, source in [
         ("Sources/tool/main.swift", script),
         ("Examples/count.swift", "#!/usr/bin/swift sh\n" + script),
-        ("Package.swift", "import PackageDescription\nlet package = Package()\npackage.products = []\n"),
+        ("Package.swift", 'import PackageDescription\nlet package = Package(name: "tool")\n'),
     ]:
         assert parse_text(path, source).definitions == {}, path
+    preview = 'import SwiftUI\n\nlet accent = Color.blue\n\n#Preview {\n    Text("Hi")\n}\n'
+    assert parse_text("Sources/App/Theme.swift", preview).definitions == {3: ("accent",)}, (
+        "a macro that declares a preview runs nothing: the file is a library's"
+    )
 
 
 def test_a_rust_constant_or_static_is_declared_alone_at_the_top_and_qualified_in_an_impl():
@@ -2874,11 +2878,15 @@ def test_a_rust_constant_or_static_is_declared_alone_at_the_top_and_qualified_in
     assert definitions[5] == ("Json::MAX_DEPTH", "MAX_DEPTH")
     assert definitions[6] == ("Json::EMPTY",), "a word alone is known by its type"
     assert 9 not in definitions, "a function's own constant declares nothing"
+    checks = "const _: () = assert!(true);\nimpl Json {\n    const _: () = ();\n}\n"
+    assert parse_text("src/checks.rs", checks).definitions == {}, "what `_` leaves unnamed is no name"
 
 
 def test_a_kotlin_script_s_top_level_value_declares_nothing_but_a_kotlin_file_s_does():
     gradle = 'plugins { id("x") }\nval kotlinVersion = "2.0"\n'
     assert parse_text("build.gradle.kts", gradle).definitions == {}
+    settings = "val springVersion: String by settings\n"  # a script of declarations alone: a script still
+    assert parse_text("settings.gradle.kts", settings).definitions == {}
     assert parse_text("Versions.kt", 'val kotlinVersion = "2.0"\n').definitions == {1: ("kotlinVersion",)}
 
 

@@ -202,6 +202,7 @@ def test_a_labelled_title_declares_its_label_and_its_name_when_the_title_is_one(
         "ALLOW-DNSUPDATE-FROM, SOA-EDIT-DNSUPDATE\n---------------------------------------\n\nUpdates.\n\n"
         ".. _setting-8bit-dns:\n.. _setting-8-bit:\n\n``8bit-dns``\n------------\n\nEight bits.\n\n"
         ".. _installing:\n\nInstallation\n------------\n\nSteps.\n\n.. _changelog-4.9.0:\n\n4.9.0\n-----\n\n"
+        "Fixes.\n\n.. _read-only:\n\nRead-only\n---------\n\nText.\n\n.. _rc:\n\n4.9.0-rc1\n---------\n\n"
         "Fixes.\n\n.. _pip: https://pip.pypa.io/\n\nUsing pip-tools\n---------------\n\nText.\n"
     )
     lines = page.split("\n")
@@ -216,6 +217,8 @@ def test_a_labelled_title_declares_its_label_and_its_name_when_the_title_is_one(
         lines.index("``8bit-dns``") + 1: ("8bit-dns", "setting-8bit-dns", "setting-8-bit"),
         lines.index("Installation") + 1: ("installing",),
         lines.index("4.9.0") + 1: ("changelog-4.9.0",),
+        lines.index("Read-only") + 1: ("read-only",),  # a word hyphenated as prose is no name
+        lines.index("4.9.0-rc1") + 1: ("rc",),
     }
 
 
@@ -230,6 +233,12 @@ def test_a_long_labelled_title_is_read_in_time_linear_in_its_size():
             return fastest_seconds(lambda: parse_text("page.rst", page))
 
         assert grows_linearly(seconds, 12_500, 100_000, 20), joint
+
+    def labelled(size: int) -> float:  # a title with many labels before it
+        page = ".. _a:\n" * size + "\nTitle\n-----\n\nText.\n"
+        return fastest_seconds(lambda: parse_text("page.rst", page))
+
+    assert grows_linearly(labelled, 2_000, 16_000, 20)
 
 
 #: A tool's manual page as rst2man reads one: an option list, then a definition list of options.

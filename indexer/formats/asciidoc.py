@@ -101,7 +101,7 @@ _DESCRIPTION_TERM = re.compile(r"(\S.*?)(?::{2,4}|;;)(?:[ \t]+(.*))?")
 #: A table's ``format`` and ``separator`` attributes, and the mark each format starts a cell with.
 _TABLE_FORMAT = re.compile(r"\bformat=[\"']?(csv|dsv|psv|tsv)\b", re.IGNORECASE)
 _TABLE_SEPARATOR = re.compile(r"\bseparator=[\"']?(\\t|[^\s\"',\]])")
-_FORMAT_MARKS = {"csv": ",", "dsv": ":", "psv": "|", "tsv": "\t"}
+_FORMAT_MARKS = {"csv": ",", "dsv": ":", "tsv": "\t"}  # a psv table's: its delimiter's (``|``, ``!``)
 #: The ids an anchor or a block attribute line gives the block after it.
 _ANCHOR_ID = re.compile(r"\[\[([\w:][\w\-:.]*)")
 _SHORTHAND_ID = re.compile(r"#([^.%,#\]\s]+)")
@@ -234,7 +234,7 @@ class _Reader:
         if not line:
             self.at_block_start, self.header_lines = True, 0
             return index + 1
-        if line.startswith("//") and not line.startswith("///"):
+        if _is_comment_line(line):
             self.layout.markup.add(index + 1)
             return index + 1
         if self._delimiter(line) is not None:
@@ -269,7 +269,7 @@ class _Reader:
         entry = _ATTRIBUTE_ENTRY.fullmatch(line)
         if entry:
             return self._attribute_entry(index, entry)
-        if line.startswith(".") and len(line) > 1 and line[1] not in ". \t":  # a block title
+        if _is_block_title(line):
             self._read(number, line[1:])
             return number
         if not self.open_blocks:
@@ -400,7 +400,8 @@ class _Reader:
         """The mark that starts a cell of the table opened at ``index``: the delimiter's first
         character, unless the table's attribute lines (its title among them, in any order) set a
         ``format`` (``csv``, ``tsv``, ``dsv``) or, for a prefix separated table, a ``separator``
-        (``separator=¦``), as Asciidoctor reads them."""
+        (``separator=¦``), as Asciidoctor reads them; comment lines between them change nothing. (A
+        delimited table's own separator is left to its format's: its cells are read as one each.)"""
         mark = delimiter[0]
         separator = ""
         before = index - 1
@@ -408,9 +409,9 @@ class _Reader:
             if _BLOCK_ATTRIBUTES.fullmatch(above):
                 format_set = _TABLE_FORMAT.search(above)
                 separator_set = _TABLE_SEPARATOR.search(above)
-                mark = _FORMAT_MARKS[format_set.group(1).lower()] if format_set else mark
+                mark = _FORMAT_MARKS.get(format_set.group(1).lower(), mark) if format_set else mark
                 separator = separator_set.group(1).replace("\\t", "\t") if separator_set else separator
-            elif not (above.startswith(".") and above[1:2] not in ". \t"):  # no block title either
+            elif not (_is_block_title(above) or _is_comment_line(above)):
                 break
             before -= 1
         return separator if separator and mark in "|!" else mark
@@ -660,6 +661,16 @@ def shown_pieces(text: str, document: Document) -> dict[int, tuple[str, ...]]:
         cells = table_cells(line, separator)
         pieces[number] = tuple(shown for cell in cells if (shown := visible_text(cell, reader.attributes)))
     return pieces
+
+
+def _is_block_title(line: str) -> bool:
+    """Whether ``line`` titles the block after it (``.Example``), not an ellipsis or a literal dot."""
+    return line.startswith(".") and len(line) > 1 and line[1] not in ". \t"
+
+
+def _is_comment_line(line: str) -> bool:
+    """Whether ``line`` is a comment line (``// note``), not a comment block's delimiter (``////``)."""
+    return line.startswith("//") and not line.startswith("///")
 
 
 def table_cells(line: str, separator: str) -> list[str]:

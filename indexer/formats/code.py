@@ -1128,7 +1128,7 @@ class _Outline:
             holder = self._holder(member, known)
             if holder is not None and holder.id in headed:
                 self._declare(_member_names(member), top + headed[holder.id][1][1:])
-        script = _runs_statements(self.root)
+        script = _is_script(module, self.root)
         for node in self.found.get("named", []):
             for name in _declared_names(node, script):
                 line = name.start_point[0] + 1
@@ -1780,7 +1780,8 @@ _BODY_NEEDED = _types(
 def _declares_test(call: Node, rule: TestRule) -> bool:
     """Whether a Ruby ``call`` node declares a test: ``it "parses" do`` (a string and a block), not
     ``it`` as a block's parameter; or a group of tests: ``RSpec.describe Parser do``. In Lua, busted's
-    ``it("parses", function() ... end)`` and ``describe("Parser", function() ... end)``."""
+    ``it("parses", function() ... end)`` and ``describe("Parser", function() ... end)``; in Scala,
+    MUnit's ``test("parses") { ... }`` (each grammar's query captures its own kind of call)."""
     if call.type == "function_call":
         return _declares_lua_test(call, rule)
     if call.type == "expression_statement":
@@ -2162,7 +2163,7 @@ def _member_names(member: Node) -> list[Node]:
         bound = (
             name.child_by_field_name("bound_identifier") if name.type == "pattern" else name for name in names
         )
-        return [name for name in bound if name is not None]
+        return [name for name in bound if name is not None and _text(name) != _UNNAMED]
     if member.type in _BINDINGS:
         pattern = member.child_by_field_name("pattern")
         if pattern is None or pattern.type not in ("identifier", "identifiers"):
@@ -2463,7 +2464,7 @@ def _declared_names(node: Node, script: bool) -> list[Node]:
     constants), not a Zig import or alias, which only repeats another file's name; those a
     JavaScript module exports (:func:`_exported_names`); a Rust constant or static at a file's top;
     a Kotlin or Swift property at the top of a file of declarations, not of a ``script``
-    (:func:`_runs_statements`)."""
+    (:func:`_is_script`)."""
     if node.type in _C_MACROS:
         name = node.child_by_field_name("name")
         return [name] if name is not None and not _guards_include(node) else []
@@ -2477,11 +2478,10 @@ def _declared_names(node: Node, script: bool) -> list[Node]:
         return _option_spellings(node)
     if node.type == "expression_statement":  # Python's, at the module's top
         return _module_constant(node) if node.parent is not None and node.parent.type == "module" else []
+    at_top = node.parent is not None and node.parent.type == "source_file"
     if node.type in _RUST_VALUES:  # at the file's top; in a module, an impl or a trait they are members
-        at_top = node.parent is not None and node.parent.type == "source_file"
-        return node.children_by_field_name("name") if at_top else []
+        return _member_names(node) if at_top else []
     if node.type == "property_declaration":  # Kotlin's and Swift's, at the top of a file of declarations
-        at_top = node.parent is not None and node.parent.type == "source_file"
         return _member_names(node) if at_top and not script else []
     holder = node.parent
     while holder is not None and holder.type in _TOP_VARIABLE_LISTS:
@@ -2494,22 +2494,37 @@ def _declared_names(node: Node, script: bool) -> list[Node]:
     return [name]
 
 
+#: The name a declaration gives what it leaves unnamed (Rust's ``const _: () = ...``, a check run at
+#: compile time): no name to look up.
+_UNNAMED = "_"
 #: What a Kotlin or Swift file's top holds besides its declarations (every ``*_declaration``) and
 #: comments, without running anything: its package, imports, annotations, ``#!`` line, type
-#: aliases, and Swift's compiler directives (``#if``, ``#warning``).
+#: aliases, Swift's compiler directives (``#if``, ``#warning``) and freestanding macros that declare
+#: (SwiftUI's ``#Preview { }``); and a syntax error, which the grammar could not read as a statement.
 _TOP_DECLARING = _types(
-    "package_header import file_annotation shebang shebang_line type_alias directive diagnostic ERROR"
+    "package_header import file_annotation shebang shebang_line type_alias directive diagnostic"
+    " macro_invocation ERROR"
 )
+#: Files that run as scripts whatever their top holds, as their tools define them: SwiftPM's manifest
+#: and an executable's entry point (``let package = Package(...)`` is the manifest's working value),
+#: and Kotlin's scripts (Gradle's ``settings.gradle.kts``).
+_SCRIPT_NAMES = frozenset({"package.swift", "main.swift"})
+_SCRIPT_SUFFIX = ".kts"
 
 
-def _runs_statements(root: Node) -> bool:
-    """Whether a file's top runs statements (a call, an assignment, a ``guard``, a ``do``), as only a
-    script may: Swift's ``main.swift``, a ``#!`` script, a ``Package.swift`` manifest, Kotlin's
-    ``.kts``. A variable there is the script's working value (``let name``, ``val debug``), not a
-    module's global, which a library file, holding declarations alone, declares."""
-    return any(
-        not child.type.endswith(("_declaration", "comment")) and child.type not in _TOP_DECLARING
-        for child in root.named_children
+def _is_script(path: str, root: Node) -> bool:
+    """Whether the file at ``path`` is a script (:data:`_SCRIPT_NAMES`, :data:`_SCRIPT_SUFFIX`), or its
+    top runs statements (a call, an assignment, a ``guard``, a ``do``), as only a script's may: a
+    ``#!`` script. A variable there is the script's working value (``let name``, ``val debug``),
+    not a module's global, which a library file, holding declarations alone, declares."""
+    name = path.rsplit("/", 1)[-1].lower()
+    return (
+        name in _SCRIPT_NAMES
+        or name.endswith(_SCRIPT_SUFFIX)
+        or any(
+            not child.type.endswith(("_declaration", "comment")) and child.type not in _TOP_DECLARING
+            for child in root.named_children
+        )
     )
 
 

@@ -323,7 +323,7 @@ def listed_term_names(pieces: Sequence[tuple[bool, str]]) -> tuple[str, ...]:
     what it documents: ``- `NAME` — what it does``. A plain word's term (``auto``, a value an option
     takes, listed under the option a question names) declares nothing."""
     spans = [text.strip() for is_code, text in pieces if is_code]
-    if not all(_SPELT_AS_CODE.search(span) for span in spans):
+    if not all(spelt_as_code(span) for span in spans):
         return ()
     return code_title_names(pieces)
 
@@ -341,6 +341,11 @@ def cell_call_names(text: str) -> tuple[str, ...]:
     dotted name: a table keyed by signatures lists the functions it defines."""
     called = _CELL_CALL.match(text)
     return known_names([called["name"]]) if called else ()
+
+
+def spelt_as_code(name: str) -> bool:
+    """Whether ``name`` is spelt as code spells a name and prose does not (:data:`_SPELT_AS_CODE`)."""
+    return _SPELT_AS_CODE.search(name) is not None
 
 
 def item_names(text: str, code: bool) -> tuple[str, ...]:
@@ -379,7 +384,7 @@ def item_names(text: str, code: bool) -> tuple[str, ...]:
         )
         if not name or name[-1] in ".:-" or not follows_name:
             return ()  # not a name; or one with a placeholder inside (``branch.<name>.merge``)
-        if not code and not _SPELT_AS_CODE.search(name):
+        if not code and not spelt_as_code(name):
             return ()  # a word as prose has it
         names.extend([name, "--" + NEGATION + name[2:]] if negatable else [name])
         valued = bool(rest)

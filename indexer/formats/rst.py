@@ -46,6 +46,7 @@ from indexer.formats.definitions import (
     directive_definitions,
     item_names,
     man_page_names,
+    spelt_as_code,
     title_names,
 )
 from indexer.formats.document import Document, Heading, split_lines
@@ -66,7 +67,7 @@ _TARGET = re.compile(r"\.\.[ \t]+_([^\s:`][^\s:`]{0,127}):[ \t]*")
 #: words are split at ``-`` and ``.`` alone and a joint looked ahead for: one name never splits two
 #: ways, and a long title that is none fails in linear time.
 _LABELLED_NAME = re.compile(
-    r"(?![vV]?\d+(?:\.\d+)*$)(?=[^\s]*[A-Za-z])(?=[\w$.-]*?[\w$][-_.][\w$])[\w$]+(?:[-.][\w$]+)*"
+    r"(?![vV]?\d+(?:\.\d+)*(?:[-+][\w.]+)?$)(?=[^\s]*[A-Za-z])(?=[\w$.-]*?[\w$][-_.][\w$])[\w$]+(?:[-.][\w$]+)*"
 )
 #: What no definition list's term starts with: explicit markup, a field, a line block, a doctest.
 _NOT_A_TERM_START = frozenset(".:|>")
@@ -201,14 +202,28 @@ def labelled_title_names(
         before = heading.line - 2
         while before >= 0 and (not lines[before].strip() or _TARGET.fullmatch(lines[before].rstrip())):
             if target := _TARGET.fullmatch(lines[before].rstrip()):
-                labels.insert(0, target.group(1))
+                labels.append(target.group(1))
             before -= 1
         if not labels:
             continue
-        tokens = [token.strip() for token in _SHOWN_CODE.sub(r"\1", heading.title).split(",")]
-        own = tokens if all(_LABELLED_NAME.fullmatch(token) for token in tokens) else []
+        labels.reverse()  # as the page writes them
+        tokens = [token.strip() for token in heading.title.split(",")]
+        names = [_SHOWN_CODE.sub(r"\1", token).strip("`") for token in tokens]
+        own = names if all(map(_labelled_name, tokens, names)) else []
         declared[heading.line] = tuple(dict.fromkeys([*titles.get(heading.line, ()), *own, *labels]))
     return declared
+
+
+def _labelled_name(written: str, name: str) -> bool:
+    """Whether a labelled title's token, ``written`` as the page writes it, is a ``name``
+    (:data:`_LABELLED_NAME`) and spelt as one: in an inline literal, or as code spells a name
+    (:func:`~indexer.formats.definitions.item_names`' rule: ``default_ttl``), in capitals
+    (``SOA-EDIT-API``) or with a digit (``8bit-dns``). A word hyphenated as prose hyphenates it
+    (``Read-only``, ``Plug-ins``) is no name."""
+    if not _LABELLED_NAME.fullmatch(name):
+        return False
+    literal = written.startswith("`")
+    return literal or spelt_as_code(name) or name.upper() == name or any(c.isdigit() for c in name)
 
 
 def listed_names(lines: list[str], headings: list[Heading], literal: set[int]) -> dict[int, tuple[str, ...]]:
