@@ -20,7 +20,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from indexer.errors import UnreadableFile
-from indexer.formats import SHEBANG, read_extensions, untemplated_name
+from indexer.formats import (
+    BUILD_FILE_NAMES,
+    SHEBANG,
+    UNPARSED_CODE_EXTENSIONS,
+    read_extensions,
+    untemplated_name,
+)
 from indexer.formats.compressed import uncompressed_name
 from indexer.formats.info import is_info_name
 from indexer.formats.roff import is_man_page_name
@@ -37,11 +43,7 @@ from indexer.sizes import format_size
 
 #: Extensions of text files read as plain lines, beside those a reader of :mod:`indexer.formats`
 #: reads by their format (:func:`~indexer.formats.read_extensions`; both: :func:`text_extensions`).
-PLAIN_TEXT_EXTENSIONS = frozenset(
-    """m mm fs vb pl pm r jl erl clj cljs nim fish ps1 bat sql rc
-    css scss sass less vue svelte jsonl properties env csv tsv
-    graphql proto tf hcl gradle cmake mk dockerfile pod config""".split()
-)
+PLAIN_TEXT_EXTENSIONS = UNPARSED_CODE_EXTENSIONS | frozenset("rc jsonl env pod config".split())
 #: Extensions of images, archives, media, fonts and binaries: a well-known name with one of them
 #: (``README.png``, ``install.tar``) is no document.
 NOT_TEXT_EXTENSIONS = frozenset(
@@ -52,10 +54,9 @@ NOT_TEXT_EXTENSIONS = frozenset(
 #: the GNU Coding Standards name and Debian ships beside them, also with a suffix of their own
 #: (``README.Debian``, ``changelog.Debian``, ``NEWS.old``). A name in capitals alone is a document
 #: too (``INTRO``, ``POSIX``, ``COMPAT``): projects name their top documents so.
-TEXT_FILENAMES = frozenset(
-    """makefile dockerfile readme license licence copying changelog authors notice contributing
-    news todo install thanks bugs hacking faq copyright
-    gemfile rakefile procfile vagrantfile justfile""".split()
+TEXT_FILENAMES = BUILD_FILE_NAMES | frozenset(
+    """readme license licence copying changelog authors notice contributing
+    news todo install thanks bugs hacking faq copyright""".split()
 )
 #: Hidden folders that hold a project's own documents, as the code host or CI service that reads
 #: them names them: its workflows, contributing guide, security policy and issue templates

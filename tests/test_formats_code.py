@@ -725,7 +725,9 @@ def test_a_statement_of_several_lines_is_one_literal_block():
     "path, text, headings",
     [
         ("broken.py", "def (((:\n  ]]] ))) class\n" * 20, ["broken.py"]),  # still headed by its path
-        ("notes.m", "int main(void) {\n  return 1;\n}\n", []),
+        ("notes.m", "int main(void) {\n  return 1;\n}\n", ["notes.m"]),  # no grammar: headed by its path
+        ("web/Dockerfile.dev", "FROM python:3.11\nRUN pip install .\n", ["web/Dockerfile.dev"]),
+        ("Makefile", "all:\n\techo built\n", ["Makefile"]),
     ],
 )
 def test_a_file_its_grammar_cannot_read_or_a_language_without_one_keeps_plain_lines(path, text, headings):

@@ -241,3 +241,30 @@ def test_a_data_file_is_read_in_time_linear_in_its_size(path, line):
         return fastest_seconds(lambda: parse_text(path, text), repeats=3)
 
     assert grows_linearly(seconds, 2_000, 16_000, 24)  # quadratic would be 64
+
+
+def test_a_table_s_rows_are_headed_by_the_columns_its_first_row_names():
+    """A chunk of rows far down a CSV or TSV file is read with what its values are."""
+    rows = "".join(f"2024-01-{day:02},Tesco,groceries,{day}.10\n" for day in range(1, 29)) * 20
+    text = "date,payee,category,amount\n" + rows
+    assert [(h.line, h.level, h.title) for h in parse_text("money/expenses.csv", text).headings] == [
+        (1, 1, "money/expenses.csv"),
+        (1, 2, "date, payee, category, amount"),
+    ]
+    document = parse_text("money/expenses.csv", text)
+    last = chunk_document(document, words, ChunkSettings(max_tokens=60, overlap_tokens=0))[-1]
+    assert last.heading == "money/expenses.csv > date, payee, category, amount"
+    tsv = parse_text("genes.tsv", 'gene\t"full name"\tchromosome\nBRCA1\tbreast cancer 1\t17\n')
+    assert tsv.headings[-1].title == "gene, full name, chromosome"
+
+
+def test_a_table_s_long_first_row_heads_it_with_its_first_columns_read_in_bounded_time():
+    from indexer.formats.data import MAX_KEY_CHARS, columns
+
+    wide = ",".join(f"column_{number}" for number in range(2000))
+    title = columns(wide, ",")
+    assert title.startswith("column_0, column_1, ") and title.endswith(", …")
+    assert len(title) <= MAX_KEY_CHARS + 3
+    assert columns('"' + "x" * 1_000_000, ",") == ""  # one cell that long is a value, no name
+    assert columns(",,,", ",") == "" and columns("", "\t") == ""
+    assert parse_text("empty.csv", "").headings == []

@@ -17,6 +17,7 @@ from __future__ import annotations
 import importlib
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, cast
 
 from indexer.formats.compressed import OPENERS, compression_of, expanded, uncompressed_name
@@ -43,17 +44,20 @@ from indexer.formats.text import decode, looks_binary, read_plain, without_termi
 from indexer.records import lead_lines
 
 __all__ = [
+    "BUILD_FILE_NAMES",
     "Document",
     "Heading",
     "Neighbours",
     "Part",
     "SHEBANG",
+    "UNPARSED_CODE_EXTENSIONS",
     "UnreadableFile",
     "decode",
     "file_type",
     "head_check",
     "heading_titles",
     "is_source_code",
+    "is_unparsed_code",
     "parse_text",
     "read_document",
     "read_extensions",
@@ -306,7 +310,37 @@ def _read_text(path: str, text: str, encoding: str, neighbours: Neighbours | Non
 
         if (language := script_language(text)) is not None:
             return read_code(path, text, encoding, language)
+    if is_unparsed_code(path):
+        return _headed_by_path(path, read_plain(text, encoding))
     return read_plain(text, encoding)
+
+
+#: Source and build files of languages no grammar here reads, by extension, and build files by name
+#: (with a suffix of their own too: ``Dockerfile.dev``, ``Makefile.am``): read as plain lines,
+#: headed by their path as source code is, since a line of them is read where it lies in a project
+#: (``web/Dockerfile``, ``db/schema.sql``, ``infra/main.tf``).
+UNPARSED_CODE_EXTENSIONS = frozenset(
+    """m mm fs vb pl pm r jl erl clj cljs nim fish ps1 bat sql css scss sass less vue svelte
+    properties graphql proto tf hcl gradle cmake mk dockerfile containerfile""".split()
+)
+BUILD_FILE_NAMES = frozenset(
+    "makefile dockerfile containerfile gemfile rakefile procfile vagrantfile justfile".split()
+)
+
+
+def is_unparsed_code(path: str) -> bool:
+    """Whether the file at ``path`` is source or a build file read as plain lines
+    (:data:`UNPARSED_CODE_EXTENSIONS`, :data:`BUILD_FILE_NAMES`)."""
+    name = _file_name(path)
+    return extension_of(path) in UNPARSED_CODE_EXTENSIONS or name.partition(".")[0] in BUILD_FILE_NAMES
+
+
+def _headed_by_path(path: str, document: Document) -> Document:
+    """``document`` headed by ``path``, the headings its reader found under it."""
+    if not document.lines:
+        return document
+    below = [replace(heading, level=heading.level + 1) for heading in document.headings]
+    return replace(document, headings=[Heading(1, 1, path), *below])
 
 
 def is_source_code(path: str) -> bool:
@@ -337,7 +371,7 @@ def heading_titles(path: str, text: str) -> list[str]:
     :data:`TEXT_READERS`' formats, or plain text: a changelog's entries), as its reader finds them;
     none for PDF, Word, source code, man pages and Info manuals, nor should the reader fail on the
     chunk (it read the whole file at the build): a search never fails on it."""
-    if extension_of(path) not in TEXT_READERS and _reader_name(path) != PLAIN:
+    if extension_of(path) not in TEXT_READERS and (_reader_name(path) != PLAIN or is_unparsed_code(path)):
         return []
     try:
         return [heading.title for heading in parse_text(path, text).headings]

@@ -1,5 +1,6 @@
-"""Configuration and data files (YAML, TOML, INI, ``.conf``, JSON): their lines, headed by the file's
-path and by the keys, tables and blocks that open their parts.
+"""Configuration and data files (YAML, TOML, INI, ``.conf``, JSON, CSV and TSV): their lines, headed
+by the file's path and by the keys, tables and blocks that open their parts, or the columns a
+table's first row names.
 
 These formats declare where each part of a file begins and what it is called, as a heading does
 in prose: a workflow's ``jobs:`` and ``build:``, a compose file's ``services:`` and ``web:``, a
@@ -11,6 +12,11 @@ value belongs to, and a hit says where in the file it lies. A key heads a part o
 one (a key with its value on its line, ``image: nginx``, is a line of content), and only down to
 :data:`MAX_DEPTH` keys: deeper parts are too many and too small to head a chunk of their own.
 
+A CSV or TSV file declares its columns in its first row: every chunk of it is headed by the path
+and that row (``expenses.csv > date, payee, category, amount``), so that a chunk of rows far down
+the file is read with what its values are. A first row of values heads it the same way: nothing
+in the file tells the two apart, and a row of values says as much of the rest as the path does.
+
 Keys are not declared names: a name typed alone asks for where it is defined or described, and a
 project's data holds the same keys many times over (every ``version`` of a lock file).
 
@@ -19,6 +25,7 @@ Each reader is one pass over the lines, a bounded pattern per line: linear in th
 
 from __future__ import annotations
 
+import csv
 import re
 from collections.abc import Callable, Iterator
 
@@ -224,6 +231,38 @@ def _without_comments(bare: str, in_comment: bool) -> tuple[str, bool]:
     return "".join(kept), in_comment
 
 
+def csv_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
+    """(1, 1, the columns) of a comma-separated table whose first row names them (:func:`columns`)."""
+    yield from _table_columns(lines, ",")
+
+
+def tsv_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
+    """(1, 1, the columns) of a tab-separated table whose first row names them (:func:`columns`)."""
+    yield from _table_columns(lines, "\t")
+
+
+def _table_columns(lines: list[str], separator: str) -> Iterator[tuple[int, int, str]]:
+    if title := columns(lines[0], separator):
+        yield 1, 1, title
+
+
+def columns(row: str, separator: str) -> str:
+    """A table's first ``row`` as a heading's title: its cells, comma-separated, as many as fit in
+    :data:`MAX_KEY_CHARS` (then ``…``: the first columns say what a row is, as a heading's first
+    words do); '' for a row of no text."""
+    read = row[: 2 * MAX_KEY_CHARS]  # no more than a title shows: a row of any length costs the same
+    cells = [" ".join(cell.split()) for cell in next(csv.reader([read], delimiter=separator), [])]
+    if len(read) < len(row):
+        cells[-1:] = ["…"] if len(cells) > 1 else []  # the cell the cut fell in; one that long is no name
+    title = ""
+    for cell in (cell for cell in cells if cell):
+        joined = f"{title}, {cell}" if title else cell
+        if len(joined) > MAX_KEY_CHARS:
+            return f"{title}, …" if title else cell[: MAX_KEY_CHARS - 1] + "…"
+        title = joined
+    return title
+
+
 def _unquoted(key: str) -> str:
     return key[1:-1] if len(key) >= 2 and key[0] == key[-1] and key[0] in "\"'" else key
 
@@ -236,6 +275,8 @@ DATA_FORMATS: dict[str, tuple[str, Callable[[list[str]], Iterator[tuple[int, int
     **dict.fromkeys(("ini", "cfg"), ("INI", ini_keys)),
     "conf": ("configuration", conf_keys),
     "json": ("JSON", json_keys),
+    "csv": ("CSV", csv_keys),
+    "tsv": ("TSV", tsv_keys),
 }
 #: The reader of each data format's keys, by extension.
 DATA_READERS = {extension: reader for extension, (_, reader) in DATA_FORMATS.items()}
