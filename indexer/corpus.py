@@ -72,11 +72,19 @@ SKIPPED_FOLDERS = frozenset(
 )
 
 
+#: How much of a documentation output's stamped file, at each end, is read for the generator's name.
+STAMP_BYTES = 8192
+#: The same for a generator's configuration, which a person writes and names a setting anywhere in
+#: (Sphinx's ``conf.py``): all of one of any ordinary size.
+SOURCE_STAMP_BYTES = 1 << 16
+
+
 @dataclass(frozen=True)
 class DocsBuild:
-    """A documentation generator's HTML output, known by files it always writes at its top
+    """A documentation generator's HTML output (or its sources, where they hold what it copies
+    into the output as it is), known by files it always writes at its top
     (``markers``, all of them) and by its name in one of them (``stamp``: a file and a pattern of
-    what it holds within its first or last :data:`STAMP_BYTES`, case aside), and what it writes there for its
+    what it holds within its first or last ``stamp_bytes``, case aside), and what it writes there for its
     own use rather than for readers: files and folders named in ``top``, beside the markers, and
     files whose names end in one of ``endings`` anywhere below the top (:class:`BuildsAt`). The
     stamp keeps a project that happens to hold the markers (a website's ``sitemap.xml`` and its
@@ -86,13 +94,14 @@ class DocsBuild:
     stamp: tuple[str, re.Pattern[bytes]]
     top: frozenset[str]
     endings: tuple[str, ...] = ()
+    stamp_bytes: int = STAMP_BYTES  # how much of the stamped file, at each end, is read
 
     def made_in(self, names: Collection[str], folder: Path) -> bool:
         """Whether ``folder``, holding ``names``, is this generator's output's top."""
         if not all(marker in names for marker in self.markers):
             return False
         file, stamp = self.stamp
-        return stamp.search(_ends_of(folder / file).lower()) is not None
+        return stamp.search(_ends_of(folder / file, self.stamp_bytes).lower()) is not None
 
 
 @dataclass(frozen=True)
@@ -153,9 +162,10 @@ def _generator_meta(name: bytes) -> re.Pattern[bytes]:
 #: - Hugo (``index.xml`` with ``sitemap.xml``, both written by default; it names itself in the home
 #:   page's generator meta): the RSS feed of each section (``index.xml``, its pages' text again),
 #:   the sitemap, ``404.html``, the theme's scripts and styles.
+#: - Sphinx's sources (``conf.py`` naming its ``html_static_path``, with ``_static/``): what it
+#:   copies into the output as it is, the same scripts and styles (a theme's, a vendored jQuery) the
+#:   output's ``_static/`` holds, and the page templates (``_templates/``) it renders around pages.
 _SCRIPTS = (".js", ".css")
-#: How much of a documentation output's stamped file, at each end, is read for the generator's name.
-STAMP_BYTES = 8192
 _JAVADOC_OWN = frozenset(
     {"jquery", "script-dir", "script-files", "resources", "resource-files", "legal", "src-html"}
 )
@@ -205,6 +215,12 @@ DOCS_BUILDS = (
         ("index.html", _generator_meta(rb"hugo ")),
         frozenset({"sitemap.xml", "404.html"}),
         (*_SCRIPTS, "index.xml"),
+    ),
+    DocsBuild(
+        ("conf.py", "_static"),
+        ("conf.py", re.compile(rb"html_static_path")),
+        frozenset({"_static", "_templates"}),
+        stamp_bytes=SOURCE_STAMP_BYTES,
     ),
 )
 BUILD_MARKERS = frozenset(marker for build in DOCS_BUILDS for marker in build.markers)
@@ -609,8 +625,8 @@ def is_skipped_folder(name: str) -> bool:
     return hidden or name in SKIPPED_FOLDERS or name.endswith(".egg-info")
 
 
-def _ends_of(path: Path) -> bytes:
-    """The first and last :data:`STAMP_BYTES` of the regular file at ``path``, nothing where it
+def _ends_of(path: Path, size: int) -> bytes:
+    """The first and last ``size`` bytes of the regular file at ``path``, nothing where it
     cannot be read, is a link or is no regular file (a FIFO's ``open`` would wait for a writer and
     hang the walk): where generators write their name, in a page's head or a closing comment."""
     try:
@@ -622,9 +638,9 @@ def _ends_of(path: Path) -> bytes:
         if not stat.S_ISREG(info.st_mode):
             return b""
         try:
-            head = file.read(STAMP_BYTES)
-            file.seek(max(info.st_size - STAMP_BYTES, len(head)))
-            return head + file.read(STAMP_BYTES)
+            head = file.read(size)
+            file.seek(max(info.st_size - size, len(head)))
+            return head + file.read(size)
         except OSError:  # unreadable: no output known here, so its files are read as any others
             return b""
 

@@ -255,6 +255,22 @@ def test_a_sphinx_builds_own_data_is_known_by_what_is_beside_it(tmp_path):
     assert walk_filter.takes("half/objects.inv") and walk_filter.takes("html/searchindex.js")
 
 
+def test_a_sphinx_sources_static_files_and_templates_are_left_as_its_output_leaves_them(tmp_path):
+    # what html_static_path names is copied into the output as it is: a theme's scripts, jQuery
+    for folder in ("docs", "plain"):
+        write(tmp_path / folder / "index.rst", "Welcome\n=======\n")
+        write(tmp_path / folder / "_static" / "jquery-3.js", "/*! jQuery v3 */ function jQuery() {}")
+        write(tmp_path / folder / "_templates" / "layout.html", "{% extends '!layout.html' %}")
+    write(tmp_path / "docs" / "conf.py", "project = 'xonsh'\nhtml_static_path = ['_static']\n")
+    write(tmp_path / "plain" / "conf.py", "debug = True\n")  # a conf.py of no Sphinx project's
+    assert taken(tmp_path) == [
+        "docs/conf.py", "docs/index.rst",
+        "plain/_static/jquery-3.js", "plain/_templates/layout.html", "plain/conf.py", "plain/index.rst",
+    ]  # fmt: skip
+    walk_filter = corpus.WalkFilter(tmp_path, WalkRules())
+    assert not walk_filter.takes("docs/_static/jquery-3.js") and walk_filter.takes("docs/index.rst")
+
+
 def test_a_doxygen_outputs_scripts_and_styles_are_known_by_what_is_at_its_top(tmp_path):
     def doxygen_output(folder: Path, *markers: str) -> None:
         for marker in markers:
