@@ -195,7 +195,8 @@ def test_a_labelled_title_declares_its_label_and_its_name_when_the_title_is_one(
     """A reference page labels each entry (``.. _metadata-soa-edit-api:`` over ``SOA-EDIT-API``):
     the label is how a ``:ref:`` cites the section, and a title of names alone is what the entry
     defines, so a one-name question finds it. A title of a plain word or a phrase, or a version,
-    declares its label only; a target with a link after it is a link, and labels nothing."""
+    declares nothing: a section of prose is no entry, however it is cited; a target with a link
+    after it is a link, and labels nothing."""
     page = (
         "Domain Metadata\n===============\n\n.. _metadata-soa-edit-api:\n\nSOA-EDIT-API\n------------\n\n"
         "Edits the serial.\n\n.. _metadata-dnsupdate:\n\n"
@@ -215,11 +216,7 @@ def test_a_labelled_title_declares_its_label_and_its_name_when_the_title_is_one(
             "metadata-dnsupdate",
         ),
         lines.index("``8bit-dns``") + 1: ("8bit-dns", "setting-8bit-dns", "setting-8-bit"),
-        lines.index("Installation") + 1: ("installing",),
-        lines.index("4.9.0") + 1: ("changelog-4.9.0",),
-        lines.index("Read-only") + 1: ("read-only",),  # a word hyphenated as prose is no name
-        lines.index("4.9.0-rc1") + 1: ("rc",),
-    }
+    }  # not Installation, 4.9.0, Read-only (a word hyphenated as prose is no name) nor 4.9.0-rc1
 
 
 def test_a_long_labelled_title_is_read_in_time_linear_in_its_size():

@@ -23,8 +23,8 @@ another builder than the web's (a PDF's copy of a page's list). Title adornments
 markup (:attr:`Document.markup`): kept in a chunk's text, counting nothing toward its size.
 
 Plain-text notes (``.txt``) are read the same way: underlined titles are common there too. The names
-a page defines (Sphinx's object directives, a rendered man page's NAME line, the labels of its
-section titles and a labelled title that is names: :func:`labelled_title_names`, an option
+a page defines (Sphinx's object directives, a rendered man page's NAME line, a labelled section
+title that is names, with its labels: :func:`labelled_title_names`, an option
 list's options and a definition list's terms that are names: :func:`listed_names`) are read as
 :mod:`indexer.formats.definitions` says, and each object directive heads its indented description
 under its section, as a function heads its body in source code (:func:`definition_headings`).
@@ -190,12 +190,13 @@ def labelled_title_names(
     lines: list[str], headings: list[Heading], titles: dict[int, tuple[str, ...]]
 ) -> dict[int, tuple[str, ...]]:
     """The names of the section titles that explicit targets label (``.. _metadata-soa-edit-api:``
-    on the lines before ``SOA-EDIT-API``, blank lines between): each label, which a ``:ref:`` cites
-    the section by, as an AsciiDoc title's anchor is, and the title's own text when it is names
-    alone that the target made a reference entry of: one or more tokens, comma-separated, each of
-    words joined by ``-``, ``_`` or ``.`` and with a letter in it (a setting ``8bit-dns``, a kind of
-    metadata ``ALLOW-AXFR-FROM``), as :data:`_LABELLED_NAME` says. A title of one plain word
-    (``Installation``) or of a phrase declares only its label: a word alone is prose."""
+    on the lines before ``SOA-EDIT-API``, blank lines between) where the title is names alone that
+    the target made a reference entry of: one or more tokens, comma-separated, each of words joined
+    by ``-``, ``_`` or ``.`` and with a letter in it (a setting ``8bit-dns``, a kind of metadata
+    ``ALLOW-AXFR-FROM``), as :data:`_LABELLED_NAME` says; with them its labels, which a ``:ref:``
+    cites the entry by. A title of one plain word (``Installation``) or of a phrase declares
+    nothing: it is a section of prose, however a page cites it (``.. _tools:`` over ``Tools``), and
+    a section that declares names is kept whole with what it says as a definition is."""
     declared: dict[int, tuple[str, ...]] = {}
     for heading in headings:
         labels: list[str] = []
@@ -209,8 +210,8 @@ def labelled_title_names(
         labels.reverse()  # as the page writes them
         tokens = [token.strip() for token in heading.title.split(",")]
         names = [_SHOWN_CODE.sub(r"\1", token).strip("`") for token in tokens]
-        own = names if all(map(_labelled_name, tokens, names)) else []
-        declared[heading.line] = tuple(dict.fromkeys([*titles.get(heading.line, ()), *own, *labels]))
+        if all(map(_labelled_name, tokens, names)):
+            declared[heading.line] = tuple(dict.fromkeys([*titles.get(heading.line, ()), *names, *labels]))
     return declared
 
 
