@@ -65,7 +65,7 @@ _INI_SECTION = re.compile(rf"\[([^\[\]]{{1,{MAX_KEY_CHARS}}})\] *(?:[;#].*)?")
 _CONF_NOT_WORDS = re.compile(r"\"(?:[^\"\\]|\\.)*(?:\"|\\?$)|'[^']*(?:'|$)|#.*")
 #: A block's opening line in a ``.conf`` file, its strings and comment gone: its name and
 #: arguments, then the brace that opens it (nginx's ``location /api {``, BIND's ``zone "a.org" {``).
-_CONF_BLOCK = re.compile(rf"\s*+([^\s{{}};](?:[^{{}};]{{0,{MAX_KEY_CHARS - 2}}}[^\s{{}};])?)\s*+\{{\s*+")
+_CONF_BLOCK = re.compile(rf"\s*([^\s{{}};](?:[^{{}};]{{0,{MAX_KEY_CHARS - 2}}}[^\s{{}};])?)\s*\{{\s*")
 
 #: A JSON object's member at the start of its line whose value opens an object or an array.
 _JSON_OPENING_MEMBER = re.compile(rf"\s*\"((?:[^\"\\]|\\.){{1,{MAX_KEY_CHARS}}})\"\s*:\s*[\[{{]")
