@@ -1128,8 +1128,10 @@ class _Outline:
             holder = self._holder(member, known)
             if holder is not None and holder.id in headed:
                 self._declare(_member_names(member), top + headed[holder.id][1][1:])
-        script = _is_script(module, self.root)
-        for node in self.found.get("named", []):
+        alone = self.found.get("named", [])  # what declares its names alone (Grammar.names)
+        # asked only of a file with a top-level property (Kotlin's, Swift's), the one kind it decides
+        script = any(node.type == "property_declaration" for node in alone) and _is_script(module, self.root)
+        for node in alone:
             for name in _declared_names(node, script):
                 line = name.start_point[0] + 1
                 self.named[line] = (*self.named.get(line, ()), *_named_forms(name))

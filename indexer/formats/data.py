@@ -28,6 +28,7 @@ from __future__ import annotations
 import csv
 import re
 from collections.abc import Callable, Iterator
+from functools import partial
 
 from indexer.formats.document import Document, Heading, split_lines
 
@@ -231,17 +232,9 @@ def _without_comments(bare: str, in_comment: bool) -> tuple[str, bool]:
     return "".join(kept), in_comment
 
 
-def csv_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
-    """(1, 1, the columns) of a comma-separated table whose first row names them (:func:`columns`)."""
-    yield from _table_columns(lines, ",")
-
-
-def tsv_keys(lines: list[str]) -> Iterator[tuple[int, int, str]]:
-    """(1, 1, the columns) of a tab-separated table whose first row names them (:func:`columns`)."""
-    yield from _table_columns(lines, "\t")
-
-
-def _table_columns(lines: list[str], separator: str) -> Iterator[tuple[int, int, str]]:
+def table_keys(lines: list[str], separator: str) -> Iterator[tuple[int, int, str]]:
+    """(1, 1, the columns) of a table whose first row names them, its cells apart by ``separator``
+    (:func:`columns`)."""
     if title := columns(lines[0], separator):
         yield 1, 1, title
 
@@ -275,8 +268,8 @@ DATA_FORMATS: dict[str, tuple[str, Callable[[list[str]], Iterator[tuple[int, int
     **dict.fromkeys(("ini", "cfg"), ("INI", ini_keys)),
     "conf": ("configuration", conf_keys),
     "json": ("JSON", json_keys),
-    "csv": ("CSV", csv_keys),
-    "tsv": ("TSV", tsv_keys),
+    "csv": ("CSV", partial(table_keys, separator=",")),
+    "tsv": ("TSV", partial(table_keys, separator="\t")),
 }
 #: The reader of each data format's keys, by extension.
 DATA_READERS = {extension: reader for extension, (_, reader) in DATA_FORMATS.items()}
