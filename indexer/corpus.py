@@ -58,6 +58,19 @@ TEXT_FILENAMES = BUILD_FILE_NAMES | frozenset(
     """readme license licence copying changelog authors notice contributing
     news todo install thanks bugs hacking faq copyright""".split()
 )
+#: Files a tool writes for machines from a project's own files, by the names the tools give them,
+#: left out as a build's output is: a package manager's lock file (every dependency's resolved
+#: version and checksum: thousands of entries sharing every word, each a chunk that outranks the
+#: project's own pages on a package's name; the ``.lock`` ones were never read) and a minified script
+#: or style (a project's code again, on lines no one reads). The manifest a project writes beside a
+#: lock file (``package.json``, ``Cargo.toml``, ``pyproject.toml``) is read: it says what is asked for.
+LOCK_FILE_NAMES = frozenset(
+    """package-lock.json npm-shrinkwrap.json yarn.lock pnpm-lock.yaml bun.lock bun.lockb deno.lock
+    cargo.lock poetry.lock uv.lock pipfile.lock pdm.lock composer.lock gemfile.lock go.sum go.work.sum
+    flake.lock mix.lock pubspec.lock podfile.lock package.resolved packages.lock.json gradle.lockfile
+    renv.lock conan.lock cartfile.resolved""".split()
+)
+MINIFIED_SUFFIXES = (".min.js", ".min.mjs", ".min.cjs", ".min.css")
 #: Hidden folders that hold a project's own documents, as the code host or CI service that reads
 #: them names them: its workflows, contributing guide, security policy and issue templates
 #: (``.github/workflows/ci.yml``, ``.github/CONTRIBUTING.md``). Every other hidden folder is a
@@ -589,10 +602,22 @@ def left_out_as(rules: PathRules, relative: str, name: str, path: Path) -> str |
     (``.env.example``): its reader still refuses a binary file."""
     if is_secret_name(name.rsplit("/", 1)[-1]):
         return None if rules.allows_secret(relative) else "secret"
+    written_for_machines = machine_written_kind(name)
+    if written_for_machines:
+        return written_for_machines
     if is_text_name(name):
         return None
     label = type_label(name)
     return None if label == NO_EXTENSION and is_script(path) else label
+
+
+def machine_written_kind(path: str) -> str | None:
+    """``lock file`` or ``minified`` for a file a tool writes for machines (:data:`LOCK_FILE_NAMES`,
+    :data:`MINIFIED_SUFFIXES`), known by its name in any case; None for any other."""
+    name = path.rsplit("/", 1)[-1].lower()
+    if name in LOCK_FILE_NAMES:
+        return "lock file"
+    return "minified" if name.endswith(MINIFIED_SUFFIXES) else None
 
 
 def is_script(path: Path) -> bool:

@@ -91,12 +91,13 @@ def test_no_ignore_turns_ignore_files_off_but_never_lets_secrets_in(tmp_path):
     repo = write_repository(tmp_path / "repo")
     found = walked(repo, ignore_files=False)
     paths = [source.path for source in found.files]
-    assert {"build/guide.md", "generated/api.md", "package-lock.json", "src/app.min.js", "scratch.md"} <= set(
-        paths
-    )
+    assert {"build/guide.md", "generated/api.md", "scratch.md"} <= set(paths)
     assert found.ignored == 0
     assert ".env" not in paths
-    assert {".env", ".env.example", "config/server.pem"} <= {s.path for s in found.skipped}
+    left_out = {skipped.path: skipped.kind for skipped in found.skipped}
+    assert {".env", ".env.example", "config/server.pem"} <= set(left_out)
+    # a tool's files for machines stay out whatever the ignore files say
+    assert (left_out["package-lock.json"], left_out["src/app.min.js"]) == ("lock file", "minified")
 
 
 @pytest.mark.heavy
@@ -368,6 +369,11 @@ GENERATOR_OUTPUTS = {
 }  # fmt: skip
 
 
+def read_by_name(path: str) -> bool:
+    """Whether a walk reads a file so named anywhere (a minified script is never read)."""
+    return corpus.is_text_name(path) and corpus.machine_written_kind(path) is None
+
+
 @pytest.mark.parametrize("generator", GENERATOR_OUTPUTS)
 def test_a_generators_own_data_is_known_by_its_markers(tmp_path, generator):
     """Its markers and its name where it writes it make an output; one marker alone, or the markers
@@ -380,7 +386,7 @@ def test_a_generators_own_data_is_known_by_its_markers(tmp_path, generator):
             if any(other.startswith(f"{path}/") for other in own):
                 continue  # a folder (rustdoc's static.files), made by the files in it
             write(tmp_path / output / path, f"<html><head>{says}</head><body><h1>{path}</h1></body></html>")
-    whole = [path for path in (*pages, *own, *markers) if corpus.is_text_name(path)]
+    whole = [path for path in (*pages, *own, *markers) if read_by_name(path)]
     read = [f"half/{path}" for path in whole if path not in markers[1:]] + [f"site/{path}" for path in whole]
     assert sorted(taken(tmp_path)) == sorted(read + [f"html/{page}" for page in pages])
     walk_filter = corpus.WalkFilter(tmp_path, WalkRules())  # what `index watch` takes, the same
@@ -394,7 +400,7 @@ def test_a_generators_own_data_is_known_by_its_markers(tmp_path, generator):
         for marker in build.markers
     }
     assert not any(walk_filter.takes(f"html/{path}") for path in own if path not in paired)
-    assert all(walk_filter.takes(f"site/{path}") for path in own)
+    assert all(walk_filter.takes(f"site/{path}") for path in own if read_by_name(path))
     made = tmp_path / "half" / markers[1]
     if any(path.startswith(f"{markers[1]}/") for path in own):  # a folder (rustdoc's static.files)
         made.mkdir()

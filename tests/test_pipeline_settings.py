@@ -131,7 +131,7 @@ def test_no_ignore_is_recorded_and_reused(tmp_path, index_path):
     repo = write_repository(tmp_path / "repo")
     backend = HashBackend()
     build(index_path, repo, backend, ignore_files=False)
-    assert {"build/guide.md", "scratch.md", "package-lock.json"} <= set(indexed(index_path))
+    assert {"build/guide.md", "scratch.md", "generated/api.md"} <= set(indexed(index_path))
     report = build(index_path, repo, backend)
     assert report.files_removed == 0
     assert report.files_ignored == 0

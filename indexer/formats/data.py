@@ -18,7 +18,7 @@ the file is read with what its values are. A first row of values heads it the sa
 in the file tells the two apart, and a row of values says as much of the rest as the path does.
 
 Keys are not declared names: a name typed alone asks for where it is defined or described, and a
-project's data holds the same keys many times over (every ``version`` of a lock file).
+project's data holds the same keys many times over (every ``version`` of a list of packages).
 
 Each reader is one pass over the lines, a bounded pattern per line: linear in the file's size.
 """
