@@ -2921,6 +2921,79 @@ def test_a_python_command_s_options_are_declared_by_the_parser_calls_that_spell_
     assert definitions[8] == ("--later",)  # the spellings before its other arguments
 
 
+def test_a_go_command_s_flags_are_declared_by_the_flag_and_pflag_calls_that_name_them():
+    source = textwrap.dedent(
+        """\
+        package main
+
+        func main() {
+        \tout := flag.String("out", "<stdout>", "Where logs are written.")
+        \tfs.DurationVar(&timeout, "read-timeout", time.Second, "How long to wait.")
+        \tcmd.PersistentFlags().StringVarP(&cfgFile, "config", "c", "", "Config file.")
+        \tcmd.Flags().BoolP(helpFlag, "h", false, "Help.")
+        \tname := c.String("out")
+        \tlog.Info(zap.String("key", "value"))
+        \tb.WriteString("--not-a-flag")
+        }
+        """
+    )
+    definitions = parse_text("cmd/genlog/main.go", source).definitions
+    assert definitions[4] == ("--out",)
+    assert definitions[5] == ("--read-timeout",)
+    assert definitions[6] == ("--config", "-c")
+    assert definitions[7] == ("-h",)  # the name a constant gives is not written here
+    assert not {9, 10, 11} & set(definitions)  # reading a flag's value, a log field, a string
+
+
+def test_a_rust_command_s_options_are_declared_by_clap_s_builder_and_derive():
+    source = textwrap.dedent(
+        """\
+        fn build() -> Command {
+            Command::new("hyperfine").arg(
+                Arg::new("parameter-list")
+                    .long("parameter-list")
+                    .short('L'),
+            )
+        }
+
+        #[derive(Parser)]
+        struct Cli {
+            /// Number of warmup runs.
+            #[arg(short, long)]
+            warmup_runs: u64,
+            #[arg(long = "export-json", value_name = "FILE")]
+            json: Option<String>,
+            #[arg(short)]
+            verbose: bool,
+            name: String,
+        }
+        """
+    )
+    definitions = parse_text("src/cli.rs", source).definitions
+    assert definitions[4] == ("--parameter-list",)
+    assert definitions[13] == ("--warmup-runs",)  # clap spells a field's name so
+    assert definitions[14] == ("--export-json",)  # where the attribute names it
+    assert not {17, 18} & set(definitions)  # a short option alone; a positional argument
+
+
+def test_a_javascript_command_s_options_are_declared_by_commander_and_yargs():
+    source = textwrap.dedent(
+        """\
+        program
+          .option("-p, --port <number>", "port to listen on")
+          .requiredOption("--db-url <url>", "database");
+        yargs.option("verbose", { alias: "v", type: "boolean" });
+        menu.option("Open", handler);
+        """
+    )
+    definitions = parse_text("bin/server.js", source).definitions
+    assert definitions[2] == ("--port", "-p")
+    assert definitions[3] == ("--db-url",)
+    assert definitions[4] == ("--verbose",)
+    assert 5 not in definitions  # a name without settings after it is no option
+    assert parse_text("bin/server.ts", source).definitions == definitions
+
+
 def test_a_lua_file_that_returns_no_table_declares_no_field():
     source = "local M = {}\nM.debug = false\nlocal other = {}\nreturn other\n"
     assert not parse_text("lua/script.lua", source).definitions

@@ -294,7 +294,8 @@ _TYPESCRIPT = Grammar(
     function="language_typescript",
     tests=_JAVASCRIPT_TESTS,
     members=_types("required_parameter optional_parameter"),
-    names=_types("variable_declarator"),  # those a module exports (:func:`_exported_names`)
+    # those a module exports (:func:`_exported_names`); options (:func:`_js_option_spellings`)
+    names=_types("variable_declarator call_expression"),
 )
 #: Dart's constructors' signatures: ``Point(this.x)``, ``Point.origin()``, ``const Point.zero()``,
 #: ``factory Point.parse(...)``, ``factory Point.from(...) = Other``.
@@ -469,7 +470,9 @@ GRAMMARS: dict[str, Grammar] = {
         _types(_JS_LISTS),
         wrappers=_types("export_statement lexical_declaration variable_declaration"),
         tests=_JAVASCRIPT_TESTS,
-        names=_types("variable_declarator"),  # those a module exports (:func:`_exported_names`)
+        # those a module exports (:func:`_exported_names`); a command-line option commander or
+        # yargs declares (:func:`_js_option_spellings`)
+        names=_types("variable_declarator call_expression"),
     ),
     "typescript": _TYPESCRIPT,
     "tsx": replace(_TYPESCRIPT, function="language_tsx"),  # the same grammar package, with JSX
@@ -485,6 +488,7 @@ GRAMMARS: dict[str, Grammar] = {
         ),
         wrappers=_types("type_declaration const_declaration var_declaration"),
         tests=TestRule(files=("*_test.go",)),
+        names=_types("call_expression"),  # a command-line option (:func:`_go_flag_names`)
     ),
     "rust": Grammar(
         "tree_sitter_rust",
@@ -498,7 +502,8 @@ GRAMMARS: dict[str, Grammar] = {
         # a constant or static, at a crate's or module's top (alone) or in an ``impl``, a trait or a
         # ``mod`` (qualified: ``Json::MAX_DEPTH``), as rustdoc lists them
         members=_types("const_item static_item"),
-        names=_types("const_item static_item"),
+        # and a command-line option clap declares (:func:`_clap_option_names`)
+        names=_types("const_item static_item call_expression field_declaration"),
         tests=TestRule(
             # the file of a ``#[cfg(test)] mod tests;``, as Rust names it (a ``test.rs`` is as often
             # a ``test`` command's)
@@ -2478,6 +2483,10 @@ def _declared_names(node: Node, script: bool) -> list[Node]:
         return _module_field(node) or _file_constant(node)
     if node.type == "call":  # Python's: ``parser.add_argument("--name", "-n")``, ``@click.option(...)``
         return _option_spellings(node)
+    if node.type == "call_expression":  # Go's, Rust's, JavaScript's: a parser's option
+        return _called_option_names(node)
+    if node.type == "field_declaration":  # Rust's: a field clap's derive makes an option
+        return _clap_field_option(node)
     if node.type == "expression_statement":  # Python's, at the module's top
         return _module_constant(node) if node.parent is not None and node.parent.type == "module" else []
     at_top = node.parent is not None and node.parent.type == "source_file"
@@ -2584,6 +2593,124 @@ def _option_spellings(call: Node) -> list[Node]:
     return spellings
 
 
+#: A string literal's text without its quotes, in each grammar whose calls declare options.
+_STRING_CONTENTS = _types("string_content string_fragment interpreted_string_literal_content")
+#: The methods by which Go's ``flag`` package and ``pflag`` (cobra's) declare an option: the value's
+#: type (``String``, ``Duration``, ``StringSlice``, ``Func``), then ``Var`` where the variable's
+#: address comes before the name, then ``P`` where a one-letter shorthand follows it.
+_GO_FLAG_METHOD = re.compile(
+    r"(?:Bool|Duration|Float(?:32|64)|Int(?:8|16|32|64)?|Uint(?:8|16|32|64)?|String|Count|IP|IPMask|IPNet"
+    r"|BytesHex|BytesBase64|Func|BoolFunc|Text)?(?:Slice|Array|ToString|ToInt(?:64)?)?(Var)?(P)?"
+)
+#: The fewest arguments a Go option's declaration takes: its name, its default and its usage (or the
+#: variable and its name for ``Var``): a call that reads a value by its option's name
+#: (``c.String("name")``) takes one.
+_GO_FLAG_ARGUMENTS = 3
+#: The attributes by which clap's derive (and structopt before it) makes a field an option.
+_CLAP_ATTRIBUTES = frozenset({"arg", "clap", "structopt"})
+#: commander's and yargs' methods that declare an option by its spellings (``"-p, --port <n>"``) or
+#: by its name before its settings (``"port", {alias: "p"}``).
+_JS_OPTION_METHODS = frozenset({"option", "requiredOption"})
+
+
+def _string_content(argument: Node) -> Node | None:
+    """The text of a string literal ``argument`` as one node, without its quotes; None for any other
+    argument, or a string with escapes or interpolations in it."""
+    contents = [part for part in argument.named_children if part.type in _STRING_CONTENTS]
+    return contents[0] if len(contents) == argument.named_child_count == 1 else None
+
+
+def _called_option_names(call: Node) -> list[Node]:
+    """The names of the command-line option a Go, Rust or JavaScript call declares, as its
+    parser's API spells them: Go's ``flag.String("name", ...)`` and ``cmd.Flags().StringVarP(&v,
+    "name", "n", ...)``; clap's ``.long("name")``; commander's ``.option("-p, --port <n>")`` and
+    yargs' ``.option("port", {...})``. A command's options are what its users type, and what a
+    question about its flags names (:func:`_named_forms` spells them as typed)."""
+    function = call.child_by_field_name("function")
+    arguments = call.child_by_field_name("arguments")
+    if function is None or arguments is None:
+        return []
+    method = function.child_by_field_name("field") or function.child_by_field_name("property")
+    given = arguments.named_children
+    if method is None or not given:
+        return []
+    spellings = _OPTION_ARGUMENTS.get(function.type, _no_option)(_text(method), given)
+    return [
+        spelling
+        for spelling in map(_string_content, spellings)
+        if spelling and _OPTION_TEXT.fullmatch(_text(spelling))
+    ]
+
+
+def _no_option(method: str, given: list[Node]) -> list[Node]:
+    return []
+
+
+def _go_flag_arguments(method: str, given: list[Node]) -> list[Node]:
+    """The arguments of a Go call of ``method`` that spell an option it declares (:data:`_GO_FLAG_METHOD`):
+    its name, and its shorthand after it for a ``P`` method; after the variable for a ``Var`` one."""
+    flag = _GO_FLAG_METHOD.fullmatch(method)
+    if flag is None or not method or len(given) < _GO_FLAG_ARGUMENTS:
+        return []
+    first = 1 if flag.group(1) else 0
+    return given[first : first + 1 + bool(flag.group(2))]
+
+
+def _clap_arguments(method: str, given: list[Node]) -> list[Node]:
+    """The argument of clap's ``.long("name")``."""
+    return given[:1] if method == "long" and len(given) == 1 else []
+
+
+def _js_option_arguments(method: str, given: list[Node]) -> list[Node]:
+    """The first argument of commander's ``.option("-p, --port <n>")``, or of yargs'
+    ``.option("port", {...})``, whose settings follow the name (:data:`_JS_OPTION_METHODS`)."""
+    if method not in _JS_OPTION_METHODS:
+        return []
+    content = _string_content(given[0])
+    dashed = content is not None and _text(content).startswith("-")
+    return given[:1] if dashed or (len(given) > 1 and given[1].type == "object") else []
+
+
+#: How each grammar's call spells its method, and which arguments of it spell the option it declares.
+_OPTION_ARGUMENTS = {
+    "selector_expression": _go_flag_arguments,
+    "field_expression": _clap_arguments,
+    "member_expression": _js_option_arguments,
+}
+
+
+#: What an option's declaration may spell: its name (``parameter-list``), its spellings with their
+#: dashes, maybe several and a value's placeholder (commander's ``-p, --port <number>``).
+_OPTION_TEXT = re.compile(
+    r"-{0,2}[A-Za-z0-9][\w.-]{0,80}(?:[ ,|]+(?:--?[A-Za-z0-9][\w.-]{0,80}|[<\[][\w. -]{0,80}[>\]]))*"
+)
+
+
+def _clap_field_option(field: Node) -> list[Node]:
+    """The long option clap's derive makes of a Rust struct's field: its name, as a list, where an
+    attribute above it (``#[arg(long)]``, ``#[clap(long)]``, structopt's) says ``long``, which
+    :func:`_named_forms` spells as clap does (``parameter_list`` is ``--parameter-list``); the
+    name given, where it says ``long = "name"``."""
+    above = field.prev_named_sibling
+    while above is not None and (above.type == "attribute_item" or "comment" in above.type):
+        attribute = (
+            above.named_children[0] if above.type == "attribute_item" and above.named_children else None
+        )
+        words = attribute.named_children if attribute is not None else []
+        if words and _text(words[0]) in _CLAP_ATTRIBUTES and len(words) > 1:
+            parts = words[1].named_children
+            for index, part in enumerate(parts):
+                if part.type == "identifier" and _text(part) == "long":
+                    given = parts[index + 1] if index + 1 < len(parts) else None
+                    if given is not None and given.type == "string_literal":
+                        content = _string_content(given)
+                        return [content] if content is not None else []
+                    name = field.child_by_field_name("name")
+                    return [name] if name is not None else []
+        above = above.prev_named_sibling
+    return []
+
+
 def _module_constant(statement: Node) -> list[Node]:
     """The name a Python module's statement assigns where PEP 8 spells it as a module's own value
     (a constant, ``DEFAULT_TIMEOUT``, or a type alias, ``JSONValue``: a capital in it), as a list;
@@ -2644,9 +2771,22 @@ def _named_forms(name: Node) -> tuple[str, ...]:
     """The forms a name of :func:`_declared_names` is declared in: as written, and a Lua module's
     field alone too where it is compound, as a class's member is (:func:`_known_alone`)."""
     written = _text(name)
+    if name.type in _STRING_CONTENTS:  # an option's declaration (:func:`_called_option_names`)
+        return _option_forms(written)
+    if name.type == "field_identifier":  # clap's field (:func:`_clap_field_option`)
+        return ("--" + written.replace("_", "-"),)
     if name.type != "dot_index_expression":
         return (written,)
     return (written, *_known_alone((_last_part(written),), member=True))
+
+
+def _option_forms(written: str) -> tuple[str, ...]:
+    """The spellings an option's declaration gives, as a command line types them: each of those
+    it writes with their dashes (``-p`` and ``--port`` of ``-p, --port <number>``), or its name with
+    the dashes its parser puts before it (``--name``, ``-n``)."""
+    if written.startswith("-"):
+        return tuple(_OPTION_SPELLING.findall(written))
+    return ("-" * (1 + (len(written) > 1)) + written,)
 
 
 def _exported_names(declarator: Node) -> list[Node]:
