@@ -10,7 +10,12 @@ How boundaries are chosen, and why:
   paragraph break.
 - A heading never ends a chunk: a heading followed at once by another heading travels with the text
   after it (and one that ends a file with the text before it), so every chunk carries text to read.
-  Its heading path still says where it is.
+  Its heading path still says where it is. A file whose text is nothing but titles (and markup),
+  where its markup includes other files' text (a DocBook guide's section that only XIncludes a
+  module's man page, an AsciiDoc assembly of ``include::`` lines), stores no chunk: what its
+  sections hold is the included files' text, which the build reads as those files, and a chunk of
+  their titles alone would come first for every question the included page answers, with nothing
+  in it to read. A file of titles that includes nothing (a stub page) is stored as it is.
 - The document is cut at the strongest boundary inside it (a top-level heading first, then the next
   level, then parts, then paragraphs) until the pieces fit; a block too big on its own is cut by
   lines, and a line too long by words. Neighbouring pieces that fit are packed together into one
@@ -313,7 +318,9 @@ def _heading_paths(headings: list[Heading]) -> list[tuple[str, ...]]:
 def chunk_document(document: Document, count_tokens: TokenCounter, settings: ChunkSettings) -> list[Chunk]:
     """Cut ``document`` into chunks whose :attr:`Chunk.embed_text` fits in ``settings.max_tokens``.
 
-    Every line of the document lies in some chunk; the same document always gives the same chunks.
+    Every line of the document lies in some chunk, but for a file whose own text is titles alone
+    over the files it includes (:attr:`Document.includes`), which stores none; the same document
+    always gives the same chunks.
     """
     lines = document.lines
     if not any(line.strip() for line in lines):
@@ -327,7 +334,10 @@ def chunk_document(document: Document, count_tokens: TokenCounter, settings: Chu
         _Piece(number, line, read, 0 if number in document.markup else tokens, number in document.markup)
         for number, (line, read, tokens) in enumerate(zip(lines, read, line_tokens, strict=False), 1)
     ]
-    blocks = _with_headings_carried(_blocks(pieces, document))
+    blocks = _blocks(pieces, document)
+    if document.includes and all(_titles_alone(block) for block in blocks):
+        return []  # titles over the files it includes: their text is theirs, read as those files
+    blocks = _with_headings_carried(blocks)
     listed = contents_entries(lines)
     packer = _Packer(settings, headings, count_tokens)
     groups = packer.fill_small(packer.join_small(packer.split(blocks)))
@@ -410,6 +420,12 @@ def _preamble_end(document: Document) -> int:
     written = any(words <= set(_WORD.findall(line)) for line in shown)
     later = [heading.line for heading in document.headings[1:]]
     return 0 if written else min(later, default=0)
+
+
+def _titles_alone(block: _Block) -> bool:
+    """Whether ``block`` holds no text but titles: a heading's lines and markup, or an empty literal
+    block (a synopsis whose content an ``xi:include`` brings)."""
+    return block.heading_only or not any(piece.read.strip() for piece in block.pieces)
 
 
 def _indent(text: str) -> int:

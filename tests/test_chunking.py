@@ -6,12 +6,13 @@ import gc
 import math
 import time
 
+import pytest
 from helpers import grows_linearly
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from indexer.chunking import ChunkSettings, chunk_document, contents_entries, split_chunk
-from indexer.formats import Document, Part, parse_text
+from indexer.formats import Document, Part, parse_text, read_document
 from indexer.formats.text import read_plain
 
 
@@ -483,3 +484,18 @@ def test_no_chunk_starts_with_a_tables_delimiter_row(lead_words, row_words, afte
     text = f"# Doc\n\n{lead}\n\n| name | value |\n|---|---|\n{rows}\n\n{after}\n"
     for chunk in chunk_text(text, count_words, SETTINGS):
         assert not chunk.text.lstrip().startswith("|---"), chunk.text
+
+
+@pytest.mark.parametrize(
+    ("path", "source"),
+    [
+        ("pkg/__init__.py", '"""Package."""\n'),
+        ("src/lib.rs", "// src/lib.rs\nmod a;\n"),
+        ("a.c", '#include "b.h"\n'),
+    ],
+)
+def test_a_source_file_of_one_short_line_under_its_path_heading_is_stored(path, source):
+    """A source file is headed by its path, which no title of its text writes: a line of as few words
+    is its code, and a C ``#include`` no text another file stands in for."""
+    chunks = chunk_document(read_document(path, source.encode()), count_words, SETTINGS)
+    assert [(chunk.heading, chunk.text) for chunk in chunks] == [(path, source.rstrip("\n"))]

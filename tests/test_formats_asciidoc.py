@@ -593,3 +593,58 @@ def test_a_title_of_one_directive_or_variable_declares_it_and_a_word_does_not():
 def test_a_man_page_s_name_with_a_double_dash_declares_its_name():
     text = "= jbang-config-unset(1)\n:doctype: manpage\n\n== Name\n\njbang config unset -- Remove a value\n"
     assert ("jbang config unset",) in read_asciidoc(text).definitions.values()
+
+
+#: A manual's assembly, as Red Hat's modular docs write one: a title over the modules it includes.
+ASSEMBLY = """:context: admin
+[id="assembly-managing-users_{context}"]
+= Managing users
+
+include::users/proc-creating-user.adoc[leveloffset=+1]
+
+include::users/proc-deleting-user.adoc[leveloffset=+1]
+"""
+MODULE = """[id="proc-deleting-user_{context}"]
+= Deleting a user
+
+You can delete a user who no longer needs access to applications.
+
+.Procedure
+. Click *Users* in the menu, then *Delete* beside the user.
+"""
+
+
+def test_an_assembly_of_a_title_over_include_lines_stores_no_chunk_and_the_module_answers(tmp_path):
+    """The title over the modules it includes holds none of their text: a chunk of it alone would come
+    first for what the included module says, with nothing in it to read."""
+    assembly = read_asciidoc(ASSEMBLY)
+    assert assembly.includes == {
+        line_of(ASSEMBLY, "include::users/proc-creating"),
+        line_of(ASSEMBLY, "include::users/proc-del"),
+    }
+    assert chunk_document(assembly, words, ChunkSettings.for_limit(64)) == []
+    (tmp_path / "guide" / "users").mkdir(parents=True)
+    (tmp_path / "guide" / "assembly-managing-users.adoc").write_text(ASSEMBLY)
+    (tmp_path / "guide" / "users" / "proc-deleting-user.adoc").write_text(MODULE)
+    with Index.open(tmp_path / "index.db", backend=HashBackend(max_tokens=64)) as index:
+        report = index.build(tmp_path / "guide")
+        hits = index.search("managing users deleting a user", k=5, mode="keyword", min_score=0)
+    assert report.files_added == 2
+    assert {hit.path for hit in hits} == {"users/proc-deleting-user.adoc"}
+
+
+def test_an_assembly_with_prose_of_its_own_and_a_page_of_a_title_alone_are_stored():
+    with_prose = ASSEMBLY.replace("= Managing users\n", "= Managing users\n\nYou can manage users.\n")
+    chunks = chunk_document(read_asciidoc(with_prose), words, ChunkSettings.for_limit(64))
+    assert [chunk.text.count("You can manage users.") for chunk in chunks] == [1]
+    stub = "= Deleting a user\n\n// to be written\n"  # includes nothing: its title is all it says
+    assert [
+        chunk.heading for chunk in chunk_document(read_asciidoc(stub), words, ChunkSettings.for_limit(64))
+    ] == ["Deleting a user"]
+
+
+def test_an_include_line_inside_a_listing_includes_the_file_it_names():
+    text = "= Example\n\n[source,java]\n----\ninclude::Example.java[tags=main]\n----\n"
+    document = read_asciidoc(text)
+    assert document.includes == {5}
+    assert chunk_document(document, words, ChunkSettings.for_limit(64)) == []

@@ -8,6 +8,7 @@ import pytest
 from helpers import HashBackend, fastest_seconds, grows_linearly
 
 from indexer import Index, corpus
+from indexer.chunking import ChunkSettings, chunk_document
 from indexer.formats import UnreadableFile, read_document
 from indexer.formats.docbook import read_docbook, read_xml
 
@@ -459,3 +460,56 @@ def test_a_fragment_s_table_is_headed_by_its_title_where_no_section_heads_it():
     ]
     inside = read_docbook(f"<article><section><title>Taxes</title>{TABLE_FRAGMENT}</section></article>")
     assert [heading.title for heading in inside.headings] == ["Taxes"]  # a section's title heads it
+
+
+#: Linux-PAM's guides: a section of the administrators' guide whose text is the module's man page,
+#: XIncluded piece by piece.
+GUIDE_SECTION = """<section xmlns="http://docbook.org/ns/docbook" version="5.0" xml:id="sag-pam_umask">
+  <title>pam_umask - set the file mode creation mask</title>
+  <cmdsynopsis sepchar=" ">
+    <xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="../man/pam_umask.8.xml"
+      xpointer='xpointer(id("pam_umask-cmdsynopsis")/*)'/>
+  </cmdsynopsis>
+  <section xml:id="sag-pam_umask-description">
+    <xi:include xmlns:xi="http://www.w3.org/2001/XInclude" href="../man/pam_umask.8.xml"
+      xpointer='xpointer(id("pam_umask-description")/*)'/>
+  </section>
+</section>
+"""
+MODULE_PAGE = """<refentry xmlns="http://docbook.org/ns/docbook" version="5.0" xml:id="pam_umask">
+  <refmeta><refentrytitle>pam_umask</refentrytitle><manvolnum>8</manvolnum></refmeta>
+  <refnamediv xml:id="pam_umask-name">
+    <refname>pam_umask</refname>
+    <refpurpose>PAM module to set the file mode creation mask</refpurpose>
+  </refnamediv>
+  <refsect1 xml:id="pam_umask-description">
+    <title>DESCRIPTION</title>
+    <para>pam_umask is a PAM module to set the file mode creation mask of the current
+      environment. The umask affects the default permissions assigned to newly created files.</para>
+  </refsect1>
+</refentry>
+"""
+
+
+def test_a_guide_section_that_only_xincludes_a_man_page_stores_no_chunk_and_the_page_answers(tmp_path):
+    """The section's title is all its own text: a chunk of it alone would come first for the
+    questions its man page answers, holding nothing to read."""
+    document = read_docbook(GUIDE_SECTION)
+    assert document.includes == {5, 9}  # where each start tag ends, as libxml2 numbers it
+    (tmp_path / "doc" / "sag").mkdir(parents=True)
+    (tmp_path / "doc" / "man").mkdir()
+    (tmp_path / "doc" / "sag" / "pam_umask.xml").write_text(GUIDE_SECTION)
+    (tmp_path / "doc" / "man" / "pam_umask.8.xml").write_text(MODULE_PAGE)
+    with Index.open(tmp_path / "index.db", backend=HashBackend(max_tokens=64)) as index:
+        report = index.build(tmp_path / "doc")
+        hits = index.search("pam_umask set the file mode creation mask", k=5, mode="keyword", min_score=0)
+    assert report.files_added == 2
+    assert {hit.path for hit in hits} == {"man/pam_umask.8.xml"}
+
+
+def test_a_section_with_a_short_paragraph_beside_its_xinclude_is_stored():
+    text = GUIDE_SECTION.replace("</title>\n", "</title>\n  <para>Sets the umask.</para>\n", 1)
+    chunks = chunk_document(
+        read_docbook(text), lambda texts: [len(t.split()) for t in texts], ChunkSettings.for_limit(64)
+    )
+    assert len(chunks) == 1 and "Sets the umask." in chunks[0].text

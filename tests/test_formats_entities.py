@@ -175,3 +175,34 @@ def test_a_build_reads_the_entities_of_a_dtd_inside_the_folder(tmp_path):
         index.build(tmp_path / "docs")
         hits = index.search("GnuCash", k=1, mode="keyword", min_score=0)
     assert hits[0].path == "C/manual/ch_quotes.docbook" and "gnucash-cli" in hits[0].heading
+
+
+BOOK_OF_CHAPTERS = """<?xml version="1.0"?>
+<!DOCTYPE book SYSTEM "http://www.oasis-open.org/docbook/xml/4.5/docbookx.dtd" [
+<!ENTITY ch01 SYSTEM "ch01-fundamental-concepts.xml">
+<!ENTITY ch02 PUBLIC "-//Example//Basic Usage" "ch02-basic-usage.xml">
+<!ENTITY product "Subversion">
+]>
+<book id="svn">
+  <title>Version Control with &product;</title>
+  <part id="svn.intro">
+    <title>Getting to Know &product;</title>
+    &ch01;
+    &ch02;
+  </part>
+</book>
+"""
+
+
+def test_a_book_s_external_entities_include_their_chapters_and_show_nothing():
+    """Subversion's book is its chapters, each an external entity: a reference is where that file's
+    text stands (read as the file it is), not a word of the book's (``ch01``)."""
+    document = read_document("book.xml", BOOK_OF_CHAPTERS.encode())
+    assert [heading.title for heading in document.headings] == [
+        "Version Control with Subversion",
+        "Getting to Know Subversion",
+    ]
+    assert not any("ch0" in line for line in document.lines)
+    assert document.includes == {11, 12}
+    expanded = expand_entities(BOOK_OF_CHAPTERS, "book.xml", None)
+    assert 'href="ch01-fundamental-concepts.xml"/>' in expanded and "&ch01;" not in expanded

@@ -18,7 +18,8 @@ What decides structure follows Asciidoctor's rules:
   (``:name: value``), block attribute lines and anchors (``[source,java]``, ``[[id]]``, ``[#id]``),
   the preprocessor's lines (``ifdef::``, ``endif::``, ``include::``), list continuations, breaks and
   the header's author and revision lines show nothing: they are markup (:attr:`Document.markup`),
-  kept in a chunk's text and left out of what the model reads;
+  kept in a chunk's text and left out of what the model reads; an ``include::`` line is where
+  another file's text stands (:attr:`Document.includes`), which is read as that file;
 - what the model reads of the other lines (:attr:`Document.read_as`) is their visible text: a title
   without its ``==``, a block title without its dot, ``term:: text`` as ``term: text``, inline macros
   as the text they show (``link:url[text]``, ``xref:page.adoc[text]``, ``<<id,text>>``,
@@ -308,10 +309,13 @@ class _Reader:
         return item_names(title_text(term["term"].strip("+"), self.attributes), code=True)
 
     def _preprocessor(self, index: int, line: str) -> None:
-        """A preprocessor line shows nothing, wherever it is; a one-line ``ifdef`` shows its text."""
+        """A preprocessor line shows nothing, wherever it is; a one-line ``ifdef`` shows its text. An
+        ``include::`` line includes another file's text (:attr:`Document.includes`)."""
         directive = _PREPROCESSOR.fullmatch(line)
         assert directive is not None
         shown = self._conditional_text(directive) if directive.group(1) in ("ifdef", "ifndef") else ""
+        if directive.group(1) == "include":
+            self.layout.includes.add(index + 1)
         if shown.strip():
             self._read(index + 1, shown)
         else:
@@ -391,8 +395,10 @@ class _Reader:
             if last > number and self.lines[last - 1].rstrip() == closing:
                 self.layout.markup.add(last)
             for inner in range(number + 1, last):
-                if _PREPROCESSOR.fullmatch(self.lines[inner - 1].rstrip()):
+                if directive := _PREPROCESSOR.fullmatch(self.lines[inner - 1].rstrip()):
                     self.layout.markup.add(inner)
+                    if directive.group(1) == "include":  # a listing of another file's text
+                        self.layout.includes.add(inner)
         self._block_ends(last)
         return last
 

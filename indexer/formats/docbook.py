@@ -2,7 +2,9 @@
 read at the source lines that hold them.
 
 Parsed by libxml2's XML parser (through lxml), in recovery mode, without the DTD, the network or
-XInclude. A manual's pages name entities that its build defines elsewhere: those its internal
+XInclude: an ``xi:include`` (and an external entity's reference, which is one) shows nothing, and is
+where another file's text stands (:attr:`Document.includes`), which a build reads as that file's
+own. A manual's pages name entities that its build defines elsewhere: those its internal
 subset declares, or a DTD inside the indexed folder that its doctype names or includes (GnuCash's
 ``&app;``), read as their texts (:mod:`indexer.formats.entities`); any other (PostgreSQL's
 ``&pgsql;``, defined by its build) shows its name. A file libxml2 reads only in part
@@ -54,11 +56,14 @@ from indexer.formats.document import (
     placed_lines,
     split_lines,
 )
-from indexer.formats.entities import expand_entities
+from indexer.formats.entities import XINCLUDE_NAMESPACE, expand_entities
 from indexer.formats.text import read_plain
 
 NAMESPACE = "http://docbook.org/ns/docbook"
 XML_ID = "{http://www.w3.org/XML/1998/namespace}id"
+#: An element that includes another file's text (:attr:`Document.includes`): XInclude's, or an
+#: external entity's reference, put in place as one (:mod:`indexer.formats.entities`).
+XINCLUDE = f"{{{XINCLUDE_NAMESPACE}}}include"
 _LONE_RETURN = re.compile(r"\r(?!\n)")
 #: How much of an ``.xml`` file is parsed to tell whether it is DocBook: far more than a prolog and
 #: a root's start tag take.
@@ -324,6 +329,8 @@ class _Walk:
                     self._text((node.text or "").strip("&;"))  # the name of an entity left unexpanded
                 self._text(node.tail)
                 continue
+            if node.tag == XINCLUDE:
+                self.layout.includes.add(self.line)
             name = _name(node.tag)
             self._start(node, name)
             self._text(node.text)

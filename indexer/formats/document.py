@@ -112,6 +112,12 @@ class Document:
     #: entries say a sentence each of what they link, which the linked entries' rule cannot tell from
     #: a page's own text.
     is_contents: bool = False
+    #: The lines that include another file's text where they stand, as the format's markup declares
+    #: it (AsciiDoc's ``include::`` line, DocBook's ``xi:include`` or a reference to an external
+    #: entity): the text there is that file's, which a build reads as a file of its own, not this
+    #: one's. A file whose own text is its titles alone around them stores no chunk
+    #: (:func:`indexer.chunking.chunk_document`).
+    includes: frozenset[int] = frozenset()
 
     def locator(self, start_line: int, end_line: int) -> str:
         """How a citation names lines ``start_line``-``end_line``: 'page 3', 'cells 4-6'; '' when the
@@ -151,6 +157,7 @@ class Layout:
     definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
     block_starts: list[int] = field(default_factory=list)
     linked_entries: dict[int, int] = field(default_factory=dict)
+    includes: set[int] = field(default_factory=set)
 
     def document(self, lines: list[str], encoding: str) -> Document:
         """The document of ``lines`` with what was found in them (literal ranges in order: a reader
@@ -165,6 +172,7 @@ class Layout:
             definitions=self.definitions,
             read_as=self.read_as,
             linked_entries=self.linked_entries,
+            includes=frozenset(self.includes),
         )
 
 

@@ -19,7 +19,10 @@ What is read, and what never is:
 - An entity's text is its value's words, without the markup it holds (``<application>GnuCash
   </application>`` reads ``GnuCash``): inserted as text, it cannot change how the file parses, and
   a value whose markup is not well formed cannot damage the file. An external general entity (a
-  file of XML) is not read: it shows its name, as any entity no declaration defines does.
+  file of XML, ``<!ENTITY ch01 SYSTEM "ch01.xml">``) is not read: it includes that file, which a
+  build reads as a file of its own, so its reference is put in place as the XInclude element it is
+  the older form of (an empty element: it shows nothing and parses as nothing else). Any entity no
+  declaration defines shows its name.
 - A character entity of the ISO and HTML sets that DocBook's DTD declares (``&rsquo;``) reads as its
   character wherever no declaration read defines it, as the DTD a manual's build reads defines it.
 - Every step is bounded, so that a hostile file (a "billion laughs") costs little: entities nested
@@ -66,6 +69,8 @@ CHARACTERS = {
     if name.endswith(";")
     and (name[:-1] in html.entities.name2codepoint or (len(text) == 1 and text.isalpha()))
 }
+#: The namespace of XInclude's elements: an external entity's reference is put in place as one.
+XINCLUDE_NAMESPACE = "http://www.w3.org/2001/XInclude"
 #: The entities XML predefines: never declared, and left for the parser.
 PREDEFINED = frozenset({"amp", "lt", "gt", "quot", "apos"})
 
@@ -140,6 +145,7 @@ class _Declarations:
     general: dict[str, str] = field(default_factory=dict)
     parameters: dict[str, str] = field(default_factory=dict)
     parameter_files: dict[str, str] = field(default_factory=dict)  # name: its file, relative to the root
+    files: dict[str, str] = field(default_factory=dict)  # external general entities: the file each names
     files_read: int = 0
     chars_read: int = 0
 
@@ -207,9 +213,13 @@ class _Declarations:
                     self.parameters[name] = expanded
             elif (file := _named(folder, (system or public_system)[1:-1])) is not None:
                 self.parameter_files[name] = file
-        elif value is not None and name not in self.general and name not in PREDEFINED:
+        elif name in self.general or name in self.files or name in PREDEFINED:
+            return
+        elif value is not None:
             if (expanded := self._with_parameters(value[1:-1])) is not None:
                 self.general[name] = expanded
+        else:
+            self.files[name] = (system or public_system)[1:-1]
 
     def _with_parameters(self, value: str) -> str | None:
         """A literal value with its parameter entities' references in place (their values are
@@ -266,6 +276,7 @@ class _Expansion:
 
     def __init__(self, declarations: _Declarations) -> None:
         self.general = declarations.general
+        self.files = declarations.files
         self.texts: dict[str, str | None] = {}
         self.budget = MAX_EXPANDED_CHARS
 
@@ -284,11 +295,16 @@ class _Expansion:
                 position = end + len(_ENDS[match.group()])
                 continue
             position = match.end()
-            replacement = None if name in PREDEFINED else self._of(name, 0)
-            if replacement is None or len(replacement) > self.budget:
+            if name in self.files:
+                replacement = _include_element(self.files[name])
+            elif (words := None if name in PREDEFINED else self._of(name, 0)) is not None:
+                replacement = html.escape(words, quote=False)
+            else:
+                continue
+            if len(replacement) > self.budget:
                 continue
             self.budget -= len(replacement)
-            pieces += [text[copied : match.start()], html.escape(replacement, quote=False)]
+            pieces += [text[copied : match.start()], replacement]
             copied = position
         return "".join(pieces) + text[copied:]
 
@@ -328,6 +344,12 @@ class _Expansion:
             return None
         self.texts[name] = result
         return result
+
+
+def _include_element(system: str) -> str:
+    """The XInclude element that includes the file an external entity names, on one line."""
+    href = html.escape(_SPACES.sub(" ", system), quote=True)
+    return f'<xi:include xmlns:xi="{XINCLUDE_NAMESPACE}" href="{href}"/>'
 
 
 def _character(reference: str) -> str:
