@@ -155,6 +155,41 @@ def test_an_mdx_page_s_imports_show_nothing_and_a_component_shows_its_title():
     )
 
 
+@pytest.mark.parametrize(
+    ("path", "page", "included"),
+    [
+        (
+            "docs/install.mdx",
+            "import Intro from './_intro.mdx';\nimport Tabs from '@theme/Tabs';\n\n# Install\n\n<Intro />\n",
+            6,
+        ),
+        ("docs/changelog.md", '# Changelog\n\n--8<-- "CHANGELOG.md"\n', 3),
+        ("docs/faq.md", '# FAQ\n\n{% include "faq-body.md" %}\n', 3),
+    ],
+    ids=["an MDX page's imported page", "an MkDocs snippet", "a template's include"],
+)
+def test_a_doc_site_page_that_only_includes_another_page_stores_no_chunk(path, page, included):
+    """A title over the page a site's build puts in its place: a chunk of the title alone would come
+    first for what the included page answers, with nothing in it to read."""
+    document = read_document(path, page.encode())
+    assert document.includes == {included} and included in document.markup
+    assert (
+        chunk_document(document, lambda texts: [len(t.split()) for t in texts], ChunkSettings.for_limit(64))
+        == []
+    )
+
+
+def test_a_doc_site_page_keeps_its_own_text_and_a_component_or_snippet_that_includes_nothing():
+    words = lambda texts: [len(t.split()) for t in texts]  # noqa: E731
+    tabs = "import Tabs from '@theme/Tabs';\n\n# Tabs\n\n<Tabs />\n"  # a component, not a page
+    assert read_document("docs/tabs.mdx", tabs.encode()).includes == frozenset()
+    usage = '# Usage\n\nRun it.\n\n--8<-- "snippets/run.md"\n\n```\n--8<-- "shown.md"\n```\n'
+    document = read_document("docs/usage.md", usage.encode())
+    assert document.includes == {5}  # the snippet in a code block is shown as written
+    chunks = chunk_document(document, words, ChunkSettings.for_limit(64))
+    assert [chunk.heading for chunk in chunks] == ["Usage"] and "Run it." in chunks[0].text
+
+
 def test_an_mdx_component_s_indented_children_are_markdown_not_code():
     text = (
         '# Setup\n\n<Tabs>\n  <TabItem label="Manual">\n    <Steps>\n\n'
@@ -1803,3 +1838,23 @@ def test_a_hugo_shortcode_shows_its_caption_title_or_alt_its_other_arguments_as_
     assert 11 not in document.read_as  # an escaped call is shown as written
     assert 13 not in document.read_as and 13 not in document.markup  # its arguments are what it shows
     assert formats.shown_text("providers.md", text).split("\n")[-3].startswith("Written as {{</*")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{% include "' + "x" * 200,
+        '--8<-- "' + "a" * 200,
+        "<" + "A" * 200 + " /",
+        "{% include x %}",
+        '--8<-- "a.md"',
+    ],
+    ids=["an unclosed directive", "an unclosed snippet", "an unclosed component", "directives", "snippets"],
+)
+@pytest.mark.slow
+def test_a_markdown_page_of_include_lines_is_read_in_time_linear_in_its_size(line):
+    def seconds(repeats: int) -> float:
+        page = ("import Intro from './_intro.mdx';\n\n" + (line + "\n") * repeats).encode()
+        return fastest_seconds(lambda: read_document("docs/page.mdx", page), repeats=3)
+
+    assert grows_linearly(seconds, 2_000, 16_000, 24)  # quadratic would be 64

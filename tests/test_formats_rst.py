@@ -295,3 +295,19 @@ def test_a_long_option_list_line_is_read_in_time_linear_in_its_size():
         return fastest_seconds(lambda: parse_text("page.rst", page))
 
     assert grows_linearly(seconds, 1_000, 8_000, 20)
+
+
+def test_a_sphinx_page_that_only_includes_the_changelog_stores_no_chunk():
+    """``docs/changelog.rst`` is a title over the project's ``CHANGES.rst``: a chunk of "Changelog"
+    alone would come first for every question the changelog answers, with nothing in it to read."""
+    page = "Changelog\n=========\n\n.. include:: ../CHANGES.rst\n   :start-after: .. begin\n"
+    document = read_document("docs/changelog.rst", page.encode())
+    assert document.includes == {4} and {4, 5} <= document.markup
+    assert chunks_of("docs/changelog.rst", page) == []
+
+
+def test_a_page_with_its_own_text_beside_an_include_is_stored_without_reading_the_directive():
+    page = "Usage\n=====\n\nRun the example.\n\n.. literalinclude:: ../example.py\n   :language: python\n"
+    chunks = chunks_of("docs/usage.rst", page)
+    assert [chunk.heading for chunk in chunks] == ["Usage"]
+    assert "Run the example." in chunks[0].embed_text and "literalinclude" not in chunks[0].embed_text

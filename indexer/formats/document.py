@@ -114,8 +114,9 @@ class Document:
     is_contents: bool = False
     #: The lines that include another file's text where they stand, as the format's markup declares
     #: it (AsciiDoc's ``include::`` line, DocBook's ``xi:include`` or a reference to an external
-    #: entity): the text there is that file's, which a build reads as a file of its own, not this
-    #: one's. A file whose own text is its titles alone around them stores no chunk
+    #: entity, reStructuredText's ``.. include::``, an MDX page's imported page, an MkDocs snippet):
+    #: the text there is that file's, which a build reads as a file of its own, not this one's. A
+    #: file whose own text is its titles alone around them stores no chunk
     #: (:func:`indexer.chunking.chunk_document`).
     includes: frozenset[int] = frozenset()
 

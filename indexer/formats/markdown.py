@@ -20,7 +20,11 @@ What a rendered page does not show is not read as its text:
   line as the page shows it: tags and their attributes dropped, an element's text kept, an image
   as its alternative text, an abbreviation with its title after it (:func:`html_shown`); a
   template's directive (``{% include "x.md" %}``, which the site's generator runs) shows nothing,
-  and a line of them alone is markup.
+  and a line of them alone is markup;
+- where another file's text stands (:attr:`Document.includes`): a template's include directive alone
+  on a line, an MDX page's use of a page it imports (``import Intro from './_intro.mdx'``, then
+  ``<Intro />`` alone on a line), and MkDocs' snippet line (``--8<-- "snippets/install.md"``, which
+  is markup too): the build reads that file as itself.
 
 A heading whose title is code alone (``## `--write` ``) or a key's name as a config reference titles
 it (``## server.strictPort``) declares the names it spells (:attr:`Document.definitions`,
@@ -85,6 +89,20 @@ _ESM = re.compile(
     r"(?:[\w$]{1,128}|\{[^{}]{0,2048}\}|\*\s{1,16}as\s{1,16}[\w$]{1,128})\s{1,16}from\s{0,16}['\"])"
     r"|export\s{1,16}(?:(?:const|let|var|function|async|class|default|type|interface)\s|[{*])"
 )
+#: An MDX page's import of another page as a component (``import Intro from './_intro.mdx'``): the
+#: component used alone on a line (``<Intro />``) is where that page's text stands.
+_PAGE_IMPORT = re.compile(
+    r"""import\s{1,16}([A-Za-z_$][\w$]{0,127})\s{1,16}from\s{0,16}['"][^'"\n]{0,1024}\.mdx?['"]"""
+)
+_COMPONENT_ALONE = re.compile(r"[ \t]{0,64}<([A-Z][\w$]{0,127})[ \t]{0,16}/>[ \t]*")
+#: A template's include directive alone on a line (Jinja's and Jekyll's ``{% include "x.md" %}``,
+#: ``{% include_relative x.md %}``), which the site's generator replaces by the file it names.
+_TEMPLATE_INCLUDE = re.compile(
+    r"[ \t]{0,64}\{%-?[ \t]{0,16}include(?:_relative|_cached)?[ \t][^\n]{0,1024}?-?%\}[ \t]*"
+)
+#: A snippet line of MkDocs' pymdownx.snippets (``--8<-- "docs/snippets/install.md"``), which the
+#: site's build replaces by the file it names.
+_SNIPPET = re.compile(r"""[ \t]{0,64}-{1,2}8<-{1,2}[ \t]{1,16}(?:"[^"\n]{1,1024}"|'[^'\n]{1,1024}')[ \t]*""")
 #: A backslash escape: CommonMark's, of an ASCII punctuation character, which the page shows alone.
 _BACKSLASH_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
 #: Elements that sit inside a line of text (a link, code, emphasis): their tags show nothing, where
@@ -258,16 +276,40 @@ def read_markdown(text: str, encoding: str = "utf-8", mdx: bool = False) -> Docu
         headings = _with_front_matter(lines, headings, first, last, read_front_matter(source, style))
     read_as, shown_nothing = _html_read(lines, layout.literal)
     read_as.update(layout.captions)
+    includes = _includes(lines, layout.literal, layout.markup | shown_nothing)
     return Document(
         lines=lines,
         headings=headings,
         literal=layout.literal,
         encoding=encoding,
-        markup=frozenset(layout.markup | shown_nothing),
+        markup=frozenset(layout.markup | shown_nothing | includes),
         definitions=layout.definitions,
         read_as=read_as,
         linked_entries=_linked_entries(lines, layout.items),
+        includes=frozenset(includes),
     )
+
+
+def _includes(lines: list[str], literal: list[tuple[int, int]], unshown: set[int]) -> set[int]:
+    """The lines outside code where another file's text stands (:attr:`Document.includes`): an MDX
+    page's use of a page it imports as a component, alone on its line, a template's include
+    directive alone on a line (both show nothing), and a pymdownx snippet line."""
+    code = {number for first, last in literal for number in range(first, last + 1)}
+    imported = {
+        found[1]
+        for number in unshown
+        if number <= len(lines) and (found := _PAGE_IMPORT.match(lines[number - 1]))
+    }
+    includes: set[int] = set()
+    for number, line in enumerate(lines, 1):
+        if number in code or not any(mark in line for mark in ("<", "{%", "8<")):
+            continue
+        used = _COMPONENT_ALONE.fullmatch(line) if number in unshown else None
+        if (used and used[1] in imported) or (number in unshown and _TEMPLATE_INCLUDE.fullmatch(line)):
+            includes.add(number)
+        elif _SNIPPET.fullmatch(line):
+            includes.add(number)
+    return includes
 
 
 def _html_read(lines: list[str], literal: list[tuple[int, int]]) -> tuple[dict[int, str], set[int]]:

@@ -20,7 +20,9 @@ that only set up how the rest is shown (``highlight``, ``role``, ``index``, ``me
 field list at the top of a page or right after its title, which docutils takes as the page's
 metadata (docinfo; Sphinx's ``:orphan:`` and ``:tocdepth:``), and an ``.. only::`` block for
 another builder than the web's (a PDF's copy of a page's list). Title adornments and transitions are
-markup (:attr:`Document.markup`): kept in a chunk's text, counting nothing toward its size.
+markup (:attr:`Document.markup`): kept in a chunk's text, counting nothing toward its size, as are an
+``.. include::`` and a ``.. literalinclude::`` with their options: the page shows the file they name
+where they stand (:attr:`Document.includes`), which a build reads as that file.
 
 Plain-text notes (``.txt``) are read the same way: underlined titles are common there too. The names
 a page defines (Sphinx's object directives, a rendered man page's NAME line, a labelled section
@@ -85,6 +87,9 @@ UNSEEN_DIRECTIVES = frozenset(
     """highlight role default-role default-domain tabularcolumns index currentmodule meta contents
     sectionauthor codeauthor""".split()
 )
+#: Directives that include another file's text where they stand (docutils' ``include``, Sphinx's
+#: ``literalinclude``): the page shows that file's text, not their lines (:attr:`Document.includes`).
+INCLUDE_DIRECTIVES = frozenset({"include", "literalinclude"})
 LITERAL_DIRECTIVES = frozenset(
     """code code-block sourcecode parsed-literal math productionlist doctest testcode testoutput
     testsetup testcleanup ipython jupyter-execute code-cell prompt raw graphviz digraph graph mermaid
@@ -165,6 +170,8 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
     lines = ["" if number in unseen else line for number, line in enumerate(written, 1)]
     markup = {number for heading in headings for number in heading.lines if _is_adornment(lines[number - 1])}
     markup |= _transitions(lines, in_literal)
+    includes, include_lines = _include_directives(lines, in_literal)
+    markup |= include_lines
     table_markup, read_as = table_reading(lines, in_literal)
     directives = _moved_to_titles(directive_definitions(written, in_literal, unseen), lines, headings)
     definitions = {
@@ -183,7 +190,26 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
         markup=frozenset(markup | table_markup),
         definitions=definitions,
         read_as=read_as,
+        includes=frozenset(includes),
     )
+
+
+def _include_directives(lines: list[str], in_literal: set[int]) -> tuple[set[int], set[int]]:
+    """The lines of the directives that include another file (:data:`INCLUDE_DIRECTIVES`): each
+    directive's first line, and all the lines it takes up with its options, which show nothing."""
+    includes: set[int] = set()
+    taken: set[int] = set()
+    index = 0
+    while index < len(lines):
+        directive = _DIRECTIVE.match(lines[index].strip())
+        if directive and index + 1 not in in_literal and directive.group(1).lower() in INCLUDE_DIRECTIVES:
+            end = _explicit_end(lines, index)
+            includes.add(index + 1)
+            taken.update(range(index + 1, end + 1))
+            index = end
+            continue
+        index += 1
+    return includes, taken
 
 
 def labelled_title_names(
