@@ -218,6 +218,26 @@ def test_a_tag_s_bold_words_before_a_value_in_italic_are_the_names_it_declares()
     }
 
 
+def test_an_option_in_bold_declares_its_name_whatever_font_its_value_is_in():
+    # logwatch(8) writes its options' values in roman: .IP "\fB--detail\fR level"
+    page = "\n".join(
+        [
+            ".TH LOGWATCH 8",
+            ".SH OPTIONS",
+            '.IP "\\fB--detail\\fR level"',
+            "This is the detail level of the report.",
+            '.IP "\\fB--hostlimit\\fR host1,host2"',
+            "Limit report to hostname - host1, host2.",
+            '.IP "\\fB--archives\\fR"',
+            "Search the archives too.",
+            ".TP",
+            "\\fB-v\\fR turns on all the messages this page describes below",  # a sentence, no value
+            "More.",
+        ]
+    )
+    assert read_roff(page).definitions == {3: ("--detail",), 5: ("--hostlimit",), 7: ("--archives",)}
+
+
 def test_an_option_whose_value_is_a_list_declares_its_long_name_too():
     # help2man copies a GNU tool's --help: a value that takes a list ends with ",..." after its comma
     page = "\n".join(

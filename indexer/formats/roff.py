@@ -606,11 +606,19 @@ class _Page:
         return {}
 
 
+#: The most words a tag's value after an option in bold runs to (``--hostlimit host1,host2``,
+#: ``-o output file``): more are a sentence the tag goes on with.
+MAX_VALUE_WORDS = 3
+
+
 def _literal_names(runs: list[tuple[str, str]]) -> tuple[str, ...]:
     """The names a tag declares by its fonts (:meth:`_Page._font_runs`): the literal words it
     starts with in bold, when what follows them is a value to replace, in italic (``table
     TABLEID``, ``mtu lock MTU``, ``-c file``, ``netns { PID | NAME }``), as man-pages(7) sets a
-    command's syntax. A tag with a roman word after its bold ones (``up and down``, ``ls(1)``) or
+    command's syntax; an option in bold whatever font its value is in (``\\fB--detail\\fR level``):
+    the few words after an option in its tag are what it takes (:data:`MAX_VALUE_WORDS`; words, not
+    a list's ``, ...``). Any other
+    tag with a roman word after its bold ones (``up and down``, ``ls(1)``) or
     with nothing after them (``read only``) is a phrase. Words typed together (``mtu lock``) are one
     name, as a setting's words joined by unbreakable spaces are; words that start a sentence
     (``This option sets the``) are none."""
@@ -619,11 +627,14 @@ def _literal_names(runs: list[tuple[str, str]]) -> tuple[str, ...]:
     while bold < len(shown) and shown[bold][0] == "B":
         bold += 1
     value = shown[bold:]
+    term = " ".join("".join(text for _, text in shown[:bold]).split())
+    taken = " ".join(text for _, text in value).split()
+    if bold and term.startswith("-") and taken and taken[0][0].isalnum() and len(taken) <= MAX_VALUE_WORDS:
+        return item_names(term, code=True)  # an option's value, in any font (``--detail`` then ``level``)
     if not bold or not any(role == "I" for role, _ in value):
         return ()
     if any(role == "R" and re.search(r"\w", text) for role, text in value):
         return ()
-    term = " ".join("".join(text for _, text in shown[:bold]).split())
     if names := item_names(term, code=True):
         return names
     words = term.split()
