@@ -27,7 +27,8 @@ from indexer.formats import (
     read_extensions,
     untemplated_name,
 )
-from indexer.formats.compressed import uncompressed_name
+from indexer.formats.compressed import compression_of, uncompressed_name
+from indexer.formats.data import DECLARATION_CHARS, declared_format
 from indexer.formats.info import is_info_name
 from indexer.formats.roff import is_man_page_name
 from indexer.ignore import (
@@ -71,6 +72,10 @@ LOCK_FILE_NAMES = frozenset(
     renv.lock conan.lock cartfile.resolved""".split()
 )
 MINIFIED_SUFFIXES = (".min.js", ".min.mjs", ".min.cjs", ".min.css")
+#: Folders that hold documentation, as the GNU Coding Standards name a package's (``doc``) and the
+#: FHS the system's (``/usr/share/doc/PACKAGE``; ``docs`` as projects write it): a file named without
+#: an extension there is a document (``HOWTO-Customize-LogWatch``, ``examples/README-ssl``).
+DOCUMENTATION_FOLDERS = frozenset({"doc", "docs"})
 #: Hidden folders that hold a project's own documents, as the code host or CI service that reads
 #: them names them: its workflows, contributing guide, security policy and issue templates
 #: (``.github/workflows/ci.yml``, ``.github/CONTRIBUTING.md``). Every other hidden folder is a
@@ -301,7 +306,8 @@ class WalkResult:
 
 def is_text_name(path: str) -> bool:
     """Whether a file name looks like something we index (by extension or well-known name, of the
-    file it holds for a compressed one: ``NEWS.gz``, ``README.md.gz``): text, a man page
+    file it holds for a compressed one: ``NEWS.gz``, ``README.md.gz``; named without an extension in
+    a documentation folder, :data:`DOCUMENTATION_FOLDERS`): text, a man page
     (``ls.1.gz``), an Info manual (``find.info-1.gz``), or a document format :mod:`indexer.formats`
     reads (PDF, DOCX); a template (``README.md.jinja``, ``requirements.jinja``: text whatever it
     renders, but an image's or an archive's)."""
@@ -310,6 +316,8 @@ def is_text_name(path: str) -> bool:
     name = written.lower()
     if _well_known(name) or _in_capitals(written):
         return True
+    if "." not in written and DOCUMENTATION_FOLDERS.intersection(path.split("/")[:-1]):
+        return True  # a document in a documentation folder (``HOWTO-Customize-LogWatch.gz``)
     extension = name.rsplit(".", 1)[-1] if "." in name else ""
     if written != compressed:
         return extension not in NOT_TEXT_EXTENSIONS
@@ -597,9 +605,9 @@ class WalkFilter:
 
 def left_out_as(rules: PathRules, relative: str, name: str, path: Path) -> str | None:
     """Why a file that no rule ignores is left out: ``secret`` (named like a credentials file and not
-    allowed by name), or its type (:func:`type_label`); None for a file to read, by its name or as a
-    script (:func:`is_script`, at ``path``). A secret allowed by name is read whatever its extension
-    (``.env.example``): its reader still refuses a binary file."""
+    allowed by name), or its type (:func:`type_label`); None for a file to read, by its name or by
+    what its text declares it is (:func:`_declares_its_format`, at ``path``). A secret allowed by
+    name is read whatever its extension (``.env.example``): its reader still refuses a binary file."""
     if is_secret_name(name.rsplit("/", 1)[-1]):
         return None if rules.allows_secret(relative) else "secret"
     written_for_machines = machine_written_kind(name)
@@ -608,7 +616,7 @@ def left_out_as(rules: PathRules, relative: str, name: str, path: Path) -> str |
     if is_text_name(name):
         return None
     label = type_label(name)
-    return None if label == NO_EXTENSION and is_script(path) else label
+    return None if _declares_its_format(label, name, path) else label
 
 
 def machine_written_kind(path: str) -> str | None:
@@ -620,15 +628,36 @@ def machine_written_kind(path: str) -> str | None:
     return "minified" if name.endswith(MINIFIED_SUFFIXES) else None
 
 
-def is_script(path: Path) -> bool:
-    """Whether the file at ``path`` starts with ``#!``: a script named without an extension, which
-    says what runs it (a project's ``bin/deploy``, a package's examples), read as its interpreter's language
-    where one of its grammars is known. One that cannot be opened is left out as its name says."""
-    try:
-        with open(path, "rb") as file:
-            return file.read(len(SHEBANG)) == SHEBANG.encode()
-    except OSError:  # not ours to read: its type is still none we read
+def _declares_its_format(label: str, name: str, path: Path) -> bool:
+    """Whether a file whose name says no type a reader takes (its ``label``: :func:`type_label`)
+    says in its text what it is, which its reader then reads: a script named without its language's
+    extension, whose first line says what runs it (``#!``: a project's ``bin/deploy``, inetd's
+    ``in.qpopper``), or a data file (:func:`~indexer.formats.data.declared_format`: an Ansible
+    inventory's ``hosts``, ``group_vars/all``, ``epel.repo``, ``backup.timer``). An image's, an
+    archive's or a compressed file's bytes are not looked at."""
+    extension = label.removeprefix(".")
+    if extension in NOT_TEXT_EXTENSIONS or compression_of(name):
         return False
+    head = _head_of(path)
+    if head.startswith(SHEBANG.encode()):
+        return True
+    if b"\0" in head:
+        return False
+    return declared_format(name, head.decode("utf-8", errors="ignore")) is not None
+
+
+def _head_of(path: Path) -> bytes:
+    """The first :data:`~indexer.formats.data.DECLARATION_CHARS` bytes of the regular file at
+    ``path``; none where it cannot be read, is a link or is no regular file (a FIFO's ``open``
+    would wait for a writer)."""
+    try:
+        descriptor = os.open(path, _open_flags(follow_links=True))
+    except OSError:  # not ours to read: its type is still none we read
+        return b""
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
+            return b""
+        return file.read(DECLARATION_CHARS)
 
 
 #: How :func:`type_label` counts a file named without an extension.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import resource
@@ -230,6 +231,44 @@ def test_a_script_is_walked_by_its_first_line_and_read_in_its_interpreter_s_lang
         index.build(tmp_path, backend=HashBackend())
         hits = index.search("rollout", mode="keyword", min_score=0)
     assert {hit.path: hit.heading for hit in hits}["bin/deploy"] == "bin/deploy > rollout"
+
+
+def test_configuration_that_declares_its_format_is_walked_whatever_its_name(tmp_path):
+    web = "".join(f"web{number} http_port=80{number}\n" for number in range(300))  # more than one chunk
+    write(tmp_path / "lamp" / "hosts", f"# by role\n[dbservers]\ndb1\n\n[webservers]\n{web}")
+    write(tmp_path / "lamp" / "group_vars" / "lbservers", "# the balancer\nbalance: roundrobin\n")
+    write(tmp_path / "lamp" / "files" / "epel.repo", "[epel]\nname=Extra Packages\n")
+    write(tmp_path / "lamp" / "files" / "in.ftpd", "#!/usr/bin/perl\nprint 'ftp';\n")
+    write(tmp_path / "lamp" / "files" / "secret", "c2VjcmV0IGtleWZpbGU=\n")  # no format declared
+    write(tmp_path / "lamp" / "files" / "gpg-key-epel", "-----BEGIN PGP PUBLIC KEY BLOCK-----\n")
+    (tmp_path / "lamp" / "files" / "app.war").write_bytes(b"PK\x03\x04\x00\x00[epel]\n")
+    found = corpus.walk(tmp_path)
+    assert [source.path for source in found.files] == [
+        "lamp/files/epel.repo",
+        "lamp/files/in.ftpd",
+        "lamp/group_vars/lbservers",
+        "lamp/hosts",
+    ]
+    left_out = ["lamp/files/app.war", "lamp/files/gpg-key-epel", "lamp/files/secret"]
+    assert [skipped.path for skipped in found.skipped] == left_out
+    with Index.open(tmp_path / "index.db") as index:
+        index.build(tmp_path, backend=HashBackend())
+        hits = {hit.path: hit.heading for hit in index.search("web299", mode="keyword", min_score=0)}
+    assert hits == {"lamp/hosts": "lamp/hosts > webservers"}
+
+
+def test_a_document_named_without_an_extension_is_walked_in_a_documentation_folder(tmp_path):
+    howto = tmp_path / "usr" / "share" / "doc" / "logwatch" / "HOWTO-Customize-LogWatch.gz"
+    howto.parent.mkdir(parents=True)
+    howto.write_bytes(gzip.compress(b"Customizing\n===========\n\nSet Pre_Ignore to filter lines.\n"))
+    write(tmp_path / "docs" / "examples" / "proxy-sample", "Put the proxy in front.\n")
+    write(tmp_path / "src" / "proxy-sample", "not in a documentation folder\n")
+    found = corpus.walk(tmp_path)
+    assert [source.path for source in found.files] == [
+        "docs/examples/proxy-sample",
+        "usr/share/doc/logwatch/HOWTO-Customize-LogWatch.gz",
+    ]
+    assert [skipped.path for skipped in found.skipped] == ["src/proxy-sample"]
 
 
 def test_a_link_to_a_credentials_file_is_left_out_as_the_file_itself_is(tmp_path):

@@ -728,6 +728,8 @@ def test_a_statement_of_several_lines_is_one_literal_block():
         ("notes.m", "int main(void) {\n  return 1;\n}\n", ["notes.m"]),  # no grammar: headed by its path
         ("web/Dockerfile.dev", "FROM python:3.11\nRUN pip install .\n", ["web/Dockerfile.dev"]),
         ("Makefile", "all:\n\techo built\n", ["Makefile"]),
+        # a script named without an extension, in a language without a grammar: headed by its path
+        ("scripts/services/sshd", "#!/usr/bin/perl\nmy $detail = 5;\n", ["scripts/services/sshd"]),
     ],
 )
 def test_a_file_its_grammar_cannot_read_or_a_language_without_one_keeps_plain_lines(path, text, headings):

@@ -268,3 +268,49 @@ def test_a_table_s_long_first_row_heads_it_with_its_first_columns_read_in_bounde
     assert columns('"' + "x" * 1_000_000, ",") == ""  # one cell that long is a value, no name
     assert columns(",,,", ",") == "" and columns("", "\t") == ""
     assert parse_text("empty.csv", "").headings == []
+
+
+INVENTORY = """\
+# The site's servers, by what they do
+[webservers]
+web1
+web2 http_port=8080
+
+[dbservers]
+db1 ansible_host=10.0.0.5
+"""
+
+
+def test_an_ansible_inventory_named_without_an_extension_is_headed_by_its_groups():
+    groups = [(2, 2, "webservers"), (6, 2, "dbservers")]
+    assert headings("lamp/hosts", INVENTORY) == [(1, 1, "lamp/hosts"), *groups]
+    assert headings("lamp/hosts.example", INVENTORY)[1:] == groups
+
+
+def test_a_systemd_unit_and_a_yum_repository_are_headed_by_their_sections():
+    unit = "[Unit]\nDescription=Nightly backup\n\n[Timer]\nOnCalendar=daily\n"
+    assert headings("backup.timer", unit) == [(1, 1, "backup.timer"), (1, 2, "Unit"), (4, 2, "Timer")]
+    repo = "; the EPEL packages\n[epel]\nname=Extra Packages\nbaseurl=http://example.org/epel\n"
+    assert headings("files/epel.repo", repo)[1:] == [(2, 2, "epel")]
+
+
+def test_ansible_group_variables_named_without_an_extension_are_read_as_yaml():
+    variables = "# Variables for the load balancer\nhaproxy:\n  balance: roundrobin\n  listenport: 8888\n"
+    expected = [(1, 1, "lamp/group_vars/lbservers"), (2, 2, "haproxy")]
+    assert headings("lamp/group_vars/lbservers", variables) == expected
+    assert headings("host_vars/web1/main", variables)[1:] == [(2, 2, "haproxy")]
+    vault = "$ANSIBLE_VAULT;1.1;AES256\n6231336437\n"  # ciphertext: plain lines, no keys
+    assert headings("group_vars/all", vault) == []
+
+
+def test_a_file_whose_first_line_declares_no_format_is_read_as_plain_lines():
+    assert headings("hosts", "127.0.0.1 localhost\n[not a section]\n") == []
+    patch = "--- a/setup.cfg\n+++ b/setup.cfg\n@@ -1 +1 @@\n-[metadata]\n+[options]\n"
+    assert headings("debian/patches/fix-setup", patch) == []
+    assert headings("notes", "---\ntitle: Notes\nowner:\n  name: me\n")[1:] == [(3, 2, "owner")]
+
+
+def test_a_long_first_line_is_read_for_its_format_in_bounded_time():
+    line = "[" + "x" * 100_000
+    assert fastest_seconds(lambda: parse_text("hosts", line + "]\n" + INVENTORY), repeats=3) < 0.5
+    assert headings("hosts", "#" * 100_000 + "\n" + INVENTORY) == []  # its first section past the head read

@@ -21,7 +21,7 @@ from dataclasses import replace
 from typing import Any, cast
 
 from indexer.formats.compressed import OPENERS, compression_of, expanded, uncompressed_name
-from indexer.formats.data import DATA_FORMATS, DATA_READERS, read_data
+from indexer.formats.data import DATA_FORMATS, DATA_READERS, DECLARATION_CHARS, declared_format, read_data
 from indexer.formats.document import (
     Document,
     Heading,
@@ -310,8 +310,10 @@ def _read_text(path: str, text: str, encoding: str, neighbours: Neighbours | Non
 
         if (language := script_language(text)) is not None:
             return read_code(path, text, encoding, language)
-    if is_unparsed_code(path):
+    if is_unparsed_code(path) or text.startswith(SHEBANG):  # a script in a language no grammar reads
         return _headed_by_path(path, read_plain(text, encoding))
+    if (declared := declared_format(path, text[:DECLARATION_CHARS])) is not None:
+        return read_data(path, text, encoding, declared)  # an inventory's ``hosts``, ``group_vars/all``
     return read_plain(text, encoding)
 
 

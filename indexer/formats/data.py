@@ -77,6 +77,39 @@ _JSON_STRING = re.compile(r"\"(?:[^\"\\]|\\.)*(?:\"|\\?$)")
 _CLOSING = " \t,]}"
 
 
+#: Folders whose every file Ansible reads as YAML variables, whatever it is named: ``group_vars/all``,
+#: ``host_vars/web1``, or a file in a group's or host's own folder (``group_vars/webservers/main``).
+#: Its documentation lays them out so, a file named without an extension or with ``.yml``.
+VARIABLE_FOLDERS = frozenset({"group_vars", "host_vars"})
+#: How an Ansible Vault file starts: what follows is ciphertext, no variables to read.
+_VAULT_HEADER = "$ANSIBLE_VAULT;"
+#: How far into a file its first line of content is looked for, to find the format it declares.
+DECLARATION_CHARS = 4096
+
+
+def declared_format(path: str, head: str) -> str | None:
+    """The data format (a key of :data:`DATA_READERS`) that a file whose name says none declares
+    (named without an extension, or with one no reader takes: an inventory's ``hosts``,
+    ``epel.repo``, ``backup.timer``), from ``path`` and the start of its text (``head``); None for
+    a file that declares none. A file in an Ansible variables folder (:data:`VARIABLE_FOLDERS`) is
+    YAML, but an encrypted one; any other declares its format on its first line of content, comments
+    (``#``, ``;``) and blank lines aside: an INI section's header (``[webservers]``, ``[Unit]``:
+    Ansible's inventories, systemd's units, yum's repositories and git's configuration are written
+    so), or YAML's document marker alone (``---``; a patch's ``--- a/file`` is none)."""
+    if head.startswith(_VAULT_HEADER):
+        return None
+    if VARIABLE_FOLDERS.intersection(path.split("/")[-3:-1]):
+        return "yaml"
+    for line in head[:DECLARATION_CHARS].split("\n"):
+        stripped = line.strip()
+        if not stripped or stripped[0] in "#;":
+            continue
+        if _INI_SECTION.fullmatch(stripped):
+            return "ini"
+        return "yaml" if stripped == "---" else None
+    return None
+
+
 def read_data(path: str, text: str, encoding: str, extension: str) -> Document:
     """The document of a data file with ``extension`` (a key of :data:`DATA_READERS`), headed by
     ``path`` and the keys that open its parts; where a part ends and its parent's lines go on (a
