@@ -30,7 +30,8 @@ _EXCLUDE_RANK = len(IGNORE_FILE_NAMES)  # .git/info/exclude decides last
 #: Names of files that hold credentials by convention: never read unless a build allows them by name.
 SECRET_NAMES = """.env .env.* *.env .envrc *.pem *.key *.p12 *.pfx *.jks *.keystore *.kdbx id_rsa* id_dsa*
     id_ecdsa* id_ed25519* .netrc _netrc .npmrc .pypirc .pgpass .htpasswd .git-credentials .dockercfg
-    credentials credentials.* secrets.* *.tfstate *.tfstate.* *.tfvars nuget.config""".split()
+    credentials credentials.* secrets.* *.tfstate *.tfstate.* *.tfvars nuget.config
+    .s3cfg .boto .my.cnf""".split()
 #: ...except prose about them: ``credentials.md`` explains credentials, it does not hold them.
 PROSE_EXTENSIONS = frozenset(
     """md markdown mdx rst rest txt text html htm xhtml adoc asciidoc asc org tex docbook dbk pdf docx

@@ -202,6 +202,9 @@ def test_a_worktree_reads_its_repository_exclude_file(tmp_path):
         ("credentials.json", True),
         ("secrets.yaml", True),
         ("terraform.tfstate", True),
+        (".s3cfg", True),  # INI files of keys and passwords, which declare their format: read if allowed
+        (".my.cnf", True),
+        ("my.cnf", False),  # a server's configuration
         ("credentials.md", False),  # prose about credentials, not credentials
         ("secrets.rst", False),
         ("credentials.asc", False),  # a chapter of an AsciiDoc book (Pro Git's)
