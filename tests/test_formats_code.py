@@ -778,6 +778,64 @@ export interface IProduce {
 """
 
 
+TYPESCRIPT_MEMBERS = """\
+enum Lifecycle {
+  Transient,
+  /** One instance for the whole container. */
+  Singleton = 1,
+  ResolutionScoped = "resolution",
+}
+
+export interface DependencyContainer {
+  /** Resolves a token into an instance. */
+  resolve<T>(token: InjectionToken<T>): T;
+  readonly parent?: DependencyContainer;
+}
+
+export type RegistrationOptions = { lifecycle: Lifecycle };
+
+export class InternalDependencyContainer implements DependencyContainer {
+  private disposed = false;
+
+  public resolve<T>(token: InjectionToken<T>): T {
+    const options = { lifecycle: Lifecycle.Transient };
+    return this.construct(token, options);
+  }
+}
+"""
+
+
+def test_a_typescript_enum_s_members_an_interface_s_signatures_and_a_class_s_fields_are_declared():
+    """What a TypeScript type declares as its members is looked up by its type's name, as a Java
+    enum's constants and a Kotlin class's properties are: an enum's members, bare or with a value
+    (``Lifecycle.ResolutionScoped``), an interface's methods and properties, a class's fields; a
+    type literal's properties and an object literal's keys are no type's members."""
+    document = parse_text("src/container.ts", TYPESCRIPT_MEMBERS)
+    line_of = {line.strip(): number for number, line in enumerate(TYPESCRIPT_MEMBERS.split("\n"), 1)}
+    assert document.definitions[line_of["Transient,"]] == ("Lifecycle.Transient",)
+    assert document.definitions[line_of["Singleton = 1,"]] == ("Lifecycle.Singleton",)
+    assert document.definitions[line_of['ResolutionScoped = "resolution",']] == (
+        "Lifecycle.ResolutionScoped",
+        "ResolutionScoped",
+    )
+    assert document.definitions[line_of["resolve<T>(token: InjectionToken<T>): T;"]] == (
+        "DependencyContainer.resolve",
+    )
+    assert document.definitions[line_of["readonly parent?: DependencyContainer;"]] == (
+        "DependencyContainer.parent",
+    )
+    assert document.definitions[line_of["private disposed = false;"]] == (
+        "InternalDependencyContainer.disposed",
+    )
+    assert line_of["const options = { lifecycle: Lifecycle.Transient };"] not in document.definitions
+    assert document.definitions[line_of["export type RegistrationOptions = { lifecycle: Lifecycle };"]] == (
+        "RegistrationOptions",
+    )
+    assert heading_paths("src/container.ts", TYPESCRIPT_MEMBERS)["Lifecycle.Singleton"] == (
+        "src/container.ts > Lifecycle"
+    )
+
+
 def test_the_statements_that_parse_keep_their_outline_where_one_the_grammar_cannot_read_fails_the_file():
     lines = UNPARSED_INTERFACE.split("\n")
     document = parse_text("src/types/types-external.ts", UNPARSED_INTERFACE)
@@ -785,6 +843,8 @@ def test_the_statements_that_parse_keep_their_outline_where_one_the_grammar_cann
         lines.index("export type WritableDraft<T> = {") + 1: ("WritableDraft",),
         lines.index("export type Draft<T> = T extends object ? WritableDraft<T> : T") + 1: ("Draft",),
         lines.index("export interface Patch {") + 1: ("Patch",),
+        lines.index('\top: "replace" | "remove" | "add"') + 1: ("Patch.op",),
+        lines.index("\tpath: (string | number)[]") + 1: ("Patch.path",),
     }
     chunks = chunks_of("src/types/types-external.ts", UNPARSED_INTERFACE, limit=30)
     headings = {chunk.heading for chunk in chunks}
@@ -1584,6 +1644,64 @@ def test_an_elixir_module_s_functions_are_headed_and_declared_under_the_module()
     paths = heading_paths("lib/my_app/repo.ex", ELIXIR)
     assert paths["MyApp.Repo.get"] == "lib/my_app/repo.ex > MyApp.Repo > get"
     assert paths["Query.from"] == "lib/my_app/repo.ex > MyApp.Repo > Query > from"
+
+
+ELIXIR_CLAUSES = """\
+defmodule MyApp.Options do
+  @doc "Validates the options against the schema."
+  @spec validate(keyword(), schema()) :: {:ok, keyword()} | {:error, term()}
+  def validate(options, %MyApp.Schema{} = schema) do
+    check(options, schema)
+  end
+
+  def validate(options, schema) when is_list(schema) do
+    validate(options, MyApp.Schema.new!(schema))
+  end
+
+  @doc "Validates the options, raising on an error."
+  def validate!(options, schema), do: elem(validate(options, schema), 1)
+
+  @impl true
+  def handle_call(:get, _from, state), do: {:reply, state, state}
+
+  @impl true
+  def handle_call({:put, value}, _from, _state), do: {:reply, :ok, value}
+
+  @doc "Splits a path."
+  def split(path), do: split(path, "/")
+
+  @doc "Splits a path at a separator."
+  def split(path, separator), do: String.split(path, separator)
+
+  defp check(options, _schema), do: {:ok, options}
+end
+"""
+
+
+def test_an_elixir_function_s_clauses_are_one_definition_headed_from_its_doc():
+    """Elixir groups a function's clauses, and together they are one function: its later clauses,
+    past attributes such as ``@impl``, go on under its heading and declare nothing again, so the
+    next function (``validate!``) heads its own lines; a ``@doc`` starts a function of its own."""
+    document = parse_text("lib/my_app/options.ex", ELIXIR_CLAUSES)
+    line_of = {line.strip(): number for number, line in enumerate(ELIXIR_CLAUSES.split("\n"), 1)}
+    titles = [heading.title for heading in document.headings]
+    assert titles.count("validate") == 1
+    assert titles.count("handle_call") == 1
+    assert titles.count("split") == 2  # split/1 and split/2, each documented
+    headings = {(heading.line, heading.title) for heading in document.headings}
+    assert (line_of['@doc "Validates the options against the schema."'], "validate") in headings
+    assert (line_of['@doc "Validates the options, raising on an error."'], "validate!") in headings
+    second = line_of["def validate(options, schema) when is_list(schema) do"]
+    assert second not in document.definitions
+    assert document.definitions[
+        line_of["def validate!(options, schema), do: elem(validate(options, schema), 1)"]
+    ] == (
+        "MyApp.Options.validate!",
+        "validate!",
+    )
+    paths = heading_paths("lib/my_app/options.ex", ELIXIR_CLAUSES)
+    assert paths["MyApp.Options.validate!"] == "lib/my_app/options.ex > MyApp.Options > validate!"
+    assert paths["MyApp.Options.check"] == "lib/my_app/options.ex > MyApp.Options > check"
 
 
 HASKELL = """\
@@ -3054,6 +3172,29 @@ SPEC_HEADINGS = {
             5: "pl.path > fixture",
             9: "pl.path > relpath",
             10: "pl.path > relpath > walks up to the common parent",
+        },
+    ),
+    "test/my_app/path_test.exs": (
+        """
+        defmodule MyApp.PathTest do
+          use ExUnit.Case, async: true
+
+          describe "relpath/2" do
+            test "walks up to the common parent" do
+              assert MyApp.Path.relpath("a/b", "a/c") == "../b"
+            end
+          end
+
+          test "joins with a slash", %{dir: dir} do
+            assert MyApp.Path.join(dir, "b") == dir <> "/b"
+          end
+        end
+        """,
+        {
+            2: "MyApp.PathTest",
+            5: "MyApp.PathTest > relpath/2",
+            6: "MyApp.PathTest > relpath/2 > walks up to the common parent",
+            11: "MyApp.PathTest > joins with a slash",
         },
     ),
     "src/test/scala/scopt/ParserSuite.scala": (

@@ -18,6 +18,9 @@ way a Sphinx object directive declares one. What the grammar says, and nothing e
   ``case``), so a definition too large for one chunk is cut between statements; a statement of
   several lines with none nested in it is ``literal``, so a blank line inside it (a docstring, a
   long literal) does not cut it;
+- a function written as several clauses or equations (Elixir's ``def get(nil)`` then ``def
+  get(id)``, Haskell's) is one definition, headed once from its doc, so the next function heads
+  its own lines;
 - code after a definition at the level of its container (module code after a function, a class
   attribute after a method) resumes the container's heading, so it is not taken for the last
   definition's.
@@ -32,8 +35,8 @@ GoogleTest's ``TEST(Suite, Name) {`` and Catch2's ``TEST_CASE("name") {`` in C a
 ``test_*.cpp`` and ``tests/``, XCTest's ``XCTestCase``, swift-testing's ``@Test`` and ``@Suite``,
 SwiftPM's ``Tests/``, MUnit's and ScalaTest's suites (``extends munit.FunSuite``, ``AnyFlatSpec``),
 their ``test("name") { }``, ``describe`` and ``it``, and sbt's ``src/test/``, busted's
-``*_spec.lua``, ``spec/``, ``describe`` and ``it``, ExUnit's ``*_test.exs``, Mix's ``test/`` and a
-module that uses ``ExUnit.Case``, package:test's ``test``,
+``*_spec.lua``, ``spec/``, ``describe`` and ``it``, ExUnit's ``*_test.exs``, Mix's ``test/``, a
+module that uses ``ExUnit.Case`` and its ``describe`` and ``test "name" do``, package:test's ``test``,
 ``group`` and flutter_test's ``testWidgets`` in a file's ``main``, ``*_test.dart`` and Dart's ``test/``,
 Zig's ``test "name" { }``, hspec's ``*Spec.hs``, ``describe`` and ``it``, tasty's ``testGroup`` and
 ``testCase``, Cabal's ``test/``, OCaml's ``let%test`` and ``let%expect_test``, Alcotest's
@@ -193,8 +196,9 @@ class Grammar:
     definition ends, and its closures lie, where the body does. ``inner_doc``: how a comment starts
     that documents what it lies in, not what follows it (Zig's ``//!``). ``continues``: whether a statement
     goes on with the definition above it rather than being code after it (a Haskell function's
-    later equations, an OCaml doc comment written under what it documents): it is no definition
-    of its own, is not attached to the next, and is headed, and marked a test, with the one above.
+    later equations, an Elixir function's later clauses, an OCaml doc comment written under what it
+    documents): it is no definition of its own, is not attached to the next, and is headed, and
+    marked a test, with the one above.
     ``module``: the name of the module a file is (Haskell's ``module Data.Map where``, OCaml's
     from its file's name), given its path and syntax tree, which qualifies the file's names
     (``Data.Map.insert``) but heads nothing: the path already says it. ``types`` and
@@ -278,7 +282,8 @@ _TS_DEFINITIONS = (
     "enum_declaration internal_module module"
 )
 _TS_CONTAINERS = (
-    "class_declaration abstract_class_declaration class interface_declaration internal_module module"
+    "class_declaration abstract_class_declaration class interface_declaration enum_declaration "
+    "internal_module module"
 )
 _TS_WRAPPERS = (
     "export_statement lexical_declaration variable_declaration ambient_declaration expression_statement"
@@ -293,8 +298,13 @@ _TYPESCRIPT = Grammar(
     wrappers=_types(_TS_WRAPPERS),
     function="language_typescript",
     tests=_JAVASCRIPT_TESTS,
-    members=_types("required_parameter optional_parameter"),
-    # those a module exports (:func:`_exported_names`); options (:func:`_js_option_spellings`)
+    # a class's fields and parameter properties, an interface's (and an overload's) signatures, an
+    # enum's members, bare or with a value
+    members=_types(
+        "required_parameter optional_parameter public_field_definition property_signature "
+        "method_signature abstract_method_signature enum_assignment property_identifier"
+    ),
+    # those a module exports (:func:`_exported_names`); options (:func:`_called_option_names`)
     names=_types("variable_declarator call_expression"),
 )
 #: Dart's constructors' signatures: ``Point(this.x)``, ``Point.origin()``, ``const Point.zero()``,
@@ -355,6 +365,43 @@ def _binding_above(statement: Node) -> Node | None:
 #: What may stand between a Haskell function's equations and its signature, and how many of them.
 _BETWEEN_EQUATIONS = _types("comment haddock pragma")
 MOST_BETWEEN_EQUATIONS = 64
+
+
+#: Elixir's definitions of functions, macros and guards, which a function's clauses repeat.
+_ELIXIR_FUNCTIONS = _types("def defp defmacro defmacrop defguard defguardp")
+
+
+def _continues_clauses(statement: Node) -> bool:
+    """Whether an Elixir definition is a later clause of the function above it: the same
+    definition's call and name (``def validate(opts, %Schema{})`` after ``def validate(opts,
+    schema)``, a bodiless head with its defaults first), comments and attributes between, but not
+    a ``@doc``, which documents a function of its own. Elixir groups a function's clauses, and
+    together they are one function, documented once."""
+    keyword = _call_keyword(statement)
+    if keyword not in _ELIXIR_FUNCTIONS:
+        return False
+    above = statement.prev_named_sibling
+    for _ in range(MOST_BETWEEN_EQUATIONS):
+        if above is None or not (above.type == "comment" or _attribute_between_clauses(above)):
+            break
+        above = above.prev_named_sibling
+    else:
+        return False
+    name = _defined_by_call(statement)
+    return (
+        above is not None
+        and _call_keyword(above) == keyword
+        and bool(name)
+        and _defined_by_call(above) == name
+    )
+
+
+def _attribute_between_clauses(node: Node) -> bool:
+    """Whether an Elixir node is a module attribute that may stand between a function's clauses
+    (``@impl true``, ``@spec``), not ``@doc``, which starts a function of its own."""
+    operand = node.child_by_field_name("operand") if node.type == "unary_operator" else None
+    is_attribute = bool(node.children) and node.children[0].type == "@"
+    return is_attribute and operand is not None and _call_keyword(operand) not in ("doc", "moduledoc")
 
 
 def _haskell_module(path: str, root: Node) -> str:
@@ -471,7 +518,7 @@ GRAMMARS: dict[str, Grammar] = {
         wrappers=_types("export_statement lexical_declaration variable_declaration"),
         tests=_JAVASCRIPT_TESTS,
         # those a module exports (:func:`_exported_names`); a command-line option commander or
-        # yargs declares (:func:`_js_option_spellings`)
+        # yargs declares (:func:`_called_option_names`)
         names=_types("variable_declarator call_expression"),
     ),
     "typescript": _TYPESCRIPT,
@@ -687,12 +734,15 @@ GRAMMARS: dict[str, Grammar] = {
             files=("*_test.exs",),  # ExUnit's
             folders=("test",),  # Mix's test paths
             bases=("Case",),  # a module that ``use``s ``ExUnit.Case``, or a project's ``ConnCase``
+            calls=frozenset(("test",)),  # ExUnit's ``test "parses" do``
+            groups=frozenset(("describe",)),
         ),
         members=_types("call"),  # of ``defstruct`` and ``defexception``: the struct's fields
         defining=_types(
             "defmodule defprotocol defimpl def defp defmacro defmacrop defguard defguardp defdelegate"
         ),
         opening=_types("defmodule defprotocol defimpl"),
+        continues=_continues_clauses,  # a function's later clauses: ``def get(nil)``, ``def get(id)``
     ),
     "dart": Grammar(
         "tree_sitter_dart",
@@ -1795,6 +1845,8 @@ def _declares_test(call: Node, rule: TestRule) -> bool:
         return _declares_dart_test(call, rule)
     if call.type == "call_expression":
         return _declares_scala_test(call, rule)
+    if call.type == "call" and call.child_by_field_name("target") is not None:
+        return _declares_elixir_test(call, rule)
     method = call.child_by_field_name("method") if call.type == "call" else None
     arguments = call.child_by_field_name("arguments")
     if method is None or arguments is None or not arguments.named_children:
@@ -1808,6 +1860,18 @@ def _declares_test(call: Node, rule: TestRule) -> bool:
     return name in rule.groups or (name in rule.calls and arguments.named_children[0].type == "string")
 
 
+def _declares_elixir_test(call: Node, rule: TestRule) -> bool:
+    """Whether an Elixir call declares a test or a group of tests, as ExUnit's macros do: ``test
+    "parses" do`` and ``test "parses", %{conn: conn} do`` (a title, a context, a block), ``describe
+    "parse/1" do``; not ``test "pending"``, which has no block."""
+    arguments = _call_arguments(call)
+    if not arguments or arguments[0].type != "string":
+        return False
+    if not any(child.type == "do_block" for child in call.named_children):
+        return False
+    return _call_keyword(call) in rule.calls | rule.groups
+
+
 def _test_call_parts(call: Node) -> tuple[str, Node | None]:
     """The name a call that declares a test is made by (``describe``, ``it``), and its first
     argument: Ruby's ``describe Parser do``, Lua's ``it("parses", function() ... end)``, Dart's
@@ -1818,6 +1882,9 @@ def _test_call_parts(call: Node) -> tuple[str, Node | None]:
         lists = [child for child in part.named_children if child.type == "arguments"] if part else []
         first = lists[0].named_children[0] if lists and lists[0].named_children else None
         return _text(callee), first.named_children[0] if first is not None and first.named_children else None
+    if call.type == "call" and call.child_by_field_name("target") is not None:  # Elixir's
+        given = _call_arguments(call)
+        return _call_keyword(call), given[0] if given else None
     if call.type == "call_expression":  # Scala's: the call of the name and its title, then a block
         call = call.child_by_field_name("function") or call
     called = call.child_by_field_name(
@@ -2165,6 +2232,8 @@ def _member_names(member: Node) -> list[Node]:
         return _assigned_name(member)
     if member.type == "assignment":  # Ruby's, of a constant: ``TIMEOUT = 5``, not ``Other::NAME = 5``
         return [name for name in _assigned_constant(member) if name.type == "constant"]
+    if member.type == "property_identifier":  # a TypeScript enum's member without a value: ``Transient,``
+        return [member]
     names = member.children_by_field_name("name")
     if names:
         bound = (
