@@ -271,6 +271,17 @@ def test_a_document_named_without_an_extension_is_walked_in_a_documentation_fold
     assert [skipped.path for skipped in found.skipped] == ["src/proxy-sample"]
 
 
+def test_a_ruby_dsl_named_without_an_extension_is_walked_and_read_as_ruby(tmp_path):
+    write(tmp_path / "Podfile", "def shared_pods\n  pod 'Alamofire'\nend\n")
+    write(tmp_path / "Gemfile.lock", "GEM\n  specs:\n    shared_pods (1.0)\n")
+    found = corpus.walk(tmp_path)
+    assert [source.path for source in found.files] == ["Podfile"]  # Bundler's lock file is no Ruby
+    with Index.open(tmp_path / "index.db") as index:
+        index.build(tmp_path, backend=HashBackend())
+        hits = index.search("shared_pods", mode="keyword", min_score=0)
+    assert {hit.path: hit.heading for hit in hits} == {"Podfile": "Podfile > shared_pods"}
+
+
 def test_a_link_to_a_credentials_file_is_left_out_as_the_file_itself_is(tmp_path):
     write(tmp_path / ".env", "API_KEY=not-for-the-index\n")
     write(tmp_path / "config" / "server.pem", "-----BEGIN PRIVATE KEY-----\n")

@@ -14,7 +14,7 @@ from helpers import HashBackend, fastest_seconds, grows_linearly
 
 from indexer import Index
 from indexer.chunking import ChunkSettings, chunk_document
-from indexer.formats import parse_text
+from indexer.formats import is_source_code, parse_text
 from indexer.formats.code import CODE_EXTENSIONS, GRAMMARS
 from indexer.formats.document import Heading
 from indexer.formats.preprocessor import one_configuration, without_macros
@@ -737,6 +737,41 @@ def test_a_file_its_grammar_cannot_read_or_a_language_without_one_keeps_plain_li
     assert [heading.title for heading in document.headings] == headings and document.definitions == {}
     assert document.lines == text.split("\n")[:-1]
     assert {chunk.heading for chunk in chunks_of(path, text)} == {headings[0] if headings else ""}
+
+
+@pytest.mark.parametrize(
+    "path, source, headings, line, names",
+    [
+        (
+            "Rakefile",
+            'desc "Run tests"\ntask :test do\n  ruby "test/all.rb"\nend\n\ndef gem_version\n  "1.0"\nend\n',
+            ["Rakefile", "gem_version"],
+            6,
+            ("gem_version",),
+        ),
+        (
+            "ios/Podfile",
+            "platform :ios, '13.0'\n\nclass Pods\n  SWIFT_VERSION = '5.0'\nend\n",
+            ["ios/Podfile", "Pods"],
+            4,
+            ("Pods::SWIFT_VERSION", "SWIFT_VERSION"),
+        ),
+    ],
+)
+def test_a_build_file_named_as_a_ruby_dsl_is_read_as_ruby(path, source, headings, line, names):
+    """Bundler, Rake, Vagrant, CocoaPods and the like read a file of that exact name as Ruby: its
+    definitions head and declare as a ``.rb`` file's do."""
+    document = parse_text(path, source)
+    assert [heading.title for heading in document.headings] == headings
+    assert document.definitions[line] == names
+    assert is_source_code(path)
+
+
+def test_what_a_ruby_dsl_s_tool_writes_beside_it_stays_plain_lines_under_its_path():
+    source = "GEM\n  remote: https://rubygems.org/\n  specs:\n    rake (13.0.6)\n\nPLATFORMS\n  ruby\n"
+    document = parse_text("Gemfile.lock", source)
+    assert [heading.title for heading in document.headings] == ["Gemfile.lock"]
+    assert document.definitions == {} and not is_source_code("Podfile.lock")
 
 
 #: Type aliases that parse, then an interface whose generic call signatures follow one another with

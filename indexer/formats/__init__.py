@@ -45,6 +45,7 @@ from indexer.records import lead_lines
 
 __all__ = [
     "BUILD_FILE_NAMES",
+    "CODE_FILE_NAMES",
     "Document",
     "Heading",
     "Neighbours",
@@ -260,7 +261,7 @@ def _reader_name(path: str) -> str:
         return MAN_PAGE
     if is_info_name(_file_name(path)):
         return INFO
-    return SOURCE_CODE if _code_language(extension) else PLAIN
+    return SOURCE_CODE if _code_language(path) else PLAIN
 
 
 def describe_error(error: BaseException) -> str:
@@ -304,7 +305,7 @@ def _read_text(path: str, text: str, encoding: str, neighbours: Neighbours | Non
     if reader == SOURCE_CODE:
         from indexer.formats.code import read_code
 
-        return read_code(path, text, encoding, cast(str, _code_language(extension)))
+        return read_code(path, text, encoding, cast(str, _code_language(path)))
     if text.startswith(SHEBANG):  # a script named without its language's extension
         from indexer.formats.code import read_code, script_language
 
@@ -318,15 +319,25 @@ def _read_text(path: str, text: str, encoding: str, neighbours: Neighbours | Non
 
 
 #: Source and build files of languages no grammar here reads, by extension, and build files by name
-#: (with a suffix of their own too: ``Dockerfile.dev``, ``Makefile.am``): read as plain lines,
-#: headed by their path as source code is, since a line of them is read where it lies in a project
-#: (``web/Dockerfile``, ``db/schema.sql``, ``infra/main.tf``).
+#: (with a suffix of their own too: ``Dockerfile.dev``, ``Makefile.am``, ``Gemfile.lock``): read as
+#: plain lines, headed by their path as source code is, since a line of them is read where it lies
+#: in a project (``web/Dockerfile``, ``db/schema.sql``, ``infra/main.tf``); but a build file named
+#: exactly as one written in a language (:data:`CODE_FILE_NAMES`) is read as that language's code.
 UNPARSED_CODE_EXTENSIONS = frozenset(
     """m mm fs vb pl pm r jl erl clj cljs nim fish ps1 bat sql css scss sass less vue svelte
     properties graphql proto tf hcl gradle cmake mk dockerfile containerfile""".split()
 )
+#: Build files written in a language a grammar reads, by their whole name (case aside), which
+#: their tools read as that language: the Ruby DSLs of Bundler, Rake, Vagrant, Guard, CocoaPods,
+#: Homebrew Bundle, Capistrano, Berkshelf, Thor, Danger, fastlane, r10k and Steep. Only the whole
+#: name: ``Gemfile.lock`` and ``Podfile.lock`` are what the tools write, no Ruby.
+CODE_FILE_NAMES = dict.fromkeys(
+    """gemfile rakefile vagrantfile guardfile podfile brewfile capfile berksfile thorfile dangerfile
+    fastfile appfile puppetfile steepfile""".split(),
+    "ruby",
+)
 BUILD_FILE_NAMES = frozenset(
-    "makefile dockerfile containerfile gemfile rakefile procfile vagrantfile justfile".split()
+    ("makefile", "dockerfile", "containerfile", "procfile", "justfile", *CODE_FILE_NAMES)
 )
 
 
@@ -348,8 +359,7 @@ def _headed_by_path(path: str, document: Document) -> Document:
 def is_source_code(path: str) -> bool:
     """Whether the file at ``path`` is source code: a file :func:`parse_text` gives the code reader
     (by its extension: a file the grammar cannot read, read as plain lines, is source code still)."""
-    extension = extension_of(path)
-    return extension not in TEXT_READERS and _code_language(extension) is not None
+    return extension_of(path) not in TEXT_READERS and _code_language(path) is not None
 
 
 def read_extensions() -> frozenset[str]:
@@ -360,12 +370,16 @@ def read_extensions() -> frozenset[str]:
     return frozenset((*TEXT_READERS, *BINARY_READERS, *DATA_READERS, *CODE_EXTENSIONS))
 
 
-def _code_language(extension: str) -> str | None:
-    """The language whose source files have ``extension``, if any (:mod:`indexer.formats.code`,
-    imported only when a file is not one of :data:`TEXT_READERS`' formats)."""
+def _code_language(path: str) -> str | None:
+    """The language the file at ``path`` is written in, if any: by its whole name
+    (:data:`CODE_FILE_NAMES`), else by its extension (:mod:`indexer.formats.code`, imported only
+    when a file is not one of :data:`TEXT_READERS`' formats)."""
+    named = CODE_FILE_NAMES.get(_file_name(path))
+    if named is not None:
+        return named
     from indexer.formats.code import language_of
 
-    return language_of(extension)
+    return language_of(extension_of(path))
 
 
 def heading_titles(path: str, text: str) -> list[str]:
