@@ -1960,6 +1960,16 @@ def test_a_kotlin_class_whose_constructor_starts_on_the_next_line_is_read_by_its
             lambda n: "local M = {}\n" + "".join(f"M.f{i} = {i}\n" for i in range(n)) + "return M\n",
         ),
         ("m.py", lambda n: "class A:\n" + "".join(f"    a{i}: int = {i}\n" for i in range(n))),
+        ("e.ts", lambda n: "enum E {\n" + "".join(f"  V{i},\n" for i in range(n)) + "}\n"),
+        ("chain.ts", lambda n: "x = " + "a.b" * n + ";\n"),  # a property in a chain n deep
+        (
+            "m.ex",
+            lambda n: (
+                "defmodule M do\n"
+                + "".join(f"  @impl true\n  def f(x{i}), do: {i}\n" for i in range(n))
+                + "end\n"
+            ),
+        ),
     ],
 )
 def test_reading_a_class_s_directives_and_a_module_s_values_is_linear_in_their_number(path, make):

@@ -302,7 +302,7 @@ _TYPESCRIPT = Grammar(
     # enum's members, bare or with a value
     members=_types(
         "required_parameter optional_parameter public_field_definition property_signature "
-        "method_signature abstract_method_signature enum_assignment property_identifier"
+        "method_signature abstract_method_signature enum_body"
     ),
     # those a module exports (:func:`_exported_names`); options (:func:`_called_option_names`)
     names=_types("variable_declarator call_expression"),
@@ -2232,8 +2232,9 @@ def _member_names(member: Node) -> list[Node]:
         return _assigned_name(member)
     if member.type == "assignment":  # Ruby's, of a constant: ``TIMEOUT = 5``, not ``Other::NAME = 5``
         return [name for name in _assigned_constant(member) if name.type == "constant"]
-    if member.type == "property_identifier":  # a TypeScript enum's member without a value: ``Transient,``
-        return [member]
+    if member.type == "enum_body":  # TypeScript's: its members, bare (``Transient,``) or with a value
+        members = (child.child_by_field_name("name") or child for child in member.named_children)
+        return [name for name in members if name.type == "property_identifier"]
     names = member.children_by_field_name("name")
     if names:
         bound = (
