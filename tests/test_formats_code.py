@@ -871,6 +871,47 @@ def test_a_typescript_enum_s_members_an_interface_s_signatures_and_a_class_s_fie
     )
 
 
+TYPESCRIPT_OVERLOADS = """\
+import { Provider } from "./providers";
+
+/** Parses a token. */
+export function parse(token: string): Token;
+export function parse(token: symbol): Token;
+export function parse(token: string | symbol): Token {
+  return new Token(token);
+}
+
+export class Container {
+  constructor(private parent?: Container) {}
+
+  /**
+   * Register a dependency provider.
+   */
+  public register<T>(token: string, provider: Provider<T>): Container;
+  // a class registers itself
+  public register<T>(token: Constructor<T>): Container;
+  public register<T>(token: string | Constructor<T>, provider?: Provider<T>): Container {
+    return this;
+  }
+}
+"""
+
+
+def test_a_typescript_function_s_overloads_and_their_doc_comment_lie_under_its_heading():
+    """TypeScript writes a function's overloads as signatures above its implementation, and its
+    doc comment above the first of them: the function's heading starts there, so its doc and its
+    signatures are read under its name, not under the module's or the class's."""
+    line_of = {line.strip(): number for number, line in enumerate(TYPESCRIPT_OVERLOADS.split("\n"), 1)}
+    headings = {
+        heading.title: heading.line for heading in parse_text("src/c.ts", TYPESCRIPT_OVERLOADS).headings
+    }
+    assert headings["parse"] == line_of["/** Parses a token. */"]
+    assert headings["register"] == line_of["/**"]
+    paths = heading_paths("src/c.ts", TYPESCRIPT_OVERLOADS)
+    assert paths["Container.register"] == "src/c.ts > Container > register"
+    assert paths["Container.parent"] == "src/c.ts > Container > constructor"
+
+
 def test_the_statements_that_parse_keep_their_outline_where_one_the_grammar_cannot_read_fails_the_file():
     lines = UNPARSED_INTERFACE.split("\n")
     document = parse_text("src/types/types-external.ts", UNPARSED_INTERFACE)
@@ -1962,6 +2003,12 @@ def test_a_kotlin_class_whose_constructor_starts_on_the_next_line_is_read_by_its
         ("m.py", lambda n: "class A:\n" + "".join(f"    a{i}: int = {i}\n" for i in range(n))),
         ("e.ts", lambda n: "enum E {\n" + "".join(f"  V{i},\n" for i in range(n)) + "}\n"),
         ("chain.ts", lambda n: "x = " + "a.b" * n + ";\n"),  # a property in a chain n deep
+        (
+            "c.ts",
+            lambda n: (
+                "class C {\n" + "".join(f"  m(a: {i}): void;\n  m{i}() {{}}\n" for i in range(n)) + "}\n"
+            ),
+        ),
         (
             "m.ex",
             lambda n: (

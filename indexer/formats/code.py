@@ -7,8 +7,9 @@ name of what it belongs to, and the names a file defines are its :attr:`Document
 way a Sphinx object directive declares one. What the grammar says, and nothing else:
 
 - a definition's heading starts at the comments and attributes written just above it (same
-  indentation; one blank line between where nothing else is, but not the file's banner), so its
-  doc comment, decorators and docstring stay with it;
+  indentation; one blank line between where nothing else is, but not the file's banner), and at
+  the signatures of its overloads written above it (TypeScript's), so its doc comment, decorators
+  and docstring stay with it;
 - functions defined inside a function (closures, local classes) are statements of that function,
   not headings: an outline lists what a module or class offers; but a function declared by name as
   a statement of a function's body (``function getPath()`` in ``function enablePatches()``, a
@@ -210,6 +211,9 @@ class Grammar:
     comment writes to declare a method of the container it lies in, its name in group ``name``, as
     the language's documentation tool reads it (YARD's ``# @!method get(url)`` and ``# @!attribute
     [r] status``, for methods that metaprogramming defines): declared as the container's methods are.
+    ``overloads``: signatures that declare an overload of the function implemented under them, of
+    the same name (TypeScript's ``function parse(x: string): A;`` before ``function parse(x) {``):
+    the function's heading starts at the first of them, with the doc comment above it.
     """
 
     package: str
@@ -236,6 +240,7 @@ class Grammar:
     constructors: frozenset[str] = frozenset()
     container_of: Callable[[Node], Node | None] | None = None
     directives: re.Pattern[str] | None = None
+    overloads: frozenset[str] = frozenset()
 
 
 def _types(text: str) -> frozenset[str]:
@@ -306,6 +311,7 @@ _TYPESCRIPT = Grammar(
     ),
     # those a module exports (:func:`_exported_names`); options (:func:`_called_option_names`)
     names=_types("variable_declarator call_expression"),
+    overloads=_types("function_signature method_signature"),
 )
 #: Dart's constructors' signatures: ``Point(this.x)``, ``Point.origin()``, ``const Point.zero()``,
 #: ``factory Point.parse(...)``, ``factory Point.from(...) = Other``.
@@ -1708,13 +1714,36 @@ class _Outline:
         """The row a definition's heading starts on: its own, or that of the comments and attributes
         just above it at the same indentation; where none is, those one blank line above, as YARD
         and a reader take a doc comment, unless they are the file's banner (:meth:`_in_banner`)."""
-        row, column = node.start_point
+        row, column = self._first_overload(node).start_point
         above = self._commented_from(row, column)
         if above == row >= 2 and not self.lines[row - 1].strip():
             first = self._commented_from(row - 1, column)
             if first < row - 1 and not self._in_banner(first):
                 return first
         return self._documented_from(above)
+
+    def _first_overload(self, node: Node) -> Node:
+        """The first of the overloads' signatures written just above a function's implementation
+        (:attr:`Grammar.overloads`), comments between; ``node`` itself where none is."""
+        name = self._overloaded_name(node, self.grammar.definitions)
+        first, above = node, node.prev_named_sibling
+        while name and above is not None:
+            if self._overloaded_name(above, self.grammar.overloads) == name:
+                first = above
+            elif "comment" not in above.type:
+                break
+            above = above.prev_named_sibling
+        return first
+
+    def _overloaded_name(self, node: Node, kinds: frozenset[str]) -> str:
+        """The name ``node`` (or the declaration a wrapper carries: ``export function ...``)
+        declares if it is of one of ``kinds`` in a grammar that writes overloads, else empty."""
+        if not self.grammar.overloads:
+            return ""
+        if node.type in self.grammar.wrappers:
+            node = node.child_by_field_name("declaration") or node
+        name = node.child_by_field_name("name") if node.type in kinds else None
+        return _text(name) if name is not None else ""
 
     def _documented_from(self, row: int) -> int:
         """The first row of the Haddock comment (``-- |``) that documents what starts at ``row``,
