@@ -673,6 +673,12 @@ def test_which_queries_are_one_name_and_which_names_a_page_goes_by():
     assert forms("Base#call") == ["Base: Base#call", "Base: call"]
     assert forms("Logger::$name") == ["Logger: Logger::$name", "Logger: $name"]
     assert [asked_names(text) for text in ("C#", "#include")] == [(), ()]
+    # a predicate and a method that raises, as Ruby and Elixir name them; punctuation is none
+    assert [forms(text) for text in ("validate!", "Enum.empty?")] == [
+        ["validate!"],
+        ["Enum: Enum.empty?", "Enum: empty?"],
+    ]
+    assert [asked_names(text) for text in ("why?!", "?", "a?b")] == [()] * 3
     # a directive or an annotation as typed, with its sigil, as a title declares it
     assert [forms(text) for text in ("//DEPS", "@Grab")] == [["//DEPS", "DEPS"], ["@Grab"]]
     # words joined by hyphens and a command's options are names as manuals declare them; a long

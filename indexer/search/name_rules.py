@@ -32,8 +32,10 @@ from indexer.search.query import STOPWORDS
 #: ``cache:size``); maybe with the ``=`` a manual writes after an option or a
 #: setting that takes a value (``--type=``, systemd's ``ExecStart=``), which its name goes without; or
 #: after the sigil a directive or an annotation is typed with (JBang's ``//DEPS``, ``@Grab``), as a
-#: title declares them (:func:`indexer.formats.definitions.title_names`).
-_NAME_PART = r"\$?[^\W\d]\w*(?:-\w+)*"
+#: title declares them (:func:`indexer.formats.definitions.title_names`); maybe ending in the ``?``
+#: or ``!`` with which Ruby, Elixir and Scheme name a predicate or a method that raises or changes
+#: its receiver (``empty?``, ``validate!``), as their code declares it.
+_NAME_PART = r"\$?[^\W\d]\w*(?:-\w+)*[?!]?"
 _NAME_SEPARATOR = re.compile(r"::|:|\.|->|/|#")
 _NAME_QUERY = re.compile(
     rf"(?:--?|//|@)?{_NAME_PART}(?:(?:{_NAME_SEPARATOR.pattern}){_NAME_PART})*(?:\(\)|=)?"
