@@ -176,7 +176,7 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: declared, an AsciiDoc id in single quotes and a table's own separator read, a ``.conf`` file
 #: headed by its brace blocks, NEWS releases after a page break, an option taking a list declared,
 #: a CSV or TSV file's rows headed by its columns, a Dockerfile or other code no grammar reads by its path
-CHUNKER_VERSION = 51
+CHUNKER_VERSION = 52
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
