@@ -11,6 +11,7 @@ from helpers import HashBackend, fastest_seconds, grows_linearly
 from indexer import Index
 from indexer.chunking import ChunkSettings, chunk_document
 from indexer.formats import parse_text, read_extensions
+from indexer.formats.data import declared_format
 
 
 def words(texts: list[str]) -> list[int]:
@@ -308,6 +309,10 @@ def test_a_file_whose_first_line_declares_no_format_is_read_as_plain_lines():
     patch = "--- a/setup.cfg\n+++ b/setup.cfg\n@@ -1 +1 @@\n-[metadata]\n+[options]\n"
     assert headings("debian/patches/fix-setup", patch) == []
     assert headings("notes", "---\ntitle: Notes\nowner:\n  name: me\n")[1:] == [(3, 2, "owner")]
+    # a test's JSON on one line, a value or an array, is no section: no heading made of its values
+    for fixture in ("[1.23e47, 0.1, 0.3]\n", '["\\u0000"]\n', "[true]\n", "[true]\n\n# end\n"):
+        assert declared_format("test/suites/valid/real-exponent/output", fixture) is None
+    assert declared_format("hosts", "[webservers]\nweb1\n") == "ini"
 
 
 def test_a_long_first_line_is_read_for_its_format_in_bounded_time():

@@ -61,6 +61,10 @@ _TOML_MULTILINE_STRING = re.compile(r'"""|' r"'''")
 
 #: An INI section's header at the start of its line: ``[server]``, ``[remote "origin"]``.
 _INI_SECTION = re.compile(rf"\[([^\[\]]{{1,{MAX_KEY_CHARS}}})\] *(?:[;#].*)?")
+#: An INI section's header that declares a file's format where its name declares none: a name that
+#: starts with a letter, without a comma (a JSON array's ``[1.5, 2]``, ``["x"]`` or ``[true, 1]`` on
+#: one line is none).
+_DECLARED_SECTION = re.compile(rf"\[[A-Za-z][^\[\],]{{0,{MAX_KEY_CHARS}}}\] *(?:[;#].*)?")
 #: What of a ``.conf`` line may hold a brace that opens no block: a quoted string (what no quote
 #: closes, to the line's end), or a comment to the line's end. Each is matched once: one pass.
 _CONF_NOT_WORDS = re.compile(r"\"(?:[^\"\\]|\\.)*(?:\"|\\?$)|'[^']*(?:'|$)|#.*")
@@ -93,21 +97,20 @@ def declared_format(path: str, head: str) -> str | None:
     ``epel.repo``, ``backup.timer``), from ``path`` and the start of its text (``head``); None for
     a file that declares none. A file in an Ansible variables folder (:data:`VARIABLE_FOLDERS`) is
     YAML, but an encrypted one; any other declares its format on its first line of content, comments
-    (``#``, ``;``) and blank lines aside: an INI section's header (``[webservers]``, ``[Unit]``:
-    Ansible's inventories, systemd's units, yum's repositories and git's configuration are written
-    so), or YAML's document marker alone (``---``; a patch's ``--- a/file`` is none)."""
+    (``#``, ``;``) and blank lines aside: an INI section's header (:data:`_DECLARED_SECTION`:
+    ``[webservers]``, ``[Unit]``: Ansible's inventories, systemd's units, yum's repositories and
+    git's configuration are written so) with a line of content after it (a test's one-line
+    ``[true]`` is JSON), or YAML's document marker alone (``---``; a patch's ``--- a/file`` is none)."""
     if head.startswith(_VAULT_HEADER):
         return None
     if VARIABLE_FOLDERS.intersection(path.split("/")[-3:-1]):
         return "yaml"
-    for line in head[:DECLARATION_CHARS].split("\n"):
-        stripped = line.strip()
-        if not stripped or stripped[0] in "#;":
-            continue
-        if _INI_SECTION.fullmatch(stripped):
-            return "ini"
-        return "yaml" if stripped == "---" else None
-    return None
+    stripped = (line.strip() for line in head[:DECLARATION_CHARS].split("\n"))
+    content = (line for line in stripped if line and line[0] not in "#;")
+    opening = next(content, None)
+    if opening is not None and _DECLARED_SECTION.fullmatch(opening):
+        return "ini" if next(content, None) is not None else None
+    return "yaml" if opening == "---" else None
 
 
 def read_data(path: str, text: str, encoding: str, extension: str) -> Document:
