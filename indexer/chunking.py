@@ -10,12 +10,14 @@ How boundaries are chosen, and why:
   paragraph break.
 - A heading never ends a chunk: a heading followed at once by another heading travels with the text
   after it (and one that ends a file with the text before it), so every chunk carries text to read.
-  Its heading path still says where it is. A file whose text is nothing but titles (and markup),
-  where its markup includes other files' text (a DocBook guide's section that only XIncludes a
-  module's man page, an AsciiDoc assembly of ``include::`` lines), stores no chunk: what its
-  sections hold is the included files' text, which the build reads as those files, and a chunk of
-  their titles alone would come first for every question the included page answers, with nothing
-  in it to read. A file of titles that includes nothing (a stub page) is stored as it is.
+  Its heading path still says where it is. A file whose text is nothing but its one title (and
+  markup), where its markup includes other files' text (a DocBook guide's section that only
+  XIncludes a module's man page, an AsciiDoc assembly of ``include::`` lines), stores no chunk: what
+  it holds is the included files' text, which the build reads as those files, and a chunk of its
+  title alone would come first for every question the included page answers, with nothing in it to
+  read. A file of titles that includes nothing (a stub page) is stored as it is, and so is one of
+  several titles (an FAQ's questions over the snippets that answer them): its titles say what each
+  included part is about, which the included files need not.
 - The document is cut at the strongest boundary inside it (a top-level heading first, then the next
   level, then parts, then paragraphs) until the pieces fit; a block too big on its own is cut by
   lines, and a line too long by words. Neighbouring pieces that fit are packed together into one
@@ -175,7 +177,11 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: section's label and a labelled title of names, option lists and definition terms that are names
 #: declared, an AsciiDoc id in single quotes and a table's own separator read, a ``.conf`` file
 #: headed by its brace blocks, NEWS releases after a page break, an option taking a list declared,
-#: a CSV or TSV file's rows headed by its columns, a Dockerfile or other code no grammar reads by its path
+#: a CSV or TSV file's rows headed by its columns, a Dockerfile or other code no grammar reads by its
+#: path; 52: Go's, Rust's and JavaScript's command-line options declared, a page of one title over
+#: the files it includes storing no chunk, configuration named without an extension read by the
+#: format it declares, Ruby's DSL files read as Ruby, an Elixir function's clauses one heading,
+#: ExUnit's tests, TypeScript's members and overloads, a man page's bold options with a value
 CHUNKER_VERSION = 52
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
@@ -335,8 +341,8 @@ def chunk_document(document: Document, count_tokens: TokenCounter, settings: Chu
         for number, (line, read, tokens) in enumerate(zip(lines, read, line_tokens, strict=False), 1)
     ]
     blocks = _blocks(pieces, document)
-    if document.includes and all(_titles_alone(block) for block in blocks):
-        return []  # titles over the files it includes: their text is theirs, read as those files
+    if document.includes and len(document.headings) <= 1 and all(_titles_alone(block) for block in blocks):
+        return []  # its title over the files it includes: their text is theirs, read as those files
     blocks = _with_headings_carried(blocks)
     listed = contents_entries(lines)
     packer = _Packer(settings, headings, count_tokens)

@@ -27,7 +27,7 @@ from indexer.formats import (
     read_extensions,
     untemplated_name,
 )
-from indexer.formats.compressed import compression_of, uncompressed_name
+from indexer.formats.compressed import uncompressed_name
 from indexer.formats.data import DECLARATION_CHARS, declared_format
 from indexer.formats.info import is_info_name
 from indexer.formats.roff import is_man_page_name
@@ -72,6 +72,12 @@ LOCK_FILE_NAMES = frozenset(
     renv.lock conan.lock cartfile.resolved""".split()
 )
 MINIFIED_SUFFIXES = (".min.js", ".min.mjs", ".min.cjs", ".min.css")
+NOT_READ_REASON = "not a file type indexer reads"
+#: Why a file of a type a reader takes is left out, by its kind (:func:`machine_written_kind`).
+LEFT_OUT_REASONS = {
+    "lock file": "a package manager's lock file, written for machines",
+    "minified": "a minified script or style, written for machines",
+}
 #: Folders that hold documentation, as the GNU Coding Standards name a package's (``doc``) and the
 #: FHS the system's (``/usr/share/doc/PACKAGE``; ``docs`` as projects write it): a file named without
 #: an extension there is a document (``HOWTO-Customize-LogWatch``, ``examples/README-ssl``).
@@ -466,7 +472,7 @@ class _Walk:
             if kind == "secret":
                 self._skip_recorded(relative, "secret", SECRET_REASON)
             else:
-                self.skipped.append(SkippedFile(name, kind, "not a file type indexer reads"))
+                self.skipped.append(SkippedFile(name, kind, LEFT_OUT_REASONS.get(kind, NOT_READ_REASON)))
         elif target is not None and self._secret_target(relative, target):
             reason = f"a link to {stored_name(target)}, whose name says it holds credentials"
             self._skip_recorded(relative, "secret", reason)
@@ -629,35 +635,21 @@ def machine_written_kind(path: str) -> str | None:
 
 
 def _declares_its_format(label: str, name: str, path: Path) -> bool:
-    """Whether a file whose name says no type a reader takes (its ``label``: :func:`type_label`)
-    says in its text what it is, which its reader then reads: a script named without its language's
-    extension, whose first line says what runs it (``#!``: a project's ``bin/deploy``, inetd's
-    ``in.qpopper``), or a data file (:func:`~indexer.formats.data.declared_format`: an Ansible
-    inventory's ``hosts``, ``group_vars/all``, ``epel.repo``, ``backup.timer``). An image's, an
-    archive's or a compressed file's bytes are not looked at."""
-    extension = label.removeprefix(".")
-    if extension in NOT_TEXT_EXTENSIONS or compression_of(name):
+    """Whether a file named without an extension (its ``label``: :func:`type_label`) says in its
+    text what it is, which its reader then reads: a script, whose first line says what runs it
+    (``#!``: a project's ``bin/deploy``), or, not hidden, a data file
+    (:func:`~indexer.formats.data.declared_format`: an Ansible inventory's ``hosts``,
+    ``group_vars/all``). A file with an extension says what it is by that: an installer's ``.run``
+    holds a payload after its ``#!`` line, and a hidden file is a tool's own settings (``.hgrc``,
+    ``.gitconfig``), credentials as often as not."""
+    if label != NO_EXTENSION:
         return False
-    head = _head_of(path)
+    head = _ends_of(path, DECLARATION_CHARS, tail=False, follow_links=True)
     if head.startswith(SHEBANG.encode()):
         return True
-    if b"\0" in head:
+    if b"\0" in head or name.rsplit("/", 1)[-1].startswith("."):
         return False
-    return declared_format(name, head.decode("utf-8", errors="ignore")) is not None
-
-
-def _head_of(path: Path) -> bytes:
-    """The first :data:`~indexer.formats.data.DECLARATION_CHARS` bytes of the regular file at
-    ``path``; none where it cannot be read, is a link or is no regular file (a FIFO's ``open``
-    would wait for a writer)."""
-    try:
-        descriptor = os.open(path, _open_flags(follow_links=True))
-    except OSError:  # not ours to read: its type is still none we read
-        return b""
-    with os.fdopen(descriptor, "rb") as file:
-        if not stat.S_ISREG(os.fstat(file.fileno()).st_mode):
-            return b""
-        return file.read(DECLARATION_CHARS)
+    return declared_format(name, head.decode("utf-8", errors="ignore").removeprefix("\ufeff")) is not None
 
 
 #: How :func:`type_label` counts a file named without an extension.
@@ -679,12 +671,13 @@ def is_skipped_folder(name: str) -> bool:
     return hidden or name in SKIPPED_FOLDERS or name.endswith(".egg-info")
 
 
-def _ends_of(path: Path, size: int) -> bytes:
-    """The first and last ``size`` bytes of the regular file at ``path``, nothing where it
-    cannot be read, is a link or is no regular file (a FIFO's ``open`` would wait for a writer and
-    hang the walk): where generators write their name, in a page's head or a closing comment."""
+def _ends_of(path: Path, size: int, *, tail: bool = True, follow_links: bool = False) -> bytes:
+    """The first and (``tail``) last ``size`` bytes of the regular file at ``path``, nothing where
+    it cannot be read, is a link (unless ``follow_links``) or is no regular file (a FIFO's ``open``
+    would wait for a writer and hang the walk): where generators write their name, in a page's head
+    or a closing comment, and where a file says what it is (:func:`_declares_its_format`)."""
     try:
-        descriptor = os.open(path, _open_flags(follow_links=False))
+        descriptor = os.open(path, _open_flags(follow_links=follow_links))
     except OSError:
         return b""
     with os.fdopen(descriptor, "rb") as file:
@@ -693,9 +686,11 @@ def _ends_of(path: Path, size: int) -> bytes:
             return b""
         try:
             head = file.read(size)
+            if not tail:
+                return head
             file.seek(max(info.st_size - size, len(head)))
             return head + file.read(size)
-        except OSError:  # unreadable: no output known here, so its files are read as any others
+        except OSError:  # unreadable: nothing known of it here, so it is taken as any other file
             return b""
 
 

@@ -499,3 +499,14 @@ def test_a_source_file_of_one_short_line_under_its_path_heading_is_stored(path, 
     is its code, and a C ``#include`` no text another file stands in for."""
     chunks = chunk_document(read_document(path, source.encode()), count_words, SETTINGS)
     assert [(chunk.heading, chunk.text) for chunk in chunks] == [(path, source.rstrip("\n"))]
+
+
+def test_a_page_of_one_title_over_the_files_it_includes_stores_nothing_and_one_of_several_titles_is_kept():
+    single = '# Installing\n\n--8<-- "snippets/install.md"\n'
+    assert chunk_document(parse_text("docs/install.md", single), count_words, SETTINGS) == []
+    faq = (
+        '# FAQ\n\n## How do I install it?\n\n--8<-- "snippets/install.md"\n\n'
+        '## How do I upgrade it?\n\n--8<-- "snippets/upgrade.md"\n'
+    )
+    chunks = chunk_document(parse_text("docs/faq.md", faq), count_words, SETTINGS)
+    assert "How do I upgrade it?" in "\n".join(chunk.text for chunk in chunks)

@@ -128,6 +128,8 @@ def test_lock_files_and_minified_scripts_are_left_out_and_their_manifests_read(t
         "web/static/site.MIN.CSS": "minified",
         "web/static/vendor.min.js": "minified",
     }
+    reasons = {skipped.path: skipped.reason for skipped in found.skipped}
+    assert reasons["Cargo.lock"] == "a package manager's lock file, written for machines"
     # ``index watch`` asks the same question of each changed path
     watched = corpus.WalkFilter(tmp_path, WalkRules())
     assert not watched.takes("web/package-lock.json")
@@ -233,23 +235,33 @@ def test_a_script_is_walked_by_its_first_line_and_read_in_its_interpreter_s_lang
     assert {hit.path: hit.heading for hit in hits}["bin/deploy"] == "bin/deploy > rollout"
 
 
-def test_configuration_that_declares_its_format_is_walked_whatever_its_name(tmp_path):
+def test_configuration_named_without_an_extension_is_walked_by_the_format_it_declares(tmp_path):
     web = "".join(f"web{number} http_port=80{number}\n" for number in range(300))  # more than one chunk
     write(tmp_path / "lamp" / "hosts", f"# by role\n[dbservers]\ndb1\n\n[webservers]\n{web}")
     write(tmp_path / "lamp" / "group_vars" / "lbservers", "# the balancer\nbalance: roundrobin\n")
     write(tmp_path / "lamp" / "files" / "epel.repo", "[epel]\nname=Extra Packages\n")
-    write(tmp_path / "lamp" / "files" / "in.ftpd", "#!/usr/bin/perl\nprint 'ftp';\n")
+    write(tmp_path / "lamp" / "files" / "proxy", "\ufeff[proxy]\nport=3128\n")  # as Notepad saves it
+    write(tmp_path / "lamp" / "files" / "ftpd-wrapper", "#!/usr/bin/perl\nprint 'ftp';\n")
+    write(tmp_path / "lamp" / "files" / "setup.run", "#!/bin/sh\ntail -n +3 $0 | tar x\n")  # a payload
+    write(tmp_path / "lamp" / "files" / ".hgrc", "[auth]\nhost.password = hunter2\n")  # a tool's own
     write(tmp_path / "lamp" / "files" / "secret", "c2VjcmV0IGtleWZpbGU=\n")  # no format declared
     write(tmp_path / "lamp" / "files" / "gpg-key-epel", "-----BEGIN PGP PUBLIC KEY BLOCK-----\n")
     (tmp_path / "lamp" / "files" / "app.war").write_bytes(b"PK\x03\x04\x00\x00[epel]\n")
     found = corpus.walk(tmp_path)
     assert [source.path for source in found.files] == [
         "lamp/files/epel.repo",
-        "lamp/files/in.ftpd",
+        "lamp/files/ftpd-wrapper",
+        "lamp/files/proxy",
         "lamp/group_vars/lbservers",
         "lamp/hosts",
     ]
-    left_out = ["lamp/files/app.war", "lamp/files/gpg-key-epel", "lamp/files/secret"]
+    left_out = [
+        "lamp/files/.hgrc",
+        "lamp/files/app.war",
+        "lamp/files/gpg-key-epel",
+        "lamp/files/secret",
+        "lamp/files/setup.run",
+    ]
     assert [skipped.path for skipped in found.skipped] == left_out
     with Index.open(tmp_path / "index.db") as index:
         index.build(tmp_path, backend=HashBackend())

@@ -3146,6 +3146,8 @@ def test_a_go_command_s_flags_are_declared_by_the_flag_and_pflag_calls_that_name
         \tname := c.String("out")
         \tlog.Info(zap.String("key", "value"))
         \tb.WriteString("--not-a-flag")
+        \tstatsd.Count("page.views", 1, nil, 1)
+        \tt.String("email", 255, false)
         }
         """
     )
@@ -3154,7 +3156,8 @@ def test_a_go_command_s_flags_are_declared_by_the_flag_and_pflag_calls_that_name
     assert definitions[5] == ("--read-timeout",)
     assert definitions[6] == ("--config", "-c")
     assert definitions[7] == ("-h",)  # the name a constant gives is not written here
-    assert not {9, 10, 11} & set(definitions)  # reading a flag's value, a log field, a string
+    # reading a flag's value, a log field, a string, a metric, a column: no usage string last
+    assert not {9, 10, 11, 12, 13} & set(definitions)
 
 
 def test_a_rust_command_s_options_are_declared_by_clap_s_builder_and_derive():
@@ -3196,13 +3199,14 @@ def test_a_javascript_command_s_options_are_declared_by_commander_and_yargs():
           .requiredOption("--db-url <url>", "database");
         yargs.option("verbose", { alias: "v", type: "boolean" });
         menu.option("Open", handler);
+        grid.option("paging", { pageSize: 10 });
         """
     )
     definitions = parse_text("bin/server.js", source).definitions
     assert definitions[2] == ("--port", "-p")
     assert definitions[3] == ("--db-url",)
     assert definitions[4] == ("--verbose",)
-    assert 5 not in definitions  # a name without settings after it is no option
+    assert not {5, 6} & set(definitions)  # a name without yargs' settings after it is no option
     assert parse_text("bin/server.ts", source).definitions == definitions
 
 

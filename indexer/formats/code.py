@@ -541,7 +541,7 @@ GRAMMARS: dict[str, Grammar] = {
         ),
         wrappers=_types("type_declaration const_declaration var_declaration"),
         tests=TestRule(files=("*_test.go",)),
-        names=_types("call_expression"),  # a command-line option (:func:`_go_flag_names`)
+        names=_types("call_expression"),  # a command-line option (:func:`_called_option_names`)
     ),
     "rust": Grammar(
         "tree_sitter_rust",
@@ -555,7 +555,7 @@ GRAMMARS: dict[str, Grammar] = {
         # a constant or static, at a crate's or module's top (alone) or in an ``impl``, a trait or a
         # ``mod`` (qualified: ``Json::MAX_DEPTH``), as rustdoc lists them
         members=_types("const_item static_item"),
-        # and a command-line option clap declares (:func:`_clap_option_names`)
+        # and a command-line option clap declares (:func:`_called_option_names`, :func:`_clap_field_option`)
         names=_types("const_item static_item call_expression field_declaration"),
         tests=TestRule(
             # the file of a ``#[cfg(test)] mod tests;``, as Rust names it (a ``test.rs`` is as often
@@ -1192,10 +1192,11 @@ class _Outline:
         alone = self.found.get("named", [])  # what declares its names alone (Grammar.names)
         # asked only of a file with a top-level property (Kotlin's, Swift's), the one kind it decides
         script = any(node.type == "property_declaration" for node in alone) and _is_script(module, self.root)
+        by_line: dict[int, list[str]] = {}  # made tuples once: linear in the names on a line
         for node in alone:
             for name in _declared_names(node, script):
-                line = name.start_point[0] + 1
-                self.named[line] = (*self.named.get(line, ()), *_named_forms(name))
+                by_line.setdefault(name.start_point[0] + 1, []).extend(_named_forms(name))
+        self.named.update((line, tuple(names)) for line, names in by_line.items())
         if self.grammar.directives is not None:
             definitions = [node for node in candidates if node.id in known]  # in order, as placed
             self._declare_directives(self.grammar.directives, definitions, headed, top)
@@ -2702,14 +2703,21 @@ _GO_FLAG_METHOD = re.compile(
     r"|BytesHex|BytesBase64|Func|BoolFunc|Text)?(?:Slice|Array|ToString|ToInt(?:64)?)?(Var)?(P)?"
 )
 #: The fewest arguments a Go option's declaration takes: its name, its default and its usage (or the
-#: variable and its name for ``Var``): a call that reads a value by its option's name
-#: (``c.String("name")``) takes one.
+#: variable and its name for ``Var``), the usage a string, last: a call that reads a value by its
+#: option's name (``c.String("name")``) takes one, a metric's (``statsd.Count("hits", 1, nil, 1)``)
+#: or a column's (``t.String("email", 255, false)``) ends with no usage.
 _GO_FLAG_ARGUMENTS = 3
+_GO_STRINGS = _types("interpreted_string_literal raw_string_literal")
 #: The attributes by which clap's derive (and structopt before it) makes a field an option.
 _CLAP_ATTRIBUTES = frozenset({"arg", "clap", "structopt"})
 #: commander's and yargs' methods that declare an option by its spellings (``"-p, --port <n>"``) or
 #: by its name before its settings (``"port", {alias: "p"}``).
 _JS_OPTION_METHODS = frozenset({"option", "requiredOption"})
+#: The settings yargs reads of an option (a widget's ``.option("paging", {pageSize: 10})`` has none).
+_YARGS_SETTINGS = frozenset(
+    """alias type describe desc description demandOption default choices nargs boolean string number
+    array count requiresArg hidden group coerce conflicts implies""".split()
+)
 
 
 def _string_content(argument: Node) -> Node | None:
@@ -2749,7 +2757,7 @@ def _go_flag_arguments(method: str, given: list[Node]) -> list[Node]:
     """The arguments of a Go call of ``method`` that spell an option it declares (:data:`_GO_FLAG_METHOD`):
     its name, and its shorthand after it for a ``P`` method; after the variable for a ``Var`` one."""
     flag = _GO_FLAG_METHOD.fullmatch(method)
-    if flag is None or not method or len(given) < _GO_FLAG_ARGUMENTS:
+    if flag is None or not method or len(given) < _GO_FLAG_ARGUMENTS or given[-1].type not in _GO_STRINGS:
         return []
     first = 1 if flag.group(1) else 0
     return given[first : first + 1 + bool(flag.group(2))]
@@ -2767,7 +2775,16 @@ def _js_option_arguments(method: str, given: list[Node]) -> list[Node]:
         return []
     content = _string_content(given[0])
     dashed = content is not None and _text(content).startswith("-")
-    return given[:1] if dashed or (len(given) > 1 and given[1].type == "object") else []
+    return given[:1] if dashed or (len(given) > 1 and _yargs_settings(given[1])) else []
+
+
+def _yargs_settings(argument: Node) -> bool:
+    """Whether ``argument`` is an object of an option's settings as yargs reads them
+    (:data:`_YARGS_SETTINGS`)."""
+    if argument.type != "object":
+        return False
+    keys = (pair.child_by_field_name("key") for pair in argument.named_children if pair.type == "pair")
+    return any(key is not None and _text(key) in _YARGS_SETTINGS for key in keys)
 
 
 #: How each grammar's call spells its method, and which arguments of it spell the option it declares.

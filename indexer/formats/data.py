@@ -301,7 +301,11 @@ def _unquoted(key: str) -> str:
 DATA_FORMATS: dict[str, tuple[str, Callable[[list[str]], Iterator[tuple[int, int, str]]]]] = {
     **dict.fromkeys(("yaml", "yml"), ("YAML", yaml_keys)),
     "toml": ("TOML", toml_keys),
-    **dict.fromkeys(("ini", "cfg"), ("INI", ini_keys)),
+    # and the files whose formats are INI by definition: yum's repositories, systemd's units, a
+    # desktop entry
+    **dict.fromkeys(
+        "ini cfg repo service socket timer mount automount target desktop".split(), ("INI", ini_keys)
+    ),
     "conf": ("configuration", conf_keys),
     "json": ("JSON", json_keys),
     "csv": ("CSV", partial(table_keys, separator=",")),
