@@ -1173,6 +1173,28 @@ def test_a_lookup_puts_an_index_page_after_the_definition_it_holds_the_word_as_o
     assert paths.index("logging.md") < paths.index("genindex.md"), paths
 
 
+@pytest.mark.parametrize("mode", ["keyword", "hybrid"])
+def test_a_lookup_puts_the_code_before_the_tests_that_use_the_word_as_often(tmp_path, mode):
+    """A test written about the code that redacts holds the word as often as that code, in its title
+    too: the lookup answers with the code first, as the rule for tests after code does a question."""
+    folder = tmp_path / "project"
+    write(
+        folder / "src" / "errors.py",
+        'def describe(value, secret):\n    """Redact the value when secret."""\n'
+        "    return redact(value) if secret else value\n",
+    )
+    write(
+        folder / "tests" / "test_errors.py",
+        "def test_redact_hides_a_secret_value():\n    assert describe('x', secret=True) == redact('x')\n",
+    )
+    with Index.open(tmp_path / "index.db", backend=IndexApart()) as index:
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        hits = index.search("redact", k=2, mode=mode, min_score=0)
+        asked = index.search("redact tests", k=2, mode=mode, min_score=0)
+    assert [hit.path for hit in hits] == ["src/errors.py", "tests/test_errors.py"]
+    assert asked[0].path == "tests/test_errors.py"  # asked for tests: they come first on their words
+
+
 @pytest.mark.parametrize("mode", MODES)
 def test_a_query_that_is_a_pages_whole_title_finds_that_page_first(tmp_path, mode):
     """``DROP DATABASE`` asks for the command's page, not the chapter that uses its words most; a

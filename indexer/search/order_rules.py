@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Set
 
 from indexer.formats import is_source_code
 from indexer.records import HEADING_SEPARATOR, StoredChunk
@@ -238,13 +239,15 @@ def exercised_by(chunk: StoredChunk, called: set[str]) -> bool:
 
 
 def looked_up_first(
-    order: list[int], evidence: dict[int, float], lists: set[int], named: int
+    order: list[int], evidence: dict[int, float], lists: set[int], named: int, tests: Set[int] = frozenset()
 ) -> tuple[list[int], frozenset[int]]:
     """For a one-word query, ``order`` with the :data:`LOOKUP_HITS` chunks that hold the word best
-    (by keyword evidence, lists of names after the others) right after the ``named`` first (the
-    pages named after it), and those chunks: a word typed alone is a lookup, answered by the chunks
-    that define or most use it, whatever the model makes of one word."""
-    ranked = sorted(best_matches(evidence), key=lambda chunk_id: chunk_id in lists)
+    (by keyword evidence; lists of names after the others, and ``tests`` after the code, as
+    :func:`code_before_tests` puts them) right after the ``named`` first (the pages named after
+    it), and those chunks: a word typed alone is a lookup, answered by the chunks that define or
+    most use it, whatever the model makes of one word. A test that holds the word as often as the
+    code it tests, in its title too, is about that code."""
+    ranked = sorted(best_matches(evidence), key=lambda chunk_id: (chunk_id in lists, chunk_id in tests))
     chosen = [chunk_id for chunk_id in ranked[:LOOKUP_HITS] if chunk_id not in order[:named]]
     rest = [chunk_id for chunk_id in order[named:] if chunk_id not in chosen]
     return order[:named] + chosen + rest, frozenset(chosen)

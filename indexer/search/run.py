@@ -115,6 +115,7 @@ from indexer.search.name_rules import (
 from indexer.search.order_rules import (
     LOOKUP_HITS,
     RULE_WINDOW,
+    TEST_WORDS,
     best_matches,
     code_before_tests,
     lists_last,
@@ -296,7 +297,8 @@ class Found:
             chunks, lists = _lookup_lists(
                 store, keyword.evidence, chunks, lists, set(keyword_words(query.text))
             )
-            order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named))
+            tests = set() if words & TEST_WORDS else {c for c, chunk in chunks.items() if chunk.is_test}
+            order, looked_up = looked_up_first(order, keyword.evidence, lists, len(named), tests)
         elif typed_words == 1 and order and question_information(store, query, allowed).held:
             looked_up = frozenset(order[:LOOKUP_HITS])  # vector mode: its first chunks answer it
         return cls(mode, order, vector_scores, keyword, ranking, chunks, named, looked_up, frozenset(lists))
