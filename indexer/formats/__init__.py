@@ -306,12 +306,13 @@ def _read_text(path: str, text: str, encoding: str, neighbours: Neighbours | Non
         from indexer.formats.code import read_code
 
         return read_code(path, text, encoding, cast(str, _code_language(path)))
-    if text.startswith(SHEBANG):  # a script named without its language's extension
+    script = text.startswith(SHEBANG)  # a script named without its language's extension
+    if script:
         from indexer.formats.code import read_code, script_language
 
         if (language := script_language(text)) is not None:
             return read_code(path, text, encoding, language)
-    if is_unparsed_code(path) or text.startswith(SHEBANG):  # a script in a language no grammar reads
+    if script or is_unparsed_code(path):  # a script in a language no grammar reads, or such code
         return _headed_by_path(path, read_plain(text, encoding))
     if (declared := declared_format(path, text[:DECLARATION_CHARS])) is not None:
         return read_data(path, text, encoding, declared)  # an inventory's ``hosts``, ``group_vars/all``

@@ -2741,16 +2741,13 @@ def _called_option_names(call: Node) -> list[Node]:
     given = arguments.named_children
     if method is None or not given:
         return []
-    spellings = _OPTION_ARGUMENTS.get(function.type, _no_option)(_text(method), given)
+    spelled_by = _OPTION_ARGUMENTS.get(function.type)
+    spellings = spelled_by(_text(method), given) if spelled_by is not None else []
     return [
         spelling
         for spelling in map(_string_content, spellings)
         if spelling and _OPTION_TEXT.fullmatch(_text(spelling))
     ]
-
-
-def _no_option(method: str, given: list[Node]) -> list[Node]:
-    return []
 
 
 def _go_flag_arguments(method: str, given: list[Node]) -> list[Node]:
