@@ -1924,6 +1924,37 @@ def test_an_ocaml_interface_s_doc_comment_under_a_val_stays_with_it():
     assert ("t", line_of["type t"]) in headings
 
 
+def test_an_ocaml_operator_s_val_and_external_are_headed_and_declared_by_their_brackets():
+    """An operator's ``val`` in an interface, and its ``external``, name it in brackets as its ``let``
+    does: each heads its own lines under its module and declares its name, so its doc comment is not
+    read as the module's code after the ``val`` before it."""
+    interface = textwrap.dedent(
+        """\
+        module Term : sig
+          val map : ('a -> 'b) -> 'a t -> 'b t
+          (** [map f t] maps [t]. *)
+
+          val ( $ ) : ('a -> 'b) t -> 'a t -> 'b t
+          (** [f $ v] applies [f] to [v]. *)
+
+          module Syntax : sig
+            val ( let+ ) : 'a t -> ('a -> 'b) -> 'b t
+          end
+        end
+
+        external ( +! ) : int -> int -> int = "%addint"
+        """
+    )
+    document = parse_text("src/cmdliner.mli", interface)
+    line_of = {line.strip(): number for number, line in enumerate(interface.split("\n"), 1)}
+    assert document.definitions[line_of["val ( $ ) : ('a -> 'b) t -> 'a t -> 'b t"]] == ("( $ )",)
+    assert document.definitions[line_of['external ( +! ) : int -> int -> int = "%addint"']] == ("( +! )",)
+    paths = heading_paths("src/cmdliner.mli", interface)
+    assert paths["( $ )"] == "src/cmdliner.mli > Term > ( $ )"
+    assert paths["( let+ )"] == "src/cmdliner.mli > Term > Syntax > ( let+ )"
+    assert paths["( +! )"] == "src/cmdliner.mli > ( +! )"
+
+
 def test_a_constructor_s_parameter_that_declares_a_property_is_its_class_s_member():
     """PHP's promoted parameters, Kotlin's ``val``/``var`` in a primary constructor, a C# record's
     positional parameters and TypeScript's parameter properties declare properties of the class,

@@ -2916,14 +2916,17 @@ def _exported_names(declarator: Node) -> list[Node]:
     return _bound_names(name) if name.type in _PATTERNS else [name] if name.type == "identifier" else []
 
 
-#: The children that name an OCaml definition, which gives them no ``name`` field.
-_OCAML_NAMES = _types("value_name module_name module_type_name class_name class_type_name method_name")
+#: The children that name an OCaml definition, which gives them no ``name`` field: an operator's
+#: ``val`` and ``external`` name it in brackets, as its ``let`` does (``val ( $ ) : ...``).
+_OCAML_NAMES = _types(
+    "value_name parenthesized_operator module_name module_type_name class_name class_type_name method_name"
+)
 
 
 def _ocaml_name(definition: Node) -> Node | None:
     """The node naming an OCaml definition: a let-binding's name (``parse`` of ``let parse text =``,
     ``( // )`` of ``let ( // ) a b =``; none for ``let () =`` or a tuple), a module's, a class's,
-    a method's, a ``val``'s or an ``external``'s."""
+    a method's, a ``val``'s or an ``external``'s (``( $ )`` of ``val ( $ ) : ...``)."""
     if definition.type == "let_binding":
         pattern = definition.child_by_field_name("pattern")
         named = pattern is not None and pattern.type in ("value_name", "parenthesized_operator")
