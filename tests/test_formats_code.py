@@ -1846,6 +1846,42 @@ def test_a_haskell_function_s_signature_and_equations_are_one_definition_under_t
     assert paths["show"] == "src/Data/Path.hs > instance Show Path > show"
 
 
+def test_a_haddock_comment_of_what_is_above_it_stays_with_that_and_heads_nothing_after():
+    """Haddock's ``-- ^`` documents what is written above it (a type's last constructor, a function):
+    the definition after it starts at its own line or its own ``-- |`` comment, not at the ``-- ^``."""
+    source = textwrap.dedent(
+        """\
+        module Options.Types where
+
+        data OptReader a
+          = OptReader [String]
+          -- ^ option reader
+          | CmdReader (Maybe String)
+          -- ^ command reader
+
+        instance Functor OptReader where
+          fmap = undefined
+
+        width :: Int
+        width = 80
+        -- ^ the help text's columns
+
+        -- | The indentation.
+        indent :: Int
+        indent = 24
+        """
+    )
+    document = parse_text("src/Options/Types.hs", source)
+    line_of = {line.strip(): number for number, line in enumerate(source.split("\n"), 1)}
+    headings = {(heading.title, heading.line) for heading in document.headings}
+    assert ("instance Functor OptReader", line_of["instance Functor OptReader where"]) in headings
+    assert ("indent", line_of["-- | The indentation."]) in headings
+    assert not any(
+        line in {line_of["-- ^ command reader"], line_of["-- ^ the help text's columns"]}
+        for _, line in headings
+    )
+
+
 OCAML = """\
 (** Paths, joined and split. *)
 

@@ -356,6 +356,20 @@ def _continues_equations(statement: Node) -> bool:
     return bool(name) and _equation_name(statement) == name
 
 
+#: How a Haddock comment starts that documents what is written above it (a declaration, its last
+#: constructor or field), not what follows it: ``-- ^`` or ``{- ^``.
+_HADDOCK_OF_ABOVE = re.compile(r"(?:--|\{-)\s*\^")
+
+
+def _continues_haskell(statement: Node) -> bool:
+    """Whether a Haskell statement goes on with the definition above it: a later equation or a
+    pragma of its function (:func:`_continues_equations`), or a Haddock comment of what is above it
+    (``-- ^ command reader`` under a type's last constructor), which documents no definition after it."""
+    if statement.type == "haddock":
+        return _HADDOCK_OF_ABOVE.match(_text(statement)) is not None
+    return _continues_equations(statement)
+
+
 def _binding_above(statement: Node) -> Node | None:
     """The statement above a Haskell one, past the comments and pragmas between, at most
     :data:`MOST_BETWEEN_EQUATIONS` of them: no function's equations stand further apart, and a
@@ -813,7 +827,7 @@ GRAMMARS: dict[str, Grammar] = {
             calls=frozenset("it specify prop testCase testProperty".split()),  # hspec's, tasty's
             groups=frozenset("describe context testGroup".split()),
         ),
-        continues=_continues_equations,
+        continues=_continues_haskell,
         module=_haskell_module,
         types=_types("data_type newtype"),
         constructors=_types("constructor field_name"),
