@@ -1960,6 +1960,42 @@ def test_an_ocaml_interface_s_doc_comment_under_a_val_stays_with_it():
     assert ("t", line_of["type t"]) in headings
 
 
+def test_an_ocaml_doc_comment_a_blank_line_sets_apart_is_the_signature_s_text_not_the_next_val_s():
+    """OCaml attaches a doc comment to an item only with no blank line between them: odoc's section
+    (``(** {2:posargs Positional arguments} ... *)``, then a blank line, then ``val pos``) is text of
+    the signature it lies in, so ``pos`` is headed from its own line; a doc comment right above an
+    item, and a plain comment a blank line above one, still head it."""
+    interface = textwrap.dedent(
+        """\
+        module Arg : sig
+          val flag : info -> bool t
+          (** [flag i] is a flag. *)
+
+          (** {2:posargs Positional arguments}
+
+              Positional arguments indexing is zero-based. *)
+
+          val pos : int -> 'a conv -> 'a -> info -> 'a t
+          (** [pos n c v i] is the [n]th positional argument. *)
+
+          (** The type for argument converters. *)
+          type 'a conv
+
+          (* Deprecated *)
+
+          val converter : 'a conv -> string
+        end
+        """
+    )
+    document = parse_text("src/cmdliner.mli", interface)
+    line_of = {line.strip(): number for number, line in enumerate(interface.split("\n"), 1)}
+    headings = {(heading.title, heading.line) for heading in document.headings}
+    assert ("pos", line_of["val pos : int -> 'a conv -> 'a -> info -> 'a t"]) in headings
+    assert ("Arg", line_of["(** {2:posargs Positional arguments}"]) in headings
+    assert ("conv", line_of["(** The type for argument converters. *)"]) in headings
+    assert ("converter", line_of["(* Deprecated *)"]) in headings
+
+
 def test_an_ocaml_operator_s_val_and_external_are_headed_and_declared_by_their_brackets():
     """An operator's ``val`` in an interface, and its ``external``, name it in brackets as its ``let``
     does: each heads its own lines under its module and declares its name, so its doc comment is not

@@ -195,7 +195,11 @@ class Grammar:
     of writing the language allows (:func:`_readable_outline`). ``bodies``: node types that hold a
     function's body beside its signature, as the signature's next sibling (Dart's grammar), so the
     definition ends, and its closures lie, where the body does. ``inner_doc``: how a comment starts
-    that documents what it lies in, not what follows it (Zig's ``//!``). ``continues``: whether a statement
+    that documents what it lies in, not what follows it (Zig's ``//!``). ``floating``: how a doc
+    comment starts that documents an item only with no blank line between them, as the language's
+    compiler reads it (OCaml's ``(**``): one a blank line sets apart from the item below is text of
+    the module or signature around it (odoc's ``{2 Positional arguments}``), not that item's doc.
+    ``continues``: whether a statement
     goes on with the definition above it rather than being code after it (a Haskell function's
     later equations, an Elixir function's later clauses, an OCaml doc comment written under what it
     documents): it is no definition of its own, is not attached to the next, and is headed, and
@@ -234,6 +238,7 @@ class Grammar:
     reread: Callable[[list[str]], list[str]] | None = None
     bodies: frozenset[str] = frozenset()
     inner_doc: str = ""
+    floating: re.Pattern[str] | None = None
     continues: Callable[[Node], bool] | None = None
     module: Callable[[str, Node], str] | None = None
     types: frozenset[str] = frozenset()
@@ -513,6 +518,7 @@ _OCAML = Grammar(
         ),  # ppx_inline_test's, ppx_expect's
         calls=frozenset(("test_case",)),  # Alcotest's
     ),
+    floating=re.compile(r"\(\*\*(?!\*)"),  # (** but not (*** , which is no doc comment
     continues=_documents_above,
     module=_ocaml_module,
     types=_types("type_binding"),
@@ -1728,14 +1734,22 @@ class _Outline:
     def _first_row(self, node: Node) -> int:
         """The row a definition's heading starts on: its own, or that of the comments and attributes
         just above it at the same indentation; where none is, those one blank line above, as YARD
-        and a reader take a doc comment, unless they are the file's banner (:meth:`_in_banner`)."""
+        and a reader take a doc comment, unless they are the file's banner (:meth:`_in_banner`) or a
+        doc comment the language floats there (:meth:`_floats`)."""
         row, column = self._first_overload(node).start_point
         above = self._commented_from(row, column)
         if above == row >= 2 and not self.lines[row - 1].strip():
             first = self._commented_from(row - 1, column)
-            if first < row - 1 and not self._in_banner(first):
+            if first < row - 1 and not self._in_banner(first) and not self._floats(row - 2):
                 return first
         return self._documented_from(above)
+
+    def _floats(self, end: int) -> bool:
+        """Whether the comment that ends on row ``end`` is a doc comment that a blank line under it
+        sets apart from the item below (:attr:`Grammar.floating`)."""
+        floating = self.grammar.floating
+        start = self.attached[end][0] if end in self.attached else end
+        return floating is not None and floating.match(self.lines[start].lstrip()) is not None
 
     def _first_overload(self, node: Node) -> Node:
         """The first of the overloads' signatures written just above a function's implementation
