@@ -1996,6 +1996,32 @@ def test_an_ocaml_doc_comment_a_blank_line_sets_apart_is_the_signature_s_text_no
     assert ("converter", line_of["(* Deprecated *)"]) in headings
 
 
+def test_an_ocaml_doc_comment_under_a_type_whose_last_line_ends_in_a_comment_documents_that_type():
+    """A doc comment right under an item documents it, also where the item's last line ends in a
+    comment of its own (a constructor's ``(** *)``): the type's doc stays under the type, and the
+    ``type`` after it starts its own heading."""
+    interface = textwrap.dedent(
+        """\
+        type arg =
+        | O of string list (* options *)
+        | P of string list (** *)
+        (** Unconverted argument data as found on the command line. *)
+
+        type t
+        """
+    )
+    document = parse_text("src/cline.mli", interface)
+    line_of = {line.strip(): number for number, line in enumerate(interface.split("\n"), 1)}
+    assert heading_paths("src/cline.mli", interface)["arg"] == "src/cline.mli > arg"
+    under = [
+        heading.title
+        for heading in document.headings
+        if heading.line <= line_of["(** Unconverted argument data as found on the command line. *)"]
+    ]
+    assert under[-1] == "arg"
+    assert ("t", line_of["type t"]) in {(heading.title, heading.line) for heading in document.headings}
+
+
 def test_an_ocaml_operator_s_val_and_external_are_headed_and_declared_by_their_brackets():
     """An operator's ``val`` in an interface, and its ``external``, name it in brackets as its ``let``
     does: each heads its own lines under its module and declares its name, so its doc comment is not

@@ -440,14 +440,30 @@ def _haskell_module(path: str, root: Node) -> str:
 def _documents_above(comment: Node) -> bool:
     """Whether an OCaml doc comment documents the item above it, as odoc reads one written on the
     line under that item with a blank line or nothing after it (``val bind : ...`` then ``(**
-    [bind p f] ... *)``); one with the next item right under it documents that item."""
+    [bind p f] ... *)``), past a comment at the end of that item's last line (``| Complete : ... ->
+    'a complete (** *)``); one with the next item right under it documents that item."""
     text = _text(comment)
     if comment.type != "comment" or not text.startswith("(**") or text.startswith("(***"):
         return False
     above, below = comment.prev_named_sibling, comment.next_named_sibling
+    row, column = comment.start_point
+    for _ in range(MOST_TRAILING_COMMENTS):  # past the comments that end the line above, right of it
+        if above is None or above.type != "comment" or above.start_point[0] + 1 != row:
+            break
+        if above.start_point[1] <= column:
+            break  # at the doc comment's indentation or left of it: a line of its own
+        before = above.prev_named_sibling  # tree-sitter walks the siblings for it: once a step
+        if before is None or before.end_point[0] != above.start_point[0]:
+            break  # a comment on a line of its own, not after code
+        above = before
     if above is None or above.type == "comment" or above.end_point[0] + 1 != comment.start_point[0]:
         return False
     return below is None or below.start_point[0] > comment.end_point[0] + 1
+
+
+#: How many comments an item's last line may end in before a doc comment under it: no line holds
+#: more, and a line of thousands of them is not walked for each.
+MOST_TRAILING_COMMENTS = 4
 
 
 def _ocaml_module(path: str, root: Node) -> str:
