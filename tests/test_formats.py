@@ -1573,6 +1573,31 @@ def test_an_html_heading_block_in_markdown_is_a_heading():
     ]
 
 
+def test_a_vitepress_page_s_script_setup_and_style_blocks_are_not_read_as_its_text():
+    """A VitePress page opens with a ``<script setup>`` block (the Vue code of its demos, blank lines
+    and all) and may close with a ``<style>``: the site runs them and shows neither, so the page's
+    first chunk is its title and intro, not a headless chunk of JavaScript."""
+    page = (
+        "---\ntitle: Plugin - ElysiaJS\n---\n\n<script setup>\n"
+        "import Playground from '../components/nearl/playground.vue'\n\n"
+        "const demo1 = new Elysia()\n    .get('/', ({ plugin }) => plugin)\n\n"
+        "const demo2 = new Elysia()\n    .use(plugin2)\n</script>\n\n"
+        "# Plugin\n\nA plugin is a part that is **decoupled** from the main instance.\n\n"
+        '<Playground :elysia="demo1" />\n\n'
+        "<style scoped>\n.demo { color: red }\n\n.card { margin: 0 }\n</style>\n\n"
+        "<script>let shown = 1</script> and the words after it on its line\n"
+    )
+    lines = page.split("\n")
+    document = parse_text("essential/plugin.md", page)
+    script = range(lines.index("<script setup>") + 1, lines.index("</script>") + 2)
+    style = range(lines.index("<style scoped>") + 1, lines.index("</style>") + 2)
+    assert all(document.lines[number - 1] == "" for number in [*script, *style])
+    assert document.lines[len(lines) - 2] == lines[-2], "a block with text after its end tag is kept"
+    words = lambda texts: [len(t.split()) for t in texts]  # noqa: E731
+    chunks = chunk_document(document, words, ChunkSettings.for_limit(64))
+    assert chunks[0].heading == "Plugin" and "Elysia()" not in "".join(chunk.text for chunk in chunks)
+
+
 def test_an_html_anchor_that_spells_the_name_after_it_declares_that_name():
     """gtk-doc's and DocBook's anchors, javadoc's and Sphinx's ids: the id spells the name that
     follows it (case, ``-``, ``_`` and ``.`` aside; an id's ``:CAPS`` or ``(...)`` qualifier too); a

@@ -10,8 +10,10 @@ What a rendered page does not show is not read as its text:
 - front matter (YAML between ``---`` lines, TOML between ``+++`` lines) is metadata: its ``title``
   is the page's top heading when the page has no ``#`` title of its own, its ``description`` (or
   ``summary``) is read at the top of the page, and the rest is left out;
-- reference-style link definitions (``[name]: /url/``) and HTML comments are left out: the
-  definitions only say where a link in the text points, and a line of them alone is no passage;
+- reference-style link definitions (``[name]: /url/``), HTML comments and HTML blocks that are a
+  ``<script>`` or a ``<style>`` element (a VitePress page's ``<script setup>``, whose Vue code the
+  site runs and never shows) are left out: the definitions only say where a link in the text
+  points, and a line of them alone is no passage;
 - code fences, a setext title's underline, a table's delimiter row and thematic breaks are markup
   (:attr:`Document.markup`): they stay in a chunk's text, and count nothing toward its size;
 - a heading's attribute list (``## Docs URLs { #docs-urls }``: an id or a class, as MkDocs'
@@ -206,6 +208,11 @@ _COMPONENT_CLOSING = re.compile(r"[ \t]*</[A-Z][\w.]{0,63}[ \t]*>[ \t]*")
 ADMONITION_TYPES = frozenset(ADMONITIONS) | frozenset(
     "abstract summary info success question failure bug example quote details".split()
 )
+#: The start tag of an element whose content a browser runs or applies and never shows: a script
+#: (a VitePress page's ``<script setup>``, its Vue code hoisted out of the page; an analytics
+#: snippet) or a style sheet (``<style scoped>``). CommonMark reads each as one HTML block, blank
+#: lines and all, up to the line of its end tag.
+_UNSHOWN_START = re.compile(r"<(script|style)(?=[\s>])", re.IGNORECASE)
 #: An HTML heading element's start tag (``<h3>``, ``<h1 align="center">``), bounded.
 _HTML_HEADING_START = re.compile(r"<h(?P<level>[1-6])(?:\s[^<>]{0,1000})?>", re.IGNORECASE)
 #: Where a list item's term ends: a colon, or a dash between blanks (``- `--port` - Bind...``).
@@ -246,7 +253,7 @@ class MarkdownLayout:
     headings: list[Heading] = field(default_factory=list)
     literal: list[tuple[int, int]] = field(default_factory=list)
     markup: set[int] = field(default_factory=set)
-    hidden: set[int] = field(default_factory=set)  # link definitions and HTML comments
+    hidden: set[int] = field(default_factory=set)  # link definitions, HTML comments, scripts, styles
     table_rows: set[int] = field(default_factory=set)  # a table's head and rows, not its delimiter row
     #: titles of code alone, and table rows keyed by options (see the module's docstring)
     definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
@@ -617,9 +624,10 @@ def _texts(event: Mapping[str, object], kinds: tuple[str, ...]) -> list[str]:
 
 
 def _close_html(layout: MarkdownLayout, html: str, lines: tuple[int, int]) -> None:
-    """An HTML block that is one comment is hidden; one that is a heading heads its lines."""
+    """An HTML block that is one comment, or one element whose content the page never shows
+    (:func:`_is_unshown_element`), is hidden; one that is a heading heads its lines."""
     first, last = lines
-    if _is_comment(html):
+    if _is_comment(html) or _is_unshown_element(html):
         layout.hidden.update(range(first, last + 1))
     elif heading := _html_heading(html):
         layout.headings.append(Heading(first, heading[0], heading[1], last))
@@ -817,6 +825,15 @@ def _tag_name(tag: object) -> str:
 def _is_comment(html: str) -> bool:
     stripped = html.strip()
     return stripped.startswith("<!--") and stripped.endswith("-->") and "-->" not in stripped[4:-3]
+
+
+def _is_unshown_element(html: str) -> bool:
+    """Whether an HTML block is one ``<script>`` or ``<style>`` element (:data:`_UNSHOWN_START`),
+    from its start tag to its end tag: CommonMark's HTML block of the first kind, which ends on the
+    line of that end tag (text after it on that line is shown, and such a block is not hidden)."""
+    stripped = html.strip()
+    opening = _UNSHOWN_START.match(stripped)
+    return opening is not None and stripped.lower().endswith(f"</{opening[1].lower()}>")
 
 
 def _bodies_dedented(text: str) -> str:
