@@ -269,6 +269,40 @@ def test_a_line_like_an_admonition_s_is_read_in_time_linear_in_its_length():
     assert grows_linearly(seconds, 5_000, 40_000, 20)
 
 
+def test_a_custom_container_s_lines_read_as_the_box_the_page_shows():
+    """VitePress (markdown-it-container) and Docusaurus write admonitions and tab groups between a
+    ``::: name`` line and a line of colons: the page shows a box with its title (or its type's name),
+    the model and a snippet read that, not the colons; an object mkdocstrings documents (``:::
+    httpx.get``, closed by nothing) is still shown as its name."""
+    page = (
+        "# Deploy to production\n\n## Cluster mode\n\n::: code-group\n\n```ts [src/index.ts]\n"
+        "import cluster from 'node:cluster'\n```\n\n:::\n\n::: tip\n"
+        "Elysia on Bun uses SO_REUSEPORT by default.\n:::\n\n"
+        "::: details Why not --minify {open}\nIt shortens function names.\n:::\n\n"
+        ":::warning[Bun needs AVX2]\nThere's no known workaround.\n:::\n\n"
+        "::: httpx.get\n"
+    )
+    lines = page.split("\n")
+    document = parse_text("patterns/deploy.md", page)
+    line = {text: number for number, text in enumerate(lines, 1)}
+    assert document.read_as[line["::: tip"]] == "Tip"
+    assert document.read_as[line["::: details Why not --minify {open}"]] == "Why not --minify"
+    assert document.read_as[line[":::warning[Bun needs AVX2]"]] == "Bun needs AVX2"
+    closings = {number for number, text in enumerate(lines, 1) if text == ":::"}
+    assert len(closings) == 4 and closings | {line["::: code-group"]} <= document.markup
+    shown = formats.shown_text("patterns/deploy.md", page).split("\n")
+    assert "Tip" in shown and "Bun needs AVX2" in shown and "`httpx.get`" in shown
+    assert not any(text.startswith(":::") or text == "`tip`" for text in shown)
+
+
+def test_a_line_like_a_custom_container_s_is_read_in_time_linear_in_its_length():
+    def seconds(size: int) -> float:
+        text = "# Notes\n\n" + ("::: tip " + "a " * size + "{x\n\n:::\n\n") * 4
+        return fastest_seconds(lambda: parse_text("docs/page.md", text), repeats=3)
+
+    assert grows_linearly(seconds, 5_000, 40_000, 20)
+
+
 def test_a_markdown_heading_s_attribute_list_is_not_part_of_its_title():
     """MkDocs' ``attr_list`` (FastAPI's docs give every heading an id this way), Pandoc and
     pulldown-cmark: ``{ #id .class }`` at a heading's end names it, and shows nothing."""

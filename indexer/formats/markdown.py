@@ -16,6 +16,9 @@ What a rendered page does not show is not read as its text:
   points, and a line of them alone is no passage;
 - code fences, a setext title's underline, a table's delimiter row and thematic breaks are markup
   (:attr:`Document.markup`): they stay in a chunk's text, and count nothing toward its size;
+- a custom container's lines (VitePress' and Docusaurus' ``::: tip`` ... ``:::``,
+  :func:`container_lines`) read as the box the page shows: its title, or its type's name, on the
+  opening line; the closing line, and a tab group's opening line, are markup;
 - a heading's attribute list (``## Docs URLs { #docs-urls }``: an id or a class, as MkDocs'
   ``attr_list``, Pandoc and pulldown-cmark write it) is not part of its title;
 - what the model reads of a line outside code that holds HTML (:attr:`Document.read_as`) is the
@@ -179,6 +182,15 @@ _COLON_FENCE = re.compile(r"[ \t]{0,3}:{3,64}[ \t]*")
 #: the documentation of each member its options list (``members:`` then ``- name``), under its name.
 _AUTODOC = re.compile(r"(?P<indent>[ \t]{0,16}):::[ \t]+(?P<name>[\w.:-]{1,256})[ \t]*")
 _LISTED_MEMBER = re.compile(r"[ \t]{0,64}-[ \t]{1,8}(?P<name>[\w.]{1,256})[ \t]*")
+#: A custom container's opening line: markdown-it-container's, which VitePress writes (``::: tip``,
+#: ``::: details Click to expand {open}``, ``::: code-group``), and Docusaurus' admonition's
+#: (``:::note[Take care]``, ``:::tip Title``); a line of the colons alone, at least as many, closes
+#: it (:func:`container_lines`). Its title, where it gives one, is what the page shows on its line.
+_CONTAINER_OPENING = re.compile(
+    r"[ \t]{0,3}(?P<colons>:{3,64})[ \t]*(?P<name>[A-Za-z][\w-]{0,63})"
+    r"(?:\[(?P<bracketed>[^\[\]\n]{0,512})\]|[ \t]+(?P<title>[^{}\n]{0,512}?))?"
+    r"[ \t]*(?:\{[^{}\n]{0,256}\})?[ \t]*"
+)
 #: An admonition of Python-Markdown (``!!! note "Title"``, ``??? tip`` folded) and a block of
 #: PyMdown Extensions (``/// note | Title``, ``//// tab | Python``, ``///`` closing one): what
 #: MkDocs pages write for what reStructuredText writes as directives.
@@ -283,6 +295,11 @@ def read_markdown(text: str, encoding: str = "utf-8", mdx: bool = False) -> Docu
         headings = _with_front_matter(lines, headings, first, last, read_front_matter(source, style))
     read_as, shown_nothing = _html_read(lines, layout.literal)
     read_as.update(layout.captions)
+    for number, shown in container_lines(lines, layout.literal).items():
+        if shown:
+            read_as[number] = shown
+        else:
+            shown_nothing.add(number)
     includes = _includes(lines, layout.literal, layout.markup | shown_nothing)
     return Document(
         lines=lines,
@@ -542,6 +559,7 @@ def _directive_lines(document: Document) -> dict[int, tuple[str, ...]]:
     literal = {number for first, last in document.literal for number in range(first, last + 1)}
     pieces: dict[int, tuple[str, ...]] = {}
     options = 0  # the last line of the options of the object documented last
+    containers = container_lines(lines, document.literal)
     for first, last in document.literal:  # a fenced block: a MyST directive, or captioned code
         fence = _DIRECTIVE_FENCE.fullmatch(lines[first - 1]) if first <= len(lines) else None
         if fence is None:
@@ -560,6 +578,8 @@ def _directive_lines(document: Document) -> dict[int, tuple[str, ...]]:
             continue
         if fence := _DIRECTIVE_FENCE.fullmatch(line):
             pieces[number] = directive_pieces(fence["name"].lower(), fence["argument"].strip())
+        elif number in containers:
+            pieces[number] = (containers[number],) if containers[number] else ()
         elif (autodoc := _AUTODOC.fullmatch(line)) and number > options:
             pieces[number] = (f"`{autodoc['name']}`",)
             options = number
@@ -576,6 +596,39 @@ def _directive_lines(document: Document) -> dict[int, tuple[str, ...]]:
             shown = title if title is not None else name.capitalize() if name in ADMONITION_TYPES else ""
             pieces[number] = (shown.strip(),) if shown.strip() and name != "html" else ()
     return pieces
+
+
+def container_lines(lines: list[str], literal: list[tuple[int, int]]) -> dict[int, str]:
+    """What a page shows on the lines that open and close its custom containers (VitePress' and
+    Docusaurus' ``::: tip`` ... ``:::``, :data:`_CONTAINER_OPENING`), outside code: an opening line
+    its title, or its type's name when it gives none and is an admonition (``Tip``; a
+    ``code-group``'s tabs show none), a closing line nothing ('').
+
+    Only a container that a line of colons closes is one: an object documented by mkdocstrings
+    (``::: httpx.get``) is closed by nothing, and a MyST directive's colon fence (``:::{note}``)
+    closes with the same line, so each opening waits for its closing on a stack, one pass."""
+    code = {number for first, last in literal for number in range(first, last + 1)}
+    open_lines: list[tuple[int, int, str | None]] = []  # (line, colons, shown; None: a MyST directive)
+    shown: dict[int, str] = {}
+    for number, line in enumerate(lines, 1):
+        if number in code or ":::" not in line:
+            continue
+        if closing := _COLON_FENCE.fullmatch(line):
+            colons = closing.group().count(":")
+            if open_lines and colons >= open_lines[-1][1]:
+                opened, _, title = open_lines.pop()
+                if title is not None:
+                    shown[opened], shown[number] = title, ""
+        elif _DIRECTIVE_FENCE.fullmatch(line):  # a colon fence: a backtick one is code
+            fence = line.lstrip(" \t")
+            open_lines.append((number, len(fence) - len(fence.lstrip(":")), None))
+        elif opening := _CONTAINER_OPENING.fullmatch(line):
+            name = opening["name"].lower()
+            title = (opening["bracketed"] or opening["title"] or "").strip()
+            if not title and name in ADMONITION_TYPES:
+                title = ADMONITIONS.get(name, name.capitalize())
+            open_lines.append((number, len(opening["colons"]), title))
+    return shown
 
 
 def _indent(line: str) -> int:
