@@ -238,6 +238,9 @@ def test_a_code_fence_s_caption_is_read_and_shown_as_the_line_above_its_code():
     assert "features/users/usersSlice.ts\nexport const usersSlice" in chunk[0].model_text
     shown = formats.shown_text("docs/slices.mdx", text).split("\n")
     assert shown[2] == "features/users/usersSlice.ts" and "app.js" in shown and "```python" not in shown
+    # VitePress labels a code group's tab in brackets after the language
+    group = "::: code-group\n\n```ts [src/server.ts]\nnew Elysia()\n```\n\n```sh\nls [a-z]*\n```\n\n:::\n"
+    assert parse_text("patterns/deploy.md", group).read_as == {3: "src/server.ts"}
 
 
 @pytest.mark.parametrize(

@@ -207,9 +207,11 @@ _TAB = re.compile(r"[ \t]{0,3}===[!+]?[ \t]+\"(?P<title>[^\"\n]{0,512})\"")
 _BODY_INDENT = 4
 _OPENING_FENCE = re.compile(r"[ \t]{0,3}(?P<marks>`{3,64}|~{3,64})")
 #: A code block's caption in its fence's info string, which the page shows above the code
-#: (Docusaurus', MkDocs Material's, Starlight's ``title="src/app.ts"``, Nextra's ``filename=``).
+#: (Docusaurus', MkDocs Material's, Starlight's ``title="src/app.ts"``, Nextra's ``filename=``,
+#: VitePress' label in brackets after the language, a code group's tab: ```` ```ts [src/index.ts] ````).
 _FENCE_CAPTION = re.compile(
-    r"""[ \t](?:title|filename)=(?:"(?P<double>[^"\n]{1,256})"|'(?P<single>[^'\n]{1,256})')"""
+    r"""[ \t](?:(?:title|filename)=(?:"(?P<double>[^"\n]{1,256})"|'(?P<single>[^'\n]{1,256})')"""
+    r"|\[(?P<bracketed>[^\[\]\n]{1,256})\])"
 )
 #: A JSX component's opening and closing tags on lines of their own, in an MDX page (``<Tabs>``,
 #: ``<TabItem label="npm">``, ``</Tabs>``): a capital letter starts a component's name.
@@ -977,7 +979,7 @@ def fence_caption(line: str) -> str:
     line = line.lstrip(" \t")  # a fence opening a block (a list item's, nested) at any depth
     opening = _OPENING_FENCE.match(line)
     found = _FENCE_CAPTION.search(line, opening.end()) if opening else None
-    return (found["double"] or found["single"]).strip() if found else ""
+    return (found["double"] or found["single"] or found["bracketed"]).strip() if found else ""
 
 
 def _is_fence(line: str) -> bool:
