@@ -639,9 +639,10 @@ def _declares_its_format(label: str, name: str, path: Path) -> bool:
     text what it is, which its reader then reads: a script, whose first line says what runs it
     (``#!``: a project's ``bin/deploy``), or, not hidden, a data file
     (:func:`~indexer.formats.data.declared_format`: an Ansible inventory's ``hosts``,
-    ``group_vars/all``). A file with an extension says what it is by that: an installer's ``.run``
-    holds a payload after its ``#!`` line, and a hidden file is a tool's own settings (``.hgrc``,
-    ``.gitconfig``), credentials as often as not."""
+    ``group_vars/all``, a Debian package's shell variables in ``/etc/default``). A file with an
+    extension says what it is by that: an installer's ``.run`` holds a payload after its ``#!``
+    line, and a hidden file is a tool's own settings (``.hgrc``, ``.gitconfig``), credentials as
+    often as not."""
     if label != NO_EXTENSION:
         return False
     head = _ends_of(path, DECLARATION_CHARS, tail=False, follow_links=True)

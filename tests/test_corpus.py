@@ -245,10 +245,12 @@ def test_configuration_named_without_an_extension_is_walked_by_the_format_it_dec
     write(tmp_path / "lamp" / "files" / "setup.run", "#!/bin/sh\ntail -n +3 $0 | tar x\n")  # a payload
     write(tmp_path / "lamp" / "files" / ".hgrc", "[auth]\nhost.password = hunter2\n")  # a tool's own
     write(tmp_path / "lamp" / "files" / "secret", "c2VjcmV0IGtleWZpbGU=\n")  # no format declared
+    write(tmp_path / "lamp" / "files" / "default", "# the daemon\nRUNDIR=/run/app\nUSER=app\n")  # shell's
     write(tmp_path / "lamp" / "files" / "gpg-key-epel", "-----BEGIN PGP PUBLIC KEY BLOCK-----\n")
     (tmp_path / "lamp" / "files" / "app.war").write_bytes(b"PK\x03\x04\x00\x00[epel]\n")
     found = corpus.walk(tmp_path)
     assert [source.path for source in found.files] == [
+        "lamp/files/default",
         "lamp/files/epel.repo",
         "lamp/files/ftpd-wrapper",
         "lamp/files/proxy",

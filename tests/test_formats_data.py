@@ -315,6 +315,36 @@ def test_a_file_whose_first_line_declares_no_format_is_read_as_plain_lines():
     assert declared_format("hosts", "[webservers]\nweb1\n") == "ini"
 
 
+#: Debian's opendkim package's ``/etc/default/opendkim``, its first lines.
+DEFAULTS = """# NOTE: This is a legacy configuration file. It is not used by the opendkim
+# systemd service. Please use the corresponding configuration parameters in
+# /etc/opendkim.conf instead.
+#
+#DAEMON_OPTS=""
+# Change to /var/spool/postfix/run/opendkim to use a Unix socket with
+# postfix in a chroot:
+#RUNDIR=/var/spool/postfix/run/opendkim
+RUNDIR=/run/opendkim
+#
+# Uncomment to specify an alternate socket
+SOCKET=local:$RUNDIR/opendkim.sock
+USER=opendkim
+PIDFILE=$RUNDIR/$NAME.pid
+EXTRAAFTER=
+"""
+
+
+def test_a_file_of_shell_variables_named_without_an_extension_is_read_as_configuration():
+    """Debian's ``/etc/default`` files (Red Hat's ``/etc/sysconfig``, ``os-release``) are shell
+    variables, one assignment a line: read, headed by their path; a key file's base64 line, whose
+    padding ends in ``=``, declares nothing."""
+    assert declared_format("etc/default/opendkim", DEFAULTS) == "conf"
+    assert declared_format("etc/os-release", 'export NAME="Debian GNU/Linux"\n') == "conf"
+    assert headings("etc/default/opendkim", DEFAULTS) == [(1, 1, "etc/default/opendkim")]
+    for key in ("c2VjcmV0IGtleWZpbGU=\n", "Zm9vYmFy==\n", "EMPTY=\n", "127.0.0.1 localhost\n"):
+        assert declared_format("files/secret", key) is None
+
+
 def test_a_long_first_line_is_read_for_its_format_in_linear_time():
     def seconds(size: int) -> float:
         line = "[" + "x" * size

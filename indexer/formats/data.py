@@ -85,6 +85,11 @@ _CLOSING = " \t,]}"
 #: ``host_vars/web1``, or a file in a group's or host's own folder (``group_vars/webservers/main``).
 #: Its documentation lays them out so, a file named without an extension or with ``.yml``.
 VARIABLE_FOLDERS = frozenset({"group_vars", "host_vars"})
+#: A shell variable's assignment starting a line (``RUNDIR=/run/opendkim``, ``export LANG=C.UTF-8``):
+#: what Debian's ``/etc/default`` files, Red Hat's ``/etc/sysconfig`` files, ``os-release`` and
+#: systemd's environment files hold, line after line. A value follows, not starting with ``=`` or a
+#: blank: base64's padding ends a line of a key file so (``c2VjcmV0=``, ``Zm9v==``).
+_DECLARED_ASSIGNMENT = re.compile(r"(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]{0,127}=[^=\s]")
 #: How an Ansible Vault file starts: what follows is ciphertext, no variables to read.
 _VAULT_HEADER = "$ANSIBLE_VAULT;"
 #: How far into a file its first line of content is looked for, to find the format it declares.
@@ -100,7 +105,9 @@ def declared_format(path: str, head: str) -> str | None:
     (``#``, ``;``) and blank lines aside: an INI section's header (:data:`_DECLARED_SECTION`:
     ``[webservers]``, ``[Unit]``: Ansible's inventories, systemd's units, yum's repositories and
     git's configuration are written so) with a line of content after it (a test's one-line
-    ``[true]`` is JSON), or YAML's document marker alone (``---``; a patch's ``--- a/file`` is none)."""
+    ``[true]`` is JSON), YAML's document marker alone (``---``; a patch's ``--- a/file`` is none),
+    or a shell variable's assignment (:data:`_DECLARED_ASSIGNMENT`: ``/etc/default/opendkim``), read
+    as configuration is: headed by its path, each line a setting."""
     if head.startswith(_VAULT_HEADER):
         return None
     if VARIABLE_FOLDERS.intersection(path.split("/")[-3:-1]):
@@ -110,6 +117,8 @@ def declared_format(path: str, head: str) -> str | None:
     opening = next(content, None)
     if opening is not None and _DECLARED_SECTION.fullmatch(opening):
         return "ini" if next(content, None) is not None else None
+    if opening is not None and _DECLARED_ASSIGNMENT.match(opening):
+        return "conf"
     return "yaml" if opening == "---" else None
 
 
