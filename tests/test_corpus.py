@@ -20,7 +20,7 @@ from runs import build, cli, integrity
 
 from indexer import Index, corpus
 from indexer.errors import UnreadableFile
-from indexer.formats import read_document, read_extensions
+from indexer.formats import extension_of, read_document, read_extensions
 from indexer.ignore import WalkRules
 
 
@@ -482,6 +482,28 @@ def test_a_jinja_template_is_walked_and_read_as_the_format_it_renders(tmp_path):
     page = read_document("index.html.j2", (tmp_path / "templates" / "index.html.j2").read_bytes())
     assert [heading.title for heading in page.headings] == ["{{ title }}"]
     assert read_document("base-requirements.jinja", b"pip\n").lines == ["pip"]
+
+
+def test_an_example_copy_of_a_file_is_walked_and_read_as_the_file_it_stands_for(tmp_path):
+    """A Debian package's ``examples/opendkim.conf.sample`` documents every setting of the file a
+    user copies it to; ``setup.lua.sample`` is Lua, ``phpunit.xml.dist`` XML: each is read so."""
+    examples = tmp_path / "usr" / "share" / "doc" / "opendkim" / "examples"
+    write(
+        examples / "opendkim.conf.sample",
+        "## Canonicalization relaxed/simple\n#Canonicalization simple/simple\n",
+    )
+    write(examples / "setup.lua.sample", "-- a setup script\nfunction odkim_setup(ctx)\n  return nil\nend\n")
+    write(tmp_path / "phpunit.xml.dist", '<?xml version="1.0"?>\n<phpunit colors="true"/>\n')
+    write(tmp_path / "logo.png.sample", "not text")
+    walked = sorted(source.path for source in corpus.walk(tmp_path).files)
+    assert walked == [
+        "phpunit.xml.dist",
+        "usr/share/doc/opendkim/examples/opendkim.conf.sample",
+        "usr/share/doc/opendkim/examples/setup.lua.sample",
+    ]
+    assert extension_of("examples/opendkim.conf.sample") == "conf"
+    script = read_document("examples/setup.lua.sample", (examples / "setup.lua.sample").read_bytes())
+    assert script.definitions == {2: ("odkim_setup",)}, "read by Lua's grammar"
 
 
 def test_a_reader_reads_a_file_beside_its_own_inside_the_root_and_nothing_outside_it(tmp_path):

@@ -163,13 +163,18 @@ MAX_REASON_CHARS = 300
 #: text is that format's, its tags (``{{ name }}``, ``{% if %}``) text among it. A template with no
 #: format before them (``requirements.jinja``) is plain text.
 TEMPLATE_SUFFIXES = (".jinja2", ".jinja", ".j2")
+#: The suffixes of an example copy of the file named before them, which a user copies to that name
+#: and edits: a package's ``examples/opendkim.conf.sample`` and ``setup.lua.sample``, a project's
+#: ``config.example``, ``phpunit.xml.dist``. Its text is that file's, in that file's format.
+EXAMPLE_SUFFIXES = (".sample", ".example", ".dist")
 
 
 def untemplated_name(name: str) -> str:
-    """``name`` as the file its template renders is named: without a template suffix
-    (:data:`TEMPLATE_SUFFIXES`), if it has one after a name."""
+    """``name`` as the file its template renders, or its example copy stands for, is named: without
+    a template's suffix (:data:`TEMPLATE_SUFFIXES`) or an example's (:data:`EXAMPLE_SUFFIXES`), if
+    it has one after a name."""
     lowered = name.lower()
-    for suffix in TEMPLATE_SUFFIXES:
+    for suffix in (*TEMPLATE_SUFFIXES, *EXAMPLE_SUFFIXES):
         if lowered.endswith(suffix) and len(name) > len(suffix):
             return name[: -len(suffix)]
     return name
@@ -178,7 +183,8 @@ def untemplated_name(name: str) -> str:
 def extension_of(path: str) -> str:
     """The lower-case extension of a path's file name ('' when it has none), of the file it holds
     for a compressed one (``md`` of ``README.md.gz``: :mod:`indexer.formats.compressed`), of the
-    file it renders for a template (``md`` of ``README.md.jinja``: :data:`TEMPLATE_SUFFIXES`)."""
+    file it renders for a template (``md`` of ``README.md.jinja``: :data:`TEMPLATE_SUFFIXES`), of
+    the file an example copy stands for (``conf`` of ``opendkim.conf.sample``: :data:`EXAMPLE_SUFFIXES`)."""
     name = _file_name(path)
     return name.rsplit(".", 1)[-1] if "." in name else ""
 
