@@ -306,6 +306,32 @@ def test_a_line_like_a_custom_container_s_is_read_in_time_linear_in_its_length()
     assert grows_linearly(seconds, 5_000, 40_000, 20)
 
 
+def test_shiki_s_notation_at_a_code_line_s_end_is_not_read():
+    """VitePress highlights code with Shiki, whose notation (``// [!code ++]``) marks a line added,
+    removed or focused and is taken out of the page: the model and a snippet read the code alone;
+    a string holding the words, and text outside code, are read as written."""
+    page = (
+        "# Dependency\n\n```ts twoslash\nconst main = new Elysia()\n"
+        "\t.use(auth) // [!code ++]\n\t.get('/profile', handler) // [!code --]\n"
+        "// [!code focus:2]\nconst note = '[!code ++]'\n<div></div> <!-- [!code highlight] -->\n```\n\n"
+        "Written as `// [!code ++]` in a page about it.\n"
+    )
+    document = parse_text("essential/plugin.md", page)
+    assert document.read_as == {5: "\t.use(auth)", 6: "\t.get('/profile', handler)", 9: "<div></div>"}
+    shown = formats.shown_text("essential/plugin.md", page)
+    assert "[!code" not in shown.split("// [!code focus:2]")[0] and "'[!code ++]'" in shown
+
+
+def test_a_line_like_shiki_s_notation_is_read_in_time_linear_in_its_length():
+    def seconds(size: int) -> float:
+        line = "x" + " // [!code ++]" * size + " y\n"  # each try reads eight notations, then fails
+        return fastest_seconds(
+            lambda: parse_text("docs/page.md", "# N\n\n```ts\n" + line * 4 + "```\n"), repeats=3
+        )
+
+    assert grows_linearly(seconds, 2_500, 20_000, 20)
+
+
 def test_a_markdown_heading_s_attribute_list_is_not_part_of_its_title():
     """MkDocs' ``attr_list`` (FastAPI's docs give every heading an id this way), Pandoc and
     pulldown-cmark: ``{ #id .class }`` at a heading's end names it, and shows nothing."""

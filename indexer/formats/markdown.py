@@ -19,6 +19,8 @@ What a rendered page does not show is not read as its text:
 - a custom container's lines (VitePress' and Docusaurus' ``::: tip`` ... ``:::``,
   :func:`container_lines`) read as the box the page shows: its title, or its type's name, on the
   opening line; the closing line, and a tab group's opening line, are markup;
+- Shiki's notation at the end of a code line (VitePress' ``// [!code ++]``, which marks the line and
+  is taken out of it) is not read;
 - a heading's attribute list (``## Docs URLs { #docs-urls }``: an id or a class, as MkDocs'
   ``attr_list``, Pandoc and pulldown-cmark write it) is not part of its title;
 - what the model reads of a line outside code that holds HTML (:attr:`Document.read_as`) is the
@@ -213,6 +215,14 @@ _FENCE_CAPTION = re.compile(
     r"""[ \t](?:(?:title|filename)=(?:"(?P<double>[^"\n]{1,256})"|'(?P<single>[^'\n]{1,256})')"""
     r"|\[(?P<bracketed>[^\[\]\n]{1,256})\])"
 )
+#: Shiki's notation at the end of a code line, in a comment of the code's language (``// [!code
+#: ++]``, ``# [!code highlight]``, ``<!-- [!code focus:3] -->``): the highlighter marks the line
+#: (added, removed, highlighted, focused, an error) and takes the comment out of the page. Each part
+#: bounded, so a try at each position of a line costs a bounded look: one pass.
+_CODE_NOTATION = re.compile(
+    r"[ \t]{0,64}(?://|#|--|/\*|<!--)[ \t]{0,16}(?:\[!code [\w+-]{1,32}(?::\d{1,4})?\][ \t]{0,16}){1,8}"
+    r"(?:\*/|-->)?[ \t]{0,16}$"
+)
 #: A JSX component's opening and closing tags on lines of their own, in an MDX page (``<Tabs>``,
 #: ``<TabItem label="npm">``, ``</Tabs>``): a capital letter starts a component's name.
 _COMPONENT_OPENING = re.compile(r"[ \t]*<[A-Z][\w.]{0,63}(?:\s[^<>]{0,1024})?>[ \t]*")
@@ -297,6 +307,7 @@ def read_markdown(text: str, encoding: str = "utf-8", mdx: bool = False) -> Docu
         headings = _with_front_matter(lines, headings, first, last, read_front_matter(source, style))
     read_as, shown_nothing = _html_read(lines, layout.literal)
     read_as.update(layout.captions)
+    read_as.update(_without_notation(lines, layout.literal))
     for number, shown in container_lines(lines, layout.literal).items():
         if shown:
             read_as[number] = shown
@@ -314,6 +325,23 @@ def read_markdown(text: str, encoding: str = "utf-8", mdx: bool = False) -> Docu
         linked_entries=_linked_entries(lines, layout.items),
         includes=frozenset(includes),
     )
+
+
+def _without_notation(lines: list[str], literal: list[tuple[int, int]]) -> dict[int, str]:
+    """The code lines that end with Shiki's notation (:data:`_CODE_NOTATION`: VitePress' ``//
+    [!code ++]``), read as the page shows them: without it. A line of the notation alone is kept
+    as written (a line is never read as nothing)."""
+    read_as: dict[int, str] = {}
+    for first, last in literal:
+        for number in range(first, min(last, len(lines)) + 1):
+            line = lines[number - 1]
+            if (
+                "[!code " in line
+                and (notation := _CODE_NOTATION.search(line))
+                and line[: notation.start()].strip()
+            ):
+                read_as[number] = line[: notation.start()]
+    return read_as
 
 
 def _includes(lines: list[str], literal: list[tuple[int, int]], unshown: set[int]) -> set[int]:
