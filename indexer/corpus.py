@@ -25,7 +25,7 @@ from indexer.formats import (
     SHEBANG,
     UNPARSED_CODE_EXTENSIONS,
     read_extensions,
-    untemplated_name,
+    written_name,
 )
 from indexer.formats.compressed import uncompressed_name
 from indexer.formats.data import DECLARATION_CHARS, declared_format
@@ -316,9 +316,10 @@ def is_text_name(path: str) -> bool:
     a documentation folder, :data:`DOCUMENTATION_FOLDERS`): text, a man page
     (``ls.1.gz``), an Info manual (``find.info-1.gz``), or a document format :mod:`indexer.formats`
     reads (PDF, DOCX); a template (``README.md.jinja``, ``requirements.jinja``: text whatever it
-    renders, but an image's or an archive's)."""
+    renders, but an image's or an archive's); a part written for inclusion named for its format
+    (``create.rst.inc``)."""
     compressed = uncompressed_name(path.rsplit("/", 1)[-1])
-    written = untemplated_name(compressed)
+    written = written_name(compressed)
     name = written.lower()
     if _well_known(name) or _in_capitals(written):
         return True

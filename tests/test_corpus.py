@@ -20,7 +20,7 @@ from runs import build, cli, integrity
 
 from indexer import Index, corpus
 from indexer.errors import UnreadableFile
-from indexer.formats import extension_of, read_document, read_extensions
+from indexer.formats import extension_of, file_type, read_document, read_extensions
 from indexer.ignore import WalkRules
 
 
@@ -504,6 +504,30 @@ def test_an_example_copy_of_a_file_is_walked_and_read_as_the_file_it_stands_for(
     assert extension_of("examples/opendkim.conf.sample") == "conf"
     script = read_document("examples/setup.lua.sample", (examples / "setup.lua.sample").read_bytes())
     assert script.definitions == {2: ("odkim_setup",)}, "read by Lua's grammar"
+
+
+def test_a_sphinx_part_named_rst_inc_is_walked_and_read_as_restructured_text(tmp_path):
+    # Borg's usage pages: each command's reference is generated into NAME.rst.inc, which the page
+    # `.. include::`s; the reference is those parts, so a question about an option is answered there
+    write(
+        tmp_path / "usage" / "prune.rst",
+        ".. include:: prune.rst.inc\n\nExamples\n~~~~~~~~\n\nKeep 7 dailies.\n",
+    )
+    write(
+        tmp_path / "usage" / "prune.rst.inc",
+        ".. _borg_prune:\n\nborg prune\n----------\n\n"
+        "options\n    -d, --keep-daily      number or time interval of daily archives to keep\n\n"
+        "Description\n~~~~~~~~~~~\n\nThe prune command prunes a repository by soft-deleting archives.\n",
+    )
+    write(tmp_path / "asm" / "defs.inc", "SYS_EXIT equ 60\n")  # an include of no format a reader names
+    walked = sorted(source.path for source in corpus.walk(tmp_path).files)
+    assert walked == ["usage/prune.rst", "usage/prune.rst.inc"]
+    part = read_document("usage/prune.rst.inc", (tmp_path / "usage" / "prune.rst.inc").read_bytes())
+    assert [(heading.level, heading.title) for heading in part.headings] == [
+        (1, "borg prune"),
+        (2, "Description"),
+    ]
+    assert (file_type("usage/prune.rst.inc"), file_type("asm/defs.inc")) == ("rst", "inc")
 
 
 def test_a_reader_reads_a_file_beside_its_own_inside_the_root_and_nothing_outside_it(tmp_path):

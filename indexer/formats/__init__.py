@@ -65,7 +65,7 @@ __all__ = [
     "shown_text",
     "split_lines",
     "type_globs",
-    "untemplated_name",
+    "written_name",
 ]
 
 
@@ -180,11 +180,32 @@ def untemplated_name(name: str) -> str:
     return name
 
 
+#: The suffix of a part of a page written to be included in pages of its format, which is named
+#: before it (``create.rst.inc``, as Sphinx projects name the files their pages ``.. include::``;
+#: ``header.php.inc``): its text is that format's. A part named for no format a reader reads
+#: (``defs.inc``, an assembler's or Pascal's include) is left to the suffix alone.
+INCLUDED_SUFFIX = ".inc"
+
+
+def written_name(name: str) -> str:
+    """``name`` as the format its text is written in names it: without a template suffix
+    (:func:`untemplated_name`), and without the suffix of a part written for inclusion
+    (:data:`INCLUDED_SUFFIX`) when a format a reader reads is named before it."""
+    name = untemplated_name(name)
+    if not name.lower().endswith(INCLUDED_SUFFIX):
+        return name
+    included = name[: -len(INCLUDED_SUFFIX)]
+    extension = included.rsplit(".", 1)[-1].lower() if "." in included.lstrip(".") else ""
+    return included if extension in read_extensions() else name
+
+
 def extension_of(path: str) -> str:
     """The lower-case extension of a path's file name ('' when it has none), of the file it holds
     for a compressed one (``md`` of ``README.md.gz``: :mod:`indexer.formats.compressed`), of the
     file it renders for a template (``md`` of ``README.md.jinja``: :data:`TEMPLATE_SUFFIXES`), of
-    the file an example copy stands for (``conf`` of ``opendkim.conf.sample``: :data:`EXAMPLE_SUFFIXES`)."""
+    the file an example copy stands for (``conf`` of ``opendkim.conf.sample``: :data:`EXAMPLE_SUFFIXES`),
+    of the format a part written for inclusion names (``rst`` of ``create.rst.inc``:
+    :data:`INCLUDED_SUFFIX`)."""
     name = _file_name(path)
     return name.rsplit(".", 1)[-1] if "." in name else ""
 
@@ -211,9 +232,9 @@ def type_globs(kind: str) -> list[str]:
 
 
 def _file_name(path: str) -> str:
-    """The lower-case name of the file at ``path``, of the file it holds for a compressed one, of
-    the file it renders for a template."""
-    return untemplated_name(uncompressed_name(path).rsplit("/", 1)[-1]).lower()
+    """The lower-case name of the file at ``path``, of the file it holds for a compressed one, as
+    the format it is written in names it (:func:`written_name`)."""
+    return written_name(uncompressed_name(path).rsplit("/", 1)[-1]).lower()
 
 
 def read_document(path: str, data: bytes, neighbours: Neighbours | None = None) -> Document:
