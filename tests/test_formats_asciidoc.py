@@ -288,6 +288,36 @@ def test_a_macros_named_attributes_never_show_and_its_content_shows_whole():
     ]
 
 
+def test_an_escaped_reference_and_a_passthrough_show_as_written_even_where_the_page_sets_the_name():
+    """Spring Boot's reference writes the placeholders its users type as escaped references and
+    monospace passthroughs: the page shows ``{profile}``, never the value a page sets, nor the
+    backslash or the pluses; a javadoc target after the base address its Antora component sets
+    reads as the type it names."""
+    lines = [
+        ":profile: dev",
+        ":groupId: org.example",
+        "",
+        "Spring Boot will also attempt to load profile-specific files using the naming convention "
+        "`application-\\{profile}`.",
+        "The hints are written to a directory named `+META-INF/native-image/{groupId}/{artifactId}/+`.",
+        "The application's javadoc:org.springframework.context.MessageSource[] is used when resolving "
+        "+{parameters}+ and pass:[{groupId}] in constraint messages.",
+        "If you have defined your own "
+        "javadoc:{url-mongodb-driver-sync-javadoc}/com.mongodb.client.MongoClient[], it will be used.",
+        "Set {groupId} in C++ or C++, with a+b+c and a `+` sign.",
+    ]
+    read = read_asciidoc("\n".join(lines)).read_as
+    assert [read[number] for number in range(4, 9)] == [
+        "Spring Boot will also attempt to load profile-specific files using the naming convention "
+        "`application-{profile}`.",
+        "The hints are written to a directory named `META-INF/native-image/{groupId}/{artifactId}/`.",
+        "The application's org.springframework.context.MessageSource is used when resolving "
+        "{parameters} and {groupId} in constraint messages.",
+        "If you have defined your own com.mongodb.client.MongoClient, it will be used.",
+        "Set org.example in C++ or C++, with a+b+c and a `+` sign.",
+    ]
+
+
 def test_a_link_whose_address_starts_with_an_unset_attribute_reads_as_its_text():
     """Antora components and included files set the base URLs a page links with: Asciidoctor
     replaces references before it reads macros, so the page shows the link's text, as it does a
@@ -504,8 +534,9 @@ def test_any_text_is_read_without_failing_and_within_its_lines(lines):
 @pytest.mark.slow
 def test_reading_takes_time_linear_in_the_texts_size():
     # lines made to make a backtracking pattern slow: many macro-like prefixes, open brackets,
-    # description-list colons and title markers, none closed
+    # description-list colons, passthrough marks and title markers, none closed
     nasty = "a:b:c:d:" * 40 + " [[" * 40 + " <<x" * 40 + " ::" * 40 + " {x" * 40 + "\n== " + "= " * 60 + "\n"
+    nasty += "a" + " `+" * 40 + " +x" * 40 + " `+++a" * 40 + " pass:[" * 40 + " \\{x}" * 40 + "\n"
 
     def seconds(copies: int) -> float:
         text = nasty * copies

@@ -25,10 +25,13 @@ What decides structure follows Asciidoctor's rules:
   as the text they show (``link:url[text]``, ``xref:page.adoc[text]``, ``<<id,text>>``,
   ``https://...[text]``, a URL after a reference the page does not set ``{url-org}/x[text]``,
   ``kbd:[Ctrl+C]``; a custom macro's text, or its target and a man page section:
-  ``linkgit:git-commit[1]`` reads ``git-commit(1)``), attribute references replaced by the
-  values the file sets (and the built-in ones, ``{nbsp}``...), anchors and index terms dropped. The
-  ``description`` attribute is read as the text it is, as a Markdown page's front matter
-  description is.
+  ``linkgit:git-commit[1]`` reads ``git-commit(1)``; a target after a reference the page does not
+  set reads without it: ``javadoc:{url-api}/org.example.Type[]`` reads ``org.example.Type``),
+  attribute references replaced by the values the file sets (and the built-in ones,
+  ``{nbsp}``...), but for an escaped one (``\\{name}`` shows ``{name}``) and the text an inline
+  passthrough shows as written (``+{name}+``, `` `+{name}+` ``, ``pass:[{name}]``), anchors and
+  index terms dropped. The ``description`` attribute is read as the text it is, as a Markdown
+  page's front matter description is.
 
 A list's entries that are links to other pages alone (``* xref:install.adoc[]``, as Antora's
 navigation files list a component's pages, :func:`links_away`) are its linked entries
@@ -112,7 +115,23 @@ _NAMED_ID = re.compile(r"\bid=[\"']?([^\"',\]\s]+)")
 #: The dash between a manual page's names and its purpose.
 
 #: Inline markup, each with its longest part bounded, so no pattern backtracks far.
-_ATTRIBUTE_REFERENCE = re.compile(r"\{(\w[\w-]{0,127})\}")
+#: An attribute reference, maybe escaped with a backslash (``\{name}``, which shows ``{name}``).
+_ATTRIBUTE_REFERENCE = re.compile(r"(\\?)\{(\w[\w-]{0,127})\}")
+#: A reference the page does not set, at the start of a macro's target (``{url-api}/``): a base
+#: address an Antora component or an included file sets, which no reader sees.
+_UNSET_BASE = re.compile(r"\{[\w-]{1,128}\}/?")
+#: Inline passthroughs, whose text shows as written, without substitutions (Asciidoctor reads
+#: them before every other substitution): monospace passed through (`` `+{name}+` ``, with one to
+#: three pluses), constrained ``+{name}+`` (not after a word character, a quote or a backtick, its
+#: text not starting or ending with a blank), and ``pass:[{name}]`` with no substitutions named.
+_PASSTHROUGH = re.compile(
+    r"(?<![\w\\])`(?P<marks>\+{1,3})(?P<code>[^`\n]{1,2048}?)(?P=marks)`"
+    r"|(?<![\w;:\\+\"'`}])\+(?P<plain>[^\s+](?:[^+\n]{0,2046}[^\s+\\])?)\+(?![\w+])"
+    r"|(?<![\w\\])pass:\[(?P<pass>(?:[^\[\]\\]|\\.){0,2048})\]"
+)
+#: Where a passthrough's text is held while the rest of its line is read: private use characters,
+#: which no page's text holds.
+_HELD = re.compile("\ue000(\\d{1,6})\ue001")
 _INLINE_ANCHOR = re.compile(r"\[\[\[?[\w:][^\[\]]{0,512}\]\]\]?")
 _CROSS_REFERENCE = re.compile(r"<<([^<>,\s][^<>,]{0,511})(?:,[ \t]*([^<>]{0,2048}))?>>")
 _URL_MACRO = re.compile(r"(?<![\w\\])((?:https?|ftp|irc)://[^\s\[\]]{1,2048})\[((?:[^\[\]\\]|\\.){0,2048})\]")
@@ -595,11 +614,12 @@ def visible_text(line: str, attributes: dict[str, str]) -> str:
     """``line`` as a rendered page shows it: attribute references replaced (those unknown kept as
     written, as Asciidoctor does), anchors and index terms dropped, macros and cross references
     read as the text they show, a link whose address starts with a reference the page does not set
-    too (``{url-org}/x[text]``)."""
+    too (``{url-org}/x[text]``), and an inline passthrough's text as written, without its marks."""
+    held: list[str] = []
+    if "+" in line or "pass:" in line:
+        line = _PASSTHROUGH.sub(lambda found: _held(found, held), line)
     if "{" in line:
-        line = _ATTRIBUTE_REFERENCE.sub(
-            lambda found: attributes.get(found.group(1).lower(), found.group(0)), line
-        )
+        line = _ATTRIBUTE_REFERENCE.sub(lambda found: _attribute_value(found, attributes), line)
     if "[" in line:
         line = _INLINE_ANCHOR.sub("", line)
         for _ in range(MACRO_DEPTH):  # the innermost macros first: a cross reference in a footnote
@@ -616,7 +636,26 @@ def visible_text(line: str, attributes: dict[str, str]) -> str:
         line = _CROSS_REFERENCE.sub(lambda found: found.group(2) or _reference_name(found.group(1)), line)
     if "((" in line:
         line = _INDEX_TERM.sub(r"\1", _INDEX_TERMS.sub("", line))
+    if held:
+        line = _HELD.sub(lambda found: held[int(found.group(1))], line)
     return line
+
+
+def _held(found: re.Match[str], held: list[str]) -> str:
+    """A passthrough's text, as it shows (monospace kept in its backticks), held in ``held`` and
+    replaced by a mark that no other substitution reads."""
+    code = found["code"]
+    held.append(f"`{code}`" if code is not None else found["plain"] or found["pass"] or "")
+    return f"\ue000{len(held) - 1}\ue001"
+
+
+def _attribute_value(found: re.Match[str], attributes: dict[str, str]) -> str:
+    """What an attribute reference shows: the value the page (or AsciiDoc) sets, the reference as
+    written when nothing sets it, as Asciidoctor does, and the reference without its backslash
+    when it is escaped."""
+    escaped, name = found.groups()
+    reference = "{" + name + "}"
+    return reference if escaped else attributes.get(name.lower(), reference)
 
 
 def inline_text(text: str) -> str:
@@ -729,7 +768,10 @@ def _macro_text(found: re.Match[str]) -> str:
         text = first_attribute(text)
     if text:
         return text
-    return _reference_name(target) if name == "xref" else target
+    if name == "xref":
+        return _reference_name(target)
+    base = _UNSET_BASE.match(target)
+    return target[base.end() :] if base and base.end() < len(target) else target
 
 
 def first_attribute(text: str) -> str:
