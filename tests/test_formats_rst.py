@@ -287,6 +287,23 @@ def test_an_option_lists_options_and_a_definition_lists_names_are_declared():
     }
 
 
+def test_the_first_term_of_a_definition_list_inside_a_definition_is_declared():
+    """Borg's environment variables are a definition list in a definition (``General:`` over
+    ``BORG_REPO``): the first variable is a term as much as the ones after it. A list item's text
+    going on at its column is no term, whatever follows it."""
+    page = (
+        "Environment Variables\n~~~~~~~~~~~~~~~~~~~~~\n\nBorg uses some environment variables:\n\n"
+        "General:\n    BORG_REPO\n        When set, use the value to give the default repository location.\n"
+        "    BORG_OTHER_REPO\n        Similar to BORG_REPO, but gives the default for ``--other-repo``.\n\n"
+        "- set ``BORG_RSH``\n  CUSTOM_VALUE\n    in the shell that runs borg.\n"
+    )
+    starts = [line.strip() for line in page.split("\n")]
+    assert parse_text("usage/general/environment.rst.inc", page).definitions == {
+        starts.index("BORG_REPO") + 1: ("BORG_REPO",),
+        starts.index("BORG_OTHER_REPO") + 1: ("BORG_OTHER_REPO",),
+    }
+
+
 def test_a_long_option_list_line_is_read_in_time_linear_in_its_size():
     from helpers import fastest_seconds, grows_linearly
 

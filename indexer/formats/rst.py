@@ -260,8 +260,9 @@ def listed_names(lines: list[str], headings: list[Heading], literal: set[int]) -
     whose next line is indented deeper, its definition. Each is read as a manual titles what it
     defines (:func:`item_names`): a term in an inline literal alone as code, any other only when
     it is spelt as a name (``--gmysql``); a word (``dnssec``) or a phrase declares nothing. Each
-    starts after a blank line or after the indented body of the item before it, and an option
-    list's item right after the one before it too."""
+    starts after a blank line, after the indented body of the item before it, or as the first line
+    of a term's definition (a definition list in a definition: ``General:`` over ``BORG_REPO``),
+    and an option list's item right after the one before it too."""
     taken = {number for heading in headings for number in heading.lines}
     declared: dict[int, tuple[str, ...]] = {}
     option_items: set[int] = set()  # the lines that start an option list's item
@@ -271,7 +272,14 @@ def listed_names(lines: list[str], headings: list[Heading], literal: set[int]) -
             continue
         indent = len(line) - len(line.lstrip())
         before = lines[index - 1] if index else ""
-        starts_item = not before.strip() or len(before) - len(before.lstrip()) > indent
+        # a line indented other than the text of the line before starts a block: after an item's
+        # body, or as the first line of a term's definition, which may itself be a list (a term
+        # over terms); a list item's text goes on at its column, after its bullet
+        before_text = before.lstrip()
+        before_indent = len(before) - len(before_text)
+        if bullet := _LIST_START.match(before_text):
+            before_indent += len(before_text) - len(before_text[bullet.end() :].lstrip())
+        starts_item = not before_text or before_indent != indent
         after = lines[index + 1] if index + 1 < len(lines) else ""
         body_below = bool(after.strip()) and len(after) - len(after.lstrip()) > indent
         option = _OPTION_ITEM.match(stripped)
