@@ -304,6 +304,40 @@ def test_the_first_term_of_a_definition_list_inside_a_definition_is_declared():
     }
 
 
+def test_a_grid_tables_row_keyed_by_options_declares_them():
+    """Borg's command reference tabulates each command's options in a grid table whose first
+    column only groups them: a row's first cell with text, options in inline literals alone,
+    declares them, as a manual's option list does; a row keyed by anything else declares nothing."""
+    widths = (10, 26, 34)
+    border = "+" + "+".join("-" * width for width in widths) + "+"
+
+    def row(*cells: str) -> str:
+        return (
+            "|" + "|".join(f" {cell}".ljust(width) for cell, width in zip(cells, widths, strict=True)) + "|"
+        )
+
+    lines = [
+        "borg create",
+        "-----------",
+        "",
+        border,
+        "| **options**".ljust(len(border) - 1) + "|",
+        border,
+        row("", "``-n``, ``--dry-run``", "do not create a backup archive"),
+        border,
+        row("", "``--exclude-caches``", "exclude directories that"),
+        row("", "", "contain a CACHEDIR.TAG file"),
+        border,
+        row("", "``NAME``", "specify the archive name"),
+        border,
+        row("", "``auto``", "a value, not an option"),
+        border,
+        "",
+    ]
+    definitions = read_document("usage/create.rst.inc", "\n".join(lines).encode()).definitions
+    assert definitions == {7: ("-n", "--dry-run"), 9: ("--exclude-caches",)}
+
+
 def test_a_long_option_list_line_is_read_in_time_linear_in_its_size():
     from helpers import fastest_seconds, grows_linearly
 

@@ -27,7 +27,8 @@ where they stand (:attr:`Document.includes`), which a build reads as that file.
 Plain-text notes (``.txt``) are read the same way: underlined titles are common there too. The names
 a page defines (Sphinx's object directives, a rendered man page's NAME line, a labelled section
 title that is names, with its labels: :func:`labelled_title_names`, an option
-list's options and a definition list's terms that are names: :func:`listed_names`) are read as
+list's options and a definition list's terms that are names: :func:`listed_names`, a table
+row's first cell that is options in code: :func:`table_reading`) are read as
 :mod:`indexer.formats.definitions` says, and each object directive heads its indented description
 under its section, as a function heads its body in source code (:func:`definition_headings`).
 Tables are read as their cells (:func:`table_reading`): a grid table's frame and padding, and a
@@ -48,6 +49,7 @@ from indexer.formats.definitions import (
     directive_definitions,
     item_names,
     man_page_names,
+    option_cell_names,
     spelt_as_code,
     title_names,
 )
@@ -81,6 +83,7 @@ _LIST_START = re.compile(r"(?:[-*+\u2022]|\(?(?:\d{1,9}|[A-Za-z#]|[ivxlcdmIVXLCD
 _LISTED_OPTION = r"(?:--?|/)[A-Za-z0-9][\w-]{0,63}(?:[ =](?:<[^<>\n]{1,64}>|[A-Za-z][\w-]{0,63}))?"
 _OPTION_ITEM = re.compile(rf"(?P<options>{_LISTED_OPTION}(?:, {_LISTED_OPTION})*)(?:  +(?=\S)|$)")
 _WHOLE_LITERAL = re.compile(r"``([^`]{1,512})``")
+_CELL_LITERAL = re.compile(r"`([^`]{1,512})`")
 _FIELD = re.compile(r"^:[^:\s][^:]*:(?:\s|$)")
 #: Directives that set up how the rest of a page is shown, and show nothing themselves.
 UNSEEN_DIRECTIVES = frozenset(
@@ -172,10 +175,11 @@ def read_rst(text: str, encoding: str = "utf-8") -> Document:
     markup |= _transitions(lines, in_literal)
     includes, include_lines = _include_directives(lines, in_literal)
     markup |= include_lines
-    table_markup, read_as = table_reading(lines, in_literal)
+    table_markup, read_as, table_names = table_reading(lines, in_literal)
     directives = _moved_to_titles(directive_definitions(written, in_literal, unseen), lines, headings)
     definitions = {
         **listed_names(lines, headings, in_literal),
+        **table_names,
         **titles,
         **labelled_title_names(written, headings, titles),
         **man_page_names(lines),
@@ -781,12 +785,17 @@ def _cell_text(part: str) -> str:
     return part[2:] if part.startswith("| ") or part == "|" else part
 
 
-def table_reading(lines: list[str], literal: set[int]) -> tuple[set[int], dict[int, str]]:
-    """What the model reads of a page's tables (:attr:`Document.read_as`), and the lines it reads
-    nothing of (:attr:`Document.markup`): a grid table as its cells, each row on its first line
-    (:func:`_row_read`), its other lines and borders markup; a simple table's rows as written, its
-    rules markup. Read raw, a wide grid table is mostly spaces, dashes and pipes, so its chunks hold
-    a row or two each and read as nothing in particular, near to any question."""
+def table_reading(
+    lines: list[str], literal: set[int]
+) -> tuple[set[int], dict[int, str], dict[int, tuple[str, ...]]]:
+    """What the model reads of a page's tables (:attr:`Document.read_as`), the lines it reads
+    nothing of (:attr:`Document.markup`), and the options a row declares: a grid table as its
+    cells, each row on its first line (:func:`_row_read`), its other lines and borders markup; a
+    simple table's rows as written, its rules markup. Read raw, a wide grid table is mostly spaces,
+    dashes and pipes, so its chunks hold a row or two each and read as nothing in particular, near
+    to any question. A row whose first cell with text is options in inline literals alone
+    (``| | ``-n``, ``--dry-run`` | do not create a backup archive |``, as a command's reference
+    tabulates them) declares them (:func:`~indexer.formats.definitions.option_cell_names`)."""
     pieces, rows = _table_pieces(lines, literal)
     in_rows = {number for numbers, _ in rows.values() for number in numbers}
     markup = {number for number, shown in pieces.items() if not shown and number not in in_rows}
@@ -795,7 +804,20 @@ def table_reading(lines: list[str], literal: set[int]) -> tuple[set[int], dict[i
         markup.update(numbers[1:] if read else numbers)
         if read:
             read_as[first] = read
-    return markup, read_as
+    names = {
+        number: found
+        for number, cells in pieces.items()
+        if cells and "`" in cells[0] and (found := option_cell_names(_literal_pieces(cells[0])))
+    }
+    return markup, read_as, names
+
+
+def _literal_pieces(text: str) -> list[tuple[bool, str]]:
+    """A cell's inline literals and the text between them, each marked whether it is a literal:
+    written ````--all````, or in the one pair of backticks a row over several lines is read with
+    (:func:`inline_text`)."""
+    parts = _CELL_LITERAL.split(text.replace("``", "`"))
+    return [(place % 2 == 1, part) for place, part in enumerate(parts) if part]
 
 
 def _grid_row(row: list[tuple[int, list[int], list[str]]]) -> dict[int, tuple[str, ...]]:
