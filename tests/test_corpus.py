@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 import gzip
 import json
 import os
@@ -20,7 +21,7 @@ from runs import build, cli, integrity
 
 from indexer import Index, corpus
 from indexer.errors import UnreadableFile
-from indexer.formats import extension_of, file_type, read_document, read_extensions
+from indexer.formats import extension_of, file_type, read_document, read_extensions, type_globs
 from indexer.ignore import WalkRules
 
 
@@ -528,6 +529,7 @@ def test_a_sphinx_part_named_rst_inc_is_walked_and_read_as_restructured_text(tmp
         (2, "Description"),
     ]
     assert (file_type("usage/prune.rst.inc"), file_type("asm/defs.inc")) == ("rst", "inc")
+    assert any(fnmatch.fnmatchcase("usage/prune.rst.inc", glob) for glob in type_globs("rst"))  # --types rst
 
 
 def test_a_reader_reads_a_file_beside_its_own_inside_the_root_and_nothing_outside_it(tmp_path):

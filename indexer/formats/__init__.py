@@ -223,11 +223,14 @@ _GLOB_MARKS = re.compile(r"[*?\[]")
 
 def type_globs(kind: str) -> list[str]:
     """The lower-case GLOBs that the path of a file of type ``kind`` (``md``, ``.info``) matches:
-    named with the extension, then maybe a compression suffix (``README.md.gz``), and for Info a
+    named with the extension, or with it and the suffix of a part written for inclusion
+    (``create.rst.inc``), then maybe a compression suffix (``README.md.gz``), and for Info a
     part's number too (``find.info-1``), so that a filter finds every file :func:`file_type` types
     so."""
     extension = _GLOB_MARKS.sub(r"[\g<0>]", kind.lower().lstrip("."))  # a type is written, not a pattern
     endings = [f"*.{extension}", *(part_globs(extension) if extension == INFO_TYPE else [])]
+    if kind.lower().lstrip(".") in read_extensions():
+        endings.append(f"*.{extension}{INCLUDED_SUFFIX}")  # a part written for inclusion
     return [ending + suffix for ending in endings for suffix in ("", *OPENERS)]
 
 
