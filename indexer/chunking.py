@@ -181,8 +181,11 @@ TokenCounter = Callable[[list[str]], list[int]]
 #: path; 52: Go's, Rust's and JavaScript's command-line options declared, a page of one title over
 #: the files it includes storing no chunk, configuration named without an extension read by the
 #: format it declares, Ruby's DSL files read as Ruby, an Elixir function's clauses one heading,
-#: ExUnit's tests, TypeScript's members and overloads, a man page's bold options with a value
-CHUNKER_VERSION = 52
+#: ExUnit's tests, TypeScript's members and overloads, a man page's bold options with a value;
+#: 53: OCaml's operators and Haskell's ``-- ^`` comments, a VitePress page's scripts, containers,
+#: tab labels and Shiki notation, shell-variable and example-copy configuration read, Sphinx's
+#: ``.rst.inc`` parts, AsciiDoc passthroughs and escapes, reST options in tables and nested terms
+CHUNKER_VERSION = 53
 #: A run of one punctuation mark, written together or a space apart, longer than three: a contents
 #: page's dot leaders (``Introduction . . . . . 3``), a rule of dashes or equals signs.
 LEADER_RUN = re.compile(r"([^\w\s])(?: ?\1){3,}")
