@@ -102,10 +102,10 @@ def assemble(chunks: Sequence[StoredChunk], span: Span) -> Passage:
         lines = [line for line in lines if line.lowest <= line_bounds[1] and line.highest >= line_bounds[0]]
     if not lines:
         raise NotInIndexError(f"{chunks[0].path} has no {_describe(span)} in the index ({_extent(chunks)})")
-    while len(lines) > 1 and not lines[-1].text:  # blank lines at the edges are the chunker's, not text
-        lines.pop()
-    while len(lines) > 1 and not lines[0].text:
-        lines.pop(0)
+    # blank lines at the edges are the chunker's, not text; cut at once, as a file may open with
+    # any number of them
+    written = [number for number, line in enumerate(lines) if line.text]
+    lines = lines[written[0] : written[-1] + 1] if written else lines[:1]
     first, last = chunks[chosen[0]], chunks[chosen[-1]]
     # the range is the lines kept, so the text's first line is line `start_line`
     start, end = max(first.start_line, lines[0].lowest), min(last.end_line, lines[-1].highest)

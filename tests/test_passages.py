@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE_CORPUS
 from documents import make_pdf
-from helpers import HashBackend
+from helpers import HashBackend, fastest_seconds, grows_linearly
 
 from indexer import ConfigError, Index, NotInIndexError
 from indexer.errors import InvalidRequestError
@@ -159,3 +159,25 @@ def test_a_file_whose_name_holds_a_colon_is_read_by_its_name(index, tmp_path):
     (folder / "notes:12-14.md").write_text("# Colon\n\nA file named like a citation.\n")
     index.build(folder)
     assert "named like a citation" in index.get("notes:12-14.md").text
+
+
+def test_a_file_opening_with_many_blank_lines_reads_back_in_linear_time(tmp_path):
+    """The first chunk of a file that opens with blank lines is stretched over them: reading it back
+    drops them at once, not one by one from the front of the list."""
+
+    def indexed(blank_lines: int) -> Index:
+        folder = tmp_path / f"docs{blank_lines}"
+        folder.mkdir()
+        (folder / "notes.txt").write_text("\n" * blank_lines + "alpha beta gamma\n" * 40, encoding="utf-8")
+        index = Index.open(tmp_path / f"{blank_lines}.db", backend=HashBackend())
+        assert index.build(folder, warn=lambda message: None).exit_code == 0
+        return index
+
+    small, large = indexed(4_000), indexed(64_000)
+    assert large.get("notes.txt").text == "alpha beta gamma\n" * 39 + "alpha beta gamma"
+
+    def seconds(size: int) -> float:
+        index = small if size == 4_000 else large
+        return fastest_seconds(lambda: index.get("notes.txt"), repeats=3)
+
+    assert grows_linearly(seconds, 4_000, 64_000, 40)  # quadratic would be 256
