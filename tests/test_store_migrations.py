@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
+from helpers import HashBackend
 
+from indexer import ConfigError, Index
 from indexer.store import migrations
 from indexer.store.sqlite import SQLiteStore
 
@@ -118,3 +121,35 @@ def test_postgres_stores_the_same_names_escaped(postgres_url):
 
         execute.engine = "postgres"
         assert respelled_paths(execute) == expected_paths()
+
+
+def test_an_index_a_newer_version_made_is_refused_unchanged_by_readers_and_writers(any_index, tmp_path):
+    """A build of this version would write into a schema it does not know, and a search read it:
+    both stop at one line that says to upgrade, and the index is left as it was."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "notes.md").write_text("# Notes\n\nThe kettle boils water.\n", encoding="utf-8")
+    with Index.open(any_index, backend=HashBackend()) as index:
+        assert index.build(folder).exit_code == 0
+    future = max(migration.version for migration in migrations.all_migrations("sqlite")) + 1
+    columns = "(version, name, applied_at)"
+    record = f"INSERT INTO {migrations.RECORD_TABLE} {columns} VALUES ({future}, 'future', 0)"
+    if isinstance(any_index, Path):
+        with SQLiteStore.open(any_index, writable=True) as store, store.transaction():
+            store.db.execute(record)
+        before = any_index.read_bytes()
+    else:
+        import psycopg
+
+        with psycopg.connect(any_index) as connection:
+            connection.execute(record)
+    for attempt in (
+        lambda: Index.open(any_index, backend=HashBackend()).search("kettle"),
+        lambda: Index.open(any_index, create=False, backend=HashBackend()).search("kettle"),
+        lambda: Index.open(any_index, backend=HashBackend()).build(folder),
+    ):
+        with pytest.raises(ConfigError, match=f"made by a newer version of indexer \\(schema {future};"):
+            attempt()
+            raise AssertionError("not refused")
+    if isinstance(any_index, Path):
+        assert any_index.read_bytes() == before

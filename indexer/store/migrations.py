@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from indexer.errors import ConfigError
+
 #: The table that records which migrations an index has; its presence is what makes a database ours.
 RECORD_TABLE = "schema_migrations"
 
@@ -51,6 +53,23 @@ def all_migrations(engine: str) -> list[Migration]:
 def pending(engine: str, applied: set[int]) -> list[Migration]:
     """The migrations not yet applied to an index that has ``applied``."""
     return [migration for migration in all_migrations(engine) if migration.version not in applied]
+
+
+def refuse_newer(engine: str, applied: set[int], where: str) -> None:
+    """Refuse the index at ``where`` when it has migrations this version does not know: a newer
+    version of indexer made it, and this one would read a schema it does not know, or write rows
+    the newer one no longer reads.
+
+    Raises:
+        ConfigError: ``applied`` holds a version newer than every migration of ``engine``.
+    """
+    known = {migration.version for migration in all_migrations(engine)}
+    newer = sorted(applied - known)
+    if newer:
+        raise ConfigError(
+            f"index {where} was made by a newer version of indexer (schema {newer[-1]}; this version "
+            f"knows up to {max(known)}): left unchanged; upgrade indexer (pip install -U indexer-search)"
+        )
 
 
 class MigrationTarget(Protocol):

@@ -187,6 +187,8 @@ class PostgresStore(SQLStore):
                     f"database {printable_url(url)} has no schema to hold an index (search_path)"
                 )
             _check_ours(connection, url, writable and create)
+            if _one_value(connection, f"SELECT to_regclass('{migrations.RECORD_TABLE}') IS NOT NULL"):
+                migrations.refuse_newer(ENGINE, _applied_versions(connection), printable_url(url))
             if writable:
                 _ensure_vector_extension(connection, url)
                 migrations.migrate(ENGINE, _PostgresMigrations(connection))

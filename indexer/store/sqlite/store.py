@@ -127,6 +127,8 @@ class SQLiteStore(SQLStore):
             )
         if not ours and not self.writable:
             raise IndexNotFoundError(f"no index at {self.path}: build one first with `index build FOLDER`")
+        if ours:
+            migrations.refuse_newer(ENGINE, self._applied_versions(), self.path)
         if self.writable:
             self._write_mode()
             self.migrate()
