@@ -16,11 +16,12 @@ from pathlib import Path
 
 import pytest
 from conftest import write
-from helpers import index_command, write_corpus
+from helpers import HashBackend, index_command, write_corpus
 from runs import SUPPORT, build, integrity, run_python
 
 from indexer import ConfigError, Index
-from indexer.store.sqlite import REBUILD_SUFFIX
+from indexer.errors import StorageError
+from indexer.store.sqlite import REBUILD_SUFFIX, SQLiteStore
 
 BUILD_SCRIPT = """
 from helpers import HashBackend
@@ -177,3 +178,32 @@ def test_a_killed_build_records_what_it_had_committed(tmp_path):
     assert 64 <= files < 300
     assert builds[0]["files_added"] == files
     assert builds[0]["chunks_embedded"] > 0
+
+
+@pytest.mark.parametrize("table", ["builds", "files", "meta", "vector_log"])
+def test_an_index_missing_a_table_is_one_line_naming_it_never_a_traceback(tmp_path, table):
+    """A table dropped by hand or by a tool: the build and the searches that need it stop at a
+    storage error (exit code 5) naming the index and the table, not at SQLite's own exception."""
+    docs = write_corpus(tmp_path / "docs", 3, paragraphs=2)
+    index_path = tmp_path / "index.db"
+    with Index.open(index_path, backend=HashBackend()) as index:
+        assert index.build(docs).exit_code == 0
+    with SQLiteStore.open(index_path, writable=True) as store, store.transaction():
+        store.db.execute(f"DROP TABLE {table}")
+    write_corpus(docs, 4, paragraphs=2, version="v2")
+    attempts = [
+        lambda index: index.build(docs),
+        lambda index: index.search("paragraph", min_score=0),
+        lambda index: index.status(),
+    ]
+    refused = 0
+    for attempt in attempts:
+        with Index.open(index_path, backend=HashBackend()) as index:
+            try:
+                attempt(index)
+            except StorageError as error:
+                assert error.exit_code == 5
+                assert f"index {index_path}: the file is damaged" in str(error)
+                assert f"no such table: {table}" in str(error) or f"no such table: main.{table}" in str(error)
+                refused += 1
+    assert refused  # a build needs every table

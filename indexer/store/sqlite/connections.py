@@ -34,12 +34,16 @@ from indexer.errors import IndexerError, IndexLockedError, StorageError
 
 BUSY_TIMEOUT_MS = 10_000
 
+_DAMAGED_ADVICE = "the file is damaged: delete it (with its -wal and -shm files) and build again"
+#: How SQLite says a statement names a table or column the index's schema should hold and does not.
+_MISSING_SCHEMA = ("no such table:", "no such column:")
+
 #: apsw errors that mean the storage failed (not a bug in a query), and what the user can do.
 _STORAGE_FAILURES: tuple[tuple[type[apsw.Error], str], ...] = (
     (apsw.FullError, "the disk is full (or the file size limit was reached): free space and build again"),
     (apsw.ReadOnlyError, "the index is read-only here: build it where its file and folder are writable"),
     (apsw.PermissionsError, "permission denied: check the index's file and folder permissions"),
-    (apsw.CorruptError, "the file is damaged: delete it (with its -wal and -shm files) and build again"),
+    (apsw.CorruptError, _DAMAGED_ADVICE),
     (apsw.NotADBError, "the file is not a SQLite database"),
     (apsw.CantOpenError, "cannot open the file (missing folder, permissions, or too many open files)"),
     (apsw.IOError, "a disk read or write failed (full disk, file size limit, or hardware)"),
@@ -55,6 +59,9 @@ def storage_error(path: str, error: apsw.Error) -> IndexerError | None:
     if isinstance(error, apsw.SQLError) and "sqlite-vec error" in str(error):
         # sqlite-vec reports a failed write of its own pages as a plain error, without the cause
         return StorageError(f"index {path}: writing vectors failed ({error}); {space_hint(path)}")
+    if isinstance(error, apsw.SQLError) and str(error).startswith(_MISSING_SCHEMA):
+        # every migration is applied before a statement runs, so the schema lost a part of it
+        return StorageError(f"index {path}: {_DAMAGED_ADVICE} ({error})")
     advice = _advice(error)
     if advice is None:
         return None
