@@ -12,8 +12,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_LINES = re.compile(r"(?P<first>\d+)(?:-(?P<last>\d+))?")
-_PARTS = re.compile(r"(?P<kind>[a-z]+) (?P<first>\d+)(?:-(?P<last>\d+))?")
+#: A line or part number has at most 18 digits (no file has more lines, and SQLite's integers end
+#: at 19): a longer one is no number, and its citation is read as a path that holds a colon, where
+#: Python would refuse to read it as an integer (past 4,300 digits) or take quadratic time to.
+_NUMBER = r"\d{1,18}"
+_LINES = re.compile(rf"(?P<first>{_NUMBER})(?:-(?P<last>{_NUMBER}))?")
+_PARTS = re.compile(rf"(?P<kind>[a-z]+) (?P<first>{_NUMBER})(?:-(?P<last>{_NUMBER}))?")
 
 
 @dataclass(frozen=True)
