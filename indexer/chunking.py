@@ -463,35 +463,41 @@ def _words_of_title(text: str) -> list[str]:
 def _with_headings_carried(blocks: list[_Block]) -> list[_Block]:
     """Blocks where a heading alone (a title followed at once by another title) is carried into the
     block after it, keeping the stronger boundary and the later path; a heading that ends the
-    document joins the block before it."""
+    document joins the block before it. Titles in a row are joined once, with the block they head:
+    a file of thousands of titles costs as many steps, not their square."""
     carried: list[_Block] = []
-    waiting: _Block | None = None
+    waiting: list[_Block] = []  # titles in a row, each a block of a heading alone
     for block in blocks:
-        if waiting is not None:
-            block = _Block(
-                waiting.pieces + block.pieces,
-                block.path,
-                min(waiting.boundary, block.boundary),
-                heading_only=block.heading_only,  # titles in a row carry on, all of them, to the text
-                titles=len(waiting.pieces),
-                opens_definition=block.opens_definition,  # a section's title, then its directive
-                defines=waiting.defines or block.defines,
-                preamble=waiting.preamble and block.preamble,
-            )
-            waiting = None
         if block.heading_only:
-            waiting = block
+            waiting.append(block)
             continue
-        carried.append(block)
-    if waiting is not None:
+        carried.append(_carried_into(waiting, block) if waiting else block)
+        waiting = []
+    if waiting:
+        titles = _carried_into(waiting[:-1], waiting[-1]) if len(waiting) > 1 else waiting[0]
         if carried:
             last = carried[-1]
-            carried[-1] = _Block(
-                last.pieces + waiting.pieces, last.path, last.boundary, preamble=last.preamble
-            )
+            pieces = last.pieces + titles.pieces
+            carried[-1] = _Block(pieces, last.path, last.boundary, preamble=last.preamble)
         else:
-            carried.append(waiting)
+            carried.append(titles)
     return carried
+
+
+def _carried_into(titles: list[_Block], block: _Block) -> _Block:
+    """``block`` with the blocks of a heading alone before it, ``titles``, carried in: the stronger
+    boundary, ``block``'s path, and its kind (a heading alone still, when it is one)."""
+    pieces = [piece for title in titles for piece in title.pieces]
+    return _Block(
+        pieces + block.pieces,
+        block.path,
+        min(block.boundary, *(title.boundary for title in titles)),
+        heading_only=block.heading_only,
+        titles=len(pieces),
+        opens_definition=block.opens_definition,  # a section's title, then its directive
+        defines=block.defines or any(title.defines for title in titles),
+        preamble=block.preamble and all(title.preamble for title in titles),
+    )
 
 
 class _Packer:

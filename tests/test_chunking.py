@@ -510,3 +510,28 @@ def test_a_page_of_one_title_over_the_files_it_includes_stores_nothing_and_one_o
     )
     chunks = chunk_document(parse_text("docs/faq.md", faq), count_words, SETTINGS)
     assert "How do I upgrade it?" in "\n".join(chunk.text for chunk in chunks)
+
+
+@pytest.mark.parametrize("title", ["# Title {n}", "* Title {n}", "Title {n}\n========"])
+def test_chunking_thousands_of_titles_in_a_row_takes_time_linear_in_their_number(title):
+    """Each title alone is carried into the text under it, with every title before it in the row:
+    joined one title at a time, a file of titles alone (a generated table of contents) is quadratic."""
+    extension = {"#": "md", "*": "org"}.get(title[0], "rst")
+
+    def seconds(titles: int) -> float:
+        text = "\n\n".join(title.format(n=n) for n in range(titles)) + "\n\nThe text under them.\n"
+        document = read_document(f"titles.{extension}", text.encode("utf-8"))
+        assert len(document.headings) == titles
+        best = math.inf
+        gc.disable()  # a collection walking the session's objects lands on either run at random
+        try:
+            for _ in range(3):
+                started = time.perf_counter()
+                chunks = chunk_document(document, count_words, ChunkSettings(max_tokens=64, overlap_tokens=8))
+                best = min(best, time.perf_counter() - started)
+        finally:
+            gc.enable()
+        assert chunks[-1].text.endswith("The text under them.")
+        return best
+
+    assert grows_linearly(seconds, 1000, 8000, 20)  # quadratic would be 64
