@@ -3509,3 +3509,27 @@ def test_ruby_setters_and_operators_are_qualified_as_other_methods_are():
     assert definitions[2] == ("Connection::proxy=", "proxy=")
     assert definitions[5] == ("==", "Connection::==")
     assert definitions[8] == ("Connection::[]", "[]")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("path", "unit"),
+    [
+        ("garbled.c", "("),  # one error of thousands of tokens side by side
+        ("garbled.c", "<x>a</x>"),  # thousands of errors at the file's top, salvaged
+        ("garbled.cpp", "a("),
+        ("garbled.cs", "&#"),
+    ],
+)
+def test_reading_a_file_of_thousands_of_syntax_errors_is_linear_in_its_size(path, unit):
+    """A damaged or generated file of punctuation took minutes to read (8,000 tokens of ``<x>a</x>``:
+    56 s): the tree-sitter query and each error's parent step over every sibling of the node asked.
+    The file is read once as lines, in time that grows with its size."""
+
+    def seconds(size: int) -> float:
+        text = "x\n" + unit * (size // len(unit)) + "\n"
+        return fastest_seconds(lambda: parse_text(path, text), repeats=2)
+
+    assert grows_linearly(seconds, 4_000, 32_000, 24)  # quadratic would be 64
+    document = parse_text(path, "x\n" + unit * (32_000 // len(unit)) + "\n")
+    assert len(document.lines) == 2, "the text is kept, line for line"

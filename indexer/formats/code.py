@@ -68,7 +68,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
 from indexer.formats import SHEBANG
@@ -76,7 +76,7 @@ from indexer.formats.document import Document, Heading, split_lines
 from indexer.formats.preprocessor import one_configuration, without_macros
 
 if TYPE_CHECKING:
-    from tree_sitter import Node, Parser, Query
+    from tree_sitter import Node, Parser
 
 __all__ = ["CODE_EXTENSIONS", "language_of", "read_code"]
 
@@ -1024,13 +1024,31 @@ def _readable_without_macros(path: str, language: str, lines: list[str]) -> _Out
 
 def _outline(language: str, lines: list[str], source: bytes) -> _Outline:
     """What ``language``'s grammar finds in ``source`` (the bytes of ``lines``), not yet read."""
-    from tree_sitter import QueryCursor
-
     reader = _reader(language)
     assert reader is not None  # the readings are of grammars that load
-    parser, query = reader
+    parser, wanted = reader
     root = parser.parse(source).root_node
-    return _Outline(GRAMMARS[language], lines, QueryCursor(query).captures(root), root)
+    return _Outline(GRAMMARS[language], lines, _found(root, wanted), root)
+
+
+def _found(root: Node, wanted: dict[str, tuple[str, ...]]) -> dict[str, list[Node]]:
+    """The nodes under ``root`` (itself included) of each type ``wanted`` names, under each name it
+    gives that type (:func:`_reader`), in the order of the source: one walk of the tree with its
+    cursor, each node visited once. Not a tree-sitter query, whose cursor steps, at each node,
+    over the node's earlier siblings: an error of tens of thousands of tokens side by side (a file
+    of ``((((``) took minutes to query, where the walk takes milliseconds."""
+    found: dict[str, list[Node]] = {}
+    cursor = root.walk()
+    while True:
+        node = cursor.node
+        if node is not None and (node.is_named or node.is_error):
+            for name in wanted.get(node.type, ()):
+                found.setdefault(name, []).append(node)
+        if cursor.goto_first_child():
+            continue
+        while not cursor.goto_next_sibling():
+            if not cursor.goto_parent():
+                return found
 
 
 def _readable(path: str, outline: _Outline, lines: list[str]) -> _Outline | None:
@@ -1086,10 +1104,11 @@ def _heading_order(heading: Heading) -> tuple[int, int]:
 
 
 @cache
-def _reader(language: str) -> tuple[Parser, Query] | None:
-    """A parser of ``language`` and the query that finds what :class:`_Outline` reads, its grammar
-    imported on first use; None for a grammar these bindings cannot load (built for another ABI)."""
-    from tree_sitter import Language, Parser, Query
+def _reader(language: str) -> tuple[Parser, dict[str, tuple[str, ...]]] | None:
+    """A parser of ``language`` and the names under which :class:`_Outline` reads each node type
+    (:func:`_found`), its grammar imported on first use; None for a grammar these bindings cannot
+    load (built for another ABI)."""
+    from tree_sitter import Language, Parser
 
     grammar = GRAMMARS[language]
     module = importlib.import_module(grammar.package)
@@ -1097,7 +1116,7 @@ def _reader(language: str) -> tuple[Parser, Query] | None:
         tongue = Language(getattr(module, grammar.function)())
     except ValueError:  # "Incompatible Language version": that grammar's files are read as plain lines
         return None
-    # only the node types this version of the grammar has: a query naming another fails
+    # only the node types this version of the grammar names: another's is never found
     known = [kind for kind in range(tongue.node_kind_count) if tongue.node_kind_is_named(kind)]
     named = {tongue.node_kind_for_id(kind) for kind in known}
     comments = {kind for kind in named if kind and "comment" in kind}
@@ -1109,12 +1128,11 @@ def _reader(language: str) -> tuple[Parser, Query] | None:
         "attached": grammar.attached | comments,
         "error": {"ERROR"},
     }
-    source = " ".join(
-        f"[{' '.join(f'({kind})' for kind in sorted(kinds & named | ({'ERROR'} & kinds)))}] @{name}"
-        for name, kinds in captures.items()
-        if kinds & named or "ERROR" in kinds
-    )
-    return Parser(tongue), Query(tongue, source)
+    wanted: dict[str, tuple[str, ...]] = {}
+    for name, kinds in captures.items():
+        for kind in sorted(kinds & named | ({"ERROR"} & kinds)):
+            wanted[kind] = (*wanted.get(kind, ()), name)
+    return Parser(tongue), wanted
 
 
 @dataclass
@@ -1123,7 +1141,7 @@ class _Outline:
 
     grammar: Grammar
     lines: list[str]
-    found: dict[str, list[Node]]  # the query's captures, by name
+    found: dict[str, list[Node]]  # the nodes it reads, by the name they are read under (_found)
     root: Node
     headings: list[Heading] = field(default_factory=list)
     definitions: dict[int, tuple[str, ...]] = field(default_factory=dict)
@@ -1169,9 +1187,8 @@ class _Outline:
         for node in self.found.get("list", []):
             self._statements(node.named_children)
         if self.salvaging:
-            for error in self.found.get("error", []):
-                if _at_file_level_error(error):
-                    self._statements([child for child in error.named_children if self._whole(child)])
+            for error in self.file_level_errors.values():
+                self._statements([child for child in error.named_children if self._whole(child, error)])
         named = self.grammar.module(module, self.root) if self.grammar.module is not None else ""
         top = (named,) if named else ()  # qualifies the file's names, heads nothing
         candidates = [node for node in self.found.get("definition", []) if self._is_definition(node)]
@@ -1497,22 +1514,32 @@ class _Outline:
     def _owner(self, outer: Node, known: set[int]) -> Node | None:
         """The nearest definition around ``outer``, or None at the top; a syntax error around it
         is its owner too (and heads nothing)."""
-        node = outer.parent
+        node = holder = outer.parent
         while node is not None:
             if node.type in self.grammar.bodies:  # a Dart function's body: the function owns it
                 node = self._signature_of(node, known)
-            if node.id in known or (node.type == "ERROR" and not (self.salvaging and self._whole(outer))):
+            if node.id in known:
+                return node
+            if node.type == "ERROR" and not (self.salvaging and self._whole(outer, holder)):
                 return node
             node = node.parent
         return None
 
-    def _whole(self, statement: Node) -> bool:
-        """Whether ``statement`` is one of the file's top that parses whole, inside the syntax error
-        that holds the file's top (:func:`_at_file_level_error`): no error in it, its own lines."""
-        holder = statement.parent
+    @cached_property
+    def file_level_errors(self) -> dict[int, Node]:
+        """The syntax errors at the file's top, by node id: the whole file's, or one of its
+        statements' (where tree-sitter could not tell where a statement ends). Found from the root
+        down, once: asking each error for its parent costs a step over each of the parent's
+        children, and an error of thousands of tokens side by side holds thousands of errors."""
+        return {node.id: node for node in (self.root, *self.root.children) if node.type == "ERROR"}
+
+    def _whole(self, statement: Node, holder: Node | None) -> bool:
+        """Whether ``statement``, a child of ``holder``, is one of the file's top that parses whole,
+        inside the syntax error that holds the file's top (:attr:`file_level_errors`): no error in
+        it, its own lines."""
         return (
             holder is not None
-            and _at_file_level_error(holder)
+            and holder.id in self.file_level_errors
             and statement.type != "ERROR"
             and not statement.has_error
             and self._starts_line(statement)
@@ -1912,7 +1939,7 @@ def _declares_test(call: Node, rule: TestRule) -> bool:
     """Whether a Ruby ``call`` node declares a test: ``it "parses" do`` (a string and a block), not
     ``it`` as a block's parameter; or a group of tests: ``RSpec.describe Parser do``. In Lua, busted's
     ``it("parses", function() ... end)`` and ``describe("Parser", function() ... end)``; in Scala,
-    MUnit's ``test("parses") { ... }`` (each grammar's query captures its own kind of call)."""
+    MUnit's ``test("parses") { ... }`` (each grammar names its own kind of call)."""
     if call.type == "function_call":
         return _declares_lua_test(call, rule)
     if call.type == "expression_statement":
