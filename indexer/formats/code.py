@@ -1001,13 +1001,15 @@ def _readable_outline(path: str, lines: list[str], data: bytes, language: str) -
     return chosen
 
 
-def _salvaged(path: str, outline: _Outline) -> _Outline | None:
+def _salvaged(path: str, outline: _Outline | None) -> _Outline | None:
     """The outline of the statements at the top of the file at ``path`` that its grammar parses
     whole, where too much of it lies in syntax errors to read the rest (:func:`_readable`): one
     construct a grammar cannot parse (a TypeScript interface whose call signatures it cannot tell
     apart) can wrap a whole file in one error, around the statements it did parse. What lies in
     the errors around them is read as plain lines, under the module's heading; None where no
-    statement defines a name."""
+    statement defines a name, or the grammar gave up on the file."""
+    if outline is None:
+        return None
     outline.salvaging = True
     outline.read(path)
     return outline if outline.definitions else None
@@ -1022,13 +1024,49 @@ def _readable_without_macros(path: str, language: str, lines: list[str]) -> _Out
     return _readable(path, _outline(language, without, _source_of(without)), without)
 
 
-def _outline(language: str, lines: list[str], source: bytes) -> _Outline:
-    """What ``language``'s grammar finds in ``source`` (the bytes of ``lines``), not yet read."""
+def _outline(language: str, lines: list[str], source: bytes) -> _Outline | None:
+    """What ``language``'s grammar finds in ``source`` (the bytes of ``lines``), not yet read; None
+    where its parser gives up (:func:`_parsed`)."""
     reader = _reader(language)
     assert reader is not None  # the readings are of grammars that load
     parser, wanted = reader
-    root = parser.parse(source).root_node
-    return _Outline(GRAMMARS[language], lines, _found(root, wanted), root)
+    root = _parsed(parser, source)
+    return None if root is None else _Outline(GRAMMARS[language], lines, _found(root, wanted), root)
+
+
+#: How many times, at most, a parser may report its progress for each byte it parses: tree-sitter
+#: reports about every hundred steps, and real code, in every grammar here, takes under a sixth of
+#: this (tests, dense with calls, the most), while in some runs of punctuation a grammar's error
+#: recovery tries again at every token, in time that grows with the square of their length (64 KB of
+#: ``<!--`` in C took minutes). A parse past it is given up, and the file read as lines.
+PROGRESS_REPORTS_PER_BYTE = 0.2
+#: The reports any parse may make, however small its file.
+LEAST_PROGRESS_REPORTS = 1_000
+#: How many bytes of a file the parser is handed at a time.
+PARSE_SLICE_BYTES = 1 << 16
+
+
+def _parsed(parser: Parser, source: bytes) -> Node | None:
+    """The root of ``source``'s syntax tree, or None where the parser takes more steps than
+    :data:`PROGRESS_REPORTS_PER_BYTE` allows for its size (then reset, so that the next parse
+    starts anew rather than resuming this one). Handed in slices, as tree-sitter reports its
+    progress only on a source it reads by a callback."""
+    budget = LEAST_PROGRESS_REPORTS + PROGRESS_REPORTS_PER_BYTE * len(source)
+    reports = 0
+
+    def gives_up(offset: int, has_error: bool) -> bool:
+        nonlocal reports
+        reports += 1
+        return reports > budget
+
+    try:
+        tree = parser.parse(
+            lambda offset, point: source[offset : offset + PARSE_SLICE_BYTES], progress_callback=gives_up
+        )
+    except ValueError:  # "Parsing failed": the parse was given up
+        parser.reset()
+        return None
+    return tree.root_node
 
 
 def _found(root: Node, wanted: dict[str, tuple[str, ...]]) -> dict[str, list[Node]]:
@@ -1051,10 +1089,10 @@ def _found(root: Node, wanted: dict[str, tuple[str, ...]]) -> dict[str, list[Nod
                 return found
 
 
-def _readable(path: str, outline: _Outline, lines: list[str]) -> _Outline | None:
+def _readable(path: str, outline: _Outline | None, lines: list[str]) -> _Outline | None:
     """``outline`` read as the file at ``path``'s, where its syntax errors stay under the limit
-    for ``lines`` (:func:`_most_errors`); else None, unread."""
-    if outline.error_lines() > _most_errors(lines):
+    for ``lines`` (:func:`_most_errors`); else None, unread (and where there is no outline)."""
+    if outline is None or outline.error_lines() > _most_errors(lines):
         return None
     outline.read(path)
     return outline
