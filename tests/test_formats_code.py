@@ -3520,13 +3520,14 @@ def test_ruby_setters_and_operators_are_qualified_as_other_methods_are():
         ("garbled.cpp", "a("),
         ("garbled.cs", "&#"),
         ("garbled.c", "<!--"),  # the grammar's error recovery tries again at every token
+        ("garbled.dart", ")"),  # the grammar's scanner looks ahead to the end from each bracket
     ],
 )
 def test_reading_a_file_of_thousands_of_syntax_errors_is_linear_in_its_size(path, unit):
     """A damaged or generated file of punctuation took minutes to read (8,000 tokens of ``<x>a</x>``:
     56 s): the tree-sitter query and each error's parent step over every sibling of the node asked,
-    and C's parser retries at each ``<!--``. The file is read as lines, in time that grows with its
-    size."""
+    C's parser retries at each ``<!--``, Dart's scanner looks ahead from each ``)``. The file is read
+    as lines, in time that grows with its size."""
 
     def seconds(size: int) -> float:
         text = "x\n" + unit * (size // len(unit)) + "\n"

@@ -65,6 +65,7 @@ import bisect
 import importlib
 import itertools
 import re
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from fnmatch import fnmatchcase
@@ -1042,22 +1043,30 @@ def _outline(language: str, lines: list[str], source: bytes) -> _Outline | None:
 PROGRESS_REPORTS_PER_BYTE = 0.2
 #: The reports any parse may make, however small its file.
 LEAST_PROGRESS_REPORTS = 1_000
+#: The seconds any parse may take, and the seconds it may take more for each megabyte: real code
+#: parses at several megabytes a second, while some grammars' scanners look ahead to a file's end
+#: from each of a run of brackets (Dart's), in time that grows with the square of the run but takes
+#: few steps. A parse past them is given up too.
+PARSE_SECONDS = 0.5
+PARSE_SECONDS_PER_MEGABYTE = 1.0
 #: How many bytes of a file the parser is handed at a time.
 PARSE_SLICE_BYTES = 1 << 16
 
 
 def _parsed(parser: Parser, source: bytes) -> Node | None:
     """The root of ``source``'s syntax tree, or None where the parser takes more steps than
-    :data:`PROGRESS_REPORTS_PER_BYTE` allows for its size (then reset, so that the next parse
-    starts anew rather than resuming this one). Handed in slices, as tree-sitter reports its
-    progress only on a source it reads by a callback."""
-    budget = LEAST_PROGRESS_REPORTS + PROGRESS_REPORTS_PER_BYTE * len(source)
+    :data:`PROGRESS_REPORTS_PER_BYTE` allows for its size, or more time than
+    :data:`PARSE_SECONDS` does (then reset, so that the next parse starts anew rather than
+    resuming this one). Handed in slices, as tree-sitter reports its progress only on a source it
+    reads by a callback."""
+    most_reports = LEAST_PROGRESS_REPORTS + PROGRESS_REPORTS_PER_BYTE * len(source)
+    deadline = time.monotonic() + PARSE_SECONDS + PARSE_SECONDS_PER_MEGABYTE * len(source) / 1e6
     reports = 0
 
     def gives_up(offset: int, has_error: bool) -> bool:
         nonlocal reports
         reports += 1
-        return reports > budget
+        return reports > most_reports or time.monotonic() > deadline
 
     try:
         tree = parser.parse(
