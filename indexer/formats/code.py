@@ -1058,7 +1058,7 @@ def _parsed(parser: Parser, source: bytes) -> Node | None:
     :data:`PROGRESS_REPORTS_PER_BYTE` allows for its size, or more time than
     :data:`PARSE_SECONDS` does (then reset, so that the next parse starts anew rather than
     resuming this one). Handed in slices, as tree-sitter reports its progress only on a source it
-    reads by a callback."""
+    reads by a callback, then parsed again from its bytes (in a millisecond: every node reused)."""
     most_reports = LEAST_PROGRESS_REPORTS + PROGRESS_REPORTS_PER_BYTE * len(source)
     deadline = time.monotonic() + PARSE_SECONDS + PARSE_SECONDS_PER_MEGABYTE * len(source) / 1e6
     reports = 0
@@ -1075,7 +1075,9 @@ def _parsed(parser: Parser, source: bytes) -> Node | None:
     except ValueError:  # "Parsing failed": the parse was given up
         parser.reset()
         return None
-    return tree.root_node
+    # parsed again from the bytes, reusing every node: a tree parsed from a callback asks it for
+    # each node's text, a slice of the file copied each time
+    return parser.parse(source, old_tree=tree).root_node
 
 
 def _found(root: Node, wanted: dict[str, tuple[str, ...]]) -> dict[str, list[Node]]:
