@@ -24,6 +24,7 @@ from indexer.formats import (
     BUILD_FILE_NAMES,
     SHEBANG,
     UNPARSED_CODE_EXTENSIONS,
+    example_name,
     read_extensions,
     written_name,
 )
@@ -317,8 +318,11 @@ def is_text_name(path: str) -> bool:
     (``ls.1.gz``), an Info manual (``find.info-1.gz``), or a document format :mod:`indexer.formats`
     reads (PDF, DOCX); a template (``README.md.jinja``, ``requirements.jinja``: text whatever it
     renders, but an image's or an archive's); a part written for inclusion named for its format
-    (``create.rst.inc``)."""
+    (``create.rst.inc``); an example copy of a file that is one (``opendkim.conf.sample``, not
+    ``app.bin.dist``)."""
     compressed = uncompressed_name(path.rsplit("/", 1)[-1])
+    if example_name(compressed) != compressed:  # an example copy: read where its file would be
+        return is_text_name(path[: len(path) - len(compressed)] + example_name(compressed))
     written = written_name(compressed)
     name = written.lower()
     if _well_known(name) or _in_capitals(written):
@@ -628,8 +632,9 @@ def left_out_as(rules: PathRules, relative: str, name: str, path: Path) -> str |
 
 def machine_written_kind(path: str) -> str | None:
     """``lock file`` or ``minified`` for a file a tool writes for machines (:data:`LOCK_FILE_NAMES`,
-    :data:`MINIFIED_SUFFIXES`), known by its name in any case; None for any other."""
-    name = path.rsplit("/", 1)[-1].lower()
+    :data:`MINIFIED_SUFFIXES`), or an example copy of one, known by its name in any case; None for
+    any other."""
+    name = example_name(path.rsplit("/", 1)[-1].lower())
     if name in LOCK_FILE_NAMES:
         return "lock file"
     return "minified" if name.endswith(MINIFIED_SUFFIXES) else None

@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 from pathspec import GitIgnoreSpec
 
 from indexer.errors import ConfigError
+from indexer.formats import written_name
 from indexer.formats.compressed import uncompressed_name
 from indexer.sizes import DEFAULT_MAX_FILE_SIZE
 
@@ -106,9 +107,11 @@ def compile_patterns(patterns: Sequence[str], setting: str) -> GitIgnoreSpec | N
 
 def is_secret_name(name: str) -> bool:
     """Whether a file name says the file holds credentials (``.env``, ``id_rsa``, ``*.pem``...), or a
-    compressed file's that the file it holds does (``server.pem.gz``)."""
-    lowered = uncompressed_name(name.lower())
-    if not _SECRET_NAME.match(lowered):
+    compressed file's, a template's or an example copy's that the file it holds, renders or stands
+    for does (``server.pem.gz``, ``.netrc.j2``, ``.pgpass.sample``): a copy committed as an example
+    often holds the real thing."""
+    lowered = written_name(uncompressed_name(name.lower()))
+    if not _SECRET_NAME.match(lowered) and not _SECRET_NAME.match(uncompressed_name(name.lower())):
         return False
     extension = lowered.rsplit(".", 1)[-1]
     return not (lowered.startswith(_PROSE_EXEMPT) and extension in PROSE_EXTENSIONS)

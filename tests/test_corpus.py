@@ -496,6 +496,13 @@ def test_an_example_copy_of_a_file_is_walked_and_read_as_the_file_it_stands_for(
     write(examples / "setup.lua.sample", "-- a setup script\nfunction odkim_setup(ctx)\n  return nil\nend\n")
     write(tmp_path / "phpunit.xml.dist", '<?xml version="1.0"?>\n<phpunit colors="true"/>\n')
     write(tmp_path / "logo.png.sample", "not text")
+    # copies of credentials, of machine-written files, of files no reader takes: left out as those are
+    write(tmp_path / ".netrc.sample", "machine api.example.com login bob password hunter22\n")
+    write(tmp_path / "server.key.example", "-----BEGIN PRIVATE KEY-----\n")
+    write(tmp_path / ".htpasswd.dist", "bob:$apr1$x$y\n")
+    write(tmp_path / "package-lock.json.dist", "{}\n")
+    write(tmp_path / "app.bin.dist", "\0\0")
+    write(tmp_path / "notes.foo.sample", "text of no known format\n")
     walked = sorted(source.path for source in corpus.walk(tmp_path).files)
     assert walked == [
         "phpunit.xml.dist",
@@ -503,6 +510,7 @@ def test_an_example_copy_of_a_file_is_walked_and_read_as_the_file_it_stands_for(
         "usr/share/doc/opendkim/examples/setup.lua.sample",
     ]
     assert extension_of("examples/opendkim.conf.sample") == "conf"
+    assert any(fnmatch.fnmatchcase("examples/opendkim.conf.sample", glob) for glob in type_globs("conf"))
     script = read_document("examples/setup.lua.sample", (examples / "setup.lua.sample").read_bytes())
     assert script.definitions == {2: ("odkim_setup",)}, "read by Lua's grammar"
 

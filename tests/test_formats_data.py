@@ -342,7 +342,10 @@ def test_a_file_of_shell_variables_named_without_an_extension_is_read_as_configu
     assert declared_format("etc/os-release", 'export NAME="Debian GNU/Linux"\n') == "conf"
     assert headings("etc/default/opendkim", DEFAULTS) == [(1, 1, "etc/default/opendkim")]
     for key in ("c2VjcmV0IGtleWZpbGU=\n", "Zm9vYmFy==\n", "EMPTY=\n", "127.0.0.1 localhost\n"):
-        assert declared_format("files/secret", key) is None
+        assert declared_format("etc/default/secret", key) is None
+    # elsewhere a file of assignments is as often a dotenv under another name: not read
+    for path in ("secrets", "env", "deploy/prod"):
+        assert declared_format(path, DEFAULTS) is None
 
 
 def test_a_long_first_line_is_read_for_its_format_in_linear_time():

@@ -165,21 +165,9 @@ MAX_REASON_CHARS = 300
 TEMPLATE_SUFFIXES = (".jinja2", ".jinja", ".j2")
 #: The suffixes of an example copy of the file named before them, which a user copies to that name
 #: and edits: a package's ``examples/opendkim.conf.sample`` and ``setup.lua.sample``, a project's
-#: ``config.example``, ``phpunit.xml.dist``. Its text is that file's, in that file's format.
+#: ``config.example``, ``phpunit.xml.dist``. Its text is that file's, in that file's format, and it
+#: is read where that file would be (:func:`indexer.corpus.is_text_name`).
 EXAMPLE_SUFFIXES = (".sample", ".example", ".dist")
-
-
-def untemplated_name(name: str) -> str:
-    """``name`` as the file its template renders, or its example copy stands for, is named: without
-    a template's suffix (:data:`TEMPLATE_SUFFIXES`) or an example's (:data:`EXAMPLE_SUFFIXES`), if
-    it has one after a name."""
-    lowered = name.lower()
-    for suffix in (*TEMPLATE_SUFFIXES, *EXAMPLE_SUFFIXES):
-        if lowered.endswith(suffix) and len(name) > len(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
 #: The suffix of a part of a page written to be included in pages of its format, which is named
 #: before it (``create.rst.inc``, as Sphinx projects name the files their pages ``.. include::``;
 #: ``header.php.inc``): its text is that format's. A part named for no format a reader reads
@@ -187,11 +175,32 @@ def untemplated_name(name: str) -> str:
 INCLUDED_SUFFIX = ".inc"
 
 
+def untemplated_name(name: str) -> str:
+    """``name`` as the file its template renders is named: without a template suffix
+    (:data:`TEMPLATE_SUFFIXES`), if it has one after a name."""
+    return _without_suffix(name, TEMPLATE_SUFFIXES)
+
+
+def example_name(name: str) -> str:
+    """``name`` as the file its example copy stands for is named: without an example's suffix
+    (:data:`EXAMPLE_SUFFIXES`), if it has one after a name."""
+    return _without_suffix(name, EXAMPLE_SUFFIXES)
+
+
+def _without_suffix(name: str, suffixes: tuple[str, ...]) -> str:
+    lowered = name.lower()
+    for suffix in suffixes:
+        if lowered.endswith(suffix) and len(name) > len(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def written_name(name: str) -> str:
-    """``name`` as the format its text is written in names it: without a template suffix
-    (:func:`untemplated_name`), and without the suffix of a part written for inclusion
-    (:data:`INCLUDED_SUFFIX`) when a format a reader reads is named before it."""
-    name = untemplated_name(name)
+    """``name`` as the format its text is written in names it: a template's without its suffix
+    (:func:`untemplated_name`), an example copy's without its own (:func:`example_name`), and a
+    part written for inclusion without :data:`INCLUDED_SUFFIX` when a format a reader reads is
+    named before it."""
+    name = example_name(untemplated_name(name))
     if not name.lower().endswith(INCLUDED_SUFFIX):
         return name
     included = name[: -len(INCLUDED_SUFFIX)]
@@ -224,14 +233,17 @@ _GLOB_MARKS = re.compile(r"[*?\[]")
 def type_globs(kind: str) -> list[str]:
     """The lower-case GLOBs that the path of a file of type ``kind`` (``md``, ``.info``) matches:
     named with the extension, or with it and the suffix of a part written for inclusion
-    (``create.rst.inc``), then maybe a compression suffix (``README.md.gz``), and for Info a
-    part's number too (``find.info-1``), so that a filter finds every file :func:`file_type` types
-    so."""
+    (``create.rst.inc``), then maybe an example copy's or a template's suffix
+    (``opendkim.conf.sample``, ``README.md.jinja``), then maybe a compression suffix
+    (``README.md.gz``), and for Info a part's number too (``find.info-1``): every name
+    :func:`written_name` reads as ``kind``'s, so that a filter finds every file :func:`file_type`
+    types so."""
     extension = _GLOB_MARKS.sub(r"[\g<0>]", kind.lower().lstrip("."))  # a type is written, not a pattern
-    endings = [f"*.{extension}", *(part_globs(extension) if extension == INFO_TYPE else [])]
+    named = [f"*.{extension}", *(part_globs(extension) if extension == INFO_TYPE else [])]
     if kind.lower().lstrip(".") in read_extensions():
-        endings.append(f"*.{extension}{INCLUDED_SUFFIX}")  # a part written for inclusion
-    return [ending + suffix for ending in endings for suffix in ("", *OPENERS)]
+        named.append(f"*.{extension}{INCLUDED_SUFFIX}")  # a part written for inclusion
+    written = [ending + suffix for ending in named for suffix in ("", *EXAMPLE_SUFFIXES, *TEMPLATE_SUFFIXES)]
+    return [ending + suffix for ending in written for suffix in ("", *OPENERS)]
 
 
 def _file_name(path: str) -> str:

@@ -87,9 +87,17 @@ _CLOSING = " \t,]}"
 VARIABLE_FOLDERS = frozenset({"group_vars", "host_vars"})
 #: A shell variable's assignment starting a line (``RUNDIR=/run/opendkim``, ``export LANG=C.UTF-8``):
 #: what Debian's ``/etc/default`` files, Red Hat's ``/etc/sysconfig`` files, ``os-release`` and
-#: systemd's environment files hold, line after line. A value follows, not starting with ``=`` or a
-#: blank: base64's padding ends a line of a key file so (``c2VjcmV0=``, ``Zm9v==``).
+#: ``/etc/environment`` hold, line after line (:data:`SETTINGS_FOLDERS`, :data:`SETTINGS_NAMES`). A
+#: value follows, not starting with ``=`` or a blank: base64's padding ends a line of a key file so
+#: (``c2VjcmV0=``, ``Zm9v==``).
 _DECLARED_ASSIGNMENT = re.compile(r"(?:export[ \t]+)?[A-Za-z_][A-Za-z0-9_]{0,127}=[^=\s]")
+#: The folders whose files the system reads as a service's settings in shell variables (Debian's
+#: ``/etc/default``, Red Hat's ``/etc/sysconfig``), and the files so read by name (a role's
+#: ``files/default``, copied there). Elsewhere a file
+#: of assignments named without an extension is as often a dotenv under another name (``secrets``,
+#: ``env``, ``deploy/prod``), credentials a build must not read.
+SETTINGS_FOLDERS = frozenset({"default", "sysconfig"})
+SETTINGS_NAMES = frozenset({"os-release", "lsb-release", "environment", "default"})
 #: How an Ansible Vault file starts: what follows is ciphertext, no variables to read.
 _VAULT_HEADER = "$ANSIBLE_VAULT;"
 #: How far into a file its first line of content is looked for, to find the format it declares.
@@ -106,8 +114,9 @@ def declared_format(path: str, head: str) -> str | None:
     ``[webservers]``, ``[Unit]``: Ansible's inventories, systemd's units, yum's repositories and
     git's configuration are written so) with a line of content after it (a test's one-line
     ``[true]`` is JSON), YAML's document marker alone (``---``; a patch's ``--- a/file`` is none),
-    or a shell variable's assignment (:data:`_DECLARED_ASSIGNMENT`: ``/etc/default/opendkim``), read
-    as configuration is: headed by its path, each line a setting."""
+    or, in a file the system reads as settings (:func:`_holds_settings`), a shell variable's
+    assignment (:data:`_DECLARED_ASSIGNMENT`: ``/etc/default/opendkim``), read as configuration is:
+    headed by its path, each line a setting."""
     if head.startswith(_VAULT_HEADER):
         return None
     if VARIABLE_FOLDERS.intersection(path.split("/")[-3:-1]):
@@ -117,9 +126,16 @@ def declared_format(path: str, head: str) -> str | None:
     opening = next(content, None)
     if opening is not None and _DECLARED_SECTION.fullmatch(opening):
         return "ini" if next(content, None) is not None else None
-    if opening is not None and _DECLARED_ASSIGNMENT.match(opening):
+    if opening is not None and _DECLARED_ASSIGNMENT.match(opening) and _holds_settings(path):
         return "conf"
     return "yaml" if opening == "---" else None
+
+
+def _holds_settings(path: str) -> bool:
+    """Whether the file at ``path`` is one the system reads as settings in shell variables: in a
+    folder of :data:`SETTINGS_FOLDERS`, or named as one of :data:`SETTINGS_NAMES`."""
+    parts = path.split("/")
+    return bool(SETTINGS_FOLDERS.intersection(parts[-2:-1])) or parts[-1] in SETTINGS_NAMES
 
 
 def read_data(path: str, text: str, encoding: str, extension: str) -> Document:
