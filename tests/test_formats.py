@@ -241,6 +241,9 @@ def test_a_code_fence_s_caption_is_read_and_shown_as_the_line_above_its_code():
     # VitePress labels a code group's tab in brackets after the language
     group = "::: code-group\n\n```ts [src/server.ts]\nnew Elysia()\n```\n\n```sh\nls [a-z]*\n```\n\n:::\n"
     assert parse_text("patterns/deploy.md", group).read_as == {3: "src/server.ts"}
+    # lines to highlight, and a bracket that does not end the info string, are no caption
+    for fence in ("```js [1,2]", "```console [root@host ~]# ls"):
+        assert parse_text("notes.md", f"{fence}\nls\n```\n").read_as == {}
 
 
 @pytest.mark.parametrize(
@@ -296,11 +299,14 @@ def test_a_custom_container_s_lines_read_as_the_box_the_page_shows():
     shown = formats.shown_text("patterns/deploy.md", page).split("\n")
     assert "Tip" in shown and "Bun needs AVX2" in shown and "`httpx.get`" in shown
     assert not any(text.startswith(":::") or text == "`tip`" for text in shown)
+    prose = "::: Remember that this line is prose\nthat a later line of colons follows.\n:::\n"
+    assert parse_text("notes.md", prose).read_as == {}, "no container is named so: read as written"
 
 
 def test_a_line_like_a_custom_container_s_is_read_in_time_linear_in_its_length():
     def seconds(size: int) -> float:
         text = "# Notes\n\n" + ("::: tip " + "a " * size + "{x\n\n:::\n\n") * 4
+        text += "::: tip" + " " * size + "x{\n:::\n"  # blanks a lazy title could end in, three ways
         return fastest_seconds(lambda: parse_text("docs/page.md", text), repeats=3)
 
     assert grows_linearly(seconds, 5_000, 40_000, 20)
@@ -1648,14 +1654,16 @@ def test_a_vitepress_page_s_script_setup_and_style_blocks_are_not_read_as_its_te
         "# Plugin\n\nA plugin is a part that is **decoupled** from the main instance.\n\n"
         '<Playground :elysia="demo1" />\n\n'
         "<style scoped>\n.demo { color: red }\n\n.card { margin: 0 }\n</style>\n\n"
-        "<script>let shown = 1</script> and the words after it on its line\n"
+        "<script>let shown = 1</script> and the words after it on its line\n\n"
+        "<script>a()</script> Words between two scripts <script>b()</script>\n"
     )
     lines = page.split("\n")
     document = parse_text("essential/plugin.md", page)
     script = range(lines.index("<script setup>") + 1, lines.index("</script>") + 2)
     style = range(lines.index("<style scoped>") + 1, lines.index("</style>") + 2)
     assert all(document.lines[number - 1] == "" for number in [*script, *style])
-    assert document.lines[len(lines) - 2] == lines[-2], "a block with text after its end tag is kept"
+    assert document.lines[len(lines) - 4] == lines[-4], "a block with text after its end tag is kept"
+    assert document.lines[len(lines) - 2] == lines[-2], "and one with text between two elements"
     words = lambda texts: [len(t.split()) for t in texts]  # noqa: E731
     chunks = chunk_document(document, words, ChunkSettings.for_limit(64))
     assert chunks[0].heading == "Plugin" and "Elysia()" not in "".join(chunk.text for chunk in chunks)

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from indexer import Index
 from indexer.chunking import ChunkSettings, chunk_document, split_chunk
 from indexer.formats import parse_text, read_document
-from indexer.formats.asciidoc import read_asciidoc
+from indexer.formats.asciidoc import read_asciidoc, visible_text
 
 FIXTURES = Path(__file__).parent / "fixtures" / "asciidoc"
 MANUAL_PAGE = (FIXTURES / "git-stash-like.adoc").read_text()
@@ -679,3 +679,13 @@ def test_an_include_line_inside_a_listing_includes_the_file_it_names():
     document = read_asciidoc(text)
     assert document.includes == {5}
     assert chunk_document(document, words, ChunkSettings.for_limit(64)) == []
+
+
+def test_a_page_holding_private_use_characters_keeps_them_and_reads_its_passthroughs():
+    """Icon fonts put their glyphs in Unicode's private use area, where the reader holds a
+    passthrough's text while the rest of its line is read: such a line is read whole, not taken
+    for its own marks (the file was "damaged")."""
+    page = "= Icons\n\nThe glyph \ue0007\ue001 marks +x+ here.\n"
+    document = read_document("icons.adoc", page.encode())
+    assert document.lines[2] == "The glyph \ue0007\ue001 marks +x+ here."
+    assert visible_text("a \ue0000\ue001 mark +x+", {}) == "a \ue0000\ue001 mark +x+", "no glyph swapped"

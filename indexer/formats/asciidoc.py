@@ -130,8 +130,11 @@ _PASSTHROUGH = re.compile(
     r"|(?<![\w\\])pass:\[(?P<pass>(?:[^\[\]\\]|\\.){0,2048})\]"
 )
 #: Where a passthrough's text is held while the rest of its line is read: private use characters,
-#: which no page's text holds.
+#: which a page's text seldom holds.
 _HELD = re.compile("\ue000(\\d{1,6})\ue001")
+#: The marks :data:`_HELD` is made of: a line that holds one already (an icon font's glyph) has its
+#: passthroughs read with the rest of it, so that no mark of its own is taken for one.
+_HOLDING_MARKS = frozenset("\ue000\ue001")
 _INLINE_ANCHOR = re.compile(r"\[\[\[?[\w:][^\[\]]{0,512}\]\]\]?")
 _CROSS_REFERENCE = re.compile(r"<<([^<>,\s][^<>,]{0,511})(?:,[ \t]*([^<>]{0,2048}))?>>")
 _URL_MACRO = re.compile(r"(?<![\w\\])((?:https?|ftp|irc)://[^\s\[\]]{1,2048})\[((?:[^\[\]\\]|\\.){0,2048})\]")
@@ -616,7 +619,7 @@ def visible_text(line: str, attributes: dict[str, str]) -> str:
     read as the text they show, a link whose address starts with a reference the page does not set
     too (``{url-org}/x[text]``), and an inline passthrough's text as written, without its marks."""
     held: list[str] = []
-    if "+" in line or "pass:" in line:
+    if ("+" in line or "pass:" in line) and not _HOLDING_MARKS.intersection(line):
         line = _PASSTHROUGH.sub(lambda found: _held(found, held), line)
     if "{" in line:
         line = _ATTRIBUTE_REFERENCE.sub(lambda found: _attribute_value(found, attributes), line)

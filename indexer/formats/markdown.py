@@ -190,9 +190,13 @@ _LISTED_MEMBER = re.compile(r"[ \t]{0,64}-[ \t]{1,8}(?P<name>[\w.]{1,256})[ \t]*
 #: it (:func:`container_lines`). Its title, where it gives one, is what the page shows on its line.
 _CONTAINER_OPENING = re.compile(
     r"[ \t]{0,3}(?P<colons>:{3,64})[ \t]*(?P<name>[A-Za-z][\w-]{0,63})"
-    r"(?:\[(?P<bracketed>[^\[\]\n]{0,512})\]|[ \t]+(?P<title>[^{}\n]{0,512}?))?"
-    r"[ \t]*(?:\{[^{}\n]{0,256}\})?[ \t]*"
+    r"(?:\[(?P<bracketed>[^\[\]\n]{0,512})\]|[ \t]+(?P<title>[^{}\s](?:[^{}\n]{0,510}?[^{}\s])?))?"
+    r"(?:[ \t]*\{[^{}\n]{0,256}\})?[ \t]*"
 )
+#: The containers VitePress and Docusaurus name (an admonition's type, :data:`ADMONITION_TYPES`, or
+#: one of these): a line of colons and another word is a paragraph there (``::: Note that ...``),
+#: or mkdocstrings' reference to an object (``::: httpx``).
+CONTAINER_NAMES = frozenset({"details", "code-group", "raw", "v-pre", "caution", "danger"})
 #: An admonition of Python-Markdown (``!!! note "Title"``, ``??? tip`` folded) and a block of
 #: PyMdown Extensions (``/// note | Title``, ``//// tab | Python``, ``///`` closing one): what
 #: MkDocs pages write for what reStructuredText writes as directives.
@@ -209,12 +213,17 @@ _TAB = re.compile(r"[ \t]{0,3}===[!+]?[ \t]+\"(?P<title>[^\"\n]{0,512})\"")
 _BODY_INDENT = 4
 _OPENING_FENCE = re.compile(r"[ \t]{0,3}(?P<marks>`{3,64}|~{3,64})")
 #: A code block's caption in its fence's info string, which the page shows above the code
-#: (Docusaurus', MkDocs Material's, Starlight's ``title="src/app.ts"``, Nextra's ``filename=``,
-#: VitePress' label in brackets after the language, a code group's tab: ```` ```ts [src/index.ts] ````).
+#: (Docusaurus', MkDocs Material's, Starlight's ``title="src/app.ts"``, Nextra's ``filename=``).
 _FENCE_CAPTION = re.compile(
-    r"""[ \t](?:(?:title|filename)=(?:"(?P<double>[^"\n]{1,256})"|'(?P<single>[^'\n]{1,256})')"""
-    r"|\[(?P<bracketed>[^\[\]\n]{1,256})\])"
+    r"""[ \t](?:title|filename)=(?:"(?P<double>[^"\n]{1,256})"|'(?P<single>[^'\n]{1,256})')"""
 )
+#: VitePress' caption: a label in brackets right after the language, ending the info string but for
+#: the lines to highlight (a code group's tab: ```` ```ts [src/index.ts] {2} ````); one of numbers and
+#: ranges is those lines (```` ```js [1,2] ````), no caption.
+_FENCE_LABEL = re.compile(
+    r"[ \t]*[\w+#.-]{1,64}[ \t]+\[(?P<label>[^\[\]\n]{1,256})\][ \t]*(?:\{[^{}\n]{0,256}\})?[ \t]*$"
+)
+_LINE_NUMBERS = re.compile(r"[\d,\s-]+")
 #: Shiki's notation at the end of a code line, in a comment of the code's language (``// [!code
 #: ++]``, ``# [!code highlight]``, ``<!-- [!code focus:3] -->``): the highlighter marks the line
 #: (added, removed, highlighted, focused, an error) and takes the comment out of the page. Each part
@@ -652,13 +661,21 @@ def container_lines(lines: list[str], literal: list[tuple[int, int]]) -> dict[in
         elif _DIRECTIVE_FENCE.fullmatch(line):  # a colon fence: a backtick one is code
             fence = line.lstrip(" \t")
             open_lines.append((number, len(fence) - len(fence.lstrip(":")), None))
-        elif opening := _CONTAINER_OPENING.fullmatch(line):
+        elif (opening := _CONTAINER_OPENING.fullmatch(line)) and _names_a_container(opening):
             name = opening["name"].lower()
             title = (opening["bracketed"] or opening["title"] or "").strip()
             if not title and name in ADMONITION_TYPES:
                 title = ADMONITIONS.get(name, name.capitalize())
             open_lines.append((number, len(opening["colons"]), title))
     return shown
+
+
+def _names_a_container(opening: re.Match[str]) -> bool:
+    """Whether a line like a container's opening names one (:data:`CONTAINER_NAMES`, an admonition's
+    type) or gives it a title in brackets, as only Docusaurus' admonitions write (``:::note[Take
+    care]``)."""
+    name = opening["name"].lower()
+    return opening["bracketed"] is not None or name in ADMONITION_TYPES or name in CONTAINER_NAMES
 
 
 def _indent(line: str) -> int:
@@ -916,7 +933,10 @@ def _is_unshown_element(html: str) -> bool:
     line of that end tag (text after it on that line is shown, and such a block is not hidden)."""
     stripped = html.strip()
     opening = _UNSHOWN_START.match(stripped)
-    return opening is not None and stripped.lower().endswith(f"</{opening[1].lower()}>")
+    if opening is None:
+        return False
+    end = f"</{opening[1].lower()}>"
+    return stripped.lower().find(end) == len(stripped) - len(end)  # its first end tag ends the block
 
 
 def _bodies_dedented(text: str) -> str:
@@ -1002,12 +1022,19 @@ def _opens_content(line: str) -> bool:
 
 
 def fence_caption(line: str) -> str:
-    """The caption a code fence's info string gives its block (:data:`_FENCE_CAPTION`), read as the
-    line the page shows above the code: a file's name says what the code is; '' when it gives none."""
+    """The caption a code fence's info string gives its block (:data:`_FENCE_CAPTION`,
+    :data:`_FENCE_LABEL`), read as the line the page shows above the code: a file's name says what
+    the code is; '' when it gives none."""
     line = line.lstrip(" \t")  # a fence opening a block (a list item's, nested) at any depth
     opening = _OPENING_FENCE.match(line)
-    found = _FENCE_CAPTION.search(line, opening.end()) if opening else None
-    return (found["double"] or found["single"] or found["bracketed"]).strip() if found else ""
+    if opening is None:
+        return ""
+    if found := _FENCE_CAPTION.search(line, opening.end()):
+        return (found["double"] or found["single"]).strip()
+    labelled = _FENCE_LABEL.match(line, opening.end())
+    if labelled is None or _LINE_NUMBERS.fullmatch(labelled["label"]):
+        return ""
+    return labelled["label"].strip()
 
 
 def _is_fence(line: str) -> bool:
