@@ -27,7 +27,8 @@ class ConfigError(IndexerError):
     exit_meaning = "usage or configuration error"
     exit_details = (
         "usage or configuration error: bad option, missing index or folder, a database that is not an"
-        " index, settings that differ from the index's"
+        " index, an index a newer version of indexer made (left as it is), settings that differ from the"
+        " index's"
     )
 
 
@@ -106,7 +107,8 @@ class StorageError(IndexerError):
     exit_meaning = "the index's storage failed (disk full, read-only, damaged)"
     exit_details = (
         "the index's storage failed: disk full, file size limit (`ulimit -f`), read-only file or folder,"
-        " too few file descriptors, damaged file. The index keeps what it had before the failed step"
+        " too few file descriptors, damaged file (a table missing is named). The index keeps what it had"
+        " before the failed step"
     )
 
 
