@@ -320,9 +320,11 @@ def is_text_name(path: str) -> bool:
     renders, but an image's or an archive's); a part written for inclusion named for its format
     (``create.rst.inc``); an example copy of a file that is one (``opendkim.conf.sample``, not
     ``app.bin.dist``)."""
-    compressed = uncompressed_name(path.rsplit("/", 1)[-1])
-    if example_name(compressed) != compressed:  # an example copy: read where its file would be
-        return is_text_name(path[: len(path) - len(compressed)] + example_name(compressed))
+    folder, _, file_name = path.rpartition("/")
+    compressed = uncompressed_name(file_name)
+    standing_for = example_name(compressed)
+    if standing_for != compressed:  # an example copy: read where the file it stands for would be
+        return is_text_name(f"{folder}/{standing_for}" if folder else standing_for)
     written = written_name(compressed)
     name = written.lower()
     if _well_known(name) or _in_capitals(written):

@@ -110,8 +110,9 @@ def is_secret_name(name: str) -> bool:
     compressed file's, a template's or an example copy's that the file it holds, renders or stands
     for does (``server.pem.gz``, ``.netrc.j2``, ``.pgpass.sample``): a copy committed as an example
     often holds the real thing."""
-    lowered = written_name(uncompressed_name(name.lower()))
-    if not _SECRET_NAME.match(lowered) and not _SECRET_NAME.match(uncompressed_name(name.lower())):
+    uncompressed = uncompressed_name(name.lower())
+    lowered = written_name(uncompressed)
+    if not _SECRET_NAME.match(lowered) and not _SECRET_NAME.match(uncompressed):
         return False
     extension = lowered.rsplit(".", 1)[-1]
     return not (lowered.startswith(_PROSE_EXEMPT) and extension in PROSE_EXTENSIONS)
